@@ -1,0 +1,135 @@
+#include "common/host_cpu.h"
+
+#include <cpuid.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace tune {
+namespace {
+
+struct Regs {
+  uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+Regs Cpuid(uint32_t leaf, uint32_t subleaf = 0) {
+  Regs r;
+  __cpuid_count(leaf, subleaf, r.eax, r.ebx, r.ecx, r.edx);
+  return r;
+}
+
+bool Bit(uint32_t reg, int bit) { return (reg >> bit) & 1u; }
+
+// Maps family/model to LLVM's CPU names for the server-class parts tune targets; unknown
+// models fall back to an x86-64 micro-architecture level, which LLVM also accepts.
+std::string ModelName(bool intel, bool amd, uint32_t family, uint32_t model) {
+  if (amd) {
+    if (family == 0x17) return model >= 0x30 ? "znver2" : "znver1";
+    if (family == 0x19) {
+      if ((model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
+          (model >= 0xa0 && model <= 0xaf)) {
+        return "znver4";
+      }
+      return "znver3";
+    }
+    if (family == 0x1a) return "znver5";
+  }
+  if (intel && family == 6) {
+    switch (model) {
+      case 0x3c: case 0x3f: case 0x45: case 0x46:
+        return "haswell";
+      case 0x3d: case 0x47: case 0x4f: case 0x56:
+        return "broadwell";
+      case 0x4e: case 0x5e: case 0x8e: case 0x9e:
+        return "skylake";
+      case 0x55:
+        return "skylake-avx512";
+      case 0x6a: case 0x6c:
+        return "icelake-server";
+      case 0x8f:
+        return "sapphirerapids";
+      case 0xcf:
+        return "emeraldrapids";
+      case 0xad: case 0xae:
+        return "graniterapids";
+      default:
+        break;
+    }
+  }
+  return "";
+}
+
+HostCpu Detect() {
+  HostCpu cpu;
+  Regs v = Cpuid(0);
+  char vendor[13] = {};
+  std::copy_n(reinterpret_cast<char*>(&v.ebx), 4, vendor);
+  std::copy_n(reinterpret_cast<char*>(&v.edx), 4, vendor + 4);
+  std::copy_n(reinterpret_cast<char*>(&v.ecx), 4, vendor + 8);
+  std::string vendor_s(vendor);
+  bool intel = vendor_s == "GenuineIntel";
+  bool amd = vendor_s == "AuthenticAMD";
+
+  Regs l1 = Cpuid(1);
+  uint32_t family = (l1.eax >> 8) & 0xf;
+  uint32_t model = (l1.eax >> 4) & 0xf;
+  if (family == 0xf) family += (l1.eax >> 20) & 0xff;
+  if (family == 0x6 || family >= 0xf) model |= ((l1.eax >> 16) & 0xf) << 4;
+
+  Regs l7 = v.eax >= 7 ? Cpuid(7, 0) : Regs{};
+  auto add = [&](bool present, const char* name) {
+    if (present) cpu.features.emplace_back(name);
+  };
+  add(Bit(l1.ecx, 0), "sse3");
+  add(Bit(l1.ecx, 9), "ssse3");
+  add(Bit(l1.ecx, 19), "sse4.1");
+  add(Bit(l1.ecx, 20), "sse4.2");
+  add(Bit(l1.ecx, 23), "popcnt");
+  add(Bit(l1.ecx, 28), "avx");
+  add(Bit(l1.ecx, 12), "fma");
+  add(Bit(l1.ecx, 29), "f16c");
+  add(Bit(l7.ebx, 3), "bmi");
+  add(Bit(l7.ebx, 5), "avx2");
+  add(Bit(l7.ebx, 8), "bmi2");
+  add(Bit(l7.ebx, 16), "avx512f");
+  add(Bit(l7.ebx, 17), "avx512dq");
+  add(Bit(l7.ebx, 28), "avx512cd");
+  add(Bit(l7.ebx, 30), "avx512bw");
+  add(Bit(l7.ebx, 31), "avx512vl");
+  add(Bit(l7.ecx, 11), "avx512vnni");
+  add(Bit(l7.edx, 22), "amx-bf16");
+  add(Bit(l7.edx, 24), "amx-tile");
+  std::sort(cpu.features.begin(), cpu.features.end());
+
+  cpu.name = ModelName(intel, amd, family, model);
+  if (cpu.name.empty()) {
+    auto has = [&](const char* f) { return cpu.HasFeature(f); };
+    if (has("avx512f") && has("avx512bw") && has("avx512cd") && has("avx512dq") &&
+        has("avx512vl")) {
+      cpu.name = "x86-64-v4";
+    } else if (has("avx2") && has("fma") && has("bmi2")) {
+      cpu.name = "x86-64-v3";
+    } else if (has("sse4.2") && has("popcnt")) {
+      cpu.name = "x86-64-v2";
+    } else {
+      cpu.name = "x86-64";
+    }
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu.cores = n > 0 ? static_cast<int>(n) : 1;
+  return cpu;
+}
+
+}  // namespace
+
+bool HostCpu::HasFeature(const std::string& feature) const {
+  return std::binary_search(features.begin(), features.end(), feature);
+}
+
+const HostCpu& GetHostCpu() {
+  static const HostCpu cpu = Detect();
+  return cpu;
+}
+
+}  // namespace tune

@@ -1,0 +1,21 @@
+// Host CPU identification without LLVM (tune-server never links LLVM): the CPU's LLVM name from
+// CPUID, so that a worker's device key and a target's `-mcpu` speak the same names.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tune {
+
+struct HostCpu {
+  std::string name;                   // LLVM -mcpu name, e.g. "znver4", "sapphirerapids",
+                                      // or a level "x86-64-v3" when the model is not known
+  std::vector<std::string> features;  // "avx2", "fma", "avx512f", ... (sorted)
+  int cores = 1;                      // online logical CPUs
+  bool HasFeature(const std::string& feature) const;
+};
+
+/// Describes the machine this process runs on (computed once, then cached).
+const HostCpu& GetHostCpu();
+
+}  // namespace tune

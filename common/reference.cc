@@ -1,0 +1,151 @@
+#include "common/reference.h"
+
+#include <cmath>
+#include <random>
+
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+void ReferenceGemm(const GemmShape& g, Epilogue epilogue, const float* a, const float* b,
+                   const float* bias, float* c) {
+  std::vector<double> row(g.n);
+  for (int64_t i = 0; i < g.m; ++i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (int64_t k = 0; k < g.k; ++k) {
+      double aik = a[i * g.k + k];
+      const float* brow = b + k * g.n;
+      for (int64_t j = 0; j < g.n; ++j) row[j] += aik * brow[j];
+    }
+    for (int64_t j = 0; j < g.n; ++j) {
+      double v = row[j];
+      if (EpilogueHasBias(epilogue)) v += bias[j];
+      if (EpilogueHasRelu(epilogue)) v = std::max(v, 0.0);
+      c[i * g.n + j] = static_cast<float>(v);
+    }
+  }
+}
+
+void ReferenceConv2d(const Conv2dShape& s, Epilogue epilogue, const float* input,
+                     const float* weight, const float* bias, float* output) {
+  const int64_t p_size = s.p(), q_size = s.q();
+  std::vector<double> acc(p_size * q_size);
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t k = 0; k < s.k; ++k) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t c = 0; c < s.c; ++c) {
+        const float* in = input + (n * s.c + c) * s.h * s.w;
+        for (int64_t r = 0; r < s.r; ++r) {
+          for (int64_t t = 0; t < s.s; ++t) {
+            double wv = weight[((k * s.c + c) * s.r + r) * s.s + t];
+            for (int64_t p = 0; p < p_size; ++p) {
+              int64_t h = p * s.stride - s.pad + r * s.dilation;
+              if (h < 0 || h >= s.h) continue;
+              for (int64_t q = 0; q < q_size; ++q) {
+                int64_t w = q * s.stride - s.pad + t * s.dilation;
+                if (w < 0 || w >= s.w) continue;
+                acc[p * q_size + q] += wv * in[h * s.w + w];
+              }
+            }
+          }
+        }
+      }
+      float* out = output + (n * s.k + k) * p_size * q_size;
+      for (int64_t i = 0; i < p_size * q_size; ++i) {
+        double v = acc[i];
+        if (EpilogueHasBias(epilogue)) v += bias[k];
+        if (EpilogueHasRelu(epilogue)) v = std::max(v, 0.0);
+        out[i] = static_cast<float>(v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void FillRandom(float* data, int64_t n, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < n; ++i) data[i] = dist(gen);
+}
+
+void RunReference(const Workload& workload, const std::vector<const float*>& inputs,
+                  float* output) {
+  const bool has_bias = EpilogueHasBias(workload.epilogue());
+  const float* bias = has_bias ? inputs[2] : nullptr;
+  switch (workload.op()) {
+    case OpKind::kGemm:
+      ReferenceGemm(workload.gemm(), workload.epilogue(), inputs[0], inputs[1], bias, output);
+      break;
+    case OpKind::kConv2d:
+      ReferenceConv2d(workload.conv2d(), workload.epilogue(), inputs[0], inputs[1], bias,
+                      output);
+      break;
+  }
+}
+
+int64_t ReductionLength(const Workload& workload) {
+  switch (workload.op()) {
+    case OpKind::kGemm:
+      return workload.gemm().k;
+    case OpKind::kConv2d: {
+      const Conv2dShape& s = workload.conv2d();
+      return s.c * s.r * s.s;
+    }
+  }
+  return 1;
+}
+
+CompareResult CompareOutputs(const Workload& workload, const float* got, const float* want,
+                             int64_t n) {
+  CompareResult result;
+  const double atol = 1e-5 * static_cast<double>(ReductionLength(workload)) + 1e-5;
+  const double rtol = 1e-4;
+  for (int64_t i = 0; i < n; ++i) {
+    double g = got[i], w = want[i];
+    double err = std::abs(g - w);
+    bool bad = !std::isfinite(g) || err > atol + rtol * std::abs(w);
+    if (std::isfinite(err)) result.max_abs_error = std::max(result.max_abs_error, err);
+    if (bad) {
+      if (result.mismatches == 0) {
+        result.first_bad_index = i;
+        result.message = StrCat("output[", i, "] = ", g, ", expected ", w,
+                                      " (tolerance ", atol + rtol * std::abs(w), ")");
+      }
+      ++result.mismatches;
+    }
+  }
+  result.ok = result.mismatches == 0;
+  if (!result.ok) {
+    StrAppend(&result.message, "; ", result.mismatches, " of ", n,
+                    " elements differ");
+  }
+  return result;
+}
+
+TensorSet::TensorSet(const Workload& workload, uint64_t seed) {
+  std::vector<TensorArg> args = workload.Arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    buffers_.emplace_back(args[i].NumElements());
+    if (!args[i].is_output) {
+      FillRandom(buffers_.back().data(), args[i].NumElements(), seed * 1000003u + i);
+    } else {
+      std::fill(buffers_.back().begin(), buffers_.back().end(), std::nanf(""));
+    }
+  }
+}
+
+std::vector<void*> TensorSet::AbiPointers() {
+  std::vector<void*> out;
+  for (auto& b : buffers_) out.push_back(b.data());
+  return out;
+}
+
+std::vector<const float*> TensorSet::InputPointers() const {
+  std::vector<const float*> out;
+  for (size_t i = 0; i + 1 < buffers_.size(); ++i) out.push_back(buffers_[i].data());
+  return out;
+}
+
+}  // namespace tune

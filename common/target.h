@@ -1,0 +1,48 @@
+// Target: what code is generated for, in TVM-style text, and the device key that matches jobs
+// to workers.
+//
+//   llvm -mcpu=znver4 -threads=1 [-libs=openblas,dnnl]   -> device key cpu/x86_64/znver4
+//   cuda -arch=sm_90 [-libs=cublas,cudnn]                 -> device key cuda/sm_90
+//   rocm -mcpu=gfx90a [-libs=rocblas,miopen]              -> device key rocm/gfx90a
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tune {
+
+enum class TargetKind : uint8_t { kLlvm, kCuda, kRocm };
+
+std::string_view TargetKindName(TargetKind kind);
+
+struct Target {
+  TargetKind kind = TargetKind::kLlvm;
+  std::string cpu;                 // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
+                                   // cuda: -arch (sm_NN)
+  int threads = 1;                 // llvm: -threads (>= 1, default 1)
+  std::vector<std::string> libs;   // -libs, sorted and unique
+
+  /// Parses the text form. Unknown kinds, options or libraries and bad values are
+  /// InvalidArgument naming the part and the accepted form.
+  static absl::StatusOr<Target> Parse(std::string_view text);
+
+  /// The canonical text form: kind, then -mcpu/-arch, -threads (llvm), -libs (when any).
+  std::string ToString() const;
+
+  /// A copy with `-mcpu=native` replaced by this host's CPU name.
+  Target Resolved() const;
+
+  /// The device key of the (resolved) target: cpu/x86_64/<mcpu>, cuda/<arch>, rocm/<mcpu>.
+  std::string DeviceKey() const;
+
+  bool HasLib(std::string_view lib) const;
+
+  friend bool operator==(const Target& a, const Target& b) {
+    return a.ToString() == b.ToString();
+  }
+};
+
+}  // namespace tune

@@ -1,0 +1,252 @@
+#include "common/workload.h"
+
+#include <map>
+#include <optional>
+
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+constexpr std::string_view kGemmForm = "gemm:M=<int>,N=<int>,K=<int>[,epilogue=bias|bias_relu|relu]";
+constexpr std::string_view kConvForm =
+    "conv2d:N=<int>,C=<int>,H=<int>,W=<int>,K=<int>,R=<int>,S=<int>,stride=<int>,pad=<int>"
+    "[,dilation=<int>][,epilogue=bias|bias_relu|relu]";
+
+absl::Status Invalid(std::string_view text, std::string_view what, std::string_view form) {
+  return absl::InvalidArgumentError(
+      StrCat("workload '", text, "': ", what, "; accepted form: ", form));
+}
+
+std::string AcceptedForms() { return StrCat(kGemmForm, " or ", kConvForm); }
+
+absl::StatusOr<Epilogue> ParseEpilogue(std::string_view text, std::string_view value,
+                                       std::string_view form) {
+  if (value == "none") return Epilogue::kNone;
+  if (value == "bias") return Epilogue::kBias;
+  if (value == "bias_relu") return Epilogue::kBiasRelu;
+  if (value == "relu") return Epilogue::kRelu;
+  return Invalid(text, StrCat("epilogue '", value, "' is unknown (bias, bias_relu, relu)"),
+                 form);
+}
+
+// Parses the comma-separated fields into a map, rejecting malformed and duplicate fields.
+absl::StatusOr<std::map<std::string, std::string, std::less<>>> SplitFields(
+    std::string_view text, std::string_view body, std::string_view form) {
+  std::map<std::string, std::string, std::less<>> fields;
+  if (body.empty()) {
+    return Invalid(text, "no fields given", form);
+  }
+  for (std::string_view field : Split(body, ',')) {
+    auto kv = SplitOnce(field, '=');
+    if (!kv || kv->first.empty() || kv->second.empty()) {
+      return Invalid(text, StrCat("field '", field, "' is not of the form key=value"), form);
+    }
+    if (!fields.emplace(std::string(kv->first), std::string(kv->second)).second) {
+      return Invalid(text, StrCat("field '", kv->first, "' is given twice"), form);
+    }
+  }
+  return fields;
+}
+
+// Takes one integer field out of `fields`; `min_value` is the smallest accepted value.
+absl::StatusOr<int64_t> TakeInt(std::map<std::string, std::string, std::less<>>& fields,
+                                std::string_view text, std::string_view key,
+                                std::optional<int64_t> default_value, int64_t min_value,
+                                std::string_view form) {
+  auto it = fields.find(key);
+  if (it == fields.end()) {
+    if (default_value) return *default_value;
+    return Invalid(text, StrCat("field '", key, "' is missing"), form);
+  }
+  std::optional<int64_t> parsed = ParseInt(it->second);
+  if (!parsed) {
+    return Invalid(text, StrCat("field '", key, "' = '", it->second, "' is not an integer"),
+                   form);
+  }
+  int64_t value = *parsed;
+  if (value < min_value) {
+    return Invalid(text,
+                   StrCat("field '", key, "' = ", value, " must be >= ", min_value), form);
+  }
+  if (value > (int64_t{1} << 31)) {
+    return Invalid(text, StrCat("field '", key, "' = ", value, " is too large"), form);
+  }
+  fields.erase(it);
+  return value;
+}
+
+// Takes the fields common to every op (epilogue, dtype) and rejects anything left over.
+absl::StatusOr<Epilogue> TakeCommonAndFinish(
+    std::map<std::string, std::string, std::less<>>& fields, std::string_view text,
+    std::string_view form) {
+  Epilogue epilogue = Epilogue::kNone;
+  if (auto it = fields.find("epilogue"); it != fields.end()) {
+    ASSIGN_OR_RETURN(epilogue, ParseEpilogue(text, it->second, form));
+    fields.erase(it);
+  }
+  if (auto it = fields.find("dtype"); it != fields.end()) {
+    if (it->second != "f32") {
+      return Invalid(text, StrCat("dtype '", it->second, "' is not supported (f32)"), form);
+    }
+    fields.erase(it);
+  }
+  if (!fields.empty()) {
+    return Invalid(text, StrCat("field '", fields.begin()->first, "' is unknown"), form);
+  }
+  return epilogue;
+}
+
+}  // namespace
+
+std::string_view OpKindName(OpKind op) {
+  switch (op) {
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kConv2d:
+      return "conv2d";
+  }
+  return "?";
+}
+
+std::string_view EpilogueName(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone:
+      return "none";
+    case Epilogue::kBias:
+      return "bias";
+    case Epilogue::kBiasRelu:
+      return "bias_relu";
+    case Epilogue::kRelu:
+      return "relu";
+  }
+  return "?";
+}
+
+bool EpilogueHasBias(Epilogue e) { return e == Epilogue::kBias || e == Epilogue::kBiasRelu; }
+bool EpilogueHasRelu(Epilogue e) { return e == Epilogue::kRelu || e == Epilogue::kBiasRelu; }
+
+int64_t TensorArg::NumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
+  size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    return Invalid(text, "expected '<op>:<fields>'", AcceptedForms());
+  }
+  std::string_view op = text.substr(0, colon);
+  std::string_view body = text.substr(colon + 1);
+  Workload w;
+  if (op == "gemm") {
+    ASSIGN_OR_RETURN(auto fields, SplitFields(text, body, kGemmForm));
+    w.op_ = OpKind::kGemm;
+    ASSIGN_OR_RETURN(w.gemm_.m, TakeInt(fields, text, "M", std::nullopt, 1, kGemmForm));
+    ASSIGN_OR_RETURN(w.gemm_.n, TakeInt(fields, text, "N", std::nullopt, 1, kGemmForm));
+    ASSIGN_OR_RETURN(w.gemm_.k, TakeInt(fields, text, "K", std::nullopt, 1, kGemmForm));
+    ASSIGN_OR_RETURN(w.epilogue_, TakeCommonAndFinish(fields, text, kGemmForm));
+    return w;
+  }
+  if (op == "conv2d") {
+    ASSIGN_OR_RETURN(auto fields, SplitFields(text, body, kConvForm));
+    w.op_ = OpKind::kConv2d;
+    Conv2dShape& c = w.conv2d_;
+    ASSIGN_OR_RETURN(c.n, TakeInt(fields, text, "N", std::nullopt, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.c, TakeInt(fields, text, "C", std::nullopt, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.h, TakeInt(fields, text, "H", std::nullopt, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.w, TakeInt(fields, text, "W", std::nullopt, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.k, TakeInt(fields, text, "K", std::nullopt, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.r, TakeInt(fields, text, "R", std::nullopt, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.s, TakeInt(fields, text, "S", std::nullopt, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.stride, TakeInt(fields, text, "stride", int64_t{1}, 1, kConvForm));
+    ASSIGN_OR_RETURN(c.pad, TakeInt(fields, text, "pad", int64_t{0}, 0, kConvForm));
+    ASSIGN_OR_RETURN(c.dilation, TakeInt(fields, text, "dilation", int64_t{1}, 1, kConvForm));
+    ASSIGN_OR_RETURN(int64_t groups, TakeInt(fields, text, "groups", int64_t{1}, 1, kConvForm));
+    if (groups != 1) {
+      return Invalid(text, "field 'groups' must be 1 (grouped convolution is not supported)",
+                     kConvForm);
+    }
+    ASSIGN_OR_RETURN(w.epilogue_, TakeCommonAndFinish(fields, text, kConvForm));
+    if (c.p() < 1 || c.q() < 1) {
+      return Invalid(text,
+                     StrCat("the filter (R=", c.r, ", S=", c.s, ", dilation=", c.dilation,
+                                  ") does not fit the padded input (H=", c.h, ", W=", c.w,
+                                  ", pad=", c.pad, "): the output would be empty"),
+                     kConvForm);
+    }
+    return w;
+  }
+  return Invalid(text, StrCat("op '", op, "' is unknown (gemm, conv2d)"), AcceptedForms());
+}
+
+Workload Workload::Gemm(GemmShape shape, Epilogue epilogue) {
+  Workload w;
+  w.op_ = OpKind::kGemm;
+  w.gemm_ = shape;
+  w.epilogue_ = epilogue;
+  return w;
+}
+
+Workload Workload::Conv2d(Conv2dShape shape, Epilogue epilogue) {
+  Workload w;
+  w.op_ = OpKind::kConv2d;
+  w.conv2d_ = shape;
+  w.epilogue_ = epilogue;
+  return w;
+}
+
+std::string Workload::ToString() const {
+  std::string out;
+  switch (op_) {
+    case OpKind::kGemm:
+      out = StrCat("gemm:M=", gemm_.m, ",N=", gemm_.n, ",K=", gemm_.k);
+      break;
+    case OpKind::kConv2d: {
+      const Conv2dShape& c = conv2d_;
+      out = StrCat("conv2d:N=", c.n, ",C=", c.c, ",H=", c.h, ",W=", c.w, ",K=", c.k,
+                         ",R=", c.r, ",S=", c.s, ",stride=", c.stride, ",pad=", c.pad);
+      if (c.dilation != 1) StrAppend(&out, ",dilation=", c.dilation);
+      break;
+    }
+  }
+  if (epilogue_ != Epilogue::kNone) StrAppend(&out, ",epilogue=", EpilogueName(epilogue_));
+  return out;
+}
+
+double Workload::Flops() const {
+  switch (op_) {
+    case OpKind::kGemm:
+      return 2.0 * gemm_.m * gemm_.n * gemm_.k;
+    case OpKind::kConv2d: {
+      const Conv2dShape& c = conv2d_;
+      return 2.0 * c.n * c.k * c.p() * c.q() * c.c * c.r * c.s;
+    }
+  }
+  return 0;
+}
+
+std::vector<TensorArg> Workload::Arguments() const {
+  std::vector<TensorArg> args;
+  switch (op_) {
+    case OpKind::kGemm:
+      args.push_back({"A", {gemm_.m, gemm_.k}, false});
+      args.push_back({"B", {gemm_.k, gemm_.n}, false});
+      if (EpilogueHasBias(epilogue_)) args.push_back({"bias", {gemm_.n}, false});
+      args.push_back({"C", {gemm_.m, gemm_.n}, true});
+      break;
+    case OpKind::kConv2d: {
+      const Conv2dShape& c = conv2d_;
+      args.push_back({"input", {c.n, c.c, c.h, c.w}, false});
+      args.push_back({"weight", {c.k, c.c, c.r, c.s}, false});
+      if (EpilogueHasBias(epilogue_)) args.push_back({"bias", {c.k}, false});
+      args.push_back({"output", {c.n, c.k, c.p(), c.q()}, true});
+      break;
+    }
+  }
+  return args;
+}
+
+}  // namespace tune

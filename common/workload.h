@@ -1,0 +1,80 @@
+// Workload: one operator instance, with the canonical text form that keys the tuning log.
+//
+//   gemm:M=512,N=3072,K=768
+//   conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1
+//
+// Optional fields: `epilogue=bias|bias_relu|relu`, `dtype=f32` (the only dtype), and for conv2d
+// `dilation=D` (default 1) and `groups=1`. Defaults are omitted from the canonical form.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tune {
+
+enum class OpKind : uint8_t { kGemm, kConv2d };
+enum class Epilogue : uint8_t { kNone, kBias, kBiasRelu, kRelu };
+
+std::string_view OpKindName(OpKind op);
+std::string_view EpilogueName(Epilogue e);
+bool EpilogueHasBias(Epilogue e);
+bool EpilogueHasRelu(Epilogue e);
+
+/// Row-major A[M][K] x B[K][N] -> C[M][N].
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+/// NCHW input [N][C][H][W], KCRS weight [K][C][R][S] -> NKPQ output [N][K][P][Q].
+struct Conv2dShape {
+  int64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0;
+  int64_t stride = 1, pad = 0, dilation = 1;
+  int64_t p() const { return (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1; }
+  int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }
+};
+
+/// One argument of a kernel's C ABI, in call order.
+struct TensorArg {
+  std::string name;             // "A", "B", "bias", "C" / "input", "weight", "bias", "output"
+  std::vector<int64_t> shape;   // canonical layout
+  bool is_output = false;
+  int64_t NumElements() const;
+};
+
+class Workload {
+ public:
+  /// Parses the canonical text form (fields in any order). Malformed text, unknown ops or
+  /// fields, missing fields and sizes < 1 are InvalidArgument naming the field and the form.
+  static absl::StatusOr<Workload> Parse(std::string_view text);
+
+  static Workload Gemm(GemmShape shape, Epilogue epilogue = Epilogue::kNone);
+  static Workload Conv2d(Conv2dShape shape, Epilogue epilogue = Epilogue::kNone);
+
+  OpKind op() const { return op_; }
+  Epilogue epilogue() const { return epilogue_; }
+  const GemmShape& gemm() const { return gemm_; }
+  const Conv2dShape& conv2d() const { return conv2d_; }
+
+  /// The canonical text form; Parse(ToString()) == *this.
+  std::string ToString() const;
+  /// Floating-point operations of one call (2 per multiply-add; epilogue not counted).
+  double Flops() const;
+  /// The kernel's arguments in C ABI order (inputs, optional bias, then the output).
+  std::vector<TensorArg> Arguments() const;
+
+  friend bool operator==(const Workload& a, const Workload& b) {
+    return a.ToString() == b.ToString();
+  }
+
+ private:
+  OpKind op_ = OpKind::kGemm;
+  Epilogue epilogue_ = Epilogue::kNone;
+  GemmShape gemm_;
+  Conv2dShape conv2d_;
+};
+
+}  // namespace tune

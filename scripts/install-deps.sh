@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every build and run dependency of tune from Debian 12 packages.
+# Usage: scripts/install-deps.sh        (uses sudo when not root)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  llvm-19-dev lld-19 libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  libsqlite3-dev sqlite3
+  libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev
+  libopenblas-dev
+)
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=(sudo)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,81 @@
+// ConfigSpace: the knobs of a schedule template, their candidate values and the constraints
+// between them; a Config is one point of it. Configs print to a canonical JSON object (sorted
+// keys) that is their identity in the tuning log.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tune {
+
+/// One point of a config space: knob name -> chosen value. Ordered, so iteration and printing
+/// are deterministic.
+using Config = std::map<std::string, int64_t, std::less<>>;
+
+/// Canonical text of a config: a JSON object with sorted keys and no spaces,
+/// e.g. {"kc":256,"mc":64,"nr":16}.
+std::string ConfigToString(const Config& config);
+
+/// Parses the text form of ConfigToString (any key order, whitespace allowed). Anything that is
+/// not a flat JSON object of integers is InvalidArgument naming the problem.
+absl::StatusOr<Config> ParseConfig(std::string_view text);
+
+struct Knob {
+  std::string name;
+  std::vector<int64_t> values;  // candidate values, in the order grid search visits them
+  std::string doc;              // one line for people: what the knob controls
+};
+
+struct Constraint {
+  std::string description;                    // e.g. "mc % mr == 0"
+  std::function<bool(const Config&)> holds;   // true when the config satisfies it
+};
+
+class ConfigSpace {
+ public:
+  /// Adds a knob; names must be unique and `values` non-empty (checked: a bug otherwise).
+  void AddKnob(std::string name, std::vector<int64_t> values, std::string doc = "");
+  void AddConstraint(std::string description, std::function<bool(const Config&)> holds);
+
+  const std::vector<Knob>& knobs() const { return knobs_; }
+  const std::vector<Constraint>& constraints() const { return constraints_; }
+  const Knob* FindKnob(std::string_view name) const;
+
+  /// Number of points before constraints (the product of the knobs' value counts).
+  uint64_t RawSize() const;
+
+  /// OK when every knob has a value from its candidates, there are no unknown keys, and every
+  /// constraint holds; otherwise InvalidArgument naming the knob or the constraint.
+  absl::Status Validate(const Config& config) const;
+  bool IsValid(const Config& config) const { return Validate(config).ok(); }
+
+  /// The point at a mixed-radix index in [0, RawSize()) (first knob varies slowest); it may
+  /// violate constraints.
+  Config ConfigAt(uint64_t index) const;
+  /// The mixed-radix index of a config whose values are all candidates.
+  std::optional<uint64_t> IndexOf(const Config& config) const;
+
+  /// Valid configs in index order, at most `limit`.
+  std::vector<Config> EnumerateValid(size_t limit) const;
+
+  /// A uniformly drawn valid config (rejection sampling, at most `max_tries` draws); nullopt
+  /// when none was found.
+  std::optional<Config> Sample(std::mt19937_64& rng, int max_tries = 10000) const;
+
+  /// A one-line description of the knobs, for logs and headers.
+  std::string Describe() const;
+
+ private:
+  std::vector<Knob> knobs_;
+  std::vector<Constraint> constraints_;
+};
+
+}  // namespace tune

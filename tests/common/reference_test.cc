@@ -1,0 +1,53 @@
+#include "common/reference.h"
+
+#include <gtest/gtest.h>
+
+namespace tune {
+namespace {
+
+TEST(ReferenceTest, GemmMatchesHandComputedProductWithBiasRelu) {
+  auto w = Workload::Gemm({2, 2, 2}, Epilogue::kBiasRelu);
+  const float a[] = {1, 2, 3, 4};
+  const float b[] = {1, -1, 1, -1};
+  const float bias[] = {0.5f, 0.5f};
+  float c[4];
+  RunReference(w, {a, b, bias}, c);
+  EXPECT_FLOAT_EQ(c[0], 3.5f);  // 1+2+0.5
+  EXPECT_FLOAT_EQ(c[1], 0.0f);  // relu(-3+0.5)
+  EXPECT_FLOAT_EQ(c[2], 7.5f);
+  EXPECT_FLOAT_EQ(c[3], 0.0f);
+}
+
+TEST(ReferenceTest, Conv2dWithPaddingSumsOnlyInsideTheImage) {
+  auto w = Workload::Conv2d({.n = 1, .c = 1, .h = 2, .w = 2, .k = 1, .r = 3, .s = 3, .stride = 1,
+                             .pad = 1});
+  const float in[] = {1, 2, 3, 4};
+  float weight[9];
+  std::fill(weight, weight + 9, 1.0f);
+  float out[4];
+  RunReference(w, {in, weight}, out);
+  for (float v : out) EXPECT_FLOAT_EQ(v, 10.0f);  // every window covers the whole 2x2 image
+}
+
+TEST(ReferenceTest, CompareFlagsNaNAndLargeErrorsButAcceptsRounding) {
+  auto w = Workload::Gemm({1, 3, 64});
+  const float want[] = {1.0f, 2.0f, 3.0f};
+  const float close[] = {1.0001f, 2.0f, 3.0f};
+  EXPECT_TRUE(CompareOutputs(w, close, want, 3).ok);
+  const float wrong[] = {1.0f, 2.5f, std::nanf("")};
+  CompareResult r = CompareOutputs(w, wrong, want, 3);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.mismatches, 2);
+  EXPECT_EQ(r.first_bad_index, 1);
+}
+
+TEST(ReferenceTest, TensorSetIsDeterministicPerSeed) {
+  auto w = Workload::Gemm({3, 4, 5});
+  TensorSet a(w, 7), b(w, 7), c(w, 8);
+  EXPECT_EQ(a.InputPointers()[0][0], b.InputPointers()[0][0]);
+  EXPECT_NE(a.InputPointers()[0][0], c.InputPointers()[0][0]);
+  EXPECT_EQ(a.output_size(), 12);
+}
+
+}  // namespace
+}  // namespace tune

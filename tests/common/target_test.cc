@@ -1,0 +1,46 @@
+#include "common/target.h"
+
+#include <gtest/gtest.h>
+
+#include "common/host_cpu.h"
+
+namespace tune {
+namespace {
+
+TEST(TargetTest, LlvmTargetIsCanonicalisedWithDefaults) {
+  auto t = Target::Parse("llvm  -libs=openblas,dnnl -mcpu=znver4");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->ToString(), "llvm -mcpu=znver4 -threads=1 -libs=dnnl,openblas");
+  EXPECT_EQ(t->DeviceKey(), "cpu/x86_64/znver4");
+}
+
+TEST(TargetTest, NativeResolvesToTheHostCpu) {
+  auto t = Target::Parse("llvm -mcpu=native -threads=2");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->Resolved().cpu, GetHostCpu().name);
+  EXPECT_EQ(t->DeviceKey(), "cpu/x86_64/" + GetHostCpu().name);
+  EXPECT_EQ(t->threads, 2);
+}
+
+TEST(TargetTest, GpuTargetsMapToTheirDeviceKeys) {
+  auto cuda = Target::Parse("cuda -arch=sm_90 -libs=cublas");
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  EXPECT_EQ(cuda->DeviceKey(), "cuda/sm_90");
+  auto rocm = Target::Parse("rocm -mcpu=gfx90a");
+  ASSERT_TRUE(rocm.ok()) << rocm.status();
+  EXPECT_EQ(rocm->DeviceKey(), "rocm/gfx90a");
+}
+
+TEST(TargetTest, RejectsUnknownKindsOptionsAndLibraries) {
+  for (const char* bad : {"", "opencl", "llvm -threads=0", "llvm -threads=x", "llvm -foo=1",
+                          "llvm -libs=cudnn", "cuda", "cuda -arch=90", "rocm -mcpu=sm_90",
+                          "llvm mcpu=znver4", "llvm -mcpu=a -mcpu=b"}) {
+    auto t = Target::Parse(bad);
+    EXPECT_FALSE(t.ok()) << "'" << bad << "' was accepted";
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(t.status().message().find("accepted forms"), std::string_view::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tune

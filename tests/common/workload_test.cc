@@ -1,0 +1,81 @@
+#include "common/workload.h"
+
+#include <gtest/gtest.h>
+
+namespace tune {
+namespace {
+
+TEST(WorkloadTest, GemmRoundTripsThroughCanonicalText) {
+  auto w = Workload::Parse("gemm:M=512,N=3072,K=768");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->op(), OpKind::kGemm);
+  EXPECT_EQ(w->gemm().n, 3072);
+  EXPECT_EQ(w->ToString(), "gemm:M=512,N=3072,K=768");
+  EXPECT_DOUBLE_EQ(w->Flops(), 2.0 * 512 * 3072 * 768);
+}
+
+TEST(WorkloadTest, FieldOrderAndDefaultsNormalise) {
+  auto w = Workload::Parse("gemm:K=3,N=2,M=1,dtype=f32,epilogue=none");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->ToString(), "gemm:M=1,N=2,K=3");
+}
+
+TEST(WorkloadTest, Conv2dComputesOutputShapeAndOmitsDefaults) {
+  auto w = Workload::Parse("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dilation=1");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->conv2d().p(), 56);
+  EXPECT_EQ(w->conv2d().q(), 56);
+  EXPECT_EQ(w->ToString(), "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
+  auto args = w->Arguments();
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(args[2].name, "output");
+  EXPECT_EQ(args[2].shape, (std::vector<int64_t>{1, 64, 56, 56}));
+}
+
+TEST(WorkloadTest, BiasEpilogueAddsAnArgumentBeforeTheOutput) {
+  auto w = Workload::Parse("gemm:M=4,N=5,K=6,epilogue=bias_relu");
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto args = w->Arguments();
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[2].name, "bias");
+  EXPECT_EQ(args[2].shape, std::vector<int64_t>{5});
+  EXPECT_EQ(w->ToString(), "gemm:M=4,N=5,K=6,epilogue=bias_relu");
+}
+
+struct BadWorkload {
+  const char* text;
+  const char* names;  // a substring the error must contain
+};
+
+class WorkloadRejectsTest : public ::testing::TestWithParam<BadWorkload> {};
+
+TEST_P(WorkloadRejectsTest, WithInvalidArgumentNamingTheProblem) {
+  auto w = Workload::Parse(GetParam().text);
+  ASSERT_FALSE(w.ok()) << GetParam().text;
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(w.status().message().find(GetParam().names), std::string_view::npos)
+      << w.status().message();
+  EXPECT_NE(w.status().message().find("accepted form"), std::string_view::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Malformed, WorkloadRejectsTest,
+    ::testing::Values(BadWorkload{"gemm", "expected '<op>:<fields>'"},
+                      BadWorkload{"matmul:M=1,N=1,K=1", "op 'matmul'"},
+                      BadWorkload{"gemm:M=0,N=1,K=1", "'M' = 0"},
+                      BadWorkload{"gemm:M=-4,N=1,K=1", "'M' = -4"},
+                      BadWorkload{"gemm:M=1,N=1", "'K' is missing"},
+                      BadWorkload{"gemm:M=1,N=1,K=x", "not an integer"},
+                      BadWorkload{"gemm:M=1,N=1,K=1,Z=3", "'Z' is unknown"},
+                      BadWorkload{"gemm:M=1,M=2,N=1,K=1", "given twice"},
+                      BadWorkload{"gemm:M=1,,N=1,K=1", "key=value"},
+                      BadWorkload{"gemm:M=1,N=1,K=1,epilogue=gelu", "epilogue 'gelu'"},
+                      BadWorkload{"gemm:M=1,N=1,K=1,dtype=f16", "dtype 'f16'"},
+                      BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=5,S=5,stride=1,pad=0",
+                                  "output would be empty"},
+                      BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=1,S=1,stride=0,pad=0",
+                                  "'stride' = 0"},
+                      BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"}));
+
+}  // namespace
+}  // namespace tune
