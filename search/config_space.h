@@ -35,13 +35,20 @@ struct Knob {
 };
 
 struct Constraint {
-  std::string description;                    // e.g. "mc % mr == 0"
-  std::function<bool(const Config&)> holds;   // true when the config satisfies it
+  std::string description;                   // e.g. "mc % mr == 0"
+  std::function<bool(const Config&)> holds;  // true when the config satisfies it
 };
+
+/// A uniform integer in [0, n) (n > 0, checked) drawn from `rng` by rejection. Unlike
+/// std::uniform_int_distribution, the result is the same on every standard library, so seeded
+/// searches repeat exactly wherever they run.
+uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n);
 
 class ConfigSpace {
  public:
   /// Adds a knob; names must be unique and `values` non-empty (checked: a bug otherwise).
+  /// Names must also be non-empty and values distinct (checked too), so that ConfigAt/IndexOf
+  /// stay a bijection.
   void AddKnob(std::string name, std::vector<int64_t> values, std::string doc = "");
   void AddConstraint(std::string description, std::function<bool(const Config&)> holds);
 
@@ -72,6 +79,18 @@ class ConfigSpace {
 
   /// A one-line description of the knobs, for logs and headers.
   std::string Describe() const;
+
+  /// True when every constraint holds. `config` must be complete (every knob set, as ConfigAt
+  /// returns); cheaper than Validate because it builds no message.
+  bool ConstraintsHold(const Config& config) const;
+
+  /// A uniformly drawn point of the raw space (it may violate constraints). One draw per knob,
+  /// in knob order, with UniformIndex, so a given rng state gives the same point everywhere.
+  Config SampleRaw(std::mt19937_64& rng) const;
+
+  /// 16 hex digits identifying the knobs (names and values, in order) and the constraint
+  /// descriptions; docs are left out. Saved search states carry it to detect a changed space.
+  std::string Fingerprint() const;
 
  private:
   std::vector<Knob> knobs_;

@@ -1,0 +1,68 @@
+// Search strategies: what to measure next in a ConfigSpace. The daemon's search loop asks a
+// strategy for a batch of configs (Propose), measures them, reports the results (Observe) and
+// stores SaveState() with the job so that a restarted daemon resumes where it stopped. The shape
+// follows TVM MetaSchedule's SearchStrategy (GenerateMeasureCandidates / NotifyRunnerResults).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "search/config_space.h"
+
+namespace tune {
+
+/// The result of measuring one proposed config.
+struct TrialOutcome {
+  Config config;
+  bool ok = false;  // measured successfully (built, ran, correct)
+  double secs = 0;  // best time of the trial when ok
+};
+
+/// One search over one ConfigSpace. Not thread-safe: the caller serialises calls.
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+
+  /// The name MakeStrategy accepts for this strategy ("grid", "random").
+  virtual std::string_view name() const = 0;
+
+  /// Up to `n` configs, each valid, never proposed before by this strategy and never in the
+  /// `measured` set it was created with. Fewer (possibly none) when the space is exhausted.
+  virtual std::vector<Config> Propose(int n) = 0;
+
+  /// Feeds back results (model-based strategies learn from them; grid/random note them and
+  /// never propose their configs afterwards). Outcomes of configs this strategy did not propose
+  /// are allowed: a new strategy may be warmed up with records of earlier jobs.
+  virtual void Observe(const std::vector<TrialOutcome>& outcomes) = 0;
+
+  /// Serialised state (JSON text) so a restarted daemon resumes the search where it stopped.
+  virtual std::string SaveState() const = 0;
+
+  /// True when no unproposed valid config remains. Exact for grid and for random over small
+  /// spaces; for random over large spaces it becomes true once a long run of draws finds
+  /// nothing new.
+  virtual bool Exhausted() const = 0;
+};
+
+/// name: "grid" or "random" (anything else: InvalidArgument listing the accepted names).
+/// `measured`: configs already measured for this workload and target (from the tuning log);
+/// they are never proposed. Configs that are not points of `space` are ignored.
+/// `saved_state`: SaveState() of an earlier instance, or empty. A saved state carries its own
+/// seed, which then replaces `seed`, so the resumed search continues the same sequence; a state
+/// that is not valid JSON of this strategy, or was saved for another space (another
+/// ConfigSpace::Fingerprint()), is InvalidArgument naming `saved_state`.
+/// The strategy keeps its own copy of `space`.
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(std::string_view name,
+                                                             const ConfigSpace& space,
+                                                             uint64_t seed,
+                                                             const std::vector<Config>& measured,
+                                                             std::string_view saved_state = "");
+
+/// The names MakeStrategy accepts, in a fixed order.
+std::vector<std::string> StrategyNames();
+
+}  // namespace tune
