@@ -1,0 +1,52 @@
+// What a measurement is: the error kinds a trial can end with, the timing protocol's options,
+// and the result. Shared by the worker (which produces it), the daemon and the tuning log.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tune {
+
+/// How a trial ended. A failed trial is data, recorded like a successful one.
+enum class ErrorKind : uint8_t {
+  kNone = 0,       // measured and correct
+  kBuildError,     // codegen or linking failed
+  kLoadError,      // the artifact could not be loaded (dlopen / missing symbol)
+  kRuntimeCrash,   // the kernel crashed (signal) or returned non-zero
+  kTimeout,        // the kernel did not finish before the deadline
+  kWrongAnswer,    // the output differed from the reference
+  kUnsupported,    // the worker cannot run this artifact (device, library)
+};
+
+std::string_view ErrorKindName(ErrorKind kind);  // "NONE", "BUILD_ERROR", ...
+/// Inverse of ErrorKindName; nullopt for unknown names.
+std::optional<ErrorKind> ParseErrorKind(std::string_view name);
+
+/// TVM's timing rule: one warm-up call, then `repeat` rounds of `number` calls each, `number`
+/// raised until one round lasts at least `min_repeat_ms`. Every round is kept.
+struct TimingOptions {
+  int number = 1;            // initial calls per round
+  int repeat = 3;            // rounds kept
+  int min_repeat_ms = 10;    // minimum duration of one round
+  int timeout_ms = 10000;    // deadline for running the kernel (warm-up, check and every
+                             // round), counted once it is loaded and the reference is ready
+  bool flush_cache = false;  // write a buffer larger than the last-level cache between rounds
+  uint64_t seed = 1;         // seed of the random inputs
+};
+
+struct Measurement {
+  ErrorKind error = ErrorKind::kNone;
+  std::string message;               // empty on success; what went wrong otherwise
+  std::vector<double> round_secs;    // mean seconds per call, one entry per round
+  int number = 0;                    // calls per round actually used
+  std::string device_fingerprint;    // what ran it: CPU model, cores, library versions
+
+  bool ok() const { return error == ErrorKind::kNone; }
+  /// Median of round_secs (0 when empty).
+  double MedianSecs() const;
+};
+
+}  // namespace tune

@@ -1,0 +1,123 @@
+#include "proto/convert.h"
+
+#include "common/strings.h"
+
+namespace tune {
+
+v1::ErrorKind ErrorKindToProto(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kNone:
+      return v1::ERROR_KIND_NONE;
+    case ErrorKind::kBuildError:
+      return v1::ERROR_KIND_BUILD_ERROR;
+    case ErrorKind::kLoadError:
+      return v1::ERROR_KIND_LOAD_ERROR;
+    case ErrorKind::kRuntimeCrash:
+      return v1::ERROR_KIND_RUNTIME_CRASH;
+    case ErrorKind::kTimeout:
+      return v1::ERROR_KIND_TIMEOUT;
+    case ErrorKind::kWrongAnswer:
+      return v1::ERROR_KIND_WRONG_ANSWER;
+    case ErrorKind::kUnsupported:
+      return v1::ERROR_KIND_UNSUPPORTED;
+  }
+  return v1::ERROR_KIND_UNSPECIFIED;
+}
+
+absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind, std::string_view field) {
+  switch (kind) {
+    case v1::ERROR_KIND_NONE:
+      return ErrorKind::kNone;
+    case v1::ERROR_KIND_BUILD_ERROR:
+      return ErrorKind::kBuildError;
+    case v1::ERROR_KIND_LOAD_ERROR:
+      return ErrorKind::kLoadError;
+    case v1::ERROR_KIND_RUNTIME_CRASH:
+      return ErrorKind::kRuntimeCrash;
+    case v1::ERROR_KIND_TIMEOUT:
+      return ErrorKind::kTimeout;
+    case v1::ERROR_KIND_WRONG_ANSWER:
+      return ErrorKind::kWrongAnswer;
+    case v1::ERROR_KIND_UNSUPPORTED:
+      return ErrorKind::kUnsupported;
+    case v1::ERROR_KIND_UNSPECIFIED:
+    case v1::ErrorKind_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case v1::ErrorKind_INT_MAX_SENTINEL_DO_NOT_USE_:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      StrCat(field, " ", static_cast<int>(kind),
+             " is not valid; expected ERROR_KIND_NONE .. ERROR_KIND_UNSUPPORTED"));
+}
+
+v1::TimingOptions TimingOptionsToProto(const TimingOptions& options) {
+  v1::TimingOptions proto;
+  proto.set_number(options.number);
+  proto.set_repeat(options.repeat);
+  proto.set_min_repeat_ms(options.min_repeat_ms);
+  proto.set_timeout_ms(options.timeout_ms);
+  proto.set_flush_cache(options.flush_cache);
+  proto.set_seed(options.seed);
+  return proto;
+}
+
+absl::StatusOr<TimingOptions> TimingOptionsFromProto(const v1::TimingOptions& proto) {
+  struct Field {
+    const char* name;
+    int32_t value;
+  };
+  for (Field f : {Field{"timing.number", proto.number()}, Field{"timing.repeat", proto.repeat()},
+                  Field{"timing.min_repeat_ms", proto.min_repeat_ms()},
+                  Field{"timing.timeout_ms", proto.timeout_ms()}}) {
+    if (f.value < 0) {
+      return absl::InvalidArgumentError(
+          StrCat(f.name, " = ", f.value, " is not valid; expected >= 0 (0 takes the default)"));
+    }
+  }
+  TimingOptions options;
+  if (proto.number() > 0) {
+    options.number = proto.number();
+  }
+  if (proto.repeat() > 0) {
+    options.repeat = proto.repeat();
+  }
+  if (proto.min_repeat_ms() > 0) {
+    options.min_repeat_ms = proto.min_repeat_ms();
+  }
+  if (proto.timeout_ms() > 0) {
+    options.timeout_ms = proto.timeout_ms();
+  }
+  options.flush_cache = proto.flush_cache();
+  if (proto.seed() != 0) {
+    options.seed = proto.seed();
+  }
+  return options;
+}
+
+v1::Measurement MeasurementToProto(const Measurement& m) {
+  v1::Measurement proto;
+  proto.set_error_kind(ErrorKindToProto(m.error));
+  proto.set_message(m.message);
+  for (double secs : m.round_secs) {
+    proto.add_round_secs(secs);
+  }
+  proto.set_number(m.number);
+  proto.set_device_fingerprint(m.device_fingerprint);
+  return proto;
+}
+
+absl::StatusOr<Measurement> MeasurementFromProto(const v1::Measurement& proto) {
+  Measurement m;
+  absl::StatusOr<ErrorKind> kind = ErrorKindFromProto(proto.error_kind(), "measurement.error_kind");
+  if (!kind.ok()) {
+    return kind.status();
+  }
+  m.error = *kind;
+  m.message = proto.message();
+  m.round_secs.assign(proto.round_secs().begin(), proto.round_secs().end());
+  m.number = proto.number();
+  m.device_fingerprint = proto.device_fingerprint();
+  return m;
+}
+
+}  // namespace tune

@@ -1,0 +1,30 @@
+// Conversions between the wire types of tune.v1 (common.proto) and the C++ types of
+// common/measurement.h, shared by the daemon and the worker.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "common/measurement.h"
+#include "tune/v1/common.pb.h"
+
+namespace tune {
+
+/// The wire enum of an ErrorKind (kNone -> ERROR_KIND_NONE, ...).
+v1::ErrorKind ErrorKindToProto(ErrorKind kind);
+
+/// The ErrorKind of a wire enum. ERROR_KIND_UNSPECIFIED and unknown values are
+/// InvalidArgument naming `field`.
+absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind,
+                                             std::string_view field = "error_kind");
+
+v1::TimingOptions TimingOptionsToProto(const TimingOptions& options);
+
+/// The timing options of a wire message, with common/measurement.h's default for every field
+/// left at 0. Negative values are InvalidArgument naming the field and the accepted range.
+absl::StatusOr<TimingOptions> TimingOptionsFromProto(const v1::TimingOptions& proto);
+
+v1::Measurement MeasurementToProto(const Measurement& m);
+
+/// The measurement of a wire message; an unspecified error kind is InvalidArgument.
+absl::StatusOr<Measurement> MeasurementFromProto(const v1::Measurement& proto);
+
+}  // namespace tune

@@ -1,0 +1,137 @@
+#include "rpc_server/artifact_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "common/strings.h"
+
+namespace tune::rpc {
+namespace {
+
+// Creates `dir` and its missing parents.
+absl::Status MakeDirs(const std::string& dir) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') {
+      continue;
+    }
+    std::string prefix = dir.substr(0, pos);
+    if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::InvalidArgumentError(StrCat("artifact cache directory ", dir, ": cannot create ",
+                                               prefix, ": ", std::strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Whole contents of `path`, or nullopt if it cannot be read.
+std::optional<std::string> ReadFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::string data;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      close(fd);
+      if (n < 0) {
+        return std::nullopt;
+      }
+      return data;
+    }
+    data.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+bool IsValidArtifactHash(std::string_view hash) {
+  if (hash.size() < 8 || hash.size() > 128) {
+    return false;
+  }
+  for (char c : hash) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string DefaultArtifactCacheDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+  return StrCat(base, "/tune-artifacts-", getuid());
+}
+
+absl::StatusOr<std::unique_ptr<ArtifactCache>> ArtifactCache::Open(std::string dir) {
+  if (dir.empty()) {
+    return absl::InvalidArgumentError("artifact cache directory: empty path");
+  }
+  while (dir.size() > 1 && dir.back() == '/') {
+    dir.pop_back();
+  }
+  if (absl::Status s = MakeDirs(dir); !s.ok()) {
+    return s;
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("artifact cache directory ", dir, ": not writable: ", std::strerror(errno)));
+  }
+  return std::unique_ptr<ArtifactCache>(new ArtifactCache(std::move(dir)));
+}
+
+absl::StatusOr<std::string> ArtifactCache::Store(std::string_view hash, std::string_view bytes) {
+  if (!IsValidArtifactHash(hash)) {
+    return absl::InvalidArgumentError(
+        StrCat("artifact.hash '", hash.substr(0, 140),
+               "' is not valid; expected 8 to 128 lowercase hexadecimal digits"));
+  }
+  std::string path = StrCat(dir_, "/", hash, ".so");
+  if (std::optional<std::string> existing = ReadFile(path); existing && *existing == bytes) {
+    return path;
+  }
+  static std::atomic<uint64_t> counter{0};
+  std::string temp = StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
+  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+  if (fd < 0) {
+    return absl::InternalError(StrCat("cannot create ", temp, ": ", std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      std::string why = std::strerror(errno);
+      close(fd);
+      unlink(temp.c_str());
+      return absl::InternalError(StrCat("cannot write ", temp, ": ", why));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) {
+    std::string why = std::strerror(errno);
+    unlink(temp.c_str());
+    return absl::InternalError(StrCat("cannot write ", temp, ": ", why));
+  }
+  if (rename(temp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    unlink(temp.c_str());
+    return absl::InternalError(StrCat("cannot rename ", temp, " to ", path, ": ", why));
+  }
+  return path;
+}
+
+}  // namespace tune::rpc

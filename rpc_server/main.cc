@@ -1,0 +1,152 @@
+// tune-server: the worker that runs on each device host. It dials a tune-daemon, registers its
+// device key and capabilities, preloads external libraries once, and measures the artifacts it
+// is sent in a supervised child process (the same binary, started with --measure-child).
+//
+// Exit codes: 0 after SIGINT/SIGTERM, 1 when start-up fails (a --preload that cannot be loaded,
+// an unusable cache directory), 2 for bad flags or a device this build cannot drive.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "common/host_cpu.h"
+#include "common/logging.h"
+#include "common/strings.h"
+#include "rpc_server/device_info.h"
+#include "rpc_server/measure_child.h"
+#include "rpc_server/preload.h"
+#include "rpc_server/worker.h"
+
+namespace {
+
+constexpr int kExitStartupError = 1;
+constexpr int kExitUsage = 2;
+
+using tune::StrCat;
+
+int Fail(int code, absl::string_view message) {
+  fmt::print(stderr, "tune-server: {}\n", message);
+  return code;
+}
+
+int Serve(int argc, char** argv) {
+  using tune::rpc::WorkerOptions;
+  CLI::App app{"tune-server: measures tune kernels for a tune-daemon"};
+  std::string daemon;
+  std::string device = "cpu";
+  std::vector<std::string> preload;
+  std::string name;
+  int threads = 0;
+  int capacity = 1;
+  std::string cache_dir;
+  std::string log_level;
+  app.add_option("--daemon", daemon, "the daemon's worker address, HOST:PORT")->required();
+  app.add_option("--device", device, "device kind to measure on: cpu (cuda, rocm later)")
+      ->capture_default_str();
+  app.add_option("--preload", preload,
+                 "shared library to load (RTLD_NOW | RTLD_GLOBAL) before any kernel; repeatable, "
+                 "loaded in the order given");
+  app.add_option("--name", name, "worker name (default: <hostname>-<pid>)");
+  app.add_option("--threads", threads,
+                 "threads a kernel may use (sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS for "
+                 "measurements; default: all cores)");
+  app.add_option("--capacity", capacity, "measurements run at the same time")
+      ->capture_default_str();
+  app.add_option("--cache-dir", cache_dir,
+                 "directory of cached artifacts (default: $TMPDIR/tune-artifacts-<uid>)");
+  app.add_option("--log-level", log_level,
+                 "trace, debug, info, warn, error, critical or off (default: $TUNE_LOG_LEVEL or "
+                 "info)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+
+  tune::InitLoggingFromEnv();
+  if (!log_level.empty()) {
+    if (absl::Status s = tune::SetLogLevel(log_level); !s.ok()) {
+      return Fail(kExitUsage, StrCat("--log-level: ", std::string(s.message())));
+    }
+  }
+  if (absl::Status s = tune::rpc::CheckDeviceKind(device); !s.ok()) {
+    return Fail(kExitUsage, s.message());
+  }
+  if (threads < 0) {
+    return Fail(kExitUsage, "--threads must be >= 1 (or 0 for all cores)");
+  }
+  if (capacity < 1) {
+    return Fail(kExitUsage, "--capacity must be >= 1");
+  }
+
+  // Loaded here once, so that a bad path stops the worker before it registers; every
+  // measurement child loads the same list again before its first kernel.
+  absl::StatusOr<std::vector<tune::rpc::PreloadedLibrary>> preloaded =
+      tune::rpc::PreloadLibraries(preload);
+  if (!preloaded.ok()) {
+    return Fail(kExitStartupError, preloaded.status().message());
+  }
+
+  WorkerOptions options;
+  options.daemon_address = daemon;
+  options.registration.set_name(name.empty() ? StrCat(tune::rpc::HostName(), "-", getpid()) : name);
+  options.registration.set_device_key(tune::rpc::HostCpuDeviceKey());
+  *options.registration.mutable_capabilities() =
+      tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
+  options.supervisor.preload_paths = preload;
+  options.supervisor.cache_dir = cache_dir;
+  options.supervisor.device_fingerprint = options.registration.capabilities().device_fingerprint();
+  if (threads > 0) {
+    for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
+      options.supervisor.child_env.push_back(StrCat(var, "=", threads));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<tune::rpc::Worker>> worker =
+      tune::rpc::Worker::Create(std::move(options));
+  if (!worker.ok()) {
+    return Fail(kExitStartupError, worker.status().message());
+  }
+
+  // SIGINT / SIGTERM are blocked in every thread (see main) and taken here.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    tune::Logger("worker")->info("{} received; stopping", sigabbrev_np(sig));
+    (*worker)->Shutdown();
+  });
+  tune::Logger("worker")->info("tune-server {} on {}, {} preloaded, serving {}",
+                               tune::rpc::HostCpuDeviceKey(), tune::rpc::HostName(),
+                               preloaded->size(), daemon);
+  absl::Status served = (*worker)->Run();
+  // Run only returns after Shutdown, which came from the signal thread.
+  signal_thread.join();
+  if (!served.ok()) {
+    return Fail(kExitStartupError, served.message());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == tune::rpc::kMeasureChildFlag) {
+    return tune::rpc::RunMeasureChild(tune::rpc::kChildRequestFd, tune::rpc::kChildReplyFd);
+  }
+  // Before any thread exists, so that every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return Serve(argc, argv);
+}

@@ -1,0 +1,186 @@
+#include "rpc_server/measure_child.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/reference.h"
+#include "common/strings.h"
+#include "proto/convert.h"
+#include "rpc_server/framing.h"
+#include "rpc_server/preload.h"
+
+namespace tune::rpc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Reference outputs kept at most (in floats, ~1 GiB); the cache is emptied beyond it.
+constexpr size_t kMaxReferenceFloats = size_t{256} << 20;
+
+Measurement Failure(ErrorKind kind, std::string message) {
+  Measurement m;
+  m.error = kind;
+  m.message = std::move(message);
+  return m;
+}
+
+// dlclose()s on scope exit, so the next trial may load a new file at the same path.
+class LibraryHandle {
+ public:
+  explicit LibraryHandle(void* handle) : handle_(handle) {}
+  ~LibraryHandle() {
+    if (handle_ != nullptr) {
+      dlclose(handle_);
+    }
+  }
+  LibraryHandle(const LibraryHandle&) = delete;
+  LibraryHandle& operator=(const LibraryHandle&) = delete;
+  void* get() const { return handle_; }
+
+ private:
+  void* handle_;
+};
+
+std::string DlError() {
+  const char* e = dlerror();
+  return e != nullptr ? e : "unknown error";
+}
+
+}  // namespace
+
+const std::vector<float>& ChildMeasurer::Reference(const Workload& workload, uint64_t seed) {
+  std::string key = StrCat(workload.ToString(), "#", seed);
+  auto it = references_.find(key);
+  if (it != references_.end()) {
+    return it->second;
+  }
+  TensorSet inputs(workload, seed);
+  std::vector<float> output(inputs.output_size());
+  RunReference(workload, inputs.InputPointers(), output.data());
+  if (reference_floats_ + output.size() > kMaxReferenceFloats) {
+    references_.clear();
+    reference_floats_ = 0;
+  }
+  reference_floats_ += output.size();
+  return references_.emplace(std::move(key), std::move(output)).first->second;
+}
+
+Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
+                                   const std::function<void()>& on_started) {
+  absl::StatusOr<Workload> workload = Workload::Parse(trial.workload());
+  if (!workload.ok()) {
+    return Failure(ErrorKind::kUnsupported,
+                   StrCat("workload: ", std::string(workload.status().message())));
+  }
+  absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
+  if (!timing.ok()) {
+    return Failure(ErrorKind::kUnsupported, std::string(timing.status().message()));
+  }
+  const size_t arity = workload->Arguments().size();
+  if (arity < kMinKernelArgs || arity > kMaxKernelArgs) {
+    return Failure(ErrorKind::kUnsupported,
+                   StrCat("workload ", trial.workload(), " has ", arity,
+                          " kernel arguments; this worker calls kernels with ", kMinKernelArgs,
+                          " to ", kMaxKernelArgs));
+  }
+
+  dlerror();
+  LibraryHandle library(dlopen(trial.artifact_path().c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (library.get() == nullptr) {
+    return Failure(ErrorKind::kLoadError, StrCat("cannot load artifact: ", DlError()));
+  }
+  dlerror();
+  void* entry = dlsym(library.get(), trial.entry_symbol().c_str());
+  if (entry == nullptr) {
+    return Failure(ErrorKind::kLoadError,
+                   StrCat("entry symbol '", trial.entry_symbol(), "' not found: ", DlError()));
+  }
+
+  const std::vector<float>& want = Reference(*workload, timing->seed);
+  TensorSet tensors(*workload, timing->seed);
+  KernelCall call(entry, tensors.AbiPointers());
+  std::vector<CacheFlusher::Region> regions;
+  std::vector<void*> pointers = tensors.AbiPointers();
+  std::vector<TensorArg> args = workload->Arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    regions.push_back({pointers[i], static_cast<size_t>(args[i].NumElements()) * sizeof(float)});
+  }
+  const CacheFlusher flusher(std::move(regions));
+
+  on_started();
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timing->timeout_ms);
+
+  // Warm-up: the only call whose output is checked, and it counts for no time.
+  if (int32_t rc = call(); rc != 0) {
+    return Failure(ErrorKind::kRuntimeCrash, StrCat("kernel returned ", rc));
+  }
+  CompareResult compared =
+      CompareOutputs(*workload, tensors.output(), want.data(), tensors.output_size());
+  if (!compared.ok) {
+    return Failure(ErrorKind::kWrongAnswer, compared.message);
+  }
+
+  return TimeRounds(call, *timing, deadline, &flusher);
+}
+
+int RunMeasureChild(int in_fd, int out_fd) {
+  // A crashing kernel is expected here: no core files.
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+
+  v1::MeasureChildRequest request;
+  std::string error;
+  if (ReadFrame(in_fd, &request, std::nullopt, -1, &error) != ReadOutcome::kOk ||
+      !request.has_setup()) {
+    return 1;
+  }
+  // Die with the worker, even if it is killed without closing our pipes.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != request.setup().parent_pid()) {
+    return 1;
+  }
+
+  std::vector<std::string> paths(request.setup().preload_paths().begin(),
+                                 request.setup().preload_paths().end());
+  absl::StatusOr<std::vector<PreloadedLibrary>> preloaded = PreloadLibraries(paths);
+  v1::MeasureChildReply ready;
+  ready.mutable_ready()->set_pid(getpid());
+  if (!preloaded.ok()) {
+    ready.mutable_ready()->set_error(std::string(preloaded.status().message()));
+  }
+  if (!WriteFrame(out_fd, ready).ok() || !preloaded.ok()) {
+    return 1;
+  }
+
+  ChildMeasurer measurer;
+  while (true) {
+    request.Clear();
+    ReadOutcome outcome = ReadFrame(in_fd, &request, std::nullopt, -1, &error);
+    if (outcome == ReadOutcome::kEof) {
+      return 0;
+    }
+    if (outcome != ReadOutcome::kOk || !request.has_trial()) {
+      return 1;
+    }
+    const v1::MeasureChildTrial& trial = request.trial();
+    bool pipe_ok = true;
+    auto on_started = [&] {
+      v1::MeasureChildReply started;
+      started.mutable_started()->set_trial_id(trial.trial_id());
+      pipe_ok = WriteFrame(out_fd, started).ok();
+    };
+    Measurement m = measurer.Measure(trial, on_started);
+    v1::MeasureChildReply reply;
+    *reply.mutable_measurement() = MeasurementToProto(m);
+    if (!pipe_ok || !WriteFrame(out_fd, reply).ok()) {
+      return 1;
+    }
+  }
+}
+
+}  // namespace tune::rpc

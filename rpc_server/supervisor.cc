@@ -1,0 +1,444 @@
+#include "rpc_server/supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "common/target.h"
+#include "common/workload.h"
+#include "proto/convert.h"
+#include "rpc_server/framing.h"
+#include "rpc_server/measure_child.h"
+#include "rpc_server/preload.h"
+#include "tune/v1/measure_child.pb.h"
+
+extern char** environ;
+
+namespace tune::rpc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+v1::Measurement Failure(v1::ErrorKind kind, std::string message) {
+  v1::Measurement m;
+  m.set_error_kind(kind);
+  m.set_message(std::move(message));
+  return m;
+}
+
+std::string DescribeSignal(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* text = strsignal(sig);
+  std::string name = abbrev != nullptr ? StrCat("SIG", abbrev) : StrCat("signal ", sig);
+  return text != nullptr ? StrCat(name, " (", text, ")") : name;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFSIGNALED(status)) {
+    return DescribeSignal(WTERMSIG(status));
+  }
+  if (WIFEXITED(status)) {
+    return StrCat("exited with status ", WEXITSTATUS(status));
+  }
+  return StrCat("ended with wait status ", status);
+}
+
+// The child's environment: ours, with `overrides` ("NAME=value") replacing or adding entries.
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    std::string_view name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const std::string& o : overrides) {
+      if (std::string_view(o).substr(0, o.find('=')) == name) {
+        replaced = true;
+      }
+    }
+    if (!replaced) {
+      env.emplace_back(entry);
+    }
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
+// Checks what the worker can decide without the child. Returns the failure, if any.
+std::optional<v1::Measurement> CheckRequest(const v1::MeasureRequest& request,
+                                            const std::vector<std::string>& preloaded) {
+  if (absl::StatusOr<Workload> w = Workload::Parse(request.workload()); !w.ok()) {
+    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+                   StrCat("workload: ", std::string(w.status().message())));
+  }
+  absl::StatusOr<Target> target = Target::Parse(request.target());
+  if (!target.ok()) {
+    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+                   StrCat("target: ", std::string(target.status().message())));
+  }
+  if (target->kind != TargetKind::kLlvm) {
+    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+                   StrCat("target '", request.target(),
+                          "' is not a CPU target; this worker runs llvm targets only"));
+  }
+  const v1::Artifact& artifact = request.artifact();
+  if (artifact.format() != v1::ARTIFACT_FORMAT_UNSPECIFIED &&
+      artifact.format() != v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
+    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+                   StrCat("artifact.format ", v1::ArtifactFormat_Name(artifact.format()),
+                          " is not supported; this worker loads ARTIFACT_FORMAT_SHARED_OBJECT"));
+  }
+  if (artifact.shared_object().empty()) {
+    return Failure(v1::ERROR_KIND_LOAD_ERROR, "artifact.shared_object is empty");
+  }
+  if (artifact.entry_symbol().empty()) {
+    return Failure(v1::ERROR_KIND_LOAD_ERROR, "artifact.entry_symbol is empty");
+  }
+  for (const std::string& lib : artifact.needed_libs()) {
+    if (!IsLibraryPreloaded(lib, preloaded)) {
+      return Failure(v1::ERROR_KIND_UNSUPPORTED,
+                     StrCat("artifact needs library '", lib,
+                            "', which this worker has not preloaded (start it with --preload)"));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MeasureSupervisor>> MeasureSupervisor::Create(
+    SupervisorOptions options) {
+  // A write to a child that just died must be an error, not a signal that ends the worker.
+  static std::once_flag ignore_sigpipe;
+  std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
+  std::string dir = options.cache_dir.empty() ? DefaultArtifactCacheDir() : options.cache_dir;
+  ASSIGN_OR_RETURN(std::unique_ptr<ArtifactCache> cache, ArtifactCache::Open(dir));
+  int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd < 0) {
+    return absl::InternalError(StrCat("eventfd: ", std::strerror(errno)));
+  }
+  return std::unique_ptr<MeasureSupervisor>(
+      new MeasureSupervisor(std::move(options), std::move(cache), wake_fd));
+}
+
+MeasureSupervisor::MeasureSupervisor(SupervisorOptions options,
+                                     std::unique_ptr<ArtifactCache> cache, int wake_fd)
+    : options_(std::move(options)), cache_(std::move(cache)), wake_fd_(wake_fd) {
+  for (const std::string& path : options_.preload_paths) {
+    preloaded_basenames_.push_back(Basename(path));
+  }
+}
+
+MeasureSupervisor::~MeasureSupervisor() {
+  if (child_) {
+    // Closing its input ends the child's loop; give it a moment, then make sure.
+    close(child_->to_child);
+    child_->to_child = -1;
+    for (int i = 0; i < 50; ++i) {
+      int status = 0;
+      if (waitpid(child_->pid, &status, WNOHANG) == child_->pid) {
+        CloseChildFds();
+        child_.reset();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (child_) {
+      KillChild();
+    }
+  }
+  close(wake_fd_);
+}
+
+void MeasureSupervisor::CloseChildFds() {
+  if (child_->to_child >= 0) {
+    close(child_->to_child);
+  }
+  if (child_->from_child >= 0) {
+    close(child_->from_child);
+  }
+  child_->to_child = child_->from_child = -1;
+}
+
+std::string MeasureSupervisor::KillChild() {
+  kill(-child_->pid, SIGKILL);  // the child leads its own process group
+  kill(child_->pid, SIGKILL);
+  int status = 0;
+  while (waitpid(child_->pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  CloseChildFds();
+  child_.reset();
+  return DescribeWaitStatus(status);
+}
+
+std::string MeasureSupervisor::ReapChild() {
+  // The reply pipe closed: the child is dying. Allow it a second before forcing the matter.
+  for (int i = 0; i < 100; ++i) {
+    int status = 0;
+    pid_t r = waitpid(child_->pid, &status, WNOHANG);
+    if (r == child_->pid) {
+      kill(-child_->pid, SIGKILL);  // anything the kernel left behind in its group
+      CloseChildFds();
+      child_.reset();
+      return DescribeWaitStatus(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return StrCat("closed its reply pipe and was killed (", KillChild(), ")");
+}
+
+absl::Status MeasureSupervisor::SpawnChild() {
+  int req[2], rep[2];
+  if (pipe2(req, O_CLOEXEC) != 0) {
+    return absl::InternalError(StrCat("pipe: ", strerror(errno)));
+  }
+  if (pipe2(rep, O_CLOEXEC) != 0) {
+    close(req[0]);
+    close(req[1]);
+    return absl::InternalError(StrCat("pipe: ", strerror(errno)));
+  }
+  // Move the child's ends above its fixed descriptors so that the dup2s cannot collide.
+  int child_in = fcntl(req[0], F_DUPFD_CLOEXEC, 10);
+  int child_out = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
+  close(req[0]);
+  close(rep[1]);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, child_in, kChildRequestFd);
+  posix_spawn_file_actions_adddup2(&actions, child_out, kChildReplyFd);
+  // Whatever a kernel or library prints must not reach our stdout.
+  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  posix_spawn_file_actions_addclosefrom_np(&actions, kChildReplyFd + 1);
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) {
+    sigaddset(&defaults, sig);
+  }
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);  // a terminal's Ctrl-C reaches the worker, not the child
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+
+  std::vector<std::string> env = ChildEnvironment(options_.child_env);
+  std::vector<char*> envp;
+  for (std::string& e : env) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  std::string exe = options_.child_executable;
+  std::string flag = kMeasureChildFlag;
+  char* argv[] = {exe.data(), flag.data(), nullptr};
+
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(child_in);
+  close(child_out);
+  if (rc != 0) {
+    close(req[1]);
+    close(rep[0]);
+    return absl::UnavailableError(
+        StrCat("cannot start measurement process ", exe, ": ", std::strerror(rc)));
+  }
+  child_ = Child{pid, req[1], rep[0]};
+  ++children_started_;
+
+  v1::MeasureChildRequest setup;
+  for (const std::string& path : options_.preload_paths) {
+    setup.mutable_setup()->add_preload_paths(path);
+  }
+  setup.mutable_setup()->set_parent_pid(getpid());
+  if (absl::Status s = WriteFrame(child_->to_child, setup); !s.ok()) {
+    std::string how = KillChild();
+    return absl::UnavailableError(StrCat("measurement process ", how, " before its setup"));
+  }
+  v1::MeasureChildReply ready;
+  std::string error;
+  auto deadline = Clock::now() + std::chrono::milliseconds(options_.start_timeout_ms);
+  switch (ReadFrame(child_->from_child, &ready, deadline, -1, &error)) {
+    case ReadOutcome::kOk:
+      break;
+    case ReadOutcome::kEof:
+      return absl::UnavailableError(
+          StrCat("measurement process ", ReapChild(), " during start-up"));
+    case ReadOutcome::kDeadline:
+      KillChild();
+      return absl::UnavailableError(
+          StrCat("measurement process did not start within ", options_.start_timeout_ms, " ms"));
+    case ReadOutcome::kWoken:
+    case ReadOutcome::kError:
+      KillChild();
+      return absl::UnavailableError(StrCat("measurement process start-up failed: ", error));
+  }
+  if (!ready.has_ready()) {
+    KillChild();
+    return absl::UnavailableError("measurement process sent no ready message");
+  }
+  if (!ready.ready().error().empty()) {
+    KillChild();
+    return absl::UnavailableError(
+        StrCat("measurement process could not preload: ", ready.ready().error()));
+  }
+  Logger("worker")->debug("measurement process {} started", pid);
+  return absl::OkStatus();
+}
+
+absl::Status MeasureSupervisor::StartChild() {
+  if (child_) {
+    return absl::OkStatus();
+  }
+  return SpawnChild();
+}
+
+void MeasureSupervisor::Cancel(uint64_t trial_id) {
+  std::lock_guard lock(mu_);
+  if (current_trial_ == trial_id) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+  } else {
+    pending_cancel_ = trial_id;
+  }
+}
+
+absl::StatusOr<v1::Measurement> MeasureSupervisor::Measure(const v1::MeasureRequest& request) {
+  {
+    std::lock_guard lock(mu_);
+    if (pending_cancel_ == request.trial_id()) {
+      pending_cancel_.reset();
+      return absl::CancelledError(StrCat("trial ", request.trial_id(), " cancelled"));
+    }
+    current_trial_ = request.trial_id();
+    uint64_t drained;
+    while (read(wake_fd_, &drained, sizeof(drained)) > 0) {
+    }
+  }
+  absl::StatusOr<v1::Measurement> result = MeasureValidated(request);
+  {
+    std::lock_guard lock(mu_);
+    current_trial_.reset();
+  }
+  if (result.ok()) {
+    result->set_device_fingerprint(options_.device_fingerprint);
+  }
+  return result;
+}
+
+absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
+    const v1::MeasureRequest& request) {
+  if (std::optional<v1::Measurement> bad = CheckRequest(request, preloaded_basenames_)) {
+    return *bad;
+  }
+  absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(request.timing());
+  if (!timing.ok()) {
+    return Failure(v1::ERROR_KIND_UNSUPPORTED, std::string(timing.status().message()));
+  }
+  const v1::Artifact& artifact = request.artifact();
+  absl::StatusOr<std::string> path = cache_->Store(artifact.hash(), artifact.shared_object());
+  if (!path.ok()) {
+    v1::ErrorKind kind = absl::IsInvalidArgument(path.status()) ? v1::ERROR_KIND_LOAD_ERROR
+                                                                : v1::ERROR_KIND_UNSUPPORTED;
+    return Failure(kind, std::string(path.status().message()));
+  }
+
+  v1::MeasureChildRequest trial_request;
+  v1::MeasureChildTrial* trial = trial_request.mutable_trial();
+  trial->set_trial_id(request.trial_id());
+  trial->set_workload(request.workload());
+  trial->set_artifact_path(*path);
+  trial->set_entry_symbol(artifact.entry_symbol());
+  *trial->mutable_timing() = TimingOptionsToProto(*timing);
+
+  // A child that died while idle (killed from outside) is noticed at the write: start another
+  // once.
+  for (int attempt = 0;; ++attempt) {
+    if (!child_) {
+      if (absl::Status s = SpawnChild(); !s.ok()) {
+        return Failure(v1::ERROR_KIND_UNSUPPORTED, std::string(s.message()));
+      }
+    }
+    if (WriteFrame(child_->to_child, trial_request).ok()) {
+      break;
+    }
+    std::string how = ReapChild();
+    if (attempt > 0) {
+      return Failure(v1::ERROR_KIND_UNSUPPORTED,
+                     StrCat("measurement process ", how, " before the request"));
+    }
+  }
+
+  // Phase 1: load the artifact and compute the reference, until the child says "started".
+  v1::MeasureChildReply reply;
+  std::string error;
+  auto deadline = Clock::now() + std::chrono::milliseconds(options_.prepare_timeout_ms);
+  bool started = false;
+  while (true) {
+    reply.Clear();
+    ReadOutcome outcome = ReadFrame(child_->from_child, &reply, deadline, wake_fd_, &error);
+    switch (outcome) {
+      case ReadOutcome::kOk:
+        break;
+      case ReadOutcome::kEof: {
+        std::string how = ReapChild();
+        if (started) {
+          return Failure(v1::ERROR_KIND_RUNTIME_CRASH,
+                         how.starts_with("SIG")
+                             ? StrCat("kernel crashed: ", how)
+                             : StrCat("kernel ended the measurement process: ", how));
+        }
+        return Failure(v1::ERROR_KIND_RUNTIME_CRASH,
+                       StrCat("measurement process crashed while loading the artifact "
+                              "or computing the reference: ",
+                              how));
+      }
+      case ReadOutcome::kDeadline:
+        KillChild();
+        return started
+                   ? Failure(v1::ERROR_KIND_TIMEOUT,
+                             StrCat("kernel did not finish within timeout_ms=", timing->timeout_ms,
+                                    " (+", options_.timeout_slack_ms,
+                                    " ms slack); measurement process killed"))
+                   : Failure(
+                         v1::ERROR_KIND_TIMEOUT,
+                         StrCat("loading the artifact and computing the reference took "
+                                "longer than ",
+                                options_.prepare_timeout_ms, " ms; measurement process killed"));
+      case ReadOutcome::kWoken:
+        KillChild();
+        return absl::CancelledError(StrCat("trial ", request.trial_id(), " cancelled"));
+      case ReadOutcome::kError:
+        KillChild();
+        return Failure(v1::ERROR_KIND_RUNTIME_CRASH,
+                       StrCat("measurement process sent an unreadable reply: ", error));
+    }
+    if (reply.has_measurement()) {
+      return reply.measurement();
+    }
+    if (!reply.has_started() || started) {
+      KillChild();
+      return Failure(v1::ERROR_KIND_RUNTIME_CRASH, "measurement process sent an unexpected reply");
+    }
+    // Phase 2: warm-up and timing, under the measurement's own deadline.
+    started = true;
+    deadline = Clock::now() +
+               std::chrono::milliseconds(int64_t{timing->timeout_ms} + options_.timeout_slack_ms);
+  }
+}
+
+}  // namespace tune::rpc

@@ -1,0 +1,105 @@
+// The measurement supervisor: measures one MeasureRequest at a time in a child process that it
+// starts by re-executing a binary (tune-server itself, /proc/self/exe) with --measure-child,
+// never by fork() alone. It stores the artifact in the content-addressed cache, gives each
+// measurement a deadline, kills the child when the deadline passes (TIMEOUT), recognises a
+// child that died (RUNTIME_CRASH naming the signal), and starts a fresh child for the next
+// request. Every failure of the kernel or of the child is data in the returned Measurement.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "rpc_server/artifact_cache.h"
+#include "tune/v1/worker.pb.h"
+
+namespace tune::rpc {
+
+struct SupervisorOptions {
+  /// The binary re-executed as the child; it must handle --measure-child (see main.cc).
+  std::string child_executable = "/proc/self/exe";
+  /// Libraries every child preloads (RTLD_NOW | RTLD_GLOBAL, in order) before any kernel.
+  std::vector<std::string> preload_paths;
+  /// Where artifacts are stored; empty means DefaultArtifactCacheDir().
+  std::string cache_dir;
+  /// Stamped on every Measurement.
+  std::string device_fingerprint;
+  /// "NAME=value" entries added to (or replacing in) the child's environment.
+  std::vector<std::string> child_env;
+  /// Added to TimingOptions::timeout_ms before the child is killed.
+  int timeout_slack_ms = 1000;
+  /// Limit for starting a child and preloading its libraries.
+  int start_timeout_ms = 30000;
+  /// Limit for loading an artifact and computing its reference output (not counted in
+  /// timeout_ms: the reference is not the kernel's time).
+  int prepare_timeout_ms = 120000;
+};
+
+class MeasureSupervisor {
+ public:
+  /// Opens the artifact cache (failing as ArtifactCache::Open does). Starts no child yet.
+  static absl::StatusOr<std::unique_ptr<MeasureSupervisor>> Create(SupervisorOptions options);
+
+  /// Ends the child: closes its input (it exits) and kills it if it lingers.
+  ~MeasureSupervisor();
+  MeasureSupervisor(const MeasureSupervisor&) = delete;
+  MeasureSupervisor& operator=(const MeasureSupervisor&) = delete;
+
+  /// Starts a child now if none is running, so that a start-up problem shows before the first
+  /// request. Returns why it could not start (the same text Measure would report).
+  absl::Status StartChild();
+
+  /// Measures one request. Returns Cancelled only when Cancel(request.trial_id()) stopped it;
+  /// every other outcome, including an invalid request, a child that cannot start, a crash
+  /// and a timeout, is a Measurement with an error kind and message. Not thread-safe: one
+  /// caller at a time.
+  absl::StatusOr<v1::Measurement> Measure(const v1::MeasureRequest& request);
+
+  /// Stops the measurement of `trial_id` if it is running (its child is killed and Measure
+  /// returns Cancelled), or makes the next Measure of that trial return Cancelled at once.
+  /// Thread-safe.
+  void Cancel(uint64_t trial_id);
+
+  /// Children started so far (a crash or timeout makes the next request start a new one).
+  int children_started() const { return children_started_; }
+  /// The running child's pid, or -1.
+  pid_t child_pid() const { return child_ ? child_->pid : -1; }
+
+ private:
+  struct Child {
+    pid_t pid = -1;
+    int to_child = -1;    // requests (its kChildRequestFd)
+    int from_child = -1;  // replies (its kChildReplyFd)
+  };
+
+  MeasureSupervisor(SupervisorOptions options, std::unique_ptr<ArtifactCache> cache, int wake_fd);
+
+  absl::StatusOr<v1::Measurement> MeasureValidated(const v1::MeasureRequest& request);
+  absl::Status SpawnChild();
+  /// SIGKILLs the child's process group and reaps it; returns how it ended.
+  std::string KillChild();
+  /// Reaps a child that closed its reply pipe (killing it if it lingers); returns how it
+  /// ended, e.g. "SIGSEGV (Segmentation fault)" or "exited with status 3".
+  std::string ReapChild();
+  void CloseChildFds();
+
+  SupervisorOptions options_;
+  std::unique_ptr<ArtifactCache> cache_;
+  std::vector<std::string> preloaded_basenames_;
+  std::optional<Child> child_;
+  int children_started_ = 0;
+  int wake_fd_;  // eventfd, written by Cancel
+
+  std::mutex mu_;
+  std::optional<uint64_t> current_trial_ ABSL_GUARDED_BY(mu_);
+  std::optional<uint64_t> pending_cancel_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tune::rpc

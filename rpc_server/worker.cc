@@ -1,0 +1,417 @@
+#include "rpc_server/worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace tune::rpc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kDefaultHeartbeatMs = 1000;
+// Artifacts travel inside MeasureRequest; allow far more than gRPC's 4 MiB default.
+constexpr int kMaxMessageBytes = 256 << 20;
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Summary(const v1::Measurement& m) {
+  if (m.error_kind() != v1::ERROR_KIND_NONE) {
+    return StrCat(v1::ErrorKind_Name(m.error_kind()), ": ", m.message());
+  }
+  std::vector<double> secs(m.round_secs().begin(), m.round_secs().end());
+  std::sort(secs.begin(), secs.end());
+  double median = secs.empty() ? 0 : secs[secs.size() / 2];
+  return fmt::format("{:.4g} s per call ({} rounds of {})", median, secs.size(), m.number());
+}
+
+}  // namespace
+
+// One WorkerLink stream. Results of its trials go to it only: a trial dispatched on a stream
+// that broke is the daemon's to requeue, so its result is dropped.
+struct Worker::Session {
+  grpc::ClientContext context;  // declared first: it must outlive the stream
+  std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::DaemonMessage>> stream;
+  std::atomic<uint64_t> trials_done{0};
+  bool ended = false;  // guarded by Worker::mu_
+
+  /// Writes one message unless the session is closed. Thread-safe.
+  bool Send(const v1::WorkerMessage& message) {
+    std::lock_guard lock(write_mu);
+    if (!open) {
+      return false;
+    }
+    if (!stream->Write(message)) {
+      open = false;
+    }
+    return open;
+  }
+  /// No write starts after this returns.
+  void Close() {
+    std::lock_guard lock(write_mu);
+    open = false;
+  }
+
+ private:
+  std::mutex write_mu;
+  bool open ABSL_GUARDED_BY(write_mu) = true;
+};
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
+  if (options.daemon_address.empty()) {
+    return absl::InvalidArgumentError("--daemon: empty; expected HOST:PORT");
+  }
+  if (options.registration.name().empty()) {
+    return absl::InvalidArgumentError("--name: empty; expected a worker name");
+  }
+  if (options.registration.device_key().empty()) {
+    return absl::InvalidArgumentError("registration.device_key: empty");
+  }
+  if (options.registration.capabilities().capacity() <= 0) {
+    options.registration.mutable_capabilities()->set_capacity(1);
+  }
+  std::unique_ptr<Worker> worker(new Worker(std::move(options)));
+  const int capacity = worker->options_.registration.capabilities().capacity();
+  for (int slot = 0; slot < capacity; ++slot) {
+    ASSIGN_OR_RETURN(std::unique_ptr<MeasureSupervisor> supervisor,
+                     MeasureSupervisor::Create(worker->options_.supervisor));
+    worker->supervisors_.push_back(std::move(supervisor));
+  }
+  worker->running_.resize(capacity);
+  return worker;
+}
+
+Worker::Worker(WorkerOptions options) : options_(std::move(options)) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  // Notice a daemon that vanished without closing the connection; heartbeats carry data, so
+  // these pings never count as idle pings.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  // Keep the channel's own reconnection (between our attempts) close to ours.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, options_.initial_backoff_ms);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, options_.initial_backoff_ms);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, options_.max_backoff_ms);
+  channel_ =
+      grpc::CreateCustomChannel(options_.daemon_address, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::WorkerLink::NewStub(channel_);
+}
+
+Worker::~Worker() {
+  Shutdown();
+  for (std::thread& t : executors_) {
+    if (t.joinable()) {
+      t.join();
+    }
+  }
+}
+
+void Worker::Shutdown() {
+  std::lock_guard lock(mu_);
+  if (stopping_) {
+    return;
+  }
+  stopping_ = true;
+  if (session_) {
+    session_->context.TryCancel();
+  }
+  for (size_t slot = 0; slot < running_.size(); ++slot) {
+    if (running_[slot]) {
+      supervisors_[slot]->Cancel(running_[slot]->trial_id);
+    }
+  }
+  cv_.notify_all();
+}
+
+absl::Status Worker::Run() {
+  auto log = Logger("worker");
+  for (size_t slot = 0; slot < supervisors_.size(); ++slot) {
+    if (absl::Status s = supervisors_[slot]->StartChild(); !s.ok()) {
+      log->warn("measurement process of slot {} did not start (requests will report it): {}", slot,
+                s.message());
+    }
+    executors_.emplace_back([this, slot] { ExecutorLoop(slot); });
+  }
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> jitter(0.8, 1.2);
+  int backoff_ms = options_.initial_backoff_ms;
+  int attempts = 0;  // consecutive periods without reaching the daemon
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        break;
+      }
+    }
+    auto delay = std::chrono::milliseconds(static_cast<int64_t>(backoff_ms * jitter(rng)));
+    if (!WaitForDaemon(delay)) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) {
+          break;
+        }
+      }
+      // Not reachable for a whole backoff period: the next period is twice as long.
+      log->log(attempts == 0 ? spdlog::level::info : spdlog::level::debug,
+               "daemon at {} not reachable yet; retrying with backoff up to {} ms",
+               options_.daemon_address, options_.max_backoff_ms);
+      ++attempts;
+      backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+      continue;
+    }
+    attempts = 0;
+    bool registered = RunSession();
+    std::unique_lock lock(mu_);
+    if (stopping_) {
+      break;
+    }
+    if (registered) {
+      backoff_ms = options_.initial_backoff_ms;
+    }
+    delay = std::chrono::milliseconds(static_cast<int64_t>(backoff_ms * jitter(rng)));
+    log->debug("reconnecting to {} in {} ms", options_.daemon_address, delay.count());
+    cv_.wait_for(lock, delay, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
+    backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+  }
+  for (std::thread& t : executors_) {
+    t.join();
+  }
+  executors_.clear();
+  log->info("worker stopped");
+  return absl::OkStatus();
+}
+
+bool Worker::WaitForDaemon(std::chrono::milliseconds budget) {
+  // The channel dials at once after a reset; it stays in TRANSIENT_FAILURE while the daemon is
+  // down, and calls on it would fail at once with a stale error, so wait for READY instead.
+  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
+  const Clock::time_point deadline = Clock::now() + budget;
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        return false;
+      }
+    }
+    Clock::time_point now = Clock::now();
+    if (now >= deadline) {
+      return false;
+    }
+    // Short slices, so that Shutdown() is noticed quickly.
+    auto slice = std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(100));
+    if (channel_->WaitForConnected(std::chrono::system_clock::now() + slice)) {
+      return true;
+    }
+  }
+}
+
+bool Worker::RunSession() {
+  auto log = Logger("worker");
+  auto session = std::make_shared<Session>();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) {
+      return false;
+    }
+    session_ = session;
+  }
+  session->stream = stub_->Connect(&session->context);
+
+  v1::WorkerMessage hello;
+  *hello.mutable_register_() = options_.registration;
+  v1::DaemonMessage message;
+  bool registered = false;
+  bool drained = false;
+  if (session->Send(hello) && session->stream->Read(&message)) {
+    if (message.has_registered()) {
+      registered = true;
+    } else {
+      log->error("daemon at {} answered the registration with something else; reconnecting",
+                 options_.daemon_address);
+    }
+  } else {
+    drained = true;  // the stream failed before the daemon said anything
+  }
+
+  std::thread heartbeat;
+  if (registered) {
+    const v1::Registered& r = message.registered();
+    int interval_ms =
+        r.heartbeat_interval_ms() > 0 ? r.heartbeat_interval_ms() : kDefaultHeartbeatMs;
+    log->info("registered with {} as {} ({}), heartbeat every {} ms", options_.daemon_address,
+              r.worker_id(), options_.registration.device_key(), interval_ms);
+    heartbeat = std::thread([this, session, interval_ms] {
+      HeartbeatLoop(session, std::chrono::milliseconds(interval_ms));
+    });
+    while (session->stream->Read(&message)) {
+      Handle(message, session);
+    }
+    drained = true;
+  }
+  if (!drained) {
+    session->context.TryCancel();
+    while (session->stream->Read(&message)) {
+    }
+  }
+  session->Close();
+  EndSession(session);
+  if (heartbeat.joinable()) {
+    heartbeat.join();
+  }
+  grpc::Status status = session->stream->Finish();
+  {
+    std::lock_guard lock(mu_);
+    session_.reset();
+    if (stopping_) {
+      return registered;
+    }
+  }
+  if (registered) {
+    log->warn("stream to {} ended: {} ({}); reconnecting", options_.daemon_address,
+              static_cast<int>(status.error_code()), status.error_message());
+  } else {
+    log->warn("cannot register with {}: {} ({})", options_.daemon_address,
+              static_cast<int>(status.error_code()), status.error_message());
+  }
+  return registered;
+}
+
+void Worker::Handle(const v1::DaemonMessage& message, const std::shared_ptr<Session>& session) {
+  auto log = Logger("worker");
+  switch (message.kind_case()) {
+    case v1::DaemonMessage::kRequest: {
+      const uint64_t id = message.request().trial_id();
+      std::lock_guard lock(mu_);
+      bool duplicate = std::any_of(queue_.begin(), queue_.end(),
+                                   [&](const Task& t) { return t.request.trial_id() == id; }) ||
+                       std::any_of(running_.begin(), running_.end(),
+                                   [&](const auto& r) { return r && r->trial_id == id; });
+      if (duplicate) {
+        log->warn("trial {} received twice; ignoring the repeat", id);
+        return;
+      }
+      log->debug("trial {}: {} {} [{}]", id, message.request().workload(),
+                 message.request().artifact().template_name(),
+                 message.request().artifact().config());
+      queue_.push_back(Task{message.request(), session, Clock::now()});
+      cv_.notify_all();
+      return;
+    }
+    case v1::DaemonMessage::kCancel: {
+      const uint64_t id = message.cancel().trial_id();
+      log->debug("trial {} cancelled: {}", id, message.cancel().reason());
+      std::lock_guard lock(mu_);
+      std::erase_if(queue_, [&](const Task& t) { return t.request.trial_id() == id; });
+      for (size_t slot = 0; slot < running_.size(); ++slot) {
+        if (running_[slot] && running_[slot]->trial_id == id) {
+          supervisors_[slot]->Cancel(id);
+        }
+      }
+      return;
+    }
+    case v1::DaemonMessage::kRegistered:
+      log->warn("daemon sent a second Registered; ignored");
+      return;
+    case v1::DaemonMessage::KIND_NOT_SET:
+      log->warn("daemon sent an empty message; ignored");
+      return;
+  }
+}
+
+void Worker::HeartbeatLoop(std::shared_ptr<Session> session, std::chrono::milliseconds interval) {
+  while (true) {
+    v1::WorkerMessage beat;
+    {
+      std::unique_lock lock(mu_);
+      if (cv_.wait_for(lock, interval, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return stopping_ || session->ended;
+          })) {
+        return;
+      }
+      v1::Heartbeat* hb = beat.mutable_heartbeat();
+      for (const Task& t : queue_) {
+        if (t.session == session) {
+          hb->add_in_flight_trial_ids(t.request.trial_id());
+        }
+      }
+      for (const auto& r : running_) {
+        if (r && r->session == session) {
+          hb->add_in_flight_trial_ids(r->trial_id);
+        }
+      }
+    }
+    beat.mutable_heartbeat()->set_worker_time_ms(NowUnixMs());
+    beat.mutable_heartbeat()->set_trials_done(session->trials_done.load());
+    if (!session->Send(beat)) {
+      return;
+    }
+  }
+}
+
+void Worker::EndSession(const std::shared_ptr<Session>& session) {
+  std::lock_guard lock(mu_);
+  session->ended = true;
+  std::erase_if(queue_, [&](const Task& t) { return t.session == session; });
+  for (size_t slot = 0; slot < running_.size(); ++slot) {
+    if (running_[slot] && running_[slot]->session == session) {
+      supervisors_[slot]->Cancel(running_[slot]->trial_id);
+    }
+  }
+  cv_.notify_all();
+}
+
+void Worker::ExecutorLoop(size_t slot) {
+  auto log = Logger("worker");
+  while (true) {
+    Task task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock,
+               [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_ || !queue_.empty(); });
+      if (stopping_) {
+        return;
+      }
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      running_[slot] = Running{task.request.trial_id(), task.session};
+    }
+    const uint64_t id = task.request.trial_id();
+    absl::StatusOr<v1::Measurement> measured = supervisors_[slot]->Measure(task.request);
+    {
+      std::lock_guard lock(mu_);
+      running_[slot].reset();
+    }
+    if (!measured.ok()) {
+      log->debug("trial {}: {}", id, measured.status().message());
+      continue;
+    }
+    log->debug("trial {}: {}", id, Summary(*measured));
+    v1::WorkerMessage out;
+    v1::MeasureResult* result = out.mutable_result();
+    result->set_trial_id(id);
+    *result->mutable_measurement() = std::move(*measured);
+    result->set_worker_wall_ms(
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - task.received)
+            .count());
+    if (task.session->Send(out)) {
+      ++task.session->trials_done;
+    } else {
+      log->info("trial {}: result dropped, its stream has ended", id);
+    }
+  }
+}
+
+}  // namespace tune::rpc

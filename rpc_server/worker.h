@@ -1,0 +1,94 @@
+// The worker's side of tune.v1.WorkerLink: dials the daemon, registers, measures the requests
+// it receives (one per measurement slot, through a MeasureSupervisor each), sends results and
+// heartbeats, and reconnects with exponential backoff whenever the stream breaks or the daemon
+// is not up, until Shutdown().
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "rpc_server/supervisor.h"
+#include "tune/v1/worker.grpc.pb.h"
+
+namespace tune::rpc {
+
+struct WorkerOptions {
+  /// The daemon's WorkerLink address, HOST:PORT.
+  std::string daemon_address;
+  /// Sent first on every stream: name, device key, capabilities (capabilities.capacity is the
+  /// number of measurement slots; 0 means 1).
+  v1::Register registration;
+  /// Options of every slot's supervisor.
+  SupervisorOptions supervisor;
+  /// Reconnect delay: starts here, doubles after each failed attempt up to the maximum, and is
+  /// jittered by +-20%. A successful registration resets it.
+  int initial_backoff_ms = 100;
+  int max_backoff_ms = 5000;
+};
+
+class Worker {
+ public:
+  /// Checks the options (InvalidArgument naming the field) and creates the supervisors (failing
+  /// as MeasureSupervisor::Create does). Connects to nothing yet.
+  static absl::StatusOr<std::unique_ptr<Worker>> Create(WorkerOptions options);
+
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  /// Serves until Shutdown(): connects, registers, measures, reconnects. Returns OK after
+  /// Shutdown. Call once.
+  absl::Status Run();
+
+  /// Makes Run() return soon: ends the stream and stops running measurements. Thread-safe; not
+  /// async-signal-safe (call it from a thread that waited for the signal).
+  void Shutdown();
+
+ private:
+  struct Session;
+  struct Task {
+    v1::MeasureRequest request;
+    std::shared_ptr<Session> session;
+    std::chrono::steady_clock::time_point received;
+  };
+  struct Running {
+    uint64_t trial_id = 0;
+    std::shared_ptr<Session> session;
+  };
+
+  explicit Worker(WorkerOptions options);
+
+  /// Waits up to `budget` for the channel to the daemon to be connected (dialing at once).
+  /// False when it is not, or on Shutdown().
+  bool WaitForDaemon(std::chrono::milliseconds budget);
+  /// One stream from dial to end. Returns true when the daemon accepted the registration.
+  bool RunSession();
+  void Handle(const v1::DaemonMessage& message, const std::shared_ptr<Session>& session);
+  void HeartbeatLoop(std::shared_ptr<Session> session, std::chrono::milliseconds interval);
+  void ExecutorLoop(size_t slot);
+  /// Drops the queued trials of `session` and stops its running ones.
+  void EndSession(const std::shared_ptr<Session>& session);
+
+  WorkerOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::WorkerLink::Stub> stub_;
+  std::vector<std::unique_ptr<MeasureSupervisor>> supervisors_;
+  std::vector<std::thread> executors_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<Session> session_ ABSL_GUARDED_BY(mu_);
+  std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::optional<Running>> running_ ABSL_GUARDED_BY(mu_);  // one per slot
+};
+
+}  // namespace tune::rpc

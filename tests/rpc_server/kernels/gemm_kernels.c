@@ -1,0 +1,61 @@
+/* Test fixtures: small kernels with tune's CPU ABI, int32_t fn(float* a, float* b, float* c),
+ * for gemm:M=TUNE_TEST_M,N=TUNE_TEST_N,K=TUNE_TEST_K (row-major A[M][K], B[K][N], C[M][N]).
+ * Each entry behaves in one way a real candidate can: right, wrong, crashing, hanging. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#define M TUNE_TEST_M
+#define N TUNE_TEST_N
+#define K TUNE_TEST_K
+
+static void naive_gemm(const float* a, const float* b, float* c) {
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      float acc = 0.0f;
+      for (int k = 0; k < K; ++k) acc += a[i * K + k] * b[k * N + j];
+      c[i * N + j] = acc;
+    }
+  }
+}
+
+int32_t tune_test_gemm_correct(float* a, float* b, float* c) {
+  naive_gemm(a, b, c);
+  return 0;
+}
+
+/* Off by a little in one element: enough to fail the tolerance. */
+int32_t tune_test_gemm_wrong(float* a, float* b, float* c) {
+  naive_gemm(a, b, c);
+  c[(M / 2) * N + N / 2] += 0.5f;
+  return 0;
+}
+
+int32_t tune_test_gemm_segv(float* a, float* b, float* c) {
+  (void)a;
+  (void)b;
+  (void)c;
+  *(volatile float*)0 = 1.0f;
+  return 0;
+}
+
+int32_t tune_test_gemm_abort(float* a, float* b, float* c) {
+  (void)a;
+  (void)b;
+  (void)c;
+  abort();
+}
+
+int32_t tune_test_gemm_hang(float* a, float* b, float* c) {
+  (void)a;
+  (void)b;
+  (void)c;
+  volatile int spin = 1;
+  while (spin) {
+  }
+  return 0;
+}
+
+int32_t tune_test_gemm_returns3(float* a, float* b, float* c) {
+  naive_gemm(a, b, c);
+  return 3;
+}

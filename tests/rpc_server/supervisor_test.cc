@@ -1,0 +1,180 @@
+// The measurement supervisor on kernels that behave: timing, correctness, loading, and the
+// requests a worker refuses before running anything.
+#include "rpc_server/supervisor.h"
+
+#include <gtest/gtest.h>
+
+#include "fmt/format.h"
+#include "tests/rpc_server/test_support.h"
+
+namespace tune::rpc {
+namespace {
+
+using testing::FixtureRequest;
+using testing::FixtureSupervisorOptions;
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { cache_dir_ = testing::MakeTempDir(); }
+  void TearDown() override { testing::RemoveTree(cache_dir_); }
+
+  std::unique_ptr<MeasureSupervisor> Make(SupervisorOptions options) {
+    absl::StatusOr<std::unique_ptr<MeasureSupervisor>> s = MeasureSupervisor::Create(options);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  std::unique_ptr<MeasureSupervisor> Make() { return Make(FixtureSupervisorOptions(cache_dir_)); }
+
+  v1::Measurement MeasureOk(MeasureSupervisor& s, const v1::MeasureRequest& request) {
+    absl::StatusOr<v1::Measurement> m = s.Measure(request);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? *m : v1::Measurement();
+  }
+
+  std::string cache_dir_;
+};
+
+TEST_F(SupervisorTest, CorrectKernelIsTimedInRepeatRoundsOfAtLeastMinRepeatMs) {
+  auto supervisor = Make();
+  v1::Measurement m =
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct"));
+  ASSERT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  EXPECT_EQ(m.message(), "");
+  ASSERT_EQ(m.round_secs_size(), 3);
+  EXPECT_GT(m.number(), 1) << "a 16x24x32 gemm needs many calls to fill 5 ms";
+  for (double secs : m.round_secs()) {
+    EXPECT_GT(secs, 0);
+    EXPECT_GE(secs * m.number(), 0.005) << "each round lasts at least min_repeat_ms";
+  }
+  EXPECT_EQ(m.device_fingerprint(), "test-fingerprint");
+}
+
+TEST_F(SupervisorTest, OneChildServesConsecutiveSuccessfulTrials) {
+  auto supervisor = Make();
+  for (uint64_t trial = 1; trial <= 3; ++trial) {
+    v1::Measurement m = MeasureOk(
+        *supervisor, FixtureRequest(trial, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct"));
+    EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  }
+  EXPECT_EQ(supervisor->children_started(), 1);
+}
+
+TEST_F(SupervisorTest, FlushCacheBetweenRoundsStillMeasures) {
+  auto supervisor = Make();
+  v1::TimingOptions timing = testing::FastTiming();
+  timing.set_flush_cache(true);
+  timing.set_repeat(2);
+  v1::Measurement m = MeasureOk(
+      *supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct", timing));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  EXPECT_EQ(m.round_secs_size(), 2);
+}
+
+TEST_F(SupervisorTest, WrongOutputIsWrongAnswerWithTheFirstBadElement) {
+  auto supervisor = Make();
+  v1::Measurement m =
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_wrong"));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WRONG_ANSWER);
+  const int bad_index = (TUNE_TEST_M / 2) * TUNE_TEST_N + TUNE_TEST_N / 2;
+  EXPECT_NE(m.message().find(fmt::format("output[{}]", bad_index)), std::string::npos)
+      << m.message();
+  EXPECT_EQ(m.round_secs_size(), 0) << "no time counts for a wrong answer";
+}
+
+TEST_F(SupervisorTest, NonZeroReturnIsRuntimeCrashWithTheCode) {
+  auto supervisor = Make();
+  v1::Measurement m =
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_returns3"));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_RUNTIME_CRASH);
+  EXPECT_EQ(m.message(), "kernel returned 3");
+  EXPECT_EQ(supervisor->children_started(), 1) << "a returned error does not cost the child";
+}
+
+TEST_F(SupervisorTest, MissingEntrySymbolIsLoadErrorNamingIt) {
+  auto supervisor = Make();
+  v1::Measurement m =
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "no_such_kernel"));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR);
+  EXPECT_NE(m.message().find("no_such_kernel"), std::string::npos) << m.message();
+}
+
+TEST_F(SupervisorTest, BytesThatAreNotASharedObjectAreLoadError) {
+  auto supervisor = Make();
+  v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  request.mutable_artifact()->set_shared_object("not an ELF file");
+  request.mutable_artifact()->set_hash(testing::HashHex("not an ELF file"));
+  v1::Measurement m = MeasureOk(*supervisor, request);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR);
+  EXPECT_NE(m.message().find("cannot load artifact"), std::string::npos) << m.message();
+}
+
+TEST_F(SupervisorTest, ExternCallFailsToLoadWithoutItsLibraryPreloaded) {
+  auto supervisor = Make();
+  v1::Measurement m =
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern"));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR);
+  EXPECT_NE(m.message().find("tune_test_microkernel"), std::string::npos) << m.message();
+}
+
+TEST_F(SupervisorTest, ExternCallResolvesAgainstAPreloadedLibrary) {
+  SupervisorOptions options = FixtureSupervisorOptions(cache_dir_);
+  options.preload_paths = {TUNE_TEST_MICROKERNEL};
+  auto supervisor = Make(options);
+  v1::Measurement m =
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern"));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  EXPECT_EQ(m.round_secs_size(), 3);
+}
+
+TEST_F(SupervisorTest, NeededLibraryThatIsNotPreloadedIsUnsupported) {
+  SupervisorOptions options = FixtureSupervisorOptions(cache_dir_);
+  options.preload_paths = {TUNE_TEST_MICROKERNEL};
+  auto supervisor = Make(options);
+  v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern");
+  request.mutable_artifact()->add_needed_libs("tune_test_microkernel");
+  EXPECT_EQ(MeasureOk(*supervisor, request).error_kind(), v1::ERROR_KIND_NONE);
+  request.mutable_artifact()->add_needed_libs("openblas");
+  v1::Measurement m = MeasureOk(*supervisor, request);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_NE(m.message().find("'openblas'"), std::string::npos) << m.message();
+}
+
+TEST_F(SupervisorTest, GpuTargetIsUnsupportedOnACpuWorker) {
+  auto supervisor = Make();
+  v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  request.set_target("cuda -arch=sm_90");
+  v1::Measurement m = MeasureOk(*supervisor, request);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_NE(m.message().find("llvm"), std::string::npos) << m.message();
+  EXPECT_EQ(supervisor->children_started(), 0) << "refused before any process starts";
+}
+
+TEST_F(SupervisorTest, MalformedWorkloadIsUnsupportedNamingTheField) {
+  auto supervisor = Make();
+  v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  request.set_workload("gemm:M=16");
+  v1::Measurement m = MeasureOk(*supervisor, request);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_TRUE(m.message().starts_with("workload: ")) << m.message();
+}
+
+TEST_F(SupervisorTest, HashThatCouldEscapeTheCacheIsLoadError) {
+  auto supervisor = Make();
+  v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  request.mutable_artifact()->set_hash("../../etc/passwd");
+  v1::Measurement m = MeasureOk(*supervisor, request);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR);
+  EXPECT_NE(m.message().find("artifact.hash"), std::string::npos) << m.message();
+}
+
+TEST_F(SupervisorTest, NegativeTimingFieldIsUnsupportedNamingIt) {
+  auto supervisor = Make();
+  v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  request.mutable_timing()->set_repeat(-1);
+  v1::Measurement m = MeasureOk(*supervisor, request);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_NE(m.message().find("timing.repeat"), std::string::npos) << m.message();
+}
+
+}  // namespace
+}  // namespace tune::rpc

@@ -1,0 +1,37 @@
+// Shared helpers of the rpc_server tests: temporary directories, requests for the fixture
+// kernels (kernels/*.c) and supervisor options that start the real tune-server as the child.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "rpc_server/supervisor.h"
+#include "tune/v1/worker.pb.h"
+
+namespace tune::rpc::testing {
+
+/// The workload the fixture kernels compute.
+std::string FixtureWorkload();
+
+/// A fresh empty directory under $TMPDIR (or /tmp); removed by RemoveTree.
+std::string MakeTempDir();
+void RemoveTree(const std::string& dir);
+
+/// The bytes of a file (fails the test if it cannot be read).
+std::string ReadFileBytes(const std::string& path);
+
+/// 16 hex digits identifying `bytes` (FNV-1a, 64 bit).
+std::string HashHex(const std::string& bytes);
+
+/// Timing that keeps tests fast: 3 rounds of at least 5 ms, 1 s deadline.
+v1::TimingOptions FastTiming();
+
+/// A request to measure `symbol` from the shared object at `library`.
+v1::MeasureRequest FixtureRequest(uint64_t trial_id, const std::string& library,
+                                  const std::string& symbol,
+                                  const v1::TimingOptions& timing = FastTiming());
+
+/// Supervisor options with tune-server as the child, the given cache and a 200 ms slack.
+SupervisorOptions FixtureSupervisorOptions(const std::string& cache_dir);
+
+}  // namespace tune::rpc::testing
