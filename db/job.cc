@@ -1,0 +1,142 @@
+#include "db/job.h"
+
+#include <array>
+#include <cctype>
+
+#include "common/status.h"
+#include "common/strings.h"
+#include "common/target.h"
+#include "db/record.h"
+#include "nlohmann/json.hpp"
+
+namespace tune {
+namespace {
+
+constexpr std::array<std::pair<JobState, std::string_view>, 5> kStateNames = {{
+    {JobState::kQueued, "QUEUED"},
+    {JobState::kRunning, "RUNNING"},
+    {JobState::kDone, "DONE"},
+    {JobState::kFailed, "FAILED"},
+    {JobState::kCancelled, "CANCELLED"},
+}};
+
+absl::Status Invalid(std::string_view field, std::string_view what) {
+  return absl::InvalidArgumentError(StrCat("job.", field, ": ", what));
+}
+
+}  // namespace
+
+std::string_view JobStateName(JobState state) {
+  for (const auto& [s, name] : kStateNames) {
+    if (s == state) {
+      return name;
+    }
+  }
+  return "UNKNOWN";
+}
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  for (const auto& [s, n] : kStateNames) {
+    if (n == upper) {
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsTerminal(JobState state) {
+  switch (state) {
+    case JobState::kQueued:
+    case JobState::kRunning:
+      return false;
+    case JobState::kDone:
+    case JobState::kFailed:
+    case JobState::kCancelled:
+      return true;
+  }
+  return false;
+}
+
+absl::Status CanonicalizeJobSpec(JobSpec& spec) {
+  ASSIGN_OR_RETURN(spec.workload, CanonicalWorkload(spec.workload, "job.workload"));
+  absl::StatusOr<Target> target = Target::Parse(spec.target);
+  if (!target.ok()) {
+    return Invalid("target", std::string(target.status().message()));
+  }
+  spec.target = target->ToString();
+  if (spec.device_key.empty()) {
+    return Invalid("device_key", "is empty; expected e.g. 'cpu/x86_64/znver4'");
+  }
+  if (spec.strategy.empty()) {
+    return Invalid("strategy", "is empty; expected e.g. 'random'");
+  }
+  if (spec.trials < 1) {
+    return Invalid("trials", StrCat(spec.trials, " is not >= 1"));
+  }
+  const TimingOptions& t = spec.timing;
+  if (t.number < 1) {
+    return Invalid("timing.number", StrCat(t.number, " is not >= 1"));
+  }
+  if (t.repeat < 1) {
+    return Invalid("timing.repeat", StrCat(t.repeat, " is not >= 1"));
+  }
+  if (t.min_repeat_ms < 0) {
+    return Invalid("timing.min_repeat_ms", StrCat(t.min_repeat_ms, " is negative"));
+  }
+  if (t.timeout_ms < 1) {
+    return Invalid("timing.timeout_ms", StrCat(t.timeout_ms, " is not >= 1"));
+  }
+  return absl::OkStatus();
+}
+
+std::string TimingToJson(const TimingOptions& timing) {
+  nlohmann::ordered_json j;
+  j["number"] = timing.number;
+  j["repeat"] = timing.repeat;
+  j["min_repeat_ms"] = timing.min_repeat_ms;
+  j["timeout_ms"] = timing.timeout_ms;
+  j["flush_cache"] = timing.flush_cache;
+  j["seed"] = timing.seed;
+  return j.dump();
+}
+
+absl::StatusOr<TimingOptions> TimingFromJson(std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(StrCat("timing '", json, "' is not a JSON object"));
+  }
+  TimingOptions timing;
+  auto read_int = [&](const char* key, int& out) -> absl::Status {
+    if (!j.contains(key)) {
+      return absl::OkStatus();
+    }
+    if (!j[key].is_number_integer()) {
+      return absl::InvalidArgumentError(StrCat("timing.", key, " is not an integer"));
+    }
+    out = j[key].get<int>();
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(read_int("number", timing.number));
+  RETURN_IF_ERROR(read_int("repeat", timing.repeat));
+  RETURN_IF_ERROR(read_int("min_repeat_ms", timing.min_repeat_ms));
+  RETURN_IF_ERROR(read_int("timeout_ms", timing.timeout_ms));
+  if (j.contains("flush_cache")) {
+    if (!j["flush_cache"].is_boolean()) {
+      return absl::InvalidArgumentError("timing.flush_cache is not a boolean");
+    }
+    timing.flush_cache = j["flush_cache"].get<bool>();
+  }
+  if (j.contains("seed")) {
+    if (!j["seed"].is_number_unsigned()) {
+      return absl::InvalidArgumentError("timing.seed is not an unsigned integer");
+    }
+    timing.seed = j["seed"].get<uint64_t>();
+  }
+  return timing;
+}
+
+}  // namespace tune

@@ -1,0 +1,63 @@
+// Job: one tuning request (workload, target, device key, strategy, trial budget) and its
+// progress, persisted so the daemon can resume after a restart.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/measurement.h"
+
+namespace tune {
+
+/// Queued -> Running -> Done | Failed | Cancelled. A running job may go back to Queued (its
+/// worker vanished or the daemon restarted); Done, Failed and Cancelled are final.
+enum class JobState : uint8_t { kQueued, kRunning, kDone, kFailed, kCancelled };
+
+std::string_view JobStateName(JobState state);  // "QUEUED", "RUNNING", ...
+/// Inverse of JobStateName (upper or lower case); nullopt for unknown names.
+std::optional<JobState> ParseJobState(std::string_view name);
+/// True for Done, Failed and Cancelled.
+bool IsTerminal(JobState state);
+
+struct JobSpec {
+  std::string workload = {};    // canonical Workload text (canonicalized on create)
+  std::string target = {};      // Target text (canonicalized on create)
+  std::string device_key = {};  // workers that may run the trials
+  std::string strategy = {};    // search strategy name, e.g. "random", "evolutionary"
+  int trials = 0;               // trial budget, >= 1
+  int priority = 0;             // higher runs first
+  uint64_t seed = 0;            // seed of the search
+  TimingOptions timing = {};
+  std::string client = {};  // who submitted it (free text)
+};
+
+struct Job {
+  int64_t id = 0;
+  JobSpec spec;
+  JobState state = JobState::kQueued;
+  int trials_done = 0;       // finished trials, failures included
+  int trials_failed = 0;     // of which failed
+  std::string search_state;  // opaque to the log: what the strategy needs to resume
+  std::string error;         // why the job failed (Failed only)
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;
+  int64_t started_at_ms = 0;              // first time Running; 0 before
+  int64_t finished_at_ms = 0;             // time it reached a final state; 0 before
+  std::optional<double> best_secs;        // fastest successful trial of this job
+  std::optional<int64_t> best_record_id;  // and its record
+};
+
+/// Checks a job spec and rewrites workload and target into canonical text. Problems are
+/// InvalidArgument naming the field ("job.trials: ...") and the accepted form.
+absl::Status CanonicalizeJobSpec(JobSpec& spec);
+
+/// Timing options as a compact JSON object (fixed key order), and back. Parsing fails with
+/// InvalidArgument naming the problem; missing keys keep their defaults.
+std::string TimingToJson(const TimingOptions& timing);
+absl::StatusOr<TimingOptions> TimingFromJson(std::string_view json);
+
+}  // namespace tune

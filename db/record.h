@@ -1,0 +1,76 @@
+// Record: one row of the tuning log (every trial, failures included), and the filters that
+// select records.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/measurement.h"
+
+namespace tune {
+
+struct Record {
+  int64_t id = 0;             // local row id (0 before commit; not exported)
+  std::string uid;            // globally unique, the identity for merging logs; a random
+                              // 128-bit hex string is assigned on commit when empty
+  std::string workload;       // canonical Workload text
+  std::string target;         // canonical Target text, resolved (no -mcpu=native)
+  std::string device_key;     // the device that measured it, e.g. cpu/x86_64/znver4
+  std::string template_name;  // e.g. gemm.cpu.blocked
+  int template_version = 0;
+  std::string config;        // canonical config text (search/config_space.h)
+  Measurement measurement;   // error kind, message, every round, number, fingerprint
+  std::string tune_version;  // provenance
+  std::string llvm_version;
+  std::optional<int64_t> job_id;  // local job that produced it (not exported)
+  std::string worker;             // name of the worker that measured it
+  int64_t created_at_ms = 0;      // unix milliseconds; set on commit when 0
+};
+
+/// Selects the successful records of one (workload, device key), optionally restricted to one
+/// template, template version and/or tune version.
+struct BestQuery {
+  std::string workload = {};
+  std::string device_key = {};
+  std::optional<std::string> template_name = {};
+  std::optional<int> template_version = {};
+  std::optional<std::string> tune_version = {};
+};
+
+/// Selects records of any outcome; every field is optional. Records come back in id order.
+struct RecordFilter {
+  std::optional<std::string> workload = {};
+  std::optional<std::string> device_key = {};
+  std::optional<int64_t> job_id = {};
+  int64_t after_id = 0;               // only ids > after_id (for paging)
+  std::optional<int64_t> limit = {};  // at most this many
+};
+
+/// Identifies one point of one template's config space.
+struct ConfigKey {
+  std::string template_name;
+  int template_version = 0;
+  std::string config;
+
+  friend bool operator==(const ConfigKey&, const ConfigKey&) = default;
+};
+
+/// Checks every field of a record that is about to be stored and rewrites workload, target and
+/// config into their canonical text. Problems are InvalidArgument naming the field
+/// ("record.workload: ...") and the accepted form. The uid may be empty (assigned on commit).
+absl::Status CanonicalizeRecord(Record& record);
+
+/// The current Unix time in milliseconds (the clock of created_at_ms and job timestamps).
+int64_t UnixNowMs();
+
+/// A fresh random 128-bit uid as 32 lowercase hex digits.
+std::string NewRecordUid();
+
+/// Canonical text of a workload; InvalidArgument naming `field` when it does not parse.
+absl::StatusOr<std::string> CanonicalWorkload(std::string_view text, std::string_view field);
+
+}  // namespace tune

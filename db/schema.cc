@@ -1,0 +1,152 @@
+#include "db/schema.h"
+
+#include "common/status.h"
+#include "common/strings.h"
+#include "db/record.h"
+
+namespace tune {
+namespace {
+
+// Version 1: the tables. Workloads, devices, targets and configs are interned; a record refers
+// to them by id. median_secs is set exactly when the trial succeeded.
+constexpr std::string_view kV1Tables = R"sql(
+CREATE TABLE schema_version (
+  version INTEGER PRIMARY KEY,
+  applied_at_ms INTEGER NOT NULL
+);
+CREATE TABLE workloads (
+  id INTEGER PRIMARY KEY,
+  text TEXT NOT NULL UNIQUE,
+  op TEXT NOT NULL
+);
+CREATE TABLE devices (
+  id INTEGER PRIMARY KEY,
+  device_key TEXT NOT NULL UNIQUE
+);
+CREATE TABLE targets (
+  id INTEGER PRIMARY KEY,
+  text TEXT NOT NULL UNIQUE,
+  device_id INTEGER NOT NULL REFERENCES devices(id)
+);
+CREATE TABLE configs (
+  id INTEGER PRIMARY KEY,
+  template TEXT NOT NULL,
+  template_version INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  UNIQUE (template, template_version, text)
+);
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  target TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  strategy TEXT NOT NULL,
+  trials INTEGER NOT NULL,
+  priority INTEGER NOT NULL,
+  seed INTEGER NOT NULL,
+  timing TEXT NOT NULL,
+  client TEXT NOT NULL,
+  state TEXT NOT NULL,
+  trials_done INTEGER NOT NULL DEFAULT 0,
+  trials_failed INTEGER NOT NULL DEFAULT 0,
+  search_state TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  started_at_ms INTEGER NOT NULL DEFAULT 0,
+  finished_at_ms INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE records (
+  id INTEGER PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  target_id INTEGER NOT NULL REFERENCES targets(id),
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  config_id INTEGER NOT NULL REFERENCES configs(id),
+  error_kind TEXT NOT NULL,
+  error_message TEXT NOT NULL,
+  round_secs TEXT NOT NULL,
+  number INTEGER NOT NULL,
+  median_secs REAL,
+  device_fingerprint TEXT NOT NULL,
+  tune_version TEXT NOT NULL,
+  llvm_version TEXT NOT NULL,
+  job_id INTEGER REFERENCES jobs(id),
+  worker TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  CHECK ((error_kind = 'NONE') = (median_secs IS NOT NULL))
+);
+)sql";
+
+// Version 2: indexes for the queries that must stay fast at millions of records. The best-config
+// index holds successful records only, ordered by time within (workload, device).
+constexpr std::string_view kV2Indexes = R"sql(
+CREATE INDEX records_best ON records (workload_id, device_id, median_secs)
+  WHERE error_kind = 'NONE';
+CREATE INDEX records_by_workload_target ON records (workload_id, target_id, config_id);
+CREATE INDEX records_by_job ON records (job_id, median_secs) WHERE job_id IS NOT NULL;
+CREATE INDEX jobs_active ON jobs (priority DESC, id) WHERE state IN ('QUEUED', 'RUNNING');
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, "tables", kV1Tables},
+      {2, "indexes for best queries, per-job records and job dispatch", kV2Indexes},
+  };
+  return kMigrations;
+}
+
+absl::StatusOr<int> ReadSchemaVersion(sqlite::Connection& db) {
+  ASSIGN_OR_RETURN(
+      sqlite::Statement count,
+      db.Prepare("SELECT COUNT(*), COALESCE(SUM(name = 'schema_version'), 0) FROM sqlite_master "
+                 "WHERE type = 'table'"));
+  ASSIGN_OR_RETURN(bool row, count.Step());
+  TUNE_CHECK(row) << "COUNT(*) returned no row";
+  int64_t tables = count.ColumnInt64(0);
+  bool has_version_table = count.ColumnInt64(1) > 0;
+  if (tables == 0) {
+    return 0;
+  }
+  if (!has_version_table) {
+    return absl::FailedPreconditionError(StrCat(
+        db.path(), ": holds ", tables, " tables but no schema_version table; not a tuning log"));
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement max, db.Prepare("SELECT MAX(version) FROM schema_version"));
+  ASSIGN_OR_RETURN(row, max.Step());
+  if (!row || max.IsNull(0)) {
+    return absl::FailedPreconditionError(StrCat(db.path(), ": the schema_version table is empty"));
+  }
+  return max.ColumnInt(0);
+}
+
+absl::StatusOr<int> MigrateSchema(sqlite::Connection& db) {
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(db));
+  ASSIGN_OR_RETURN(int found, ReadSchemaVersion(db));
+  if (found > kSchemaVersion) {
+    return absl::FailedPreconditionError(StrCat(db.path(), ": schema version ", found,
+                                                " is newer than this build's version ",
+                                                kSchemaVersion, "; use a newer tune to open it"));
+  }
+  for (const Migration& step : Migrations()) {
+    if (step.version <= found) {
+      continue;
+    }
+    absl::Status status = db.Execute(step.sql);
+    if (!status.ok()) {
+      return absl::Status(status.code(), StrCat("migrating to schema version ", step.version, " (",
+                                                step.name, "): ", std::string(status.message())));
+    }
+    ASSIGN_OR_RETURN(sqlite::Statement insert,
+                     db.Prepare("INSERT INTO schema_version (version, applied_at_ms) "
+                                "VALUES (?, ?)"));
+    insert.BindAll(step.version, UnixNowMs());
+    RETURN_IF_ERROR(insert.Run());
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return found;
+}
+
+}  // namespace tune

@@ -1,0 +1,70 @@
+// Row-level operations on the tuning log's tables, shared by TuningLog's implementation.
+// Callers use the connection exclusively and, for writes, hold a transaction open.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "db/job.h"
+#include "db/record.h"
+#include "db/sqlite.h"
+
+namespace tune::tables {
+
+/// Ids of interned keys; nullopt when the key is not in the log.
+absl::StatusOr<std::optional<int64_t>> FindWorkloadId(sqlite::Connection& db,
+                                                      const std::string& workload);
+absl::StatusOr<std::optional<int64_t>> FindDeviceId(sqlite::Connection& db,
+                                                    const std::string& device_key);
+absl::StatusOr<std::optional<int64_t>> FindTargetId(sqlite::Connection& db,
+                                                    const std::string& target);
+
+/// Id of a canonical workload, inserted when new.
+absl::StatusOr<int64_t> InternWorkload(sqlite::Connection& db, const std::string& workload);
+
+/// True when a record with this uid is in the log.
+absl::StatusOr<bool> HasRecordUid(sqlite::Connection& db, const std::string& uid);
+
+/// Inserts a canonical record (see CanonicalizeRecord), interning its keys and filling uid
+/// (when empty), created_at_ms (when 0) and id. A duplicate uid is AlreadyExists; a job_id
+/// naming no job is InvalidArgument.
+absl::Status InsertRecord(sqlite::Connection& db, Record& record);
+
+/// Columns and joins of a record query: "SELECT <kRecordColumns> FROM <kRecordFrom> WHERE ...",
+/// read back with ReadRecord. The records table is aliased r and drives the joins.
+extern const std::string_view kRecordColumns;
+inline constexpr int kRecordColumnCount = 18;
+extern const std::string_view kRecordFrom;
+/// The record on the current row of a statement selecting kRecordColumns first. A stored
+/// value that does not decode is DataLoss naming the record id.
+absl::StatusOr<Record> ReadRecord(const sqlite::Statement& row);
+
+/// The query behind TuningLog::QueryTopK: kRecordColumns and then r.config_id of the
+/// successful records of
+/// (?1 workload id, ?2 device id), optionally restricted to ?3 template, ?4 template version
+/// and ?5 tune version (NULL: any), fastest first. It walks the partial index records_best.
+std::string BestRecordsSql();
+
+/// A statement selecting kRecordColumns of the records matching `filter` in id order;
+/// nullopt when the filter names a workload or device the log does not know (nothing
+/// matches). `count_only` selects COUNT(*) instead and ignores the limit.
+absl::StatusOr<std::optional<sqlite::Statement>> PrepareRecordQuery(sqlite::Connection& db,
+                                                                    const RecordFilter& filter,
+                                                                    bool count_only);
+
+/// The job query behind FetchJob / FetchJobs: every job column and its best trial, from the
+/// jobs table aliased j, followed by `tail` (a WHERE / ORDER BY clause).
+std::string JobsSql(std::string_view tail);
+
+/// A job with its best trial; NotFound naming the id.
+absl::StatusOr<Job> FetchJob(sqlite::Connection& db, int64_t id);
+/// Jobs selected by a WHERE / ORDER BY tail over the jobs table aliased j, e.g.
+/// "WHERE j.state = ?1 ORDER BY j.id", with `state` bound to ?1 when given.
+absl::StatusOr<std::vector<Job>> FetchJobs(sqlite::Connection& db, std::string_view tail,
+                                           std::optional<std::string_view> state = std::nullopt);
+
+}  // namespace tune::tables

@@ -1,0 +1,279 @@
+#include "db/tuning_log.h"
+
+#include <istream>
+#include <ostream>
+#include <unordered_set>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "common/target.h"
+#include "db/record_json.h"
+#include "db/schema.h"
+#include "db/sqlite.h"
+#include "db/tables.h"
+
+namespace tune {
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+
+// Applies the connection settings; the journal mode is persistent, the others per connection.
+absl::Status Configure(sqlite::Connection& db, bool read_only) {
+  RETURN_IF_ERROR(db.Execute(StrCat("PRAGMA busy_timeout = ", kBusyTimeoutMs)));
+  RETURN_IF_ERROR(db.Execute("PRAGMA foreign_keys = ON"));
+  if (read_only) {
+    return db.Execute("PRAGMA query_only = ON");
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement wal, db.Prepare("PRAGMA journal_mode = WAL"));
+  ASSIGN_OR_RETURN(bool row, wal.Step());
+  std::string mode = row ? wal.ColumnText(0) : "";
+  if (mode != "wal") {
+    return absl::FailedPreconditionError(StrCat(db.path(),
+                                                ": cannot enable WAL (journal mode stays '", mode,
+                                                "'); put the database on a local file system"));
+  }
+  // FULL syncs the WAL at every commit: a committed record survives a crash of the process
+  // and of the machine.
+  return db.Execute("PRAGMA synchronous = FULL");
+}
+
+absl::StatusOr<std::string> CanonicalTarget(const std::string& text, std::string_view field) {
+  absl::StatusOr<Target> target = Target::Parse(text);
+  if (!target.ok()) {
+    return absl::InvalidArgumentError(StrCat(field, ": ", std::string(target.status().message())));
+  }
+  if (target->kind == TargetKind::kLlvm && target->cpu == "native") {
+    return absl::InvalidArgumentError(
+        StrCat(field, ": '", text, "' is not resolved; name the CPU instead of -mcpu=native"));
+  }
+  return target->ToString();
+}
+
+}  // namespace
+
+TuningLog::TuningLog(std::unique_ptr<sqlite::Connection> db, std::string path, Mode mode,
+                     int version)
+    : db_(std::move(db)), path_(std::move(path)), mode_(mode), schema_version_(version) {}
+
+TuningLog::~TuningLog() = default;
+
+absl::StatusOr<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path, Mode mode) {
+  bool read_only = mode == Mode::kReadOnly;
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<sqlite::Connection> db,
+      sqlite::Connection::Open(path, read_only ? sqlite::Connection::Access::kReadOnly
+                                               : sqlite::Connection::Access::kReadWriteCreate));
+  RETURN_IF_ERROR(Configure(*db, read_only));
+  if (read_only) {
+    ASSIGN_OR_RETURN(int version, ReadSchemaVersion(*db));
+    if (version == 0) {
+      return absl::FailedPreconditionError(StrCat(path, ": is empty, not a tuning log"));
+    }
+    if (version > kSchemaVersion) {
+      return absl::FailedPreconditionError(StrCat(path, ": schema version ", version,
+                                                  " is newer than this build's version ",
+                                                  kSchemaVersion, "; use a newer tune to open it"));
+    }
+    if (version < kSchemaVersion) {
+      return absl::FailedPreconditionError(
+          StrCat(path, ": schema version ", version, " is older than this build's version ",
+                 kSchemaVersion, "; open it read-write once to migrate it"));
+    }
+  } else {
+    ASSIGN_OR_RETURN(int found, MigrateSchema(*db));
+    if (found == 0) {
+      Logger("db")->info("{}: created a tuning log (schema version {})", path, kSchemaVersion);
+    } else if (found != kSchemaVersion) {
+      Logger("db")->info("{}: migrated schema version {} to {}", path, found, kSchemaVersion);
+    }
+  }
+  return std::unique_ptr<TuningLog>(new TuningLog(std::move(db), path, mode, kSchemaVersion));
+}
+
+absl::Status TuningLog::RequireWritable(std::string_view operation) const {
+  if (!read_only()) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(StrCat(path_, ": opened read-only; cannot ", operation));
+}
+
+// --- Records --------------------------------------------------------------------------------
+
+absl::StatusOr<Record> TuningLog::CommitRecord(Record record) {
+  RETURN_IF_ERROR(RequireWritable("commit a record"));
+  RETURN_IF_ERROR(CanonicalizeRecord(record));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
+  RETURN_IF_ERROR(tables::InsertRecord(*db_, record));
+  RETURN_IF_ERROR(txn.Commit());
+  return record;
+}
+
+absl::StatusOr<std::optional<Record>> TuningLog::QueryBest(const BestQuery& query) {
+  ASSIGN_OR_RETURN(std::vector<Record> best, QueryTopK(query, 1));
+  if (best.empty()) {
+    return std::nullopt;
+  }
+  return std::move(best.front());
+}
+
+absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query, int k) {
+  if (k < 1) {
+    return absl::InvalidArgumentError(StrCat("k: ", k, " is not >= 1"));
+  }
+  ASSIGN_OR_RETURN(std::string workload, CanonicalWorkload(query.workload, "query.workload"));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(std::optional<int64_t> workload_id, tables::FindWorkloadId(*db_, workload));
+  ASSIGN_OR_RETURN(std::optional<int64_t> device_id, tables::FindDeviceId(*db_, query.device_key));
+  std::vector<Record> top;
+  if (!workload_id || !device_id) {
+    return top;
+  }
+  // Walks the partial index records_best in time order; the optional filters are checked on
+  // the way, so the first k distinct configs are the answer.
+  ASSIGN_OR_RETURN(sqlite::Statement stmt, db_->Prepare(tables::BestRecordsSql()));
+  stmt.BindAll(*workload_id, *device_id, query.template_name, query.template_version,
+               query.tune_version);
+  std::unordered_set<int64_t> seen_configs;
+  const int config_id_column = tables::kRecordColumnCount;
+  while (static_cast<int>(top.size()) < k) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) {
+      break;
+    }
+    if (!seen_configs.insert(stmt.ColumnInt64(config_id_column)).second) {
+      continue;  // a slower measurement of a config already in the answer
+    }
+    ASSIGN_OR_RETURN(Record record, tables::ReadRecord(stmt));
+    top.push_back(std::move(record));
+  }
+  return top;
+}
+
+absl::StatusOr<std::vector<Record>> TuningLog::ListRecords(const RecordFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(std::optional<sqlite::Statement> stmt,
+                   tables::PrepareRecordQuery(*db_, filter, /*count_only=*/false));
+  std::vector<Record> records;
+  if (!stmt) {
+    return records;
+  }
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) {
+      break;
+    }
+    ASSIGN_OR_RETURN(Record record, tables::ReadRecord(*stmt));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::StatusOr<int64_t> TuningLog::CountRecords(const RecordFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(std::optional<sqlite::Statement> stmt,
+                   tables::PrepareRecordQuery(*db_, filter, /*count_only=*/true));
+  if (!stmt) {
+    return 0;
+  }
+  ASSIGN_OR_RETURN(bool row, stmt->Step());
+  TUNE_CHECK(row) << "COUNT(*) returned no row";
+  return stmt->ColumnInt64(0);
+}
+
+absl::StatusOr<std::vector<ConfigKey>> TuningLog::MeasuredConfigs(const std::string& workload,
+                                                                  const std::string& target) {
+  ASSIGN_OR_RETURN(std::string canonical_workload, CanonicalWorkload(workload, "workload"));
+  ASSIGN_OR_RETURN(std::string canonical_target, CanonicalTarget(target, "target"));
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ConfigKey> configs;
+  ASSIGN_OR_RETURN(std::optional<int64_t> workload_id,
+                   tables::FindWorkloadId(*db_, canonical_workload));
+  ASSIGN_OR_RETURN(std::optional<int64_t> target_id, tables::FindTargetId(*db_, canonical_target));
+  if (!workload_id || !target_id) {
+    return configs;
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement stmt,
+                   db_->Prepare("SELECT c.template, c.template_version, c.text "
+                                "FROM records r CROSS JOIN configs c ON c.id = r.config_id "
+                                "WHERE r.workload_id = ?1 AND r.target_id = ?2 "
+                                "GROUP BY r.config_id ORDER BY MIN(r.id)"));
+  stmt.BindAll(*workload_id, *target_id);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) {
+      break;
+    }
+    configs.push_back({stmt.ColumnText(0), stmt.ColumnInt(1), stmt.ColumnText(2)});
+  }
+  return configs;
+}
+
+// --- Export / import ------------------------------------------------------------------------
+
+absl::Status TuningLog::ExportJsonl(std::ostream& out, const RecordFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(std::optional<sqlite::Statement> stmt,
+                   tables::PrepareRecordQuery(*db_, filter, /*count_only=*/false));
+  if (!stmt) {
+    return absl::OkStatus();
+  }
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) {
+      break;
+    }
+    ASSIGN_OR_RETURN(Record record, tables::ReadRecord(*stmt));
+    out << RecordToJsonLine(record) << '\n';
+    if (!out) {
+      return absl::UnavailableError(StrCat(path_, ": export: writing the output failed"));
+    }
+  }
+  out.flush();
+  if (!out) {
+    return absl::UnavailableError(StrCat(path_, ": export: writing the output failed"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TuningLog::ImportStats> TuningLog::ImportJsonl(std::istream& in) {
+  RETURN_IF_ERROR(RequireWritable("import records"));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
+  ImportStats stats;
+  std::string line;
+  for (int64_t line_number = 1; std::getline(in, line); ++line_number) {
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      continue;
+    }
+    auto invalid = [line_number](const absl::Status& status) {
+      return absl::InvalidArgumentError(
+          StrCat("line ", line_number, ": ", std::string(status.message())));
+    };
+    absl::StatusOr<Record> record = RecordFromJsonLine(line);
+    if (!record.ok()) {
+      return invalid(record.status());
+    }
+    if (absl::Status valid = CanonicalizeRecord(*record); !valid.ok()) {
+      return invalid(valid);
+    }
+    ASSIGN_OR_RETURN(bool present, tables::HasRecordUid(*db_, record->uid));
+    if (present) {
+      ++stats.skipped_duplicates;
+      continue;
+    }
+    RETURN_IF_ERROR(tables::InsertRecord(*db_, *record));
+    ++stats.imported;
+  }
+  if (in.bad()) {
+    return absl::UnavailableError(StrCat(path_, ": import: reading the input failed"));
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return stats;
+}
+
+}  // namespace tune

@@ -1,0 +1,130 @@
+// TuningLog: the SQLite tuning log. Every trial (failures included) is a record; "best" is a
+// query over the records, not a copy; jobs and their search state live beside them so the
+// daemon can resume. One read-write TuningLog (the daemon's) per file, any number of read-only
+// ones (tune-compile, tools); SQLite's WAL lets readers run while the writer commits.
+//
+// Thread-safe: calls on one TuningLog are serialized.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "db/job.h"
+#include "db/record.h"
+
+namespace tune {
+namespace sqlite {
+class Connection;
+}  // namespace sqlite
+
+class TuningLog {
+ public:
+  enum class Mode { kReadWrite, kReadOnly };
+
+  /// Opens the database at `path` (created when kReadWrite and missing), enables WAL, a 5 s
+  /// busy timeout, synchronous=FULL and foreign keys, and migrates the schema to
+  /// kSchemaVersion. A newer schema, an older one in kReadOnly (it cannot be migrated) and a
+  /// file with foreign tables are FailedPrecondition; a missing file in kReadOnly is NotFound.
+  /// Every error names the path.
+  static absl::StatusOr<std::unique_ptr<TuningLog>> Open(const std::string& path,
+                                                         Mode mode = Mode::kReadWrite);
+  ~TuningLog();
+  TuningLog(const TuningLog&) = delete;
+  TuningLog& operator=(const TuningLog&) = delete;
+
+  /// The schema version of the open database (kSchemaVersion once open).
+  int SchemaVersion() const { return schema_version_; }
+  const std::string& path() const { return path_; }
+  bool read_only() const { return mode_ == Mode::kReadOnly; }
+
+  // --- Records ------------------------------------------------------------------------------
+
+  /// Validates and canonicalizes the record (see CanonicalizeRecord), assigns a uid and
+  /// created_at_ms when they are unset, and commits it durably: it is on disk when this
+  /// returns OK. Returns the stored record with its id. A uid already in the log is
+  /// AlreadyExists; a job_id naming no job is InvalidArgument; read-only is FailedPrecondition.
+  absl::StatusOr<Record> CommitRecord(Record record);
+
+  /// The fastest successful record (lowest median, then lowest id) for the query's workload
+  /// and device key within its optional template / template version / tune version; nullopt
+  /// when there is none. A workload that does not parse is InvalidArgument.
+  absl::StatusOr<std::optional<Record>> QueryBest(const BestQuery& query);
+
+  /// The k fastest successful records, fastest first, at most one per config (its fastest
+  /// measurement). k < 1 is InvalidArgument.
+  absl::StatusOr<std::vector<Record>> QueryTopK(const BestQuery& query, int k);
+
+  /// Records of any outcome matching `filter`, in id order.
+  absl::StatusOr<std::vector<Record>> ListRecords(const RecordFilter& filter = {});
+  /// How many records match `filter` (after_id applies; limit does not).
+  absl::StatusOr<int64_t> CountRecords(const RecordFilter& filter = {});
+
+  /// Every config measured for (workload, target), whatever the outcome, once each, in the
+  /// order they were first measured. Lets a search skip what it already tried. The target
+  /// must be resolved (no -mcpu=native).
+  absl::StatusOr<std::vector<ConfigKey>> MeasuredConfigs(const std::string& workload,
+                                                         const std::string& target);
+
+  // --- Jobs ---------------------------------------------------------------------------------
+
+  /// Validates the spec (see CanonicalizeJobSpec) and stores a new job in state Queued.
+  absl::StatusOr<Job> CreateJob(const JobSpec& spec);
+  /// NotFound naming the id when there is no such job.
+  absl::StatusOr<Job> GetJob(int64_t id);
+  /// Every job (or every job in `state`), in id order.
+  absl::StatusOr<std::vector<Job>> ListJobs(std::optional<JobState> state = std::nullopt);
+  /// Queued and running jobs in dispatch order: priority descending, then id (FIFO).
+  absl::StatusOr<std::vector<Job>> ActiveJobs();
+
+  /// Moves a job to `state`, stamping started_at_ms (first time Running) and finished_at_ms
+  /// (final states); `error` is stored as the job's error (meant for Failed). Done, Failed and
+  /// Cancelled are final: leaving one is FailedPrecondition naming both states (asking for
+  /// the state a job is already in succeeds and changes nothing). NotFound for unknown ids.
+  absl::Status UpdateJobState(int64_t id, JobState state, std::string_view error = "");
+
+  /// Stores the search state a job needs to resume. NotFound for unknown ids.
+  absl::Status SaveJobProgress(int64_t id, std::string_view search_state);
+
+  /// In ONE transaction: commits the record (as CommitRecord), adds one to its job's
+  /// trials_done (and trials_failed when the trial failed) and stores `search_state`. Either
+  /// all of it is on disk when this returns OK, or none of it. The record's job_id is
+  /// required (InvalidArgument) and must name a job (NotFound).
+  absl::StatusOr<Record> CommitTrial(Record record, std::string_view search_state);
+
+  // --- Export / import (record_json.h gives the line format) ---------------------------------
+
+  /// Writes the records matching `filter` as JSON lines, in id order. A failed write is
+  /// Unavailable.
+  absl::Status ExportJsonl(std::ostream& out, const RecordFilter& filter = {});
+
+  struct ImportStats {
+    int64_t imported = 0;
+    int64_t skipped_duplicates = 0;  // uid already present (or earlier in the same input)
+  };
+  /// Imports JSON lines in one transaction; blank lines are ignored. Records whose uid is
+  /// already present are skipped, so merging logs never duplicates. A malformed or invalid
+  /// line fails the whole import, leaving the log unchanged, with InvalidArgument
+  /// "line N: <problem>".
+  absl::StatusOr<ImportStats> ImportJsonl(std::istream& in);
+
+ private:
+  TuningLog(std::unique_ptr<sqlite::Connection> db, std::string path, Mode mode, int version);
+
+  absl::Status RequireWritable(std::string_view operation) const;
+
+  std::unique_ptr<sqlite::Connection> db_;
+  std::string path_;
+  Mode mode_;
+  int schema_version_;
+  std::mutex mu_;  // guards db_ and its statements
+};
+
+}  // namespace tune

@@ -1,0 +1,119 @@
+// TuningLog's jobs: creation, state changes, progress, and CommitTrial (record + job counters
+// in one transaction).
+#include "common/status.h"
+#include "common/strings.h"
+#include "db/sqlite.h"
+#include "db/tables.h"
+#include "db/tuning_log.h"
+
+namespace tune {
+
+absl::StatusOr<Job> TuningLog::CreateJob(const JobSpec& spec) {
+  RETURN_IF_ERROR(RequireWritable("create a job"));
+  JobSpec canonical = spec;
+  RETURN_IF_ERROR(CanonicalizeJobSpec(canonical));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
+  ASSIGN_OR_RETURN(int64_t workload_id, tables::InternWorkload(*db_, canonical.workload));
+  int64_t now = UnixNowMs();
+  ASSIGN_OR_RETURN(sqlite::Statement insert,
+                   db_->Prepare("INSERT INTO jobs (workload_id, target, device_key, strategy, "
+                                "trials, priority, seed, timing, client, state, created_at_ms, "
+                                "updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  // The seed is stored as the int64 with the same bits (SQLite integers are signed).
+  insert.BindAll(workload_id, canonical.target, canonical.device_key, canonical.strategy,
+                 canonical.trials, canonical.priority, static_cast<int64_t>(canonical.seed),
+                 TimingToJson(canonical.timing), canonical.client, JobStateName(JobState::kQueued),
+                 now, now);
+  RETURN_IF_ERROR(insert.Run());
+  int64_t id = db_->LastInsertRowId();
+  ASSIGN_OR_RETURN(Job job, tables::FetchJob(*db_, id));
+  RETURN_IF_ERROR(txn.Commit());
+  return job;
+}
+
+absl::StatusOr<Job> TuningLog::GetJob(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tables::FetchJob(*db_, id);
+}
+
+absl::StatusOr<std::vector<Job>> TuningLog::ListJobs(std::optional<JobState> state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!state) {
+    return tables::FetchJobs(*db_, "ORDER BY j.id");
+  }
+  return tables::FetchJobs(*db_, "WHERE j.state = ?1 ORDER BY j.id", JobStateName(*state));
+}
+
+absl::StatusOr<std::vector<Job>> TuningLog::ActiveJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The WHERE clause matches the partial index jobs_active, whose order is the dispatch order.
+  return tables::FetchJobs(*db_,
+                           "WHERE j.state IN ('QUEUED', 'RUNNING') ORDER BY j.priority DESC, j.id");
+}
+
+absl::Status TuningLog::UpdateJobState(int64_t id, JobState state, std::string_view error) {
+  RETURN_IF_ERROR(RequireWritable("change a job's state"));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
+  ASSIGN_OR_RETURN(Job job, tables::FetchJob(*db_, id));
+  if (IsTerminal(job.state)) {
+    if (job.state == state) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(StrCat("job ", id, " is ", JobStateName(job.state),
+                                                ", which is final; it cannot become ",
+                                                JobStateName(state)));
+  }
+  int64_t now = UnixNowMs();
+  if (state == JobState::kRunning && job.started_at_ms == 0) {
+    job.started_at_ms = now;
+  }
+  if (IsTerminal(state)) {
+    job.finished_at_ms = now;
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement update,
+                   db_->Prepare("UPDATE jobs SET state = ?, error = ?, updated_at_ms = ?, "
+                                "started_at_ms = ?, finished_at_ms = ? WHERE id = ?"));
+  update.BindAll(JobStateName(state), error, now, job.started_at_ms, job.finished_at_ms, id);
+  RETURN_IF_ERROR(update.Run());
+  return txn.Commit();
+}
+
+absl::Status TuningLog::SaveJobProgress(int64_t id, std::string_view search_state) {
+  RETURN_IF_ERROR(RequireWritable("save a job's progress"));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Statement update,
+                   db_->Prepare("UPDATE jobs SET search_state = ?, updated_at_ms = ? "
+                                "WHERE id = ?"));
+  update.BindAll(search_state, UnixNowMs(), id);
+  RETURN_IF_ERROR(update.Run());
+  if (db_->Changes() == 0) {
+    return absl::NotFoundError(StrCat("job ", id, " is not in ", path_));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Record> TuningLog::CommitTrial(Record record, std::string_view search_state) {
+  RETURN_IF_ERROR(RequireWritable("commit a trial"));
+  if (!record.job_id) {
+    return absl::InvalidArgumentError("record.job_id: CommitTrial needs the job's id");
+  }
+  RETURN_IF_ERROR(CanonicalizeRecord(record));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
+  ASSIGN_OR_RETURN(sqlite::Statement update,
+                   db_->Prepare("UPDATE jobs SET trials_done = trials_done + 1, "
+                                "trials_failed = trials_failed + ?, search_state = ?, "
+                                "updated_at_ms = ? WHERE id = ?"));
+  update.BindAll(record.measurement.ok() ? 0 : 1, search_state, UnixNowMs(), *record.job_id);
+  RETURN_IF_ERROR(update.Run());
+  if (db_->Changes() == 0) {
+    return absl::NotFoundError(StrCat("job ", *record.job_id, " is not in ", path_));
+  }
+  RETURN_IF_ERROR(tables::InsertRecord(*db_, record));
+  RETURN_IF_ERROR(txn.Commit());
+  return record;
+}
+
+}  // namespace tune

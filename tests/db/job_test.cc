@@ -1,0 +1,194 @@
+// Jobs: creation, state machine, dispatch order, progress and CommitTrial atomicity.
+#include <string>
+#include <vector>
+
+#include "db/tuning_log.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/db/test_util.h"
+
+namespace tune {
+namespace {
+
+using testing::FailedRecord;
+using ::testing::HasSubstr;
+using testing::kDevice;
+using testing::kGemm;
+using testing::kTarget;
+using testing::OpenLog;
+using testing::SampleRecord;
+using testing::TempDir;
+
+JobSpec SampleSpec(int priority = 0) {
+  JobSpec spec;
+  spec.workload = "gemm:N=64,M=64,K=64";
+  spec.target = "llvm -threads=1 -mcpu=znver4";
+  spec.device_key = kDevice;
+  spec.strategy = "random";
+  spec.trials = 100;
+  spec.priority = priority;
+  spec.seed = 0xfedcba9876543210ull;  // above INT64_MAX: stored by bits
+  spec.timing.repeat = 5;
+  spec.timing.flush_cache = true;
+  spec.timing.seed = 42;
+  spec.client = "alice@host";
+  return spec;
+}
+
+class JobTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  std::unique_ptr<TuningLog> log_ = OpenLog(dir_.File("tuning.db"));
+};
+
+TEST_F(JobTest, CreateStoresTheCanonicalSpecAsQueued) {
+  absl::StatusOr<Job> job = log_->CreateJob(SampleSpec(3));
+  ASSERT_TRUE(job.ok()) << job.status();
+  absl::StatusOr<Job> got = log_->GetJob(job->id);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->state, JobState::kQueued);
+  EXPECT_EQ(got->spec.workload, kGemm);
+  EXPECT_EQ(got->spec.target, kTarget);
+  EXPECT_EQ(got->spec.device_key, kDevice);
+  EXPECT_EQ(got->spec.strategy, "random");
+  EXPECT_EQ(got->spec.trials, 100);
+  EXPECT_EQ(got->spec.priority, 3);
+  EXPECT_EQ(got->spec.seed, 0xfedcba9876543210ull);
+  EXPECT_EQ(got->spec.timing.repeat, 5);
+  EXPECT_TRUE(got->spec.timing.flush_cache);
+  EXPECT_EQ(got->spec.timing.seed, 42u);
+  EXPECT_EQ(got->spec.client, "alice@host");
+  EXPECT_EQ(got->trials_done, 0);
+  EXPECT_GT(got->created_at_ms, 0);
+  EXPECT_EQ(got->started_at_ms, 0);
+  EXPECT_FALSE(got->best_secs.has_value());
+}
+
+TEST_F(JobTest, InvalidSpecsAndUnknownIdsAreRejected) {
+  JobSpec spec = SampleSpec();
+  spec.trials = 0;
+  absl::StatusOr<Job> job = log_->CreateJob(spec);
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(job.status().message()), HasSubstr("job.trials"));
+  spec = SampleSpec();
+  spec.workload = "conv2d:N=1";
+  EXPECT_THAT(std::string(log_->CreateJob(spec).status().message()), HasSubstr("job.workload"));
+
+  absl::StatusOr<Job> missing = log_->GetJob(77);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("77"));
+  EXPECT_EQ(log_->UpdateJobState(77, JobState::kRunning).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(log_->SaveJobProgress(77, "{}").code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(JobTest, StateChangesStampTimesAndFinalStatesStayFinal) {
+  int64_t id = log_->CreateJob(SampleSpec())->id;
+  ASSERT_TRUE(log_->UpdateJobState(id, JobState::kRunning).ok());
+  Job running = *log_->GetJob(id);
+  EXPECT_EQ(running.state, JobState::kRunning);
+  EXPECT_GT(running.started_at_ms, 0);
+  // Back to the queue (its worker vanished) and running again keeps the first start time.
+  ASSERT_TRUE(log_->UpdateJobState(id, JobState::kQueued).ok());
+  ASSERT_TRUE(log_->UpdateJobState(id, JobState::kRunning).ok());
+  EXPECT_EQ(log_->GetJob(id)->started_at_ms, running.started_at_ms);
+
+  ASSERT_TRUE(log_->UpdateJobState(id, JobState::kFailed, "no worker for cuda/sm_90").ok());
+  Job failed = *log_->GetJob(id);
+  EXPECT_EQ(failed.state, JobState::kFailed);
+  EXPECT_EQ(failed.error, "no worker for cuda/sm_90");
+  EXPECT_GT(failed.finished_at_ms, 0);
+
+  absl::Status revive = log_->UpdateJobState(id, JobState::kRunning);
+  EXPECT_EQ(revive.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(revive.message()), HasSubstr("FAILED"));
+  EXPECT_THAT(std::string(revive.message()), HasSubstr("RUNNING"));
+  EXPECT_TRUE(log_->UpdateJobState(id, JobState::kFailed).ok());  // idempotent
+  EXPECT_EQ(log_->GetJob(id)->error, "no worker for cuda/sm_90");
+}
+
+TEST_F(JobTest, ActiveJobsComeInPriorityThenFifoOrder) {
+  int64_t low = log_->CreateJob(SampleSpec(0))->id;
+  int64_t high1 = log_->CreateJob(SampleSpec(5))->id;
+  int64_t done = log_->CreateJob(SampleSpec(9))->id;
+  int64_t mid = log_->CreateJob(SampleSpec(2))->id;
+  int64_t high2 = log_->CreateJob(SampleSpec(5))->id;
+  int64_t cancelled = log_->CreateJob(SampleSpec(7))->id;
+  ASSERT_TRUE(log_->UpdateJobState(done, JobState::kRunning).ok());
+  ASSERT_TRUE(log_->UpdateJobState(done, JobState::kDone).ok());
+  ASSERT_TRUE(log_->UpdateJobState(cancelled, JobState::kCancelled).ok());
+  ASSERT_TRUE(log_->UpdateJobState(high2, JobState::kRunning).ok());
+
+  absl::StatusOr<std::vector<Job>> active = log_->ActiveJobs();
+  ASSERT_TRUE(active.ok()) << active.status();
+  std::vector<int64_t> order;
+  for (const Job& job : *active) {
+    order.push_back(job.id);
+  }
+  EXPECT_EQ(order, (std::vector<int64_t>{high1, high2, mid, low}));
+
+  absl::StatusOr<std::vector<Job>> listed = log_->ListJobs(JobState::kQueued);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::vector<int64_t> queued;
+  for (const Job& job : *listed) {
+    queued.push_back(job.id);
+  }
+  EXPECT_EQ(queued, (std::vector<int64_t>{low, high1, mid}));
+  EXPECT_EQ(log_->ListJobs()->size(), 6u);
+}
+
+TEST_F(JobTest, CommitTrialCountsTrialsStoresStateAndTracksTheBest) {
+  int64_t id = log_->CreateJob(SampleSpec())->id;
+  Record ok = SampleRecord(R"({"mc":1})", 2e-3);
+  ok.job_id = id;
+  Record faster = SampleRecord(R"({"mc":2})", 1e-3);
+  faster.job_id = id;
+  Record crashed = FailedRecord(ErrorKind::kRuntimeCrash);
+  crashed.job_id = id;
+  ASSERT_TRUE(log_->CommitTrial(ok, "state-1").ok());
+  absl::StatusOr<Record> best = log_->CommitTrial(faster, "state-2");
+  ASSERT_TRUE(best.ok()) << best.status();
+  ASSERT_TRUE(log_->CommitTrial(crashed, "state-3").ok());
+
+  Job job = *log_->GetJob(id);
+  EXPECT_EQ(job.trials_done, 3);
+  EXPECT_EQ(job.trials_failed, 1);
+  EXPECT_EQ(job.search_state, "state-3");
+  ASSERT_TRUE(job.best_secs.has_value());
+  EXPECT_DOUBLE_EQ(*job.best_secs, 1e-3);
+  EXPECT_EQ(job.best_record_id, best->id);
+  EXPECT_EQ(log_->ListRecords({.job_id = id})->size(), 3u);
+
+  ASSERT_TRUE(log_->SaveJobProgress(id, "resumable").ok());
+  EXPECT_EQ(log_->GetJob(id)->search_state, "resumable");
+}
+
+TEST_F(JobTest, CommitTrialIsAllOrNothing) {
+  int64_t id = log_->CreateJob(SampleSpec())->id;
+  Record first = SampleRecord();
+  first.job_id = id;
+  absl::StatusOr<Record> stored = log_->CommitTrial(first, "after-first");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+
+  // The job's counters are updated before the record is inserted; the duplicate uid makes the
+  // insert fail, so the counter update must be rolled back with it.
+  Record duplicate = SampleRecord(R"({"mc":99})");
+  duplicate.job_id = id;
+  duplicate.uid = stored->uid;
+  absl::StatusOr<Record> failed = log_->CommitTrial(duplicate, "must-not-stick");
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kAlreadyExists);
+  Job job = *log_->GetJob(id);
+  EXPECT_EQ(job.trials_done, 1);
+  EXPECT_EQ(job.search_state, "after-first");
+  EXPECT_EQ(*log_->CountRecords(), 1);
+
+  // An unknown job writes no record.
+  Record orphan = SampleRecord();
+  orphan.job_id = id + 100;
+  EXPECT_EQ(log_->CommitTrial(orphan, "x").status().code(), absl::StatusCode::kNotFound);
+  Record no_job = SampleRecord();
+  EXPECT_EQ(log_->CommitTrial(no_job, "x").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*log_->CountRecords(), 1);
+}
+
+}  // namespace
+}  // namespace tune
