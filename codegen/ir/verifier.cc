@@ -1,0 +1,265 @@
+#include "codegen/ir/verifier.h"
+
+#include <set>
+#include <string>
+
+#include "codegen/ir/printer.h"
+#include "codegen/ir/visitor.h"
+#include "common/strings.h"
+
+namespace tune::ir {
+namespace {
+
+// The first line of a statement's text: enough to name it in a message.
+std::string Head(const Stmt& s) {
+  std::string text = ToText(s);
+  size_t eol = text.find('\n');
+  return eol == std::string::npos ? text : text.substr(0, eol);
+}
+
+bool IsIdentifier(const std::string& name) {
+  if (name.empty()) {
+    return false;
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!alpha && !(c >= '0' && c <= '9' && i > 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class Verifier final : public IrVisitor {
+ public:
+  explicit Verifier(const LoweredFunc& func) : func_(func) {}
+
+  absl::Status Run() {
+    if (!IsIdentifier(func_.name)) {
+      return absl::InvalidArgumentError(
+          StrCat("Verify: function name '", func_.name, "' is not a C identifier"));
+    }
+    std::set<std::string> names;
+    for (const Buffer& b : func_.params) {
+      if (!b.defined()) {
+        return Error("parameter", "is undefined");
+      }
+      if (b.scope() != MemoryScope::kGlobal || b.element_type() != Type::Float32()) {
+        return Error(StrCat("parameter ", b.name()), "must be a global float32 buffer");
+      }
+      if (!names.insert(b.name()).second) {
+        return Error(StrCat("parameter ", b.name()), "appears twice");
+      }
+      buffers_.insert(b.get());
+    }
+    if (!func_.body.defined()) {
+      return Error("body", "is undefined");
+    }
+    VisitStmt(func_.body);
+    return status_;
+  }
+
+ protected:
+  void Fail(const std::string& what, const std::string& rule) {
+    if (status_.ok()) {
+      status_ = Error(what, rule);
+    }
+  }
+
+  absl::Status Error(const std::string& what, const std::string& rule) const {
+    return absl::InvalidArgumentError(StrCat("Verify ", func_.name, ": ", what, " ", rule));
+  }
+
+  void CheckBuffer(const Buffer& b, const std::string& node) {
+    if (!b.defined() || buffers_.count(b.get()) == 0) {
+      Fail(StrCat("`", node, "`"),
+           StrCat("uses buffer ", b.defined() ? b.name() : std::string("<undefined>"),
+                  " which is neither a parameter nor allocated around it"));
+    }
+  }
+
+  void CheckIndex(const Expr& index, const std::string& node) {
+    if (!index.defined() || !index.type().is_int()) {
+      Fail(StrCat("`", node, "`"), "has a non-integer index");
+    }
+  }
+
+  void CheckSame(const Expr& a, const Expr& b, const Expr& node) {
+    if (!a.defined() || !b.defined() || a.type() != b.type()) {
+      Fail(StrCat("`", ToText(node), "`"), "has operands of different types");
+    }
+  }
+
+  void VisitBinaryChecked(const BinaryExprNode* op) {
+    CheckSame(op->a, op->b, Expr(op));
+    VisitBinary(op);
+  }
+
+  void Visit(const Variable* op) override {
+    if (bound_.count(op) == 0) {
+      Fail(StrCat("variable ", op->name), "is used outside the scope of its binding");
+    }
+  }
+  void Visit(const Add* op) override { VisitBinaryChecked(op); }
+  void Visit(const Sub* op) override { VisitBinaryChecked(op); }
+  void Visit(const Mul* op) override { VisitBinaryChecked(op); }
+  void Visit(const Div* op) override { VisitBinaryChecked(op); }
+  void Visit(const Mod* op) override { VisitBinaryChecked(op); }
+  void Visit(const Min* op) override { VisitBinaryChecked(op); }
+  void Visit(const Max* op) override { VisitBinaryChecked(op); }
+  void Visit(const EQ* op) override { VisitBinaryChecked(op); }
+  void Visit(const NE* op) override { VisitBinaryChecked(op); }
+  void Visit(const LT* op) override { VisitBinaryChecked(op); }
+  void Visit(const LE* op) override { VisitBinaryChecked(op); }
+  void Visit(const GT* op) override { VisitBinaryChecked(op); }
+  void Visit(const GE* op) override { VisitBinaryChecked(op); }
+  void Visit(const And* op) override { VisitBinaryChecked(op); }
+  void Visit(const Or* op) override { VisitBinaryChecked(op); }
+
+  void Visit(const Select* op) override {
+    CheckSame(op->true_value, op->false_value, Expr(op));
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const Fma* op) override {
+    CheckSame(op->a, op->b, Expr(op));
+    CheckSame(op->a, op->c, Expr(op));
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const Load* op) override {
+    std::string text = ToText(Expr(op));
+    CheckBuffer(op->buffer, text);
+    CheckIndex(op->index, text);
+    if (op->index.defined() && op->type.lanes() != op->index.type().lanes()) {
+      Fail(StrCat("`", text, "`"), "has a result with other lanes than its index");
+    }
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const AddressOf* op) override {
+    std::string text = ToText(Expr(op));
+    CheckBuffer(op->buffer, text);
+    CheckIndex(op->index, text);
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const Store* op) override {
+    std::string text = Head(Stmt(op));
+    CheckBuffer(op->buffer, text);
+    CheckIndex(op->index, text);
+    if (op->index.defined() && op->value.defined() &&
+        op->value.type() != op->buffer.element_type().WithLanes(op->index.type().lanes())) {
+      Fail(StrCat("`", text, "`"),
+           StrCat("stores a ", op->value.type().ToString(), " value through an index of ",
+                  op->index.type().lanes(), " lanes"));
+    }
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const For* op) override {
+    std::string text = Head(Stmt(op));
+    VisitExpr(op->min);
+    VisitExpr(op->extent);
+    if (op->loop_kind == LoopKind::kVectorized || op->loop_kind == LoopKind::kUnrolled) {
+      std::optional<int64_t> extent = AsConstInt(op->extent);
+      if (!extent || *extent < 0) {
+        Fail(StrCat("`", text, "`"),
+             StrCat("is ", LoopKindName(op->loop_kind), " but its extent is not a constant >= 0"));
+      }
+    }
+    bool parallel = op->loop_kind == LoopKind::kParallel;
+    bool gpu = IsGpuLoop(op->loop_kind);
+    if (parallel && (parallel_depth_ > 0 || gpu_depth_ > 0)) {
+      Fail(StrCat("`", text, "`"), "is a parallel loop inside a parallel or GPU loop");
+    }
+    if (gpu && parallel_depth_ > 0) {
+      Fail(StrCat("`", text, "`"), "is a GPU loop inside a parallel loop");
+    }
+    if (op->thread_axis < 0 || op->thread_axis > 2 || (!gpu && op->thread_axis != 0)) {
+      Fail(StrCat("`", text, "`"), "has a thread axis outside 0..2 or on a non-GPU loop");
+    }
+    parallel_depth_ += parallel ? 1 : 0;
+    gpu_depth_ += gpu ? 1 : 0;
+    gpu_thread_depth_ += op->loop_kind == LoopKind::kGpuThread ? 1 : 0;
+    Bind(op->var, text);
+    VisitStmt(op->body);
+    bound_.erase(op->var.get());
+    parallel_depth_ -= parallel ? 1 : 0;
+    gpu_depth_ -= gpu ? 1 : 0;
+    gpu_thread_depth_ -= op->loop_kind == LoopKind::kGpuThread ? 1 : 0;
+  }
+
+  void Visit(const IfThenElse* op) override {
+    if (!op->condition.defined() || op->condition.type() != Type::Bool()) {
+      Fail(StrCat("`", Head(Stmt(op)), "`"), "has a condition that is not a scalar bool");
+    }
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const LetStmt* op) override {
+    VisitExpr(op->value);
+    if (op->value.type() != op->var.type()) {
+      Fail(StrCat("`", Head(Stmt(op)), "`"), "binds a value of another type than its variable");
+    }
+    Bind(op->var, Head(Stmt(op)));
+    VisitStmt(op->body);
+    bound_.erase(op->var.get());
+  }
+
+  void Visit(const Allocate* op) override {
+    std::string text = Head(Stmt(op));
+    MemoryScope scope = op->buffer.scope();
+    if (scope == MemoryScope::kGlobal) {
+      Fail(StrCat("`", text, "`"), "allocates a global buffer");
+    }
+    if ((scope == MemoryScope::kGpuShared || scope == MemoryScope::kGpuLocal) && gpu_depth_ == 0) {
+      Fail(StrCat("`", text, "`"), "allocates GPU memory outside GPU loops");
+    }
+    if (op->size < 1) {
+      Fail(StrCat("`", text, "`"), "has a size < 1");
+    }
+    if (!buffers_.insert(op->buffer.get()).second) {
+      Fail(StrCat("`", text, "`"), "allocates a buffer that is already in scope");
+      return;
+    }
+    VisitStmt(op->body);
+    buffers_.erase(op->buffer.get());
+  }
+
+  void Visit(const Evaluate* op) override {
+    if (op->value.As<CallExtern>() == nullptr) {
+      Fail(StrCat("`", Head(Stmt(op)), "`"), "evaluates something other than a call");
+    }
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const Barrier* op) override {
+    if (gpu_thread_depth_ == 0) {
+      Fail("`barrier()`", "is outside a gpu_thread loop");
+    }
+  }
+
+ private:
+  void Bind(const Var& var, const std::string& node) {
+    if (!bound_.insert(var.get()).second) {
+      Fail(StrCat("`", node, "`"),
+           StrCat("binds variable ", var.name(), " again inside its own scope"));
+    }
+  }
+
+  const LoweredFunc& func_;
+  absl::Status status_;
+  std::set<const Variable*> bound_;
+  std::set<const BufferNode*> buffers_;
+  int parallel_depth_ = 0;
+  int gpu_depth_ = 0;
+  int gpu_thread_depth_ = 0;
+};
+
+}  // namespace
+
+absl::Status Verify(const LoweredFunc& func) { return Verifier(func).Run(); }
+
+}  // namespace tune::ir

@@ -1,0 +1,463 @@
+#include "codegen/ir/visitor.h"
+
+#include "common/status.h"
+
+namespace tune::ir {
+// --- IrVisitor ------------------------------------------------------------------------------
+void IrVisitor::VisitExpr(const Expr& e) {
+  if (!e.defined()) {
+    return;
+  }
+  switch (e.kind()) {
+    case NodeKind::kIntImm:
+      return Visit(static_cast<const IntImm*>(e.get()));
+    case NodeKind::kFloatImm:
+      return Visit(static_cast<const FloatImm*>(e.get()));
+    case NodeKind::kVar:
+      return Visit(static_cast<const Variable*>(e.get()));
+    case NodeKind::kAdd:
+      return Visit(static_cast<const Add*>(e.get()));
+    case NodeKind::kSub:
+      return Visit(static_cast<const Sub*>(e.get()));
+    case NodeKind::kMul:
+      return Visit(static_cast<const Mul*>(e.get()));
+    case NodeKind::kDiv:
+      return Visit(static_cast<const Div*>(e.get()));
+    case NodeKind::kMod:
+      return Visit(static_cast<const Mod*>(e.get()));
+    case NodeKind::kMin:
+      return Visit(static_cast<const Min*>(e.get()));
+    case NodeKind::kMax:
+      return Visit(static_cast<const Max*>(e.get()));
+    case NodeKind::kEQ:
+      return Visit(static_cast<const EQ*>(e.get()));
+    case NodeKind::kNE:
+      return Visit(static_cast<const NE*>(e.get()));
+    case NodeKind::kLT:
+      return Visit(static_cast<const LT*>(e.get()));
+    case NodeKind::kLE:
+      return Visit(static_cast<const LE*>(e.get()));
+    case NodeKind::kGT:
+      return Visit(static_cast<const GT*>(e.get()));
+    case NodeKind::kGE:
+      return Visit(static_cast<const GE*>(e.get()));
+    case NodeKind::kAnd:
+      return Visit(static_cast<const And*>(e.get()));
+    case NodeKind::kOr:
+      return Visit(static_cast<const Or*>(e.get()));
+    case NodeKind::kNot:
+      return Visit(static_cast<const Not*>(e.get()));
+    case NodeKind::kSelect:
+      return Visit(static_cast<const Select*>(e.get()));
+    case NodeKind::kCast:
+      return Visit(static_cast<const Cast*>(e.get()));
+    case NodeKind::kBroadcast:
+      return Visit(static_cast<const Broadcast*>(e.get()));
+    case NodeKind::kRamp:
+      return Visit(static_cast<const Ramp*>(e.get()));
+    case NodeKind::kLoad:
+      return Visit(static_cast<const Load*>(e.get()));
+    case NodeKind::kFma:
+      return Visit(static_cast<const Fma*>(e.get()));
+    case NodeKind::kCallExtern:
+      return Visit(static_cast<const CallExtern*>(e.get()));
+    case NodeKind::kAddressOf:
+      return Visit(static_cast<const AddressOf*>(e.get()));
+    case NodeKind::kStore:
+    case NodeKind::kFor:
+    case NodeKind::kBlock:
+    case NodeKind::kIfThenElse:
+    case NodeKind::kLetStmt:
+    case NodeKind::kAllocate:
+    case NodeKind::kEvaluate:
+    case NodeKind::kBarrier:
+      TUNE_CHECK(false) << "VisitExpr: statement node " << NodeKindName(e.kind());
+      return;
+  }
+}
+
+void IrVisitor::VisitStmt(const Stmt& s) {
+  if (!s.defined()) {
+    return;
+  }
+  switch (s.kind()) {
+    case NodeKind::kStore:
+      return Visit(static_cast<const Store*>(s.get()));
+    case NodeKind::kFor:
+      return Visit(static_cast<const For*>(s.get()));
+    case NodeKind::kBlock:
+      return Visit(static_cast<const Block*>(s.get()));
+    case NodeKind::kIfThenElse:
+      return Visit(static_cast<const IfThenElse*>(s.get()));
+    case NodeKind::kLetStmt:
+      return Visit(static_cast<const LetStmt*>(s.get()));
+    case NodeKind::kAllocate:
+      return Visit(static_cast<const Allocate*>(s.get()));
+    case NodeKind::kEvaluate:
+      return Visit(static_cast<const Evaluate*>(s.get()));
+    case NodeKind::kBarrier:
+      return Visit(static_cast<const Barrier*>(s.get()));
+    case NodeKind::kIntImm:
+    case NodeKind::kFloatImm:
+    case NodeKind::kVar:
+    case NodeKind::kAdd:
+    case NodeKind::kSub:
+    case NodeKind::kMul:
+    case NodeKind::kDiv:
+    case NodeKind::kMod:
+    case NodeKind::kMin:
+    case NodeKind::kMax:
+    case NodeKind::kEQ:
+    case NodeKind::kNE:
+    case NodeKind::kLT:
+    case NodeKind::kLE:
+    case NodeKind::kGT:
+    case NodeKind::kGE:
+    case NodeKind::kAnd:
+    case NodeKind::kOr:
+    case NodeKind::kNot:
+    case NodeKind::kSelect:
+    case NodeKind::kCast:
+    case NodeKind::kBroadcast:
+    case NodeKind::kRamp:
+    case NodeKind::kLoad:
+    case NodeKind::kFma:
+    case NodeKind::kCallExtern:
+    case NodeKind::kAddressOf:
+      TUNE_CHECK(false) << "VisitStmt: expression node " << NodeKindName(s.kind());
+      return;
+  }
+}
+
+void IrVisitor::VisitBinary(const BinaryExprNode* op) {
+  VisitExpr(op->a);
+  VisitExpr(op->b);
+}
+
+void IrVisitor::Visit(const IntImm* op) {}
+void IrVisitor::Visit(const FloatImm* op) {}
+void IrVisitor::Visit(const Variable* op) {}
+void IrVisitor::Visit(const Add* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Sub* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Mul* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Div* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Mod* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Min* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Max* op) { VisitBinary(op); }
+void IrVisitor::Visit(const EQ* op) { VisitBinary(op); }
+void IrVisitor::Visit(const NE* op) { VisitBinary(op); }
+void IrVisitor::Visit(const LT* op) { VisitBinary(op); }
+void IrVisitor::Visit(const LE* op) { VisitBinary(op); }
+void IrVisitor::Visit(const GT* op) { VisitBinary(op); }
+void IrVisitor::Visit(const GE* op) { VisitBinary(op); }
+void IrVisitor::Visit(const And* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Or* op) { VisitBinary(op); }
+void IrVisitor::Visit(const Not* op) { VisitExpr(op->a); }
+void IrVisitor::Visit(const Select* op) {
+  VisitExpr(op->condition);
+  VisitExpr(op->true_value);
+  VisitExpr(op->false_value);
+}
+void IrVisitor::Visit(const Cast* op) { VisitExpr(op->value); }
+void IrVisitor::Visit(const Broadcast* op) { VisitExpr(op->value); }
+void IrVisitor::Visit(const Ramp* op) {
+  VisitExpr(op->base);
+  VisitExpr(op->stride);
+}
+void IrVisitor::Visit(const Load* op) { VisitExpr(op->index); }
+void IrVisitor::Visit(const Fma* op) {
+  VisitExpr(op->a);
+  VisitExpr(op->b);
+  VisitExpr(op->c);
+}
+void IrVisitor::Visit(const CallExtern* op) {
+  for (const Expr& arg : op->args) {
+    VisitExpr(arg);
+  }
+}
+void IrVisitor::Visit(const AddressOf* op) { VisitExpr(op->index); }
+void IrVisitor::Visit(const Store* op) {
+  VisitExpr(op->index);
+  VisitExpr(op->value);
+}
+void IrVisitor::Visit(const For* op) {
+  VisitExpr(op->min);
+  VisitExpr(op->extent);
+  VisitStmt(op->body);
+}
+void IrVisitor::Visit(const Block* op) {
+  for (const Stmt& s : op->stmts) {
+    VisitStmt(s);
+  }
+}
+void IrVisitor::Visit(const IfThenElse* op) {
+  VisitExpr(op->condition);
+  VisitStmt(op->then_case);
+  VisitStmt(op->else_case);
+}
+void IrVisitor::Visit(const LetStmt* op) {
+  VisitExpr(op->value);
+  VisitStmt(op->body);
+}
+void IrVisitor::Visit(const Allocate* op) { VisitStmt(op->body); }
+void IrVisitor::Visit(const Evaluate* op) { VisitExpr(op->value); }
+void IrVisitor::Visit(const Barrier* op) {}
+
+// --- IrMutator ------------------------------------------------------------------------------
+Expr IrMutator::Mutate(const Expr& e) {
+  if (!e.defined()) {
+    return e;
+  }
+  switch (e.kind()) {
+    case NodeKind::kIntImm:
+      return Visit(static_cast<const IntImm*>(e.get()));
+    case NodeKind::kFloatImm:
+      return Visit(static_cast<const FloatImm*>(e.get()));
+    case NodeKind::kVar:
+      return Visit(static_cast<const Variable*>(e.get()));
+    case NodeKind::kAdd:
+      return Visit(static_cast<const Add*>(e.get()));
+    case NodeKind::kSub:
+      return Visit(static_cast<const Sub*>(e.get()));
+    case NodeKind::kMul:
+      return Visit(static_cast<const Mul*>(e.get()));
+    case NodeKind::kDiv:
+      return Visit(static_cast<const Div*>(e.get()));
+    case NodeKind::kMod:
+      return Visit(static_cast<const Mod*>(e.get()));
+    case NodeKind::kMin:
+      return Visit(static_cast<const Min*>(e.get()));
+    case NodeKind::kMax:
+      return Visit(static_cast<const Max*>(e.get()));
+    case NodeKind::kEQ:
+      return Visit(static_cast<const EQ*>(e.get()));
+    case NodeKind::kNE:
+      return Visit(static_cast<const NE*>(e.get()));
+    case NodeKind::kLT:
+      return Visit(static_cast<const LT*>(e.get()));
+    case NodeKind::kLE:
+      return Visit(static_cast<const LE*>(e.get()));
+    case NodeKind::kGT:
+      return Visit(static_cast<const GT*>(e.get()));
+    case NodeKind::kGE:
+      return Visit(static_cast<const GE*>(e.get()));
+    case NodeKind::kAnd:
+      return Visit(static_cast<const And*>(e.get()));
+    case NodeKind::kOr:
+      return Visit(static_cast<const Or*>(e.get()));
+    case NodeKind::kNot:
+      return Visit(static_cast<const Not*>(e.get()));
+    case NodeKind::kSelect:
+      return Visit(static_cast<const Select*>(e.get()));
+    case NodeKind::kCast:
+      return Visit(static_cast<const Cast*>(e.get()));
+    case NodeKind::kBroadcast:
+      return Visit(static_cast<const Broadcast*>(e.get()));
+    case NodeKind::kRamp:
+      return Visit(static_cast<const Ramp*>(e.get()));
+    case NodeKind::kLoad:
+      return Visit(static_cast<const Load*>(e.get()));
+    case NodeKind::kFma:
+      return Visit(static_cast<const Fma*>(e.get()));
+    case NodeKind::kCallExtern:
+      return Visit(static_cast<const CallExtern*>(e.get()));
+    case NodeKind::kAddressOf:
+      return Visit(static_cast<const AddressOf*>(e.get()));
+    case NodeKind::kStore:
+    case NodeKind::kFor:
+    case NodeKind::kBlock:
+    case NodeKind::kIfThenElse:
+    case NodeKind::kLetStmt:
+    case NodeKind::kAllocate:
+    case NodeKind::kEvaluate:
+    case NodeKind::kBarrier:
+      TUNE_CHECK(false) << "Mutate: statement node " << NodeKindName(e.kind()) << " as expression";
+      return e;
+  }
+  return e;
+}
+
+Stmt IrMutator::Mutate(const Stmt& s) {
+  if (!s.defined()) {
+    return s;
+  }
+  switch (s.kind()) {
+    case NodeKind::kStore:
+      return Visit(static_cast<const Store*>(s.get()));
+    case NodeKind::kFor:
+      return Visit(static_cast<const For*>(s.get()));
+    case NodeKind::kBlock:
+      return Visit(static_cast<const Block*>(s.get()));
+    case NodeKind::kIfThenElse:
+      return Visit(static_cast<const IfThenElse*>(s.get()));
+    case NodeKind::kLetStmt:
+      return Visit(static_cast<const LetStmt*>(s.get()));
+    case NodeKind::kAllocate:
+      return Visit(static_cast<const Allocate*>(s.get()));
+    case NodeKind::kEvaluate:
+      return Visit(static_cast<const Evaluate*>(s.get()));
+    case NodeKind::kBarrier:
+      return Visit(static_cast<const Barrier*>(s.get()));
+    case NodeKind::kIntImm:
+    case NodeKind::kFloatImm:
+    case NodeKind::kVar:
+    case NodeKind::kAdd:
+    case NodeKind::kSub:
+    case NodeKind::kMul:
+    case NodeKind::kDiv:
+    case NodeKind::kMod:
+    case NodeKind::kMin:
+    case NodeKind::kMax:
+    case NodeKind::kEQ:
+    case NodeKind::kNE:
+    case NodeKind::kLT:
+    case NodeKind::kLE:
+    case NodeKind::kGT:
+    case NodeKind::kGE:
+    case NodeKind::kAnd:
+    case NodeKind::kOr:
+    case NodeKind::kNot:
+    case NodeKind::kSelect:
+    case NodeKind::kCast:
+    case NodeKind::kBroadcast:
+    case NodeKind::kRamp:
+    case NodeKind::kLoad:
+    case NodeKind::kFma:
+    case NodeKind::kCallExtern:
+    case NodeKind::kAddressOf:
+      TUNE_CHECK(false) << "Mutate: expression node " << NodeKindName(s.kind()) << " as statement";
+      return s;
+  }
+  return s;
+}
+
+Expr IrMutator::Visit(const IntImm* op) { return Expr(op); }
+Expr IrMutator::Visit(const FloatImm* op) { return Expr(op); }
+Expr IrMutator::Visit(const Variable* op) { return Expr(op); }
+Expr IrMutator::Visit(const Add* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Sub* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Mul* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Div* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Mod* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Min* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Max* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const EQ* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const NE* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const LT* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const LE* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const GT* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const GE* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const And* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Or* op) { return MutateBinary(op); }
+Expr IrMutator::Visit(const Not* op) {
+  Expr a = Mutate(op->a);
+  return a.same_as(op->a) ? Expr(op) : Not::Make(std::move(a));
+}
+Expr IrMutator::Visit(const Select* op) {
+  Expr c = Mutate(op->condition);
+  Expr t = Mutate(op->true_value);
+  Expr f = Mutate(op->false_value);
+  if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) {
+    return Expr(op);
+  }
+  return Select::Make(std::move(c), std::move(t), std::move(f));
+}
+Expr IrMutator::Visit(const Cast* op) {
+  Expr v = Mutate(op->value);
+  return v.same_as(op->value) ? Expr(op) : Cast::Make(op->type, std::move(v));
+}
+Expr IrMutator::Visit(const Broadcast* op) {
+  Expr v = Mutate(op->value);
+  return v.same_as(op->value) ? Expr(op) : Broadcast::Make(std::move(v), op->lanes);
+}
+Expr IrMutator::Visit(const Ramp* op) {
+  Expr base = Mutate(op->base);
+  Expr stride = Mutate(op->stride);
+  if (base.same_as(op->base) && stride.same_as(op->stride)) {
+    return Expr(op);
+  }
+  return Ramp::Make(std::move(base), std::move(stride), op->lanes);
+}
+Expr IrMutator::Visit(const Load* op) {
+  Expr index = Mutate(op->index);
+  return index.same_as(op->index) ? Expr(op) : Load::Make(op->buffer, std::move(index));
+}
+Expr IrMutator::Visit(const Fma* op) {
+  Expr a = Mutate(op->a);
+  Expr b = Mutate(op->b);
+  Expr c = Mutate(op->c);
+  if (a.same_as(op->a) && b.same_as(op->b) && c.same_as(op->c)) {
+    return Expr(op);
+  }
+  return Fma::Make(std::move(a), std::move(b), std::move(c));
+}
+Expr IrMutator::Visit(const CallExtern* op) {
+  std::vector<Expr> args;
+  args.reserve(op->args.size());
+  bool changed = false;
+  for (const Expr& arg : op->args) {
+    args.push_back(Mutate(arg));
+    changed = changed || !args.back().same_as(arg);
+  }
+  return changed ? CallExtern::Make(op->type, op->symbol, std::move(args)) : Expr(op);
+}
+Expr IrMutator::Visit(const AddressOf* op) {
+  Expr index = Mutate(op->index);
+  return index.same_as(op->index) ? Expr(op) : AddressOf::Make(op->buffer, std::move(index));
+}
+Stmt IrMutator::Visit(const Store* op) {
+  Expr index = Mutate(op->index);
+  Expr value = Mutate(op->value);
+  if (index.same_as(op->index) && value.same_as(op->value)) {
+    return Stmt(op);
+  }
+  return Store::Make(op->buffer, std::move(index), std::move(value));
+}
+Stmt IrMutator::Visit(const For* op) {
+  Expr min = Mutate(op->min);
+  Expr extent = Mutate(op->extent);
+  Stmt body = Mutate(op->body);
+  if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) {
+    return Stmt(op);
+  }
+  return For::Make(op->var, std::move(min), std::move(extent), op->loop_kind, std::move(body),
+                   op->thread_axis);
+}
+Stmt IrMutator::Visit(const Block* op) {
+  std::vector<Stmt> stmts;
+  stmts.reserve(op->stmts.size());
+  bool changed = false;
+  for (const Stmt& s : op->stmts) {
+    stmts.push_back(Mutate(s));
+    changed = changed || !stmts.back().same_as(s);
+  }
+  return changed ? Block::Make(std::move(stmts)) : Stmt(op);
+}
+Stmt IrMutator::Visit(const IfThenElse* op) {
+  Expr c = Mutate(op->condition);
+  Stmt t = Mutate(op->then_case);
+  Stmt e = Mutate(op->else_case);
+  if (c.same_as(op->condition) && t.same_as(op->then_case) && e.same_as(op->else_case)) {
+    return Stmt(op);
+  }
+  return IfThenElse::Make(std::move(c), std::move(t), std::move(e));
+}
+Stmt IrMutator::Visit(const LetStmt* op) {
+  Expr value = Mutate(op->value);
+  Stmt body = Mutate(op->body);
+  if (value.same_as(op->value) && body.same_as(op->body)) {
+    return Stmt(op);
+  }
+  return LetStmt::Make(op->var, std::move(value), std::move(body));
+}
+Stmt IrMutator::Visit(const Allocate* op) {
+  Stmt body = Mutate(op->body);
+  return body.same_as(op->body) ? Stmt(op) : Allocate::Make(op->buffer, op->size, std::move(body));
+}
+Stmt IrMutator::Visit(const Evaluate* op) {
+  Expr value = Mutate(op->value);
+  return value.same_as(op->value) ? Stmt(op) : Evaluate::Make(std::move(value));
+}
+Stmt IrMutator::Visit(const Barrier* op) { return Stmt(op); }
+
+}  // namespace tune::ir

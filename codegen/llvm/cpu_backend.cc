@@ -1,0 +1,182 @@
+#include "codegen/llvm/cpu_backend.h"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "codegen/llvm/codegen_cpu.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace tune {
+namespace {
+
+constexpr const char* kTriple = "x86_64-unknown-linux-gnu";
+
+void InitializeX86() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeX86AsmParser();
+  });
+}
+
+struct ResolvedCpu {
+  std::string name;
+  std::string features;  // "+avx2,+fma,-avx512f,..." for the host; empty for a named CPU
+};
+
+ResolvedCpu ResolveCpu(const std::string& cpu) {
+  if (cpu != "native" && !cpu.empty()) {
+    return {cpu, ""};
+  }
+  std::vector<std::string> features;
+  for (const auto& entry : llvm::sys::getHostCPUFeatures()) {
+    features.push_back(StrCat(entry.second ? "+" : "-", entry.first().str()));
+  }
+  std::sort(features.begin(), features.end());
+  return {llvm::sys::getHostCPUName().str(), Join(features, ",")};
+}
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(
+    const ResolvedCpu& cpu, const CpuCodegenOptions& options) {
+  InitializeX86();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) {
+    return absl::InternalError(StrCat("LLVM has no x86-64 target: ", error));
+  }
+  llvm::TargetOptions target_options;
+  target_options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive;
+  switch (options.opt_level) {
+    case 0:
+      level = llvm::CodeGenOptLevel::None;
+      break;
+    case 1:
+      level = llvm::CodeGenOptLevel::Less;
+      break;
+    case 2:
+      level = llvm::CodeGenOptLevel::Default;
+      break;
+    default:
+      break;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(kTriple, cpu.name, cpu.features, target_options,
+                                  llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
+  if (machine == nullptr) {
+    return absl::InternalError(StrCat("LLVM could not create a target machine for ", cpu.name));
+  }
+  if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpu.name)) {
+    return absl::InvalidArgumentError(
+        StrCat("cpu: unknown x86-64 CPU '", cpu.name,
+               "'; expected an LLVM -mcpu name such as haswell, skylake-avx512, znver4 or "
+               "native"));
+  }
+  return machine;
+}
+
+void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = opt_level >= 2;
+  tuning.SLPVectorization = opt_level >= 2;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = llvm::OptimizationLevel::O3;
+  if (opt_level == 1) {
+    level = llvm::OptimizationLevel::O1;
+  } else if (opt_level == 2) {
+    level = llvm::OptimizationLevel::O2;
+  }
+  llvm::ModulePassManager passes = opt_level == 0
+                                       ? builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
+                                       : builder.buildPerModuleDefaultPipeline(level);
+  passes.run(module, mam);
+}
+
+// Builds, verifies and optimises the module, then emits it as `file_type`.
+absl::StatusOr<std::string> Emit(const std::vector<ir::LoweredFunc>& funcs,
+                                 const CpuCodegenOptions& options, llvm::CodeGenFileType file_type,
+                                 std::string* llvm_ir) {
+  if (funcs.empty()) {
+    return absl::InvalidArgumentError("EmitCpuObject: no functions to emit");
+  }
+  if (options.threads < 1) {
+    return absl::InvalidArgumentError(StrCat("threads: must be >= 1, got ", options.threads));
+  }
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return absl::InvalidArgumentError(StrCat("opt_level: must be 0..3, got ", options.opt_level));
+  }
+  ResolvedCpu cpu = ResolveCpu(options.cpu);
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, MakeTargetMachine(cpu, options));
+
+  llvm::LLVMContext context;
+  auto module = std::make_unique<llvm::Module>("tune", context);
+  module->setTargetTriple(kTriple);
+  module->setDataLayout(machine->createDataLayout());
+  llvm_backend::CodeGenCpu codegen(module.get(), options.threads, cpu.name, cpu.features);
+  for (const ir::LoweredFunc& func : funcs) {
+    RETURN_IF_ERROR(codegen.AddFunction(func));
+  }
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_stream(verify_errors);
+  if (llvm::verifyModule(*module, &verify_stream)) {
+    return absl::InternalError(StrCat("CPU codegen produced invalid LLVM IR: ", verify_errors));
+  }
+  Optimize(*module, *machine, options.opt_level);
+  if (llvm_ir != nullptr) {
+    llvm_ir->clear();
+    llvm::raw_string_ostream ir_stream(*llvm_ir);
+    module->print(ir_stream, nullptr);
+  }
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream out(buffer);
+  llvm::legacy::PassManager emit;
+  if (machine->addPassesToEmitFile(emit, out, nullptr, file_type)) {
+    return absl::InternalError("LLVM x86-64 target cannot emit this file type");
+  }
+  emit.run(*module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EmitCpuObject(const std::vector<ir::LoweredFunc>& funcs,
+                                          const CpuCodegenOptions& options, std::string* llvm_ir) {
+  return Emit(funcs, options, llvm::CodeGenFileType::ObjectFile, llvm_ir);
+}
+
+absl::StatusOr<std::string> EmitCpuAssembly(const std::vector<ir::LoweredFunc>& funcs,
+                                            const CpuCodegenOptions& options) {
+  return Emit(funcs, options, llvm::CodeGenFileType::AssemblyFile, nullptr);
+}
+
+std::string LlvmHostCpuName() { return llvm::sys::getHostCPUName().str(); }
+
+}  // namespace tune

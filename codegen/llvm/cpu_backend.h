@@ -1,0 +1,49 @@
+// The x86-64 CPU backend: lowered IR -> optimised LLVM module -> ELF object -> shared library.
+//
+// Runtime ABI of the produced code (see codegen/README.md): each LoweredFunc becomes the C
+// function `int32_t name(float* p0, float* p1, ...)` returning 0; parallel loops call libgomp's
+// GOMP_parallel with an outlined body when `threads` > 1.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "codegen/ir/ir.h"
+
+namespace tune {
+
+struct CpuCodegenOptions {
+  std::string cpu = "native";  // LLVM -mcpu name; "native" resolves to the host
+                               //   (llvm::sys::getHostCPUName + host features)
+  int threads = 1;             // parallel loops use up to this many threads; 1 = run serially
+  int opt_level = 3;           // 0..3
+};
+
+/// Translates lowered functions to an optimised LLVM module and emits an x86-64 ELF object.
+/// `llvm_ir` (optional) receives the optimised LLVM IR text. An unknown CPU name, bad options
+/// or a function name used twice are InvalidArgument; IR the CPU backend cannot lower (GPU
+/// loops, barriers, GPU memory scopes, an external symbol declared with two signatures) is
+/// Unimplemented or InvalidArgument; an LLVM failure is Internal.
+absl::StatusOr<std::string> EmitCpuObject(const std::vector<ir::LoweredFunc>& funcs,
+                                          const CpuCodegenOptions& options,
+                                          std::string* llvm_ir = nullptr);
+
+/// Like EmitCpuObject, but returns the x86-64 assembly text (for inspection and tests).
+absl::StatusOr<std::string> EmitCpuAssembly(const std::vector<ir::LoweredFunc>& funcs,
+                                            const CpuCodegenOptions& options);
+
+/// Links relocatable objects into a shared library at `out_path` with ld.lld-19 (found next to
+/// the LLVM install, /usr/lib/llvm-19/bin/ld.lld, or `ld.lld-19` on PATH), adding `-lgomp` and a
+/// DT_NEEDED on libgomp.so.1 when the objects use the OpenMP runtime, and the given extra
+/// libraries (`name` -> -lname; a path or an option starting with '-' is passed as is). Errors
+/// (linker missing, unreadable object, link failure with its stderr) are a Status.
+absl::Status LinkSharedObject(const std::vector<std::string>& object_files,
+                              const std::vector<std::string>& extra_libs,
+                              const std::string& out_path);
+
+/// The host CPU as LLVM names it (for tests that check common/host_cpu.h agrees).
+std::string LlvmHostCpuName();
+
+}  // namespace tune
