@@ -27,17 +27,11 @@ std::optional<int64_t> ParseInt(std::string_view text);
 
 /// Concatenates the text form of every argument (strings, numbers, string_views).
 template <typename... Args>
-std::string StrCat(const Args&... args) {
-  std::string out;
-  ((out += fmt::to_string(args)), ...);
-  return out;
-}
+std::string StrCat(const Args&... args);
 
 /// Appends the text form of every argument to `*out`.
 template <typename... Args>
-void StrAppend(std::string* out, const Args&... args) {
-  ((*out += fmt::to_string(args)), ...);
-}
+void StrAppend(std::string* out, const Args&... args);
 
 /// Joins with a separator.
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
@@ -51,3 +45,29 @@ struct fmt::formatter<absl::string_view> : fmt::formatter<std::string_view> {
     return fmt::formatter<std::string_view>::format(std::string_view(s.data(), s.size()), ctx);
   }
 };
+
+namespace tune {
+namespace strings_internal {
+inline void Append(std::string* out, absl::string_view s) { out->append(s.data(), s.size()); }
+inline void Append(std::string* out, std::string_view s) { out->append(s); }
+inline void Append(std::string* out, const std::string& s) { out->append(s); }
+inline void Append(std::string* out, const char* s) { out->append(s); }
+inline void Append(std::string* out, char c) { out->push_back(c); }
+template <typename T>
+void Append(std::string* out, const T& value) {
+  *out += fmt::to_string(value);
+}
+}  // namespace strings_internal
+
+template <typename... Args>
+std::string StrCat(const Args&... args) {
+  std::string out;
+  (strings_internal::Append(&out, args), ...);
+  return out;
+}
+
+template <typename... Args>
+void StrAppend(std::string* out, const Args&... args) {
+  (strings_internal::Append(out, args), ...);
+}
+}  // namespace tune

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   llvm-19-dev lld-19 libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
-  libsqlite3-dev sqlite3
+  libsqlite3-dev sqlite3 libssl-dev
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev

@@ -1,0 +1,262 @@
+// tune-bench: tune's generated kernels next to OpenBLAS and the measured FMA peak, in one run.
+//
+// For each workload: the template's default config, the best of N random configs (searched
+// once), and OpenBLAS (im2col + sgemm for conv2d), each then re-measured in `--runs` rounds
+// whose medians are reported. Kernels are measured through tune-server's measurement
+// supervisor (the same child process, timing rule and correctness check as a tuning job);
+// OpenBLAS is timed in-process with the same rule. Prints a Markdown table with ratios.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "bench/openblas_baseline.h"
+#include "bench/peak.h"
+#include "codegen/compiler.h"
+#include "common/host_cpu.h"
+#include "common/logging.h"
+#include "common/reference.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "proto/convert.h"
+#include "rpc_server/supervisor.h"
+#include "search/config_space.h"
+
+namespace tune::bench {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// TVM's rule in-process: one warm-up, `number` raised until a round lasts min_repeat_ms, then
+// the median of `repeat` rounds (seconds per call).
+template <typename Fn>
+double TimeInProcess(Fn fn, const TimingOptions& timing) {
+  using Clock = std::chrono::steady_clock;
+  fn();
+  int number = std::max(1, timing.number);
+  std::vector<double> rounds;
+  while (static_cast<int>(rounds.size()) < timing.repeat) {
+    auto start = Clock::now();
+    for (int i = 0; i < number; ++i) fn();
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    if (secs * 1e3 < timing.min_repeat_ms && number < (1 << 24)) {
+      number *= 2;
+      continue;
+    }
+    rounds.push_back(secs / number);
+  }
+  return Median(rounds);
+}
+
+struct Options {
+  std::vector<std::string> workloads = {"gemm:M=512,N=512,K=512",
+                                        "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"};
+  std::string target = "llvm -mcpu=native -threads=1";
+  int random = 64;
+  int runs = 5;
+  uint64_t seed = 1;
+  std::string worker_binary = TUNE_SERVER_PATH;
+  TimingOptions timing{.number = 1, .repeat = 5, .min_repeat_ms = 50, .timeout_ms = 20000};
+};
+
+class Bench {
+ public:
+  Bench(const Options& options, Target target, std::unique_ptr<rpc::MeasureSupervisor> sup)
+      : options_(options), target_(std::move(target)), compiler_(target_), sup_(std::move(sup)) {}
+
+  // Median seconds per call of one config through the supervisor; an error message otherwise.
+  absl::StatusOr<double> MeasureConfig(const Workload& w, const KernelTemplate& tpl,
+                                       const Config& config) {
+    ASSIGN_OR_RETURN(Artifact a, compiler_.BuildArtifact(w, tpl, config, "tune_bench_kernel"));
+    v1::MeasureRequest req;
+    req.set_trial_id(++trial_id_);
+    req.set_workload(w.ToString());
+    req.set_target(target_.ToString());
+    req.mutable_artifact()->set_shared_object(a.shared_object);
+    req.mutable_artifact()->set_hash(a.hash);
+    req.mutable_artifact()->set_entry_symbol(a.entry_symbol);
+    req.mutable_artifact()->set_template_name(a.template_name);
+    req.mutable_artifact()->set_config(a.config);
+    *req.mutable_timing() = TimingOptionsToProto(options_.timing);
+    ASSIGN_OR_RETURN(v1::Measurement pm, sup_->Measure(req));
+    ASSIGN_OR_RETURN(Measurement m, MeasurementFromProto(pm));
+    if (!m.ok()) {
+      return absl::InternalError(StrCat(ErrorKindName(m.error), ": ", m.message));
+    }
+    return m.MedianSecs();
+  }
+
+  int RunWorkload(const Workload& w) {
+    std::vector<const KernelTemplate*> templates = TemplatesFor(w, target_);
+    if (templates.empty()) {
+      std::fprintf(stderr, "tune-bench: no template for %s\n", w.ToString().c_str());
+      return 1;
+    }
+    const KernelTemplate& tpl = *templates.front();
+    ConfigSpace space = tpl.space(w, target_);
+    Config def = tpl.default_config(w, target_);
+
+    // Phase 1: search N random configs once.
+    std::mt19937_64 rng(options_.seed);
+    std::vector<Config> sampled;
+    for (int tries = 0; static_cast<int>(sampled.size()) < options_.random && tries < 100000;
+         ++tries) {
+      std::optional<Config> c = space.Sample(rng);
+      if (!c) break;
+      if (std::find(sampled.begin(), sampled.end(), *c) == sampled.end()) sampled.push_back(*c);
+    }
+    Config best = def;
+    double best_secs = 1e30;
+    int failures = 0;
+    for (const Config& c : sampled) {
+      absl::StatusOr<double> secs = MeasureConfig(w, tpl, c);
+      if (!secs.ok()) {
+        ++failures;
+        std::fprintf(stderr, "  config %s failed: %s\n", ConfigToString(c).c_str(),
+                     std::string(secs.status().message()).c_str());
+        continue;
+      }
+      if (*secs < best_secs) {
+        best_secs = *secs;
+        best = c;
+      }
+    }
+    std::fprintf(stderr, "%s: searched %zu random configs (%d failed)\n", w.ToString().c_str(),
+                 sampled.size(), failures);
+
+    // Phase 2: re-measure default, best and OpenBLAS in interleaved runs.
+    TensorSet tensors(w, options_.seed);
+    OpenblasKernel blas(w);
+    std::vector<const float*> inputs = tensors.InputPointers();
+    std::vector<double> t_def, t_best, t_blas;
+    for (int run = 0; run < options_.runs; ++run) {
+      absl::StatusOr<double> d = MeasureConfig(w, tpl, def);
+      absl::StatusOr<double> b = MeasureConfig(w, tpl, best);
+      if (!d.ok() || !b.ok()) {
+        std::fprintf(stderr, "tune-bench: re-measuring failed: %s\n",
+                     std::string((d.ok() ? b.status() : d.status()).message()).c_str());
+        return 1;
+      }
+      t_def.push_back(*d);
+      t_best.push_back(*b);
+      t_blas.push_back(TimeInProcess([&] { blas.Run(inputs, tensors.output()); }, options_.timing));
+    }
+    // The baseline's answer is checked like ours.
+    std::vector<float> want(tensors.output_size());
+    RunReference(w, inputs, want.data());
+    CompareResult cmp = CompareOutputs(w, tensors.output(), want.data(), tensors.output_size());
+    if (!cmp.ok) {
+      std::fprintf(stderr, "tune-bench: OpenBLAS baseline is wrong: %s\n", cmp.message.c_str());
+      return 1;
+    }
+    double gf = w.Flops() / 1e9;
+    rows_.push_back(Row{w.ToString(), tpl.name, ConfigToString(def), ConfigToString(best),
+                        gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas),
+                        static_cast<int>(sampled.size())});
+    return 0;
+  }
+
+  void Print(double peak_avx2, double peak_avx512) const {
+    const HostCpu& cpu = GetHostCpu();
+    std::printf("machine: %s (%d logical CPUs), target `%s`, OpenBLAS threads %d\n",
+                cpu.name.c_str(), cpu.cores, target_.ToString().c_str(), target_.threads);
+    std::printf("measured single-core FMA peak: %.1f GFLOPS (AVX2), %.1f GFLOPS (AVX-512)\n",
+                peak_avx2, peak_avx512);
+    std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n\n",
+                options_.runs, options_.timing.repeat, options_.timing.min_repeat_ms);
+    std::printf("| workload | tune default GFLOPS | tune best-of-N GFLOPS | OpenBLAS GFLOPS | "
+                "default/OpenBLAS | best/OpenBLAS | best/peak |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    double peak = std::max(peak_avx2, peak_avx512);
+    for (const Row& r : rows_) {
+      std::printf("| `%s` | %.1f | %.1f (N=%d) | %.1f | %.2f | %.2f | %.2f |\n",
+                  r.workload.c_str(), r.gflops_default, r.gflops_best, r.n, r.gflops_blas,
+                  r.gflops_default / r.gflops_blas, r.gflops_best / r.gflops_blas,
+                  peak > 0 ? r.gflops_best / peak : 0.0);
+    }
+    std::printf("\n");
+    for (const Row& r : rows_) {
+      std::printf("- `%s` (%s): default %s; best %s\n", r.workload.c_str(),
+                  std::string(r.tpl).c_str(), r.default_config.c_str(), r.best_config.c_str());
+    }
+  }
+
+ private:
+  struct Row {
+    std::string workload;
+    std::string_view tpl;
+    std::string default_config, best_config;
+    double gflops_default, gflops_best, gflops_blas;
+    int n;
+  };
+  const Options& options_;
+  Target target_;
+  Compiler compiler_;
+  std::unique_ptr<rpc::MeasureSupervisor> sup_;
+  uint64_t trial_id_ = 0;
+  std::vector<Row> rows_;
+};
+
+int Main(int argc, char** argv) {
+  Options options;
+  CLI::App app{"tune-bench: tune's kernels next to OpenBLAS and the FMA peak, in one run"};
+  app.add_option("--workload", options.workloads, "workloads (canonical text)");
+  app.add_option("--target", options.target, "CPU target");
+  app.add_option("--random", options.random, "random configs searched per workload")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--runs", options.runs, "re-measurement runs (medians reported)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--seed", options.seed, "seed of the random configs and inputs");
+  app.add_option("--min-repeat-ms", options.timing.min_repeat_ms, "minimum round length")
+      ->check(CLI::Range(1, 60000));
+  app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
+  CLI11_PARSE(app, argc, argv);
+  InitLoggingFromEnv();
+
+  absl::StatusOr<Target> parsed = Target::Parse(options.target);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "tune-bench: %s\n", std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  Target target = parsed->Resolved();
+  std::vector<Workload> workloads;
+  for (const std::string& text : options.workloads) {
+    absl::StatusOr<Workload> w = Workload::Parse(text);
+    if (!w.ok()) {
+      std::fprintf(stderr, "tune-bench: %s\n", std::string(w.status().message()).c_str());
+      return 2;
+    }
+    workloads.push_back(*w);
+  }
+  SetOpenblasThreads(target.threads);
+  rpc::SupervisorOptions sup_options;
+  sup_options.child_executable = options.worker_binary;
+  sup_options.child_env = {StrCat("OMP_NUM_THREADS=", target.threads)};
+  absl::StatusOr<std::unique_ptr<rpc::MeasureSupervisor>> sup =
+      rpc::MeasureSupervisor::Create(sup_options);
+  if (!sup.ok()) {
+    std::fprintf(stderr, "tune-bench: %s\n", std::string(sup.status().message()).c_str());
+    return 1;
+  }
+  double peak_avx2 = MeasureFmaPeakAvx2().value_or(0);
+  double peak_avx512 = MeasureFmaPeakAvx512().value_or(0);
+  Bench bench(options, target, std::move(*sup));
+  for (const Workload& w : workloads) {
+    if (int rc = bench.RunWorkload(w); rc != 0) return rc;
+  }
+  bench.Print(peak_avx2, peak_avx512);
+  return 0;
+}
+
+}  // namespace
+}  // namespace tune::bench
+
+int main(int argc, char** argv) { return tune::bench::Main(argc, argv); }

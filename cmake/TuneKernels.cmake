@@ -1,0 +1,83 @@
+# tune_add_kernel_library: tuned kernels at build time.
+#
+#   include(TuneKernels)
+#   tune_add_kernel_library(
+#     TARGET my_kernels                       # library target to link
+#     DB ${CMAKE_SOURCE_DIR}/tuning.db        # tuning log (may not exist: default configs)
+#     TARGET_STRING "llvm -mcpu=native -threads=1"
+#     WORKLOADS "gemm:M=512,N=512,K=512" "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"
+#     [NAMES my_gemm my_conv]                 # C function names, in workload order
+#     [HEADER my_kernels.h])                  # header file name (default <TARGET>.h)
+#
+# At build time tune-compile writes lib<TARGET>.so and the header into
+# ${CMAKE_CURRENT_BINARY_DIR}/<TARGET>/; they are rebuilt when tune-compile or the tuning log
+# changes (and, with Ninja, when the arguments change). <TARGET> is an IMPORTED shared library
+# whose include directory holds the header, so `target_link_libraries(app PRIVATE my_kernels)`
+# and `#include "my_kernels.h"` is all a consumer needs. Inside the tune project the tune-compile target is used; elsewhere the
+# tune-compile program is looked up on PATH (or set TUNE_COMPILE_EXECUTABLE).
+include_guard(GLOBAL)
+
+function(tune_add_kernel_library)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;DB;TARGET_STRING;HEADER" "WORKLOADS;NAMES")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tune_add_kernel_library: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  foreach(required TARGET TARGET_STRING WORKLOADS)
+    if(NOT ARG_${required})
+      message(FATAL_ERROR "tune_add_kernel_library: ${required} is required")
+    endif()
+  endforeach()
+  list(LENGTH ARG_WORKLOADS workload_count)
+  list(LENGTH ARG_NAMES name_count)
+  if(name_count GREATER workload_count)
+    message(FATAL_ERROR
+      "tune_add_kernel_library(${ARG_TARGET}): ${name_count} NAMES for ${workload_count} WORKLOADS")
+  endif()
+  if(NOT ARG_HEADER)
+    set(ARG_HEADER ${ARG_TARGET}.h)
+  endif()
+
+  set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET})
+  set(library ${out_dir}/lib${ARG_TARGET}.so)
+  set(header ${out_dir}/${ARG_HEADER})
+  # The include directory must exist when the build system is generated.
+  file(MAKE_DIRECTORY ${out_dir})
+
+  if(TARGET tune-compile)
+    set(tool $<TARGET_FILE:tune-compile>)
+    set(tool_depends tune-compile)
+  else()
+    find_program(TUNE_COMPILE_EXECUTABLE tune-compile REQUIRED)
+    set(tool ${TUNE_COMPILE_EXECUTABLE})
+    set(tool_depends ${TUNE_COMPILE_EXECUTABLE})
+  endif()
+
+  set(args --target "${ARG_TARGET_STRING}" --out ${library} --header ${header})
+  set(depends ${tool_depends})
+  if(ARG_DB)
+    list(APPEND args --db ${ARG_DB})
+    if(EXISTS ${ARG_DB})
+      list(APPEND depends ${ARG_DB})
+    endif()
+  endif()
+  foreach(workload IN LISTS ARG_WORKLOADS)
+    list(APPEND args --workload "${workload}")
+  endforeach()
+  foreach(name IN LISTS ARG_NAMES)
+    list(APPEND args --name ${name})
+  endforeach()
+
+  add_custom_command(
+    OUTPUT ${library} ${header}
+    COMMAND ${tool} ${args}
+    DEPENDS ${depends}
+    COMMENT "tune-compile: ${workload_count} kernel(s) into lib${ARG_TARGET}.so"
+    VERBATIM)
+  add_custom_target(${ARG_TARGET}_generate DEPENDS ${library} ${header})
+
+  add_library(${ARG_TARGET} SHARED IMPORTED GLOBAL)
+  set_target_properties(${ARG_TARGET} PROPERTIES
+    IMPORTED_LOCATION ${library}
+    INTERFACE_INCLUDE_DIRECTORIES ${out_dir})
+  add_dependencies(${ARG_TARGET} ${ARG_TARGET}_generate)
+endfunction()

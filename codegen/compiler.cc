@@ -1,0 +1,346 @@
+#include "codegen/compiler.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "codegen/c_header.h"
+#include "codegen/ir/visitor.h"
+#include "codegen/llvm/cpu_backend.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kOpenMpRuntime = "libgomp.so.1";
+
+// A scratch directory removed (with its contents) when the object goes away.
+class ScratchDir {
+ public:
+  static absl::StatusOr<ScratchDir> Create() {
+    std::error_code ec;
+    fs::path base = fs::temp_directory_path(ec);
+    if (ec) {
+      base = "/tmp";
+    }
+    std::string pattern = (base / "tune-build-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return absl::InternalError(StrCat("cannot create a scratch directory under ", base.string()));
+    }
+    return ScratchDir(pattern);
+  }
+  ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchDir& operator=(ScratchDir&&) = delete;
+  ~ScratchDir() {
+    if (!path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  std::string File(std::string_view name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+absl::Status WriteFile(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) {
+    return absl::UnavailableError(StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(StrCat("cannot read ", path));
+  }
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Writes `bytes` next to `path` and renames it into place, so a reader never sees half a file
+// and a failure leaves nothing at `path`.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  std::string tmp = StrCat(path, ".tmp.", getpid());
+  absl::Status written = WriteFile(tmp, bytes);
+  if (!written.ok()) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return absl::UnavailableError(StrCat("cannot write ", path, " (is its directory writable?)"));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return absl::UnavailableError(StrCat("cannot write ", path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  TUNE_CHECK(EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) == 1);
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += fmt::format("{:02x}", digest[i]);
+  }
+  return hex;
+}
+
+class ParallelLoopFinder final : public ir::IrVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void Visit(const ir::For* op) override {
+    if (op->loop_kind == ir::LoopKind::kParallel) {
+      found = true;
+    }
+    IrVisitor::Visit(op);
+  }
+};
+
+// The runtime libraries a set of kernels needs: the OpenMP runtime when a parallel loop runs on
+// more than one thread.
+std::vector<std::string> NeededLibs(const std::vector<ir::LoweredFunc>& funcs, int threads) {
+  if (threads <= 1) {
+    return {};
+  }
+  ParallelLoopFinder finder;
+  for (const ir::LoweredFunc& f : funcs) {
+    finder.VisitStmt(f.body);
+  }
+  if (!finder.found) {
+    return {};
+  }
+  return {std::string(kOpenMpRuntime)};
+}
+
+CpuCodegenOptions CodegenOptions(const Target& target) {
+  CpuCodegenOptions options;
+  options.cpu = target.cpu;
+  options.threads = target.threads;
+  return options;
+}
+
+// Object -> shared library bytes, through a scratch directory. A non-empty `soname` becomes the
+// library's DT_SONAME, so that programs linked against it record that name (not a path).
+absl::StatusOr<std::string> LinkInScratch(const ScratchDir& dir, std::string_view object,
+                                          const std::string& soname = "") {
+  const std::string object_path = dir.File("kernels.o");
+  const std::string so_path = dir.File("kernels.so");
+  RETURN_IF_ERROR(WriteFile(object_path, object));
+  std::vector<std::string> options;
+  if (!soname.empty()) {
+    options.push_back(StrCat("--soname=", soname));
+  }
+  RETURN_IF_ERROR(LinkSharedObject({object_path}, options, so_path));
+  return ReadFile(so_path);
+}
+
+// OK when a recorded choice can be built today: its template still exists, builds the workload
+// for the target (and is `required_template` when one was asked for), and its config is a
+// point of today's space. Otherwise the reason.
+absl::Status CheckRecorded(const KernelChoice& recorded, const Workload& workload,
+                           const Target& target, std::string_view required_template) {
+  const KernelTemplate* tpl = FindTemplate(recorded.template_name);
+  if (tpl == nullptr) {
+    return absl::NotFoundError(
+        StrCat("template '", recorded.template_name, "' is unknown to this build"));
+  }
+  if (tpl->op != workload.op() || tpl->target_kind != target.kind ||
+      (!required_template.empty() && tpl->name != required_template)) {
+    return absl::InvalidArgumentError(
+        StrCat("template '", recorded.template_name, "' does not apply"));
+  }
+  return tpl->space(workload, target).Validate(recorded.config);
+}
+
+}  // namespace
+
+bool IsCIdentifier(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {
+    return false;
+  }
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
+      return false;
+    }
+  }
+  return true;
+}
+
+Compiler::Compiler(Target target, BestConfigLookup lookup, LowerOptions lower)
+    : target_(std::move(target)), lookup_(std::move(lookup)), lower_(std::move(lower)) {}
+
+absl::StatusOr<ir::LoweredFunc> Compiler::BuildLowered(const Workload& workload,
+                                                       const KernelTemplate& tpl,
+                                                       const Config& config,
+                                                       std::string_view func_name) const {
+  if (!IsCIdentifier(func_name)) {
+    return absl::InvalidArgumentError(
+        StrCat("function name '", func_name, "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+  }
+  ASSIGN_OR_RETURN(ir::LoweredFunc func, tpl.build(workload, target_, config, func_name));
+  return Lower(std::move(func), lower_);
+}
+
+absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
+                                                 const KernelTemplate& tpl, const Config& config,
+                                                 std::string_view func_name) {
+  ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
+  Artifact artifact;
+  std::vector<ir::LoweredFunc> funcs = {std::move(func)};
+  ASSIGN_OR_RETURN(std::string object,
+                   EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));
+  ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
+  ASSIGN_OR_RETURN(artifact.shared_object, LinkInScratch(dir, object));
+  artifact.entry_symbol = std::string(func_name);
+  artifact.hash = Sha256Hex(artifact.shared_object);
+  artifact.needed_libs = NeededLibs(funcs, target_.threads);
+  artifact.template_name = std::string(tpl.name);
+  artifact.template_version = tpl.version;
+  artifact.config = ConfigToString(config);
+  return artifact;
+}
+
+absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std::string* origin) {
+  const Workload& workload = request.workload;
+  const KernelTemplate* tpl = nullptr;
+  if (!request.template_name.empty()) {
+    tpl = FindTemplate(request.template_name);
+    if (tpl == nullptr || tpl->op != workload.op() || tpl->target_kind != target_.kind) {
+      return absl::InvalidArgumentError(StrCat("template '", request.template_name,
+                                               "' does not build '", workload.ToString(),
+                                               "' for target '", target_.ToString(), "'"));
+    }
+  } else {
+    std::vector<const KernelTemplate*> candidates = TemplatesFor(workload, target_);
+    if (candidates.empty()) {
+      return absl::InvalidArgumentError(StrCat("no template builds '", workload.ToString(),
+                                               "' for target '", target_.ToString(), "'"));
+    }
+    tpl = candidates.front();
+  }
+  auto say = [&](std::string text) {
+    if (origin != nullptr) {
+      *origin = std::move(text);
+    }
+  };
+
+  if (request.config.has_value()) {
+    absl::Status valid = tpl->space(workload, target_).Validate(*request.config);
+    if (!valid.ok()) {
+      return absl::InvalidArgumentError(StrCat("config ", ConfigToString(*request.config), " for '",
+                                               workload.ToString(),
+                                               "': ", std::string(valid.message())));
+    }
+    say("given config");
+    return KernelChoice{std::string(tpl->name), tpl->version, *request.config, false};
+  }
+
+  std::string why = "no tuning log";
+  if (lookup_) {
+    ASSIGN_OR_RETURN(std::optional<KernelChoice> recorded, lookup_(workload, target_));
+    if (!recorded.has_value()) {
+      why = StrCat("no record for device ", target_.DeviceKey(), " in the tuning log");
+    } else {
+      absl::Status usable = CheckRecorded(*recorded, workload, target_, request.template_name);
+      if (usable.ok()) {
+        const KernelTemplate* rec_tpl = FindTemplate(recorded->template_name);
+        std::string text = "the tuning log";
+        if (recorded->template_version != rec_tpl->version) {
+          StrAppend(&text, " (measured with template version ", recorded->template_version,
+                    ", built with version ", rec_tpl->version, ")");
+        }
+        say(std::move(text));
+        return KernelChoice{std::string(rec_tpl->name), rec_tpl->version, recorded->config, true};
+      }
+      why = StrCat("the recorded config ", recorded->template_name, " ",
+                   ConfigToString(recorded->config), " is stale: ", std::string(usable.message()));
+      Logger("codegen")->warn("{}: {}; using the default config of {}", workload.ToString(), why,
+                              tpl->name);
+    }
+  }
+  say(StrCat("default config (", why, ")"));
+  return KernelChoice{std::string(tpl->name), tpl->version, tpl->default_config(workload, target_),
+                      false};
+}
+
+absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelRequest>& requests,
+                                                     const std::string& so_path,
+                                                     const std::string& header_path) {
+  if (target_.kind != TargetKind::kLlvm) {
+    return absl::InvalidArgumentError(
+        StrCat("target '", target_.ToString(),
+               "': kernel libraries are built for CPU targets only ('llvm -mcpu=<cpu> "
+               "-threads=<n>')"));
+  }
+  if (requests.empty()) {
+    return absl::InvalidArgumentError("no kernels requested: give at least one workload");
+  }
+  LibraryResult result;
+  result.so_path = so_path;
+  result.header_path = header_path;
+  std::set<std::string> names;
+  std::vector<ir::LoweredFunc> funcs;
+  for (const KernelRequest& request : requests) {
+    LibraryKernel kernel{
+        request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
+        request.workload, KernelChoice{}, ""};
+    if (!names.insert(kernel.func_name).second) {
+      return absl::InvalidArgumentError(
+          StrCat("function name '", kernel.func_name,
+                 "' is used twice: give each workload a distinct name"));
+    }
+    ASSIGN_OR_RETURN(kernel.choice, Choose(request, &kernel.origin));
+    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name);
+    TUNE_CHECK(tpl != nullptr);
+    ASSIGN_OR_RETURN(ir::LoweredFunc func,
+                     BuildLowered(request.workload, *tpl, kernel.choice.config, kernel.func_name));
+    funcs.push_back(std::move(func));
+    result.kernels.push_back(std::move(kernel));
+  }
+  result.needed_libs = NeededLibs(funcs, target_.threads);
+
+  ASSIGN_OR_RETURN(std::string object,
+                   EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir));
+  ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
+  ASSIGN_OR_RETURN(std::string shared_object,
+                   LinkInScratch(dir, object, fs::path(so_path).filename().string()));
+
+  HeaderSpec spec;
+  spec.guard_name = fs::path(header_path).filename().string();
+  spec.library_name = fs::path(so_path).filename().string();
+  spec.target = target_;
+  spec.needed_libs = result.needed_libs;
+  for (const LibraryKernel& k : result.kernels) {
+    spec.kernels.push_back({k.func_name, k.workload, k.choice.template_name,
+                            k.choice.template_version, ConfigToString(k.choice.config), k.origin});
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(so_path, shared_object));
+  absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
+  if (!header.ok()) {
+    std::error_code ec;
+    fs::remove(so_path, ec);
+    return header;
+  }
+  return result;
+}
+
+}  // namespace tune

@@ -1,0 +1,117 @@
+// tune::Compiler: from (workload, template, config) to loadable machine code. It builds single
+// artifacts for the tuning daemon's build pool, and whole kernel libraries (one shared library
+// plus a C header) for tune-compile, picking each kernel's config from the tuning log.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/lower.h"
+#include "codegen/templates/template.h"
+#include "common/target.h"
+#include "common/workload.h"
+#include "search/config_space.h"
+
+namespace tune {
+
+/// One kernel of a library.
+struct KernelRequest {
+  Workload workload;
+  std::string func_name;         // empty: DefaultFunctionName(workload)
+  std::optional<Config> config;  // set: build exactly this config (it must be valid)
+  std::string template_name;     // empty: the best template for the workload (TemplatesFor)
+};
+
+/// The template and config chosen for a kernel.
+struct KernelChoice {
+  std::string template_name;
+  int template_version = 0;
+  Config config;
+  bool from_log = false;  // true when the tuning log supplied the config
+};
+
+/// Where best configs come from (tune-compile wires the SQLite tuning log in; tests may pass a
+/// lambda): the best (template, config) recorded for (workload, target's device key), or
+/// nullopt when nothing is recorded. An error aborts the library build.
+using BestConfigLookup =
+    std::function<absl::StatusOr<std::optional<KernelChoice>>(const Workload&, const Target&)>;
+
+/// The build output for one config.
+struct Artifact {
+  std::string shared_object;             // bytes of an x86-64 ELF shared library
+  std::string entry_symbol;              // the kernel's C symbol
+  std::string hash;                      // SHA-256 of shared_object, 64 lowercase hex digits
+  std::vector<std::string> needed_libs;  // runtime libraries besides libc, e.g. libgomp.so.1
+  std::string template_name;
+  int template_version = 0;
+  std::string config;   // canonical config text
+  std::string llvm_ir;  // optimised LLVM IR of the kernel
+};
+
+/// One kernel of a built library, with where its config came from.
+struct LibraryKernel {
+  std::string func_name;
+  Workload workload;
+  KernelChoice choice;
+  std::string origin;  // "the tuning log", "default config (...why...)" or "given config"
+};
+
+struct LibraryResult {
+  std::string so_path;
+  std::string header_path;
+  std::vector<LibraryKernel> kernels;    // in request order
+  std::vector<std::string> needed_libs;  // e.g. libgomp.so.1 when threads > 1
+  std::string llvm_ir;                   // optimised LLVM IR of the whole library
+};
+
+class Compiler {
+ public:
+  /// `target` must be a CPU (llvm) target; `lookup` may be empty (every kernel then uses its
+  /// template's default config). `lower` is passed to the lowering pipeline of every kernel
+  /// (e.g. to print the IR after each stage).
+  Compiler(Target target, BestConfigLookup lookup = nullptr, LowerOptions lower = {});
+
+  const Target& target() const { return target_; }
+
+  /// Builds one artifact for one config: template IR -> lowering -> LLVM -> object -> shared
+  /// library, read back into memory. Used by the tuning daemon's build pool (thread-safe: no
+  /// shared mutable state). A config outside the template's space or a workload the template
+  /// does not build is InvalidArgument; a codegen or link failure is the backend's status.
+  absl::StatusOr<Artifact> BuildArtifact(const Workload& workload, const KernelTemplate& tpl,
+                                         const Config& config, std::string_view func_name);
+
+  /// Picks the template and config of one kernel: the request's own config when given, else
+  /// the lookup's record when it is still valid today, else the template's default config;
+  /// `origin` (optional) receives a sentence saying which and why. A request naming an
+  /// unknown template, an invalid given config or a workload no template builds is
+  /// InvalidArgument. A stale record (unknown template, or a config outside today's space) is
+  /// not an error: it is logged as a warning and the default is used.
+  absl::StatusOr<KernelChoice> Choose(const KernelRequest& request, std::string* origin = nullptr);
+
+  /// Chooses a config per kernel, builds them all into ONE shared library at `so_path` and
+  /// writes a C header documenting each function to `header_path`. Function names must be
+  /// distinct C identifiers (InvalidArgument otherwise); unwritable paths are errors naming
+  /// the path. Nothing is left at `so_path` or `header_path` when the build fails.
+  absl::StatusOr<LibraryResult> BuildLibrary(const std::vector<KernelRequest>& requests,
+                                             const std::string& so_path,
+                                             const std::string& header_path);
+
+ private:
+  /// Template IR for one kernel, lowered.
+  absl::StatusOr<ir::LoweredFunc> BuildLowered(const Workload& workload, const KernelTemplate& tpl,
+                                               const Config& config,
+                                               std::string_view func_name) const;
+
+  Target target_;
+  BestConfigLookup lookup_;
+  LowerOptions lower_;
+};
+
+/// True for a C identifier ([A-Za-z_][A-Za-z0-9_]*) that is not reserved by tune's runtime.
+bool IsCIdentifier(std::string_view name);
+
+}  // namespace tune

@@ -1,0 +1,26 @@
+// What the CPU templates need to know about a target's vector unit: how many float lanes one
+// register holds and how many registers there are. Derived from the host's CPUID for
+// `-mcpu=native`, else from a table of LLVM CPU names.
+#pragma once
+
+#include <string_view>
+
+#include "common/target.h"
+
+namespace tune {
+
+struct CpuVectorInfo {
+  int lanes = 4;       // float32 lanes of one vector register: 16 (AVX-512), 8 (AVX), 4 (SSE)
+  int registers = 16;  // architectural vector registers: 32 with AVX-512, else 16
+  bool fma = false;    // fused multiply-add instructions exist
+};
+
+/// The vector unit of an LLVM CPU name ("znver4", "haswell", "x86-64-v3", ...). Unknown names
+/// get the SSE baseline every x86-64 CPU has.
+CpuVectorInfo CpuVectorInfoForName(std::string_view cpu);
+
+/// The vector unit of a CPU target: the host's features when the target says `-mcpu=native`,
+/// else CpuVectorInfoForName(target.cpu).
+CpuVectorInfo CpuVectorInfoFor(const Target& target);
+
+}  // namespace tune

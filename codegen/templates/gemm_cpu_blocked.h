@@ -1,0 +1,23 @@
+// gemm.cpu.blocked: GotoBLAS/BLIS-style GEMM for x86-64 CPUs.
+//
+// Three cache loops (columns by nc, reduction by kc, rows by mc; their order is a knob) around
+// a register-blocked micro-kernel of mr rows x nr columns: nr is a multiple of the vector width,
+// the mr x nr accumulators live in vector registers, and each step of the reduction broadcasts
+// one element of A per row and multiplies it by nr/lanes vector loads of B with FMAs. A and B
+// are optionally packed into contiguous panels (pack_a, pack_b), the reduction loop is unrolled
+// by unroll_k, and tiles that do not divide the problem get smaller micro-kernels of the exact
+// remainder size (vectors plus scalar columns), so every M, N, K is computed exactly. The
+// epilogue (bias, relu, bias_relu) is applied when the last reduction block is stored. With
+// -threads > 1 the outermost non-reduction cache loop is parallel.
+//
+// Knobs: mr, nr, kc, mc, nc, unroll_k, pack_a, pack_b, order (see GemmCpuBlockedSpace's docs).
+#pragma once
+
+#include "codegen/templates/template.h"
+
+namespace tune {
+
+/// The gemm.cpu.blocked template (an entry of the explicit table in template.cc).
+extern const KernelTemplate kGemmCpuBlocked;
+
+}  // namespace tune

@@ -1,0 +1,65 @@
+#include "codegen/templates/template.h"
+
+#include <array>
+
+#include "codegen/templates/conv2d_cpu_direct.h"
+#include "codegen/templates/gemm_cpu_blocked.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+// Every template, best first within each (op, target kind).
+const std::array<const KernelTemplate*, 2>& Table() {
+  static const std::array<const KernelTemplate*, 2> table = {&kGemmCpuBlocked, &kConv2dCpuDirect};
+  return table;
+}
+
+}  // namespace
+
+std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
+  std::vector<const KernelTemplate*> out;
+  for (const KernelTemplate* t : Table()) {
+    if (t->op == workload.op() && t->target_kind == target.kind) {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+const KernelTemplate* FindTemplate(std::string_view name) {
+  for (const KernelTemplate* t : Table()) {
+    if (t->name == name) {
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<const KernelTemplate*> AllTemplates() { return {Table().begin(), Table().end()}; }
+
+std::string DefaultFunctionName(const Workload& workload) {
+  std::string name;
+  switch (workload.op()) {
+    case OpKind::kGemm: {
+      const GemmShape& g = workload.gemm();
+      name = StrCat("tune_gemm_M", g.m, "_N", g.n, "_K", g.k);
+      break;
+    }
+    case OpKind::kConv2d: {
+      const Conv2dShape& s = workload.conv2d();
+      name = StrCat("tune_conv2d_N", s.n, "_C", s.c, "_H", s.h, "_W", s.w, "_K", s.k, "_R", s.r,
+                    "_S", s.s, "_s", s.stride, "_p", s.pad);
+      if (s.dilation != 1) {
+        StrAppend(&name, "_d", s.dilation);
+      }
+      break;
+    }
+  }
+  if (workload.epilogue() != Epilogue::kNone) {
+    StrAppend(&name, "_", EpilogueName(workload.epilogue()));
+  }
+  return name;
+}
+
+}  // namespace tune

@@ -1,0 +1,50 @@
+// Schedule templates: named schedule families for one operator and one target kind. A template
+// turns (workload, target, config) into a LoweredFunc with the workload's canonical C ABI.
+//
+// The table of templates is explicit (template.cc lists them); nothing registers itself.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/ir/ir.h"
+#include "common/target.h"
+#include "common/workload.h"
+#include "search/config_space.h"
+
+namespace tune {
+
+struct KernelTemplate {
+  std::string_view name;  // e.g. "gemm.cpu.blocked"
+  int version;            // bumped whenever the generated code changes meaning or speed
+  OpKind op;
+  TargetKind target_kind;
+  /// The knobs, their candidates (which depend on the workload and the target) and the
+  /// constraints between them.
+  ConfigSpace (*space)(const Workload&, const Target&);
+  /// A decent config that is always valid in `space`.
+  Config (*default_config)(const Workload&, const Target&);
+  /// The kernel for one config, named `func_name`, with parameters in Workload::Arguments()
+  /// order. A config outside `space`, another op or another target kind is InvalidArgument.
+  absl::StatusOr<ir::LoweredFunc> (*build)(const Workload&, const Target&, const Config&,
+                                           std::string_view func_name);
+};
+
+/// The templates that apply to a workload on a target, best first (the first one's default is
+/// what tune-compile uses when the tuning log knows nothing). Empty when none applies.
+std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target);
+
+/// The template called `name`, or nullptr.
+const KernelTemplate* FindTemplate(std::string_view name);
+
+/// Every template, in table order.
+std::vector<const KernelTemplate*> AllTemplates();
+
+/// The default C function name of a workload, e.g. `tune_gemm_M512_N512_K512` or
+/// `tune_conv2d_N1_C64_H56_W56_K64_R3_S3_s1_p1` (with `_d2` for dilation 2 and `_bias`,
+/// `_relu` or `_bias_relu` for an epilogue). Deterministic: the same workload, the same name.
+std::string DefaultFunctionName(const Workload& workload);
+
+}  // namespace tune

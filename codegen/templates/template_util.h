@@ -1,0 +1,33 @@
+// Small pieces shared by the CPU templates: candidate lists clipped to a problem size, config
+// access, and the checks every build function starts with.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "codegen/templates/template.h"
+
+namespace tune {
+
+/// The candidates smaller than `extent`, plus `extent` itself (meaning "one block covers the
+/// whole dimension"), sorted and distinct.
+std::vector<int64_t> ClipToExtent(const std::vector<int64_t>& candidates, int64_t extent);
+
+/// The candidates <= `limit`, sorted and distinct; `fallback` alone when none is.
+std::vector<int64_t> AtMost(const std::vector<int64_t>& candidates, int64_t limit,
+                            int64_t fallback);
+
+/// The largest value of `values` that is <= `limit`, else the smallest value.
+int64_t LargestAtMost(const std::vector<int64_t>& values, int64_t limit);
+
+/// The value of knob `name` in a config already validated against its space.
+int64_t KnobValue(const Config& config, std::string_view name);
+
+/// OK when `tpl` applies to (workload, target) and `config` is a point of its space;
+/// InvalidArgument naming the template and the problem otherwise.
+absl::Status CheckBuildRequest(const KernelTemplate& tpl, const Workload& workload,
+                               const Target& target, const Config& config);
+
+}  // namespace tune

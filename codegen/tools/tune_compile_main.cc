@@ -1,0 +1,211 @@
+// tune-compile: builds one shared library plus a C header from workloads, using the best
+// configs recorded in a tuning log (or each template's default config when none is recorded).
+//
+//   tune-compile --db tuning.db --target 'llvm -mcpu=native -threads=1'
+//       --workload 'gemm:M=512,N=512,K=512' [--workload ...] [--name NAME]... [--config JSON]...
+//       --out libkernels.so --header kernels.h [--print-ir-after-all] [--emit-llvm FILE]
+//       [--log-level L]
+//
+// Exit codes: 0 success, 1 build or I/O failure, 2 bad command line (malformed workload or
+// target, unsupported target kind, bad names).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "codegen/compiler.h"
+#include "codegen/tools/tuning_log_lookup.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "common/version.h"
+#include "db/tuning_log.h"
+
+namespace tune {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+struct Flags {
+  std::string db;
+  std::string target;
+  std::vector<std::string> workloads;
+  std::vector<std::string> names;
+  std::vector<std::string> configs;
+  std::string out;
+  std::string header;
+  bool print_ir_after_all = false;
+  std::string emit_llvm;
+  std::string log_level;
+};
+
+void Fail(std::string_view what) { fmt::print(stderr, "tune-compile: error: {}\n", what); }
+
+// The requests from --workload and --name; a usage problem is InvalidArgument.
+absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
+  if (flags.configs.size() > flags.workloads.size()) {
+    return absl::InvalidArgumentError(
+        StrCat(flags.configs.size(), " --config values for ", flags.workloads.size(),
+               " --workload values: give at most one config per workload, in the same order"));
+  }
+  if (flags.names.size() > flags.workloads.size()) {
+    return absl::InvalidArgumentError(
+        StrCat(flags.names.size(), " --name values for ", flags.workloads.size(),
+               " --workload values: give at most one name per workload, in the same order"));
+  }
+  std::vector<KernelRequest> requests;
+  for (size_t i = 0; i < flags.workloads.size(); ++i) {
+    absl::StatusOr<Workload> workload = Workload::Parse(flags.workloads[i]);
+    if (!workload.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("--workload: ", std::string(workload.status().message())));
+    }
+    KernelRequest request{*workload, "", std::nullopt, ""};
+    if (i < flags.names.size()) {
+      if (!IsCIdentifier(flags.names[i])) {
+        return absl::InvalidArgumentError(
+            StrCat("--name '", flags.names[i], "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+      }
+      request.func_name = flags.names[i];
+    }
+    if (i < flags.configs.size() && !flags.configs[i].empty()) {
+      absl::StatusOr<Config> config = ParseConfig(flags.configs[i]);
+      if (!config.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat("--config '", flags.configs[i], "': ", std::string(config.status().message())));
+      }
+      request.config = *std::move(config);
+    }
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+// The lookup over --db, or none when --db is not given or names no file yet.
+absl::StatusOr<BestConfigLookup> OpenLookup(const std::string& db) {
+  if (db.empty()) {
+    fmt::print(stderr, "tune-compile: no --db given: every kernel uses its default config\n");
+    return BestConfigLookup();
+  }
+  if (!std::filesystem::exists(db)) {
+    fmt::print(stderr,
+               "tune-compile: tuning log {} does not exist: every kernel uses its default "
+               "config\n",
+               db);
+    return BestConfigLookup();
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(db, TuningLog::Mode::kReadOnly));
+  return TuningLogLookup(std::shared_ptr<TuningLog>(std::move(log)));
+}
+
+int Run(const Flags& flags) {
+  InitLoggingFromEnv();
+  if (!flags.log_level.empty()) {
+    if (absl::Status s = SetLogLevel(flags.log_level); !s.ok()) {
+      Fail(StrCat("--log-level: ", std::string(s.message())));
+      return kExitUsage;
+    }
+  }
+  absl::StatusOr<Target> target = Target::Parse(flags.target);
+  if (!target.ok()) {
+    Fail(StrCat("--target: ", std::string(target.status().message())));
+    return kExitUsage;
+  }
+  if (target->kind != TargetKind::kLlvm) {
+    Fail(StrCat("--target '", flags.target,
+                "': tune-compile builds CPU kernel libraries only; accepted form: "
+                "'llvm [-mcpu=<cpu>|native] [-threads=<n>]'"));
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<KernelRequest>> requests = ParseRequests(flags);
+  if (!requests.ok()) {
+    Fail(std::string(requests.status().message()));
+    return kExitUsage;
+  }
+  absl::StatusOr<BestConfigLookup> lookup = OpenLookup(flags.db);
+  if (!lookup.ok()) {
+    Fail(StrCat("--db: ", std::string(lookup.status().message())));
+    return kExitFailure;
+  }
+
+  LowerOptions lower;
+  if (flags.print_ir_after_all) {
+    lower.after_stage = [](std::string_view stage, const std::string& text) {
+      fmt::print(stderr, "// ----- IR after {} -----\n{}\n", stage, text);
+    };
+  }
+  Compiler compiler(*target, *std::move(lookup), std::move(lower));
+  absl::StatusOr<LibraryResult> result = compiler.BuildLibrary(*requests, flags.out, flags.header);
+  if (!result.ok()) {
+    Fail(std::string(result.status().message()));
+    return result.status().code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
+  for (const LibraryKernel& k : result->kernels) {
+    fmt::print(stderr, "tune-compile: {} = {}: {} v{} {} ({})\n", k.func_name,
+               k.workload.ToString(), k.choice.template_name, k.choice.template_version,
+               ConfigToString(k.choice.config), k.origin);
+  }
+  if (!flags.emit_llvm.empty()) {
+    std::ofstream out(flags.emit_llvm, std::ios::trunc);
+    out << result->llvm_ir;
+    out.close();
+    if (!out) {
+      Fail(StrCat("--emit-llvm: cannot write ", flags.emit_llvm));
+      return kExitFailure;
+    }
+  }
+  fmt::print(stderr, "tune-compile: wrote {} and {}{}\n", result->so_path, result->header_path,
+             result->needed_libs.empty()
+                 ? ""
+                 : StrCat(" (needs ", Join(result->needed_libs, ", "), " at run time)"));
+  return 0;
+}
+
+}  // namespace
+}  // namespace tune
+
+int main(int argc, char** argv) {
+  tune::Flags flags;
+  CLI::App app{
+      "tune-compile: builds a kernel library (shared object + C header) from the best "
+      "configs in a tuning log"};
+  app.set_version_flag("--version", std::string(tune::kTuneVersion));
+  app.add_option("--db", flags.db,
+                 "SQLite tuning log to take the best configs from (optional; without it, or "
+                 "when the file does not exist, each kernel uses its template's default config)");
+  app.add_option("--target", flags.target, "target, e.g. 'llvm -mcpu=native -threads=1'")
+      ->required();
+  app.add_option("--workload", flags.workloads,
+                 "workload, e.g. 'gemm:M=512,N=512,K=512' or "
+                 "'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1' (repeatable)")
+      ->required();
+  app.add_option("--name", flags.names,
+                 "C function name of the workload at the same position (repeatable; default "
+                 "derived from the workload, e.g. tune_gemm_M512_N512_K512)");
+  app.add_option("--config", flags.configs,
+                 "config of the workload at the same position instead of the tuning log's, as "
+                 "its JSON text, e.g. '{\"kc\":256,...}'; '' keeps the usual choice (repeatable)");
+  app.add_option("--out", flags.out, "shared library to write")->required();
+  app.add_option("--header", flags.header, "C header to write")->required();
+  app.add_flag("--print-ir-after-all", flags.print_ir_after_all,
+               "print the loop IR after every lowering stage to stderr");
+  app.add_option("--emit-llvm", flags.emit_llvm, "also write the optimised LLVM IR to FILE");
+  app.add_option("--log-level", flags.log_level,
+                 "trace, debug, info, warn, error, critical or off (default: TUNE_LOG_LEVEL or "
+                 "info)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return tune::kExitUsage;
+  }
+  return tune::Run(flags);
+}

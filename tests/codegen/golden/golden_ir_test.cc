@@ -1,0 +1,86 @@
+// Golden IR text: each template at a fixed shape, target and config, printed after lowering,
+// must match the file next to this test. With TUNE_UPDATE_GOLDEN=1 the test rewrites the files
+// instead (review the diff before committing it).
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "codegen/ir/printer.h"
+#include "codegen/lower.h"
+#include "codegen/templates/template.h"
+#include "gtest/gtest.h"
+
+namespace tune {
+namespace {
+
+struct GoldenCase {
+  const char* file;
+  const char* template_name;
+  const char* workload;
+  const char* config;
+};
+
+// A fixed -mcpu (not native) so that the vector width, and so the text, is the same on every
+// machine.
+constexpr const char* kTarget = "llvm -mcpu=skylake-avx512 -threads=1";
+
+std::string LoweredText(const GoldenCase& c) {
+  const KernelTemplate* tpl = FindTemplate(c.template_name);
+  EXPECT_NE(tpl, nullptr);
+  if (tpl == nullptr) {
+    return "";
+  }
+  Workload workload = *Workload::Parse(c.workload);
+  Target target = *Target::Parse(kTarget);
+  absl::StatusOr<Config> config = ParseConfig(c.config);
+  EXPECT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<ir::LoweredFunc> built =
+      tpl->build(workload, target, *config, DefaultFunctionName(workload));
+  EXPECT_TRUE(built.ok()) << built.status();
+  if (!built.ok()) {
+    return "";
+  }
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(*std::move(built));
+  EXPECT_TRUE(lowered.ok()) << lowered.status();
+  if (!lowered.ok()) {
+    return "";
+  }
+  return ir::ToText(*lowered);
+}
+
+void CheckGolden(const GoldenCase& c) {
+  const std::string path = std::string(TUNE_GOLDEN_DIR) + "/" + c.file;
+  const std::string text = LoweredText(c);
+  ASSERT_FALSE(text.empty());
+  const char* update = std::getenv("TUNE_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::trunc);
+    out << text;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << "missing golden file " << path
+                         << " (run with TUNE_UPDATE_GOLDEN=1 to create it)";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(text, want.str()) << "lowered IR differs from " << path
+                              << "; if the change is intended, rerun with TUNE_UPDATE_GOLDEN=1 "
+                                 "and review the diff";
+}
+
+TEST(GoldenIr, GemmCpuBlockedWithEdgeTilesAndBiasRelu) {
+  CheckGolden({"gemm_cpu_blocked.txt", "gemm.cpu.blocked", "gemm:M=5,N=20,K=7,epilogue=bias_relu",
+               R"({"kc":7,"mc":5,"mr":2,"nc":20,"nr":16,"order":0,"pack_a":1,"pack_b":1,)"
+               R"("unroll_k":2})"});
+}
+
+TEST(GoldenIr, Conv2dCpuDirectWithPaddingAndRelu) {
+  CheckGolden({"conv2d_cpu_direct.txt", "conv2d.cpu.direct",
+               "conv2d:N=1,C=2,H=5,W=6,K=3,R=3,S=3,stride=1,pad=1,epilogue=relu",
+               R"({"kv":1,"loop_order":0,"qt":4,"unroll_rs":0})"});
+}
+
+}  // namespace
+}  // namespace tune

@@ -1,0 +1,318 @@
+#include "codegen/compiler.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/templates/conv2d_cpu_direct.h"
+#include "codegen/templates/gemm_cpu_blocked.h"
+#include "codegen/tools/tuning_log_lookup.h"
+#include "common/reference.h"
+#include "common/version.h"
+#include "db/tuning_log.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
+
+Target ParseTarget(const char* text) { return *Target::Parse(text); }
+Workload ParseWorkload(const char* text) { return *Workload::Parse(text); }
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "tune-compiler-test-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string File(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A lookup that always answers `choice`.
+BestConfigLookup Fixed(std::optional<KernelChoice> choice) {
+  return [choice](const Workload&, const Target&) -> absl::StatusOr<std::optional<KernelChoice>> {
+    return choice;
+  };
+}
+
+const Target kTarget = ParseTarget("llvm -mcpu=native -threads=1");
+const Workload kGemm = ParseWorkload("gemm:M=33,N=20,K=17");
+
+TEST(CompilerChoose, WithoutALookupTheDefaultConfigIsUsedAndSaidSo) {
+  Compiler compiler(kTarget);
+  std::string origin;
+  absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->template_name, "gemm.cpu.blocked");
+  EXPECT_EQ(choice->config, kGemmCpuBlocked.default_config(kGemm, kTarget));
+  EXPECT_FALSE(choice->from_log);
+  EXPECT_THAT(origin, HasSubstr("default config"));
+}
+
+TEST(CompilerChoose, AValidRecordedConfigIsUsed) {
+  Config recorded = kGemmCpuBlocked.default_config(kGemm, kTarget);
+  recorded["unroll_k"] = 1;
+  recorded["pack_a"] = 0;
+  Compiler compiler(kTarget, Fixed(KernelChoice{"gemm.cpu.blocked", 1, recorded, true}));
+  std::string origin;
+  absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->config, recorded);
+  EXPECT_TRUE(choice->from_log);
+  EXPECT_THAT(origin, HasSubstr("tuning log"));
+}
+
+TEST(CompilerChoose, AStaleRecordedConfigFallsBackToTheDefault) {
+  Config stale = kGemmCpuBlocked.default_config(kGemm, kTarget);
+  stale["mr"] = 5;  // not a candidate today
+  Compiler compiler(kTarget, Fixed(KernelChoice{"gemm.cpu.blocked", 1, stale, true}));
+  std::string origin;
+  absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->config, kGemmCpuBlocked.default_config(kGemm, kTarget));
+  EXPECT_FALSE(choice->from_log);
+  EXPECT_THAT(origin, HasSubstr("stale"));
+}
+
+TEST(CompilerChoose, ARecordOfAnUnknownTemplateFallsBackToTheDefault) {
+  Compiler compiler(kTarget, Fixed(KernelChoice{"gemm.cpu.retired", 3, Config{{"x", 1}}, true}));
+  std::string origin;
+  absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->template_name, "gemm.cpu.blocked");
+  EXPECT_FALSE(choice->from_log);
+  EXPECT_THAT(origin, HasSubstr("gemm.cpu.retired"));
+}
+
+TEST(CompilerChoose, AnInvalidGivenConfigIsAnError) {
+  Compiler compiler(kTarget);
+  absl::StatusOr<KernelChoice> choice =
+      compiler.Choose({kGemm, "", Config{{"mr", 3}}, "gemm.cpu.blocked"});
+  ASSERT_FALSE(choice.ok());
+  EXPECT_EQ(choice.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CompilerChoose, ALookupErrorIsReturned) {
+  Compiler compiler(
+      kTarget, [](const Workload&, const Target&) -> absl::StatusOr<std::optional<KernelChoice>> {
+        return absl::UnavailableError("database is locked");
+      });
+  absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""});
+  EXPECT_EQ(choice.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(CompilerArtifact, IsASharedObjectWithAStableContentHash) {
+  Compiler compiler(kTarget);
+  Config config = kGemmCpuBlocked.default_config(kGemm, kTarget);
+  absl::StatusOr<Artifact> a = compiler.BuildArtifact(kGemm, kGemmCpuBlocked, config, "kern");
+  absl::StatusOr<Artifact> b = compiler.BuildArtifact(kGemm, kGemmCpuBlocked, config, "kern");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->shared_object.substr(0, 4),
+            "\x7f"
+            "ELF");
+  EXPECT_THAT(a->hash, MatchesRegex("[0-9a-f]{64}"));
+  EXPECT_EQ(a->hash, b->hash);
+  EXPECT_EQ(a->entry_symbol, "kern");
+  EXPECT_EQ(a->template_name, "gemm.cpu.blocked");
+  EXPECT_EQ(a->template_version, kGemmCpuBlocked.version);
+  EXPECT_EQ(a->config, ConfigToString(config));
+  EXPECT_TRUE(a->needed_libs.empty());
+  EXPECT_THAT(a->llvm_ir, HasSubstr("define"));
+
+  Config other = config;
+  other["unroll_k"] = config["unroll_k"] == 1 ? 2 : 1;
+  absl::StatusOr<Artifact> c = compiler.BuildArtifact(kGemm, kGemmCpuBlocked, other, "kern");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_NE(a->hash, c->hash);
+}
+
+TEST(CompilerArtifact, ParallelKernelsNeedTheOpenMpRuntime) {
+  Target threaded = ParseTarget("llvm -mcpu=native -threads=4");
+  Compiler compiler(threaded);
+  Workload w = ParseWorkload("gemm:M=256,N=64,K=32");
+  absl::StatusOr<Artifact> a = compiler.BuildArtifact(
+      w, kGemmCpuBlocked, kGemmCpuBlocked.default_config(w, threaded), "kern");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(a->needed_libs, ::testing::ElementsAre("libgomp.so.1"));
+}
+
+TEST(CompilerArtifact, AConfigOutsideTheSpaceIsInvalidArgument) {
+  Compiler compiler(kTarget);
+  absl::StatusOr<Artifact> a =
+      compiler.BuildArtifact(kGemm, kGemmCpuBlocked, Config{{"mr", 1}}, "kern");
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CompilerLibrary, BuildsOneLibraryAndAHeaderThatDocumentsEachKernel) {
+  TempDir dir;
+  Workload conv = ParseWorkload("conv2d:N=1,C=3,H=9,W=9,K=5,R=3,S=3,stride=2,pad=1,epilogue=bias");
+  Config recorded = kGemmCpuBlocked.default_config(kGemm, kTarget);
+  recorded["pack_a"] = 0;
+  Compiler compiler(
+      kTarget,
+      [&](const Workload& w, const Target&) -> absl::StatusOr<std::optional<KernelChoice>> {
+        if (w == kGemm) {
+          return KernelChoice{"gemm.cpu.blocked", 1, recorded, true};
+        }
+        return std::nullopt;
+      });
+  absl::StatusOr<LibraryResult> result =
+      compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}, {conv, "my_conv", std::nullopt, ""}},
+                            dir.File("libk.so"), dir.File("k.h"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->kernels.size(), 2u);
+  EXPECT_TRUE(result->kernels[0].choice.from_log);
+  EXPECT_FALSE(result->kernels[1].choice.from_log);
+
+  std::string header = ReadText(dir.File("k.h"));
+  EXPECT_THAT(header, HasSubstr("int tune_gemm_M33_N20_K17(const float* A, const float* B, "
+                                "float* C);"));
+  EXPECT_THAT(header, HasSubstr("int my_conv(const float* input, const float* weight, "
+                                "const float* bias, float* output);"));
+  EXPECT_THAT(header, HasSubstr(ConfigToString(recorded)));
+  EXPECT_THAT(header, HasSubstr("config source: the tuning log"));
+  EXPECT_THAT(header, HasSubstr("config source: default config"));
+  EXPECT_THAT(header, HasSubstr("NCHW"));
+  EXPECT_THAT(header, HasSubstr("extern \"C\""));
+
+  // Both kernels are exported and compute the reference.
+  void* handle = dlopen(dir.File("libk.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto* gemm =
+      reinterpret_cast<int (*)(void*, void*, void*)>(dlsym(handle, "tune_gemm_M33_N20_K17"));
+  ASSERT_NE(gemm, nullptr);
+  TensorSet tensors(kGemm, 1);
+  std::vector<void*> args = tensors.AbiPointers();
+  EXPECT_EQ(gemm(args[0], args[1], args[2]), 0);
+  std::vector<float> want(tensors.output_size());
+  RunReference(kGemm, tensors.InputPointers(), want.data());
+  EXPECT_TRUE(CompareOutputs(kGemm, tensors.output(), want.data(), tensors.output_size()).ok);
+  EXPECT_NE(dlsym(handle, "my_conv"), nullptr);
+  dlclose(handle);
+}
+
+TEST(CompilerLibrary, DuplicateOrInvalidFunctionNamesAreInvalidArgument) {
+  TempDir dir;
+  Compiler compiler(kTarget);
+  absl::StatusOr<LibraryResult> twice =
+      compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}, {kGemm, "", std::nullopt, ""}},
+                            dir.File("l.so"), dir.File("l.h"));
+  EXPECT_EQ(twice.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(twice.status().message()), HasSubstr("tune_gemm_M33_N20_K17"));
+  absl::StatusOr<LibraryResult> bad = compiler.BuildLibrary({{kGemm, "9lives", std::nullopt, ""}},
+                                                            dir.File("l.so"), dir.File("l.h"));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(dir.File("l.so")));
+}
+
+TEST(CompilerLibrary, AGpuTargetIsInvalidArgument) {
+  TempDir dir;
+  Compiler compiler(ParseTarget("cuda -arch=sm_90"));
+  absl::StatusOr<LibraryResult> r =
+      compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}}, dir.File("l.so"), dir.File("l.h"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CompilerLibrary, AnUnwritableOutputLeavesNothingBehind) {
+  TempDir dir;
+  Compiler compiler(kTarget);
+  absl::StatusOr<LibraryResult> r = compiler.BuildLibrary(
+      {{kGemm, "", std::nullopt, ""}}, dir.File("l.so"), dir.File("missing/dir/l.h"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("missing/dir/l.h"));
+  EXPECT_FALSE(fs::exists(dir.File("l.so")));
+}
+
+// A successful record in a real tuning log.
+Record MakeRecord(const Workload& w, const Target& target, const std::string& tpl, int version,
+                  const Config& config, double secs) {
+  Record r;
+  r.workload = w.ToString();
+  r.target = target.Resolved().ToString();
+  r.device_key = target.DeviceKey();
+  r.template_name = tpl;
+  r.template_version = version;
+  r.config = ConfigToString(config);
+  r.measurement.round_secs = {secs, secs};
+  r.measurement.number = 1;
+  r.tune_version = kTuneVersion;
+  r.llvm_version = kLlvmVersion;
+  r.worker = "test";
+  return r;
+}
+
+TEST(TuningLogLookup, PicksTheFastestRecordOfTheCurrentTemplateVersion) {
+  TempDir dir;
+  auto log = TuningLog::Open(dir.File("tuning.db"));
+  ASSERT_TRUE(log.ok()) << log.status();
+  Config fast = kGemmCpuBlocked.default_config(kGemm, kTarget);
+  fast["unroll_k"] = 1;
+  Config slow = fast;
+  slow["pack_b"] = 0;
+  Config old = fast;
+  old["order"] = 3;
+  int v = kGemmCpuBlocked.version;
+  ASSERT_TRUE(
+      (*log)->CommitRecord(MakeRecord(kGemm, kTarget, "gemm.cpu.blocked", v, slow, 2e-3)).ok());
+  ASSERT_TRUE(
+      (*log)->CommitRecord(MakeRecord(kGemm, kTarget, "gemm.cpu.blocked", v, fast, 1e-3)).ok());
+  // Faster, but measured with an older template version: not preferred.
+  ASSERT_TRUE((*log)
+                  ->CommitRecord(MakeRecord(kGemm, kTarget, "gemm.cpu.blocked", v + 100, old, 1e-4))
+                  .ok());
+
+  BestConfigLookup lookup = TuningLogLookup(std::shared_ptr<TuningLog>(std::move(*log)));
+  absl::StatusOr<std::optional<KernelChoice>> got = lookup(kGemm, kTarget);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->config, fast);
+  EXPECT_EQ((*got)->template_version, v);
+
+  absl::StatusOr<std::optional<KernelChoice>> none =
+      lookup(ParseWorkload("gemm:M=1,N=2,K=3"), kTarget);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST(TuningLogLookup, FallsBackToAnyVersionWhenTheCurrentOneHasNoRecord) {
+  TempDir dir;
+  auto log = TuningLog::Open(dir.File("tuning.db"));
+  ASSERT_TRUE(log.ok()) << log.status();
+  Config old = kGemmCpuBlocked.default_config(kGemm, kTarget);
+  old["order"] = 2;
+  ASSERT_TRUE((*log)
+                  ->CommitRecord(MakeRecord(kGemm, kTarget, "gemm.cpu.blocked",
+                                            kGemmCpuBlocked.version + 100, old, 1e-3))
+                  .ok());
+  Compiler compiler(kTarget, TuningLogLookup(std::shared_ptr<TuningLog>(std::move(*log))));
+  std::string origin;
+  absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_TRUE(choice->from_log);
+  EXPECT_EQ(choice->config, old);
+  EXPECT_EQ(choice->template_version, kGemmCpuBlocked.version);
+  EXPECT_THAT(origin, HasSubstr("template version"));
+}
+
+}  // namespace
+}  // namespace tune

@@ -1,0 +1,134 @@
+#include "codegen/templates/conv2d_cpu_direct.h"
+
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/kernel_check.h"
+
+namespace tune {
+namespace {
+
+using testing::CheckKernels;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::KernelCase;
+using testing::RandomCases;
+
+Target ParseTarget(const char* text) { return *Target::Parse(text); }
+Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
+
+TEST(Conv2dCpuDirect, RandomConfigsComputeTheReferenceWithPaddingAndStrides) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases =
+      RandomCases(kConv2dCpuDirect, target,
+                  {"conv2d:N=1,C=3,H=7,W=9,K=5,R=3,S=3,stride=1,pad=1",
+                   "conv2d:N=2,C=4,H=13,W=11,K=17,R=5,S=5,stride=2,pad=2",
+                   "conv2d:N=1,C=2,H=15,W=13,K=33,R=7,S=7,stride=2,pad=0"},
+                  16, 1);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuDirect, RandomConfigsComputeTheReferenceWithDilationAndPointwise) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases =
+      RandomCases(kConv2dCpuDirect, target,
+                  {"conv2d:N=1,C=3,H=12,W=14,K=7,R=3,S=3,stride=1,pad=2,dilation=2",
+                   "conv2d:N=1,C=8,H=9,W=31,K=31,R=1,S=1,stride=1,pad=0",
+                   "conv2d:N=3,C=2,H=5,W=5,K=1,R=5,S=5,stride=1,pad=0",
+                   "conv2d:N=1,C=1,H=1,W=1,K=1,R=1,S=1,stride=1,pad=0"},
+                  12, 2);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuDirect, EveryValueOfEveryKnobComputesTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  // K and Q large enough for every candidate of kv and qt.
+  Workload w =
+      ParseWorkload("conv2d:N=1,C=3,H=6,W=16,K=70,R=3,S=3,stride=1,pad=1,epilogue=bias_relu");
+  std::mt19937_64 rng(3);
+  std::vector<std::string> unreachable;
+  std::vector<Config> configs =
+      testing::ConfigsCoveringEveryKnobValue(kConv2dCpuDirect, w, target, rng, &unreachable);
+  EXPECT_THAT(unreachable, IsEmpty());
+  std::vector<KernelCase> cases;
+  for (const Config& c : configs) {
+    cases.push_back({w, c});
+  }
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuDirect, ParallelKernelsComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=3");
+  std::vector<KernelCase> cases =
+      RandomCases(kConv2dCpuDirect, target,
+                  {"conv2d:N=2,C=4,H=13,W=11,K=17,R=3,S=3,stride=2,pad=1",
+                   "conv2d:N=1,C=16,H=20,W=20,K=40,R=3,S=3,stride=1,pad=1"},
+                  6, 4);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuDirect, DefaultConfigsComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases;
+  for (const char* text : {"conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,stride=1,pad=1",
+                           "conv2d:N=1,C=3,H=32,W=32,K=16,R=7,S=7,stride=2,pad=3,epilogue=relu",
+                           "conv2d:N=2,C=5,H=3,W=3,K=3,R=3,S=3,stride=1,pad=2"}) {
+    Workload w = ParseWorkload(text);
+    cases.push_back({w, kConv2dCpuDirect.default_config(w, target)});
+  }
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuDirect, Avx2AndSseTargetsComputeTheReference) {
+  for (const char* text : {"llvm -mcpu=haswell -threads=1", "llvm -mcpu=x86-64 -threads=1"}) {
+    Target target = ParseTarget(text);
+    if (!testing::HostRuns(target)) {
+      GTEST_SKIP() << "host cannot run " << text;
+    }
+    std::vector<KernelCase> cases = RandomCases(
+        kConv2dCpuDirect, target, {"conv2d:N=1,C=3,H=9,W=10,K=11,R=3,S=3,stride=2,pad=1"}, 6, 5);
+    EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty()) << text;
+  }
+}
+
+TEST(Conv2dCpuDirect, SpaceClipsCandidatesToTheProblem) {
+  Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  ConfigSpace tiny = kConv2dCpuDirect.space(
+      ParseWorkload("conv2d:N=1,C=1,H=1,W=1,K=1,R=1,S=1,stride=1,pad=0"), target);
+  EXPECT_THAT(tiny.FindKnob("kv")->values, ::testing::ElementsAre(1));
+  EXPECT_THAT(tiny.FindKnob("qt")->values, ::testing::ElementsAre(1));
+  ConfigSpace mid = kConv2dCpuDirect.space(
+      ParseWorkload("conv2d:N=1,C=8,H=8,W=8,K=40,R=3,S=3,stride=1,pad=1"), target);
+  EXPECT_THAT(mid.FindKnob("kv")->values, ::testing::ElementsAre(1, 2, 3));
+  EXPECT_THAT(mid.FindKnob("qt")->values, ::testing::ElementsAre(1, 2, 3, 4, 6, 8));
+}
+
+TEST(Conv2dCpuDirect, DefaultConfigIsValidForEveryTarget) {
+  for (const char* target_text : {"llvm -mcpu=znver4 -threads=1", "llvm -mcpu=haswell -threads=4",
+                                  "llvm -mcpu=x86-64 -threads=1"}) {
+    Target target = ParseTarget(target_text);
+    for (const char* text : {"conv2d:N=1,C=1,H=1,W=1,K=1,R=1,S=1,stride=1,pad=0",
+                             "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
+                             "conv2d:N=8,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3"}) {
+      Workload w = ParseWorkload(text);
+      Config c = kConv2dCpuDirect.default_config(w, target);
+      EXPECT_TRUE(kConv2dCpuDirect.space(w, target).IsValid(c))
+          << target_text << " " << text << " " << ConfigToString(c);
+    }
+  }
+}
+
+TEST(Conv2dCpuDirect, BuildRejectsAConfigOutsideTheSpace) {
+  Target target = ParseTarget("llvm -mcpu=znver4 -threads=1");
+  Workload w = ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1");
+  Config c = kConv2dCpuDirect.default_config(w, target);
+  c["qt"] = 9;
+  absl::StatusOr<ir::LoweredFunc> built = kConv2dCpuDirect.build(w, target, c, "f");
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(built.status().message()), HasSubstr("qt"));
+}
+
+}  // namespace
+}  // namespace tune

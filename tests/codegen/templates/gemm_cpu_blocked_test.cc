@@ -1,0 +1,137 @@
+#include "codegen/templates/gemm_cpu_blocked.h"
+
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/kernel_check.h"
+
+namespace tune {
+namespace {
+
+using testing::CheckKernels;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::KernelCase;
+using testing::RandomCases;
+
+Target ParseTarget(const char* text) { return *Target::Parse(text); }
+Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
+
+TEST(GemmCpuBlocked, RandomConfigsComputeTheReferenceOnOddShapes) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases =
+      RandomCases(kGemmCpuBlocked, target,
+                  {"gemm:M=1,N=1,K=1", "gemm:M=7,N=13,K=5", "gemm:M=67,N=31,K=129"}, 24, 1);
+  EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
+}
+
+TEST(GemmCpuBlocked, RandomConfigsComputeTheReferenceOnBlockedShapes) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases = RandomCases(
+      kGemmCpuBlocked, target, {"gemm:M=128,N=96,K=64", "gemm:M=100,N=400,K=70"}, 24, 2);
+  EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
+}
+
+TEST(GemmCpuBlocked, EveryValueOfEveryKnobComputesTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  // Large enough that every candidate of every knob exists (mc, nc, kc get several blocks).
+  Workload w = ParseWorkload("gemm:M=100,N=400,K=70,epilogue=bias_relu");
+  std::mt19937_64 rng(3);
+  std::vector<std::string> unreachable;
+  std::vector<Config> configs =
+      testing::ConfigsCoveringEveryKnobValue(kGemmCpuBlocked, w, target, rng, &unreachable);
+  EXPECT_THAT(unreachable, IsEmpty());
+  std::vector<KernelCase> cases;
+  for (const Config& c : configs) {
+    cases.push_back({w, c});
+  }
+  EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
+}
+
+TEST(GemmCpuBlocked, ParallelKernelsComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=3");
+  std::vector<KernelCase> cases =
+      RandomCases(kGemmCpuBlocked, target, {"gemm:M=67,N=31,K=129", "gemm:M=200,N=50,K=9"}, 8, 4);
+  Workload big = ParseWorkload("gemm:M=256,N=256,K=256,epilogue=bias");
+  cases.push_back({big, kGemmCpuBlocked.default_config(big, target)});
+  EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
+}
+
+TEST(GemmCpuBlocked, DefaultConfigsComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases;
+  for (const char* text : {"gemm:M=1,N=1,K=1", "gemm:M=3,N=1000,K=2", "gemm:M=513,N=17,K=300",
+                           "gemm:M=256,N=256,K=256,epilogue=relu"}) {
+    Workload w = ParseWorkload(text);
+    cases.push_back({w, kGemmCpuBlocked.default_config(w, target)});
+  }
+  EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
+}
+
+TEST(GemmCpuBlocked, Avx2AndSseTargetsComputeTheReference) {
+  for (const char* text : {"llvm -mcpu=haswell -threads=1", "llvm -mcpu=x86-64 -threads=1"}) {
+    Target target = ParseTarget(text);
+    if (!testing::HostRuns(target)) {
+      GTEST_SKIP() << "host cannot run " << text;
+    }
+    std::vector<KernelCase> cases =
+        RandomCases(kGemmCpuBlocked, target, {"gemm:M=7,N=13,K=5", "gemm:M=67,N=31,K=129"}, 6, 5);
+    EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty()) << text;
+  }
+}
+
+TEST(GemmCpuBlocked, SpaceClipsCandidatesToTheProblem) {
+  Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  ConfigSpace tiny = kGemmCpuBlocked.space(ParseWorkload("gemm:M=1,N=1,K=1"), target);
+  EXPECT_THAT(tiny.FindKnob("mr")->values, ::testing::ElementsAre(1));
+  EXPECT_THAT(tiny.FindKnob("nr")->values, ::testing::ElementsAre(16));
+  EXPECT_THAT(tiny.FindKnob("kc")->values, ::testing::ElementsAre(1));
+  EXPECT_THAT(tiny.FindKnob("mc")->values, ::testing::ElementsAre(1));
+  EXPECT_THAT(tiny.FindKnob("nc")->values, ::testing::ElementsAre(1));
+
+  ConfigSpace avx2 = kGemmCpuBlocked.space(ParseWorkload("gemm:M=512,N=512,K=512"),
+                                           ParseTarget("llvm -mcpu=haswell -threads=1"));
+  EXPECT_THAT(avx2.FindKnob("nr")->values, ::testing::ElementsAre(8, 16, 24, 32));
+  EXPECT_THAT(avx2.FindKnob("kc")->values, ::testing::ElementsAre(32, 64, 128, 256, 384, 512));
+}
+
+TEST(GemmCpuBlocked, DefaultConfigIsValidAndUsesTheVectorRegisters) {
+  for (const char* target_text : {"llvm -mcpu=znver4 -threads=1", "llvm -mcpu=haswell -threads=4",
+                                  "llvm -mcpu=x86-64 -threads=1"}) {
+    Target target = ParseTarget(target_text);
+    for (const char* text : {"gemm:M=1,N=1,K=1", "gemm:M=512,N=512,K=512", "gemm:M=5,N=3000,K=7",
+                             "gemm:M=1000,N=8,K=1000"}) {
+      Workload w = ParseWorkload(text);
+      Config c = kGemmCpuBlocked.default_config(w, target);
+      EXPECT_TRUE(kGemmCpuBlocked.space(w, target).IsValid(c))
+          << target_text << " " << text << " " << ConfigToString(c);
+    }
+  }
+  Workload big = ParseWorkload("gemm:M=512,N=512,K=512");
+  Config c = kGemmCpuBlocked.default_config(big, ParseTarget("llvm -mcpu=znver4 -threads=1"));
+  EXPECT_GE(c["mr"] * c["nr"], 6 * 32) << ConfigToString(c);
+  EXPECT_EQ(c["pack_b"], 1);
+}
+
+TEST(GemmCpuBlocked, BuildRejectsAConfigOutsideTheSpace) {
+  Target target = ParseTarget("llvm -mcpu=znver4 -threads=1");
+  Workload w = ParseWorkload("gemm:M=64,N=64,K=64");
+  Config c = kGemmCpuBlocked.default_config(w, target);
+  c["mr"] = 5;
+  absl::StatusOr<ir::LoweredFunc> built = kGemmCpuBlocked.build(w, target, c, "f");
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(built.status().message()), HasSubstr("mr"));
+}
+
+TEST(GemmCpuBlocked, BuildRejectsAConvolution) {
+  Target target = ParseTarget("llvm -mcpu=znver4 -threads=1");
+  Workload conv = ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1");
+  absl::StatusOr<ir::LoweredFunc> built = kGemmCpuBlocked.build(conv, target, Config{}, "f");
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tune

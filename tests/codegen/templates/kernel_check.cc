@@ -1,0 +1,162 @@
+#include "tests/codegen/templates/kernel_check.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "codegen/compiler.h"
+#include "codegen/templates/cpu_vector_info.h"
+#include "common/host_cpu.h"
+#include "common/reference.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune::testing {
+namespace {
+
+using Kernel3 = int (*)(void*, void*, void*);
+using Kernel4 = int (*)(void*, void*, void*, void*);
+
+std::string Describe(const KernelCase& c) {
+  return StrCat(c.workload.ToString(), " ", ConfigToString(c.config));
+}
+
+}  // namespace
+
+std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate& tpl,
+                                      const std::vector<KernelCase>& cases) {
+  std::vector<std::string> failures;
+  std::string dir_pattern =
+      (std::filesystem::temp_directory_path() / "tune-kernel-check-XXXXXX").string();
+  if (mkdtemp(dir_pattern.data()) == nullptr) {
+    return {"cannot create a temporary directory"};
+  }
+  const std::filesystem::path dir(dir_pattern);
+  std::vector<KernelRequest> requests;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    requests.push_back(
+        {cases[i].workload, StrCat("kernel_", i), cases[i].config, std::string(tpl.name)});
+  }
+  Compiler compiler(target);
+  const std::string so = (dir / "kernels.so").string();
+  absl::StatusOr<LibraryResult> built =
+      compiler.BuildLibrary(requests, so, (dir / "kernels.h").string());
+  if (!built.ok()) {
+    failures.push_back(StrCat("build failed: ", built.status().ToString()));
+    std::filesystem::remove_all(dir);
+    return failures;
+  }
+  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    failures.push_back(StrCat("dlopen failed: ", dlerror()));
+    std::filesystem::remove_all(dir);
+    return failures;
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const KernelCase& c = cases[i];
+    void* symbol = dlsym(handle, StrCat("kernel_", i).c_str());
+    if (symbol == nullptr) {
+      failures.push_back(StrCat(Describe(c), ": symbol missing"));
+      continue;
+    }
+    TensorSet tensors(c.workload, /*seed=*/i + 1);
+    std::vector<void*> args = tensors.AbiPointers();
+    int rc = -1;
+    if (args.size() == 3) {
+      rc = reinterpret_cast<Kernel3>(symbol)(args[0], args[1], args[2]);
+    } else {
+      rc = reinterpret_cast<Kernel4>(symbol)(args[0], args[1], args[2], args[3]);
+    }
+    if (rc != 0) {
+      failures.push_back(StrCat(Describe(c), ": returned ", rc));
+      continue;
+    }
+    std::vector<float> want(tensors.output_size());
+    RunReference(c.workload, tensors.InputPointers(), want.data());
+    CompareResult cmp =
+        CompareOutputs(c.workload, tensors.output(), want.data(), tensors.output_size());
+    if (!cmp.ok) {
+      failures.push_back(StrCat(Describe(c), ": ", cmp.message));
+    }
+  }
+  dlclose(handle);
+  std::filesystem::remove_all(dir);
+  return failures;
+}
+
+std::vector<KernelCase> RandomCases(const KernelTemplate& tpl, const Target& target,
+                                    const std::vector<std::string>& shapes, int per_shape,
+                                    uint64_t seed) {
+  constexpr Epilogue kEpilogues[] = {Epilogue::kNone, Epilogue::kBias, Epilogue::kRelu,
+                                     Epilogue::kBiasRelu};
+  std::mt19937_64 rng(seed);
+  std::vector<KernelCase> cases;
+  int e = 0;
+  for (const std::string& text : shapes) {
+    absl::StatusOr<Workload> w = Workload::Parse(text);
+    TUNE_CHECK(w.ok()) << w.status();
+    for (const Config& c : SampleConfigs(tpl, *w, target, per_shape, rng)) {
+      cases.push_back({WithEpilogue(*w, kEpilogues[e++ % 4]), c});
+    }
+  }
+  return cases;
+}
+
+std::vector<Config> SampleConfigs(const KernelTemplate& tpl, const Workload& workload,
+                                  const Target& target, int count, std::mt19937_64& rng) {
+  ConfigSpace space = tpl.space(workload, target);
+  std::vector<Config> out;
+  for (int i = 0; i < count; ++i) {
+    std::optional<Config> c = space.Sample(rng);
+    if (c.has_value()) {
+      out.push_back(*c);
+    }
+  }
+  return out;
+}
+
+std::vector<Config> ConfigsCoveringEveryKnobValue(const KernelTemplate& tpl,
+                                                  const Workload& workload, const Target& target,
+                                                  std::mt19937_64& rng,
+                                                  std::vector<std::string>* unreachable) {
+  ConfigSpace space = tpl.space(workload, target);
+  std::vector<Config> out;
+  for (const Knob& knob : space.knobs()) {
+    for (int64_t value : knob.values) {
+      // Random valid points with the knob forced to `value`.
+      std::optional<Config> found;
+      for (int attempt = 0; attempt < 20000 && !found; ++attempt) {
+        Config c = space.SampleRaw(rng);
+        c[knob.name] = value;
+        if (space.ConstraintsHold(c)) {
+          found = c;
+        }
+      }
+      if (found) {
+        out.push_back(*found);
+      } else {
+        unreachable->push_back(StrCat(knob.name, "=", value));
+      }
+    }
+  }
+  return out;
+}
+
+Workload WithEpilogue(const Workload& workload, Epilogue epilogue) {
+  switch (workload.op()) {
+    case OpKind::kGemm:
+      return Workload::Gemm(workload.gemm(), epilogue);
+    case OpKind::kConv2d:
+      return Workload::Conv2d(workload.conv2d(), epilogue);
+  }
+  return workload;
+}
+
+bool HostRuns(const Target& target) {
+  CpuVectorInfo want = CpuVectorInfoFor(target);
+  CpuVectorInfo host = CpuVectorInfoFor(Target{TargetKind::kLlvm, "native", 1, {}});
+  return host.lanes >= want.lanes && (host.fma || !want.fma);
+}
+
+}  // namespace tune::testing

@@ -1,0 +1,52 @@
+// Test support: builds many (workload, config) kernels of one template into one shared library
+// through the real compiler (templates -> lowering -> LLVM -> lld), loads it and checks each
+// kernel against common/reference.h.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/templates/template.h"
+#include "common/target.h"
+#include "common/workload.h"
+#include "search/config_space.h"
+
+namespace tune::testing {
+
+struct KernelCase {
+  Workload workload;
+  Config config;
+};
+
+/// Builds every case with `tpl` for `target` into one library, runs each kernel once on seeded
+/// random inputs and compares with the reference. Returns one line per failure (build errors
+/// included); empty when every kernel is correct.
+std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate& tpl,
+                                      const std::vector<KernelCase>& cases);
+
+/// `per_shape` random valid configs of `tpl` for each workload text in `shapes`, the workload
+/// taking the four epilogues (none, bias, relu, bias_relu) in turn; seeded by `seed`.
+std::vector<KernelCase> RandomCases(const KernelTemplate& tpl, const Target& target,
+                                    const std::vector<std::string>& shapes, int per_shape,
+                                    uint64_t seed);
+
+/// `count` valid configs of `tpl`'s space for the workload, drawn with `rng`.
+std::vector<Config> SampleConfigs(const KernelTemplate& tpl, const Workload& workload,
+                                  const Target& target, int count, std::mt19937_64& rng);
+
+/// For every value of every knob, one valid config that uses it (drawn with `rng`). Values that
+/// no valid config can use are appended to `unreachable` as "knob=value".
+std::vector<Config> ConfigsCoveringEveryKnobValue(const KernelTemplate& tpl,
+                                                  const Workload& workload, const Target& target,
+                                                  std::mt19937_64& rng,
+                                                  std::vector<std::string>* unreachable);
+
+/// The workload with another epilogue.
+Workload WithEpilogue(const Workload& workload, Epilogue epilogue);
+
+/// True when the host can run code built for `target` (AVX-512 / AVX2 support).
+bool HostRuns(const Target& target);
+
+}  // namespace tune::testing

@@ -1,0 +1,77 @@
+#include "codegen/templates/template.h"
+
+#include "codegen/templates/cpu_vector_info.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+Target ParseTarget(const char* text) { return *Target::Parse(text); }
+Workload ParseWorkload(const char* text) { return *Workload::Parse(text); }
+
+std::vector<std::string_view> Names(const std::vector<const KernelTemplate*>& templates) {
+  std::vector<std::string_view> out;
+  for (const KernelTemplate* t : templates) {
+    out.push_back(t->name);
+  }
+  return out;
+}
+
+TEST(TemplateTable, CpuTargetsGetOneTemplatePerOp) {
+  Target cpu = ParseTarget("llvm -mcpu=znver4 -threads=1");
+  EXPECT_THAT(Names(TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), cpu)),
+              ElementsAre("gemm.cpu.blocked"));
+  EXPECT_THAT(
+      Names(TemplatesFor(ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1"), cpu)),
+      ElementsAre("conv2d.cpu.direct"));
+}
+
+TEST(TemplateTable, GpuTargetsGetNoCpuTemplate) {
+  EXPECT_THAT(TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), ParseTarget("cuda -arch=sm_90")),
+              IsEmpty());
+}
+
+TEST(TemplateTable, FindTemplateKnowsEveryTableEntryAndNothingElse) {
+  for (const KernelTemplate* t : AllTemplates()) {
+    EXPECT_EQ(FindTemplate(t->name), t);
+    EXPECT_GE(t->version, 1);
+  }
+  EXPECT_EQ(FindTemplate("gemm.cpu.nonexistent"), nullptr);
+}
+
+TEST(DefaultFunctionName, NamesEveryShapeFieldAndTheEpilogue) {
+  EXPECT_EQ(DefaultFunctionName(ParseWorkload("gemm:M=512,N=512,K=512")),
+            "tune_gemm_M512_N512_K512");
+  EXPECT_EQ(DefaultFunctionName(ParseWorkload("gemm:M=2,N=3,K=4,epilogue=bias_relu")),
+            "tune_gemm_M2_N3_K4_bias_relu");
+  EXPECT_EQ(
+      DefaultFunctionName(ParseWorkload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1")),
+      "tune_conv2d_N1_C64_H56_W56_K64_R3_S3_s1_p1");
+  EXPECT_EQ(DefaultFunctionName(ParseWorkload(
+                "conv2d:N=1,C=3,H=9,W=9,K=4,R=3,S=3,stride=2,pad=2,dilation=2,epilogue=relu")),
+            "tune_conv2d_N1_C3_H9_W9_K4_R3_S3_s2_p2_d2_relu");
+}
+
+TEST(CpuVectorInfo, KnownCpuNamesGiveTheirVectorUnit) {
+  EXPECT_EQ(CpuVectorInfoForName("znver4").lanes, 16);
+  EXPECT_EQ(CpuVectorInfoForName("znver4").registers, 32);
+  EXPECT_EQ(CpuVectorInfoForName("sapphirerapids").lanes, 16);
+  EXPECT_EQ(CpuVectorInfoForName("haswell").lanes, 8);
+  EXPECT_TRUE(CpuVectorInfoForName("haswell").fma);
+  EXPECT_EQ(CpuVectorInfoForName("x86-64-v3").registers, 16);
+  EXPECT_EQ(CpuVectorInfoForName("x86-64").lanes, 4);
+  EXPECT_EQ(CpuVectorInfoForName("some-future-cpu").lanes, 4);
+}
+
+TEST(CpuVectorInfo, NativeFollowsTheHostFeatures) {
+  CpuVectorInfo native = CpuVectorInfoFor(ParseTarget("llvm -mcpu=native"));
+  EXPECT_TRUE(native.lanes == 4 || native.lanes == 8 || native.lanes == 16);
+  EXPECT_EQ(native.registers, native.lanes == 16 ? 32 : 16);
+}
+
+}  // namespace
+}  // namespace tune

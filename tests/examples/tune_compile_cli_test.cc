@@ -1,0 +1,157 @@
+// tune-compile as a user runs it: the real binary in a child process, real files.
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/target.h"
+#include "common/version.h"
+#include "db/tuning_log.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class TuneCompileCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "tune-compile-cli-XXXXXX").string();
+    dir_ = mkdtemp(pattern.data());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string File(const std::string& name) const { return (dir_ / name).string(); }
+
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // Runs tune-compile with `args`; returns the exit code and keeps stderr in err_.
+  int Run(const std::vector<std::string>& args) {
+    std::string cmd = std::string("'") + TUNE_COMPILE_PATH + "'";
+    for (const std::string& a : args) {
+      cmd += " '" + a + "'";
+    }
+    cmd += " 2> '" + File("stderr.txt") + "' > /dev/null";
+    int status = std::system(cmd.c_str());
+    err_ = Read(File("stderr.txt"));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::vector<std::string> Args(const std::string& workload,
+                                const std::string& target = "llvm -mcpu=native -threads=1") {
+    return {"--target", target,          "--workload", workload,
+            "--out",    File("libk.so"), "--header",   File("k.h")};
+  }
+
+  fs::path dir_;
+  std::string err_;
+};
+
+TEST_F(TuneCompileCli, WithoutATuningLogEveryKernelUsesItsDefaultAndSaysSo) {
+  std::vector<std::string> args = Args("gemm:M=16,N=16,K=16");
+  args.insert(args.end(), {"--workload", "conv2d:N=1,C=2,H=6,W=6,K=3,R=3,S=3,stride=1,pad=1",
+                           "--name", "g16", "--emit-llvm", File("k.ll")});
+  ASSERT_EQ(Run(args), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("no --db given"));
+  EXPECT_THAT(err_, HasSubstr("default config"));
+  std::string header = Read(File("k.h"));
+  EXPECT_THAT(header, HasSubstr("int g16(const float* A, const float* B, float* C);"));
+  EXPECT_THAT(header, HasSubstr("int tune_conv2d_N1_C2_H6_W6_K3_R3_S3_s1_p1("));
+  EXPECT_TRUE(fs::exists(File("libk.so")));
+  EXPECT_THAT(Read(File("k.ll")), HasSubstr("define"));
+}
+
+TEST_F(TuneCompileCli, UsesTheBestRecordOfTheTuningLog) {
+  {
+    auto log = TuningLog::Open(File("tuning.db"));
+    ASSERT_TRUE(log.ok()) << log.status();
+    Record r;
+    r.workload = "gemm:M=16,N=16,K=16";
+    r.target = "llvm -mcpu=znver4 -threads=1";
+    r.device_key = Target::Parse("llvm -mcpu=native")->DeviceKey();
+    r.template_name = "gemm.cpu.blocked";
+    r.template_version = 1;
+    r.config = R"({"kc":16,"mc":16,"mr":2,"nc":16,"nr":16,"order":1,"pack_a":0,"pack_b":0,)"
+               R"("unroll_k":1})";
+    r.measurement.round_secs = {1e-6};
+    r.measurement.number = 1;
+    r.tune_version = kTuneVersion;
+    r.llvm_version = kLlvmVersion;
+    ASSERT_TRUE((*log)->CommitRecord(r).ok());
+  }
+  std::vector<std::string> args = Args("gemm:M=16,N=16,K=16");
+  args.insert(args.end(), {"--db", File("tuning.db")});
+  ASSERT_EQ(Run(args), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("(the tuning log)"));
+  EXPECT_THAT(Read(File("k.h")), HasSubstr(R"("order":1,"pack_a":0)"));
+}
+
+TEST_F(TuneCompileCli, AMissingTuningLogFallsBackToDefaults) {
+  std::vector<std::string> args = Args("gemm:M=4,N=4,K=4");
+  args.insert(args.end(), {"--db", File("absent.db")});
+  ASSERT_EQ(Run(args), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("does not exist"));
+}
+
+TEST_F(TuneCompileCli, PrintsTheIrAfterEveryStage) {
+  std::vector<std::string> args = Args("gemm:M=4,N=4,K=4");
+  args.push_back("--print-ir-after-all");
+  ASSERT_EQ(Run(args), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("IR after"));
+  EXPECT_THAT(err_, HasSubstr("for."));
+}
+
+TEST_F(TuneCompileCli, AMalformedWorkloadIsAUsageErrorNamingTheForm) {
+  EXPECT_EQ(Run(Args("gemm:M=4,N=4")), 2);
+  EXPECT_THAT(err_, HasSubstr("'K' is missing"));
+  EXPECT_THAT(err_, HasSubstr("accepted form"));
+  EXPECT_FALSE(fs::exists(File("libk.so")));
+}
+
+TEST_F(TuneCompileCli, ABadTargetIsAUsageError) {
+  EXPECT_EQ(Run(Args("gemm:M=4,N=4,K=4", "llvm -threads=zero")), 2);
+  EXPECT_THAT(err_, HasSubstr("-threads"));
+}
+
+TEST_F(TuneCompileCli, AGpuTargetIsAUsageErrorNamingTheAcceptedForm) {
+  EXPECT_EQ(Run(Args("gemm:M=4,N=4,K=4", "cuda -arch=sm_90")), 2);
+  EXPECT_THAT(err_, HasSubstr("CPU"));
+  EXPECT_THAT(err_, HasSubstr("llvm"));
+}
+
+TEST_F(TuneCompileCli, MoreNamesThanWorkloadsIsAUsageError) {
+  std::vector<std::string> args = Args("gemm:M=4,N=4,K=4");
+  args.insert(args.end(), {"--name", "a", "--name", "b"});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(err_, HasSubstr("--name"));
+}
+
+TEST_F(TuneCompileCli, AnUnwritableOutputFailsNamingThePath) {
+  std::vector<std::string> args = {"--target",         "llvm",     "--workload",
+                                   "gemm:M=4,N=4,K=4", "--out",    File("no/such/dir/libk.so"),
+                                   "--header",         File("k.h")};
+  EXPECT_EQ(Run(args), 1);
+  EXPECT_THAT(err_, HasSubstr("no/such/dir/libk.so"));
+  EXPECT_FALSE(fs::exists(File("k.h")));
+}
+
+TEST_F(TuneCompileCli, AMissingRequiredFlagIsAUsageError) {
+  EXPECT_EQ(Run({"--workload", "gemm:M=4,N=4,K=4"}), 2);
+  EXPECT_THAT(err_, HasSubstr("--target"));
+}
+
+}  // namespace
+}  // namespace tune
