@@ -21,6 +21,7 @@
 #include "common/reference.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "db/tuning_log.h"
 #include "proto/convert.h"
 #include "rpc_server/supervisor.h"
 #include "search/config_space.h"
@@ -64,6 +65,7 @@ struct Options {
   int runs = 5;
   uint64_t seed = 1;
   std::string worker_binary = TUNE_SERVER_PATH;
+  std::string db;  // when set, "best" is the tuning log's best record instead of a search
   TimingOptions timing{.number = 1, .repeat = 5, .min_repeat_ms = 50, .timeout_ms = 20000};
 };
 
@@ -104,16 +106,33 @@ class Bench {
     ConfigSpace space = tpl.space(w, target_);
     Config def = tpl.default_config(w, target_);
 
-    // Phase 1: search N random configs once.
+    Config best = def;
+    std::string best_label = StrCat("best of ", options_.random);
+    if (!options_.db.empty()) {
+      absl::StatusOr<std::optional<Config>> logged = BestFromLog(w, tpl);
+      if (!logged.ok()) {
+        std::fprintf(stderr, "tune-bench: %s\n", std::string(logged.status().message()).c_str());
+        return 1;
+      }
+      if (!*logged) {
+        std::fprintf(stderr, "tune-bench: the tuning log has no %s record for %s on %s\n",
+                     std::string(tpl.name).c_str(), w.ToString().c_str(),
+                     target_.DeviceKey().c_str());
+        return 1;
+      }
+      best = **logged;
+      best_label = "tuning log's best";
+    }
+
+    // Phase 1: search N random configs once (not when the best comes from the log).
     std::mt19937_64 rng(options_.seed);
     std::vector<Config> sampled;
-    for (int tries = 0; static_cast<int>(sampled.size()) < options_.random && tries < 100000;
-         ++tries) {
+    const int wanted = options_.db.empty() ? options_.random : 0;
+    for (int tries = 0; static_cast<int>(sampled.size()) < wanted && tries < 100000; ++tries) {
       std::optional<Config> c = space.Sample(rng);
       if (!c) break;
       if (std::find(sampled.begin(), sampled.end(), *c) == sampled.end()) sampled.push_back(*c);
     }
-    Config best = def;
     double best_secs = 1e30;
     int failures = 0;
     for (const Config& c : sampled) {
@@ -129,8 +148,10 @@ class Bench {
         best = c;
       }
     }
-    std::fprintf(stderr, "%s: searched %zu random configs (%d failed)\n", w.ToString().c_str(),
-                 sampled.size(), failures);
+    if (options_.db.empty()) {
+      std::fprintf(stderr, "%s: searched %zu random configs (%d failed)\n",
+                   w.ToString().c_str(), sampled.size(), failures);
+    }
 
     // Phase 2: re-measure default, best and OpenBLAS in interleaved runs.
     TensorSet tensors(w, options_.seed);
@@ -159,8 +180,7 @@ class Bench {
     }
     double gf = w.Flops() / 1e9;
     rows_.push_back(Row{w.ToString(), tpl.name, ConfigToString(def), ConfigToString(best),
-                        gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas),
-                        static_cast<int>(sampled.size())});
+                        best_label, gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas)});
     return 0;
   }
 
@@ -172,13 +192,14 @@ class Bench {
                 peak_avx2, peak_avx512);
     std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n\n",
                 options_.runs, options_.timing.repeat, options_.timing.min_repeat_ms);
-    std::printf("| workload | tune default GFLOPS | tune best-of-N GFLOPS | OpenBLAS GFLOPS | "
+    std::printf("| workload | tune default GFLOPS | tune best GFLOPS | OpenBLAS GFLOPS | "
                 "default/OpenBLAS | best/OpenBLAS | best/peak |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     double peak = std::max(peak_avx2, peak_avx512);
     for (const Row& r : rows_) {
-      std::printf("| `%s` | %.1f | %.1f (N=%d) | %.1f | %.2f | %.2f | %.2f |\n",
-                  r.workload.c_str(), r.gflops_default, r.gflops_best, r.n, r.gflops_blas,
+      std::printf("| `%s` | %.1f | %.1f (%s) | %.1f | %.2f | %.2f | %.2f |\n",
+                  r.workload.c_str(), r.gflops_default, r.gflops_best, r.best_label.c_str(),
+                  r.gflops_blas,
                   r.gflops_default / r.gflops_blas, r.gflops_best / r.gflops_blas,
                   peak > 0 ? r.gflops_best / peak : 0.0);
     }
@@ -193,10 +214,24 @@ class Bench {
   struct Row {
     std::string workload;
     std::string_view tpl;
-    std::string default_config, best_config;
+    std::string default_config, best_config, best_label;
     double gflops_default, gflops_best, gflops_blas;
-    int n;
   };
+
+  // The fastest successful record of `tpl` for the workload on this target's device.
+  absl::StatusOr<std::optional<Config>> BestFromLog(const Workload& w, const KernelTemplate& tpl) {
+    ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log,
+                     TuningLog::Open(options_.db, TuningLog::Mode::kReadOnly));
+    BestQuery query;
+    query.workload = w.ToString();
+    query.device_key = target_.DeviceKey();
+    query.template_name = std::string(tpl.name);
+    query.template_version = tpl.version;
+    ASSIGN_OR_RETURN(std::optional<Record> record, log->QueryBest(query));
+    if (!record) return std::optional<Config>();
+    ASSIGN_OR_RETURN(Config config, ParseConfig(record->config));
+    return std::optional<Config>(std::move(config));
+  }
   const Options& options_;
   Target target_;
   Compiler compiler_;
@@ -218,6 +253,8 @@ int Main(int argc, char** argv) {
   app.add_option("--min-repeat-ms", options.timing.min_repeat_ms, "minimum round length")
       ->check(CLI::Range(1, 60000));
   app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
+  app.add_option("--db", options.db,
+                 "take each workload's best config from this tuning log instead of searching");
   CLI11_PARSE(app, argc, argv);
   InitLoggingFromEnv();
 
