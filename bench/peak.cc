@@ -45,7 +45,9 @@ __attribute__((target("avx2,fma"))) float FmaChainsAvx2(long iterations) {
 
 __attribute__((target("avx512f"))) float FmaChainsAvx512(long iterations) {
   TUNE_FMA_CHAINS(_mm512_fmadd_ps, _mm512_add_ps, __m512, _mm512_set1_ps);
-  return _mm512_reduce_add_ps(sum);
+  float out[16];
+  _mm512_storeu_ps(out, sum);
+  return out[0];
 }
 
 #undef TUNE_FMA_CHAINS

@@ -1,0 +1,344 @@
+#include "tests/e2e/harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+#include "common/strings.h"
+#include "tuner/client.h"
+
+extern char** environ;
+
+namespace tune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) {
+    return WEXITSTATUS(status);
+  }
+  if (WIFSIGNALED(status)) {
+    return 128 + WTERMSIG(status);
+  }
+  return -1;
+}
+
+// Spawns argv with stdout and stderr redirected to files.
+absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& out_path,
+                            const std::string& err_path, const std::vector<std::string>& env) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (err_path == out_path) {
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+  }
+  // Children start with no signal blocked.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    environment.emplace_back(*e);
+  }
+  for (const std::string& e : env) {
+    environment.push_back(e);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : environment) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargs;
+  for (std::string& a : args) {
+    cargs.push_back(a.data());
+  }
+  cargs.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, cargs[0], &actions, &attr, cargs.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return absl::InternalError(StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
+  }
+  return pid;
+}
+
+std::atomic<int> g_counter{0};
+
+}  // namespace
+
+std::string Binaries::Daemon() { return TUNE_DAEMON_PATH; }
+std::string Binaries::Client() { return TUNE_CLIENT_PATH; }
+std::string Binaries::Server() { return TUNE_SERVER_PATH; }
+std::string Binaries::Compile() { return TUNE_COMPILE_PATH; }
+
+TempDir::TempDir() {
+  std::error_code ec;
+  fs::path base = fs::temp_directory_path(ec);
+  if (ec) {
+    base = "/tmp";
+  }
+  std::string pattern = (base / "tune-test-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    std::abort();
+  }
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  if (getenv("TUNE_KEEP_TEST_DIRS") != nullptr) {
+    return;
+  }
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string TempDir::File(std::string_view name) const { return (fs::path(path_) / name).string(); }
+
+absl::StatusOr<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,
+                                                        const std::string& log_path,
+                                                        const std::vector<std::string>& env) {
+  absl::StatusOr<pid_t> pid = Spawn(argv, log_path, log_path, env);
+  if (!pid.ok()) {
+    return pid.status();
+  }
+  return std::unique_ptr<Process>(new Process(*pid, log_path));
+}
+
+Process::~Process() { Kill(); }
+
+bool Process::Running() { return !Wait(milliseconds(0)).has_value(); }
+
+void Process::Signal(int sig) {
+  if (!exit_code_) {
+    kill(pid_, sig);
+  }
+}
+
+void Process::Kill() {
+  if (exit_code_) {
+    return;
+  }
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  exit_code_ = ExitCodeOf(status);
+}
+
+std::optional<int> Process::Wait(milliseconds timeout) {
+  if (exit_code_) {
+    return exit_code_;
+  }
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int status = 0;
+    pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      exit_code_ = ExitCodeOf(status);
+      return exit_code_;
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+}
+
+std::string Process::Log() const { return ReadAll(log_path_); }
+
+CommandResult RunCommand(const std::vector<std::string>& argv, seconds timeout) {
+  TempDir dir;
+  const std::string out = dir.File("stdout");
+  const std::string err = dir.File("stderr");
+  CommandResult result;
+  absl::StatusOr<pid_t> pid = Spawn(argv, out, err, {});
+  if (!pid.ok()) {
+    result.err = std::string(pid.status().message());
+    return result;
+  }
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (waitpid(*pid, &status, WNOHANG) != *pid) {
+    if (std::chrono::steady_clock::now() >= until) {
+      kill(*pid, SIGKILL);
+      waitpid(*pid, &status, 0);
+      result.out = ReadAll(out);
+      result.err = ReadAll(err) + "\n[killed: timed out]";
+      return result;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  result.exit_code = ExitCodeOf(status);
+  result.out = ReadAll(out);
+  result.err = ReadAll(err);
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const TempDir& dir, const std::string& db,
+                                                      const DaemonFlags& flags) {
+  const int n = g_counter++;
+  const std::string port_file = dir.File(StrCat("daemon-", n, ".port"));
+  std::vector<std::string> argv = {Binaries::Daemon(),
+                                   "--listen",
+                                   StrCat("127.0.0.1:", flags.port),
+                                   "--db",
+                                   db,
+                                   "--port-file",
+                                   port_file,
+                                   "--local-workers",
+                                   std::to_string(flags.local_workers),
+                                   "--worker-binary",
+                                   Binaries::Server(),
+                                   "--heartbeat-ms",
+                                   std::to_string(flags.heartbeat_ms),
+                                   "--worker-deadline-ms",
+                                   std::to_string(flags.worker_deadline_ms),
+                                   "--build-threads",
+                                   std::to_string(flags.build_threads)};
+  argv.insert(argv.end(), flags.extra.begin(), flags.extra.end());
+  std::unique_ptr<Daemon> daemon(new Daemon());
+  absl::StatusOr<std::unique_ptr<Process>> process =
+      Process::Start(argv, dir.File(StrCat("daemon-", n, ".log")));
+  if (!process.ok()) {
+    return process.status();
+  }
+  daemon->process_ = std::move(*process);
+  bool ready = WaitFor(
+      [&] {
+        std::ifstream in(port_file);
+        int port = 0;
+        if (in >> port && port > 0) {
+          daemon->port_ = port;
+          return true;
+        }
+        return !daemon->process_->Running();
+      },
+      seconds(30));
+  if (!ready || daemon->port_ == 0) {
+    return absl::UnavailableError(StrCat("tune-daemon did not start:\n", daemon->process_->Log()));
+  }
+  return daemon;
+}
+
+std::string Daemon::address() const { return StrCat("127.0.0.1:", port_); }
+
+absl::StatusOr<std::unique_ptr<Process>> StartWorker(const TempDir& dir,
+                                                     const std::string& daemon_address,
+                                                     const std::string& name,
+                                                     const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {Binaries::Server(),
+                                   "--daemon",
+                                   daemon_address,
+                                   "--device",
+                                   "cpu",
+                                   "--name",
+                                   name,
+                                   "--cache-dir",
+                                   dir.File(name + "-cache")};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return Process::Start(argv, dir.File(name + ".log"));
+}
+
+CommandResult RunClient(const std::string& address, const std::vector<std::string>& args,
+                        seconds timeout) {
+  std::vector<std::string> argv = {Binaries::Client(), "--daemon", address};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, timeout);
+}
+
+bool WaitFor(const std::function<bool()>& done, milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (done()) {
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      return false;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+}
+
+absl::StatusOr<v1::Job> GetJob(const std::string& address, uint64_t job_id) {
+  tuner::TunerClient client(address, seconds(10));
+  return client.GetJob(job_id);
+}
+
+absl::StatusOr<v1::Job> WaitForJob(const std::string& address, uint64_t job_id,
+                                   milliseconds timeout) {
+  tuner::TunerClient client(address, seconds(10));
+  absl::StatusOr<v1::Job> job = absl::DeadlineExceededError("not polled yet");
+  bool done = WaitFor(
+      [&] {
+        job = client.GetJob(job_id);
+        if (!job.ok()) {
+          return false;
+        }
+        v1::JobState s = job->state();
+        return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
+               s == v1::JOB_STATE_CANCELLED;
+      },
+      timeout);
+  if (!done) {
+    return absl::DeadlineExceededError(
+        StrCat("job ", job_id, " did not finish in time; last seen: ",
+               job.ok() ? job->DebugString() : std::string(job.status().message())));
+  }
+  return job;
+}
+
+absl::StatusOr<v1::Job> SubmitJob(const std::string& address, const v1::JobSpec& spec) {
+  tuner::TunerClient client(address, seconds(30));
+  return client.SubmitJob(spec);
+}
+
+v1::JobSpec FastSpec(const std::string& workload, int trials) {
+  v1::JobSpec spec;
+  spec.set_workload(workload);
+  spec.set_target("llvm -mcpu=native -threads=1");
+  spec.set_trials(trials);
+  spec.set_strategy("random");
+  spec.mutable_timing()->set_number(1);
+  spec.mutable_timing()->set_repeat(2);
+  spec.mutable_timing()->set_min_repeat_ms(1);
+  return spec;
+}
+
+absl::StatusOr<int> ConnectedWorkers(const std::string& address) {
+  tuner::TunerClient client(address, seconds(10));
+  absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers(false);
+  if (!workers.ok()) {
+    return workers.status();
+  }
+  return static_cast<int>(workers->size());
+}
+
+}  // namespace tune::testing

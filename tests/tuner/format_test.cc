@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include "db/record.h"
+#include "tuner/client_format.h"
+#include "tuner/grpc_status.h"
+#include "tuner/proto_convert.h"
+
+namespace tune::tuner {
+namespace {
+
+TEST(ProtoConvertTest, RecordsRoundTripThroughTheWire) {
+  Record record;
+  record.uid = "abc123";
+  record.workload = "gemm:M=64,N=64,K=64";
+  record.target = "llvm -mcpu=znver4 -threads=1";
+  record.device_key = "cpu/x86_64/znver4";
+  record.template_name = "gemm.cpu.blocked";
+  record.template_version = 2;
+  record.config = R"({"mc":64})";
+  record.measurement.round_secs = {1e-5, 2e-5};
+  record.measurement.number = 10;
+  record.measurement.device_fingerprint = "cpu";
+  record.tune_version = "0.1.0";
+  record.llvm_version = "19.1.7";
+  record.worker = "w";
+  record.created_at_ms = 1234;
+  record.job_id = 9;
+  v1::Record wire = RecordToProto(record);
+  EXPECT_EQ(wire.job_id(), 9u);
+  absl::StatusOr<Record> back = RecordFromProto(wire);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->uid, record.uid);
+  EXPECT_EQ(back->measurement.round_secs, record.measurement.round_secs);
+  EXPECT_EQ(back->template_version, 2);
+  EXPECT_FALSE(back->job_id.has_value());  // job ids are local to one log
+}
+
+TEST(ProtoConvertTest, JobStatesMapBothWaysAndUnspecifiedIsRejected) {
+  for (JobState s : {JobState::kQueued, JobState::kRunning, JobState::kDone, JobState::kFailed,
+                     JobState::kCancelled}) {
+    absl::StatusOr<JobState> back = JobStateFromProto(JobStateToProto(s), "state");
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, s);
+  }
+  EXPECT_EQ(JobStateToProto(JobState::kDone), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_FALSE(JobStateFromProto(v1::JOB_STATE_UNSPECIFIED, "state").ok());
+}
+
+TEST(GrpcStatusTest, CodesAndMessagesSurviveTheRoundTrip) {
+  absl::Status s = absl::InvalidArgumentError("spec.trials: 0 is out of range");
+  grpc::Status g = ToGrpcStatus(s);
+  EXPECT_EQ(g.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(FromGrpcStatus(g), s);
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+  EXPECT_EQ(ToGrpcStatus(absl::NotFoundError("x")).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST(ClientFormatTest, ProgressShowsTrialsBestAndEta) {
+  v1::JobEvent e;
+  e.set_state(v1::JOB_STATE_RUNNING);
+  e.set_trials_done(3);
+  e.set_trials_failed(1);
+  e.set_trials_total(12);
+  e.set_best_gflops(35.25);
+  e.set_eta_seconds(125);
+  EXPECT_EQ(ProgressText(e), "3/12 trials (1 failed), best 35.25 GFLOPS, ETA 2m05s");
+  e.set_eta_seconds(-1);
+  EXPECT_EQ(ProgressText(e), "3/12 trials (1 failed), best 35.25 GFLOPS, ETA ?");
+  std::string bar = ProgressBar(e, 80);
+  EXPECT_EQ(bar.front(), '[');
+  EXPECT_NE(bar.find('#'), std::string::npos);
+}
+
+TEST(ClientFormatTest, DurationsReadNaturally) {
+  EXPECT_EQ(Duration(0), "0s");
+  EXPECT_EQ(Duration(59.4), "59s");
+  EXPECT_EQ(Duration(61), "1m01s");
+  EXPECT_EQ(Duration(3720), "1h02m");
+  EXPECT_EQ(Duration(-1), "?");
+}
+
+}  // namespace
+}  // namespace tune::tuner

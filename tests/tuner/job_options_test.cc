@@ -1,0 +1,105 @@
+#include "tuner/job_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/host_cpu.h"
+#include "tuner/fault_templates.h"
+
+namespace tune::tuner {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::JobSpec Valid() {
+  v1::JobSpec spec;
+  spec.set_workload("gemm:K=64,M=64,N=64");
+  spec.set_target("llvm -mcpu=native -threads=1");
+  spec.set_trials(8);
+  return spec;
+}
+
+std::string ErrorOf(const v1::JobSpec& spec, ValidationOptions options = {}) {
+  absl::StatusOr<ValidatedJob> job = ValidateJobSpec(spec, options);
+  EXPECT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(job.status().message());
+}
+
+TEST(ValidateJobSpecTest, CanonicalizesAndResolvesNativeToTheDaemonHost) {
+  absl::StatusOr<ValidatedJob> job = ValidateJobSpec(Valid(), {});
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->spec.workload, "gemm:M=64,N=64,K=64");
+  EXPECT_EQ(job->spec.target, "llvm -mcpu=" + GetHostCpu().name + " -threads=1");
+  EXPECT_EQ(job->spec.device_key, "cpu/x86_64/" + GetHostCpu().name);
+  EXPECT_EQ(job->spec.strategy, "random");
+  EXPECT_EQ(job->spec.seed, 1u);
+  ASSERT_FALSE(job->templates.empty());
+  EXPECT_EQ(job->templates.front()->op, OpKind::kGemm);
+}
+
+TEST(ValidateJobSpecTest, NamesTheWorkloadFieldForBadWorkloads) {
+  for (std::string workload : {"", "matmul:M=1,N=1,K=1", "gemm:M=0,N=64,K=64",
+                               "gemm:M=-4,N=64,K=64", "gemm:M=64,N=64", "gemm M=64"}) {
+    v1::JobSpec spec = Valid();
+    spec.set_workload(workload);
+    EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.workload")) << workload;
+  }
+}
+
+TEST(ValidateJobSpecTest, RejectsUnknownAndUnsupportedTargets) {
+  v1::JobSpec spec = Valid();
+  spec.set_target("fpga -speed=11");
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.target"));
+  spec.set_target("cuda -arch=sm_90");
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("no template for gemm"));
+}
+
+TEST(ValidateJobSpecTest, RejectsBadBudgetStrategyPriorityAndTiming) {
+  v1::JobSpec spec = Valid();
+  spec.set_trials(0);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.trials"));
+  spec.set_trials(-3);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.trials"));
+  spec = Valid();
+  spec.set_strategy("annealing");
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("accepted: grid, random"));
+  spec = Valid();
+  spec.set_priority(kMaxPriority + 1);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.priority"));
+  spec = Valid();
+  spec.mutable_timing()->set_repeat(-1);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.timing"));
+  spec = Valid();
+  spec.set_early_stopping(-1);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.early_stopping"));
+}
+
+TEST(ValidateJobSpecTest, FaultTemplatesNeedTheDaemonFlag) {
+  v1::JobSpec spec = Valid();
+  spec.add_templates(std::string(kFaultCrashTemplate));
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.templates"));
+  absl::StatusOr<ValidatedJob> job = ValidateJobSpec(spec, {.allow_fault_templates = true});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->templates.size(), 1u);
+  EXPECT_EQ(job->templates.front()->name, kFaultCrashTemplate);
+}
+
+TEST(PersistedJobStateTest, RoundTripsAndEmptyMeansDefaults) {
+  PersistedJobState state{{{"gemm.cpu.blocked"}, 5, "nightly"}, R"({"next":1})", 3};
+  absl::StatusOr<PersistedJobState> back = LoadPersistedState(SavePersistedState(state));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->extras.templates, state.extras.templates);
+  EXPECT_EQ(back->extras.early_stopping, 5);
+  EXPECT_EQ(back->extras.name, "nightly");
+  EXPECT_EQ(back->search, state.search);
+  EXPECT_EQ(back->since_improvement, 3);
+
+  absl::StatusOr<PersistedJobState> empty = LoadPersistedState("");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->extras.templates.empty());
+  EXPECT_FALSE(LoadPersistedState("[1,2]").ok());
+}
+
+}  // namespace
+}  // namespace tune::tuner

@@ -1,0 +1,38 @@
+// How tune-client shows things: text for people (tables, a progress line) and JSON for programs
+// (nlohmann-json objects with stable keys).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tune/v1/tuner.pb.h"
+
+namespace tune::tuner {
+
+/// "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED" ("UNKNOWN" otherwise).
+std::string JobStateText(v1::JobState state);
+bool IsFinalState(v1::JobState state);
+
+nlohmann::json JobJson(const v1::Job& job);
+nlohmann::json EventJson(const v1::JobEvent& event);
+nlohmann::json WorkerJson(const v1::WorkerInfo& worker);
+nlohmann::json RecordJson(const v1::Record& record);
+
+/// Several lines describing one job.
+std::string JobText(const v1::Job& job);
+/// One header line and one line per job.
+std::string JobsTable(const std::vector<v1::Job>& jobs);
+/// One header line and one line per worker.
+std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers);
+/// One line per record: GFLOPS, time, template, config, where and when it was measured.
+std::string BestText(const std::vector<v1::Record>& records);
+
+/// "12/40 trials (1 failed), best 35.2 GFLOPS, ETA 14s" (no bar).
+std::string ProgressText(const v1::JobEvent& event);
+/// "[#######.............] " + ProgressText, for a terminal line of about `width` columns.
+std::string ProgressBar(const v1::JobEvent& event, int width);
+/// Seconds as "14s", "3m05s" or "1h02m".
+std::string Duration(double seconds);
+
+}  // namespace tune::tuner

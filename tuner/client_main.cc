@@ -1,0 +1,573 @@
+// tune-client: the command line of tune-daemon.
+//
+//   tune-client [--daemon HOST:PORT] [--json] [--rpc-timeout-ms MS] COMMAND ...
+//     submit --workload W --target T --trials N [--strategy random|grid] [--priority P]
+//            [--seed S] [--template NAME]... [--wait]     prints the job id
+//     status JOB | watch JOB | cancel JOB | jobs | workers [--all]
+//     best --workload W (--target T | --device-key K) [--top K]
+//     export --out F.jsonl [--workload W] [--device-key K] [--include-failures]
+//     import F.jsonl
+//
+// Exit codes: 0 success; 1 no result (`best` found nothing; a waited-for job FAILED or was
+// CANCELLED); 2 bad command line; 3 daemon unreachable; 4 invalid request (the daemon's message
+// is printed); 5 unknown job (NOT_FOUND); 6 any other error.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "common/status.h"
+#include "common/strings.h"
+#include "db/record_json.h"
+#include "tuner/client.h"
+#include "tuner/client_format.h"
+#include "tuner/proto_convert.h"
+
+namespace tune::tuner {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitNoResult = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitUnreachable = 3;
+constexpr int kExitInvalid = 4;
+constexpr int kExitNotFound = 5;
+constexpr int kExitError = 6;
+
+using std::chrono::milliseconds;
+
+// How long a follower waits for a daemon that went away to come back.
+constexpr auto kReconnectFor = std::chrono::seconds(60);
+
+struct Globals {
+  std::string daemon = "127.0.0.1:7070";
+  bool json = false;
+  int rpc_timeout_ms = 10000;
+};
+
+// The one place where a failed call becomes a message and an exit code.
+int Report(const absl::Status& status, const Globals& g) {
+  const std::string message(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+      fmt::print(stderr,
+                 "tune-client: cannot reach tune-daemon at {} ({}).\n"
+                 "Is it running? Start one with: tune-daemon --listen {} --db tuning.db "
+                 "--local-workers 1\n",
+                 g.daemon, message, g.daemon);
+      return kExitUnreachable;
+    case absl::StatusCode::kDeadlineExceeded:
+      fmt::print(stderr, "tune-client: tune-daemon at {} did not answer in time ({})\n", g.daemon,
+                 message);
+      return kExitUnreachable;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+      fmt::print(stderr, "tune-client: invalid request: {}\n", message);
+      return kExitInvalid;
+    case absl::StatusCode::kNotFound:
+      fmt::print(stderr, "tune-client: not found: {}\n", message);
+      return kExitNotFound;
+    default:
+      fmt::print(stderr, "tune-client: error: {}\n", status);
+      return kExitError;
+  }
+}
+
+void PrintJson(const nlohmann::json& j) { fmt::print("{}\n", j.dump(2)); }
+
+int TerminalWidth() {
+  const char* columns = getenv("COLUMNS");
+  std::optional<int64_t> n = columns == nullptr ? std::nullopt : ParseInt(columns);
+  return n && *n > 20 ? static_cast<int>(*n) : 100;
+}
+
+// Follows a job until it reaches a final state. `show` gets every event; a stream broken by a
+// daemon restart is picked up again until `deadline`.
+absl::StatusOr<v1::JobState> Follow(TunerClient& client, uint64_t job_id, milliseconds deadline,
+                                    const std::function<void(const v1::JobEvent&)>& show) {
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + deadline;
+  v1::JobState last = v1::JOB_STATE_UNSPECIFIED;
+  std::optional<Clock::time_point> lost_since;  // when the daemon went away, if it did
+  while (true) {
+    auto left = std::chrono::duration_cast<milliseconds>(give_up - Clock::now());
+    if (left.count() <= 0) {
+      return absl::DeadlineExceededError("gave up waiting for the job");
+    }
+    bool connected = false;
+    absl::Status s = client.WatchJob(
+        job_id,
+        [&](const v1::JobEvent& event) {
+          connected = true;
+          last = event.state();
+          show(event);
+          return true;
+        },
+        left);
+    if (s.ok() && IsFinalState(last)) {
+      return last;
+    }
+    if (connected) {
+      lost_since.reset();
+    }
+    // A daemon that restarts (it resumes its jobs) gets kReconnectFor to come back.
+    if (!s.ok() && !absl::IsUnavailable(s)) {
+      return s;
+    }
+    if (!s.ok() && last == v1::JOB_STATE_UNSPECIFIED) {
+      return s;  // never reached it
+    }
+    if (!lost_since) {
+      lost_since = Clock::now();
+    }
+    if (Clock::now() - *lost_since > kReconnectFor) {
+      return s;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+// Progress on stderr: a bar redrawn in place on a terminal, else a line every few seconds.
+class ProgressDisplay {
+ public:
+  ProgressDisplay(TunerClient& client, bool json) : client_(client), json_(json) {}
+  ~ProgressDisplay() {
+    if (drawn_) {
+      fmt::print(stderr, "\n");
+    }
+  }
+  void Show(const v1::JobEvent& event) {
+    if (json_) {
+      return;
+    }
+    const bool state_changed = event.state() != state_;
+    state_ = event.state();
+    if (state_changed && event.state() == v1::JOB_STATE_QUEUED) {
+      absl::StatusOr<v1::Job> job = client_.GetJob(event.job_id());
+      if (job.ok() && !job->message().empty()) {
+        Line(StrCat("job ", event.job_id(), " queued: ", job->message()));
+      }
+    }
+    if (tty_) {
+      fmt::print(stderr, "\r{}\x1b[K", ProgressBar(event, TerminalWidth()));
+      std::fflush(stderr);
+      drawn_ = true;
+      return;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (state_changed || IsFinalState(event.state()) ||
+        now - last_line_ > std::chrono::seconds(2)) {
+      fmt::print(stderr, "job {}: {}\n", event.job_id(), ProgressText(event));
+      last_line_ = now;
+    }
+  }
+
+ private:
+  void Line(const std::string& text) {
+    if (drawn_) {
+      fmt::print(stderr, "\n");
+    }
+    drawn_ = false;
+    fmt::print(stderr, "{}\n", text);
+  }
+
+  TunerClient& client_;
+  const bool json_;
+  const bool tty_ = isatty(STDERR_FILENO) == 1;
+  bool drawn_ = false;
+  v1::JobState state_ = v1::JOB_STATE_UNSPECIFIED;
+  std::chrono::steady_clock::time_point last_line_;
+};
+
+// Exit code of a job that ended in `state`, with a message for the ones that did not succeed.
+int FinalExit(const v1::Job& job) {
+  if (job.state() == v1::JOB_STATE_SUCCEEDED) {
+    return kExitOk;
+  }
+  fmt::print(stderr, "tune-client: job {} {}{}\n", job.job_id(), JobStateText(job.state()),
+             job.message().empty() ? "" : StrCat(": ", job.message()));
+  return kExitNoResult;
+}
+
+struct SubmitFlags {
+  v1::JobSpec spec;
+  std::vector<std::string> templates;
+  int number = 0, repeat = 0, min_repeat_ms = 0, kernel_timeout_ms = 0;
+  bool flush_cache = false;
+  bool wait = false;
+  int wait_timeout_s = 0;
+};
+
+int Submit(TunerClient& client, const Globals& g, SubmitFlags& f) {
+  for (const std::string& t : f.templates) {
+    f.spec.add_templates(t);
+  }
+  v1::TimingOptions* timing = f.spec.mutable_timing();
+  timing->set_number(f.number);
+  timing->set_repeat(f.repeat);
+  timing->set_min_repeat_ms(f.min_repeat_ms);
+  timing->set_timeout_ms(f.kernel_timeout_ms);
+  timing->set_flush_cache(f.flush_cache);
+  absl::StatusOr<v1::Job> job = client.SubmitJob(f.spec);
+  if (!job.ok()) {
+    return Report(job.status(), g);
+  }
+  if (!f.wait) {
+    if (g.json) {
+      PrintJson(JobJson(*job));
+    } else {
+      fmt::print("{}\n", job->job_id());
+    }
+    return kExitOk;
+  }
+  if (!g.json) {
+    fmt::print("{}\n", job->job_id());
+    std::fflush(stdout);
+  }
+  milliseconds deadline = f.wait_timeout_s > 0 ? milliseconds(f.wait_timeout_s * 1000LL)
+                                               : milliseconds(std::chrono::hours(24 * 30));
+  absl::StatusOr<v1::JobState> state;
+  {
+    ProgressDisplay display(client, g.json);
+    state =
+        Follow(client, job->job_id(), deadline, [&](const v1::JobEvent& e) { display.Show(e); });
+  }
+  if (!state.ok()) {
+    return Report(state.status(), g);
+  }
+  absl::StatusOr<v1::Job> done = client.GetJob(job->job_id());
+  if (!done.ok()) {
+    return Report(done.status(), g);
+  }
+  if (g.json) {
+    PrintJson(JobJson(*done));
+  } else if (done->has_best()) {
+    fmt::print("best: {:.3f} GFLOPS ({:.4g} s) {} {}\n", done->best().gflops(), done->best().secs(),
+               done->best().template_name(), done->best().config());
+  } else {
+    fmt::print("best: none ({} of {} trials failed)\n", done->trials_failed(), done->trials_done());
+  }
+  return FinalExit(*done);
+}
+
+int Watch(TunerClient& client, const Globals& g, uint64_t job_id) {
+  absl::StatusOr<v1::JobState> state =
+      Follow(client, job_id, milliseconds(std::chrono::hours(24 * 30)), [&](const v1::JobEvent& e) {
+        if (g.json) {
+          fmt::print("{}\n", EventJson(e).dump());
+        } else {
+          std::string why;
+          if (e.state() == v1::JOB_STATE_QUEUED) {
+            // Events do not say why a job waits; the job does.
+            absl::StatusOr<v1::Job> job = client.GetJob(e.job_id());
+            if (job.ok() && !job->message().empty()) {
+              why = StrCat(" (", job->message(), ")");
+            }
+          }
+          fmt::print("job {}: {}{}{}\n", e.job_id(), ProgressText(e), why,
+                     e.last_error().empty() ? "" : StrCat("; last error: ", e.last_error()));
+        }
+        std::fflush(stdout);
+      });
+  if (!state.ok()) {
+    return Report(state.status(), g);
+  }
+  absl::StatusOr<v1::Job> job = client.GetJob(job_id);
+  if (!job.ok()) {
+    return Report(job.status(), g);
+  }
+  return g.json ? (job->state() == v1::JOB_STATE_SUCCEEDED ? kExitOk : kExitNoResult)
+                : FinalExit(*job);
+}
+
+int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& request) {
+  absl::StatusOr<v1::QueryBestResponse> best = client.QueryBest(request);
+  if (absl::IsNotFound(best.status())) {
+    if (g.json) {
+      PrintJson(nlohmann::json::array());
+    } else {
+      fmt::print(stderr, "tune-client: {}\n", best.status().message());
+    }
+    return kExitNoResult;
+  }
+  if (!best.ok()) {
+    return Report(best.status(), g);
+  }
+  std::vector<v1::Record> records(best->records().begin(), best->records().end());
+  if (g.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const v1::Record& r : records) {
+      out.push_back(RecordJson(r));
+    }
+    PrintJson(out);
+  } else {
+    fmt::print("{}", BestText(records));
+  }
+  return kExitOk;
+}
+
+int Export(TunerClient& client, const Globals& g, const v1::ExportRecordsRequest& request,
+           const std::string& out_path) {
+  const std::string tmp = StrCat(out_path, ".tmp.", getpid());
+  std::ofstream out(tmp, std::ios::trunc);
+  if (!out) {
+    fmt::print(stderr, "tune-client: cannot write {}\n", out_path);
+    return kExitError;
+  }
+  int64_t count = 0;
+  absl::Status s = client.ExportRecords(
+      request,
+      [&](const v1::Record& proto) -> absl::Status {
+        ASSIGN_OR_RETURN(Record record, RecordFromProto(proto));
+        out << RecordToJsonLine(record) << '\n';
+        ++count;
+        return out ? absl::OkStatus() : absl::UnavailableError(StrCat("cannot write ", out_path));
+      },
+      milliseconds(std::chrono::hours(1)));
+  out.close();
+  std::error_code ec;
+  if (!s.ok() || !out) {
+    std::filesystem::remove(tmp, ec);
+    return Report(s.ok() ? absl::UnavailableError(StrCat("cannot write ", out_path)) : s, g);
+  }
+  std::filesystem::rename(tmp, out_path, ec);
+  if (ec) {
+    fmt::print(stderr, "tune-client: cannot write {}: {}\n", out_path, ec.message());
+    return kExitError;
+  }
+  if (g.json) {
+    PrintJson({{"exported", count}, {"path", out_path}});
+  } else {
+    fmt::print("exported {} record(s) to {}\n", count, out_path);
+  }
+  return kExitOk;
+}
+
+int Import(TunerClient& client, const Globals& g, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    fmt::print(stderr, "tune-client: cannot read {}\n", path);
+    return kExitError;
+  }
+  std::vector<v1::Record> records;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    absl::StatusOr<Record> record = RecordFromJsonLine(line);
+    if (!record.ok()) {
+      fmt::print(stderr, "tune-client: invalid request: {} line {}: {}\n", path, n,
+                 record.status().message());
+      return kExitInvalid;
+    }
+    records.push_back(RecordToProto(*record));
+  }
+  size_t next = 0;
+  absl::StatusOr<v1::ImportRecordsResponse> response = client.ImportRecords(
+      [&](v1::Record* out) {
+        if (next == records.size()) {
+          return false;
+        }
+        *out = records[next++];
+        return true;
+      },
+      milliseconds(std::chrono::hours(1)));
+  if (!response.ok()) {
+    return Report(response.status(), g);
+  }
+  if (g.json) {
+    PrintJson({{"imported", response->imported()},
+               {"duplicates", response->duplicates()},
+               {"rejected", response->rejected()},
+               {"errors",
+                std::vector<std::string>(response->errors().begin(), response->errors().end())}});
+  } else {
+    fmt::print("imported {} record(s), {} already present, {} rejected\n", response->imported(),
+               response->duplicates(), response->rejected());
+    for (const std::string& e : response->errors()) {
+      fmt::print(stderr, "  {}\n", e);
+    }
+  }
+  return response->rejected() > 0 ? kExitInvalid : kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"tune-client: talks to a tune-daemon"};
+  app.require_subcommand(1);
+  Globals g;
+  app.add_option("--daemon", g.daemon, "the daemon's address, HOST:PORT")
+      ->envname("TUNE_DAEMON")
+      ->capture_default_str();
+  app.add_flag("--json", g.json, "machine-readable JSON output");
+  app.add_option("--rpc-timeout-ms", g.rpc_timeout_ms, "deadline of each call")
+      ->capture_default_str();
+
+  SubmitFlags submit;
+  CLI::App* submit_cmd = app.add_subcommand("submit", "queue a tuning job and print its id");
+  submit_cmd
+      ->add_option("--workload", *submit.spec.mutable_workload(), "e.g. gemm:M=512,N=512,K=512")
+      ->required();
+  submit_cmd
+      ->add_option("--target", *submit.spec.mutable_target(),
+                   "e.g. 'llvm -mcpu=native -threads=1' (native: the daemon's CPU)")
+      ->required();
+  int trials = 0, priority = 0, early_stopping = 0;
+  uint64_t seed = 0;
+  std::string strategy;
+  submit_cmd->add_option("--trials", trials, "measurements to make (>= 1)")->required();
+  submit_cmd->add_option("--strategy", strategy, "random or grid (default: random)");
+  submit_cmd->add_option("--priority", priority, "higher runs first (-1000 to 1000)");
+  submit_cmd->add_option("--seed", seed, "seed of the search (default 1)");
+  submit_cmd->add_option("--template", submit.templates,
+                         "only this template (repeatable; default: all that apply)");
+  submit_cmd->add_option("--early-stopping", early_stopping,
+                         "stop after this many trials without improvement (0: never)");
+  submit_cmd->add_option("--name", *submit.spec.mutable_name(), "a label for people");
+  submit_cmd->add_option("--number", submit.number, "timing: initial calls per round");
+  submit_cmd->add_option("--repeat", submit.repeat, "timing: rounds kept");
+  submit_cmd->add_option("--min-repeat-ms", submit.min_repeat_ms,
+                         "timing: minimum duration of a round");
+  submit_cmd->add_option("--kernel-timeout-ms", submit.kernel_timeout_ms,
+                         "timing: deadline of one measurement");
+  submit_cmd->add_flag("--flush-cache", submit.flush_cache, "timing: flush caches between rounds");
+  submit_cmd->add_flag("--wait", submit.wait, "follow the job with a progress bar until it ends");
+  submit_cmd->add_option("--wait-timeout-s", submit.wait_timeout_s,
+                         "with --wait: give up after this many seconds (0: never)");
+
+  uint64_t job_id = 0;
+  CLI::App* status_cmd = app.add_subcommand("status", "describe a job");
+  status_cmd->add_option("JOB", job_id, "job id")->required();
+  CLI::App* watch_cmd = app.add_subcommand("watch", "stream a job's progress until it ends");
+  watch_cmd->add_option("JOB", job_id, "job id")->required();
+  CLI::App* cancel_cmd = app.add_subcommand("cancel", "cancel a queued or running job");
+  cancel_cmd->add_option("JOB", job_id, "job id")->required();
+  int limit = 0;
+  CLI::App* jobs_cmd = app.add_subcommand("jobs", "list jobs, newest first");
+  jobs_cmd->add_option("--limit", limit, "at most this many (default 100)");
+  bool all_workers = false;
+  CLI::App* workers_cmd = app.add_subcommand("workers", "list the connected workers");
+  workers_cmd->add_flag("--all", all_workers, "also workers lost since the daemon started");
+
+  v1::QueryBestRequest best;
+  int top = 1;
+  CLI::App* best_cmd = app.add_subcommand("best", "the fastest recorded configs of a workload");
+  best_cmd->add_option("--workload", *best.mutable_workload(), "canonical workload")->required();
+  auto* best_target = best_cmd->add_option("--target", *best.mutable_target(), "target text");
+  auto* best_key = best_cmd->add_option("--device-key", *best.mutable_device_key(), "device key");
+  best_target->excludes(best_key);
+  best_cmd->add_option("--top", top, "how many (default 1)");
+
+  v1::ExportRecordsRequest export_request;
+  std::string export_path;
+  bool include_failures = false;
+  CLI::App* export_cmd = app.add_subcommand("export", "write records as JSON lines");
+  export_cmd->add_option("--out", export_path, "output file (.jsonl)")->required();
+  export_cmd->add_option("--workload", *export_request.mutable_workload(), "only this workload");
+  export_cmd->add_option("--device-key", *export_request.mutable_device_key(),
+                         "only this device key");
+  export_cmd->add_flag("--include-failures", include_failures, "also failed trials");
+
+  std::string import_path;
+  CLI::App* import_cmd = app.add_subcommand("import", "add records from a JSON-lines file");
+  import_cmd->add_option("FILE", import_path, "input file (.jsonl)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  if (best_cmd->parsed() && best.target().empty() && best.device_key().empty()) {
+    fmt::print(stderr, "tune-client: best needs --target or --device-key\n");
+    return kExitUsage;
+  }
+
+  TunerClient client(g.daemon, milliseconds(g.rpc_timeout_ms));
+  if (submit_cmd->parsed()) {
+    submit.spec.set_trials(trials);
+    submit.spec.set_priority(priority);
+    submit.spec.set_seed(seed);
+    submit.spec.set_strategy(strategy);
+    submit.spec.set_early_stopping(early_stopping);
+    return Submit(client, g, submit);
+  }
+  if (status_cmd->parsed()) {
+    absl::StatusOr<v1::Job> job = client.GetJob(job_id);
+    if (!job.ok()) {
+      return Report(job.status(), g);
+    }
+    g.json ? PrintJson(JobJson(*job)) : fmt::print("{}", JobText(*job));
+    return kExitOk;
+  }
+  if (watch_cmd->parsed()) {
+    return Watch(client, g, job_id);
+  }
+  if (cancel_cmd->parsed()) {
+    absl::StatusOr<v1::Job> job = client.CancelJob(job_id);
+    if (!job.ok()) {
+      return Report(job.status(), g);
+    }
+    if (g.json) {
+      PrintJson(JobJson(*job));
+    } else {
+      fmt::print("job {} cancelled after {} of {} trials\n", job->job_id(), job->trials_done(),
+                 job->spec().trials());
+    }
+    return kExitOk;
+  }
+  if (jobs_cmd->parsed()) {
+    absl::StatusOr<std::vector<v1::Job>> jobs = client.ListJobs(limit);
+    if (!jobs.ok()) {
+      return Report(jobs.status(), g);
+    }
+    if (g.json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const v1::Job& job : *jobs) {
+        out.push_back(JobJson(job));
+      }
+      PrintJson(out);
+    } else {
+      fmt::print("{}", JobsTable(*jobs));
+    }
+    return kExitOk;
+  }
+  if (workers_cmd->parsed()) {
+    absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers(all_workers);
+    if (!workers.ok()) {
+      return Report(workers.status(), g);
+    }
+    if (g.json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const v1::WorkerInfo& w : *workers) {
+        out.push_back(WorkerJson(w));
+      }
+      PrintJson(out);
+    } else {
+      fmt::print("{}", WorkersTable(*workers));
+    }
+    return kExitOk;
+  }
+  if (best_cmd->parsed()) {
+    best.set_top_k(top);
+    return Best(client, g, best);
+  }
+  if (export_cmd->parsed()) {
+    export_request.set_include_failures(include_failures);
+    return Export(client, g, export_request, export_path);
+  }
+  if (import_cmd->parsed()) {
+    return Import(client, g, import_path);
+  }
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace tune::tuner
+
+int main(int argc, char** argv) { return tune::tuner::Main(argc, argv); }

@@ -1,0 +1,67 @@
+// Daemon: tune-daemon assembled. Opens the tuning log (the only writer), resumes its jobs, serves
+// tune.v1.Tuner, tune.v1.WorkerLink, gRPC health checking and server reflection on one port, and
+// optionally runs local tune-server workers.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "db/tuning_log.h"
+#include "grpcpp/server.h"
+#include "tuner/local_workers.h"
+#include "tuner/scheduler.h"
+#include "tuner/tuner_service.h"
+#include "tuner/worker_link_service.h"
+
+namespace tune::tuner {
+
+struct DaemonOptions {
+  /// HOST:PORT to serve on; port 0 picks a free port (see Daemon::port()).
+  std::string listen = "127.0.0.1:7070";
+  /// The tuning log (created when missing).
+  std::string db_path;
+  /// tune-server processes to run on this host (0: none).
+  int local_workers = 0;
+  /// The tune-server of the local workers; empty: FindWorkerBinary().
+  std::string worker_binary;
+  /// Log level given to local workers (empty: their default).
+  std::string worker_log_level;
+  /// When not empty, the chosen port is written there (one line) once the daemon serves.
+  std::string port_file;
+  SchedulerOptions scheduler;
+};
+
+class Daemon {
+ public:
+  /// Opens the log (its error names the path), resumes jobs, binds (Unavailable naming the
+  /// address when it cannot), writes the port file (Unavailable naming it) and starts the
+  /// local workers (their binary missing: NotFound).
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
+
+  /// Shutdown().
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  /// The port it serves on.
+  int port() const { return port_; }
+
+  /// Stops serving (calls in progress get up to 2 s), stops the local workers and leaves
+  /// running jobs QUEUED in the log for the next start. Idempotent.
+  void Shutdown();
+
+ private:
+  Daemon() = default;
+
+  std::unique_ptr<TuningLog> log_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<TunerService> tuner_service_;
+  std::unique_ptr<WorkerLinkService> worker_link_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<LocalWorkers> local_workers_;
+  int port_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace tune::tuner

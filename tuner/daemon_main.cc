@@ -1,0 +1,126 @@
+// tune-daemon: the tuning service. Owns the job queue, the worker registry, the search and the
+// build pool, and is the only writer of the tuning log.
+//
+//   tune-daemon --listen 127.0.0.1:7070 --db tuning.db [--local-workers N] [--log-level L]
+//       [--port-file F] [--worker-binary PATH] [--build-threads N] [--heartbeat-ms 1000]
+//       [--worker-deadline-ms 5000]
+//
+// "-mcpu=native" in a submitted target means the CPU of the host running tune-daemon.
+//
+// Exit codes: 0 after SIGINT/SIGTERM, 1 when start-up fails (the database cannot be opened, the
+// address cannot be bound, the worker binary is missing), 2 for bad flags.
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "common/logging.h"
+#include "common/strings.h"
+#include "tuner/daemon.h"
+
+namespace {
+
+constexpr int kExitStartupError = 1;
+constexpr int kExitUsage = 2;
+
+int Fail(int code, std::string_view message) {
+  fmt::print(stderr, "tune-daemon: {}\n", message);
+  return code;
+}
+
+int DefaultBuildThreads() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return std::clamp(static_cast<int>(cores / 2), 1, 2);
+}
+
+int Serve(int argc, char** argv) {
+  CLI::App app{"tune-daemon: the tune autotuning service"};
+  tune::tuner::DaemonOptions options;
+  std::string log_level;
+  options.scheduler.build_threads = DefaultBuildThreads();
+  app.add_option("--listen", options.listen,
+                 "HOST:PORT to serve on (loopback by default; port 0 picks a free port)")
+      ->capture_default_str();
+  app.add_option("--db", options.db_path, "the tuning log (SQLite file, created when missing)")
+      ->required();
+  app.add_option("--local-workers", options.local_workers,
+                 "tune-server workers to run on this host (0: wait for remote workers)")
+      ->capture_default_str();
+  app.add_option("--log-level", log_level,
+                 "trace, debug, info, warn, error, critical or off (default: $TUNE_LOG_LEVEL or "
+                 "info); local workers get the same level");
+  app.add_option("--port-file", options.port_file,
+                 "write the port served on to this file once ready (for scripts and tests)");
+  app.add_option("--worker-binary", options.worker_binary,
+                 "tune-server for --local-workers (default: next to tune-daemon, else on PATH)");
+  app.add_option("--build-threads", options.scheduler.build_threads, "threads compiling candidates")
+      ->capture_default_str();
+  app.add_option("--heartbeat-ms", options.scheduler.heartbeat_interval_ms,
+                 "how often workers send a heartbeat")
+      ->capture_default_str();
+  app.add_option("--worker-deadline-ms", options.scheduler.heartbeat_deadline_ms,
+                 "a worker silent for this long is dropped and its trials re-queued")
+      ->capture_default_str();
+  // Test-only: lets jobs name the deliberately broken templates of tuner/fault_templates.h.
+  app.add_flag("--enable-fault-templates", options.scheduler.allow_fault_templates)->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+
+  tune::InitLoggingFromEnv();
+  if (!log_level.empty()) {
+    if (absl::Status s = tune::SetLogLevel(log_level); !s.ok()) {
+      return Fail(kExitUsage, tune::StrCat("--log-level: ", std::string(s.message())));
+    }
+    options.worker_log_level = log_level;
+  }
+  if (options.local_workers < 0) {
+    return Fail(kExitUsage, "--local-workers must be >= 0");
+  }
+  if (options.scheduler.build_threads < 1) {
+    return Fail(kExitUsage, "--build-threads must be >= 1");
+  }
+  if (options.scheduler.heartbeat_interval_ms < 10) {
+    return Fail(kExitUsage, "--heartbeat-ms must be >= 10");
+  }
+  if (options.scheduler.heartbeat_deadline_ms <= options.scheduler.heartbeat_interval_ms) {
+    return Fail(kExitUsage, "--worker-deadline-ms must be greater than --heartbeat-ms");
+  }
+  if (options.scheduler.allow_fault_templates) {
+    tune::Logger("daemon")->warn("fault templates enabled: jobs may ask for broken kernels");
+  }
+
+  absl::StatusOr<std::unique_ptr<tune::tuner::Daemon>> daemon = tune::tuner::Daemon::Start(options);
+  if (!daemon.ok()) {
+    return Fail(kExitStartupError, std::string(daemon.status().message()));
+  }
+
+  // SIGINT / SIGTERM are blocked in every thread (see main) and taken here.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  tune::Logger("daemon")->info("{} received; stopping", sigabbrev_np(sig));
+  (*daemon)->Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any thread exists, so that every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return Serve(argc, argv);
+}

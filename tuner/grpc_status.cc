@@ -1,0 +1,22 @@
+#include "tuner/grpc_status.h"
+
+#include <string>
+
+namespace tune::tuner {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) {
+    return grpc::Status::OK;
+  }
+  // Both enumerations are the canonical codes of google.rpc.Code, value for value.
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) {
+    return absl::OkStatus();
+  }
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+}  // namespace tune::tuner

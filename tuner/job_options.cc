@@ -1,0 +1,196 @@
+#include "tuner/job_options.h"
+
+#include <algorithm>
+
+#include "common/status.h"
+#include "common/strings.h"
+#include "nlohmann/json.hpp"
+#include "proto/convert.h"
+#include "search/strategy.h"
+#include "tuner/fault_templates.h"
+
+namespace tune::tuner {
+namespace {
+
+absl::Status Invalid(std::string_view field, std::string_view problem) {
+  return absl::InvalidArgumentError(StrCat("spec.", field, ": ", problem));
+}
+
+std::string TemplateNames(const std::vector<const KernelTemplate*>& templates) {
+  std::vector<std::string> names;
+  for (const KernelTemplate* t : templates) {
+    names.emplace_back(t->name);
+  }
+  return names.empty() ? "none" : Join(names, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
+    const Workload& workload, const Target& target, const std::vector<std::string>& names,
+    bool allow_fault_templates) {
+  std::vector<const KernelTemplate*> applicable = TemplatesFor(workload, target);
+  if (applicable.empty()) {
+    return Invalid("target", StrCat("no template for ", OpKindName(workload.op()), " on '",
+                                    TargetKindName(target.kind),
+                                    "' targets; this daemon tunes llvm (CPU) targets, e.g. "
+                                    "'llvm -mcpu=native -threads=1'"));
+  }
+  if (names.empty()) {
+    return applicable;
+  }
+  std::vector<const KernelTemplate*> chosen;
+  for (const std::string& name : names) {
+    const KernelTemplate* found = nullptr;
+    for (const KernelTemplate* t : applicable) {
+      if (t->name == name) {
+        found = t;
+      }
+    }
+    if (found == nullptr && allow_fault_templates) {
+      found = FindFaultTemplate(name, workload.op());
+    }
+    if (found == nullptr) {
+      return Invalid("templates", StrCat("'", name, "' is not a template for ",
+                                         OpKindName(workload.op()), " on '", target.ToString(),
+                                         "'; accepted: ", TemplateNames(applicable)));
+    }
+    if (std::find(chosen.begin(), chosen.end(), found) == chosen.end()) {
+      chosen.push_back(found);
+    }
+  }
+  return chosen;
+}
+
+absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
+                                             const ValidationOptions& options) {
+  if (spec.workload().empty()) {
+    return Invalid("workload",
+                   "is empty; expected e.g. 'gemm:M=512,N=512,K=512' or "
+                   "'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1'");
+  }
+  absl::StatusOr<Workload> workload = Workload::Parse(spec.workload());
+  if (!workload.ok()) {
+    return Invalid("workload", std::string(workload.status().message()));
+  }
+
+  if (spec.target().empty()) {
+    return Invalid("target", "is empty; expected e.g. 'llvm -mcpu=native -threads=1'");
+  }
+  absl::StatusOr<Target> parsed_target = Target::Parse(spec.target());
+  if (!parsed_target.ok()) {
+    return Invalid("target", std::string(parsed_target.status().message()));
+  }
+  // "native" means the daemon's host: workers on other CPUs register other device keys.
+  Target target = parsed_target->Resolved();
+
+  if (spec.trials() < 1 || spec.trials() > kMaxTrials) {
+    return Invalid("trials", StrCat(spec.trials(), " is out of range; expected 1 to ", kMaxTrials));
+  }
+  std::string strategy = spec.strategy().empty() ? std::string(kDefaultStrategy) : spec.strategy();
+  std::vector<std::string> strategies = StrategyNames();
+  if (std::find(strategies.begin(), strategies.end(), strategy) == strategies.end()) {
+    return Invalid("strategy",
+                   StrCat("'", strategy, "' is not known; accepted: ", Join(strategies, ", ")));
+  }
+  if (spec.priority() < kMinPriority || spec.priority() > kMaxPriority) {
+    return Invalid("priority", StrCat(spec.priority(), " is out of range; expected ", kMinPriority,
+                                      " to ", kMaxPriority));
+  }
+  absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(spec.timing());
+  if (!timing.ok()) {
+    return Invalid("timing", std::string(timing.status().message()));
+  }
+  if (spec.early_stopping() < 0) {
+    return Invalid("early_stopping",
+                   StrCat(spec.early_stopping(), " is negative; expected 0 (never) or more"));
+  }
+
+  ValidatedJob job;
+  job.workload = *workload;
+  job.target = target;
+  job.extras.templates.assign(spec.templates().begin(), spec.templates().end());
+  job.extras.early_stopping = spec.early_stopping();
+  job.extras.name = spec.name();
+  ASSIGN_OR_RETURN(job.templates, ResolveTemplates(*workload, target, job.extras.templates,
+                                                   options.allow_fault_templates));
+  job.spec.workload = workload->ToString();
+  job.spec.target = target.ToString();
+  job.spec.device_key = target.DeviceKey();
+  job.spec.strategy = strategy;
+  job.spec.trials = spec.trials();
+  job.spec.priority = spec.priority();
+  job.spec.seed = spec.seed() == 0 ? 1 : spec.seed();
+  job.spec.timing = *timing;
+  job.spec.timing.seed = timing->seed == 0 ? 1 : timing->seed;
+  // The log's own checks (the same rules, worded for its fields) as a last line of defence.
+  JobSpec checked = job.spec;
+  RETURN_IF_ERROR(CanonicalizeJobSpec(checked));
+  return job;
+}
+
+std::string SavePersistedState(const PersistedJobState& state) {
+  nlohmann::json j = {
+      {"version", 1},
+      {"templates", state.extras.templates},
+      {"early_stopping", state.extras.early_stopping},
+      {"name", state.extras.name},
+      {"since_improvement", state.since_improvement},
+      {"search", state.search},
+  };
+  return j.dump();
+}
+
+absl::StatusOr<PersistedJobState> LoadPersistedState(std::string_view text) {
+  PersistedJobState state;
+  if (text.empty()) {
+    return state;
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto bad = [](std::string_view what) {
+    return absl::InvalidArgumentError(StrCat("search_state: ", what));
+  };
+  if (!j.is_object()) {
+    return bad("is not a JSON object");
+  }
+  if (!j.contains("version") || j["version"] != 1) {
+    return bad("version is not 1");
+  }
+  const nlohmann::json& templates = j.value("templates", nlohmann::json::array());
+  if (!templates.is_array()) {
+    return bad("templates is not an array");
+  }
+  for (const nlohmann::json& t : templates) {
+    if (!t.is_string()) {
+      return bad("templates holds a non-string");
+    }
+    state.extras.templates.push_back(t.get<std::string>());
+  }
+  auto get_int = [&](const char* key, int* out) -> absl::Status {
+    if (!j.contains(key)) {
+      return absl::OkStatus();
+    }
+    if (!j[key].is_number_integer()) {
+      return bad(StrCat(key, " is not an integer"));
+    }
+    *out = j[key].get<int>();
+    return absl::OkStatus();
+  };
+  auto get_string = [&](const char* key, std::string* out) -> absl::Status {
+    if (!j.contains(key)) {
+      return absl::OkStatus();
+    }
+    if (!j[key].is_string()) {
+      return bad(StrCat(key, " is not a string"));
+    }
+    *out = j[key].get<std::string>();
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(get_int("early_stopping", &state.extras.early_stopping));
+  RETURN_IF_ERROR(get_int("since_improvement", &state.since_improvement));
+  RETURN_IF_ERROR(get_string("name", &state.extras.name));
+  RETURN_IF_ERROR(get_string("search", &state.search));
+  return state;
+}
+
+}  // namespace tune::tuner

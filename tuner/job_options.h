@@ -1,0 +1,72 @@
+// What a client may ask of the daemon, checked: the JobSpec of tune.v1 validated into the tuning
+// log's JobSpec plus the options the log's jobs table does not hold (template restriction, early
+// stopping, a name), which the daemon keeps inside the job's stored search state.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/templates/template.h"
+#include "common/target.h"
+#include "common/workload.h"
+#include "db/job.h"
+#include "tune/v1/tuner.pb.h"
+#include "tuner/job_extras.h"
+
+namespace tune::tuner {
+
+/// Accepted priorities (higher runs first).
+inline constexpr int kMinPriority = -1000;
+inline constexpr int kMaxPriority = 1000;
+/// Largest trial budget of one job.
+inline constexpr int kMaxTrials = 1000000;
+/// Strategy of a job that names none.
+inline constexpr std::string_view kDefaultStrategy = "random";
+
+/// A submitted job, checked and canonical.
+struct ValidatedJob {
+  JobSpec spec;  // canonical workload, resolved canonical target, its device key, defaults set
+  JobExtras extras;
+  Workload workload;
+  Target target;  // resolved (no -mcpu=native)
+  std::vector<const KernelTemplate*> templates;
+};
+
+struct ValidationOptions {
+  /// Accept the test-only templates of tuner/fault_templates.h (daemon flag
+  /// --enable-fault-templates).
+  bool allow_fault_templates = false;
+};
+
+/// Checks a submitted spec: the workload parses; the target parses and a template exists for
+/// it ("-mcpu=native" is resolved to the daemon host's CPU); trials in [1, kMaxTrials]; the
+/// strategy is one of StrategyNames() (empty: kDefaultStrategy); priority in
+/// [kMinPriority, kMaxPriority]; timing fields >= 0; named templates exist and apply;
+/// early_stopping >= 0. Any problem is InvalidArgument "spec.<field>: <problem>; <accepted form>".
+absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
+                                             const ValidationOptions& options);
+
+/// The templates a job searches: each of `names` (which must exist and build the workload on
+/// the target), or every template that applies when `names` is empty. InvalidArgument naming
+/// `spec.templates` or `spec.target` when there is none.
+absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
+    const Workload& workload, const Target& target, const std::vector<std::string>& names,
+    bool allow_fault_templates);
+
+/// What the daemon stores as a job's search state (TuningLog's opaque `search_state`).
+struct PersistedJobState {
+  JobExtras extras;
+  std::string search;         // JobSearch::SaveState(), or empty before the first proposal
+  int since_improvement = 0;  // trials since the best improved (for early stopping)
+};
+
+/// JSON text of a persisted state.
+std::string SavePersistedState(const PersistedJobState& state);
+
+/// Parses SavePersistedState's text; an empty text gives the defaults. Anything else that is
+/// not such a JSON object is InvalidArgument naming `search_state`.
+absl::StatusOr<PersistedJobState> LoadPersistedState(std::string_view text);
+
+}  // namespace tune::tuner

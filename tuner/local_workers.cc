@@ -1,0 +1,220 @@
+#include "tuner/local_workers.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "common/logging.h"
+#include "common/strings.h"
+
+namespace tune::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kPoll = std::chrono::milliseconds(100);
+constexpr auto kFirstRestartDelay = std::chrono::milliseconds(200);
+constexpr auto kMaxRestartDelay = std::chrono::seconds(10);
+// A worker that ran this long before dying is restarted after the first delay again.
+constexpr auto kHealthyRun = std::chrono::seconds(30);
+constexpr auto kStopGrace = std::chrono::seconds(3);
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) {
+    return "localhost";
+  }
+  return name;
+}
+
+std::string DescribeExit(int status) {
+  if (WIFEXITED(status)) {
+    return StrCat("exited with status ", WEXITSTATUS(status));
+  }
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return StrCat("killed by SIG", name == nullptr ? std::to_string(WTERMSIG(status)) : name);
+  }
+  return "stopped";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindWorkerBinary() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // Installed: bin/tune-server beside bin/tune-daemon. Build tree: rpc_server/ beside tuner/.
+    for (const fs::path& candidate :
+         {self.parent_path() / "tune-server",
+          self.parent_path().parent_path() / "rpc_server" / "tune-server"}) {
+      if (access(candidate.c_str(), X_OK) == 0) {
+        return candidate.string();
+      }
+    }
+  }
+  const char* path = getenv("PATH");
+  for (std::string_view dir : Split(path == nullptr ? "" : path, ':', /*skip_empty=*/true)) {
+    fs::path candidate = fs::path(dir) / "tune-server";
+    if (access(candidate.c_str(), X_OK) == 0) {
+      return candidate.string();
+    }
+  }
+  return absl::NotFoundError(StrCat("no tune-server next to ", ec ? "this program" : self.string(),
+                                    " nor on PATH; pass --worker-binary PATH"));
+}
+
+absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(LocalWorkerOptions options) {
+  if (access(options.binary.c_str(), F_OK) != 0) {
+    return absl::NotFoundError(StrCat("worker binary ", options.binary, " does not exist"));
+  }
+  if (access(options.binary.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        StrCat("worker binary ", options.binary, " is not executable"));
+  }
+  std::unique_ptr<LocalWorkers> workers(new LocalWorkers(std::move(options)));
+  {
+    std::lock_guard lock(workers->mu_);
+    workers->pids_.assign(workers->options_.count, -1);
+  }
+  // Spawned from the supervising thread: PR_SET_PDEATHSIG follows the thread that forked.
+  workers->supervisor_ = std::thread([w = workers.get()] { w->Supervise(); });
+  return workers;
+}
+
+LocalWorkers::~LocalWorkers() { Stop(); }
+
+void LocalWorkers::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  if (supervisor_.joinable()) {
+    supervisor_.join();
+  }
+}
+
+std::vector<pid_t> LocalWorkers::Pids() const {
+  std::lock_guard lock(mu_);
+  return pids_;
+}
+
+pid_t LocalWorkers::Spawn(int index) {
+  std::vector<std::string> args = {options_.binary,
+                                   "--daemon",
+                                   options_.daemon_address,
+                                   "--device",
+                                   "cpu",
+                                   "--name",
+                                   StrCat(HostName(), "-local-", index)};
+  if (!options_.log_level.empty()) {
+    args.push_back("--log-level");
+    args.push_back(options_.log_level);
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) {
+      _exit(127);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (pid < 0) {
+    Logger("daemon")->error("cannot start local worker {}: fork failed", index);
+    return -1;
+  }
+  Logger("daemon")->info("started local worker {} (pid {})", index, pid);
+  return pid;
+}
+
+void LocalWorkers::Supervise() {
+  const int n = options_.count;
+  std::vector<Clock::time_point> started(n), restart_at(n, Clock::now());
+  std::vector<Clock::duration> delay(n, kFirstRestartDelay);
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    const Clock::time_point now = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      if (pids_[i] > 0) {
+        int status = 0;
+        if (waitpid(pids_[i], &status, WNOHANG) != pids_[i]) {
+          continue;
+        }
+        bool healthy = now - started[i] > kHealthyRun;
+        if (healthy) {
+          delay[i] = kFirstRestartDelay;
+        }
+        Logger("daemon")->warn(
+            "local worker {} (pid {}) {}; restarting in {} ms", i, pids_[i], DescribeExit(status),
+            std::chrono::duration_cast<std::chrono::milliseconds>(delay[i]).count());
+        pids_[i] = -1;
+        restart_at[i] = now + delay[i];
+        delay[i] = std::min<Clock::duration>(delay[i] * 2, kMaxRestartDelay);
+      } else if (now >= restart_at[i]) {
+        pids_[i] = Spawn(i);
+        started[i] = now;
+        if (pids_[i] < 0) {
+          restart_at[i] = now + delay[i];
+          delay[i] = std::min<Clock::duration>(delay[i] * 2, kMaxRestartDelay);
+        }
+      }
+    }
+    cv_.wait_for(lock, kPoll, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
+  }
+  // Stopping: TERM, a grace period, then KILL.
+  for (pid_t pid : pids_) {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+    }
+  }
+  const Clock::time_point give_up = Clock::now() + kStopGrace;
+  while (true) {
+    bool alive = false;
+    for (pid_t& pid : pids_) {
+      if (pid <= 0) {
+        continue;
+      }
+      if (waitpid(pid, nullptr, WNOHANG) == pid) {
+        pid = -1;
+      } else {
+        alive = true;
+      }
+    }
+    if (!alive) {
+      break;
+    }
+    if (Clock::now() >= give_up) {
+      for (pid_t& pid : pids_) {
+        if (pid <= 0) {
+          continue;
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        pid = -1;
+      }
+      break;
+    }
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    lock.lock();
+  }
+}
+
+}  // namespace tune::tuner

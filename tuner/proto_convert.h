@@ -1,0 +1,30 @@
+// Conversions between the tuning log's types (db/) and the wire types of tune.v1.Tuner.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "db/job.h"
+#include "db/record.h"
+#include "tune/v1/tuner.pb.h"
+#include "tuner/job_extras.h"
+
+namespace tune::tuner {
+
+/// Done maps to JOB_STATE_SUCCEEDED; the other states by name.
+v1::JobState JobStateToProto(JobState state);
+/// The state as the wire names it: "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED".
+std::string WireStateName(JobState state);
+/// Inverse of JobStateToProto; InvalidArgument naming `field` for JOB_STATE_UNSPECIFIED and
+/// unknown values.
+absl::StatusOr<JobState> JobStateFromProto(v1::JobState state, std::string_view field);
+
+/// The spec as submitted, after defaults were applied and the target resolved.
+v1::JobSpec JobSpecToProto(const JobSpec& spec, const JobExtras& extras);
+
+/// A record for the wire (job_id 0 when it has none).
+v1::Record RecordToProto(const Record& record);
+
+/// A record from the wire; the uid, workload, target etc. are checked later by the log. A
+/// measurement with an unspecified error kind is InvalidArgument naming `measurement`.
+absl::StatusOr<Record> RecordFromProto(const v1::Record& proto);
+
+}  // namespace tune::tuner

@@ -1,0 +1,358 @@
+// The scheduler's client-facing side: submitting, describing, listing, cancelling and watching
+// jobs.
+#include <algorithm>
+#include <limits>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "tuner/proto_convert.h"
+#include "tuner/scheduler.h"
+
+namespace tune::tuner {
+namespace {
+
+constexpr int kDefaultListLimit = 100;
+// How often a watcher checks whether its client went away.
+constexpr auto kWatchPoll = std::chrono::milliseconds(200);
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+absl::Status UnknownJob(uint64_t id) {
+  return absl::NotFoundError(StrCat("job ", id, " does not exist"));
+}
+
+// Ids of the log are int64 and start at 1.
+bool ValidId(uint64_t id) {
+  return id >= 1 && id <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}
+
+// The record with local id `id`, if any.
+absl::StatusOr<std::optional<Record>> RecordById(TuningLog& log, int64_t id) {
+  RecordFilter filter;
+  filter.after_id = id - 1;
+  filter.limit = 1;
+  ASSIGN_OR_RETURN(std::vector<Record> records, log.ListRecords(filter));
+  if (records.empty() || records.front().id != id) {
+    return std::nullopt;
+  }
+  return std::move(records.front());
+}
+
+std::optional<BestSoFar> BestOf(const Record& record) {
+  double secs = record.measurement.MedianSecs();
+  absl::StatusOr<Workload> workload = Workload::Parse(record.workload);
+  if (!record.measurement.ok() || secs <= 0 || !workload.ok()) {
+    return std::nullopt;
+  }
+  return BestSoFar{secs, workload->Flops() / secs / 1e9, record.template_name, record.config,
+                   record.uid};
+}
+
+void SetBest(const BestSoFar& best, v1::BestTrial* out) {
+  out->set_gflops(best.gflops);
+  out->set_secs(best.secs);
+  out->set_template_name(best.template_name);
+  out->set_config(best.config);
+  out->set_record_uid(best.record_uid);
+}
+
+void FillFromRow(const Job& row, const JobExtras& extras, v1::Job* out) {
+  out->set_job_id(static_cast<uint64_t>(row.id));
+  *out->mutable_spec() = JobSpecToProto(row.spec, extras);
+  out->set_state(JobStateToProto(row.state));
+  out->set_device_key(row.spec.device_key);
+  out->set_trials_done(row.trials_done);
+  out->set_trials_failed(row.trials_failed);
+  out->set_created_at_ms(row.created_at_ms);
+  out->set_started_at_ms(row.started_at_ms);
+  out->set_finished_at_ms(row.finished_at_ms);
+}
+
+v1::JobEvent EventOf(const v1::Job& job, double eta_seconds, const std::string& last_error) {
+  v1::JobEvent event;
+  event.set_job_id(job.job_id());
+  event.set_state(job.state());
+  event.set_trials_done(job.trials_done());
+  event.set_trials_failed(job.trials_failed());
+  event.set_trials_total(job.spec().trials());
+  if (job.has_best()) {
+    event.set_best_gflops(job.best().gflops());
+    event.set_best_secs(job.best().secs());
+    event.set_best_template(job.best().template_name());
+    event.set_best_config(job.best().config());
+  }
+  event.set_eta_seconds(eta_seconds);
+  event.set_last_error(last_error);
+  event.set_event_time_ms(NowMs());
+  return event;
+}
+
+bool IsFinal(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JobRuntime>> Scheduler::LoadRuntime(const Job& row) {
+  ASSIGN_OR_RETURN(PersistedJobState persisted, LoadPersistedState(row.search_state));
+  ASSIGN_OR_RETURN(Workload workload, Workload::Parse(row.spec.workload));
+  ASSIGN_OR_RETURN(Target target, Target::Parse(row.spec.target));
+  ASSIGN_OR_RETURN(std::vector<const KernelTemplate*> templates,
+                   ResolveTemplates(workload, target, persisted.extras.templates,
+                                    options_.allow_fault_templates));
+  ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
+                   log_->MeasuredConfigs(row.spec.workload, row.spec.target));
+  auto job = std::make_unique<JobRuntime>();
+  ASSIGN_OR_RETURN(job->search, JobSearch::Create(workload, target, templates, row.spec.strategy,
+                                                  row.spec.seed, measured, persisted.search));
+  job->row = row;
+  job->extras = persisted.extras;
+  job->workload = workload;
+  job->target = target;
+  job->templates = std::move(templates);
+  job->compiler = std::make_shared<Compiler>(target);
+  job->since_improvement = persisted.since_improvement;
+  if (row.best_record_id) {
+    ASSIGN_OR_RETURN(std::optional<Record> best, RecordById(*log_, *row.best_record_id));
+    if (best) {
+      job->best = BestOf(*best);
+    }
+  }
+  return job;
+}
+
+v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
+  v1::Job out;
+  FillFromRow(job.row, job.extras, &out);
+  out.set_trials_in_flight(job.in_flight);
+  if (job.best) {
+    SetBest(*job.best, out.mutable_best());
+  }
+  if (job.row.state == JobState::kFailed) {
+    out.set_message(job.row.error);
+  } else if (!job.waiting.empty()) {
+    out.set_message(job.waiting);
+  } else {
+    out.set_message(job.last_error);
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Job> Scheduler::JobProtoFromLog(const Job& row) {
+  v1::Job out;
+  absl::StatusOr<PersistedJobState> persisted = LoadPersistedState(row.search_state);
+  FillFromRow(row, persisted.ok() ? persisted->extras : JobExtras(), &out);
+  out.set_message(row.error);
+  if (row.best_record_id) {
+    ASSIGN_OR_RETURN(std::optional<Record> record, RecordById(*log_, *row.best_record_id));
+    std::optional<BestSoFar> best = record ? BestOf(*record) : std::nullopt;
+    if (best) {
+      SetBest(*best, out.mutable_best());
+    }
+  }
+  return out;
+}
+
+v1::JobEvent Scheduler::EventLocked(const JobRuntime& job) const {
+  double eta = -1;
+  if (IsTerminal(job.row.state)) {
+    eta = 0;
+  } else if (job.recent.size() >= 2) {
+    double span = std::chrono::duration<double>(job.recent.back() - job.recent.front()).count();
+    if (span > 0) {
+      double rate = static_cast<double>(job.recent.size() - 1) / span;
+      eta = std::max(0, job.row.spec.trials - job.row.trials_done) / rate;
+    }
+  }
+  return EventOf(JobProtoLocked(job), eta, job.last_error);
+}
+
+absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::string_view client) {
+  ASSIGN_OR_RETURN(ValidatedJob valid,
+                   ValidateJobSpec(spec, ValidationOptions{options_.allow_fault_templates}));
+  {
+    std::lock_guard lock(mu_);
+    if (shutting_down_) {
+      return absl::UnavailableError("the daemon is shutting down");
+    }
+  }
+  valid.spec.client = std::string(client);
+  ASSIGN_OR_RETURN(Job row, log_->CreateJob(valid.spec));
+  row.search_state = SavePersistedState(PersistedJobState{valid.extras, "", 0});
+  absl::Status saved = log_->SaveJobProgress(row.id, row.search_state);
+  absl::StatusOr<std::unique_ptr<JobRuntime>> runtime =
+      saved.ok() ? LoadRuntime(row) : absl::StatusOr<std::unique_ptr<JobRuntime>>(saved);
+  if (!runtime.ok()) {
+    std::string why = StrCat("cannot start: ", std::string(runtime.status().message()));
+    Logger("daemon")->error("job {}: {}", row.id, why);
+    (void)log_->UpdateJobState(row.id, JobState::kFailed, why);
+    return runtime.status();
+  }
+  Logger("daemon")->info("job {} queued: {} on {} ({}), {} trials, {} search, priority {}", row.id,
+                         row.spec.workload, row.spec.target, row.spec.device_key, row.spec.trials,
+                         row.spec.strategy, row.spec.priority);
+  std::lock_guard lock(mu_);
+  JobRuntime& job = *(jobs_[row.id] = std::move(*runtime));
+  PushEventLocked(job);
+  PumpLocked();
+  return JobProtoLocked(job);
+}
+
+absl::StatusOr<v1::Job> Scheduler::GetJob(uint64_t id) {
+  if (!ValidId(id)) {
+    return UnknownJob(id);
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(static_cast<int64_t>(id));
+    if (it != jobs_.end()) {
+      return JobProtoLocked(*it->second);
+    }
+  }
+  absl::StatusOr<Job> row = log_->GetJob(static_cast<int64_t>(id));
+  if (absl::IsNotFound(row.status())) {
+    return UnknownJob(id);
+  }
+  if (!row.ok()) {
+    return row.status();
+  }
+  return JobProtoFromLog(*row);
+}
+
+absl::StatusOr<std::vector<v1::Job>> Scheduler::ListJobs(const std::vector<JobState>& states,
+                                                         int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(StrCat("limit: ", limit, " is negative; expected >= 0"));
+  }
+  if (limit == 0) {
+    limit = kDefaultListLimit;
+  }
+  ASSIGN_OR_RETURN(std::vector<Job> rows, log_->ListJobs());
+  std::map<int64_t, v1::Job> live;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, job] : jobs_) {
+      live.emplace(id, JobProtoLocked(*job));
+    }
+  }
+  std::vector<v1::Job> out;
+  for (auto row = rows.rbegin(); row != rows.rend() && static_cast<int>(out.size()) < limit;
+       ++row) {
+    auto found = live.find(row->id);
+    JobState state = row->state;
+    if (found != live.end()) {
+      ASSIGN_OR_RETURN(state, JobStateFromProto(found->second.state(), "state"));
+    }
+    if (!states.empty() && std::find(states.begin(), states.end(), state) == states.end()) {
+      continue;
+    }
+    if (found != live.end()) {
+      out.push_back(found->second);
+    } else {
+      ASSIGN_OR_RETURN(v1::Job job, JobProtoFromLog(*row));
+      out.push_back(std::move(job));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Job> Scheduler::CancelJob(uint64_t id) {
+  if (!ValidId(id)) {
+    return UnknownJob(id);
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(static_cast<int64_t>(id));
+    if (it != jobs_.end()) {
+      JobRuntime& job = *it->second;
+      if (IsTerminal(job.row.state)) {
+        return absl::FailedPreconditionError(
+            StrCat("job ", id, " is already ", WireStateName(job.row.state),
+                   "; only QUEUED or RUNNING jobs can be cancelled"));
+      }
+      Logger("daemon")->info("job {}: cancelled by a client", id);
+      FinishLocked(job, JobState::kCancelled, "cancelled by a client");
+      PumpLocked();
+      return JobProtoLocked(job);
+    }
+  }
+  // Every job that is not final is in memory, so a job found only in the log has finished.
+  absl::StatusOr<Job> row = log_->GetJob(static_cast<int64_t>(id));
+  if (absl::IsNotFound(row.status())) {
+    return UnknownJob(id);
+  }
+  if (!row.ok()) {
+    return row.status();
+  }
+  return absl::FailedPreconditionError(StrCat("job ", id, " is already ", WireStateName(row->state),
+                                              "; only QUEUED or RUNNING jobs can be cancelled"));
+}
+
+absl::Status Scheduler::WatchJob(uint64_t id, const std::function<bool(const v1::JobEvent&)>& sink,
+                                 const std::function<bool()>& cancelled) {
+  if (!ValidId(id)) {
+    return UnknownJob(id);
+  }
+  std::unique_lock lock(mu_);
+  auto it = jobs_.find(static_cast<int64_t>(id));
+  if (it == jobs_.end()) {
+    lock.unlock();
+    absl::StatusOr<Job> row = log_->GetJob(static_cast<int64_t>(id));
+    if (absl::IsNotFound(row.status())) {
+      return UnknownJob(id);
+    }
+    if (!row.ok()) {
+      return row.status();
+    }
+    ASSIGN_OR_RETURN(v1::Job job, JobProtoFromLog(*row));
+    sink(EventOf(job, 0, ""));
+    return absl::OkStatus();
+  }
+  const JobRuntime& job = *it->second;
+  v1::JobEvent first = EventLocked(job);
+  uint64_t seen = job.next_seq - 1;  // the snapshot covers every earlier event
+  lock.unlock();
+  if (!sink(first)) {
+    return absl::CancelledError("the watcher went away");
+  }
+  if (IsFinal(first.state())) {
+    return absl::OkStatus();
+  }
+  while (true) {
+    std::vector<v1::JobEvent> batch;
+    lock.lock();
+    events_cv_.wait_for(lock, kWatchPoll, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return shutting_down_ || job.next_seq - 1 > seen;
+    });
+    const bool stopping = shutting_down_;
+    for (const JobEventEntry& entry : job.events) {
+      if (entry.seq > seen) {
+        batch.push_back(entry.event);
+      }
+    }
+    seen = job.next_seq - 1;
+    lock.unlock();
+    for (const v1::JobEvent& event : batch) {
+      if (!sink(event)) {
+        return absl::CancelledError("the watcher went away");
+      }
+      if (IsFinal(event.state())) {
+        return absl::OkStatus();
+      }
+    }
+    if (stopping) {
+      return absl::UnavailableError("the daemon is shutting down");
+    }
+    if (cancelled()) {
+      return absl::CancelledError("the watcher went away");
+    }
+  }
+}
+
+}  // namespace tune::tuner
