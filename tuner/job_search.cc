@@ -1,5 +1,7 @@
 #include "tuner/job_search.h"
 
+#include <algorithm>
+
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -59,7 +61,16 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
       return absl::InvalidArgumentError(
           StrCat("spec.strategy: ", std::string(made.status().message())));
     }
-    parts.push_back(PerTemplate{tpl, std::move(*made)});
+    Config default_config = tpl->default_config(workload, target);
+    bool default_done = std::find(seen.begin(), seen.end(), default_config) != seen.end();
+    if (saved.is_object() && saved.contains("defaults_proposed") &&
+        saved["defaults_proposed"].is_array()) {
+      for (const nlohmann::json& done : saved["defaults_proposed"]) {
+        default_done = default_done || (done.is_string() && done.get<std::string>() == name);
+      }
+    }
+    parts.push_back(
+        PerTemplate{tpl, std::move(*made), std::move(default_config), !default_done});
   }
   size_t next = 0;
   if (saved.is_object() && saved.contains("next") && saved["next"].is_number_unsigned()) {
@@ -70,6 +81,12 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
 
 std::vector<Candidate> JobSearch::Propose(int n) {
   std::vector<Candidate> out;
+  for (PerTemplate& part : parts_) {
+    if (static_cast<int>(out.size()) < n && part.default_pending) {
+      part.default_pending = false;
+      out.push_back(Candidate{part.tpl, part.default_config});
+    }
+  }
   size_t idle = 0;  // templates in a row that had nothing left
   while (static_cast<int>(out.size()) < n && idle < parts_.size()) {
     PerTemplate& part = parts_[next_];
@@ -80,6 +97,9 @@ std::vector<Candidate> JobSearch::Propose(int n) {
       continue;
     }
     idle = 0;
+    if (configs.front() == part.default_config) {
+      continue;  // proposed first already (or measured before this job)
+    }
     out.push_back(Candidate{part.tpl, std::move(configs.front())});
   }
   return out;
@@ -95,15 +115,19 @@ void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) 
 
 std::string JobSearch::SaveState() const {
   nlohmann::json states = nlohmann::json::object();
+  nlohmann::json defaults_proposed = nlohmann::json::array();
   for (const PerTemplate& part : parts_) {
     states[std::string(part.tpl->name)] = part.strategy->SaveState();
+    if (!part.default_pending) defaults_proposed.push_back(std::string(part.tpl->name));
   }
-  return nlohmann::json{{"next", next_}, {"states", states}}.dump();
+  return nlohmann::json{
+      {"next", next_}, {"states", states}, {"defaults_proposed", defaults_proposed}}
+      .dump();
 }
 
 bool JobSearch::Exhausted() const {
   for (const PerTemplate& part : parts_) {
-    if (!part.strategy->Exhausted()) {
+    if (part.default_pending || !part.strategy->Exhausted()) {
       return false;
     }
   }

@@ -1,5 +1,7 @@
-// JobSearch: the search of one job over the config spaces of all its templates. It keeps one
-// SearchStrategy per template, proposes from them in turn, skips every config already recorded
+// JobSearch: the search of one job over the config spaces of all its templates. It first
+// proposes each template's default config (so a job's best is never worse than what
+// tune-compile would pick without tuning), then keeps one SearchStrategy per template and
+// proposes from them in turn, skips every config already recorded
 // for the job's workload and target (of the same template version), and saves one JSON state
 // holding every strategy's state so that a restarted daemon continues the same sequence.
 #pragma once
@@ -55,6 +57,8 @@ class JobSearch {
   struct PerTemplate {
     const KernelTemplate* tpl;
     std::unique_ptr<SearchStrategy> strategy;
+    Config default_config;
+    bool default_pending = false;  // the default is neither measured nor proposed yet
   };
   explicit JobSearch(std::vector<PerTemplate> parts, size_t next)
       : parts_(std::move(parts)), next_(next) {}

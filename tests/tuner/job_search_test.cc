@@ -43,6 +43,31 @@ TEST(JobSearchTest, NeverProposesAConfigTwiceNorOneAlreadyMeasured) {
   }
 }
 
+TEST(JobSearchTest, ProposesEachTemplatesDefaultConfigFirstAndOnlyOnce) {
+  GemmCase s;
+  auto search = JobSearch::Create(s.workload, s.target, s.templates, "grid", 1, {}, "");
+  ASSERT_TRUE(search.ok()) << search.status();
+  std::vector<Candidate> first = (*search)->Propose(1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].config, s.templates[0]->default_config(s.workload, s.target));
+  const std::string default_key = Key(first[0]);
+  for (const Candidate& c : (*search)->Propose(500)) {
+    EXPECT_NE(Key(c), default_key) << "the default config was proposed twice";
+  }
+}
+
+TEST(JobSearchTest, SkipsTheDefaultConfigWhenTheLogAlreadyHasIt) {
+  GemmCase s;
+  const KernelTemplate* tpl = s.templates[0];
+  std::vector<ConfigKey> log = {{std::string(tpl->name), tpl->version,
+                                 ConfigToString(tpl->default_config(s.workload, s.target))}};
+  auto search = JobSearch::Create(s.workload, s.target, s.templates, "random", 1, log, "");
+  ASSERT_TRUE(search.ok()) << search.status();
+  for (const Candidate& c : (*search)->Propose(50)) {
+    EXPECT_NE(ConfigToString(c.config), log[0].config);
+  }
+}
+
 TEST(JobSearchTest, ResumesTheSameSequenceFromItsSavedState) {
   GemmCase s;
   auto a = JobSearch::Create(s.workload, s.target, s.templates, "random", 3, {}, "");
