@@ -30,7 +30,7 @@ for _ in $(seq 1 100); do
 done
 client=("$build/bin/tune-client" --daemon "127.0.0.1:$(cat "$dir/port")")
 for _ in $(seq 1 100); do
-  [ "$("${client[@]}" workers --json 2>/dev/null | grep -o '"device_key"' | wc -l)" -ge 2 ] && break
+  [ "$("${client[@]}" --json workers 2>/dev/null | grep -o '"device_key"' | wc -l)" -ge 2 ] && break
   sleep 0.1
 done
 "${client[@]}" workers

@@ -401,6 +401,8 @@ int Import(TunerClient& client, const Globals& g, const std::string& path) {
 int Main(int argc, char** argv) {
   CLI::App app{"tune-client: talks to a tune-daemon"};
   app.require_subcommand(1);
+  // Global flags (--json, --daemon, ...) are accepted after the subcommand too.
+  app.fallthrough();
   Globals g;
   app.add_option("--daemon", g.daemon, "the daemon's address, HOST:PORT")
       ->envname("TUNE_DAEMON")

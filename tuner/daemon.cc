@@ -110,6 +110,11 @@ void Daemon::Shutdown() {
     return;
   }
   stopped_ = true;
+  // Local workers first: they exit on SIGTERM instead of seeing their streams closed and
+  // trying to reconnect to a daemon that is going away.
+  if (local_workers_) {
+    local_workers_->Stop();
+  }
   if (scheduler_) {
     scheduler_->BeginShutdown();
   }
@@ -120,9 +125,6 @@ void Daemon::Shutdown() {
   }
   if (scheduler_) {
     scheduler_->Shutdown();
-  }
-  if (local_workers_) {
-    local_workers_->Stop();
   }
   server_.reset();
   scheduler_.reset();
