@@ -112,6 +112,9 @@ void Daemon::Shutdown() {
   stopped_ = true;
   // Local workers first: they exit on SIGTERM instead of seeing their streams closed and
   // trying to reconnect to a daemon that is going away.
+  if (scheduler_) {
+    scheduler_->StopAcceptingWork();
+  }
   if (local_workers_) {
     local_workers_->Stop();
   }

@@ -107,12 +107,18 @@ absl::Status Scheduler::Start() {
   return absl::OkStatus();
 }
 
+void Scheduler::StopAcceptingWork() {
+  std::lock_guard lock(mu_);
+  shutting_down_ = true;
+}
+
 void Scheduler::BeginShutdown() {
   std::lock_guard lock(mu_);
-  if (shutting_down_) {
+  if (streams_closed_) {
     return;
   }
   shutting_down_ = true;
+  streams_closed_ = true;
   for (auto& [id, worker] : workers_) {
     worker->channel->Close();
   }

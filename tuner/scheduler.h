@@ -73,6 +73,10 @@ class Scheduler {
   /// returned as is.
   absl::Status Start();
 
+  /// Refuses new work from now on (no dispatch, no new workers) without closing any stream, so
+  /// that local workers can be stopped first and leave quietly. Idempotent.
+  void StopAcceptingWork();
+
   /// First half of stopping: refuses new work, wakes every watcher and closes every worker
   /// stream. Idempotent.
   void BeginShutdown();
@@ -168,6 +172,7 @@ class Scheduler {
   std::condition_variable events_cv_;  // a job event was pushed, or shutting down
   std::condition_variable monitor_cv_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  bool streams_closed_ ABSL_GUARDED_BY(mu_) = false;
   std::map<int64_t, std::unique_ptr<JobRuntime>> jobs_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Trial> trials_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<WorkerEntry>> workers_ ABSL_GUARDED_BY(mu_);
