@@ -102,6 +102,11 @@ TEST(TuningTest, TwoWorkersTuneGemmAndConvAndRecordEveryTrialOnce) {
   ASSERT_EQ(ws.size(), 2u);
   EXPECT_EQ(ws[0]["name"], "worker-a");
   EXPECT_EQ(ws[0]["state"], "IDLE");
+
+  // Global flags are accepted after the subcommand too.
+  CommandResult json_after = RunClient(address, {"workers", "--json"});
+  ASSERT_EQ(json_after.exit_code, 0) << json_after.err;
+  EXPECT_EQ(nlohmann::json::parse(json_after.out).size(), 2u);
 }
 
 TEST(TuningTest, WatchStreamsEveryTrialUntilTheJobEnds) {
