@@ -50,4 +50,15 @@ void InitLoggingFromEnv() {
   }
 }
 
+absl::Status InitLogging(std::string_view flag_level) {
+  InitLoggingFromEnv();
+  if (flag_level.empty()) {
+    return absl::OkStatus();
+  }
+  if (absl::Status s = SetLogLevel(flag_level); !s.ok()) {
+    return absl::InvalidArgumentError(StrCat("--log-level: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tune

@@ -21,4 +21,9 @@ absl::Status SetLogLevel(std::string_view level);
 /// warning).
 void InitLoggingFromEnv();
 
+/// The start-up of every binary: TUNE_LOG_LEVEL first, then `flag_level` (the --log-level flag)
+/// when it is not empty, so the flag wins. A bad flag value is InvalidArgument naming
+/// --log-level and the accepted levels.
+absl::Status InitLogging(std::string_view flag_level);
+
 }  // namespace tune

@@ -69,11 +69,8 @@ int Serve(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
 
-  tune::InitLoggingFromEnv();
-  if (!log_level.empty()) {
-    if (absl::Status s = tune::SetLogLevel(log_level); !s.ok()) {
-      return Fail(kExitUsage, StrCat("--log-level: ", std::string(s.message())));
-    }
+  if (absl::Status s = tune::InitLogging(log_level); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
   }
   if (absl::Status s = tune::rpc::CheckDeviceKind(device); !s.ok()) {
     return Fail(kExitUsage, s.message());

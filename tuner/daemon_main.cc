@@ -73,13 +73,10 @@ int Serve(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
 
-  tune::InitLoggingFromEnv();
-  if (!log_level.empty()) {
-    if (absl::Status s = tune::SetLogLevel(log_level); !s.ok()) {
-      return Fail(kExitUsage, tune::StrCat("--log-level: ", std::string(s.message())));
-    }
-    options.worker_log_level = log_level;
+  if (absl::Status s = tune::InitLogging(log_level); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
   }
+  options.worker_log_level = log_level;
   if (options.local_workers < 0) {
     return Fail(kExitUsage, "--local-workers must be >= 0");
   }

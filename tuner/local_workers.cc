@@ -49,13 +49,10 @@ absl::StatusOr<std::string> FindWorkerBinary() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    // Installed: bin/tune-server beside bin/tune-daemon. Build tree: rpc_server/ beside tuner/.
-    for (const fs::path& candidate :
-         {self.parent_path() / "tune-server",
-          self.parent_path().parent_path() / "rpc_server" / "tune-server"}) {
-      if (access(candidate.c_str(), X_OK) == 0) {
-        return candidate.string();
-      }
+    // Installed and in the build tree alike, tune-server sits beside tune-daemon in bin/.
+    fs::path candidate = self.parent_path() / "tune-server";
+    if (access(candidate.c_str(), X_OK) == 0) {
+      return candidate.string();
     }
   }
   const char* path = getenv("PATH");

@@ -103,12 +103,9 @@ absl::StatusOr<BestConfigLookup> OpenLookup(const std::string& db) {
 }
 
 int Run(const Flags& flags) {
-  InitLoggingFromEnv();
-  if (!flags.log_level.empty()) {
-    if (absl::Status s = SetLogLevel(flags.log_level); !s.ok()) {
-      Fail(StrCat("--log-level: ", std::string(s.message())));
-      return kExitUsage;
-    }
+  if (absl::Status s = InitLogging(flags.log_level); !s.ok()) {
+    Fail(std::string(s.message()));
+    return kExitUsage;
   }
   absl::StatusOr<Target> target = Target::Parse(flags.target);
   if (!target.ok()) {
