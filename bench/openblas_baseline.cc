@@ -7,14 +7,20 @@
 namespace tune::bench {
 namespace {
 
-void ApplyEpilogue(Epilogue epilogue, const float* bias, float* out, int64_t rows,
-                   int64_t cols, bool bias_per_row) {
-  if (epilogue == Epilogue::kNone) return;
+void ApplyEpilogue(Epilogue epilogue, const float* bias, float* out, int64_t rows, int64_t cols,
+                   bool bias_per_row) {
+  if (epilogue == Epilogue::kNone) {
+    return;
+  }
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) {
       float v = out[i * cols + j];
-      if (EpilogueHasBias(epilogue)) v += bias_per_row ? bias[i] : bias[j];
-      if (EpilogueHasRelu(epilogue)) v = std::max(v, 0.0f);
+      if (EpilogueHasBias(epilogue)) {
+        v += bias_per_row ? bias[i] : bias[j];
+      }
+      if (EpilogueHasRelu(epilogue)) {
+        v = std::max(v, 0.0f);
+      }
       out[i * cols + j] = v;
     }
   }
@@ -56,9 +62,8 @@ int OpenblasKernel::Run(const std::vector<const float*>& inputs, float* output) 
                 int64_t h = p * s.stride - s.pad + r * s.dilation;
                 for (int64_t q = 0; q < q_size; ++q) {
                   int64_t w = q * s.stride - s.pad + t * s.dilation;
-                  col[p * q_size + q] = (h >= 0 && h < s.h && w >= 0 && w < s.w)
-                                            ? in[(c * s.h + h) * s.w + w]
-                                            : 0.0f;
+                  col[p * q_size + q] =
+                      (h >= 0 && h < s.h && w >= 0 && w < s.w) ? in[(c * s.h + h) * s.w + w] : 0.0f;
                 }
               }
             }

@@ -30,7 +30,9 @@ namespace tune::bench {
 namespace {
 
 double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
+  if (v.empty()) {
+    return 0;
+  }
   std::sort(v.begin(), v.end());
   size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
@@ -46,7 +48,9 @@ double TimeInProcess(Fn fn, const TimingOptions& timing) {
   std::vector<double> rounds;
   while (static_cast<int>(rounds.size()) < timing.repeat) {
     auto start = Clock::now();
-    for (int i = 0; i < number; ++i) fn();
+    for (int i = 0; i < number; ++i) {
+      fn();
+    }
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     if (secs * 1e3 < timing.min_repeat_ms && number < (1 << 24)) {
       number *= 2;
@@ -130,8 +134,12 @@ class Bench {
     const int wanted = options_.db.empty() ? options_.random : 0;
     for (int tries = 0; static_cast<int>(sampled.size()) < wanted && tries < 100000; ++tries) {
       std::optional<Config> c = space.Sample(rng);
-      if (!c) break;
-      if (std::find(sampled.begin(), sampled.end(), *c) == sampled.end()) sampled.push_back(*c);
+      if (!c) {
+        break;
+      }
+      if (std::find(sampled.begin(), sampled.end(), *c) == sampled.end()) {
+        sampled.push_back(*c);
+      }
     }
     double best_secs = 1e30;
     int failures = 0;
@@ -149,8 +157,8 @@ class Bench {
       }
     }
     if (options_.db.empty()) {
-      std::fprintf(stderr, "%s: searched %zu random configs (%d failed)\n",
-                   w.ToString().c_str(), sampled.size(), failures);
+      std::fprintf(stderr, "%s: searched %zu random configs (%d failed)\n", w.ToString().c_str(),
+                   sampled.size(), failures);
     }
 
     // Phase 2: re-measure default, best and OpenBLAS in interleaved runs.
@@ -192,14 +200,14 @@ class Bench {
                 peak_avx2, peak_avx512);
     std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n\n",
                 options_.runs, options_.timing.repeat, options_.timing.min_repeat_ms);
-    std::printf("| workload | tune default GFLOPS | tune best GFLOPS | OpenBLAS GFLOPS | "
-                "default/OpenBLAS | best/OpenBLAS | best/peak |\n");
+    std::printf(
+        "| workload | tune default GFLOPS | tune best GFLOPS | OpenBLAS GFLOPS | "
+        "default/OpenBLAS | best/OpenBLAS | best/peak |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     double peak = std::max(peak_avx2, peak_avx512);
     for (const Row& r : rows_) {
-      std::printf("| `%s` | %.1f | %.1f (%s) | %.1f | %.2f | %.2f | %.2f |\n",
-                  r.workload.c_str(), r.gflops_default, r.gflops_best, r.best_label.c_str(),
-                  r.gflops_blas,
+      std::printf("| `%s` | %.1f | %.1f (%s) | %.1f | %.2f | %.2f | %.2f |\n", r.workload.c_str(),
+                  r.gflops_default, r.gflops_best, r.best_label.c_str(), r.gflops_blas,
                   r.gflops_default / r.gflops_blas, r.gflops_best / r.gflops_blas,
                   peak > 0 ? r.gflops_best / peak : 0.0);
     }
@@ -228,7 +236,9 @@ class Bench {
     query.template_name = std::string(tpl.name);
     query.template_version = tpl.version;
     ASSIGN_OR_RETURN(std::optional<Record> record, log->QueryBest(query));
-    if (!record) return std::optional<Config>();
+    if (!record) {
+      return std::optional<Config>();
+    }
     ASSIGN_OR_RETURN(Config config, ParseConfig(record->config));
     return std::optional<Config>(std::move(config));
   }
@@ -287,7 +297,9 @@ int Main(int argc, char** argv) {
   double peak_avx512 = MeasureFmaPeakAvx512().value_or(0);
   Bench bench(options, target, std::move(*sup));
   for (const Workload& w : workloads) {
-    if (int rc = bench.RunWorkload(w); rc != 0) return rc;
+    if (int rc = bench.RunWorkload(w); rc != 0) {
+      return rc;
+    }
   }
   bench.Print(peak_avx2, peak_avx512);
   return 0;

@@ -25,7 +25,9 @@ bool Bit(uint32_t reg, int bit) { return (reg >> bit) & 1u; }
 // models fall back to an x86-64 micro-architecture level, which LLVM also accepts.
 std::string ModelName(bool intel, bool amd, uint32_t family, uint32_t model) {
   if (amd) {
-    if (family == 0x17) return model >= 0x30 ? "znver2" : "znver1";
+    if (family == 0x17) {
+      return model >= 0x30 ? "znver2" : "znver1";
+    }
     if (family == 0x19) {
       if ((model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
           (model >= 0xa0 && model <= 0xaf)) {
@@ -33,25 +35,38 @@ std::string ModelName(bool intel, bool amd, uint32_t family, uint32_t model) {
       }
       return "znver3";
     }
-    if (family == 0x1a) return "znver5";
+    if (family == 0x1a) {
+      return "znver5";
+    }
   }
   if (intel && family == 6) {
     switch (model) {
-      case 0x3c: case 0x3f: case 0x45: case 0x46:
+      case 0x3c:
+      case 0x3f:
+      case 0x45:
+      case 0x46:
         return "haswell";
-      case 0x3d: case 0x47: case 0x4f: case 0x56:
+      case 0x3d:
+      case 0x47:
+      case 0x4f:
+      case 0x56:
         return "broadwell";
-      case 0x4e: case 0x5e: case 0x8e: case 0x9e:
+      case 0x4e:
+      case 0x5e:
+      case 0x8e:
+      case 0x9e:
         return "skylake";
       case 0x55:
         return "skylake-avx512";
-      case 0x6a: case 0x6c:
+      case 0x6a:
+      case 0x6c:
         return "icelake-server";
       case 0x8f:
         return "sapphirerapids";
       case 0xcf:
         return "emeraldrapids";
-      case 0xad: case 0xae:
+      case 0xad:
+      case 0xae:
         return "graniterapids";
       default:
         break;
@@ -74,12 +89,18 @@ HostCpu Detect() {
   Regs l1 = Cpuid(1);
   uint32_t family = (l1.eax >> 8) & 0xf;
   uint32_t model = (l1.eax >> 4) & 0xf;
-  if (family == 0xf) family += (l1.eax >> 20) & 0xff;
-  if (family == 0x6 || family >= 0xf) model |= ((l1.eax >> 16) & 0xf) << 4;
+  if (family == 0xf) {
+    family += (l1.eax >> 20) & 0xff;
+  }
+  if (family == 0x6 || family >= 0xf) {
+    model |= ((l1.eax >> 16) & 0xf) << 4;
+  }
 
   Regs l7 = v.eax >= 7 ? Cpuid(7, 0) : Regs{};
   auto add = [&](bool present, const char* name) {
-    if (present) cpu.features.emplace_back(name);
+    if (present) {
+      cpu.features.emplace_back(name);
+    }
   };
   add(Bit(l1.ecx, 0), "sse3");
   add(Bit(l1.ecx, 9), "ssse3");

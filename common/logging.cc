@@ -4,8 +4,8 @@
 #include <mutex>
 #include <string>
 
-#include "spdlog/sinks/stdout_color_sinks.h"
 #include "common/strings.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
 
 namespace tune {
 namespace {
@@ -32,7 +32,7 @@ absl::Status SetLogLevel(std::string_view level) {
   if (parsed == spdlog::level::off && level != "off") {
     return absl::InvalidArgumentError(
         StrCat("log level '", level,
-                     "' is not recognised; accepted: trace, debug, info, warn, error, critical, off"));
+               "' is not recognised; accepted: trace, debug, info, warn, error, critical, off"));
   }
   std::lock_guard lock(g_mu);
   g_level = parsed;

@@ -20,20 +20,26 @@ constexpr std::array<std::pair<ErrorKind, std::string_view>, 7> kNames = {{
 
 std::string_view ErrorKindName(ErrorKind kind) {
   for (const auto& [k, name] : kNames) {
-    if (k == kind) return name;
+    if (k == kind) {
+      return name;
+    }
   }
   return "UNKNOWN";
 }
 
 std::optional<ErrorKind> ParseErrorKind(std::string_view name) {
   for (const auto& [k, n] : kNames) {
-    if (n == name) return k;
+    if (n == name) {
+      return k;
+    }
   }
   return std::nullopt;
 }
 
 double Measurement::MedianSecs() const {
-  if (round_secs.empty()) return 0;
+  if (round_secs.empty()) {
+    return 0;
+  }
   std::vector<double> sorted = round_secs;
   std::sort(sorted.begin(), sorted.end());
   size_t mid = sorted.size() / 2;

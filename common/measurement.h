@@ -12,13 +12,13 @@ namespace tune {
 
 /// How a trial ended. A failed trial is data, recorded like a successful one.
 enum class ErrorKind : uint8_t {
-  kNone = 0,       // measured and correct
-  kBuildError,     // codegen or linking failed
-  kLoadError,      // the artifact could not be loaded (dlopen / missing symbol)
-  kRuntimeCrash,   // the kernel crashed (signal) or returned non-zero
-  kTimeout,        // the kernel did not finish before the deadline
-  kWrongAnswer,    // the output differed from the reference
-  kUnsupported,    // the worker cannot run this artifact (device, library)
+  kNone = 0,      // measured and correct
+  kBuildError,    // codegen or linking failed
+  kLoadError,     // the artifact could not be loaded (dlopen / missing symbol)
+  kRuntimeCrash,  // the kernel crashed (signal) or returned non-zero
+  kTimeout,       // the kernel did not finish before the deadline
+  kWrongAnswer,   // the output differed from the reference
+  kUnsupported,   // the worker cannot run this artifact (device, library)
 };
 
 std::string_view ErrorKindName(ErrorKind kind);  // "NONE", "BUILD_ERROR", ...
@@ -39,10 +39,10 @@ struct TimingOptions {
 
 struct Measurement {
   ErrorKind error = ErrorKind::kNone;
-  std::string message;               // empty on success; what went wrong otherwise
-  std::vector<double> round_secs;    // mean seconds per call, one entry per round
-  int number = 0;                    // calls per round actually used
-  std::string device_fingerprint;    // what ran it: CPU model, cores, library versions
+  std::string message;             // empty on success; what went wrong otherwise
+  std::vector<double> round_secs;  // mean seconds per call, one entry per round
+  int number = 0;                  // calls per round actually used
+  std::string device_fingerprint;  // what ran it: CPU model, cores, library versions
 
   bool ok() const { return error == ErrorKind::kNone; }
   /// Median of round_secs (0 when empty).

@@ -16,12 +16,18 @@ void ReferenceGemm(const GemmShape& g, Epilogue epilogue, const float* a, const 
     for (int64_t k = 0; k < g.k; ++k) {
       double aik = a[i * g.k + k];
       const float* brow = b + k * g.n;
-      for (int64_t j = 0; j < g.n; ++j) row[j] += aik * brow[j];
+      for (int64_t j = 0; j < g.n; ++j) {
+        row[j] += aik * brow[j];
+      }
     }
     for (int64_t j = 0; j < g.n; ++j) {
       double v = row[j];
-      if (EpilogueHasBias(epilogue)) v += bias[j];
-      if (EpilogueHasRelu(epilogue)) v = std::max(v, 0.0);
+      if (EpilogueHasBias(epilogue)) {
+        v += bias[j];
+      }
+      if (EpilogueHasRelu(epilogue)) {
+        v = std::max(v, 0.0);
+      }
       c[i * g.n + j] = static_cast<float>(v);
     }
   }
@@ -41,10 +47,14 @@ void ReferenceConv2d(const Conv2dShape& s, Epilogue epilogue, const float* input
             double wv = weight[((k * s.c + c) * s.r + r) * s.s + t];
             for (int64_t p = 0; p < p_size; ++p) {
               int64_t h = p * s.stride - s.pad + r * s.dilation;
-              if (h < 0 || h >= s.h) continue;
+              if (h < 0 || h >= s.h) {
+                continue;
+              }
               for (int64_t q = 0; q < q_size; ++q) {
                 int64_t w = q * s.stride - s.pad + t * s.dilation;
-                if (w < 0 || w >= s.w) continue;
+                if (w < 0 || w >= s.w) {
+                  continue;
+                }
                 acc[p * q_size + q] += wv * in[h * s.w + w];
               }
             }
@@ -54,8 +64,12 @@ void ReferenceConv2d(const Conv2dShape& s, Epilogue epilogue, const float* input
       float* out = output + (n * s.k + k) * p_size * q_size;
       for (int64_t i = 0; i < p_size * q_size; ++i) {
         double v = acc[i];
-        if (EpilogueHasBias(epilogue)) v += bias[k];
-        if (EpilogueHasRelu(epilogue)) v = std::max(v, 0.0);
+        if (EpilogueHasBias(epilogue)) {
+          v += bias[k];
+        }
+        if (EpilogueHasRelu(epilogue)) {
+          v = std::max(v, 0.0);
+        }
         out[i] = static_cast<float>(v);
       }
     }
@@ -67,7 +81,9 @@ void ReferenceConv2d(const Conv2dShape& s, Epilogue epilogue, const float* input
 void FillRandom(float* data, int64_t n, uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (int64_t i = 0; i < n; ++i) data[i] = dist(gen);
+  for (int64_t i = 0; i < n; ++i) {
+    data[i] = dist(gen);
+  }
 }
 
 void RunReference(const Workload& workload, const std::vector<const float*>& inputs,
@@ -79,8 +95,7 @@ void RunReference(const Workload& workload, const std::vector<const float*>& inp
       ReferenceGemm(workload.gemm(), workload.epilogue(), inputs[0], inputs[1], bias, output);
       break;
     case OpKind::kConv2d:
-      ReferenceConv2d(workload.conv2d(), workload.epilogue(), inputs[0], inputs[1], bias,
-                      output);
+      ReferenceConv2d(workload.conv2d(), workload.epilogue(), inputs[0], inputs[1], bias, output);
       break;
   }
 }
@@ -106,20 +121,21 @@ CompareResult CompareOutputs(const Workload& workload, const float* got, const f
     double g = got[i], w = want[i];
     double err = std::abs(g - w);
     bool bad = !std::isfinite(g) || err > atol + rtol * std::abs(w);
-    if (std::isfinite(err)) result.max_abs_error = std::max(result.max_abs_error, err);
+    if (std::isfinite(err)) {
+      result.max_abs_error = std::max(result.max_abs_error, err);
+    }
     if (bad) {
       if (result.mismatches == 0) {
         result.first_bad_index = i;
-        result.message = StrCat("output[", i, "] = ", g, ", expected ", w,
-                                      " (tolerance ", atol + rtol * std::abs(w), ")");
+        result.message = StrCat("output[", i, "] = ", g, ", expected ", w, " (tolerance ",
+                                atol + rtol * std::abs(w), ")");
       }
       ++result.mismatches;
     }
   }
   result.ok = result.mismatches == 0;
   if (!result.ok) {
-    StrAppend(&result.message, "; ", result.mismatches, " of ", n,
-                    " elements differ");
+    StrAppend(&result.message, "; ", result.mismatches, " of ", n, " elements differ");
   }
   return result;
 }
@@ -138,13 +154,17 @@ TensorSet::TensorSet(const Workload& workload, uint64_t seed) {
 
 std::vector<void*> TensorSet::AbiPointers() {
   std::vector<void*> out;
-  for (auto& b : buffers_) out.push_back(b.data());
+  for (auto& b : buffers_) {
+    out.push_back(b.data());
+  }
   return out;
 }
 
 std::vector<const float*> TensorSet::InputPointers() const {
   std::vector<const float*> out;
-  for (size_t i = 0; i + 1 < buffers_.size(); ++i) out.push_back(buffers_[i].data());
+  for (size_t i = 0; i + 1 < buffers_.size(); ++i) {
+    out.push_back(buffers_[i].data());
+  }
   return out;
 }
 

@@ -17,8 +17,7 @@ void FillRandom(float* data, int64_t n, uint64_t seed);
 
 /// Computes the workload's output into `output` from `inputs` (in the order of
 /// Workload::Arguments(), without the output). Accumulates in double.
-void RunReference(const Workload& workload, const std::vector<const float*>& inputs,
-                  float* output);
+void RunReference(const Workload& workload, const std::vector<const float*>& inputs, float* output);
 
 struct CompareResult {
   bool ok = true;

@@ -39,10 +39,10 @@ class CheckFailure {
 #define TUNE_STATUS_CONCAT(a, b) TUNE_STATUS_CONCAT_INNER(a, b)
 
 /// Returns from the enclosing function when `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                            \
-  do {                                                   \
-    ::absl::Status tune_status_ = (expr);                \
-    if (!tune_status_.ok()) return tune_status_;         \
+#define RETURN_IF_ERROR(expr)                    \
+  do {                                           \
+    ::absl::Status tune_status_ = (expr);        \
+    if (!tune_status_.ok()) return tune_status_; \
   } while (false)
 
 /// `ASSIGN_OR_RETURN(auto x, F())` declares `x` from a StatusOr or returns its error.

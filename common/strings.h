@@ -20,7 +20,7 @@ std::vector<std::string_view> Split(std::string_view text, char sep, bool skip_e
 
 /// Splits at the first `sep` only; nullopt when `sep` does not occur.
 std::optional<std::pair<std::string_view, std::string_view>> SplitOnce(std::string_view text,
-                                                                        char sep);
+                                                                       char sep);
 
 /// Parses a whole decimal integer (optional sign); nullopt on anything else or overflow.
 std::optional<int64_t> ParseInt(std::string_view text);

@@ -69,7 +69,9 @@ absl::StatusOr<Target> Target::Parse(std::string_view text) {
     std::string_view key = kv->first.substr(1), value = kv->second;
     bool cpu_key = (t.kind == TargetKind::kCuda) ? key == "arch" : key == "mcpu";
     if (cpu_key) {
-      if (seen_cpu) return Invalid(text, StrCat("option -", key, " is given twice"));
+      if (seen_cpu) {
+        return Invalid(text, StrCat("option -", key, " is given twice"));
+      }
       seen_cpu = true;
       if (t.kind == TargetKind::kCuda &&
           !(value.substr(0, 3) == "sm_" && value.size() > 3 &&
@@ -81,7 +83,9 @@ absl::StatusOr<Target> Target::Parse(std::string_view text) {
       }
       t.cpu = std::string(value);
     } else if (key == "threads" && t.kind == TargetKind::kLlvm) {
-      if (seen_threads) return Invalid(text, "option -threads is given twice");
+      if (seen_threads) {
+        return Invalid(text, "option -threads is given twice");
+      }
       seen_threads = true;
       std::optional<int64_t> threads = ParseInt(value);
       if (!threads || *threads < 1 || *threads > 4096) {
@@ -89,22 +93,23 @@ absl::StatusOr<Target> Target::Parse(std::string_view text) {
       }
       t.threads = static_cast<int>(*threads);
     } else if (key == "libs") {
-      if (seen_libs) return Invalid(text, "option -libs is given twice");
+      if (seen_libs) {
+        return Invalid(text, "option -libs is given twice");
+      }
       seen_libs = true;
       std::vector<std::string_view> allowed = AllowedLibs(t.kind);
       for (std::string_view lib : Split(value, ',')) {
         if (std::find(allowed.begin(), allowed.end(), lib) == allowed.end()) {
-          return Invalid(text, StrCat("library '", lib, "' is not available for ",
-                                            TargetKindName(t.kind), " (",
-                                            fmt::format("{}", fmt::join(allowed, ", ")), ")"));
+          return Invalid(text,
+                         StrCat("library '", lib, "' is not available for ", TargetKindName(t.kind),
+                                " (", fmt::format("{}", fmt::join(allowed, ", ")), ")"));
         }
         t.libs.emplace_back(lib);
       }
       std::sort(t.libs.begin(), t.libs.end());
       t.libs.erase(std::unique(t.libs.begin(), t.libs.end()), t.libs.end());
     } else {
-      return Invalid(text, StrCat("option -", key, " is unknown for ",
-                                        TargetKindName(t.kind)));
+      return Invalid(text, StrCat("option -", key, " is unknown for ", TargetKindName(t.kind)));
     }
   }
   if (t.kind != TargetKind::kLlvm && !seen_cpu) {
@@ -127,13 +132,17 @@ std::string Target::ToString() const {
       StrAppend(&out, " -mcpu=", cpu);
       break;
   }
-  if (!libs.empty()) StrAppend(&out, " -libs=", Join(libs, ","));
+  if (!libs.empty()) {
+    StrAppend(&out, " -libs=", Join(libs, ","));
+  }
   return out;
 }
 
 Target Target::Resolved() const {
   Target t = *this;
-  if (t.kind == TargetKind::kLlvm && t.cpu == "native") t.cpu = GetHostCpu().name;
+  if (t.kind == TargetKind::kLlvm && t.cpu == "native") {
+    t.cpu = GetHostCpu().name;
+  }
   return t;
 }
 

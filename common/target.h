@@ -20,10 +20,10 @@ std::string_view TargetKindName(TargetKind kind);
 
 struct Target {
   TargetKind kind = TargetKind::kLlvm;
-  std::string cpu;                 // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
-                                   // cuda: -arch (sm_NN)
-  int threads = 1;                 // llvm: -threads (>= 1, default 1)
-  std::vector<std::string> libs;   // -libs, sorted and unique
+  std::string cpu;                // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
+                                  // cuda: -arch (sm_NN)
+  int threads = 1;                // llvm: -threads (>= 1, default 1)
+  std::vector<std::string> libs;  // -libs, sorted and unique
 
   /// Parses the text form. Unknown kinds, options or libraries and bad values are
   /// InvalidArgument naming the part and the accepted form.
@@ -40,9 +40,7 @@ struct Target {
 
   bool HasLib(std::string_view lib) const;
 
-  friend bool operator==(const Target& a, const Target& b) {
-    return a.ToString() == b.ToString();
-  }
+  friend bool operator==(const Target& a, const Target& b) { return a.ToString() == b.ToString(); }
 };
 
 }  // namespace tune

@@ -9,7 +9,8 @@
 namespace tune {
 namespace {
 
-constexpr std::string_view kGemmForm = "gemm:M=<int>,N=<int>,K=<int>[,epilogue=bias|bias_relu|relu]";
+constexpr std::string_view kGemmForm =
+    "gemm:M=<int>,N=<int>,K=<int>[,epilogue=bias|bias_relu|relu]";
 constexpr std::string_view kConvForm =
     "conv2d:N=<int>,C=<int>,H=<int>,W=<int>,K=<int>,R=<int>,S=<int>,stride=<int>,pad=<int>"
     "[,dilation=<int>][,epilogue=bias|bias_relu|relu]";
@@ -23,17 +24,25 @@ std::string AcceptedForms() { return StrCat(kGemmForm, " or ", kConvForm); }
 
 absl::StatusOr<Epilogue> ParseEpilogue(std::string_view text, std::string_view value,
                                        std::string_view form) {
-  if (value == "none") return Epilogue::kNone;
-  if (value == "bias") return Epilogue::kBias;
-  if (value == "bias_relu") return Epilogue::kBiasRelu;
-  if (value == "relu") return Epilogue::kRelu;
-  return Invalid(text, StrCat("epilogue '", value, "' is unknown (bias, bias_relu, relu)"),
-                 form);
+  if (value == "none") {
+    return Epilogue::kNone;
+  }
+  if (value == "bias") {
+    return Epilogue::kBias;
+  }
+  if (value == "bias_relu") {
+    return Epilogue::kBiasRelu;
+  }
+  if (value == "relu") {
+    return Epilogue::kRelu;
+  }
+  return Invalid(text, StrCat("epilogue '", value, "' is unknown (bias, bias_relu, relu)"), form);
 }
 
 // Parses the comma-separated fields into a map, rejecting malformed and duplicate fields.
-absl::StatusOr<std::map<std::string, std::string, std::less<>>> SplitFields(
-    std::string_view text, std::string_view body, std::string_view form) {
+absl::StatusOr<std::map<std::string, std::string, std::less<>>> SplitFields(std::string_view text,
+                                                                            std::string_view body,
+                                                                            std::string_view form) {
   std::map<std::string, std::string, std::less<>> fields;
   if (body.empty()) {
     return Invalid(text, "no fields given", form);
@@ -57,18 +66,18 @@ absl::StatusOr<int64_t> TakeInt(std::map<std::string, std::string, std::less<>>&
                                 std::string_view form) {
   auto it = fields.find(key);
   if (it == fields.end()) {
-    if (default_value) return *default_value;
+    if (default_value) {
+      return *default_value;
+    }
     return Invalid(text, StrCat("field '", key, "' is missing"), form);
   }
   std::optional<int64_t> parsed = ParseInt(it->second);
   if (!parsed) {
-    return Invalid(text, StrCat("field '", key, "' = '", it->second, "' is not an integer"),
-                   form);
+    return Invalid(text, StrCat("field '", key, "' = '", it->second, "' is not an integer"), form);
   }
   int64_t value = *parsed;
   if (value < min_value) {
-    return Invalid(text,
-                   StrCat("field '", key, "' = ", value, " must be >= ", min_value), form);
+    return Invalid(text, StrCat("field '", key, "' = ", value, " must be >= ", min_value), form);
   }
   if (value > (int64_t{1} << 31)) {
     return Invalid(text, StrCat("field '", key, "' = ", value, " is too large"), form);
@@ -129,7 +138,9 @@ bool EpilogueHasRelu(Epilogue e) { return e == Epilogue::kRelu || e == Epilogue:
 
 int64_t TensorArg::NumElements() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    n *= d;
+  }
   return n;
 }
 
@@ -173,8 +184,8 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
     if (c.p() < 1 || c.q() < 1) {
       return Invalid(text,
                      StrCat("the filter (R=", c.r, ", S=", c.s, ", dilation=", c.dilation,
-                                  ") does not fit the padded input (H=", c.h, ", W=", c.w,
-                                  ", pad=", c.pad, "): the output would be empty"),
+                            ") does not fit the padded input (H=", c.h, ", W=", c.w,
+                            ", pad=", c.pad, "): the output would be empty"),
                      kConvForm);
     }
     return w;
@@ -206,13 +217,17 @@ std::string Workload::ToString() const {
       break;
     case OpKind::kConv2d: {
       const Conv2dShape& c = conv2d_;
-      out = StrCat("conv2d:N=", c.n, ",C=", c.c, ",H=", c.h, ",W=", c.w, ",K=", c.k,
-                         ",R=", c.r, ",S=", c.s, ",stride=", c.stride, ",pad=", c.pad);
-      if (c.dilation != 1) StrAppend(&out, ",dilation=", c.dilation);
+      out = StrCat("conv2d:N=", c.n, ",C=", c.c, ",H=", c.h, ",W=", c.w, ",K=", c.k, ",R=", c.r,
+                   ",S=", c.s, ",stride=", c.stride, ",pad=", c.pad);
+      if (c.dilation != 1) {
+        StrAppend(&out, ",dilation=", c.dilation);
+      }
       break;
     }
   }
-  if (epilogue_ != Epilogue::kNone) StrAppend(&out, ",epilogue=", EpilogueName(epilogue_));
+  if (epilogue_ != Epilogue::kNone) {
+    StrAppend(&out, ",epilogue=", EpilogueName(epilogue_));
+  }
   return out;
 }
 
@@ -234,14 +249,18 @@ std::vector<TensorArg> Workload::Arguments() const {
     case OpKind::kGemm:
       args.push_back({"A", {gemm_.m, gemm_.k}, false});
       args.push_back({"B", {gemm_.k, gemm_.n}, false});
-      if (EpilogueHasBias(epilogue_)) args.push_back({"bias", {gemm_.n}, false});
+      if (EpilogueHasBias(epilogue_)) {
+        args.push_back({"bias", {gemm_.n}, false});
+      }
       args.push_back({"C", {gemm_.m, gemm_.n}, true});
       break;
     case OpKind::kConv2d: {
       const Conv2dShape& c = conv2d_;
       args.push_back({"input", {c.n, c.c, c.h, c.w}, false});
       args.push_back({"weight", {c.k, c.c, c.r, c.s}, false});
-      if (EpilogueHasBias(epilogue_)) args.push_back({"bias", {c.k}, false});
+      if (EpilogueHasBias(epilogue_)) {
+        args.push_back({"bias", {c.k}, false});
+      }
       args.push_back({"output", {c.n, c.k, c.p(), c.q()}, true});
       break;
     }

@@ -39,8 +39,8 @@ struct Conv2dShape {
 
 /// One argument of a kernel's C ABI, in call order.
 struct TensorArg {
-  std::string name;             // "A", "B", "bias", "C" / "input", "weight", "bias", "output"
-  std::vector<int64_t> shape;   // canonical layout
+  std::string name;            // "A", "B", "bias", "C" / "input", "weight", "bias", "output"
+  std::vector<int64_t> shape;  // canonical layout
   bool is_output = false;
   int64_t NumElements() const;
 };

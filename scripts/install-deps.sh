@@ -11,6 +11,7 @@ packages=(
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev
+  clang-format-19
   libopenblas-dev
 )
 

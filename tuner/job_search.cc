@@ -69,8 +69,7 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
         default_done = default_done || (done.is_string() && done.get<std::string>() == name);
       }
     }
-    parts.push_back(
-        PerTemplate{tpl, std::move(*made), std::move(default_config), !default_done});
+    parts.push_back(PerTemplate{tpl, std::move(*made), std::move(default_config), !default_done});
   }
   size_t next = 0;
   if (saved.is_object() && saved.contains("next") && saved["next"].is_number_unsigned()) {
@@ -118,7 +117,9 @@ std::string JobSearch::SaveState() const {
   nlohmann::json defaults_proposed = nlohmann::json::array();
   for (const PerTemplate& part : parts_) {
     states[std::string(part.tpl->name)] = part.strategy->SaveState();
-    if (!part.default_pending) defaults_proposed.push_back(std::string(part.tpl->name));
+    if (!part.default_pending) {
+      defaults_proposed.push_back(std::string(part.tpl->name));
+    }
   }
   return nlohmann::json{
       {"next", next_}, {"states", states}, {"defaults_proposed", defaults_proposed}}

@@ -19,14 +19,16 @@ TEST(ReferenceTest, GemmMatchesHandComputedProductWithBiasRelu) {
 }
 
 TEST(ReferenceTest, Conv2dWithPaddingSumsOnlyInsideTheImage) {
-  auto w = Workload::Conv2d({.n = 1, .c = 1, .h = 2, .w = 2, .k = 1, .r = 3, .s = 3, .stride = 1,
-                             .pad = 1});
+  auto w = Workload::Conv2d(
+      {.n = 1, .c = 1, .h = 2, .w = 2, .k = 1, .r = 3, .s = 3, .stride = 1, .pad = 1});
   const float in[] = {1, 2, 3, 4};
   float weight[9];
   std::fill(weight, weight + 9, 1.0f);
   float out[4];
   RunReference(w, {in, weight}, out);
-  for (float v : out) EXPECT_FLOAT_EQ(v, 10.0f);  // every window covers the whole 2x2 image
+  for (float v : out) {
+    EXPECT_FLOAT_EQ(v, 10.0f);  // every window covers the whole 2x2 image
+  }
 }
 
 TEST(ReferenceTest, CompareFlagsNaNAndLargeErrorsButAcceptsRounding) {

@@ -32,9 +32,9 @@ TEST(TargetTest, GpuTargetsMapToTheirDeviceKeys) {
 }
 
 TEST(TargetTest, RejectsUnknownKindsOptionsAndLibraries) {
-  for (const char* bad : {"", "opencl", "llvm -threads=0", "llvm -threads=x", "llvm -foo=1",
-                          "llvm -libs=cudnn", "cuda", "cuda -arch=90", "rocm -mcpu=sm_90",
-                          "llvm mcpu=znver4", "llvm -mcpu=a -mcpu=b"}) {
+  for (const char* bad :
+       {"", "opencl", "llvm -threads=0", "llvm -threads=x", "llvm -foo=1", "llvm -libs=cudnn",
+        "cuda", "cuda -arch=90", "rocm -mcpu=sm_90", "llvm mcpu=znver4", "llvm -mcpu=a -mcpu=b"}) {
     auto t = Target::Parse(bad);
     EXPECT_FALSE(t.ok()) << "'" << bad << "' was accepted";
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);

@@ -60,22 +60,20 @@ TEST_P(WorkloadRejectsTest, WithInvalidArgumentNamingTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     Malformed, WorkloadRejectsTest,
-    ::testing::Values(BadWorkload{"gemm", "expected '<op>:<fields>'"},
-                      BadWorkload{"matmul:M=1,N=1,K=1", "op 'matmul'"},
-                      BadWorkload{"gemm:M=0,N=1,K=1", "'M' = 0"},
-                      BadWorkload{"gemm:M=-4,N=1,K=1", "'M' = -4"},
-                      BadWorkload{"gemm:M=1,N=1", "'K' is missing"},
-                      BadWorkload{"gemm:M=1,N=1,K=x", "not an integer"},
-                      BadWorkload{"gemm:M=1,N=1,K=1,Z=3", "'Z' is unknown"},
-                      BadWorkload{"gemm:M=1,M=2,N=1,K=1", "given twice"},
-                      BadWorkload{"gemm:M=1,,N=1,K=1", "key=value"},
-                      BadWorkload{"gemm:M=1,N=1,K=1,epilogue=gelu", "epilogue 'gelu'"},
-                      BadWorkload{"gemm:M=1,N=1,K=1,dtype=f16", "dtype 'f16'"},
-                      BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=5,S=5,stride=1,pad=0",
-                                  "output would be empty"},
-                      BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=1,S=1,stride=0,pad=0",
-                                  "'stride' = 0"},
-                      BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"}));
+    ::testing::Values(
+        BadWorkload{"gemm", "expected '<op>:<fields>'"},
+        BadWorkload{"matmul:M=1,N=1,K=1", "op 'matmul'"},
+        BadWorkload{"gemm:M=0,N=1,K=1", "'M' = 0"}, BadWorkload{"gemm:M=-4,N=1,K=1", "'M' = -4"},
+        BadWorkload{"gemm:M=1,N=1", "'K' is missing"},
+        BadWorkload{"gemm:M=1,N=1,K=x", "not an integer"},
+        BadWorkload{"gemm:M=1,N=1,K=1,Z=3", "'Z' is unknown"},
+        BadWorkload{"gemm:M=1,M=2,N=1,K=1", "given twice"},
+        BadWorkload{"gemm:M=1,,N=1,K=1", "key=value"},
+        BadWorkload{"gemm:M=1,N=1,K=1,epilogue=gelu", "epilogue 'gelu'"},
+        BadWorkload{"gemm:M=1,N=1,K=1,dtype=f16", "dtype 'f16'"},
+        BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=5,S=5,stride=1,pad=0", "output would be empty"},
+        BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=1,S=1,stride=0,pad=0", "'stride' = 0"},
+        BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"}));
 
 }  // namespace
 }  // namespace tune

@@ -12,7 +12,9 @@ static void naive_gemm(const float* a, const float* b, float* c) {
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; ++j) {
       float acc = 0.0f;
-      for (int k = 0; k < K; ++k) acc += a[i * K + k] * b[k * N + j];
+      for (int k = 0; k < K; ++k) {
+        acc += a[i * K + k] * b[k * N + j];
+      }
       c[i * N + j] = acc;
     }
   }
