@@ -23,6 +23,7 @@
 #include "common/strings.h"
 #include "db/tuning_log.h"
 #include "proto/convert.h"
+#include "rpc_server/artifact_cache.h"
 #include "rpc_server/supervisor.h"
 #include "search/config_space.h"
 
@@ -75,8 +76,13 @@ struct Options {
 
 class Bench {
  public:
-  Bench(const Options& options, Target target, std::unique_ptr<rpc::MeasureSupervisor> sup)
-      : options_(options), target_(std::move(target)), compiler_(target_), sup_(std::move(sup)) {}
+  Bench(const Options& options, Target target, std::unique_ptr<rpc::MeasureSupervisor> sup,
+        std::unique_ptr<rpc::ArtifactCache> cache)
+      : options_(options),
+        target_(std::move(target)),
+        compiler_(target_),
+        sup_(std::move(sup)),
+        cache_(std::move(cache)) {}
 
   // Median seconds per call of one config through the supervisor; an error message otherwise.
   absl::StatusOr<double> MeasureConfig(const Workload& w, const KernelTemplate& tpl,
@@ -86,13 +92,14 @@ class Bench {
     req.set_trial_id(++trial_id_);
     req.set_workload(w.ToString());
     req.set_target(target_.ToString());
-    req.mutable_artifact()->set_shared_object(a.shared_object);
+    ASSIGN_OR_RETURN(std::string path, cache_->Store(a.hash, a.format, a.code));
     req.mutable_artifact()->set_hash(a.hash);
+    req.mutable_artifact()->set_format(ArtifactFormatToProto(a.format));
     req.mutable_artifact()->set_entry_symbol(a.entry_symbol);
     req.mutable_artifact()->set_template_name(a.template_name);
     req.mutable_artifact()->set_config(a.config);
     *req.mutable_timing() = TimingOptionsToProto(options_.timing);
-    ASSIGN_OR_RETURN(v1::Measurement pm, sup_->Measure(req));
+    ASSIGN_OR_RETURN(v1::Measurement pm, sup_->Measure(req, path));
     ASSIGN_OR_RETURN(Measurement m, MeasurementFromProto(pm));
     if (!m.ok()) {
       return absl::InternalError(StrCat(ErrorKindName(m.error), ": ", m.message));
@@ -246,6 +253,7 @@ class Bench {
   Target target_;
   Compiler compiler_;
   std::unique_ptr<rpc::MeasureSupervisor> sup_;
+  std::unique_ptr<rpc::ArtifactCache> cache_;
   uint64_t trial_id_ = 0;
   std::vector<Row> rows_;
 };
@@ -293,9 +301,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "tune-bench: %s\n", std::string(sup.status().message()).c_str());
     return 1;
   }
+  absl::StatusOr<std::unique_ptr<rpc::ArtifactCache>> cache =
+      rpc::ArtifactCache::Open(rpc::DefaultArtifactCacheDir());
+  if (!cache.ok()) {
+    std::fprintf(stderr, "tune-bench: %s\n", std::string(cache.status().message()).c_str());
+    return 1;
+  }
   double peak_avx2 = MeasureFmaPeakAvx2().value_or(0);
   double peak_avx512 = MeasureFmaPeakAvx512().value_or(0);
-  Bench bench(options, target, std::move(*sup));
+  Bench bench(options, target, std::move(*sup), std::move(*cache));
   for (const Workload& w : workloads) {
     if (int rc = bench.RunWorkload(w); rc != 0) {
       return rc;

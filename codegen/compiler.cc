@@ -1,6 +1,5 @@
 #include "codegen/compiler.h"
 
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include "codegen/c_header.h"
 #include "codegen/ir/visitor.h"
 #include "codegen/llvm/cpu_backend.h"
+#include "common/artifact_hash.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -89,17 +89,6 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
     return absl::UnavailableError(StrCat("cannot write ", path, ": ", ec.message()));
   }
   return absl::OkStatus();
-}
-
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  TUNE_CHECK(EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) == 1);
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += fmt::format("{:02x}", digest[i]);
-  }
-  return hex;
 }
 
 class ParallelLoopFinder final : public ir::IrVisitor {
@@ -209,9 +198,10 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
   ASSIGN_OR_RETURN(std::string object,
                    EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));
   ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
-  ASSIGN_OR_RETURN(artifact.shared_object, LinkInScratch(dir, object));
+  ASSIGN_OR_RETURN(artifact.code, LinkInScratch(dir, object));
+  artifact.format = CodeFormat::kSharedObject;
   artifact.entry_symbol = std::string(func_name);
-  artifact.hash = Sha256Hex(artifact.shared_object);
+  artifact.hash = ArtifactHash(artifact.format, artifact.code);
   artifact.needed_libs = NeededLibs(funcs, target_.threads);
   artifact.template_name = std::string(tpl.name);
   artifact.template_version = tpl.version;

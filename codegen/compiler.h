@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "codegen/lower.h"
 #include "codegen/templates/template.h"
+#include "common/artifact_hash.h"
 #include "common/target.h"
 #include "common/workload.h"
 #include "search/config_space.h"
@@ -42,9 +43,10 @@ using BestConfigLookup =
 
 /// The build output for one config.
 struct Artifact {
-  std::string shared_object;             // bytes of an x86-64 ELF shared library
+  CodeFormat format = CodeFormat::kSharedObject;
+  std::string code;                      // what `format` says: an x86-64 ELF shared library
   std::string entry_symbol;              // the kernel's C symbol
-  std::string hash;                      // SHA-256 of shared_object, 64 lowercase hex digits
+  std::string hash;                      // ArtifactHash(format, code)
   std::vector<std::string> needed_libs;  // runtime libraries besides libc, e.g. libgomp.so.1
   std::string template_name;
   int template_version = 0;

@@ -6,7 +6,7 @@
 namespace tune {
 namespace {
 
-constexpr std::array<std::pair<ErrorKind, std::string_view>, 7> kNames = {{
+constexpr std::array<std::pair<ErrorKind, std::string_view>, 8> kNames = {{
     {ErrorKind::kNone, "NONE"},
     {ErrorKind::kBuildError, "BUILD_ERROR"},
     {ErrorKind::kLoadError, "LOAD_ERROR"},
@@ -14,6 +14,7 @@ constexpr std::array<std::pair<ErrorKind, std::string_view>, 7> kNames = {{
     {ErrorKind::kTimeout, "TIMEOUT"},
     {ErrorKind::kWrongAnswer, "WRONG_ANSWER"},
     {ErrorKind::kUnsupported, "UNSUPPORTED"},
+    {ErrorKind::kWorkerLost, "WORKER_LOST"},
 }};
 
 }  // namespace

@@ -18,7 +18,9 @@ enum class ErrorKind : uint8_t {
   kRuntimeCrash,  // the kernel crashed (signal) or returned non-zero
   kTimeout,       // the kernel did not finish before the deadline
   kWrongAnswer,   // the output differed from the reference
-  kUnsupported,   // the worker cannot run this artifact (device, library)
+  kUnsupported,   // the kernel cannot run on workers of this device key (format, library)
+  kWorkerLost,    // not the kernel's verdict: given up after its workers were lost or could not
+                  // measure it too many times; later jobs measure the config again
 };
 
 std::string_view ErrorKindName(ErrorKind kind);  // "NONE", "BUILD_ERROR", ...

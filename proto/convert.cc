@@ -20,6 +20,8 @@ v1::ErrorKind ErrorKindToProto(ErrorKind kind) {
       return v1::ERROR_KIND_WRONG_ANSWER;
     case ErrorKind::kUnsupported:
       return v1::ERROR_KIND_UNSUPPORTED;
+    case ErrorKind::kWorkerLost:
+      return v1::ERROR_KIND_WORKER_LOST;
   }
   return v1::ERROR_KIND_UNSPECIFIED;
 }
@@ -40,6 +42,8 @@ absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind, std::string_vie
       return ErrorKind::kWrongAnswer;
     case v1::ERROR_KIND_UNSUPPORTED:
       return ErrorKind::kUnsupported;
+    case v1::ERROR_KIND_WORKER_LOST:
+      return ErrorKind::kWorkerLost;
     case v1::ERROR_KIND_UNSPECIFIED:
     case v1::ErrorKind_INT_MIN_SENTINEL_DO_NOT_USE_:
     case v1::ErrorKind_INT_MAX_SENTINEL_DO_NOT_USE_:
@@ -47,7 +51,7 @@ absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind, std::string_vie
   }
   return absl::InvalidArgumentError(
       StrCat(field, " ", static_cast<int>(kind),
-             " is not valid; expected ERROR_KIND_NONE .. ERROR_KIND_UNSUPPORTED"));
+             " is not valid; expected ERROR_KIND_NONE .. ERROR_KIND_WORKER_LOST"));
 }
 
 v1::TimingOptions TimingOptionsToProto(const TimingOptions& options) {
@@ -118,6 +122,54 @@ absl::StatusOr<Measurement> MeasurementFromProto(const v1::Measurement& proto) {
   m.number = proto.number();
   m.device_fingerprint = proto.device_fingerprint();
   return m;
+}
+
+v1::ArtifactFormat ArtifactFormatToProto(CodeFormat format) {
+  switch (format) {
+    case CodeFormat::kSharedObject:
+      return v1::ARTIFACT_FORMAT_SHARED_OBJECT;
+    case CodeFormat::kPtx:
+      return v1::ARTIFACT_FORMAT_PTX;
+    case CodeFormat::kHsaco:
+      return v1::ARTIFACT_FORMAT_HSACO;
+  }
+  return v1::ARTIFACT_FORMAT_UNSPECIFIED;
+}
+
+absl::StatusOr<CodeFormat> ArtifactFormatFromProto(v1::ArtifactFormat format,
+                                                   std::string_view field) {
+  switch (format) {
+    case v1::ARTIFACT_FORMAT_SHARED_OBJECT:
+      return CodeFormat::kSharedObject;
+    case v1::ARTIFACT_FORMAT_PTX:
+      return CodeFormat::kPtx;
+    case v1::ARTIFACT_FORMAT_HSACO:
+      return CodeFormat::kHsaco;
+    case v1::ARTIFACT_FORMAT_UNSPECIFIED:
+    case v1::ArtifactFormat_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case v1::ArtifactFormat_INT_MAX_SENTINEL_DO_NOT_USE_:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      StrCat(field, " ", static_cast<int>(format),
+             " is not valid; expected ARTIFACT_FORMAT_SHARED_OBJECT, _PTX or _HSACO"));
+}
+
+v1::ArtifactCode ArtifactCodeToProto(std::string hash, CodeFormat format, std::string code) {
+  v1::ArtifactCode out;
+  out.set_hash(std::move(hash));
+  switch (format) {
+    case CodeFormat::kSharedObject:
+      out.set_shared_object(std::move(code));
+      break;
+    case CodeFormat::kPtx:
+      out.set_ptx(std::move(code));
+      break;
+    case CodeFormat::kHsaco:
+      out.set_code_object(std::move(code));
+      break;
+  }
+  return out;
 }
 
 }  // namespace tune

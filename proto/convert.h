@@ -3,8 +3,10 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+#include "common/artifact_hash.h"
 #include "common/measurement.h"
 #include "tune/v1/common.pb.h"
+#include "tune/v1/worker.pb.h"
 
 namespace tune {
 
@@ -23,6 +25,15 @@ v1::TimingOptions TimingOptionsToProto(const TimingOptions& options);
 absl::StatusOr<TimingOptions> TimingOptionsFromProto(const v1::TimingOptions& proto);
 
 v1::Measurement MeasurementToProto(const Measurement& m);
+
+v1::ArtifactFormat ArtifactFormatToProto(CodeFormat format);
+/// The CodeFormat of a wire format; UNSPECIFIED and unknown values are InvalidArgument naming
+/// `field`.
+absl::StatusOr<CodeFormat> ArtifactFormatFromProto(v1::ArtifactFormat format,
+                                                   std::string_view field = "artifact.format");
+
+/// The wire form of an artifact's code: `code` in the oneof member that `format` names.
+v1::ArtifactCode ArtifactCodeToProto(std::string hash, CodeFormat format, std::string code);
 
 /// The measurement of a wire message; an unspecified error kind is InvalidArgument.
 absl::StatusOr<Measurement> MeasurementFromProto(const v1::Measurement& proto);

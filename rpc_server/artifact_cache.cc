@@ -54,19 +54,19 @@ std::optional<std::string> ReadFile(const std::string& path) {
   }
 }
 
-}  // namespace
-
-bool IsValidArtifactHash(std::string_view hash) {
-  if (hash.size() < 8 || hash.size() > 128) {
-    return false;
+std::string_view Suffix(CodeFormat format) {
+  switch (format) {
+    case CodeFormat::kSharedObject:
+      return ".so";
+    case CodeFormat::kPtx:
+      return ".ptx";
+    case CodeFormat::kHsaco:
+      return ".hsaco";
   }
-  for (char c : hash) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
+  return ".bin";
 }
+
+}  // namespace
 
 std::string DefaultArtifactCacheDir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -91,14 +91,34 @@ absl::StatusOr<std::unique_ptr<ArtifactCache>> ArtifactCache::Open(std::string d
   return std::unique_ptr<ArtifactCache>(new ArtifactCache(std::move(dir)));
 }
 
-absl::StatusOr<std::string> ArtifactCache::Store(std::string_view hash, std::string_view bytes) {
-  if (!IsValidArtifactHash(hash)) {
+std::string ArtifactCache::PathOf(std::string_view hash, CodeFormat format) const {
+  return StrCat(dir_, "/", hash, Suffix(format));
+}
+
+std::optional<std::string> ArtifactCache::Find(std::string_view hash, CodeFormat format) const {
+  if (!IsArtifactHash(hash)) {
+    return std::nullopt;
+  }
+  std::string path = PathOf(hash, format);
+  if (access(path.c_str(), R_OK) != 0) {
+    return std::nullopt;
+  }
+  return path;
+}
+
+absl::StatusOr<std::string> ArtifactCache::Store(std::string_view hash, CodeFormat format,
+                                                 std::string_view code) {
+  if (!IsArtifactHash(hash)) {
     return absl::InvalidArgumentError(
         StrCat("artifact.hash '", hash.substr(0, 140),
-               "' is not valid; expected 8 to 128 lowercase hexadecimal digits"));
+               "' is not valid; expected 64 lowercase hexadecimal digits (SHA-256)"));
   }
-  std::string path = StrCat(dir_, "/", hash, ".so");
-  if (std::optional<std::string> existing = ReadFile(path); existing && *existing == bytes) {
+  if (std::string actual = ArtifactHash(format, code); actual != hash) {
+    return absl::DataLossError(
+        StrCat("the code received for artifact ", hash, " hashes to ", actual, "; not stored"));
+  }
+  std::string path = PathOf(hash, format);
+  if (std::optional<std::string> existing = ReadFile(path); existing && *existing == code) {
     return path;
   }
   static std::atomic<uint64_t> counter{0};
@@ -108,8 +128,8 @@ absl::StatusOr<std::string> ArtifactCache::Store(std::string_view hash, std::str
     return absl::InternalError(StrCat("cannot create ", temp, ": ", std::strerror(errno)));
   }
   size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+  while (done < code.size()) {
+    ssize_t n = write(fd, code.data() + done, code.size() - done);
     if (n < 0 && errno == EINTR) {
       continue;
     }

@@ -1,13 +1,16 @@
-// Content-addressed store of artifact bytes on the worker's disk: "<dir>/<hash>.so", written
-// atomically (temporary file + rename), so that several workers may share one directory and a
-// measurement child never sees a half-written file.
+// Content-addressed store of artifact code on the worker's disk: "<dir>/<hash><suffix>", where
+// the hash is ArtifactHash(format, code) (common/artifact_hash.h) and the code is checked against
+// it before it is stored. Files are written atomically (temporary file + rename), so several
+// workers may share one directory and a measurement child never sees a half-written file.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "common/artifact_hash.h"
 
 namespace tune::rpc {
 
@@ -17,22 +20,25 @@ class ArtifactCache {
   /// naming the directory and errno's text) when it cannot be created or is not writable.
   static absl::StatusOr<std::unique_ptr<ArtifactCache>> Open(std::string dir);
 
-  /// Stores `bytes` under `hash` and returns the file's path. An existing file with identical
-  /// bytes is reused; one with different bytes is replaced. A hash that is not 8..128 lowercase
-  /// hex digits is InvalidArgument; a write failure is Internal with errno's text.
-  absl::StatusOr<std::string> Store(std::string_view hash, std::string_view bytes);
+  /// The path of the cached code of `hash` in `format`, or nullopt when the cache lacks it.
+  std::optional<std::string> Find(std::string_view hash, CodeFormat format) const;
+
+  /// Stores `code` under `hash` and returns the file's path, after checking that `hash` is
+  /// ArtifactHash(format, code). A hash that is not 64 lowercase hex digits is InvalidArgument;
+  /// code that does not match its hash is DataLoss (nothing is stored); a write failure is
+  /// Internal with errno's text. An existing file with identical code is reused.
+  absl::StatusOr<std::string> Store(std::string_view hash, CodeFormat format,
+                                    std::string_view code);
 
   const std::string& dir() const { return dir_; }
 
  private:
   explicit ArtifactCache(std::string dir) : dir_(std::move(dir)) {}
+  std::string PathOf(std::string_view hash, CodeFormat format) const;
   std::string dir_;
 };
 
 /// The default cache directory: $TMPDIR (or /tmp) + "/tune-artifacts-<uid>".
 std::string DefaultArtifactCacheDir();
-
-/// True for 8..128 characters of [0-9a-f].
-bool IsValidArtifactHash(std::string_view hash);
 
 }  // namespace tune::rpc

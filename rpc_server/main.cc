@@ -97,7 +97,7 @@ int Serve(int argc, char** argv) {
   *options.registration.mutable_capabilities() =
       tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
   options.supervisor.preload_paths = preload;
-  options.supervisor.cache_dir = cache_dir;
+  options.cache_dir = cache_dir;
   options.supervisor.device_fingerprint = options.registration.capabilities().device_fingerprint();
   if (threads > 0) {
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/artifact_hash.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -75,8 +76,8 @@ std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overri
 }
 
 // Checks what the worker can decide without the child. Returns the failure, if any.
-std::optional<v1::Measurement> CheckRequest(const v1::MeasureRequest& request,
-                                            const std::vector<std::string>& preloaded) {
+std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& request,
+                                                   const std::vector<std::string>& preloaded) {
   if (absl::StatusOr<Workload> w = Workload::Parse(request.workload()); !w.ok()) {
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
                    StrCat("workload: ", std::string(w.status().message())));
@@ -92,14 +93,15 @@ std::optional<v1::Measurement> CheckRequest(const v1::MeasureRequest& request,
                           "' is not a CPU target; this worker runs llvm targets only"));
   }
   const v1::Artifact& artifact = request.artifact();
-  if (artifact.format() != v1::ARTIFACT_FORMAT_UNSPECIFIED &&
-      artifact.format() != v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
+  if (artifact.format() != v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
                    StrCat("artifact.format ", v1::ArtifactFormat_Name(artifact.format()),
                           " is not supported; this worker loads ARTIFACT_FORMAT_SHARED_OBJECT"));
   }
-  if (artifact.shared_object().empty()) {
-    return Failure(v1::ERROR_KIND_LOAD_ERROR, "artifact.shared_object is empty");
+  if (!IsArtifactHash(artifact.hash())) {
+    return Failure(v1::ERROR_KIND_LOAD_ERROR,
+                   StrCat("artifact.hash '", artifact.hash().substr(0, 140),
+                          "' is not valid; expected 64 lowercase hexadecimal digits (SHA-256)"));
   }
   if (artifact.entry_symbol().empty()) {
     return Failure(v1::ERROR_KIND_LOAD_ERROR, "artifact.entry_symbol is empty");
@@ -121,19 +123,15 @@ absl::StatusOr<std::unique_ptr<MeasureSupervisor>> MeasureSupervisor::Create(
   // A write to a child that just died must be an error, not a signal that ends the worker.
   static std::once_flag ignore_sigpipe;
   std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
-  std::string dir = options.cache_dir.empty() ? DefaultArtifactCacheDir() : options.cache_dir;
-  ASSIGN_OR_RETURN(std::unique_ptr<ArtifactCache> cache, ArtifactCache::Open(dir));
   int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd < 0) {
     return absl::InternalError(StrCat("eventfd: ", std::strerror(errno)));
   }
-  return std::unique_ptr<MeasureSupervisor>(
-      new MeasureSupervisor(std::move(options), std::move(cache), wake_fd));
+  return std::unique_ptr<MeasureSupervisor>(new MeasureSupervisor(std::move(options), wake_fd));
 }
 
-MeasureSupervisor::MeasureSupervisor(SupervisorOptions options,
-                                     std::unique_ptr<ArtifactCache> cache, int wake_fd)
-    : options_(std::move(options)), cache_(std::move(cache)), wake_fd_(wake_fd) {
+MeasureSupervisor::MeasureSupervisor(SupervisorOptions options, int wake_fd)
+    : options_(std::move(options)), wake_fd_(wake_fd) {
   for (const std::string& path : options_.preload_paths) {
     preloaded_basenames_.push_back(Basename(path));
   }
@@ -317,7 +315,17 @@ void MeasureSupervisor::Cancel(uint64_t trial_id) {
   }
 }
 
-absl::StatusOr<v1::Measurement> MeasureSupervisor::Measure(const v1::MeasureRequest& request) {
+std::optional<v1::Measurement> MeasureSupervisor::CheckRequest(
+    const v1::MeasureRequest& request) const {
+  std::optional<v1::Measurement> verdict = CheckRequestAgainst(request, preloaded_basenames_);
+  if (verdict) {
+    verdict->set_device_fingerprint(options_.device_fingerprint);
+  }
+  return verdict;
+}
+
+absl::StatusOr<v1::Measurement> MeasureSupervisor::Measure(const v1::MeasureRequest& request,
+                                                           const std::string& artifact_path) {
   {
     std::lock_guard lock(mu_);
     if (pending_cancel_ == request.trial_id()) {
@@ -329,7 +337,7 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::Measure(const v1::MeasureRequ
     while (read(wake_fd_, &drained, sizeof(drained)) > 0) {
     }
   }
-  absl::StatusOr<v1::Measurement> result = MeasureValidated(request);
+  absl::StatusOr<v1::Measurement> result = MeasureValidated(request, artifact_path);
   {
     std::lock_guard lock(mu_);
     current_trial_.reset();
@@ -341,8 +349,8 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::Measure(const v1::MeasureRequ
 }
 
 absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
-    const v1::MeasureRequest& request) {
-  if (std::optional<v1::Measurement> bad = CheckRequest(request, preloaded_basenames_)) {
+    const v1::MeasureRequest& request, const std::string& artifact_path) {
+  if (std::optional<v1::Measurement> bad = CheckRequestAgainst(request, preloaded_basenames_)) {
     return *bad;
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(request.timing());
@@ -350,18 +358,12 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
     return Failure(v1::ERROR_KIND_UNSUPPORTED, std::string(timing.status().message()));
   }
   const v1::Artifact& artifact = request.artifact();
-  absl::StatusOr<std::string> path = cache_->Store(artifact.hash(), artifact.shared_object());
-  if (!path.ok()) {
-    v1::ErrorKind kind = absl::IsInvalidArgument(path.status()) ? v1::ERROR_KIND_LOAD_ERROR
-                                                                : v1::ERROR_KIND_UNSUPPORTED;
-    return Failure(kind, std::string(path.status().message()));
-  }
 
   v1::MeasureChildRequest trial_request;
   v1::MeasureChildTrial* trial = trial_request.mutable_trial();
   trial->set_trial_id(request.trial_id());
   trial->set_workload(request.workload());
-  trial->set_artifact_path(*path);
+  trial->set_artifact_path(artifact_path);
   trial->set_entry_symbol(artifact.entry_symbol());
   *trial->mutable_timing() = TimingOptionsToProto(*timing);
 
@@ -369,17 +371,14 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
   // once.
   for (int attempt = 0;; ++attempt) {
     if (!child_) {
-      if (absl::Status s = SpawnChild(); !s.ok()) {
-        return Failure(v1::ERROR_KIND_UNSUPPORTED, std::string(s.message()));
-      }
+      RETURN_IF_ERROR(SpawnChild());  // Unavailable: the worker's problem, not the kernel's
     }
     if (WriteFrame(child_->to_child, trial_request).ok()) {
       break;
     }
     std::string how = ReapChild();
     if (attempt > 0) {
-      return Failure(v1::ERROR_KIND_UNSUPPORTED,
-                     StrCat("measurement process ", how, " before the request"));
+      return absl::UnavailableError(StrCat("measurement process ", how, " before the request"));
     }
   }
 

@@ -1,9 +1,10 @@
 // The measurement supervisor: measures one MeasureRequest at a time in a child process that it
 // starts by re-executing a binary (tune-server itself, /proc/self/exe) with --measure-child,
-// never by fork() alone. It stores the artifact in the content-addressed cache, gives each
-// measurement a deadline, kills the child when the deadline passes (TIMEOUT), recognises a
-// child that died (RUNTIME_CRASH naming the signal), and starts a fresh child for the next
-// request. Every failure of the kernel or of the child is data in the returned Measurement.
+// never by fork() alone. It gives each measurement a deadline, kills the child when the deadline
+// passes (TIMEOUT), recognises a child that died (RUNTIME_CRASH naming the signal), and starts a
+// fresh child for the next request. Every failure of the kernel is data in the returned
+// Measurement; a failure of the worker itself (no child can start) is an error status, which
+// the worker reports as a worker_error, never as the kernel's verdict.
 #pragma once
 
 #include <sys/types.h>
@@ -17,7 +18,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "rpc_server/artifact_cache.h"
 #include "tune/v1/worker.pb.h"
 
 namespace tune::rpc {
@@ -27,8 +27,6 @@ struct SupervisorOptions {
   std::string child_executable = "/proc/self/exe";
   /// Libraries every child preloads (RTLD_NOW | RTLD_GLOBAL, in order) before any kernel.
   std::vector<std::string> preload_paths;
-  /// Where artifacts are stored; empty means DefaultArtifactCacheDir().
-  std::string cache_dir;
   /// Stamped on every Measurement.
   std::string device_fingerprint;
   /// "NAME=value" entries added to (or replacing in) the child's environment.
@@ -44,7 +42,7 @@ struct SupervisorOptions {
 
 class MeasureSupervisor {
  public:
-  /// Opens the artifact cache (failing as ArtifactCache::Open does). Starts no child yet.
+  /// Starts no child yet. Fails (Internal) only when the process is out of descriptors.
   static absl::StatusOr<std::unique_ptr<MeasureSupervisor>> Create(SupervisorOptions options);
 
   /// Ends the child: closes its input (it exits) and kills it if it lingers.
@@ -56,11 +54,19 @@ class MeasureSupervisor {
   /// request. Returns why it could not start (the same text Measure would report).
   absl::Status StartChild();
 
-  /// Measures one request. Returns Cancelled only when Cancel(request.trial_id()) stopped it;
-  /// every other outcome, including an invalid request, a child that cannot start, a crash
+  /// The verdict on a request that needs no child: a workload, target, format, timing or needed
+  /// library this worker cannot run gives a Measurement (UNSUPPORTED or LOAD_ERROR); nullopt
+  /// when the request can be measured.
+  std::optional<v1::Measurement> CheckRequest(const v1::MeasureRequest& request) const;
+
+  /// Measures one request whose code is the file `artifact_path`. Returns Cancelled when
+  /// Cancel(request.trial_id()) stopped it, and Unavailable when the worker could not measure
+  /// (no measurement process could start, or one died before it took the request twice in a
+  /// row): not the kernel's fault. Every other outcome, including an invalid request, a crash
   /// and a timeout, is a Measurement with an error kind and message. Not thread-safe: one
   /// caller at a time.
-  absl::StatusOr<v1::Measurement> Measure(const v1::MeasureRequest& request);
+  absl::StatusOr<v1::Measurement> Measure(const v1::MeasureRequest& request,
+                                          const std::string& artifact_path);
 
   /// Stops the measurement of `trial_id` if it is running (its child is killed and Measure
   /// returns Cancelled), or makes the next Measure of that trial return Cancelled at once.
@@ -79,9 +85,10 @@ class MeasureSupervisor {
     int from_child = -1;  // replies (its kChildReplyFd)
   };
 
-  MeasureSupervisor(SupervisorOptions options, std::unique_ptr<ArtifactCache> cache, int wake_fd);
+  MeasureSupervisor(SupervisorOptions options, int wake_fd);
 
-  absl::StatusOr<v1::Measurement> MeasureValidated(const v1::MeasureRequest& request);
+  absl::StatusOr<v1::Measurement> MeasureValidated(const v1::MeasureRequest& request,
+                                                   const std::string& artifact_path);
   absl::Status SpawnChild();
   /// SIGKILLs the child's process group and reaps it; returns how it ended.
   std::string KillChild();
@@ -91,7 +98,6 @@ class MeasureSupervisor {
   void CloseChildFds();
 
   SupervisorOptions options_;
-  std::unique_ptr<ArtifactCache> cache_;
   std::vector<std::string> preloaded_basenames_;
   std::optional<Child> child_;
   int children_started_ = 0;

@@ -83,6 +83,9 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     options.registration.mutable_capabilities()->set_capacity(1);
   }
   std::unique_ptr<Worker> worker(new Worker(std::move(options)));
+  ASSIGN_OR_RETURN(worker->cache_, ArtifactCache::Open(worker->options_.cache_dir.empty()
+                                                           ? DefaultArtifactCacheDir()
+                                                           : worker->options_.cache_dir));
   const int capacity = worker->options_.registration.capabilities().capacity();
   for (int slot = 0; slot < capacity; ++slot) {
     ASSIGN_OR_RETURN(std::unique_ptr<MeasureSupervisor> supervisor,
@@ -322,6 +325,20 @@ void Worker::Handle(const v1::DaemonMessage& message, const std::shared_ptr<Sess
       }
       return;
     }
+    case v1::DaemonMessage::kArtifactCode: {
+      std::lock_guard lock(mu_);
+      auto it = fetches_.find(message.artifact_code().hash());
+      if (it == fetches_.end()) {
+        log->debug("code of artifact {} arrived after its fetch was given up",
+                   message.artifact_code().hash());
+        return;
+      }
+      it->second->answered = true;
+      it->second->reply = message.artifact_code();
+      fetches_.erase(it);
+      cv_.notify_all();
+      return;
+    }
     case v1::DaemonMessage::kRegistered:
       log->warn("daemon sent a second Registered; ignored");
       return;
@@ -373,6 +390,96 @@ void Worker::EndSession(const std::shared_ptr<Session>& session) {
   cv_.notify_all();
 }
 
+absl::StatusOr<std::string> Worker::CodePath(const Task& task) {
+  const v1::Artifact& artifact = task.request.artifact();
+  // CheckRequest accepted the format: a CPU worker loads shared objects only.
+  const CodeFormat format = CodeFormat::kSharedObject;
+  if (std::optional<std::string> path = cache_->Find(artifact.hash(), format)) {
+    return *path;
+  }
+  std::shared_ptr<Fetch> fetch;
+  bool ask = false;
+  {
+    std::lock_guard lock(mu_);
+    std::shared_ptr<Fetch>& slot = fetches_[artifact.hash()];
+    if (!slot) {
+      slot = std::make_shared<Fetch>();
+      ask = true;
+    }
+    fetch = slot;
+  }
+  if (ask) {
+    v1::WorkerMessage message;
+    message.mutable_fetch()->set_hash(artifact.hash());
+    if (!task.session->Send(message)) {
+      std::lock_guard lock(mu_);
+      fetches_.erase(artifact.hash());
+      cv_.notify_all();
+      return absl::UnavailableError("the stream to the daemon ended before the code was fetched");
+    }
+  }
+  {
+    std::unique_lock lock(mu_);
+    const bool answered = cv_.wait_for(lock, std::chrono::milliseconds(options_.fetch_timeout_ms),
+                                       [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                         return fetch->answered || stopping_ ||
+                                                task.session->ended ||
+                                                !fetches_.contains(artifact.hash());
+                                       });
+    if (!fetch->answered) {
+      if (auto it = fetches_.find(artifact.hash()); it != fetches_.end() && it->second == fetch) {
+        fetches_.erase(it);
+      }
+      return absl::UnavailableError(
+          answered ? StrCat("the fetch of artifact ", artifact.hash(), " was abandoned")
+                   : StrCat("the daemon did not send the code of artifact ", artifact.hash(),
+                            " within ", options_.fetch_timeout_ms, " ms"));
+    }
+  }
+  const v1::ArtifactCodeReply& reply = fetch->reply;
+  if (!reply.has_code()) {
+    return absl::UnavailableError(
+        StrCat("the daemon has no code for artifact ", artifact.hash(), ": ", reply.error()));
+  }
+  if (reply.code().code_case() != v1::ArtifactCode::kSharedObject) {
+    return absl::DataLossError(StrCat("the daemon sent code of artifact ", artifact.hash(),
+                                      " that is not a shared object"));
+  }
+  return cache_->Store(artifact.hash(), format, reply.code().shared_object());
+}
+
+std::optional<v1::MeasureResult> Worker::Execute(size_t slot, const Task& task) {
+  auto log = Logger("worker");
+  const uint64_t id = task.request.trial_id();
+  v1::MeasureResult result;
+  result.set_trial_id(id);
+  MeasureSupervisor& supervisor = *supervisors_[slot];
+  if (std::optional<v1::Measurement> verdict = supervisor.CheckRequest(task.request)) {
+    *result.mutable_measurement() = std::move(*verdict);
+    return result;
+  }
+  absl::StatusOr<std::string> path = CodePath(task);
+  if (!path.ok()) {
+    log->warn("trial {}: cannot get its code: {}", id, path.status().message());
+    result.set_worker_error(StrCat("code of artifact ", task.request.artifact().hash(), ": ",
+                                   std::string(path.status().message())));
+    return result;
+  }
+  absl::StatusOr<v1::Measurement> measured = supervisor.Measure(task.request, *path);
+  if (absl::IsCancelled(measured.status())) {
+    log->debug("trial {}: {}", id, measured.status().message());
+    return std::nullopt;
+  }
+  if (!measured.ok()) {
+    log->warn("trial {}: cannot measure: {}", id, measured.status().message());
+    result.set_worker_error(std::string(measured.status().message()));
+    return result;
+  }
+  log->debug("trial {}: {}", id, Summary(*measured));
+  *result.mutable_measurement() = std::move(*measured);
+  return result;
+}
+
 void Worker::ExecutorLoop(size_t slot) {
   auto log = Logger("worker");
   while (true) {
@@ -389,23 +496,19 @@ void Worker::ExecutorLoop(size_t slot) {
       running_[slot] = Running{task.request.trial_id(), task.session};
     }
     const uint64_t id = task.request.trial_id();
-    absl::StatusOr<v1::Measurement> measured = supervisors_[slot]->Measure(task.request);
+    std::optional<v1::MeasureResult> result = Execute(slot, task);
     {
       std::lock_guard lock(mu_);
       running_[slot].reset();
     }
-    if (!measured.ok()) {
-      log->debug("trial {}: {}", id, measured.status().message());
+    if (!result) {
       continue;
     }
-    log->debug("trial {}: {}", id, Summary(*measured));
-    v1::WorkerMessage out;
-    v1::MeasureResult* result = out.mutable_result();
-    result->set_trial_id(id);
-    *result->mutable_measurement() = std::move(*measured);
     result->set_worker_wall_ms(
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - task.received)
             .count());
+    v1::WorkerMessage out;
+    *out.mutable_result() = std::move(*result);
     if (task.session->Send(out)) {
       ++task.session->trials_done;
     } else {

@@ -1,11 +1,15 @@
 // The worker's side of tune.v1.WorkerLink: dials the daemon, registers, measures the requests
 // it receives (one per measurement slot, through a MeasureSupervisor each), sends results and
 // heartbeats, and reconnects with exponential backoff whenever the stream breaks or the daemon
-// is not up, until Shutdown().
+// is not up, until Shutdown(). A request names its code by hash: the worker asks the daemon for
+// the code only when its artifact cache does not hold it. When the worker itself cannot measure
+// a request (no measurement process, no code, a cache it cannot write), it answers with a
+// worker_error, never with a verdict on the kernel.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "rpc_server/artifact_cache.h"
 #include "rpc_server/supervisor.h"
 #include "tune/v1/worker.grpc.pb.h"
 
@@ -28,6 +33,10 @@ struct WorkerOptions {
   v1::Register registration;
   /// Options of every slot's supervisor.
   SupervisorOptions supervisor;
+  /// Where artifact code is cached; empty means DefaultArtifactCacheDir().
+  std::string cache_dir;
+  /// How long a slot waits for the daemon to answer a FetchArtifact.
+  int fetch_timeout_ms = 60000;
   /// Reconnect delay: starts here, doubles after each failed attempt up to the maximum, and is
   /// jittered by +-20%. A successful registration resets it.
   int initial_backoff_ms = 100;
@@ -36,8 +45,9 @@ struct WorkerOptions {
 
 class Worker {
  public:
-  /// Checks the options (InvalidArgument naming the field) and creates the supervisors (failing
-  /// as MeasureSupervisor::Create does). Connects to nothing yet.
+  /// Checks the options (InvalidArgument naming the field), opens the artifact cache (failing as
+  /// ArtifactCache::Open does) and creates the supervisors (failing as MeasureSupervisor::Create
+  /// does). Connects to nothing yet.
   static absl::StatusOr<std::unique_ptr<Worker>> Create(WorkerOptions options);
 
   ~Worker();
@@ -63,6 +73,11 @@ class Worker {
     uint64_t trial_id = 0;
     std::shared_ptr<Session> session;
   };
+  // A FetchArtifact in progress; every slot that needs the same code waits for one answer.
+  struct Fetch {
+    bool answered = false;
+    v1::ArtifactCodeReply reply;
+  };
 
   explicit Worker(WorkerOptions options);
 
@@ -74,12 +89,18 @@ class Worker {
   void Handle(const v1::DaemonMessage& message, const std::shared_ptr<Session>& session);
   void HeartbeatLoop(std::shared_ptr<Session> session, std::chrono::milliseconds interval);
   void ExecutorLoop(size_t slot);
+  /// The path of the task's code in the cache, fetching it from the daemon when it is missing.
+  /// Any error is the worker's (Unavailable, DataLoss, Internal), sent as a worker_error.
+  absl::StatusOr<std::string> CodePath(const Task& task);
+  /// The outcome of one task: a verdict, a worker_error, or nothing when it was cancelled.
+  std::optional<v1::MeasureResult> Execute(size_t slot, const Task& task);
   /// Drops the queued trials of `session` and stops its running ones.
   void EndSession(const std::shared_ptr<Session>& session);
 
   WorkerOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkerLink::Stub> stub_;
+  std::unique_ptr<ArtifactCache> cache_;
   std::vector<std::unique_ptr<MeasureSupervisor>> supervisors_;
   std::vector<std::thread> executors_;
 
@@ -88,7 +109,8 @@ class Worker {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<Session> session_ ABSL_GUARDED_BY(mu_);
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::optional<Running>> running_ ABSL_GUARDED_BY(mu_);  // one per slot
+  std::vector<std::optional<Running>> running_ ABSL_GUARDED_BY(mu_);            // one per slot
+  std::map<std::string, std::shared_ptr<Fetch>> fetches_ ABSL_GUARDED_BY(mu_);  // by hash
 };
 
 }  // namespace tune::rpc

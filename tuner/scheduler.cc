@@ -47,17 +47,17 @@ std::vector<std::string> ExternalLibs(const Artifact& artifact, const Target& ta
   return out;
 }
 
-std::shared_ptr<const v1::Artifact> ToProto(Artifact artifact, const Target& target) {
+std::shared_ptr<const v1::Artifact> ToProto(const Artifact& artifact, const Target& target) {
   auto out = std::make_shared<v1::Artifact>();
   for (std::string& lib : ExternalLibs(artifact, target)) {
     out->add_needed_libs(std::move(lib));
   }
-  out->set_shared_object(std::move(artifact.shared_object));
-  out->set_hash(std::move(artifact.hash));
-  out->set_entry_symbol(std::move(artifact.entry_symbol));
-  out->set_template_name(std::move(artifact.template_name));
-  out->set_config(std::move(artifact.config));
-  out->set_format(v1::ARTIFACT_FORMAT_SHARED_OBJECT);
+  out->set_hash(artifact.hash);
+  out->set_entry_symbol(artifact.entry_symbol);
+  out->set_template_name(artifact.template_name);
+  out->set_config(artifact.config);
+  out->set_format(ArtifactFormatToProto(artifact.format));
+  out->set_code_bytes(static_cast<int64_t>(artifact.code.size()));
   return out;
 }
 
@@ -363,7 +363,9 @@ void Scheduler::OnBuilt(uint64_t trial_id, absl::StatusOr<Artifact> artifact) {
           trial_id, Failure(ErrorKind::kBuildError, std::string(artifact.status().message())), "",
           job.row.spec.device_key});
     } else {
-      trial.artifact = ToProto(std::move(*artifact), job.target);
+      trial.artifact = ToProto(*artifact, job.target);
+      trial.code = std::make_shared<const v1::ArtifactCode>(
+          ArtifactCodeToProto(artifact->hash, artifact->format, std::move(artifact->code)));
       trial.stage = TrialStage::kReady;
       job.ready.push_back(trial_id);
     }
@@ -546,8 +548,8 @@ void Scheduler::RequeueLocked(Trial& trial, std::string_view why, Commits* commi
     ++job.committing;
     commits->push_back(PendingCommit{
         trial.id,
-        Failure(ErrorKind::kRuntimeCrash,
-                StrCat("no result after ", trial.attempts, " workers; the last one: ", why)),
+        Failure(ErrorKind::kWorkerLost, StrCat("given up after ", trial.attempts,
+                                               " workers could not measure it; the last: ", why)),
         "", job.row.spec.device_key});
     return;
   }

@@ -119,8 +119,12 @@ class Scheduler {
   /// Notes that the worker is alive; re-queues trials it should hold but does not list.
   void OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& heartbeat);
   /// Commits the result of a trial in flight on this worker (results of trials it does not
-  /// hold are ignored), then counts it.
+  /// hold are ignored), then counts it. A result with worker_error set is not recorded: the
+  /// trial goes back to its queue for another attempt (see max_dispatch_attempts).
   void OnResult(const std::string& worker_id, const v1::MeasureResult& result);
+  /// Answers the worker's FetchArtifact with the code of a trial in flight on it, or with an
+  /// error when it holds no trial with that artifact.
+  void OnFetch(const std::string& worker_id, const v1::FetchArtifact& fetch);
   /// Drops a worker (stream ended): its in-flight trials go back to their queues.
   void RemoveWorker(const std::string& worker_id, std::string_view reason);
 

@@ -33,7 +33,8 @@ struct Trial {
   Config config;
   std::string config_text;
   TrialStage stage = TrialStage::kBuilding;
-  std::shared_ptr<const v1::Artifact> artifact;  // once built
+  std::shared_ptr<const v1::Artifact> artifact;  // once built (names its code by hash)
+  std::shared_ptr<const v1::ArtifactCode> code;  // once built, until the trial ends
   std::string worker_id;                         // while in flight
   Clock::time_point dispatched_at;
   int attempts = 0;           // times dispatched

@@ -168,6 +168,13 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
     Trial& trial = it->second;
     JobRuntime& job = *jobs_.at(trial.job_id);
     worker.in_flight.erase(trial.id);
+    if (!result.worker_error().empty()) {
+      Logger("daemon")->warn("trial {}: worker {} could not measure it: {}", trial.id,
+                             worker.reg.name(), result.worker_error());
+      RequeueLocked(trial, StrCat(worker.reg.name(), ": ", result.worker_error()), &commits);
+      PumpLocked();
+      return;
+    }
     ++worker.trials_done;
     --job.in_flight;
     ++job.committing;
@@ -178,6 +185,36 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
     PumpLocked();  // the freed slot gets the next artifact before the record is written
   }
   CommitAll(std::move(commits));
+}
+
+void Scheduler::OnFetch(const std::string& worker_id, const v1::FetchArtifact& fetch) {
+  std::shared_ptr<const v1::ArtifactCode> code;
+  std::shared_ptr<WorkerChannel> channel;
+  {
+    std::lock_guard lock(mu_);
+    auto w = workers_.find(worker_id);
+    if (w == workers_.end()) {
+      return;
+    }
+    channel = w->second->channel;
+    for (uint64_t id : w->second->in_flight) {
+      const Trial& trial = trials_.at(id);
+      if (trial.artifact && trial.artifact->hash() == fetch.hash()) {
+        code = trial.code;
+        break;
+      }
+    }
+  }
+  // The code is copied into the message outside the lock.
+  v1::DaemonMessage reply;
+  reply.mutable_artifact_code()->set_hash(fetch.hash());
+  if (code) {
+    *reply.mutable_artifact_code()->mutable_code() = *code;
+  } else {
+    reply.mutable_artifact_code()->set_error(
+        StrCat("no trial in flight on this worker has artifact ", fetch.hash()));
+  }
+  channel->Send(std::move(reply));
 }
 
 void Scheduler::RemoveWorker(const std::string& worker_id, std::string_view reason) {

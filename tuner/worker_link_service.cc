@@ -130,6 +130,9 @@ grpc::Status Serve(Scheduler& scheduler, grpc::ServerContext* context, Stream* s
       case v1::WorkerMessage::kHeartbeat:
         scheduler.OnHeartbeat(*id, message.heartbeat());
         break;
+      case v1::WorkerMessage::kFetch:
+        scheduler.OnFetch(*id, message.fetch());
+        break;
       case v1::WorkerMessage::kRegister:
         log->warn("worker {} sent Register twice; ignored", *id);
         break;

@@ -6,9 +6,9 @@ namespace tune {
 namespace {
 
 TEST(ConvertTest, EveryErrorKindSurvivesTheWireWithTheSameName) {
-  for (ErrorKind kind :
-       {ErrorKind::kNone, ErrorKind::kBuildError, ErrorKind::kLoadError, ErrorKind::kRuntimeCrash,
-        ErrorKind::kTimeout, ErrorKind::kWrongAnswer, ErrorKind::kUnsupported}) {
+  for (ErrorKind kind : {ErrorKind::kNone, ErrorKind::kBuildError, ErrorKind::kLoadError,
+                         ErrorKind::kRuntimeCrash, ErrorKind::kTimeout, ErrorKind::kWrongAnswer,
+                         ErrorKind::kUnsupported, ErrorKind::kWorkerLost}) {
     v1::ErrorKind wire = ErrorKindToProto(kind);
     EXPECT_EQ(v1::ErrorKind_Name(wire), "ERROR_KIND_" + std::string(ErrorKindName(kind)));
     absl::StatusOr<ErrorKind> back = ErrorKindFromProto(wire);

@@ -26,11 +26,11 @@ class SupervisorFaultTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? std::move(*s) : nullptr;
   }
-  std::unique_ptr<MeasureSupervisor> Make() { return Make(FixtureSupervisorOptions(cache_dir_)); }
+  std::unique_ptr<MeasureSupervisor> Make() { return Make(FixtureSupervisorOptions()); }
 
   v1::Measurement Measure(MeasureSupervisor& s, const std::string& symbol, uint64_t trial) {
     absl::StatusOr<v1::Measurement> m =
-        s.Measure(FixtureRequest(trial, TUNE_TEST_GEMM_KERNELS, symbol));
+        s.Measure(FixtureRequest(trial, TUNE_TEST_GEMM_KERNELS, symbol), TUNE_TEST_GEMM_KERNELS);
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? *m : v1::Measurement();
   }
@@ -68,7 +68,8 @@ TEST_F(SupervisorFaultTest, HangIsTimeoutWithinTheDeadlineAndTheNextRequestSucce
   timing.set_timeout_ms(300);
   Clock::time_point start = Clock::now();
   absl::StatusOr<v1::Measurement> m =
-      supervisor->Measure(FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_hang", timing));
+      supervisor->Measure(FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_hang", timing),
+                          TUNE_TEST_GEMM_KERNELS);
   auto elapsed = Clock::now() - start;
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->error_kind(), v1::ERROR_KIND_TIMEOUT);
@@ -90,7 +91,8 @@ TEST_F(SupervisorFaultTest, CancelStopsARunningMeasurementPromptly) {
   });
   Clock::time_point start = Clock::now();
   absl::StatusOr<v1::Measurement> m =
-      supervisor->Measure(FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_hang", timing));
+      supervisor->Measure(FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_hang", timing),
+                          TUNE_TEST_GEMM_KERNELS);
   canceller.join();
   EXPECT_TRUE(absl::IsCancelled(m.status())) << m.status();
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
@@ -100,8 +102,8 @@ TEST_F(SupervisorFaultTest, CancelStopsARunningMeasurementPromptly) {
 TEST_F(SupervisorFaultTest, CancelBeforeTheMeasurementStartsSkipsIt) {
   auto supervisor = Make();
   supervisor->Cancel(5);
-  absl::StatusOr<v1::Measurement> m =
-      supervisor->Measure(FixtureRequest(5, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_hang"));
+  absl::StatusOr<v1::Measurement> m = supervisor->Measure(
+      FixtureRequest(5, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_hang"), TUNE_TEST_GEMM_KERNELS);
   EXPECT_TRUE(absl::IsCancelled(m.status())) << m.status();
   EXPECT_EQ(supervisor->children_started(), 0);
 }
@@ -117,25 +119,29 @@ TEST_F(SupervisorFaultTest, ChildKilledWhileIdleIsReplacedForTheNextRequest) {
   EXPECT_NE(supervisor->child_pid(), pid);
 }
 
-TEST_F(SupervisorFaultTest, ChildThatCannotStartIsReportedInEveryResult) {
-  SupervisorOptions options = FixtureSupervisorOptions(cache_dir_);
+TEST_F(SupervisorFaultTest, ChildThatCannotStartIsTheWorkersFailureNotTheKernelsVerdict) {
+  SupervisorOptions options = FixtureSupervisorOptions();
   options.child_executable = "/nonexistent/tune-server";
   auto supervisor = Make(options);
   EXPECT_FALSE(supervisor->StartChild().ok());
   for (uint64_t trial = 1; trial <= 2; ++trial) {
-    v1::Measurement m = Measure(*supervisor, "tune_test_gemm_correct", trial);
-    EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
-    EXPECT_NE(m.message().find("/nonexistent/tune-server"), std::string::npos) << m.message();
+    absl::StatusOr<v1::Measurement> m =
+        supervisor->Measure(FixtureRequest(trial, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct"),
+                            TUNE_TEST_GEMM_KERNELS);
+    EXPECT_TRUE(absl::IsUnavailable(m.status())) << m.status();
+    EXPECT_NE(m.status().message().find("/nonexistent/tune-server"), std::string::npos)
+        << m.status();
   }
 }
 
-TEST_F(SupervisorFaultTest, ChildWhosePreloadFailsIsReportedNamingTheLibrary) {
-  SupervisorOptions options = FixtureSupervisorOptions(cache_dir_);
+TEST_F(SupervisorFaultTest, ChildWhosePreloadFailsIsTheWorkersFailureNamingTheLibrary) {
+  SupervisorOptions options = FixtureSupervisorOptions();
   options.preload_paths = {"/nonexistent/libgone.so"};
   auto supervisor = Make(options);
-  v1::Measurement m = Measure(*supervisor, "tune_test_gemm_correct", 1);
-  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
-  EXPECT_NE(m.message().find("/nonexistent/libgone.so"), std::string::npos) << m.message();
+  absl::StatusOr<v1::Measurement> m = supervisor->Measure(
+      FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct"), TUNE_TEST_GEMM_KERNELS);
+  EXPECT_TRUE(absl::IsUnavailable(m.status())) << m.status();
+  EXPECT_NE(m.status().message().find("/nonexistent/libgone.so"), std::string::npos) << m.status();
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "fmt/format.h"
 #include "tests/rpc_server/test_support.h"
 
@@ -23,10 +25,12 @@ class SupervisorTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? std::move(*s) : nullptr;
   }
-  std::unique_ptr<MeasureSupervisor> Make() { return Make(FixtureSupervisorOptions(cache_dir_)); }
+  std::unique_ptr<MeasureSupervisor> Make() { return Make(FixtureSupervisorOptions()); }
 
-  v1::Measurement MeasureOk(MeasureSupervisor& s, const v1::MeasureRequest& request) {
-    absl::StatusOr<v1::Measurement> m = s.Measure(request);
+  // Measures `request` with the code of `library` (the fixture kernels' file by default).
+  v1::Measurement MeasureOk(MeasureSupervisor& s, const v1::MeasureRequest& request,
+                            const std::string& library = TUNE_TEST_GEMM_KERNELS) {
+    absl::StatusOr<v1::Measurement> m = s.Measure(request, library);
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? *m : v1::Measurement();
   }
@@ -101,9 +105,9 @@ TEST_F(SupervisorTest, MissingEntrySymbolIsLoadErrorNamingIt) {
 TEST_F(SupervisorTest, BytesThatAreNotASharedObjectAreLoadError) {
   auto supervisor = Make();
   v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
-  request.mutable_artifact()->set_shared_object("not an ELF file");
-  request.mutable_artifact()->set_hash(testing::HashHex("not an ELF file"));
-  v1::Measurement m = MeasureOk(*supervisor, request);
+  const std::string not_elf = cache_dir_ + "/not-elf.so";
+  std::ofstream(not_elf) << "not an ELF file";
+  v1::Measurement m = MeasureOk(*supervisor, request, not_elf);
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR);
   EXPECT_NE(m.message().find("cannot load artifact"), std::string::npos) << m.message();
 }
@@ -111,30 +115,33 @@ TEST_F(SupervisorTest, BytesThatAreNotASharedObjectAreLoadError) {
 TEST_F(SupervisorTest, ExternCallFailsToLoadWithoutItsLibraryPreloaded) {
   auto supervisor = Make();
   v1::Measurement m =
-      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern"));
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern"),
+                TUNE_TEST_EXTERN_KERNEL);
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR);
   EXPECT_NE(m.message().find("tune_test_microkernel"), std::string::npos) << m.message();
 }
 
 TEST_F(SupervisorTest, ExternCallResolvesAgainstAPreloadedLibrary) {
-  SupervisorOptions options = FixtureSupervisorOptions(cache_dir_);
+  SupervisorOptions options = FixtureSupervisorOptions();
   options.preload_paths = {TUNE_TEST_MICROKERNEL};
   auto supervisor = Make(options);
   v1::Measurement m =
-      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern"));
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern"),
+                TUNE_TEST_EXTERN_KERNEL);
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
   EXPECT_EQ(m.round_secs_size(), 3);
 }
 
 TEST_F(SupervisorTest, NeededLibraryThatIsNotPreloadedIsUnsupported) {
-  SupervisorOptions options = FixtureSupervisorOptions(cache_dir_);
+  SupervisorOptions options = FixtureSupervisorOptions();
   options.preload_paths = {TUNE_TEST_MICROKERNEL};
   auto supervisor = Make(options);
   v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_EXTERN_KERNEL, "tune_test_gemm_extern");
   request.mutable_artifact()->add_needed_libs("tune_test_microkernel");
-  EXPECT_EQ(MeasureOk(*supervisor, request).error_kind(), v1::ERROR_KIND_NONE);
+  EXPECT_EQ(MeasureOk(*supervisor, request, TUNE_TEST_EXTERN_KERNEL).error_kind(),
+            v1::ERROR_KIND_NONE);
   request.mutable_artifact()->add_needed_libs("openblas");
-  v1::Measurement m = MeasureOk(*supervisor, request);
+  v1::Measurement m = MeasureOk(*supervisor, request, TUNE_TEST_EXTERN_KERNEL);
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
   EXPECT_NE(m.message().find("'openblas'"), std::string::npos) << m.message();
 }
@@ -158,7 +165,7 @@ TEST_F(SupervisorTest, MalformedWorkloadIsUnsupportedNamingTheField) {
   EXPECT_TRUE(m.message().starts_with("workload: ")) << m.message();
 }
 
-TEST_F(SupervisorTest, HashThatCouldEscapeTheCacheIsLoadError) {
+TEST_F(SupervisorTest, AHashThatIsNotASha256IsLoadError) {
   auto supervisor = Make();
   v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
   request.mutable_artifact()->set_hash("../../etc/passwd");

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/artifact_hash.h"
 #include "common/strings.h"
 #include "gtest/gtest.h"
 
@@ -36,15 +37,6 @@ std::string ReadFileBytes(const std::string& path) {
   return out.str();
 }
 
-std::string HashHex(const std::string& bytes) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
-}
-
 v1::TimingOptions FastTiming() {
   v1::TimingOptions timing;
   timing.set_number(1);
@@ -61,19 +53,18 @@ v1::MeasureRequest FixtureRequest(uint64_t trial_id, const std::string& library,
   request.set_trial_id(trial_id);
   request.set_workload(FixtureWorkload());
   request.set_target("llvm -mcpu=native -threads=1");
-  std::string bytes = ReadFileBytes(library);
-  request.mutable_artifact()->set_hash(HashHex(bytes));
-  request.mutable_artifact()->set_shared_object(std::move(bytes));
+  request.mutable_artifact()->set_hash(
+      ArtifactHash(CodeFormat::kSharedObject, ReadFileBytes(library)));
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_SHARED_OBJECT);
   request.mutable_artifact()->set_entry_symbol(symbol);
   request.mutable_artifact()->set_template_name("gemm.test.fixture");
   *request.mutable_timing() = timing;
   return request;
 }
 
-SupervisorOptions FixtureSupervisorOptions(const std::string& cache_dir) {
+SupervisorOptions FixtureSupervisorOptions() {
   SupervisorOptions options;
   options.child_executable = TUNE_SERVER_PATH;
-  options.cache_dir = cache_dir;
   options.device_fingerprint = "test-fingerprint";
   options.timeout_slack_ms = 200;
   options.start_timeout_ms = 10000;

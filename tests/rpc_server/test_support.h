@@ -20,18 +20,16 @@ void RemoveTree(const std::string& dir);
 /// The bytes of a file (fails the test if it cannot be read).
 std::string ReadFileBytes(const std::string& path);
 
-/// 16 hex digits identifying `bytes` (FNV-1a, 64 bit).
-std::string HashHex(const std::string& bytes);
-
 /// Timing that keeps tests fast: 3 rounds of at least 5 ms, 1 s deadline.
 v1::TimingOptions FastTiming();
 
-/// A request to measure `symbol` from the shared object at `library`.
+/// A request to measure `symbol` from the shared object at `library` (its hash is the file's
+/// ArtifactHash; measure it with MeasureSupervisor::Measure(request, library)).
 v1::MeasureRequest FixtureRequest(uint64_t trial_id, const std::string& library,
                                   const std::string& symbol,
                                   const v1::TimingOptions& timing = FastTiming());
 
-/// Supervisor options with tune-server as the child, the given cache and a 200 ms slack.
-SupervisorOptions FixtureSupervisorOptions(const std::string& cache_dir);
+/// Supervisor options with tune-server as the child and a 200 ms slack.
+SupervisorOptions FixtureSupervisorOptions();
 
 }  // namespace tune::rpc::testing
