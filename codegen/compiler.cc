@@ -248,18 +248,23 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
   if (lookup_) {
     ASSIGN_OR_RETURN(std::optional<KernelChoice> recorded, lookup_(workload, target_));
     if (!recorded.has_value()) {
-      why = StrCat("no record for device ", target_.DeviceKey(), " in the tuning log");
+      why = StrCat("no record for '", target_.ToString(), "' nor for device ", target_.DeviceKey(),
+                   " in the tuning log");
     } else {
       absl::Status usable = CheckRecorded(*recorded, workload, target_, request.template_name);
       if (usable.ok()) {
         const KernelTemplate* rec_tpl = FindTemplate(recorded->template_name);
         std::string text = "the tuning log";
+        if (!recorded->note.empty()) {
+          StrAppend(&text, ", ", recorded->note);
+        }
         if (recorded->template_version != rec_tpl->version) {
           StrAppend(&text, " (measured with template version ", recorded->template_version,
                     ", built with version ", rec_tpl->version, ")");
         }
         say(std::move(text));
-        return KernelChoice{std::string(rec_tpl->name), rec_tpl->version, recorded->config, true};
+        return KernelChoice{std::string(rec_tpl->name), rec_tpl->version, recorded->config, true,
+                            recorded->note};
       }
       why = StrCat("the recorded config ", recorded->template_name, " ",
                    ConfigToString(recorded->config), " is stale: ", std::string(usable.message()));

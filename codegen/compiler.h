@@ -33,11 +33,14 @@ struct KernelChoice {
   int template_version = 0;
   Config config;
   bool from_log = false;  // true when the tuning log supplied the config
+  std::string note = {};  // from the lookup: how the record matched the target (exact or a
+                          // fallback, and with which target it was measured)
 };
 
 /// Where best configs come from (tune-compile wires the SQLite tuning log in; tests may pass a
-/// lambda): the best (template, config) recorded for (workload, target's device key), or
-/// nullopt when nothing is recorded. An error aborts the library build.
+/// lambda): the best (template, config) recorded for (workload, target), with a note saying how
+/// the record matched the target, or nullopt when nothing is recorded. An error aborts the
+/// library build.
 using BestConfigLookup =
     std::function<absl::StatusOr<std::optional<KernelChoice>>(const Workload&, const Target&)>;
 

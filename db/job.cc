@@ -1,5 +1,6 @@
 #include "db/job.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 
@@ -77,18 +78,44 @@ absl::Status CanonicalizeJobSpec(JobSpec& spec) {
   if (spec.trials < 1) {
     return Invalid("trials", StrCat(spec.trials, " is not >= 1"));
   }
-  const TimingOptions& t = spec.timing;
+  RETURN_IF_ERROR(ValidateTiming(spec.timing, "job.timing"));
+  for (const std::string& name : spec.templates) {
+    const bool valid =
+        !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                 c == '-';
+        });
+    if (!valid) {
+      return Invalid("templates", StrCat("'", name,
+                                         "' is not a template name; expected 1 to 128 characters "
+                                         "of [a-z0-9._-], e.g. 'gemm.cpu.blocked'"));
+    }
+  }
+  if (spec.early_stopping < 0) {
+    return Invalid("early_stopping",
+                   StrCat(spec.early_stopping, " is negative; expected 0 (never) or more"));
+  }
+  if (spec.name.size() > 256) {
+    return Invalid("name", "is longer than 256 bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateTiming(const TimingOptions& t, std::string_view field) {
+  auto bad = [&](std::string_view member, std::string_view what) {
+    return absl::InvalidArgumentError(StrCat(field, ".", member, ": ", what));
+  };
   if (t.number < 1) {
-    return Invalid("timing.number", StrCat(t.number, " is not >= 1"));
+    return bad("number", StrCat(t.number, " is not >= 1"));
   }
   if (t.repeat < 1) {
-    return Invalid("timing.repeat", StrCat(t.repeat, " is not >= 1"));
+    return bad("repeat", StrCat(t.repeat, " is not >= 1"));
   }
   if (t.min_repeat_ms < 0) {
-    return Invalid("timing.min_repeat_ms", StrCat(t.min_repeat_ms, " is negative"));
+    return bad("min_repeat_ms", StrCat(t.min_repeat_ms, " is negative"));
   }
   if (t.timeout_ms < 1) {
-    return Invalid("timing.timeout_ms", StrCat(t.timeout_ms, " is not >= 1"));
+    return bad("timeout_ms", StrCat(t.timeout_ms, " is not >= 1"));
   }
   return absl::OkStatus();
 }

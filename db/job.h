@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -32,7 +33,17 @@ struct JobSpec {
   int priority = 0;             // higher runs first
   uint64_t seed = 0;            // seed of the search
   TimingOptions timing = {};
-  std::string client = {};  // who submitted it (free text)
+  std::string client = {};                // who submitted it (free text)
+  std::vector<std::string> templates = {};  // template names searched; empty: every template
+                                            // that applies
+  int early_stopping = 0;  // stop after this many trials in a row without improvement; 0: never
+  std::string name = {};   // free-form label for people
+};
+
+/// What a job needs to resume, stored with every trial it commits.
+struct JobProgress {
+  std::string search_state;   // opaque to the log: what the search needs to resume
+  int since_improvement = 0;  // trials in a row without improving the best (early stopping)
 };
 
 struct Job {
@@ -42,6 +53,7 @@ struct Job {
   int trials_done = 0;       // finished trials, failures included
   int trials_failed = 0;     // of which failed
   std::string search_state;  // opaque to the log: what the strategy needs to resume
+  int since_improvement = 0; // trials in a row without improving the job's best
   std::string error;         // why the job failed (Failed only)
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
@@ -52,8 +64,13 @@ struct Job {
 };
 
 /// Checks a job spec and rewrites workload and target into canonical text. Problems are
-/// InvalidArgument naming the field ("job.trials: ...") and the accepted form.
+/// InvalidArgument naming the field ("job.trials: ...") and the accepted form. Template names
+/// are 1 to 128 characters of [a-z0-9._-]; the name at most 256 bytes.
 absl::Status CanonicalizeJobSpec(JobSpec& spec);
+
+/// Checks timing options: number, repeat and timeout_ms >= 1, min_repeat_ms >= 0.
+/// InvalidArgument naming "<field>.<member>".
+absl::Status ValidateTiming(const TimingOptions& timing, std::string_view field);
 
 /// Timing options as a compact JSON object (fixed key order), and back. Parsing fails with
 /// InvalidArgument naming the problem; missing keys keep their defaults.

@@ -10,6 +10,7 @@
 #include "common/strings.h"
 #include "common/target.h"
 #include "common/workload.h"
+#include "db/job.h"
 #include "search/config_space.h"
 
 namespace tune {
@@ -126,6 +127,9 @@ absl::Status CanonicalizeRecord(Record& record) {
   record.config = ConfigToString(*config);
 
   RETURN_IF_ERROR(CheckMeasurement(record.measurement));
+  if (record.timing) {
+    RETURN_IF_ERROR(ValidateTiming(*record.timing, "record.timing"));
+  }
   if (record.job_id && *record.job_id < 1) {
     return Invalid("job_id", StrCat(*record.job_id, " is not a job id (>= 1)"));
   }

@@ -24,6 +24,8 @@ struct Record {
   int template_version = 0;
   std::string config;        // canonical config text (search/config_space.h)
   Measurement measurement;   // error kind, message, every round, number, fingerprint
+  std::optional<TimingOptions> timing;  // how it was timed; absent in records from before tune
+                                        // kept it (treated as warm-cache)
   std::string tune_version;  // provenance
   std::string llvm_version;
   std::optional<int64_t> job_id;  // local job that produced it (not exported)
@@ -31,11 +33,15 @@ struct Record {
   int64_t created_at_ms = 0;      // unix milliseconds; set on commit when 0
 };
 
-/// Selects the successful records of one (workload, device key), optionally restricted to one
-/// template, template version and/or tune version.
+/// Selects the successful records of one workload measured in one context: with exactly one
+/// target (CPU, threads and libraries) and cache state when `target` is set, else on any target
+/// of one device key; optionally restricted to one template, template version and/or tune
+/// version.
 struct BestQuery {
   std::string workload = {};
-  std::string device_key = {};
+  std::string device_key = {};  // used when `target` is empty
+  std::string target = {};      // canonical, resolved target text
+  bool flush_cache = false;     // with `target`: cold-cache records instead of warm ones
   std::optional<std::string> template_name = {};
   std::optional<int> template_version = {};
   std::optional<std::string> tune_version = {};
@@ -49,6 +55,11 @@ struct RecordFilter {
   int64_t after_id = 0;               // only ids > after_id (for paging)
   std::optional<int64_t> limit = {};  // at most this many
 };
+
+/// True when the record was timed with cold caches (TimingOptions::flush_cache).
+inline bool ColdCache(const Record& record) {
+  return record.timing.has_value() && record.timing->flush_cache;
+}
 
 /// Identifies one point of one template's config space.
 struct ConfigKey {

@@ -5,6 +5,7 @@
 
 #include "common/status.h"
 #include "common/strings.h"
+#include "db/job.h"
 #include "nlohmann/json.hpp"
 
 namespace tune {
@@ -17,6 +18,9 @@ constexpr std::array<std::string_view, 16> kKeys = {
     "config",       "error",        "message", "round_secs",    "number",   "device_fingerprint",
     "tune_version", "llvm_version", "worker",  "created_at_ms",
 };
+
+// Keys a line may omit: lines exported before tune kept a record's timing have none.
+constexpr std::string_view kOptionalKey = "timing";
 
 absl::Status BadKey(std::string_view key, std::string_view what) {
   return absl::InvalidArgumentError(StrCat("key \"", key, "\": ", what));
@@ -63,6 +67,9 @@ std::string RecordToJsonLine(const Record& record) {
   j["llvm_version"] = record.llvm_version;
   j["worker"] = record.worker;
   j["created_at_ms"] = record.created_at_ms;
+  if (record.timing) {
+    j["timing"] = Json::parse(TimingToJson(*record.timing));
+  }
   // Replace invalid UTF-8 rather than fail: messages may quote compiler or kernel output.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -76,7 +83,7 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
     return absl::InvalidArgumentError("not a JSON object");
   }
   for (const auto& [key, value] : j.items()) {
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end() && key != kOptionalKey) {
       return BadKey(key, "is unknown");
     }
   }
@@ -129,6 +136,17 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
   ASSIGN_OR_RETURN(r.llvm_version, GetString(j, "llvm_version"));
   ASSIGN_OR_RETURN(r.worker, GetString(j, "worker"));
   ASSIGN_OR_RETURN(r.created_at_ms, GetInt(j, "created_at_ms"));
+  if (j.contains(kOptionalKey)) {
+    const Json& timing = j.at(kOptionalKey);
+    if (!timing.is_object()) {
+      return BadKey(kOptionalKey, "is not a JSON object");
+    }
+    absl::StatusOr<TimingOptions> parsed = TimingFromJson(timing.dump());
+    if (!parsed.ok()) {
+      return BadKey(kOptionalKey, std::string(parsed.status().message()));
+    }
+    r.timing = *parsed;
+  }
   if (r.uid.empty()) {
     return BadKey("uid", "is empty");
   }

@@ -6,7 +6,11 @@
 //    "device_key":"cpu/x86_64/znver4","template":"gemm.cpu.blocked","template_version":1,
 //    "config":{"kc":64,"mc":32},"error":"NONE","message":"","round_secs":[1.5e-05,…],
 //    "number":100,"device_fingerprint":"…","tune_version":"0.1.0","llvm_version":"19.1.7",
-//    "worker":"host-1","created_at_ms":1763766000000}
+//    "worker":"host-1","created_at_ms":1763766000000,
+//    "timing":{"number":1,"repeat":3,"min_repeat_ms":10,"timeout_ms":10000,"flush_cache":false,
+//              "seed":1}}
+//
+// "timing" is optional: lines exported before records kept their timing have none.
 #pragma once
 
 #include <string>

@@ -88,12 +88,39 @@ CREATE INDEX records_by_job ON records (job_id, median_secs) WHERE job_id IS NOT
 CREATE INDEX jobs_active ON jobs (priority DESC, id) WHERE state IN ('QUEUED', 'RUNNING');
 )sql";
 
+// Version 3: what a job needs becomes columns of its row (version 2 kept the template
+// restriction, early stopping, name and improvement count inside the search state, as
+// {"version":1,"templates":[...],"early_stopping":N,"name":"...","since_improvement":N,
+// "search":"<search state>"}); records keep how they were timed, and "best" compares records of
+// one target and cache state through their own index.
+constexpr std::string_view kV3JobColumnsAndRecordContext = R"sql(
+ALTER TABLE jobs ADD COLUMN templates TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN early_stopping INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN name TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN since_improvement INTEGER NOT NULL DEFAULT 0;
+UPDATE jobs SET
+  templates = COALESCE(
+      (SELECT group_concat(value, ',') FROM json_each(jobs.search_state, '$.templates')), ''),
+  early_stopping = COALESCE(json_extract(search_state, '$.early_stopping'), 0),
+  name = COALESCE(json_extract(search_state, '$.name'), ''),
+  since_improvement = COALESCE(json_extract(search_state, '$.since_improvement'), 0),
+  search_state = COALESCE(json_extract(search_state, '$.search'), '')
+WHERE json_valid(search_state) AND json_type(search_state) = 'object'
+  AND json_extract(search_state, '$.version') = 1;
+ALTER TABLE records ADD COLUMN flush_cache INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN timing TEXT NOT NULL DEFAULT '';
+CREATE INDEX records_best_by_target ON records (workload_id, target_id, flush_cache, median_secs)
+  WHERE error_kind = 'NONE';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "tables", kV1Tables},
       {2, "indexes for best queries, per-job records and job dispatch", kV2Indexes},
+      {3, "job options as columns; records keep their timing; best per target and cache state",
+       kV3JobColumnsAndRecordContext},
   };
   return kMigrations;
 }

@@ -3,9 +3,19 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/target.h"
+#include "db/job.h"
 #include "nlohmann/json.hpp"
 
 namespace tune::tables {
+
+std::vector<std::string> SplitTemplateNames(std::string_view text) {
+  std::vector<std::string> names;
+  for (std::string_view name : Split(text, ',', /*skip_empty=*/true)) {
+    names.emplace_back(name);
+  }
+  return names;
+}
+
 namespace {
 
 // Runs a query selecting one integer; nullopt when it returns no row.
@@ -72,7 +82,8 @@ absl::Status DataLoss(int64_t id, std::string_view what) {
 constexpr std::string_view kJobColumns = R"sql(
 SELECT j.id, w.text, j.target, j.device_key, j.strategy, j.trials, j.priority, j.seed, j.timing,
   j.client, j.state, j.trials_done, j.trials_failed, j.search_state, j.error, j.created_at_ms,
-  j.updated_at_ms, j.started_at_ms, j.finished_at_ms,
+  j.updated_at_ms, j.started_at_ms, j.finished_at_ms, j.templates, j.early_stopping, j.name,
+  j.since_improvement,
   (SELECT b.id FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL
    ORDER BY b.median_secs, b.id LIMIT 1),
   (SELECT MIN(b.median_secs) FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL)
@@ -110,8 +121,12 @@ absl::StatusOr<Job> ReadJob(const sqlite::Statement& row) {
   job.updated_at_ms = row.ColumnInt64(16);
   job.started_at_ms = row.ColumnInt64(17);
   job.finished_at_ms = row.ColumnInt64(18);
-  job.best_record_id = row.ColumnOptionalInt64(19);
-  job.best_secs = row.ColumnOptionalDouble(20);
+  job.spec.templates = SplitTemplateNames(row.ColumnText(19));
+  job.spec.early_stopping = row.ColumnInt(20);
+  job.spec.name = row.ColumnText(21);
+  job.since_improvement = row.ColumnInt(22);
+  job.best_record_id = row.ColumnOptionalInt64(23);
+  job.best_secs = row.ColumnOptionalDouble(24);
   return job;
 }
 
@@ -177,11 +192,12 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record) {
       db,
       "INSERT INTO records (uid, workload_id, target_id, device_id, config_id, error_kind, "
       "error_message, round_secs, number, median_secs, device_fingerprint, tune_version, "
-      "llvm_version, job_id, worker, created_at_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "llvm_version, job_id, worker, created_at_ms, flush_cache, timing) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       record.uid, workload_id, target_id, device_id, config_id, ErrorKindName(m.error), m.message,
       nlohmann::json(m.round_secs).dump(), m.number, median, m.device_fingerprint,
-      record.tune_version, record.llvm_version, record.job_id, record.worker, record.created_at_ms);
+      record.tune_version, record.llvm_version, record.job_id, record.worker, record.created_at_ms,
+      ColdCache(record) ? 1 : 0, record.timing ? TimingToJson(*record.timing) : std::string());
   if (id.status().code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(
         StrCat("record uid '", record.uid, "' is already in ", db.path()));
@@ -194,7 +210,7 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record) {
 const std::string_view kRecordColumns =
     "r.id, r.uid, w.text, t.text, d.device_key, c.template, c.template_version, c.text, "
     "r.error_kind, r.error_message, r.round_secs, r.number, r.device_fingerprint, "
-    "r.tune_version, r.llvm_version, r.job_id, r.worker, r.created_at_ms";
+    "r.tune_version, r.llvm_version, r.job_id, r.worker, r.created_at_ms, r.timing";
 
 // CROSS JOIN keeps records as the outer loop, so the records indexes drive every query.
 const std::string_view kRecordFrom =
@@ -237,12 +253,22 @@ absl::StatusOr<Record> ReadRecord(const sqlite::Statement& row) {
   r.job_id = row.ColumnOptionalInt64(15);
   r.worker = row.ColumnText(16);
   r.created_at_ms = row.ColumnInt64(17);
+  if (std::string timing = row.ColumnText(18); !timing.empty()) {
+    absl::StatusOr<TimingOptions> parsed = TimingFromJson(timing);
+    if (!parsed.ok()) {
+      return DataLoss(r.id, std::string(parsed.status().message()));
+    }
+    r.timing = *parsed;
+  }
   return r;
 }
 
-std::string BestRecordsSql() {
+std::string BestRecordsSql(BestScope scope) {
+  std::string_view context = scope == BestScope::kTarget
+                                 ? "r.target_id = ?2 AND r.flush_cache = ?6"
+                                 : "r.device_id = ?2";
   return StrCat("SELECT ", kRecordColumns, ", r.config_id FROM ", kRecordFrom,
-                " WHERE r.workload_id = ?1 AND r.device_id = ?2 AND r.error_kind = 'NONE'"
+                " WHERE r.workload_id = ?1 AND ", context, " AND r.error_kind = 'NONE'"
                 " AND (?3 IS NULL OR c.template = ?3)"
                 " AND (?4 IS NULL OR c.template_version = ?4)"
                 " AND (?5 IS NULL OR r.tune_version = ?5)"

@@ -37,17 +37,21 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record);
 /// Columns and joins of a record query: "SELECT <kRecordColumns> FROM <kRecordFrom> WHERE ...",
 /// read back with ReadRecord. The records table is aliased r and drives the joins.
 extern const std::string_view kRecordColumns;
-inline constexpr int kRecordColumnCount = 18;
+inline constexpr int kRecordColumnCount = 19;
 extern const std::string_view kRecordFrom;
 /// The record on the current row of a statement selecting kRecordColumns first. A stored
 /// value that does not decode is DataLoss naming the record id.
 absl::StatusOr<Record> ReadRecord(const sqlite::Statement& row);
 
+/// What a best query compares: the records of one target and cache state, or of a device.
+enum class BestScope : uint8_t { kTarget, kDevice };
+
 /// The query behind TuningLog::QueryTopK: kRecordColumns and then r.config_id of the
-/// successful records of
-/// (?1 workload id, ?2 device id), optionally restricted to ?3 template, ?4 template version
-/// and ?5 tune version (NULL: any), fastest first. It walks the partial index records_best.
-std::string BestRecordsSql();
+/// successful records of ?1 workload id and, for kTarget, ?2 target id and ?6 flush_cache
+/// (0 or 1), for kDevice ?2 device id; optionally restricted to ?3 template, ?4 template
+/// version and ?5 tune version (NULL: any); fastest first. It walks the partial index
+/// records_best_by_target or records_best.
+std::string BestRecordsSql(BestScope scope);
 
 /// A statement selecting kRecordColumns of the records matching `filter` in id order;
 /// nullopt when the filter names a workload or device the log does not know (nothing
@@ -55,6 +59,17 @@ std::string BestRecordsSql();
 absl::StatusOr<std::optional<sqlite::Statement>> PrepareRecordQuery(sqlite::Connection& db,
                                                                     const RecordFilter& filter,
                                                                     bool count_only);
+
+/// A job's template names as stored (comma-separated), and back.
+inline std::string JoinTemplateNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    out += out.empty() ? "" : ",";
+    out += name;
+  }
+  return out;
+}
+std::vector<std::string> SplitTemplateNames(std::string_view text);
 
 /// The job query behind FetchJob / FetchJobs: every job column and its best trial, from the
 /// jobs table aliased j, followed by `tail` (a WHERE / ORDER BY clause).

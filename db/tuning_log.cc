@@ -123,18 +123,32 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
     return absl::InvalidArgumentError(StrCat("k: ", k, " is not >= 1"));
   }
   ASSIGN_OR_RETURN(std::string workload, CanonicalWorkload(query.workload, "query.workload"));
+  const tables::BestScope scope =
+      query.target.empty() ? tables::BestScope::kDevice : tables::BestScope::kTarget;
+  std::string target;
+  if (scope == tables::BestScope::kTarget) {
+    ASSIGN_OR_RETURN(target, CanonicalTarget(query.target, "query.target"));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(std::optional<int64_t> workload_id, tables::FindWorkloadId(*db_, workload));
-  ASSIGN_OR_RETURN(std::optional<int64_t> device_id, tables::FindDeviceId(*db_, query.device_key));
+  std::optional<int64_t> context_id;
+  if (scope == tables::BestScope::kTarget) {
+    ASSIGN_OR_RETURN(context_id, tables::FindTargetId(*db_, target));
+  } else {
+    ASSIGN_OR_RETURN(context_id, tables::FindDeviceId(*db_, query.device_key));
+  }
   std::vector<Record> top;
-  if (!workload_id || !device_id) {
+  if (!workload_id || !context_id) {
     return top;
   }
-  // Walks the partial index records_best in time order; the optional filters are checked on
-  // the way, so the first k distinct configs are the answer.
-  ASSIGN_OR_RETURN(sqlite::Statement stmt, db_->Prepare(tables::BestRecordsSql()));
-  stmt.BindAll(*workload_id, *device_id, query.template_name, query.template_version,
+  // Walks a partial index of successful records in time order; the optional filters are
+  // checked on the way, so the first k distinct configs are the answer.
+  ASSIGN_OR_RETURN(sqlite::Statement stmt, db_->Prepare(tables::BestRecordsSql(scope)));
+  stmt.BindAll(*workload_id, *context_id, query.template_name, query.template_version,
                query.tune_version);
+  if (scope == tables::BestScope::kTarget) {
+    stmt.Bind(6, query.flush_cache ? 1 : 0);
+  }
   std::unordered_set<int64_t> seen_configs;
   const int config_id_column = tables::kRecordColumnCount;
   while (static_cast<int>(top.size()) < k) {
@@ -198,6 +212,7 @@ absl::StatusOr<std::vector<ConfigKey>> TuningLog::MeasuredConfigs(const std::str
                    db_->Prepare("SELECT c.template, c.template_version, c.text "
                                 "FROM records r CROSS JOIN configs c ON c.id = r.config_id "
                                 "WHERE r.workload_id = ?1 AND r.target_id = ?2 "
+                                "AND r.error_kind <> 'WORKER_LOST' "
                                 "GROUP BY r.config_id ORDER BY MIN(r.id)"));
   stmt.BindAll(*workload_id, *target_id);
   while (true) {

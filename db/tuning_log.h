@@ -53,9 +53,10 @@ class TuningLog {
   /// AlreadyExists; a job_id naming no job is InvalidArgument; read-only is FailedPrecondition.
   absl::StatusOr<Record> CommitRecord(Record record);
 
-  /// The fastest successful record (lowest median, then lowest id) for the query's workload
-  /// and device key within its optional template / template version / tune version; nullopt
-  /// when there is none. A workload that does not parse is InvalidArgument.
+  /// The fastest successful record (lowest median, then lowest id) for the query's workload in
+  /// its context (exactly its target and cache state when it names a target, else any target of
+  /// its device key) within its optional template / template version / tune version; nullopt
+  /// when there is none. A workload or target that does not parse is InvalidArgument.
   absl::StatusOr<std::optional<Record>> QueryBest(const BestQuery& query);
 
   /// The k fastest successful records, fastest first, at most one per config (its fastest
@@ -67,15 +68,17 @@ class TuningLog {
   /// How many records match `filter` (after_id applies; limit does not).
   absl::StatusOr<int64_t> CountRecords(const RecordFilter& filter = {});
 
-  /// Every config measured for (workload, target), whatever the outcome, once each, in the
-  /// order they were first measured. Lets a search skip what it already tried. The target
-  /// must be resolved (no -mcpu=native).
+  /// Every config measured for (workload, target), whatever the outcome except WORKER_LOST (a
+  /// trial given up is not a verdict: it is worth measuring again), once each, in the order
+  /// they were first measured. Lets a search skip what it already tried. The target must be
+  /// resolved (no -mcpu=native).
   absl::StatusOr<std::vector<ConfigKey>> MeasuredConfigs(const std::string& workload,
                                                          const std::string& target);
 
   // --- Jobs ---------------------------------------------------------------------------------
 
-  /// Validates the spec (see CanonicalizeJobSpec) and stores a new job in state Queued.
+  /// Validates the spec (see CanonicalizeJobSpec) and stores a new job in state Queued, with
+  /// every field of the spec, in one transaction.
   absl::StatusOr<Job> CreateJob(const JobSpec& spec);
   /// NotFound naming the id when there is no such job.
   absl::StatusOr<Job> GetJob(int64_t id);
@@ -90,14 +93,14 @@ class TuningLog {
   /// the state a job is already in succeeds and changes nothing). NotFound for unknown ids.
   absl::Status UpdateJobState(int64_t id, JobState state, std::string_view error = "");
 
-  /// Stores the search state a job needs to resume. NotFound for unknown ids.
-  absl::Status SaveJobProgress(int64_t id, std::string_view search_state);
+  /// Stores what a job needs to resume. NotFound for unknown ids.
+  absl::Status SaveJobProgress(int64_t id, const JobProgress& progress);
 
   /// In ONE transaction: commits the record (as CommitRecord), adds one to its job's
-  /// trials_done (and trials_failed when the trial failed) and stores `search_state`. Either
-  /// all of it is on disk when this returns OK, or none of it. The record's job_id is
-  /// required (InvalidArgument) and must name a job (NotFound).
-  absl::StatusOr<Record> CommitTrial(Record record, std::string_view search_state);
+  /// trials_done (and trials_failed when the trial failed) and stores `progress`. Either all of
+  /// it is on disk when this returns OK, or none of it. The record's job_id is required
+  /// (InvalidArgument) and must name a job (NotFound).
+  absl::StatusOr<Record> CommitTrial(Record record, const JobProgress& progress);
 
   // --- Export / import (record_json.h gives the line format) ---------------------------------
 

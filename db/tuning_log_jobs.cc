@@ -19,12 +19,14 @@ absl::StatusOr<Job> TuningLog::CreateJob(const JobSpec& spec) {
   ASSIGN_OR_RETURN(sqlite::Statement insert,
                    db_->Prepare("INSERT INTO jobs (workload_id, target, device_key, strategy, "
                                 "trials, priority, seed, timing, client, state, created_at_ms, "
-                                "updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                "updated_at_ms, templates, early_stopping, name) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   // The seed is stored as the int64 with the same bits (SQLite integers are signed).
   insert.BindAll(workload_id, canonical.target, canonical.device_key, canonical.strategy,
                  canonical.trials, canonical.priority, static_cast<int64_t>(canonical.seed),
                  TimingToJson(canonical.timing), canonical.client, JobStateName(JobState::kQueued),
-                 now, now);
+                 now, now, tables::JoinTemplateNames(canonical.templates),
+                 canonical.early_stopping, canonical.name);
   RETURN_IF_ERROR(insert.Run());
   int64_t id = db_->LastInsertRowId();
   ASSIGN_OR_RETURN(Job job, tables::FetchJob(*db_, id));
@@ -80,13 +82,13 @@ absl::Status TuningLog::UpdateJobState(int64_t id, JobState state, std::string_v
   return txn.Commit();
 }
 
-absl::Status TuningLog::SaveJobProgress(int64_t id, std::string_view search_state) {
+absl::Status TuningLog::SaveJobProgress(int64_t id, const JobProgress& progress) {
   RETURN_IF_ERROR(RequireWritable("save a job's progress"));
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(sqlite::Statement update,
-                   db_->Prepare("UPDATE jobs SET search_state = ?, updated_at_ms = ? "
-                                "WHERE id = ?"));
-  update.BindAll(search_state, UnixNowMs(), id);
+                   db_->Prepare("UPDATE jobs SET search_state = ?, since_improvement = ?, "
+                                "updated_at_ms = ? WHERE id = ?"));
+  update.BindAll(progress.search_state, progress.since_improvement, UnixNowMs(), id);
   RETURN_IF_ERROR(update.Run());
   if (db_->Changes() == 0) {
     return absl::NotFoundError(StrCat("job ", id, " is not in ", path_));
@@ -94,7 +96,7 @@ absl::Status TuningLog::SaveJobProgress(int64_t id, std::string_view search_stat
   return absl::OkStatus();
 }
 
-absl::StatusOr<Record> TuningLog::CommitTrial(Record record, std::string_view search_state) {
+absl::StatusOr<Record> TuningLog::CommitTrial(Record record, const JobProgress& progress) {
   RETURN_IF_ERROR(RequireWritable("commit a trial"));
   if (!record.job_id) {
     return absl::InvalidArgumentError("record.job_id: CommitTrial needs the job's id");
@@ -105,8 +107,9 @@ absl::StatusOr<Record> TuningLog::CommitTrial(Record record, std::string_view se
   ASSIGN_OR_RETURN(sqlite::Statement update,
                    db_->Prepare("UPDATE jobs SET trials_done = trials_done + 1, "
                                 "trials_failed = trials_failed + ?, search_state = ?, "
-                                "updated_at_ms = ? WHERE id = ?"));
-  update.BindAll(record.measurement.ok() ? 0 : 1, search_state, UnixNowMs(), *record.job_id);
+                                "since_improvement = ?, updated_at_ms = ? WHERE id = ?"));
+  update.BindAll(record.measurement.ok() ? 0 : 1, progress.search_state,
+                 progress.since_improvement, UnixNowMs(), *record.job_id);
   RETURN_IF_ERROR(update.Run());
   if (db_->Changes() == 0) {
     return absl::NotFoundError(StrCat("job ", *record.job_id, " is not in ", path_));

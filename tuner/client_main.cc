@@ -307,6 +307,10 @@ int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& requ
     }
     PrintJson(out);
   } else {
+    // A fallback is never silent: say what was matched before the records.
+    if (best->match() == v1::BEST_MATCH_SAME_DEVICE) {
+      fmt::print(stderr, "tune-client: {}\n", best->note());
+    }
     fmt::print("{}", BestText(records));
   }
   return kExitOk;
@@ -465,6 +469,9 @@ int Main(int argc, char** argv) {
   auto* best_key = best_cmd->add_option("--device-key", *best.mutable_device_key(), "device key");
   best_target->excludes(best_key);
   best_cmd->add_option("--top", top, "how many (default 1)");
+  bool best_cold = false;
+  best_cmd->add_flag("--flush-cache", best_cold,
+                     "with --target: records timed with cold caches (submit --flush-cache)");
 
   v1::ExportRecordsRequest export_request;
   std::string export_path;
@@ -489,6 +496,7 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "tune-client: best needs --target or --device-key\n");
     return kExitUsage;
   }
+  best.set_flush_cache(best_cold);
 
   TunerClient client(g.daemon, milliseconds(g.rpc_timeout_ms));
   if (submit_cmd->parsed()) {

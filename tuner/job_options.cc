@@ -4,7 +4,6 @@
 
 #include "common/status.h"
 #include "common/strings.h"
-#include "nlohmann/json.hpp"
 #include "proto/convert.h"
 #include "search/strategy.h"
 #include "tuner/fault_templates.h"
@@ -109,10 +108,10 @@ absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
   ValidatedJob job;
   job.workload = *workload;
   job.target = target;
-  job.extras.templates.assign(spec.templates().begin(), spec.templates().end());
-  job.extras.early_stopping = spec.early_stopping();
-  job.extras.name = spec.name();
-  ASSIGN_OR_RETURN(job.templates, ResolveTemplates(*workload, target, job.extras.templates,
+  job.spec.templates.assign(spec.templates().begin(), spec.templates().end());
+  job.spec.early_stopping = spec.early_stopping();
+  job.spec.name = spec.name();
+  ASSIGN_OR_RETURN(job.templates, ResolveTemplates(*workload, target, job.spec.templates,
                                                    options.allow_fault_templates));
   job.spec.workload = workload->ToString();
   job.spec.target = target.ToString();
@@ -127,70 +126,6 @@ absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
   JobSpec checked = job.spec;
   RETURN_IF_ERROR(CanonicalizeJobSpec(checked));
   return job;
-}
-
-std::string SavePersistedState(const PersistedJobState& state) {
-  nlohmann::json j = {
-      {"version", 1},
-      {"templates", state.extras.templates},
-      {"early_stopping", state.extras.early_stopping},
-      {"name", state.extras.name},
-      {"since_improvement", state.since_improvement},
-      {"search", state.search},
-  };
-  return j.dump();
-}
-
-absl::StatusOr<PersistedJobState> LoadPersistedState(std::string_view text) {
-  PersistedJobState state;
-  if (text.empty()) {
-    return state;
-  }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  auto bad = [](std::string_view what) {
-    return absl::InvalidArgumentError(StrCat("search_state: ", what));
-  };
-  if (!j.is_object()) {
-    return bad("is not a JSON object");
-  }
-  if (!j.contains("version") || j["version"] != 1) {
-    return bad("version is not 1");
-  }
-  const nlohmann::json& templates = j.value("templates", nlohmann::json::array());
-  if (!templates.is_array()) {
-    return bad("templates is not an array");
-  }
-  for (const nlohmann::json& t : templates) {
-    if (!t.is_string()) {
-      return bad("templates holds a non-string");
-    }
-    state.extras.templates.push_back(t.get<std::string>());
-  }
-  auto get_int = [&](const char* key, int* out) -> absl::Status {
-    if (!j.contains(key)) {
-      return absl::OkStatus();
-    }
-    if (!j[key].is_number_integer()) {
-      return bad(StrCat(key, " is not an integer"));
-    }
-    *out = j[key].get<int>();
-    return absl::OkStatus();
-  };
-  auto get_string = [&](const char* key, std::string* out) -> absl::Status {
-    if (!j.contains(key)) {
-      return absl::OkStatus();
-    }
-    if (!j[key].is_string()) {
-      return bad(StrCat(key, " is not a string"));
-    }
-    *out = j[key].get<std::string>();
-    return absl::OkStatus();
-  };
-  RETURN_IF_ERROR(get_int("early_stopping", &state.extras.early_stopping));
-  RETURN_IF_ERROR(get_int("since_improvement", &state.since_improvement));
-  RETURN_IF_ERROR(get_string("name", &state.extras.name));
-  RETURN_IF_ERROR(get_string("search", &state.search));
-  return state;
 }
 
 }  // namespace tune::tuner

@@ -1,6 +1,5 @@
 // What a client may ask of the daemon, checked: the JobSpec of tune.v1 validated into the tuning
-// log's JobSpec plus the options the log's jobs table does not hold (template restriction, early
-// stopping, a name), which the daemon keeps inside the job's stored search state.
+// log's JobSpec.
 #pragma once
 
 #include <string>
@@ -13,7 +12,6 @@
 #include "common/workload.h"
 #include "db/job.h"
 #include "tune/v1/tuner.pb.h"
-#include "tuner/job_extras.h"
 
 namespace tune::tuner {
 
@@ -28,7 +26,6 @@ inline constexpr std::string_view kDefaultStrategy = "random";
 /// A submitted job, checked and canonical.
 struct ValidatedJob {
   JobSpec spec;  // canonical workload, resolved canonical target, its device key, defaults set
-  JobExtras extras;
   Workload workload;
   Target target;  // resolved (no -mcpu=native)
   std::vector<const KernelTemplate*> templates;
@@ -54,19 +51,5 @@ absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
 absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
     const Workload& workload, const Target& target, const std::vector<std::string>& names,
     bool allow_fault_templates);
-
-/// What the daemon stores as a job's search state (TuningLog's opaque `search_state`).
-struct PersistedJobState {
-  JobExtras extras;
-  std::string search;         // JobSearch::SaveState(), or empty before the first proposal
-  int since_improvement = 0;  // trials since the best improved (for early stopping)
-};
-
-/// JSON text of a persisted state.
-std::string SavePersistedState(const PersistedJobState& state);
-
-/// Parses SavePersistedState's text; an empty text gives the defaults. Anything else that is
-/// not such a JSON object is InvalidArgument naming `search_state`.
-absl::StatusOr<PersistedJobState> LoadPersistedState(std::string_view text);
 
 }  // namespace tune::tuner

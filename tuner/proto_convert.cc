@@ -48,7 +48,7 @@ absl::StatusOr<JobState> JobStateFromProto(v1::JobState state, std::string_view 
              " is not a job state; expected QUEUED, RUNNING, SUCCEEDED, FAILED or CANCELLED"));
 }
 
-v1::JobSpec JobSpecToProto(const JobSpec& spec, const JobExtras& extras) {
+v1::JobSpec JobSpecToProto(const JobSpec& spec) {
   v1::JobSpec out;
   out.set_workload(spec.workload);
   out.set_target(spec.target);
@@ -57,11 +57,11 @@ v1::JobSpec JobSpecToProto(const JobSpec& spec, const JobExtras& extras) {
   out.set_priority(spec.priority);
   out.set_seed(spec.seed);
   *out.mutable_timing() = TimingOptionsToProto(spec.timing);
-  for (const std::string& t : extras.templates) {
+  for (const std::string& t : spec.templates) {
     out.add_templates(t);
   }
-  out.set_early_stopping(extras.early_stopping);
-  out.set_name(extras.name);
+  out.set_early_stopping(spec.early_stopping);
+  out.set_name(spec.name);
   return out;
 }
 
@@ -80,6 +80,9 @@ v1::Record RecordToProto(const Record& record) {
   out.set_worker(record.worker);
   out.set_created_at_ms(record.created_at_ms);
   out.set_job_id(record.job_id.value_or(0));
+  if (record.timing) {
+    *out.mutable_timing() = TimingOptionsToProto(*record.timing);
+  }
   return out;
 }
 
@@ -101,6 +104,13 @@ absl::StatusOr<Record> RecordFromProto(const v1::Record& proto) {
   record.llvm_version = proto.llvm_version();
   record.worker = proto.worker();
   record.created_at_ms = proto.created_at_ms();
+  if (proto.has_timing()) {
+    absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(proto.timing());
+    if (!timing.ok()) {
+      return absl::InvalidArgumentError(StrCat("timing: ", std::string(timing.status().message())));
+    }
+    record.timing = *timing;
+  }
   return record;  // job ids are local to a log: an imported record has none
 }
 

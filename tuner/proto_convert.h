@@ -5,7 +5,6 @@
 #include "db/job.h"
 #include "db/record.h"
 #include "tune/v1/tuner.pb.h"
-#include "tuner/job_extras.h"
 
 namespace tune::tuner {
 
@@ -18,7 +17,7 @@ std::string WireStateName(JobState state);
 absl::StatusOr<JobState> JobStateFromProto(v1::JobState state, std::string_view field);
 
 /// The spec as submitted, after defaults were applied and the target resolved.
-v1::JobSpec JobSpecToProto(const JobSpec& spec, const JobExtras& extras);
+v1::JobSpec JobSpecToProto(const JobSpec& spec);
 
 /// A record for the wire (job_id 0 when it has none).
 v1::Record RecordToProto(const Record& record);

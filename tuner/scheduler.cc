@@ -383,7 +383,7 @@ void Scheduler::CommitAll(Commits commits) {
 void Scheduler::Commit(const PendingCommit& pending) {
   std::lock_guard commit_lock(commit_mu_);
   Record record;
-  std::string state;
+  JobProgress progress;
   bool improved = false;
   int since = 0;
   double secs = 0;
@@ -402,8 +402,7 @@ void Scheduler::Commit(const PendingCommit& pending) {
     }
     improved = ok && (!job.best || secs < job.best->secs);
     since = improved ? 0 : job.since_improvement + 1;
-    state = SavePersistedState(
-        PersistedJobState{job.extras, job.search ? job.search->SaveState() : "", since});
+    progress = JobProgress{job.search ? job.search->SaveState() : "", since};
     record.workload = job.row.spec.workload;
     record.target = job.row.spec.target;
     record.device_key = pending.device_key;
@@ -411,6 +410,7 @@ void Scheduler::Commit(const PendingCommit& pending) {
     record.template_version = trial.tpl->version;
     record.config = trial.config_text;
     record.measurement = pending.measurement;
+    record.timing = job.row.spec.timing;
     record.tune_version = kTuneVersion;
     record.llvm_version = kLlvmVersion;
     record.job_id = job.row.id;
@@ -418,7 +418,7 @@ void Scheduler::Commit(const PendingCommit& pending) {
   }
   // The record, the job's counters and its search state reach the disk together, before the
   // trial is counted anywhere.
-  absl::StatusOr<Record> committed = log_->CommitTrial(std::move(record), state);
+  absl::StatusOr<Record> committed = log_->CommitTrial(std::move(record), progress);
 
   std::lock_guard lock(mu_);
   Trial& trial = trials_.at(pending.trial_id);

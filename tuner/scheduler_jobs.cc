@@ -61,9 +61,9 @@ void SetBest(const BestSoFar& best, v1::BestTrial* out) {
   out->set_record_uid(best.record_uid);
 }
 
-void FillFromRow(const Job& row, const JobExtras& extras, v1::Job* out) {
+void FillFromRow(const Job& row, v1::Job* out) {
   out->set_job_id(static_cast<uint64_t>(row.id));
-  *out->mutable_spec() = JobSpecToProto(row.spec, extras);
+  *out->mutable_spec() = JobSpecToProto(row.spec);
   out->set_state(JobStateToProto(row.state));
   out->set_device_key(row.spec.device_key);
   out->set_trials_done(row.trials_done);
@@ -100,24 +100,22 @@ bool IsFinal(v1::JobState state) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobRuntime>> Scheduler::LoadRuntime(const Job& row) {
-  ASSIGN_OR_RETURN(PersistedJobState persisted, LoadPersistedState(row.search_state));
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(row.spec.workload));
   ASSIGN_OR_RETURN(Target target, Target::Parse(row.spec.target));
   ASSIGN_OR_RETURN(std::vector<const KernelTemplate*> templates,
-                   ResolveTemplates(workload, target, persisted.extras.templates,
+                   ResolveTemplates(workload, target, row.spec.templates,
                                     options_.allow_fault_templates));
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log_->MeasuredConfigs(row.spec.workload, row.spec.target));
   auto job = std::make_unique<JobRuntime>();
   ASSIGN_OR_RETURN(job->search, JobSearch::Create(workload, target, templates, row.spec.strategy,
-                                                  row.spec.seed, measured, persisted.search));
+                                                  row.spec.seed, measured, row.search_state));
   job->row = row;
-  job->extras = persisted.extras;
   job->workload = workload;
   job->target = target;
   job->templates = std::move(templates);
   job->compiler = std::make_shared<Compiler>(target);
-  job->since_improvement = persisted.since_improvement;
+  job->since_improvement = row.since_improvement;
   if (row.best_record_id) {
     ASSIGN_OR_RETURN(std::optional<Record> best, RecordById(*log_, *row.best_record_id));
     if (best) {
@@ -129,7 +127,7 @@ absl::StatusOr<std::unique_ptr<JobRuntime>> Scheduler::LoadRuntime(const Job& ro
 
 v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
   v1::Job out;
-  FillFromRow(job.row, job.extras, &out);
+  FillFromRow(job.row, &out);
   out.set_trials_in_flight(job.in_flight);
   if (job.best) {
     SetBest(*job.best, out.mutable_best());
@@ -146,8 +144,7 @@ v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
 
 absl::StatusOr<v1::Job> Scheduler::JobProtoFromLog(const Job& row) {
   v1::Job out;
-  absl::StatusOr<PersistedJobState> persisted = LoadPersistedState(row.search_state);
-  FillFromRow(row, persisted.ok() ? persisted->extras : JobExtras(), &out);
+  FillFromRow(row, &out);
   out.set_message(row.error);
   if (row.best_record_id) {
     ASSIGN_OR_RETURN(std::optional<Record> record, RecordById(*log_, *row.best_record_id));
@@ -184,10 +181,7 @@ absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::strin
   }
   valid.spec.client = std::string(client);
   ASSIGN_OR_RETURN(Job row, log_->CreateJob(valid.spec));
-  row.search_state = SavePersistedState(PersistedJobState{valid.extras, "", 0});
-  absl::Status saved = log_->SaveJobProgress(row.id, row.search_state);
-  absl::StatusOr<std::unique_ptr<JobRuntime>> runtime =
-      saved.ok() ? LoadRuntime(row) : absl::StatusOr<std::unique_ptr<JobRuntime>>(saved);
+  absl::StatusOr<std::unique_ptr<JobRuntime>> runtime = LoadRuntime(row);
   if (!runtime.ok()) {
     std::string why = StrCat("cannot start: ", std::string(runtime.status().message()));
     Logger("daemon")->error("job {}: {}", row.id, why);

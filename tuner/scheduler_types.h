@@ -56,7 +56,6 @@ struct JobEventEntry {
 
 struct JobRuntime {
   Job row;  // as in the log: spec, state, counters, timestamps, error
-  JobExtras extras;
   Workload workload;
   Target target;
   std::vector<const KernelTemplate*> templates;
@@ -86,7 +85,7 @@ struct JobRuntime {
     return building + static_cast<int>(ready.size()) + in_flight + committing;
   }
   bool EarlyStopped() const {
-    return extras.early_stopping > 0 && since_improvement >= extras.early_stopping;
+    return row.spec.early_stopping > 0 && since_improvement >= row.spec.early_stopping;
   }
   /// True while the job may propose more trials.
   bool WantsMore() const { return !exhausted && !EarlyStopped() && Allocated() < row.spec.trials; }

@@ -1,7 +1,14 @@
 #include "tuner/tuner_service.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
-#include <sstream>
+#include <filesystem>
+#include <fstream>
 
 #include "common/logging.h"
 #include "common/status.h"
@@ -15,8 +22,6 @@ namespace {
 
 // Records read from the log per query while exporting.
 constexpr int64_t kExportPage = 1000;
-// Records imported per transaction.
-constexpr size_t kImportChunk = 5000;
 // Rejection reasons returned by ImportRecords.
 constexpr size_t kMaxImportErrors = 10;
 // Upper bound of QueryBest.top_k.
@@ -41,21 +46,78 @@ grpc::Status Handle(std::string_view method, Fn&& body) {
   }
 }
 
-absl::StatusOr<std::string> DeviceKeyOf(const v1::QueryBestRequest& request) {
-  if (!request.device_key().empty()) {
-    return request.device_key();
-  }
-  if (request.target().empty()) {
+// The context a QueryBest asks about: exactly one of a device key or a (resolved) target.
+absl::Status SetContext(const v1::QueryBestRequest& request, BestQuery& query) {
+  if (request.device_key().empty() == request.target().empty()) {
     return absl::InvalidArgumentError(
-        "device_key: empty, and no target given; set device_key (e.g. 'cpu/x86_64/znver4') or "
-        "target (e.g. 'llvm -mcpu=native')");
+        "device_key, target: set exactly one: a target (e.g. 'llvm -mcpu=native -threads=1') "
+        "for the records measured with it, or a device key (e.g. 'cpu/x86_64/znver4') for those "
+        "of every target on that device");
+  }
+  if (!request.device_key().empty()) {
+    query.device_key = request.device_key();
+    return absl::OkStatus();
   }
   absl::StatusOr<Target> target = Target::Parse(request.target());
   if (!target.ok()) {
     return absl::InvalidArgumentError(StrCat("target: ", std::string(target.status().message())));
   }
-  return target->Resolved().DeviceKey();
+  query.target = target->Resolved().ToString();
+  query.device_key = target->Resolved().DeviceKey();
+  query.flush_cache = request.flush_cache();
+  return absl::OkStatus();
 }
+
+// A temporary file of JSON lines, removed when the object goes away.
+class SpoolFile {
+ public:
+  static absl::StatusOr<SpoolFile> Create() {
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+    std::string path = ((ec ? std::filesystem::path("/tmp") : dir) / "tune-import-XXXXXX").string();
+    int fd = mkstemp(path.data());
+    if (fd < 0) {
+      return absl::UnavailableError(
+          StrCat("import: cannot create a temporary file ", path, ": ", std::strerror(errno)));
+    }
+    close(fd);
+    return SpoolFile(std::move(path));
+  }
+  SpoolFile(SpoolFile&& other) noexcept
+      : path_(std::move(other.path_)), out_(std::move(other.out_)) {
+    other.path_.clear();
+  }
+  SpoolFile& operator=(SpoolFile&&) = delete;
+  ~SpoolFile() {
+    if (!path_.empty()) {
+      std::remove(path_.c_str());
+    }
+  }
+
+  absl::Status Append(const std::string& line) {
+    out_ << line << '\n';
+    if (!out_) {
+      return absl::UnavailableError(StrCat("import: cannot write the temporary file ", path_));
+    }
+    return absl::OkStatus();
+  }
+
+  /// Everything appended, from the start.
+  absl::StatusOr<std::unique_ptr<std::istream>> Reader() {
+    out_.close();
+    auto in = std::make_unique<std::ifstream>(path_, std::ios::binary);
+    if (!*in) {
+      return absl::UnavailableError(StrCat("import: cannot read the temporary file ", path_));
+    }
+    return std::unique_ptr<std::istream>(std::move(in));
+  }
+
+ private:
+  explicit SpoolFile(std::string path)
+      : path_(std::move(path)), out_(path_, std::ios::binary | std::ios::trunc) {}
+  std::string path_;
+  std::ofstream out_;
+};
 
 }  // namespace
 
@@ -114,7 +176,7 @@ grpc::Status TunerService::QueryBest(grpc::ServerContext*, const v1::QueryBestRe
   return Handle("QueryBest", [&]() -> absl::Status {
     BestQuery query;
     ASSIGN_OR_RETURN(query.workload, CanonicalWorkload(request->workload(), "workload"));
-    ASSIGN_OR_RETURN(query.device_key, DeviceKeyOf(*request));
+    RETURN_IF_ERROR(SetContext(*request, query));
     if (request->template_version() < 0) {
       return absl::InvalidArgumentError(StrCat("template_version: ", request->template_version(),
                                                " is negative; expected 0 (any) or a version"));
@@ -129,8 +191,25 @@ grpc::Status TunerService::QueryBest(grpc::ServerContext*, const v1::QueryBestRe
       return absl::InvalidArgumentError(
           StrCat("top_k: ", request->top_k(), " is out of range; expected 0 (one) to ", kMaxTopK));
     }
-    ASSIGN_OR_RETURN(std::vector<Record> records,
-                     log_->QueryTopK(query, std::max(1, request->top_k())));
+    const int k = std::max(1, request->top_k());
+    ASSIGN_OR_RETURN(std::vector<Record> records, log_->QueryTopK(query, k));
+    if (query.target.empty()) {
+      response->set_match(v1::BEST_MATCH_DEVICE);
+      response->set_note(StrCat("records of every target on ", query.device_key));
+    } else if (!records.empty()) {
+      response->set_match(v1::BEST_MATCH_EXACT);
+      response->set_note(StrCat("records measured with '", query.target, "' and ",
+                                query.flush_cache ? "cold" : "warm", " caches"));
+    } else {
+      // Nothing in exactly this context: the device's records, and the answer says so.
+      BestQuery device = query;
+      device.target.clear();
+      ASSIGN_OR_RETURN(records, log_->QueryTopK(device, k));
+      response->set_match(v1::BEST_MATCH_SAME_DEVICE);
+      response->set_note(StrCat("FALLBACK: nothing measured with '", query.target, "' and ",
+                                query.flush_cache ? "cold" : "warm", " caches; records of other "
+                                "targets or cache states on ", query.device_key));
+    }
     if (records.empty()) {
       return absl::NotFoundError(
           StrCat("no successful record for ", query.workload, " on ", query.device_key));
@@ -185,24 +264,14 @@ grpc::Status TunerService::ExportRecords(grpc::ServerContext* context,
   });
 }
 
-grpc::Status TunerService::ImportRecords(grpc::ServerContext*,
+grpc::Status TunerService::ImportRecords(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::Record>* reader,
                                          v1::ImportRecordsResponse* response) {
   return Handle("ImportRecords", [&]() -> absl::Status {
-    std::ostringstream chunk;
-    size_t lines = 0;
-    auto flush = [&]() -> absl::Status {
-      if (lines == 0) {
-        return absl::OkStatus();
-      }
-      std::istringstream in(chunk.str());
-      ASSIGN_OR_RETURN(TuningLog::ImportStats stats, log_->ImportJsonl(in));
-      response->set_imported(response->imported() + stats.imported);
-      response->set_duplicates(response->duplicates() + stats.skipped_duplicates);
-      chunk.str("");
-      lines = 0;
-      return absl::OkStatus();
-    };
+    // The valid records are spooled to a temporary file while the stream lasts, then imported
+    // in one transaction: a failed or abandoned import adds nothing, and the log's writer lock
+    // is held only for the import itself, not while the client sends.
+    ASSIGN_OR_RETURN(SpoolFile spool, SpoolFile::Create());
     auto reject = [&](const v1::Record& proto, const absl::Status& why) {
       response->set_rejected(response->rejected() + 1);
       if (static_cast<size_t>(response->errors_size()) < kMaxImportErrors) {
@@ -211,6 +280,7 @@ grpc::Status TunerService::ImportRecords(grpc::ServerContext*,
       }
     };
     v1::Record proto;
+    int64_t valid = 0;
     while (reader->Read(&proto)) {
       absl::StatusOr<Record> record = RecordFromProto(proto);
       if (!record.ok()) {
@@ -223,18 +293,25 @@ grpc::Status TunerService::ImportRecords(grpc::ServerContext*,
                absl::InvalidArgumentError("record.uid: is empty; exported records carry one"));
         continue;
       }
-      if (absl::Status valid = CanonicalizeRecord(*record); !valid.ok()) {
-        reject(proto, valid);
+      if (absl::Status ok = CanonicalizeRecord(*record); !ok.ok()) {
+        reject(proto, ok);
         continue;
       }
-      chunk << RecordToJsonLine(*record) << '\n';
-      if (++lines >= kImportChunk) {
-        RETURN_IF_ERROR(flush());
-      }
+      RETURN_IF_ERROR(spool.Append(RecordToJsonLine(*record)));
+      ++valid;
     }
-    RETURN_IF_ERROR(flush());
-    Logger("daemon")->info("import: {} added, {} already present, {} rejected",
-                           response->imported(), response->duplicates(), response->rejected());
+    if (context->IsCancelled()) {
+      return absl::CancelledError("the client went away before the end of the import; nothing "
+                                  "was imported");
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<std::istream> in, spool.Reader());
+    ASSIGN_OR_RETURN(TuningLog::ImportStats stats, log_->ImportJsonl(*in));
+    response->set_imported(stats.imported);
+    response->set_duplicates(stats.skipped_duplicates);
+    Logger("daemon")->info("import: {} of {} valid records added in one transaction, {} already "
+                           "present, {} rejected",
+                           response->imported(), valid, response->duplicates(),
+                           response->rejected());
     return absl::OkStatus();
   });
 }

@@ -6,14 +6,35 @@
 namespace tune {
 namespace {
 
-absl::StatusOr<KernelChoice> ChoiceOf(const Record& record) {
+absl::StatusOr<KernelChoice> ChoiceOf(const Record& record, std::string note) {
   absl::StatusOr<Config> config = ParseConfig(record.config);
   if (!config.ok()) {
     return absl::DataLossError(
         StrCat("tuning log record ", record.uid, " has config '", record.config,
                "' that does not parse: ", std::string(config.status().message())));
   }
-  return KernelChoice{record.template_name, record.template_version, *std::move(config), true};
+  return KernelChoice{record.template_name, record.template_version, *std::move(config), true,
+                      std::move(note)};
+}
+
+// The fastest record of `query` among `templates`, each at its current version or at any.
+absl::StatusOr<std::optional<Record>> Fastest(TuningLog& log, const BestQuery& query,
+                                              const std::vector<const KernelTemplate*>& templates,
+                                              bool current_version) {
+  std::optional<Record> best;
+  for (const KernelTemplate* tpl : templates) {
+    BestQuery q = query;
+    q.template_name = std::string(tpl->name);
+    if (current_version) {
+      q.template_version = tpl->version;
+    }
+    ASSIGN_OR_RETURN(std::optional<Record> record, log.QueryBest(q));
+    if (record.has_value() &&
+        (!best.has_value() || record->measurement.MedianSecs() < best->measurement.MedianSecs())) {
+      best = std::move(record);
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -21,29 +42,34 @@ absl::StatusOr<KernelChoice> ChoiceOf(const Record& record) {
 BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log) {
   return
       [log = std::move(log)](const Workload& workload,
-                             const Target& target) -> absl::StatusOr<std::optional<KernelChoice>> {
-        BestQuery query;
-        query.workload = workload.ToString();
-        query.device_key = target.DeviceKey();
-        std::optional<Record> best;
-        for (const KernelTemplate* tpl : TemplatesFor(workload, target)) {
-          BestQuery current = query;
-          current.template_name = std::string(tpl->name);
-          current.template_version = tpl->version;
-          ASSIGN_OR_RETURN(std::optional<Record> record, log->QueryBest(current));
-          if (record.has_value() && (!best.has_value() || record->measurement.MedianSecs() <
-                                                              best->measurement.MedianSecs())) {
-            best = std::move(record);
+                             const Target& given) -> absl::StatusOr<std::optional<KernelChoice>> {
+    const Target target = given.Resolved();  // records name the CPU, never "native"
+        const std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
+        BestQuery exact{.workload = workload.ToString(), .target = target.ToString()};
+        BestQuery device{.workload = workload.ToString(), .device_key = target.DeviceKey()};
+        for (bool current : {true, false}) {
+          ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, exact, templates, current));
+          if (record.has_value()) {
+            ASSIGN_OR_RETURN(
+                KernelChoice choice,
+                ChoiceOf(*record, StrCat("exact match: measured with '", record->target, "'")));
+            return std::optional<KernelChoice>(std::move(choice));
           }
         }
-        if (!best.has_value()) {
-          ASSIGN_OR_RETURN(best, log->QueryBest(query));
+        for (bool current : {true, false}) {
+          ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, device, templates, current));
+          if (record.has_value()) {
+            ASSIGN_OR_RETURN(
+                KernelChoice choice,
+                ChoiceOf(*record,
+                         StrCat("FALLBACK: no record for '", target.ToString(),
+                                "' with warm caches; this config was measured with '",
+                                record->target, "'", ColdCache(*record) ? " with cold caches" : "",
+                                " on ", record->device_key)));
+            return std::optional<KernelChoice>(std::move(choice));
+          }
         }
-        if (!best.has_value()) {
-          return std::optional<KernelChoice>();
-        }
-        ASSIGN_OR_RETURN(KernelChoice choice, ChoiceOf(*best));
-        return std::optional<KernelChoice>(std::move(choice));
+        return std::optional<KernelChoice>();
       };
 }
 

@@ -8,12 +8,18 @@
 
 namespace tune {
 
-/// A BestConfigLookup over `log`: among the templates that build the workload for the target,
-/// the fastest successful record made with each template's current version for the target's
-/// device key, the fastest of those; when there is none, the fastest record of any version
-/// (the compiler re-checks that its config is still valid). nullopt when the log has nothing
-/// for (workload, device key). A record whose config text does not parse is returned as an
-/// error naming the record.
+/// A BestConfigLookup over `log`. Records compete only among the templates that build the
+/// workload for the target, and "best" is looked for in this order, the first stage with a
+/// record winning:
+///   1. records measured with exactly the target (CPU, threads, libraries) and warm caches,
+///      made with each template's current version;
+///   2. the same, made with any version of those templates (the compiler re-checks that the
+///      config is still valid);
+///   3. fallback: records of the target's device key measured with another target (other
+///      threads or libraries) or cold caches, current versions first, then any version.
+/// The choice's `note` says which stage answered and, for a fallback, with which target the
+/// record was measured, so the fallback is never silent. nullopt when no stage has a record. A
+/// record whose config text does not parse is returned as an error naming the record.
 BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log);
 
 }  // namespace tune

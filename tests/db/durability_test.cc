@@ -47,7 +47,7 @@ TEST(DurabilityTest, CommitsSurviveSigkillRightAfterTheyReturn) {
     Record trial = SampleRecord(R"({"mc":2})");
     trial.uid = "trial-survives-sigkill";
     trial.job_id = job_id;
-    if (!(*log)->CommitTrial(trial, "state-before-kill").ok()) {
+    if (!(*log)->CommitTrial(trial, {"state-before-kill"}).ok()) {
       _exit(4);
     }
     raise(SIGKILL);

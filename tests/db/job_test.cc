@@ -64,6 +64,38 @@ TEST_F(JobTest, CreateStoresTheCanonicalSpecAsQueued) {
   EXPECT_FALSE(got->best_secs.has_value());
 }
 
+TEST_F(JobTest, CreateStoresTemplatesEarlyStoppingAndNameInTheJobsRow) {
+  JobSpec spec = SampleSpec();
+  spec.templates = {"gemm.cpu.blocked", "gemm.cpu.openblas"};
+  spec.early_stopping = 12;
+  spec.name = "nightly, resnet";
+  absl::StatusOr<Job> job = log_->CreateJob(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  // Nothing else is written: the row alone holds the job's options.
+  EXPECT_EQ(job->search_state, "");
+  absl::StatusOr<Job> got = log_->GetJob(job->id);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(got->spec.templates, ::testing::ElementsAre("gemm.cpu.blocked", "gemm.cpu.openblas"));
+  EXPECT_EQ(got->spec.early_stopping, 12);
+  EXPECT_EQ(got->spec.name, "nightly, resnet");
+}
+
+TEST_F(JobTest, MalformedTemplateNamesAndNegativeEarlyStoppingAreRejectedNamingTheField) {
+  for (std::string bad :
+       std::vector<std::string>{"", "gemm,cpu", "Gemm.CPU", std::string(129, 'a')}) {
+    JobSpec spec = SampleSpec();
+    spec.templates = {bad};
+    absl::StatusOr<Job> job = log_->CreateJob(spec);
+    EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(job.status().message()), HasSubstr("job.templates")) << bad;
+  }
+  JobSpec spec = SampleSpec();
+  spec.early_stopping = -1;
+  EXPECT_THAT(std::string(log_->CreateJob(spec).status().message()),
+              HasSubstr("job.early_stopping"));
+  EXPECT_TRUE(log_->ListJobs()->empty()) << "nothing is written for a rejected spec";
+}
+
 TEST_F(JobTest, InvalidSpecsAndUnknownIdsAreRejected) {
   JobSpec spec = SampleSpec();
   spec.trials = 0;
@@ -78,7 +110,7 @@ TEST_F(JobTest, InvalidSpecsAndUnknownIdsAreRejected) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("77"));
   EXPECT_EQ(log_->UpdateJobState(77, JobState::kRunning).code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(log_->SaveJobProgress(77, "{}").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(log_->SaveJobProgress(77, {"{}"}).code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(JobTest, StateChangesStampTimesAndFinalStatesStayFinal) {
@@ -144,29 +176,31 @@ TEST_F(JobTest, CommitTrialCountsTrialsStoresStateAndTracksTheBest) {
   faster.job_id = id;
   Record crashed = FailedRecord(ErrorKind::kRuntimeCrash);
   crashed.job_id = id;
-  ASSERT_TRUE(log_->CommitTrial(ok, "state-1").ok());
-  absl::StatusOr<Record> best = log_->CommitTrial(faster, "state-2");
+  ASSERT_TRUE(log_->CommitTrial(ok, {"state-1"}).ok());
+  absl::StatusOr<Record> best = log_->CommitTrial(faster, {"state-2"});
   ASSERT_TRUE(best.ok()) << best.status();
-  ASSERT_TRUE(log_->CommitTrial(crashed, "state-3").ok());
+  ASSERT_TRUE(log_->CommitTrial(crashed, {"state-3", 1}).ok());
 
   Job job = *log_->GetJob(id);
   EXPECT_EQ(job.trials_done, 3);
   EXPECT_EQ(job.trials_failed, 1);
   EXPECT_EQ(job.search_state, "state-3");
+  EXPECT_EQ(job.since_improvement, 1);
   ASSERT_TRUE(job.best_secs.has_value());
   EXPECT_DOUBLE_EQ(*job.best_secs, 1e-3);
   EXPECT_EQ(job.best_record_id, best->id);
   EXPECT_EQ(log_->ListRecords({.job_id = id})->size(), 3u);
 
-  ASSERT_TRUE(log_->SaveJobProgress(id, "resumable").ok());
+  ASSERT_TRUE(log_->SaveJobProgress(id, {"resumable", 4}).ok());
   EXPECT_EQ(log_->GetJob(id)->search_state, "resumable");
+  EXPECT_EQ(log_->GetJob(id)->since_improvement, 4);
 }
 
 TEST_F(JobTest, CommitTrialIsAllOrNothing) {
   int64_t id = log_->CreateJob(SampleSpec())->id;
   Record first = SampleRecord();
   first.job_id = id;
-  absl::StatusOr<Record> stored = log_->CommitTrial(first, "after-first");
+  absl::StatusOr<Record> stored = log_->CommitTrial(first, {"after-first"});
   ASSERT_TRUE(stored.ok()) << stored.status();
 
   // The job's counters are updated before the record is inserted; the duplicate uid makes the
@@ -174,7 +208,7 @@ TEST_F(JobTest, CommitTrialIsAllOrNothing) {
   Record duplicate = SampleRecord(R"({"mc":99})");
   duplicate.job_id = id;
   duplicate.uid = stored->uid;
-  absl::StatusOr<Record> failed = log_->CommitTrial(duplicate, "must-not-stick");
+  absl::StatusOr<Record> failed = log_->CommitTrial(duplicate, {"must-not-stick"});
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kAlreadyExists);
   Job job = *log_->GetJob(id);
   EXPECT_EQ(job.trials_done, 1);
@@ -184,9 +218,9 @@ TEST_F(JobTest, CommitTrialIsAllOrNothing) {
   // An unknown job writes no record.
   Record orphan = SampleRecord();
   orphan.job_id = id + 100;
-  EXPECT_EQ(log_->CommitTrial(orphan, "x").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(log_->CommitTrial(orphan, {"x"}).status().code(), absl::StatusCode::kNotFound);
   Record no_job = SampleRecord();
-  EXPECT_EQ(log_->CommitTrial(no_job, "x").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(log_->CommitTrial(no_job, {"x"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*log_->CountRecords(), 1);
 }
 

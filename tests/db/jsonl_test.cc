@@ -89,6 +89,39 @@ TEST_F(JsonlTest, ExportImportExportIsByteIdenticalAndTimesRoundTripExactly) {
             (*a->QueryBest({.workload = testing::kGemm, .device_key = testing::kDevice}))->uid);
 }
 
+TEST_F(JsonlTest, TimingRoundTripsAndALineWithoutItImportsAsWarmCache) {
+  Record cold = SampleRecord(R"({"mc":1})", 1e-3);
+  cold.timing = TimingOptions{.repeat = 7, .flush_cache = true, .seed = 9};
+  auto log = OpenLog(dir_.File("tuning.db"));
+  ASSERT_TRUE(log->CommitRecord(cold).ok());
+  std::string text = Export(*log);
+  EXPECT_THAT(text, HasSubstr(R"("timing":{"number":1,"repeat":7,)"));
+  EXPECT_THAT(text, HasSubstr(R"("flush_cache":true,"seed":9})"));
+
+  auto other = OpenLog(dir_.File("other.db"));
+  ASSERT_TRUE(Import(*other, text).ok());
+  // A line written before records kept their timing: no "timing" key at all.
+  Record old = SampleRecord(R"({"mc":2})", 2e-3);
+  old.uid = "from-an-old-export";
+  ASSERT_FALSE(old.timing.has_value());
+  std::string old_line = RecordToJsonLine(old);
+  ASSERT_THAT(old_line, ::testing::Not(HasSubstr("timing")));
+  ASSERT_TRUE(Import(*other, old_line + "\n").ok());
+
+  std::vector<Record> records = *other->ListRecords();
+  ASSERT_EQ(records.size(), 2u);
+  ASSERT_TRUE(records[0].timing.has_value());
+  EXPECT_EQ(records[0].timing->repeat, 7);
+  EXPECT_TRUE(records[0].timing->flush_cache);
+  EXPECT_FALSE(records[1].timing.has_value());
+  EXPECT_EQ((*other->QueryBest({.workload = testing::kGemm, .target = testing::kTarget}))->uid,
+            "from-an-old-export");
+  EXPECT_EQ((*other->QueryBest(
+                 {.workload = testing::kGemm, .target = testing::kTarget, .flush_cache = true}))
+                ->uid,
+            records[0].uid);
+}
+
 TEST_F(JsonlTest, ImportingTheSameFileTwiceAddsNothingTheSecondTime) {
   auto a = OpenLog(dir_.File("a.db"));
   Fill(*a, 0, 5);

@@ -177,6 +177,51 @@ TEST_F(RecordTest, BestRespectsTemplateTemplateVersionAndTuneVersionFilters) {
   EXPECT_EQ(best_id({.template_name = "conv2d.cpu.nchwc"}), 0);
 }
 
+TEST_F(RecordTest, BestForATargetMatchesItsThreadsLibrariesAndCacheStateExactly) {
+  // The fastest record overall was measured with 16 threads, the next with a library, the next
+  // with cold caches: none of them is the best for a 1-thread, library-free, warm target.
+  Record threaded = SampleRecord(R"({"mc":1})", 1e-6);
+  threaded.target = "llvm -mcpu=znver4 -threads=16";
+  Record with_libs = SampleRecord(R"({"mc":2})", 2e-6);
+  with_libs.target = "llvm -mcpu=znver4 -threads=1 -libs=openblas";
+  Record cold = SampleRecord(R"({"mc":3})", 3e-6);
+  cold.timing = TimingOptions{.flush_cache = true};
+  Record plain_slow = SampleRecord(R"({"mc":4})", 9e-3);
+  plain_slow.timing = TimingOptions{};
+  Record plain_fast = SampleRecord(R"({"mc":5})", 5e-3);  // no timing kept: warm
+  for (Record* r : {&threaded, &with_libs, &cold, &plain_slow, &plain_fast}) {
+    absl::StatusOr<Record> stored = log_->CommitRecord(*r);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    *r = *stored;
+  }
+  auto best_id = [&](BestQuery q) -> int64_t {
+    q.workload = kGemm;
+    absl::StatusOr<std::optional<Record>> best = log_->QueryBest(q);
+    EXPECT_TRUE(best.ok()) << best.status();
+    return best.ok() && best->has_value() ? (*best)->id : 0;
+  };
+  EXPECT_EQ(best_id({.target = testing::kTarget}), plain_fast.id);
+  EXPECT_EQ(best_id({.target = "llvm -threads=1 -mcpu=znver4"}), plain_fast.id)
+      << "the target text is canonicalized";
+  EXPECT_EQ(best_id({.target = testing::kTarget, .flush_cache = true}), cold.id);
+  EXPECT_EQ(best_id({.target = "llvm -mcpu=znver4 -threads=16"}), threaded.id);
+  EXPECT_EQ(best_id({.target = "llvm -mcpu=znver4 -threads=1 -libs=openblas"}), with_libs.id);
+  EXPECT_EQ(best_id({.target = "llvm -mcpu=znver4 -threads=2"}), 0);
+  // The whole device, as before.
+  EXPECT_EQ(best_id({.device_key = kDevice}), threaded.id);
+  EXPECT_EQ(log_->QueryBest({.workload = kGemm, .target = "llvm -mcpu=native"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(RecordTest, ATrialGivenUpAfterLosingItsWorkersIsNotAMeasuredConfig) {
+  ASSERT_TRUE(log_->CommitRecord(FailedRecord(ErrorKind::kWorkerLost, R"({"mc":1})")).ok());
+  ASSERT_TRUE(log_->CommitRecord(FailedRecord(ErrorKind::kRuntimeCrash, R"({"mc":2})")).ok());
+  absl::StatusOr<std::vector<ConfigKey>> measured = log_->MeasuredConfigs(kGemm, testing::kTarget);
+  ASSERT_TRUE(measured.ok()) << measured.status();
+  ASSERT_EQ(measured->size(), 1u);
+  EXPECT_EQ(measured->front().config, R"({"mc":2})");
+}
+
 TEST_F(RecordTest, TopKIsFastestFirstWithOneRecordPerConfig) {
   ASSERT_TRUE(log_->CommitRecord(SampleRecord(R"({"mc":1})", 4e-3)).ok());
   ASSERT_TRUE(log_->CommitRecord(SampleRecord(R"({"mc":2})", 2e-3)).ok());

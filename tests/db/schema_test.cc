@@ -144,6 +144,48 @@ TEST_F(SchemaTest, AVersion1LogIsMigratedKeepingItsData) {
   EXPECT_EQ(*log->CountRecords(), 2);
 }
 
+TEST_F(SchemaTest, AVersion2LogMovesJobOptionsOutOfTheSearchStateIntoColumns) {
+  // Version 2 kept a job's template restriction, early stopping, name and improvement count
+  // inside its search state.
+  {
+    auto raw = Raw(path_);
+    ASSERT_TRUE(raw->Execute(kVersion1).ok());
+    for (const Migration& step : Migrations()) {
+      if (step.version == 2) {
+        ASSERT_TRUE(raw->Execute(step.sql).ok());
+      }
+    }
+    ASSERT_TRUE(raw->Execute(R"sql(
+      INSERT INTO schema_version VALUES (2, 1700000000000);
+      UPDATE jobs SET search_state = '{"version":1,"templates":["gemm.cpu.blocked","x.y"],'
+        || '"early_stopping":7,"name":"nightly","since_improvement":3,'
+        || '"search":"{\"next\":1}"}' WHERE id = 1;
+      INSERT INTO jobs (id, workload_id, target, device_key, strategy, trials, priority, seed,
+        timing, client, state, created_at_ms, updated_at_ms)
+        VALUES (2, 1, 'llvm -mcpu=znver4 -threads=1', 'cpu/x86_64/znver4', 'grid', 5, 0, 1,
+        '{}', 'carol', 'QUEUED', 1700000000000, 1700000000000);)sql")
+                    .ok());
+  }
+  auto log = OpenLog(path_);
+  EXPECT_EQ(log->SchemaVersion(), kSchemaVersion);
+  absl::StatusOr<Job> job = log->GetJob(1);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_THAT(job->spec.templates, ::testing::ElementsAre("gemm.cpu.blocked", "x.y"));
+  EXPECT_EQ(job->spec.early_stopping, 7);
+  EXPECT_EQ(job->spec.name, "nightly");
+  EXPECT_EQ(job->since_improvement, 3);
+  EXPECT_EQ(job->search_state, R"({"next":1})");
+  absl::StatusOr<Job> fresh = log->GetJob(2);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_TRUE(fresh->spec.templates.empty());
+  EXPECT_EQ(fresh->search_state, "");
+  // The old record has no timing and counts as warm-cache for its target.
+  absl::StatusOr<std::optional<Record>> best =
+      log->QueryBest({.workload = kGemm, .target = testing::kTarget});
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  EXPECT_FALSE((*best)->timing.has_value());
+}
+
 TEST_F(SchemaTest, ANewerSchemaIsRefusedInBothModesNamingBothVersions) {
   OpenLog(path_);
   ASSERT_TRUE(
@@ -218,7 +260,7 @@ TEST_F(SchemaTest, ReopeningKeepsRecordsAndJobs) {
     job_id = log->CreateJob(spec)->id;
     Record r = SampleRecord();
     r.job_id = job_id;
-    committed = *log->CommitTrial(r, "saved-state");
+    committed = *log->CommitTrial(r, {"saved-state"});
   }
   auto log = OpenLog(path_);
   std::vector<Record> records = *log->ListRecords();
@@ -299,19 +341,27 @@ TEST_F(SchemaTest, QueriesStayIndexedAtScale) {
     }
     std::optional<std::string> any_text;
     std::optional<int> any_version;
-    std::string best = Plan(*raw, tables::BestRecordsSql(), workload_id, int64_t{1}, any_text,
-                            any_version, any_text);
+    const std::string by_device = tables::BestRecordsSql(tables::BestScope::kDevice);
+    const std::string by_target = tables::BestRecordsSql(tables::BestScope::kTarget);
+    std::string best =
+        Plan(*raw, by_device, workload_id, int64_t{1}, any_text, any_version, any_text);
     EXPECT_THAT(best, HasSubstr("SEARCH r USING INDEX records_best (workload_id=? AND "
                                 "device_id=?)"));
     // (Tiny lookup tables may be scanned per row when statistics say they hold one row.)
     EXPECT_THAT(best, Not(HasSubstr("SCAN r")));
     EXPECT_THAT(best, Not(HasSubstr("TEMP B-TREE")));
-    std::string filtered = Plan(*raw, tables::BestRecordsSql(), workload_id, int64_t{1},
+    std::string filtered = Plan(*raw, by_device, workload_id, int64_t{1},
                                 std::optional<std::string>("gemm.cpu.blocked"),
                                 std::optional<int>(1), std::optional<std::string>("0.1.0"));
     EXPECT_THAT(filtered, HasSubstr("USING INDEX records_best"));
     EXPECT_THAT(filtered, Not(HasSubstr("SCAN r")));
     EXPECT_THAT(filtered, Not(HasSubstr("TEMP B-TREE")));
+    std::string exact =
+        Plan(*raw, by_target, workload_id, int64_t{1}, any_text, any_version, any_text, int64_t{0});
+    EXPECT_THAT(exact, HasSubstr("SEARCH r USING INDEX records_best_by_target (workload_id=? AND "
+                                 "target_id=? AND flush_cache=?)"));
+    EXPECT_THAT(exact, Not(HasSubstr("SCAN r")));
+    EXPECT_THAT(exact, Not(HasSubstr("TEMP B-TREE")));
 
     absl::StatusOr<std::optional<sqlite::Statement>> by_job =
         tables::PrepareRecordQuery(*raw, {.job_id = job_id}, /*count_only=*/false);
@@ -331,6 +381,10 @@ TEST_F(SchemaTest, QueriesStayIndexedAtScale) {
   absl::StatusOr<std::optional<Record>> best =
       log->QueryBest({.workload = workload, .device_key = kDevice});
   ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  absl::StatusOr<std::optional<Record>> exact =
+      log->QueryBest({.workload = workload, .target = "llvm -mcpu=znver4"});
+  ASSERT_TRUE(exact.ok() && exact->has_value()) << exact.status();
+  EXPECT_EQ((*exact)->id, (*best)->id);
   absl::StatusOr<sqlite::Statement> min = raw->Prepare(
       "SELECT MIN(median_secs) FROM records WHERE workload_id = ? AND error_kind = 'NONE'");
   min->Bind(1, workload_id);

@@ -74,13 +74,45 @@ TEST_F(TuneCompileCli, WithoutATuningLogEveryKernelUsesItsDefaultAndSaysSo) {
   EXPECT_THAT(Read(File("k.ll")), HasSubstr("define"));
 }
 
+// A record of gemm:M=16,N=16,K=16 with `config` measured with `target` (-mcpu=native resolved).
+void CommitGemmRecord(const std::string& db, const std::string& target, const std::string& config,
+                      double secs) {
+  auto log = TuningLog::Open(db);
+  ASSERT_TRUE(log.ok()) << log.status();
+  Record r;
+  r.workload = "gemm:M=16,N=16,K=16";
+  r.target = Target::Parse(target)->Resolved().ToString();
+  r.device_key = Target::Parse(target)->Resolved().DeviceKey();
+  r.template_name = "gemm.cpu.blocked";
+  r.template_version = 1;
+  r.config = config;
+  r.measurement.round_secs = {secs};
+  r.measurement.number = 1;
+  r.tune_version = kTuneVersion;
+  r.llvm_version = kLlvmVersion;
+  ASSERT_TRUE((*log)->CommitRecord(r).ok());
+}
+
+TEST_F(TuneCompileCli, ARecordOfAnotherThreadCountIsAFallbackThatIsReported) {
+  ASSERT_NO_FATAL_FAILURE(CommitGemmRecord(
+      File("tuning.db"), "llvm -mcpu=native -threads=2",
+      R"({"kc":16,"mc":16,"mr":2,"nc":16,"nr":16,"order":1,"pack_a":0,"pack_b":0,"unroll_k":1})",
+      1e-6));
+  std::vector<std::string> args = Args("gemm:M=16,N=16,K=16");
+  args.insert(args.end(), {"--db", File("tuning.db")});
+  ASSERT_EQ(Run(args), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("FALLBACK: no record for"));
+  EXPECT_THAT(err_, HasSubstr("-threads=2"));
+  EXPECT_THAT(Read(File("k.h")), HasSubstr("FALLBACK"));
+}
+
 TEST_F(TuneCompileCli, UsesTheBestRecordOfTheTuningLog) {
   {
     auto log = TuningLog::Open(File("tuning.db"));
     ASSERT_TRUE(log.ok()) << log.status();
     Record r;
     r.workload = "gemm:M=16,N=16,K=16";
-    r.target = "llvm -mcpu=znver4 -threads=1";
+    r.target = Target::Parse("llvm -mcpu=native -threads=1")->Resolved().ToString();
     r.device_key = Target::Parse("llvm -mcpu=native")->DeviceKey();
     r.template_name = "gemm.cpu.blocked";
     r.template_version = 1;
@@ -95,7 +127,7 @@ TEST_F(TuneCompileCli, UsesTheBestRecordOfTheTuningLog) {
   std::vector<std::string> args = Args("gemm:M=16,N=16,K=16");
   args.insert(args.end(), {"--db", File("tuning.db")});
   ASSERT_EQ(Run(args), 0) << err_;
-  EXPECT_THAT(err_, HasSubstr("(the tuning log)"));
+  EXPECT_THAT(err_, HasSubstr("(the tuning log, exact match"));
   EXPECT_THAT(Read(File("k.h")), HasSubstr(R"("order":1,"pack_a":0)"));
 }
 

@@ -85,21 +85,5 @@ TEST(ValidateJobSpecTest, FaultTemplatesNeedTheDaemonFlag) {
   EXPECT_EQ(job->templates.front()->name, kFaultCrashTemplate);
 }
 
-TEST(PersistedJobStateTest, RoundTripsAndEmptyMeansDefaults) {
-  PersistedJobState state{{{"gemm.cpu.blocked"}, 5, "nightly"}, R"({"next":1})", 3};
-  absl::StatusOr<PersistedJobState> back = LoadPersistedState(SavePersistedState(state));
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->extras.templates, state.extras.templates);
-  EXPECT_EQ(back->extras.early_stopping, 5);
-  EXPECT_EQ(back->extras.name, "nightly");
-  EXPECT_EQ(back->search, state.search);
-  EXPECT_EQ(back->since_improvement, 3);
-
-  absl::StatusOr<PersistedJobState> empty = LoadPersistedState("");
-  ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(empty->extras.templates.empty());
-  EXPECT_FALSE(LoadPersistedState("[1,2]").ok());
-}
-
 }  // namespace
 }  // namespace tune::tuner
