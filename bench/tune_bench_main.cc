@@ -19,6 +19,7 @@
 #include "common/host_cpu.h"
 #include "common/logging.h"
 #include "common/reference.h"
+#include "common/stats.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "db/tuning_log.h"
@@ -29,15 +30,6 @@
 
 namespace tune::bench {
 namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 // TVM's rule in-process: one warm-up, `number` raised until a round lasts min_repeat_ms, then
 // the median of `repeat` rounds (seconds per call).

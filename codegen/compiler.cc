@@ -1,18 +1,13 @@
 #include "codegen/compiler.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <set>
 
 #include "codegen/c_header.h"
-#include "codegen/ir/visitor.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "common/artifact_hash.h"
+#include "common/files.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -22,104 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kOpenMpRuntime = "libgomp.so.1";
-
-// A scratch directory removed (with its contents) when the object goes away.
-class ScratchDir {
- public:
-  static absl::StatusOr<ScratchDir> Create() {
-    std::error_code ec;
-    fs::path base = fs::temp_directory_path(ec);
-    if (ec) {
-      base = "/tmp";
-    }
-    std::string pattern = (base / "tune-build-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return absl::InternalError(StrCat("cannot create a scratch directory under ", base.string()));
-    }
-    return ScratchDir(pattern);
-  }
-  ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  ScratchDir& operator=(ScratchDir&&) = delete;
-  ~ScratchDir() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  std::string File(std::string_view name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
-absl::Status WriteFile(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) {
-    return absl::UnavailableError(StrCat("cannot write ", path));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(StrCat("cannot read ", path));
-  }
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// Writes `bytes` next to `path` and renames it into place, so a reader never sees half a file
-// and a failure leaves nothing at `path`.
-absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
-  std::string tmp = StrCat(path, ".tmp.", getpid());
-  absl::Status written = WriteFile(tmp, bytes);
-  if (!written.ok()) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    return absl::UnavailableError(StrCat("cannot write ", path, " (is its directory writable?)"));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return absl::UnavailableError(StrCat("cannot write ", path, ": ", ec.message()));
-  }
-  return absl::OkStatus();
-}
-
-class ParallelLoopFinder final : public ir::IrVisitor {
- public:
-  bool found = false;
-
- protected:
-  void Visit(const ir::For* op) override {
-    if (op->loop_kind == ir::LoopKind::kParallel) {
-      found = true;
-    }
-    IrVisitor::Visit(op);
-  }
-};
-
-// The runtime libraries a set of kernels needs: the OpenMP runtime when a parallel loop runs on
-// more than one thread.
-std::vector<std::string> NeededLibs(const std::vector<ir::LoweredFunc>& funcs, int threads) {
-  if (threads <= 1) {
-    return {};
-  }
-  ParallelLoopFinder finder;
-  for (const ir::LoweredFunc& f : funcs) {
-    finder.VisitStmt(f.body);
-  }
-  if (!finder.found) {
-    return {};
-  }
-  return {std::string(kOpenMpRuntime)};
-}
-
 CpuCodegenOptions CodegenOptions(const Target& target) {
   CpuCodegenOptions options;
   options.cpu = target.cpu;
@@ -127,19 +24,28 @@ CpuCodegenOptions CodegenOptions(const Target& target) {
   return options;
 }
 
+struct Linked {
+  std::string shared_object;
+  std::vector<std::string> needed_libs;  // runtime libraries the linker added (libgomp.so.1)
+};
+
 // Object -> shared library bytes, through a scratch directory. A non-empty `soname` becomes the
-// library's DT_SONAME, so that programs linked against it record that name (not a path).
-absl::StatusOr<std::string> LinkInScratch(const ScratchDir& dir, std::string_view object,
-                                          const std::string& soname = "") {
+// library's DT_SONAME, so that programs linked against it record that name (not a path). The
+// runtime libraries it needs are the linker's decision (LinkSharedObject), made once, from the
+// object's undefined symbols.
+absl::StatusOr<Linked> LinkInScratch(std::string_view object, const std::string& soname = "") {
+  ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("tune-build-"));
   const std::string object_path = dir.File("kernels.o");
   const std::string so_path = dir.File("kernels.so");
-  RETURN_IF_ERROR(WriteFile(object_path, object));
+  RETURN_IF_ERROR(WriteFileAtomically(object_path, object));
   std::vector<std::string> options;
   if (!soname.empty()) {
     options.push_back(StrCat("--soname=", soname));
   }
-  RETURN_IF_ERROR(LinkSharedObject({object_path}, options, so_path));
-  return ReadFile(so_path);
+  Linked linked;
+  RETURN_IF_ERROR(LinkSharedObject({object_path}, options, so_path, &linked.needed_libs));
+  ASSIGN_OR_RETURN(linked.shared_object, ReadFile(so_path));
+  return linked;
 }
 
 // OK when a recorded choice can be built today: its template still exists, builds the workload
@@ -197,12 +103,12 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
   std::vector<ir::LoweredFunc> funcs = {std::move(func)};
   ASSIGN_OR_RETURN(std::string object,
                    EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));
-  ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
-  ASSIGN_OR_RETURN(artifact.code, LinkInScratch(dir, object));
+  ASSIGN_OR_RETURN(Linked linked, LinkInScratch(object));
   artifact.format = CodeFormat::kSharedObject;
+  artifact.code = std::move(linked.shared_object);
   artifact.entry_symbol = std::string(func_name);
   artifact.hash = ArtifactHash(artifact.format, artifact.code);
-  artifact.needed_libs = NeededLibs(funcs, target_.threads);
+  artifact.needed_libs = std::move(linked.needed_libs);
   artifact.template_name = std::string(tpl.name);
   artifact.template_version = tpl.version;
   artifact.config = ConfigToString(config);
@@ -311,13 +217,10 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
     funcs.push_back(std::move(func));
     result.kernels.push_back(std::move(kernel));
   }
-  result.needed_libs = NeededLibs(funcs, target_.threads);
-
   ASSIGN_OR_RETURN(std::string object,
                    EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir));
-  ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
-  ASSIGN_OR_RETURN(std::string shared_object,
-                   LinkInScratch(dir, object, fs::path(so_path).filename().string()));
+  ASSIGN_OR_RETURN(Linked linked, LinkInScratch(object, fs::path(so_path).filename().string()));
+  result.needed_libs = std::move(linked.needed_libs);
 
   HeaderSpec spec;
   spec.guard_name = fs::path(header_path).filename().string();
@@ -328,7 +231,7 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
     spec.kernels.push_back({k.func_name, k.workload, k.choice.template_name,
                             k.choice.template_version, ConfigToString(k.choice.config), k.origin});
   }
-  RETURN_IF_ERROR(WriteFileAtomically(so_path, shared_object));
+  RETURN_IF_ERROR(WriteFileAtomically(so_path, linked.shared_object));
   absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
   if (!header.ok()) {
     std::error_code ec;

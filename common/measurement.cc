@@ -1,7 +1,8 @@
 #include "common/measurement.h"
 
-#include <algorithm>
 #include <array>
+
+#include "common/stats.h"
 
 namespace tune {
 namespace {
@@ -37,14 +38,6 @@ std::optional<ErrorKind> ParseErrorKind(std::string_view name) {
   return std::nullopt;
 }
 
-double Measurement::MedianSecs() const {
-  if (round_secs.empty()) {
-    return 0;
-  }
-  std::vector<double> sorted = round_secs;
-  std::sort(sorted.begin(), sorted.end());
-  size_t mid = sorted.size() / 2;
-  return sorted.size() % 2 ? sorted[mid] : 0.5 * (sorted[mid - 1] + sorted[mid]);
-}
+double Measurement::MedianSecs() const { return Median(round_secs); }
 
 }  // namespace tune

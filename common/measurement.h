@@ -47,7 +47,7 @@ struct Measurement {
   std::string device_fingerprint;  // what ran it: CPU model, cores, library versions
 
   bool ok() const { return error == ErrorKind::kNone; }
-  /// Median of round_secs (0 when empty).
+  /// Median(round_secs) (common/stats.h; 0 when empty).
   double MedianSecs() const;
 };
 

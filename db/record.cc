@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -70,12 +69,6 @@ absl::Status CheckMeasurement(const Measurement& m) {
 }
 
 }  // namespace
-
-int64_t UnixNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string NewRecordUid() {
   // std::random_device draws from the kernel's entropy source, so uids from different

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/clock.h"  // UnixNowMs, the clock of created_at_ms and job timestamps
 #include "common/measurement.h"
 
 namespace tune {
@@ -30,7 +31,7 @@ struct Record {
   std::string llvm_version;
   std::optional<int64_t> job_id;  // local job that produced it (not exported)
   std::string worker;             // name of the worker that measured it
-  int64_t created_at_ms = 0;      // unix milliseconds; set on commit when 0
+  int64_t created_at_ms = 0;      // UnixNowMs(); set on commit when 0
 };
 
 /// Selects the successful records of one workload measured in one context: with exactly one
@@ -74,9 +75,6 @@ struct ConfigKey {
 /// config into their canonical text. Problems are InvalidArgument naming the field
 /// ("record.workload: ...") and the accepted form. The uid may be empty (assigned on commit).
 absl::Status CanonicalizeRecord(Record& record);
-
-/// The current Unix time in milliseconds (the clock of created_at_ms and job timestamps).
-int64_t UnixNowMs();
 
 /// A fresh random 128-bit uid as 32 lowercase hex digits.
 std::string NewRecordUid();

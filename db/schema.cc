@@ -1,5 +1,6 @@
 #include "db/schema.h"
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "db/record.h"

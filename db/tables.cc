@@ -1,5 +1,6 @@
 #include "db/tables.h"
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/target.h"

@@ -1,5 +1,6 @@
 // TuningLog's jobs: creation, state changes, progress, and CommitTrial (record + job counters
 // in one transaction).
+#include "common/clock.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "db/sqlite.h"

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <optional>
 
+#include "common/files.h"
+#include "common/status.h"
 #include "common/strings.h"
 
 namespace tune::rpc {
@@ -28,30 +30,6 @@ absl::Status MakeDirs(const std::string& dir) {
     }
   }
   return absl::OkStatus();
-}
-
-// Whole contents of `path`, or nullopt if it cannot be read.
-std::optional<std::string> ReadFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return std::nullopt;
-  }
-  std::string data;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      close(fd);
-      if (n < 0) {
-        return std::nullopt;
-      }
-      return data;
-    }
-    data.append(buffer, static_cast<size_t>(n));
-  }
 }
 
 std::string_view Suffix(CodeFormat format) {
@@ -118,39 +96,11 @@ absl::StatusOr<std::string> ArtifactCache::Store(std::string_view hash, CodeForm
         StrCat("the code received for artifact ", hash, " hashes to ", actual, "; not stored"));
   }
   std::string path = PathOf(hash, format);
-  if (std::optional<std::string> existing = ReadFile(path); existing && *existing == code) {
+  if (absl::StatusOr<std::string> existing = ReadFile(path); existing.ok() && *existing == code) {
     return path;
   }
-  static std::atomic<uint64_t> counter{0};
-  std::string temp = StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
-  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-  if (fd < 0) {
-    return absl::InternalError(StrCat("cannot create ", temp, ": ", std::strerror(errno)));
-  }
-  size_t done = 0;
-  while (done < code.size()) {
-    ssize_t n = write(fd, code.data() + done, code.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      std::string why = std::strerror(errno);
-      close(fd);
-      unlink(temp.c_str());
-      return absl::InternalError(StrCat("cannot write ", temp, ": ", why));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0) {
-    std::string why = std::strerror(errno);
-    unlink(temp.c_str());
-    return absl::InternalError(StrCat("cannot write ", temp, ": ", why));
-  }
-  if (rename(temp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    unlink(temp.c_str());
-    return absl::InternalError(StrCat("cannot rename ", temp, " to ", path, ": ", why));
-  }
+  // Atomic, so that workers sharing the directory never load half a file.
+  RETURN_IF_ERROR(WriteFileAtomically(path, code, 0700));
   return path;
 }
 

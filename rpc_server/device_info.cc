@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "common/host.h"
 #include "common/strings.h"
 #include "common/target.h"
 #include "common/version.h"
@@ -102,14 +103,6 @@ v1::Capabilities HostCpuCapabilities(int threads, int capacity,
   caps.set_cpu_name(cpu.name);
   caps.set_device_fingerprint(DeviceFingerprint(cpu, threads, preloaded));
   return caps;
-}
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') {
-    return "unknown";
-  }
-  return name;
 }
 
 }  // namespace tune::rpc

@@ -31,7 +31,4 @@ std::string DeviceFingerprint(const HostCpu& cpu, int threads,
 v1::Capabilities HostCpuCapabilities(int threads, int capacity,
                                      const std::vector<PreloadedLibrary>& preloaded);
 
-/// This machine's host name ("unknown" if it cannot be read).
-std::string HostName();
-
 }  // namespace tune::rpc

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/host.h"
 #include "common/host_cpu.h"
 #include "common/logging.h"
 #include "common/strings.h"
@@ -92,7 +93,7 @@ int Serve(int argc, char** argv) {
 
   WorkerOptions options;
   options.daemon_address = daemon;
-  options.registration.set_name(name.empty() ? StrCat(tune::rpc::HostName(), "-", getpid()) : name);
+  options.registration.set_name(name.empty() ? StrCat(tune::HostName(), "-", getpid()) : name);
   options.registration.set_device_key(tune::rpc::HostCpuDeviceKey());
   *options.registration.mutable_capabilities() =
       tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
@@ -122,8 +123,8 @@ int Serve(int argc, char** argv) {
     (*worker)->Shutdown();
   });
   tune::Logger("worker")->info("tune-server {} on {}, {} preloaded, serving {}",
-                               tune::rpc::HostCpuDeviceKey(), tune::rpc::HostName(),
-                               preloaded->size(), daemon);
+                               tune::rpc::HostCpuDeviceKey(), tune::HostName(), preloaded->size(),
+                               daemon);
   absl::Status served = (*worker)->Run();
   // Run only returns after Shutdown, which came from the signal thread.
   signal_thread.join();

@@ -11,7 +11,7 @@
 #include "common/reference.h"
 #include "common/strings.h"
 #include "proto/convert.h"
-#include "rpc_server/framing.h"
+#include "proto/framing.h"
 #include "rpc_server/preload.h"
 
 namespace tune::rpc {

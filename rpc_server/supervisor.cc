@@ -2,29 +2,25 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "common/artifact_hash.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "common/subprocess.h"
 #include "common/target.h"
 #include "common/workload.h"
 #include "proto/convert.h"
-#include "rpc_server/framing.h"
+#include "proto/framing.h"
 #include "rpc_server/measure_child.h"
 #include "rpc_server/preload.h"
 #include "tune/v1/measure_child.pb.h"
-
-extern char** environ;
 
 namespace tune::rpc {
 namespace {
@@ -36,43 +32,6 @@ v1::Measurement Failure(v1::ErrorKind kind, std::string message) {
   m.set_error_kind(kind);
   m.set_message(std::move(message));
   return m;
-}
-
-std::string DescribeSignal(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  const char* text = strsignal(sig);
-  std::string name = abbrev != nullptr ? StrCat("SIG", abbrev) : StrCat("signal ", sig);
-  return text != nullptr ? StrCat(name, " (", text, ")") : name;
-}
-
-std::string DescribeWaitStatus(int status) {
-  if (WIFSIGNALED(status)) {
-    return DescribeSignal(WTERMSIG(status));
-  }
-  if (WIFEXITED(status)) {
-    return StrCat("exited with status ", WEXITSTATUS(status));
-  }
-  return StrCat("ended with wait status ", status);
-}
-
-// The child's environment: ours, with `overrides` ("NAME=value") replacing or adding entries.
-std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    std::string_view name = entry.substr(0, entry.find('='));
-    bool replaced = false;
-    for (const std::string& o : overrides) {
-      if (std::string_view(o).substr(0, o.find('=')) == name) {
-        replaced = true;
-      }
-    }
-    if (!replaced) {
-      env.emplace_back(entry);
-    }
-  }
-  env.insert(env.end(), overrides.begin(), overrides.end());
-  return env;
 }
 
 // Checks what the worker can decide without the child. Returns the failure, if any.
@@ -142,16 +101,10 @@ MeasureSupervisor::~MeasureSupervisor() {
     // Closing its input ends the child's loop; give it a moment, then make sure.
     close(child_->to_child);
     child_->to_child = -1;
-    for (int i = 0; i < 50; ++i) {
-      int status = 0;
-      if (waitpid(child_->pid, &status, WNOHANG) == child_->pid) {
-        CloseChildFds();
-        child_.reset();
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (child_) {
+    if (ReapWithin(child_->pid, std::chrono::milliseconds(500))) {
+      CloseChildFds();
+      child_.reset();
+    } else {
       KillChild();
     }
   }
@@ -169,11 +122,8 @@ void MeasureSupervisor::CloseChildFds() {
 }
 
 std::string MeasureSupervisor::KillChild() {
-  kill(-child_->pid, SIGKILL);  // the child leads its own process group
-  kill(child_->pid, SIGKILL);
-  int status = 0;
-  while (waitpid(child_->pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  KillProcessGroup(child_->pid, SIGKILL);  // the child leads its own process group
+  int status = Reap(child_->pid);
   CloseChildFds();
   child_.reset();
   return DescribeWaitStatus(status);
@@ -181,16 +131,11 @@ std::string MeasureSupervisor::KillChild() {
 
 std::string MeasureSupervisor::ReapChild() {
   // The reply pipe closed: the child is dying. Allow it a second before forcing the matter.
-  for (int i = 0; i < 100; ++i) {
-    int status = 0;
-    pid_t r = waitpid(child_->pid, &status, WNOHANG);
-    if (r == child_->pid) {
-      kill(-child_->pid, SIGKILL);  // anything the kernel left behind in its group
-      CloseChildFds();
-      child_.reset();
-      return DescribeWaitStatus(status);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (std::optional<int> status = ReapWithin(child_->pid, std::chrono::seconds(1))) {
+    KillProcessGroup(child_->pid, SIGKILL);  // anything the kernel left behind in its group
+    CloseChildFds();
+    child_.reset();
+    return DescribeWaitStatus(*status);
   }
   return StrCat("closed its reply pipe and was killed (", KillChild(), ")");
 }
@@ -205,57 +150,23 @@ absl::Status MeasureSupervisor::SpawnChild() {
     close(req[1]);
     return absl::InternalError(StrCat("pipe: ", strerror(errno)));
   }
-  // Move the child's ends above its fixed descriptors so that the dup2s cannot collide.
-  int child_in = fcntl(req[0], F_DUPFD_CLOEXEC, 10);
-  int child_out = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
+  SpawnOptions spawn;
+  spawn.argv = {options_.child_executable, kMeasureChildFlag};
+  spawn.env = options_.child_env;
+  spawn.fds = {{req[0], kChildRequestFd}, {rep[1], kChildReplyFd}};
+  spawn.stdout_to_stderr = true;   // whatever a kernel or library prints must not reach our stdout
+  spawn.new_process_group = true;  // a terminal's Ctrl-C reaches the worker, not the child
+  spawn.default_signals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP};
+  spawn.close_other_fds = true;  // the child has 0-4 open, nothing else of ours
+  absl::StatusOr<pid_t> pid = Spawn(spawn);
   close(req[0]);
   close(rep[1]);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, child_in, kChildRequestFd);
-  posix_spawn_file_actions_adddup2(&actions, child_out, kChildReplyFd);
-  // Whatever a kernel or library prints must not reach our stdout.
-  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  posix_spawn_file_actions_addclosefrom_np(&actions, kChildReplyFd + 1);
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) {
-    sigaddset(&defaults, sig);
-  }
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // a terminal's Ctrl-C reaches the worker, not the child
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-
-  std::vector<std::string> env = ChildEnvironment(options_.child_env);
-  std::vector<char*> envp;
-  for (std::string& e : env) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
-  std::string exe = options_.child_executable;
-  std::string flag = kMeasureChildFlag;
-  char* argv[] = {exe.data(), flag.data(), nullptr};
-
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  close(child_in);
-  close(child_out);
-  if (rc != 0) {
+  if (!pid.ok()) {
     close(req[1]);
     close(rep[0]);
-    return absl::UnavailableError(
-        StrCat("cannot start measurement process ", exe, ": ", std::strerror(rc)));
+    return absl::UnavailableError(StrCat("measurement process: ", pid.status().message()));
   }
-  child_ = Child{pid, req[1], rep[0]};
+  child_ = Child{*pid, req[1], rep[0]};
   ++children_started_;
 
   v1::MeasureChildRequest setup;
@@ -294,7 +205,7 @@ absl::Status MeasureSupervisor::SpawnChild() {
     return absl::UnavailableError(
         StrCat("measurement process could not preload: ", ready.ready().error()));
   }
-  Logger("worker")->debug("measurement process {} started", pid);
+  Logger("worker")->debug("measurement process {} started", *pid);
   return absl::OkStatus();
 }
 

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <random>
 
+#include "common/clock.h"
 #include "common/logging.h"
+#include "common/stats.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "grpcpp/channel.h"
@@ -21,20 +23,12 @@ constexpr int kDefaultHeartbeatMs = 1000;
 // Artifacts travel inside MeasureRequest; allow far more than gRPC's 4 MiB default.
 constexpr int kMaxMessageBytes = 256 << 20;
 
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string Summary(const v1::Measurement& m) {
   if (m.error_kind() != v1::ERROR_KIND_NONE) {
     return StrCat(v1::ErrorKind_Name(m.error_kind()), ": ", m.message());
   }
   std::vector<double> secs(m.round_secs().begin(), m.round_secs().end());
-  std::sort(secs.begin(), secs.end());
-  double median = secs.empty() ? 0 : secs[secs.size() / 2];
-  return fmt::format("{:.4g} s per call ({} rounds of {})", median, secs.size(), m.number());
+  return fmt::format("{:.4g} s per call ({} rounds of {})", Median(secs), secs.size(), m.number());
 }
 
 }  // namespace
@@ -370,7 +364,7 @@ void Worker::HeartbeatLoop(std::shared_ptr<Session> session, std::chrono::millis
         }
       }
     }
-    beat.mutable_heartbeat()->set_worker_time_ms(NowUnixMs());
+    beat.mutable_heartbeat()->set_worker_time_ms(UnixNowMs());
     beat.mutable_heartbeat()->set_trials_done(session->trials_done.load());
     if (!session->Send(beat)) {
       return;

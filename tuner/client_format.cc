@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "common/measurement.h"
+#include "common/stats.h"
 #include "common/strings.h"
 #include "common/workload.h"
 
@@ -37,13 +38,7 @@ std::string WorkerStateText(v1::WorkerState state) {
 }
 
 double Median(const v1::Measurement& m) {
-  std::vector<double> secs(m.round_secs().begin(), m.round_secs().end());
-  if (secs.empty()) {
-    return 0;
-  }
-  std::sort(secs.begin(), secs.end());
-  size_t n = secs.size();
-  return n % 2 == 1 ? secs[n / 2] : (secs[n / 2 - 1] + secs[n / 2]) / 2;
+  return tune::Median(std::vector<double>(m.round_secs().begin(), m.round_secs().end()));
 }
 
 std::string ErrorKindText(v1::ErrorKind kind) {

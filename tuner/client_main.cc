@@ -15,13 +15,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "common/files.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "db/record_json.h"
@@ -318,31 +318,23 @@ int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& requ
 
 int Export(TunerClient& client, const Globals& g, const v1::ExportRecordsRequest& request,
            const std::string& out_path) {
-  const std::string tmp = StrCat(out_path, ".tmp.", getpid());
-  std::ofstream out(tmp, std::ios::trunc);
-  if (!out) {
-    fmt::print(stderr, "tune-client: cannot write {}\n", out_path);
-    return kExitError;
-  }
+  // The whole export is written at once, so a failure leaves no partial file behind.
+  std::string lines;
   int64_t count = 0;
   absl::Status s = client.ExportRecords(
       request,
       [&](const v1::Record& proto) -> absl::Status {
         ASSIGN_OR_RETURN(Record record, RecordFromProto(proto));
-        out << RecordToJsonLine(record) << '\n';
+        StrAppend(&lines, RecordToJsonLine(record), "\n");
         ++count;
-        return out ? absl::OkStatus() : absl::UnavailableError(StrCat("cannot write ", out_path));
+        return absl::OkStatus();
       },
       milliseconds(std::chrono::hours(1)));
-  out.close();
-  std::error_code ec;
-  if (!s.ok() || !out) {
-    std::filesystem::remove(tmp, ec);
-    return Report(s.ok() ? absl::UnavailableError(StrCat("cannot write ", out_path)) : s, g);
+  if (!s.ok()) {
+    return Report(s, g);
   }
-  std::filesystem::rename(tmp, out_path, ec);
-  if (ec) {
-    fmt::print(stderr, "tune-client: cannot write {}: {}\n", out_path, ec.message());
+  if (absl::Status written = WriteFileAtomically(out_path, lines); !written.ok()) {
+    fmt::print(stderr, "tune-client: {}\n", written.message());
     return kExitError;
   }
   if (g.json) {

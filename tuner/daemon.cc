@@ -3,9 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 
+#include "common/files.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -32,18 +31,9 @@ std::string DialHost(const std::string& listen) {
 }
 
 absl::Status WritePortFile(const std::string& path, int port) {
-  std::string tmp = StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << port << '\n';
-    out.close();
-    if (!out) {
-      return absl::UnavailableError(StrCat("cannot write the port file ", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::UnavailableError(StrCat("cannot write the port file ", path));
+  absl::Status written = WriteFileAtomically(path, StrCat(port, "\n"));
+  if (!written.ok()) {
+    return absl::UnavailableError(StrCat("the port file: ", written.message()));
   }
   return absl::OkStatus();
 }

@@ -1,15 +1,15 @@
 #include "tuner/local_workers.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 
+#include "common/host.h"
 #include "common/logging.h"
 #include "common/strings.h"
+#include "common/subprocess.h"
 
 namespace tune::tuner {
 namespace {
@@ -23,25 +23,6 @@ constexpr auto kMaxRestartDelay = std::chrono::seconds(10);
 // A worker that ran this long before dying is restarted after the first delay again.
 constexpr auto kHealthyRun = std::chrono::seconds(30);
 constexpr auto kStopGrace = std::chrono::seconds(3);
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) {
-    return "localhost";
-  }
-  return name;
-}
-
-std::string DescribeExit(int status) {
-  if (WIFEXITED(status)) {
-    return StrCat("exited with status ", WEXITSTATUS(status));
-  }
-  if (WIFSIGNALED(status)) {
-    const char* name = sigabbrev_np(WTERMSIG(status));
-    return StrCat("killed by SIG", name == nullptr ? std::to_string(WTERMSIG(status)) : name);
-  }
-  return "stopped";
-}
 
 }  // namespace
 
@@ -103,42 +84,26 @@ std::vector<pid_t> LocalWorkers::Pids() const {
 }
 
 pid_t LocalWorkers::Spawn(int index) {
-  std::vector<std::string> args = {options_.binary,
-                                   "--daemon",
-                                   options_.daemon_address,
-                                   "--device",
-                                   "cpu",
-                                   "--name",
-                                   StrCat(HostName(), "-local-", index)};
+  SpawnOptions spawn;
+  spawn.argv = {options_.binary,
+                "--daemon",
+                options_.daemon_address,
+                "--device",
+                "cpu",
+                "--name",
+                StrCat(HostName(), "-local-", index)};
   if (!options_.log_level.empty()) {
-    args.push_back("--log-level");
-    args.push_back(options_.log_level);
+    spawn.argv.push_back("--log-level");
+    spawn.argv.push_back(options_.log_level);
   }
-  std::vector<char*> argv;
-  for (std::string& a : args) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) {
-      _exit(127);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (pid < 0) {
-    Logger("daemon")->error("cannot start local worker {}: fork failed", index);
+  spawn.parent_death_signal = SIGTERM;  // no worker outlives a killed daemon
+  absl::StatusOr<pid_t> pid = tune::Spawn(spawn);
+  if (!pid.ok()) {
+    Logger("daemon")->error("cannot start local worker {}: {}", index, pid.status().message());
     return -1;
   }
-  Logger("daemon")->info("started local worker {} (pid {})", index, pid);
-  return pid;
+  Logger("daemon")->info("started local worker {} (pid {})", index, *pid);
+  return *pid;
 }
 
 void LocalWorkers::Supervise() {
@@ -150,8 +115,8 @@ void LocalWorkers::Supervise() {
     const Clock::time_point now = Clock::now();
     for (int i = 0; i < n; ++i) {
       if (pids_[i] > 0) {
-        int status = 0;
-        if (waitpid(pids_[i], &status, WNOHANG) != pids_[i]) {
+        std::optional<int> status = TryReap(pids_[i]);
+        if (!status) {
           continue;
         }
         bool healthy = now - started[i] > kHealthyRun;
@@ -159,7 +124,8 @@ void LocalWorkers::Supervise() {
           delay[i] = kFirstRestartDelay;
         }
         Logger("daemon")->warn(
-            "local worker {} (pid {}) {}; restarting in {} ms", i, pids_[i], DescribeExit(status),
+            "local worker {} (pid {}) {}; restarting in {} ms", i, pids_[i],
+            DescribeWaitStatus(*status),
             std::chrono::duration_cast<std::chrono::milliseconds>(delay[i]).count());
         pids_[i] = -1;
         restart_at[i] = now + delay[i];
@@ -188,7 +154,7 @@ void LocalWorkers::Supervise() {
       if (pid <= 0) {
         continue;
       }
-      if (waitpid(pid, nullptr, WNOHANG) == pid) {
+      if (TryReap(pid)) {
         pid = -1;
       } else {
         alive = true;
@@ -203,7 +169,7 @@ void LocalWorkers::Supervise() {
           continue;
         }
         kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
+        Reap(pid);
         pid = -1;
       }
       break;

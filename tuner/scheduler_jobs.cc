@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -15,12 +16,6 @@ namespace {
 constexpr int kDefaultListLimit = 100;
 // How often a watcher checks whether its client went away.
 constexpr auto kWatchPoll = std::chrono::milliseconds(200);
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 absl::Status UnknownJob(uint64_t id) {
   return absl::NotFoundError(StrCat("job ", id, " does not exist"));
@@ -88,7 +83,7 @@ v1::JobEvent EventOf(const v1::Job& job, double eta_seconds, const std::string& 
   }
   event.set_eta_seconds(eta_seconds);
   event.set_last_error(last_error);
-  event.set_event_time_ms(NowMs());
+  event.set_event_time_ms(UnixNowMs());
   return event;
 }
 

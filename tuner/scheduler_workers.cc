@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -13,12 +14,6 @@ namespace {
 
 // Workers lost since start that ListWorkers can still show.
 constexpr size_t kKeptLostWorkers = 100;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 v1::WorkerInfo Info(const WorkerEntry& worker, v1::WorkerState state) {
   v1::WorkerInfo info;
@@ -89,7 +84,7 @@ absl::StatusOr<std::string> Scheduler::AddWorker(const v1::Register& reg, std::s
   worker->channel = std::move(channel);
   worker->capacity = std::max(1, reg.capabilities().capacity());
   worker->last_seen = Clock::now();
-  worker->connected_at_ms = NowMs();
+  worker->connected_at_ms = UnixNowMs();
   worker->last_heartbeat_ms = worker->connected_at_ms;
 
   v1::DaemonMessage registered;
@@ -118,7 +113,7 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& h
     WorkerEntry& worker = *it->second;
     const Clock::time_point now = Clock::now();
     worker.last_seen = now;
-    worker.last_heartbeat_ms = NowMs();
+    worker.last_heartbeat_ms = UnixNowMs();
     // A trial the worker should hold but does not list in two heartbeats in a row, long after
     // it was sent, was lost on the way (results always precede the next heartbeat).
     const auto grace =
@@ -157,7 +152,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
     }
     WorkerEntry& worker = *w->second;
     worker.last_seen = Clock::now();
-    worker.last_heartbeat_ms = NowMs();
+    worker.last_heartbeat_ms = UnixNowMs();
     auto it = trials_.find(result.trial_id());
     if (it == trials_.end() || it->second.stage != TrialStage::kInFlight ||
         it->second.worker_id != worker_id) {

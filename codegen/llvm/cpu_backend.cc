@@ -6,6 +6,7 @@
 #include <set>
 
 #include "codegen/llvm/codegen_cpu.h"
+#include "common/host_cpu.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
@@ -43,6 +44,12 @@ struct ResolvedCpu {
   std::string features;  // "+avx2,+fma,-avx512f,..." for the host; empty for a named CPU
 };
 
+// "native" is named by common/host_cpu.h (CPUID), the single source of truth for the host CPU's
+// name: a worker's device key, a resolved `-mcpu=native` target and the code generated for
+// "native" then name the same CPU even where LLVM's own detection would differ (the test
+// CpuBackendTest.HostCpuNameAgreesWithCommonHostCpu checks that they agree on known models).
+// LLVM supplies only the feature flags, which it needs in its own spelling and which also
+// reflect what the OS enables (e.g. AVX-512 state).
 ResolvedCpu ResolveCpu(const std::string& cpu) {
   if (cpu != "native" && !cpu.empty()) {
     return {cpu, ""};
@@ -52,7 +59,7 @@ ResolvedCpu ResolveCpu(const std::string& cpu) {
     features.push_back(StrCat(entry.second ? "+" : "-", entry.first().str()));
   }
   std::sort(features.begin(), features.end());
-  return {llvm::sys::getHostCPUName().str(), Join(features, ",")};
+  return {GetHostCpu().name, Join(features, ",")};
 }
 
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(

@@ -16,7 +16,7 @@ namespace tune {
 
 struct CpuCodegenOptions {
   std::string cpu = "native";  // LLVM -mcpu name; "native" resolves to the host
-                               //   (llvm::sys::getHostCPUName + host features)
+                               //   (GetHostCpu().name + LLVM's host feature list)
   int threads = 1;             // parallel loops use up to this many threads; 1 = run serially
   int opt_level = 3;           // 0..3
 };
@@ -34,16 +34,24 @@ absl::StatusOr<std::string> EmitCpuObject(const std::vector<ir::LoweredFunc>& fu
 absl::StatusOr<std::string> EmitCpuAssembly(const std::vector<ir::LoweredFunc>& funcs,
                                             const CpuCodegenOptions& options);
 
+/// The OpenMP runtime that parallel kernels (threads > 1) need at run time.
+inline constexpr char kOpenMpRuntime[] = "libgomp.so.1";
+
 /// Links relocatable objects into a shared library at `out_path` with ld.lld-19 (found next to
-/// the LLVM install, /usr/lib/llvm-19/bin/ld.lld, or `ld.lld-19` on PATH), adding `-lgomp` and a
-/// DT_NEEDED on libgomp.so.1 when the objects use the OpenMP runtime, and the given extra
-/// libraries (`name` -> -lname; a path or an option starting with '-' is passed as is). Errors
-/// (linker missing, unreadable object, link failure with its stderr) are a Status.
+/// the LLVM install, /usr/lib/llvm-19/bin/ld.lld, or `ld.lld-19` on PATH), and the given extra
+/// libraries (`name` -> -lname; a path or an option starting with '-' is passed as is). This is
+/// the one place that decides whether a kernel needs the OpenMP runtime: exactly when an object
+/// has an undefined GOMP_* / omp_* symbol, the library gets DT_NEEDED kOpenMpRuntime (and
+/// -z nodelete), and `runtime_libs` (optional) receives {kOpenMpRuntime}; otherwise it is
+/// cleared. Errors (linker missing, unreadable object, link failure with its stderr) are a
+/// Status, and leave `runtime_libs` unspecified.
 absl::Status LinkSharedObject(const std::vector<std::string>& object_files,
                               const std::vector<std::string>& extra_libs,
-                              const std::string& out_path);
+                              const std::string& out_path,
+                              std::vector<std::string>* runtime_libs = nullptr);
 
-/// The host CPU as LLVM names it (for tests that check common/host_cpu.h agrees).
+/// The host CPU as LLVM's own detection names it. Codegen does not use it (the name of
+/// `-mcpu=native` comes from common/host_cpu.h); tests use it to check that both agree.
 std::string LlvmHostCpuName();
 
 }  // namespace tune

@@ -1,9 +1,8 @@
 // LinkSharedObject: relocatable objects -> shared library, with ld.lld.
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "codegen/llvm/cpu_backend.h"
+#include "common/files.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "llvm/ADT/StringRef.h"
@@ -61,18 +60,11 @@ absl::StatusOr<bool> UsesOpenMp(const std::string& path) {
   return false;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 absl::Status LinkSharedObject(const std::vector<std::string>& object_files,
                               const std::vector<std::string>& extra_libs,
-                              const std::string& out_path) {
+                              const std::string& out_path, std::vector<std::string>* runtime_libs) {
   if (object_files.empty()) {
     return absl::InvalidArgumentError("LinkSharedObject: no object files");
   }
@@ -90,7 +82,7 @@ absl::Status LinkSharedObject(const std::vector<std::string>& object_files,
     args.push_back(StrCat("-L", dir));
   }
   if (openmp) {
-    args.push_back("-l:libgomp.so.1");  // DT_NEEDED libgomp.so.1 (no -dev symlink needed)
+    args.push_back(StrCat("-l:", kOpenMpRuntime));  // DT_NEEDED libgomp.so.1 (no -dev symlink)
     // libgomp keeps its worker threads alive between parallel regions and cannot be unloaded
     // under them: dlclose() of the last library needing it would crash the process. Marking
     // the kernel library NODELETE keeps it, and so libgomp, loaded until the process exits.
@@ -112,12 +104,18 @@ absl::Status LinkSharedObject(const std::vector<std::string>& object_files,
                                                 llvm::StringRef(log_path)};
   std::string exec_error;
   int rc = llvm::sys::ExecuteAndWait(linker, arg_refs, std::nullopt, redirects, 0, 0, &exec_error);
-  std::string log = ReadFile(std::string(log_path));
+  std::string log = ReadFile(std::string(log_path)).value_or("");
   llvm::sys::fs::remove(log_path);
   if (rc != 0) {
     return absl::InternalError(StrCat("linking ", out_path, " failed (", linker, " exit ", rc,
                                       exec_error.empty() ? "" : StrCat(", ", exec_error),
                                       "): ", log));
+  }
+  if (runtime_libs != nullptr) {
+    runtime_libs->clear();
+    if (openmp) {
+      runtime_libs->push_back(kOpenMpRuntime);
+    }
   }
   return absl::OkStatus();
 }

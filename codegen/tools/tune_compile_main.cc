@@ -10,7 +10,6 @@
 // target, unsupported target kind, bad names).
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "CLI/CLI.hpp"
 #include "codegen/compiler.h"
 #include "codegen/tools/tuning_log_lookup.h"
+#include "common/files.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -147,11 +147,8 @@ int Run(const Flags& flags) {
                ConfigToString(k.choice.config), k.origin);
   }
   if (!flags.emit_llvm.empty()) {
-    std::ofstream out(flags.emit_llvm, std::ios::trunc);
-    out << result->llvm_ir;
-    out.close();
-    if (!out) {
-      Fail(StrCat("--emit-llvm: cannot write ", flags.emit_llvm));
+    if (absl::Status s = WriteFileAtomically(flags.emit_llvm, result->llvm_ir); !s.ok()) {
+      Fail(StrCat("--emit-llvm: ", s.message()));
       return kExitFailure;
     }
   }

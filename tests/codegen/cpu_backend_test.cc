@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/lower.h"
+#include "common/files.h"
 #include "common/host_cpu.h"
 #include "gtest/gtest.h"
 
@@ -48,19 +49,6 @@ using ir::Stmt;
 using ir::Store;
 using ir::Type;
 using ir::Var;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tune-codegen-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 class SharedObject {
  public:
@@ -114,10 +102,7 @@ using Kernel1 = int32_t(float*);
 using Kernel2 = int32_t(float*, float*);
 using Kernel3 = int32_t(float*, float*, float*);
 
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+std::string ReadBytes(const std::string& path) { return ReadFile(path).value_or(""); }
 
 std::vector<float> Iota(int64_t n, float scale) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -155,7 +140,7 @@ void CheckAxpy(const SharedObject& so, int64_t n) {
 }
 
 TEST(CpuBackendTest, AxpyWithOddSizeMatchesLoopSerially) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   std::string llvm_ir;
   auto so = Build({Axpy(1001)}, {.cpu = "native", .threads = 1}, dir, "axpy", &llvm_ir);
   ASSERT_TRUE(so.ok()) << so.status();
@@ -165,7 +150,7 @@ TEST(CpuBackendTest, AxpyWithOddSizeMatchesLoopSerially) {
 }
 
 TEST(CpuBackendTest, ParallelLoopWithFourThreadsUsesLibgompAndMatchesLoop) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   std::string llvm_ir;
   // 13 parallel iterations: not a multiple of the thread count.
   auto so = Build({Axpy(13 * 64 + 5)}, {.cpu = "native", .threads = 4}, dir, "axpy4", &llvm_ir);
@@ -216,7 +201,7 @@ TEST(CpuBackendTest, MatmulWithStackAccumulatorMatchesLoop) {
     }
   }
   for (int threads : {1, 3}) {
-    TempDir dir;
+    TempDir dir = TempDir::Create().value();
     auto so = Build({f}, {.cpu = "native", .threads = threads}, dir, "matmul");
     ASSERT_TRUE(so.ok()) << so.status();
     auto* kernel = (*so)->Get<Kernel3>("matmul");
@@ -244,7 +229,7 @@ TEST(CpuBackendTest, IntegerDivisionAndModuloFloorInScalarAndVectorCode) {
       }
     }
   }
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   auto so = Build({LoweredFunc{"divmod", {out}, Block::Make(stmts)}}, {}, dir, "divmod");
   ASSERT_TRUE(so.ok()) << so.status();
   std::vector<float> got(static_cast<size_t>(slot) * 64, 0.0f);
@@ -278,7 +263,7 @@ TEST(CpuBackendTest, GatherSelectMinMaxAndIfMatchLoop) {
   Stmt body =
       Block::Make({For::Make(i, 0, 16, LoopKind::kVectorized, Store::Make(out, i, value)),
                    ir::IfThenElse::Make(x(0) > 0.0f, Store::Make(out, 0, out(0) + 100.0f))});
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   std::string llvm_ir;
   auto so = Build({LoweredFunc{"gather", {x, out}, body}}, {}, dir, "gather", &llvm_ir);
   ASSERT_TRUE(so.ok()) << so.status();
@@ -300,7 +285,7 @@ TEST(CpuBackendTest, LoopCarriedDependenceStaysCorrectWhenVectorizationFallsBack
   Buffer a("a");
   Var i("i");
   Stmt body = For::Make(i, 0, 16, LoopKind::kVectorized, Store::Make(a, i + 1, a(i) * 2.0f));
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   auto so = Build({LoweredFunc{"carried", {a}, body}}, {}, dir, "carried");
   ASSERT_TRUE(so.ok()) << so.status();
   std::vector<float> got(17, 0.0f);
@@ -321,7 +306,7 @@ TEST(CpuBackendTest, LargeAllocationUsesHeapAndIsCorrect) {
                              Store::Make(tmp, i, Cast::Make(Type::Float32(), i % 7))),
                    Store::Make(out, 0, 0.0f),
                    For::Make(i, 0, n, LoopKind::kSerial, Store::Make(out, 0, out(0) + tmp(i)))}));
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   std::string llvm_ir;
   auto so = Build({LoweredFunc{"big", {out}, body}}, {}, dir, "big", &llvm_ir);
   ASSERT_TRUE(so.ok()) << so.status();
@@ -341,7 +326,7 @@ TEST(CpuBackendTest, CallExternReachesFunctionExportedByTheProcess) {
   Expr call = CallExtern::Make(Type::Int32(), "tune_test_scale",
                                {ir::AddressOf::Make(out, 4), Expr(int64_t{8}), Expr(2.0f)});
   Stmt body = Store::Make(out, 0, Cast::Make(Type::Float32(), call));
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   auto so = Build({LoweredFunc{"scale", {out}, body}}, {}, dir, "scale");
   ASSERT_TRUE(so.ok()) << so.status();
   std::vector<float> got = Iota(16, 1.0f), want = got;
@@ -360,7 +345,7 @@ TEST(CpuBackendTest, CallExternReachesPreloadedLibraryBuiltWithTheSamePath) {
   Var i("i");
   LoweredFunc fill{
       "tune_fill7", {p}, For::Make(i, 0, 8, LoopKind::kVectorized, Store::Make(p, i, 7.0f))};
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   auto library = Build({fill}, {}, dir, "libfill", nullptr, RTLD_NOW | RTLD_GLOBAL);
   ASSERT_TRUE(library.ok()) << library.status();
   Stmt body =
@@ -386,7 +371,7 @@ TEST(CpuBackendTest, ExtraLibraryIsLinkedAndCalled) {
   ASSERT_TRUE(lowered.ok());
   absl::StatusOr<std::string> object = EmitCpuObject({*lowered}, {});
   ASSERT_TRUE(object.ok()) << object.status();
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   std::ofstream(dir.File("dot.o"), std::ios::binary) << *object;
   absl::Status linked = LinkSharedObject({dir.File("dot.o")}, {"openblas"}, dir.File("dot.so"));
   ASSERT_TRUE(linked.ok()) << linked;
@@ -430,7 +415,7 @@ TEST_P(CpuBackendIsaTest, EmitsVectorFmaOfTheTargetWidthAndRunsWhereSupported) {
   if (!GetHostCpu().HasFeature(c.feature) || !GetHostCpu().HasFeature("fma")) {
     GTEST_SKIP() << "host lacks " << c.feature << "; code emitted but not run";
   }
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   auto so = Build({f}, options, dir, "isa");
   ASSERT_TRUE(so.ok()) << so.status();
   CheckAxpy(**so, 515);
@@ -513,7 +498,7 @@ TEST(CpuBackendTest, LinkFailureReportsLinkerOutput) {
   absl::StatusOr<std::string> object =
       EmitCpuObject({LoweredFunc{"k", {out}, Store::Make(out, 0, 1.0f)}}, {});
   ASSERT_TRUE(object.ok());
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   std::string path = dir.File("k.o");
   std::ofstream(path, std::ios::binary) << *object;
   absl::Status status = LinkSharedObject({path}, {"tune_no_such_library"}, dir.File("k.so"));

@@ -15,10 +15,10 @@ namespace {
 
 using testing::OpenLog;
 using testing::SampleRecord;
-using testing::TempDir;
+using tune::TempDir;
 
 TEST(DurabilityTest, CommitsSurviveSigkillRightAfterTheyReturn) {
-  TempDir dir;
+  TempDir dir = TempDir::Create("tune-db-test-").value();
   std::string path = dir.File("tuning.db");
   int64_t job_id;
   {

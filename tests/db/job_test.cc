@@ -17,7 +17,7 @@ using testing::kGemm;
 using testing::kTarget;
 using testing::OpenLog;
 using testing::SampleRecord;
-using testing::TempDir;
+using tune::TempDir;
 
 JobSpec SampleSpec(int priority = 0) {
   JobSpec spec;
@@ -37,7 +37,7 @@ JobSpec SampleSpec(int priority = 0) {
 
 class JobTest : public ::testing::Test {
  protected:
-  TempDir dir_;
+  TempDir dir_ = TempDir::Create("tune-db-test-").value();
   std::unique_ptr<TuningLog> log_ = OpenLog(dir_.File("tuning.db"));
 };
 

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 using testing::OpenLog;
 using testing::SampleRecord;
 using ::testing::StartsWith;
-using testing::TempDir;
+using tune::TempDir;
 
 std::string Export(TuningLog& log, const RecordFilter& filter = {}) {
   std::ostringstream out;
@@ -46,7 +46,7 @@ void Fill(TuningLog& log, int first, int count) {
 
 class JsonlTest : public ::testing::Test {
  protected:
-  TempDir dir_;
+  TempDir dir_ = TempDir::Create("tune-db-test-").value();
 };
 
 TEST_F(JsonlTest, LinesHaveFixedKeyOrderAndNoLocalIds) {

@@ -19,11 +19,11 @@ using testing::kGemm;
 using testing::kTarget;
 using testing::OpenLog;
 using testing::SampleRecord;
-using testing::TempDir;
+using tune::TempDir;
 
 class RecordTest : public ::testing::Test {
  protected:
-  TempDir dir_;
+  TempDir dir_ = TempDir::Create("tune-db-test-").value();
   std::unique_ptr<TuningLog> log_ = OpenLog(dir_.File("tuning.db"));
 };
 

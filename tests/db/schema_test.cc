@@ -25,7 +25,7 @@ using testing::kGemm;
 using ::testing::Not;
 using testing::OpenLog;
 using testing::SampleRecord;
-using testing::TempDir;
+using tune::TempDir;
 
 std::unique_ptr<sqlite::Connection> Raw(const std::string& path) {
   absl::StatusOr<std::unique_ptr<sqlite::Connection>> db =
@@ -57,7 +57,7 @@ std::string Plan(sqlite::Connection& db, const std::string& sql, const Args&... 
 
 class SchemaTest : public ::testing::Test {
  protected:
-  TempDir dir_;
+  TempDir dir_ = TempDir::Create("tune-db-test-").value();
   std::string path_ = dir_.File("tuning.db");
 };
 

@@ -12,7 +12,7 @@ namespace tune::sqlite {
 namespace {
 
 using ::testing::HasSubstr;
-using tune::testing::TempDir;
+using tune::TempDir;
 
 class SqliteTest : public ::testing::Test {
  protected:
@@ -28,7 +28,7 @@ class SqliteTest : public ::testing::Test {
     EXPECT_TRUE(stmt.ok() && *stmt->Step());
     return stmt->ColumnInt64(0);
   }
-  TempDir dir_;
+  TempDir dir_ = TempDir::Create("tune-db-test-").value();
   std::unique_ptr<Connection> db_;
 };
 

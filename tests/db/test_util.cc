@@ -4,21 +4,6 @@
 
 namespace tune::testing {
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "tune_db_test_XXXXXX").string();
-  char* made = mkdtemp(pattern.data());
-  if (made == nullptr) {
-    ADD_FAILURE() << "mkdtemp failed for " << pattern;
-    std::abort();
-  }
-  path_ = made;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 Record SampleRecord(const std::string& config, double secs) {
   Record r;
   r.workload = kGemm;

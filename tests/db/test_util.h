@@ -5,23 +5,12 @@
 #include <memory>
 #include <string>
 
+#include "common/files.h"  // TempDir
 #include "db/record.h"
 #include "db/tuning_log.h"
 #include "gtest/gtest.h"
 
 namespace tune::testing {
-
-/// A fresh directory under the system temp dir, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::filesystem::path& path() const { return path_; }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline constexpr char kGemm[] = "gemm:M=64,N=64,K=64";
 inline constexpr char kTarget[] = "llvm -mcpu=znver4 -threads=1";

@@ -1,94 +1,34 @@
 #include "tests/e2e/harness.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <sstream>
 #include <thread>
 
+#include "common/files.h"
 #include "common/strings.h"
+#include "common/subprocess.h"
 #include "tuner/client.h"
-
-extern char** environ;
 
 namespace tune::testing {
 namespace {
 
-namespace fs = std::filesystem;
+std::string ReadAll(const std::string& path) { return ReadFile(path).value_or(""); }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-int ExitCodeOf(int status) {
-  if (WIFEXITED(status)) {
-    return WEXITSTATUS(status);
-  }
-  if (WIFSIGNALED(status)) {
-    return 128 + WTERMSIG(status);
-  }
-  return -1;
-}
-
-// Spawns argv with stdout and stderr redirected to files.
-absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& out_path,
-                            const std::string& err_path, const std::vector<std::string>& env) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (err_path == out_path) {
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-  }
-  // Children start with no signal blocked.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) {
-    environment.emplace_back(*e);
-  }
-  for (const std::string& e : env) {
-    environment.push_back(e);
-  }
-  std::vector<char*> envp;
-  for (std::string& e : environment) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargs;
-  for (std::string& a : args) {
-    cargs.push_back(a.data());
-  }
-  cargs.push_back(nullptr);
-
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, cargs[0], &actions, &attr, cargs.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return absl::InternalError(StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
-  }
-  return pid;
+// Starts argv with stdin from /dev/null and stdout and stderr appended to files (one file when
+// the paths are equal).
+absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
+                                   const std::string& out_path, const std::string& err_path,
+                                   const std::vector<std::string>& env) {
+  SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.env = env;
+  spawn.stdin_from_dev_null = true;
+  spawn.stdout_path = out_path;
+  spawn.stderr_path = err_path;
+  return Spawn(spawn);
 }
 
 std::atomic<int> g_counter{0};
@@ -100,33 +40,12 @@ std::string Binaries::Client() { return TUNE_CLIENT_PATH; }
 std::string Binaries::Server() { return TUNE_SERVER_PATH; }
 std::string Binaries::Compile() { return TUNE_COMPILE_PATH; }
 
-TempDir::TempDir() {
-  std::error_code ec;
-  fs::path base = fs::temp_directory_path(ec);
-  if (ec) {
-    base = "/tmp";
-  }
-  std::string pattern = (base / "tune-test-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    std::abort();
-  }
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  if (getenv("TUNE_KEEP_TEST_DIRS") != nullptr) {
-    return;
-  }
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
-std::string TempDir::File(std::string_view name) const { return (fs::path(path_) / name).string(); }
+TempDir::TempDir() : dir_(tune::TempDir::Create("tune-test-").value()) {}
 
 absl::StatusOr<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,
                                                         const std::string& log_path,
                                                         const std::vector<std::string>& env) {
-  absl::StatusOr<pid_t> pid = Spawn(argv, log_path, log_path, env);
+  absl::StatusOr<pid_t> pid = StartProcess(argv, log_path, log_path, env);
   if (!pid.ok()) {
     return pid.status();
   }
@@ -148,28 +67,16 @@ void Process::Kill() {
     return;
   }
   kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  exit_code_ = ExitCodeOf(status);
+  exit_code_ = ExitCodeOf(Reap(pid_));
 }
 
 std::optional<int> Process::Wait(milliseconds timeout) {
-  if (exit_code_) {
-    return exit_code_;
-  }
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    int status = 0;
-    pid_t done = waitpid(pid_, &status, WNOHANG);
-    if (done == pid_) {
-      exit_code_ = ExitCodeOf(status);
-      return exit_code_;
+  if (!exit_code_) {
+    if (std::optional<int> status = ReapWithin(pid_, timeout)) {
+      exit_code_ = ExitCodeOf(*status);
     }
-    if (std::chrono::steady_clock::now() >= until) {
-      return std::nullopt;
-    }
-    std::this_thread::sleep_for(milliseconds(10));
   }
+  return exit_code_;
 }
 
 std::string Process::Log() const { return ReadAll(log_path_); }
@@ -179,24 +86,20 @@ CommandResult RunCommand(const std::vector<std::string>& argv, seconds timeout) 
   const std::string out = dir.File("stdout");
   const std::string err = dir.File("stderr");
   CommandResult result;
-  absl::StatusOr<pid_t> pid = Spawn(argv, out, err, {});
+  absl::StatusOr<pid_t> pid = StartProcess(argv, out, err, {});
   if (!pid.ok()) {
     result.err = std::string(pid.status().message());
     return result;
   }
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (waitpid(*pid, &status, WNOHANG) != *pid) {
-    if (std::chrono::steady_clock::now() >= until) {
-      kill(*pid, SIGKILL);
-      waitpid(*pid, &status, 0);
-      result.out = ReadAll(out);
-      result.err = ReadAll(err) + "\n[killed: timed out]";
-      return result;
-    }
-    std::this_thread::sleep_for(milliseconds(10));
+  std::optional<int> status = ReapWithin(*pid, timeout);
+  if (!status) {
+    kill(*pid, SIGKILL);
+    Reap(*pid);
+    result.out = ReadAll(out);
+    result.err = ReadAll(err) + "\n[killed: timed out]";
+    return result;
   }
-  result.exit_code = ExitCodeOf(status);
+  result.exit_code = ExitCodeOf(*status);
   result.out = ReadAll(out);
   result.err = ReadAll(err);
   return result;

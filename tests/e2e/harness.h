@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/files.h"
 #include "tune/v1/tuner.pb.h"
 
 namespace tune::testing {
@@ -29,18 +30,16 @@ struct Binaries {
   static std::string Compile();
 };
 
-/// A fresh directory under $TMPDIR, removed with its contents.
+/// A fresh directory under $TMPDIR, removed with its contents (common/files.h's TempDir,
+/// created in the constructor; a test that cannot create one aborts).
 class TempDir {
  public:
   TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string File(std::string_view name) const;
+  const std::string& path() const { return dir_.path(); }
+  std::string File(std::string_view name) const { return dir_.File(name); }
 
  private:
-  std::string path_;
+  tune::TempDir dir_;
 };
 
 /// A child process with stdout and stderr going to one log file. SIGKILLed and reaped when

@@ -3,11 +3,11 @@
 #include <sys/wait.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/files.h"
+#include "common/subprocess.h"
 #include "common/target.h"
 #include "common/version.h"
 #include "db/tuning_log.h"
@@ -23,31 +23,22 @@ using ::testing::Not;
 
 class TuneCompileCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tune-compile-cli-XXXXXX").string();
-    dir_ = mkdtemp(pattern.data());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  std::string File(const std::string& name) const { return dir_.File(name); }
 
-  std::string File(const std::string& name) const { return (dir_ / name).string(); }
-
-  static std::string Read(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  static std::string Read(const std::string& path) { return ReadFile(path).value_or(""); }
 
   // Runs tune-compile with `args`; returns the exit code and keeps stderr in err_.
   int Run(const std::vector<std::string>& args) {
-    std::string cmd = std::string("'") + TUNE_COMPILE_PATH + "'";
-    for (const std::string& a : args) {
-      cmd += " '" + a + "'";
-    }
-    cmd += " 2> '" + File("stderr.txt") + "' > /dev/null";
-    int status = std::system(cmd.c_str());
+    SpawnOptions spawn;
+    spawn.argv = {TUNE_COMPILE_PATH};
+    spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
+    spawn.stdout_path = "/dev/null";
+    spawn.stderr_path = File("stderr.txt");
+    absl::StatusOr<pid_t> pid = Spawn(spawn);
+    EXPECT_TRUE(pid.ok()) << pid.status();
+    int status = pid.ok() ? Reap(*pid) : -1;
     err_ = Read(File("stderr.txt"));
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
   std::vector<std::string> Args(const std::string& workload,
@@ -56,7 +47,7 @@ class TuneCompileCli : public ::testing::Test {
             "--out",    File("libk.so"), "--header",   File("k.h")};
   }
 
-  fs::path dir_;
+  TempDir dir_ = TempDir::Create("tune-compile-cli-").value();
   std::string err_;
 };
 

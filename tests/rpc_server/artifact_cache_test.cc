@@ -11,9 +11,8 @@ namespace {
 
 class ArtifactCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir(); }
-  void TearDown() override { testing::RemoveTree(dir_); }
-  std::string dir_;
+  TempDir tmp_ = TempDir::Create("tune-rpc-test-").value();
+  std::string dir_ = tmp_.path();
 };
 
 std::string HashOf(std::string_view code) { return ArtifactHash(CodeFormat::kSharedObject, code); }

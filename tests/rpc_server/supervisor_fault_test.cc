@@ -18,9 +18,6 @@ using testing::FixtureSupervisorOptions;
 
 class SupervisorFaultTest : public ::testing::Test {
  protected:
-  void SetUp() override { cache_dir_ = testing::MakeTempDir(); }
-  void TearDown() override { testing::RemoveTree(cache_dir_); }
-
   std::unique_ptr<MeasureSupervisor> Make(SupervisorOptions options) {
     absl::StatusOr<std::unique_ptr<MeasureSupervisor>> s = MeasureSupervisor::Create(options);
     EXPECT_TRUE(s.ok()) << s.status();
@@ -41,7 +38,8 @@ class SupervisorFaultTest : public ::testing::Test {
     EXPECT_EQ(m.round_secs_size(), 3);
   }
 
-  std::string cache_dir_;
+  TempDir dir_ = TempDir::Create("tune-rpc-test-").value();
+  std::string cache_dir_ = dir_.path();
 };
 
 TEST_F(SupervisorFaultTest, SegfaultIsRuntimeCrashNamingSigsegvAndTheNextRequestSucceeds) {

@@ -17,9 +17,6 @@ using testing::FixtureSupervisorOptions;
 
 class SupervisorTest : public ::testing::Test {
  protected:
-  void SetUp() override { cache_dir_ = testing::MakeTempDir(); }
-  void TearDown() override { testing::RemoveTree(cache_dir_); }
-
   std::unique_ptr<MeasureSupervisor> Make(SupervisorOptions options) {
     absl::StatusOr<std::unique_ptr<MeasureSupervisor>> s = MeasureSupervisor::Create(options);
     EXPECT_TRUE(s.ok()) << s.status();
@@ -35,7 +32,8 @@ class SupervisorTest : public ::testing::Test {
     return m.ok() ? *m : v1::Measurement();
   }
 
-  std::string cache_dir_;
+  TempDir dir_ = TempDir::Create("tune-rpc-test-").value();
+  std::string cache_dir_ = dir_.path();
 };
 
 TEST_F(SupervisorTest, CorrectKernelIsTimedInRepeatRoundsOfAtLeastMinRepeatMs) {

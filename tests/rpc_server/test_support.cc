@@ -1,12 +1,7 @@
 #include "tests/rpc_server/test_support.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "common/artifact_hash.h"
+#include "common/files.h"
 #include "common/strings.h"
 #include "gtest/gtest.h"
 
@@ -16,25 +11,10 @@ std::string FixtureWorkload() {
   return StrCat("gemm:M=", TUNE_TEST_M, ",N=", TUNE_TEST_N, ",K=", TUNE_TEST_K);
 }
 
-std::string MakeTempDir() {
-  const char* tmp = getenv("TMPDIR");
-  std::string pattern = StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tune-rpc-XXXXXX");
-  char* made = mkdtemp(pattern.data());
-  EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
-  return pattern;
-}
-
-void RemoveTree(const std::string& dir) {
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
-}
-
 std::string ReadFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return bytes.value_or("");
 }
 
 v1::TimingOptions FastTiming() {

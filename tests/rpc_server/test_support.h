@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/files.h"  // TempDir, ReadFile
 #include "rpc_server/supervisor.h"
 #include "tune/v1/worker.pb.h"
 
@@ -12,10 +13,6 @@ namespace tune::rpc::testing {
 
 /// The workload the fixture kernels compute.
 std::string FixtureWorkload();
-
-/// A fresh empty directory under $TMPDIR (or /tmp); removed by RemoveTree.
-std::string MakeTempDir();
-void RemoveTree(const std::string& dir);
 
 /// The bytes of a file (fails the test if it cannot be read).
 std::string ReadFileBytes(const std::string& path);

@@ -1,20 +1,18 @@
 // The real tune-server binary: start-up errors and their exit codes, and a clean exit on
 // SIGTERM while it waits for a daemon.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/files.h"
+#include "common/subprocess.h"
 #include "tests/rpc_server/test_support.h"
-
-extern char** environ;
 
 namespace tune::rpc {
 namespace {
@@ -24,54 +22,50 @@ struct ProcessResult {
   std::string stderr_text;
 };
 
-// Runs tune-server with `args`. When `sigterm_after` is set, sends SIGTERM after that long.
-// Kills it after 10 s in any case.
+// Generous bounds for a loaded machine: reaching them means the behaviour is broken, not slow.
+constexpr auto kPatience = std::chrono::seconds(60);
+
+// Runs tune-server with `args` until it exits. When `sigterm_once_logged` is set, sends SIGTERM
+// as soon as its stderr contains that text (an event, not a delay). Kills it after kPatience.
 ProcessResult RunTuneServer(const std::vector<std::string>& args,
-                            std::optional<std::chrono::milliseconds> sigterm_after = {}) {
-  std::string dir = testing::MakeTempDir();
-  std::string err_path = dir + "/stderr.txt";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<std::string> argv_storage = {TUNE_SERVER_PATH};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  argv_storage.push_back("--cache-dir=" + dir + "/cache");
-  std::vector<char*> argv;
-  for (std::string& a : argv_storage) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, TUNE_SERVER_PATH, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(rc, 0);
+                            std::optional<std::string> sigterm_once_logged = {}) {
+  TempDir dir = TempDir::Create("tune-server-process-test-").value();
+  const std::string err_path = dir.File("stderr.txt");
+  SpawnOptions spawn;
+  spawn.argv = {TUNE_SERVER_PATH};
+  spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
+  spawn.argv.push_back("--cache-dir=" + dir.File("cache"));
+  spawn.stderr_path = err_path;
+  absl::StatusOr<pid_t> pid = Spawn(spawn);
+  EXPECT_TRUE(pid.ok()) << pid.status();
   ProcessResult result;
-  if (rc != 0) {
+  if (!pid.ok()) {
     return result;
   }
-  auto start = std::chrono::steady_clock::now();
-  bool termed = false;
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    auto elapsed = std::chrono::steady_clock::now() - start;
-    if (sigterm_after && !termed && elapsed >= *sigterm_after) {
-      kill(pid, SIGTERM);
-      termed = true;
+  auto stderr_text = [&] { return ReadFile(err_path).value_or(""); };
+  std::optional<int> status;
+  if (sigterm_once_logged) {
+    const auto until = std::chrono::steady_clock::now() + kPatience;
+    while (!(status = TryReap(*pid)) &&
+           stderr_text().find(*sigterm_once_logged) == std::string::npos &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (elapsed > std::chrono::seconds(10)) {
-      ADD_FAILURE() << "tune-server did not exit";
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_FALSE(status.has_value()) << "exited before logging '" << *sigterm_once_logged << "'";
+    kill(*pid, SIGTERM);
   }
-  if (WIFEXITED(status)) {
-    result.exit_code = WEXITSTATUS(status);
+  if (!status) {
+    status = ReapWithin(*pid, kPatience);
   }
-  result.stderr_text = testing::ReadFileBytes(err_path);
-  testing::RemoveTree(dir);
+  if (!status) {
+    ADD_FAILURE() << "tune-server did not exit";
+    kill(*pid, SIGKILL);
+    status = Reap(*pid);
+  }
+  if (WIFEXITED(*status)) {
+    result.exit_code = WEXITSTATUS(*status);
+  }
+  result.stderr_text = stderr_text();
   return result;
 }
 
@@ -101,10 +95,11 @@ TEST(TuneServerProcessTest, CudaDeviceIsRefusedWithCode2) {
 }
 
 TEST(TuneServerProcessTest, SigtermWhileWaitingForTheDaemonExitsCleanly) {
-  // Nothing listens on port 1: the worker keeps retrying until the signal.
+  // Nothing listens on port 1: the worker keeps retrying until the signal, which is sent once
+  // it has said so.
   ProcessResult r = RunTuneServer(
       {"--daemon", "127.0.0.1:1", "--preload", TUNE_TEST_MICROKERNEL, "--log-level", "debug"},
-      std::chrono::milliseconds(500));
+      "not reachable yet");
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("not reachable yet"), std::string::npos) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("worker stopped"), std::string::npos) << r.stderr_text;

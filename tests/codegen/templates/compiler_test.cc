@@ -10,6 +10,7 @@
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/tools/tuning_log_lookup.h"
+#include "common/files.h"
 #include "common/reference.h"
 #include "common/version.h"
 #include "db/tuning_log.h"
@@ -27,25 +28,7 @@ using ::testing::Not;
 Target ParseTarget(const char* text) { return *Target::Parse(text); }
 Workload ParseWorkload(const char* text) { return *Workload::Parse(text); }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tune-compiler-test-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string ReadText(const std::string& path) { return ReadFile(path).value_or(""); }
 
 // A lookup that always answers `choice`.
 BestConfigLookup Fixed(std::optional<KernelChoice> choice) {
@@ -165,7 +148,7 @@ TEST(CompilerArtifact, AConfigOutsideTheSpaceIsInvalidArgument) {
 }
 
 TEST(CompilerLibrary, BuildsOneLibraryAndAHeaderThatDocumentsEachKernel) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   Workload conv = ParseWorkload("conv2d:N=1,C=3,H=9,W=9,K=5,R=3,S=3,stride=2,pad=1,epilogue=bias");
   Config recorded = kGemmCpuBlocked.default_config(kGemm, kTarget);
   recorded["pack_a"] = 0;
@@ -213,7 +196,7 @@ TEST(CompilerLibrary, BuildsOneLibraryAndAHeaderThatDocumentsEachKernel) {
 }
 
 TEST(CompilerLibrary, DuplicateOrInvalidFunctionNamesAreInvalidArgument) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   Compiler compiler(kTarget);
   absl::StatusOr<LibraryResult> twice =
       compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}, {kGemm, "", std::nullopt, ""}},
@@ -227,7 +210,7 @@ TEST(CompilerLibrary, DuplicateOrInvalidFunctionNamesAreInvalidArgument) {
 }
 
 TEST(CompilerLibrary, AGpuTargetIsInvalidArgument) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   Compiler compiler(ParseTarget("cuda -arch=sm_90"));
   absl::StatusOr<LibraryResult> r =
       compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}}, dir.File("l.so"), dir.File("l.h"));
@@ -235,7 +218,7 @@ TEST(CompilerLibrary, AGpuTargetIsInvalidArgument) {
 }
 
 TEST(CompilerLibrary, AnUnwritableOutputLeavesNothingBehind) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   Compiler compiler(kTarget);
   absl::StatusOr<LibraryResult> r = compiler.BuildLibrary(
       {{kGemm, "", std::nullopt, ""}}, dir.File("l.so"), dir.File("missing/dir/l.h"));
@@ -263,7 +246,7 @@ Record MakeRecord(const Workload& w, const Target& target, const std::string& tp
 }
 
 TEST(TuningLogLookup, PicksTheFastestRecordOfTheCurrentTemplateVersion) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   auto log = TuningLog::Open(dir.File("tuning.db"));
   ASSERT_TRUE(log.ok()) << log.status();
   Config fast = kGemmCpuBlocked.default_config(kGemm, kTarget);
@@ -296,7 +279,7 @@ TEST(TuningLogLookup, PicksTheFastestRecordOfTheCurrentTemplateVersion) {
 }
 
 TEST(TuningLogLookup, FallsBackToAnyVersionWhenTheCurrentOneHasNoRecord) {
-  TempDir dir;
+  TempDir dir = TempDir::Create().value();
   auto log = TuningLog::Open(dir.File("tuning.db"));
   ASSERT_TRUE(log.ok()) << log.status();
   Config old = kGemmCpuBlocked.default_config(kGemm, kTarget);

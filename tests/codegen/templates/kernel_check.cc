@@ -3,10 +3,9 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include <filesystem>
-
 #include "codegen/compiler.h"
 #include "codegen/templates/cpu_vector_info.h"
+#include "common/files.h"
 #include "common/host_cpu.h"
 #include "common/reference.h"
 #include "common/status.h"
@@ -27,30 +26,25 @@ std::string Describe(const KernelCase& c) {
 std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate& tpl,
                                       const std::vector<KernelCase>& cases) {
   std::vector<std::string> failures;
-  std::string dir_pattern =
-      (std::filesystem::temp_directory_path() / "tune-kernel-check-XXXXXX").string();
-  if (mkdtemp(dir_pattern.data()) == nullptr) {
-    return {"cannot create a temporary directory"};
+  absl::StatusOr<TempDir> dir = TempDir::Create("tune-kernel-check-");
+  if (!dir.ok()) {
+    return {dir.status().ToString()};
   }
-  const std::filesystem::path dir(dir_pattern);
   std::vector<KernelRequest> requests;
   for (size_t i = 0; i < cases.size(); ++i) {
     requests.push_back(
         {cases[i].workload, StrCat("kernel_", i), cases[i].config, std::string(tpl.name)});
   }
   Compiler compiler(target);
-  const std::string so = (dir / "kernels.so").string();
-  absl::StatusOr<LibraryResult> built =
-      compiler.BuildLibrary(requests, so, (dir / "kernels.h").string());
+  const std::string so = dir->File("kernels.so");
+  absl::StatusOr<LibraryResult> built = compiler.BuildLibrary(requests, so, dir->File("kernels.h"));
   if (!built.ok()) {
     failures.push_back(StrCat("build failed: ", built.status().ToString()));
-    std::filesystem::remove_all(dir);
     return failures;
   }
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     failures.push_back(StrCat("dlopen failed: ", dlerror()));
-    std::filesystem::remove_all(dir);
     return failures;
   }
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -81,7 +75,6 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
     }
   }
   dlclose(handle);
-  std::filesystem::remove_all(dir);
   return failures;
 }
 

@@ -1,5 +1,6 @@
 // Length-prefixed protobuf messages on pipes: a 4-byte little-endian length, then the
-// serialized message. Used between tune-server and its measurement child.
+// serialized message. Used between tune-server and its measurement child, and by any process
+// that talks protobuf to a child of its own over pipes.
 #pragma once
 
 #include <chrono>
@@ -10,7 +11,7 @@
 #include "absl/status/status.h"
 #include "google/protobuf/message_lite.h"
 
-namespace tune::rpc {
+namespace tune {
 
 /// Largest frame either side accepts (a sanity bound, far above any real message).
 inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
@@ -34,4 +35,4 @@ ReadOutcome ReadFrame(int fd, google::protobuf::MessageLite* message,
                       std::optional<std::chrono::steady_clock::time_point> deadline, int wake_fd,
                       std::string* error);
 
-}  // namespace tune::rpc
+}  // namespace tune

@@ -1,4 +1,4 @@
-#include "rpc_server/framing.h"
+#include "proto/framing.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "common/strings.h"
 
-namespace tune::rpc {
+namespace tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -127,4 +127,4 @@ ReadOutcome ReadFrame(int fd, google::protobuf::MessageLite* message,
   return ReadOutcome::kOk;
 }
 
-}  // namespace tune::rpc
+}  // namespace tune
