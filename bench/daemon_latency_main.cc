@@ -149,6 +149,7 @@ absl::StatusOr<RunResult> RunOnce(const std::string& dir, int run, int workers, 
   ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(db));
   tuner::SchedulerOptions options;
   options.build_threads = build_threads;
+  options.builder_executable = TUNE_DAEMON_PATH;
   options.heartbeat_interval_ms = heartbeat_ms;
   options.heartbeat_deadline_ms = 600000;  // the synthetic workers never go silent
   auto scheduler = std::make_unique<tuner::Scheduler>(log.get(), options);

@@ -100,6 +100,7 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
                                                  std::string_view func_name) {
   ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
   Artifact artifact;
+  artifact.external_libs = func.external_libs;
   std::vector<ir::LoweredFunc> funcs = {std::move(func)};
   ASSIGN_OR_RETURN(std::string object,
                    EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));

@@ -47,10 +47,12 @@ using BestConfigLookup =
 /// The build output for one config.
 struct Artifact {
   CodeFormat format = CodeFormat::kSharedObject;
-  std::string code;                      // what `format` says: an x86-64 ELF shared library
-  std::string entry_symbol;              // the kernel's C symbol
-  std::string hash;                      // ArtifactHash(format, code)
-  std::vector<std::string> needed_libs;  // runtime libraries besides libc, e.g. libgomp.so.1
+  std::string code;                        // what `format` says: an x86-64 ELF shared library
+  std::string entry_symbol;                // the kernel's C symbol
+  std::string hash;                        // ArtifactHash(format, code)
+  std::vector<std::string> needed_libs;    // runtime libraries besides libc, e.g. libgomp.so.1
+  std::vector<std::string> external_libs;  // libraries its calls resolve against, which whoever
+                                           // runs it must have loaded (LoweredFunc)
   std::string template_name;
   int template_version = 0;
   std::string config;   // canonical config text

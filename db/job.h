@@ -54,7 +54,8 @@ struct Job {
   int trials_failed = 0;     // of which failed
   std::string search_state;  // opaque to the log: what the strategy needs to resume
   int since_improvement = 0; // trials in a row without improving the job's best
-  std::string error;         // why the job failed (Failed only)
+  std::string error;         // why it ended: its error (Failed), why it stopped short of its
+                             // budget (Done), who cancelled it (Cancelled); empty otherwise
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
   int64_t started_at_ms = 0;              // first time Running; 0 before

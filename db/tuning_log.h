@@ -88,7 +88,8 @@ class TuningLog {
   absl::StatusOr<std::vector<Job>> ActiveJobs();
 
   /// Moves a job to `state`, stamping started_at_ms (first time Running) and finished_at_ms
-  /// (final states); `error` is stored as the job's error (meant for Failed). Done, Failed and
+  /// (final states); `error` is stored as the job's error: why it failed, stopped short of its
+  /// budget or was cancelled (empty for the active states). Done, Failed and
   /// Cancelled are final: leaving one is FailedPrecondition naming both states (asking for
   /// the state a job is already in succeeds and changes nothing). NotFound for unknown ids.
   absl::Status UpdateJobState(int64_t id, JobState state, std::string_view error = "");

@@ -1,9 +1,12 @@
 // tune-daemon: the tuning service. Owns the job queue, the worker registry, the search and the
-// build pool, and is the only writer of the tuning log.
+// builder processes, and is the only writer of the tuning log.
 //
 //   tune-daemon --listen 127.0.0.1:7070 --db tuning.db [--local-workers N] [--log-level L]
-//       [--port-file F] [--worker-binary PATH] [--build-threads N] [--heartbeat-ms 1000]
-//       [--worker-deadline-ms 5000]
+//       [--port-file F] [--worker-binary PATH] [--build-threads N] [--build-timeout-ms MS]
+//       [--heartbeat-ms 1000] [--worker-deadline-ms 5000]
+//
+// `tune-daemon --build-child` is a builder process, started by the daemon itself
+// (tuner/build_child.h); it is not meant to be run by hand.
 //
 // "-mcpu=native" in a submitted target means the CPU of the host running tune-daemon.
 //
@@ -20,6 +23,7 @@
 #include "CLI/CLI.hpp"
 #include "common/logging.h"
 #include "common/strings.h"
+#include "tuner/build_child.h"
 #include "tuner/daemon.h"
 
 namespace {
@@ -57,7 +61,12 @@ int Serve(int argc, char** argv) {
                  "write the port served on to this file once ready (for scripts and tests)");
   app.add_option("--worker-binary", options.worker_binary,
                  "tune-server for --local-workers (default: next to tune-daemon, else on PATH)");
-  app.add_option("--build-threads", options.scheduler.build_threads, "threads compiling candidates")
+  app.add_option("--build-threads", options.scheduler.build_threads,
+                 "builder processes compiling candidates (a crash or hang in one is a BUILD_ERROR "
+                 "record, never the daemon's end)")
+      ->capture_default_str();
+  app.add_option("--build-timeout-ms", options.scheduler.build_timeout_ms,
+                 "a build that runs longer is a BUILD_ERROR and its builder is replaced")
       ->capture_default_str();
   app.add_option("--heartbeat-ms", options.scheduler.heartbeat_interval_ms,
                  "how often workers send a heartbeat")
@@ -82,6 +91,9 @@ int Serve(int argc, char** argv) {
   }
   if (options.scheduler.build_threads < 1) {
     return Fail(kExitUsage, "--build-threads must be >= 1");
+  }
+  if (options.scheduler.build_timeout_ms < 1) {
+    return Fail(kExitUsage, "--build-timeout-ms must be >= 1");
   }
   if (options.scheduler.heartbeat_interval_ms < 10) {
     return Fail(kExitUsage, "--heartbeat-ms must be >= 10");
@@ -113,6 +125,9 @@ int Serve(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == tune::tuner::kBuildChildFlag) {
+    return tune::tuner::RunBuildChild(tune::tuner::kBuildRequestFd, tune::tuner::kBuildReplyFd);
+  }
   // Before any thread exists, so that every thread inherits the mask.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

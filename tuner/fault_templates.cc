@@ -1,5 +1,9 @@
 #include "tuner/fault_templates.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include "absl/status/status.h"
 #include "codegen/ir/ir.h"
 #include "common/status.h"
@@ -8,7 +12,7 @@
 namespace tune::tuner {
 namespace {
 
-enum class Fault { kCrash, kHang };
+enum class Fault { kCrash, kHang, kWrong, kSlow, kExternCall, kBuildCrash, kBuildHang };
 
 // The template that a fault template wraps: the first real one for the workload and target.
 absl::StatusOr<const KernelTemplate*> Wrapped(const Workload& workload, const Target& target) {
@@ -39,11 +43,49 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
 template <Fault kFault>
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
+  if constexpr (kFault == Fault::kBuildCrash) {
+    std::abort();  // as an LLVM fatal error or a failed check in a template would
+  }
+  if constexpr (kFault == Fault::kBuildHang) {
+    while (true) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
   ASSIGN_OR_RETURN(const KernelTemplate* tpl, Wrapped(workload, target));
   ASSIGN_OR_RETURN(ir::LoweredFunc func, tpl->build(workload, target, config, func_name));
   const ir::Buffer& out = func.params.back();
   const int64_t n = workload.Arguments().back().NumElements();
   switch (kFault) {
+    case Fault::kWrong: {
+      ir::Stmt bump = ir::Store::Make(out, ir::Expr(int64_t{0}),
+                                      ir::Load::Make(out, ir::Expr(int64_t{0})) + ir::Expr(1.0f));
+      func.body = ir::Block::Make({func.body, bump});
+      break;
+    }
+    case Fault::kSlow: {
+      ir::Stmt nap = ir::Evaluate::Make(
+          ir::CallExtern::Make(ir::Type::Int32(), "usleep",
+                               {ir::Cast::Make(ir::Type::Int32(), ir::Expr(kFaultSlowMicros))}));
+      func.body = ir::Block::Make({nap, func.body});
+      break;
+    }
+    case Fault::kExternCall: {
+      if (workload.op() != OpKind::kGemm || func.params.size() != 3) {
+        return absl::InvalidArgumentError("fault.extern_call builds plain GEMM only");
+      }
+      auto dim = [](int64_t extent) { return ir::Cast::Make(ir::Type::Int32(), ir::Expr(extent)); };
+      ir::Expr call = ir::CallExtern::Make(
+          ir::Type::Int32(), std::string(kFaultExternSymbol),
+          {ir::AddressOf::Make(func.params[0], ir::Expr(int64_t{0})),
+           ir::AddressOf::Make(func.params[1], ir::Expr(int64_t{0})),
+           ir::AddressOf::Make(func.params[2], ir::Expr(int64_t{0})), dim(workload.gemm().m),
+           dim(workload.gemm().n), dim(workload.gemm().k)});
+      func.body = ir::Evaluate::Make(call);
+      func.external_libs = {std::string(kFaultExternLibrary)};
+      break;
+    }
+    case Fault::kBuildCrash:
+    case Fault::kBuildHang:
     case Fault::kCrash: {
       // 4 TiB below the output: unmapped in every x86-64 process layout.
       ir::Stmt poke = ir::Store::Make(out, ir::Expr(-(int64_t{1} << 40)), ir::Expr(1.0f));
@@ -65,6 +107,20 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   return func;
 }
 
+#define TUNE_FAULT_TEMPLATES(name, fault)                                                       \
+  constexpr KernelTemplate kGemm##fault{                                                        \
+      name, 1, OpKind::kGemm, TargetKind::kLlvm, Space, DefaultConfig, Build<Fault::k##fault>}; \
+  constexpr KernelTemplate kConv##fault {                                                       \
+    name, 1, OpKind::kConv2d, TargetKind::kLlvm, Space, DefaultConfig, Build<Fault::k##fault>   \
+  }
+
+TUNE_FAULT_TEMPLATES(kFaultWrongTemplate, Wrong);
+TUNE_FAULT_TEMPLATES(kFaultSlowTemplate, Slow);
+TUNE_FAULT_TEMPLATES(kFaultExternCallTemplate, ExternCall);
+TUNE_FAULT_TEMPLATES(kFaultBuildCrashTemplate, BuildCrash);
+TUNE_FAULT_TEMPLATES(kFaultBuildHangTemplate, BuildHang);
+#undef TUNE_FAULT_TEMPLATES
+
 constexpr KernelTemplate kGemmCrash{kFaultCrashTemplate, 1,     OpKind::kGemm,
                                     TargetKind::kLlvm,   Space, DefaultConfig,
                                     Build<Fault::kCrash>};
@@ -81,7 +137,10 @@ constexpr KernelTemplate kConvHang{kFaultHangTemplate, 1,     OpKind::kConv2d,
 }  // namespace
 
 const KernelTemplate* FindFaultTemplate(std::string_view name, OpKind op) {
-  for (const KernelTemplate* t : {&kGemmCrash, &kConvCrash, &kGemmHang, &kConvHang}) {
+  for (const KernelTemplate* t :
+       {&kGemmCrash, &kConvCrash, &kGemmHang, &kConvHang, &kGemmWrong, &kConvWrong, &kGemmSlow,
+        &kConvSlow, &kGemmExternCall, &kConvExternCall, &kGemmBuildCrash, &kConvBuildCrash,
+        &kGemmBuildHang, &kConvBuildHang}) {
     if (t->name == name && t->op == op) {
       return t;
     }
@@ -90,7 +149,9 @@ const KernelTemplate* FindFaultTemplate(std::string_view name, OpKind op) {
 }
 
 std::vector<std::string_view> FaultTemplateNames() {
-  return {kFaultCrashTemplate, kFaultHangTemplate};
+  return {kFaultCrashTemplate,    kFaultHangTemplate,       kFaultWrongTemplate,
+          kFaultSlowTemplate,     kFaultExternCallTemplate, kFaultBuildCrashTemplate,
+          kFaultBuildHangTemplate};
 }
 
 }  // namespace tune::tuner

@@ -1,6 +1,7 @@
 #include "tuner/job_search.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/logging.h"
 #include "common/status.h"
@@ -8,6 +9,29 @@
 #include "nlohmann/json.hpp"
 
 namespace tune::tuner {
+namespace {
+
+using Json = nlohmann::json;
+
+// Layout of SaveState():
+//   {"layout":2, "next":<template index>, "defaults_proposed":["gemm.cpu.blocked", ...],
+//    "strategies":{"gemm.cpu.blocked":{<the strategy's own state>}, ...},
+//    "outstanding":[{"template":"gemm.cpu.blocked","config":{"kc":64,...}}, ...]}
+constexpr int kLayout = 2;
+
+bool SameCandidate(const Candidate& c, const KernelTemplate* tpl, const Config& config) {
+  return c.tpl == tpl && c.config == config;
+}
+
+void EraseCandidate(std::vector<Candidate>& v, const KernelTemplate* tpl, const Config& config) {
+  auto it = std::find_if(v.begin(), v.end(),
+                         [&](const Candidate& c) { return SameCandidate(c, tpl, config); });
+  if (it != v.end()) {
+    v.erase(it);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     const Workload& workload, const Target& target,
@@ -16,20 +40,33 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
   if (templates.empty()) {
     return absl::InvalidArgumentError("spec.templates: the job has no template to search");
   }
-  nlohmann::json saved;
+  Json saved;
   if (!saved_state.empty()) {
-    saved = nlohmann::json::parse(saved_state, nullptr, /*allow_exceptions=*/false);
-    if (!saved.is_object()) {
-      Logger("daemon")->warn("search state of {} is not a JSON object; starting afresh",
-                             workload.ToString());
-      saved = nlohmann::json();
+    saved = Json::parse(saved_state, nullptr, /*allow_exceptions=*/false);
+    if (!saved.is_object() || saved.value("layout", 0) != kLayout) {
+      Logger("daemon")->warn(
+          "the saved search state of {} has another layout; the search starts afresh (configs "
+          "already recorded are still skipped)",
+          workload.ToString());
+      saved = Json();
     }
   }
-  const nlohmann::json* states =
-      saved.is_object() && saved.contains("states") && saved["states"].is_object()
-          ? &saved["states"]
+  const Json* strategies =
+      saved.is_object() && saved.contains("strategies") && saved["strategies"].is_object()
+          ? &saved["strategies"]
           : nullptr;
+  std::set<std::string> defaults_proposed;
+  if (saved.is_object() && saved.contains("defaults_proposed") &&
+      saved["defaults_proposed"].is_array()) {
+    for (const Json& name : saved["defaults_proposed"]) {
+      if (name.is_string()) {
+        defaults_proposed.insert(name.get<std::string>());
+      }
+    }
+  }
+
   std::vector<PerTemplate> parts;
+  std::vector<std::vector<Config>> seen_per_part;
   for (size_t i = 0; i < templates.size(); ++i) {
     const KernelTemplate* tpl = templates[i];
     ConfigSpace space = tpl->space(workload, target);
@@ -43,18 +80,17 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
         seen.push_back(std::move(*config));
       }
     }
-    std::string state;
     const std::string name(tpl->name);
-    if (states != nullptr && states->contains(name) && (*states)[name].is_string()) {
-      state = (*states)[name].get<std::string>();
+    std::string state;
+    if (strategies != nullptr && strategies->contains(name) && (*strategies)[name].is_object()) {
+      state = (*strategies)[name].dump();
     }
     absl::StatusOr<std::unique_ptr<SearchStrategy>> made =
         MakeStrategy(strategy, space, seed + i, seen, state);
     if (!made.ok() && !state.empty()) {
       Logger("daemon")->warn(
-          "saved search state of template {} no longer applies ({}); "
-          "starting it afresh",
-          name, made.status().message());
+          "saved search state of template {} no longer applies ({}); starting it afresh", name,
+          made.status().message());
       made = MakeStrategy(strategy, space, seed + i, seen, "");
     }
     if (!made.ok()) {
@@ -62,24 +98,48 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
           StrCat("spec.strategy: ", std::string(made.status().message())));
     }
     Config default_config = tpl->default_config(workload, target);
-    bool default_done = std::find(seen.begin(), seen.end(), default_config) != seen.end();
-    if (saved.is_object() && saved.contains("defaults_proposed") &&
-        saved["defaults_proposed"].is_array()) {
-      for (const nlohmann::json& done : saved["defaults_proposed"]) {
-        default_done = default_done || (done.is_string() && done.get<std::string>() == name);
-      }
-    }
+    const bool default_done = defaults_proposed.contains(name) ||
+                              std::find(seen.begin(), seen.end(), default_config) != seen.end();
     parts.push_back(PerTemplate{tpl, std::move(*made), std::move(default_config), !default_done});
+    seen_per_part.push_back(std::move(seen));
+  }
+
+  // Outstanding proposals of the saved state come first again, unless recorded meanwhile.
+  std::deque<Candidate> replay;
+  if (saved.is_object() && saved.contains("outstanding") && saved["outstanding"].is_array()) {
+    for (const Json& entry : saved["outstanding"]) {
+      if (!entry.is_object() || !entry.contains("template") || !entry["template"].is_string() ||
+          !entry.contains("config") || !entry["config"].is_object()) {
+        continue;
+      }
+      const std::string name = entry["template"].get<std::string>();
+      auto part = std::find_if(parts.begin(), parts.end(),
+                               [&](const PerTemplate& p) { return p.tpl->name == name; });
+      absl::StatusOr<Config> config = ParseConfig(entry["config"].dump());
+      if (part == parts.end() || !config.ok()) {
+        continue;  // a template the job no longer searches
+      }
+      const std::vector<Config>& seen = seen_per_part[part - parts.begin()];
+      if (std::find(seen.begin(), seen.end(), *config) != seen.end() ||
+          !part->tpl->space(workload, target).Validate(*config).ok()) {
+        continue;
+      }
+      replay.push_back(Candidate{part->tpl, std::move(*config)});
+    }
   }
   size_t next = 0;
   if (saved.is_object() && saved.contains("next") && saved["next"].is_number_unsigned()) {
     next = saved["next"].get<size_t>() % parts.size();
   }
-  return std::unique_ptr<JobSearch>(new JobSearch(std::move(parts), next));
+  return std::unique_ptr<JobSearch>(new JobSearch(std::move(parts), next, std::move(replay)));
 }
 
 std::vector<Candidate> JobSearch::Propose(int n) {
   std::vector<Candidate> out;
+  while (static_cast<int>(out.size()) < n && !replay_.empty()) {
+    out.push_back(std::move(replay_.front()));
+    replay_.pop_front();
+  }
   for (PerTemplate& part : parts_) {
     if (static_cast<int>(out.size()) < n && part.default_pending) {
       part.default_pending = false;
@@ -101,32 +161,60 @@ std::vector<Candidate> JobSearch::Propose(int n) {
     }
     out.push_back(Candidate{part.tpl, std::move(configs.front())});
   }
+  outstanding_.insert(outstanding_.end(), out.begin(), out.end());
   return out;
 }
 
 void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) {
+  EraseCandidate(outstanding_, tpl, outcome.config);
+  auto replayed = std::find_if(replay_.begin(), replay_.end(), [&](const Candidate& c) {
+    return SameCandidate(c, tpl, outcome.config);
+  });
+  if (replayed != replay_.end()) {
+    replay_.erase(replayed);
+  }
   for (PerTemplate& part : parts_) {
     if (part.tpl == tpl) {
+      if (part.default_pending && part.default_config == outcome.config) {
+        part.default_pending = false;
+      }
       part.strategy->Observe({outcome});
     }
   }
 }
 
 std::string JobSearch::SaveState() const {
-  nlohmann::json states = nlohmann::json::object();
-  nlohmann::json defaults_proposed = nlohmann::json::array();
+  Json strategies = Json::object();
+  Json defaults_proposed = Json::array();
   for (const PerTemplate& part : parts_) {
-    states[std::string(part.tpl->name)] = part.strategy->SaveState();
+    strategies[std::string(part.tpl->name)] = Json::parse(part.strategy->SaveState());
     if (!part.default_pending) {
       defaults_proposed.push_back(std::string(part.tpl->name));
     }
   }
-  return nlohmann::json{
-      {"next", next_}, {"states", states}, {"defaults_proposed", defaults_proposed}}
+  Json outstanding = Json::array();
+  auto add = [&](const Candidate& c) {
+    outstanding.push_back({{"template", std::string(c.tpl->name)},
+                           {"config", Json::parse(ConfigToString(c.config))}});
+  };
+  for (const Candidate& c : replay_) {
+    add(c);
+  }
+  for (const Candidate& c : outstanding_) {
+    add(c);
+  }
+  return Json{{"layout", kLayout},
+              {"next", next_},
+              {"defaults_proposed", defaults_proposed},
+              {"strategies", strategies},
+              {"outstanding", outstanding}}
       .dump();
 }
 
 bool JobSearch::Exhausted() const {
+  if (!replay_.empty()) {
+    return false;
+  }
   for (const PerTemplate& part : parts_) {
     if (part.default_pending || !part.strategy->Exhausted()) {
       return false;

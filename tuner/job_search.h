@@ -1,12 +1,20 @@
 // JobSearch: the search of one job over the config spaces of all its templates. It first
 // proposes each template's default config (so a job's best is never worse than what
 // tune-compile would pick without tuning), then keeps one SearchStrategy per template and
-// proposes from them in turn, skips every config already recorded
-// for the job's workload and target (of the same template version), and saves one JSON state
-// holding every strategy's state so that a restarted daemon continues the same sequence.
+// proposes from them in turn, skipping every config already recorded for the job's workload and
+// target (of the same template version).
+//
+// Resume without loss: every proposal stays *outstanding* until its outcome is observed, and the
+// saved state holds the outstanding proposals next to the strategies' cursors. A search created
+// from a saved state proposes its outstanding configs again first (those recorded meanwhile
+// excepted), then continues each strategy where it stopped, so a job killed at any point
+// measures the same configs an uninterrupted run with the same seed would.
+//
+// Not thread-safe: the daemon serialises the calls of one job.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,26 +40,33 @@ class JobSearch {
   /// One strategy `strategy` per template over its space for (workload, target), seeded with
   /// `seed` plus the template's position, never proposing a config of `measured` (records of
   /// any outcome) with the same template name and version. `saved_state` is an earlier
-  /// SaveState() or empty; a template's saved state that no longer fits its space (the
-  /// template changed) is dropped with a warning and that template starts afresh. An unknown
-  /// strategy is InvalidArgument; `templates` must not be empty (InvalidArgument).
+  /// SaveState() or empty; a state of another layout, or a template's state that no longer fits
+  /// its space (the template changed), is dropped with a warning and that part starts afresh.
+  /// An unknown strategy is InvalidArgument; `templates` must not be empty (InvalidArgument).
   static absl::StatusOr<std::unique_ptr<JobSearch>> Create(
       const Workload& workload, const Target& target,
       const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
       const std::vector<ConfigKey>& measured, std::string_view saved_state);
 
-  /// Up to `n` new candidates, taking one from each template in turn; fewer when the spaces
-  /// are exhausted.
+  /// Up to `n` new candidates: the outstanding ones of a saved state first, then each
+  /// template's default, then one from each template's strategy in turn; fewer when the spaces
+  /// are exhausted. Each candidate is outstanding until Observe() reports it.
   std::vector<Candidate> Propose(int n);
 
-  /// Reports the outcome of a candidate of template `tpl` to that template's strategy.
+  /// Reports the outcome of a config of template `tpl`: a trial of this job, or a record that
+  /// another job made of a config this search may have proposed. It stops being outstanding
+  /// and its strategy learns of it (and never proposes it).
   void Observe(const KernelTemplate* tpl, const TrialOutcome& outcome);
 
-  /// JSON text with the state of every template's strategy and the turn.
+  /// JSON text of the whole search: each strategy's state, the turn, which defaults were
+  /// proposed and every outstanding candidate.
   std::string SaveState() const;
 
-  /// True when no template has an unproposed config left.
+  /// True when no template has an unproposed config left and nothing waits to be proposed again.
   bool Exhausted() const;
+
+  /// Candidates proposed and not observed yet, in proposal order.
+  const std::vector<Candidate>& outstanding() const { return outstanding_; }
 
  private:
   struct PerTemplate {
@@ -60,11 +75,13 @@ class JobSearch {
     Config default_config;
     bool default_pending = false;  // the default is neither measured nor proposed yet
   };
-  explicit JobSearch(std::vector<PerTemplate> parts, size_t next)
-      : parts_(std::move(parts)), next_(next) {}
+  JobSearch(std::vector<PerTemplate> parts, size_t next, std::deque<Candidate> replay)
+      : parts_(std::move(parts)), next_(next), replay_(std::move(replay)) {}
 
   std::vector<PerTemplate> parts_;
-  size_t next_ = 0;  // the template that proposes next
+  size_t next_ = 0;                     // the template that proposes next
+  std::deque<Candidate> replay_;        // outstanding in the saved state, to propose first
+  std::vector<Candidate> outstanding_;  // proposed and not observed, in proposal order
 };
 
 }  // namespace tune::tuner

@@ -1,35 +1,48 @@
-// Scheduler: the daemon's heart. It owns the job queue (persisted in the tuning log), the worker
-// registry with liveness, the per-job searches, the build pool and the dispatch of artifacts to
-// workers, and it commits every trial to the log before counting it.
+// Scheduler: the daemon's heart. It ties together its pieces, each in a file of its own:
+//   JobQueue        live jobs in dispatch order (job_queue.h)
+//   WorkerRegistry  connected workers, their capabilities and liveness (worker_registry.h)
+//   TrialPipeline   every trial from proposal to commit, and config claims (trial_pipeline.h)
+//   EventHub        job progress fanned out to watchers (event_hub.h)
+//   BuilderPool     supervised builder processes (builder_pool.h)
+//   planner         a SerialExecutor that runs the searches (proposals)
+//   log writer      a SerialExecutor through which every write to the tuning log goes
+//
+// Locking: one mutex (mu_) guards the in-memory bookkeeping of the first three pieces, and no
+// disk write, search work, build or artifact copy ever happens while it is held: heartbeats and
+// results take it for microseconds. A job's search has its own lock (JobRuntime::search_mu),
+// taken only by the planner and the log writer, never while mu_ is held; event streams have
+// theirs, taken after mu_.
 //
 // Scheduling rules:
 //   - Jobs run in priority order (higher first), FIFO within a priority. For each device key, a
 //     job proposes new trials only when every job before it on that key has proposed its whole
-//     budget; a job waiting for its turn or for a worker with its device key stays QUEUED and
-//     its message says why.
-//   - A job's trials go only to workers whose device key equals the job's.
-//   - The build pool builds ahead: each device key keeps up to its workers' total capacity of
-//     artifacts built or building beyond those in flight, so the next artifact is ready before
-//     a worker frees up.
-//   - A config is never proposed twice for one workload and target: the search skips what the
-//     log holds, and configs claimed by a running job are skipped by others.
-//   - A worker whose stream breaks, or that sends nothing for the heartbeat deadline, is
-//     dropped and its in-flight trials go back to the front of their job's queue (after
-//     kMaxDispatchAttempts lost workers a trial is recorded as RUNTIME_CRASH instead).
-//   - Every trial is committed with TuningLog::CommitTrial (record, job counters and search
-//     state in one transaction) before the job's progress counts it.
+//     budget; a job waiting for its turn or for a worker that can run it stays QUEUED and its
+//     message says why.
+//   - A trial goes only to a worker with the job's device key, at least the target's -threads
+//     on offer, and every library its artifact calls preloaded; among those, to one that has not
+//     failed it before when there is such a worker.
+//   - The pipeline builds ahead: each job keeps up to its workers' total capacity of artifacts
+//     built or building beyond those in flight.
+//   - A config is never measured twice for one workload and target: the search skips what the
+//     log holds; a config that a trial of another job is measuring waits for that trial (it is
+//     dropped once the trial is recorded, and becomes this job's trial if that one is dropped);
+//     a running job learns of every record other jobs make of its workload and target.
+//   - A worker whose stream breaks, that sends nothing for the heartbeat deadline, or that
+//     cannot measure a trial (a worker_error) gives the trial back to the front of its job's
+//     queue; after max_dispatch_attempts attempts the trial is recorded as WORKER_LOST, which
+//     later jobs measure again.
+//   - Every trial is committed with TuningLog::CommitTrial (record, counters and the search's
+//     saved state, outstanding proposals included, in one transaction) before it counts.
+//   - A finished job leaves memory once its final state is on disk and no trial of it remains.
 //
-// Thread-safe. Locks: commit_mu_ (serialises commits) is taken before mu_; the tuning log's
-// own lock after either.
+// Thread-safe.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -40,22 +53,33 @@
 #include "db/tuning_log.h"
 #include "tune/v1/tuner.pb.h"
 #include "tune/v1/worker.pb.h"
-#include "tuner/build_pool.h"
+#include "tuner/builder_pool.h"
+#include "tuner/event_hub.h"
 #include "tuner/job_options.h"
+#include "tuner/job_queue.h"
 #include "tuner/scheduler_types.h"
+#include "tuner/serial_executor.h"
+#include "tuner/trial_pipeline.h"
 #include "tuner/worker_channel.h"
+#include "tuner/worker_registry.h"
 
 namespace tune::tuner {
 
 struct SchedulerOptions {
+  /// Builder processes (each one builds one config at a time).
   int build_threads = 1;
+  /// The binary the builders run (`<builder_executable> --build-child`): tune-daemon.
+  std::string builder_executable = "/proc/self/exe";
+  /// A build that runs longer is a BUILD_ERROR and its builder is replaced.
+  int build_timeout_ms = 300000;
   /// Sent to workers in Registered: how often they send a heartbeat.
   int heartbeat_interval_ms = 1000;
   /// A worker that sends nothing for this long is dropped.
   int heartbeat_deadline_ms = 5000;
   /// Accept the test-only fault templates (tuner/fault_templates.h).
   bool allow_fault_templates = false;
-  /// A trial whose worker was lost this many times is recorded as RUNTIME_CRASH.
+  /// A trial whose workers were lost or could not measure it this many times is recorded as
+  /// WORKER_LOST.
   int max_dispatch_attempts = 3;
 };
 
@@ -68,34 +92,36 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   /// Loads the queued and running jobs of the log (running ones go back to QUEUED and resume
-  /// from their stored search state), then starts the build pool and the liveness monitor. A
-  /// job that can no longer run (its template is gone) is marked FAILED. A log error is
-  /// returned as is.
+  /// from their stored search state), then starts the builders, the planner, the log writer and
+  /// the liveness monitor. A job that can no longer run (its template is gone) is marked
+  /// FAILED. A log error is returned as is.
   absl::Status Start();
 
   /// Refuses new work from now on (no dispatch, no new workers) without closing any stream, so
   /// that local workers can be stopped first and leave quietly. Idempotent.
   void StopAcceptingWork();
 
-  /// First half of stopping: refuses new work, wakes every watcher and closes every worker
+  /// First half of stopping: refuses new work, ends every watcher and closes every worker
   /// stream. Idempotent.
   void BeginShutdown();
 
-  /// Second half: stops the build pool and the monitor and puts running jobs back to QUEUED in
-  /// the log so that the next daemon resumes them. Call after the gRPC server stopped.
+  /// Second half: stops the monitor, the builders and the planner, writes what the log writer
+  /// holds, and puts running jobs back to QUEUED in the log so that the next daemon resumes
+  /// them. Call after the gRPC server stopped.
   void Shutdown();
 
   // --- tune.v1.Tuner ------------------------------------------------------------------------
 
-  /// Validates (ValidateJobSpec; nothing is written when it fails), stores and queues a job.
+  /// Validates (ValidateJobSpec; nothing is written when it fails), stores (one transaction)
+  /// and queues a job.
   absl::StatusOr<v1::Job> SubmitJob(const v1::JobSpec& spec, std::string_view client);
   /// NotFound for an unknown id.
   absl::StatusOr<v1::Job> GetJob(uint64_t id);
   /// Newest first; only `states` when not empty; at most `limit` (0: 100).
   absl::StatusOr<std::vector<v1::Job>> ListJobs(const std::vector<JobState>& states, int limit);
   /// Cancels a queued or running job: its queued and in-flight trials are dropped (and
-  /// cancelled on their workers); recorded trials stay. FailedPrecondition when the job had
-  /// already finished; NotFound for an unknown id.
+  /// cancelled on their workers); recorded trials stay. Returns once CANCELLED is on disk.
+  /// FailedPrecondition when the job had already finished; NotFound for an unknown id.
   absl::StatusOr<v1::Job> CancelJob(uint64_t id);
 
   /// Gives `sink` one event with the job's current state, then one per finished trial or
@@ -111,16 +137,16 @@ class Scheduler {
   // --- tune.v1.WorkerLink -------------------------------------------------------------------
 
   /// Registers a worker that sent `reg` and queues Registered on `channel` (before any
-  /// request). A Register without name or device key, or with a negative capacity, is
-  /// InvalidArgument naming the field; a stopping daemon answers Unavailable. Returns the
-  /// worker id.
+  /// request). A Register without name or device key, or with a negative capacity or thread
+  /// count, is InvalidArgument naming the field; a stopping daemon answers Unavailable. Returns
+  /// the worker id.
   absl::StatusOr<std::string> AddWorker(const v1::Register& reg, std::string peer,
                                         std::shared_ptr<WorkerChannel> channel);
   /// Notes that the worker is alive; re-queues trials it should hold but does not list.
   void OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& heartbeat);
-  /// Commits the result of a trial in flight on this worker (results of trials it does not
-  /// hold are ignored), then counts it. A result with worker_error set is not recorded: the
-  /// trial goes back to its queue for another attempt (see max_dispatch_attempts).
+  /// Takes the result of a trial in flight on this worker (results of trials it does not hold
+  /// are ignored): its record is written by the log writer, then it counts. A result with
+  /// worker_error set is not recorded: the trial goes back to its queue for another attempt.
   void OnResult(const std::string& worker_id, const v1::MeasureResult& result);
   /// Answers the worker's FetchArtifact with the code of a trial in flight on it, or with an
   /// error when it holds no trial with that artifact.
@@ -128,64 +154,96 @@ class Scheduler {
   /// Drops a worker (stream ended): its in-flight trials go back to their queues.
   void RemoveWorker(const std::string& worker_id, std::string_view reason);
 
+  // --- For tests --------------------------------------------------------------------------
+
+  /// Returns once every durable write decided so far is on disk and every proposal asked of
+  /// the planner has been made.
+  void Quiesce();
+  /// Live jobs, trials and claims held in memory.
+  struct MemoryUse {
+    size_t jobs = 0;
+    size_t trials = 0;
+    size_t claims = 0;
+  };
+  MemoryUse Memory();
+
  private:
-  // The jobs, trials and workers that need committing once mu_ is released.
-  using Commits = std::vector<PendingCommit>;
+  using JobPtr = std::shared_ptr<JobRuntime>;
 
   // --- scheduler.cc: the loop ---
-  /// Proposes, builds, dispatches and finishes jobs after any change.
+  /// Proposes, finishes, updates waiting messages and dispatches after any change.
   void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ProposeLocked(JobRuntime& job, int n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DispatchLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool SendTrialLocked(WorkerEntry& worker, Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnBuilt(uint64_t trial_id, absl::StatusOr<Artifact> artifact);
-  /// Commits (outside mu_) the outcomes collected while it was held.
-  void CommitAll(Commits commits);
-  void Commit(const PendingCommit& pending);
-  /// Moves a job to a state, in the log then in memory, and tells watchers.
-  void SetStateLocked(JobRuntime& job, JobState state, std::string_view error = "")
+  bool SendTrialLocked(WorkerEntry& worker, Trial& trial, JobRuntime& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void FinishLocked(JobRuntime& job, JobState state, std::string_view why)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PushEventLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Drops a trial (cancelled job): off its worker, its queue and the claimed set.
-  void DropTrialLocked(uint64_t trial_id, std::string_view reason)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Puts an in-flight trial back at the front of its job's queue, or records it as lost.
-  void RequeueLocked(Trial& trial, std::string_view why, Commits* commits)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// What a trial of `job` needs of a worker (libraries once it is built).
+  static WorkerNeeds NeedsOf(const JobRuntime& job, const Trial* trial);
 
-  // --- scheduler_jobs.cc: jobs for clients ---
-  /// A job's runtime from its log row (search state, measured configs, best record).
-  absl::StatusOr<std::unique_ptr<JobRuntime>> LoadRuntime(const Job& row);
+  // --- scheduler_trials.cc: proposals, builds, commits ---
+  /// Asks the planner for `n` more candidates of `job`.
+  void ProposeLocked(JobRuntime& job, int n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// On the planner: runs the search and admits its candidates.
+  void Plan(const JobPtr& job, int n);
+  /// A candidate becomes a trial (building), or waits on the trial that holds its claim.
+  void AdmitLocked(JobRuntime& job, Candidate candidate) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SubmitBuildLocked(JobRuntime& job, const Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnBuilt(uint64_t trial_id, BuildOutcome outcome);
+  /// Hands a trial in stage committing to the log writer.
+  void CommitLocked(PendingCommit pending) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// On the log writer: observes the trial in its job's search, writes the record and the
+  /// job's progress, then counts the trial.
+  void WriteTrial(const JobPtr& job, const PendingCommit& pending);
+  /// A trial's claim was released: wakes the candidates of other jobs that waited on it.
+  /// `recorded` says whether the config is now in the log.
+  void ReleaseClaimLocked(const std::string& claim, bool recorded)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Tells the searches of the other live jobs of this workload and target about a record.
+  void ShareRecordLocked(const JobRuntime& source, const Trial& trial, const TrialOutcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Puts an in-flight trial back at the front of its job's queue, or hands it to the log
+  /// writer as WORKER_LOST when its attempts are used up.
+  void RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_view worker_name,
+                     std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Drops a trial (its job ended): off its worker (cancelled there), its queue and its claim.
+  void DropTrialLocked(Trial& trial, std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // --- scheduler_jobs.cc: job states and clients ---
+  absl::StatusOr<JobPtr> LoadRuntime(const Job& row);
+  /// Moves a live job to QUEUED or RUNNING: in memory at once, on disk through the writer.
+  void SetActiveStateLocked(JobRuntime& job, JobState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Ends a job: drops its trials that are not committing, and writes the final state through
+  /// the writer; the job leaves memory once that is done and its last trial is counted.
+  /// `done` (optional) runs on the writer once the state is on disk.
+  void FinishLocked(JobRuntime& job, JobState state, std::string_view why,
+                    std::function<void()> done = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Removes a finished job whose state is on disk and whose trials are all counted.
+  void PruneLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PushEventLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Job JobProtoLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// A finished job known only to the log.
-  absl::StatusOr<v1::Job> JobProtoFromLog(const Job& row);
   v1::JobEvent EventLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A job known only to the log.
+  absl::StatusOr<v1::Job> JobProtoFromLog(const Job& row);
 
   // --- scheduler_workers.cc: liveness ---
-  void RemoveWorkerLocked(WorkerEntry& worker, std::string_view reason, Commits* commits)
+  void RemoveWorkerLocked(const std::string& worker_id, std::string_view reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MonitorLoop();
 
   TuningLog* const log_;
   const SchedulerOptions options_;
 
-  std::mutex commit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable std::mutex mu_;
-  std::condition_variable events_cv_;  // a job event was pushed, or shutting down
   std::condition_variable monitor_cv_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   bool streams_closed_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<int64_t, std::unique_ptr<JobRuntime>> jobs_ ABSL_GUARDED_BY(mu_);
-  std::map<uint64_t, Trial> trials_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::unique_ptr<WorkerEntry>> workers_ ABSL_GUARDED_BY(mu_);
-  std::vector<v1::WorkerInfo> lost_workers_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> claimed_ ABSL_GUARDED_BY(mu_);  // ClaimKey of configs being measured
-  uint64_t next_trial_id_ ABSL_GUARDED_BY(mu_) = 1;
-  uint64_t next_worker_id_ ABSL_GUARDED_BY(mu_) = 1;
+  JobQueue jobs_ ABSL_GUARDED_BY(mu_);
+  WorkerRegistry workers_ ABSL_GUARDED_BY(mu_);
+  TrialPipeline trials_ ABSL_GUARDED_BY(mu_);
+  EventHub events_;
 
-  std::unique_ptr<BuildPool> pool_;
+  std::unique_ptr<BuilderPool> builders_;
+  std::unique_ptr<SerialExecutor> planner_;
+  std::unique_ptr<SerialExecutor> writer_;
   std::thread monitor_;
   bool stopped_ = false;  // Shutdown() ran (only touched by the owner thread)
 };

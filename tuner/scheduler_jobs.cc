@@ -1,6 +1,7 @@
-// The scheduler's client-facing side: submitting, describing, listing, cancelling and watching
-// jobs.
+// The scheduler's jobs: loading, state changes, and the client-facing calls (submit, describe,
+// list, cancel, watch).
 #include <algorithm>
+#include <future>
 #include <limits>
 
 #include "common/clock.h"
@@ -94,23 +95,28 @@ bool IsFinal(v1::JobState state) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<JobRuntime>> Scheduler::LoadRuntime(const Job& row) {
+absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(row.spec.workload));
   ASSIGN_OR_RETURN(Target target, Target::Parse(row.spec.target));
-  ASSIGN_OR_RETURN(std::vector<const KernelTemplate*> templates,
-                   ResolveTemplates(workload, target, row.spec.templates,
-                                    options_.allow_fault_templates));
+  ASSIGN_OR_RETURN(
+      std::vector<const KernelTemplate*> templates,
+      ResolveTemplates(workload, target, row.spec.templates, options_.allow_fault_templates));
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log_->MeasuredConfigs(row.spec.workload, row.spec.target));
-  auto job = std::make_unique<JobRuntime>();
-  ASSIGN_OR_RETURN(job->search, JobSearch::Create(workload, target, templates, row.spec.strategy,
-                                                  row.spec.seed, measured, row.search_state));
+  ASSIGN_OR_RETURN(std::unique_ptr<JobSearch> search,
+                   JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed,
+                                     measured, row.search_state));
+  auto job = std::make_shared<JobRuntime>();
+  {
+    std::lock_guard search_lock(job->search_mu);
+    job->search = std::move(search);
+  }
   job->row = row;
   job->workload = workload;
   job->target = target;
   job->templates = std::move(templates);
-  job->compiler = std::make_shared<Compiler>(target);
   job->since_improvement = row.since_improvement;
+  job->events = events_.For(row.id);
   if (row.best_record_id) {
     ASSIGN_OR_RETURN(std::optional<Record> best, RecordById(*log_, *row.best_record_id));
     if (best) {
@@ -119,6 +125,75 @@ absl::StatusOr<std::unique_ptr<JobRuntime>> Scheduler::LoadRuntime(const Job& ro
   }
   return job;
 }
+
+void Scheduler::SetActiveStateLocked(JobRuntime& job, JobState state) {
+  if (job.row.state == state) {
+    return;
+  }
+  job.row.state = state;
+  if (state == JobState::kRunning && job.row.started_at_ms == 0) {
+    job.row.started_at_ms = UnixNowMs();
+  }
+  Logger("daemon")->info("job {}: {}{}", job.row.id, WireStateName(state),
+                         job.waiting.empty() ? "" : StrCat(" (", job.waiting, ")"));
+  PushEventLocked(job);
+  writer_->Post([this, id = job.row.id, state] {
+    if (absl::Status s = log_->UpdateJobState(id, state); !s.ok()) {
+      Logger("daemon")->error("job {}: cannot store state {}: {}", id, WireStateName(state), s);
+    }
+  });
+}
+
+void Scheduler::FinishLocked(JobRuntime& job, JobState state, std::string_view why,
+                             std::function<void()> done) {
+  const int64_t id = job.row.id;
+  for (uint64_t trial_id : trials_.OfJob(id)) {
+    if (Trial* trial = trials_.Find(trial_id); trial != nullptr) {
+      DropTrialLocked(*trial, StrCat("job ", id, " ", WireStateName(state)));
+    }
+  }
+  job.deferred.clear();
+  builders_->DropJob(id);
+  job.row.state = state;
+  job.row.finished_at_ms = UnixNowMs();
+  if (state == JobState::kFailed) {
+    job.row.error = std::string(why);
+  }
+  job.waiting = std::string(why);
+  Logger("daemon")->info("job {}: {}{}", id, WireStateName(state),
+                         why.empty() ? "" : StrCat(" (", why, ")"));
+  // Stored with the state: why the job failed, stopped short of its budget or was cancelled.
+  std::string error(why);
+  const bool posted = writer_->Post([this, job = jobs_.Shared(id), state, error, done] {
+    if (absl::Status s = log_->UpdateJobState(job->row.id, state, error); !s.ok()) {
+      Logger("daemon")->error("job {}: cannot store state {}: {}", job->row.id,
+                              WireStateName(state), s);
+    }
+    {
+      std::lock_guard lock(mu_);
+      job->state_written = true;
+      PushEventLocked(*job);  // the final event, once the final state is on disk
+      PruneLocked(*job);
+    }
+    if (done) {
+      done();
+    }
+  });
+  if (!posted && done) {
+    done();
+  }
+}
+
+void Scheduler::PruneLocked(JobRuntime& job) {
+  if (!IsTerminal(job.row.state) || !job.state_written || job.Outstanding() > 0 ||
+      jobs_.Find(job.row.id) != &job) {
+    return;
+  }
+  events_.Drop(job.row.id);
+  jobs_.Remove(job.row.id);  // `job` lives on while a task still holds it
+}
+
+void Scheduler::PushEventLocked(JobRuntime& job) { job.events->Push(EventLocked(job)); }
 
 v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
   v1::Job out;
@@ -162,7 +237,9 @@ v1::JobEvent Scheduler::EventLocked(const JobRuntime& job) const {
       eta = std::max(0, job.row.spec.trials - job.row.trials_done) / rate;
     }
   }
-  return EventOf(JobProtoLocked(job), eta, job.last_error);
+  v1::JobEvent event = EventOf(JobProtoLocked(job), eta, job.last_error);
+  event.set_message(job.waiting);
+  return event;
 }
 
 absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::string_view client) {
@@ -175,8 +252,9 @@ absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::strin
     }
   }
   valid.spec.client = std::string(client);
+  // One transaction holds the whole spec (template restriction, early stopping, name).
   ASSIGN_OR_RETURN(Job row, log_->CreateJob(valid.spec));
-  absl::StatusOr<std::unique_ptr<JobRuntime>> runtime = LoadRuntime(row);
+  absl::StatusOr<JobPtr> runtime = LoadRuntime(row);
   if (!runtime.ok()) {
     std::string why = StrCat("cannot start: ", std::string(runtime.status().message()));
     Logger("daemon")->error("job {}: {}", row.id, why);
@@ -187,7 +265,8 @@ absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::strin
                          row.spec.workload, row.spec.target, row.spec.device_key, row.spec.trials,
                          row.spec.strategy, row.spec.priority);
   std::lock_guard lock(mu_);
-  JobRuntime& job = *(jobs_[row.id] = std::move(*runtime));
+  JobRuntime& job = **runtime;
+  jobs_.Add(std::move(*runtime));
   PushEventLocked(job);
   PumpLocked();
   return JobProtoLocked(job);
@@ -199,9 +278,8 @@ absl::StatusOr<v1::Job> Scheduler::GetJob(uint64_t id) {
   }
   {
     std::lock_guard lock(mu_);
-    auto it = jobs_.find(static_cast<int64_t>(id));
-    if (it != jobs_.end()) {
-      return JobProtoLocked(*it->second);
+    if (const JobRuntime* job = jobs_.Find(static_cast<int64_t>(id)); job != nullptr) {
+      return JobProtoLocked(*job);
     }
   }
   absl::StatusOr<Job> row = log_->GetJob(static_cast<int64_t>(id));
@@ -226,8 +304,8 @@ absl::StatusOr<std::vector<v1::Job>> Scheduler::ListJobs(const std::vector<JobSt
   std::map<int64_t, v1::Job> live;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [id, job] : jobs_) {
-      live.emplace(id, JobProtoLocked(*job));
+    for (const JobRuntime* job : jobs_.All()) {
+      live.emplace(job->row.id, JobProtoLocked(*job));
     }
   }
   std::vector<v1::Job> out;
@@ -255,21 +333,28 @@ absl::StatusOr<v1::Job> Scheduler::CancelJob(uint64_t id) {
   if (!ValidId(id)) {
     return UnknownJob(id);
   }
+  auto written = std::make_shared<std::promise<void>>();
+  std::future<void> on_disk = written->get_future();
+  v1::Job cancelled;
   {
     std::lock_guard lock(mu_);
-    auto it = jobs_.find(static_cast<int64_t>(id));
-    if (it != jobs_.end()) {
-      JobRuntime& job = *it->second;
-      if (IsTerminal(job.row.state)) {
+    JobRuntime* job = jobs_.Find(static_cast<int64_t>(id));
+    if (job != nullptr) {
+      if (IsTerminal(job->row.state)) {
         return absl::FailedPreconditionError(
-            StrCat("job ", id, " is already ", WireStateName(job.row.state),
+            StrCat("job ", id, " is already ", WireStateName(job->row.state),
                    "; only QUEUED or RUNNING jobs can be cancelled"));
       }
       Logger("daemon")->info("job {}: cancelled by a client", id);
-      FinishLocked(job, JobState::kCancelled, "cancelled by a client");
+      FinishLocked(*job, JobState::kCancelled, "cancelled by a client",
+                   [written] { written->set_value(); });
+      cancelled = JobProtoLocked(*job);
       PumpLocked();
-      return JobProtoLocked(job);
     }
+  }
+  if (cancelled.job_id() != 0) {
+    on_disk.wait();  // the client hears CANCELLED once a restart cannot resume the job
+    return cancelled;
   }
   // Every job that is not final is in memory, so a job found only in the log has finished.
   absl::StatusOr<Job> row = log_->GetJob(static_cast<int64_t>(id));
@@ -288,10 +373,18 @@ absl::Status Scheduler::WatchJob(uint64_t id, const std::function<bool(const v1:
   if (!ValidId(id)) {
     return UnknownJob(id);
   }
-  std::unique_lock lock(mu_);
-  auto it = jobs_.find(static_cast<int64_t>(id));
-  if (it == jobs_.end()) {
-    lock.unlock();
+  std::shared_ptr<JobEvents> stream;
+  v1::JobEvent first;
+  uint64_t seen = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (const JobRuntime* job = jobs_.Find(static_cast<int64_t>(id)); job != nullptr) {
+      stream = job->events;
+      first = EventLocked(*job);
+      seen = stream->LatestSeq();  // the snapshot covers every earlier event
+    }
+  }
+  if (stream == nullptr) {
     absl::StatusOr<Job> row = log_->GetJob(static_cast<int64_t>(id));
     if (absl::IsNotFound(row.status())) {
       return UnknownJob(id);
@@ -303,10 +396,6 @@ absl::Status Scheduler::WatchJob(uint64_t id, const std::function<bool(const v1:
     sink(EventOf(job, 0, ""));
     return absl::OkStatus();
   }
-  const JobRuntime& job = *it->second;
-  v1::JobEvent first = EventLocked(job);
-  uint64_t seen = job.next_seq - 1;  // the snapshot covers every earlier event
-  lock.unlock();
   if (!sink(first)) {
     return absl::CancelledError("the watcher went away");
   }
@@ -314,20 +403,9 @@ absl::Status Scheduler::WatchJob(uint64_t id, const std::function<bool(const v1:
     return absl::OkStatus();
   }
   while (true) {
-    std::vector<v1::JobEvent> batch;
-    lock.lock();
-    events_cv_.wait_for(lock, kWatchPoll, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return shutting_down_ || job.next_seq - 1 > seen;
-    });
-    const bool stopping = shutting_down_;
-    for (const JobEventEntry& entry : job.events) {
-      if (entry.seq > seen) {
-        batch.push_back(entry.event);
-      }
-    }
-    seen = job.next_seq - 1;
-    lock.unlock();
-    for (const v1::JobEvent& event : batch) {
+    JobEvents::Batch batch = stream->WaitAfter(seen, kWatchPoll);
+    seen = batch.last_seq;
+    for (const v1::JobEvent& event : batch.events) {
       if (!sink(event)) {
         return absl::CancelledError("the watcher went away");
       }
@@ -335,7 +413,7 @@ absl::Status Scheduler::WatchJob(uint64_t id, const std::function<bool(const v1:
         return absl::OkStatus();
       }
     }
-    if (stopping) {
+    if (batch.closed) {
       return absl::UnavailableError("the daemon is shutting down");
     }
     if (cancelled()) {

@@ -1,21 +1,24 @@
-// The scheduler's bookkeeping: one JobRuntime per job, one Trial per candidate from proposal
-// to commit, one WorkerEntry per connected worker. Used by tuner/scheduler*.cc only.
+// The scheduler's bookkeeping: one JobRuntime per live job, one Trial per candidate from
+// proposal to commit, one WorkerEntry per connected worker. Used by the scheduler's pieces
+// (job_queue, worker_registry, trial_pipeline) and tuner/scheduler*.cc only.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "codegen/compiler.h"
+#include "absl/base/thread_annotations.h"
 #include "db/job.h"
 #include "tune/v1/tuner.pb.h"
 #include "tune/v1/worker.pb.h"
-#include "tuner/job_options.h"
+#include "tuner/event_hub.h"
 #include "tuner/job_search.h"
 #include "tuner/worker_channel.h"
 
@@ -23,7 +26,8 @@ namespace tune::tuner {
 
 using Clock = std::chrono::steady_clock;
 
-/// Where a trial is: built, queued for a worker, on a worker, or being written to the log.
+/// Where a trial is: being built, built and waiting for a worker, on a worker, or being written
+/// to the log.
 enum class TrialStage : uint8_t { kBuilding, kReady, kInFlight, kCommitting };
 
 struct Trial {
@@ -32,13 +36,16 @@ struct Trial {
   const KernelTemplate* tpl = nullptr;
   Config config;
   std::string config_text;
+  std::string claim;  // ClaimKey: no other trial measures this config for this workload/target
   TrialStage stage = TrialStage::kBuilding;
   std::shared_ptr<const v1::Artifact> artifact;  // once built (names its code by hash)
   std::shared_ptr<const v1::ArtifactCode> code;  // once built, until the trial ends
   std::string worker_id;                         // while in flight
   Clock::time_point dispatched_at;
-  int attempts = 0;           // times dispatched
-  int missed_heartbeats = 0;  // consecutive heartbeats of its worker that did not list it
+  int attempts = 0;                 // times dispatched
+  int missed_heartbeats = 0;        // consecutive heartbeats of its worker that did not list it
+  std::set<std::string> failed_on;  // names of workers that lost it or could not measure it
+  std::string last_failure;         // why the latest attempt ended without a result
 };
 
 struct BestSoFar {
@@ -49,46 +56,54 @@ struct BestSoFar {
   std::string record_uid;
 };
 
-struct JobEventEntry {
-  uint64_t seq = 0;
-  v1::JobEvent event;
-};
-
+/// A live job: loaded from the log, queued or running, or finished and not yet pruned.
 struct JobRuntime {
-  Job row;  // as in the log: spec, state, counters, timestamps, error
+  // Set when the job is loaded, then read-only.
   Workload workload;
   Target target;
   std::vector<const KernelTemplate*> templates;
-  std::unique_ptr<JobSearch> search;  // null once the job is final
-  std::shared_ptr<Compiler> compiler;
-  int since_improvement = 0;
-  bool exhausted = false;  // the search has nothing left to propose
+  std::shared_ptr<JobEvents> events;
 
+  // The search: used by the planner and the log writer, never under the scheduler's lock.
+  std::mutex search_mu;
+  std::unique_ptr<JobSearch> search ABSL_GUARDED_BY(search_mu);
+
+  // Everything below is guarded by the scheduler's lock.
+  Job row;  // as in the log: spec, state, counters, timestamps, error
+  int since_improvement = 0;
+  bool exhausted = false;      // the search has nothing left to propose
+  bool state_written = false;  // a final state is on disk (the job can leave memory)
+
+  int proposing = 0;  // candidates asked of the planner and not back yet
   int building = 0;
   std::deque<uint64_t> ready;  // built, waiting for a worker (front first)
   int in_flight = 0;
   int committing = 0;
+  // Candidates whose config another job's trial is measuring: each waits for that trial to be
+  // recorded (then it is dropped: the config is measured) or dropped (then it becomes a trial
+  // of this job). Pairs of (claim key, candidate).
+  std::vector<std::pair<std::string, Candidate>> deferred;
 
   std::optional<BestSoFar> best;
   std::string last_error;                // "KIND: message" of the latest failed trial
   std::string waiting;                   // why a queued job is not running, for people
   std::deque<Clock::time_point> recent;  // completion times of the latest trials (for the ETA)
 
-  std::deque<JobEventEntry> events;  // the latest events, for watchers
-  uint64_t next_seq = 1;
-
-  /// Trials proposed and not given up: recorded, building, ready, in flight or committing.
-  int Allocated() const {
-    return row.trials_done + building + static_cast<int>(ready.size()) + in_flight + committing;
-  }
+  /// Trials proposed and not given up: proposing, deferred, building, ready, in flight or
+  /// committing.
   int Outstanding() const {
-    return building + static_cast<int>(ready.size()) + in_flight + committing;
+    return proposing + static_cast<int>(deferred.size()) + building +
+           static_cast<int>(ready.size()) + in_flight + committing;
   }
+  /// Trials recorded or on their way.
+  int Allocated() const { return row.trials_done + Outstanding(); }
   bool EarlyStopped() const {
     return row.spec.early_stopping > 0 && since_improvement >= row.spec.early_stopping;
   }
   /// True while the job may propose more trials.
-  bool WantsMore() const { return !exhausted && !EarlyStopped() && Allocated() < row.spec.trials; }
+  bool WantsMore() const {
+    return !IsTerminal(row.state) && !exhausted && !EarlyStopped() && Allocated() < row.spec.trials;
+  }
 };
 
 struct WorkerEntry {
@@ -97,6 +112,8 @@ struct WorkerEntry {
   std::string peer;
   std::shared_ptr<WorkerChannel> channel;
   int capacity = 1;
+  int threads = 1;                  // threads a kernel may use on it
+  std::set<std::string> preloaded;  // file names of its preloaded libraries
   std::set<uint64_t> in_flight;
   uint64_t trials_done = 0;
   Clock::time_point last_seen;
@@ -104,12 +121,12 @@ struct WorkerEntry {
   int64_t connected_at_ms = 0;
 };
 
-/// A trial outcome to write to the log once the scheduler's lock is released.
+/// A trial outcome to write to the log, prepared under the scheduler's lock.
 struct PendingCommit {
   uint64_t trial_id = 0;
   Measurement measurement;
-  std::string worker;      // name; empty for build errors
-  std::string device_key;  // the device that measured it (the job's, for build errors)
+  std::string worker;      // name; empty for build errors and trials given up
+  std::string device_key;  // the device that measured it (the job's, otherwise)
 };
 
 }  // namespace tune::tuner

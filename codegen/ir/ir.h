@@ -526,6 +526,9 @@ struct LoweredFunc {
   std::string name;            // a C identifier
   std::vector<Buffer> params;  // global float32 buffers, in argument order
   Stmt body;
+  // Libraries the body's CallExterns resolve against, by file name ("libfoo.so.1"): left
+  // undefined at link time and loaded by whoever runs the kernel (a worker's --preload).
+  std::vector<std::string> external_libs = {};
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ TEST(PriorityTest, HigherPriorityJobIsMeasuredFirstAndJobsWaitForAWorker) {
   ASSERT_TRUE(high_records.ok() && low_records.ok());
   ASSERT_EQ(high_records->size(), 3u);
   ASSERT_EQ(low_records->size(), 3u);
-  EXPECT_LT(high_records->back().id, low_records->front().id);
+  EXPECT_LT(high_records->back().id, low_records->front().id) << (*daemon)->process().Log();
   EXPECT_LE(high_done->started_at_ms(), low_done->started_at_ms());
 }
 

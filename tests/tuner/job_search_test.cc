@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <set>
 
 #include "common/host_cpu.h"
@@ -72,7 +73,9 @@ TEST(JobSearchTest, ResumesTheSameSequenceFromItsSavedState) {
   GemmCase s;
   auto a = JobSearch::Create(s.workload, s.target, s.templates, "random", 3, {}, "");
   ASSERT_TRUE(a.ok()) << a.status();
-  (*a)->Propose(4);
+  for (const Candidate& c : (*a)->Propose(4)) {
+    (*a)->Observe(c.tpl, TrialOutcome{c.config, true, 1e-3});
+  }
   std::string state = (*a)->SaveState();
   std::vector<Candidate> next_a = (*a)->Propose(4);
 
@@ -109,6 +112,105 @@ TEST(JobSearchTest, GridOverASmallSpaceEndsExhausted) {
   }
   EXPECT_GT(total, 0u);
   EXPECT_TRUE((*search)->Exhausted());
+}
+
+// A job of `trials` trials whose daemon keeps up to `window` proposals ahead of the recorded
+// trials, as the build pipeline does. After each recorded trial the state is saved, as a commit
+// saves it; at each of `kills` (numbers of recorded trials) the daemon dies: the proposals not
+// recorded are lost, and a new search starts from the last saved state and the log's records.
+// Returns the configs recorded, in order.
+std::vector<std::string> RunJob(std::string_view strategy, int trials, int window,
+                                const std::set<int>& kills) {
+  GemmCase s;
+  std::vector<ConfigKey> log;
+  std::vector<std::string> recorded;
+  std::string saved;
+  auto fresh = [&] {
+    auto search = JobSearch::Create(s.workload, s.target, s.templates, strategy, 11, log, saved);
+    EXPECT_TRUE(search.ok()) << search.status();
+    return std::move(*search);
+  };
+  std::unique_ptr<JobSearch> search = fresh();
+  std::deque<Candidate> ahead;
+  std::set<int> killed;
+  while (static_cast<int>(recorded.size()) < trials) {
+    while (static_cast<int>(ahead.size()) < window &&
+           static_cast<int>(recorded.size() + ahead.size()) < trials) {
+      std::vector<Candidate> next = search->Propose(1);
+      if (next.empty()) {
+        break;
+      }
+      ahead.push_back(next.front());
+    }
+    const int count = static_cast<int>(recorded.size());
+    if (kills.contains(count) && killed.insert(count).second) {
+      // The daemon dies with a full window proposed since the last save: none of it recorded.
+      ahead.clear();
+      search = fresh();
+      continue;
+    }
+    if (ahead.empty()) {
+      break;
+    }
+    // Trials finish out of order: the newest of the window first.
+    Candidate done = ahead.back();
+    ahead.pop_back();
+    search->Observe(done.tpl, TrialOutcome{done.config, true, 1e-3});
+    saved = search->SaveState();
+    recorded.push_back(Key(done));
+    log.push_back({std::string(done.tpl->name), done.tpl->version, ConfigToString(done.config)});
+  }
+  return recorded;
+}
+
+std::set<std::string> AsSet(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+
+TEST(JobSearchTest, AJobKilledAtAnyPointMeasuresExactlyTheConfigsOfAnUninterruptedRun) {
+  constexpr int kTrials = 12;
+  for (std::string_view strategy : {"grid", "random"}) {
+    for (int window : {1, 3, 5}) {
+      const std::vector<std::string> whole = RunJob(strategy, kTrials, window, {});
+      ASSERT_EQ(whole.size(), static_cast<size_t>(kTrials));
+      for (int kill = 0; kill < kTrials; ++kill) {
+        std::vector<std::string> resumed = RunJob(strategy, kTrials, window, {kill});
+        EXPECT_EQ(AsSet(resumed), AsSet(whole))
+            << strategy << ", window " << window << ", killed after " << kill << " trials";
+        EXPECT_EQ(resumed.size(), whole.size()) << "a config was measured twice";
+      }
+      // Killed again and again.
+      std::vector<std::string> battered = RunJob(strategy, kTrials, window, {1, 2, 5, 6, 9});
+      EXPECT_EQ(AsSet(battered), AsSet(whole)) << strategy << ", window " << window;
+    }
+  }
+}
+
+TEST(JobSearchTest, OutstandingProposalsOfASavedStateComeFirstUnlessRecordedMeanwhile) {
+  GemmCase s;
+  auto a = JobSearch::Create(s.workload, s.target, s.templates, "random", 5, {}, "");
+  ASSERT_TRUE(a.ok()) << a.status();
+  std::vector<Candidate> proposed = (*a)->Propose(4);
+  ASSERT_EQ(proposed.size(), 4u);
+  (*a)->Observe(proposed[1].tpl, TrialOutcome{proposed[1].config, true, 1e-3});
+  EXPECT_EQ((*a)->outstanding().size(), 3u);
+  std::string state = (*a)->SaveState();
+
+  // Another job recorded proposed[2] since; proposed[1] is this job's own record.
+  std::vector<ConfigKey> log;
+  for (int i : {1, 2}) {
+    log.push_back({std::string(proposed[i].tpl->name), proposed[i].tpl->version,
+                   ConfigToString(proposed[i].config)});
+  }
+  auto b = JobSearch::Create(s.workload, s.target, s.templates, "random", 5, log, state);
+  ASSERT_TRUE(b.ok()) << b.status();
+  std::vector<Candidate> again = (*b)->Propose(2);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(Key(again[0]), Key(proposed[0]));
+  EXPECT_EQ(Key(again[1]), Key(proposed[3]));
+  std::vector<Candidate> next = (*b)->Propose(1);
+  ASSERT_EQ(next.size(), 1u);
+  for (const Candidate& c : proposed) {
+    EXPECT_NE(Key(next[0]), Key(c));
+  }
 }
 
 }  // namespace

@@ -1,0 +1,229 @@
+// The scheduler's pieces on their own: the trial pipeline and its claims, the worker registry's
+// eligibility and liveness, the job queue's order, event streams and the serial executor.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "tuner/event_hub.h"
+#include "tuner/job_queue.h"
+#include "tuner/serial_executor.h"
+#include "tuner/trial_pipeline.h"
+#include "tuner/worker_registry.h"
+
+namespace tune::tuner {
+namespace {
+
+std::shared_ptr<JobRuntime> MakeJob(int64_t id, int priority = 0,
+                                    JobState state = JobState::kQueued) {
+  auto job = std::make_shared<JobRuntime>();
+  job->row.id = id;
+  job->row.state = state;
+  job->row.spec.workload = "gemm:M=16,N=16,K=16";
+  job->row.spec.target = "llvm -mcpu=znver4 -threads=1";
+  job->row.spec.device_key = "cpu/x86_64/znver4";
+  job->row.spec.priority = priority;
+  job->row.spec.trials = 10;
+  return job;
+}
+
+const KernelTemplate& Gemm() { return *FindTemplate("gemm.cpu.blocked"); }
+
+Candidate CandidateOf(int kc) { return Candidate{&Gemm(), Config{{"kc", kc}}}; }
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  TrialPipeline pipeline_;
+  std::shared_ptr<JobRuntime> job_ = MakeJob(1);
+  WorkerEntry worker_{.id = "w1"};
+};
+
+TEST_F(PipelineTest, AClaimedConfigGetsNoSecondTrialUntilTheFirstIsErased) {
+  Trial* first = pipeline_.Create(*job_, CandidateOf(64));
+  ASSERT_NE(first, nullptr);
+  auto other_job = MakeJob(2);
+  EXPECT_EQ(pipeline_.Create(*other_job, CandidateOf(64)), nullptr);
+  EXPECT_NE(pipeline_.Create(*other_job, CandidateOf(128)), nullptr) << "another config";
+  const std::string claim = pipeline_.Erase(first->id, *job_, nullptr);
+  EXPECT_EQ(claim, ClaimKey(*job_, Gemm(), ConfigToString(Config{{"kc", 64}})));
+  EXPECT_NE(pipeline_.Create(*other_job, CandidateOf(64)), nullptr);
+}
+
+TEST_F(PipelineTest, EveryTransitionKeepsTheJobsCountersInStep) {
+  Trial* trial = pipeline_.Create(*job_, CandidateOf(64));
+  EXPECT_EQ(job_->building, 1);
+  pipeline_.Built(*trial, *job_, std::make_shared<v1::Artifact>(),
+                  std::make_shared<v1::ArtifactCode>());
+  EXPECT_EQ(job_->building, 0);
+  EXPECT_EQ(job_->ready.size(), 1u);
+  Trial* taken = pipeline_.TakeReady(*job_, [](const Trial&) { return true; });
+  ASSERT_EQ(taken, trial);
+  pipeline_.Dispatched(*trial, *job_, worker_, Clock::now());
+  EXPECT_EQ(job_->in_flight, 1);
+  EXPECT_TRUE(worker_.in_flight.contains(trial->id));
+  pipeline_.Answered(*trial, *job_, &worker_);
+  EXPECT_EQ(job_->in_flight, 0);
+  EXPECT_EQ(job_->committing, 1);
+  EXPECT_TRUE(worker_.in_flight.empty());
+  pipeline_.Erase(trial->id, *job_, nullptr);
+  EXPECT_EQ(job_->committing, 0);
+  EXPECT_EQ(job_->Outstanding(), 0);
+  EXPECT_EQ(pipeline_.size(), 0u);
+  EXPECT_EQ(pipeline_.claims(), 0u);
+}
+
+TEST_F(PipelineTest, ARequeuedTrialGoesFirstAndIsGivenUpAfterItsLastAttempt) {
+  Trial* older = pipeline_.Create(*job_, CandidateOf(32));
+  Trial* trial = pipeline_.Create(*job_, CandidateOf(64));
+  pipeline_.Built(*older, *job_, std::make_shared<v1::Artifact>(), nullptr);
+  pipeline_.Built(*trial, *job_, std::make_shared<v1::Artifact>(), nullptr);
+  auto dispatch = [&] {
+    Trial* t = pipeline_.TakeReady(*job_, [&](const Trial& c) { return c.id == trial->id; });
+    ASSERT_EQ(t, trial);
+    pipeline_.Dispatched(*trial, *job_, worker_, Clock::now());
+  };
+  dispatch();
+  EXPECT_FALSE(pipeline_.Requeue(*trial, *job_, &worker_, "w1", "stream broke", 2));
+  EXPECT_EQ(job_->ready.front(), trial->id) << "back at the front of the queue";
+  EXPECT_TRUE(trial->failed_on.contains("w1"));
+  dispatch();
+  EXPECT_TRUE(pipeline_.Requeue(*trial, *job_, &worker_, "w1", "stream broke again", 2));
+  EXPECT_EQ(trial->stage, TrialStage::kCommitting);
+  EXPECT_EQ(trial->last_failure, "stream broke again");
+  EXPECT_EQ(job_->committing, 1);
+  EXPECT_EQ(job_->ready.size(), 1u) << "only the older trial waits";
+}
+
+TEST(WorkerRegistryTest, AWorkerRunsOnlyTrialsItsDeviceThreadsAndLibrariesAllow) {
+  WorkerRegistry registry;
+  v1::Register reg;
+  reg.set_name("a");
+  reg.set_device_key("cpu/x86_64/znver4");
+  reg.mutable_capabilities()->set_threads(4);
+  reg.mutable_capabilities()->add_preloaded_libraries()->set_basename("libopenblas.so.0");
+  WorkerEntry& worker = registry.Add(reg, "peer", nullptr, Clock::now(), 0);
+  EXPECT_TRUE(CanRun(worker, {"cpu/x86_64/znver4", 4, {}}));
+  EXPECT_FALSE(CanRun(worker, {"cpu/x86_64/znver4", 8, {}}));
+  EXPECT_FALSE(CanRun(worker, {"cpu/x86_64/skylake", 1, {}}));
+  EXPECT_TRUE(CanRun(worker, {"cpu/x86_64/znver4", 1, {"openblas"}}));
+  EXPECT_TRUE(CanRun(worker, {"cpu/x86_64/znver4", 1, {"libopenblas.so.0"}}));
+  EXPECT_FALSE(CanRun(worker, {"cpu/x86_64/znver4", 1, {"dnnl"}}));
+  EXPECT_EQ(registry.Capacity({"cpu/x86_64/znver4", 2, {}}), 1);
+  EXPECT_EQ(registry.Capacity({"cpu/x86_64/znver4", 16, {}}), 0);
+
+  v1::Register bare = reg;
+  bare.set_name("b");
+  bare.mutable_capabilities()->set_threads(0);
+  bare.mutable_capabilities()->set_cores(6);
+  EXPECT_EQ(registry.Add(bare, "peer", nullptr, Clock::now(), 0).threads, 6)
+      << "a worker that names no thread count offers its cores";
+}
+
+TEST(WorkerRegistryTest, SilentWorkersAreFoundAndRemovedOnesAreListedAsLost) {
+  WorkerRegistry registry;
+  v1::Register reg;
+  reg.set_device_key("cpu/x86_64/znver4");
+  const Clock::time_point start = Clock::now();
+  reg.set_name("quiet");
+  std::string quiet = registry.Add(reg, "p", nullptr, start, 0).id;
+  reg.set_name("chatty");
+  WorkerEntry& chatty = registry.Add(reg, "p", nullptr, start, 0);
+  chatty.last_seen = start + std::chrono::seconds(10);
+  EXPECT_THAT(registry.Silent(start + std::chrono::seconds(12), std::chrono::seconds(5)),
+              ::testing::ElementsAre(quiet));
+  ASSERT_NE(registry.Remove(quiet), nullptr);
+  EXPECT_EQ(registry.Remove(quiet), nullptr);
+  std::vector<v1::WorkerInfo> listed = registry.List(/*include_lost=*/true);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].name(), "chatty");
+  EXPECT_EQ(listed[1].name(), "quiet");
+  EXPECT_EQ(listed[1].state(), v1::WORKER_STATE_LOST);
+  EXPECT_EQ(registry.List(false).size(), 1u);
+}
+
+TEST(JobQueueTest, ActiveJobsComeByPriorityThenSubmissionAndFinishedOnesAreLeftOut) {
+  JobQueue queue;
+  queue.Add(MakeJob(1, 0));
+  queue.Add(MakeJob(2, 5));
+  queue.Add(MakeJob(3, 0));
+  queue.Add(MakeJob(4, 9, JobState::kDone));
+  queue.Add(MakeJob(5, 5));
+  std::vector<int64_t> order;
+  for (JobRuntime* job : queue.ActiveInDispatchOrder()) {
+    order.push_back(job->row.id);
+  }
+  EXPECT_EQ(order, (std::vector<int64_t>{2, 5, 1, 3}));
+  std::shared_ptr<JobRuntime> held = queue.Shared(2);
+  queue.Remove(2);
+  EXPECT_EQ(queue.Find(2), nullptr);
+  EXPECT_EQ(held->row.id, 2) << "a holder keeps a removed job alive";
+}
+
+TEST(EventHubTest, AWatcherKeepsReadingAStreamDroppedAfterItsLastEvent) {
+  EventHub hub;
+  std::shared_ptr<JobEvents> stream = hub.For(7);
+  v1::JobEvent running;
+  running.set_state(v1::JOB_STATE_RUNNING);
+  stream->Push(running);
+  v1::JobEvent done;
+  done.set_state(v1::JOB_STATE_SUCCEEDED);
+  stream->Push(done);
+  hub.Drop(7);
+  EXPECT_EQ(hub.Find(7), nullptr);
+  JobEvents::Batch batch = stream->WaitAfter(0, std::chrono::milliseconds(0));
+  ASSERT_EQ(batch.events.size(), 2u);
+  EXPECT_EQ(batch.events[1].state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(batch.closed);
+  EXPECT_EQ(batch.last_seq, 2u);
+}
+
+TEST(EventHubTest, AWaitingWatcherWakesOnTheNextEvent) {
+  EventHub hub;
+  std::shared_ptr<JobEvents> stream = hub.For(1);
+  std::promise<JobEvents::Batch> got;
+  std::thread watcher([&] { got.set_value(stream->WaitAfter(0, std::chrono::hours(1))); });
+  v1::JobEvent event;
+  event.set_trials_done(3);
+  stream->Push(event);
+  JobEvents::Batch batch = got.get_future().get();
+  watcher.join();
+  ASSERT_EQ(batch.events.size(), 1u);
+  EXPECT_EQ(batch.events[0].trials_done(), 3);
+  EXPECT_FALSE(batch.closed);
+}
+
+TEST(EventHubTest, AStreamKeepsOnlyItsLatestEvents) {
+  JobEvents stream;
+  for (size_t i = 0; i < JobEvents::kKept + 10; ++i) {
+    v1::JobEvent event;
+    event.set_trials_done(static_cast<int>(i));
+    stream.Push(event);
+  }
+  JobEvents::Batch batch = stream.WaitAfter(0, std::chrono::milliseconds(0));
+  ASSERT_EQ(batch.events.size(), JobEvents::kKept);
+  EXPECT_EQ(batch.events.back().trials_done(), static_cast<int>(JobEvents::kKept + 9));
+}
+
+TEST(SerialExecutorTest, TasksRunOneAtATimeInOrderAndStopRunsWhatWasPosted) {
+  std::vector<int> ran;
+  SerialExecutor executor;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  executor.Post([&, released] {
+    released.wait();
+    ran.push_back(1);
+  });
+  for (int i = 2; i <= 5; ++i) {
+    executor.Post([&ran, i] { ran.push_back(i); });
+  }
+  EXPECT_GE(executor.Pending(), 4u);
+  release.set_value();
+  executor.Stop();
+  EXPECT_EQ(ran, (std::vector<int>{1, 2, 3, 4, 5}));
+  EXPECT_FALSE(executor.Post([] {})) << "nothing runs after Stop";
+  executor.Flush();  // returns at once
+}
+
+}  // namespace
+}  // namespace tune::tuner

@@ -1,0 +1,323 @@
+// The scheduler through its WorkerChannel seam: a real tuning log, real builder processes and
+// real LLVM builds, with test-driven workers in place of gRPC streams. Every wait is on an
+// event (a request arriving, a job event); none is on elapsed time.
+#include "tuner/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/artifact_hash.h"
+#include "common/files.h"
+#include "tests/tuner/test_worker.h"
+#include "tuner/fault_templates.h"
+
+namespace tune::tuner {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TestWorker;
+
+constexpr char kWorkload[] = "gemm:M=16,N=16,K=16";
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void Start(SchedulerOptions options = {}) {
+    auto dir = TempDir::Create("tune-scheduler-test-");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = std::make_unique<TempDir>(std::move(*dir));
+    auto log = TuningLog::Open(dir_->File("tuning.db"));
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_ = std::move(*log);
+    options.builder_executable = TUNE_DAEMON_PATH;
+    options.allow_fault_templates = true;
+    options.heartbeat_deadline_ms = 3600000;  // liveness is not what these tests look at
+    scheduler_ = std::make_unique<Scheduler>(log_.get(), options);
+    ASSERT_TRUE(scheduler_->Start().ok());
+  }
+  void TearDown() override {
+    if (scheduler_) {
+      scheduler_->Shutdown();
+    }
+  }
+
+  static v1::JobSpec Spec(int trials, std::string target = "llvm -mcpu=native -threads=1") {
+    v1::JobSpec spec;
+    spec.set_workload(kWorkload);
+    spec.set_target(std::move(target));
+    spec.set_trials(trials);
+    spec.set_strategy("grid");
+    spec.add_templates("gemm.cpu.blocked");
+    return spec;
+  }
+
+  uint64_t Submit(const v1::JobSpec& spec) {
+    absl::StatusOr<v1::Job> job = scheduler_->SubmitJob(spec, "test");
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? job->job_id() : 0;
+  }
+
+  // Follows the job until its final event.
+  v1::JobEvent WaitForEnd(uint64_t job_id) {
+    v1::JobEvent last;
+    absl::Status watched = scheduler_->WatchJob(
+        job_id,
+        [&](const v1::JobEvent& event) {
+          last = event;
+          return true;
+        },
+        [] { return false; });
+    EXPECT_TRUE(watched.ok()) << watched;
+    return last;
+  }
+
+  std::vector<Record> RecordsOf(uint64_t job_id) {
+    scheduler_->Quiesce();
+    absl::StatusOr<std::vector<Record>> records =
+        log_->ListRecords({.job_id = static_cast<int64_t>(job_id)});
+    EXPECT_TRUE(records.ok()) << records.status();
+    return records.ok() ? *records : std::vector<Record>{};
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<TuningLog> log_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, AWorkerErrorIsRetriedOnAnotherWorkerAndNeverRecorded) {
+  Start();
+  TestWorker broken, sound;
+  broken.Register(*scheduler_, "broken");
+  uint64_t job = Submit(Spec(1));
+  std::optional<v1::MeasureRequest> first = broken.NextRequest();
+  ASSERT_TRUE(first.has_value());
+  sound.Register(*scheduler_, "sound");
+  broken.Fail(*first, "cannot start a measurement process");
+  std::optional<v1::MeasureRequest> retry = sound.NextRequest();
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(retry->trial_id(), first->trial_id());
+  sound.Answer(*retry, 1e-4);
+  EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
+
+  std::vector<Record> records = RecordsOf(job);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].worker, "sound");
+  EXPECT_TRUE(records[0].measurement.ok());
+  EXPECT_TRUE(broken.NoRequestWaiting());
+}
+
+TEST_F(SchedulerTest, ATrialEveryWorkerFailsIsRecordedAsWorkerLostAndALaterJobMeasuresItAgain) {
+  Start({.max_dispatch_attempts = 2});
+  TestWorker worker;
+  worker.Register(*scheduler_, "flaky");
+  uint64_t job = Submit(Spec(1));
+  std::string config;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::optional<v1::MeasureRequest> request = worker.NextRequest();
+    ASSERT_TRUE(request.has_value()) << "attempt " << attempt;
+    config = request->artifact().config();
+    worker.Fail(*request, "its cache directory is full");
+  }
+  v1::JobEvent end = WaitForEnd(job);
+  EXPECT_EQ(end.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(end.trials_failed(), 1);
+  std::vector<Record> records = RecordsOf(job);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].measurement.error, ErrorKind::kWorkerLost);
+  EXPECT_THAT(records[0].measurement.message, HasSubstr("its cache directory is full"));
+
+  // Not a verdict on the config: the next job measures the same (default) config again.
+  uint64_t again = Submit(Spec(1));
+  std::optional<v1::MeasureRequest> request = worker.NextRequest();
+  ASSERT_TRUE(request.has_value());
+  EXPECT_EQ(request->artifact().config(), config);
+  worker.Answer(*request, 1e-4);
+  EXPECT_EQ(WaitForEnd(again).state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+TEST_F(SchedulerTest, NoTrialGoesToAWorkerOfferingFewerThreadsThanTheTargetAsks) {
+  Start();
+  TestWorker narrow, wide;
+  narrow.Register(*scheduler_, "narrow", /*threads=*/1);
+  uint64_t job = Submit(Spec(2, "llvm -mcpu=native -threads=2"));
+  absl::StatusOr<v1::Job> waiting = scheduler_->GetJob(job);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->state(), v1::JOB_STATE_QUEUED);
+  EXPECT_THAT(waiting->message(), HasSubstr("offering at least 2 threads"));
+
+  wide.Register(*scheduler_, "wide", /*threads=*/4);
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::MeasureRequest> request = wide.NextRequest();
+    ASSERT_TRUE(request.has_value());
+    wide.Answer(*request, 1e-4);
+  }
+  EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(narrow.NoRequestWaiting());
+}
+
+TEST_F(SchedulerTest, ATrialNeedingALibraryGoesOnlyToAWorkerThatPreloadedIt) {
+  Start();
+  TestWorker plain, equipped;
+  plain.Register(*scheduler_, "plain");
+  equipped.Register(*scheduler_, "equipped", 1, 1, {std::string(kFaultExternLibrary)});
+  v1::JobSpec spec = Spec(1);
+  spec.clear_templates();
+  spec.add_templates(std::string(kFaultExternCallTemplate));
+  uint64_t job = Submit(spec);
+  std::optional<v1::MeasureRequest> request = equipped.NextRequest();
+  ASSERT_TRUE(request.has_value());
+  EXPECT_THAT(request->artifact().needed_libs(),
+              ::testing::ElementsAre(std::string(kFaultExternLibrary)));
+  equipped.Answer(*request, 1e-4);
+  EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(plain.NoRequestWaiting());
+}
+
+// Two jobs of one workload and target whose searches propose the same config first.
+TEST_F(SchedulerTest, AConfigThatAnotherJobMeasuresIsNotMeasuredTwice) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  uint64_t first = Submit(Spec(1));
+  uint64_t second = Submit(Spec(2));
+  std::optional<v1::MeasureRequest> shared = worker.NextRequest();
+  ASSERT_TRUE(shared.has_value());
+  worker.Answer(*shared, 1e-4);
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::MeasureRequest> request = worker.NextRequest();
+    ASSERT_TRUE(request.has_value());
+    EXPECT_NE(request->artifact().config(), shared->artifact().config());
+    worker.Answer(*request, 2e-4);
+  }
+  EXPECT_EQ(WaitForEnd(first).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
+  std::set<std::string> configs;
+  for (uint64_t job : {first, second}) {
+    for (const Record& r : RecordsOf(job)) {
+      EXPECT_TRUE(configs.insert(r.config).second) << "measured twice: " << r.config;
+    }
+  }
+  EXPECT_EQ(configs.size(), 3u);
+}
+
+TEST_F(SchedulerTest, AConfigWaitingOnACancelledJobsTrialIsMeasuredByTheWaitingJob) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  uint64_t first = Submit(Spec(1));
+  uint64_t second = Submit(Spec(2));
+  std::optional<v1::MeasureRequest> shared = worker.NextRequest();
+  ASSERT_TRUE(shared.has_value());
+  absl::StatusOr<v1::Job> cancelled = scheduler_->CancelJob(first);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_THAT(worker.Cancels(), ::testing::ElementsAre(shared->trial_id()));
+  std::set<std::string> measured;
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::MeasureRequest> request = worker.NextRequest();
+    ASSERT_TRUE(request.has_value());
+    measured.insert(request->artifact().config());
+    worker.Answer(*request, 1e-4);
+  }
+  EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(measured.contains(shared->artifact().config()))
+      << "the config the cancelled job gave up was never measured";
+  EXPECT_TRUE(RecordsOf(first).empty());
+}
+
+TEST_F(SchedulerTest, AFinishedJobLeavesMemoryAndItsWatcherStillSeesTheEnd) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  uint64_t job = Submit(Spec(2));
+  v1::JobEvent last;
+  std::thread watcher([&] { last = WaitForEnd(job); });
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::MeasureRequest> request = worker.NextRequest();
+    ASSERT_TRUE(request.has_value());
+    worker.Answer(*request, 1e-4 * (i + 1));
+  }
+  watcher.join();
+  EXPECT_EQ(last.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(last.trials_done(), 2);
+  scheduler_->Quiesce();
+  Scheduler::MemoryUse memory = scheduler_->Memory();
+  EXPECT_EQ(memory.jobs, 0u);
+  EXPECT_EQ(memory.trials, 0u);
+  EXPECT_EQ(memory.claims, 0u);
+  // Still described, now from the log.
+  absl::StatusOr<v1::Job> described = scheduler_->GetJob(job);
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(described->trials_done(), 2);
+  EXPECT_EQ(described->best().secs(), 1e-4);
+}
+
+TEST_F(SchedulerTest, ABuildThatKillsItsBuilderIsABuildErrorAndTheNextBuildsWork) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  v1::JobSpec crash = Spec(1);
+  crash.clear_templates();
+  crash.add_templates(std::string(kFaultBuildCrashTemplate));
+  uint64_t crashing = Submit(crash);
+  EXPECT_EQ(WaitForEnd(crashing).state(), v1::JOB_STATE_SUCCEEDED);
+  std::vector<Record> records = RecordsOf(crashing);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].measurement.error, ErrorKind::kBuildError);
+  EXPECT_THAT(records[0].measurement.message, HasSubstr("crashed"));
+  EXPECT_THAT(records[0].measurement.message, HasSubstr("SIGABRT"));
+
+  uint64_t fine = Submit(Spec(1));
+  std::optional<v1::MeasureRequest> request = worker.NextRequest();
+  ASSERT_TRUE(request.has_value());
+  worker.Answer(*request, 1e-4);
+  EXPECT_EQ(WaitForEnd(fine).state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+TEST_F(SchedulerTest, ABuildThatHangsIsABuildErrorOnceItsDeadlinePasses) {
+  Start({.build_timeout_ms = 1000});
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  v1::JobSpec hang = Spec(1);
+  hang.clear_templates();
+  hang.add_templates(std::string(kFaultBuildHangTemplate));
+  uint64_t hanging = Submit(hang);
+  EXPECT_EQ(WaitForEnd(hanging).state(), v1::JOB_STATE_SUCCEEDED);
+  std::vector<Record> records = RecordsOf(hanging);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].measurement.error, ErrorKind::kBuildError);
+  EXPECT_THAT(records[0].measurement.message, HasSubstr("did not finish within 1000 ms"));
+}
+
+TEST_F(SchedulerTest, AFetchGetsTheCodeOfATrialInFlightOnThatWorkerOnly) {
+  Start();
+  TestWorker worker, other;
+  worker.Register(*scheduler_, "holder");
+  uint64_t job = Submit(Spec(1));
+  std::optional<v1::MeasureRequest> request = worker.NextRequest();
+  ASSERT_TRUE(request.has_value());
+  other.Register(*scheduler_, "stranger");
+  const v1::Artifact& artifact = request->artifact();
+  EXPECT_EQ(artifact.format(), v1::ARTIFACT_FORMAT_SHARED_OBJECT);
+
+  v1::ArtifactCodeReply reply = worker.Fetch(artifact.hash());
+  ASSERT_TRUE(reply.has_code()) << reply.error();
+  EXPECT_EQ(reply.hash(), artifact.hash());
+  ASSERT_EQ(reply.code().code_case(), v1::ArtifactCode::kSharedObject);
+  EXPECT_EQ(static_cast<int64_t>(reply.code().shared_object().size()), artifact.code_bytes());
+  EXPECT_EQ(ArtifactHash(CodeFormat::kSharedObject, reply.code().shared_object()), artifact.hash());
+
+  v1::ArtifactCodeReply refused = other.Fetch(artifact.hash());
+  EXPECT_FALSE(refused.has_code());
+  EXPECT_THAT(refused.error(), HasSubstr("no trial in flight on this worker"));
+
+  worker.Answer(*request, 1e-4);
+  EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
+  // Once the trial ended, its code is gone.
+  EXPECT_FALSE(worker.Fetch(artifact.hash()).has_code());
+}
+
+}  // namespace
+}  // namespace tune::tuner

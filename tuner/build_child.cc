@@ -1,0 +1,115 @@
+#include "tuner/build_child.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "codegen/compiler.h"
+#include "common/strings.h"
+#include "proto/convert.h"
+#include "proto/framing.h"
+#include "tuner/fault_templates.h"
+
+namespace tune::tuner {
+namespace {
+
+v1::BuildChildResult Error(uint64_t task_id, std::string message) {
+  v1::BuildChildResult result;
+  result.set_task_id(task_id);
+  result.set_error(std::move(message));
+  return result;
+}
+
+}  // namespace
+
+v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates) {
+  const uint64_t id = task.task_id();
+  absl::StatusOr<Workload> workload = Workload::Parse(task.workload());
+  if (!workload.ok()) {
+    return Error(id, StrCat("workload: ", std::string(workload.status().message())));
+  }
+  absl::StatusOr<Target> target = Target::Parse(task.target());
+  if (!target.ok()) {
+    return Error(id, StrCat("target: ", std::string(target.status().message())));
+  }
+  const KernelTemplate* tpl = FindTemplate(task.template_name());
+  if (tpl == nullptr && allow_fault_templates) {
+    tpl = FindFaultTemplate(task.template_name(), workload->op());
+  }
+  if (tpl == nullptr) {
+    return Error(id, StrCat("template '", task.template_name(), "' is unknown to this builder"));
+  }
+  if (tpl->version != task.template_version()) {
+    return Error(id, StrCat("template ", tpl->name, " is at version ", tpl->version, ", not ",
+                            task.template_version()));
+  }
+  absl::StatusOr<Config> config = ParseConfig(task.config());
+  if (!config.ok()) {
+    return Error(id, StrCat("config: ", std::string(config.status().message())));
+  }
+  Compiler compiler(*target);
+  absl::StatusOr<Artifact> built =
+      compiler.BuildArtifact(*workload, *tpl, *config, task.func_name());
+  if (!built.ok()) {
+    return Error(id, std::string(built.status().message()));
+  }
+  v1::BuildChildResult result;
+  result.set_task_id(id);
+  v1::Artifact* artifact = result.mutable_artifact();
+  artifact->set_hash(built->hash);
+  artifact->set_entry_symbol(built->entry_symbol);
+  // Workers must have preloaded what the kernel calls into; runtime libraries the shared object
+  // names itself (libgomp) are the dynamic loader's.
+  for (const std::string& lib : built->external_libs) {
+    artifact->add_needed_libs(lib);
+  }
+  artifact->set_template_name(built->template_name);
+  artifact->set_config(built->config);
+  artifact->set_format(ArtifactFormatToProto(built->format));
+  artifact->set_code_bytes(static_cast<int64_t>(built->code.size()));
+  *result.mutable_code() = ArtifactCodeToProto(built->hash, built->format, std::move(built->code));
+  return result;
+}
+
+int RunBuildChild(int in_fd, int out_fd) {
+  v1::BuildChildRequest request;
+  std::string error;
+  if (ReadFrame(in_fd, &request, std::nullopt, -1, &error) != ReadOutcome::kOk ||
+      !request.has_setup()) {
+    return 1;
+  }
+  const v1::BuildChildSetup setup = request.setup();
+  v1::BuildChildReply ready;
+  ready.mutable_ready()->set_pid(getpid());
+  if (!WriteFrame(out_fd, ready).ok()) {
+    return 1;
+  }
+  while (true) {
+    request.Clear();
+    switch (ReadFrame(in_fd, &request, std::nullopt, -1, &error)) {
+      case ReadOutcome::kOk:
+        break;
+      case ReadOutcome::kEof:
+        return 0;
+      case ReadOutcome::kDeadline:
+      case ReadOutcome::kWoken:
+      case ReadOutcome::kError:
+        return 1;
+    }
+    if (getppid() != setup.parent_pid()) {
+      return 0;  // the daemon is gone
+    }
+    if (!request.has_task()) {
+      return 1;
+    }
+    v1::BuildChildReply reply;
+    *reply.mutable_result() = BuildOne(request.task(), setup.allow_fault_templates());
+    if (!WriteFrame(out_fd, reply).ok()) {
+      return 1;
+    }
+  }
+}
+
+}  // namespace tune::tuner

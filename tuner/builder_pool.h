@@ -1,0 +1,102 @@
+// BuilderPool: the daemon's supervised builder processes (build_child.h). Each pool thread owns
+// one builder process and sends it one task at a time; tasks run in priority order (job
+// priority descending, then job id, then trial id), so the most urgent job's next artifact is
+// built first. Whatever happens inside code generation stays a fact about the config: a
+// builder that crashes, aborts or runs past the build deadline yields a build error (a
+// BUILD_ERROR record) and is replaced before the next task. Only a builder that cannot start
+// at all is the daemon's problem (reported as such, never as the config's verdict).
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "tune/v1/builder.pb.h"
+#include "tune/v1/worker.pb.h"
+
+namespace tune::tuner {
+
+struct BuilderOptions {
+  /// The binary started as `<executable> --build-child` (tune-daemon itself).
+  std::string executable = "/proc/self/exe";
+  /// Builder processes (and pool threads), >= 1.
+  int processes = 1;
+  /// A build that runs longer than this is a build error; its builder is killed.
+  int build_timeout_ms = 300000;
+  /// Limit for a builder to start and answer its setup.
+  int start_timeout_ms = 30000;
+  /// Builders accept the test-only fault templates.
+  bool allow_fault_templates = false;
+};
+
+struct BuildTask {
+  uint64_t trial_id = 0;
+  int priority = 0;
+  int64_t job_id = 0;
+  v1::BuildChildTask task;  // task_id is set by the pool
+};
+
+/// The outcome of one task: exactly one of an artifact (with its code), a build error, or an
+/// infrastructure error.
+struct BuildOutcome {
+  std::shared_ptr<const v1::Artifact> artifact;
+  std::shared_ptr<const v1::ArtifactCode> code;
+  /// Why the config does not build: a codegen error, or its builder crashed or hung on it.
+  std::string build_error;
+  /// Why nothing could be built: no builder process could start. Not the config's fault.
+  std::string infra_error;
+};
+
+class BuilderPool {
+ public:
+  /// Called on a pool thread with the outcome of each task (never with the pool's lock held).
+  using DoneFn = std::function<void(uint64_t trial_id, BuildOutcome outcome)>;
+
+  /// Starts `options.processes` (>= 1, checked) pool threads; builders start on first use.
+  BuilderPool(BuilderOptions options, DoneFn done);
+  /// Stop().
+  ~BuilderPool();
+  BuilderPool(const BuilderPool&) = delete;
+  BuilderPool& operator=(const BuilderPool&) = delete;
+
+  /// Queues a task. Ignored after Stop().
+  void Submit(BuildTask task);
+
+  /// Forgets the queued tasks of a job and stops its running builds (their builders are killed
+  /// and replaced); none of them is reported.
+  void DropJob(int64_t job_id);
+
+  /// Drops the queued tasks, kills the builders and joins the threads. Idempotent.
+  void Stop();
+
+  /// Tasks queued and not started.
+  size_t Queued() const;
+  /// Builder processes started so far (a crash or timeout makes the next task start another).
+  int ProcessesStarted() const;
+
+ private:
+  class Builder;
+  void Loop(size_t slot);
+
+  const BuilderOptions options_;
+  DoneFn done_;
+  std::vector<std::unique_ptr<Builder>> builders_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<BuildTask> heap_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::optional<int64_t>> running_job_ ABSL_GUARDED_BY(mu_);  // per slot
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t next_task_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tune::tuner

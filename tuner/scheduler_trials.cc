@@ -1,0 +1,286 @@
+// The scheduler's trials: proposals on the planner, builds in the builder processes, commits on
+// the log writer, and what happens to a trial when its worker fails it or its job ends.
+#include <algorithm>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "common/version.h"
+#include "tuner/scheduler.h"
+
+namespace tune::tuner {
+namespace {
+
+// Completion times kept for the ETA.
+constexpr size_t kRecentTrials = 16;
+// Longest error message stored with a record.
+constexpr size_t kMaxMessage = 4000;
+
+Measurement Failure(ErrorKind kind, std::string message) {
+  Measurement m;
+  m.error = kind;
+  if (message.size() > kMaxMessage) {
+    message.resize(kMaxMessage);
+    message += " ...";
+  }
+  m.message = std::move(message);
+  return m;
+}
+
+}  // namespace
+
+void Scheduler::ProposeLocked(JobRuntime& job, int n) {
+  job.proposing += n;
+  planner_->Post([this, job = jobs_.Shared(job.row.id), n] { Plan(job, n); });
+}
+
+void Scheduler::Plan(const JobPtr& job, int n) {
+  std::vector<Candidate> candidates;
+  {
+    std::lock_guard search_lock(job->search_mu);
+    candidates = job->search->Propose(n);
+  }
+  std::lock_guard lock(mu_);
+  job->proposing -= n;
+  if (static_cast<int>(candidates.size()) < n) {
+    // A strategy proposes fewer than asked only when its space is used up (for random search
+    // over a large space: after a long run of draws found nothing new).
+    job->exhausted = true;
+  }
+  if (IsTerminal(job->row.state)) {
+    PruneLocked(*job);
+    return;
+  }
+  if (shutting_down_) {
+    return;
+  }
+  for (Candidate& candidate : candidates) {
+    AdmitLocked(*job, std::move(candidate));
+  }
+  PumpLocked();
+}
+
+void Scheduler::AdmitLocked(JobRuntime& job, Candidate candidate) {
+  Trial* trial = trials_.Create(job, candidate);
+  if (trial == nullptr) {
+    // Another job's trial measures this config: wait for it (ReleaseClaimLocked).
+    std::string claim = ClaimKey(job, *candidate.tpl, ConfigToString(candidate.config));
+    job.deferred.emplace_back(std::move(claim), std::move(candidate));
+    return;
+  }
+  SubmitBuildLocked(job, *trial);
+}
+
+void Scheduler::SubmitBuildLocked(JobRuntime& job, const Trial& trial) {
+  BuildTask task;
+  task.trial_id = trial.id;
+  task.priority = job.row.spec.priority;
+  task.job_id = job.row.id;
+  task.task.set_workload(job.row.spec.workload);
+  task.task.set_target(job.row.spec.target);
+  task.task.set_template_name(std::string(trial.tpl->name));
+  task.task.set_template_version(trial.tpl->version);
+  task.task.set_config(trial.config_text);
+  task.task.set_func_name(DefaultFunctionName(job.workload));
+  builders_->Submit(std::move(task));
+}
+
+void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
+  std::lock_guard lock(mu_);
+  Trial* trial = trials_.Find(trial_id);
+  if (trial == nullptr || trial->stage != TrialStage::kBuilding) {
+    return;  // dropped with its job
+  }
+  JobRuntime& job = *jobs_.Find(trial->job_id);
+  if (!outcome.infra_error.empty()) {
+    // Nothing can be built on this daemon: the job cannot go on, and no config is to blame.
+    std::string why = StrCat("cannot build candidates: ", outcome.infra_error);
+    Logger("daemon")->error("job {}: {}", job.row.id, why);
+    FinishLocked(job, JobState::kFailed, why);
+    PumpLocked();
+    return;
+  }
+  if (!outcome.build_error.empty()) {
+    Logger("daemon")->debug("trial {} ({} {}) did not build: {}", trial_id, trial->tpl->name,
+                            trial->config_text, outcome.build_error);
+    trials_.BuildFailed(*trial, job);
+    CommitLocked(PendingCommit{trial_id, Failure(ErrorKind::kBuildError, outcome.build_error), "",
+                               job.row.spec.device_key});
+  } else {
+    trials_.Built(*trial, job, std::move(outcome.artifact), std::move(outcome.code));
+  }
+  PumpLocked();
+}
+
+void Scheduler::CommitLocked(PendingCommit pending) {
+  const Trial* trial = trials_.Find(pending.trial_id);
+  TUNE_CHECK(trial != nullptr && trial->stage == TrialStage::kCommitting)
+      << "trial " << pending.trial_id << " is not ready to commit";
+  JobPtr job = jobs_.Shared(trial->job_id);
+  if (!writer_->Post([this, job, pending = std::move(pending)] { WriteTrial(job, pending); })) {
+    Logger("daemon")->warn("trial {} of job {} not recorded: the daemon is stopping", trial->id,
+                           trial->job_id);
+  }
+}
+
+void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
+  Record record;
+  TrialOutcome outcome;
+  const KernelTemplate* tpl = nullptr;
+  bool improved = false;
+  JobProgress progress;
+  {
+    std::lock_guard lock(mu_);
+    const Trial* trial = trials_.Find(pending.trial_id);
+    if (trial == nullptr || trial->stage != TrialStage::kCommitting) {
+      return;
+    }
+    tpl = trial->tpl;
+    const bool ok = pending.measurement.ok();
+    const double secs = ok ? pending.measurement.MedianSecs() : 0;
+    improved = ok && (!job->best || secs < job->best->secs);
+    progress.since_improvement = improved ? 0 : job->since_improvement + 1;
+    outcome = TrialOutcome{trial->config, ok, secs};
+    record.workload = job->row.spec.workload;
+    record.target = job->row.spec.target;
+    record.device_key = pending.device_key;
+    record.template_name = std::string(tpl->name);
+    record.template_version = tpl->version;
+    record.config = trial->config_text;
+    record.measurement = pending.measurement;
+    record.timing = job->row.spec.timing;
+    record.tune_version = kTuneVersion;
+    record.llvm_version = kLlvmVersion;
+    record.job_id = job->row.id;
+    record.worker = pending.worker;
+  }
+  {
+    // The search learns of the trial and saves its state, outstanding proposals included, to
+    // be written in the same transaction as the record.
+    std::lock_guard search_lock(job->search_mu);
+    job->search->Observe(tpl, outcome);
+    progress.search_state = job->search->SaveState();
+  }
+  absl::StatusOr<Record> committed = log_->CommitTrial(std::move(record), progress);
+
+  std::lock_guard lock(mu_);
+  Trial& trial = *trials_.Find(pending.trial_id);
+  const ErrorKind kind = pending.measurement.error;
+  if (committed.ok()) {
+    ++job->row.trials_done;
+    if (kind != ErrorKind::kNone) {
+      ++job->row.trials_failed;
+      job->last_error = StrCat(ErrorKindName(kind), ": ", pending.measurement.message);
+    }
+    job->since_improvement = progress.since_improvement;
+    if (improved) {
+      job->best = BestSoFar{outcome.secs, job->workload.Flops() / outcome.secs / 1e9,
+                            std::string(tpl->name), trial.config_text, committed->uid};
+    }
+    job->recent.push_back(Clock::now());
+    if (job->recent.size() > kRecentTrials) {
+      job->recent.pop_front();
+    }
+    Logger("daemon")->info(
+        "job {}: trial {}/{} {} {} {}: {}", job->row.id, job->row.trials_done, job->row.spec.trials,
+        tpl->name, trial.config_text, pending.worker.empty() ? "(daemon)" : pending.worker,
+        kind == ErrorKind::kNone
+            ? fmt::format("{:.3f} GFLOPS", job->workload.Flops() / outcome.secs / 1e9)
+            : job->last_error);
+    // A trial given up is not a verdict on the config: nobody learns of it but this job.
+    const bool verdict = kind != ErrorKind::kWorkerLost;
+    if (verdict) {
+      ShareRecordLocked(*job, trial, outcome);
+    }
+    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    ReleaseClaimLocked(claim, verdict);
+    PushEventLocked(*job);
+  } else {
+    std::string why = StrCat("cannot record trial ", trial.id, " in ", log_->path(), ": ",
+                             std::string(committed.status().message()));
+    Logger("daemon")->error("job {}: {}", job->row.id, why);
+    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    ReleaseClaimLocked(claim, false);
+    if (!IsTerminal(job->row.state)) {
+      FinishLocked(*job, JobState::kFailed, why);
+    }
+  }
+  PruneLocked(*job);
+  PumpLocked();
+}
+
+void Scheduler::ShareRecordLocked(const JobRuntime& source, const Trial& trial,
+                                  const TrialOutcome& outcome) {
+  for (JobRuntime* other : jobs_.All()) {
+    if (other == &source || IsTerminal(other->row.state) ||
+        other->row.spec.workload != source.row.spec.workload ||
+        other->row.spec.target != source.row.spec.target ||
+        std::find(other->templates.begin(), other->templates.end(), trial.tpl) ==
+            other->templates.end()) {
+      continue;
+    }
+    planner_->Post([job = jobs_.Shared(other->row.id), tpl = trial.tpl, outcome] {
+      std::lock_guard search_lock(job->search_mu);
+      job->search->Observe(tpl, outcome);
+    });
+  }
+}
+
+void Scheduler::ReleaseClaimLocked(const std::string& claim, bool recorded) {
+  if (claim.empty()) {
+    return;
+  }
+  for (JobRuntime* job : jobs_.ActiveInDispatchOrder()) {
+    auto it = std::find_if(job->deferred.begin(), job->deferred.end(),
+                           [&](const auto& entry) { return entry.first == claim; });
+    if (it == job->deferred.end()) {
+      continue;
+    }
+    Candidate candidate = std::move(it->second);
+    job->deferred.erase(it);
+    if (!recorded) {
+      // The other trial was dropped: the config is this job's to measure (AdmitLocked defers
+      // it again if yet another job claimed it first).
+      AdmitLocked(*job, std::move(candidate));
+    }
+  }
+}
+
+void Scheduler::RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_view worker_name,
+                              std::string why) {
+  JobRuntime& job = *jobs_.Find(trial.job_id);
+  const std::string reason = StrCat(worker_name, ": ", why);
+  if (!trials_.Requeue(trial, job, worker, worker_name, reason, options_.max_dispatch_attempts)) {
+    return;
+  }
+  Logger("daemon")->warn("trial {} of job {} given up after {} attempts; the last: {}", trial.id,
+                         job.row.id, trial.attempts, reason);
+  CommitLocked(PendingCommit{
+      trial.id,
+      Failure(ErrorKind::kWorkerLost,
+              StrCat("given up after ", trial.attempts,
+                     " attempts on workers that were lost or could not measure it; the last: ",
+                     reason)),
+      "", job.row.spec.device_key});
+}
+
+void Scheduler::DropTrialLocked(Trial& trial, std::string_view reason) {
+  if (trial.stage == TrialStage::kCommitting) {
+    return;  // its outcome is being recorded
+  }
+  JobRuntime& job = *jobs_.Find(trial.job_id);
+  WorkerEntry* worker = nullptr;
+  if (trial.stage == TrialStage::kInFlight) {
+    worker = workers_.Find(trial.worker_id);
+    if (worker != nullptr) {
+      v1::DaemonMessage cancel;
+      cancel.mutable_cancel()->set_trial_id(trial.id);
+      cancel.mutable_cancel()->set_reason(std::string(reason));
+      worker->channel->Send(std::move(cancel));
+    }
+  }
+  const std::string claim = trials_.Erase(trial.id, job, worker);
+  ReleaseClaimLocked(claim, false);
+}
+
+}  // namespace tune::tuner

@@ -1,0 +1,143 @@
+#include "tuner/trial_pipeline.h"
+
+#include <algorithm>
+
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune::tuner {
+
+std::string ClaimKey(const JobRuntime& job, const KernelTemplate& tpl,
+                     std::string_view config_text) {
+  return StrCat(job.row.spec.workload, "|", job.row.spec.target, "|", tpl.name, "|", tpl.version,
+                "|", config_text);
+}
+
+Trial* TrialPipeline::Create(JobRuntime& job, const Candidate& candidate) {
+  std::string text = ConfigToString(candidate.config);
+  std::string claim = ClaimKey(job, *candidate.tpl, text);
+  if (claims_.contains(claim)) {
+    return nullptr;
+  }
+  const uint64_t id = next_id_++;
+  Trial& trial = trials_[id];
+  trial.id = id;
+  trial.job_id = job.row.id;
+  trial.tpl = candidate.tpl;
+  trial.config = candidate.config;
+  trial.config_text = std::move(text);
+  trial.claim = claim;
+  trial.stage = TrialStage::kBuilding;
+  claims_.emplace(std::move(claim), id);
+  ++job.building;
+  return &trial;
+}
+
+Trial* TrialPipeline::Find(uint64_t id) {
+  auto it = trials_.find(id);
+  return it == trials_.end() ? nullptr : &it->second;
+}
+
+void TrialPipeline::Built(Trial& trial, JobRuntime& job,
+                          std::shared_ptr<const v1::Artifact> artifact,
+                          std::shared_ptr<const v1::ArtifactCode> code) {
+  TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " built twice";
+  --job.building;
+  trial.artifact = std::move(artifact);
+  trial.code = std::move(code);
+  trial.stage = TrialStage::kReady;
+  job.ready.push_back(trial.id);
+}
+
+void TrialPipeline::BuildFailed(Trial& trial, JobRuntime& job) {
+  TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " is not building";
+  --job.building;
+  trial.stage = TrialStage::kCommitting;
+  ++job.committing;
+}
+
+void TrialPipeline::Untake(Trial& trial, JobRuntime& job) { job.ready.push_front(trial.id); }
+
+void TrialPipeline::Dispatched(Trial& trial, JobRuntime& job, WorkerEntry& worker,
+                               Clock::time_point now) {
+  TUNE_CHECK(trial.stage == TrialStage::kReady) << "trial " << trial.id << " is not ready";
+  trial.stage = TrialStage::kInFlight;
+  trial.worker_id = worker.id;
+  trial.dispatched_at = now;
+  trial.missed_heartbeats = 0;
+  ++trial.attempts;
+  worker.in_flight.insert(trial.id);
+  ++job.in_flight;
+}
+
+void TrialPipeline::Answered(Trial& trial, JobRuntime& job, WorkerEntry* worker) {
+  TUNE_CHECK(trial.stage == TrialStage::kInFlight) << "trial " << trial.id << " not in flight";
+  if (worker != nullptr) {
+    worker->in_flight.erase(trial.id);
+  }
+  trial.worker_id.clear();
+  trial.stage = TrialStage::kCommitting;
+  --job.in_flight;
+  ++job.committing;
+}
+
+bool TrialPipeline::Requeue(Trial& trial, JobRuntime& job, WorkerEntry* worker,
+                            std::string_view worker_name, std::string why, int max_attempts) {
+  TUNE_CHECK(trial.stage == TrialStage::kInFlight) << "trial " << trial.id << " not in flight";
+  if (worker != nullptr) {
+    worker->in_flight.erase(trial.id);
+  }
+  trial.worker_id.clear();
+  trial.failed_on.insert(std::string(worker_name));
+  trial.last_failure = std::move(why);
+  --job.in_flight;
+  if (trial.attempts >= max_attempts) {
+    trial.stage = TrialStage::kCommitting;
+    ++job.committing;
+    return true;
+  }
+  trial.stage = TrialStage::kReady;
+  job.ready.push_front(trial.id);
+  return false;
+}
+
+std::string TrialPipeline::Erase(uint64_t id, JobRuntime& job, WorkerEntry* worker) {
+  auto it = trials_.find(id);
+  if (it == trials_.end()) {
+    return "";
+  }
+  Trial& trial = it->second;
+  switch (trial.stage) {
+    case TrialStage::kBuilding:
+      --job.building;
+      break;
+    case TrialStage::kReady:
+      std::erase(job.ready, id);
+      break;
+    case TrialStage::kInFlight:
+      --job.in_flight;
+      if (worker != nullptr) {
+        worker->in_flight.erase(id);
+      }
+      break;
+    case TrialStage::kCommitting:
+      --job.committing;
+      break;
+  }
+  std::string claim = std::move(trial.claim);
+  claims_.erase(claim);
+  trials_.erase(it);
+  return claim;
+}
+
+std::vector<uint64_t> TrialPipeline::OfJob(int64_t job_id) const {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, trial] : trials_) {
+    if (trial.job_id == job_id) {
+      ids.push_back(id);
+    }
+  }
+  return ids;
+}
+
+}  // namespace tune::tuner

@@ -1,0 +1,82 @@
+// TrialPipeline: every trial from proposal to commit, and the claims that keep two trials from
+// measuring one config of one workload and target at the same time. Each transition moves a
+// trial between stages and keeps its job's counters (building, ready, in flight, committing)
+// in step, so the counters are right by construction. Not thread-safe: guarded by the
+// scheduler's lock.
+//
+//   Create ──▶ building ──Built──▶ ready ──Dispatched──▶ in flight ──Answered──▶ committing
+//                 │                  ▲                       │                       │
+//                 └──BuildFailed─────┼──────▶ committing     └──Requeue (lost / worker error)
+//                                    └──────────────────────────┘   (▶ committing when given up)
+//   Erase: a committed trial, or one dropped with its job; releases the claim.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tuner/scheduler_types.h"
+
+namespace tune::tuner {
+
+/// The claim of one config: workload, target, template and version, and canonical config.
+std::string ClaimKey(const JobRuntime& job, const KernelTemplate& tpl,
+                     std::string_view config_text);
+
+class TrialPipeline {
+ public:
+  /// A new trial of `job` for `candidate`, claiming its config, stage building. When another
+  /// trial holds the claim, nothing is created and null is returned.
+  Trial* Create(JobRuntime& job, const Candidate& candidate);
+  /// The trial, or null.
+  Trial* Find(uint64_t id);
+  /// True when a trial holds `claim`.
+  bool Claimed(const std::string& claim) const { return claims_.contains(claim); }
+
+  /// building → ready, at the back of its job's queue.
+  void Built(Trial& trial, JobRuntime& job, std::shared_ptr<const v1::Artifact> artifact,
+             std::shared_ptr<const v1::ArtifactCode> code);
+  /// building → committing (its build failed).
+  void BuildFailed(Trial& trial, JobRuntime& job);
+  /// The first ready trial of `job` that `accept` takes, off the job's queue; null if none.
+  template <typename Accept>
+  Trial* TakeReady(JobRuntime& job, Accept accept) {
+    for (auto it = job.ready.begin(); it != job.ready.end(); ++it) {
+      Trial& trial = *Find(*it);
+      if (accept(trial)) {
+        job.ready.erase(it);
+        return &trial;
+      }
+    }
+    return nullptr;
+  }
+  /// Puts a trial taken with TakeReady back at the front of its job's queue.
+  void Untake(Trial& trial, JobRuntime& job);
+  /// ready (taken) → in flight on `worker`.
+  void Dispatched(Trial& trial, JobRuntime& job, WorkerEntry& worker, Clock::time_point now);
+  /// in flight → committing (its worker answered).
+  void Answered(Trial& trial, JobRuntime& job, WorkerEntry* worker);
+  /// in flight → ready at the front of its job's queue, remembering that `worker_name` failed
+  /// it because of `why`; or, when it has been dispatched `max_attempts` times already,
+  /// → committing (given up). Returns true when given up.
+  bool Requeue(Trial& trial, JobRuntime& job, WorkerEntry* worker, std::string_view worker_name,
+               std::string why, int max_attempts);
+  /// Removes a trial in any stage but committing-in-progress is the caller's to judge: its job
+  /// counters are released and so is its claim. Returns the claim it held.
+  std::string Erase(uint64_t id, JobRuntime& job, WorkerEntry* worker);
+
+  /// Ids of the trials of one job.
+  std::vector<uint64_t> OfJob(int64_t job_id) const;
+  size_t size() const { return trials_.size(); }
+  size_t claims() const { return claims_.size(); }
+
+ private:
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, Trial> trials_;
+  std::map<std::string, uint64_t> claims_;  // claim key → trial id
+};
+
+}  // namespace tune::tuner
