@@ -8,6 +8,10 @@
 namespace tune {
 namespace {
 
+// std::isalnum of a plain char is undefined for negative values (non-ASCII bytes): go through
+// unsigned char.
+bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
 constexpr std::string_view kForms =
     "'llvm [-mcpu=<cpu>|native] [-threads=<n>] [-libs=openblas,dnnl]', "
     "'cuda -arch=sm_<nn> [-libs=cublas,cudnn]' or 'rocm -mcpu=gfx<nnn> [-libs=rocblas,miopen]'";
@@ -73,9 +77,8 @@ absl::StatusOr<Target> Target::Parse(std::string_view text) {
         return Invalid(text, StrCat("option -", key, " is given twice"));
       }
       seen_cpu = true;
-      if (t.kind == TargetKind::kCuda &&
-          !(value.substr(0, 3) == "sm_" && value.size() > 3 &&
-            std::all_of(value.begin() + 3, value.end(), [](char c) { return std::isalnum(c); }))) {
+      if (t.kind == TargetKind::kCuda && !(value.substr(0, 3) == "sm_" && value.size() > 3 &&
+                                           std::all_of(value.begin() + 3, value.end(), IsAlnum))) {
         return Invalid(text, StrCat("-arch=", value, " is not of the form sm_<nn>"));
       }
       if (t.kind == TargetKind::kRocm && value.substr(0, 3) != "gfx") {

@@ -33,7 +33,7 @@ struct JobSpec {
   int priority = 0;             // higher runs first
   uint64_t seed = 0;            // seed of the search
   TimingOptions timing = {};
-  std::string client = {};                // who submitted it (free text)
+  std::string client = {};                  // who submitted it (free text)
   std::vector<std::string> templates = {};  // template names searched; empty: every template
                                             // that applies
   int early_stopping = 0;  // stop after this many trials in a row without improvement; 0: never
@@ -50,12 +50,12 @@ struct Job {
   int64_t id = 0;
   JobSpec spec;
   JobState state = JobState::kQueued;
-  int trials_done = 0;       // finished trials, failures included
-  int trials_failed = 0;     // of which failed
-  std::string search_state;  // opaque to the log: what the strategy needs to resume
-  int since_improvement = 0; // trials in a row without improving the job's best
-  std::string error;         // why it ended: its error (Failed), why it stopped short of its
-                             // budget (Done), who cancelled it (Cancelled); empty otherwise
+  int trials_done = 0;        // finished trials, failures included
+  int trials_failed = 0;      // of which failed
+  std::string search_state;   // opaque to the log: what the strategy needs to resume
+  int since_improvement = 0;  // trials in a row without improving the job's best
+  std::string error;          // why it ended: its error (Failed), why it stopped short of its
+                              // budget (Done), who cancelled it (Cancelled); empty otherwise
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
   int64_t started_at_ms = 0;              // first time Running; 0 before

@@ -23,11 +23,11 @@ struct Record {
   std::string device_key;     // the device that measured it, e.g. cpu/x86_64/znver4
   std::string template_name;  // e.g. gemm.cpu.blocked
   int template_version = 0;
-  std::string config;        // canonical config text (search/config_space.h)
-  Measurement measurement;   // error kind, message, every round, number, fingerprint
+  std::string config;                   // canonical config text (search/config_space.h)
+  Measurement measurement;              // error kind, message, every round, number, fingerprint
   std::optional<TimingOptions> timing;  // how it was timed; absent in records from before tune
                                         // kept it (treated as warm-cache)
-  std::string tune_version;  // provenance
+  std::string tune_version;             // provenance
   std::string llvm_version;
   std::optional<int64_t> job_id;  // local job that produced it (not exported)
   std::string worker;             // name of the worker that measured it

@@ -265,11 +265,11 @@ absl::StatusOr<Record> ReadRecord(const sqlite::Statement& row) {
 }
 
 std::string BestRecordsSql(BestScope scope) {
-  std::string_view context = scope == BestScope::kTarget
-                                 ? "r.target_id = ?2 AND r.flush_cache = ?6"
-                                 : "r.device_id = ?2";
+  std::string_view context =
+      scope == BestScope::kTarget ? "r.target_id = ?2 AND r.flush_cache = ?6" : "r.device_id = ?2";
   return StrCat("SELECT ", kRecordColumns, ", r.config_id FROM ", kRecordFrom,
-                " WHERE r.workload_id = ?1 AND ", context, " AND r.error_kind = 'NONE'"
+                " WHERE r.workload_id = ?1 AND ", context,
+                " AND r.error_kind = 'NONE'"
                 " AND (?3 IS NULL OR c.template = ?3)"
                 " AND (?4 IS NULL OR c.template_version = ?4)"
                 " AND (?5 IS NULL OR r.tune_version = ?5)"

@@ -26,8 +26,8 @@ absl::StatusOr<Job> TuningLog::CreateJob(const JobSpec& spec) {
   insert.BindAll(workload_id, canonical.target, canonical.device_key, canonical.strategy,
                  canonical.trials, canonical.priority, static_cast<int64_t>(canonical.seed),
                  TimingToJson(canonical.timing), canonical.client, JobStateName(JobState::kQueued),
-                 now, now, tables::JoinTemplateNames(canonical.templates),
-                 canonical.early_stopping, canonical.name);
+                 now, now, tables::JoinTemplateNames(canonical.templates), canonical.early_stopping,
+                 canonical.name);
   RETURN_IF_ERROR(insert.Run());
   int64_t id = db_->LastInsertRowId();
   ASSIGN_OR_RETURN(Job job, tables::FetchJob(*db_, id));
@@ -109,8 +109,8 @@ absl::StatusOr<Record> TuningLog::CommitTrial(Record record, const JobProgress& 
                    db_->Prepare("UPDATE jobs SET trials_done = trials_done + 1, "
                                 "trials_failed = trials_failed + ?, search_state = ?, "
                                 "since_improvement = ?, updated_at_ms = ? WHERE id = ?"));
-  update.BindAll(record.measurement.ok() ? 0 : 1, progress.search_state,
-                 progress.since_improvement, UnixNowMs(), *record.job_id);
+  update.BindAll(record.measurement.ok() ? 0 : 1, progress.search_state, progress.since_improvement,
+                 UnixNowMs(), *record.job_id);
   RETURN_IF_ERROR(update.Run());
   if (db_->Changes() == 0) {
     return absl::NotFoundError(StrCat("job ", *record.job_id, " is not in ", path_));

@@ -58,7 +58,7 @@ void CacheFlusher::Flush() const {
 }
 
 Measurement TimeRounds(const KernelCall& call, const TimingOptions& options,
-                       Clock::time_point deadline, const CacheFlusher* flusher) {
+                       Clock::time_point deadline, const CacheFlusher* flusher, NowFn now) {
   Measurement m;
   const auto min_round = std::chrono::milliseconds(std::max(options.min_repeat_ms, 0));
   int64_t number = std::max(options.number, 1);
@@ -67,7 +67,7 @@ Measurement TimeRounds(const KernelCall& call, const TimingOptions& options,
     while (true) {
       if (secs_per_call > 0) {
         auto predicted = std::chrono::duration<double>(secs_per_call * static_cast<double>(number));
-        if (Clock::now() + std::chrono::duration_cast<Clock::duration>(predicted) > deadline) {
+        if (now() + std::chrono::duration_cast<Clock::duration>(predicted) > deadline) {
           m.error = ErrorKind::kTimeout;
           m.message = fmt::format(
               "kernel too slow for timeout_ms={}: {} rounds done, the next of {} calls at {:.3g} s "
@@ -80,7 +80,7 @@ Measurement TimeRounds(const KernelCall& call, const TimingOptions& options,
       if (options.flush_cache && flusher != nullptr) {
         flusher->Flush();
       }
-      Clock::time_point start = Clock::now();
+      Clock::time_point start = now();
       for (int64_t i = 0; i < number; ++i) {
         if (int32_t rc = call(); rc != 0) {
           m.error = ErrorKind::kRuntimeCrash;
@@ -89,7 +89,7 @@ Measurement TimeRounds(const KernelCall& call, const TimingOptions& options,
           return m;
         }
       }
-      Clock::duration elapsed = Clock::now() - start;
+      Clock::duration elapsed = now() - start;
       secs_per_call = std::max(Seconds(elapsed) / static_cast<double>(number), 1e-12);
       if (elapsed >= min_round || number >= kMaxNumber) {
         m.round_secs.push_back(Seconds(elapsed) / static_cast<double>(number));

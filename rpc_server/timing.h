@@ -48,12 +48,17 @@ class CacheFlusher {
   std::vector<Region> regions_;
 };
 
+/// The clock TimeRounds reads: std::chrono::steady_clock::now, or one a test controls.
+using NowFn = std::chrono::steady_clock::time_point (*)();
+
 /// Times `call` with TVM's rule and returns a Measurement with every round (mean seconds per
 /// call) and the final `number`. A non-zero return is RUNTIME_CRASH ("kernel returned N").
 /// When the next round would end after `deadline`, it stops with TIMEOUT instead of running
 /// it. `flusher` is used before every round when options.flush_cache is set (it may be null
-/// otherwise). device_fingerprint is left empty.
+/// otherwise). Durations and the deadline are read from `now`. device_fingerprint is left
+/// empty.
 Measurement TimeRounds(const KernelCall& call, const TimingOptions& options,
-                       std::chrono::steady_clock::time_point deadline, const CacheFlusher* flusher);
+                       std::chrono::steady_clock::time_point deadline, const CacheFlusher* flusher,
+                       NowFn now = &std::chrono::steady_clock::now);
 
 }  // namespace tune::rpc

@@ -1,6 +1,5 @@
 #include "tuner/serial_executor.h"
 
-
 namespace tune::tuner {
 
 SerialExecutor::SerialExecutor() {
@@ -23,9 +22,8 @@ bool SerialExecutor::Post(std::function<void()> task) {
 void SerialExecutor::Flush() {
   std::unique_lock lock(mu_);
   const uint64_t target = posted_;
-  done_cv_.wait(lock, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    return finished_ >= target || ended_;
-  });
+  done_cv_.wait(lock,
+                [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return finished_ >= target || ended_; });
 }
 
 void SerialExecutor::Stop() {
@@ -49,9 +47,8 @@ void SerialExecutor::Loop() {
     std::function<void()> task;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return stopping_ || !tasks_.empty();
-      });
+      cv_.wait(lock,
+               [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_ || !tasks_.empty(); });
       if (tasks_.empty()) {
         ended_ = true;  // stopping, and everything posted has run
         done_cv_.notify_all();

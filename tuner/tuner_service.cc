@@ -207,8 +207,10 @@ grpc::Status TunerService::QueryBest(grpc::ServerContext*, const v1::QueryBestRe
       ASSIGN_OR_RETURN(records, log_->QueryTopK(device, k));
       response->set_match(v1::BEST_MATCH_SAME_DEVICE);
       response->set_note(StrCat("FALLBACK: nothing measured with '", query.target, "' and ",
-                                query.flush_cache ? "cold" : "warm", " caches; records of other "
-                                "targets or cache states on ", query.device_key));
+                                query.flush_cache ? "cold" : "warm",
+                                " caches; records of other "
+                                "targets or cache states on ",
+                                query.device_key));
     }
     if (records.empty()) {
       return absl::NotFoundError(
@@ -301,17 +303,18 @@ grpc::Status TunerService::ImportRecords(grpc::ServerContext* context,
       ++valid;
     }
     if (context->IsCancelled()) {
-      return absl::CancelledError("the client went away before the end of the import; nothing "
-                                  "was imported");
+      return absl::CancelledError(
+          "the client went away before the end of the import; nothing "
+          "was imported");
     }
     ASSIGN_OR_RETURN(std::unique_ptr<std::istream> in, spool.Reader());
     ASSIGN_OR_RETURN(TuningLog::ImportStats stats, log_->ImportJsonl(*in));
     response->set_imported(stats.imported);
     response->set_duplicates(stats.skipped_duplicates);
-    Logger("daemon")->info("import: {} of {} valid records added in one transaction, {} already "
-                           "present, {} rejected",
-                           response->imported(), valid, response->duplicates(),
-                           response->rejected());
+    Logger("daemon")->info(
+        "import: {} of {} valid records added in one transaction, {} already "
+        "present, {} rejected",
+        response->imported(), valid, response->duplicates(), response->rejected());
     return absl::OkStatus();
   });
 }

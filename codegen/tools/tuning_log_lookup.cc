@@ -43,7 +43,7 @@ BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log) {
   return
       [log = std::move(log)](const Workload& workload,
                              const Target& given) -> absl::StatusOr<std::optional<KernelChoice>> {
-    const Target target = given.Resolved();  // records name the CPU, never "native"
+        const Target target = given.Resolved();  // records name the CPU, never "native"
         const std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
         BestQuery exact{.workload = workload.ToString(), .target = target.ToString()};
         BestQuery device{.workload = workload.ToString(), .device_key = target.DeviceKey()};

@@ -42,5 +42,18 @@ TEST(TargetTest, RejectsUnknownKindsOptionsAndLibraries) {
   }
 }
 
+TEST(TargetTest, NonAsciiBytesInAnArchAreInvalidArgumentNotACrash) {
+  // Every byte above 0x7f is a negative plain char: the check must not pass it to isalnum as is.
+  for (int byte = 0x80; byte <= 0xff; ++byte) {
+    std::string text = "cuda -arch=sm_9";
+    text.push_back(static_cast<char>(byte));
+    auto t = Target::Parse(text);
+    ASSERT_FALSE(t.ok()) << "byte " << byte << " was accepted";
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(t.status().message().find("is not of the form sm_<nn>"), std::string_view::npos)
+        << t.status();
+  }
+}
+
 }  // namespace
 }  // namespace tune

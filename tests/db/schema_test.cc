@@ -2,8 +2,14 @@
 // keep lookups fast at scale.
 #include "db/schema.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +32,27 @@ using ::testing::Not;
 using testing::OpenLog;
 using testing::SampleRecord;
 using tune::TempDir;
+
+// The scheduler state of one of this process's threads ('R' running, 'S' sleeping, ...), from
+// /proc/self/task/<tid>/stat; '?' when it cannot be read.
+char ThreadState(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+}
+
+// Polls `done` until it holds; false after a minute, which only a broken test reaches.
+bool WaitUntil(const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 std::unique_ptr<sqlite::Connection> Raw(const std::string& path) {
   absl::StatusOr<std::unique_ptr<sqlite::Connection>> db =
@@ -275,12 +302,17 @@ TEST_F(SchemaTest, AWaitingWriterGetsTheLockWithinTheBusyTimeout) {
   auto log = OpenLog(path_);
   auto other = Raw(path_);
   ASSERT_TRUE(other->Execute("BEGIN IMMEDIATE").ok());
-  std::thread release([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_TRUE(other->Execute("COMMIT").ok());
+  std::atomic<pid_t> writer_tid{0};
+  absl::StatusOr<Record> stored = absl::UnknownError("not run");
+  std::thread writer([&] {
+    writer_tid = gettid();
+    stored = log->CommitRecord(SampleRecord());
   });
-  absl::StatusOr<Record> stored = log->CommitRecord(SampleRecord());
-  release.join();
+  // Release the lock only once the writer waits for it: its thread then sleeps in SQLite's
+  // busy handler (an event observed in /proc, not a guessed delay).
+  EXPECT_TRUE(WaitUntil([&] { return writer_tid != 0 && ThreadState(writer_tid) == 'S'; }));
+  EXPECT_TRUE(other->Execute("COMMIT").ok());
+  writer.join();
   EXPECT_TRUE(stored.ok()) << stored.status();
 }
 

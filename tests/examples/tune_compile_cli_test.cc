@@ -98,28 +98,24 @@ TEST_F(TuneCompileCli, ARecordOfAnotherThreadCountIsAFallbackThatIsReported) {
 }
 
 TEST_F(TuneCompileCli, UsesTheBestRecordOfTheTuningLog) {
-  {
-    auto log = TuningLog::Open(File("tuning.db"));
-    ASSERT_TRUE(log.ok()) << log.status();
-    Record r;
-    r.workload = "gemm:M=16,N=16,K=16";
-    r.target = Target::Parse("llvm -mcpu=native -threads=1")->Resolved().ToString();
-    r.device_key = Target::Parse("llvm -mcpu=native")->DeviceKey();
-    r.template_name = "gemm.cpu.blocked";
-    r.template_version = 1;
-    r.config = R"({"kc":16,"mc":16,"mr":2,"nc":16,"nr":16,"order":1,"pack_a":0,"pack_b":0,)"
-               R"("unroll_k":1})";
-    r.measurement.round_secs = {1e-6};
-    r.measurement.number = 1;
-    r.tune_version = kTuneVersion;
-    r.llvm_version = kLlvmVersion;
-    ASSERT_TRUE((*log)->CommitRecord(r).ok());
-  }
+  const std::string fastest =
+      R"({"kc":16,"mc":16,"mr":2,"nc":16,"nr":16,"order":1,"pack_a":0,"pack_b":0,"unroll_k":1})";
+  const std::string target = "llvm -mcpu=native -threads=1";
+  // Slower records before and after the fastest, so neither order nor recency decides.
+  ASSERT_NO_FATAL_FAILURE(CommitGemmRecord(
+      File("tuning.db"), target,
+      R"({"kc":16,"mc":16,"mr":2,"nc":16,"nr":16,"order":2,"pack_a":1,"pack_b":0,"unroll_k":1})",
+      3e-6));
+  ASSERT_NO_FATAL_FAILURE(CommitGemmRecord(File("tuning.db"), target, fastest, 1e-6));
+  ASSERT_NO_FATAL_FAILURE(CommitGemmRecord(
+      File("tuning.db"), target,
+      R"({"kc":16,"mc":16,"mr":2,"nc":16,"nr":16,"order":1,"pack_a":0,"pack_b":1,"unroll_k":2})",
+      2e-6));
   std::vector<std::string> args = Args("gemm:M=16,N=16,K=16");
   args.insert(args.end(), {"--db", File("tuning.db")});
   ASSERT_EQ(Run(args), 0) << err_;
   EXPECT_THAT(err_, HasSubstr("(the tuning log, exact match"));
-  EXPECT_THAT(Read(File("k.h")), HasSubstr(R"("order":1,"pack_a":0)"));
+  EXPECT_THAT(Read(File("k.h")), HasSubstr(fastest));
 }
 
 TEST_F(TuneCompileCli, AMissingTuningLogFallsBackToDefaults) {

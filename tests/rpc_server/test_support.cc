@@ -22,7 +22,7 @@ v1::TimingOptions FastTiming() {
   timing.set_number(1);
   timing.set_repeat(3);
   timing.set_min_repeat_ms(5);
-  timing.set_timeout_ms(1000);
+  timing.set_timeout_ms(30000);
   timing.set_seed(7);
   return timing;
 }

@@ -17,7 +17,8 @@ std::string FixtureWorkload();
 /// The bytes of a file (fails the test if it cannot be read).
 std::string ReadFileBytes(const std::string& path);
 
-/// Timing that keeps tests fast: 3 rounds of at least 5 ms, 1 s deadline.
+/// Timing that keeps tests fast: 3 rounds of at least 5 ms; a 30 s deadline that only a hang
+/// reaches, however loaded the machine.
 v1::TimingOptions FastTiming();
 
 /// A request to measure `symbol` from the shared object at `library` (its hash is the file's

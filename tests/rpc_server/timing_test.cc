@@ -1,28 +1,31 @@
-// TVM's timing rule as TimeRounds implements it, on in-process kernels with the tune ABI.
+// TVM's timing rule as TimeRounds implements it, on in-process kernels with the tune ABI. The
+// kernels run on a clock the test controls (each call advances it by g_call_cost), so every
+// duration TimeRounds sees is exact and no assertion depends on the machine's speed or load.
 #include "rpc_server/timing.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
 namespace tune::rpc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
 
+Clock::time_point g_now;      // the controlled clock
+Clock::duration g_call_cost;  // how long one kernel call takes on it
 int g_calls = 0;
 int g_fail_after = -1;  // return 7 from this call on (-1: never)
+
+Clock::time_point FakeNow() { return g_now; }
 
 int32_t CountingKernel(float* a, float* b, float* c) {
   c[0] = a[0] + b[0];
   ++g_calls;
+  g_now += g_call_cost;
   return (g_fail_after >= 0 && g_calls > g_fail_after) ? 7 : 0;
-}
-
-int32_t SleepyKernel(float*, float*, float*) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  return 0;
 }
 
 int32_t TwoArgs(float* in, float* out) {
@@ -38,8 +41,15 @@ int32_t FourArgs(float* a, float* b, float* bias, float* out) {
 class TimingTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    g_now = Clock::time_point() + std::chrono::hours(1);
+    g_call_cost = microseconds(1);
     g_calls = 0;
     g_fail_after = -1;
+  }
+  Measurement Time(const KernelCall& call, const TimingOptions& options,
+                   Clock::duration timeout = std::chrono::seconds(10),
+                   const CacheFlusher* flusher = nullptr) {
+    return TimeRounds(call, options, g_now + timeout, flusher, &FakeNow);
   }
   float a_ = 1, b_ = 2, bias_ = 4, c_ = 0;
 };
@@ -49,52 +59,62 @@ TEST_F(TimingTest, RaisesNumberUntilEveryRoundLastsMinRepeatMs) {
   TimingOptions options;
   options.repeat = 4;
   options.min_repeat_ms = 3;
-  Measurement m = TimeRounds(call, options, Clock::now() + std::chrono::seconds(10), nullptr);
+  Measurement m = Time(call, options);
   ASSERT_TRUE(m.ok()) << m.message;
   ASSERT_EQ(m.round_secs.size(), 4u);
-  EXPECT_GT(m.number, 1000) << "a trivial kernel needs many calls to fill 3 ms";
+  // One probe call (1 us, too short), then number = 3 ms / 1 us with 10% headroom.
+  EXPECT_GE(m.number, 3000);
+  EXPECT_LE(m.number, 3301);
+  EXPECT_EQ(g_calls, 1 + 4 * m.number);
   for (double secs : m.round_secs) {
+    EXPECT_NEAR(secs, 1e-6, 1e-12);
     EXPECT_GE(secs * m.number, 0.003);
   }
   EXPECT_EQ(c_, 3.0f);
 }
 
 TEST_F(TimingTest, SlowKernelKeepsTheInitialNumber) {
-  KernelCall call(reinterpret_cast<void*>(&SleepyKernel), {&a_, &b_, &c_});
+  g_call_cost = milliseconds(2);
+  KernelCall call(reinterpret_cast<void*>(&CountingKernel), {&a_, &b_, &c_});
   TimingOptions options;
   options.number = 2;
   options.repeat = 2;
   options.min_repeat_ms = 1;
-  Measurement m = TimeRounds(call, options, Clock::now() + std::chrono::seconds(10), nullptr);
+  Measurement m = Time(call, options);
   ASSERT_TRUE(m.ok()) << m.message;
   EXPECT_EQ(m.number, 2);
+  EXPECT_EQ(g_calls, 4);
   ASSERT_EQ(m.round_secs.size(), 2u);
   for (double secs : m.round_secs) {
-    EXPECT_GE(secs, 0.002);
+    EXPECT_NEAR(secs, 0.002, 1e-12);
   }
 }
 
 TEST_F(TimingTest, NonZeroReturnDuringTimingIsRuntimeCrash) {
   g_fail_after = 5;
   KernelCall call(reinterpret_cast<void*>(&CountingKernel), {&a_, &b_, &c_});
-  Measurement m =
-      TimeRounds(call, TimingOptions{}, Clock::now() + std::chrono::seconds(10), nullptr);
+  Measurement m = Time(call, TimingOptions{});
   EXPECT_EQ(m.error, ErrorKind::kRuntimeCrash);
   EXPECT_EQ(m.message, "kernel returned 7 during timing");
   EXPECT_TRUE(m.round_secs.empty());
 }
 
 TEST_F(TimingTest, RoundThatWouldPassTheDeadlineIsTimeoutWithoutRunningIt) {
-  KernelCall call(reinterpret_cast<void*>(&SleepyKernel), {&a_, &b_, &c_});
+  g_call_cost = milliseconds(2);
+  KernelCall call(reinterpret_cast<void*>(&CountingKernel), {&a_, &b_, &c_});
   TimingOptions options;
-  options.repeat = 50;  // 50 rounds of >= 2 ms cannot fit in 20 ms
+  options.repeat = 50;  // 50 rounds of one 2 ms call cannot fit in 20 ms
   options.min_repeat_ms = 1;
   options.timeout_ms = 20;
-  Clock::time_point start = Clock::now();
-  Measurement m = TimeRounds(call, options, start + std::chrono::milliseconds(20), nullptr);
+  const Clock::time_point deadline = g_now + milliseconds(20);
+  Measurement m = Time(call, options, milliseconds(20));
   EXPECT_EQ(m.error, ErrorKind::kTimeout);
   EXPECT_NE(m.message.find("timeout_ms=20"), std::string::npos) << m.message;
-  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(20) + std::chrono::milliseconds(15));
+  // Ten rounds end exactly at the deadline; the eleventh would pass it and is never started.
+  EXPECT_EQ(g_calls, 10);
+  EXPECT_NE(m.message.find("10 rounds done"), std::string::npos) << m.message;
+  EXPECT_LE(g_now, deadline);
+  EXPECT_TRUE(m.round_secs.empty());
 }
 
 TEST_F(TimingTest, CallsKernelsOfTwoAndFourArguments) {
@@ -114,7 +134,7 @@ TEST_F(TimingTest, FlushBetweenRoundsKeepsEveryRound) {
   options.min_repeat_ms = 1;
   options.flush_cache = true;
   const CacheFlusher flusher({{&a_, sizeof(a_)}, {&b_, sizeof(b_)}, {&c_, sizeof(c_)}});
-  Measurement m = TimeRounds(call, options, Clock::now() + std::chrono::seconds(10), &flusher);
+  Measurement m = Time(call, options, std::chrono::seconds(10), &flusher);
   ASSERT_TRUE(m.ok()) << m.message;
   EXPECT_EQ(m.round_secs.size(), 2u);
 }

@@ -210,9 +210,13 @@ TEST(GridStrategyTest, WalksHugeSpacesLazily) {
   for (int i = 0; i < 12; ++i) {
     space.AddKnob("k" + std::to_string(10 + i), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   }
-  space.AddConstraint("k21 is odd", [](const Config& c) { return c.at("k21") % 2 == 1; });
+  // Laziness is measured as work done: how many raw points the strategy looked at.
+  int checked = 0;
+  space.AddConstraint("k21 is odd", [&checked](const Config& c) {
+    ++checked;
+    return c.at("k21") % 2 == 1;
+  });
   ASSERT_EQ(space.RawSize(), 1'000'000'000'000u);
-  auto start = std::chrono::steady_clock::now();
   auto strategy = Make("grid", space, 1);
   std::vector<Config> configs = strategy->Propose(3);
   ASSERT_EQ(configs.size(), 3u);
@@ -222,7 +226,9 @@ TEST(GridStrategyTest, WalksHugeSpacesLazily) {
   ASSERT_EQ(next.size(), 1u);
   EXPECT_EQ(space.IndexOf(next[0]), 7u);
   EXPECT_FALSE(resumed->Exhausted());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  // Points 0..7 of 10^12 (with a few re-checks on resume), never a sweep of the space.
+  EXPECT_GE(checked, 8);
+  EXPECT_LE(checked, 64);
 }
 
 TEST(RandomStrategyTest, SequenceDependsOnTheSeedOnly) {
