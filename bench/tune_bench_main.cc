@@ -84,14 +84,14 @@ class Bench {
     req.set_trial_id(++trial_id_);
     req.set_workload(w.ToString());
     req.set_target(target_.ToString());
-    ASSIGN_OR_RETURN(std::string path, cache_->Store(a.hash, a.format, a.code));
+    ASSIGN_OR_RETURN(rpc::CachedCode code, cache_->Store(a.hash, a.format, a.code));
     req.mutable_artifact()->set_hash(a.hash);
     req.mutable_artifact()->set_format(ArtifactFormatToProto(a.format));
     req.mutable_artifact()->set_entry_symbol(a.entry_symbol);
     req.mutable_artifact()->set_template_name(a.template_name);
     req.mutable_artifact()->set_config(a.config);
     *req.mutable_timing() = TimingOptionsToProto(options_.timing);
-    ASSIGN_OR_RETURN(v1::Measurement pm, sup_->Measure(req, path));
+    ASSIGN_OR_RETURN(v1::Measurement pm, sup_->Measure(req, code.path()));
     ASSIGN_OR_RETURN(Measurement m, MeasurementFromProto(pm));
     if (!m.ok()) {
       return absl::InternalError(StrCat(ErrorKindName(m.error), ": ", m.message));

@@ -4,17 +4,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
+#include <filesystem>
+#include <map>
+#include <vector>
 
 #include "common/files.h"
+#include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
 
 namespace tune::rpc {
+
+struct ArtifactCache::PinTable {
+  std::mutex mu;
+  std::map<std::string, int> count ABSL_GUARDED_BY(mu);  // file path -> live pins
+
+  bool Pinned(const std::string& path) {
+    std::lock_guard lock(mu);
+    return count.contains(path);
+  }
+};
+
 namespace {
 
 // Creates `dir` and its missing parents.
@@ -32,6 +46,35 @@ absl::Status MakeDirs(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// Refuses a directory whose contents someone else could choose: owned by another user, or
+// writable by its group or by everyone.
+absl::Status CheckPrivate(const std::string& dir) {
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("artifact cache directory ", dir, ": ", std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        StrCat("artifact cache directory ", dir, ": not a directory"));
+  }
+  if (st.st_uid != geteuid()) {
+    return absl::InvalidArgumentError(
+        StrCat("artifact cache directory ", dir, ": owned by uid ", st.st_uid,
+               ", not by this worker's uid ", geteuid(),
+               "; a worker runs the code in its cache, so the directory must be its own "
+               "(choose another --cache-dir)"));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("artifact cache directory ", dir, ": writable by its group or by others (mode ",
+               fmt::format("{:04o}", st.st_mode & 07777),
+               "); a worker runs the code in its cache, so only its owner may write there "
+               "(chmod 700 it, or choose another --cache-dir)"));
+  }
+  return absl::OkStatus();
+}
+
 std::string_view Suffix(CodeFormat format) {
   switch (format) {
     case CodeFormat::kSharedObject:
@@ -44,6 +87,38 @@ std::string_view Suffix(CodeFormat format) {
   return ".bin";
 }
 
+// "<64 hex><suffix>" for a suffix of Suffix(): the files the cache owns (not temporary files,
+// not anything else someone put in the directory).
+bool IsArtifactFileName(std::string_view name) {
+  if (name.size() < 64 || !IsArtifactHash(name.substr(0, 64))) {
+    return false;
+  }
+  std::string_view suffix = name.substr(64);
+  return suffix == ".so" || suffix == ".ptx" || suffix == ".hsaco";
+}
+
+struct CacheFile {
+  std::string path;
+  int64_t bytes;
+  struct timespec used;  // mtime
+};
+
+std::vector<CacheFile> ListArtifactFiles(const std::string& dir) {
+  std::vector<CacheFile> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!IsArtifactFileName(entry.path().filename().string())) {
+      continue;
+    }
+    struct stat st{};
+    if (lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      continue;
+    }
+    files.push_back({entry.path().string(), static_cast<int64_t>(st.st_size), st.st_mtim});
+  }
+  return files;
+}
+
 }  // namespace
 
 std::string DefaultArtifactCacheDir() {
@@ -52,40 +127,84 @@ std::string DefaultArtifactCacheDir() {
   return StrCat(base, "/tune-artifacts-", getuid());
 }
 
-absl::StatusOr<std::unique_ptr<ArtifactCache>> ArtifactCache::Open(std::string dir) {
+ArtifactCache::ArtifactCache(std::string dir, int64_t max_bytes)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), pins_(std::make_shared<PinTable>()) {}
+
+absl::StatusOr<std::unique_ptr<ArtifactCache>> ArtifactCache::Open(std::string dir,
+                                                                   int64_t max_bytes) {
   if (dir.empty()) {
     return absl::InvalidArgumentError("artifact cache directory: empty path");
+  }
+  if (max_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        StrCat("artifact cache size limit: ", max_bytes, " bytes; expected a positive size"));
   }
   while (dir.size() > 1 && dir.back() == '/') {
     dir.pop_back();
   }
-  if (absl::Status s = MakeDirs(dir); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(MakeDirs(dir));
+  RETURN_IF_ERROR(CheckPrivate(dir));
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
     return absl::InvalidArgumentError(
         StrCat("artifact cache directory ", dir, ": not writable: ", std::strerror(errno)));
   }
-  return std::unique_ptr<ArtifactCache>(new ArtifactCache(std::move(dir)));
+  std::unique_ptr<ArtifactCache> cache(new ArtifactCache(std::move(dir), max_bytes));
+  {
+    std::lock_guard lock(cache->mu_);
+    cache->Trim();
+  }
+  return cache;
 }
 
 std::string ArtifactCache::PathOf(std::string_view hash, CodeFormat format) const {
   return StrCat(dir_, "/", hash, Suffix(format));
 }
 
-std::optional<std::string> ArtifactCache::Find(std::string_view hash, CodeFormat format) const {
+int64_t ArtifactCache::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+CachedCode ArtifactCache::Pin(std::string path) {
+  {
+    std::lock_guard lock(pins_->mu);
+    ++pins_->count[path];
+  }
+  std::shared_ptr<PinTable> table = pins_;
+  std::shared_ptr<void> pin(nullptr, [table, path](void*) {
+    std::lock_guard lock(table->mu);
+    if (auto it = table->count.find(path); it != table->count.end() && --it->second == 0) {
+      table->count.erase(it);
+    }
+  });
+  return CachedCode(std::move(path), std::move(pin));
+}
+
+std::optional<CachedCode> ArtifactCache::Find(std::string_view hash, CodeFormat format) {
   if (!IsArtifactHash(hash)) {
     return std::nullopt;
   }
   std::string path = PathOf(hash, format);
-  if (access(path.c_str(), R_OK) != 0) {
+  // Pinned first, so that no Trim removes it between the check and the caller's use.
+  CachedCode pinned = Pin(path);
+  absl::StatusOr<std::string> code = ReadFile(path);
+  if (!code.ok()) {
     return std::nullopt;
   }
-  return path;
+  if (ArtifactHash(format, *code) != hash) {
+    Logger("worker")->warn("artifact cache: {} does not match its hash any more; removed", path);
+    std::lock_guard lock(mu_);
+    if (unlink(path.c_str()) == 0) {
+      bytes_ -= static_cast<int64_t>(code->size());
+    }
+    return std::nullopt;
+  }
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // just used; best effort
+  return pinned;
 }
 
-absl::StatusOr<std::string> ArtifactCache::Store(std::string_view hash, CodeFormat format,
-                                                 std::string_view code) {
+absl::StatusOr<CachedCode> ArtifactCache::Store(std::string_view hash, CodeFormat format,
+                                                std::string_view code) {
   if (!IsArtifactHash(hash)) {
     return absl::InvalidArgumentError(
         StrCat("artifact.hash '", hash.substr(0, 140),
@@ -95,13 +214,52 @@ absl::StatusOr<std::string> ArtifactCache::Store(std::string_view hash, CodeForm
     return absl::DataLossError(
         StrCat("the code received for artifact ", hash, " hashes to ", actual, "; not stored"));
   }
+  if (static_cast<int64_t>(code.size()) > max_bytes_) {
+    return absl::ResourceExhaustedError(StrCat("artifact ", hash, " has ", code.size(),
+                                               " bytes, more than the cache's limit of ",
+                                               max_bytes_, " bytes (tune-server --cache-max-mb)"));
+  }
   std::string path = PathOf(hash, format);
+  CachedCode pinned = Pin(path);
+  std::lock_guard lock(mu_);
   if (absl::StatusOr<std::string> existing = ReadFile(path); existing.ok() && *existing == code) {
-    return path;
+    utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+    return pinned;
   }
   // Atomic, so that workers sharing the directory never load half a file.
   RETURN_IF_ERROR(WriteFileAtomically(path, code, 0700));
-  return path;
+  bytes_ += static_cast<int64_t>(code.size());
+  if (bytes_ > max_bytes_) {
+    Trim();
+  }
+  return pinned;
+}
+
+void ArtifactCache::Trim() {
+  std::vector<CacheFile> files = ListArtifactFiles(dir_);
+  int64_t total = 0;
+  for (const CacheFile& f : files) {
+    total += f.bytes;
+  }
+  if (total > max_bytes_) {
+    std::sort(files.begin(), files.end(), [](const CacheFile& a, const CacheFile& b) {
+      return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec
+                                            : a.used.tv_nsec < b.used.tv_nsec;
+    });
+    for (const CacheFile& f : files) {
+      if (total <= max_bytes_) {
+        break;
+      }
+      if (pins_->Pinned(f.path)) {
+        continue;
+      }
+      if (unlink(f.path.c_str()) == 0 || errno == ENOENT) {
+        total -= f.bytes;
+        Logger("worker")->debug("artifact cache: evicted {} ({} bytes)", f.path, f.bytes);
+      }
+    }
+  }
+  bytes_ = total;
 }
 
 }  // namespace tune::rpc

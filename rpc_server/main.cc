@@ -46,6 +46,7 @@ int Serve(int argc, char** argv) {
   int threads = 0;
   int capacity = 1;
   std::string cache_dir;
+  int64_t cache_max_mb = tune::rpc::ArtifactCache::kDefaultMaxBytes >> 20;
   std::string log_level;
   app.add_option("--daemon", daemon, "the daemon's worker address, HOST:PORT")->required();
   app.add_option("--device", device, "device kind to measure on: cpu (cuda, rocm later)")
@@ -60,7 +61,12 @@ int Serve(int argc, char** argv) {
   app.add_option("--capacity", capacity, "measurements run at the same time")
       ->capture_default_str();
   app.add_option("--cache-dir", cache_dir,
-                 "directory of cached artifacts (default: $TMPDIR/tune-artifacts-<uid>)");
+                 "directory of cached artifacts, owned by this user and writable by no one else "
+                 "(default: $TMPDIR/tune-artifacts-<uid>)");
+  app.add_option("--cache-max-mb", cache_max_mb,
+                 "size limit of the artifact cache in MiB; the least recently used artifacts "
+                 "are evicted beyond it")
+      ->capture_default_str();
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warn, error, critical or off (default: $TUNE_LOG_LEVEL or "
                  "info)");
@@ -82,6 +88,9 @@ int Serve(int argc, char** argv) {
   if (capacity < 1) {
     return Fail(kExitUsage, "--capacity must be >= 1");
   }
+  if (cache_max_mb < 1) {
+    return Fail(kExitUsage, "--cache-max-mb must be >= 1 (a size in MiB)");
+  }
 
   // Loaded here once, so that a bad path stops the worker before it registers; every
   // measurement child loads the same list again before its first kernel.
@@ -99,6 +108,7 @@ int Serve(int argc, char** argv) {
       tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
   options.supervisor.preload_paths = preload;
   options.cache_dir = cache_dir;
+  options.cache_max_bytes = cache_max_mb << 20;
   options.supervisor.device_fingerprint = options.registration.capabilities().device_fingerprint();
   if (threads > 0) {
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {

@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -221,8 +222,12 @@ void MeasureSupervisor::Cancel(uint64_t trial_id) {
   if (current_trial_ == trial_id) {
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
-  } else {
-    pending_cancel_ = trial_id;
+  } else if (std::find(pending_cancels_.begin(), pending_cancels_.end(), trial_id) ==
+             pending_cancels_.end()) {
+    pending_cancels_.push_back(trial_id);
+    if (pending_cancels_.size() > kMaxPendingCancels) {
+      pending_cancels_.pop_front();
+    }
   }
 }
 
@@ -239,8 +244,9 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::Measure(const v1::MeasureRequ
                                                            const std::string& artifact_path) {
   {
     std::lock_guard lock(mu_);
-    if (pending_cancel_ == request.trial_id()) {
-      pending_cancel_.reset();
+    if (auto it = std::find(pending_cancels_.begin(), pending_cancels_.end(), request.trial_id());
+        it != pending_cancels_.end()) {
+      pending_cancels_.erase(it);
       return absl::CancelledError(StrCat("trial ", request.trial_id(), " cancelled"));
     }
     current_trial_ = request.trial_id();
@@ -348,6 +354,9 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
     started = true;
     deadline = Clock::now() +
                std::chrono::milliseconds(int64_t{timing->timeout_ms} + options_.timeout_slack_ms);
+    if (options_.on_kernel_started) {
+      options_.on_kernel_started(request.trial_id());
+    }
   }
 }
 

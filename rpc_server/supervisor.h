@@ -10,6 +10,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,10 +40,18 @@ struct SupervisorOptions {
   /// Limit for loading an artifact and computing its reference output (not counted in
   /// timeout_ms: the reference is not the kernel's time).
   int prepare_timeout_ms = 120000;
+  /// Called on the measuring thread with the trial id once the child reports that it has
+  /// loaded the artifact and starts the kernel (warm-up and timing): from then on the kernel's
+  /// deadline runs, and Cancel of that trial kills a running kernel. Optional; it must not call
+  /// Measure.
+  std::function<void(uint64_t trial_id)> on_kernel_started;
 };
 
 class MeasureSupervisor {
  public:
+  /// Cancels of trials not yet measured that are remembered (see Cancel).
+  static constexpr size_t kMaxPendingCancels = 1024;
+
   /// Starts no child yet. Fails (Internal) only when the process is out of descriptors.
   static absl::StatusOr<std::unique_ptr<MeasureSupervisor>> Create(SupervisorOptions options);
 
@@ -69,7 +79,8 @@ class MeasureSupervisor {
                                           const std::string& artifact_path);
 
   /// Stops the measurement of `trial_id` if it is running (its child is killed and Measure
-  /// returns Cancelled), or makes the next Measure of that trial return Cancelled at once.
+  /// returns Cancelled), or makes a later Measure of that trial return Cancelled at once. The
+  /// last kMaxPendingCancels such cancels are kept, whatever order their trials come in.
   /// Thread-safe.
   void Cancel(uint64_t trial_id);
 
@@ -105,7 +116,9 @@ class MeasureSupervisor {
 
   std::mutex mu_;
   std::optional<uint64_t> current_trial_ ABSL_GUARDED_BY(mu_);
-  std::optional<uint64_t> pending_cancel_ ABSL_GUARDED_BY(mu_);
+  // Trials cancelled before their Measure began, oldest first; each is dropped when its Measure
+  // comes, and the oldest beyond kMaxPendingCancels (trials that never came).
+  std::deque<uint64_t> pending_cancels_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tune::rpc

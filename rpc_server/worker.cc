@@ -79,7 +79,8 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   std::unique_ptr<Worker> worker(new Worker(std::move(options)));
   ASSIGN_OR_RETURN(worker->cache_, ArtifactCache::Open(worker->options_.cache_dir.empty()
                                                            ? DefaultArtifactCacheDir()
-                                                           : worker->options_.cache_dir));
+                                                           : worker->options_.cache_dir,
+                                                       worker->options_.cache_max_bytes));
   const int capacity = worker->options_.registration.capabilities().capacity();
   for (int slot = 0; slot < capacity; ++slot) {
     ASSIGN_OR_RETURN(std::unique_ptr<MeasureSupervisor> supervisor,
@@ -384,12 +385,17 @@ void Worker::EndSession(const std::shared_ptr<Session>& session) {
   cv_.notify_all();
 }
 
-absl::StatusOr<std::string> Worker::CodePath(const Task& task) {
+absl::StatusOr<CachedCode> Worker::CodeOf(const Task& task) {
   const v1::Artifact& artifact = task.request.artifact();
   // CheckRequest accepted the format: a CPU worker loads shared objects only.
   const CodeFormat format = CodeFormat::kSharedObject;
-  if (std::optional<std::string> path = cache_->Find(artifact.hash(), format)) {
-    return *path;
+  if (std::optional<CachedCode> cached = cache_->Find(artifact.hash(), format)) {
+    return *std::move(cached);
+  }
+  if (artifact.code_bytes() > cache_->max_bytes()) {
+    return absl::ResourceExhaustedError(
+        StrCat("artifact ", artifact.hash(), " has ", artifact.code_bytes(),
+               " bytes, more than this worker's cache holds (", cache_->max_bytes(), " bytes)"));
   }
   std::shared_ptr<Fetch> fetch;
   bool ask = false;
@@ -452,14 +458,15 @@ std::optional<v1::MeasureResult> Worker::Execute(size_t slot, const Task& task) 
     *result.mutable_measurement() = std::move(*verdict);
     return result;
   }
-  absl::StatusOr<std::string> path = CodePath(task);
-  if (!path.ok()) {
-    log->warn("trial {}: cannot get its code: {}", id, path.status().message());
+  // Held until the measurement ends, so that no eviction removes the code before it is loaded.
+  absl::StatusOr<CachedCode> code = CodeOf(task);
+  if (!code.ok()) {
+    log->warn("trial {}: cannot get its code: {}", id, code.status().message());
     result.set_worker_error(StrCat("code of artifact ", task.request.artifact().hash(), ": ",
-                                   std::string(path.status().message())));
+                                   std::string(code.status().message())));
     return result;
   }
-  absl::StatusOr<v1::Measurement> measured = supervisor.Measure(task.request, *path);
+  absl::StatusOr<v1::Measurement> measured = supervisor.Measure(task.request, code->path());
   if (absl::IsCancelled(measured.status())) {
     log->debug("trial {}: {}", id, measured.status().message());
     return std::nullopt;

@@ -35,6 +35,8 @@ struct WorkerOptions {
   SupervisorOptions supervisor;
   /// Where artifact code is cached; empty means DefaultArtifactCacheDir().
   std::string cache_dir;
+  /// The cache directory's size limit.
+  int64_t cache_max_bytes = ArtifactCache::kDefaultMaxBytes;
   /// How long a slot waits for the daemon to answer a FetchArtifact.
   int fetch_timeout_ms = 60000;
   /// Reconnect delay: starts here, doubles after each failed attempt up to the maximum, and is
@@ -91,7 +93,7 @@ class Worker {
   void ExecutorLoop(size_t slot);
   /// The path of the task's code in the cache, fetching it from the daemon when it is missing.
   /// Any error is the worker's (Unavailable, DataLoss, Internal), sent as a worker_error.
-  absl::StatusOr<std::string> CodePath(const Task& task);
+  absl::StatusOr<CachedCode> CodeOf(const Task& task);
   /// The outcome of one task: a verdict, a worker_error, or nothing when it was cancelled.
   std::optional<v1::MeasureResult> Execute(size_t slot, const Task& task);
   /// Drops the queued trials of `session` and stops its running ones.

@@ -108,15 +108,15 @@ struct JobRuntime {
 
 struct WorkerEntry {
   std::string id;
-  v1::Register reg;
-  std::string peer;
-  std::shared_ptr<WorkerChannel> channel;
+  v1::Register reg = {};
+  std::string peer = {};
+  std::shared_ptr<WorkerChannel> channel = {};
   int capacity = 1;
-  int threads = 1;                  // threads a kernel may use on it
-  std::set<std::string> preloaded;  // file names of its preloaded libraries
-  std::set<uint64_t> in_flight;
+  int threads = 1;                       // threads a kernel may use on it
+  std::set<std::string> preloaded = {};  // file names of its preloaded libraries
+  std::set<uint64_t> in_flight = {};
   uint64_t trials_done = 0;
-  Clock::time_point last_seen;
+  Clock::time_point last_seen = {};
   int64_t last_heartbeat_ms = 0;
   int64_t connected_at_ms = 0;
 };
