@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 
 #include "common/files.h"
@@ -242,6 +245,45 @@ absl::StatusOr<int> ConnectedWorkers(const std::string& address) {
     return workers.status();
   }
   return static_cast<int>(workers->size());
+}
+
+absl::StatusOr<v1::WorkerInfo> ConnectedWorker(const std::string& address,
+                                               const std::string& name) {
+  tuner::TunerClient client(address, seconds(10));
+  absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers(false);
+  if (!workers.ok()) {
+    return workers.status();
+  }
+  for (const v1::WorkerInfo& w : *workers) {
+    if (w.name() == name) {
+      return w;
+    }
+  }
+  return absl::NotFoundError(StrCat("no connected worker called ", name));
+}
+
+std::vector<pid_t> ChildPids(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) {
+      continue;
+    }
+    std::istringstream rest(stat.substr(paren + 1));
+    char state = 0;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent && state != 'Z') {
+      children.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return children;
 }
 
 }  // namespace tune::testing

@@ -138,4 +138,10 @@ v1::JobSpec FastSpec(const std::string& workload, int trials);
 /// The number of workers the daemon lists as connected.
 absl::StatusOr<int> ConnectedWorkers(const std::string& address);
 
+/// The connected worker called `name` as the daemon lists it, or NotFound.
+absl::StatusOr<v1::WorkerInfo> ConnectedWorker(const std::string& address, const std::string& name);
+
+/// Pids of the live child processes of `parent` (from /proc).
+std::vector<pid_t> ChildPids(pid_t parent);
+
 }  // namespace tune::testing

@@ -1,6 +1,6 @@
-// Deliberately broken kernels (the daemon's hidden fault templates): a kernel that segfaults and
-// one that never returns are recorded as RUNTIME_CRASH and TIMEOUT, the worker survives, and the
-// jobs complete.
+// Deliberately broken kernels (the daemon's hidden fault templates): a kernel that segfaults, one
+// that never returns and one with a wrong answer are recorded as RUNTIME_CRASH, TIMEOUT and
+// WRONG_ANSWER, the worker survives, and the jobs complete.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -79,6 +79,21 @@ TEST(KernelFaultTest, HangingKernelIsRecordedAsTimeoutAndTheWorkerSurvives) {
   std::vector<Record> records = RunFaultJob(s, "fault.hang", 1, 300);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].measurement.error, ErrorKind::kTimeout) << records[0].measurement.message;
+  ExpectWorkerStillMeasures(s);
+}
+
+TEST(KernelFaultTest, WrongAnswerIsRecordedAsSuchAndNeverBecomesTheBest) {
+  FaultRig s;
+  ASSERT_NO_FATAL_FAILURE(Start(s));
+  std::vector<Record> records = RunFaultJob(s, "fault.wrong", 2, 5000);
+  ASSERT_EQ(records.size(), 2u);
+  for (const Record& r : records) {
+    EXPECT_EQ(r.measurement.error, ErrorKind::kWrongAnswer) << r.measurement.message;
+    EXPECT_TRUE(r.measurement.round_secs.empty()) << "no time counts before the check passes";
+  }
+  CommandResult best = RunClient(s.daemon->address(), {"best", "--workload", "gemm:M=16,N=16,K=16",
+                                                       "--target", "llvm -mcpu=native -threads=1"});
+  EXPECT_EQ(best.exit_code, 1) << "no successful record, so no best: " << best.out << best.err;
   ExpectWorkerStillMeasures(s);
 }
 

@@ -13,7 +13,7 @@ namespace {
 TEST(WorkerKillTest, JobCompletesAndEveryTrialIsRecordedExactlyOnce) {
   TempDir dir;
   const std::string db = dir.File("tuning.db");
-  auto daemon = Daemon::Start(dir, db, {.heartbeat_ms = 200, .worker_deadline_ms = 1500});
+  auto daemon = Daemon::Start(dir, db, {.heartbeat_ms = 200, .worker_deadline_ms = 30000});
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   const std::string address = (*daemon)->address();
   auto victim = StartWorker(dir, address, "victim");
@@ -32,7 +32,17 @@ TEST(WorkerKillTest, JobCompletesAndEveryTrialIsRecordedExactlyOnce) {
   ASSERT_TRUE(WaitFor(
       [&] {
         auto j = GetJob(address, job->job_id());
-        return j.ok() && j->trials_done() >= 2 && j->trials_in_flight() >= 1;
+        return j.ok() && j->trials_done() >= 2;
+      },
+      seconds(120)))
+      << (*daemon)->process().Log();
+  // Frozen, the victim can answer nothing: once the daemon lists a trial in flight on it, that
+  // trial is certainly the victim's when it dies.
+  (*victim)->Signal(SIGSTOP);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto w = ConnectedWorker(address, "victim");
+        return w.ok() && w->in_flight() >= 1;
       },
       seconds(120)))
       << (*daemon)->process().Log();
@@ -50,6 +60,10 @@ TEST(WorkerKillTest, JobCompletesAndEveryTrialIsRecordedExactlyOnce) {
     EXPECT_EQ(count, 1) << config;
   }
   EXPECT_TRUE((*survivor)->Running());
+  // The victim's trial was taken back and measured by the survivor: the count above holds it.
+  EXPECT_THAT(
+      (*daemon)->process().Log(),
+      ::testing::ContainsRegex("worker victim .* lost: .*; [1-9][0-9]* trial\\(s\\) re-queued"));
 }
 
 TEST(WorkerKillTest, SilentWorkerIsDroppedAtItsHeartbeatDeadlineAndItsTrialsRunElsewhere) {
