@@ -434,7 +434,10 @@ int Main(int argc, char** argv) {
                          "timing: minimum duration of a round");
   submit_cmd->add_option("--kernel-timeout-ms", submit.kernel_timeout_ms,
                          "timing: deadline of one measurement");
-  submit_cmd->add_flag("--flush-cache", submit.flush_cache, "timing: flush caches between rounds");
+  submit_cmd->add_flag("--flush-cache", submit.flush_cache,
+                       "timing: evict the kernel's buffers from every cache level (clflush) before "
+                       "each round; only a round's first call starts cold, and a round's time is "
+                       "the mean of its calls");
   submit_cmd->add_flag("--wait", submit.wait, "follow the job with a progress bar until it ends");
   submit_cmd->add_option("--wait-timeout-s", submit.wait_timeout_s,
                          "with --wait: give up after this many seconds (0: never)");
