@@ -276,6 +276,30 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
   return pid;
 }
 
+absl::StatusOr<PipedChild> SpawnPiped(SpawnOptions options, int request_fd, int reply_fd) {
+  int req[2], rep[2];
+  if (pipe2(req, O_CLOEXEC) != 0) {
+    return absl::UnavailableError(StrCat("pipe: ", strerror(errno)));
+  }
+  if (pipe2(rep, O_CLOEXEC) != 0) {
+    const int error = errno;
+    close(req[0]);
+    close(req[1]);
+    return absl::UnavailableError(StrCat("pipe: ", strerror(error)));
+  }
+  options.fds.push_back({req[0], request_fd});
+  options.fds.push_back({rep[1], reply_fd});
+  absl::StatusOr<pid_t> pid = Spawn(options);
+  close(req[0]);
+  close(rep[1]);
+  if (!pid.ok()) {
+    close(req[1]);
+    close(rep[0]);
+    return pid.status();
+  }
+  return PipedChild{*pid, req[1], rep[0]};
+}
+
 void KillProcessGroup(pid_t pid, int sig) {
   if (pid <= 0) {
     return;

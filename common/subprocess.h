@@ -56,6 +56,18 @@ struct SpawnOptions {
 /// program) without leaving a child behind.
 absl::StatusOr<pid_t> Spawn(const SpawnOptions& options);
 
+/// A child started with SpawnPiped and our ends of its two pipes (close-on-exec).
+struct PipedChild {
+  pid_t pid = -1;
+  int to_child = -1;    // we write; the child reads it as `request_fd`
+  int from_child = -1;  // we read; the child writes it as `reply_fd`
+};
+
+/// Spawn with two pipes: the child gets the read end of one as `request_fd` and the write end
+/// of the other as `reply_fd` (added to options.fds). Our copies of the child's ends are closed
+/// before it returns, so the child's exit shows as end-of-file. On failure nothing stays open.
+absl::StatusOr<PipedChild> SpawnPiped(SpawnOptions options, int request_fd, int reply_fd);
+
 /// Sends `sig` to the process group led by `pid` and to `pid` itself (in case it has not led
 /// a group). Errors (no such process) are ignored.
 void KillProcessGroup(pid_t pid, int sig);

@@ -142,32 +142,18 @@ std::string MeasureSupervisor::ReapChild() {
 }
 
 absl::Status MeasureSupervisor::SpawnChild() {
-  int req[2], rep[2];
-  if (pipe2(req, O_CLOEXEC) != 0) {
-    return absl::InternalError(StrCat("pipe: ", strerror(errno)));
-  }
-  if (pipe2(rep, O_CLOEXEC) != 0) {
-    close(req[0]);
-    close(req[1]);
-    return absl::InternalError(StrCat("pipe: ", strerror(errno)));
-  }
   SpawnOptions spawn;
   spawn.argv = {options_.child_executable, kMeasureChildFlag};
   spawn.env = options_.child_env;
-  spawn.fds = {{req[0], kChildRequestFd}, {rep[1], kChildReplyFd}};
   spawn.stdout_to_stderr = true;   // whatever a kernel or library prints must not reach our stdout
   spawn.new_process_group = true;  // a terminal's Ctrl-C reaches the worker, not the child
   spawn.default_signals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP};
   spawn.close_other_fds = true;  // the child has 0-4 open, nothing else of ours
-  absl::StatusOr<pid_t> pid = Spawn(spawn);
-  close(req[0]);
-  close(rep[1]);
-  if (!pid.ok()) {
-    close(req[1]);
-    close(rep[0]);
-    return absl::UnavailableError(StrCat("measurement process: ", pid.status().message()));
+  absl::StatusOr<PipedChild> child = SpawnPiped(spawn, kChildRequestFd, kChildReplyFd);
+  if (!child.ok()) {
+    return absl::UnavailableError(StrCat("measurement process: ", child.status().message()));
   }
-  child_ = Child{*pid, req[1], rep[0]};
+  child_ = Child{child->pid, child->to_child, child->from_child};
   ++children_started_;
 
   v1::MeasureChildRequest setup;
@@ -206,7 +192,7 @@ absl::Status MeasureSupervisor::SpawnChild() {
     return absl::UnavailableError(
         StrCat("measurement process could not preload: ", ready.ready().error()));
   }
-  Logger("worker")->debug("measurement process {} started", *pid);
+  Logger("worker")->debug("measurement process {} started", child_->pid);
   return absl::OkStatus();
 }
 

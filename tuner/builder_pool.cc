@@ -147,37 +147,23 @@ class BuilderPool::Builder {
 
  private:
   absl::Status Start() {
-    int req[2], rep[2];
-    if (pipe2(req, O_CLOEXEC) != 0) {
-      return absl::UnavailableError(StrCat("pipe: ", std::strerror(errno)));
-    }
-    if (pipe2(rep, O_CLOEXEC) != 0) {
-      close(req[0]);
-      close(req[1]);
-      return absl::UnavailableError(StrCat("pipe: ", std::strerror(errno)));
-    }
     SpawnOptions spawn;
     spawn.argv = {options_.executable, kBuildChildFlag};
-    spawn.fds = {{req[0], kBuildRequestFd}, {rep[1], kBuildReplyFd}};
     spawn.stdin_from_dev_null = true;
     spawn.stdout_to_stderr = true;  // whatever codegen prints must not reach our stdout
     spawn.new_process_group = true;
     spawn.parent_death_signal = SIGKILL;
     spawn.default_signals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP};
     spawn.close_other_fds = true;
-    absl::StatusOr<pid_t> pid = Spawn(spawn);
-    close(req[0]);
-    close(rep[1]);
-    if (!pid.ok()) {
-      close(req[1]);
-      close(rep[0]);
+    absl::StatusOr<PipedChild> child = SpawnPiped(spawn, kBuildRequestFd, kBuildReplyFd);
+    if (!child.ok()) {
       return absl::UnavailableError(StrCat("cannot start a builder process (", options_.executable,
                                            " ", kBuildChildFlag,
-                                           "): ", std::string(pid.status().message())));
+                                           "): ", std::string(child.status().message())));
     }
-    pid_ = *pid;
-    to_child_ = req[1];
-    from_child_ = rep[0];
+    pid_ = child->pid;
+    to_child_ = child->to_child;
+    from_child_ = child->from_child;
     ++started_;
     v1::BuildChildRequest setup;
     setup.mutable_setup()->set_parent_pid(getpid());
@@ -198,7 +184,7 @@ class BuilderPool::Builder {
                      : how,
                  ")"));
     }
-    Logger("daemon")->debug("builder process {} started", *pid);
+    Logger("daemon")->debug("builder process {} started", pid_);
     return absl::OkStatus();
   }
 

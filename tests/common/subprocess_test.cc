@@ -67,6 +67,38 @@ TEST_F(SubprocessTest, MapsDescriptorsAndClosesTheOthers) {
   EXPECT_EQ(Out(), "0 1 2 3 4 ");
 }
 
+TEST_F(SubprocessTest, APipedChildReadsOurRequestsAndItsExitIsEndOfFile) {
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sh", "-c", "tr a-z A-Z <&5 >&6"};
+  spawn.close_other_fds = true;
+  absl::StatusOr<PipedChild> child = SpawnPiped(spawn, 5, 6);
+  ASSERT_TRUE(child.ok()) << child.status();
+  ASSERT_EQ(write(child->to_child, "hello", 5), 5);
+  close(child->to_child);
+  std::string got;
+  char buf[64];
+  ssize_t n;
+  while ((n = read(child->from_child, buf, sizeof(buf))) > 0) {
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(n, 0) << "end of file once the child exits: no copy of its end stays open here";
+  EXPECT_EQ(got, "HELLO");
+  close(child->from_child);
+  EXPECT_EQ(ExitCodeOf(Reap(child->pid)), 0);
+}
+
+TEST_F(SubprocessTest, APipedChildThatCannotStartLeavesNoDescriptorOpen) {
+  const int before = open("/dev/null", O_RDONLY);
+  close(before);
+  SpawnOptions spawn;
+  spawn.argv = {"/nonexistent/program"};
+  absl::StatusOr<PipedChild> child = SpawnPiped(spawn, 5, 6);
+  EXPECT_FALSE(child.ok());
+  const int after = open("/dev/null", O_RDONLY);
+  close(after);
+  EXPECT_EQ(after, before) << "the lowest free descriptor is the same: no pipe end leaked";
+}
+
 TEST_F(SubprocessTest, StdoutToStderrAndTheNewProcessGroup) {
   SpawnOptions spawn;
   spawn.argv = {"/bin/sh", "-c", "echo out; echo pgid $(ps -o pgid= -p $$ | tr -d ' ') pid $$"};
