@@ -98,7 +98,12 @@ std::string RenderCHeader(const HeaderSpec& spec) {
     out += " * Runtime libraries: none besides libc.\n";
   } else {
     StrAppend(&out, " * Runtime libraries: ", Join(spec.needed_libs, ", "),
-              " (must be found by the dynamic loader).\n");
+              " (linked; found by the dynamic loader, tune's runtime shims libtune_*.so through\n"
+              " * the library's RUNPATH).\n");
+  }
+  if (!spec.external_libs.empty()) {
+    StrAppend(&out, " * External libraries: ", Join(spec.external_libs, ", "),
+              " (called but not linked: load them with RTLD_GLOBAL before this library).\n");
   }
   out +=
       " *\n"

@@ -25,7 +25,8 @@ struct HeaderSpec {
   std::string guard_name;    // file name the include guard derives from
   std::string library_name;  // e.g. libkernels.so
   Target target;
-  std::vector<std::string> needed_libs;  // runtime libraries besides libc, e.g. libgomp.so.1
+  std::vector<std::string> needed_libs;    // runtime libraries besides libc, e.g. libgomp.so.1
+  std::vector<std::string> external_libs;  // called, not linked: the caller loads them first
   std::vector<HeaderKernel> kernels;
 };
 

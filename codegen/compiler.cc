@@ -9,6 +9,7 @@
 #include "common/artifact_hash.h"
 #include "common/files.h"
 #include "common/logging.h"
+#include "common/runtime_libs.h"
 #include "common/status.h"
 #include "common/strings.h"
 
@@ -33,7 +34,8 @@ struct Linked {
 // library's DT_SONAME, so that programs linked against it record that name (not a path). The
 // runtime libraries it needs are the linker's decision (LinkSharedObject), made once, from the
 // object's undefined symbols.
-absl::StatusOr<Linked> LinkInScratch(std::string_view object, const std::string& soname = "") {
+absl::StatusOr<Linked> LinkInScratch(std::string_view object, const std::string& soname = "",
+                                     const std::vector<std::string>& link_args = {}) {
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("tune-build-"));
   const std::string object_path = dir.File("kernels.o");
   const std::string so_path = dir.File("kernels.so");
@@ -42,6 +44,7 @@ absl::StatusOr<Linked> LinkInScratch(std::string_view object, const std::string&
   if (!soname.empty()) {
     options.push_back(StrCat("--soname=", soname));
   }
+  options.insert(options.end(), link_args.begin(), link_args.end());
   Linked linked;
   RETURN_IF_ERROR(LinkSharedObject({object_path}, options, so_path, &linked.needed_libs));
   ASSIGN_OR_RETURN(linked.shared_object, ReadFile(so_path));
@@ -218,16 +221,38 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
     funcs.push_back(std::move(func));
     result.kernels.push_back(std::move(kernel));
   }
+  // The runtime shims the kernels call are linked (DT_NEEDED, found through RUNPATH); other
+  // external libraries (a user's micro-kernels) are left to whoever loads the library.
+  std::vector<std::string> link_args;
+  std::vector<std::string> shims;
+  std::set<std::string> external;
+  for (const ir::LoweredFunc& func : funcs) {
+    external.insert(func.external_libs.begin(), func.external_libs.end());
+  }
+  for (const std::string& lib : external) {
+    const RuntimeLibrary* runtime = FindRuntimeLibraryByShim(lib);
+    if (runtime == nullptr) {
+      result.external_libs.push_back(lib);
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::string path, RuntimeLibraryPath(*runtime));
+    link_args.push_back(path);
+    link_args.push_back(StrCat("-rpath=", fs::path(path).parent_path().string()));
+    shims.push_back(std::string(runtime->shim_file));
+  }
   ASSIGN_OR_RETURN(std::string object,
                    EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir));
-  ASSIGN_OR_RETURN(Linked linked, LinkInScratch(object, fs::path(so_path).filename().string()));
+  ASSIGN_OR_RETURN(Linked linked,
+                   LinkInScratch(object, fs::path(so_path).filename().string(), link_args));
   result.needed_libs = std::move(linked.needed_libs);
+  result.needed_libs.insert(result.needed_libs.end(), shims.begin(), shims.end());
 
   HeaderSpec spec;
   spec.guard_name = fs::path(header_path).filename().string();
   spec.library_name = fs::path(so_path).filename().string();
   spec.target = target_;
   spec.needed_libs = result.needed_libs;
+  spec.external_libs = result.external_libs;
   for (const LibraryKernel& k : result.kernels) {
     spec.kernels.push_back({k.func_name, k.workload, k.choice.template_name,
                             k.choice.template_version, ConfigToString(k.choice.config), k.origin});

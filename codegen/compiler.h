@@ -70,9 +70,13 @@ struct LibraryKernel {
 struct LibraryResult {
   std::string so_path;
   std::string header_path;
-  std::vector<LibraryKernel> kernels;    // in request order
-  std::vector<std::string> needed_libs;  // e.g. libgomp.so.1 when threads > 1
-  std::string llvm_ir;                   // optimised LLVM IR of the whole library
+  std::vector<LibraryKernel> kernels;      // in request order
+  std::vector<std::string> needed_libs;    // linked (DT_NEEDED): libgomp.so.1 when threads > 1,
+                                           // the runtime shims of library kernels
+                                           // (libtune_dnnl.so, found through RUNPATH)
+  std::vector<std::string> external_libs;  // called but not linked: they must be loaded
+                                           // (RTLD_GLOBAL) before this library
+  std::string llvm_ir;                     // optimised LLVM IR of the whole library
 };
 
 class Compiler {

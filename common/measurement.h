@@ -45,6 +45,8 @@ struct Measurement {
   std::vector<double> round_secs;  // mean seconds per call, one entry per round
   int number = 0;                  // calls per round actually used
   std::string device_fingerprint;  // what ran it: CPU model, cores, library versions
+  std::string library_info;        // the external libraries the kernel called, as they ran:
+                                   // version, the kernel set or ISA chosen, the last error
 
   bool ok() const { return error == ErrorKind::kNone; }
   /// Median(round_secs) (common/stats.h; 0 when empty).

@@ -19,8 +19,10 @@ constexpr std::array<std::string_view, 16> kKeys = {
     "tune_version", "llvm_version", "worker",  "created_at_ms",
 };
 
-// Keys a line may omit: lines exported before tune kept a record's timing have none.
+// Keys a line may omit: lines exported before tune kept a record's timing have none, and only
+// kernels that call a library have library_info.
 constexpr std::string_view kOptionalKey = "timing";
+constexpr std::string_view kLibraryInfoKey = "library_info";
 
 absl::Status BadKey(std::string_view key, std::string_view what) {
   return absl::InvalidArgumentError(StrCat("key \"", key, "\": ", what));
@@ -70,6 +72,9 @@ std::string RecordToJsonLine(const Record& record) {
   if (record.timing) {
     j["timing"] = Json::parse(TimingToJson(*record.timing));
   }
+  if (!record.measurement.library_info.empty()) {
+    j[kLibraryInfoKey] = record.measurement.library_info;
+  }
   // Replace invalid UTF-8 rather than fail: messages may quote compiler or kernel output.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -83,7 +88,8 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
     return absl::InvalidArgumentError("not a JSON object");
   }
   for (const auto& [key, value] : j.items()) {
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end() && key != kOptionalKey) {
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end() && key != kOptionalKey &&
+        key != kLibraryInfoKey) {
       return BadKey(key, "is unknown");
     }
   }
@@ -146,6 +152,9 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
       return BadKey(kOptionalKey, std::string(parsed.status().message()));
     }
     r.timing = *parsed;
+  }
+  if (j.contains(kLibraryInfoKey)) {
+    ASSIGN_OR_RETURN(r.measurement.library_info, GetString(j, kLibraryInfoKey.data()));
   }
   if (r.uid.empty()) {
     return BadKey("uid", "is empty");

@@ -114,6 +114,12 @@ CREATE INDEX records_best_by_target ON records (workload_id, target_id, flush_ca
   WHERE error_kind = 'NONE';
 )sql";
 
+// Version 4: records say how the external libraries their kernels called ran (version, kernel
+// set or ISA, last error), so that a library held back by its environment shows in the log.
+constexpr std::string_view kV4LibraryInfo = R"sql(
+ALTER TABLE records ADD COLUMN library_info TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -122,6 +128,7 @@ const std::vector<Migration>& Migrations() {
       {2, "indexes for best queries, per-job records and job dispatch", kV2Indexes},
       {3, "job options as columns; records keep their timing; best per target and cache state",
        kV3JobColumnsAndRecordContext},
+      {4, "records say how the libraries their kernels called ran", kV4LibraryInfo},
   };
   return kMigrations;
 }

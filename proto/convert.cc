@@ -107,6 +107,7 @@ v1::Measurement MeasurementToProto(const Measurement& m) {
   }
   proto.set_number(m.number);
   proto.set_device_fingerprint(m.device_fingerprint);
+  proto.set_library_info(m.library_info);
   return proto;
 }
 
@@ -121,6 +122,7 @@ absl::StatusOr<Measurement> MeasurementFromProto(const v1::Measurement& proto) {
   m.round_secs.assign(proto.round_secs().begin(), proto.round_secs().end());
   m.number = proto.number();
   m.device_fingerprint = proto.device_fingerprint();
+  m.library_info = proto.library_info();
   return m;
 }
 

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "common/host.h"
 #include "common/host_cpu.h"
 #include "common/logging.h"
+#include "common/runtime_libs.h"
 #include "common/strings.h"
 #include "rpc_server/device_info.h"
 #include "rpc_server/measure_child.h"
@@ -42,6 +44,7 @@ int Serve(int argc, char** argv) {
   std::string daemon;
   std::string device = "cpu";
   std::vector<std::string> preload;
+  std::vector<std::string> libs;
   std::string name;
   int threads = 0;
   int capacity = 1;
@@ -54,6 +57,10 @@ int Serve(int argc, char** argv) {
   app.add_option("--preload", preload,
                  "shared library to load (RTLD_NOW | RTLD_GLOBAL) before any kernel; repeatable, "
                  "loaded in the order given");
+  app.add_option("--libs", libs,
+                 "external libraries whose candidates this worker runs, comma-separated: "
+                 "openblas, dnnl (their runtime shims are preloaded like --preload)")
+      ->delimiter(',');
   app.add_option("--name", name, "worker name (default: <hostname>-<pid>)");
   app.add_option("--threads", threads,
                  "threads a kernel may use (sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS for "
@@ -92,6 +99,27 @@ int Serve(int argc, char** argv) {
     return Fail(kExitUsage, "--cache-max-mb must be >= 1 (a size in MiB)");
   }
 
+  for (const std::string& lib : libs) {
+    const tune::RuntimeLibrary* runtime = tune::FindRuntimeLibrary(lib);
+    if (runtime == nullptr || runtime->target_kind != tune::TargetKind::kLlvm) {
+      std::vector<std::string> known;
+      for (const tune::RuntimeLibrary& r : tune::RuntimeLibraries()) {
+        if (r.target_kind == tune::TargetKind::kLlvm) {
+          known.emplace_back(r.name);
+        }
+      }
+      return Fail(kExitUsage, StrCat("--libs: unknown library '", lib,
+                                     "' for a CPU worker; known: ", tune::Join(known, ", ")));
+    }
+    absl::StatusOr<std::string> path = tune::RuntimeLibraryPath(*runtime);
+    if (!path.ok()) {
+      return Fail(kExitStartupError, StrCat("--libs: ", path.status().message()));
+    }
+    preload.push_back(*path);
+  }
+  std::sort(libs.begin(), libs.end());
+  libs.erase(std::unique(libs.begin(), libs.end()), libs.end());
+
   // Loaded here once, so that a bad path stops the worker before it registers; every
   // measurement child loads the same list again before its first kernel.
   absl::StatusOr<std::vector<tune::rpc::PreloadedLibrary>> preloaded =
@@ -106,6 +134,9 @@ int Serve(int argc, char** argv) {
   options.registration.set_device_key(tune::rpc::HostCpuDeviceKey());
   *options.registration.mutable_capabilities() =
       tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
+  for (const std::string& lib : libs) {
+    options.registration.mutable_capabilities()->add_libs(lib);
+  }
   options.supervisor.preload_paths = preload;
   options.cache_dir = cache_dir;
   options.cache_max_bytes = cache_max_mb << 20;

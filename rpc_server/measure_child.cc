@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "common/reference.h"
+#include "common/runtime_libs.h"
 #include "common/strings.h"
 #include "proto/convert.h"
 #include "proto/framing.h"
@@ -128,6 +129,36 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
   return TimeRounds(call, *timing, deadline, &flusher);
 }
 
+namespace {
+
+// How the runtime shims among `needed_libs` ran (each shim's describe line), " | "-joined; empty
+// when the kernel called none. The shims are preloaded RTLD_GLOBAL, so dlsym finds them.
+std::string DescribeLibraries(const google::protobuf::RepeatedPtrField<std::string>& needed_libs) {
+  std::string out;
+  for (const std::string& name : needed_libs) {
+    const RuntimeLibrary* lib = FindRuntimeLibraryByShim(name);
+    if (lib == nullptr) {
+      lib = FindRuntimeLibrary(name);
+    }
+    if (lib == nullptr) {
+      continue;
+    }
+    using Describe = int32_t (*)(char*, int64_t);
+    auto describe =
+        reinterpret_cast<Describe>(dlsym(RTLD_DEFAULT, std::string(lib->describe_symbol).c_str()));
+    if (describe == nullptr) {
+      continue;
+    }
+    char line[1024] = {};
+    if (describe(line, sizeof(line)) == 0) {
+      StrAppend(&out, out.empty() ? "" : " | ", lib->name, ": ", line);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 int RunMeasureChild(int in_fd, int out_fd) {
   // A crashing kernel is expected here: no core files.
   rlimit no_core{0, 0};
@@ -175,6 +206,10 @@ int RunMeasureChild(int in_fd, int out_fd) {
       pipe_ok = WriteFrame(out_fd, started).ok();
     };
     Measurement m = measurer.Measure(trial, on_started);
+    m.library_info = DescribeLibraries(trial.needed_libs());
+    if (m.error == ErrorKind::kRuntimeCrash && !m.library_info.empty()) {
+      StrAppend(&m.message, " (", m.library_info, ")");  // the library's last error, if any
+    }
     v1::MeasureChildReply reply;
     *reply.mutable_measurement() = MeasurementToProto(m);
     if (!pipe_ok || !WriteFrame(out_fd, reply).ok()) {

@@ -268,6 +268,7 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
   trial->set_workload(request.workload());
   trial->set_artifact_path(artifact_path);
   trial->set_entry_symbol(artifact.entry_symbol());
+  *trial->mutable_needed_libs() = artifact.needed_libs();
   *trial->mutable_timing() = TimingOptionsToProto(*timing);
 
   // A child that died while idle (killed from outside) is noticed at the write: start another

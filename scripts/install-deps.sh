@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev
   clang-format-19
-  libopenblas-dev
+  libopenblas-dev libdnnl-dev
 )
 
 sudo_cmd=()

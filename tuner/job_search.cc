@@ -134,14 +134,19 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
   return std::unique_ptr<JobSearch>(new JobSearch(std::move(parts), next, std::move(replay)));
 }
 
-std::vector<Candidate> JobSearch::Propose(int n) {
+std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
+  auto allowed = [&usable](const KernelTemplate* tpl) { return !usable || usable(tpl); };
   std::vector<Candidate> out;
-  while (static_cast<int>(out.size()) < n && !replay_.empty()) {
-    out.push_back(std::move(replay_.front()));
-    replay_.pop_front();
+  for (auto it = replay_.begin(); static_cast<int>(out.size()) < n && it != replay_.end();) {
+    if (allowed(it->tpl)) {
+      out.push_back(std::move(*it));
+      it = replay_.erase(it);
+    } else {
+      ++it;
+    }
   }
   for (PerTemplate& part : parts_) {
-    if (static_cast<int>(out.size()) < n && part.default_pending) {
+    if (static_cast<int>(out.size()) < n && part.default_pending && allowed(part.tpl)) {
       part.default_pending = false;
       out.push_back(Candidate{part.tpl, part.default_config});
     }
@@ -150,6 +155,10 @@ std::vector<Candidate> JobSearch::Propose(int n) {
   while (static_cast<int>(out.size()) < n && idle < parts_.size()) {
     PerTemplate& part = parts_[next_];
     next_ = (next_ + 1) % parts_.size();
+    if (!allowed(part.tpl)) {
+      ++idle;
+      continue;
+    }
     std::vector<Config> configs = part.strategy->Propose(1);
     if (configs.empty()) {
       ++idle;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ struct Candidate {
   Config config;
 };
 
+/// Which templates may propose now (e.g. those whose library some worker offers); empty: all.
+using TemplateFilter = std::function<bool(const KernelTemplate*)>;
+
 class JobSearch {
  public:
   /// One strategy `strategy` per template over its space for (workload, target), seeded with
@@ -50,8 +54,10 @@ class JobSearch {
 
   /// Up to `n` new candidates: the outstanding ones of a saved state first, then each
   /// template's default, then one from each template's strategy in turn; fewer when the spaces
-  /// are exhausted. Each candidate is outstanding until Observe() reports it.
-  std::vector<Candidate> Propose(int n);
+  /// are exhausted. Only templates that `usable` allows propose (the others keep their place
+  /// and their saved outstanding candidates for later). Each candidate is outstanding until
+  /// Observe() reports it.
+  std::vector<Candidate> Propose(int n, const TemplateFilter& usable = {});
 
   /// Reports the outcome of a config of template `tpl`: a trial of this job, or a record that
   /// another job made of a config this search may have proposed. It stops being outstanding

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/logging.h"
+#include "common/runtime_libs.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "proto/convert.h"
@@ -121,6 +123,41 @@ Scheduler::MemoryUse Scheduler::Memory() {
   return MemoryUse{jobs_.size(), trials_.size(), trials_.claims()};
 }
 
+std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRuntime& job) const {
+  std::set<const KernelTemplate*> unusable;
+  for (const KernelTemplate* tpl : job.templates) {
+    if (tpl->library.empty()) {
+      continue;
+    }
+    const RuntimeLibrary* lib = FindRuntimeLibrary(tpl->library);
+    WorkerNeeds needs = NeedsOf(job, nullptr);
+    needs.needed_libs = {lib != nullptr ? std::string(lib->shim_file) : std::string(tpl->library)};
+    if (workers_.Capacity(needs) == 0) {
+      unusable.insert(tpl);
+    }
+  }
+  return unusable;
+}
+
+std::string Scheduler::LibrariesOf(const std::vector<const KernelTemplate*>& templates) {
+  std::set<std::string_view> libs;
+  for (const KernelTemplate* tpl : templates) {
+    if (!tpl->library.empty()) {
+      libs.insert(tpl->library);
+    }
+  }
+  return Join(std::vector<std::string>(libs.begin(), libs.end()), " or ");
+}
+
+std::string Scheduler::SkippedNote(const std::set<const KernelTemplate*>& unusable) {
+  std::vector<std::string> parts;
+  for (const KernelTemplate* tpl : unusable) {
+    parts.push_back(StrCat(tpl->name, " (no worker with ", tpl->library, ")"));
+  }
+  std::sort(parts.begin(), parts.end());
+  return StrCat("skipped ", Join(parts, ", "));
+}
+
 WorkerNeeds Scheduler::NeedsOf(const JobRuntime& job, const Trial* trial) {
   WorkerNeeds needs;
   needs.device_key = job.row.spec.device_key;
@@ -144,7 +181,12 @@ void Scheduler::PumpLocked() {
   for (JobRuntime* job : jobs_.ActiveInDispatchOrder()) {
     const std::string& key = job->row.spec.device_key;
     const int capacity = workers_.Capacity(NeedsOf(*job, nullptr));
-    const bool no_worker = capacity == 0;
+    // Library templates no connected worker can run are left out for now; a job all of whose
+    // templates are such waits like a job without a worker.
+    std::set<const KernelTemplate*> unusable = UnusableTemplatesLocked(*job);
+    const bool none_usable = unusable.size() == job->templates.size();
+    job->skipped = unusable.empty() || none_usable ? "" : SkippedNote(unusable);
+    const bool no_worker = capacity == 0 || none_usable;
     auto blocked_by = blocker.find(key);
     const bool blocked = blocked_by != blocker.end();
     auto pipeline = [job] {
@@ -155,7 +197,7 @@ void Scheduler::PumpLocked() {
       int room = capacity - pipelined[key] - pipeline();
       int n = std::min(room, job->row.spec.trials - job->Allocated());
       if (n > 0) {
-        ProposeLocked(*job, n);
+        ProposeLocked(*job, n, std::move(unusable));
       }
     }
     pipelined[key] += pipeline();  // with what was just proposed: later jobs wait behind it
@@ -170,6 +212,9 @@ void Scheduler::PumpLocked() {
                   ? StrCat("early stopping: ", job->since_improvement,
                            " trials in a row without improvement")
                   : StrCat("search space exhausted after ", job->row.trials_done, " trials");
+        if (!job->skipped.empty()) {
+          StrAppend(&why, "; ", job->skipped);
+        }
       }
       FinishLocked(*job, JobState::kDone, why);
       continue;
@@ -184,7 +229,11 @@ void Scheduler::PumpLocked() {
       continue;
     }
     std::string waiting;
-    if (no_worker) {
+    if (capacity > 0 && none_usable) {
+      waiting =
+          StrCat("waiting for a worker with device key ", key, " and ", LibrariesOf(job->templates),
+                 " (every template of this job calls one; start tune-server with --libs)");
+    } else if (no_worker) {
       waiting = StrCat("waiting for a worker with device key ", key,
                        job->target.threads > 1
                            ? StrCat(" offering at least ", job->target.threads, " threads")

@@ -20,7 +20,10 @@
 //     message says why.
 //   - A trial goes only to a worker with the job's device key, at least the target's -threads
 //     on offer, and every library its artifact calls preloaded; among those, to one that has not
-//     failed it before when there is such a worker.
+//     failed it before when there is such a worker. A library template (gemm.cpu.dnnl) proposes
+//     only while some connected worker offers its library; the others go on without it, and the
+//     job's message says which were skipped. A job all of whose templates call a library no
+//     worker offers waits, QUEUED, saying which library it needs.
 //   - The pipeline builds ahead: each job keeps up to its workers' total capacity of artifacts
 //     built or building beyond those in flight.
 //   - A config is never measured twice for one workload and target: the search skips what the
@@ -43,6 +46,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -181,9 +185,18 @@ class Scheduler {
 
   // --- scheduler_trials.cc: proposals, builds, commits ---
   /// Asks the planner for `n` more candidates of `job`.
-  void ProposeLocked(JobRuntime& job, int n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ProposeLocked(JobRuntime& job, int n, std::set<const KernelTemplate*> unusable)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// The job's library templates whose library no connected worker (of its device key and
+  /// threads) has loaded.
+  std::set<const KernelTemplate*> UnusableTemplatesLocked(const JobRuntime& job) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// "dnnl or openblas": the libraries `templates` call.
+  static std::string LibrariesOf(const std::vector<const KernelTemplate*>& templates);
+  /// "skipped gemm.cpu.dnnl (no worker with dnnl), ...".
+  static std::string SkippedNote(const std::set<const KernelTemplate*>& unusable);
   /// On the planner: runs the search and admits its candidates.
-  void Plan(const JobPtr& job, int n);
+  void Plan(const JobPtr& job, int n, const std::set<const KernelTemplate*>& unusable);
   /// A candidate becomes a trial (building), or waits on the trial that holds its claim.
   void AdmitLocked(JobRuntime& job, Candidate candidate) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SubmitBuildLocked(JobRuntime& job, const Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -206,6 +206,9 @@ v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
     out.set_message(job.row.error);
   } else if (!job.waiting.empty()) {
     out.set_message(job.waiting);
+  } else if (!job.skipped.empty()) {
+    out.set_message(job.last_error.empty() ? job.skipped
+                                           : StrCat(job.skipped, "; ", job.last_error));
   } else {
     out.set_message(job.last_error);
   }

@@ -29,16 +29,19 @@ Measurement Failure(ErrorKind kind, std::string message) {
 
 }  // namespace
 
-void Scheduler::ProposeLocked(JobRuntime& job, int n) {
+void Scheduler::ProposeLocked(JobRuntime& job, int n, std::set<const KernelTemplate*> unusable) {
   job.proposing += n;
-  planner_->Post([this, job = jobs_.Shared(job.row.id), n] { Plan(job, n); });
+  planner_->Post([this, job = jobs_.Shared(job.row.id), n, unusable = std::move(unusable)] {
+    Plan(job, n, unusable);
+  });
 }
 
-void Scheduler::Plan(const JobPtr& job, int n) {
+void Scheduler::Plan(const JobPtr& job, int n, const std::set<const KernelTemplate*>& unusable) {
   std::vector<Candidate> candidates;
   {
     std::lock_guard search_lock(job->search_mu);
-    candidates = job->search->Propose(n);
+    candidates = job->search->Propose(
+        n, [&unusable](const KernelTemplate* tpl) { return !unusable.contains(tpl); });
   }
   std::lock_guard lock(mu_);
   job->proposing -= n;

@@ -87,6 +87,7 @@ struct JobRuntime {
   std::optional<BestSoFar> best;
   std::string last_error;                // "KIND: message" of the latest failed trial
   std::string waiting;                   // why a queued job is not running, for people
+  std::string skipped;                   // library templates left out for want of a worker
   std::deque<Clock::time_point> recent;  // completion times of the latest trials (for the ETA)
 
   /// Trials proposed and not given up: proposing, deferred, building, ready, in flight or

@@ -578,10 +578,13 @@ Stmt Allocate::Make(Buffer buffer, int64_t size, Stmt body) {
   return WrapStmt(std::move(node));
 }
 
-Stmt Evaluate::Make(Expr value) {
+Stmt Evaluate::Make(Expr value, bool return_on_error) {
   TUNE_CHECK(value.defined()) << "Evaluate: undefined value";
+  TUNE_CHECK(!return_on_error || value.type() == Type::Int32())
+      << "Evaluate: a status returned on error must be int32, not " << value.type().ToString();
   auto node = std::make_shared<Evaluate>();
   node->value = std::move(value);
+  node->return_on_error = return_on_error;
   return WrapStmt(std::move(node));
 }
 

@@ -504,12 +504,16 @@ struct Allocate final : StmtNode {
   static Stmt Make(Buffer buffer, int64_t size, Stmt body);
 };
 
-/// Evaluates an expression for its side effect (a CallExtern).
+/// Evaluates an expression for its side effect (a CallExtern). With `return_on_error`, the
+/// value is an int32 status (0: success) and a non-zero one is returned by the kernel at once,
+/// so that a library's failure reaches the caller (and the measurement) as the kernel's result.
 struct Evaluate final : StmtNode {
   static constexpr NodeKind kKind = NodeKind::kEvaluate;
   Evaluate() : StmtNode(kKind) {}
   Expr value;
-  static Stmt Make(Expr value);
+  bool return_on_error = false;
+  /// With `return_on_error`, `value` is int32 (checked).
+  static Stmt Make(Expr value, bool return_on_error = false);
 };
 
 /// Waits until every thread of the GPU block reaches it (and makes gpu_shared writes visible).

@@ -188,9 +188,12 @@ class Printer {
         Line(indent, "}");
         return;
       }
-      case NodeKind::kEvaluate:
-        Line(indent, Print(s.As<Evaluate>()->value));
+      case NodeKind::kEvaluate: {
+        const auto* op = s.As<Evaluate>();
+        Line(indent, op->return_on_error ? StrCat("return_if_nonzero(", Print(op->value), ")")
+                                         : Print(op->value));
         return;
+      }
       case NodeKind::kBarrier:
         Line(indent, "barrier()");
         return;

@@ -232,6 +232,11 @@ class Verifier final : public IrVisitor {
     if (op->value.As<CallExtern>() == nullptr) {
       Fail(StrCat("`", Head(Stmt(op)), "`"), "evaluates something other than a call");
     }
+    if (op->return_on_error && (parallel_depth_ > 0 || gpu_depth_ > 0)) {
+      Fail(StrCat("`", Head(Stmt(op)), "`"),
+           "returns from the kernel inside a parallel or GPU loop (only the kernel's own thread "
+           "can return)");
+    }
     IrVisitor::Visit(op);
   }
 

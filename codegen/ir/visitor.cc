@@ -456,7 +456,8 @@ Stmt IrMutator::Visit(const Allocate* op) {
 }
 Stmt IrMutator::Visit(const Evaluate* op) {
   Expr value = Mutate(op->value);
-  return value.same_as(op->value) ? Stmt(op) : Evaluate::Make(std::move(value));
+  return value.same_as(op->value) ? Stmt(op)
+                                  : Evaluate::Make(std::move(value), op->return_on_error);
 }
 Stmt IrMutator::Visit(const Barrier* op) { return Stmt(op); }
 

@@ -157,7 +157,7 @@ void CodeGenCpu::Emit(const ir::Stmt& s) {
       EmitAllocate(s.As<ir::Allocate>());
       return;
     case NodeKind::kEvaluate:
-      Emit(s.As<ir::Evaluate>()->value);
+      EmitEvaluate(s.As<ir::Evaluate>());
       return;
     case NodeKind::kBarrier:
       Fail(absl::UnimplementedError("CPU codegen: barrier() needs a GPU backend"));
@@ -298,6 +298,8 @@ void CodeGenCpu::EmitParallelFor(const ir::For* op) {
   llvm::Function* caller = function_;
   auto caller_vars = std::move(vars_);
   auto caller_buffers = std::move(buffers_);
+  auto caller_heap_buffers = std::move(heap_buffers_);
+  heap_buffers_.clear();
 
   // The body function.
   function_ = body_fn;
@@ -362,6 +364,7 @@ void CodeGenCpu::EmitParallelFor(const ir::For* op) {
   function_ = caller;
   vars_ = std::move(caller_vars);
   buffers_ = std::move(caller_buffers);
+  heap_buffers_ = std::move(caller_heap_buffers);
   builder_.restoreIP(caller_ip);
   llvm::AllocaInst* closure_slot = EntryAlloca(closure_type, name + ".closure");
   std::vector<llvm::Value*> field_values;
@@ -456,9 +459,31 @@ void CodeGenCpu::EmitAllocate(const ir::Allocate* op) {
   builder_.CreateUnreachable();
   builder_.SetInsertPoint(ok);
   buffers_[op->buffer.get()] = ptr;
+  heap_buffers_.push_back(ptr);
   Emit(op->body);
+  heap_buffers_.pop_back();
   buffers_.erase(op->buffer.get());
   builder_.CreateCall(free_fn, {ptr});
+}
+
+// A status that is returned on error: non-zero frees the live heap buffers and returns it (the
+// verifier keeps such statements out of parallel bodies, so this is the kernel's own frame).
+void CodeGenCpu::EmitEvaluate(const ir::Evaluate* op) {
+  llvm::Value* value = Emit(op->value);
+  if (!op->return_on_error) {
+    return;
+  }
+  llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx_, "status.failed", function_);
+  llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "status.ok", function_);
+  builder_.CreateCondBr(builder_.CreateICmpNE(value, builder_.getInt32(0)), failed, ok);
+  builder_.SetInsertPoint(failed);
+  llvm::FunctionCallee free_fn = module_->getOrInsertFunction(
+      "free", llvm::FunctionType::get(builder_.getVoidTy(), {builder_.getPtrTy()}, false));
+  for (auto it = heap_buffers_.rbegin(); it != heap_buffers_.rend(); ++it) {
+    builder_.CreateCall(free_fn, {*it});
+  }
+  builder_.CreateRet(value);
+  builder_.SetInsertPoint(ok);
 }
 
 }  // namespace tune::llvm_backend

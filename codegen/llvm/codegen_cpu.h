@@ -52,6 +52,7 @@ class CodeGenCpu {
   void EmitParallelFor(const ir::For* op);
   void EmitIfThenElse(const ir::IfThenElse* op);
   void EmitAllocate(const ir::Allocate* op);
+  void EmitEvaluate(const ir::Evaluate* op);
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, const std::string& name);
   llvm::Function* NewFunction(const std::string& name, llvm::FunctionType* type, bool external);
 
@@ -71,6 +72,8 @@ class CodeGenCpu {
   std::vector<llvm::Function*> created_;  // functions emitted for the current LoweredFunc
   std::map<const ir::Variable*, llvm::Value*> vars_;
   std::map<const ir::BufferNode*, llvm::Value*> buffers_;
+  std::vector<llvm::Value*> heap_buffers_;  // live aligned_alloc()s, outermost first: freed
+                                            // before an early return
   absl::Status status_;
 };
 

@@ -3,15 +3,21 @@
 #include <array>
 
 #include "codegen/templates/conv2d_cpu_direct.h"
+#include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
+#include "codegen/templates/gemm_cpu_library.h"
 #include "common/strings.h"
 
 namespace tune {
 namespace {
 
-// Every template, best first within each (op, target kind).
-const std::array<const KernelTemplate*, 2>& Table() {
-  static const std::array<const KernelTemplate*, 2> table = {&kGemmCpuBlocked, &kConv2dCpuDirect};
+// Every template, best first within each (op, target kind): tune's own code, then the
+// libraries (which apply only to targets that name them).
+const std::array<const KernelTemplate*, 6>& Table() {
+  static const std::array<const KernelTemplate*, 6> table = {
+      &kGemmCpuBlocked, &kConv2dCpuDirect,         &kGemmCpuOpenblas,
+      &kGemmCpuDnnl,    &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
+  };
   return table;
 }
 
@@ -20,7 +26,8 @@ const std::array<const KernelTemplate*, 2>& Table() {
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
   std::vector<const KernelTemplate*> out;
   for (const KernelTemplate* t : Table()) {
-    if (t->op == workload.op() && t->target_kind == target.kind) {
+    if (t->op == workload.op() && t->target_kind == target.kind &&
+        (t->library.empty() || target.HasLib(t->library))) {
       out.push_back(t);
     }
   }

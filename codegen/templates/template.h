@@ -30,6 +30,10 @@ struct KernelTemplate {
   /// order. A config outside `space`, another op or another target kind is InvalidArgument.
   absl::StatusOr<ir::LoweredFunc> (*build)(const Workload&, const Target&, const Config&,
                                            std::string_view func_name);
+  /// The external library its kernels call (a name of common/runtime_libs.h, e.g. "dnnl"), or
+  /// empty for code tune generates itself. A library template applies only to targets that
+  /// name the library in -libs=.
+  std::string_view library = {};
 };
 
 /// The templates that apply to a workload on a target, best first (the first one's default is

@@ -64,6 +64,11 @@ absl::Status CheckBuildRequest(const KernelTemplate& tpl, const Workload& worklo
                                              TargetKindName(tpl.target_kind), " targets, not '",
                                              target.ToString(), "'"));
   }
+  if (!tpl.library.empty() && !target.HasLib(tpl.library)) {
+    return absl::InvalidArgumentError(StrCat("template ", tpl.name, " calls ", tpl.library,
+                                             ": its target must name it (-libs=", tpl.library,
+                                             "), not '", target.ToString(), "'"));
+  }
   absl::Status valid = tpl.space(workload, target).Validate(config);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(

@@ -29,6 +29,15 @@ extern "C" int32_t tune_test_scale(float* data, int64_t n, float factor) {
   return static_cast<int32_t>(n);
 }
 
+// A status-returning library function: 0 for n <= 8, else n (the kernel returns it).
+extern "C" int32_t tune_test_status(float* data, int64_t n) {
+  if (n > 8) {
+    return static_cast<int32_t>(n);
+  }
+  data[0] = 42.0f;
+  return 0;
+}
+
 namespace tune {
 namespace {
 
@@ -336,6 +345,31 @@ TEST(CpuBackendTest, CallExternReachesFunctionExportedByTheProcess) {
   want[0] = 8.0f;
   ASSERT_EQ((*so)->Get<Kernel1>("scale")(got.data()), 0);
   EXPECT_EQ(got, want);
+}
+
+TEST(CpuBackendTest, AFailedStatusIsReturnedByTheKernelAndStopsIt) {
+  // Inside a heap-sized allocation (freed on the early return as on the normal path): call the
+  // status function with n, then store 1 into out[1]; a non-zero status skips the store.
+  Buffer out("out"), scratch("scratch", MemoryScope::kStack);
+  auto kernel = [&](int64_t n, const std::string& name) {
+    Stmt call = Evaluate::Make(
+        CallExtern::Make(Type::Int32(), "tune_test_status", {ir::AddressOf::Make(out, 0), Expr(n)}),
+        /*return_on_error=*/true);
+    Stmt body = Allocate::Make(scratch, int64_t{1} << 20,
+                               Block::Make({Store::Make(scratch, 0, Expr(3.0f)), call,
+                                            Store::Make(out, 1, Load::Make(scratch, 0))}));
+    return LoweredFunc{name, {out}, body};
+  };
+  TempDir dir = TempDir::Create().value();
+  auto so = Build({kernel(4, "ok"), kernel(9, "fails")}, {}, dir, "status");
+  ASSERT_TRUE(so.ok()) << so.status();
+  std::vector<float> got(4, 0.0f);
+  EXPECT_EQ((*so)->Get<Kernel1>("ok")(got.data()), 0);
+  EXPECT_EQ(got[0], 42.0f);
+  EXPECT_EQ(got[1], 3.0f);
+  std::vector<float> failed(4, 0.0f);
+  EXPECT_EQ((*so)->Get<Kernel1>("fails")(failed.data()), 9);
+  EXPECT_EQ(failed[1], 0.0f) << "nothing after the failed call ran";
 }
 
 TEST(CpuBackendTest, CallExternReachesPreloadedLibraryBuiltWithTheSamePath) {

@@ -63,6 +63,19 @@ TEST(VerifierTest, RejectsNestedParallelLoops) {
   ExpectRejected(LoweredFunc{"f", {y}, s}, {"for.parallel (j, 0, 4)", "parallel loop inside"});
 }
 
+TEST(VerifierTest, RejectsAReturnedStatusInsideAParallelLoop) {
+  Buffer y("y");
+  Var i("i");
+  Stmt call = ir::Evaluate::Make(
+      ir::CallExtern::Make(ir::Type::Int32(), "f_status", {ir::AddressOf::Make(y, i)}),
+      /*return_on_error=*/true);
+  ExpectRejected(
+      LoweredFunc{"f", {y}, For::Make(i, 0, 4, LoopKind::kParallel, call)},
+      {"return_if_nonzero(call_extern<int32> f_status(", "inside a parallel or GPU loop"});
+  // The same call in a serial loop is a kernel's own frame: accepted.
+  EXPECT_TRUE(Verify(LoweredFunc{"f", {y}, For::Make(i, 0, 4, LoopKind::kSerial, call)}).ok());
+}
+
 TEST(VerifierTest, RejectsBarrierOutsideGpuThreadLoop) {
   Buffer y("y");
   Var b("b");

@@ -1,0 +1,89 @@
+#include "codegen/templates/library_call.h"
+
+#include "codegen/templates/template_util.h"
+#include "common/strings.h"
+
+namespace tune {
+
+using ir::Buffer;
+using ir::Expr;
+using ir::For;
+using ir::Load;
+using ir::LoopKind;
+using ir::Stmt;
+using ir::Store;
+using ir::Var;
+
+void AddEpilogueKnob(ConfigSpace& space, const Workload& workload, std::string_view library_ops) {
+  if (workload.epilogue() == Epilogue::kNone) {
+    return;
+  }
+  space.AddKnob("epilogue", {kEpilogueSeparate, kEpilogueLibrary},
+                StrCat("0: the library call, then a generated ", EpilogueName(workload.epilogue()),
+                       " pass; 1: ", library_ops));
+}
+
+int64_t EpilogueChoice(const Config& config) {
+  auto it = config.find("epilogue");
+  return it == config.end() ? kEpilogueSeparate : it->second;
+}
+
+std::vector<Buffer> KernelParams(const Workload& workload) {
+  std::vector<Buffer> params;
+  for (const TensorArg& arg : workload.Arguments()) {
+    params.emplace_back(arg.name);
+  }
+  return params;
+}
+
+Expr I64(int64_t v) { return Expr(v); }
+Expr I32(int64_t v) { return ir::Cast::Make(ir::Type::Int32(), Expr(v)); }
+Expr Ptr(const Buffer& buffer, Expr offset) { return ir::AddressOf::Make(buffer, offset); }
+
+Stmt CallShim(std::string_view symbol, std::vector<Expr> args) {
+  return ir::Evaluate::Make(
+      ir::CallExtern::Make(ir::Type::Int32(), std::string(symbol), std::move(args)),
+      /*return_on_error=*/true);
+}
+
+Stmt EpiloguePass(const Buffer& out, const Buffer& bias, Epilogue epilogue, int64_t outer,
+                  int64_t channels, int64_t inner) {
+  if (epilogue == Epilogue::kNone) {
+    return Stmt();
+  }
+  Var o("o"), c("c"), i("i");
+  Expr index = (o * channels + c) * inner + i;
+  Expr value = Load::Make(out, index);
+  if (EpilogueHasBias(epilogue)) {
+    value = value + Load::Make(bias, c);
+  }
+  if (EpilogueHasRelu(epilogue)) {
+    value = ir::Max::Make(value, Expr(0.0f));
+  }
+  return For::Make(
+      o, 0, outer, LoopKind::kSerial,
+      For::Make(c, 0, channels, LoopKind::kSerial,
+                For::Make(i, 0, inner, LoopKind::kSerial, Store::Make(out, index, value))));
+}
+
+Stmt BroadcastBias(const Buffer& out, const Buffer& bias, int64_t outer, int64_t channels,
+                   int64_t inner) {
+  Var o("o"), c("c"), i("i");
+  return For::Make(
+      o, 0, outer, LoopKind::kSerial,
+      For::Make(c, 0, channels, LoopKind::kSerial,
+                For::Make(i, 0, inner, LoopKind::kSerial,
+                          Store::Make(out, (o * channels + c) * inner + i, Load::Make(bias, c)))));
+}
+
+ir::LoweredFunc LibraryFunc(std::string_view name, std::vector<Buffer> params, Stmt body,
+                            const RuntimeLibrary& library) {
+  ir::LoweredFunc func;
+  func.name = std::string(name);
+  func.params = std::move(params);
+  func.body = std::move(body);
+  func.external_libs = {std::string(library.shim_file)};
+  return func;
+}
+
+}  // namespace tune

@@ -1,0 +1,68 @@
+#include "common/runtime_libs.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+constexpr std::array<RuntimeLibrary, 2> kLibraries = {{
+    {"openblas", "libtune_openblas.so", "tune_openblas_describe", "libopenblas-dev",
+     TargetKind::kLlvm},
+    {"dnnl", "libtune_dnnl.so", "tune_dnnl_describe", "libdnnl-dev", TargetKind::kLlvm},
+}};
+
+}  // namespace
+
+std::span<const RuntimeLibrary> RuntimeLibraries() { return kLibraries; }
+
+const RuntimeLibrary* FindRuntimeLibrary(std::string_view name) {
+  for (const RuntimeLibrary& lib : kLibraries) {
+    if (lib.name == name) {
+      return &lib;
+    }
+  }
+  return nullptr;
+}
+
+const RuntimeLibrary* FindRuntimeLibraryByShim(std::string_view file) {
+  const size_t slash = file.rfind('/');
+  const std::string_view base = slash == std::string_view::npos ? file : file.substr(slash + 1);
+  for (const RuntimeLibrary& lib : kLibraries) {
+    if (lib.shim_file == base) {
+      return &lib;
+    }
+  }
+  return nullptr;
+}
+
+std::string RuntimeLibraryDir() {
+  if (const char* dir = std::getenv("TUNE_RUNTIME_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    return "lib";
+  }
+  return (self.parent_path().parent_path() / "lib").string();
+}
+
+absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library) {
+  const std::string path = StrCat(RuntimeLibraryDir(), "/", library.shim_file);
+  if (access(path.c_str(), R_OK) != 0) {
+    return absl::NotFoundError(
+        StrCat("library '", library.name, "': its shim ", path,
+               " does not exist; tune was built without it: install ", library.package,
+               " and rebuild tune (or set TUNE_RUNTIME_DIR to the folder that holds ",
+               library.shim_file, ")"));
+  }
+  return path;
+}
+
+}  // namespace tune

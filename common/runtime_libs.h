@@ -1,0 +1,44 @@
+// The external libraries that library candidates call, each through a runtime shim of tune's own
+// (runtime/tune_runtime.h): the names a target's -libs= and tune-server's --libs accept, the
+// shim's file, the Debian package a build needs for it, and where a process finds it.
+//
+//   name       shim                   describe symbol            build needs
+//   openblas   libtune_openblas.so    tune_openblas_describe     libopenblas-dev
+//   dnnl       libtune_dnnl.so        tune_dnnl_describe         libdnnl-dev
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "common/target.h"
+
+namespace tune {
+
+struct RuntimeLibrary {
+  std::string_view name;             // as in -libs=, e.g. "dnnl"
+  std::string_view shim_file;        // e.g. "libtune_dnnl.so"
+  std::string_view describe_symbol;  // `int32_t f(char* buf, int64_t size)` of the shim
+  std::string_view package;          // the Debian package the build needs to make the shim
+  TargetKind target_kind;
+};
+
+/// Every library tune has a shim for, in a fixed order.
+std::span<const RuntimeLibrary> RuntimeLibraries();
+
+/// The library called `name` (as in -libs=), or nullptr.
+const RuntimeLibrary* FindRuntimeLibrary(std::string_view name);
+
+/// The library whose shim file is `file` (a file name or a path ending in it), or nullptr.
+const RuntimeLibrary* FindRuntimeLibraryByShim(std::string_view file);
+
+/// Where the shims are: $TUNE_RUNTIME_DIR when set, else `lib/` beside the running program's
+/// `bin/` folder (the build tree and an installed prefix alike).
+std::string RuntimeLibraryDir();
+
+/// The path of `library`'s shim. NotFound naming the path looked at, the library and the
+/// package to install (then rebuild tune) when it is not there.
+absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library);
+
+}  // namespace tune

@@ -1,0 +1,297 @@
+// libtune_dnnl.so: tune's shim over oneDNN (runtime/tune_runtime.h).
+//
+// Primitives, their descriptors, the reorders of the blocked layout and its intermediate
+// buffers are created on the first call of a (shape, knobs, threads) key and kept for the life
+// of the process, so that after the warm-up a call times only execution (and the reorders that
+// the canonical interface makes part of the operator). Calls of one key are serialised (they
+// share the intermediate buffers); calls of different keys run in parallel.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+#include "runtime/tune_runtime.h"
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Dt = memory::data_type;
+
+std::mutex g_mu;
+std::string g_last_impl;   // guarded by g_mu
+std::string g_last_error;  // guarded by g_mu
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+void NoteImpl(const char* impl) {
+  std::lock_guard lock(g_mu);
+  g_last_impl = impl;
+}
+
+int32_t Fail(const dnnl::error& e, const std::string& what) {
+  std::lock_guard lock(g_mu);
+  g_last_error = what + ": " + e.what();
+  return e.status == dnnl_unimplemented ? TUNE_RUNTIME_UNSUPPORTED : TUNE_RUNTIME_LIBRARY_ERROR;
+}
+
+int32_t BadArgument(const std::string& what) {
+  std::lock_guard lock(g_mu);
+  g_last_error = what;
+  return TUNE_RUNTIME_BAD_ARGUMENT;
+}
+
+dnnl::primitive_attr PostOps(int32_t post_ops) {
+  dnnl::primitive_attr attr;
+  if ((post_ops & TUNE_POST_RELU) != 0) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+// A tensor the caller passes in the canonical layout, and where the primitive wants it: the same
+// memory (plain) or a buffer of the primitive's layout filled or drained by a reorder.
+struct Operand {
+  memory user;
+  memory inner;  // == user when no reorder is needed
+  std::unique_ptr<dnnl::reorder> reorder;
+
+  Operand(const memory::desc& user_md, const memory::desc& inner_md, bool is_output) {
+    user = memory(user_md, Engine(), DNNL_MEMORY_NONE);
+    if (inner_md == user_md) {
+      inner = user;
+      return;
+    }
+    inner = memory(inner_md, Engine());
+    reorder = is_output ? std::make_unique<dnnl::reorder>(inner, user)
+                        : std::make_unique<dnnl::reorder>(user, inner);
+  }
+  void Bind(const void* data) { user.set_data_handle(const_cast<void*>(data)); }
+};
+
+// One cached primitive and what its calls need.
+struct Entry {
+  std::mutex mu;
+  dnnl::primitive primitive;
+  std::string impl;
+  std::unique_ptr<Operand> src, weights, dst;
+  memory bias;  // user memory, rebound each call; empty without a bias
+};
+
+// Runs the reorders into the primitive's layouts, the primitive, and the reorder back.
+void Run(Entry& e, dnnl::stream& s) {
+  for (Operand* in : {e.src.get(), e.weights.get()}) {
+    if (in->reorder) {
+      in->reorder->execute(s, in->user, in->inner);
+    }
+  }
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e.src->inner},
+                                          {DNNL_ARG_WEIGHTS, e.weights->inner},
+                                          {DNNL_ARG_DST, e.dst->inner}};
+  if (e.bias) {
+    args[DNNL_ARG_BIAS] = e.bias;
+  }
+  e.primitive.execute(s, args);
+  if (e.dst->reorder) {
+    e.dst->reorder->execute(s, e.dst->inner, e.dst->user);
+  }
+  s.wait();
+}
+
+using Key = std::vector<int64_t>;
+std::map<Key, std::unique_ptr<Entry>>& Cache() {
+  static auto* cache = new std::map<Key, std::unique_ptr<Entry>>();  // lives until exit
+  return *cache;
+}
+
+// The entry of `key`, made by `make` on first use (under the global lock; creation is rare).
+template <typename Make>
+Entry* Lookup(const Key& key, Make make) {
+  std::lock_guard lock(g_mu);
+  auto it = Cache().find(key);
+  if (it == Cache().end()) {
+    it = Cache().emplace(key, make()).first;
+  }
+  return it->second.get();
+}
+
+const char* IsaName(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::all:
+      return "all";
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx512_mic:
+      return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+extern "C" int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, float* C,
+                                    int64_t M, int64_t N, int64_t K, int32_t layout,
+                                    int32_t post_ops, int32_t threads) {
+  if (M < 1 || N < 1 || K < 1 || threads < 1 || (layout != 0 && layout != 1) ||
+      (post_ops & ~(TUNE_POST_BIAS | TUNE_POST_RELU)) != 0) {
+    return BadArgument("tune_dnnl_matmul: bad shape, layout, post_ops or threads");
+  }
+  const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
+  try {
+    omp_set_num_threads(threads);
+    Entry* e = Lookup({0, M, N, K, layout, post_ops, threads}, [&] {
+      auto entry = std::make_unique<Entry>();
+      memory::desc a_md({M, K}, Dt::f32, Tag::ab);
+      memory::desc b_md({K, N}, Dt::f32, Tag::ab);
+      memory::desc c_md({M, N}, Dt::f32, Tag::ab);
+      memory::desc b_inner_md = layout == 0 ? b_md : memory::desc({K, N}, Dt::f32, Tag::any);
+      dnnl::matmul::primitive_desc pd =
+          has_bias ? dnnl::matmul::primitive_desc(
+                         dnnl::matmul::desc(a_md, b_inner_md,
+                                            memory::desc({1, N}, Dt::f32, Tag::ab), c_md),
+                         PostOps(post_ops), Engine())
+                   : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_inner_md, c_md),
+                                                  PostOps(post_ops), Engine());
+      entry->primitive = dnnl::matmul(pd);
+      entry->impl = pd.impl_info_str();
+      entry->src = std::make_unique<Operand>(a_md, a_md, false);
+      entry->weights = std::make_unique<Operand>(b_md, pd.weights_desc(), false);
+      entry->dst = std::make_unique<Operand>(c_md, c_md, true);
+      if (has_bias) {
+        entry->bias = memory(memory::desc({1, N}, Dt::f32, Tag::ab), Engine(), DNNL_MEMORY_NONE);
+      }
+      return entry;
+    });
+    std::lock_guard lock(e->mu);
+    e->src->Bind(A);
+    e->weights->Bind(B);
+    e->dst->Bind(C);
+    if (has_bias) {
+      e->bias.set_data_handle(const_cast<float*>(bias));
+    }
+    dnnl::stream s(Engine());
+    Run(*e, s);
+    NoteImpl(e->impl.c_str());
+    return 0;
+  } catch (const dnnl::error& err) {
+    return Fail(err, "matmul");
+  }
+}
+
+extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, const float* bias,
+                                    float* dst, int64_t N, int64_t C, int64_t H, int64_t W,
+                                    int64_t K, int64_t R, int64_t S, int64_t stride, int64_t pad,
+                                    int64_t dilation, int32_t algorithm, int32_t layout,
+                                    int32_t post_ops, int32_t threads) {
+  if (N < 1 || C < 1 || H < 1 || W < 1 || K < 1 || R < 1 || S < 1 || stride < 1 || pad < 0 ||
+      dilation < 1 || threads < 1 || algorithm < 0 || algorithm > 2 || layout < 0 || layout > 1 ||
+      (post_ops & ~(TUNE_POST_BIAS | TUNE_POST_RELU)) != 0) {
+    return BadArgument("tune_dnnl_conv2d: bad shape, algorithm, layout, post_ops or threads");
+  }
+  const int64_t eff_r = (R - 1) * dilation + 1;
+  const int64_t eff_s = (S - 1) * dilation + 1;
+  const int64_t P = (H + 2 * pad - eff_r) / stride + 1;
+  const int64_t Q = (W + 2 * pad - eff_s) / stride + 1;
+  if (P < 1 || Q < 1) {
+    return BadArgument("tune_dnnl_conv2d: the filter does not fit the padded input");
+  }
+  // The right/bottom padding that makes oneDNN's output size the floor-based P x Q.
+  const int64_t pad_b = (P - 1) * stride + eff_r - H - pad;
+  const int64_t pad_r = (Q - 1) * stride + eff_s - W - pad;
+  const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
+  try {
+    omp_set_num_threads(threads);
+    Entry* e = Lookup(
+        {1, N, C, H, W, K, R, S, stride, pad, dilation, algorithm, layout, post_ops, threads}, [&] {
+          auto entry = std::make_unique<Entry>();
+          memory::desc src_md({N, C, H, W}, Dt::f32, Tag::nchw);
+          memory::desc wei_md({K, C, R, S}, Dt::f32, Tag::oihw);
+          memory::desc dst_md({N, K, P, Q}, Dt::f32, Tag::nchw);
+          memory::desc bias_md({K}, Dt::f32, Tag::x);
+          auto inner = [&](const memory::dims& dims, const memory::desc& plain) {
+            return layout == 0 ? plain : memory::desc(dims, Dt::f32, Tag::any);
+          };
+          const dnnl::algorithm algo = algorithm == 0   ? dnnl::algorithm::convolution_direct
+                                       : algorithm == 1 ? dnnl::algorithm::convolution_winograd
+                                                        : dnnl::algorithm::convolution_auto;
+          const memory::dims strides = {stride, stride};
+          const memory::dims dilates = {dilation - 1, dilation - 1};  // oneDNN counts from 0
+          const memory::dims pad_l = {pad, pad};
+          const memory::dims pad_rb = {pad_b, pad_r};
+          auto desc = has_bias
+                          ? dnnl::convolution_forward::desc(
+                                dnnl::prop_kind::forward_inference, algo,
+                                inner({N, C, H, W}, src_md), inner({K, C, R, S}, wei_md), bias_md,
+                                inner({N, K, P, Q}, dst_md), strides, dilates, pad_l, pad_rb)
+                          : dnnl::convolution_forward::desc(
+                                dnnl::prop_kind::forward_inference, algo,
+                                inner({N, C, H, W}, src_md), inner({K, C, R, S}, wei_md),
+                                inner({N, K, P, Q}, dst_md), strides, dilates, pad_l, pad_rb);
+          dnnl::convolution_forward::primitive_desc pd(desc, PostOps(post_ops), Engine());
+          entry->primitive = dnnl::convolution_forward(pd);
+          entry->impl = pd.impl_info_str();
+          entry->src = std::make_unique<Operand>(src_md, pd.src_desc(), false);
+          entry->weights = std::make_unique<Operand>(wei_md, pd.weights_desc(), false);
+          entry->dst = std::make_unique<Operand>(dst_md, pd.dst_desc(), true);
+          if (has_bias) {
+            entry->bias = memory(bias_md, Engine(), DNNL_MEMORY_NONE);
+          }
+          return entry;
+        });
+    std::lock_guard lock(e->mu);
+    e->src->Bind(src);
+    e->weights->Bind(weights);
+    e->dst->Bind(dst);
+    if (has_bias) {
+      e->bias.set_data_handle(const_cast<float*>(bias));
+    }
+    dnnl::stream s(Engine());
+    Run(*e, s);
+    NoteImpl(e->impl.c_str());
+    return 0;
+  } catch (const dnnl::error& err) {
+    return Fail(err, "convolution");
+  }
+}
+
+extern "C" int32_t tune_dnnl_describe(char* buf, int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_RUNTIME_BAD_ARGUMENT;
+  }
+  const dnnl_version_t* v = dnnl::version();
+  std::lock_guard lock(g_mu);
+  std::snprintf(buf, static_cast<size_t>(size), "oneDNN %d.%d.%d (%s); isa=%s; impl=%s%s%s",
+                v->major, v->minor, v->patch, v->hash, IsaName(dnnl::get_effective_cpu_isa()),
+                g_last_impl.empty() ? "none yet" : g_last_impl.c_str(),
+                g_last_error.empty() ? "" : "; last error: ", g_last_error.c_str());
+  return 0;
+}

@@ -1,0 +1,63 @@
+/* The runtime shims of tune's library candidates: a C ABI, one function per operator, through
+ * which generated kernels call external libraries (OpenBLAS, oneDNN). A kernel built by tune
+ * calls these from its IR (a call-extern node); workers preload the shim libraries
+ * (`tune-server --libs openblas,dnnl`), and libraries built by tune-compile link them.
+ *
+ *   libtune_openblas.so   tune_openblas_sgemm, tune_openblas_describe   (needs libopenblas0)
+ *   libtune_dnnl.so       tune_dnnl_matmul, tune_dnnl_conv2d,
+ *                         tune_dnnl_describe                             (needs libdnnl2)
+ *
+ * Every operator function returns 0 on success and a positive code on failure; the kernel that
+ * called it returns that code, and the describe function of the same library says what went
+ * wrong. Tensors are float32 in the canonical layouts of tune's workloads (GEMM row-major;
+ * conv2d NCHW input, KCRS weights, NKPQ output). `threads` is the kernel's thread count
+ * (the target's -threads). Every function is thread-safe. */
+#ifndef TUNE_RUNTIME_H_
+#define TUNE_RUNTIME_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* post_ops bits: the library adds the bias (per output column of a GEMM, per output channel of
+ * a convolution) and/or applies ReLU after the operator, in one pass. */
+#define TUNE_POST_BIAS 1
+#define TUNE_POST_RELU 2
+
+/* Failure codes. */
+#define TUNE_RUNTIME_BAD_ARGUMENT 1  /* a shape, stride or knob out of range */
+#define TUNE_RUNTIME_UNSUPPORTED 2   /* the library has no implementation for this case */
+#define TUNE_RUNTIME_LIBRARY_ERROR 3 /* the library failed (see *_describe) */
+
+/* C[M][ldc] = A[M][lda] x B[K][ldb] + beta * C (row-major, cblas_sgemm). */
+int32_t tune_openblas_sgemm(const float* A, const float* B, float* C, int64_t M, int64_t N,
+                            int64_t K, int64_t lda, int64_t ldb, int64_t ldc, float beta,
+                            int32_t threads);
+
+/* C[M][N] = A[M][K] x B[K][N] (+ bias[N]) (ReLU), with oneDNN's matmul primitive. layout 0: B
+ * as given (plain); 1: B reordered into the layout oneDNN prefers on every call (the reorder is
+ * part of the call's time). `bias` may be C when post_ops has no TUNE_POST_BIAS. */
+int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, float* C, int64_t M,
+                         int64_t N, int64_t K, int32_t layout, int32_t post_ops, int32_t threads);
+
+/* dst[N][K][P][Q] = conv(src[N][C][H][W], weights[K][C][R][S]) (+ bias[K]) (ReLU), with
+ * oneDNN's convolution primitive. algorithm 0: direct, 1: Winograd, 2: oneDNN's choice.
+ * layout 0: plain NCHW tensors given to the primitive; 1: the primitive's preferred (blocked)
+ * layouts, with the reorders of src, weights and dst inside the call. */
+int32_t tune_dnnl_conv2d(const float* src, const float* weights, const float* bias, float* dst,
+                         int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R,
+                         int64_t S, int64_t stride, int64_t pad, int64_t dilation,
+                         int32_t algorithm, int32_t layout, int32_t post_ops, int32_t threads);
+
+/* Writes a NUL-terminated line describing the library as it runs in this process (version,
+ * the kernel or ISA it chose, the last error if any) into buf[size]; returns 0. */
+int32_t tune_openblas_describe(char* buf, int64_t size);
+int32_t tune_dnnl_describe(char* buf, int64_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUNE_RUNTIME_H_ */
