@@ -212,9 +212,9 @@ void Scheduler::PumpLocked() {
                   ? StrCat("early stopping: ", job->since_improvement,
                            " trials in a row without improvement")
                   : StrCat("search space exhausted after ", job->row.trials_done, " trials");
-        if (!job->skipped.empty()) {
-          StrAppend(&why, "; ", job->skipped);
-        }
+      }
+      if (!job->skipped.empty()) {
+        why = why.empty() ? job->skipped : StrCat(why, "; ", job->skipped);
       }
       FinishLocked(*job, JobState::kDone, why);
       continue;

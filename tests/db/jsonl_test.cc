@@ -122,6 +122,26 @@ TEST_F(JsonlTest, TimingRoundTripsAndALineWithoutItImportsAsWarmCache) {
             records[0].uid);
 }
 
+TEST_F(JsonlTest, LibraryInfoRoundTripsAndOnlyLibraryKernelsCarryTheKey) {
+  Record library = SampleRecord(R"({"mc":1})", 1e-3);
+  library.measurement.library_info = "openblas: OpenBLAS 0.3.21; core=Haswell; threads=1";
+  Record generated = SampleRecord(R"({"mc":2})", 2e-3);
+  auto log = OpenLog(dir_.File("tuning.db"));
+  ASSERT_TRUE(log->CommitRecord(library).ok());
+  ASSERT_TRUE(log->CommitRecord(generated).ok());
+  std::string text = Export(*log);
+  EXPECT_THAT(text, HasSubstr(R"("library_info":"openblas: OpenBLAS 0.3.21; core=Haswell)"));
+  EXPECT_EQ(text.find("library_info"), text.rfind("library_info")) << "one line has the key";
+
+  auto other = OpenLog(dir_.File("other.db"));
+  ASSERT_TRUE(Import(*other, text).ok());
+  std::vector<Record> records = *other->ListRecords();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].measurement.library_info, library.measurement.library_info);
+  EXPECT_EQ(records[1].measurement.library_info, "");
+  EXPECT_EQ(Export(*other), text);
+}
+
 TEST_F(JsonlTest, ImportingTheSameFileTwiceAddsNothingTheSecondTime) {
   auto a = OpenLog(dir_.File("a.db"));
   Fill(*a, 0, 5);

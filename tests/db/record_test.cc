@@ -31,6 +31,7 @@ TEST_F(RecordTest, CommitAssignsIdUidAndTimeAndReadsBackEveryField) {
   Record in = SampleRecord();
   in.measurement.round_secs = {1.0000000000000002e-3, 0.1 + 0.2, 3.14159e-7};
   in.measurement.message = "";
+  in.measurement.library_info = "dnnl: oneDNN 2.6.3; isa=avx512_core; impl=brg:avx512_core";
   absl::StatusOr<Record> stored = log_->CommitRecord(in);
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_GT(stored->id, 0);

@@ -211,6 +211,7 @@ TEST_F(SchemaTest, AVersion2LogMovesJobOptionsOutOfTheSearchStateIntoColumns) {
       log->QueryBest({.workload = kGemm, .target = testing::kTarget});
   ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
   EXPECT_FALSE((*best)->timing.has_value());
+  EXPECT_EQ((*best)->measurement.library_info, "") << "version 4: no library recorded";
 }
 
 TEST_F(SchemaTest, ANewerSchemaIsRefusedInBothModesNamingBothVersions) {

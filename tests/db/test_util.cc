@@ -54,6 +54,7 @@ void ExpectSameRecord(const Record& actual, const Record& expected) {
   EXPECT_EQ(actual.measurement.round_secs, expected.measurement.round_secs);
   EXPECT_EQ(actual.measurement.number, expected.measurement.number);
   EXPECT_EQ(actual.measurement.device_fingerprint, expected.measurement.device_fingerprint);
+  EXPECT_EQ(actual.measurement.library_info, expected.measurement.library_info);
   EXPECT_EQ(actual.tune_version, expected.tune_version);
   EXPECT_EQ(actual.llvm_version, expected.llvm_version);
   EXPECT_EQ(actual.job_id, expected.job_id);

@@ -70,6 +70,7 @@ TEST(ConvertTest, MeasurementRoundTrip) {
   m.round_secs = {1e-3, 2e-3};
   m.number = 8;
   m.device_fingerprint = "cpu/x86_64/znver4 cores=8";
+  m.library_info = "openblas: OpenBLAS 0.3.21; core=Haswell; threads=1";
   absl::StatusOr<Measurement> back = MeasurementFromProto(MeasurementToProto(m));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->error, m.error);
@@ -77,6 +78,7 @@ TEST(ConvertTest, MeasurementRoundTrip) {
   EXPECT_EQ(back->round_secs, m.round_secs);
   EXPECT_EQ(back->number, 8);
   EXPECT_EQ(back->device_fingerprint, m.device_fingerprint);
+  EXPECT_EQ(back->library_info, m.library_info);
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ constexpr auto kPatience = std::chrono::seconds(60);
 // Runs tune-server with `args` until it exits. When `sigterm_once_logged` is set, sends SIGTERM
 // as soon as its stderr contains that text (an event, not a delay). Kills it after kPatience.
 ProcessResult RunTuneServer(const std::vector<std::string>& args,
-                            std::optional<std::string> sigterm_once_logged = {}) {
+                            std::optional<std::string> sigterm_once_logged = {},
+                            std::vector<std::string> env = {}) {
   TempDir dir = TempDir::Create("tune-server-process-test-").value();
   const std::string err_path = dir.File("stderr.txt");
   SpawnOptions spawn;
@@ -36,6 +37,7 @@ ProcessResult RunTuneServer(const std::vector<std::string>& args,
   spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
   spawn.argv.push_back("--cache-dir=" + dir.File("cache"));
   spawn.stderr_path = err_path;
+  spawn.env = std::move(env);
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   EXPECT_TRUE(pid.ok()) << pid.status();
   ProcessResult result;
@@ -85,6 +87,24 @@ TEST(TuneServerProcessTest, PreloadWithAnUnresolvedSymbolExitsWithCode1NamingThe
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.stderr_text.find(TUNE_TEST_EXTERN_KERNEL), std::string::npos) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("tune_test_microkernel"), std::string::npos) << r.stderr_text;
+}
+
+TEST(TuneServerProcessTest, AnUnknownLibraryIsAUsageErrorListingTheKnownOnes) {
+  ProcessResult r = RunTuneServer({"--daemon", "127.0.0.1:1", "--libs", "openblas,mkl"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.stderr_text.find("--libs: unknown library 'mkl'"), std::string::npos)
+      << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("known: openblas, dnnl"), std::string::npos) << r.stderr_text;
+}
+
+TEST(TuneServerProcessTest, ALibraryWhoseShimIsMissingStopsStartUpNamingThePackage) {
+  TempDir empty = TempDir::Create("tune-no-runtime-").value();
+  ProcessResult r = RunTuneServer({"--daemon", "127.0.0.1:1", "--libs", "dnnl"}, std::nullopt,
+                                  {"TUNE_RUNTIME_DIR=" + empty.path()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.stderr_text.find(empty.path() + "/libtune_dnnl.so does not exist"), std::string::npos)
+      << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("install libdnnl-dev"), std::string::npos) << r.stderr_text;
 }
 
 TEST(TuneServerProcessTest, CudaDeviceIsRefusedWithCode2) {
