@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/extern_kernels.h"
 #include "common/host_cpu.h"
 #include "common/strings.h"
 
@@ -13,7 +14,7 @@ namespace {
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 constexpr std::string_view kForms =
-    "'llvm [-mcpu=<cpu>|native] [-threads=<n>] [-libs=openblas,dnnl]', "
+    "'llvm [-mcpu=<cpu>|native] [-threads=<n>] [-libs=openblas,dnnl,<extern kernel>]', "
     "'cuda -arch=sm_<nn> [-libs=cublas,cudnn]' or 'rocm -mcpu=gfx<nnn> [-libs=rocblas,miopen]'";
 
 absl::Status Invalid(std::string_view text, std::string_view what) {
@@ -23,8 +24,13 @@ absl::Status Invalid(std::string_view text, std::string_view what) {
 
 std::vector<std::string_view> AllowedLibs(TargetKind kind) {
   switch (kind) {
-    case TargetKind::kLlvm:
-      return {"dnnl", "openblas"};
+    case TargetKind::kLlvm: {
+      std::vector<std::string_view> libs = {"dnnl", "openblas"};
+      for (const ExternKernel* k : InstalledExternKernels()) {
+        libs.push_back(k->name);  // the installed sets live as long as the process
+      }
+      return libs;
+    }
     case TargetKind::kCuda:
       return {"cublas", "cudnn"};
     case TargetKind::kRocm:
@@ -47,7 +53,7 @@ std::string_view TargetKindName(TargetKind kind) {
   return "?";
 }
 
-absl::StatusOr<Target> Target::Parse(std::string_view text) {
+absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) {
   std::vector<std::string_view> words = Split(text, ' ', /*skip_empty=*/true);
   if (words.empty()) {
     return Invalid(text, "empty target");
@@ -102,7 +108,10 @@ absl::StatusOr<Target> Target::Parse(std::string_view text) {
       seen_libs = true;
       std::vector<std::string_view> allowed = AllowedLibs(t.kind);
       for (std::string_view lib : Split(value, ',')) {
-        if (std::find(allowed.begin(), allowed.end(), lib) == allowed.end()) {
+        const bool any_ok =
+            libs_accepted == Libs::kAny && !lib.empty() &&
+            std::all_of(lib.begin(), lib.end(), [](char c) { return IsAlnum(c) || c == '_'; });
+        if (!any_ok && std::find(allowed.begin(), allowed.end(), lib) == allowed.end()) {
           return Invalid(text,
                          StrCat("library '", lib, "' is not available for ", TargetKindName(t.kind),
                                 " (", fmt::format("{}", fmt::join(allowed, ", ")), ")"));
@@ -111,6 +120,16 @@ absl::StatusOr<Target> Target::Parse(std::string_view text) {
       }
       std::sort(t.libs.begin(), t.libs.end());
       t.libs.erase(std::unique(t.libs.begin(), t.libs.end()), t.libs.end());
+      std::vector<std::string> ukernels;
+      for (const std::string& lib : t.libs) {
+        if (FindExternKernel(lib) != nullptr) {
+          ukernels.push_back(lib);
+        }
+      }
+      if (ukernels.size() > 1) {
+        return Invalid(text, StrCat("-libs names ", ukernels.size(), " micro-kernel libraries (",
+                                    Join(ukernels, ", "), "); a target may name one"));
+      }
     } else {
       return Invalid(text, StrCat("option -", key, " is unknown for ", TargetKindName(t.kind)));
     }

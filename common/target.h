@@ -25,9 +25,16 @@ struct Target {
   int threads = 1;                // llvm: -threads (>= 1, default 1)
   std::vector<std::string> libs;  // -libs, sorted and unique
 
+  /// Which -libs names Parse accepts.
+  enum class Libs : uint8_t {
+    kKnown,  // the built-in libraries and the installed extern kernels (common/extern_kernels.h)
+    kAny,    // any name of the form [a-z][a-z0-9_]* (a worker, which knows no manifests: what
+             // it needs is that the artifact's libraries are preloaded)
+  };
+
   /// Parses the text form. Unknown kinds, options or libraries and bad values are
   /// InvalidArgument naming the part and the accepted form.
-  static absl::StatusOr<Target> Parse(std::string_view text);
+  static absl::StatusOr<Target> Parse(std::string_view text, Libs libs = Libs::kKnown);
 
   /// The canonical text form: kind, then -mcpu/-arch, -threads (llvm), -libs (when any).
   std::string ToString() const;

@@ -42,7 +42,9 @@ std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& req
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
                    StrCat("workload: ", std::string(w.status().message())));
   }
-  absl::StatusOr<Target> target = Target::Parse(request.target());
+  // Libraries by any name: whether this worker can run the artifact is whether it preloaded
+  // what the artifact needs (checked below), not whether it knows the library.
+  absl::StatusOr<Target> target = Target::Parse(request.target(), Target::Libs::kAny);
   if (!target.ok()) {
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
                    StrCat("target: ", std::string(target.status().message())));

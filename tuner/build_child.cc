@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codegen/compiler.h"
+#include "common/extern_kernels.h"
 #include "common/strings.h"
 #include "proto/convert.h"
 #include "proto/framing.h"
@@ -81,6 +82,11 @@ int RunBuildChild(int in_fd, int out_fd) {
     return 1;
   }
   const v1::BuildChildSetup setup = request.setup();
+  std::vector<std::string> manifests(setup.extern_kernel_manifests().begin(),
+                                     setup.extern_kernel_manifests().end());
+  if (!InstallExternKernels(manifests).ok()) {
+    return 1;  // the daemon checked them at start-up: a file changed since; it reports the exit
+  }
   v1::BuildChildReply ready;
   ready.mutable_ready()->set_pid(getpid());
   if (!WriteFrame(out_fd, ready).ok()) {

@@ -168,6 +168,9 @@ class BuilderPool::Builder {
     v1::BuildChildRequest setup;
     setup.mutable_setup()->set_parent_pid(getpid());
     setup.mutable_setup()->set_allow_fault_templates(options_.allow_fault_templates);
+    for (const std::string& manifest : options_.extern_kernel_manifests) {
+      setup.mutable_setup()->add_extern_kernel_manifests(manifest);
+    }
     if (!WriteFrame(to_child_, setup).ok()) {
       return absl::UnavailableError(StrCat("the builder process ", Kill(), " before its setup"));
     }

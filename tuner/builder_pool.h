@@ -36,6 +36,8 @@ struct BuilderOptions {
   int start_timeout_ms = 30000;
   /// Builders accept the test-only fault templates.
   bool allow_fault_templates = false;
+  /// Extern micro-kernel manifests every builder installs.
+  std::vector<std::string> extern_kernel_manifests = {};
 };
 
 struct BuildTask {

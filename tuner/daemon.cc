@@ -83,7 +83,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
     }
     ASSIGN_OR_RETURN(daemon->local_workers_,
                      LocalWorkers::Start(LocalWorkerOptions{binary, options.local_workers, address,
-                                                            options.worker_log_level}));
+                                                            options.worker_log_level,
+                                                            options.local_worker_args}));
     log->info("running {} local worker(s): {}", options.local_workers, binary);
   }
   // Last: a script that waits for the port file finds a daemon ready to take jobs.

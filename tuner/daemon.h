@@ -27,6 +27,8 @@ struct DaemonOptions {
   std::string worker_binary;
   /// Log level given to local workers (empty: their default).
   std::string worker_log_level;
+  /// More arguments for every local worker (e.g. --preload=PATH, --libs=dnnl).
+  std::vector<std::string> local_worker_args;
   /// When not empty, the chosen port is written there (one line) once the daemon serves.
   std::string port_file;
   SchedulerOptions scheduler;

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "common/extern_kernels.h"
 #include "common/logging.h"
 #include "common/strings.h"
 #include "tuner/build_child.h"
@@ -74,6 +75,12 @@ int Serve(int argc, char** argv) {
   app.add_option("--worker-deadline-ms", options.scheduler.heartbeat_deadline_ms,
                  "a worker silent for this long is dropped and its trials re-queued")
       ->capture_default_str();
+  app.add_option("--extern-kernels", options.scheduler.extern_kernel_manifests,
+                 "a micro-kernel manifest (JSON) whose kernel jobs may use through "
+                 "-libs=<its name>; repeatable (workers --preload its library)");
+  app.add_option("--local-worker-arg", options.local_worker_args,
+                 "an argument for every local worker, e.g. --local-worker-arg=--libs=dnnl; "
+                 "repeatable");
   // Test-only: lets jobs name the deliberately broken templates of tuner/fault_templates.h.
   app.add_flag("--enable-fault-templates", options.scheduler.allow_fault_templates)->group("");
   try {
@@ -100,6 +107,14 @@ int Serve(int argc, char** argv) {
   }
   if (options.scheduler.heartbeat_deadline_ms <= options.scheduler.heartbeat_interval_ms) {
     return Fail(kExitUsage, "--worker-deadline-ms must be greater than --heartbeat-ms");
+  }
+  if (absl::Status s = tune::InstallExternKernels(options.scheduler.extern_kernel_manifests);
+      !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
+  }
+  for (const tune::ExternKernel* k : tune::InstalledExternKernels()) {
+    tune::Logger("daemon")->info("extern kernel {}: {} from {} ({}x{}, {})", k->name, k->symbol,
+                                 k->library_path, k->mr, k->nr, k->isa);
   }
   if (options.scheduler.allow_fault_templates) {
     tune::Logger("daemon")->warn("fault templates enabled: jobs may ask for broken kernels");

@@ -27,6 +27,8 @@ struct LocalWorkerOptions {
   std::string daemon_address;
   /// Passed as --log-level when not empty.
   std::string log_level;
+  /// Appended to every worker's arguments.
+  std::vector<std::string> extra_args = {};
 };
 
 /// The tune-server next to the running executable, else `tune-server` on PATH; NotFound naming

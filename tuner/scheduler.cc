@@ -45,7 +45,8 @@ absl::Status Scheduler::Start() {
       BuilderOptions{.executable = options_.builder_executable,
                      .processes = std::max(1, options_.build_threads),
                      .build_timeout_ms = options_.build_timeout_ms,
-                     .allow_fault_templates = options_.allow_fault_templates},
+                     .allow_fault_templates = options_.allow_fault_templates,
+                     .extern_kernel_manifests = options_.extern_kernel_manifests},
       [this](uint64_t id, BuildOutcome outcome) { OnBuilt(id, std::move(outcome)); });
   monitor_ = std::thread([this] { MonitorLoop(); });
   std::lock_guard lock(mu_);
@@ -126,12 +127,12 @@ Scheduler::MemoryUse Scheduler::Memory() {
 std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRuntime& job) const {
   std::set<const KernelTemplate*> unusable;
   for (const KernelTemplate* tpl : job.templates) {
-    if (tpl->library.empty()) {
+    std::optional<TemplateLibrary> lib = LibraryOf(*tpl, job.target);
+    if (!lib) {
       continue;
     }
-    const RuntimeLibrary* lib = FindRuntimeLibrary(tpl->library);
     WorkerNeeds needs = NeedsOf(job, nullptr);
-    needs.needed_libs = {lib != nullptr ? std::string(lib->shim_file) : std::string(tpl->library)};
+    needs.needed_libs = {lib->file};
     if (workers_.Capacity(needs) == 0) {
       unusable.insert(tpl);
     }
@@ -139,20 +140,22 @@ std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRunt
   return unusable;
 }
 
-std::string Scheduler::LibrariesOf(const std::vector<const KernelTemplate*>& templates) {
-  std::set<std::string_view> libs;
-  for (const KernelTemplate* tpl : templates) {
-    if (!tpl->library.empty()) {
-      libs.insert(tpl->library);
+std::string Scheduler::LibrariesOf(const JobRuntime& job) {
+  std::set<std::string> libs;
+  for (const KernelTemplate* tpl : job.templates) {
+    if (std::optional<TemplateLibrary> lib = LibraryOf(*tpl, job.target)) {
+      libs.insert(lib->name);
     }
   }
   return Join(std::vector<std::string>(libs.begin(), libs.end()), " or ");
 }
 
-std::string Scheduler::SkippedNote(const std::set<const KernelTemplate*>& unusable) {
+std::string Scheduler::SkippedNote(const JobRuntime& job,
+                                   const std::set<const KernelTemplate*>& unusable) {
   std::vector<std::string> parts;
   for (const KernelTemplate* tpl : unusable) {
-    parts.push_back(StrCat(tpl->name, " (no worker with ", tpl->library, ")"));
+    std::optional<TemplateLibrary> lib = LibraryOf(*tpl, job.target);
+    parts.push_back(StrCat(tpl->name, " (no worker with ", lib ? lib->name : "its library", ")"));
   }
   std::sort(parts.begin(), parts.end());
   return StrCat("skipped ", Join(parts, ", "));
@@ -185,7 +188,7 @@ void Scheduler::PumpLocked() {
     // templates are such waits like a job without a worker.
     std::set<const KernelTemplate*> unusable = UnusableTemplatesLocked(*job);
     const bool none_usable = unusable.size() == job->templates.size();
-    job->skipped = unusable.empty() || none_usable ? "" : SkippedNote(unusable);
+    job->skipped = unusable.empty() || none_usable ? "" : SkippedNote(*job, unusable);
     const bool no_worker = capacity == 0 || none_usable;
     auto blocked_by = blocker.find(key);
     const bool blocked = blocked_by != blocker.end();
@@ -230,9 +233,8 @@ void Scheduler::PumpLocked() {
     }
     std::string waiting;
     if (capacity > 0 && none_usable) {
-      waiting =
-          StrCat("waiting for a worker with device key ", key, " and ", LibrariesOf(job->templates),
-                 " (every template of this job calls one; start tune-server with --libs)");
+      waiting = StrCat("waiting for a worker with device key ", key, " and ", LibrariesOf(*job),
+                       " (every template of this job calls one; start tune-server with --libs)");
     } else if (no_worker) {
       waiting = StrCat("waiting for a worker with device key ", key,
                        job->target.threads > 1

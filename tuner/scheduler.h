@@ -82,6 +82,9 @@ struct SchedulerOptions {
   int heartbeat_deadline_ms = 5000;
   /// Accept the test-only fault templates (tuner/fault_templates.h).
   bool allow_fault_templates = false;
+  /// Extern micro-kernel manifests, installed in this process already; the builders install
+  /// them too.
+  std::vector<std::string> extern_kernel_manifests = {};
   /// A trial whose workers were lost or could not measure it this many times is recorded as
   /// WORKER_LOST.
   int max_dispatch_attempts = 3;
@@ -191,10 +194,11 @@ class Scheduler {
   /// threads) has loaded.
   std::set<const KernelTemplate*> UnusableTemplatesLocked(const JobRuntime& job) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// "dnnl or openblas": the libraries `templates` call.
-  static std::string LibrariesOf(const std::vector<const KernelTemplate*>& templates);
+  /// "dnnl or openblas": the libraries the job's templates call.
+  static std::string LibrariesOf(const JobRuntime& job);
   /// "skipped gemm.cpu.dnnl (no worker with dnnl), ...".
-  static std::string SkippedNote(const std::set<const KernelTemplate*>& unusable);
+  static std::string SkippedNote(const JobRuntime& job,
+                                 const std::set<const KernelTemplate*>& unusable);
   /// On the planner: runs the search and admits its candidates.
   void Plan(const JobPtr& job, int n, const std::set<const KernelTemplate*>& unusable);
   /// A candidate becomes a trial (building), or waits on the trial that holds its claim.

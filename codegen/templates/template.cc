@@ -6,6 +6,8 @@
 #include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/templates/gemm_cpu_library.h"
+#include "codegen/templates/ukernel_templates.h"
+#include "common/runtime_libs.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -13,10 +15,10 @@ namespace {
 
 // Every template, best first within each (op, target kind): tune's own code, then the
 // libraries (which apply only to targets that name them).
-const std::array<const KernelTemplate*, 6>& Table() {
-  static const std::array<const KernelTemplate*, 6> table = {
-      &kGemmCpuBlocked, &kConv2dCpuDirect,         &kGemmCpuOpenblas,
-      &kGemmCpuDnnl,    &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
+const std::array<const KernelTemplate*, 8>& Table() {
+  static const std::array<const KernelTemplate*, 8> table = {
+      &kGemmCpuBlocked,          &kConv2dCpuDirect, &kGemmCpuOpenblas, &kGemmCpuDnnl,
+      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,   &kGemmCpuUkernel,  &kConv2dCpuUkernel,
   };
   return table;
 }
@@ -27,11 +29,26 @@ std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const 
   std::vector<const KernelTemplate*> out;
   for (const KernelTemplate* t : Table()) {
     if (t->op == workload.op() && t->target_kind == target.kind &&
-        (t->library.empty() || target.HasLib(t->library))) {
+        (t->library.empty() || target.HasLib(t->library)) &&
+        (!t->uses_extern_kernel || UkernelOf(target) != nullptr)) {
       out.push_back(t);
     }
   }
   return out;
+}
+
+std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target& target) {
+  if (!tpl.library.empty()) {
+    const RuntimeLibrary* lib = FindRuntimeLibrary(tpl.library);
+    return TemplateLibrary{std::string(tpl.library),
+                           lib != nullptr ? std::string(lib->shim_file) : std::string(tpl.library)};
+  }
+  if (tpl.uses_extern_kernel) {
+    if (const ExternKernel* k = UkernelOf(target); k != nullptr) {
+      return TemplateLibrary{k->name, k->library_file};
+    }
+  }
+  return std::nullopt;
 }
 
 const KernelTemplate* FindTemplate(std::string_view name) {

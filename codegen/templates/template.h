@@ -4,6 +4,7 @@
 // The table of templates is explicit (template.cc lists them); nothing registers itself.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +35,20 @@ struct KernelTemplate {
   /// empty for code tune generates itself. A library template applies only to targets that
   /// name the library in -libs=.
   std::string_view library = {};
+  /// True for templates that call the installed micro-kernel the target names in -libs=
+  /// (codegen/templates/ukernel_templates.h).
+  bool uses_extern_kernel = false;
 };
+
+/// The library a template's kernels call on a target, as people name it (-libs=) and as
+/// workers must have loaded it.
+struct TemplateLibrary {
+  std::string name;  // e.g. "dnnl", or a micro-kernel manifest's name
+  std::string file;  // e.g. "libtune_dnnl.so", or the micro-kernel's library file
+};
+
+/// What `tpl` calls on `target`; nullopt for code that calls no library.
+std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target& target);
 
 /// The templates that apply to a workload on a target, best first (the first one's default is
 /// what tune-compile uses when the tuning log knows nothing). Empty when none applies.

@@ -17,6 +17,7 @@
 #include "CLI/CLI.hpp"
 #include "codegen/compiler.h"
 #include "codegen/tools/tuning_log_lookup.h"
+#include "common/extern_kernels.h"
 #include "common/files.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -36,11 +37,13 @@ struct Flags {
   std::vector<std::string> workloads;
   std::vector<std::string> names;
   std::vector<std::string> configs;
+  std::vector<std::string> templates;
   std::string out;
   std::string header;
   bool print_ir_after_all = false;
   std::string emit_llvm;
   std::string log_level;
+  std::vector<std::string> extern_kernels;
 };
 
 void Fail(std::string_view what) { fmt::print(stderr, "tune-compile: error: {}\n", what); }
@@ -51,6 +54,11 @@ absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
     return absl::InvalidArgumentError(
         StrCat(flags.configs.size(), " --config values for ", flags.workloads.size(),
                " --workload values: give at most one config per workload, in the same order"));
+  }
+  if (flags.templates.size() > flags.workloads.size()) {
+    return absl::InvalidArgumentError(
+        StrCat(flags.templates.size(), " --template values for ", flags.workloads.size(),
+               " --workload values: give at most one template per workload, in the same order"));
   }
   if (flags.names.size() > flags.workloads.size()) {
     return absl::InvalidArgumentError(
@@ -80,6 +88,9 @@ absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
       }
       request.config = *std::move(config);
     }
+    if (i < flags.templates.size()) {
+      request.template_name = flags.templates[i];
+    }
     requests.push_back(std::move(request));
   }
   return requests;
@@ -105,6 +116,10 @@ absl::StatusOr<BestConfigLookup> OpenLookup(const std::string& db) {
 int Run(const Flags& flags) {
   if (absl::Status s = InitLogging(flags.log_level); !s.ok()) {
     Fail(std::string(s.message()));
+    return kExitUsage;
+  }
+  if (absl::Status s = InstallExternKernels(flags.extern_kernels); !s.ok()) {
+    Fail(StrCat("--extern-kernels: ", std::string(s.message())));
     return kExitUsage;
   }
   absl::StatusOr<Target> target = Target::Parse(flags.target);
@@ -183,11 +198,18 @@ int main(int argc, char** argv) {
   app.add_option("--config", flags.configs,
                  "config of the workload at the same position instead of the tuning log's, as "
                  "its JSON text, e.g. '{\"kc\":256,...}'; '' keeps the usual choice (repeatable)");
+  app.add_option("--template", flags.templates,
+                 "schedule template of the workload at the same position, e.g. gemm.cpu.blocked "
+                 "('' keeps the usual choice; repeatable): its best record, or with --config that "
+                 "config of it");
   app.add_option("--out", flags.out, "shared library to write")->required();
   app.add_option("--header", flags.header, "C header to write")->required();
   app.add_flag("--print-ir-after-all", flags.print_ir_after_all,
                "print the loop IR after every lowering stage to stderr");
   app.add_option("--emit-llvm", flags.emit_llvm, "also write the optimised LLVM IR to FILE");
+  app.add_option("--extern-kernels", flags.extern_kernels,
+                 "a micro-kernel manifest (JSON) that -libs=<its name> in --target refers to; "
+                 "repeatable. The library calls it without linking it: load it first");
   app.add_option("--log-level", flags.log_level,
                  "trace, debug, info, warn, error, critical or off (default: TUNE_LOG_LEVEL or "
                  "info)");
