@@ -7,6 +7,7 @@
 #include "codegen/c_header.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "common/artifact_hash.h"
+#include "common/extern_kernels.h"
 #include "common/files.h"
 #include "common/logging.h"
 #include "common/runtime_libs.h"
@@ -30,23 +31,36 @@ struct Linked {
   std::vector<std::string> needed_libs;  // runtime libraries the linker added (libgomp.so.1)
 };
 
-// Object -> shared library bytes, through a scratch directory. A non-empty `soname` becomes the
-// library's DT_SONAME, so that programs linked against it record that name (not a path). The
-// runtime libraries it needs are the linker's decision (LinkSharedObject), made once, from the
-// object's undefined symbols.
-absl::StatusOr<Linked> LinkInScratch(std::string_view object, const std::string& soname = "",
-                                     const std::vector<std::string>& link_args = {}) {
+// Objects -> shared library bytes, through a scratch directory. A non-empty `soname` becomes
+// the library's DT_SONAME, so that programs linked against it record that name (not a path).
+// The runtime libraries it needs are the linker's decision (LinkSharedObject), made once, from
+// the objects' undefined symbols. Every symbol of `required` must be defined by the result
+// (objects from codegen plugins are checked so): InvalidArgument naming the missing one.
+absl::StatusOr<Linked> LinkInScratch(const std::vector<std::string>& objects,
+                                     const std::string& soname = "",
+                                     const std::vector<std::string>& link_args = {},
+                                     const std::vector<std::string>& required = {}) {
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("tune-build-"));
-  const std::string object_path = dir.File("kernels.o");
   const std::string so_path = dir.File("kernels.so");
-  RETURN_IF_ERROR(WriteFileAtomically(object_path, object));
+  std::vector<std::string> object_paths;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    object_paths.push_back(dir.File(StrCat("kernels", i, ".o")));
+    RETURN_IF_ERROR(WriteFileAtomically(object_paths.back(), objects[i]));
+  }
   std::vector<std::string> options;
   if (!soname.empty()) {
     options.push_back(StrCat("--soname=", soname));
   }
   options.insert(options.end(), link_args.begin(), link_args.end());
   Linked linked;
-  RETURN_IF_ERROR(LinkSharedObject({object_path}, options, so_path, &linked.needed_libs));
+  RETURN_IF_ERROR(LinkSharedObject(object_paths, options, so_path, &linked.needed_libs));
+  for (const std::string& symbol : required) {
+    ASSIGN_OR_RETURN(bool defined, ElfDefinesSymbol(so_path, symbol));
+    if (!defined) {
+      return absl::InvalidArgumentError(
+          StrCat("the object built for ", symbol, " does not define the function ", symbol));
+    }
+  }
   ASSIGN_OR_RETURN(linked.shared_object, ReadFile(so_path));
   return linked;
 }
@@ -101,13 +115,24 @@ absl::StatusOr<ir::LoweredFunc> Compiler::BuildLowered(const Workload& workload,
 absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
                                                  const KernelTemplate& tpl, const Config& config,
                                                  std::string_view func_name) {
-  ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
   Artifact artifact;
-  artifact.external_libs = func.external_libs;
-  std::vector<ir::LoweredFunc> funcs = {std::move(func)};
-  ASSIGN_OR_RETURN(std::string object,
-                   EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));
-  ASSIGN_OR_RETURN(Linked linked, LinkInScratch(object));
+  Linked linked;
+  if (tpl.build_object) {
+    // A codegen plugin's family: its object, linked and checked like ours.
+    if (!IsCIdentifier(func_name)) {
+      return absl::InvalidArgumentError(
+          StrCat("function name '", func_name, "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+    }
+    ASSIGN_OR_RETURN(std::string object, tpl.build_object(workload, target_, config, func_name));
+    ASSIGN_OR_RETURN(linked, LinkInScratch({object}, "", {}, {std::string(func_name)}));
+  } else {
+    ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
+    artifact.external_libs = func.external_libs;
+    std::vector<ir::LoweredFunc> funcs = {std::move(func)};
+    ASSIGN_OR_RETURN(std::string object,
+                     EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));
+    ASSIGN_OR_RETURN(linked, LinkInScratch({object}));
+  }
   artifact.format = CodeFormat::kSharedObject;
   artifact.code = std::move(linked.shared_object);
   artifact.entry_symbol = std::string(func_name);
@@ -156,7 +181,8 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
 
   std::string why = "no tuning log";
   if (lookup_) {
-    ASSIGN_OR_RETURN(std::optional<KernelChoice> recorded, lookup_(workload, target_));
+    ASSIGN_OR_RETURN(std::optional<KernelChoice> recorded,
+                     lookup_(workload, target_, request.template_name));
     if (!recorded.has_value()) {
       why = StrCat("no record for '", target_.ToString(), "' nor for device ", target_.DeviceKey(),
                    " in the tuning log");
@@ -204,6 +230,8 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
   result.header_path = header_path;
   std::set<std::string> names;
   std::vector<ir::LoweredFunc> funcs;
+  std::vector<std::string> plugin_objects;  // from codegen plugins, one per kernel
+  std::vector<std::string> plugin_symbols;
   for (const KernelRequest& request : requests) {
     LibraryKernel kernel{
         request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
@@ -216,9 +244,17 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
     ASSIGN_OR_RETURN(kernel.choice, Choose(request, &kernel.origin));
     const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name);
     TUNE_CHECK(tpl != nullptr);
-    ASSIGN_OR_RETURN(ir::LoweredFunc func,
-                     BuildLowered(request.workload, *tpl, kernel.choice.config, kernel.func_name));
-    funcs.push_back(std::move(func));
+    if (tpl->build_object) {
+      ASSIGN_OR_RETURN(
+          std::string object,
+          tpl->build_object(request.workload, target_, kernel.choice.config, kernel.func_name));
+      plugin_objects.push_back(std::move(object));
+      plugin_symbols.push_back(kernel.func_name);
+    } else {
+      ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(request.workload, *tpl,
+                                                          kernel.choice.config, kernel.func_name));
+      funcs.push_back(std::move(func));
+    }
     result.kernels.push_back(std::move(kernel));
   }
   // The runtime shims the kernels call are linked (DT_NEEDED, found through RUNPATH); other
@@ -240,10 +276,14 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
     link_args.push_back(StrCat("-rpath=", fs::path(path).parent_path().string()));
     shims.push_back(std::string(runtime->shim_file));
   }
-  ASSIGN_OR_RETURN(std::string object,
-                   EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir));
-  ASSIGN_OR_RETURN(Linked linked,
-                   LinkInScratch(object, fs::path(so_path).filename().string(), link_args));
+  std::vector<std::string> objects = std::move(plugin_objects);
+  if (!funcs.empty()) {
+    ASSIGN_OR_RETURN(std::string object,
+                     EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir));
+    objects.push_back(std::move(object));
+  }
+  ASSIGN_OR_RETURN(Linked linked, LinkInScratch(objects, fs::path(so_path).filename().string(),
+                                                link_args, plugin_symbols));
   result.needed_libs = std::move(linked.needed_libs);
   result.needed_libs.insert(result.needed_libs.end(), shims.begin(), shims.end());
 

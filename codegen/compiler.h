@@ -39,10 +39,11 @@ struct KernelChoice {
 
 /// Where best configs come from (tune-compile wires the SQLite tuning log in; tests may pass a
 /// lambda): the best (template, config) recorded for (workload, target), with a note saying how
-/// the record matched the target, or nullopt when nothing is recorded. An error aborts the
-/// library build.
-using BestConfigLookup =
-    std::function<absl::StatusOr<std::optional<KernelChoice>>(const Workload&, const Target&)>;
+/// the record matched the target, or nullopt when nothing is recorded. A non-empty
+/// `only_template` restricts the records to that template (a request that names one). An error
+/// aborts the library build.
+using BestConfigLookup = std::function<absl::StatusOr<std::optional<KernelChoice>>(
+    const Workload&, const Target&, std::string_view only_template)>;
 
 /// The build output for one config.
 struct Artifact {

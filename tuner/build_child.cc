@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codegen/compiler.h"
+#include "codegen/plugins/plugin.h"
 #include "common/extern_kernels.h"
 #include "common/strings.h"
 #include "proto/convert.h"
@@ -84,8 +85,11 @@ int RunBuildChild(int in_fd, int out_fd) {
   const v1::BuildChildSetup setup = request.setup();
   std::vector<std::string> manifests(setup.extern_kernel_manifests().begin(),
                                      setup.extern_kernel_manifests().end());
-  if (!InstallExternKernels(manifests).ok()) {
-    return 1;  // the daemon checked them at start-up: a file changed since; it reports the exit
+  std::vector<std::string> plugins(setup.codegen_plugins().begin(), setup.codegen_plugins().end());
+  // The daemon checked both at start-up: a failure here means a file changed since, and the
+  // daemon reports the builder's exit.
+  if (!InstallExternKernels(manifests).ok() || !InstallCodegenPlugins(plugins).ok()) {
+    return 1;
   }
   v1::BuildChildReply ready;
   ready.mutable_ready()->set_pid(getpid());

@@ -171,6 +171,9 @@ class BuilderPool::Builder {
     for (const std::string& manifest : options_.extern_kernel_manifests) {
       setup.mutable_setup()->add_extern_kernel_manifests(manifest);
     }
+    for (const std::string& plugin : options_.codegen_plugins) {
+      setup.mutable_setup()->add_codegen_plugins(plugin);
+    }
     if (!WriteFrame(to_child_, setup).ok()) {
       return absl::UnavailableError(StrCat("the builder process ", Kill(), " before its setup"));
     }

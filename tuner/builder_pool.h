@@ -38,6 +38,8 @@ struct BuilderOptions {
   bool allow_fault_templates = false;
   /// Extern micro-kernel manifests every builder installs.
   std::vector<std::string> extern_kernel_manifests = {};
+  /// Codegen plugin executables every builder installs.
+  std::vector<std::string> codegen_plugins = {};
 };
 
 struct BuildTask {

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "codegen/plugins/plugin.h"
 #include "common/extern_kernels.h"
 #include "common/logging.h"
 #include "common/strings.h"
@@ -78,6 +79,9 @@ int Serve(int argc, char** argv) {
   app.add_option("--extern-kernels", options.scheduler.extern_kernel_manifests,
                  "a micro-kernel manifest (JSON) whose kernel jobs may use through "
                  "-libs=<its name>; repeatable (workers --preload its library)");
+  app.add_option("--codegen-plugin", options.scheduler.codegen_plugins,
+                 "a codegen plugin executable (proto/tune/v1/plugin.proto) whose template "
+                 "families compete like built-in ones; repeatable");
   app.add_option("--local-worker-arg", options.local_worker_args,
                  "an argument for every local worker, e.g. --local-worker-arg=--libs=dnnl; "
                  "repeatable");
@@ -111,6 +115,13 @@ int Serve(int argc, char** argv) {
   if (absl::Status s = tune::InstallExternKernels(options.scheduler.extern_kernel_manifests);
       !s.ok()) {
     return Fail(kExitUsage, std::string(s.message()));
+  }
+  if (absl::Status s = tune::InstallCodegenPlugins(options.scheduler.codegen_plugins); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
+  }
+  for (const tune::KernelTemplate* t : tune::InstalledPluginTemplates()) {
+    tune::Logger("daemon")->info("codegen plugin {}: family {} (version {})", tune::PluginOf(*t),
+                                 t->name, t->version);
   }
   for (const tune::ExternKernel* k : tune::InstalledExternKernels()) {
     tune::Logger("daemon")->info("extern kernel {}: {} from {} ({}x{}, {})", k->name, k->symbol,

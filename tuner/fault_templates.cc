@@ -108,9 +108,9 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }
 
 #define TUNE_FAULT_TEMPLATES(name, fault)                                                       \
-  constexpr KernelTemplate kGemm##fault{                                                        \
+  const KernelTemplate kGemm##fault{                                                            \
       name, 1, OpKind::kGemm, TargetKind::kLlvm, Space, DefaultConfig, Build<Fault::k##fault>}; \
-  constexpr KernelTemplate kConv##fault {                                                       \
+  const KernelTemplate kConv##fault {                                                           \
     name, 1, OpKind::kConv2d, TargetKind::kLlvm, Space, DefaultConfig, Build<Fault::k##fault>   \
   }
 
@@ -121,18 +121,18 @@ TUNE_FAULT_TEMPLATES(kFaultBuildCrashTemplate, BuildCrash);
 TUNE_FAULT_TEMPLATES(kFaultBuildHangTemplate, BuildHang);
 #undef TUNE_FAULT_TEMPLATES
 
-constexpr KernelTemplate kGemmCrash{kFaultCrashTemplate, 1,     OpKind::kGemm,
-                                    TargetKind::kLlvm,   Space, DefaultConfig,
-                                    Build<Fault::kCrash>};
-constexpr KernelTemplate kConvCrash{kFaultCrashTemplate, 1,     OpKind::kConv2d,
-                                    TargetKind::kLlvm,   Space, DefaultConfig,
-                                    Build<Fault::kCrash>};
-constexpr KernelTemplate kGemmHang{kFaultHangTemplate, 1,     OpKind::kGemm,
-                                   TargetKind::kLlvm,  Space, DefaultConfig,
-                                   Build<Fault::kHang>};
-constexpr KernelTemplate kConvHang{kFaultHangTemplate, 1,     OpKind::kConv2d,
-                                   TargetKind::kLlvm,  Space, DefaultConfig,
-                                   Build<Fault::kHang>};
+const KernelTemplate kGemmCrash{kFaultCrashTemplate, 1,     OpKind::kGemm,
+                                TargetKind::kLlvm,   Space, DefaultConfig,
+                                Build<Fault::kCrash>};
+const KernelTemplate kConvCrash{kFaultCrashTemplate, 1,     OpKind::kConv2d,
+                                TargetKind::kLlvm,   Space, DefaultConfig,
+                                Build<Fault::kCrash>};
+const KernelTemplate kGemmHang{kFaultHangTemplate, 1,     OpKind::kGemm,
+                               TargetKind::kLlvm,  Space, DefaultConfig,
+                               Build<Fault::kHang>};
+const KernelTemplate kConvHang{kFaultHangTemplate, 1,     OpKind::kConv2d,
+                               TargetKind::kLlvm,  Space, DefaultConfig,
+                               Build<Fault::kHang>};
 
 }  // namespace
 

@@ -46,7 +46,8 @@ absl::Status Scheduler::Start() {
                      .processes = std::max(1, options_.build_threads),
                      .build_timeout_ms = options_.build_timeout_ms,
                      .allow_fault_templates = options_.allow_fault_templates,
-                     .extern_kernel_manifests = options_.extern_kernel_manifests},
+                     .extern_kernel_manifests = options_.extern_kernel_manifests,
+                     .codegen_plugins = options_.codegen_plugins},
       [this](uint64_t id, BuildOutcome outcome) { OnBuilt(id, std::move(outcome)); });
   monitor_ = std::thread([this] { MonitorLoop(); });
   std::lock_guard lock(mu_);

@@ -85,6 +85,9 @@ struct SchedulerOptions {
   /// Extern micro-kernel manifests, installed in this process already; the builders install
   /// them too.
   std::vector<std::string> extern_kernel_manifests = {};
+  /// Codegen plugin executables, installed in this process already; the builders install them
+  /// too.
+  std::vector<std::string> codegen_plugins = {};
   /// A trial whose workers were lost or could not measure it this many times is recorded as
   /// WORKER_LOST.
   int max_dispatch_attempts = 3;

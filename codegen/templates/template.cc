@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "codegen/plugins/plugin.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
@@ -23,14 +24,23 @@ const std::array<const KernelTemplate*, 8>& Table() {
   return table;
 }
 
+// The built-in templates, then the installed plugins' families.
+std::vector<const KernelTemplate*> Everything() {
+  std::vector<const KernelTemplate*> all(Table().begin(), Table().end());
+  std::vector<const KernelTemplate*> plugins = InstalledPluginTemplates();
+  all.insert(all.end(), plugins.begin(), plugins.end());
+  return all;
+}
+
 }  // namespace
 
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
   std::vector<const KernelTemplate*> out;
-  for (const KernelTemplate* t : Table()) {
+  for (const KernelTemplate* t : Everything()) {
     if (t->op == workload.op() && t->target_kind == target.kind &&
         (t->library.empty() || target.HasLib(t->library)) &&
-        (!t->uses_extern_kernel || UkernelOf(target) != nullptr)) {
+        (!t->uses_extern_kernel || UkernelOf(target) != nullptr) &&
+        (!t->applies || t->applies(workload, target))) {
       out.push_back(t);
     }
   }
@@ -52,7 +62,7 @@ std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target
 }
 
 const KernelTemplate* FindTemplate(std::string_view name) {
-  for (const KernelTemplate* t : Table()) {
+  for (const KernelTemplate* t : Everything()) {
     if (t->name == name) {
       return t;
     }
@@ -60,7 +70,7 @@ const KernelTemplate* FindTemplate(std::string_view name) {
   return nullptr;
 }
 
-std::vector<const KernelTemplate*> AllTemplates() { return {Table().begin(), Table().end()}; }
+std::vector<const KernelTemplate*> AllTemplates() { return Everything(); }
 
 std::string DefaultFunctionName(const Workload& workload) {
   std::string name;

@@ -4,6 +4,7 @@
 // The table of templates is explicit (template.cc lists them); nothing registers itself.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,19 +19,27 @@
 namespace tune {
 
 struct KernelTemplate {
+  using SpaceFn = std::function<ConfigSpace(const Workload&, const Target&)>;
+  using DefaultFn = std::function<Config(const Workload&, const Target&)>;
+  using BuildFn = std::function<absl::StatusOr<ir::LoweredFunc>(
+      const Workload&, const Target&, const Config&, std::string_view func_name)>;
+  using BuildObjectFn = std::function<absl::StatusOr<std::string>(
+      const Workload&, const Target&, const Config&, std::string_view func_name)>;
+  using AppliesFn = std::function<bool(const Workload&, const Target&)>;
+
   std::string_view name;  // e.g. "gemm.cpu.blocked"
   int version;            // bumped whenever the generated code changes meaning or speed
   OpKind op;
   TargetKind target_kind;
   /// The knobs, their candidates (which depend on the workload and the target) and the
   /// constraints between them.
-  ConfigSpace (*space)(const Workload&, const Target&);
+  SpaceFn space;
   /// A decent config that is always valid in `space`.
-  Config (*default_config)(const Workload&, const Target&);
+  DefaultFn default_config;
   /// The kernel for one config, named `func_name`, with parameters in Workload::Arguments()
   /// order. A config outside `space`, another op or another target kind is InvalidArgument.
-  absl::StatusOr<ir::LoweredFunc> (*build)(const Workload&, const Target&, const Config&,
-                                           std::string_view func_name);
+  /// Empty for templates whose code someone else compiles (build_object).
+  BuildFn build;
   /// The external library its kernels call (a name of common/runtime_libs.h, e.g. "dnnl"), or
   /// empty for code tune generates itself. A library template applies only to targets that
   /// name the library in -libs=.
@@ -38,6 +47,12 @@ struct KernelTemplate {
   /// True for templates that call the installed micro-kernel the target names in -libs=
   /// (codegen/templates/ukernel_templates.h).
   bool uses_extern_kernel = false;
+  /// For families of codegen plugins (codegen/plugins/): the kernel for one config as an ELF
+  /// relocatable object that defines `func_name` with the canonical C ABI. Empty otherwise.
+  BuildObjectFn build_object = {};
+  /// Whether the template builds this workload for this target beyond op and target kind (a
+  /// plugin's answer); empty: it does.
+  AppliesFn applies = {};
 };
 
 /// The library a template's kernels call on a target, as people name it (-libs=) and as

@@ -16,6 +16,7 @@
 
 #include "CLI/CLI.hpp"
 #include "codegen/compiler.h"
+#include "codegen/plugins/plugin.h"
 #include "codegen/tools/tuning_log_lookup.h"
 #include "common/extern_kernels.h"
 #include "common/files.h"
@@ -44,6 +45,7 @@ struct Flags {
   std::string emit_llvm;
   std::string log_level;
   std::vector<std::string> extern_kernels;
+  std::vector<std::string> codegen_plugins;
 };
 
 void Fail(std::string_view what) { fmt::print(stderr, "tune-compile: error: {}\n", what); }
@@ -120,6 +122,10 @@ int Run(const Flags& flags) {
   }
   if (absl::Status s = InstallExternKernels(flags.extern_kernels); !s.ok()) {
     Fail(StrCat("--extern-kernels: ", std::string(s.message())));
+    return kExitUsage;
+  }
+  if (absl::Status s = InstallCodegenPlugins(flags.codegen_plugins); !s.ok()) {
+    Fail(StrCat("--codegen-plugin: ", std::string(s.message())));
     return kExitUsage;
   }
   absl::StatusOr<Target> target = Target::Parse(flags.target);
@@ -207,6 +213,9 @@ int main(int argc, char** argv) {
   app.add_flag("--print-ir-after-all", flags.print_ir_after_all,
                "print the loop IR after every lowering stage to stderr");
   app.add_option("--emit-llvm", flags.emit_llvm, "also write the optimised LLVM IR to FILE");
+  app.add_option("--codegen-plugin", flags.codegen_plugins,
+                 "a codegen plugin executable whose families the tuning log may name; it builds "
+                 "their kernels again (repeatable)");
   app.add_option("--extern-kernels", flags.extern_kernels,
                  "a micro-kernel manifest (JSON) that -libs=<its name> in --target refers to; "
                  "repeatable. The library calls it without linking it: load it first");

@@ -40,37 +40,40 @@ absl::StatusOr<std::optional<Record>> Fastest(TuningLog& log, const BestQuery& q
 }  // namespace
 
 BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log) {
-  return
-      [log = std::move(log)](const Workload& workload,
-                             const Target& given) -> absl::StatusOr<std::optional<KernelChoice>> {
-        const Target target = given.Resolved();  // records name the CPU, never "native"
-        const std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
-        BestQuery exact{.workload = workload.ToString(), .target = target.ToString()};
-        BestQuery device{.workload = workload.ToString(), .device_key = target.DeviceKey()};
-        for (bool current : {true, false}) {
-          ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, exact, templates, current));
-          if (record.has_value()) {
-            ASSIGN_OR_RETURN(
-                KernelChoice choice,
-                ChoiceOf(*record, StrCat("exact match: measured with '", record->target, "'")));
-            return std::optional<KernelChoice>(std::move(choice));
-          }
-        }
-        for (bool current : {true, false}) {
-          ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, device, templates, current));
-          if (record.has_value()) {
-            ASSIGN_OR_RETURN(
-                KernelChoice choice,
-                ChoiceOf(*record,
-                         StrCat("FALLBACK: no record for '", target.ToString(),
-                                "' with warm caches; this config was measured with '",
-                                record->target, "'", ColdCache(*record) ? " with cold caches" : "",
-                                " on ", record->device_key)));
-            return std::optional<KernelChoice>(std::move(choice));
-          }
-        }
-        return std::optional<KernelChoice>();
-      };
+  return [log = std::move(log)](
+             const Workload& workload, const Target& given,
+             std::string_view only_template) -> absl::StatusOr<std::optional<KernelChoice>> {
+    const Target target = given.Resolved();  // records name the CPU, never "native"
+    std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
+    if (!only_template.empty()) {
+      std::erase_if(templates, [&](const KernelTemplate* t) { return t->name != only_template; });
+    }
+    BestQuery exact{.workload = workload.ToString(), .target = target.ToString()};
+    BestQuery device{.workload = workload.ToString(), .device_key = target.DeviceKey()};
+    for (bool current : {true, false}) {
+      ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, exact, templates, current));
+      if (record.has_value()) {
+        ASSIGN_OR_RETURN(
+            KernelChoice choice,
+            ChoiceOf(*record, StrCat("exact match: measured with '", record->target, "'")));
+        return std::optional<KernelChoice>(std::move(choice));
+      }
+    }
+    for (bool current : {true, false}) {
+      ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, device, templates, current));
+      if (record.has_value()) {
+        ASSIGN_OR_RETURN(
+            KernelChoice choice,
+            ChoiceOf(
+                *record,
+                StrCat("FALLBACK: no record for '", target.ToString(),
+                       "' with warm caches; this config was measured with '", record->target, "'",
+                       ColdCache(*record) ? " with cold caches" : "", " on ", record->device_key)));
+        return std::optional<KernelChoice>(std::move(choice));
+      }
+    }
+    return std::optional<KernelChoice>();
+  };
 }
 
 }  // namespace tune

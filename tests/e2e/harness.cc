@@ -132,7 +132,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const TempDir& dir, const 
   argv.insert(argv.end(), flags.extra.begin(), flags.extra.end());
   std::unique_ptr<Daemon> daemon(new Daemon());
   absl::StatusOr<std::unique_ptr<Process>> process =
-      Process::Start(argv, dir.File(StrCat("daemon-", n, ".log")));
+      Process::Start(argv, dir.File(StrCat("daemon-", n, ".log")), flags.env);
   if (!process.ok()) {
     return process.status();
   }

@@ -89,6 +89,7 @@ struct DaemonFlags {
   int worker_deadline_ms = 3000;
   int build_threads = 2;
   std::vector<std::string> extra = {};  // more flags
+  std::vector<std::string> env = {};    // "NAME=value" added to its environment
 };
 
 /// A tune-daemon process on 127.0.0.1.

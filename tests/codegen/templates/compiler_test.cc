@@ -32,9 +32,9 @@ std::string ReadText(const std::string& path) { return ReadFile(path).value_or("
 
 // A lookup that always answers `choice`.
 BestConfigLookup Fixed(std::optional<KernelChoice> choice) {
-  return [choice](const Workload&, const Target&) -> absl::StatusOr<std::optional<KernelChoice>> {
-    return choice;
-  };
+  return
+      [choice](const Workload&, const Target&,
+               std::string_view) -> absl::StatusOr<std::optional<KernelChoice>> { return choice; };
 }
 
 const Target kTarget = ParseTarget("llvm -mcpu=native -threads=1");
@@ -95,10 +95,11 @@ TEST(CompilerChoose, AnInvalidGivenConfigIsAnError) {
 }
 
 TEST(CompilerChoose, ALookupErrorIsReturned) {
-  Compiler compiler(
-      kTarget, [](const Workload&, const Target&) -> absl::StatusOr<std::optional<KernelChoice>> {
-        return absl::UnavailableError("database is locked");
-      });
+  Compiler compiler(kTarget,
+                    [](const Workload&, const Target&,
+                       std::string_view) -> absl::StatusOr<std::optional<KernelChoice>> {
+                      return absl::UnavailableError("database is locked");
+                    });
   absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""});
   EXPECT_EQ(choice.status().code(), absl::StatusCode::kUnavailable);
 }
@@ -152,14 +153,14 @@ TEST(CompilerLibrary, BuildsOneLibraryAndAHeaderThatDocumentsEachKernel) {
   Workload conv = ParseWorkload("conv2d:N=1,C=3,H=9,W=9,K=5,R=3,S=3,stride=2,pad=1,epilogue=bias");
   Config recorded = kGemmCpuBlocked.default_config(kGemm, kTarget);
   recorded["pack_a"] = 0;
-  Compiler compiler(
-      kTarget,
-      [&](const Workload& w, const Target&) -> absl::StatusOr<std::optional<KernelChoice>> {
-        if (w == kGemm) {
-          return KernelChoice{"gemm.cpu.blocked", 1, recorded, true};
-        }
-        return std::nullopt;
-      });
+  Compiler compiler(kTarget,
+                    [&](const Workload& w, const Target&,
+                        std::string_view) -> absl::StatusOr<std::optional<KernelChoice>> {
+                      if (w == kGemm) {
+                        return KernelChoice{"gemm.cpu.blocked", 1, recorded, true};
+                      }
+                      return std::nullopt;
+                    });
   absl::StatusOr<LibraryResult> result =
       compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}, {conv, "my_conv", std::nullopt, ""}},
                             dir.File("libk.so"), dir.File("k.h"));
@@ -278,14 +279,14 @@ TEST(TuningLogLookup, PicksTheFastestRecordOfTheCurrentTemplateVersion) {
       (*log)->CommitRecord(MakeRecord(kGemm, kTarget, "gemm.cpu.blocked", v - 1, old, 1e-4)).ok());
 
   BestConfigLookup lookup = TuningLogLookup(std::shared_ptr<TuningLog>(std::move(*log)));
-  absl::StatusOr<std::optional<KernelChoice>> got = lookup(kGemm, kTarget);
+  absl::StatusOr<std::optional<KernelChoice>> got = lookup(kGemm, kTarget, "");
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->config, fast);
   EXPECT_EQ((*got)->template_version, v);
 
   absl::StatusOr<std::optional<KernelChoice>> none =
-      lookup(ParseWorkload("gemm:M=1,N=2,K=3"), kTarget);
+      lookup(ParseWorkload("gemm:M=1,N=2,K=3"), kTarget, "");
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_FALSE(none->has_value());
 }

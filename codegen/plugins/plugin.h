@@ -1,0 +1,41 @@
+// Codegen plugins ("bring your own codegen", seed 003): executables that add template families
+// to tune without touching its core. The wire protocol is proto/tune/v1/plugin.proto: one
+// PluginRequest on the plugin's stdin, one PluginResponse on its stdout, one process per
+// request. examples/c_codegen_plugin is the worked case.
+//
+// A process that builds kernels (tune-daemon and its builder processes, tune-compile) installs
+// its plugins once, in main(), before any template is asked for: each plugin is asked to
+// describe its families, and every family becomes a KernelTemplate whose space comes from the
+// plugin (asked once per workload and target, then cached) and whose code is the ELF object the
+// plugin builds (KernelTemplate::build_object). TemplatesFor and FindTemplate list them after
+// the built-in templates.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/templates/template.h"
+
+namespace tune {
+
+/// How long a plugin may take to describe its families or a space, and to build a config.
+inline constexpr std::chrono::milliseconds kPluginDescribeDeadline{20000};
+inline constexpr std::chrono::milliseconds kPluginBuildDeadline{120000};
+
+/// Runs every plugin's describe request and installs its families (replacing an earlier set).
+/// Fails with InvalidArgument naming the plugin and what is wrong: not an executable file, a
+/// non-zero exit, a crash, a hang past the deadline, an answer that is not a PluginResponse, an
+/// error answer, a family with a bad or taken name, an unknown op or target kind, a version
+/// below 1.
+absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths);
+
+/// The installed plugins' families, in installation order.
+std::vector<const KernelTemplate*> InstalledPluginTemplates();
+
+/// The plugin executable a template came from, or "" for built-in templates.
+std::string PluginOf(const KernelTemplate& tpl);
+
+}  // namespace tune
