@@ -7,7 +7,15 @@
 #     TARGET_STRING "llvm -mcpu=native -threads=1"
 #     WORKLOADS "gemm:M=512,N=512,K=512" "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"
 #     [NAMES my_gemm my_conv]                 # C function names, in workload order
-#     [HEADER my_kernels.h])                  # header file name (default <TARGET>.h)
+#     [HEADER my_kernels.h]                   # header file name (default <TARGET>.h)
+#     [EXTERN_KERNELS ukernel.json ...]       # micro-kernel manifests -libs= may name
+#     [CODEGEN_PLUGINS /path/to/plugin ...])  # codegen plugins whose families the log names
+#
+# Libraries: with a TARGET_STRING that says -libs=openblas,dnnl, kernels whose best records are
+# library candidates call tune's runtime shims (libtune_openblas.so, libtune_dnnl.so); the
+# library links them (DT_NEEDED, found through its RUNPATH), so consumers need nothing more. A
+# micro-kernel's library (EXTERN_KERNELS) is called but not linked: link it into the consumer
+# too, or load it before the kernel library. The header lists both kinds.
 #
 # At build time tune-compile writes lib<TARGET>.so and the header into
 # ${CMAKE_CURRENT_BINARY_DIR}/<TARGET>/; they are rebuilt when tune-compile or the tuning log
@@ -18,7 +26,8 @@
 include_guard(GLOBAL)
 
 function(tune_add_kernel_library)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;DB;TARGET_STRING;HEADER" "WORKLOADS;NAMES")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;DB;TARGET_STRING;HEADER"
+                        "WORKLOADS;NAMES;EXTERN_KERNELS;CODEGEN_PLUGINS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tune_add_kernel_library: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -65,6 +74,14 @@ function(tune_add_kernel_library)
   endforeach()
   foreach(name IN LISTS ARG_NAMES)
     list(APPEND args --name ${name})
+  endforeach()
+  foreach(manifest IN LISTS ARG_EXTERN_KERNELS)
+    list(APPEND args --extern-kernels ${manifest})
+    list(APPEND depends ${manifest})
+  endforeach()
+  foreach(plugin IN LISTS ARG_CODEGEN_PLUGINS)
+    list(APPEND args --codegen-plugin ${plugin})
+    list(APPEND depends ${plugin})
   endforeach()
 
   add_custom_command(
