@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "bench/in_process_timing.h"
 #include "bench/openblas_baseline.h"
 #include "bench/peak.h"
 #include "codegen/compiler.h"
@@ -30,29 +31,6 @@
 
 namespace tune::bench {
 namespace {
-
-// TVM's rule in-process: one warm-up, `number` raised until a round lasts min_repeat_ms, then
-// the median of `repeat` rounds (seconds per call).
-template <typename Fn>
-double TimeInProcess(Fn fn, const TimingOptions& timing) {
-  using Clock = std::chrono::steady_clock;
-  fn();
-  int number = std::max(1, timing.number);
-  std::vector<double> rounds;
-  while (static_cast<int>(rounds.size()) < timing.repeat) {
-    auto start = Clock::now();
-    for (int i = 0; i < number; ++i) {
-      fn();
-    }
-    double secs = std::chrono::duration<double>(Clock::now() - start).count();
-    if (secs * 1e3 < timing.min_repeat_ms && number < (1 << 24)) {
-      number *= 2;
-      continue;
-    }
-    rounds.push_back(secs / number);
-  }
-  return Median(rounds);
-}
 
 struct Options {
   std::vector<std::string> workloads = {"gemm:M=512,N=512,K=512",
