@@ -15,6 +15,9 @@
 #include "CLI/CLI.hpp"
 #include "bench/in_process_timing.h"
 #include "bench/openblas_baseline.h"
+#ifdef TUNE_BENCH_DNNL
+#include "bench/dnnl_baseline.h"
+#endif
 #include "bench/peak.h"
 #include "codegen/compiler.h"
 #include "common/host_cpu.h"
@@ -142,7 +145,17 @@ class Bench {
     TensorSet tensors(w, options_.seed);
     OpenblasKernel blas(w);
     std::vector<const float*> inputs = tensors.InputPointers();
-    std::vector<double> t_def, t_best, t_blas;
+    std::vector<double> t_def, t_best, t_blas, t_dnnl, t_dnnl_blocked;
+#ifdef TUNE_BENCH_DNNL
+    // oneDNN on its own buffers (its blocked variant keeps the output blocked).
+    TensorSet dnnl_tensors(w, options_.seed);
+    std::vector<float*> dnnl_args;
+    for (void* p : dnnl_tensors.AbiPointers()) {
+      dnnl_args.push_back(static_cast<float*>(p));
+    }
+    DnnlKernel dnnl_plain(w, DnnlLayout::kPlain, target_.threads, dnnl_args);
+    DnnlKernel dnnl_blocked(w, DnnlLayout::kBlocked, target_.threads, dnnl_args);
+#endif
     for (int run = 0; run < options_.runs; ++run) {
       absl::StatusOr<double> d = MeasureConfig(w, tpl, def);
       absl::StatusOr<double> b = MeasureConfig(w, tpl, best);
@@ -154,6 +167,10 @@ class Bench {
       t_def.push_back(*d);
       t_best.push_back(*b);
       t_blas.push_back(TimeInProcess([&] { blas.Run(inputs, tensors.output()); }, options_.timing));
+#ifdef TUNE_BENCH_DNNL
+      t_dnnl.push_back(TimeInProcess([&] { dnnl_plain.Run(); }, options_.timing));
+      t_dnnl_blocked.push_back(TimeInProcess([&] { dnnl_blocked.Run(); }, options_.timing));
+#endif
     }
     // The baseline's answer is checked like ours.
     std::vector<float> want(tensors.output_size());
@@ -165,7 +182,9 @@ class Bench {
     }
     double gf = w.Flops() / 1e9;
     rows_.push_back(Row{w.ToString(), tpl.name, ConfigToString(def), ConfigToString(best),
-                        best_label, gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas)});
+                        best_label, gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas),
+                        t_dnnl.empty() ? 0 : gf / Median(t_dnnl),
+                        t_dnnl_blocked.empty() ? 0 : gf / Median(t_dnnl_blocked)});
     return 0;
   }
 
@@ -178,14 +197,20 @@ class Bench {
     std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n\n",
                 options_.runs, options_.timing.repeat, options_.timing.min_repeat_ms);
     std::printf(
-        "| workload | tune default GFLOPS | tune best GFLOPS | OpenBLAS GFLOPS | "
-        "default/OpenBLAS | best/OpenBLAS | best/peak |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+        "| workload | tune default GFLOPS | tune best GFLOPS | OpenBLAS GFLOPS | oneDNN plain "
+        "GFLOPS | oneDNN blocked GFLOPS | default/OpenBLAS | best/OpenBLAS | best/oneDNN plain | "
+        "best/oneDNN blocked | best/peak |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     double peak = std::max(peak_avx2, peak_avx512);
+    auto ratio = [](double a, double b) { return b > 0 ? fmt::format("{:.2f}", a / b) : "-"; };
+    auto g = [](double v) { return v > 0 ? fmt::format("{:.1f}", v) : "-"; };
     for (const Row& r : rows_) {
-      std::printf("| `%s` | %.1f | %.1f (%s) | %.1f | %.2f | %.2f | %.2f |\n", r.workload.c_str(),
-                  r.gflops_default, r.gflops_best, r.best_label.c_str(), r.gflops_blas,
+      std::printf("| `%s` | %.1f | %.1f (%s) | %.1f | %s | %s | %.2f | %.2f | %s | %s | %.2f |\n",
+                  r.workload.c_str(), r.gflops_default, r.gflops_best, r.best_label.c_str(),
+                  r.gflops_blas, g(r.gflops_dnnl).c_str(), g(r.gflops_dnnl_blocked).c_str(),
                   r.gflops_default / r.gflops_blas, r.gflops_best / r.gflops_blas,
+                  ratio(r.gflops_best, r.gflops_dnnl).c_str(),
+                  ratio(r.gflops_best, r.gflops_dnnl_blocked).c_str(),
                   peak > 0 ? r.gflops_best / peak : 0.0);
     }
     std::printf("\n");
@@ -201,6 +226,7 @@ class Bench {
     std::string_view tpl;
     std::string default_config, best_config, best_label;
     double gflops_default, gflops_best, gflops_blas;
+    double gflops_dnnl = 0, gflops_dnnl_blocked = 0;  // 0: built without oneDNN
   };
 
   // The fastest successful record of `tpl` for the workload on this target's device.
