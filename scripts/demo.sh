@@ -2,7 +2,7 @@
 # The main job: installs dependencies, builds, and runs a local tuning session on the embedded
 # defaults: tune-daemon with an SQLite tuning log and two local CPU workers on loopback tunes
 # gemm 512^3 and a ResNet-50 conv2d, shows each job's progress, prints each best config with its
-# GFLOPS next to OpenBLAS's for the same shape (measured in the same run), and finally builds a
+# GFLOPS next to OpenBLAS's and oneDNN's for the same shape (measured in the same run), and finally builds a
 # kernel library from the log with tune-compile.
 #
 # Environment: TUNE_DEMO_DIR (default out/demo), TUNE_DEMO_TRIALS (default 32 per workload).
@@ -42,7 +42,7 @@ for w in "${workloads[@]}"; do
 done
 
 echo
-echo "== best configs from the tuning log, next to OpenBLAS (1 thread), measured in one run"
+echo "== best configs from the tuning log, next to OpenBLAS and oneDNN (1 thread), measured in one run"
 "$build/bin/tune-bench" --db "$dir/tuning.db" --target "$target" --runs 3 \
   "${workloads[@]/#/--workload=}"
 
