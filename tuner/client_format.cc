@@ -244,6 +244,10 @@ std::string BestText(const std::vector<v1::Record>& records) {
         fmt::format("{:.3f} GFLOPS  {:.4g} s  {} {}  (record {}, worker {}, {}, {})\n",
                     j["gflops"].get<double>(), j["median_secs"].get<double>(), r.template_name(),
                     r.config(), r.uid(), r.worker(), r.device_key(), TimeText(r.created_at_ms()));
+    if (!r.measurement().library_info().empty()) {
+      // How the library ran: held back by its environment (e.g. OPENBLAS_CORETYPE) shows here.
+      out += fmt::format("    library: {}\n", r.measurement().library_info());
+    }
   }
   return out;
 }

@@ -26,6 +26,8 @@ std::string JobsTable(const std::vector<v1::Job>& jobs);
 /// One header line and one line per worker.
 std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers);
 /// One line per record: GFLOPS, time, template, config, where and when it was measured.
+/// One line per record (GFLOPS, seconds, template, config, provenance), plus an indented
+/// "library: ..." line for library candidates.
 std::string BestText(const std::vector<v1::Record>& records);
 
 /// "12/40 trials (1 failed), best 35.2 GFLOPS, ETA 14s" (no bar).

@@ -71,6 +71,26 @@ TEST(ClientFormatTest, ProgressShowsTrialsBestAndEta) {
   EXPECT_NE(bar.find('#'), std::string::npos);
 }
 
+TEST(ClientFormatTest, BestShowsHowALibraryCandidatesLibraryRan) {
+  Record record;
+  record.uid = "u1";
+  record.workload = "gemm:M=64,N=64,K=64";
+  record.device_key = "cpu/x86_64/znver4";
+  record.template_name = "gemm.cpu.openblas";
+  record.config = "{}";
+  record.measurement.round_secs = {1e-5};
+  record.measurement.number = 1;
+  record.measurement.library_info = "openblas: OpenBLAS 0.3.21; core=Haswell; threads=1";
+  Record generated = record;
+  generated.template_name = "gemm.cpu.blocked";
+  generated.measurement.library_info = "";
+  std::string text = BestText({RecordToProto(record), RecordToProto(generated)});
+  EXPECT_NE(text.find("gemm.cpu.openblas {}"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n    library: openblas: OpenBLAS 0.3.21; core=Haswell"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("library:"), text.rfind("library:")) << "only the library candidate";
+}
+
 TEST(ClientFormatTest, DurationsReadNaturally) {
   EXPECT_EQ(Duration(0), "0s");
   EXPECT_EQ(Duration(59.4), "59s");
