@@ -19,6 +19,7 @@
 #include "CLI/CLI.hpp"
 #include "bench/dnnl_baseline.h"
 #include "bench/in_process_timing.h"
+#include "bench/kernel_timer.h"
 #include "bench/openblas_baseline.h"
 #include "codegen/compiler.h"
 #include "codegen/plugins/plugin.h"
@@ -65,33 +66,12 @@ class Bench {
   Bench(const Options& options, Target target, std::unique_ptr<rpc::MeasureSupervisor> sup,
         std::unique_ptr<rpc::ArtifactCache> cache)
       : options_(options),
-        target_(std::move(target)),
-        compiler_(target_),
-        sup_(std::move(sup)),
-        cache_(std::move(cache)) {}
+        target_(target),
+        timer_(std::move(target), options.timing, std::move(sup), std::move(cache)) {}
 
   absl::StatusOr<double> Measure(const Workload& w, const KernelTemplate& tpl,
                                  const Config& config) {
-    ASSIGN_OR_RETURN(Artifact a, compiler_.BuildArtifact(w, tpl, config, "bench_kernel"));
-    v1::MeasureRequest req;
-    req.set_trial_id(++trial_id_);
-    req.set_workload(w.ToString());
-    req.set_target(target_.ToString());
-    ASSIGN_OR_RETURN(rpc::CachedCode code, cache_->Store(a.hash, a.format, a.code));
-    v1::Artifact* artifact = req.mutable_artifact();
-    artifact->set_hash(a.hash);
-    artifact->set_format(ArtifactFormatToProto(a.format));
-    artifact->set_entry_symbol(a.entry_symbol);
-    for (const std::string& lib : a.external_libs) {
-      artifact->add_needed_libs(lib);
-    }
-    *req.mutable_timing() = TimingOptionsToProto(options_.timing);
-    ASSIGN_OR_RETURN(v1::Measurement pm, sup_->Measure(req, code.path()));
-    ASSIGN_OR_RETURN(Measurement m, MeasurementFromProto(pm));
-    if (!m.ok()) {
-      return absl::InternalError(StrCat(ErrorKindName(m.error), ": ", m.message));
-    }
-    return m.MedianSecs();
+    return timer_.MedianSecs(w, tpl, config);
   }
 
   void RunWorkload(const Workload& w) {
@@ -247,10 +227,7 @@ class Bench {
   };
   const Options& options_;
   Target target_;
-  Compiler compiler_;
-  std::unique_ptr<rpc::MeasureSupervisor> sup_;
-  std::unique_ptr<rpc::ArtifactCache> cache_;
-  uint64_t trial_id_ = 0;
+  KernelTimer timer_;
   std::vector<Row> rows_;
 };
 

@@ -14,6 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "bench/in_process_timing.h"
+#include "bench/kernel_timer.h"
 #include "bench/openblas_baseline.h"
 #ifdef TUNE_BENCH_DNNL
 #include "bench/dnnl_baseline.h"
@@ -52,32 +53,13 @@ class Bench {
   Bench(const Options& options, Target target, std::unique_ptr<rpc::MeasureSupervisor> sup,
         std::unique_ptr<rpc::ArtifactCache> cache)
       : options_(options),
-        target_(std::move(target)),
-        compiler_(target_),
-        sup_(std::move(sup)),
-        cache_(std::move(cache)) {}
+        target_(target),
+        timer_(std::move(target), options.timing, std::move(sup), std::move(cache)) {}
 
   // Median seconds per call of one config through the supervisor; an error message otherwise.
   absl::StatusOr<double> MeasureConfig(const Workload& w, const KernelTemplate& tpl,
                                        const Config& config) {
-    ASSIGN_OR_RETURN(Artifact a, compiler_.BuildArtifact(w, tpl, config, "tune_bench_kernel"));
-    v1::MeasureRequest req;
-    req.set_trial_id(++trial_id_);
-    req.set_workload(w.ToString());
-    req.set_target(target_.ToString());
-    ASSIGN_OR_RETURN(rpc::CachedCode code, cache_->Store(a.hash, a.format, a.code));
-    req.mutable_artifact()->set_hash(a.hash);
-    req.mutable_artifact()->set_format(ArtifactFormatToProto(a.format));
-    req.mutable_artifact()->set_entry_symbol(a.entry_symbol);
-    req.mutable_artifact()->set_template_name(a.template_name);
-    req.mutable_artifact()->set_config(a.config);
-    *req.mutable_timing() = TimingOptionsToProto(options_.timing);
-    ASSIGN_OR_RETURN(v1::Measurement pm, sup_->Measure(req, code.path()));
-    ASSIGN_OR_RETURN(Measurement m, MeasurementFromProto(pm));
-    if (!m.ok()) {
-      return absl::InternalError(StrCat(ErrorKindName(m.error), ": ", m.message));
-    }
-    return m.MedianSecs();
+    return timer_.MedianSecs(w, tpl, config);
   }
 
   int RunWorkload(const Workload& w) {
@@ -247,10 +229,7 @@ class Bench {
   }
   const Options& options_;
   Target target_;
-  Compiler compiler_;
-  std::unique_ptr<rpc::MeasureSupervisor> sup_;
-  std::unique_ptr<rpc::ArtifactCache> cache_;
-  uint64_t trial_id_ = 0;
+  KernelTimer timer_;
   std::vector<Row> rows_;
 };
 

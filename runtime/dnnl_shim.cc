@@ -91,8 +91,18 @@ struct Entry {
   memory bias;  // user memory, rebound each call; empty without a bias
 };
 
-// Runs the reorders into the primitive's layouts, the primitive, and the reorder back.
-void Run(Entry& e, dnnl::stream& s) {
+// One call of a cached primitive on the caller's tensors: binds them, runs the reorders into
+// the primitive's layouts, the primitive and the reorder back. Calls of one entry are
+// serialised (they share its intermediate buffers).
+void Execute(Entry& e, const void* src, const void* weights, const void* bias, void* dst) {
+  std::lock_guard lock(e.mu);
+  e.src->Bind(src);
+  e.weights->Bind(weights);
+  e.dst->Bind(dst);
+  if (e.bias) {
+    e.bias.set_data_handle(const_cast<void*>(bias));
+  }
+  dnnl::stream s(Engine());
   for (Operand* in : {e.src.get(), e.weights.get()}) {
     if (in->reorder) {
       in->reorder->execute(s, in->user, in->inner);
@@ -109,6 +119,7 @@ void Run(Entry& e, dnnl::stream& s) {
     e.dst->reorder->execute(s, e.dst->inner, e.dst->user);
   }
   s.wait();
+  NoteImpl(e.impl.c_str());
 }
 
 using Key = std::vector<int64_t>;
@@ -191,16 +202,7 @@ extern "C" int32_t tune_dnnl_matmul(const float* A, const float* B, const float*
       }
       return entry;
     });
-    std::lock_guard lock(e->mu);
-    e->src->Bind(A);
-    e->weights->Bind(B);
-    e->dst->Bind(C);
-    if (has_bias) {
-      e->bias.set_data_handle(const_cast<float*>(bias));
-    }
-    dnnl::stream s(Engine());
-    Run(*e, s);
-    NoteImpl(e->impl.c_str());
+    Execute(*e, A, B, bias, C);
     return 0;
   } catch (const dnnl::error& err) {
     return Fail(err, "matmul");
@@ -267,16 +269,7 @@ extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, cons
           }
           return entry;
         });
-    std::lock_guard lock(e->mu);
-    e->src->Bind(src);
-    e->weights->Bind(weights);
-    e->dst->Bind(dst);
-    if (has_bias) {
-      e->bias.set_data_handle(const_cast<float*>(bias));
-    }
-    dnnl::stream s(Engine());
-    Run(*e, s);
-    NoteImpl(e->impl.c_str());
+    Execute(*e, src, weights, bias, dst);
     return 0;
   } catch (const dnnl::error& err) {
     return Fail(err, "convolution");

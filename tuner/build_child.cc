@@ -26,6 +26,20 @@ v1::BuildChildResult Error(uint64_t task_id, std::string message) {
 
 }  // namespace
 
+v1::Artifact ArtifactToProto(const Artifact& built) {
+  v1::Artifact artifact;
+  artifact.set_hash(built.hash);
+  artifact.set_entry_symbol(built.entry_symbol);
+  for (const std::string& lib : built.external_libs) {
+    artifact.add_needed_libs(lib);
+  }
+  artifact.set_template_name(built.template_name);
+  artifact.set_config(built.config);
+  artifact.set_format(ArtifactFormatToProto(built.format));
+  artifact.set_code_bytes(static_cast<int64_t>(built.code.size()));
+  return artifact;
+}
+
 v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates) {
   const uint64_t id = task.task_id();
   absl::StatusOr<Workload> workload = Workload::Parse(task.workload());
@@ -59,18 +73,7 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
   }
   v1::BuildChildResult result;
   result.set_task_id(id);
-  v1::Artifact* artifact = result.mutable_artifact();
-  artifact->set_hash(built->hash);
-  artifact->set_entry_symbol(built->entry_symbol);
-  // Workers must have preloaded what the kernel calls into; runtime libraries the shared object
-  // names itself (libgomp) are the dynamic loader's.
-  for (const std::string& lib : built->external_libs) {
-    artifact->add_needed_libs(lib);
-  }
-  artifact->set_template_name(built->template_name);
-  artifact->set_config(built->config);
-  artifact->set_format(ArtifactFormatToProto(built->format));
-  artifact->set_code_bytes(static_cast<int64_t>(built->code.size()));
+  *result.mutable_artifact() = ArtifactToProto(*built);
   *result.mutable_code() = ArtifactCodeToProto(built->hash, built->format, std::move(built->code));
   return result;
 }

@@ -4,6 +4,7 @@
 // supervises it). The protocol is tune/v1/builder.proto, framed as in proto/framing.h.
 #pragma once
 
+#include "codegen/compiler.h"
 #include "tune/v1/builder.pb.h"
 
 namespace tune::tuner {
@@ -13,6 +14,11 @@ inline constexpr char kBuildChildFlag[] = "--build-child";
 /// The builder reads requests from this descriptor and writes replies to the next one.
 inline constexpr int kBuildRequestFd = 3;
 inline constexpr int kBuildReplyFd = 4;
+
+/// What a worker is told of a built artifact (everything but its code): hash, entry symbol,
+/// format, the libraries it calls (which the worker must have preloaded; libraries the shared
+/// object names itself, like libgomp, are the dynamic loader's), template, config, code size.
+v1::Artifact ArtifactToProto(const Artifact& built);
 
 /// Builds one task in this process: the artifact and its code, or `error` naming why the config
 /// does not build (an unknown template or version, a config outside the space, a codegen or

@@ -18,26 +18,12 @@ using ir::LoopKind;
 using ir::Stmt;
 using ir::Var;
 
-const RuntimeLibrary& Library(std::string_view name) {
-  const RuntimeLibrary* lib = FindRuntimeLibrary(name);
-  TUNE_CHECK(lib != nullptr) << "no runtime library " << name;
-  return *lib;
-}
-
 bool IsPointwise(const Conv2dShape& s) {
   return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0 && s.dilation == 1;
 }
 
 bool WinogradApplies(const Conv2dShape& s) {
   return s.r == 3 && s.s == 3 && s.stride == 1 && s.dilation == 1;
-}
-
-Config FirstValues(const ConfigSpace& space) {
-  Config config;
-  for (const Knob& knob : space.knobs()) {
-    config[knob.name] = knob.name == "epilogue" ? kEpilogueLibrary : knob.values.front();
-  }
-  return config;
 }
 
 // --- conv2d.cpu.im2col_openblas ----------------------------------------------------------------
@@ -61,7 +47,7 @@ ConfigSpace Im2colSpace(const Workload& workload, const Target&) {
 Config Im2colDefault(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   ConfigSpace space = Im2colSpace(workload, target);
-  Config config = FirstValues(space);
+  Config config = LibraryDefaultConfig(space);
   config["im2col"] = IsPointwise(s) ? 1 : 0;
   // A column block of at most ~1 MiB stays in the L2 cache between im2col and sgemm.
   const int64_t crs = s.c * s.r * s.s;
@@ -83,12 +69,12 @@ absl::StatusOr<ir::LoweredFunc> BuildIm2col(const Workload& workload, const Targ
   const Buffer& weight = params[1];
   const Buffer& out = params.back();
   const bool has_bias = EpilogueHasBias(workload.epilogue());
-  const bool library_bias = has_bias && EpilogueChoice(config) == kEpilogueLibrary;
-  const Expr beta(library_bias ? 1.0f : 0.0f);
+  const bool beta_bias = BiasThroughBeta(workload, config);
+  const Expr beta(beta_bias ? 1.0f : 0.0f);
   const Expr threads = I32(target.threads);
 
   std::vector<Stmt> body;
-  if (library_bias) {
+  if (beta_bias) {
     body.push_back(BroadcastBias(out, params[2], s.n, s.k, pq));
   }
   Var n("n");
@@ -103,18 +89,8 @@ absl::StatusOr<ir::LoweredFunc> BuildIm2col(const Workload& workload, const Targ
     Var b("b"), row("row"), j("j");
     Expr pq0 = b * block;
     Var width("width");  // positions in this block: block, or fewer in the last one
-    // columns[row][j] = input[n][c][y][x] for row = (c, r, s) and output position pq0 + j.
-    Expr c = row / (s.r * s.s), r = (row / s.s) % s.r, t = row % s.s;
-    Expr pos = pq0 + j;
-    Expr y = (pos / q) * s.stride + r * s.dilation - s.pad;
-    Expr x = (pos % q) * s.stride + t * s.dilation - s.pad;
-    Expr inside = ir::GE::Make(y, Expr(int64_t{0})) && ir::LT::Make(y, Expr(s.h)) &&
-                  ir::GE::Make(x, Expr(int64_t{0})) && ir::LT::Make(x, Expr(s.w));
-    Stmt gather = ir::IfThenElse::Make(
-        inside,
-        ir::Store::Make(cols, row * block + j,
-                        ir::Load::Make(input, ((n * s.c + c) * s.h + y) * s.w + x)),
-        ir::Store::Make(cols, row * block + j, Expr(0.0f)));
+    // columns[row][j]: the input under filter tap `row` = (c, r, s) at output position pq0 + j.
+    Stmt gather = StoreIm2colElement(cols, row * block + j, input, s, n, row, pq0 + j);
     Stmt im2col =
         For::Make(row, 0, crs, target.threads > 1 ? LoopKind::kParallel : LoopKind::kSerial,
                   For::Make(j, 0, width, LoopKind::kSerial, gather));
@@ -127,14 +103,10 @@ absl::StatusOr<ir::LoweredFunc> BuildIm2col(const Workload& workload, const Targ
     per_image = ir::Allocate::Make(cols, crs * block, blocks);
   }
   body.push_back(For::Make(n, 0, s.n, LoopKind::kSerial, per_image));
-  Epilogue rest = library_bias
-                      ? (EpilogueHasRelu(workload.epilogue()) ? Epilogue::kRelu : Epilogue::kNone)
-                      : workload.epilogue();
-  if (rest != Epilogue::kNone) {
-    body.push_back(EpiloguePass(out, has_bias ? params[2] : out, rest, s.n, s.k, pq));
-  }
+  body.push_back(EpiloguePass(out, has_bias ? params[2] : out, EpilogueAfterSgemm(workload, config),
+                              s.n, s.k, pq));
   return LibraryFunc(func_name, std::move(params), ir::Block::Make(std::move(body)),
-                     Library("openblas"));
+                     RuntimeLibraryNamed("openblas"));
 }
 
 // --- conv2d.cpu.dnnl ---------------------------------------------------------------------------
@@ -152,7 +124,7 @@ ConfigSpace DnnlSpace(const Workload& workload, const Target&) {
 }
 
 Config DnnlDefault(const Workload& workload, const Target& target) {
-  Config config = FirstValues(DnnlSpace(workload, target));
+  Config config = LibraryDefaultConfig(DnnlSpace(workload, target));
   config["algorithm"] = 2;  // what a oneDNN user writes
   config["layout"] = 1;
   return config;
@@ -165,12 +137,7 @@ absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target
   std::vector<Buffer> params = KernelParams(workload);
   const Buffer& out = params.back();
   const bool has_bias = EpilogueHasBias(workload.epilogue());
-  const bool fused = EpilogueChoice(config) == kEpilogueLibrary;
-  int64_t post_ops = 0;
-  if (fused) {
-    post_ops = (has_bias ? TUNE_POST_BIAS : 0) |
-               (EpilogueHasRelu(workload.epilogue()) ? TUNE_POST_RELU : 0);
-  }
+  const int64_t post_ops = LibraryPostOps(workload, config);
   std::vector<Stmt> body;
   body.push_back(
       CallShim("tune_dnnl_conv2d",
@@ -178,12 +145,12 @@ absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target
                 I64(s.c), I64(s.h), I64(s.w), I64(s.k), I64(s.r), I64(s.s), I64(s.stride),
                 I64(s.pad), I64(s.dilation), I32(KnobValue(config, "algorithm")),
                 I32(KnobValue(config, "layout")), I32(post_ops), I32(target.threads)}));
-  if (!fused) {
+  if (post_ops == 0) {  // the whole epilogue (if any) as a generated pass
     body.push_back(EpiloguePass(out, has_bias ? params[2] : out, workload.epilogue(), s.n, s.k,
                                 s.p() * s.q()));
   }
   return LibraryFunc(func_name, std::move(params), ir::Block::Make(std::move(body)),
-                     Library("dnnl"));
+                     RuntimeLibraryNamed("dnnl"));
 }
 
 }  // namespace

@@ -13,12 +13,6 @@ using ir::Buffer;
 using ir::Expr;
 using ir::Stmt;
 
-const RuntimeLibrary& Library(std::string_view name) {
-  const RuntimeLibrary* lib = FindRuntimeLibrary(name);
-  TUNE_CHECK(lib != nullptr) << "no runtime library " << name;
-  return *lib;
-}
-
 ConfigSpace OpenblasSpace(const Workload& workload, const Target&) {
   ConfigSpace space;
   AddEpilogueKnob(space, workload, "the bias broadcast into C and added by sgemm (beta = 1)");
@@ -33,21 +27,12 @@ ConfigSpace DnnlSpace(const Workload& workload, const Target&) {
   return space;
 }
 
-// The library's own post-ops are the natural choice of a library user.
-Config LibraryDefault(const Workload& workload, const ConfigSpace& space) {
-  Config config;
-  for (const Knob& knob : space.knobs()) {
-    config[knob.name] = knob.name == "epilogue" ? kEpilogueLibrary : knob.values.front();
-  }
-  return config;
-}
-
 Config OpenblasDefault(const Workload& workload, const Target& target) {
-  return LibraryDefault(workload, OpenblasSpace(workload, target));
+  return LibraryDefaultConfig(OpenblasSpace(workload, target));
 }
 
 Config DnnlDefault(const Workload& workload, const Target& target) {
-  return LibraryDefault(workload, DnnlSpace(workload, target));
+  return LibraryDefaultConfig(DnnlSpace(workload, target));
 }
 
 absl::StatusOr<ir::LoweredFunc> BuildOpenblas(const Workload& workload, const Target& target,
@@ -59,23 +44,18 @@ absl::StatusOr<ir::LoweredFunc> BuildOpenblas(const Workload& workload, const Ta
   const Buffer& b = params[1];
   const Buffer& c = params.back();
   const bool has_bias = EpilogueHasBias(workload.epilogue());
-  const bool library_bias = has_bias && EpilogueChoice(config) == kEpilogueLibrary;
+  const bool beta_bias = BiasThroughBeta(workload, config);
   std::vector<Stmt> body;
-  if (library_bias) {
+  if (beta_bias) {
     body.push_back(BroadcastBias(c, params[2], g.m, g.n, 1));
   }
   body.push_back(CallShim("tune_openblas_sgemm",
                           {Ptr(a), Ptr(b), Ptr(c), I64(g.m), I64(g.n), I64(g.k), I64(g.k), I64(g.n),
-                           I64(g.n), Expr(library_bias ? 1.0f : 0.0f), I32(target.threads)}));
-  // What sgemm did not do: everything (separate), or the ReLU (library).
-  Epilogue rest = library_bias
-                      ? (EpilogueHasRelu(workload.epilogue()) ? Epilogue::kRelu : Epilogue::kNone)
-                      : workload.epilogue();
-  if (rest != Epilogue::kNone) {
-    body.push_back(EpiloguePass(c, has_bias ? params[2] : c, rest, g.m, g.n, 1));
-  }
+                           I64(g.n), Expr(beta_bias ? 1.0f : 0.0f), I32(target.threads)}));
+  body.push_back(
+      EpiloguePass(c, has_bias ? params[2] : c, EpilogueAfterSgemm(workload, config), g.m, g.n, 1));
   return LibraryFunc(func_name, std::move(params), ir::Block::Make(std::move(body)),
-                     Library("openblas"));
+                     RuntimeLibraryNamed("openblas"));
 }
 
 absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target& target,
@@ -85,22 +65,17 @@ absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target
   std::vector<Buffer> params = KernelParams(workload);
   const Buffer& c = params.back();
   const bool has_bias = EpilogueHasBias(workload.epilogue());
-  const bool fused = EpilogueChoice(config) == kEpilogueLibrary;
-  int64_t post_ops = 0;
-  if (fused) {
-    post_ops = (has_bias ? TUNE_POST_BIAS : 0) |
-               (EpilogueHasRelu(workload.epilogue()) ? TUNE_POST_RELU : 0);
-  }
+  const int64_t post_ops = LibraryPostOps(workload, config);
   std::vector<Stmt> body;
   body.push_back(CallShim(
       "tune_dnnl_matmul",
       {Ptr(params[0]), Ptr(params[1]), Ptr(has_bias ? params[2] : c), Ptr(c), I64(g.m), I64(g.n),
        I64(g.k), I32(KnobValue(config, "layout")), I32(post_ops), I32(target.threads)}));
-  if (!fused) {
+  if (post_ops == 0) {  // the whole epilogue (if any) as a generated pass
     body.push_back(EpiloguePass(c, has_bias ? params[2] : c, workload.epilogue(), g.m, g.n, 1));
   }
   return LibraryFunc(func_name, std::move(params), ir::Block::Make(std::move(body)),
-                     Library("dnnl"));
+                     RuntimeLibraryNamed("dnnl"));
 }
 
 }  // namespace

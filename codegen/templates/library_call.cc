@@ -1,7 +1,9 @@
 #include "codegen/templates/library_call.h"
 
 #include "codegen/templates/template_util.h"
+#include "common/status.h"
 #include "common/strings.h"
+#include "runtime/tune_runtime.h"
 
 namespace tune {
 
@@ -26,6 +28,39 @@ void AddEpilogueKnob(ConfigSpace& space, const Workload& workload, std::string_v
 int64_t EpilogueChoice(const Config& config) {
   auto it = config.find("epilogue");
   return it == config.end() ? kEpilogueSeparate : it->second;
+}
+
+Config LibraryDefaultConfig(const ConfigSpace& space) {
+  Config config;
+  for (const Knob& knob : space.knobs()) {
+    config[knob.name] = knob.name == "epilogue" ? kEpilogueLibrary : knob.values.front();
+  }
+  return config;
+}
+
+int64_t LibraryPostOps(const Workload& workload, const Config& config) {
+  if (EpilogueChoice(config) != kEpilogueLibrary) {
+    return 0;
+  }
+  return (EpilogueHasBias(workload.epilogue()) ? TUNE_POST_BIAS : 0) |
+         (EpilogueHasRelu(workload.epilogue()) ? TUNE_POST_RELU : 0);
+}
+
+bool BiasThroughBeta(const Workload& workload, const Config& config) {
+  return EpilogueHasBias(workload.epilogue()) && EpilogueChoice(config) == kEpilogueLibrary;
+}
+
+Epilogue EpilogueAfterSgemm(const Workload& workload, const Config& config) {
+  if (!BiasThroughBeta(workload, config)) {
+    return workload.epilogue();
+  }
+  return EpilogueHasRelu(workload.epilogue()) ? Epilogue::kRelu : Epilogue::kNone;
+}
+
+const RuntimeLibrary& RuntimeLibraryNamed(std::string_view name) {
+  const RuntimeLibrary* lib = FindRuntimeLibrary(name);
+  TUNE_CHECK(lib != nullptr) << "no runtime library " << name;
+  return *lib;
 }
 
 std::vector<Buffer> KernelParams(const Workload& workload) {
@@ -53,13 +88,8 @@ Stmt EpiloguePass(const Buffer& out, const Buffer& bias, Epilogue epilogue, int6
   }
   Var o("o"), c("c"), i("i");
   Expr index = (o * channels + c) * inner + i;
-  Expr value = Load::Make(out, index);
-  if (EpilogueHasBias(epilogue)) {
-    value = value + Load::Make(bias, c);
-  }
-  if (EpilogueHasRelu(epilogue)) {
-    value = ir::Max::Make(value, Expr(0.0f));
-  }
+  Expr value = ApplyEpilogue(epilogue, Load::Make(out, index),
+                             EpilogueHasBias(epilogue) ? Load::Make(bias, c) : Expr(0.0f));
   return For::Make(
       o, 0, outer, LoopKind::kSerial,
       For::Make(c, 0, channels, LoopKind::kSerial,

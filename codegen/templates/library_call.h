@@ -30,6 +30,25 @@ void AddEpilogueKnob(ConfigSpace& space, const Workload& workload, std::string_v
 /// The `epilogue` knob of `config`, kEpilogueSeparate when the workload has none.
 int64_t EpilogueChoice(const Config& config);
 
+/// The config a library user would write: each knob's first value, the library's own post-ops
+/// for the epilogue.
+Config LibraryDefaultConfig(const ConfigSpace& space);
+
+/// The TUNE_POST_* bits a oneDNN call fuses: the workload's bias and ReLU when the config chose
+/// the library's post-ops, else none.
+int64_t LibraryPostOps(const Workload& workload, const Config& config);
+
+/// For OpenBLAS calls: true when the config chose to add the bias through sgemm's beta = 1 over
+/// a broadcast copy (epilogue=library and the workload has a bias).
+bool BiasThroughBeta(const Workload& workload, const Config& config);
+
+/// What a generated pass still applies after an OpenBLAS call: the whole epilogue, or only its
+/// ReLU when the bias went through beta (kNone when nothing is left).
+Epilogue EpilogueAfterSgemm(const Workload& workload, const Config& config);
+
+/// The table entry of a library tune has a shim for (a bug when there is none).
+const RuntimeLibrary& RuntimeLibraryNamed(std::string_view name);
+
 /// One global float32 buffer per kernel argument, named as Workload::Arguments() names them.
 std::vector<ir::Buffer> KernelParams(const Workload& workload);
 

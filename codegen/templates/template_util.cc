@@ -53,6 +53,31 @@ int64_t KnobValue(const Config& config, std::string_view name) {
   return it->second;
 }
 
+ir::Expr ApplyEpilogue(Epilogue epilogue, ir::Expr value, ir::Expr bias) {
+  if (EpilogueHasBias(epilogue)) {
+    value = value + bias;
+  }
+  if (EpilogueHasRelu(epilogue)) {
+    value = ir::Max::Make(value, ir::Expr(0.0f));
+  }
+  return value;
+}
+
+ir::Stmt StoreIm2colElement(const ir::Buffer& dst, ir::Expr dst_index, const ir::Buffer& input,
+                            const Conv2dShape& s, ir::Expr image, ir::Expr row, ir::Expr pos) {
+  using ir::Expr;
+  const int64_t q = s.q();
+  Expr c = row / (s.r * s.s), r = (row / s.s) % s.r, t = row % s.s;
+  Expr y = (pos / q) * s.stride + r * s.dilation - s.pad;
+  Expr x = (pos % q) * s.stride + t * s.dilation - s.pad;
+  Expr inside = y >= Expr(int64_t{0}) && y < s.h && x >= Expr(int64_t{0}) && x < s.w;
+  return ir::IfThenElse::Make(
+      inside,
+      ir::Store::Make(dst, dst_index,
+                      ir::Load::Make(input, ((image * s.c + c) * s.h + y) * s.w + x)),
+      ir::Store::Make(dst, dst_index, Expr(0.0f)));
+}
+
 absl::Status CheckBuildRequest(const KernelTemplate& tpl, const Workload& workload,
                                const Target& target, const Config& config) {
   if (workload.op() != tpl.op) {

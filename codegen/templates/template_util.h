@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "codegen/ir/ir.h"
 #include "codegen/templates/template.h"
 
 namespace tune {
@@ -24,6 +25,16 @@ int64_t LargestAtMost(const std::vector<int64_t>& values, int64_t limit);
 
 /// The value of knob `name` in a config already validated against its space.
 int64_t KnobValue(const Config& config, std::string_view name);
+
+/// `value` with the epilogue applied: + bias (when the epilogue has one), then max(., 0) (when
+/// it has a ReLU). `bias` is only read when the epilogue has a bias.
+ir::Expr ApplyEpilogue(Epilogue epilogue, ir::Expr value, ir::Expr bias);
+
+/// dst[dst_index] = the im2col element of a conv2d's input: for image `image`, the filter tap
+/// `row` = (c, r, s) flattened (c*R*S + r*S + s) at output position `pos` = p*Q + q; zero where
+/// the tap falls on the padding.
+ir::Stmt StoreIm2colElement(const ir::Buffer& dst, ir::Expr dst_index, const ir::Buffer& input,
+                            const Conv2dShape& s, ir::Expr image, ir::Expr row, ir::Expr pos);
 
 /// OK when `tpl` applies to (workload, target) and `config` is a point of its space;
 /// InvalidArgument naming the template and the problem otherwise.

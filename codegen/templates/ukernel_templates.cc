@@ -178,16 +178,6 @@ Blocking BlockingOf(const Config& config, const Target& target) {
                   static_cast<int>(KnobValue(config, "order")), target.threads > 1};
 }
 
-Expr ApplyEpilogue(Epilogue epilogue, Expr value, Expr bias) {
-  if (EpilogueHasBias(epilogue)) {
-    value = value + bias;
-  }
-  if (EpilogueHasRelu(epilogue)) {
-    value = ir::Max::Make(value, Expr(0.0f));
-  }
-  return value;
-}
-
 absl::Status NeedUkernel(const KernelTemplate& tpl, const Target& target) {
   if (UkernelOf(target) == nullptr) {
     return absl::InvalidArgumentError(
@@ -274,13 +264,7 @@ absl::StatusOr<ir::LoweredFunc> BuildConv(const Workload& workload, const Target
   view.k = crs;
   view.a = [&](Expr row, Expr col) { return Load::Make(weight, row * crs + col); };
   view.pack_b = [&](const Buffer& dst, Expr index, Expr kk, Expr col) {
-    Expr c = kk / (s.r * s.s), r = (kk / s.s) % s.r, t = kk % s.s;
-    Expr y = (col / q) * s.stride + r * s.dilation - s.pad;
-    Expr x = (col % q) * s.stride + t * s.dilation - s.pad;
-    Expr inside = y >= Expr(int64_t{0}) && y < s.h && x >= Expr(int64_t{0}) && x < s.w;
-    return IfThenElse::Make(
-        inside, Store::Make(dst, index, Load::Make(input, ((img * s.c + c) * s.h + y) * s.w + x)),
-        Store::Make(dst, index, Expr(0.0f)));
+    return StoreIm2colElement(dst, index, input, s, img, kk, col);
   };
   view.c = out;
   view.c_offset = img * (s.k * pq);
