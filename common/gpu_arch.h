@@ -1,0 +1,64 @@
+// GPU architectures tune generates code for, with the per-block limits that schedule templates
+// and backends check configs against, and the launch geometry of a GPU kernel.
+//
+//   cuda -arch=sm_80|sm_86|sm_89|sm_90      (NVPTX, PTX text loaded by the CUDA driver)
+//   rocm -mcpu=gfx90a|gfx942|gfx1100        (AMDGPU, HSA code objects loaded by the HIP runtime)
+//
+// The table is the only place these numbers live: templates size their spaces from it,
+// backends refuse kernels beyond it, workers compare a device with it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/target.h"
+
+namespace tune {
+
+struct GpuArch {
+  TargetKind kind = TargetKind::kCuda;  // kCuda or kRocm
+  std::string_view name;                // "sm_90", "gfx90a"
+  int warp_size = 32;                   // threads per warp (NVIDIA) or wavefront (AMD)
+  int max_threads_per_block = 1024;
+  int64_t max_shared_bytes_per_block = 48 * 1024;  // statically allocated shared memory
+  int max_registers_per_thread = 255;
+  int64_t registers_per_multiprocessor = 65536;  // 32-bit registers per SM / CU (VGPRs)
+  int max_threads_per_multiprocessor = 2048;
+  int max_blocks_per_multiprocessor = 32;
+  // LLVM's target triple and processor for the arch.
+  std::string_view llvm_triple;  // "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"
+  std::string_view llvm_cpu;     // "sm_90", "gfx90a"
+  std::string_view llvm_features;  // e.g. "+ptx80" for NVPTX
+};
+
+/// The arch a (cuda or rocm) target names; InvalidArgument naming the arch and the accepted
+/// ones for anything else (including llvm targets).
+absl::StatusOr<GpuArch> GpuArchFor(const Target& target);
+
+/// Every supported arch of one kind, in table order.
+std::vector<GpuArch> SupportedGpuArchs(TargetKind kind);
+
+/// "sm_80, sm_86, sm_89, sm_90" or "gfx90a, gfx942, gfx1100".
+std::string SupportedGpuArchNames(TargetKind kind);
+
+/// Launch geometry of one GPU kernel: grid in blocks and block in threads (x, y, z; every
+/// entry >= 1) and the dynamic shared memory in bytes. Part of a GPU artifact.
+struct GpuLaunch {
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t dynamic_shared_bytes = 0;
+  uint32_t static_shared_bytes = 0;  // informational: the kernel's own shared arrays
+
+  uint64_t ThreadsPerBlock() const { return uint64_t{block[0]} * block[1] * block[2]; }
+  uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
+  friend bool operator==(const GpuLaunch&, const GpuLaunch&) = default;
+};
+
+/// "grid=(g0,g1,g2) block=(b0,b1,b2) shared=S" (for logs and headers).
+std::string ToString(const GpuLaunch& launch);
+
+}  // namespace tune
