@@ -1,0 +1,433 @@
+/* libtune_gpurt.so (see tune_gpurt.h): module loading and kernel launches through the CUDA driver
+ * API or the HIP module API, both opened with dlopen. The few driver types and functions used
+ * are declared here; no CUDA or ROCm header is needed. */
+#define _GNU_SOURCE
+#include "tune_gpurt.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Driver declarations (the subset used; ABI-stable since CUDA 4 / HIP 1). ---------------- */
+
+typedef int drv_result; /* CUresult / hipError_t: 0 is success */
+typedef void* drv_handle;
+
+/* CUjit_option values (cuda.h) */
+#define CU_JIT_INFO_LOG_BUFFER 3
+#define CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES 4
+#define CU_JIT_ERROR_LOG_BUFFER 5
+#define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
+
+typedef struct cuda_api {
+  drv_result (*init)(unsigned int);
+  drv_result (*ctx_get_current)(drv_handle*);
+  drv_result (*ctx_set_current)(drv_handle);
+  drv_result (*stream_get_ctx)(drv_handle, drv_handle*);
+  drv_result (*device_get)(int*, int);
+  drv_result (*primary_ctx_retain)(drv_handle*, int);
+  drv_result (*module_load_data_ex)(drv_handle*, const void*, unsigned int, int*, void**);
+  drv_result (*module_get_function)(drv_handle*, drv_handle, const char*);
+  drv_result (*launch_kernel)(drv_handle, unsigned int, unsigned int, unsigned int, unsigned int,
+                              unsigned int, unsigned int, unsigned int, drv_handle, void**, void**);
+  drv_result (*get_error_name)(drv_result, const char**);
+  drv_result (*get_error_string)(drv_result, const char**);
+} cuda_api;
+
+typedef struct hip_api {
+  drv_result (*init)(unsigned int);
+  drv_result (*get_device)(int*);
+  drv_result (*module_load_data)(drv_handle*, const void*);
+  drv_result (*module_get_function)(drv_handle*, drv_handle, const char*);
+  drv_result (*module_launch_kernel)(drv_handle, unsigned int, unsigned int, unsigned int,
+                                     unsigned int, unsigned int, unsigned int, unsigned int,
+                                     drv_handle, void**, void**);
+  const char* (*get_error_name)(drv_result);
+  const char* (*get_error_string)(drv_result);
+} hip_api;
+
+/* ---- Process state. ------------------------------------------------------------------------- */
+
+/* One lock for every load: loading is rare (once per module and context), launches never take
+ * it. Published pointers are read with acquire loads and written with release stores. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static cuda_api g_cuda;
+static int g_cuda_ready; /* 1 once g_cuda is loaded and cuInit succeeded (under g_lock) */
+static hip_api g_hip;
+static int g_hip_ready;
+
+static _Thread_local char t_error[1024];
+
+static int32_t fail(int32_t code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(t_error, sizeof t_error, format, args);
+  va_end(args);
+  return code;
+}
+
+const char* tune_gpurt_last_error(void) { return t_error; }
+
+/* A cached function handle of one loaded module. */
+typedef struct function_entry {
+  struct function_entry* next;
+  const char* name_ptr; /* the caller's pointer (a constant of the generated library) */
+  char* name;           /* its copy */
+  drv_handle function;
+} function_entry;
+
+/* The module loaded in one context (CUDA) or on one device (HIP). */
+typedef struct loaded_module {
+  struct loaded_module* next;
+  drv_handle key; /* CUcontext, or the HIP device number + 1 */
+  drv_handle module;
+  function_entry* functions;
+} loaded_module;
+
+#define LOAD_ACQUIRE(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define STORE_RELEASE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+
+/* ---- Driver loading. ------------------------------------------------------------------------ */
+
+/* dlopen of the first library of `names` that loads (TUNE_GPURT_DRIVER overrides them). */
+static void* open_driver(const char* const* names, char* tried, size_t tried_size) {
+  const char* override = getenv("TUNE_GPURT_DRIVER");
+  const char* one[2] = {override, NULL};
+  if (override != NULL && *override != '\0') {
+    names = one;
+  }
+  tried[0] = '\0';
+  for (const char* const* name = names; *name != NULL; ++name) {
+    void* handle = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
+    if (handle != NULL) {
+      return handle;
+    }
+    size_t used = strlen(tried);
+    snprintf(tried + used, tried_size - used, "%s%s", used ? "; " : "", dlerror());
+  }
+  return NULL;
+}
+
+#define RESOLVE(lib, field, symbol, library_name)                                        \
+  do {                                                                                   \
+    *(void**)(&(field)) = dlsym((lib), (symbol));                                        \
+    if ((field) == NULL) {                                                               \
+      return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "GPU driver %s has no function %s", \
+                  (library_name), (symbol));                                             \
+    }                                                                                    \
+  } while (0)
+
+static const char* cuda_error_text(drv_result code, char* buf, size_t size) {
+  const char* name = NULL;
+  const char* text = NULL;
+  if (g_cuda.get_error_name != NULL) {
+    g_cuda.get_error_name(code, &name);
+  }
+  if (g_cuda.get_error_string != NULL) {
+    g_cuda.get_error_string(code, &text);
+  }
+  snprintf(buf, size, "%s (%d): %s", name ? name : "CUDA error", code, text ? text : "");
+  return buf;
+}
+
+static const char* hip_error_text(drv_result code, char* buf, size_t size) {
+  const char* name = g_hip.get_error_name ? g_hip.get_error_name(code) : NULL;
+  const char* text = g_hip.get_error_string ? g_hip.get_error_string(code) : NULL;
+  snprintf(buf, size, "%s (%d): %s", name ? name : "HIP error", code, text ? text : "");
+  return buf;
+}
+
+/* Under g_lock. */
+static int32_t load_cuda(void) {
+  if (g_cuda_ready) {
+    return TUNE_GPURT_OK;
+  }
+  static const char* const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+  char tried[768];
+  void* lib = open_driver(names, tried, sizeof tried);
+  if (lib == NULL) {
+    return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
+                "CUDA driver library not found (libcuda.so.1, from the NVIDIA driver; "
+                "TUNE_GPURT_DRIVER names another): %s",
+                tried);
+  }
+  cuda_api api;
+  memset(&api, 0, sizeof api);
+  const char* name = "libcuda.so.1";
+  RESOLVE(lib, api.init, "cuInit", name);
+  RESOLVE(lib, api.ctx_get_current, "cuCtxGetCurrent", name);
+  RESOLVE(lib, api.ctx_set_current, "cuCtxSetCurrent", name);
+  RESOLVE(lib, api.stream_get_ctx, "cuStreamGetCtx", name);
+  RESOLVE(lib, api.device_get, "cuDeviceGet", name);
+  RESOLVE(lib, api.primary_ctx_retain, "cuDevicePrimaryCtxRetain", name);
+  RESOLVE(lib, api.module_load_data_ex, "cuModuleLoadDataEx", name);
+  RESOLVE(lib, api.module_get_function, "cuModuleGetFunction", name);
+  RESOLVE(lib, api.launch_kernel, "cuLaunchKernel", name);
+  RESOLVE(lib, api.get_error_name, "cuGetErrorName", name);
+  RESOLVE(lib, api.get_error_string, "cuGetErrorString", name);
+  g_cuda = api; /* the library stays loaded for the life of the process */
+  drv_result rc = g_cuda.init(0);
+  if (rc != 0) {
+    char buf[256];
+    return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuInit failed: %s",
+                cuda_error_text(rc, buf, sizeof buf));
+  }
+  STORE_RELEASE(g_cuda_ready, 1);
+  return TUNE_GPURT_OK;
+}
+
+/* Under g_lock. */
+static int32_t load_hip(void) {
+  if (g_hip_ready) {
+    return TUNE_GPURT_OK;
+  }
+  static const char* const names[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
+                                      NULL};
+  char tried[768];
+  void* lib = open_driver(names, tried, sizeof tried);
+  if (lib == NULL) {
+    return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
+                "HIP runtime library not found (libamdhip64.so, from ROCm; TUNE_GPURT_DRIVER "
+                "names another): %s",
+                tried);
+  }
+  hip_api api;
+  memset(&api, 0, sizeof api);
+  const char* name = "libamdhip64.so";
+  RESOLVE(lib, api.init, "hipInit", name);
+  RESOLVE(lib, api.get_device, "hipGetDevice", name);
+  RESOLVE(lib, api.module_load_data, "hipModuleLoadData", name);
+  RESOLVE(lib, api.module_get_function, "hipModuleGetFunction", name);
+  RESOLVE(lib, api.module_launch_kernel, "hipModuleLaunchKernel", name);
+  RESOLVE(lib, api.get_error_name, "hipGetErrorName", name);
+  RESOLVE(lib, api.get_error_string, "hipGetErrorString", name);
+  g_hip = api;
+  drv_result rc = g_hip.init(0);
+  if (rc != 0) {
+    char buf[256];
+    return fail(TUNE_GPURT_ERROR_NO_DEVICE, "hipInit failed: %s",
+                hip_error_text(rc, buf, sizeof buf));
+  }
+  STORE_RELEASE(g_hip_ready, 1);
+  return TUNE_GPURT_OK;
+}
+
+/* ---- Contexts and modules. ------------------------------------------------------------------ */
+
+/* The CUDA context to load in and launch on (see tune_gpurt.h); made current. Under no lock:
+ * the driver's own calls are thread-safe, and g_cuda is published before g_cuda_ready. */
+static int32_t cuda_context(void* stream, drv_handle* ctx) {
+  char buf[256];
+  *ctx = NULL;
+  drv_result rc = g_cuda.ctx_get_current(ctx);
+  if (rc != 0) {
+    return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuCtxGetCurrent failed: %s",
+                cuda_error_text(rc, buf, sizeof buf));
+  }
+  if (*ctx != NULL) {
+    return TUNE_GPURT_OK;
+  }
+  if (stream != NULL) {
+    rc = g_cuda.stream_get_ctx(stream, ctx);
+    if (rc != 0) {
+      return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuStreamGetCtx of the given stream failed: %s",
+                  cuda_error_text(rc, buf, sizeof buf));
+    }
+  } else {
+    int device = 0;
+    rc = g_cuda.device_get(&device, 0);
+    if (rc == 0) {
+      rc = g_cuda.primary_ctx_retain(ctx, device);
+    }
+    if (rc != 0) {
+      return fail(TUNE_GPURT_ERROR_NO_DEVICE,
+                  "no CUDA context is current and the primary context of device 0 is not "
+                  "available: %s",
+                  cuda_error_text(rc, buf, sizeof buf));
+    }
+  }
+  rc = g_cuda.ctx_set_current(*ctx);
+  if (rc != 0) {
+    return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuCtxSetCurrent failed: %s",
+                cuda_error_text(rc, buf, sizeof buf));
+  }
+  return TUNE_GPURT_OK;
+}
+
+static loaded_module* find_loaded(tune_gpurt_module* module, drv_handle key) {
+  for (loaded_module* m = (loaded_module*)LOAD_ACQUIRE(module->state); m != NULL;
+       m = LOAD_ACQUIRE(m->next)) {
+    if (m->key == key) {
+      return m;
+    }
+  }
+  return NULL;
+}
+
+/* Under g_lock: loads the image in the current context / on the current device. */
+static int32_t load_module(tune_gpurt_module* module, drv_handle key, loaded_module** out) {
+  char buf[256];
+  drv_handle handle = NULL;
+  if (module->api == TUNE_GPURT_API_CUDA) {
+    char error_log[4096] = "";
+    char info_log[1024] = "";
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                     CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {error_log, (void*)(uintptr_t)sizeof error_log, info_log,
+                      (void*)(uintptr_t)sizeof info_log};
+    drv_result rc = g_cuda.module_load_data_ex(&handle, module->image, 4, options, values);
+    if (rc != 0) {
+      return fail(TUNE_GPURT_ERROR_MODULE_LOAD,
+                  "cuModuleLoadDataEx rejected the library's PTX (%llu bytes): %s%s%s",
+                  (unsigned long long)module->image_size, cuda_error_text(rc, buf, sizeof buf),
+                  error_log[0] ? "; JIT log: " : "", error_log);
+    }
+  } else {
+    drv_result rc = g_hip.module_load_data(&handle, module->image);
+    if (rc != 0) {
+      return fail(TUNE_GPURT_ERROR_MODULE_LOAD,
+                  "hipModuleLoadData rejected the library's code object (%llu bytes): %s",
+                  (unsigned long long)module->image_size, hip_error_text(rc, buf, sizeof buf));
+    }
+  }
+  loaded_module* loaded = calloc(1, sizeof *loaded);
+  if (loaded == NULL) {
+    return fail(TUNE_GPURT_ERROR_MODULE_LOAD, "out of memory");
+  }
+  loaded->key = key;
+  loaded->module = handle;
+  loaded->next = (loaded_module*)module->state;
+  STORE_RELEASE(module->state, (void*)loaded);
+  *out = loaded;
+  return TUNE_GPURT_OK;
+}
+
+static drv_handle find_function(loaded_module* loaded, const char* name) {
+  for (function_entry* f = LOAD_ACQUIRE(loaded->functions); f != NULL; f = LOAD_ACQUIRE(f->next)) {
+    if (f->name_ptr == name || strcmp(f->name, name) == 0) {
+      return f->function;
+    }
+  }
+  return NULL;
+}
+
+/* Under g_lock. */
+static int32_t resolve_function(tune_gpurt_module* module, loaded_module* loaded, const char* name,
+                                drv_handle* function) {
+  char buf[256];
+  drv_handle f = find_function(loaded, name);
+  if (f != NULL) {
+    *function = f;
+    return TUNE_GPURT_OK;
+  }
+  drv_result rc = module->api == TUNE_GPURT_API_CUDA
+                      ? g_cuda.module_get_function(&f, loaded->module, name)
+                      : g_hip.module_get_function(&f, loaded->module, name);
+  if (rc != 0 || f == NULL) {
+    return fail(TUNE_GPURT_ERROR_KERNEL_NOT_FOUND, "the library's module has no kernel '%s': %s",
+                name,
+                module->api == TUNE_GPURT_API_CUDA ? cuda_error_text(rc, buf, sizeof buf)
+                                                   : hip_error_text(rc, buf, sizeof buf));
+  }
+  function_entry* entry = calloc(1, sizeof *entry);
+  char* copy = strdup(name);
+  if (entry == NULL || copy == NULL) {
+    free(entry);
+    free(copy);
+    return fail(TUNE_GPURT_ERROR_KERNEL_NOT_FOUND, "out of memory");
+  }
+  entry->name_ptr = name;
+  entry->name = copy;
+  entry->function = f;
+  entry->next = loaded->functions;
+  STORE_RELEASE(loaded->functions, entry);
+  *function = f;
+  return TUNE_GPURT_OK;
+}
+
+/* ---- Launch. -------------------------------------------------------------------------------- */
+
+int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
+                          const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
+                          void* stream, void** args, int32_t num_args) {
+  t_error[0] = '\0';
+  if (module == NULL || kernel_name == NULL || grid == NULL || block == NULL ||
+      (args == NULL && num_args > 0) || num_args < 0) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                "tune_gpurt_launch: module, kernel_name, grid and block must not be NULL, and "
+                "args must hold num_args >= 0 pointers");
+  }
+  if (module->abi_version != TUNE_GPURT_ABI_VERSION) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                "the library was built for GPU runtime ABI version %d, this libtune_gpurt.so "
+                "implements version %d: rebuild it with the matching tune-compile",
+                module->abi_version, TUNE_GPURT_ABI_VERSION);
+  }
+  if (module->api != TUNE_GPURT_API_CUDA && module->api != TUNE_GPURT_API_HIP) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT, "unknown GPU api %d (1 = CUDA, 2 = HIP)",
+                module->api);
+  }
+  const int cuda = module->api == TUNE_GPURT_API_CUDA;
+
+  /* The driver: loaded once (a failure is retried by the next call). */
+  if (!(cuda ? LOAD_ACQUIRE(g_cuda_ready) : LOAD_ACQUIRE(g_hip_ready))) {
+    pthread_mutex_lock(&g_lock);
+    int32_t rc = cuda ? load_cuda() : load_hip();
+    pthread_mutex_unlock(&g_lock);
+    if (rc != TUNE_GPURT_OK) {
+      return rc;
+    }
+  }
+
+  /* The module of this context / device. */
+  char buf[256];
+  drv_handle key = NULL;
+  if (cuda) {
+    int32_t rc = cuda_context(stream, &key);
+    if (rc != TUNE_GPURT_OK) {
+      return rc;
+    }
+  } else {
+    int device = 0;
+    drv_result rc = g_hip.get_device(&device);
+    if (rc != 0) {
+      return fail(TUNE_GPURT_ERROR_NO_DEVICE, "hipGetDevice failed: %s",
+                  hip_error_text(rc, buf, sizeof buf));
+    }
+    key = (drv_handle)(uintptr_t)(device + 1);
+  }
+  loaded_module* loaded = find_loaded(module, key);
+  drv_handle function = loaded != NULL ? find_function(loaded, kernel_name) : NULL;
+  if (function == NULL) {
+    pthread_mutex_lock(&g_lock);
+    int32_t rc = TUNE_GPURT_OK;
+    loaded = find_loaded(module, key);
+    if (loaded == NULL) {
+      rc = load_module(module, key, &loaded);
+    }
+    if (rc == TUNE_GPURT_OK) {
+      rc = resolve_function(module, loaded, kernel_name, &function);
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (rc != TUNE_GPURT_OK) {
+      return rc;
+    }
+  }
+
+  drv_result rc =
+      cuda ? g_cuda.launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                  shared_bytes, stream, args, NULL)
+           : g_hip.module_launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1],
+                                        block[2], shared_bytes, stream, args, NULL);
+  if (rc != 0) {
+    return fail(TUNE_GPURT_ERROR_LAUNCH,
+                "launching '%s' with grid (%u,%u,%u), block (%u,%u,%u), %u shared bytes "
+                "failed: %s",
+                kernel_name, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+                cuda ? cuda_error_text(rc, buf, sizeof buf) : hip_error_text(rc, buf, sizeof buf));
+  }
+  return TUNE_GPURT_OK;
+}

@@ -1,0 +1,91 @@
+/* libtune_gpurt.so: the small GPU runtime that GPU kernel libraries built by tune-compile link.
+ * A generated library embeds its device code (PTX for cuda targets, an HSA code object for rocm
+ * targets) in one static tune_gpurt_module, and each of its C functions calls
+ * tune_gpurt_launch with the kernel's name and launch geometry. The runtime opens the driver
+ * (libcuda.so.1, or libamdhip64.so) with dlopen on first use, so neither the library nor the
+ * program that uses it needs CUDA or ROCm at build time.
+ *
+ * Module loading: a module is loaded once per process and GPU context, on the first launch,
+ * under a process-wide lock (loads are rare; launches take no lock). The context is:
+ *   CUDA: the calling thread's current context (cuCtxGetCurrent); when none is current, the
+ *         context of the given stream (cuStreamGetCtx), or for the NULL stream the primary
+ *         context of device 0 (retained for the life of the process). That context is made
+ *         current on the calling thread.
+ *   HIP:  the calling thread's current device (hipGetDevice).
+ * Function handles are cached per loaded module, so later launches are a lookup and the
+ * driver's launch call. Every function is thread-safe.
+ *
+ * Errors are return codes (0 is success; the codes below are negative so they never collide
+ * with a driver's or library's own positive codes); tune_gpurt_last_error() says what went wrong
+ * on the calling thread, naming the cause (the library that was looked for, the driver's error
+ * name and message, the JIT log of a rejected PTX module). */
+#ifndef TUNE_GPURT_H_
+#define TUNE_GPURT_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TUNE_GPURT_BUILD)
+#define TUNE_GPURT_EXPORT __attribute__((visibility("default")))
+#else
+#define TUNE_GPURT_EXPORT
+#endif
+
+/* tune_gpurt_module.api */
+#define TUNE_GPURT_API_CUDA 1 /* image is PTX text (NUL-terminated), driver libcuda.so.1 */
+#define TUNE_GPURT_API_HIP 2  /* image is an HSA code object (ELF), runtime libamdhip64.so */
+
+/* tune_gpurt_module.abi_version: the layout below. */
+#define TUNE_GPURT_ABI_VERSION 1
+
+/* Return codes. */
+#define TUNE_GPURT_OK 0
+#define TUNE_GPURT_ERROR_DRIVER_NOT_FOUND              \
+  -1 /* libcuda.so.1 / libamdhip64.so not found, or it \
+        lacks a function the runtime needs */
+#define TUNE_GPURT_ERROR_NO_DEVICE                     \
+  -2 /* the driver failed to initialise, no device, or \
+        no context could be made current */
+#define TUNE_GPURT_ERROR_MODULE_LOAD                                                          \
+  -3                                         /* the driver rejected the device code (e.g. PTX \
+                                                newer than the driver, wrong GPU arch) */
+#define TUNE_GPURT_ERROR_KERNEL_NOT_FOUND -4 /* the module has no kernel of that name */
+#define TUNE_GPURT_ERROR_LAUNCH                                                       \
+  -5                                     /* the launch failed (bad geometry, too many \
+                                            resources, a sticky error of the context) */
+#define TUNE_GPURT_ERROR_BAD_ARGUMENT -6 /* NULL module or name, unknown api, ABI version */
+
+/* The device code of one generated library and the runtime's state for it. A generated library
+ * defines one as a static, zero-state global:
+ *   { TUNE_GPURT_ABI_VERSION, TUNE_GPURT_API_CUDA, image, image_size, NULL }
+ * `state` belongs to the runtime (loaded modules per context, cached function handles). */
+typedef struct tune_gpurt_module {
+  int32_t abi_version;
+  int32_t api;
+  const void* image;   /* PTX text including its terminating NUL, or the code object bytes */
+  uint64_t image_size; /* bytes at image */
+  void* state;         /* NULL until the first launch; owned by the runtime */
+} tune_gpurt_module;
+
+/* Launches `kernel_name` of `module` with grid[3] blocks of block[3] threads and shared_bytes
+ * of dynamic shared memory on `stream` (a CUstream or hipStream_t; NULL is the legacy default
+ * stream), loading the module first when this context has not loaded it yet. `args` holds
+ * num_args pointers, each to one kernel argument's value (cuLaunchKernel's kernelParams).
+ * The launch is asynchronous: a 0 return says it was queued, not that the kernel finished. */
+TUNE_GPURT_EXPORT int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
+                                            const uint32_t grid[3], const uint32_t block[3],
+                                            uint32_t shared_bytes, void* stream, void** args,
+                                            int32_t num_args);
+
+/* What the last failing call of this thread did wrong ("" when none failed). The text stays
+ * valid until this thread's next call into the runtime. */
+TUNE_GPURT_EXPORT const char* tune_gpurt_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUNE_GPURT_H_ */
