@@ -1,0 +1,207 @@
+#include "codegen/llvm/host_stub.h"
+
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "codegen/compiler.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "runtime/tune_gpurt.h"
+
+namespace tune {
+namespace {
+
+constexpr const char* kTriple = "x86_64-unknown-linux-gnu";
+constexpr const char* kImageSection = ".tune_gpu_image";
+
+void InitializeX86() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+  });
+}
+
+absl::Status Check(const HostStubModule& module) {
+  if (module.stubs.empty()) {
+    return absl::InvalidArgumentError("EmitHostStubObject: no kernels");
+  }
+  if (module.image.empty()) {
+    return absl::InvalidArgumentError("EmitHostStubObject: the device code image is empty");
+  }
+  std::set<std::string> names;
+  for (const HostStub& stub : module.stubs) {
+    if (!IsCIdentifier(stub.func_name) || !names.insert(stub.func_name).second) {
+      return absl::InvalidArgumentError(
+          StrCat("host stub '", stub.func_name,
+                 "': the name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) used once"));
+    }
+    if (stub.kernel_name.empty()) {
+      return absl::InvalidArgumentError(StrCat("host stub '", stub.func_name, "': no kernel name"));
+    }
+    if (stub.num_args < 1) {
+      return absl::InvalidArgumentError(
+          StrCat("host stub '", stub.func_name, "': a kernel takes at least one pointer"));
+    }
+    for (int a = 0; a < 3; ++a) {
+      if (stub.launch.grid[a] == 0 || stub.launch.block[a] == 0) {
+        return absl::InvalidArgumentError(StrCat("host stub '", stub.func_name, "': launch ",
+                                                 ToString(stub.launch),
+                                                 " has a zero dimension (each must be >= 1)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+llvm::Constant* Dims(llvm::LLVMContext& context, const std::array<uint32_t, 3>& dims) {
+  return llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint32_t>(dims.data(), 3));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::string* llvm_ir) {
+  RETURN_IF_ERROR(Check(spec));
+  InitializeX86();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) {
+    return absl::InternalError(StrCat("LLVM has no x86-64 target: ", error));
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      kTriple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_, llvm::CodeModel::Small,
+      llvm::CodeGenOptLevel::Default));
+  if (machine == nullptr) {
+    return absl::InternalError("LLVM could not create an x86-64 target machine");
+  }
+
+  llvm::LLVMContext context;
+  auto module = std::make_unique<llvm::Module>("tune_gpu_host", context);
+  module->setTargetTriple(kTriple);
+  module->setDataLayout(machine->createDataLayout());
+  llvm::Type* i8 = llvm::Type::getInt8Ty(context);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  llvm::PointerType* ptr = llvm::PointerType::getUnqual(context);
+
+  // The image; PTX is handed to the driver as a C string, so it keeps a terminating NUL.
+  std::string image = spec.image;
+  if (spec.api == GpuApi::kCuda && image.back() != '\0') {
+    image.push_back('\0');
+  }
+  llvm::Constant* image_data = llvm::ConstantDataArray::getRaw(
+      image, image.size(), i8);
+  auto* image_global =
+      new llvm::GlobalVariable(*module, image_data->getType(), /*isConstant=*/true,
+                               llvm::GlobalValue::PrivateLinkage, image_data, "tune_gpu_image");
+  image_global->setAlignment(llvm::Align(16));
+  image_global->setSection(kImageSection);
+
+  // struct tune_gpurt_module { i32 abi_version; i32 api; ptr image; i64 image_size; ptr state; }
+  llvm::StructType* module_type =
+      llvm::StructType::create(context, {i32, i32, ptr, i64, ptr}, "tune_gpurt_module");
+  llvm::Constant* module_init = llvm::ConstantStruct::get(
+      module_type, {llvm::ConstantInt::get(i32, TUNE_GPURT_ABI_VERSION),
+                    llvm::ConstantInt::get(i32, static_cast<int>(spec.api)), image_global,
+                    llvm::ConstantInt::get(i64, image.size()), llvm::ConstantPointerNull::get(ptr)});
+  auto* module_global =
+      new llvm::GlobalVariable(*module, module_type, /*isConstant=*/false,
+                               llvm::GlobalValue::InternalLinkage, module_init, "tune_gpu_module");
+  module_global->setAlignment(llvm::Align(8));
+
+  // int32_t tune_gpurt_launch(module*, const char*, const uint32_t grid[3], const uint32_t
+  //                           block[3], uint32_t shared, void* stream, void** args, int32_t n)
+  llvm::FunctionType* launch_type =
+      llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, i32, ptr, ptr, i32}, false);
+  llvm::FunctionCallee launch = module->getOrInsertFunction(kGpuLaunchSymbol, launch_type);
+
+  llvm::IRBuilder<> b(context);
+  for (const HostStub& stub : spec.stubs) {
+    std::vector<llvm::Type*> params(stub.num_args + 1, ptr);
+    auto* fn = llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
+                                      llvm::GlobalValue::ExternalLinkage, stub.func_name, *module);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    for (int i = 0; i < stub.num_args; ++i) {
+      fn->getArg(i)->setName(StrCat("p", i));
+    }
+    fn->getArg(stub.num_args)->setName("stream");
+
+    auto* name = b.CreateGlobalString(stub.kernel_name, StrCat(stub.func_name, ".kernel"), 0,
+                                      module.get());
+    auto make_dims = [&](const std::array<uint32_t, 3>& dims, const char* what) {
+      llvm::Constant* init = Dims(context, dims);
+      auto* g = new llvm::GlobalVariable(*module, init->getType(), true,
+                                         llvm::GlobalValue::PrivateLinkage, init,
+                                         StrCat(stub.func_name, ".", what));
+      g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+      return g;
+    };
+    llvm::GlobalVariable* grid = make_dims(stub.launch.grid, "grid");
+    llvm::GlobalVariable* block = make_dims(stub.launch.block, "block");
+
+    b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
+    // kernelParams: args[i] points at a slot holding the i-th pointer argument.
+    llvm::ArrayType* slots_type = llvm::ArrayType::get(ptr, stub.num_args);
+    llvm::Value* slots = b.CreateAlloca(slots_type, nullptr, "slots");
+    llvm::Value* args = b.CreateAlloca(slots_type, nullptr, "args");
+    for (int i = 0; i < stub.num_args; ++i) {
+      llvm::Value* slot = b.CreateConstInBoundsGEP2_32(slots_type, slots, 0, i);
+      b.CreateStore(fn->getArg(i), slot);
+      b.CreateStore(slot, b.CreateConstInBoundsGEP2_32(slots_type, args, 0, i));
+    }
+    llvm::Value* rc = b.CreateCall(
+        launch, {module_global, name, grid, block,
+                 llvm::ConstantInt::get(i32, stub.launch.dynamic_shared_bytes),
+                 fn->getArg(stub.num_args), args, llvm::ConstantInt::get(i32, stub.num_args)});
+    b.CreateRet(rc);
+  }
+
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_stream(verify_errors);
+  if (llvm::verifyModule(*module, &verify_stream)) {
+    return absl::InternalError(StrCat("host stubs: invalid LLVM IR: ", verify_errors));
+  }
+  if (llvm_ir != nullptr) {
+    // Everything but the image's bytes.
+    llvm_ir->clear();
+    llvm::raw_string_ostream out(*llvm_ir);
+    out << "; host stubs for " << (spec.api == GpuApi::kCuda ? "CUDA" : "HIP") << ", image of "
+        << image.size() << " bytes in section " << kImageSection << "\n";
+    for (const llvm::GlobalVariable& g : module->globals()) {
+      if (&g != image_global) {
+        g.print(out);
+        out << "\n";
+      }
+    }
+    for (const llvm::Function& f : module->functions()) {
+      f.print(out);
+    }
+  }
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream out(buffer);
+  llvm::legacy::PassManager emit;
+  if (machine->addPassesToEmitFile(emit, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    return absl::InternalError("LLVM x86-64 target cannot emit an object file");
+  }
+  emit.run(*module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+}  // namespace tune

@@ -1,0 +1,55 @@
+// Host stubs of a GPU kernel library: an x86-64 object (generic x86-64 CPU) that embeds the
+// library's device code and gives every GPU kernel a C function with the GPU host ABI,
+//
+//   int32_t NAME(float* p0, ..., float* pN, void* stream)
+//
+// (device pointers in the kernel's argument order, then the CUstream / hipStream_t), which
+// calls libtune_gpurt.so's tune_gpurt_launch (runtime/tune_gpurt.h) with the kernel's name and
+// launch geometry and returns its code. The object holds:
+//   - the image (PTX text with its terminating NUL, or the HSA code object) as a private
+//     constant in section .tune_gpu_image;
+//   - one tune_gpurt_module for the image (every stub of the object launches from it, so the
+//     runtime loads the image once per process and context);
+//   - per stub, its kernel's name and grid/block constants.
+// Linking the object needs -ltune_gpurt (LinkSharedObject with the runtime's path).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/gpu_arch.h"
+
+namespace tune {
+
+/// Which GPU runtime the stubs launch through (tune_gpurt_module.api).
+enum class GpuApi : uint8_t { kCuda = 1, kHip = 2 };
+
+struct HostStub {
+  std::string func_name;    // the exported C function (a C identifier)
+  std::string kernel_name;  // the kernel's entry symbol in the image
+  int num_args = 0;         // device pointer parameters (the stream comes after them)
+  GpuLaunch launch;
+};
+
+struct HostStubModule {
+  GpuApi api = GpuApi::kCuda;
+  std::string image;  // PTX text (cuda) or HSA code object bytes (hip)
+  std::vector<HostStub> stubs;
+};
+
+/// The stubs as an x86-64 ELF relocatable object. `llvm_ir` (optional) receives the module's
+/// LLVM IR with the image elided. Errors: no stubs, an empty image, a bad name or a stub
+/// without arguments, geometry with a zero dimension (InvalidArgument); an LLVM failure
+/// (Internal).
+absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& module,
+                                               std::string* llvm_ir = nullptr);
+
+/// The symbol of the runtime function the stubs call (for tests and link checks).
+inline constexpr char kGpuLaunchSymbol[] = "tune_gpurt_launch";
+
+/// The file name of the GPU runtime library the stubs need (DT_NEEDED).
+inline constexpr char kGpuRuntimeLibrary[] = "libtune_gpurt.so";
+
+}  // namespace tune
