@@ -72,9 +72,67 @@ std::string ShapeLine(const Workload& workload) {
   return "";
 }
 
+// The GPU host ABI of a cuda/rocm library: device pointers, the stream, return codes.
+std::string GpuPreamble(const HeaderSpec& spec) {
+  const bool cuda = spec.target.kind == TargetKind::kCuda;
+  std::string out;
+  StrAppend(&out, " * GPU library (", cuda ? "CUDA" : "ROCm/HIP", ", target ",
+            spec.target.ToString(), "):\n");
+  StrAppend(
+      &out, " *   - Every function takes DEVICE pointers (memory from ",
+      cuda ? "cuMemAlloc / cudaMalloc" : "hipMalloc",
+      "; dense\n"
+      " *     float32 arrays in the layouts given below, which must not overlap the output),\n"
+      " *     then `stream`: ",
+      cuda ? "a CUstream / cudaStream_t" : "a hipStream_t",
+      " to run on; NULL is the legacy default stream.\n");
+  out +=
+      " *   - A call queues the work on the stream and returns without waiting for it:\n"
+      " *     synchronise the stream before reading the output on the host.\n"
+      " *   - It returns 0 when the work was queued. A GPU kernel returns a negative code of\n"
+      " *     libtune_gpurt.so (TUNE_GPURT_ERROR_*, below); a kernel that calls a vendor library\n"
+      " *     returns that library's own (positive) code. tune_gpurt_last_error() names the\n"
+      " *     cause of the calling thread's last GPU runtime failure (driver library missing,\n"
+      " *     PTX newer than the driver, ...). Faults of a kernel itself surface on the stream\n"
+      " *     (the next synchronisation reports them), as with any asynchronous launch.\n";
+  if (cuda) {
+    out +=
+        " *   - The device code (PTX for the target's arch, compiled by the CUDA driver's JIT) is\n"
+        " *     loaded once per process and CUDA context, on the first call, thread-safely. The\n"
+        " *     context is the calling thread's current one; when none is current, that of the\n"
+        " *     stream (cuStreamGetCtx), or for a NULL stream the primary context of device 0,\n"
+        " *     which is then made current on the calling thread. libcuda.so.1 is opened with\n"
+        " *     dlopen on the first call: programs need no CUDA toolkit to build or link.\n";
+  } else {
+    out +=
+        " *   - The device code (an HSA code object for the target's arch) is loaded once per\n"
+        " *     process and device (the calling thread's current HIP device), on the first call,\n"
+        " *     thread-safely. libamdhip64.so is opened with dlopen on the first call: programs\n"
+        " *     need no ROCm to build or link.\n";
+  }
+  out +=
+      " *   - Every function may be called from several threads at once. A GPU kernel's launch\n"
+      " *     geometry is fixed (listed with it): grid in blocks, block in threads (x, y, z).\n";
+  return out;
+}
+
+constexpr const char* kGpuRuntimeDeclarations =
+    "/* libtune_gpurt.so's return codes and error text (runtime/tune_gpurt.h). */\n"
+    "#ifndef TUNE_GPURT_OK\n"
+    "#define TUNE_GPURT_OK 0\n"
+    "#define TUNE_GPURT_ERROR_DRIVER_NOT_FOUND -1 /* libcuda.so.1 / libamdhip64.so missing */\n"
+    "#define TUNE_GPURT_ERROR_NO_DEVICE -2        /* driver init failed, no device/context */\n"
+    "#define TUNE_GPURT_ERROR_MODULE_LOAD -3      /* the driver rejected the device code */\n"
+    "#define TUNE_GPURT_ERROR_KERNEL_NOT_FOUND -4 /* the device code lacks the kernel */\n"
+    "#define TUNE_GPURT_ERROR_LAUNCH -5           /* the launch failed */\n"
+    "#define TUNE_GPURT_ERROR_BAD_ARGUMENT -6     /* a corrupt library or runtime mismatch */\n"
+    "#endif\n"
+    "/* What the calling thread's last failing GPU runtime call did wrong (\"\" when none). */\n"
+    "const char* tune_gpurt_last_error(void);\n\n";
+
 }  // namespace
 
-std::string CPrototype(const std::string& func_name, const Workload& workload) {
+std::string CPrototype(const std::string& func_name, const Workload& workload, bool stream) {
   std::string out = StrCat("int ", func_name, "(");
   std::vector<TensorArg> args = workload.Arguments();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -82,6 +140,9 @@ std::string CPrototype(const std::string& func_name, const Workload& workload) {
       out += ", ";
     }
     StrAppend(&out, args[i].is_output ? "float* " : "const float* ", args[i].name);
+  }
+  if (stream) {
+    out += ", void* stream";
   }
   out += ")";
   return out;
@@ -105,13 +166,21 @@ std::string RenderCHeader(const HeaderSpec& spec) {
     StrAppend(&out, " * External libraries: ", Join(spec.external_libs, ", "),
               " (called but not linked: load them with RTLD_GLOBAL before this library).\n");
   }
-  out +=
-      " *\n"
-      " * Every function takes dense float32 arrays in the layouts given below, which must not\n"
-      " * overlap the output, and returns 0 on success.\n"
-      " */\n";
+  const bool gpu = spec.target.kind != TargetKind::kLlvm;
+  if (gpu) {
+    out += " *\n" + GpuPreamble(spec) + " */\n";
+  } else {
+    out +=
+        " *\n"
+        " * Every function takes dense float32 arrays in the layouts given below, which must not\n"
+        " * overlap the output, and returns 0 on success.\n"
+        " */\n";
+  }
   StrAppend(&out, "#ifndef ", guard, "\n#define ", guard, "\n\n");
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  if (gpu) {
+    out += kGpuRuntimeDeclarations;
+  }
   for (const HeaderKernel& k : spec.kernels) {
     StrAppend(&out, "/* ", k.workload.ToString(), "\n");
     StrAppend(&out, " *   ", ShapeLine(k.workload), "\n");
@@ -124,8 +193,17 @@ std::string RenderCHeader(const HeaderSpec& spec) {
     }
     StrAppend(&out, " *   template ", k.template_name, " v", k.template_version, ", config ",
               k.config, "\n");
-    StrAppend(&out, " *   config source: ", k.origin, "\n */\n");
-    StrAppend(&out, CPrototype(k.func_name, k.workload), ";\n\n");
+    StrAppend(&out, " *   config source: ", k.origin, "\n");
+    if (gpu) {
+      if (k.launch.has_value()) {
+        StrAppend(&out, " *   GPU kernel ", k.func_name, ", launch ", ToString(*k.launch), "\n");
+      } else {
+        out += " *   host code calling a vendor library on `stream`\n";
+      }
+      out += " *   stream: where it runs (NULL: the legacy default stream)\n";
+    }
+    out += " */\n";
+    StrAppend(&out, CPrototype(k.func_name, k.workload, gpu), ";\n\n");
   }
   out += "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n";
   StrAppend(&out, "#endif  /* ", guard, " */\n");

@@ -3,9 +3,11 @@
 // libraries the library needs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/gpu_arch.h"
 #include "common/target.h"
 #include "common/workload.h"
 
@@ -19,6 +21,8 @@ struct HeaderKernel {
   std::string config;  // canonical config text
   std::string origin;  // where the config came from, e.g. "the tuning log" or "default config
                        // (no record in the tuning log)"
+  std::optional<GpuLaunch> launch = {};  // GPU libraries: a GPU kernel's launch geometry (unset
+                                         // for a host kernel calling a vendor library)
 };
 
 struct HeaderSpec {
@@ -31,10 +35,13 @@ struct HeaderSpec {
 };
 
 /// The C prototype of a kernel, e.g.
-/// `int tune_gemm_M8_N8_K8(const float* A, const float* B, float* C)` (no semicolon).
-std::string CPrototype(const std::string& func_name, const Workload& workload);
+/// `int tune_gemm_M8_N8_K8(const float* A, const float* B, float* C)` (no semicolon); with
+/// `stream`, a last parameter `void* stream` (GPU libraries).
+std::string CPrototype(const std::string& func_name, const Workload& workload, bool stream = false);
 
-/// The whole header text (C89-compatible, with an extern "C" block for C++).
+/// The whole header text (C89-compatible, with an extern "C" block for C++). For a cuda or rocm
+/// target it documents the GPU host ABI: device pointers, the stream, the return codes and
+/// tune_gpurt_last_error (declared in the header), module loading and thread safety.
 std::string RenderCHeader(const HeaderSpec& spec);
 
 }  // namespace tune

@@ -85,9 +85,9 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
   if (target == nullptr) {
     return absl::InternalError(StrCat("LLVM has no x86-64 target: ", error));
   }
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      kTriple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_, llvm::CodeModel::Small,
-      llvm::CodeGenOptLevel::Default));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(kTriple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+                                  llvm::CodeModel::Small, llvm::CodeGenOptLevel::Default));
   if (machine == nullptr) {
     return absl::InternalError("LLVM could not create an x86-64 target machine");
   }
@@ -106,8 +106,7 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
   if (spec.api == GpuApi::kCuda && image.back() != '\0') {
     image.push_back('\0');
   }
-  llvm::Constant* image_data = llvm::ConstantDataArray::getRaw(
-      image, image.size(), i8);
+  llvm::Constant* image_data = llvm::ConstantDataArray::getRaw(image, image.size(), i8);
   auto* image_global =
       new llvm::GlobalVariable(*module, image_data->getType(), /*isConstant=*/true,
                                llvm::GlobalValue::PrivateLinkage, image_data, "tune_gpu_image");
@@ -118,9 +117,10 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
   llvm::StructType* module_type =
       llvm::StructType::create(context, {i32, i32, ptr, i64, ptr}, "tune_gpurt_module");
   llvm::Constant* module_init = llvm::ConstantStruct::get(
-      module_type, {llvm::ConstantInt::get(i32, TUNE_GPURT_ABI_VERSION),
-                    llvm::ConstantInt::get(i32, static_cast<int>(spec.api)), image_global,
-                    llvm::ConstantInt::get(i64, image.size()), llvm::ConstantPointerNull::get(ptr)});
+      module_type,
+      {llvm::ConstantInt::get(i32, TUNE_GPURT_ABI_VERSION),
+       llvm::ConstantInt::get(i32, static_cast<int>(spec.api)), image_global,
+       llvm::ConstantInt::get(i64, image.size()), llvm::ConstantPointerNull::get(ptr)});
   auto* module_global =
       new llvm::GlobalVariable(*module, module_type, /*isConstant=*/false,
                                llvm::GlobalValue::InternalLinkage, module_init, "tune_gpu_module");
@@ -143,8 +143,8 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
     }
     fn->getArg(stub.num_args)->setName("stream");
 
-    auto* name = b.CreateGlobalString(stub.kernel_name, StrCat(stub.func_name, ".kernel"), 0,
-                                      module.get());
+    auto* name =
+        b.CreateGlobalString(stub.kernel_name, StrCat(stub.func_name, ".kernel"), 0, module.get());
     auto make_dims = [&](const std::array<uint32_t, 3>& dims, const char* what) {
       llvm::Constant* init = Dims(context, dims);
       auto* g = new llvm::GlobalVariable(*module, init->getType(), true,

@@ -1,0 +1,272 @@
+#include "codegen/gpu_library.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "codegen/c_header.h"
+#include "codegen/ir/visitor.h"
+#include "codegen/llvm/cpu_backend.h"
+#include "codegen/llvm/host_stub.h"
+#include "common/extern_kernels.h"
+#include "common/files.h"
+#include "common/runtime_libs.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+class GpuLoopFinder : public ir::IrVisitor {
+ public:
+  bool found = false;
+  using ir::IrVisitor::Visit;
+  void Visit(const ir::For* op) override {
+    if (ir::IsGpuLoop(op->loop_kind)) {
+      found = true;
+      return;
+    }
+    ir::IrVisitor::Visit(op);
+  }
+};
+
+// libtune_gpurt.so in the runtime folder, or NotFound naming it.
+absl::StatusOr<std::string> GpuRuntimePath() {
+  const std::string path = StrCat(RuntimeLibraryDir(), "/", kGpuRuntimeLibrary);
+  if (access(path.c_str(), R_OK) != 0) {
+    return absl::NotFoundError(StrCat("the GPU runtime ", path,
+                                      " does not exist: build the tune_gpurt target, or set "
+                                      "TUNE_RUNTIME_DIR to the folder that holds ",
+                                      kGpuRuntimeLibrary));
+  }
+  return path;
+}
+
+// The device module and one host stub per GPU kernel: the stubs' object.
+absl::StatusOr<std::string> DeviceObject(const Target& target,
+                                         const std::vector<ir::LoweredFunc>& device,
+                                         const GpuModuleEmitter& emit, GpuLibraryBinary& out) {
+  GpuCodegenOptions options;
+  options.target = target;
+  ASSIGN_OR_RETURN(GpuModule module, emit(device, options));
+  const bool cuda = target.kind == TargetKind::kCuda;
+  const CodeFormat want = cuda ? CodeFormat::kPtx : CodeFormat::kHsaco;
+  if (module.format != want) {
+    return absl::InternalError(StrCat("the GPU backend returned ", CodeFormatName(module.format),
+                                      " for target '", target.ToString(), "', expected ",
+                                      CodeFormatName(want)));
+  }
+  std::map<std::string, GpuLaunch> launches;
+  for (const GpuKernel& kernel : module.kernels) {
+    launches[kernel.name] = kernel.launch;
+  }
+  HostStubModule stubs;
+  stubs.api = cuda ? GpuApi::kCuda : GpuApi::kHip;
+  for (const ir::LoweredFunc& func : device) {
+    auto it = launches.find(func.name);
+    if (it == launches.end()) {
+      return absl::InternalError(
+          StrCat("the GPU backend's module has no kernel '", func.name, "'"));
+    }
+    // The kernel keeps the function's name: its entry symbol lives in the image, not among the
+    // library's host symbols.
+    stubs.stubs.push_back({func.name, func.name, static_cast<int>(func.params.size()), it->second});
+    out.kernels.push_back({func.name, it->second});
+  }
+  stubs.image = module.code;
+  std::string stub_ir;
+  ASSIGN_OR_RETURN(std::string object, EmitHostStubObject(stubs, &stub_ir));
+  out.device_format = module.format;
+  out.device_code = std::move(module.code);
+  StrAppend(&out.llvm_ir, "; ----- device module (", target.ToString(), ") -----\n", module.llvm_ir,
+            "\n; ----- host stubs -----\n", stub_ir);
+  return object;
+}
+
+}  // namespace
+
+bool IsGpuKernel(const ir::LoweredFunc& func) {
+  GpuLoopFinder finder;
+  finder.VisitStmt(func.body);
+  return finder.found;
+}
+
+absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
+                                                const std::vector<ir::LoweredFunc>& funcs,
+                                                const std::string& soname,
+                                                const GpuModuleEmitter& emit) {
+  if (target.kind != TargetKind::kCuda && target.kind != TargetKind::kRocm) {
+    return absl::InvalidArgumentError(StrCat("target '", target.ToString(),
+                                             "': GPU libraries are built for 'cuda -arch=sm_NN' "
+                                             "or 'rocm -mcpu=gfxNNN' targets"));
+  }
+  if (funcs.empty()) {
+    return absl::InvalidArgumentError("no kernels to link into a GPU library");
+  }
+  std::set<std::string> names;
+  std::vector<ir::LoweredFunc> device;
+  std::vector<ir::LoweredFunc> host;
+  std::vector<std::string> symbols;
+  for (const ir::LoweredFunc& func : funcs) {
+    if (!IsCIdentifier(func.name) || !names.insert(func.name).second) {
+      return absl::InvalidArgumentError(StrCat(
+          "function name '", func.name, "' must be a C identifier used once in the library"));
+    }
+    (IsGpuKernel(func) ? device : host).push_back(func);
+    symbols.push_back(func.name);
+  }
+
+  GpuLibraryBinary out;
+  std::vector<std::string> objects;
+  std::vector<std::string> link_args = {StrCat("--soname=", soname)};
+  std::set<std::string> rpaths = {"$ORIGIN"};
+  if (!device.empty()) {
+    ASSIGN_OR_RETURN(std::string object, DeviceObject(target, device, emit, out));
+    objects.push_back(std::move(object));
+    ASSIGN_OR_RETURN(std::string runtime, GpuRuntimePath());
+    link_args.push_back(runtime);
+    rpaths.insert(fs::path(runtime).parent_path().string());
+    out.needed_libs.push_back(kGpuRuntimeLibrary);
+  }
+  if (!host.empty()) {
+    // Library kernels: host code with the GPU host ABI (their stream parameter comes from the
+    // IR), calling a vendor library through tune's runtime shim, which is linked like a CPU
+    // library's (DT_NEEDED, found through RUNPATH); other external libraries are the caller's.
+    CpuCodegenOptions cpu;
+    cpu.cpu = "x86-64";
+    std::string host_ir;
+    ASSIGN_OR_RETURN(std::string object, EmitCpuObject(host, cpu, &host_ir));
+    objects.push_back(std::move(object));
+    StrAppend(&out.llvm_ir, "; ----- host kernels -----\n", host_ir);
+    std::set<std::string> external;
+    for (const ir::LoweredFunc& func : host) {
+      external.insert(func.external_libs.begin(), func.external_libs.end());
+    }
+    for (const std::string& lib : external) {
+      const RuntimeLibrary* runtime = FindRuntimeLibraryByShim(lib);
+      if (runtime == nullptr) {
+        out.external_libs.push_back(lib);
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::string path, RuntimeLibraryPath(*runtime));
+      link_args.push_back(path);
+      rpaths.insert(fs::path(path).parent_path().string());
+      out.needed_libs.push_back(std::string(runtime->shim_file));
+    }
+  }
+  for (const std::string& rpath : rpaths) {
+    link_args.push_back(StrCat("-rpath=", rpath));
+  }
+
+  ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("tune-gpu-build-"));
+  std::vector<std::string> object_paths;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    object_paths.push_back(dir.File(StrCat("part", i, ".o")));
+    RETURN_IF_ERROR(WriteFileAtomically(object_paths.back(), objects[i]));
+  }
+  const std::string so_path = dir.File("library.so");
+  std::vector<std::string> linker_runtime;  // libgomp: never for GPU libraries' code
+  RETURN_IF_ERROR(LinkSharedObject(object_paths, link_args, so_path, &linker_runtime));
+  out.needed_libs.insert(out.needed_libs.end(), linker_runtime.begin(), linker_runtime.end());
+  for (const std::string& symbol : symbols) {
+    ASSIGN_OR_RETURN(bool defined, ElfDefinesSymbol(so_path, symbol));
+    if (!defined) {
+      return absl::InternalError(StrCat("the linked GPU library does not define ", symbol));
+    }
+  }
+  ASSIGN_OR_RETURN(out.shared_object, ReadFile(so_path));
+  return out;
+}
+
+absl::StatusOr<LibraryResult> BuildGpuLibrary(Compiler& compiler, const LowerOptions& lower,
+                                              const std::vector<KernelRequest>& requests,
+                                              const std::string& so_path,
+                                              const std::string& header_path,
+                                              const GpuModuleEmitter& emit) {
+  const Target& target = compiler.target();
+  if (requests.empty()) {
+    return absl::InvalidArgumentError("no kernels requested: give at least one workload");
+  }
+  LibraryResult result;
+  result.so_path = so_path;
+  result.header_path = header_path;
+  std::set<std::string> names;
+  std::vector<ir::LoweredFunc> funcs;
+  for (const KernelRequest& request : requests) {
+    LibraryKernel kernel{
+        request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
+        request.workload, KernelChoice{}, ""};
+    if (!IsCIdentifier(kernel.func_name)) {
+      return absl::InvalidArgumentError(StrCat("function name '", kernel.func_name,
+                                               "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+    }
+    if (!names.insert(kernel.func_name).second) {
+      return absl::InvalidArgumentError(
+          StrCat("function name '", kernel.func_name,
+                 "' is used twice: give each workload a distinct name"));
+    }
+    ASSIGN_OR_RETURN(kernel.choice, compiler.Choose(request, &kernel.origin));
+    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name);
+    if (tpl == nullptr || !tpl->build) {
+      return absl::UnimplementedError(
+          StrCat("template '", kernel.choice.template_name,
+                 "' has no IR builder (codegen plugins build CPU objects only): it cannot be part "
+                 "of a GPU library"));
+    }
+    // A GPU template's IR has GPU loops and becomes device code plus a host stub; a library
+    // template's IR is host code with the stream parameter (LinkGpuLibrary tells them apart).
+    ASSIGN_OR_RETURN(ir::LoweredFunc func,
+                     tpl->build(request.workload, target, kernel.choice.config, kernel.func_name));
+    ASSIGN_OR_RETURN(func, Lower(std::move(func), lower));
+    if (func.params.size() != request.workload.Arguments().size()) {
+      return absl::InternalError(StrCat("template '", tpl->name, "' built ", func.params.size(),
+                                        " parameters for '", request.workload.ToString(),
+                                        "', which has ", request.workload.Arguments().size(),
+                                        " arguments"));
+    }
+    funcs.push_back(std::move(func));
+    result.kernels.push_back(std::move(kernel));
+  }
+  ASSIGN_OR_RETURN(GpuLibraryBinary binary,
+                   LinkGpuLibrary(target, funcs, fs::path(so_path).filename().string(), emit));
+  result.needed_libs = binary.needed_libs;
+  result.external_libs = binary.external_libs;
+  result.llvm_ir = std::move(binary.llvm_ir);
+
+  std::map<std::string, GpuLaunch> launches;
+  for (const GpuKernel& kernel : binary.kernels) {
+    launches[kernel.name] = kernel.launch;
+  }
+  HeaderSpec spec;
+  spec.guard_name = fs::path(header_path).filename().string();
+  spec.library_name = fs::path(so_path).filename().string();
+  spec.target = target;
+  spec.needed_libs = result.needed_libs;
+  spec.external_libs = result.external_libs;
+  for (const LibraryKernel& k : result.kernels) {
+    HeaderKernel header{k.func_name,
+                        k.workload,
+                        k.choice.template_name,
+                        k.choice.template_version,
+                        ConfigToString(k.choice.config),
+                        k.origin};
+    if (auto it = launches.find(k.func_name); it != launches.end()) {
+      header.launch = it->second;
+    }
+    spec.kernels.push_back(std::move(header));
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(so_path, binary.shared_object));
+  absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
+  if (!header.ok()) {
+    std::error_code ec;
+    fs::remove(so_path, ec);
+    return header;
+  }
+  return result;
+}
+
+}  // namespace tune
