@@ -15,7 +15,8 @@ bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; 
 
 constexpr std::string_view kForms =
     "'llvm [-mcpu=<cpu>|native] [-threads=<n>] [-libs=openblas,dnnl,<extern kernel>]', "
-    "'cuda -arch=sm_<nn> [-libs=cublas,cudnn]' or 'rocm -mcpu=gfx<nnn> [-libs=rocblas,miopen]'";
+    "'cuda -arch=sm_<nn> [-libs=cublas,cudnn]' or "
+    "'rocm -mcpu=gfx<nnn> [-code-object-version=4|5] [-libs=rocblas,miopen]'";
 
 absl::Status Invalid(std::string_view text, std::string_view what) {
   return absl::InvalidArgumentError(
@@ -69,7 +70,7 @@ absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) 
   } else {
     return Invalid(text, StrCat("target kind '", words[0], "' is unknown (llvm, cuda, rocm)"));
   }
-  bool seen_cpu = false, seen_threads = false, seen_libs = false;
+  bool seen_cpu = false, seen_threads = false, seen_libs = false, seen_cov = false;
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view word = words[i];
     auto kv = SplitOnce(word, '=');
@@ -101,6 +102,17 @@ absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) 
         return Invalid(text, StrCat("-threads=", value, " is not an integer in [1, 4096]"));
       }
       t.threads = static_cast<int>(*threads);
+    } else if (key == "code-object-version" && t.kind == TargetKind::kRocm) {
+      if (seen_cov) {
+        return Invalid(text, "option -code-object-version is given twice");
+      }
+      seen_cov = true;
+      std::optional<int64_t> version = ParseInt(value);
+      if (!version || (*version != 4 && *version != 5)) {
+        return Invalid(text, StrCat("-code-object-version=", value,
+                                    " is not a supported HSA code object version (4, 5)"));
+      }
+      t.code_object_version = static_cast<int>(*version);
     } else if (key == "libs") {
       if (seen_libs) {
         return Invalid(text, "option -libs is given twice");
@@ -152,6 +164,9 @@ std::string Target::ToString() const {
       break;
     case TargetKind::kRocm:
       StrAppend(&out, " -mcpu=", cpu);
+      if (code_object_version != kDefaultCodeObjectVersion) {
+        StrAppend(&out, " -code-object-version=", code_object_version);
+      }
       break;
   }
   if (!libs.empty()) {

@@ -3,7 +3,8 @@
 //
 //   llvm -mcpu=znver4 -threads=1 [-libs=openblas,dnnl]   -> device key cpu/x86_64/znver4
 //   cuda -arch=sm_90 [-libs=cublas,cudnn]                 -> device key cuda/sm_90
-//   rocm -mcpu=gfx90a [-libs=rocblas,miopen]              -> device key rocm/gfx90a
+//   rocm -mcpu=gfx90a [-code-object-version=4|5] [-libs=rocblas,miopen]
+//                                                         -> device key rocm/gfx90a
 #pragma once
 
 #include <string>
@@ -18,12 +19,16 @@ enum class TargetKind : uint8_t { kLlvm, kCuda, kRocm };
 
 std::string_view TargetKindName(TargetKind kind);
 
+/// The HSA code object version rocm targets get unless -code-object-version says otherwise.
+inline constexpr int kDefaultCodeObjectVersion = 5;
+
 struct Target {
   TargetKind kind = TargetKind::kLlvm;
-  std::string cpu;                // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
-                                  // cuda: -arch (sm_NN)
-  int threads = 1;                // llvm: -threads (>= 1, default 1)
-  std::vector<std::string> libs;  // -libs, sorted and unique
+  std::string cpu;  // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
+                    // cuda: -arch (sm_NN)
+  int threads = 1;  // llvm: -threads (>= 1, default 1)
+  int code_object_version = kDefaultCodeObjectVersion;  // rocm: -code-object-version (4 or 5)
+  std::vector<std::string> libs;                        // -libs, sorted and unique
 
   /// Which -libs names Parse accepts.
   enum class Libs : uint8_t {
@@ -36,7 +41,8 @@ struct Target {
   /// InvalidArgument naming the part and the accepted form.
   static absl::StatusOr<Target> Parse(std::string_view text, Libs libs = Libs::kKnown);
 
-  /// The canonical text form: kind, then -mcpu/-arch, -threads (llvm), -libs (when any).
+  /// The canonical text form: kind, then -mcpu/-arch, -threads (llvm), -code-object-version
+  /// (rocm, when not the default), -libs (when any).
   std::string ToString() const;
 
   /// A copy with `-mcpu=native` replaced by this host's CPU name.

@@ -31,6 +31,37 @@ TEST(TargetTest, GpuTargetsMapToTheirDeviceKeys) {
   EXPECT_EQ(rocm->DeviceKey(), "rocm/gfx90a");
 }
 
+TEST(TargetTest, RocmCodeObjectVersionIsParsedAndPrintedOnlyWhenNotTheDefault) {
+  auto v5 = Target::Parse("rocm -mcpu=gfx90a");
+  ASSERT_TRUE(v5.ok()) << v5.status();
+  EXPECT_EQ(v5->code_object_version, 5);
+  EXPECT_EQ(v5->ToString(), "rocm -mcpu=gfx90a");
+  auto v4 = Target::Parse("rocm -mcpu=gfx942 -code-object-version=4");
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  EXPECT_EQ(v4->code_object_version, 4);
+  EXPECT_EQ(v4->ToString(), "rocm -mcpu=gfx942 -code-object-version=4");
+  auto again = Target::Parse(v4->ToString());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *v4);
+  EXPECT_EQ(Target::Parse("rocm -mcpu=gfx90a -code-object-version=5")->ToString(),
+            "rocm -mcpu=gfx90a");
+}
+
+TEST(TargetTest, CodeObjectVersionOutsideRocmOrUnsupportedIsRejectedNamingTheValues) {
+  auto bad = Target::Parse("rocm -mcpu=gfx90a -code-object-version=6");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("-code-object-version=6"), std::string_view::npos);
+  EXPECT_NE(bad.status().message().find("(4, 5)"), std::string_view::npos);
+  for (const char* other :
+       {"cuda -arch=sm_90 -code-object-version=5", "llvm -mcpu=znver4 -code-object-version=5",
+        "rocm -mcpu=gfx90a -code-object-version=4 -code-object-version=5"}) {
+    auto t = Target::Parse(other);
+    EXPECT_FALSE(t.ok()) << "'" << other << "' was accepted";
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(TargetTest, RejectsUnknownKindsOptionsAndLibraries) {
   for (const char* bad :
        {"", "opencl", "llvm -threads=0", "llvm -threads=x", "llvm -foo=1", "llvm -libs=cudnn",
