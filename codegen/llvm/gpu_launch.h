@@ -13,11 +13,12 @@ namespace tune {
 ///   - gpu_block loops come first: no gpu_block loop inside a gpu_thread loop, and no
 ///     gpu_thread loop or gpu_shared allocation outside the block loops;
 ///   - each axis is bound at most once by block loops and at most once by thread loops, and
-///     every path binds the same axes with the same extents;
+///     every loop on one axis has the same extent;
 ///   - gpu_shared allocations sit outside thread loops; barriers inside them;
 ///   - a barrier is not under a condition inside the thread loops (every thread must reach it);
 ///   - with `arch`: threads per block <= arch->max_threads_per_block and the static shared
-///     bytes (the sum of gpu_shared allocations, 4 bytes per element) <= the arch's limit.
+///     bytes (the sum of gpu_shared allocations, 4 bytes per element, each
+///     rounded up to 16 bytes) <= the arch's limit.
 /// Every violation is InvalidArgument naming the loop, buffer or limit and the value.
 absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch* arch = nullptr);
 

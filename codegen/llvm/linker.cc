@@ -1,6 +1,7 @@
 // LinkSharedObject: relocatable objects -> shared library, with ld.lld.
 #include <optional>
 
+#include "codegen/llvm/codegen_gpu.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "common/files.h"
 #include "common/status.h"
@@ -60,7 +61,40 @@ absl::StatusOr<bool> UsesOpenMp(const std::string& path) {
   return false;
 }
 
+absl::Status RunLinker(const std::string& linker, const std::vector<std::string>& args,
+                       const std::string& out_path) {
+  llvm::SmallString<128> log_path;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tune-lld", "log", log_path)) {
+    return absl::InternalError(StrCat("cannot create a temporary file: ", ec.message()));
+  }
+  std::vector<llvm::StringRef> arg_refs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log_path),
+                                                llvm::StringRef(log_path)};
+  std::string exec_error;
+  int rc = llvm::sys::ExecuteAndWait(linker, arg_refs, std::nullopt, redirects, 0, 0, &exec_error);
+  std::string log = ReadFile(std::string(log_path)).value_or("");
+  llvm::sys::fs::remove(log_path);
+  if (rc != 0) {
+    return absl::InternalError(StrCat("linking ", out_path, " failed (", linker, " exit ", rc,
+                                      exec_error.empty() ? "" : StrCat(", ", exec_error),
+                                      "): ", log));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+namespace llvm_backend {
+
+// An HSA code object is an ELF shared object of the AMDGPU target: the kernel descriptors
+// (<kernel>.kd) and the metadata note are already in the object; the link resolves its
+// relocations and gives it the layout the HIP runtime loads.
+absl::Status LinkHsaCodeObject(const std::string& object_path, const std::string& out_path) {
+  ASSIGN_OR_RETURN(std::string linker, FindLinker());
+  return RunLinker(linker, {linker, "-shared", "-o", out_path, object_path}, out_path);
+}
+
+}  // namespace llvm_backend
 
 absl::Status LinkSharedObject(const std::vector<std::string>& object_files,
                               const std::vector<std::string>& extra_libs,
@@ -95,22 +129,7 @@ absl::Status LinkSharedObject(const std::vector<std::string>& object_files,
     args.push_back(lib.find('/') != std::string::npos || lib[0] == '-' ? lib : StrCat("-l", lib));
   }
 
-  llvm::SmallString<128> log_path;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tune-lld", "log", log_path)) {
-    return absl::InternalError(StrCat("cannot create a temporary file: ", ec.message()));
-  }
-  std::vector<llvm::StringRef> arg_refs(args.begin(), args.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log_path),
-                                                llvm::StringRef(log_path)};
-  std::string exec_error;
-  int rc = llvm::sys::ExecuteAndWait(linker, arg_refs, std::nullopt, redirects, 0, 0, &exec_error);
-  std::string log = ReadFile(std::string(log_path)).value_or("");
-  llvm::sys::fs::remove(log_path);
-  if (rc != 0) {
-    return absl::InternalError(StrCat("linking ", out_path, " failed (", linker, " exit ", rc,
-                                      exec_error.empty() ? "" : StrCat(", ", exec_error),
-                                      "): ", log));
-  }
+  RETURN_IF_ERROR(RunLinker(linker, args, out_path));
   if (runtime_libs != nullptr) {
     runtime_libs->clear();
     if (openmp) {

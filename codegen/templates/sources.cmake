@@ -6,6 +6,8 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cpu_vector_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_blocked.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_library.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_gpu_tiled.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/library_call.cc
   ${CMAKE_CURRENT_LIST_DIR}/template.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_util.cc

@@ -7,6 +7,7 @@
 #include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/templates/gemm_cpu_library.h"
+#include "codegen/templates/gemm_gpu_tiled.h"
 #include "codegen/templates/ukernel_templates.h"
 #include "common/runtime_libs.h"
 #include "common/strings.h"
@@ -16,10 +17,14 @@ namespace {
 
 // Every template, best first within each (op, target kind): tune's own code, then the
 // libraries (which apply only to targets that name them).
-const std::array<const KernelTemplate*, 8>& Table() {
-  static const std::array<const KernelTemplate*, 8> table = {
-      &kGemmCpuBlocked,          &kConv2dCpuDirect, &kGemmCpuOpenblas, &kGemmCpuDnnl,
-      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,   &kGemmCpuUkernel,  &kConv2dCpuUkernel,
+// The GPU templates have one entry per target kind under one name (a kernel's template name
+// plus its target kind identify the builder).
+const std::array<const KernelTemplate*, 10>& Table() {
+  static const std::array<const KernelTemplate*, 10> table = {
+      &kGemmCpuBlocked,   &kConv2dCpuDirect,         &kGemmCpuOpenblas,
+      &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
+      &kGemmCpuUkernel,   &kConv2dCpuUkernel,        &kGemmGpuTiled,
+      &kGemmGpuTiledRocm,
   };
   return table;
 }

@@ -1,0 +1,329 @@
+// GPU expressions: IR expression -> LLVM value (the CPU backend's semantics; gathers and
+// scatters are per-lane accesses, dense accesses get the alignment KnownMultiple proves).
+#include <algorithm>
+#include <bit>
+#include <numeric>
+#include <optional>
+
+#include "codegen/ir/printer.h"
+#include "codegen/llvm/codegen_gpu.h"
+#include "common/strings.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace tune::llvm_backend {
+
+using ir::NodeKind;
+
+namespace {
+
+constexpr int64_t kMaxKnownMultiple = int64_t{1} << 20;
+
+std::optional<int64_t> ConstantDivisor(const ir::Expr& e) {
+  if (const auto* b = e.As<ir::Broadcast>()) {
+    return ConstantDivisor(b->value);
+  }
+  if (const auto* i = e.As<ir::IntImm>()) {
+    return i->value;
+  }
+  return std::nullopt;
+}
+
+// The largest power of two dividing v (v != 0), capped.
+int64_t PowerOfTwoPart(int64_t v) {
+  if (v == 0) {
+    return kMaxKnownMultiple;
+  }
+  auto u = static_cast<uint64_t>(v < 0 ? -v : v);
+  return std::min<int64_t>(kMaxKnownMultiple, int64_t{1} << std::countr_zero(u));
+}
+
+}  // namespace
+
+int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int64_t>& vars) {
+  switch (e.kind()) {
+    case NodeKind::kIntImm:
+      return PowerOfTwoPart(e.As<ir::IntImm>()->value);
+    case NodeKind::kVar: {
+      auto it = vars.find(e.As<ir::Variable>());
+      return it != vars.end() ? it->second : 1;
+    }
+    case NodeKind::kAdd: {
+      const auto* op = e.As<ir::Add>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case NodeKind::kSub: {
+      const auto* op = e.As<ir::Sub>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case NodeKind::kMul: {
+      const auto* op = e.As<ir::Mul>();
+      return std::min(kMaxKnownMultiple, KnownMultiple(op->a, vars) * KnownMultiple(op->b, vars));
+    }
+    case NodeKind::kCast: {
+      const auto* op = e.As<ir::Cast>();
+      return op->value.type().is_int() && e.type().is_int() ? KnownMultiple(op->value, vars) : 1;
+    }
+    default:
+      return 1;
+  }
+}
+
+void CodeGenGpu::Fail(absl::Status status) {
+  if (status_.ok()) {
+    status_ = std::move(status);
+  }
+}
+
+llvm::Type* CodeGenGpu::LlvmType(ir::Type t) {
+  llvm::Type* elem = nullptr;
+  switch (t.code()) {
+    case ir::TypeCode::kInt:
+    case ir::TypeCode::kUInt:
+      elem = builder_.getIntNTy(static_cast<unsigned>(t.bits()));
+      break;
+    case ir::TypeCode::kFloat:
+      elem = builder_.getFloatTy();
+      break;
+    case ir::TypeCode::kHandle:
+      elem = builder_.getPtrTy();
+      break;
+  }
+  if (t.is_scalar()) {
+    return elem;
+  }
+  return llvm::FixedVectorType::get(elem, static_cast<unsigned>(t.lanes()));
+}
+
+llvm::Value* CodeGenGpu::BufferBase(const ir::Buffer& buffer) {
+  auto it = buffers_.find(buffer.get());
+  if (it == buffers_.end()) {
+    Fail(absl::InternalError(StrCat("GPU codegen: buffer ", buffer.name(), " is not in scope")));
+    return llvm::PoisonValue::get(builder_.getPtrTy());
+  }
+  return it->second;
+}
+
+llvm::Align CodeGenGpu::DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base) {
+  int64_t buffer_align =
+      buffer.scope() == ir::MemoryScope::kGlobal ? kGpuParamAlignment : kGpuArrayAlignment;
+  int64_t bytes = std::min(buffer_align, 4 * KnownMultiple(base, multiples_));
+  return llvm::Align(static_cast<uint64_t>(std::max<int64_t>(4, bytes)));
+}
+
+llvm::Value* CodeGenGpu::Emit(const ir::Expr& e) {
+  switch (e.kind()) {
+    case NodeKind::kIntImm: {
+      const auto* op = e.As<ir::IntImm>();
+      return llvm::ConstantInt::get(LlvmType(op->type), static_cast<uint64_t>(op->value),
+                                    !op->type.is_bool());
+    }
+    case NodeKind::kFloatImm:
+      return llvm::ConstantFP::get(builder_.getFloatTy(), e.As<ir::FloatImm>()->value);
+    case NodeKind::kVar: {
+      const auto* op = e.As<ir::Variable>();
+      auto it = vars_.find(op);
+      if (it == vars_.end()) {
+        Fail(absl::InternalError(StrCat("GPU codegen: variable ", op->name, " is not in scope")));
+        return llvm::PoisonValue::get(LlvmType(op->type));
+      }
+      return it->second;
+    }
+    case NodeKind::kAdd:
+    case NodeKind::kSub:
+    case NodeKind::kMul:
+    case NodeKind::kDiv:
+    case NodeKind::kMod:
+    case NodeKind::kMin:
+    case NodeKind::kMax:
+    case NodeKind::kEQ:
+    case NodeKind::kNE:
+    case NodeKind::kLT:
+    case NodeKind::kLE:
+    case NodeKind::kGT:
+    case NodeKind::kGE:
+    case NodeKind::kAnd:
+    case NodeKind::kOr:
+      return EmitBinary(e);
+    case NodeKind::kNot:
+      return builder_.CreateNot(Emit(e.As<ir::Not>()->a));
+    case NodeKind::kSelect: {
+      const auto* op = e.As<ir::Select>();
+      llvm::Value* c = Emit(op->condition);
+      llvm::Value* t = Emit(op->true_value);
+      llvm::Value* f = Emit(op->false_value);
+      return builder_.CreateSelect(c, t, f);
+    }
+    case NodeKind::kCast:
+      return EmitCast(e.type(), e.As<ir::Cast>()->value);
+    case NodeKind::kBroadcast: {
+      const auto* op = e.As<ir::Broadcast>();
+      return builder_.CreateVectorSplat(static_cast<unsigned>(op->lanes), Emit(op->value));
+    }
+    case NodeKind::kRamp:
+      return EmitRamp(e.As<ir::Ramp>());
+    case NodeKind::kLoad:
+      return EmitLoad(e.As<ir::Load>());
+    case NodeKind::kFma: {
+      const auto* op = e.As<ir::Fma>();
+      llvm::Value* a = Emit(op->a);
+      llvm::Value* b = Emit(op->b);
+      llvm::Value* c = Emit(op->c);
+      return builder_.CreateIntrinsic(llvm::Intrinsic::fma, {LlvmType(op->type)}, {a, b, c});
+    }
+    case NodeKind::kCallExtern:
+      Fail(absl::UnimplementedError(
+          StrCat("GPU codegen: kernel ", func_name_, " calls the external function ",
+                 e.As<ir::CallExtern>()->symbol, "; GPU kernels cannot call host code")));
+      return llvm::PoisonValue::get(LlvmType(e.type()));
+    case NodeKind::kAddressOf:
+      Fail(absl::UnimplementedError(
+          StrCat("GPU codegen: kernel ", func_name_, " takes the address of ",
+                 e.As<ir::AddressOf>()->buffer.name(), " (only external calls use addresses)")));
+      return llvm::PoisonValue::get(builder_.getPtrTy());
+    case NodeKind::kStore:
+    case NodeKind::kFor:
+    case NodeKind::kBlock:
+    case NodeKind::kIfThenElse:
+    case NodeKind::kLetStmt:
+    case NodeKind::kAllocate:
+    case NodeKind::kEvaluate:
+    case NodeKind::kBarrier:
+      break;
+  }
+  Fail(absl::InternalError(StrCat("GPU codegen: statement kind ", ir::NodeKindName(e.kind()),
+                                  " used as an expression")));
+  return llvm::PoisonValue::get(builder_.getInt32Ty());
+}
+
+llvm::Value* CodeGenGpu::EmitBinary(const ir::Expr& e) {
+  const auto* op = static_cast<const ir::BinaryExprNode*>(e.get());
+  llvm::Value* a = Emit(op->a);
+  llvm::Value* b = Emit(op->b);
+  bool is_float = op->a.type().is_float();
+  switch (e.kind()) {
+    case NodeKind::kAdd:
+      return is_float ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b);
+    case NodeKind::kSub:
+      return is_float ? builder_.CreateFSub(a, b) : builder_.CreateSub(a, b);
+    case NodeKind::kMul:
+      return is_float ? builder_.CreateFMul(a, b) : builder_.CreateMul(a, b);
+    case NodeKind::kDiv:
+      return is_float ? builder_.CreateFDiv(a, b) : EmitFloorDivMod(a, b, op->b, true);
+    case NodeKind::kMod:
+      return EmitFloorDivMod(a, b, op->b, false);
+    case NodeKind::kMin:
+      return is_float ? builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b)
+                      : builder_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, b);
+    case NodeKind::kMax:
+      return is_float ? builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b)
+                      : builder_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, b);
+    case NodeKind::kEQ:
+      return is_float ? builder_.CreateFCmpOEQ(a, b) : builder_.CreateICmpEQ(a, b);
+    case NodeKind::kNE:
+      return is_float ? builder_.CreateFCmpUNE(a, b) : builder_.CreateICmpNE(a, b);
+    case NodeKind::kLT:
+      return is_float ? builder_.CreateFCmpOLT(a, b) : builder_.CreateICmpSLT(a, b);
+    case NodeKind::kLE:
+      return is_float ? builder_.CreateFCmpOLE(a, b) : builder_.CreateICmpSLE(a, b);
+    case NodeKind::kGT:
+      return is_float ? builder_.CreateFCmpOGT(a, b) : builder_.CreateICmpSGT(a, b);
+    case NodeKind::kGE:
+      return is_float ? builder_.CreateFCmpOGE(a, b) : builder_.CreateICmpSGE(a, b);
+    case NodeKind::kAnd:
+      return builder_.CreateAnd(a, b);
+    case NodeKind::kOr:
+      return builder_.CreateOr(a, b);
+    default:
+      break;
+  }
+  Fail(absl::InternalError("GPU codegen: not a binary node"));
+  return a;
+}
+
+llvm::Value* CodeGenGpu::EmitFloorDivMod(llvm::Value* a, llvm::Value* b, const ir::Expr& divisor,
+                                         bool is_div) {
+  llvm::Type* type = a->getType();
+  std::optional<int64_t> c = ConstantDivisor(divisor);
+  if (c && *c > 0 && (*c & (*c - 1)) == 0) {
+    int shift = std::countr_zero(static_cast<uint64_t>(*c));
+    return is_div ? builder_.CreateAShr(a, llvm::ConstantInt::get(type, shift))
+                  : builder_.CreateAnd(a, llvm::ConstantInt::get(type, *c - 1));
+  }
+  llvm::Value* zero = llvm::Constant::getNullValue(type);
+  llvm::Value* q = builder_.CreateSDiv(a, b);
+  llvm::Value* r = builder_.CreateSRem(a, b);
+  llvm::Value* adjust = builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
+                                           builder_.CreateICmpSLT(builder_.CreateXor(r, b), zero));
+  if (is_div) {
+    return builder_.CreateSub(q, builder_.CreateZExt(adjust, type));
+  }
+  return builder_.CreateAdd(r, builder_.CreateSelect(adjust, b, zero));
+}
+
+llvm::Value* CodeGenGpu::EmitCast(ir::Type to, const ir::Expr& value) {
+  ir::Type from = value.type();
+  llvm::Value* v = Emit(value);
+  llvm::Type* type = LlvmType(to);
+  if (from == to) {
+    return v;
+  }
+  if (to.is_bool()) {
+    llvm::Value* zero = llvm::Constant::getNullValue(v->getType());
+    return from.is_float() ? builder_.CreateFCmpUNE(v, zero) : builder_.CreateICmpNE(v, zero);
+  }
+  if (from.is_bool()) {
+    return to.is_float() ? builder_.CreateUIToFP(v, type) : builder_.CreateZExt(v, type);
+  }
+  if (from.is_int() && to.is_int()) {
+    return builder_.CreateSExtOrTrunc(v, type);
+  }
+  if (from.is_int() && to.is_float()) {
+    return builder_.CreateSIToFP(v, type);
+  }
+  if (from.is_float() && to.is_int()) {
+    return builder_.CreateFPToSI(v, type);
+  }
+  Fail(absl::InternalError(
+      StrCat("GPU codegen: cannot cast ", from.ToString(), " to ", to.ToString())));
+  return llvm::PoisonValue::get(type);
+}
+
+llvm::Value* CodeGenGpu::EmitRamp(const ir::Ramp* op) {
+  llvm::Type* elem = LlvmType(op->type.Element());
+  std::vector<llvm::Constant*> steps;
+  for (int i = 0; i < op->lanes; ++i) {
+    steps.push_back(llvm::ConstantInt::get(elem, static_cast<uint64_t>(i)));
+  }
+  auto lanes = static_cast<unsigned>(op->lanes);
+  llvm::Value* base = builder_.CreateVectorSplat(lanes, Emit(op->base));
+  llvm::Value* stride = builder_.CreateVectorSplat(lanes, Emit(op->stride));
+  return builder_.CreateAdd(base, builder_.CreateMul(stride, llvm::ConstantVector::get(steps)));
+}
+
+llvm::Value* CodeGenGpu::EmitLoad(const ir::Load* op) {
+  llvm::Type* type = LlvmType(op->type);
+  llvm::Value* base = BufferBase(op->buffer);
+  if (op->index.type().is_scalar()) {
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(op->index));
+    return builder_.CreateAlignedLoad(type, ptr, llvm::Align(4));
+  }
+  const auto* ramp = op->index.As<ir::Ramp>();
+  if (ramp != nullptr && ir::IsConst(ramp->stride, 1)) {
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(ramp->base));
+    return builder_.CreateAlignedLoad(type, ptr, DenseAlignment(op->buffer, ramp->base));
+  }
+  // A gather: GPUs load lane by lane.
+  llvm::Value* index = Emit(op->index);
+  llvm::Value* result = llvm::PoisonValue::get(type);
+  for (int i = 0; i < op->type.lanes(); ++i) {
+    llvm::Value* lane = builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, lane);
+    llvm::Value* value = builder_.CreateAlignedLoad(builder_.getFloatTy(), ptr, llvm::Align(4));
+    result = builder_.CreateInsertElement(result, value, static_cast<uint64_t>(i));
+  }
+  return result;
+}
+
+}  // namespace tune::llvm_backend

@@ -1,0 +1,278 @@
+#include "codegen/llvm/gpu_launch.h"
+
+#include <array>
+#include <optional>
+
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+constexpr std::array<char, 3> kAxisNames = {'x', 'y', 'z'};
+// CUDA's grid limits (y and z); x may reach 2^31 - 1. AMD's are looser.
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
+
+// One recursive walk over the statements with the context of the enclosing loops.
+class ShapeChecker {
+ public:
+  explicit ShapeChecker(const ir::LoweredFunc& func) : func_(func) {}
+
+  absl::Status Check() {
+    has_block_loops_ = HasBlockLoop(func_.body);
+    Walk(func_.body, Context{});
+    return status_;
+  }
+
+  std::array<std::optional<int64_t>, 3> grid;
+  std::array<std::optional<int64_t>, 3> block;
+  int64_t shared_bytes = 0;
+
+ private:
+  struct Context {
+    bool in_block = false;     // inside a gpu_block loop
+    bool in_thread = false;    // inside a gpu_thread loop
+    bool in_serial = false;    // inside a non-GPU loop
+    bool in_shared = false;    // inside a gpu_shared allocation
+    bool conditional = false;  // under an IfThenElse inside the thread loops
+    std::array<bool, 3> block_axes = {false, false, false};
+    std::array<bool, 3> thread_axes = {false, false, false};
+  };
+
+  static bool HasBlockLoop(const ir::Stmt& s) {
+    if (!s.defined()) {
+      return false;
+    }
+    switch (s.kind()) {
+      case ir::NodeKind::kFor: {
+        const auto* op = s.As<ir::For>();
+        return op->loop_kind == ir::LoopKind::kGpuBlock || HasBlockLoop(op->body);
+      }
+      case ir::NodeKind::kBlock:
+        for (const ir::Stmt& c : s.As<ir::Block>()->stmts) {
+          if (HasBlockLoop(c)) {
+            return true;
+          }
+        }
+        return false;
+      case ir::NodeKind::kIfThenElse: {
+        const auto* op = s.As<ir::IfThenElse>();
+        return HasBlockLoop(op->then_case) || HasBlockLoop(op->else_case);
+      }
+      case ir::NodeKind::kLetStmt:
+        return HasBlockLoop(s.As<ir::LetStmt>()->body);
+      case ir::NodeKind::kAllocate:
+        return HasBlockLoop(s.As<ir::Allocate>()->body);
+      default:
+        return false;
+    }
+  }
+
+  void Fail(std::string message) {
+    if (status_.ok()) {
+      status_ = absl::InvalidArgumentError(StrCat("GPU kernel ", func_.name, ": ", message));
+    }
+  }
+
+  void Walk(const ir::Stmt& s, Context ctx) {
+    if (!s.defined() || !status_.ok()) {
+      return;
+    }
+    switch (s.kind()) {
+      case ir::NodeKind::kFor:
+        WalkFor(s.As<ir::For>(), ctx);
+        return;
+      case ir::NodeKind::kBlock:
+        for (const ir::Stmt& c : s.As<ir::Block>()->stmts) {
+          Walk(c, ctx);
+        }
+        return;
+      case ir::NodeKind::kIfThenElse: {
+        const auto* op = s.As<ir::IfThenElse>();
+        Context inner = ctx;
+        inner.conditional = ctx.in_thread || ctx.conditional;
+        Walk(op->then_case, inner);
+        Walk(op->else_case, inner);
+        return;
+      }
+      case ir::NodeKind::kLetStmt:
+        Walk(s.As<ir::LetStmt>()->body, ctx);
+        return;
+      case ir::NodeKind::kAllocate:
+        WalkAllocate(s.As<ir::Allocate>(), ctx);
+        return;
+      case ir::NodeKind::kBarrier:
+        if (!ctx.in_thread) {
+          Fail(
+              "barrier() outside the gpu_thread loops: a barrier must sit inside the thread "
+              "loops, where every thread of the block reaches it");
+        } else if (ctx.conditional) {
+          Fail(
+              "barrier() under an if: every thread of the block must reach a barrier, so it "
+              "may not depend on a condition");
+        }
+        return;
+      case ir::NodeKind::kStore:
+        if (has_block_loops_ && !ctx.in_block) {
+          Fail(StrCat("store to ", s.As<ir::Store>()->buffer.name(),
+                      " outside the gpu_block loops: every thread of every block would run it; "
+                      "block loops must be outermost"));
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  void WalkFor(const ir::For* op, Context ctx) {
+    if (!ir::IsGpuLoop(op->loop_kind)) {
+      Context inner = ctx;
+      inner.in_serial = true;
+      Walk(op->body, inner);
+      return;
+    }
+    const bool is_block = op->loop_kind == ir::LoopKind::kGpuBlock;
+    const char axis = kAxisNames[static_cast<size_t>(op->thread_axis)];
+    std::string what = StrCat(ir::LoopKindName(op->loop_kind), " loop over ", op->var.name(),
+                              " (axis ", std::string(1, axis), ")");
+    std::optional<int64_t> min = ir::AsConstInt(op->min);
+    std::optional<int64_t> extent = ir::AsConstInt(op->extent);
+    if (!min || *min != 0) {
+      return Fail(StrCat(what, " must start at 0"));
+    }
+    if (!extent) {
+      return Fail(StrCat(what,
+                         " has a non-constant extent; GPU loops need constant extents "
+                         "(the launch geometry is read off them)"));
+    }
+    if (*extent < 1) {
+      return Fail(StrCat(what, " has extent ", *extent, "; GPU loops need an extent >= 1"));
+    }
+    auto axis_index = static_cast<size_t>(op->thread_axis);
+    Context inner = ctx;
+    if (is_block) {
+      if (ctx.in_thread) {
+        return Fail(StrCat(what,
+                           " is inside a gpu_thread loop; block loops must be outside "
+                           "the thread loops"));
+      }
+      if (ctx.in_serial || ctx.in_shared) {
+        return Fail(StrCat(what, " is inside a ",
+                           ctx.in_serial ? "serial loop"
+                                         : "gpu_shared "
+                                           "allocation",
+                           "; block loops must be outermost"));
+      }
+      if (ctx.block_axes[axis_index]) {
+        return Fail(StrCat(what, " binds axis ", std::string(1, axis),
+                           " a second time; each block axis may be bound once"));
+      }
+      inner.in_block = true;
+      inner.block_axes[axis_index] = true;
+    } else {
+      if (!ctx.in_block) {
+        return Fail(StrCat(what,
+                           " is outside the gpu_block loops; thread loops must be inside "
+                           "the block loops"));
+      }
+      if (ctx.thread_axes[axis_index]) {
+        return Fail(StrCat(what, " binds axis ", std::string(1, axis),
+                           " a second time; each thread axis may be bound once"));
+      }
+      inner.in_thread = true;
+      inner.thread_axes[axis_index] = true;
+    }
+    std::optional<int64_t>& slot = is_block ? grid[axis_index] : block[axis_index];
+    if (slot && *slot != *extent) {
+      return Fail(StrCat(what, " has extent ", *extent, " but another ",
+                         ir::LoopKindName(op->loop_kind), " loop on axis ", std::string(1, axis),
+                         " has extent ", *slot, "; every loop on one axis must have one extent"));
+    }
+    slot = *extent;
+    Walk(op->body, inner);
+  }
+
+  void WalkAllocate(const ir::Allocate* op, Context ctx) {
+    switch (op->buffer.scope()) {
+      case ir::MemoryScope::kGpuShared:
+        if (ctx.in_thread) {
+          return Fail(StrCat("gpu_shared allocation ", op->buffer.name(),
+                             " is inside the gpu_thread loops; shared arrays belong between the "
+                             "block and the thread loops"));
+        }
+        if (has_block_loops_ && !ctx.in_block) {
+          return Fail(StrCat("gpu_shared allocation ", op->buffer.name(),
+                             " is outside the gpu_block loops; shared arrays belong between the "
+                             "block and the thread loops"));
+        }
+        shared_bytes += (op->size * 4 + 15) / 16 * 16;  // each array 16-byte aligned
+        ctx.in_shared = true;
+        break;
+      case ir::MemoryScope::kGpuLocal:
+        break;
+      case ir::MemoryScope::kStack:
+      case ir::MemoryScope::kGlobal:
+        return Fail(StrCat("allocation ", op->buffer.name(), " in ",
+                           ir::MemoryScopeName(op->buffer.scope()),
+                           " memory; GPU kernels allocate gpu_shared or gpu_local memory"));
+    }
+    Walk(op->body, ctx);
+  }
+
+  const ir::LoweredFunc& func_;
+  bool has_block_loops_ = false;
+  absl::Status status_;
+};
+
+}  // namespace
+
+absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch* arch) {
+  if (!func.body.defined()) {
+    return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name, " has no body"));
+  }
+  ShapeChecker checker(func);
+  if (absl::Status status = checker.Check(); !status.ok()) {
+    return status;
+  }
+  GpuLaunch launch;
+  int64_t threads = 1;
+  for (size_t a = 0; a < 3; ++a) {
+    int64_t g = checker.grid[a].value_or(1);
+    int64_t b = checker.block[a].value_or(1);
+    int64_t max_grid = a == 0 ? kMaxGridX : kMaxGridYZ;
+    if (g > max_grid) {
+      return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name, ": grid axis ",
+                                               std::string(1, kAxisNames[a]), " has ", g,
+                                               " blocks; the limit is ", max_grid));
+    }
+    if (b > 1024) {
+      return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name, ": block axis ",
+                                               std::string(1, kAxisNames[a]), " has ", b,
+                                               " threads; the limit is 1024"));
+    }
+    launch.grid[a] = static_cast<uint32_t>(g);
+    launch.block[a] = static_cast<uint32_t>(b);
+    threads *= b;
+  }
+  if (arch != nullptr && threads > arch->max_threads_per_block) {
+    return absl::InvalidArgumentError(StrCat(
+        "GPU kernel ", func.name, ": ", threads, " threads per block (block=(", launch.block[0],
+        ",", launch.block[1], ",", launch.block[2], ")) exceed the max_threads_per_block limit of ",
+        arch->name, " (", arch->max_threads_per_block, ")"));
+  }
+  if (arch != nullptr && checker.shared_bytes > arch->max_shared_bytes_per_block) {
+    return absl::InvalidArgumentError(
+        StrCat("GPU kernel ", func.name, ": ", checker.shared_bytes,
+               " bytes of static shared memory (gpu_shared allocations) exceed the "
+               "max_shared_bytes_per_block limit of ",
+               arch->name, " (", arch->max_shared_bytes_per_block, " bytes)"));
+  }
+  if (checker.shared_bytes > UINT32_MAX) {
+    return absl::InvalidArgumentError(
+        StrCat("GPU kernel ", func.name, ": ", checker.shared_bytes, " bytes of shared memory"));
+  }
+  launch.static_shared_bytes = static_cast<uint32_t>(checker.shared_bytes);
+  return launch;
+}
+
+}  // namespace tune

@@ -1,0 +1,59 @@
+// A CPU simulator of GPU kernels written in the loop IR (test infrastructure of codegen): it
+// runs a kernel's `ir::LoweredFunc` on host buffers with the GPU execution model, so that GPU
+// schedule templates can be checked for correctness on machines without a GPU.
+//
+// The kernel has the GPU loop shape of codegen's GPU convention (block loops outermost,
+// gpu_shared allocations between block and thread loops, thread loops, per-thread code); IR
+// before or after the lowering pipeline is accepted, and so is CPU IR without GPU loops (it
+// runs as a single thread). Execution model:
+//   - blocks run one after the other (or spread over `GpuSimOptions::block_workers` threads);
+//   - the threads of a block (the product of the thread loop extents, at most
+//     `max_threads_per_block`) run the per-thread code as cooperative fibers switched at each
+//     Barrier: a Barrier is a rendezvous of every thread of the block;
+//   - gpu_shared allocations are per block, gpu_local and stack allocations per thread, and all
+//     of them start filled with NaN (a read of an unwritten element poisons the result);
+//   - integers as the IR defines them (int64/int32 wrap-around, floor Div/Mod), floats as
+//     float32, Fma as std::fma on float.
+//
+// Errors (absl::Status, naming the block and thread): an out-of-bounds access to any buffer
+// (naming the buffer, the index and the size), a Barrier not reached by every thread of the
+// block (some threads finished while others wait, or threads wait at different barriers), a
+// read of a gpu_shared element no thread has written yet, a data race on gpu_shared memory (two
+// threads of a block touch one element between two barriers and one of them writes), a GPU loop
+// shape outside the convention, division by zero, and CallExtern / AddressOf (external calls
+// are not simulated). Not modelled: memory coalescing, bank conflicts, timing, warps, atomics,
+// races on global memory.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "codegen/ir/ir.h"
+
+namespace tune {
+
+struct GpuSimOptions {
+  /// Threads that run blocks concurrently (1: blocks run one after the other on the caller's
+  /// thread). Results do not depend on it for race-free kernels.
+  int block_workers = 1;
+  /// Most threads a block may have (the product of the thread loop extents).
+  int64_t max_threads_per_block = 1024;
+  /// Report a read of a gpu_shared element that no thread of the block has written.
+  bool check_uninitialized_shared = true;
+  /// Report two threads of a block accessing one gpu_shared element between two barriers where
+  /// at least one access is a write.
+  bool check_shared_races = true;
+};
+
+/// Runs `func` on `args`, the host buffers of its parameters in order (the simulator's global
+/// memory; each span's size bounds the accesses to that buffer). InvalidArgument for an
+/// argument count that does not match the parameters and for IR outside the GPU convention;
+/// FailedPrecondition for a kernel fault (out-of-bounds access, divergent barrier, shared
+/// memory race or uninitialised read, division by zero); Unimplemented for external calls.
+/// On error, the buffers hold whatever the kernel wrote before the fault.
+absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::span<float>>& args,
+                          const GpuSimOptions& options = {});
+
+}  // namespace tune

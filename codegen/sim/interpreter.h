@@ -1,0 +1,132 @@
+// The evaluator behind the GPU IR simulator (codegen/sim/gpu_sim.h): executes loop-IR
+// statements and evaluates expressions for one thread of a simulated GPU block (or for the
+// block-level code around the thread loops), over simulated memory with bounds checks and
+// per-element tracking of gpu_shared accesses. What happens at the GPU loops and at Barrier is
+// delegated to ExecHooks, which gpu_sim.cc implements with fibers.
+//
+// Faults are thrown as SimError (caught by the simulator and turned into the returned status);
+// nothing here is part of codegen's public interface.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "codegen/ir/ir.h"
+#include "codegen/sim/gpu_sim.h"
+
+namespace tune::sim {
+
+/// One lane of a value: int32/int64/bool lanes use `i` (bool as 0/1), float32 lanes use `f`.
+union Lane {
+  int64_t i;
+  float f;
+};
+
+/// A scalar (one lane) or vector value of an IR type.
+struct Value {
+  ir::Type type;
+  absl::InlinedVector<Lane, 8> lanes;
+};
+
+/// A fault of the simulated kernel, or IR the simulator cannot run.
+struct SimError {
+  absl::Status status;
+};
+
+/// Thrown at a Barrier of a fiber that the simulator abandons (another thread faulted), to
+/// unwind the fiber's stack.
+struct CancelFiber {};
+
+/// Simulated memory of one buffer: a parameter (global), a gpu_shared array of one block, or a
+/// gpu_local / stack array of one thread.
+struct SimBuffer {
+  struct Cell {  // gpu_shared access tracking (epoch: barrier generation of the block)
+    int64_t write_epoch = -1;
+    int64_t read_epoch = -1;
+    int32_t writer = -1;
+    int32_t reader = -1;  // kManyReaders when several threads read in read_epoch
+  };
+  static constexpr int32_t kManyReaders = -2;
+
+  std::string name;
+  ir::MemoryScope scope = ir::MemoryScope::kGlobal;
+  int param_index = -1;  // global buffers: the parameter position
+  float* data = nullptr;
+  int64_t size = 0;
+  std::vector<float> storage;  // allocated buffers own their elements
+  std::vector<Cell> cells;     // gpu_shared with checks on: one per element
+};
+
+class Interpreter;
+
+/// What the simulator does at GPU loops and barriers.
+class ExecHooks {
+ public:
+  virtual ~ExecHooks() = default;
+  /// The outermost gpu_block loop reached by block-level code.
+  virtual void RunBlockLoop(Interpreter& parent, const ir::For* op) = 0;
+  /// A gpu_thread loop reached by block-level code: runs the block's threads over `op`.
+  virtual void RunThreads(Interpreter& parent, const ir::For* op) = 0;
+  /// A Barrier reached by a thread.
+  virtual void Barrier(Interpreter& thread, const ir::Barrier* op) = 0;
+};
+
+class Interpreter {
+ public:
+  /// A block-level interpreter with no bindings.
+  Interpreter(ExecHooks* hooks, const GpuSimOptions* options);
+  /// Copies share the bindings' buffers (not their elements).
+  Interpreter(const Interpreter&) = default;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  /// An interpreter for one thread of the block this (block-level) interpreter runs.
+  Interpreter ForkThread(const std::array<int64_t, 3>& thread_index,
+                         const std::array<int64_t, 3>& block_dims) const;
+  /// A block-level interpreter for another worker: the same bindings, its own barrier epoch.
+  Interpreter ForkBlockWorker() const;
+
+  void SetHooks(ExecHooks* hooks) { hooks_ = hooks; }
+  void BindBuffer(const ir::BufferNode* node, SimBuffer* buffer);
+  void Exec(const ir::Stmt& s);
+  Value Eval(const ir::Expr& e);
+
+  /// Runs iteration `value` of the gpu_block loop `op` (its body with the variable bound).
+  void RunBlockIteration(const ir::For* op, int64_t value);
+  /// Marks the end of a barrier interval of the block (a barrier or the end of thread loops).
+  void AdvanceEpoch() { ++*epoch_; }
+
+  bool in_threads() const { return in_threads_; }
+  /// "block (x, y, z), thread (x, y, z)".
+  std::string Location() const;
+  /// Throws SimError with `code` and "`message` at <location>".
+  [[noreturn]] void Fail(absl::StatusCode code, const std::string& message) const;
+
+ private:
+  Value LookupVar(const ir::Variable* var) const;
+  SimBuffer* LookupBuffer(const ir::BufferNode* node) const;
+  int64_t CheckedIndex(const SimBuffer& buffer, int64_t index, const char* access) const;
+  void TrackShared(SimBuffer& buffer, int64_t index, bool write) const;
+  Value EvalLoad(const ir::Load* op);
+  void ExecStore(const ir::Store* op);
+  void ExecFor(const ir::For* op);
+  void ExecAllocate(const ir::Allocate* op);
+
+  ExecHooks* hooks_;
+  const GpuSimOptions* options_;
+  std::vector<std::pair<const ir::Variable*, Value>> vars_;
+  std::vector<std::pair<const ir::BufferNode*, SimBuffer*>> buffers_;
+  bool in_threads_ = false;
+  bool in_block_loop_ = false;
+  std::array<int64_t, 3> block_index_{0, 0, 0};
+  std::array<int64_t, 3> thread_index_{0, 0, 0};
+  int32_t thread_id_ = 0;           // linear thread index in the block
+  std::shared_ptr<int64_t> epoch_;  // barrier generation of the block, shared by its threads
+};
+
+}  // namespace tune::sim

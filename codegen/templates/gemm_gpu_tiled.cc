@@ -1,0 +1,237 @@
+#include "codegen/templates/gemm_gpu_tiled.h"
+
+#include <algorithm>
+#include <string>
+
+#include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/template_util.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+using ir::Expr;
+
+struct GemmKnobs {
+  int64_t bm, bn, tm, tn, bk, stages, vec, splitk;
+};
+
+GemmKnobs KnobsOf(const Config& c) {
+  return {KnobValue(c, "bm"), KnobValue(c, "bn"),     KnobValue(c, "tm"),  KnobValue(c, "tn"),
+          KnobValue(c, "bk"), KnobValue(c, "stages"), KnobValue(c, "vec"), KnobValue(c, "splitk")};
+}
+
+MatmulTiling TilingOf(const GemmKnobs& k) {
+  MatmulTiling t;
+  t.bm = k.bm;
+  t.bn = k.bn;
+  t.bk = k.bk;
+  t.tm = k.tm;
+  t.tn = k.tn;
+  t.stages = k.stages;
+  t.splitk = k.splitk;
+  return t;
+}
+
+// Load widths: vec where the dimension and the tile keep every load's offset a multiple of it.
+int64_t LanesA(const GemmShape& g, const GemmKnobs& k) { return LanesDividing(k.vec, {g.k, k.bk}); }
+int64_t LanesB(const GemmShape& g, const GemmKnobs& k) { return LanesDividing(k.vec, {g.n, k.bn}); }
+
+ConfigSpace Space(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const GpuArch arch = GpuArchOrDefault(target);
+  ConfigSpace space;
+  space.AddKnob("bm", AtMost({1, 2, 4, 8, 16, 32, 64, 128, 256}, NextPow2(g.m), 1),
+                "rows of C per block");
+  space.AddKnob("bn", AtMost({1, 2, 4, 8, 16, 32, 64, 128, 256}, NextPow2(g.n), 1),
+                "columns of C per block");
+  space.AddKnob("tm", AtMost({1, 2, 4, 8}, NextPow2(g.m), 1),
+                "rows of the register tile of a thread");
+  space.AddKnob("tn", AtMost({1, 2, 4, 8}, NextPow2(g.n), 1),
+                "columns of the register tile of a thread");
+  space.AddKnob("bk", AtMost({4, 8, 16, 32, 64}, std::max<int64_t>(4, NextPow2(g.k)), 4),
+                "reduction step staged in shared memory");
+  space.AddKnob("stages", {1, 2}, "shared-memory buffers (2: load step k+1 while computing k)");
+  std::vector<int64_t> vecs = {1};
+  for (int64_t v : {2, 4}) {
+    if (g.k % v == 0 || g.n % v == 0) {
+      vecs.push_back(v);
+    }
+  }
+  space.AddKnob("vec", vecs, "elements per global load (A when K allows it, B when N allows it)");
+  space.AddKnob("splitk", AtMost({1, 2, 4, 8, 16}, std::max<int64_t>(4, NextPow2(g.k)), 1),
+                "thread groups that share each step's reduction (summed in shared memory)");
+  space.AddConstraint("bm % tm == 0",
+                      [](const Config& c) { return KnobValue(c, "bm") % KnobValue(c, "tm") == 0; });
+  space.AddConstraint("bn % tn == 0",
+                      [](const Config& c) { return KnobValue(c, "bn") % KnobValue(c, "tn") == 0; });
+  space.AddConstraint("bk % splitk == 0", [](const Config& c) {
+    return KnobValue(c, "bk") % KnobValue(c, "splitk") == 0;
+  });
+  space.AddConstraint("bk / splitk * tm * tn <= 4096 (size of the unrolled step)",
+                      [](const Config& c) {
+                        return KnobValue(c, "bk") / KnobValue(c, "splitk") * KnobValue(c, "tm") *
+                                   KnobValue(c, "tn") <=
+                               4096;
+                      });
+  const int64_t n = g.n;
+  space.AddConstraint("ceil(N / bn) <= 65535 (grid y)",
+                      [n](const Config& c) { return GpuCeilDiv(n, KnobValue(c, "bn")) <= 65535; });
+  AddGpuLimitConstraints(space, arch, [g](const Config& c) {
+    const GemmKnobs k = KnobsOf(c);
+    const MatmulTiling t = TilingOf(k);
+    GpuBlockCost cost;
+    if (k.bm % k.tm != 0 || k.bn % k.tn != 0) {
+      return cost;  // reported by the divisibility constraints
+    }
+    cost.threads = t.Threads();
+    cost.shared_bytes = t.SharedFloats() * 4;
+    cost.registers = t.Registers(LanesA(g, k), LanesB(g, k));
+    return cost;
+  });
+  return space;
+}
+
+// The preferred tilings, best first for large shapes; the default is the first valid one
+// that gives enough blocks to fill the GPU (or the one with the most blocks).
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const ConfigSpace space = Space(workload, target);
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  auto make = [&](int64_t bm, int64_t bn, int64_t tm, int64_t tn, int64_t bk, int64_t splitk) {
+    Config c;
+    c["bm"] = snap("bm", bm);
+    c["bn"] = snap("bn", bn);
+    c["tm"] = snap("tm", std::min(tm, c["bm"]));
+    c["tn"] = snap("tn", std::min(tn, c["bn"]));
+    c["bk"] = snap("bk", bk);
+    c["stages"] = 2;
+    c["vec"] = snap("vec", 4);
+    c["splitk"] = snap("splitk", std::min(splitk, c["bk"]));
+    return c;
+  };
+  std::vector<Config> presets;
+  if (g.m <= 16) {
+    // Skinny: the whole of M in one block row, narrow column tiles, the reduction split over
+    // thread groups so that a block has ~256 threads.
+    const int64_t bm = std::min<int64_t>(NextPow2(g.m), 16);
+    const int64_t tm = std::min<int64_t>(bm, 4);
+    for (int64_t bn : {32, 64, 128}) {
+      const int64_t tn = bn >= 128 ? 4 : (bn >= 64 ? 2 : 1);
+      const int64_t group = (bm / tm) * (bn / tn);
+      presets.push_back(make(bm, bn, tm, tn, 64, std::max<int64_t>(1, 256 / group)));
+    }
+  }
+  presets.push_back(make(128, 128, 8, 8, 8, 1));
+  presets.push_back(make(128, 64, 8, 8, 8, 1));
+  presets.push_back(make(64, 64, 8, 8, 8, 1));
+  presets.push_back(make(64, 64, 4, 4, 16, 1));
+  presets.push_back(make(32, 64, 4, 4, 16, 1));
+  presets.push_back(make(32, 32, 4, 4, 16, 1));
+  presets.push_back(make(16, 32, 2, 2, 16, 1));
+  auto blocks = [&](const Config& c) {
+    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn"));
+  };
+  const Config* most = nullptr;
+  for (const Config& c : presets) {
+    if (!space.IsValid(c)) {
+      continue;
+    }
+    if (blocks(c) >= 120) {
+      return c;
+    }
+    if (most == nullptr || blocks(c) > blocks(*most)) {
+      most = &c;
+    }
+  }
+  if (most != nullptr) {
+    return *most;
+  }
+  std::vector<Config> any = space.EnumerateValid(1);
+  TUNE_CHECK(!any.empty()) << "gemm.gpu.tiled has no valid config for " << workload.ToString();
+  return any.front();
+}
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  const KernelTemplate& tpl = target.kind == TargetKind::kRocm ? kGemmGpuTiledRocm : kGemmGpuTiled;
+  RETURN_IF_ERROR(CheckBuildRequest(tpl, workload, target, config));
+  const GemmShape& g = workload.gemm();
+  const GemmKnobs k = KnobsOf(config);
+  ir::Buffer a("A"), b("B"), bias("bias"), c("C");
+  MatmulProblem p;
+  p.m = g.m;
+  p.n = g.n;
+  p.k = g.k;
+  const bool full_m = g.m % k.bm == 0, full_n = g.n % k.bn == 0, full_k = g.k % k.bk == 0;
+  const int64_t lanes_a = LanesA(g, k), lanes_b = LanesB(g, k);
+  p.a.lanes = lanes_a;
+  p.a.vector_along_k = true;
+  p.a.load = [=](const std::vector<ir::Var>&, const Expr& m, const Expr& kk) -> Expr {
+    const int lanes = static_cast<int>(lanes_a);
+    if (full_m && full_k) {
+      return ir::Load::Make(a, m * g.k + kk, lanes);
+    }
+    Expr row = full_m ? m : ir::Min::Make(m, g.m - 1);
+    Expr col = full_k ? kk : ir::Min::Make(kk, g.k - lanes);
+    Expr in = full_m ? (kk < g.k) : (full_k ? (m < g.m) : (m < g.m && kk < g.k));
+    return ir::Select::Make(in, ir::Load::Make(a, row * g.k + col, lanes),
+                            ir::BroadcastTo(Expr(0.0f), lanes));
+  };
+  p.b.lanes = lanes_b;
+  p.b.vector_along_k = false;
+  p.b.load = [=](const std::vector<ir::Var>&, const Expr& n, const Expr& kk) -> Expr {
+    const int lanes = static_cast<int>(lanes_b);
+    if (full_n && full_k) {
+      return ir::Load::Make(b, kk * g.n + n, lanes);
+    }
+    Expr row = full_k ? kk : ir::Min::Make(kk, g.k - 1);
+    Expr col = full_n ? n : ir::Min::Make(n, g.n - lanes);
+    Expr in = full_k ? (n < g.n) : (full_n ? (kk < g.k) : (kk < g.k && n < g.n));
+    return ir::Select::Make(in, ir::Load::Make(b, row * g.n + col, lanes),
+                            ir::BroadcastTo(Expr(0.0f), lanes));
+  };
+  p.out.lanes = LanesDividing(4, {g.n});
+  p.out.contiguous_along_m = false;
+  p.out.index = [n = g.n](const Expr& m, const Expr& col) { return m * n + col; };
+  p.out_buffer = c;
+  p.epilogue = workload.epilogue();
+  p.bias = bias;
+
+  ir::LoweredFunc func;
+  func.name = std::string(func_name);
+  func.params = {a, b};
+  if (EpilogueHasBias(workload.epilogue())) {
+    func.params.push_back(bias);
+  }
+  func.params.push_back(c);
+  func.body = BuildTiledMatmul(p, TilingOf(k));
+  return func;
+}
+
+}  // namespace
+
+const KernelTemplate kGemmGpuTiled = {
+    .name = "gemm.gpu.tiled",
+    .version = 1,
+    .op = OpKind::kGemm,
+    .target_kind = TargetKind::kCuda,
+    .space = &Space,
+    .default_config = &DefaultConfig,
+    .build = &Build,
+};
+
+const KernelTemplate kGemmGpuTiledRocm = {
+    .name = "gemm.gpu.tiled",
+    .version = 1,
+    .op = OpKind::kGemm,
+    .target_kind = TargetKind::kRocm,
+    .space = &Space,
+    .default_config = &DefaultConfig,
+    .build = &Build,
+};
+
+}  // namespace tune

@@ -1,0 +1,118 @@
+// Pieces shared by the GPU schedule templates: the GPU limits every space is checked against,
+// and the tiled-matmul kernel skeleton (block tile staged through shared memory, a register
+// tile of accumulators per thread, optional double buffering and intra-block split-K, fused
+// epilogue at store time) that gemm.gpu.tiled and conv2d.gpu.implicit_gemm instantiate with
+// their own operand gathers and output mapping.
+//
+// The kernels follow the GPU loop-IR convention of codegen/ir/ir.h: block loops outermost,
+// shared arrays between block and thread loops, one thread loop (axis 0), per-thread code
+// inside, barriers reached by every thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/ir/ir.h"
+#include "common/gpu_arch.h"
+#include "common/target.h"
+#include "common/workload.h"
+#include "search/config_space.h"
+
+namespace tune {
+
+int64_t GpuCeilDiv(int64_t a, int64_t b);
+/// The smallest power of two >= n (n >= 1).
+int64_t NextPow2(int64_t n);
+
+/// The arch of a cuda/rocm target; sm_90's entry for anything else (spaces are asked for by
+/// code that has already checked the target kind; the build rejects a wrong target).
+GpuArch GpuArchOrDefault(const Target& target);
+
+/// What a config of a GPU template costs per block, for the limit constraints.
+struct GpuBlockCost {
+  int64_t threads = 1;
+  int64_t shared_bytes = 0;
+  int64_t registers = 0;  // estimated 32-bit registers per thread
+};
+
+/// The register budget of a thread: the arch's maximum, capped at 128 so that two blocks of
+/// 256 threads fit one multiprocessor.
+int64_t RegisterBudget(const GpuArch& arch);
+
+/// Adds the constraints every GPU template shares, each described with the limit it checks:
+/// threads per block <= max_threads_per_block and a multiple of warp_size (or fewer than a
+/// warp), static shared bytes <= max_shared_bytes_per_block, estimated registers per thread
+/// <= RegisterBudget(arch).
+void AddGpuLimitConstraints(ConfigSpace& space, const GpuArch& arch,
+                            std::function<GpuBlockCost(const Config&)> cost);
+
+/// One operand tile of the matmul, stored in shared memory as S[k][x] (row stride padded),
+/// where x is the tile's row (M, for A) or column (N, for B).
+struct MatmulOperand {
+  /// Elements per global load (1, 2 or 4).
+  int64_t lanes = 1;
+  /// True: the `lanes` elements of one load are consecutive along k (A row-major); false:
+  /// along x (B row-major, or a gather with lanes 1). It also orders the copy: the vector
+  /// dimension varies fastest across threads.
+  bool vector_along_k = false;
+  /// Lets that depend only on the global x coordinate of a load (hoisted out of the k loop),
+  /// e.g. the image and pixel of an im2col row; may be empty.
+  std::function<std::vector<std::pair<ir::Var, ir::Expr>>(const ir::Expr& x)> x_lets;
+  /// The `lanes` elements at global (k, x) (consecutive along the vector dimension), zero
+  /// where they fall outside the operand; `vars` are the x_lets' variables. Must never read
+  /// out of bounds (clamp indices).
+  std::function<ir::Expr(const std::vector<ir::Var>& vars, const ir::Expr& x, const ir::Expr& k)>
+      load;
+};
+
+/// The tiling of one block: a bm x bn output tile per block, tm x tn per thread, bk of the
+/// reduction per step, 1 or 2 shared-memory stages, and `splitk` groups of threads that
+/// share the reduction of each step (summed through shared memory at the end).
+struct MatmulTiling {
+  int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, stages = 1, splitk = 1;
+  /// True: consecutive threads take consecutive row groups (for outputs contiguous along M);
+  /// false: consecutive column groups (outputs contiguous along N).
+  bool rows_fastest = false;
+
+  int64_t ThreadsM() const { return bm / tm; }
+  int64_t ThreadsN() const { return bn / tn; }
+  int64_t Threads() const { return ThreadsM() * ThreadsN() * splitk; }
+  /// Row strides of the shared tiles (padded by 4 against bank conflicts of the transposed
+  /// stores when a tile is wide).
+  int64_t SharedStrideA() const;
+  int64_t SharedStrideB() const;
+  int64_t SharedFloats() const;
+  /// Estimated registers per thread for operands with these load widths.
+  int64_t Registers(int64_t lanes_a, int64_t lanes_b) const;
+};
+
+/// Stores one output element group: `value` (lanes consecutive along N when the output is
+/// N-contiguous, along M otherwise) at global (m, n); the epilogue is already applied.
+struct MatmulOutput {
+  /// Lanes per store along the contiguous dimension (1, 2 or 4); a store of several lanes
+  /// covers columns n..n+lanes-1 (or rows m..m+lanes-1 with contiguous_along_m).
+  int64_t lanes = 1;
+  bool contiguous_along_m = false;
+  /// The element index of output (m, n) in the output buffer.
+  std::function<ir::Expr(const ir::Expr& m, const ir::Expr& n)> index;
+};
+
+struct MatmulProblem {
+  int64_t m = 0, n = 0, k = 0;
+  MatmulOperand a, b;
+  MatmulOutput out;
+  ir::Buffer out_buffer;
+  Epilogue epilogue = Epilogue::kNone;
+  ir::Buffer bias;  // bias[n], read when the epilogue has one
+};
+
+/// The kernel body (block loops down) of C = epilogue(A x B) with the tiling.
+ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tiling);
+
+/// The largest of 4, 2, 1 that is <= `want` and divides every value of `divides`.
+int64_t LanesDividing(int64_t want, const std::vector<int64_t>& divides);
+
+}  // namespace tune

@@ -1,0 +1,145 @@
+// The GPU schedule templates: every default config and random configs of their spaces build
+// IR that verifies and lowers for CUDA and ROCm archs, across square, skinny, odd GEMMs and
+// ResNet-50 conv layers; configs beyond the GPU limits are rejected naming the limit.
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/printer.h"
+#include "codegen/ir/verifier.h"
+#include "codegen/lower.h"
+#include "codegen/templates/template.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tune {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char* const kTargets[] = {"cuda -arch=sm_90", "cuda -arch=sm_80", "rocm -mcpu=gfx90a"};
+
+const char* const kGemms[] = {
+    "gemm:M=256,N=256,K=256",
+    "gemm:M=1024,N=1024,K=1024",
+    "gemm:M=1,N=1000,K=333",
+    "gemm:M=7,N=4096,K=512,epilogue=bias",
+    "gemm:M=100,N=1000,K=333,epilogue=bias_relu",
+    "gemm:M=33,N=65,K=17,epilogue=relu",
+    "gemm:M=1,N=1,K=1",
+};
+
+const char* const kConvs[] = {
+    "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
+    "conv2d:N=8,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,epilogue=bias_relu",
+    "conv2d:N=1,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1,epilogue=relu",
+    "conv2d:N=8,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,epilogue=bias",
+    "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1",
+};
+
+// Builds, verifies and lowers one config; returns the failure text or "".
+std::string BuildAndLower(const KernelTemplate& tpl, const Workload& w, const Target& t,
+                          const Config& c) {
+  absl::StatusOr<ir::LoweredFunc> built = tpl.build(w, t, c, DefaultFunctionName(w));
+  if (!built.ok()) {
+    return std::string(built.status().message());
+  }
+  if (absl::Status s = ir::Verify(*built); !s.ok()) {
+    return std::string(s.message());
+  }
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(*std::move(built));
+  if (!lowered.ok()) {
+    return std::string(lowered.status().message());
+  }
+  return "";
+}
+
+const KernelTemplate* GpuTemplate(std::string_view name, const Target& target, const Workload& w) {
+  for (const KernelTemplate* t : TemplatesFor(w, target)) {
+    if (t->name == name) {
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+void CheckTemplate(std::string_view name, const std::vector<std::string>& workloads, int random) {
+  for (const char* target_text : kTargets) {
+    Target target = *Target::Parse(target_text);
+    for (const std::string& text : workloads) {
+      Workload w = *Workload::Parse(text);
+      const KernelTemplate* tpl = GpuTemplate(name, target, w);
+      ASSERT_NE(tpl, nullptr) << name << " not listed for " << target_text << " " << text;
+      ConfigSpace space = tpl->space(w, target);
+      Config def = tpl->default_config(w, target);
+      ASSERT_TRUE(space.IsValid(def)) << ConfigToString(def) << ": " << space.Validate(def);
+      EXPECT_EQ(BuildAndLower(*tpl, w, target, def), "")
+          << target_text << " " << text << " default " << ConfigToString(def);
+      std::mt19937_64 rng(7);
+      for (int i = 0; i < random; ++i) {
+        std::optional<Config> c = space.Sample(rng);
+        ASSERT_TRUE(c.has_value()) << "no valid config sampled for " << text;
+        EXPECT_EQ(BuildAndLower(*tpl, w, target, *c), "")
+            << target_text << " " << text << " " << ConfigToString(*c);
+      }
+    }
+  }
+}
+
+TEST(GemmGpuTiled, DefaultAndRandomConfigsVerifyAndLower) {
+  CheckTemplate("gemm.gpu.tiled", {std::begin(kGemms), std::end(kGemms)}, 20);
+}
+
+TEST(GemmGpuTiled, DefaultForLargeShapesIsTheClassicTile) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload w = *Workload::Parse("gemm:M=4096,N=4096,K=4096");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  Config c = tpl->default_config(w, target);
+  EXPECT_EQ(ConfigToString(c),
+            R"({"bk":8,"bm":128,"bn":128,"splitk":1,"stages":2,"tm":8,"tn":8,"vec":4})");
+}
+
+TEST(GemmGpuTiled, ConfigsBeyondTheLimitsAreRejectedNamingTheLimit) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload w = *Workload::Parse("gemm:M=1024,N=1024,K=1024");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  ConfigSpace space = tpl->space(w, target);
+  // 256 x 256 / (1 x 1) threads.
+  Config threads = {{"bm", 256}, {"bn", 256},   {"tm", 1},  {"tn", 1},
+                    {"bk", 8},   {"stages", 1}, {"vec", 4}, {"splitk", 1}};
+  EXPECT_THAT(space.Validate(threads).message(), HasSubstr("max_threads_per_block (1024)"));
+  // 2 stages of 64 x (256 + 260) floats: 258 KiB of shared memory.
+  Config shared = {{"bm", 256}, {"bn", 256},   {"tm", 8},  {"tn", 8},
+                   {"bk", 64},  {"stages", 2}, {"vec", 4}, {"splitk", 1}};
+  EXPECT_THAT(space.Validate(shared).message(), HasSubstr("max_shared_bytes_per_block"));
+  // 8 x 8 accumulators over 16 threads: the staged loads alone blow the register budget.
+  Config regs = {{"bm", 32}, {"bn", 32},    {"tm", 8},  {"tn", 8},
+                 {"bk", 64}, {"stages", 2}, {"vec", 4}, {"splitk", 1}};
+  EXPECT_THAT(space.Validate(regs).message(), HasSubstr("registers per thread"));
+  // 3 x 16 threads: not a whole number of warps.
+  Config warp = {{"bm", 16}, {"bn", 64},    {"tm", 4},  {"tn", 4},
+                 {"bk", 8},  {"stages", 2}, {"vec", 4}, {"splitk", 1}};
+  warp["bm"] = 8;
+  warp["tm"] = 2;
+  warp["bn"] = 64;
+  warp["tn"] = 8;
+  warp["splitk"] = 1;
+  // 4 x 8 = 32 threads is fine; 2 groups of 4 x 8 = 64 too; 8 / 2 x 64 / 8 x 2 ...
+  EXPECT_TRUE(space.Validate(warp).ok()) << space.Validate(warp);
+}
+
+TEST(GemmGpuTiled, IsListedForCudaAndRocmUnderOneName) {
+  Workload w = *Workload::Parse("gemm:M=64,N=64,K=64");
+  for (const char* text : {"cuda -arch=sm_90", "rocm -mcpu=gfx942"}) {
+    Target target = *Target::Parse(text);
+    std::vector<const KernelTemplate*> list = TemplatesFor(w, target);
+    ASSERT_FALSE(list.empty()) << text;
+    EXPECT_EQ(list.front()->name, "gemm.gpu.tiled") << text;
+    EXPECT_EQ(list.front()->target_kind, target.kind) << text;
+  }
+}
+
+}  // namespace
+}  // namespace tune
