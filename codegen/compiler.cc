@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/c_header.h"
+#include "codegen/gpu_library.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "common/artifact_hash.h"
 #include "common/extern_kernels.h"
@@ -217,10 +218,8 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
                                                      const std::string& so_path,
                                                      const std::string& header_path) {
   if (target_.kind != TargetKind::kLlvm) {
-    return absl::InvalidArgumentError(
-        StrCat("target '", target_.ToString(),
-               "': kernel libraries are built for CPU targets only ('llvm -mcpu=<cpu> "
-               "-threads=<n>')"));
+    // cuda / rocm: device code plus host stubs (codegen/gpu_library.h).
+    return BuildGpuLibrary(*this, lower_, requests, so_path, header_path, EmitGpuModule);
   }
   if (requests.empty()) {
     return absl::InvalidArgumentError("no kernels requested: give at least one workload");

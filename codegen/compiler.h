@@ -82,9 +82,9 @@ struct LibraryResult {
 
 class Compiler {
  public:
-  /// `target` must be a CPU (llvm) target; `lookup` may be empty (every kernel then uses its
-  /// template's default config). `lower` is passed to the lowering pipeline of every kernel
-  /// (e.g. to print the IR after each stage).
+  /// `target` is a CPU (llvm) or GPU (cuda, rocm) target; `lookup` may be empty (every kernel then
+  /// uses its template's default config). `lower` is passed to the lowering pipeline of every
+  /// kernel (e.g. to print the IR after each stage).
   Compiler(Target target, BestConfigLookup lookup = nullptr, LowerOptions lower = {});
 
   const Target& target() const { return target_; }
@@ -105,7 +105,9 @@ class Compiler {
   absl::StatusOr<KernelChoice> Choose(const KernelRequest& request, std::string* origin = nullptr);
 
   /// Chooses a config per kernel, builds them all into ONE shared library at `so_path` and
-  /// writes a C header documenting each function to `header_path`. Function names must be
+  /// writes a C header documenting each function to `header_path`. For a cuda or rocm target
+  /// the library is a host library with the GPU host ABI (device pointers and a stream) that
+  /// embeds one device module (codegen/gpu_library.h). Function names must be
   /// distinct C identifiers (InvalidArgument otherwise); unwritable paths are errors naming
   /// the path. Nothing is left at `so_path` or `header_path` when the build fails.
   absl::StatusOr<LibraryResult> BuildLibrary(const std::vector<KernelRequest>& requests,

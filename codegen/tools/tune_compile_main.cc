@@ -1,5 +1,8 @@
 // tune-compile: builds one shared library plus a C header from workloads, using the best
 // configs recorded in a tuning log (or each template's default config when none is recorded).
+// For a GPU target ('cuda -arch=sm_90', 'rocm -mcpu=gfx90a') the library is host code that
+// embeds the device code and exports `int NAME(<device pointers>, void* stream)`; it links
+// libtune_gpurt.so (build/lib or lib/ beside bin/, TUNE_RUNTIME_DIR).
 //
 //   tune-compile --db tuning.db --target 'llvm -mcpu=native -threads=1'
 //       --workload 'gemm:M=512,N=512,K=512' [--workload ...] [--name NAME]... [--config JSON]...
@@ -133,12 +136,6 @@ int Run(const Flags& flags) {
     Fail(StrCat("--target: ", std::string(target.status().message())));
     return kExitUsage;
   }
-  if (target->kind != TargetKind::kLlvm) {
-    Fail(StrCat("--target '", flags.target,
-                "': tune-compile builds CPU kernel libraries only; accepted form: "
-                "'llvm [-mcpu=<cpu>|native] [-threads=<n>]'"));
-    return kExitUsage;
-  }
   absl::StatusOr<std::vector<KernelRequest>> requests = ParseRequests(flags);
   if (!requests.ok()) {
     Fail(std::string(requests.status().message()));
@@ -192,7 +189,11 @@ int main(int argc, char** argv) {
   app.add_option("--db", flags.db,
                  "SQLite tuning log to take the best configs from (optional; without it, or "
                  "when the file does not exist, each kernel uses its template's default config)");
-  app.add_option("--target", flags.target, "target, e.g. 'llvm -mcpu=native -threads=1'")
+  app.add_option("--target", flags.target,
+                 "target, e.g. 'llvm -mcpu=native -threads=1', 'cuda -arch=sm_90' or "
+                 "'rocm -mcpu=gfx90a'. GPU targets build a host library that embeds the device "
+                 "code (PTX / HSA code object), takes device pointers and a stream (void*, NULL = "
+                 "the default stream) after them, and links libtune_gpurt.so")
       ->required();
   app.add_option("--workload", flags.workloads,
                  "workload, e.g. 'gemm:M=512,N=512,K=512' or "
