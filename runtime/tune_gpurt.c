@@ -59,6 +59,8 @@ static int g_cuda_ready; /* 1 once g_cuda is loaded and cuInit succeeded (under 
 static hip_api g_hip;
 static int g_hip_ready;
 
+static uint64_t g_module_loads; /* written under g_lock, read atomically */
+
 static _Thread_local char t_error[1024];
 
 static int32_t fail(int32_t code, const char* format, ...) {
@@ -70,6 +72,10 @@ static int32_t fail(int32_t code, const char* format, ...) {
 }
 
 const char* tune_gpurt_last_error(void) { return t_error; }
+
+uint64_t tune_gpurt_module_loads(void) {
+  return __atomic_load_n(&g_module_loads, __ATOMIC_RELAXED);
+}
 
 /* A cached function handle of one loaded module. */
 typedef struct function_entry {
@@ -301,6 +307,7 @@ static int32_t load_module(tune_gpurt_module* module, drv_handle key, loaded_mod
   loaded->module = handle;
   loaded->next = (loaded_module*)module->state;
   STORE_RELEASE(module->state, (void*)loaded);
+  __atomic_add_fetch(&g_module_loads, 1, __ATOMIC_RELAXED);
   *out = loaded;
   return TUNE_GPURT_OK;
 }

@@ -84,6 +84,10 @@ TUNE_GPURT_EXPORT int32_t tune_gpurt_launch(tune_gpurt_module* module, const cha
  * valid until this thread's next call into the runtime. */
 TUNE_GPURT_EXPORT const char* tune_gpurt_last_error(void);
 
+/* How many device modules this process has loaded so far (every library, context and device
+ * counted once): a program can check that concurrent first calls loaded a module once. */
+TUNE_GPURT_EXPORT uint64_t tune_gpurt_module_loads(void);
+
 #ifdef __cplusplus
 }
 #endif
