@@ -17,6 +17,16 @@
 # micro-kernel's library (EXTERN_KERNELS) is called but not linked: link it into the consumer
 # too, or load it before the kernel library. The header lists both kinds.
 #
+# GPU targets: with TARGET_STRING "cuda -arch=sm_90" or "rocm -mcpu=gfx90a" the library is host
+# code that embeds the device code (PTX / HSA code object) and exports
+# `int NAME(<device pointers>, void* stream)` (see the generated header). It links tune's GPU
+# runtime libtune_gpurt.so (DT_NEEDED, found through its RUNPATH: $ORIGIN, then the folder
+# tune-compile took it from), which opens libcuda.so.1 / libamdhip64.so with dlopen on the first
+# call, so consumers build and link without CUDA or ROCm. <TARGET> carries libtune_gpurt.so as
+# a link dependency, so consumers may call tune_gpurt_last_error() (declared in the header).
+# Inside the tune project the tune_gpurt target is used (and built first); elsewhere
+# lib/libtune_gpurt.so beside tune-compile's bin/ folder.
+#
 # At build time tune-compile writes lib<TARGET>.so and the header into
 # ${CMAKE_CURRENT_BINARY_DIR}/<TARGET>/; they are rebuilt when tune-compile or the tuning log
 # changes (and, with Ninja, when the arguments change). <TARGET> is an IMPORTED shared library
@@ -84,6 +94,22 @@ function(tune_add_kernel_library)
     list(APPEND depends ${plugin})
   endforeach()
 
+  # GPU targets link tune's GPU runtime: it must exist before tune-compile runs.
+  set(gpu_runtime)
+  if(ARG_TARGET_STRING MATCHES "^[ \t]*(cuda|rocm)([ \t]|$)")
+    if(TARGET tune_gpurt)
+      set(gpu_runtime tune_gpurt)
+      list(APPEND depends tune_gpurt)
+    else()
+      get_filename_component(tool_dir ${TUNE_COMPILE_EXECUTABLE} DIRECTORY)
+      get_filename_component(gpu_runtime ${tool_dir}/../lib/libtune_gpurt.so ABSOLUTE)
+      if(NOT EXISTS ${gpu_runtime})
+        message(FATAL_ERROR "tune_add_kernel_library(${ARG_TARGET}): the GPU runtime "
+                            "${gpu_runtime} does not exist (install tune with its lib/ folder)")
+      endif()
+    endif()
+  endif()
+
   add_custom_command(
     OUTPUT ${library} ${header}
     COMMAND ${tool} ${args}
@@ -96,5 +122,8 @@ function(tune_add_kernel_library)
   set_target_properties(${ARG_TARGET} PROPERTIES
     IMPORTED_LOCATION ${library}
     INTERFACE_INCLUDE_DIRECTORIES ${out_dir})
+  if(gpu_runtime)
+    set_target_properties(${ARG_TARGET} PROPERTIES INTERFACE_LINK_LIBRARIES ${gpu_runtime})
+  endif()
   add_dependencies(${ARG_TARGET} ${ARG_TARGET}_generate)
 endfunction()

@@ -1,0 +1,109 @@
+/* GPU kernel libraries from tune_add_kernel_library used by a C program on a machine that may
+ * have no GPU driver: the CUDA library is linked (its header's prototypes, return codes and
+ * tune_gpurt_last_error), the ROCm library is opened with dlopen. A call without the driver
+ * returns TUNE_GPURT_ERROR_DRIVER_NOT_FOUND with a message naming the driver library; where the
+ * driver exists but no device does, TUNE_GPURT_ERROR_NO_DEVICE is the documented answer too.
+ * On a machine with a device only the forced "driver not found" case runs (the gpu-labelled
+ * gpu_kernels_test calls the kernels for real). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_abi_cuda_kernels.h"
+
+static int failures = 0;
+
+#define EXPECT(cond, ...)                                     \
+  do {                                                        \
+    if (!(cond)) {                                            \
+      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                           \
+      fprintf(stderr, "\n");                                  \
+      ++failures;                                             \
+    }                                                         \
+  } while (0)
+
+/* 1 when `library` loads and has a device (cuInit / hipInit succeed and count devices > 0). */
+static int HasDevice(const char* library, const char* init_name, const char* count_name) {
+  void* lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) {
+    return 0;
+  }
+  int (*init)(unsigned) = (int (*)(unsigned))dlsym(lib, init_name);
+  int (*count)(int*) = (int (*)(int*))dlsym(lib, count_name);
+  int n = 0;
+  int has = init != NULL && count != NULL && init(0) == 0 && count(&n) == 0 && n > 0;
+  dlclose(lib);
+  return has;
+}
+
+static int DriverLoads(const char* library) {
+  void* lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (lib != NULL) {
+    dlclose(lib);
+  }
+  return lib != NULL;
+}
+
+typedef int (*GemmFn)(const float*, const float*, float*, void*);
+typedef const char* (*LastErrorFn)(void);
+
+int main(void) {
+  /* A driver that exists nowhere: the same answer on every machine. */
+  setenv("TUNE_GPURT_DRIVER", "libtune_no_such_driver.so.1", 1);
+  int rc = gpu_gemm(NULL, NULL, NULL, NULL);
+  EXPECT(rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "forced missing driver: rc %d", rc);
+  EXPECT(strstr(tune_gpurt_last_error(), "CUDA driver library not found") != NULL &&
+             strstr(tune_gpurt_last_error(), "libtune_no_such_driver.so.1") != NULL,
+         "message: %s", tune_gpurt_last_error());
+  unsetenv("TUNE_GPURT_DRIVER");
+
+  /* The real driver lookup. */
+  if (!DriverLoads("libcuda.so.1")) {
+    rc = gpu_gemm_bias(NULL, NULL, NULL, NULL, NULL);
+    EXPECT(rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "no libcuda.so.1: rc %d", rc);
+    EXPECT(strstr(tune_gpurt_last_error(), "libcuda.so.1") != NULL, "message: %s",
+           tune_gpurt_last_error());
+  } else if (!HasDevice("libcuda.so.1", "cuInit", "cuDeviceGetCount")) {
+    rc = gpu_gemm_bias(NULL, NULL, NULL, NULL, NULL);
+    EXPECT(rc == TUNE_GPURT_ERROR_NO_DEVICE, "libcuda.so.1 without a device: rc %d (%s)", rc,
+           tune_gpurt_last_error());
+  } else {
+    printf("a CUDA device is present: gpu_kernels_test calls the kernels\n");
+  }
+
+  /* The ROCm library, opened at run time. */
+  void* rocm = dlopen(TUNE_ROCM_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  EXPECT(rocm != NULL, "dlopen %s: %s", TUNE_ROCM_LIBRARY, dlerror());
+  if (rocm != NULL) {
+    GemmFn rocm_gemm = (GemmFn)dlsym(rocm, "rocm_gemm");
+    LastErrorFn last_error = (LastErrorFn)dlsym(rocm, "tune_gpurt_last_error");
+    EXPECT(rocm_gemm != NULL && last_error != NULL, "rocm_gemm / tune_gpurt_last_error");
+    if (rocm_gemm != NULL && last_error != NULL) {
+      const char* hip = DriverLoads("libamdhip64.so")     ? "libamdhip64.so"
+                        : DriverLoads("libamdhip64.so.6") ? "libamdhip64.so.6"
+                        : DriverLoads("libamdhip64.so.5") ? "libamdhip64.so.5"
+                                                          : NULL;
+      if (hip == NULL) {
+        rc = rocm_gemm(NULL, NULL, NULL, NULL);
+        EXPECT(rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "no libamdhip64.so: rc %d", rc);
+        EXPECT(strstr(last_error(), "HIP runtime library not found") != NULL &&
+                   strstr(last_error(), "libamdhip64.so") != NULL,
+               "message: %s", last_error());
+      } else if (!HasDevice(hip, "hipInit", "hipGetDeviceCount")) {
+        rc = rocm_gemm(NULL, NULL, NULL, NULL);
+        EXPECT(rc == TUNE_GPURT_ERROR_NO_DEVICE || rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
+               "HIP without a device: rc %d (%s)", rc, last_error());
+      }
+    }
+    dlclose(rocm);
+  }
+
+  if (failures != 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("ok\n");
+  return 0;
+}
