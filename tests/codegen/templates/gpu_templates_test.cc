@@ -2,12 +2,15 @@
 // IR that verifies and lowers for CUDA and ROCm archs, across square, skinny, odd GEMMs and
 // ResNet-50 conv layers; configs beyond the GPU limits are rejected naming the limit.
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "codegen/ir/printer.h"
 #include "codegen/ir/verifier.h"
 #include "codegen/lower.h"
+#include "codegen/sim/gpu_sim.h"
+#include "common/reference.h"
 #include "codegen/templates/template.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -138,6 +141,85 @@ TEST(GemmGpuTiled, IsListedForCudaAndRocmUnderOneName) {
     ASSERT_FALSE(list.empty()) << text;
     EXPECT_EQ(list.front()->name, "gemm.gpu.tiled") << text;
     EXPECT_EQ(list.front()->target_kind, target.kind) << text;
+  }
+}
+
+}  // namespace
+}  // namespace tune
+
+// ---------------------------------------------------------------------------------------------
+// Correctness on the GPU simulator, against common/reference.h.
+
+namespace tune {
+namespace {
+
+// Runs one config of `tpl` on the simulator and compares with the reference; "" when right.
+std::string SimulateAndCompare(const KernelTemplate& tpl, const Workload& w, const Target& t,
+                               const Config& c) {
+  absl::StatusOr<ir::LoweredFunc> built = tpl.build(w, t, c, DefaultFunctionName(w));
+  if (!built.ok()) {
+    return std::string(built.status().message());
+  }
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(*std::move(built));
+  if (!lowered.ok()) {
+    return std::string(lowered.status().message());
+  }
+  TensorSet tensors(w, 11);
+  std::vector<float> want(static_cast<size_t>(tensors.output_size()));
+  RunReference(w, tensors.InputPointers(), want.data());
+  std::vector<std::span<float>> args;
+  std::vector<TensorArg> abi = w.Arguments();
+  std::vector<void*> ptrs = tensors.AbiPointers();
+  for (size_t i = 0; i < abi.size(); ++i) {
+    args.emplace_back(static_cast<float*>(ptrs[i]), static_cast<size_t>(abi[i].NumElements()));
+  }
+  GpuSimOptions options;
+  options.block_workers = 2;
+  if (absl::Status s = RunGpuKernel(*lowered, args, options); !s.ok()) {
+    return std::string(s.message());
+  }
+  CompareResult r = CompareOutputs(w, tensors.output(), want.data(), tensors.output_size());
+  return r.ok ? "" : r.message;
+}
+
+void CheckOnSimulator(std::string_view name, const std::vector<std::string>& workloads,
+                      int random, const char* target_text = "cuda -arch=sm_90") {
+  Target target = *Target::Parse(target_text);
+  for (const std::string& text : workloads) {
+    Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = GpuTemplate(name, target, w);
+    ASSERT_NE(tpl, nullptr);
+    Config def = tpl->default_config(w, target);
+    EXPECT_EQ(SimulateAndCompare(*tpl, w, target, def), "")
+        << text << " default " << ConfigToString(def);
+    ConfigSpace space = tpl->space(w, target);
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < random; ++i) {
+      std::optional<Config> c = space.Sample(rng);
+      ASSERT_TRUE(c.has_value());
+      EXPECT_EQ(SimulateAndCompare(*tpl, w, target, *c), "") << text << " " << ConfigToString(*c);
+    }
+  }
+}
+
+TEST(GemmGpuTiledSim, DefaultAndRandomConfigsComputeTheReference) {
+  CheckOnSimulator("gemm.gpu.tiled",
+                   {"gemm:M=33,N=65,K=17", "gemm:M=33,N=64,K=20,epilogue=bias_relu",
+                    "gemm:M=1,N=40,K=37,epilogue=bias", "gemm:M=64,N=64,K=64,epilogue=relu"},
+                   6);
+}
+
+TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload w = *Workload::Parse("gemm:M=7,N=40,K=70,epilogue=bias_relu");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  for (int64_t stages : {1, 2}) {
+    for (int64_t splitk : {2, 4}) {
+      Config c = {{"bm", 8}, {"bn", 16},        {"tm", 4},   {"tn", 2},
+                  {"bk", 16}, {"stages", stages}, {"vec", 4}, {"splitk", splitk}};
+      EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
+    }
   }
 }
 
