@@ -1,13 +1,20 @@
 // The GPU schedule templates: every default config and random configs of their spaces build
 // IR that verifies and lowers for CUDA and ROCm archs, across square, skinny, odd GEMMs and
 // ResNet-50 conv layers; configs beyond the GPU limits are rejected naming the limit.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "codegen/ir/printer.h"
 #include "codegen/ir/verifier.h"
+#include "codegen/llvm/gpu_backend.h"
 #include "codegen/lower.h"
 #include "codegen/sim/gpu_sim.h"
 #include "common/reference.h"
@@ -221,6 +228,81 @@ TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
       EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
     }
   }
+}
+
+}  // namespace
+}  // namespace tune
+
+// ---------------------------------------------------------------------------------------------
+// PTX of the defaults, assembled by ptxas when it is installed: no spills.
+
+namespace tune {
+namespace {
+
+constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+// ptxas -v's report for the PTX of one config ("" when ptxas failed: see *error).
+std::string PtxasReport(const KernelTemplate& tpl, const Workload& w, const Config& c,
+                        std::string* error) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  absl::StatusOr<ir::LoweredFunc> built = tpl.build(w, target, c, DefaultFunctionName(w));
+  if (!built.ok()) {
+    *error = built.status().ToString();
+    return "";
+  }
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(*std::move(built));
+  if (!lowered.ok()) {
+    *error = lowered.status().ToString();
+    return "";
+  }
+  absl::StatusOr<GpuModule> module = EmitGpuModule({*lowered}, {.target = target});
+  if (!module.ok()) {
+    *error = module.status().ToString();
+    return "";
+  }
+  const std::string dir = ::testing::TempDir();
+  const std::string ptx = dir + "/" + lowered->name + ".ptx";
+  const std::string log = dir + "/" + lowered->name + ".log";
+  std::ofstream(ptx) << module->code;
+  const std::string cmd = std::string(kPtxas) + " -arch=sm_90 -v -o /dev/null " + ptx + " > " +
+                          log + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::stringstream text;
+  text << std::ifstream(log).rdbuf();
+  if (rc != 0) {
+    *error = text.str();
+    return "";
+  }
+  return text.str();
+}
+
+void CheckNoSpills(std::string_view name, const std::vector<std::string>& workloads) {
+  if (!std::filesystem::exists(kPtxas)) {
+    GTEST_SKIP() << kPtxas << " is not installed";
+  }
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  for (const std::string& text : workloads) {
+    Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = GpuTemplate(name, target, w);
+    ASSERT_NE(tpl, nullptr);
+    Config c = tpl->default_config(w, target);
+    std::string error;
+    std::string report = PtxasReport(*tpl, w, c, &error);
+    ASSERT_FALSE(report.empty()) << text << ": " << error;
+    EXPECT_THAT(report, HasSubstr("0 bytes spill stores")) << text << "\n" << report;
+    EXPECT_THAT(report, HasSubstr("0 bytes spill loads")) << text << "\n" << report;
+    std::smatch regs;
+    if (std::regex_search(report, regs, std::regex("Used ([0-9]+) registers"))) {
+      std::cout << name << " " << text << " " << ConfigToString(c) << ": " << regs[1]
+                << " registers\n";
+    }
+  }
+}
+
+TEST(GemmGpuTiledPtx, DefaultsAssembleWithoutSpills) {
+  CheckNoSpills("gemm.gpu.tiled",
+                {"gemm:M=1024,N=1024,K=1024", "gemm:M=4096,N=4096,K=4096,epilogue=bias_relu",
+                 "gemm:M=1,N=1000,K=333", "gemm:M=7,N=4096,K=512", "gemm:M=100,N=1000,K=333"});
 }
 
 }  // namespace
