@@ -7,8 +7,8 @@
 #include <iostream>
 #include <random>
 #include <regex>
-#include <sstream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,8 +17,8 @@
 #include "codegen/llvm/gpu_backend.h"
 #include "codegen/lower.h"
 #include "codegen/sim/gpu_sim.h"
-#include "common/reference.h"
 #include "codegen/templates/template.h"
+#include "common/reference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -98,6 +98,10 @@ void CheckTemplate(std::string_view name, const std::vector<std::string>& worklo
 
 TEST(GemmGpuTiled, DefaultAndRandomConfigsVerifyAndLower) {
   CheckTemplate("gemm.gpu.tiled", {std::begin(kGemms), std::end(kGemms)}, 20);
+}
+
+TEST(Conv2dGpuImplicitGemm, DefaultAndRandomConfigsVerifyAndLower) {
+  CheckTemplate("conv2d.gpu.implicit_gemm", {std::begin(kConvs), std::end(kConvs)}, 20);
 }
 
 TEST(GemmGpuTiled, DefaultForLargeShapesIsTheClassicTile) {
@@ -189,8 +193,8 @@ std::string SimulateAndCompare(const KernelTemplate& tpl, const Workload& w, con
   return r.ok ? "" : r.message;
 }
 
-void CheckOnSimulator(std::string_view name, const std::vector<std::string>& workloads,
-                      int random, const char* target_text = "cuda -arch=sm_90") {
+void CheckOnSimulator(std::string_view name, const std::vector<std::string>& workloads, int random,
+                      const char* target_text = "cuda -arch=sm_90") {
   Target target = *Target::Parse(target_text);
   for (const std::string& text : workloads) {
     Workload w = *Workload::Parse(text);
@@ -216,6 +220,15 @@ TEST(GemmGpuTiledSim, DefaultAndRandomConfigsComputeTheReference) {
                    6);
 }
 
+TEST(Conv2dGpuImplicitGemmSim, DefaultAndRandomConfigsComputeTheReference) {
+  CheckOnSimulator("conv2d.gpu.implicit_gemm",
+                   {"conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=1,pad=1",
+                    "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,epilogue=bias_relu",
+                    "conv2d:N=2,C=5,H=8,W=8,K=12,R=1,S=1,stride=1,pad=0,epilogue=bias",
+                    "conv2d:N=1,C=3,H=11,W=10,K=6,R=3,S=3,stride=1,pad=2,dilation=2"},
+                   5);
+}
+
 TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
   Target target = *Target::Parse("cuda -arch=sm_90");
   Workload w = *Workload::Parse("gemm:M=7,N=40,K=70,epilogue=bias_relu");
@@ -223,7 +236,7 @@ TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
   ASSERT_NE(tpl, nullptr);
   for (int64_t stages : {1, 2}) {
     for (int64_t splitk : {2, 4}) {
-      Config c = {{"bm", 8}, {"bn", 16},        {"tm", 4},   {"tn", 2},
+      Config c = {{"bm", 8},  {"bn", 16},         {"tm", 4},  {"tn", 2},
                   {"bk", 16}, {"stages", stages}, {"vec", 4}, {"splitk", splitk}};
       EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
     }
@@ -264,8 +277,8 @@ std::string PtxasReport(const KernelTemplate& tpl, const Workload& w, const Conf
   const std::string ptx = dir + "/" + lowered->name + ".ptx";
   const std::string log = dir + "/" + lowered->name + ".log";
   std::ofstream(ptx) << module->code;
-  const std::string cmd = std::string(kPtxas) + " -arch=sm_90 -v -o /dev/null " + ptx + " > " +
-                          log + " 2>&1";
+  const std::string cmd =
+      std::string(kPtxas) + " -arch=sm_90 -v -o /dev/null " + ptx + " > " + log + " 2>&1";
   const int rc = std::system(cmd.c_str());
   std::stringstream text;
   text << std::ifstream(log).rdbuf();
@@ -303,6 +316,10 @@ TEST(GemmGpuTiledPtx, DefaultsAssembleWithoutSpills) {
   CheckNoSpills("gemm.gpu.tiled",
                 {"gemm:M=1024,N=1024,K=1024", "gemm:M=4096,N=4096,K=4096,epilogue=bias_relu",
                  "gemm:M=1,N=1000,K=333", "gemm:M=7,N=4096,K=512", "gemm:M=100,N=1000,K=333"});
+}
+
+TEST(Conv2dGpuImplicitGemmPtx, DefaultsAssembleWithoutSpills) {
+  CheckNoSpills("conv2d.gpu.implicit_gemm", {std::begin(kConvs), std::end(kConvs)});
 }
 
 }  // namespace
