@@ -1,14 +1,24 @@
 // The GPU schedule templates: every default config and random configs of their spaces build
 // IR that verifies and lowers for CUDA and ROCm archs, across square, skinny, odd GEMMs and
 // ResNet-50 conv layers; configs beyond the GPU limits are rejected naming the limit.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <random>
+#include <regex>
+#include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "codegen/ir/printer.h"
 #include "codegen/ir/verifier.h"
+#include "codegen/llvm/gpu_backend.h"
 #include "codegen/lower.h"
+#include "codegen/sim/gpu_sim.h"
 #include "codegen/templates/template.h"
+#include "common/reference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -90,6 +100,10 @@ TEST(GemmGpuTiled, DefaultAndRandomConfigsVerifyAndLower) {
   CheckTemplate("gemm.gpu.tiled", {std::begin(kGemms), std::end(kGemms)}, 20);
 }
 
+TEST(Conv2dGpuImplicitGemm, DefaultAndRandomConfigsVerifyAndLower) {
+  CheckTemplate("conv2d.gpu.implicit_gemm", {std::begin(kConvs), std::end(kConvs)}, 20);
+}
+
 TEST(GemmGpuTiled, DefaultForLargeShapesIsTheClassicTile) {
   Target target = *Target::Parse("cuda -arch=sm_90");
   Workload w = *Workload::Parse("gemm:M=4096,N=4096,K=4096");
@@ -139,6 +153,173 @@ TEST(GemmGpuTiled, IsListedForCudaAndRocmUnderOneName) {
     EXPECT_EQ(list.front()->name, "gemm.gpu.tiled") << text;
     EXPECT_EQ(list.front()->target_kind, target.kind) << text;
   }
+}
+
+}  // namespace
+}  // namespace tune
+
+// ---------------------------------------------------------------------------------------------
+// Correctness on the GPU simulator, against common/reference.h.
+
+namespace tune {
+namespace {
+
+// Runs one config of `tpl` on the simulator and compares with the reference; "" when right.
+std::string SimulateAndCompare(const KernelTemplate& tpl, const Workload& w, const Target& t,
+                               const Config& c) {
+  absl::StatusOr<ir::LoweredFunc> built = tpl.build(w, t, c, DefaultFunctionName(w));
+  if (!built.ok()) {
+    return std::string(built.status().message());
+  }
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(*std::move(built));
+  if (!lowered.ok()) {
+    return std::string(lowered.status().message());
+  }
+  TensorSet tensors(w, 11);
+  std::vector<float> want(static_cast<size_t>(tensors.output_size()));
+  RunReference(w, tensors.InputPointers(), want.data());
+  std::vector<std::span<float>> args;
+  std::vector<TensorArg> abi = w.Arguments();
+  std::vector<void*> ptrs = tensors.AbiPointers();
+  for (size_t i = 0; i < abi.size(); ++i) {
+    args.emplace_back(static_cast<float*>(ptrs[i]), static_cast<size_t>(abi[i].NumElements()));
+  }
+  GpuSimOptions options;
+  options.block_workers = 2;
+  if (absl::Status s = RunGpuKernel(*lowered, args, options); !s.ok()) {
+    return std::string(s.message());
+  }
+  CompareResult r = CompareOutputs(w, tensors.output(), want.data(), tensors.output_size());
+  return r.ok ? "" : r.message;
+}
+
+void CheckOnSimulator(std::string_view name, const std::vector<std::string>& workloads, int random,
+                      const char* target_text = "cuda -arch=sm_90") {
+  Target target = *Target::Parse(target_text);
+  for (const std::string& text : workloads) {
+    Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = GpuTemplate(name, target, w);
+    ASSERT_NE(tpl, nullptr);
+    Config def = tpl->default_config(w, target);
+    EXPECT_EQ(SimulateAndCompare(*tpl, w, target, def), "")
+        << text << " default " << ConfigToString(def);
+    ConfigSpace space = tpl->space(w, target);
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < random; ++i) {
+      std::optional<Config> c = space.Sample(rng);
+      ASSERT_TRUE(c.has_value());
+      EXPECT_EQ(SimulateAndCompare(*tpl, w, target, *c), "") << text << " " << ConfigToString(*c);
+    }
+  }
+}
+
+TEST(GemmGpuTiledSim, DefaultAndRandomConfigsComputeTheReference) {
+  CheckOnSimulator("gemm.gpu.tiled",
+                   {"gemm:M=33,N=65,K=17", "gemm:M=33,N=64,K=20,epilogue=bias_relu",
+                    "gemm:M=1,N=40,K=37,epilogue=bias", "gemm:M=64,N=64,K=64,epilogue=relu"},
+                   6);
+}
+
+TEST(Conv2dGpuImplicitGemmSim, DefaultAndRandomConfigsComputeTheReference) {
+  CheckOnSimulator("conv2d.gpu.implicit_gemm",
+                   {"conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=1,pad=1",
+                    "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,epilogue=bias_relu",
+                    "conv2d:N=2,C=5,H=8,W=8,K=12,R=1,S=1,stride=1,pad=0,epilogue=bias",
+                    "conv2d:N=1,C=3,H=11,W=10,K=6,R=3,S=3,stride=1,pad=2,dilation=2"},
+                   5);
+}
+
+TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload w = *Workload::Parse("gemm:M=7,N=40,K=70,epilogue=bias_relu");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  for (int64_t stages : {1, 2}) {
+    for (int64_t splitk : {2, 4}) {
+      Config c = {{"bm", 8},  {"bn", 16},         {"tm", 4},  {"tn", 2},
+                  {"bk", 16}, {"stages", stages}, {"vec", 4}, {"splitk", splitk}};
+      EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tune
+
+// ---------------------------------------------------------------------------------------------
+// PTX of the defaults, assembled by ptxas when it is installed: no spills.
+
+namespace tune {
+namespace {
+
+constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+// ptxas -v's report for the PTX of one config ("" when ptxas failed: see *error).
+std::string PtxasReport(const KernelTemplate& tpl, const Workload& w, const Config& c,
+                        std::string* error) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  absl::StatusOr<ir::LoweredFunc> built = tpl.build(w, target, c, DefaultFunctionName(w));
+  if (!built.ok()) {
+    *error = built.status().ToString();
+    return "";
+  }
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(*std::move(built));
+  if (!lowered.ok()) {
+    *error = lowered.status().ToString();
+    return "";
+  }
+  absl::StatusOr<GpuModule> module = EmitGpuModule({*lowered}, {.target = target});
+  if (!module.ok()) {
+    *error = module.status().ToString();
+    return "";
+  }
+  const std::string dir = ::testing::TempDir();
+  const std::string ptx = dir + "/" + lowered->name + ".ptx";
+  const std::string log = dir + "/" + lowered->name + ".log";
+  std::ofstream(ptx) << module->code;
+  const std::string cmd =
+      std::string(kPtxas) + " -arch=sm_90 -v -o /dev/null " + ptx + " > " + log + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::stringstream text;
+  text << std::ifstream(log).rdbuf();
+  if (rc != 0) {
+    *error = text.str();
+    return "";
+  }
+  return text.str();
+}
+
+void CheckNoSpills(std::string_view name, const std::vector<std::string>& workloads) {
+  if (!std::filesystem::exists(kPtxas)) {
+    GTEST_SKIP() << kPtxas << " is not installed";
+  }
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  for (const std::string& text : workloads) {
+    Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = GpuTemplate(name, target, w);
+    ASSERT_NE(tpl, nullptr);
+    Config c = tpl->default_config(w, target);
+    std::string error;
+    std::string report = PtxasReport(*tpl, w, c, &error);
+    ASSERT_FALSE(report.empty()) << text << ": " << error;
+    EXPECT_THAT(report, HasSubstr("0 bytes spill stores")) << text << "\n" << report;
+    EXPECT_THAT(report, HasSubstr("0 bytes spill loads")) << text << "\n" << report;
+    std::smatch regs;
+    if (std::regex_search(report, regs, std::regex("Used ([0-9]+) registers"))) {
+      std::cout << name << " " << text << " " << ConfigToString(c) << ": " << regs[1]
+                << " registers\n";
+    }
+  }
+}
+
+TEST(GemmGpuTiledPtx, DefaultsAssembleWithoutSpills) {
+  CheckNoSpills("gemm.gpu.tiled",
+                {"gemm:M=1024,N=1024,K=1024", "gemm:M=4096,N=4096,K=4096,epilogue=bias_relu",
+                 "gemm:M=1,N=1000,K=333", "gemm:M=7,N=4096,K=512", "gemm:M=100,N=1000,K=333"});
+}
+
+TEST(Conv2dGpuImplicitGemmPtx, DefaultsAssembleWithoutSpills) {
+  CheckNoSpills("conv2d.gpu.implicit_gemm", {std::begin(kConvs), std::end(kConvs)});
 }
 
 }  // namespace

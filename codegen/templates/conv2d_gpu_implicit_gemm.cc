@@ -1,0 +1,269 @@
+#include "codegen/templates/conv2d_gpu_implicit_gemm.h"
+
+#include <algorithm>
+#include <string>
+
+#include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/template_util.h"
+#include "common/status.h"
+
+namespace tune {
+namespace {
+
+using ir::Expr;
+using ir::Var;
+
+struct Knobs {
+  int64_t bm, bn, tm, tn, bk, stages, vec;
+};
+
+Knobs KnobsOf(const Config& c) {
+  return {KnobValue(c, "bm"), KnobValue(c, "bn"),     KnobValue(c, "tm"), KnobValue(c, "tn"),
+          KnobValue(c, "bk"), KnobValue(c, "stages"), KnobValue(c, "vec")};
+}
+
+MatmulTiling TilingOf(const Knobs& k) {
+  MatmulTiling t;
+  t.bm = k.bm;
+  t.bn = k.bn;
+  t.bk = k.bk;
+  t.tm = k.tm;
+  t.tn = k.tn;
+  t.stages = k.stages;
+  t.splitk = 1;
+  t.rows_fastest = true;
+  return t;
+}
+
+// The GEMM sizes of a conv2d.
+struct GemmView {
+  int64_t m, n, k, pq;
+};
+GemmView ViewOf(const Conv2dShape& s) {
+  return {s.n * s.p() * s.q(), s.k, s.c * s.r * s.s, s.p() * s.q()};
+}
+
+// 1x1, stride 1, no padding: a pixel's im2col row is the input itself, contiguous along pixels.
+bool IsPointwise(const Conv2dShape& s) {
+  return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0;
+}
+
+int64_t LanesA(const Conv2dShape& s, const Knobs& k) {
+  return IsPointwise(s) ? LanesDividing(k.vec, {ViewOf(s).pq, k.bm}) : 1;
+}
+int64_t LanesB(const Conv2dShape& s, const Knobs& k) {
+  return LanesDividing(k.vec, {ViewOf(s).k, k.bk});
+}
+
+ConfigSpace Space(const Workload& workload, const Target& target) {
+  const Conv2dShape& s = workload.conv2d();
+  const GemmView g = ViewOf(s);
+  const GpuArch arch = GpuArchOrDefault(target);
+  ConfigSpace space;
+  space.AddKnob("bm", AtMost({8, 16, 32, 64, 128, 256}, NextPow2(g.m), 8),
+                "output pixels (N*P*Q) per block");
+  space.AddKnob("bn", AtMost({4, 8, 16, 32, 64, 128, 256}, NextPow2(g.n), 4),
+                "output channels per block");
+  space.AddKnob("tm", {1, 2, 4, 8}, "pixels of the register tile of a thread");
+  space.AddKnob("tn", AtMost({1, 2, 4, 8}, NextPow2(g.n), 1),
+                "channels of the register tile of a thread");
+  space.AddKnob("bk", AtMost({4, 8, 16, 32}, std::max<int64_t>(4, NextPow2(g.k)), 4),
+                "filter taps (C*R*S) per reduction step");
+  space.AddKnob("stages", {1, 2}, "shared-memory buffers (2: load step k+1 while computing k)");
+  std::vector<int64_t> vecs = {1};
+  for (int64_t v : {2, 4}) {
+    if (g.k % v == 0 || (IsPointwise(s) && g.pq % v == 0)) {
+      vecs.push_back(v);
+    }
+  }
+  space.AddKnob("vec", vecs, "elements per global load (weights; pixels of 1x1 convolutions)");
+  space.AddConstraint("bm % tm == 0",
+                      [](const Config& c) { return KnobValue(c, "bm") % KnobValue(c, "tm") == 0; });
+  space.AddConstraint("bn % tn == 0",
+                      [](const Config& c) { return KnobValue(c, "bn") % KnobValue(c, "tn") == 0; });
+  space.AddConstraint("bk * tm * tn <= 4096 (size of the unrolled step)", [](const Config& c) {
+    return KnobValue(c, "bk") * KnobValue(c, "tm") * KnobValue(c, "tn") <= 4096;
+  });
+  const int64_t n = g.n;
+  space.AddConstraint("ceil(K / bn) <= 65535 (grid y)",
+                      [n](const Config& c) { return GpuCeilDiv(n, KnobValue(c, "bn")) <= 65535; });
+  AddGpuLimitConstraints(space, arch, [s](const Config& c) {
+    const Knobs k = KnobsOf(c);
+    GpuBlockCost cost;
+    if (k.bm % k.tm != 0 || k.bn % k.tn != 0) {
+      return cost;
+    }
+    const MatmulTiling t = TilingOf(k);
+    const int64_t la = LanesA(s, k);
+    cost.threads = t.Threads();
+    cost.shared_bytes = t.SharedFloats() * 4;
+    // Plus the hoisted image offset and window origin of each gathered pixel.
+    cost.registers = t.Registers(la, LanesB(s, k)) + 3 * GpuCeilDiv(k.bk * k.bm / la, t.Threads());
+    return cost;
+  });
+  return space;
+}
+
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const GemmView g = ViewOf(workload.conv2d());
+  const ConfigSpace space = Space(workload, target);
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  auto make = [&](int64_t bm, int64_t bn, int64_t tm, int64_t tn, int64_t bk) {
+    Config c;
+    c["bm"] = snap("bm", bm);
+    c["bn"] = snap("bn", bn);
+    c["tm"] = snap("tm", std::min(tm, c["bm"]));
+    c["tn"] = snap("tn", std::min(tn, c["bn"]));
+    c["bk"] = snap("bk", bk);
+    c["stages"] = 2;
+    c["vec"] = snap("vec", 4);
+    return c;
+  };
+  std::vector<Config> presets = {
+      make(128, 128, 8, 8, 8), make(128, 64, 8, 8, 8), make(64, 64, 8, 8, 8),
+      make(64, 64, 4, 4, 16),  make(64, 32, 4, 4, 16), make(32, 32, 4, 4, 16),
+      make(32, 16, 4, 2, 16),  make(16, 16, 2, 2, 16), make(8, 8, 2, 2, 8),
+  };
+  auto blocks = [&](const Config& c) {
+    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn"));
+  };
+  const Config* most = nullptr;
+  for (const Config& c : presets) {
+    if (!space.IsValid(c)) {
+      continue;
+    }
+    if (blocks(c) >= 120) {
+      return c;
+    }
+    if (most == nullptr || blocks(c) > blocks(*most)) {
+      most = &c;
+    }
+  }
+  if (most != nullptr) {
+    return *most;
+  }
+  std::vector<Config> any = space.EnumerateValid(1);
+  TUNE_CHECK(!any.empty()) << "conv2d.gpu.implicit_gemm has no valid config for "
+                           << workload.ToString();
+  return any.front();
+}
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  const KernelTemplate& tpl =
+      target.kind == TargetKind::kRocm ? kConv2dGpuImplicitGemmRocm : kConv2dGpuImplicitGemm;
+  RETURN_IF_ERROR(CheckBuildRequest(tpl, workload, target, config));
+  const Conv2dShape s = workload.conv2d();
+  const GemmView g = ViewOf(s);
+  const Knobs k = KnobsOf(config);
+  const int64_t q = s.q(), rs = s.r * s.s, chw = s.c * s.h * s.w, hw = s.h * s.w;
+  ir::Buffer input("input"), weight("weight"), bias("bias"), output("output");
+  MatmulProblem p;
+  p.m = g.m;
+  p.n = g.n;
+  p.k = g.k;
+  const bool full_m = g.m % k.bm == 0, full_k = g.k % k.bk == 0, full_n = g.n % k.bn == 0;
+
+  // A: the im2col matrix [pixel][tap], gathered.
+  const int64_t lanes_a = LanesA(s, k);
+  p.a.lanes = lanes_a;
+  p.a.vector_along_k = false;
+  p.a.x_lets = [=](const Expr& m) {
+    Expr mc = full_m ? m : ir::Min::Make(m, g.m - lanes_a);
+    Expr image = mc / g.pq, pq = mc % g.pq;
+    std::vector<std::pair<Var, Expr>> lets;
+    lets.emplace_back(Var("img"), image * chw);
+    if (IsPointwise(s)) {
+      lets.emplace_back(Var("pix"), pq);
+    } else {
+      lets.emplace_back(Var("iy"), (pq / q) * s.stride - s.pad);
+      lets.emplace_back(Var("ix"), (pq % q) * s.stride - s.pad);
+    }
+    return lets;
+  };
+  p.a.load = [=](const std::vector<Var>& v, const Expr&, const Expr& tap) -> Expr {
+    const int lanes = static_cast<int>(lanes_a);
+    Expr zero = ir::BroadcastTo(Expr(0.0f), lanes);
+    if (IsPointwise(s)) {
+      Expr c = full_k ? tap : ir::Min::Make(tap, s.c - 1);
+      Expr load = ir::Load::Make(input, v[0] + c * hw + v[1], lanes);
+      return full_k ? load : ir::Select::Make(tap < s.c, load, zero);
+    }
+    Expr c = tap / rs, r = (tap / s.s) % s.r, t = tap % s.s;
+    Expr y = v[1] + r * s.dilation, x = v[2] + t * s.dilation;
+    Expr inside;
+    Expr yc = y, xc = x;
+    if (s.pad > 0) {
+      inside = y >= Expr(int64_t{0}) && y < s.h && x >= Expr(int64_t{0}) && x < s.w;
+      yc = ir::Max::Make(ir::Min::Make(y, s.h - 1), Expr(int64_t{0}));
+      xc = ir::Max::Make(ir::Min::Make(x, s.w - 1), Expr(int64_t{0}));
+    }
+    if (!full_k) {
+      inside = inside.defined() ? (tap < g.k && inside) : (tap < g.k);
+      c = ir::Min::Make(c, s.c - 1);
+    }
+    Expr load = ir::Load::Make(input, v[0] + (c * s.h + yc) * s.w + xc, lanes);
+    return inside.defined() ? ir::Select::Make(inside, load, zero) : load;
+  };
+
+  // B: the weights as [tap][channel] = weight[channel][tap].
+  const int64_t lanes_b = LanesB(s, k);
+  p.b.lanes = lanes_b;
+  p.b.vector_along_k = true;
+  p.b.load = [=](const std::vector<Var>&, const Expr& ch, const Expr& tap) -> Expr {
+    const int lanes = static_cast<int>(lanes_b);
+    if (full_n && full_k) {
+      return ir::Load::Make(weight, ch * g.k + tap, lanes);
+    }
+    Expr row = full_n ? ch : ir::Min::Make(ch, g.n - 1);
+    Expr col = full_k ? tap : ir::Min::Make(tap, g.k - lanes);
+    Expr in = full_n ? (tap < g.k) : (full_k ? (ch < g.n) : (ch < g.n && tap < g.k));
+    return ir::Select::Make(in, ir::Load::Make(weight, row * g.k + col, lanes),
+                            ir::BroadcastTo(Expr(0.0f), lanes));
+  };
+
+  p.out.lanes = LanesDividing(4, {g.pq});
+  p.out.contiguous_along_m = true;
+  p.out.index = [=](const Expr& m, const Expr& ch) {
+    return ((m / g.pq) * s.k + ch) * g.pq + m % g.pq;
+  };
+  p.out_buffer = output;
+  p.epilogue = workload.epilogue();
+  p.bias = bias;
+
+  ir::LoweredFunc func;
+  func.name = std::string(func_name);
+  func.params = {input, weight};
+  if (EpilogueHasBias(workload.epilogue())) {
+    func.params.push_back(bias);
+  }
+  func.params.push_back(output);
+  func.body = BuildTiledMatmul(p, TilingOf(k));
+  return func;
+}
+
+}  // namespace
+
+const KernelTemplate kConv2dGpuImplicitGemm = {
+    .name = "conv2d.gpu.implicit_gemm",
+    .version = 1,
+    .op = OpKind::kConv2d,
+    .target_kind = TargetKind::kCuda,
+    .space = &Space,
+    .default_config = &DefaultConfig,
+    .build = &Build,
+};
+
+const KernelTemplate kConv2dGpuImplicitGemmRocm = {
+    .name = "conv2d.gpu.implicit_gemm",
+    .version = 1,
+    .op = OpKind::kConv2d,
+    .target_kind = TargetKind::kRocm,
+    .space = &Space,
+    .default_config = &DefaultConfig,
+    .build = &Build,
+};
+
+}  // namespace tune
