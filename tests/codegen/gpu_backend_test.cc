@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compiler.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "codegen/lower.h"
 #include "common/files.h"
@@ -297,6 +298,57 @@ TEST_P(AmdgpuTest, CodeObjectVersionFollowsTheTargetOption) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, AmdgpuTest, ::testing::Values("gfx90a", "gfx942", "gfx1100"));
+
+// ---------------------------------------------------------------------------------------------
+// Compiler::BuildArtifact for GPU targets.
+
+// A one-config template whose kernel is C = A + B over the flattened GEMM output (a stand-in
+// for a GPU schedule template: what matters here is the path from IR to artifact).
+KernelTemplate AddTemplate() {
+  KernelTemplate tpl;
+  tpl.name = "test.gpu.add";
+  tpl.version = 1;
+  tpl.op = OpKind::kGemm;
+  tpl.target_kind = TargetKind::kCuda;
+  tpl.space = [](const Workload&, const Target&) { return ConfigSpace(); };
+  tpl.default_config = [](const Workload&, const Target&) { return Config(); };
+  tpl.build = [](const Workload&, const Target&, const Config&,
+                 std::string_view name) -> absl::StatusOr<LoweredFunc> {
+    LoweredFunc func = VectorAdd(8);
+    func.name = std::string(name);
+    return func;
+  };
+  return tpl;
+}
+
+TEST(GpuCompilerTest, BuildArtifactMakesPtxForCudaAndHsacoForRocmWithTheLaunch) {
+  absl::StatusOr<Workload> workload = Workload::Parse("gemm:M=32,N=64,K=16");
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  KernelTemplate tpl = AddTemplate();
+  struct Case {
+    std::string target;
+    CodeFormat format;
+  };
+  for (const Case& c : {Case{"cuda -arch=sm_90", CodeFormat::kPtx},
+                        Case{"rocm -mcpu=gfx90a", CodeFormat::kHsaco}}) {
+    Compiler compiler(ParseTarget(c.target));
+    absl::StatusOr<Artifact> artifact = compiler.BuildArtifact(*workload, tpl, Config(), "k_add");
+    ASSERT_TRUE(artifact.ok()) << c.target << ": " << artifact.status();
+    EXPECT_EQ(artifact->format, c.format);
+    EXPECT_EQ(artifact->entry_symbol, "k_add");
+    EXPECT_EQ(artifact->launch.grid, (std::array<uint32_t, 3>{8, 1, 1}));
+    EXPECT_EQ(artifact->launch.block, (std::array<uint32_t, 3>{256, 1, 1}));
+    EXPECT_EQ(artifact->hash, ArtifactHash(c.format, artifact->code));
+    EXPECT_FALSE(artifact->llvm_ir.empty());
+    if (c.format == CodeFormat::kPtx) {
+      EXPECT_NE(artifact->code.find(".entry k_add("), std::string::npos);
+    } else {
+      EXPECT_EQ(artifact->code.substr(0, 4),
+                "\x7f"
+                "ELF");
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Kernels the GPU backends refuse.
