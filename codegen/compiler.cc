@@ -7,6 +7,7 @@
 #include "codegen/c_header.h"
 #include "codegen/gpu_library.h"
 #include "codegen/llvm/cpu_backend.h"
+#include "codegen/llvm/gpu_backend.h"
 #include "common/artifact_hash.h"
 #include "common/extern_kernels.h"
 #include "common/files.h"
@@ -20,9 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Host code: for the target's CPU, or for generic x86-64 when the target is a GPU (the host
+// code of a GPU library candidate runs on whichever host the GPU is in).
 CpuCodegenOptions CodegenOptions(const Target& target) {
   CpuCodegenOptions options;
-  options.cpu = target.cpu;
+  options.cpu = target.kind == TargetKind::kLlvm ? target.cpu : "x86-64";
   options.threads = target.threads;
   return options;
 }
@@ -129,6 +132,21 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
   } else {
     ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
     artifact.external_libs = func.external_libs;
+    if (target_.kind != TargetKind::kLlvm && HasGpuLoops(func.body)) {
+      GpuCodegenOptions options;
+      options.target = target_;
+      ASSIGN_OR_RETURN(GpuModule module, EmitGpuModule({func}, options));
+      artifact.format = module.format;
+      artifact.code = std::move(module.code);
+      artifact.entry_symbol = std::string(func_name);
+      artifact.launch = module.kernels.front().launch;
+      artifact.hash = ArtifactHash(artifact.format, artifact.code);
+      artifact.llvm_ir = std::move(module.llvm_ir);
+      artifact.template_name = std::string(tpl.name);
+      artifact.template_version = tpl.version;
+      artifact.config = ConfigToString(config);
+      return artifact;
+    }
     std::vector<ir::LoweredFunc> funcs = {std::move(func)};
     ASSIGN_OR_RETURN(std::string object,
                      EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));

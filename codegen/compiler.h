@@ -13,6 +13,7 @@
 #include "codegen/lower.h"
 #include "codegen/templates/template.h"
 #include "common/artifact_hash.h"
+#include "common/gpu_arch.h"
 #include "common/target.h"
 #include "common/workload.h"
 #include "search/config_space.h"
@@ -48,8 +49,9 @@ using BestConfigLookup = std::function<absl::StatusOr<std::optional<KernelChoice
 /// The build output for one config.
 struct Artifact {
   CodeFormat format = CodeFormat::kSharedObject;
-  std::string code;                        // what `format` says: an x86-64 ELF shared library
-  std::string entry_symbol;                // the kernel's C symbol
+  std::string code;                        // what `format` says: x86-64 .so, PTX, HSA code obj.
+  std::string entry_symbol;                // the kernel's C symbol (GPU: the kernel's name)
+  GpuLaunch launch;                        // kPtx / kHsaco: launch geometry read off the IR
   std::string hash;                        // ArtifactHash(format, code)
   std::vector<std::string> needed_libs;    // runtime libraries besides libc, e.g. libgomp.so.1
   std::vector<std::string> external_libs;  // libraries its calls resolve against, which whoever
@@ -82,17 +84,20 @@ struct LibraryResult {
 
 class Compiler {
  public:
-  /// `target` is a CPU (llvm) or GPU (cuda, rocm) target; `lookup` may be empty (every kernel then
-  /// uses its template's default config). `lower` is passed to the lowering pipeline of every
-  /// kernel (e.g. to print the IR after each stage).
+  /// `target` is an llvm, cuda or rocm target; `lookup` may be empty (every kernel then uses its
+  /// template's default config). `lower` is passed to the lowering pipeline of every kernel
+  /// (e.g. to print the IR after each stage).
   Compiler(Target target, BestConfigLookup lookup = nullptr, LowerOptions lower = {});
 
   const Target& target() const { return target_; }
 
   /// Builds one artifact for one config: template IR -> lowering -> LLVM -> object -> shared
-  /// library, read back into memory. Used by the tuning daemon's build pool (thread-safe: no
-  /// shared mutable state). A config outside the template's space or a workload the template
-  /// does not build is InvalidArgument; a codegen or link failure is the backend's status.
+  /// library, read back into memory. For cuda / rocm targets, a kernel with GPU loops becomes
+  /// PTX (kPtx) or an HSA code object (kHsaco) with its launch geometry; one without GPU loops
+  /// (a library candidate's host code) is a host shared object built for generic x86-64. Used by
+  /// the tuning daemon's build pool (thread-safe: no shared mutable state). A config outside the
+  /// template's space or a workload the template does not build is InvalidArgument; a codegen or
+  /// link failure is the backend's status.
   absl::StatusOr<Artifact> BuildArtifact(const Workload& workload, const KernelTemplate& tpl,
                                          const Config& config, std::string_view func_name);
 

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "codegen/c_header.h"
-#include "codegen/ir/visitor.h"
 #include "codegen/llvm/cpu_backend.h"
+#include "codegen/llvm/gpu_launch.h"
 #include "codegen/llvm/host_stub.h"
 #include "common/extern_kernels.h"
 #include "common/files.h"
@@ -20,19 +20,6 @@ namespace tune {
 namespace {
 
 namespace fs = std::filesystem;
-
-class GpuLoopFinder : public ir::IrVisitor {
- public:
-  bool found = false;
-  using ir::IrVisitor::Visit;
-  void Visit(const ir::For* op) override {
-    if (ir::IsGpuLoop(op->loop_kind)) {
-      found = true;
-      return;
-    }
-    ir::IrVisitor::Visit(op);
-  }
-};
 
 // libtune_gpurt.so in the runtime folder, or NotFound naming it.
 absl::StatusOr<std::string> GpuRuntimePath() {
@@ -89,11 +76,7 @@ absl::StatusOr<std::string> DeviceObject(const Target& target,
 
 }  // namespace
 
-bool IsGpuKernel(const ir::LoweredFunc& func) {
-  GpuLoopFinder finder;
-  finder.VisitStmt(func.body);
-  return finder.found;
-}
+bool IsGpuKernel(const ir::LoweredFunc& func) { return HasGpuLoops(func.body); }
 
 absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
                                                 const std::vector<ir::LoweredFunc>& funcs,

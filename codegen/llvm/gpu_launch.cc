@@ -3,6 +3,7 @@
 #include <array>
 #include <optional>
 
+#include "codegen/ir/visitor.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -224,7 +225,24 @@ class ShapeChecker {
   absl::Status status_;
 };
 
+class GpuLoopFinder final : public ir::IrVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void Visit(const ir::For* op) override {
+    found = found || ir::IsGpuLoop(op->loop_kind);
+    IrVisitor::Visit(op);
+  }
+};
+
 }  // namespace
+
+bool HasGpuLoops(const ir::Stmt& stmt) {
+  GpuLoopFinder finder;
+  finder.VisitStmt(stmt);
+  return finder.found;
+}
 
 absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch* arch) {
   if (!func.body.defined()) {

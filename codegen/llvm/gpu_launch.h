@@ -8,6 +8,9 @@
 
 namespace tune {
 
+/// True when the statement contains a gpu_block or gpu_thread loop.
+bool HasGpuLoops(const ir::Stmt& stmt);
+
 /// Checks the GPU loop shape of a kernel and returns its launch geometry:
 ///   - every GPU loop has min 0 and a constant extent >= 1;
 ///   - gpu_block loops come first: no gpu_block loop inside a gpu_thread loop, and no
@@ -20,6 +23,7 @@ namespace tune {
 ///     bytes (the sum of gpu_shared allocations, 4 bytes per element, each
 ///     rounded up to 16 bytes) <= the arch's limit.
 /// Every violation is InvalidArgument naming the loop, buffer or limit and the value.
+
 absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch* arch = nullptr);
 
 }  // namespace tune
