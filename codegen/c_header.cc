@@ -128,7 +128,10 @@ constexpr const char* kGpuRuntimeDeclarations =
     "#define TUNE_GPURT_ERROR_BAD_ARGUMENT -6     /* a corrupt library or runtime mismatch */\n"
     "#endif\n"
     "/* What the calling thread's last failing GPU runtime call did wrong (\"\" when none). */\n"
-    "const char* tune_gpurt_last_error(void);\n\n";
+    "const char* tune_gpurt_last_error(void);\n"
+    "/* How many device modules this process has loaded (each library, context and device once).\n"
+    " */\n"
+    "uint64_t tune_gpurt_module_loads(void);\n\n";
 
 }  // namespace
 
@@ -177,6 +180,9 @@ std::string RenderCHeader(const HeaderSpec& spec) {
         " */\n";
   }
   StrAppend(&out, "#ifndef ", guard, "\n#define ", guard, "\n\n");
+  if (gpu) {
+    out += "#include <stdint.h>\n\n";
+  }
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   if (gpu) {
     out += kGpuRuntimeDeclarations;
