@@ -33,9 +33,8 @@ static int HasDevice(const char* library, const char* init_name, const char* cou
   int (*init)(unsigned) = (int (*)(unsigned))dlsym(lib, init_name);
   int (*count)(int*) = (int (*)(int*))dlsym(lib, count_name);
   int n = 0;
-  int has = init != NULL && count != NULL && init(0) == 0 && count(&n) == 0 && n > 0;
-  dlclose(lib);
-  return has;
+  /* An initialised driver stays loaded (unloading it under its own threads is not safe). */
+  return init != NULL && count != NULL && init(0) == 0 && count(&n) == 0 && n > 0;
 }
 
 static int DriverLoads(const char* library) {
