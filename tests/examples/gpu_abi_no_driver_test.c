@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gpu_abi_cuda_kernels.h"
 
@@ -48,31 +50,9 @@ static int DriverLoads(const char* library) {
 typedef int (*GemmFn)(const float*, const float*, float*, void*);
 typedef const char* (*LastErrorFn)(void);
 
-int main(void) {
-  /* A driver that exists nowhere: the same answer on every machine. */
-  setenv("TUNE_GPURT_DRIVER", "libtune_no_such_driver.so.1", 1);
-  int rc = gpu_gemm(NULL, NULL, NULL, NULL);
-  EXPECT(rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "forced missing driver: rc %d", rc);
-  EXPECT(strstr(tune_gpurt_last_error(), "CUDA driver library not found") != NULL &&
-             strstr(tune_gpurt_last_error(), "libtune_no_such_driver.so.1") != NULL,
-         "message: %s", tune_gpurt_last_error());
-  unsetenv("TUNE_GPURT_DRIVER");
-
-  /* The real driver lookup. */
-  if (!DriverLoads("libcuda.so.1")) {
-    rc = gpu_gemm_bias(NULL, NULL, NULL, NULL, NULL);
-    EXPECT(rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "no libcuda.so.1: rc %d", rc);
-    EXPECT(strstr(tune_gpurt_last_error(), "libcuda.so.1") != NULL, "message: %s",
-           tune_gpurt_last_error());
-  } else if (!HasDevice("libcuda.so.1", "cuInit", "cuDeviceGetCount")) {
-    rc = gpu_gemm_bias(NULL, NULL, NULL, NULL, NULL);
-    EXPECT(rc == TUNE_GPURT_ERROR_NO_DEVICE, "libcuda.so.1 without a device: rc %d (%s)", rc,
-           tune_gpurt_last_error());
-  } else {
-    printf("a CUDA device is present: gpu_kernels_test calls the kernels\n");
-  }
-
-  /* The ROCm library, opened at run time. */
+/* The ROCm library, opened at run time. */
+static void CheckRocm(void) {
+  int rc = 0;
   /* (GPU_ABI_ROCM_LIBRARY names it where the build tree is not: a copied test.) */
   const char* rocm_path = getenv("GPU_ABI_ROCM_LIBRARY");
   if (rocm_path == NULL || *rocm_path == '\0') {
@@ -102,6 +82,46 @@ int main(void) {
       }
     }
     dlclose(rocm);
+  }
+}
+
+int main(void) {
+  /* The HIP runtime and the CUDA driver do not always share a process (each may carry its own
+   * LLVM), so the ROCm checks run in a child of their own, before the CUDA ones. */
+  fflush(stdout);
+  fflush(stderr);
+  pid_t child = fork();
+  if (child == 0) {
+    CheckRocm();
+    fflush(stdout);
+    _exit(failures == 0 ? 0 : 1);
+  }
+  int status = 0;
+  EXPECT(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+             WEXITSTATUS(status) == 0,
+         "the ROCm checks failed (wait status %d)", status);
+
+  /* A driver that exists nowhere: the same answer on every machine. */
+  setenv("TUNE_GPURT_DRIVER", "libtune_no_such_driver.so.1", 1);
+  int rc = gpu_gemm(NULL, NULL, NULL, NULL);
+  EXPECT(rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "forced missing driver: rc %d", rc);
+  EXPECT(strstr(tune_gpurt_last_error(), "CUDA driver library not found") != NULL &&
+             strstr(tune_gpurt_last_error(), "libtune_no_such_driver.so.1") != NULL,
+         "message: %s", tune_gpurt_last_error());
+  unsetenv("TUNE_GPURT_DRIVER");
+
+  /* The real driver lookup. */
+  if (!DriverLoads("libcuda.so.1")) {
+    rc = gpu_gemm_bias(NULL, NULL, NULL, NULL, NULL);
+    EXPECT(rc == TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "no libcuda.so.1: rc %d", rc);
+    EXPECT(strstr(tune_gpurt_last_error(), "libcuda.so.1") != NULL, "message: %s",
+           tune_gpurt_last_error());
+  } else if (!HasDevice("libcuda.so.1", "cuInit", "cuDeviceGetCount")) {
+    rc = gpu_gemm_bias(NULL, NULL, NULL, NULL, NULL);
+    EXPECT(rc == TUNE_GPURT_ERROR_NO_DEVICE, "libcuda.so.1 without a device: rc %d (%s)", rc,
+           tune_gpurt_last_error());
+  } else {
+    printf("a CUDA device is present: gpu_kernels_test calls the kernels\n");
   }
 
   if (failures != 0) {
