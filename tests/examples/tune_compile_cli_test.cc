@@ -145,10 +145,17 @@ TEST_F(TuneCompileCli, ABadTargetIsAUsageError) {
   EXPECT_THAT(err_, HasSubstr("-threads"));
 }
 
-TEST_F(TuneCompileCli, AGpuTargetIsAUsageErrorNamingTheAcceptedForm) {
-  EXPECT_EQ(Run(Args("gemm:M=4,N=4,K=4", "cuda -arch=sm_90")), 2);
-  EXPECT_THAT(err_, HasSubstr("CPU"));
-  EXPECT_THAT(err_, HasSubstr("llvm"));
+TEST_F(TuneCompileCli, AGpuTargetBuildsAHostLibraryThatNeedsTheGpuRuntime) {
+  EXPECT_EQ(Run(Args("gemm:M=4,N=4,K=4", "rocm -mcpu=gfx90a")), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("needs libtune_gpurt.so"));
+  EXPECT_THAT(Read(File("k.h")), HasSubstr("float* C, void* stream);"));
+  EXPECT_TRUE(fs::exists(File("libk.so")));
+}
+
+TEST_F(TuneCompileCli, AnUnknownGpuArchIsAUsageErrorNamingTheAcceptedOnes) {
+  EXPECT_EQ(Run(Args("gemm:M=4,N=4,K=4", "cuda -arch=sm_42")), 2);
+  EXPECT_THAT(err_, HasSubstr("sm_90"));
+  EXPECT_FALSE(fs::exists(File("libk.so")));
 }
 
 TEST_F(TuneCompileCli, MoreNamesThanWorkloadsIsAUsageError) {

@@ -222,12 +222,16 @@ TEST(CompilerLibrary, DuplicateOrInvalidFunctionNamesAreInvalidArgument) {
   EXPECT_FALSE(fs::exists(dir.File("l.so")));
 }
 
-TEST(CompilerLibrary, AGpuTargetIsInvalidArgument) {
+TEST(CompilerLibrary, AGpuTargetBuildsAHostLibraryTakingAStream) {
+  // (tests/codegen/gpu_library_test.cc checks GPU libraries in detail.)
   TempDir dir = TempDir::Create().value();
   Compiler compiler(ParseTarget("cuda -arch=sm_90"));
   absl::StatusOr<LibraryResult> r =
       compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}}, dir.File("l.so"), dir.File("l.h"));
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->needed_libs, std::vector<std::string>{"libtune_gpurt.so"});
+  EXPECT_THAT(ReadFile(dir.File("l.h")).value_or(""),
+              HasSubstr("(const float* A, const float* B, float* C, void* stream);"));
 }
 
 TEST(CompilerLibrary, AnUnwritableOutputLeavesNothingBehind) {
