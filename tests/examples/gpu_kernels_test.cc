@@ -19,6 +19,7 @@
 #include "common/workload.h"
 #include "gpu_concurrent_kernels.h"
 #include "gpu_test_kernels.h"
+#include "runtime/tune_gpurt.h"
 
 namespace {
 
@@ -245,6 +246,46 @@ void ConcurrentFirstCalls(CUstream stream) {
   b.Check("concurrent first call on the NULL stream");
 }
 
+// The runtime's failure codes on a real device: device code the driver rejects, a kernel the
+// module lacks, a launch the device refuses. Each names its cause.
+void RuntimeErrors() {
+  static const char kNoop[] =
+      ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry noop()\n{\nret;\n}\n";
+  static const char kGarbage[] = "this is not PTX";
+  tune_gpurt_module noop{TUNE_GPURT_ABI_VERSION, TUNE_GPURT_API_CUDA, kNoop, sizeof kNoop, nullptr};
+  tune_gpurt_module garbage{TUNE_GPURT_ABI_VERSION, TUNE_GPURT_API_CUDA, kGarbage, sizeof kGarbage,
+                            nullptr};
+  const uint32_t one[3] = {1, 1, 1};
+  const uint32_t too_many_threads[3] = {4096, 1, 1};
+  struct Case {
+    const char* what;
+    tune_gpurt_module* module;
+    const char* kernel;
+    const uint32_t* block;
+    int32_t want;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"a rejected module", &garbage, "noop", one, TUNE_GPURT_ERROR_MODULE_LOAD,
+                "cuModuleLoadDataEx"},
+           Case{"a missing kernel", &noop, "missing", one, TUNE_GPURT_ERROR_KERNEL_NOT_FOUND,
+                "no kernel 'missing'"},
+           Case{"a refused launch", &noop, "noop", too_many_threads, TUNE_GPURT_ERROR_LAUNCH,
+                "block (4096,1,1)"},
+           Case{"a good launch", &noop, "noop", one, TUNE_GPURT_OK, ""},
+       }) {
+    int32_t rc = tune_gpurt_launch(c.module, c.kernel, one, c.block, 0, nullptr, nullptr, 0);
+    std::string text = tune_gpurt_last_error();
+    if (rc != c.want || text.find(c.says) == std::string::npos) {
+      Fail(std::string(c.what) + ": returned " + std::to_string(rc) + " (want " +
+           std::to_string(c.want) + "), message '" + text + "' (want it to say '" + c.says + "')");
+    } else {
+      std::printf("ok: %s: %d %s\n", c.what, rc, text.c_str());
+    }
+  }
+  Ok(cu.cuCtxSynchronize(), "runtime errors: cuCtxSynchronize");
+}
+
 }  // namespace
 
 int main() {
@@ -288,6 +329,7 @@ int main() {
          "conv2d:N=2,C=3,H=10,W=12,K=8,R=3,S=3,stride=2,pad=1,epilogue=bias_relu",
          call4(gpu_conv_bias_relu), stream);
   cu.cuStreamDestroy(stream);
+  RuntimeErrors();
 
   if (failures != 0) {
     std::fprintf(stderr, "%d check(s) failed\n", failures);
