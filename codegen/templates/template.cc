@@ -5,8 +5,10 @@
 #include "codegen/plugins/plugin.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
+#include "codegen/templates/conv2d_gpu_library.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/templates/gemm_cpu_library.h"
+#include "codegen/templates/gemm_gpu_library.h"
 #include "codegen/templates/ukernel_templates.h"
 #include "common/runtime_libs.h"
 #include "common/strings.h"
@@ -16,10 +18,11 @@ namespace {
 
 // Every template, best first within each (op, target kind): tune's own code, then the
 // libraries (which apply only to targets that name them).
-const std::array<const KernelTemplate*, 8>& Table() {
-  static const std::array<const KernelTemplate*, 8> table = {
+const std::array<const KernelTemplate*, 12>& Table() {
+  static const std::array<const KernelTemplate*, 12> table = {
       &kGemmCpuBlocked,          &kConv2dCpuDirect, &kGemmCpuOpenblas, &kGemmCpuDnnl,
       &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,   &kGemmCpuUkernel,  &kConv2dCpuUkernel,
+      &kGemmCudaCublas,          &kConv2dCudaCudnn, &kGemmRocmRocblas, &kConv2dRocmMiopen,
   };
   return table;
 }
