@@ -356,7 +356,8 @@ TEST(CpuBackendTest, CallExternReachesFunctionExportedByTheProcess) {
 TEST(CpuBackendTest, StreamParameterFollowsTheBuffersAndReachesACallAsTheSamePointer) {
   Buffer out("out");
   Var stream("stream");
-  LoweredFunc func{"with_stream", {out},
+  LoweredFunc func{"with_stream",
+                   {out},
                    Evaluate::Make(CallExtern::Make(Type::Int32(), "tune_test_stream",
                                                    {ir::AddressOf::Make(out, 0), stream}),
                                   /*return_on_error=*/true)};

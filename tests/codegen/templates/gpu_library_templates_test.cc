@@ -76,9 +76,9 @@ TEST(GpuLibraryTemplates, TargetsRejectTheLibrariesOfAnotherKindNamingTheAccepte
 TEST(GpuLibraryTemplates, KnobsAreTheEpilogueAndCudnnsAlgorithms) {
   Target cuda = ParseTarget("cuda -arch=sm_90 -libs=cublas,cudnn");
   EXPECT_EQ(kGemmCudaCublas.space(ParseWorkload(kGemm), cuda).FindKnob("epilogue"), nullptr);
-  const Knob* epilogue =
-      kGemmCudaCublas.space(ParseWorkload("gemm:M=8,N=8,K=8,epilogue=relu"), cuda)
-          .FindKnob("epilogue");
+  const ConfigSpace relu_space =
+      kGemmCudaCublas.space(ParseWorkload("gemm:M=8,N=8,K=8,epilogue=relu"), cuda);
+  const Knob* epilogue = relu_space.FindKnob("epilogue");
   ASSERT_NE(epilogue, nullptr);
   EXPECT_THAT(epilogue->values, ElementsAre(0, 1));
   auto algorithms = [&](const std::string& w) {
