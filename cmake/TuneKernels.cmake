@@ -7,6 +7,8 @@
 #     TARGET_STRING "llvm -mcpu=native -threads=1"
 #     WORKLOADS "gemm:M=512,N=512,K=512" "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"
 #     [NAMES my_gemm my_conv]                 # C function names, in workload order
+#     [TEMPLATES gemm.cuda.cublas ...]        # schedule templates, in workload order (names:
+#                                             #   CMake drops empty list items)
 #     [HEADER my_kernels.h]                   # header file name (default <TARGET>.h)
 #     [EXTERN_KERNELS ukernel.json ...]       # micro-kernel manifests -libs= may name
 #     [CODEGEN_PLUGINS /path/to/plugin ...])  # codegen plugins whose families the log names
@@ -37,7 +39,7 @@ include_guard(GLOBAL)
 
 function(tune_add_kernel_library)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;DB;TARGET_STRING;HEADER"
-                        "WORKLOADS;NAMES;EXTERN_KERNELS;CODEGEN_PLUGINS")
+                        "WORKLOADS;NAMES;TEMPLATES;EXTERN_KERNELS;CODEGEN_PLUGINS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tune_add_kernel_library: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -85,6 +87,9 @@ function(tune_add_kernel_library)
   foreach(name IN LISTS ARG_NAMES)
     list(APPEND args --name ${name})
   endforeach()
+  foreach(template IN LISTS ARG_TEMPLATES)
+    list(APPEND args --template ${template})
+  endforeach()
   foreach(manifest IN LISTS ARG_EXTERN_KERNELS)
     list(APPEND args --extern-kernels ${manifest})
     list(APPEND depends ${manifest})
@@ -108,6 +113,16 @@ function(tune_add_kernel_library)
                             "${gpu_runtime} does not exist (install tune with its lib/ folder)")
       endif()
     endif()
+  endif()
+
+  # The runtime shims that -libs= names are linked: inside the tune project, build them first.
+  if(ARG_TARGET_STRING MATCHES "-libs=([a-z0-9_,]+)")
+    string(REPLACE "," ";" libs "${CMAKE_MATCH_1}")
+    foreach(lib IN LISTS libs)
+      if(TARGET tune_${lib})
+        list(APPEND depends tune_${lib})
+      endif()
+    endforeach()
   endif()
 
   add_custom_command(

@@ -90,11 +90,13 @@ std::string GpuPreamble(const HeaderSpec& spec) {
       " *   - A call queues the work on the stream and returns without waiting for it:\n"
       " *     synchronise the stream before reading the output on the host.\n"
       " *   - It returns 0 when the work was queued. A GPU kernel returns a negative code of\n"
-      " *     libtune_gpurt.so (TUNE_GPURT_ERROR_*, below); a kernel that calls a vendor library\n"
-      " *     returns that library's own (positive) code. tune_gpurt_last_error() names the\n"
-      " *     cause of the calling thread's last GPU runtime failure (driver library missing,\n"
-      " *     PTX newer than the driver, ...). Faults of a kernel itself surface on the stream\n"
-      " *     (the next synchronisation reports them), as with any asynchronous launch.\n";
+      " *     libtune_gpurt.so (TUNE_GPURT_ERROR_*, below), and tune_gpurt_last_error() names\n"
+      " *     the cause of the calling thread's last failure (driver library missing, PTX newer\n"
+      " *     than the driver, ...). A kernel that calls a vendor library (marked below) returns\n"
+      " *     its shim's negative TUNE_GPU_* code (runtime/tune_gpu_runtime.h; the shim's\n"
+      " *     tune_gpu_last_error() says why) and needs the caller's context current. Faults of\n"
+      " *     a kernel itself surface on the stream (the next synchronisation reports them), as\n"
+      " *     with any asynchronous launch.\n";
   if (cuda) {
     out +=
         " *   - The device code (PTX for the target's arch, compiled by the CUDA driver's JIT) is\n"
@@ -204,7 +206,9 @@ std::string RenderCHeader(const HeaderSpec& spec) {
       if (k.launch.has_value()) {
         StrAppend(&out, " *   GPU kernel ", k.func_name, ", launch ", ToString(*k.launch), "\n");
       } else {
-        out += " *   host code calling a vendor library on `stream`\n";
+        out +=
+            " *   host code calling a vendor library on `stream` (TUNE_GPU_* codes; the caller's\n"
+            " *   context must be current)\n";
       }
       out += " *   stream: where it runs (NULL: the legacy default stream)\n";
     }

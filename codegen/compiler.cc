@@ -30,6 +30,20 @@ CpuCodegenOptions CodegenOptions(const Target& target) {
   return options;
 }
 
+// The host code of a library template on a GPU target (cuBLAS, cuDNN, rocBLAS, MIOpen): a call
+// of the library's shim with device pointers and the stream, built for any x86-64 CPU (GPU
+// targets name no host CPU).
+bool IsGpuLibraryTemplate(const KernelTemplate& tpl, const Target& target) {
+  return !tpl.library.empty() && target.kind != TargetKind::kLlvm;
+}
+
+CpuCodegenOptions GpuLibraryHostOptions() {
+  CpuCodegenOptions options;
+  options.cpu = "x86-64";
+  options.threads = 1;
+  return options;
+}
+
 struct Linked {
   std::string shared_object;
   std::vector<std::string> needed_libs;  // runtime libraries the linker added (libgomp.so.1)
@@ -148,8 +162,9 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
       return artifact;
     }
     std::vector<ir::LoweredFunc> funcs = {std::move(func)};
-    ASSIGN_OR_RETURN(std::string object,
-                     EmitCpuObject(funcs, CodegenOptions(target_), &artifact.llvm_ir));
+    const CpuCodegenOptions options =
+        IsGpuLibraryTemplate(tpl, target_) ? GpuLibraryHostOptions() : CodegenOptions(target_);
+    ASSIGN_OR_RETURN(std::string object, EmitCpuObject(funcs, options, &artifact.llvm_ir));
     ASSIGN_OR_RETURN(linked, LinkInScratch({object}));
   }
   artifact.format = CodeFormat::kSharedObject;

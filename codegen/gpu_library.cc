@@ -99,6 +99,13 @@ absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
       return absl::InvalidArgumentError(StrCat(
           "function name '", func.name, "' must be a C identifier used once in the library"));
     }
+    if (!IsGpuKernel(func) && !func.stream_param.defined()) {
+      // Every function of a GPU library has the GPU host ABI: a host kernel takes the stream.
+      return absl::InvalidArgumentError(
+          StrCat("function '", func.name,
+                 "' is host code without a stream parameter (LoweredFunc::stream_param): a GPU "
+                 "library's functions take (device pointers..., void* stream)"));
+    }
     (IsGpuKernel(func) ? device : host).push_back(func);
     symbols.push_back(func.name);
   }
@@ -116,9 +123,10 @@ absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
     out.needed_libs.push_back(kGpuRuntimeLibrary);
   }
   if (!host.empty()) {
-    // Library kernels: host code with the GPU host ABI (their stream parameter comes from the
-    // IR), calling a vendor library through tune's runtime shim, which is linked like a CPU
-    // library's (DT_NEEDED, found through RUNPATH); other external libraries are the caller's.
+    // Library kernels: host code with the GPU host ABI (LoweredFunc::stream_param becomes the
+    // last parameter), calling a vendor library through tune's runtime shim, which is linked
+    // like a CPU library's (DT_NEEDED, found through RUNPATH); other external libraries are the
+    // caller's.
     CpuCodegenOptions cpu;
     cpu.cpu = "x86-64";
     std::string host_ir;

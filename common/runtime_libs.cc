@@ -11,10 +11,17 @@
 namespace tune {
 namespace {
 
-constexpr std::array<RuntimeLibrary, 2> kLibraries = {{
+// The GPU shims build everywhere (they open their vendor library at run time): no package.
+constexpr std::string_view kAlwaysBuilt = "nothing (the shim is always built)";
+
+constexpr std::array<RuntimeLibrary, 6> kLibraries = {{
     {"openblas", "libtune_openblas.so", "tune_openblas_describe", "libopenblas-dev",
      TargetKind::kLlvm},
     {"dnnl", "libtune_dnnl.so", "tune_dnnl_describe", "libdnnl-dev", TargetKind::kLlvm},
+    {"cublas", "libtune_cublas.so", "tune_cublas_describe", kAlwaysBuilt, TargetKind::kCuda},
+    {"cudnn", "libtune_cudnn.so", "tune_cudnn_describe", kAlwaysBuilt, TargetKind::kCuda},
+    {"rocblas", "libtune_rocblas.so", "tune_rocblas_describe", kAlwaysBuilt, TargetKind::kRocm},
+    {"miopen", "libtune_miopen.so", "tune_miopen_describe", kAlwaysBuilt, TargetKind::kRocm},
 }};
 
 }  // namespace

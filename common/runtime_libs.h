@@ -5,6 +5,13 @@
 //   name       shim                   describe symbol            build needs
 //   openblas   libtune_openblas.so    tune_openblas_describe     libopenblas-dev
 //   dnnl       libtune_dnnl.so        tune_dnnl_describe         libdnnl-dev
+//   cublas     libtune_cublas.so      tune_cublas_describe       nothing (cuda targets)
+//   cudnn      libtune_cudnn.so       tune_cudnn_describe        nothing (cuda targets)
+//   rocblas    libtune_rocblas.so     tune_rocblas_describe      nothing (rocm targets)
+//   miopen     libtune_miopen.so      tune_miopen_describe       nothing (rocm targets)
+//
+// The GPU shims (runtime/tune_gpu_runtime.h) open their vendor library (libcublas.so.13, ...)
+// at their first call, so they build and load on any host.
 #pragma once
 
 #include <span>
@@ -21,7 +28,7 @@ struct RuntimeLibrary {
   std::string_view shim_file;        // e.g. "libtune_dnnl.so"
   std::string_view describe_symbol;  // `int32_t f(char* buf, int64_t size)` of the shim
   std::string_view package;          // the Debian package the build needs to make the shim
-  TargetKind target_kind;
+  TargetKind target_kind;            // the kind of targets whose -libs= may name it
 };
 
 /// Every library tune has a shim for, in a fixed order.

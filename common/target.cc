@@ -4,6 +4,7 @@
 
 #include "common/extern_kernels.h"
 #include "common/host_cpu.h"
+#include "common/runtime_libs.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -23,21 +24,30 @@ absl::Status Invalid(std::string_view text, std::string_view what) {
       StrCat("target '", text, "': ", what, "; accepted forms: ", kForms));
 }
 
+// The libraries of common/runtime_libs.h for `kind`, sorted, and for llvm the installed extern
+// kernels.
 std::vector<std::string_view> AllowedLibs(TargetKind kind) {
-  switch (kind) {
-    case TargetKind::kLlvm: {
-      std::vector<std::string_view> libs = {"dnnl", "openblas"};
-      for (const ExternKernel* k : InstalledExternKernels()) {
-        libs.push_back(k->name);  // the installed sets live as long as the process
-      }
-      return libs;
+  std::vector<std::string_view> libs;
+  for (const RuntimeLibrary& lib : RuntimeLibraries()) {
+    if (lib.target_kind == kind) {
+      libs.push_back(lib.name);
     }
-    case TargetKind::kCuda:
-      return {"cublas", "cudnn"};
-    case TargetKind::kRocm:
-      return {"miopen", "rocblas"};
   }
-  return {};
+  std::sort(libs.begin(), libs.end());
+  if (kind == TargetKind::kLlvm) {
+    for (const ExternKernel* k : InstalledExternKernels()) {
+      libs.push_back(k->name);  // the installed sets live as long as the process
+    }
+  }
+  return libs;
+}
+
+// " (a library of cuda targets)" when `lib` is a runtime library of another kind, else "".
+std::string OtherKindNote(std::string_view lib) {
+  const RuntimeLibrary* runtime = FindRuntimeLibrary(lib);
+  return runtime == nullptr ? std::string()
+                            : StrCat("; ", lib, " is a library of ",
+                                     TargetKindName(runtime->target_kind), " targets");
 }
 
 }  // namespace
@@ -124,9 +134,10 @@ absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) 
             libs_accepted == Libs::kAny && !lib.empty() &&
             std::all_of(lib.begin(), lib.end(), [](char c) { return IsAlnum(c) || c == '_'; });
         if (!any_ok && std::find(allowed.begin(), allowed.end(), lib) == allowed.end()) {
-          return Invalid(text,
-                         StrCat("library '", lib, "' is not available for ", TargetKindName(t.kind),
-                                " (", fmt::format("{}", fmt::join(allowed, ", ")), ")"));
+          return Invalid(
+              text, StrCat("library '", lib, "' is not available for ", TargetKindName(t.kind),
+                           " targets (accepted: ", fmt::format("{}", fmt::join(allowed, ", ")), ")",
+                           OtherKindNote(lib)));
         }
         t.libs.emplace_back(lib);
       }

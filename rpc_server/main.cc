@@ -59,7 +59,8 @@ int Serve(int argc, char** argv) {
                  "loaded in the order given");
   app.add_option("--libs", libs,
                  "external libraries whose candidates this worker runs, comma-separated: "
-                 "openblas, dnnl (their runtime shims are preloaded like --preload)")
+                 "openblas, dnnl (cpu); cublas, cudnn (cuda); rocblas, miopen (rocm) (their "
+                 "runtime shims are preloaded like --preload)")
       ->delimiter(',');
   app.add_option("--name", name, "worker name (default: <hostname>-<pid>)");
   app.add_option("--threads", threads,
@@ -99,17 +100,22 @@ int Serve(int argc, char** argv) {
     return Fail(kExitUsage, "--cache-max-mb must be >= 1 (a size in MiB)");
   }
 
+  // The libraries of the worker's device kind: CPU libraries for cpu, cuBLAS/cuDNN for cuda,
+  // rocBLAS/MIOpen for rocm (their shims load the vendor library only when a kernel calls them).
+  const tune::TargetKind libs_kind = device == "cuda"   ? tune::TargetKind::kCuda
+                                     : device == "rocm" ? tune::TargetKind::kRocm
+                                                        : tune::TargetKind::kLlvm;
   for (const std::string& lib : libs) {
     const tune::RuntimeLibrary* runtime = tune::FindRuntimeLibrary(lib);
-    if (runtime == nullptr || runtime->target_kind != tune::TargetKind::kLlvm) {
+    if (runtime == nullptr || runtime->target_kind != libs_kind) {
       std::vector<std::string> known;
       for (const tune::RuntimeLibrary& r : tune::RuntimeLibraries()) {
-        if (r.target_kind == tune::TargetKind::kLlvm) {
+        if (r.target_kind == libs_kind) {
           known.emplace_back(r.name);
         }
       }
-      return Fail(kExitUsage, StrCat("--libs: unknown library '", lib,
-                                     "' for a CPU worker; known: ", tune::Join(known, ", ")));
+      return Fail(kExitUsage, StrCat("--libs: unknown library '", lib, "' for a ", device,
+                                     " worker; known: ", tune::Join(known, ", ")));
     }
     absl::StatusOr<std::string> path = tune::RuntimeLibraryPath(*runtime);
     if (!path.ok()) {

@@ -533,6 +533,11 @@ struct LoweredFunc {
   // Libraries the body's CallExterns resolve against, by file name ("libfoo.so.1"): left
   // undefined at link time and loaded by whoever runs the kernel (a worker's --preload).
   std::vector<std::string> external_libs = {};
+  // When defined (an int64 Var), the function takes one more parameter after the buffers: the
+  // GPU stream of the host ABI of GPU library kernels, `int32_t f(float*..., void* stream)`. The
+  // body sees the pointer as this integer (CallExtern passes it on as an int64, which the x86-64
+  // calling convention passes like a void*).
+  Var stream_param = {};
 };
 
 // ---------------------------------------------------------------------------------------------

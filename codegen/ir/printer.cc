@@ -268,6 +268,9 @@ std::string ToText(const LoweredFunc& f) {
     params.push_back(b.defined() ? StrCat(b.name(), ": ", b.element_type().ToString(), "*")
                                  : std::string("<undefined>"));
   }
+  if (f.stream_param.defined()) {
+    params.push_back(StrCat(f.stream_param.name(), ": stream"));
+  }
   Printer printer;
   printer.Print(f.body, 1);
   return StrCat("func ", f.name, "(", Join(params, ", "), ") {\n", printer.Take(), "}\n");

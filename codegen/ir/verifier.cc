@@ -53,6 +53,12 @@ class Verifier final : public IrVisitor {
       }
       buffers_.insert(b.get());
     }
+    if (func_.stream_param.defined()) {
+      if (func_.stream_param.type() != Type::Int64()) {
+        return Error(StrCat("stream parameter ", func_.stream_param.name()), "must be an int64");
+      }
+      bound_.insert(func_.stream_param.get());
+    }
     if (!func_.body.defined()) {
       return Error("body", "is undefined");
     }

@@ -83,6 +83,9 @@ llvm::Function* CodeGenCpu::NewFunction(const std::string& name, llvm::FunctionT
 
 absl::Status CodeGenCpu::AddFunction(const ir::LoweredFunc& func) {
   std::vector<llvm::Type*> params(func.params.size(), builder_.getPtrTy());
+  if (func.stream_param.defined()) {
+    params.push_back(builder_.getPtrTy());  // the GPU stream of the host ABI
+  }
   llvm::FunctionType* type = llvm::FunctionType::get(builder_.getInt32Ty(), params, false);
   llvm::Function* f = module_->getFunction(func.name);
   if (f != nullptr) {
@@ -118,6 +121,11 @@ absl::Status CodeGenCpu::AddFunction(const ir::LoweredFunc& func) {
     buffers_[func.params[i].get()] = arg;
   }
   builder_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
+  if (func.stream_param.defined()) {
+    llvm::Argument* stream = f->getArg(static_cast<unsigned>(func.params.size()));
+    stream->setName(func.stream_param.name());
+    vars_[func.stream_param.get()] = builder_.CreatePtrToInt(stream, builder_.getInt64Ty());
+  }
   Emit(func.body);
   builder_.CreateRet(builder_.getInt32(0));
   if (max_vector_bits_ > 0) {

@@ -3,6 +3,7 @@
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "runtime/tune_gpu_runtime.h"
 #include "runtime/tune_runtime.h"
 
 namespace tune {
@@ -55,6 +56,16 @@ Epilogue EpilogueAfterSgemm(const Workload& workload, const Config& config) {
     return workload.epilogue();
   }
   return EpilogueHasRelu(workload.epilogue()) ? Epilogue::kRelu : Epilogue::kNone;
+}
+
+int64_t GpuEpilogueCode(const Workload& workload) {
+  return (EpilogueHasBias(workload.epilogue()) ? TUNE_GPU_EPILOGUE_BIAS : 0) |
+         (EpilogueHasRelu(workload.epilogue()) ? TUNE_GPU_EPILOGUE_RELU : 0);
+}
+
+int64_t GpuEpilogueMode(const Config& config) {
+  return EpilogueChoice(config) == kEpilogueLibrary ? TUNE_GPU_EPILOGUE_LIBRARY
+                                                    : TUNE_GPU_EPILOGUE_SEPARATE;
 }
 
 const RuntimeLibrary& RuntimeLibraryNamed(std::string_view name) {

@@ -1,4 +1,4 @@
-// Pieces shared by the library templates (gemm/conv2d on OpenBLAS and oneDNN, and later the GPU
+// Pieces shared by the library templates (gemm/conv2d on OpenBLAS and oneDNN, and on the GPU
 // vendor libraries): the kernel's parameters, a call of a runtime shim whose failure the kernel
 // returns, and the generated epilogue passes that run around a library call.
 //
@@ -45,6 +45,13 @@ bool BiasThroughBeta(const Workload& workload, const Config& config);
 /// What a generated pass still applies after an OpenBLAS call: the whole epilogue, or only its
 /// ReLU when the bias went through beta (kNone when nothing is left).
 Epilogue EpilogueAfterSgemm(const Workload& workload, const Config& config);
+
+/// The TUNE_GPU_EPILOGUE_* value (tune_gpu_runtime.h) of the workload's epilogue.
+int64_t GpuEpilogueCode(const Workload& workload);
+
+/// TUNE_GPU_EPILOGUE_LIBRARY when the config chose the library's fused epilogue, else
+/// TUNE_GPU_EPILOGUE_SEPARATE.
+int64_t GpuEpilogueMode(const Config& config);
 
 /// The table entry of a library tune has a shim for (a bug when there is none).
 const RuntimeLibrary& RuntimeLibraryNamed(std::string_view name);

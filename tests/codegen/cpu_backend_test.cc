@@ -38,6 +38,12 @@ extern "C" int32_t tune_test_status(float* data, int64_t n) {
   return 0;
 }
 
+// Records the stream a kernel passes on (the GPU host ABI's trailing parameter), with its data.
+extern "C" int32_t tune_test_stream(float* data, void* stream) {
+  data[0] = stream == reinterpret_cast<void*>(uintptr_t{0x1234560}) ? 1.0f : -1.0f;
+  return stream == nullptr ? 7 : 0;
+}
+
 namespace tune {
 namespace {
 
@@ -345,6 +351,42 @@ TEST(CpuBackendTest, CallExternReachesFunctionExportedByTheProcess) {
   want[0] = 8.0f;
   ASSERT_EQ((*so)->Get<Kernel1>("scale")(got.data()), 0);
   EXPECT_EQ(got, want);
+}
+
+TEST(CpuBackendTest, StreamParameterFollowsTheBuffersAndReachesACallAsTheSamePointer) {
+  Buffer out("out");
+  Var stream("stream");
+  LoweredFunc func{"with_stream",
+                   {out},
+                   Evaluate::Make(CallExtern::Make(Type::Int32(), "tune_test_stream",
+                                                   {ir::AddressOf::Make(out, 0), stream}),
+                                  /*return_on_error=*/true)};
+  func.stream_param = stream;
+  TempDir dir = TempDir::Create().value();
+  std::string llvm_ir;
+  auto so = Build({func}, {}, dir, "with_stream", &llvm_ir);
+  ASSERT_TRUE(so.ok()) << so.status();
+  EXPECT_NE(llvm_ir.find("define i32 @with_stream(ptr noalias"), std::string::npos) << llvm_ir;
+  EXPECT_NE(llvm_ir.find("ptr %stream)"), std::string::npos) << llvm_ir;
+  using StreamKernel = int32_t(float*, void*);
+  auto* kernel = (*so)->Get<StreamKernel>("with_stream");
+  ASSERT_NE(kernel, nullptr);
+  float got = 0.0f;
+  EXPECT_EQ(kernel(&got, reinterpret_cast<void*>(uintptr_t{0x1234560})), 0);
+  EXPECT_EQ(got, 1.0f);
+  EXPECT_EQ(kernel(&got, nullptr), 7);  // the callee's status comes back
+}
+
+TEST(CpuBackendTest, AStreamParameterThatIsNotAnInt64IsRejected) {
+  Buffer out("out");
+  Var stream("stream", Type::Int32());
+  LoweredFunc func{"bad_stream", {out}, Store::Make(out, 0, 1.0f)};
+  func.stream_param = stream;
+  absl::StatusOr<LoweredFunc> lowered = Lower(func);
+  ASSERT_TRUE(absl::IsInvalidArgument(lowered.status())) << lowered.status();
+  EXPECT_NE(lowered.status().message().find("stream parameter stream must be an int64"),
+            std::string::npos)
+      << lowered.status();
 }
 
 TEST(CpuBackendTest, AFailedStatusIsReturnedByTheKernelAndStopsIt) {

@@ -206,12 +206,17 @@ ir::LoweredFunc VectorAdd(const std::string& name) {
   return ir::LoweredFunc{name, {a, b, c}, body};
 }
 
-// Host code: a serial loop (the shape of a library kernel's host side, for the link only).
-ir::LoweredFunc HostCopy(const std::string& name) {
+// Host code with the GPU host ABI (a serial loop standing in for a library kernel's host side,
+// for the link only; `stream` makes it take the stream parameter).
+ir::LoweredFunc HostCopy(const std::string& name, bool stream = true) {
   ir::Buffer a("a"), b("b");
   ir::Var i = ir::Variable::Make("i");
-  return ir::LoweredFunc{
+  ir::LoweredFunc func{
       name, {a, b}, ir::For::Make(i, 0, 8, ir::LoopKind::kSerial, ir::Store::Make(b, i, a(i)))};
+  if (stream) {
+    func.stream_param = ir::Variable::Make("stream");
+  }
+  return func;
 }
 
 TEST(GpuLibraryLinkTest, GpuAndHostKernelsLinkIntoOneLibrary) {
@@ -240,6 +245,17 @@ TEST(GpuLibraryLinkTest, GpuAndHostKernelsLinkIntoOneLibrary) {
     ASSERT_TRUE(defined.ok()) << defined.status();
     EXPECT_TRUE(*defined) << symbol;
   }
+}
+
+TEST(GpuLibraryLinkTest, HostCodeWithoutAStreamParameterIsRefused) {
+  absl::StatusOr<Target> target = Target::Parse("cuda -arch=sm_90");
+  ASSERT_TRUE(target.ok());
+  absl::StatusOr<GpuLibraryBinary> binary =
+      LinkGpuLibrary(*target, {HostCopy("plain", false)}, "libx.so", EmitGpuModule);
+  ASSERT_FALSE(binary.ok());
+  EXPECT_EQ(binary.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(binary.status().message().find("'plain'"), std::string::npos);
+  EXPECT_NE(binary.status().message().find("stream"), std::string::npos);
 }
 
 TEST(GpuLibraryLinkTest, CpuTargetIsRefusedNamingTheAcceptedForms) {

@@ -1,0 +1,21 @@
+// GEMM through GPU vendor libraries, as candidates beside generated kernels (-libs=...):
+//
+//   gemm.cuda.cublas    cuBLAS's sgemm through libtune_cublas.so (cuda targets, -libs=cublas).
+//                       Knob `epilogue` (when the workload has one): 0 cublasSgemm, then the
+//                       shim's bias/ReLU kernel on the same stream; 1 cublasLtMatmul with the
+//                       epilogue fused (CUBLASLT_EPILOGUE_BIAS, _RELU or _RELU_BIAS).
+//   gemm.rocm.rocblas   rocblas_sgemm through libtune_rocblas.so (rocm targets, -libs=rocblas);
+//                       no knobs, workloads without an epilogue only.
+//
+// The kernel is host code with the GPU host ABI: `int32_t f(float* A, float* B, [float* bias,]
+// float* C, void* stream)` on device pointers; it returns the shim's code (tune_gpu_runtime.h).
+#pragma once
+
+#include "codegen/templates/template.h"
+
+namespace tune {
+
+extern const KernelTemplate kGemmCudaCublas;
+extern const KernelTemplate kGemmRocmRocblas;
+
+}  // namespace tune

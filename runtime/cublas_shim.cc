@@ -1,0 +1,388 @@
+// libtune_cublas.so: tune's shim over cuBLAS and cuBLASLt (runtime/tune_gpu_runtime.h).
+//
+// libcublas (and libcublasLt, for the library epilogue) are opened at the first call. Handles
+// are made per (thread, device) and kept; so are the cuBLASLt descriptors, the algorithm its
+// heuristic chose and its workspace, per (thread, device, shape, epilogue), so that after the
+// warm-up a call only queues work on the caller's stream. FP32 throughout: the cuBLAS handle's
+// math mode is CUBLAS_DEFAULT_MATH (no TF32 tensor ops) and cuBLASLt computes in
+// CUBLAS_COMPUTE_32F (not CUBLAS_COMPUTE_32F_FAST_TF32).
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "runtime/gpu_shim_util.h"
+#include "runtime/tune_gpu_runtime.h"
+
+namespace {
+
+using tune_gpu::CudaDriver;
+using tune_gpu::CUdevice;
+using tune_gpu::CUdeviceptr;
+using tune_gpu::Fail;
+using tune_gpu::Format;
+
+// The cuBLAS/cuBLASLt ABI this shim uses (cublas_api.h, cublasLt.h, library_types.h).
+using cublasStatus_t = int;
+using cublasHandle_t = void*;
+using cublasLtHandle_t = void*;
+using cublasLtMatmulDesc_t = void*;
+using cublasLtMatrixLayout_t = void*;
+using cublasLtMatmulPreference_t = void*;
+constexpr int CUBLAS_OP_N = 0;
+constexpr int CUBLAS_DEFAULT_MATH = 0;
+constexpr int CUBLAS_TF32_TENSOR_OP_MATH = 3;
+constexpr int CUBLAS_COMPUTE_32F = 68;
+constexpr int CUDA_R_32F = 0;
+constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
+constexpr int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
+constexpr int CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1;
+constexpr int CUBLASLT_ALGO_CONFIG_ID = 0;
+constexpr uint32_t CUBLASLT_EPILOGUE_RELU = 2;
+constexpr uint32_t CUBLASLT_EPILOGUE_BIAS = 4;
+constexpr uint32_t CUBLASLT_EPILOGUE_RELU_BIAS = 6;
+struct cublasLtMatmulAlgo_t {
+  uint64_t data[8];
+};
+struct cublasLtMatmulHeuristicResult_t {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspaceSize;
+  cublasStatus_t state;
+  float wavesCount;
+  int reserved[4];
+};
+constexpr size_t kLtWorkspaceLimit = size_t{32} << 20;
+
+struct Cublas {
+  std::string file;
+  cublasStatus_t (*Create)(cublasHandle_t*);
+  cublasStatus_t (*SetStream)(cublasHandle_t, void*);
+  cublasStatus_t (*SetMathMode)(cublasHandle_t, int);
+  cublasStatus_t (*GetMathMode)(cublasHandle_t, int*);
+  cublasStatus_t (*GetVersion)(cublasHandle_t, int*);
+  cublasStatus_t (*Sgemm)(cublasHandle_t, int, int, int, int, int, const float*, const float*, int,
+                          const float*, int, const float*, float*, int);
+  const char* (*GetStatusString)(cublasStatus_t);  // may be absent
+};
+
+struct CublasLt {
+  std::string file;
+  cublasStatus_t (*Create)(cublasLtHandle_t*);
+  size_t (*GetVersion)();
+  cublasStatus_t (*MatmulDescCreate)(cublasLtMatmulDesc_t*, int, int);
+  cublasStatus_t (*MatmulDescSetAttribute)(cublasLtMatmulDesc_t, int, const void*, size_t);
+  cublasStatus_t (*MatrixLayoutCreate)(cublasLtMatrixLayout_t*, int, uint64_t, uint64_t, int64_t);
+  cublasStatus_t (*PreferenceCreate)(cublasLtMatmulPreference_t*);
+  cublasStatus_t (*PreferenceSetAttribute)(cublasLtMatmulPreference_t, int, const void*, size_t);
+  cublasStatus_t (*AlgoGetHeuristic)(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+                                     cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                     cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int,
+                                     cublasLtMatmulHeuristicResult_t*, int*);
+  cublasStatus_t (*AlgoConfigGetAttribute)(const cublasLtMatmulAlgo_t*, int, void*, size_t,
+                                           size_t*);  // may be absent
+  cublasStatus_t (*Matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void*, const void*,
+                           cublasLtMatrixLayout_t, const void*, cublasLtMatrixLayout_t, const void*,
+                           const void*, cublasLtMatrixLayout_t, void*, cublasLtMatrixLayout_t,
+                           const cublasLtMatmulAlgo_t*, void*, size_t, void*);
+};
+
+std::mutex g_mu;
+std::string g_version;     // guarded by g_mu
+std::string g_last_path;   // guarded by g_mu: how the last call ran
+std::string g_last_error;  // guarded by g_mu
+int g_math_mode = -1;      // guarded by g_mu: the handle's math mode as cuBLAS reports it
+
+int32_t Failed(int32_t code, const std::string& message) {
+  {
+    std::lock_guard lock(g_mu);
+    g_last_error = message;
+  }
+  return Fail(code, "cublas: " + message);
+}
+
+const Cublas* LoadCublas(int32_t* code) {
+  static std::string error;
+  static const Cublas* lib = []() -> const Cublas* {
+    std::string opened;
+    void* h = tune_gpu::OpenFirst({"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &error,
+                                  &opened);
+    if (h == nullptr) {
+      return nullptr;
+    }
+    auto* c = new Cublas();  // lives as long as the process
+    c->file = opened;
+    std::string missing;
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          tune_gpu::Symbol(h, name, &missing));
+    };
+    get(c->Create, "cublasCreate_v2");
+    get(c->SetStream, "cublasSetStream_v2");
+    get(c->SetMathMode, "cublasSetMathMode");
+    get(c->GetMathMode, "cublasGetMathMode");
+    get(c->GetVersion, "cublasGetVersion_v2");
+    get(c->Sgemm, "cublasSgemm_v2");
+    if (!missing.empty()) {
+      error = opened + ": " + missing;
+      return nullptr;
+    }
+    c->GetStatusString =
+        reinterpret_cast<const char* (*)(cublasStatus_t)>(dlsym(h, "cublasGetStatusString"));
+    return c;
+  }();
+  *code = lib != nullptr ? 0 : Failed(TUNE_GPU_NOT_FOUND, error);
+  return lib;
+}
+
+const CublasLt* LoadCublasLt(int32_t* code) {
+  static std::string error;
+  static const CublasLt* lib = []() -> const CublasLt* {
+    std::string opened;
+    void* h = tune_gpu::OpenFirst({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
+                                  &error, &opened);
+    if (h == nullptr) {
+      return nullptr;
+    }
+    auto* c = new CublasLt();  // lives as long as the process
+    c->file = opened;
+    std::string missing;
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          tune_gpu::Symbol(h, name, &missing));
+    };
+    get(c->Create, "cublasLtCreate");
+    get(c->GetVersion, "cublasLtGetVersion");
+    get(c->MatmulDescCreate, "cublasLtMatmulDescCreate");
+    get(c->MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+    get(c->MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+    get(c->PreferenceCreate, "cublasLtMatmulPreferenceCreate");
+    get(c->PreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
+    get(c->AlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+    get(c->Matmul, "cublasLtMatmul");
+    if (!missing.empty()) {
+      error = opened + ": " + missing;
+      return nullptr;
+    }
+    c->AlgoConfigGetAttribute = reinterpret_cast<decltype(c->AlgoConfigGetAttribute)>(
+        dlsym(h, "cublasLtMatmulAlgoConfigGetAttribute"));
+    return c;
+  }();
+  *code = lib != nullptr ? 0 : Failed(TUNE_GPU_LT_NOT_FOUND, error);
+  return lib;
+}
+
+std::string Status(const Cublas* c, const char* what, cublasStatus_t s) {
+  const char* name = c != nullptr && c->GetStatusString != nullptr ? c->GetStatusString(s) : "";
+  return Format("%s failed: cuBLAS status %d %s", what, s, name != nullptr ? name : "");
+}
+
+// The calling thread's cuBLAS handle for the current device, FP32 math.
+int32_t Handle(const Cublas& c, CUdevice device, cublasHandle_t* out) {
+  thread_local std::map<CUdevice, cublasHandle_t> handles;
+  auto it = handles.find(device);
+  if (it == handles.end()) {
+    cublasHandle_t h = nullptr;
+    if (cublasStatus_t s = c.Create(&h); s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(&c, "cublasCreate", s));
+    }
+    if (cublasStatus_t s = c.SetMathMode(h, CUBLAS_DEFAULT_MATH); s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(&c, "cublasSetMathMode(DEFAULT)", s));
+    }
+    int mode = -1, version = 0;
+    c.GetMathMode(h, &mode);
+    c.GetVersion(h, &version);
+    {
+      std::lock_guard lock(g_mu);
+      g_math_mode = mode;
+      g_version = Format("cuBLAS %d (%s)", version, c.file.c_str());
+    }
+    it = handles.emplace(device, h).first;
+  }
+  *out = it->second;
+  return 0;
+}
+
+// A cuBLASLt matmul of one (device, shape, epilogue): descriptors, the heuristic's algorithm
+// and its workspace.
+struct LtPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo = {};
+  CUdeviceptr workspace = 0;
+  size_t workspace_size = 0;
+  std::string name;
+};
+
+int32_t LtSgemm(const CudaDriver& cu, CUdevice device, const float* A, const float* B,
+                const float* bias, float* C, int64_t M, int64_t N, int64_t K, int32_t epilogue,
+                void* stream) {
+  int32_t rc = 0;
+  const CublasLt* lt = LoadCublasLt(&rc);
+  if (lt == nullptr) {
+    return rc;
+  }
+  thread_local std::map<CUdevice, cublasLtHandle_t> handles;
+  auto h = handles.find(device);
+  if (h == handles.end()) {
+    cublasLtHandle_t handle = nullptr;
+    if (cublasStatus_t s = lt->Create(&handle); s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLtCreate", s));
+    }
+    h = handles.emplace(device, handle).first;
+  }
+  const uint32_t lt_epilogue = epilogue == TUNE_GPU_EPILOGUE_BIAS   ? CUBLASLT_EPILOGUE_BIAS
+                               : epilogue == TUNE_GPU_EPILOGUE_RELU ? CUBLASLT_EPILOGUE_RELU
+                                                                    : CUBLASLT_EPILOGUE_RELU_BIAS;
+  using Key = std::tuple<CUdevice, int64_t, int64_t, int64_t, int32_t>;
+  thread_local std::map<Key, LtPlan> plans;
+  const Key key{device, M, N, K, epilogue};
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    LtPlan p;
+    // Row-major C[M][N] = A B is column-major C^T[N][M] = B^T[N][K] A^T[K][M].
+    cublasStatus_t s = lt->MatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    if (s == 0) {
+      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &lt_epilogue,
+                                     sizeof(lt_epilogue));
+    }
+    if (s == 0) {
+      s = lt->MatrixLayoutCreate(&p.a, CUDA_R_32F, N, K, N);
+    }
+    if (s == 0) {
+      s = lt->MatrixLayoutCreate(&p.b, CUDA_R_32F, K, M, K);
+    }
+    if (s == 0) {
+      s = lt->MatrixLayoutCreate(&p.c, CUDA_R_32F, N, M, N);
+    }
+    cublasLtMatmulPreference_t pref = nullptr;
+    if (s == 0) {
+      s = lt->PreferenceCreate(&pref);
+    }
+    if (s == 0) {
+      s = lt->PreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                     &kLtWorkspaceLimit, sizeof(kLtWorkspaceLimit));
+    }
+    if (s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLt descriptors", s));
+    }
+    cublasLtMatmulHeuristicResult_t result = {};
+    int found = 0;
+    s = lt->AlgoGetHeuristic(h->second, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+    if (s != 0 || found == 0) {
+      return Failed(TUNE_GPU_UNSUPPORTED,
+                    Format("cublasLtMatmulAlgoGetHeuristic found no algorithm for M=%lld N=%lld "
+                           "K=%lld with epilogue %d (status %d)",
+                           static_cast<long long>(M), static_cast<long long>(N),
+                           static_cast<long long>(K), lt_epilogue, s));
+    }
+    p.algo = result.algo;
+    p.workspace_size = result.workspaceSize;
+    if (int32_t a = tune_gpu::AllocDevice(cu, p.workspace_size, &p.workspace); a != 0) {
+      return a;
+    }
+    int id = -1;
+    if (lt->AlgoConfigGetAttribute != nullptr) {
+      lt->AlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), nullptr);
+    }
+    p.name = Format(
+        "cublasLtMatmul (cuBLASLt %zu, %s) heuristic algo id %d, epilogue %u, "
+        "workspace %zu B, compute 32F",
+        lt->GetVersion(), lt->file.c_str(), id, lt_epilogue, p.workspace_size);
+    it = plans.emplace(key, p).first;
+  }
+  LtPlan& p = it->second;
+  if ((epilogue & TUNE_GPU_EPILOGUE_BIAS) != 0) {
+    if (cublasStatus_t s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                      &bias, sizeof(bias));
+        s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLt bias pointer", s));
+    }
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  if (cublasStatus_t s =
+          lt->Matmul(h->second, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
+                     reinterpret_cast<void*>(p.workspace), p.workspace_size, stream);
+      s != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLtMatmul", s));
+  }
+  std::lock_guard lock(g_mu);
+  g_last_path = p.name;
+  return 0;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int32_t
+tune_cublas_sgemm(const float* A, const float* B, const float* bias_or_null, float* C, int64_t M,
+                  int64_t N, int64_t K, int32_t epilogue, int32_t epilogue_mode, void* stream) {
+  if (A == nullptr || B == nullptr || C == nullptr || M < 1 || N < 1 || K < 1 || M > 0x7fffffff ||
+      N > 0x7fffffff || K > 0x7fffffff ||
+      !tune_gpu::ValidEpilogue(epilogue, epilogue_mode, bias_or_null)) {
+    return Failed(TUNE_GPU_BAD_ARGUMENT,
+                  "tune_cublas_sgemm: null pointer, shape out of [1, 2^31) or bad epilogue");
+  }
+  int32_t rc = 0;
+  const Cublas* c = LoadCublas(&rc);
+  if (c == nullptr) {
+    return rc;
+  }
+  const CudaDriver* cu = tune_gpu::Driver();
+  if (cu == nullptr) {
+    return Failed(TUNE_GPU_NOT_FOUND, tune_gpu_last_error());
+  }
+  CUdevice device = 0;
+  if (rc = tune_gpu::CurrentDevice(*cu, &device); rc != 0) {
+    return Failed(rc, tune_gpu_last_error());
+  }
+  if (epilogue != TUNE_GPU_EPILOGUE_NONE && epilogue_mode == TUNE_GPU_EPILOGUE_LIBRARY) {
+    return LtSgemm(*cu, device, A, B, bias_or_null, C, M, N, K, epilogue, stream);
+  }
+  cublasHandle_t h = nullptr;
+  if (rc = Handle(*c, device, &h); rc != 0) {
+    return rc;
+  }
+  if (cublasStatus_t s = c->SetStream(h, stream); s != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(c, "cublasSetStream", s));
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
+  // Row-major C[M][N] = A B is column-major C^T[N][M] = B^T[N][K] A^T[K][M].
+  if (cublasStatus_t s =
+          c->Sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, B, n, A, k, &beta, C, n);
+      s != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(c, "cublasSgemm", s));
+  }
+  if (epilogue != TUNE_GPU_EPILOGUE_NONE) {
+    if (rc = tune_gpu::LaunchEpilogue(*cu, C, bias_or_null, static_cast<uint64_t>(M * N),
+                                      static_cast<uint64_t>(N), 1, static_cast<uint32_t>(epilogue),
+                                      stream);
+        rc != 0) {
+      return Failed(rc, tune_gpu_last_error());
+    }
+  }
+  std::lock_guard lock(g_mu);
+  g_last_path = epilogue == TUNE_GPU_EPILOGUE_NONE
+                    ? "cublasSgemm"
+                    : "cublasSgemm, then tune's bias/ReLU kernel on the same stream";
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_cublas_describe(char* buf,
+                                                                               int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_GPU_BAD_ARGUMENT;
+  }
+  std::lock_guard lock(g_mu);
+  const char* tf32 = g_math_mode < 0                                     ? "not yet set"
+                     : (g_math_mode & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH ? "ON"
+                                                                         : "off";
+  std::snprintf(buf, static_cast<size_t>(size), "%s; math mode %d (TF32 %s); last call: %s%s%s",
+                g_version.empty() ? "cuBLAS not loaded yet" : g_version.c_str(), g_math_mode, tf32,
+                g_last_path.empty() ? "none yet" : g_last_path.c_str(),
+                g_last_error.empty() ? "" : "; last error: ", g_last_error.c_str());
+  return 0;
+}

@@ -1,0 +1,102 @@
+/* The runtime shims of tune's GPU library candidates: a C ABI of tune's own over the vendor
+ * libraries, one function per operator, called by the host kernels of the library templates
+ * (gemm.cuda.cublas, conv2d.cuda.cudnn, gemm.rocm.rocblas, conv2d.rocm.miopen).
+ *
+ *   libtune_cublas.so    tune_cublas_sgemm, tune_cublas_describe     (loads libcublas.so.13/.12,
+ *                                                                     libcublasLt, libcuda.so.1)
+ *   libtune_cudnn.so     tune_cudnn_conv2d, tune_cudnn_describe      (loads libcudnn.so.9,
+ *                                                                     libcuda.so.1)
+ *   libtune_rocblas.so   tune_rocblas_sgemm, tune_rocblas_describe   (loads librocblas.so)
+ *   libtune_miopen.so    tune_miopen_conv2d, tune_miopen_describe    (loads libMIOpen.so,
+ *                                                                     libamdhip64.so)
+ *
+ * The shims need nothing of CUDA or ROCm to build or to load: each opens its vendor library
+ * with dlopen at its first call, so preloading a shim never touches a GPU. Pointers are device
+ * pointers (cuMemAlloc/hipMalloc); `stream` is the CUstream/hipStream_t the call is queued on
+ * (the caller's context is current on the calling thread). Tensors are float32 in the canonical
+ * layouts of tune's workloads (GEMM row-major; conv2d NCHW input, KCRS weights, NKPQ output);
+ * arithmetic is FP32 (TF32 and other reduced-precision modes are switched off).
+ *
+ * Every operator returns 0 on success or one of the negative TUNE_GPU_* codes; the last failure
+ * is described by tune_gpu_last_error() and by the shim's describe line. */
+#ifndef TUNE_GPU_RUNTIME_H_
+#define TUNE_GPU_RUNTIME_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The epilogue a call applies: per output column of a GEMM, per output channel of a conv2d. */
+#define TUNE_GPU_EPILOGUE_NONE 0
+#define TUNE_GPU_EPILOGUE_BIAS 1
+#define TUNE_GPU_EPILOGUE_RELU 2
+#define TUNE_GPU_EPILOGUE_BIAS_RELU 3
+
+/* How it is applied: a small kernel of the shim after the library call, on the same stream
+ * (separate), or the library's own fused epilogue (cublasLt's epilogues, cuDNN's
+ * cudnnConvolutionBiasActivationForward). */
+#define TUNE_GPU_EPILOGUE_SEPARATE 0
+#define TUNE_GPU_EPILOGUE_LIBRARY 1
+
+/* conv2d `algo`: the library's own search (cudnnFindConvolutionForwardAlgorithm,
+ * miopenFindConvolutionForwardAlgorithm); 0..7 name a cudnnConvolutionFwdAlgo_t. */
+#define TUNE_GPU_ALGO_SEARCH (-1)
+
+/* Failure codes. */
+#define TUNE_GPU_NOT_FOUND (-1)     /* a library could not be opened (dlopen failed) */
+#define TUNE_GPU_UNSUPPORTED (-2)   /* no implementation for this shape and these knobs */
+#define TUNE_GPU_LIBRARY_ERROR (-3) /* the library or the driver failed (status in the message) */
+#define TUNE_GPU_BAD_ARGUMENT (-4)  /* a shape, knob or pointer out of range */
+#define TUNE_GPU_LT_NOT_FOUND (-5)  /* the library epilogue of cuBLAS needs libcublasLt */
+#define TUNE_GPU_ALGO_UNSUPPORTED (-6) /* the library rejects the requested algorithm here */
+
+/* C[M][N] = A[M][K] x B[K][N] (+ bias[N]) (ReLU), row-major, through cuBLAS's column-major sgemm
+ * (C^T = B^T A^T) with CUBLAS_DEFAULT_MATH, or cublasLtMatmul with CUBLAS_COMPUTE_32F and an
+ * epilogue when epilogue_mode is TUNE_GPU_EPILOGUE_LIBRARY and there is an epilogue. */
+int32_t tune_cublas_sgemm(const float* A, const float* B, const float* bias_or_null, float* C,
+                          int64_t M, int64_t N, int64_t K, int32_t epilogue, int32_t epilogue_mode,
+                          void* stream);
+
+/* y[N][K][P][Q] = conv(x[N][C][H][W], w[K][C][R][S]) (+ bias[K]) (ReLU) with cuDNN's
+ * convolution (CUDNN_FMA_MATH: no TF32). The library epilogue is
+ * cudnnConvolutionBiasActivationForward (a bias without ReLU needs algorithm 1,
+ * IMPLICIT_PRECOMP_GEMM; a ReLU without bias adds a zero bias). */
+int32_t tune_cudnn_conv2d(const float* x, const float* w, const float* bias_or_null, float* y,
+                          int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R,
+                          int64_t S, int64_t stride, int64_t pad, int64_t dilation,
+                          int32_t epilogue, int32_t epilogue_mode, int32_t algo, void* stream);
+
+/* The ROCm counterparts: rocblas_sgemm and MIOpen's convolution (algo must be
+ * TUNE_GPU_ALGO_SEARCH: MIOpen's find). They have no epilogue: any other than NONE is
+ * TUNE_GPU_UNSUPPORTED. */
+int32_t tune_rocblas_sgemm(const float* A, const float* B, const float* bias_or_null, float* C,
+                           int64_t M, int64_t N, int64_t K, int32_t epilogue, int32_t epilogue_mode,
+                           void* stream);
+int32_t tune_miopen_conv2d(const float* x, const float* w, const float* bias_or_null, float* y,
+                           int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R,
+                           int64_t S, int64_t stride, int64_t pad, int64_t dilation,
+                           int32_t epilogue, int32_t epilogue_mode, int32_t algo, void* stream);
+
+/* Writes a NUL-terminated line on how the library ran in this process into buf[size] (version,
+ * the algorithm chosen, the math mode, the last error); returns 0. Loads nothing. */
+int32_t tune_cublas_describe(char* buf, int64_t size);
+int32_t tune_cudnn_describe(char* buf, int64_t size);
+int32_t tune_rocblas_describe(char* buf, int64_t size);
+int32_t tune_miopen_describe(char* buf, int64_t size);
+
+/* The last failure of any GPU shim in this process ("" when none), e.g. "libcublas.so.13:
+ * cannot open shared object file". Valid until the calling thread's next call of it. */
+const char* tune_gpu_last_error(void);
+
+/* The PTX text (sm_80, PTX ISA 7.0) of the shim's epilogue kernel: `tune_bias_relu(float* y,
+ * const float* bias, uint64 total, uint64 channels, uint64 inner, uint32 mode)` applies
+ * y[i] = relu?(y[i] + bias[(i / inner) % channels]) with mode bit 0 bias, bit 1 ReLU. */
+const char* tune_cuda_epilogue_ptx(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUNE_GPU_RUNTIME_H_ */

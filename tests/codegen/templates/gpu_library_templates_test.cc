@@ -1,0 +1,172 @@
+// The GPU library templates (gemm.cuda.cublas, conv2d.cuda.cudnn, gemm.rocm.rocblas,
+// conv2d.rocm.miopen): which targets and workloads they apply to, their spaces, and their host
+// artifacts (x86-64 shared objects exporting the GPU host ABI's entry with the stream). Nothing
+// here needs a GPU or a vendor library: the artifacts are built and inspected, not run.
+#include <string>
+#include <vector>
+
+#include "codegen/compiler.h"
+#include "codegen/ir/printer.h"
+#include "codegen/templates/conv2d_gpu_library.h"
+#include "codegen/templates/gemm_gpu_library.h"
+#include "codegen/templates/library_call.h"
+#include "common/extern_kernels.h"
+#include "common/files.h"
+#include "common/runtime_libs.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tune {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+Target ParseTarget(const char* text) { return *Target::Parse(text); }
+Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
+
+std::vector<std::string_view> NamesFor(const std::string& workload, const char* target) {
+  std::vector<std::string_view> names;
+  for (const KernelTemplate* t : TemplatesFor(ParseWorkload(workload), ParseTarget(target))) {
+    if (!t->library.empty()) {
+      names.push_back(t->name);
+    }
+  }
+  return names;
+}
+
+const char* kGemm = "gemm:M=64,N=48,K=32";
+const char* kConv = "conv2d:N=2,C=8,H=12,W=12,K=16,R=3,S=3,pad=1";
+
+TEST(GpuLibraryTemplates, ApplyOnlyWhenTheTargetNamesTheirLibrary) {
+  EXPECT_THAT(NamesFor(kGemm, "cuda -arch=sm_90"), IsEmpty());
+  EXPECT_THAT(NamesFor(kGemm, "cuda -arch=sm_90 -libs=cudnn"), IsEmpty());
+  EXPECT_THAT(NamesFor(kGemm, "cuda -arch=sm_90 -libs=cublas"), ElementsAre("gemm.cuda.cublas"));
+  EXPECT_THAT(NamesFor(kConv, "cuda -arch=sm_80 -libs=cublas,cudnn"),
+              ElementsAre("conv2d.cuda.cudnn"));
+  EXPECT_THAT(NamesFor(kGemm, "rocm -mcpu=gfx90a -libs=rocblas"), ElementsAre("gemm.rocm.rocblas"));
+  EXPECT_THAT(NamesFor(kConv, "rocm -mcpu=gfx90a -libs=miopen,rocblas"),
+              ElementsAre("conv2d.rocm.miopen"));
+}
+
+TEST(GpuLibraryTemplates, RocmLibrariesApplyOnlyToWorkloadsWithoutAnEpilogue) {
+  EXPECT_THAT(NamesFor("gemm:M=8,N=8,K=8,epilogue=bias", "rocm -mcpu=gfx90a -libs=rocblas"),
+              IsEmpty());
+  EXPECT_THAT(NamesFor("gemm:M=8,N=8,K=8,epilogue=bias", "cuda -arch=sm_90 -libs=cublas"),
+              ElementsAre("gemm.cuda.cublas"));
+}
+
+TEST(GpuLibraryTemplates, TargetsRejectTheLibrariesOfAnotherKindNamingTheAcceptedOnes) {
+  absl::StatusOr<Target> llvm = Target::Parse("llvm -mcpu=native -libs=cublas");
+  ASSERT_TRUE(absl::IsInvalidArgument(llvm.status()));
+  EXPECT_THAT(llvm.status().message(), HasSubstr("accepted: dnnl, openblas"));
+  EXPECT_THAT(llvm.status().message(), HasSubstr("cublas is a library of cuda targets"));
+  absl::StatusOr<Target> rocm = Target::Parse("rocm -mcpu=gfx90a -libs=cudnn");
+  ASSERT_TRUE(absl::IsInvalidArgument(rocm.status()));
+  EXPECT_THAT(rocm.status().message(), HasSubstr("accepted: miopen, rocblas"));
+  absl::StatusOr<Target> cuda = Target::Parse("cuda -arch=sm_90 -libs=miopen");
+  ASSERT_TRUE(absl::IsInvalidArgument(cuda.status()));
+  EXPECT_THAT(cuda.status().message(), HasSubstr("accepted: cublas, cudnn"));
+  EXPECT_TRUE(Target::Parse("cuda -arch=sm_90 -libs=cudnn,cublas").ok());
+}
+
+TEST(GpuLibraryTemplates, KnobsAreTheEpilogueAndCudnnsAlgorithms) {
+  Target cuda = ParseTarget("cuda -arch=sm_90 -libs=cublas,cudnn");
+  EXPECT_EQ(kGemmCudaCublas.space(ParseWorkload(kGemm), cuda).FindKnob("epilogue"), nullptr);
+  const ConfigSpace relu_space =
+      kGemmCudaCublas.space(ParseWorkload("gemm:M=8,N=8,K=8,epilogue=relu"), cuda);
+  const Knob* epilogue = relu_space.FindKnob("epilogue");
+  ASSERT_NE(epilogue, nullptr);
+  EXPECT_THAT(epilogue->values, ElementsAre(0, 1));
+  auto algorithms = [&](const std::string& w) {
+    return kConv2dCudaCudnn.space(ParseWorkload(w), cuda).FindKnob("algorithm")->values;
+  };
+  EXPECT_THAT(algorithms(kConv), ElementsAre(-1, 0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_THAT(algorithms("conv2d:N=1,C=8,H=8,W=8,K=8,R=3,S=3,stride=2,pad=1"),
+              ElementsAre(-1, 0, 1, 2, 3));
+  EXPECT_THAT(algorithms("conv2d:N=1,C=8,H=8,W=8,K=8,R=1,S=1"), ElementsAre(-1, 0, 1, 2, 3, 4, 5));
+  EXPECT_EQ(kConv2dCudaCudnn.default_config(ParseWorkload(kConv), cuda).at("algorithm"), -1);
+}
+
+TEST(GpuLibraryTemplates, AFusedBiasWithoutReluNeedsTheSearchOrImplicitPrecompGemm) {
+  Target cuda = ParseTarget("cuda -arch=sm_90 -libs=cudnn");
+  Workload w = ParseWorkload(std::string(kConv) + ",epilogue=bias");
+  ConfigSpace space = kConv2dCudaCudnn.space(w, cuda);
+  EXPECT_TRUE(space.IsValid({{"algorithm", 1}, {"epilogue", 1}}));
+  EXPECT_TRUE(space.IsValid({{"algorithm", -1}, {"epilogue", 1}}));
+  EXPECT_TRUE(space.IsValid({{"algorithm", 0}, {"epilogue", 0}}));
+  EXPECT_FALSE(space.IsValid({{"algorithm", 0}, {"epilogue", 1}}));
+  Workload relu = ParseWorkload(std::string(kConv) + ",epilogue=bias_relu");
+  EXPECT_TRUE(kConv2dCudaCudnn.space(relu, cuda).IsValid({{"algorithm", 0}, {"epilogue", 1}}));
+}
+
+TEST(GpuLibraryTemplates, TheKernelCallsTheShimWithTheStreamItTakesLast) {
+  Target cuda = ParseTarget("cuda -arch=sm_80 -libs=cublas");
+  Workload w = ParseWorkload("gemm:M=64,N=48,K=32,epilogue=bias_relu");
+  absl::StatusOr<ir::LoweredFunc> func =
+      kGemmCudaCublas.build(w, cuda, {{"epilogue", 1}}, "gemm_kernel");
+  ASSERT_TRUE(func.ok()) << func.status();
+  ASSERT_TRUE(func->stream_param.defined());
+  EXPECT_THAT(func->external_libs, ElementsAre("libtune_cublas.so"));
+  const std::string text = ir::ToText(*func);
+  EXPECT_THAT(text, HasSubstr("func gemm_kernel(A: float32*, B: float32*, bias: float32*, "
+                              "C: float32*, stream: stream)"));
+  EXPECT_THAT(text, HasSubstr("tune_cublas_sgemm("));
+  EXPECT_THAT(text, HasSubstr(", stream)"));
+}
+
+// Builds `tpl` for every target/workload pair through Compiler::BuildArtifact, writes the shared
+// object and checks it: an x86-64 ELF exporting `entry` whose LLVM signature ends in the stream.
+void ExpectHostArtifact(const KernelTemplate& tpl, const char* target_text,
+                        const std::string& workload_text, const std::string& shim) {
+  SCOPED_TRACE(std::string(tpl.name) + " " + workload_text);
+  Target target = ParseTarget(target_text);
+  Workload w = ParseWorkload(workload_text);
+  Compiler compiler(target);
+  absl::StatusOr<Artifact> artifact =
+      compiler.BuildArtifact(w, tpl, tpl.default_config(w, target), "entry");
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  EXPECT_EQ(artifact->format, CodeFormat::kSharedObject);
+  EXPECT_EQ(artifact->entry_symbol, "entry");
+  EXPECT_THAT(artifact->external_libs, ElementsAre(RuntimeLibraryNamed(tpl.library).shim_file));
+  EXPECT_THAT(artifact->llvm_ir, HasSubstr("define i32 @entry("));
+  EXPECT_THAT(artifact->llvm_ir, HasSubstr("ptr %stream)"));
+  EXPECT_THAT(artifact->llvm_ir, HasSubstr("@" + shim + "("));
+  EXPECT_THAT(artifact->llvm_ir, HasSubstr("\"target-cpu\"=\"x86-64\""));
+  TempDir dir = TempDir::Create().value();
+  const std::string path = dir.File("entry.so");
+  ASSERT_TRUE(WriteFileAtomically(path, artifact->code).ok());
+  absl::StatusOr<bool> defined = ElfDefinesSymbol(path, "entry");
+  ASSERT_TRUE(defined.ok()) << defined.status();
+  EXPECT_TRUE(*defined);
+  absl::StatusOr<bool> shim_defined = ElfDefinesSymbol(path, shim);
+  ASSERT_TRUE(shim_defined.ok()) << shim_defined.status();
+  EXPECT_FALSE(*shim_defined);  // left to the preloaded shim
+}
+
+TEST(GpuLibraryTemplates, BuildHostSharedObjectsWithTheStreamEntryForCudaAndRocm) {
+  for (const char* e : {"", ",epilogue=bias", ",epilogue=relu", ",epilogue=bias_relu"}) {
+    ExpectHostArtifact(kGemmCudaCublas, "cuda -arch=sm_90 -libs=cublas", kGemm + std::string(e),
+                       "tune_cublas_sgemm");
+    ExpectHostArtifact(kConv2dCudaCudnn, "cuda -arch=sm_80 -libs=cudnn", kConv + std::string(e),
+                       "tune_cudnn_conv2d");
+  }
+  ExpectHostArtifact(kGemmRocmRocblas, "rocm -mcpu=gfx942 -libs=rocblas", kGemm,
+                     "tune_rocblas_sgemm");
+  ExpectHostArtifact(kConv2dRocmMiopen, "rocm -mcpu=gfx90a -libs=miopen", kConv,
+                     "tune_miopen_conv2d");
+}
+
+TEST(GpuLibraryTemplates, ATargetWithoutTheLibraryIsRefusedNamingTheOption) {
+  Target cuda = ParseTarget("cuda -arch=sm_90");
+  Workload w = ParseWorkload(kConv);
+  absl::StatusOr<ir::LoweredFunc> built = kConv2dCudaCudnn.build(w, cuda, {{"algorithm", -1}}, "k");
+  ASSERT_TRUE(absl::IsInvalidArgument(built.status())) << built.status();
+  EXPECT_THAT(built.status().message(), HasSubstr("-libs=cudnn"));
+}
+
+}  // namespace
+}  // namespace tune
