@@ -24,11 +24,12 @@ inline constexpr int kDefaultCodeObjectVersion = 5;
 
 struct Target {
   TargetKind kind = TargetKind::kLlvm;
-  std::string cpu;  // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
-                    // cuda: -arch (sm_NN)
-  int threads = 1;  // llvm: -threads (>= 1, default 1)
-  int code_object_version = kDefaultCodeObjectVersion;  // rocm: -code-object-version (4 or 5)
-  std::vector<std::string> libs;                        // -libs, sorted and unique
+  std::string cpu;                // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
+                                  // cuda: -arch (sm_NN)
+  int threads = 1;                // llvm: -threads (>= 1, default 1)
+  std::vector<std::string> libs;  // -libs, sorted and unique
+  // rocm: -code-object-version (4 or 5), the HSA code object version of its kernels.
+  int code_object_version = kDefaultCodeObjectVersion;
 
   /// Which -libs names Parse accepts.
   enum class Libs : uint8_t {

@@ -249,6 +249,20 @@ TEST_P(AmdgpuTest, CodeObjectIsAnAmdgpuElfWithKernelDescriptors) {
   EXPECT_NE(module.llvm_ir.find("\"amdgpu-flat-work-group-size\"=\"1,256\""), std::string::npos);
   EXPECT_NE(module.assembly.find("s_barrier"), std::string::npos) << module.assembly;
   EXPECT_NE(module.assembly.find(".amdhsa_kernel tiled"), std::string::npos);
+  // The aligned 4-lane accesses are 16-byte loads and stores (gfx9: *_dwordx4 / ds_*_b128,
+  // gfx11: *_b128).
+  const std::string& asm_text = module.assembly;
+  EXPECT_TRUE(asm_text.find("global_load_dwordx4") != std::string::npos ||
+              asm_text.find("global_load_b128") != std::string::npos)
+      << asm_text;
+  EXPECT_TRUE(asm_text.find("ds_write_b128") != std::string::npos ||
+              asm_text.find("ds_store_b128") != std::string::npos)
+      << asm_text;
+  // The unrolled register tile needs no scratch memory.
+  size_t regtile = asm_text.find(".amdhsa_kernel regtile");
+  ASSERT_NE(regtile, std::string::npos);
+  EXPECT_NE(asm_text.find(".amdhsa_private_segment_fixed_size 0", regtile), std::string::npos)
+      << asm_text.substr(regtile, 2000);
 }
 
 TEST_P(AmdgpuTest, ReadelfShowsTheKernelsAndObjdumpDisassemblesThem) {
