@@ -5,6 +5,7 @@
 #include "codegen/plugins/plugin.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
+#include "codegen/templates/conv2d_gpu_direct.h"
 #include "codegen/templates/conv2d_gpu_implicit_gemm.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/templates/gemm_cpu_library.h"
@@ -20,12 +21,13 @@ namespace {
 // libraries (which apply only to targets that name them).
 // The GPU templates have one entry per target kind under one name (a kernel's template name
 // plus its target kind identify the builder).
-const std::array<const KernelTemplate*, 12>& Table() {
-  static const std::array<const KernelTemplate*, 12> table = {
+const std::array<const KernelTemplate*, 14>& Table() {
+  static const std::array<const KernelTemplate*, 14> table = {
       &kGemmCpuBlocked,   &kConv2dCpuDirect,         &kGemmCpuOpenblas,
       &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
       &kGemmCpuUkernel,   &kConv2dCpuUkernel,        &kGemmGpuTiled,
       &kGemmGpuTiledRocm, &kConv2dGpuImplicitGemm,   &kConv2dGpuImplicitGemmRocm,
+      &kConv2dGpuDirect,  &kConv2dGpuDirectRocm,
   };
   return table;
 }
