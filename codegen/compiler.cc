@@ -88,7 +88,7 @@ absl::StatusOr<Linked> LinkInScratch(const std::vector<std::string>& objects,
 // point of today's space. Otherwise the reason.
 absl::Status CheckRecorded(const KernelChoice& recorded, const Workload& workload,
                            const Target& target, std::string_view required_template) {
-  const KernelTemplate* tpl = FindTemplate(recorded.template_name);
+  const KernelTemplate* tpl = FindTemplate(recorded.template_name, target.kind);
   if (tpl == nullptr) {
     return absl::NotFoundError(
         StrCat("template '", recorded.template_name, "' is unknown to this build"));
@@ -182,7 +182,7 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
   const Workload& workload = request.workload;
   const KernelTemplate* tpl = nullptr;
   if (!request.template_name.empty()) {
-    tpl = FindTemplate(request.template_name);
+    tpl = FindTemplate(request.template_name, target_.kind);
     if (tpl == nullptr || tpl->op != workload.op() || tpl->target_kind != target_.kind) {
       return absl::InvalidArgumentError(StrCat("template '", request.template_name,
                                                "' does not build '", workload.ToString(),
@@ -223,7 +223,7 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
     } else {
       absl::Status usable = CheckRecorded(*recorded, workload, target_, request.template_name);
       if (usable.ok()) {
-        const KernelTemplate* rec_tpl = FindTemplate(recorded->template_name);
+        const KernelTemplate* rec_tpl = FindTemplate(recorded->template_name, target_.kind);
         std::string text = "the tuning log";
         if (!recorded->note.empty()) {
           StrAppend(&text, ", ", recorded->note);
@@ -274,7 +274,7 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
                  "' is used twice: give each workload a distinct name"));
     }
     ASSIGN_OR_RETURN(kernel.choice, Choose(request, &kernel.origin));
-    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name);
+    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name, target_.kind);
     TUNE_CHECK(tpl != nullptr);
     if (tpl->build_object) {
       ASSIGN_OR_RETURN(

@@ -201,7 +201,7 @@ absl::StatusOr<LibraryResult> BuildGpuLibrary(Compiler& compiler, const LowerOpt
                  "' is used twice: give each workload a distinct name"));
     }
     ASSIGN_OR_RETURN(kernel.choice, compiler.Choose(request, &kernel.origin));
-    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name);
+    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name, compiler.target().kind);
     if (tpl == nullptr || !tpl->build) {
       return absl::UnimplementedError(
           StrCat("template '", kernel.choice.template_name,

@@ -60,7 +60,7 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
   if (!target.ok()) {
     return Error(id, StrCat("target: ", std::string(target.status().message())));
   }
-  const KernelTemplate* tpl = FindTemplate(task.template_name());
+  const KernelTemplate* tpl = FindTemplate(task.template_name(), target->kind);
   if (tpl == nullptr && allow_fault_templates) {
     tpl = FindFaultTemplate(task.template_name(), workload->op());
   }

@@ -5,6 +5,7 @@
 #include "codegen/plugins/plugin.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
+#include "codegen/templates/conv2d_gpu_direct.h"
 #include "codegen/templates/conv2d_gpu_implicit_gemm.h"
 #include "codegen/templates/conv2d_gpu_library.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
@@ -22,14 +23,14 @@ namespace {
 // libraries (which apply only to targets that name them).
 // The GPU templates have one entry per target kind under one name (a kernel's template name
 // plus its target kind identify the builder).
-const std::array<const KernelTemplate*, 16>& Table() {
-  static const std::array<const KernelTemplate*, 16> table = {
+const std::array<const KernelTemplate*, 18>& Table() {
+  static const std::array<const KernelTemplate*, 18> table = {
       &kGemmCpuBlocked,   &kConv2dCpuDirect,         &kGemmCpuOpenblas,
       &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
       &kGemmCpuUkernel,   &kConv2dCpuUkernel,        &kGemmGpuTiled,
       &kGemmGpuTiledRocm, &kConv2dGpuImplicitGemm,   &kConv2dGpuImplicitGemmRocm,
-      &kGemmCudaCublas,   &kConv2dCudaCudnn,         &kGemmRocmRocblas,
-      &kConv2dRocmMiopen,
+      &kConv2dGpuDirect,  &kConv2dGpuDirectRocm,       &kGemmCudaCublas,
+      &kConv2dCudaCudnn,  &kGemmRocmRocblas,           &kConv2dRocmMiopen,
   };
   return table;
 }
@@ -78,6 +79,15 @@ const KernelTemplate* FindTemplate(std::string_view name) {
     }
   }
   return nullptr;
+}
+
+const KernelTemplate* FindTemplate(std::string_view name, TargetKind kind) {
+  for (const KernelTemplate* t : Everything()) {
+    if (t->name == name && t->target_kind == kind) {
+      return t;
+    }
+  }
+  return FindTemplate(name);
 }
 
 std::vector<const KernelTemplate*> AllTemplates() { return Everything(); }

@@ -69,8 +69,12 @@ std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target
 /// what tune-compile uses when the tuning log knows nothing). Empty when none applies.
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target);
 
-/// The template called `name`, or nullptr.
+/// The template called `name`, or nullptr. A GPU template has one entry per GPU target kind
+/// under one name (gemm.gpu.tiled for cuda and rocm); this returns the first.
 const KernelTemplate* FindTemplate(std::string_view name);
+/// The entry called `name` for targets of `kind`, else the first entry called `name` (whose
+/// target kind then differs: callers check it), else nullptr.
+const KernelTemplate* FindTemplate(std::string_view name, TargetKind kind);
 
 /// Every template, in table order.
 std::vector<const KernelTemplate*> AllTemplates();

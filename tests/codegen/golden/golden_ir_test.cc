@@ -19,6 +19,7 @@ struct GoldenCase {
   const char* template_name;
   const char* workload;
   const char* config;
+  const char* target = nullptr;  // kTarget when null
 };
 
 // A fixed -mcpu (not native) so that the vector width, and so the text, is the same on every
@@ -26,15 +27,24 @@ struct GoldenCase {
 constexpr const char* kTarget = "llvm -mcpu=skylake-avx512 -threads=1";
 
 std::string LoweredText(const GoldenCase& c) {
-  const KernelTemplate* tpl = FindTemplate(c.template_name);
+  Target target = *Target::Parse(c.target != nullptr ? c.target : kTarget);
+  Workload workload = *Workload::Parse(c.workload);
+  const KernelTemplate* tpl = nullptr;
+  for (const KernelTemplate* t : TemplatesFor(workload, target)) {
+    if (t->name == c.template_name) {
+      tpl = t;
+    }
+  }
   EXPECT_NE(tpl, nullptr);
   if (tpl == nullptr) {
     return "";
   }
-  Workload workload = *Workload::Parse(c.workload);
-  Target target = *Target::Parse(kTarget);
   absl::StatusOr<Config> config = ParseConfig(c.config);
   EXPECT_TRUE(config.ok()) << config.status();
+  if (c.target != nullptr && config.ok()) {
+    // The GPU cases pin the template's default config.
+    EXPECT_EQ(ConfigToString(tpl->default_config(workload, target)), ConfigToString(*config));
+  }
   absl::StatusOr<ir::LoweredFunc> built =
       tpl->build(workload, target, *config, DefaultFunctionName(workload));
   EXPECT_TRUE(built.ok()) << built.status();
@@ -80,6 +90,26 @@ TEST(GoldenIr, Conv2dCpuDirectWithPaddingAndRelu) {
   CheckGolden({"conv2d_cpu_direct.txt", "conv2d.cpu.direct",
                "conv2d:N=1,C=2,H=5,W=6,K=3,R=3,S=3,stride=1,pad=1,epilogue=relu",
                R"({"kv":1,"loop_order":0,"qt":4,"unroll_rs":0})"});
+}
+
+// The GPU templates' default configs at small shapes with edge tiles.
+TEST(GoldenIr, GemmGpuTiledDefaultWithEdgeTilesAndBias) {
+  CheckGolden({"gemm_gpu_tiled.txt", "gemm.gpu.tiled", "gemm:M=33,N=65,K=17,epilogue=bias",
+               R"({"bk":16,"bm":16,"bn":32,"splitk":1,"stages":2,"tm":2,"tn":2,"vec":1})",
+               "cuda -arch=sm_90"});
+}
+
+TEST(GoldenIr, Conv2dGpuImplicitGemmDefaultWithPaddingAndRelu) {
+  CheckGolden({"conv2d_gpu_implicit_gemm.txt", "conv2d.gpu.implicit_gemm",
+               "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=1,pad=1,epilogue=relu",
+               R"({"bk":8,"bm":8,"bn":8,"stages":2,"tm":2,"tn":2,"vec":4})", "cuda -arch=sm_90"});
+}
+
+TEST(GoldenIr, Conv2dGpuDirectDefaultWithStrideAndBiasRelu) {
+  CheckGolden({"conv2d_gpu_direct.txt", "conv2d.gpu.direct",
+               "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,epilogue=bias_relu",
+               R"({"tile_f":4,"tile_rc":4,"tile_x":4,"tile_y":1,"vf":1,"vx":1})",
+               "cuda -arch=sm_90"});
 }
 
 }  // namespace

@@ -104,6 +104,10 @@ TEST(Conv2dGpuImplicitGemm, DefaultAndRandomConfigsVerifyAndLower) {
   CheckTemplate("conv2d.gpu.implicit_gemm", {std::begin(kConvs), std::end(kConvs)}, 20);
 }
 
+TEST(Conv2dGpuDirect, DefaultAndRandomConfigsVerifyAndLower) {
+  CheckTemplate("conv2d.gpu.direct", {std::begin(kConvs), std::end(kConvs)}, 20);
+}
+
 TEST(GemmGpuTiled, DefaultForLargeShapesIsTheClassicTile) {
   Target target = *Target::Parse("cuda -arch=sm_90");
   Workload w = *Workload::Parse("gemm:M=4096,N=4096,K=4096");
@@ -229,6 +233,15 @@ TEST(Conv2dGpuImplicitGemmSim, DefaultAndRandomConfigsComputeTheReference) {
                    5);
 }
 
+TEST(Conv2dGpuDirectSim, DefaultAndRandomConfigsComputeTheReference) {
+  CheckOnSimulator("conv2d.gpu.direct",
+                   {"conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=1,pad=1",
+                    "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,epilogue=bias_relu",
+                    "conv2d:N=2,C=5,H=8,W=8,K=12,R=1,S=1,stride=1,pad=0,epilogue=bias",
+                    "conv2d:N=1,C=3,H=11,W=10,K=6,R=3,S=3,stride=1,pad=2,dilation=2"},
+                   5);
+}
+
 TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
   Target target = *Target::Parse("cuda -arch=sm_90");
   Workload w = *Workload::Parse("gemm:M=7,N=40,K=70,epilogue=bias_relu");
@@ -320,6 +333,10 @@ TEST(GemmGpuTiledPtx, DefaultsAssembleWithoutSpills) {
 
 TEST(Conv2dGpuImplicitGemmPtx, DefaultsAssembleWithoutSpills) {
   CheckNoSpills("conv2d.gpu.implicit_gemm", {std::begin(kConvs), std::end(kConvs)});
+}
+
+TEST(Conv2dGpuDirectPtx, DefaultsAssembleWithoutSpills) {
+  CheckNoSpills("conv2d.gpu.direct", {std::begin(kConvs), std::end(kConvs)});
 }
 
 }  // namespace
