@@ -318,7 +318,7 @@ class Simulator final : public sim::ExecHooks {
             barrier = fibers[i].barrier;
           } else if (fibers[i].barrier != barrier) {
             fail(absl::FailedPreconditionError(absl::StrCat(
-                "divergent barrier in block ", BlockName(parent), ": thread ", thread_name(i),
+                "divergent barrier in ", BlockName(parent), ": thread ", thread_name(i),
                 " waits at a different barrier() than thread ", thread_name(first_waiting),
                 " (every thread of a block must reach the same barriers)")));
           }
@@ -331,7 +331,7 @@ class Simulator final : public sim::ExecHooks {
       }
       if (waiting != n) {
         fail(absl::FailedPreconditionError(absl::StrCat(
-            "divergent barrier in block ", BlockName(parent), ": thread ", thread_name(first_done),
+            "divergent barrier in ", BlockName(parent), ": thread ", thread_name(first_done),
             " finished while thread ", thread_name(first_waiting), " (and ", waiting - 1,
             " others) wait at a barrier() (every thread of a block must reach it)")));
       }

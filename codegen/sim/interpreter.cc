@@ -148,7 +148,8 @@ void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
   if (options_->check_uninitialized_shared && c.write_epoch < 0) {
     Fail(absl::StatusCode::kFailedPrecondition,
          absl::StrFormat("read of uninitialised gpu_shared memory: element %d of buffer `%s` has "
-                         "not been written by any thread of the block",
+                         "not been written by any thread of the block before this read (a write "
+                         "by another thread since the last barrier would be a data race)",
                          index, b.name));
   }
   if (races && c.write_epoch == epoch && c.writer != me) {
