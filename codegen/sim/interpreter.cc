@@ -64,6 +64,23 @@ Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
   t.thread_index_ = thread_index;
   t.thread_id_ = static_cast<int32_t>(
       thread_index[0] + block_dims[0] * (thread_index[1] + block_dims[1] * thread_index[2]));
+  // gpu_local and stack arrays allocated around the thread loops are private to each thread
+  // (registers or a stack slot of the kernel function): each thread gets fresh elements.
+  t.private_buffers_.clear();
+  for (auto& [node, buffer] : t.buffers_) {
+    if (buffer->scope != ir::MemoryScope::kGpuLocal && buffer->scope != ir::MemoryScope::kStack) {
+      continue;
+    }
+    auto copy = std::make_shared<SimBuffer>();
+    copy->name = buffer->name;
+    copy->scope = buffer->scope;
+    copy->size = buffer->size;
+    copy->storage.assign(static_cast<size_t>(buffer->size),
+                         std::numeric_limits<float>::quiet_NaN());
+    copy->data = copy->storage.data();
+    buffer = copy.get();
+    t.private_buffers_.push_back(std::move(copy));
+  }
   return t;
 }
 

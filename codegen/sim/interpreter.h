@@ -125,8 +125,11 @@ class Interpreter {
   bool in_block_loop_ = false;
   std::array<int64_t, 3> block_index_{0, 0, 0};
   std::array<int64_t, 3> thread_index_{0, 0, 0};
-  int32_t thread_id_ = 0;           // linear thread index in the block
-  std::shared_ptr<int64_t> epoch_;  // barrier generation of the block, shared by its threads
+  int32_t thread_id_ = 0;  // linear thread index in the block
+  std::shared_ptr<int64_t> epoch_;
+  // A thread's own copies of the gpu_local / stack arrays allocated around its thread loops.
+  std::vector<std::shared_ptr<SimBuffer>>
+      private_buffers_;  // barrier generation of the block, shared by its threads
 };
 
 }  // namespace tune::sim

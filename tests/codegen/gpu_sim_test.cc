@@ -330,6 +330,23 @@ TEST(GpuSimTest, UnwrittenMemoryReadsAsNaNWhenTheCheckIsOff) {
   }
 }
 
+TEST(GpuSimTest, LocalArraysAroundTheThreadLoopsArePrivateToEachThread) {
+  Buffer out("out"), r("r", MemoryScope::kGpuLocal);
+  Var bx("bx"), tx("tx");
+  Stmt thread = Block::Make({Store::Make(r, 0, ir::Cast::Make(ir::Type::Float32(), tx)),
+                             Barrier::Make(), Store::Make(out, bx * 32 + tx, r(0))});
+  LoweredFunc f{
+      "private_local",
+      {out},
+      For::Make(bx, 0, 2, LoopKind::kGpuBlock,
+                Allocate::Make(r, 1, For::Make(tx, 0, 32, LoopKind::kGpuThread, thread)))};
+  std::vector<float> data(64, -1.0f);
+  ASSERT_TRUE(RunGpuKernel(f, {data}).ok());
+  for (int64_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(data[i], static_cast<float>(i % 32));
+  }
+}
+
 TEST(GpuSimTest, CpuIrWithoutGpuLoopsRunsAsOneThread) {
   // out[i] = (sum over j of x[i * 4 + j]) with a stack accumulator, and integer floor
   // division/modulo of negative numbers.
