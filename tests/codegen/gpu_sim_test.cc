@@ -347,6 +347,32 @@ TEST(GpuSimTest, LocalArraysAroundTheThreadLoopsArePrivateToEachThread) {
   }
 }
 
+// out[tx] = tx + 1 + 1 + ... (`depth` additions nested in one expression), after a barrier.
+LoweredFunc DeepExpression(int depth) {
+  Buffer out("out");
+  Var tx("tx");
+  Expr e = ir::Cast::Make(ir::Type::Float32(), tx);
+  for (int i = 0; i < depth; ++i) {
+    e = e + 1.0f;
+  }
+  return LoweredFunc{"deep",
+                     {out},
+                     For::Make(tx, 0, 64, LoopKind::kGpuThread,
+                               Block::Make({Barrier::Make(), Store::Make(out, tx, e)}))};
+}
+
+TEST(GpuSimTest, DeepExpressionsInThreadCodeRunOrAreRefusedWithoutCrashing) {
+  std::vector<float> data(64, 0.0f);
+  ASSERT_TRUE(RunGpuKernel(DeepExpression(250), {data}).ok());
+  for (int64_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(data[i], static_cast<float>(i + 250));
+  }
+
+  absl::Status status = RunGpuKernel(DeepExpression(5000), {data});
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("expression nested deeper than"));
+}
+
 TEST(GpuSimTest, CpuIrWithoutGpuLoopsRunsAsOneThread) {
   // out[i] = (sum over j of x[i * 4 + j]) with a stack accumulator, and integer floor
   // division/modulo of negative numbers.
