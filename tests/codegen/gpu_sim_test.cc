@@ -4,16 +4,21 @@
 #include "codegen/sim/gpu_sim.h"
 
 #include <cmath>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/ir/ir.h"
 #include "codegen/ir/printer.h"
 #include "codegen/lower.h"
+#include "codegen/templates/conv2d_cpu_direct.h"
+#include "codegen/templates/gemm_cpu_blocked.h"
 #include "common/reference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/codegen/templates/kernel_check.h"
 
 namespace tune {
 namespace {
@@ -397,6 +402,45 @@ TEST(GpuSimTest, CpuIrWithoutGpuLoopsRunsAsOneThread) {
     EXPECT_EQ(sums_data[r], want);
     EXPECT_EQ(out_data[r],
               static_cast<float>(ir::FloorDiv(r - 5, 3) * 10 + ir::FloorMod(r - 5, 3)));
+  }
+}
+
+// The CPU templates' lowered kernels (parallel, vectorized and unrolled loops, stack buffers,
+// Select, Min/Max, ...) run in the simulator and compute the reference.
+TEST(GpuSimTest, LoweredCpuTemplatesComputeTheReference) {
+  Target target = *Target::Parse("llvm -mcpu=haswell -threads=2");
+  std::mt19937_64 rng(12);
+  struct Case {
+    const KernelTemplate* tpl;
+    const char* workload;
+  };
+  for (const Case& c : {Case{&kGemmCpuBlocked, "gemm:M=19,N=37,K=23,epilogue=bias_relu"},
+                        Case{&kConv2dCpuDirect,
+                             "conv2d:N=1,C=3,H=9,W=10,K=5,R=3,S=3,stride=1,pad=1,epilogue=bias"}}) {
+    Workload w = *Workload::Parse(c.workload);
+    std::vector<Config> configs = testing::SampleConfigs(*c.tpl, w, target, 3, rng);
+    configs.push_back(c.tpl->default_config(w, target));
+    for (const Config& config : configs) {
+      SCOPED_TRACE(absl::StrCat(c.workload, " ", ConfigToString(config)));
+      absl::StatusOr<LoweredFunc> func = c.tpl->build(w, target, config, "kernel");
+      ASSERT_TRUE(func.ok()) << func.status();
+      absl::StatusOr<LoweredFunc> lowered = Lower(*func);
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      TensorSet tensors(w, 13);
+      std::vector<TensorArg> args = w.Arguments();
+      std::vector<void*> pointers = tensors.AbiPointers();
+      std::vector<std::span<float>> spans;
+      for (size_t i = 0; i < args.size(); ++i) {
+        spans.emplace_back(static_cast<float*>(pointers[i]), args[i].NumElements());
+      }
+      absl::Status status = RunGpuKernel(*lowered, spans);
+      ASSERT_TRUE(status.ok()) << status;
+      std::vector<float> want(static_cast<size_t>(tensors.output_size()));
+      RunReference(w, tensors.InputPointers(), want.data());
+      CompareResult result =
+          CompareOutputs(w, tensors.output(), want.data(), tensors.output_size());
+      EXPECT_TRUE(result.ok) << result.message;
+    }
   }
 }
 
