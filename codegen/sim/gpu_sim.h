@@ -51,8 +51,10 @@ struct GpuSimOptions {
 /// memory; each span's size bounds the accesses to that buffer). InvalidArgument for an
 /// argument count that does not match the parameters and for IR outside the GPU convention;
 /// FailedPrecondition for a kernel fault (out-of-bounds access, divergent barrier, shared
-/// memory race or uninitialised read, division by zero); Unimplemented for external calls.
-/// On error, the buffers hold whatever the kernel wrote before the fault.
+/// memory race or uninitialised read, integer division by zero, cast of NaN to an integer);
+/// Unimplemented for external calls; ResourceExhausted for thread code with an expression
+/// nested more than a few hundred levels deep (a fiber's stack bounds it). On error, the
+/// buffers hold whatever the kernel wrote before the fault.
 absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::span<float>>& args,
                           const GpuSimOptions& options = {});
 

@@ -14,7 +14,11 @@ using ir::NodeKind;
 Value MakeValue(ir::Type type) {
   Value v;
   v.type = type;
-  v.lanes.resize(type.lanes());
+  if (type.lanes() == 1) {
+    v.lanes.push_back(Lane{.i = 0});  // cheaper than the generic resize for scalars
+  } else {
+    v.lanes.resize(type.lanes());
+  }
   return v;
 }
 
