@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "codegen/ir/ir.h"
+#include "common/workload.h"
 
 namespace tune {
 
@@ -57,5 +58,12 @@ struct GpuSimOptions {
 /// buffers hold whatever the kernel wrote before the fault.
 absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::span<float>>& args,
                           const GpuSimOptions& options = {});
+
+/// Runs `func`, a kernel of `workload` (parameters in Workload::Arguments() order), on seeded
+/// random inputs (common/reference.h's TensorSet; the output starts as NaN) and compares its
+/// output with RunReference under CompareOutputs' tolerance. OK when they agree; the
+/// simulator's error, or FailedPrecondition with CompareOutputs' message, otherwise.
+absl::Status SimulateAgainstReference(const Workload& workload, const ir::LoweredFunc& func,
+                                      uint64_t seed = 1, const GpuSimOptions& options = {});
 
 }  // namespace tune

@@ -426,22 +426,22 @@ TEST(GpuSimTest, LoweredCpuTemplatesComputeTheReference) {
       ASSERT_TRUE(func.ok()) << func.status();
       absl::StatusOr<LoweredFunc> lowered = Lower(*func);
       ASSERT_TRUE(lowered.ok()) << lowered.status();
-      TensorSet tensors(w, 13);
-      std::vector<TensorArg> args = w.Arguments();
-      std::vector<void*> pointers = tensors.AbiPointers();
-      std::vector<std::span<float>> spans;
-      for (size_t i = 0; i < args.size(); ++i) {
-        spans.emplace_back(static_cast<float*>(pointers[i]), args[i].NumElements());
-      }
-      absl::Status status = RunGpuKernel(*lowered, spans);
-      ASSERT_TRUE(status.ok()) << status;
-      std::vector<float> want(static_cast<size_t>(tensors.output_size()));
-      RunReference(w, tensors.InputPointers(), want.data());
-      CompareResult result =
-          CompareOutputs(w, tensors.output(), want.data(), tensors.output_size());
-      EXPECT_TRUE(result.ok) << result.message;
+      absl::Status status = SimulateAgainstReference(w, *lowered, 13);
+      EXPECT_TRUE(status.ok()) << status;
     }
   }
+}
+
+TEST(GpuSimTest, SimulateAgainstReferenceReportsAWrongKernel) {
+  Workload w = *Workload::Parse("gemm:M=32,N=48,K=64");
+  absl::Status status = SimulateAgainstReference(w, TiledGemm(32, 48, 64));
+  EXPECT_TRUE(status.ok()) << status;
+
+  // K = 48 instead of 64: the last tile of the reduction is missing.
+  status = SimulateAgainstReference(w, TiledGemm(32, 48, 48));
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("kernel `tiled_gemm` on gemm:M=32,N=48,K=64: "));
 }
 
 TEST(GpuSimTest, RejectsWrongArgumentsAndIrOutsideTheConvention) {
