@@ -41,7 +41,10 @@ struct GpuSimOptions {
   int block_workers = 1;
   /// Most threads a block may have (the product of the thread loop extents).
   int64_t max_threads_per_block = 1024;
-  /// Report a read of a gpu_shared element that no thread of the block has written.
+  /// Report a read of a gpu_shared element that no thread of the block has written. Kernels
+  /// whose threads read unwritten elements and discard the result (e.g. the out-of-range
+  /// threads of a partial tile) turn it off: such reads give NaN, which poisons any output
+  /// they reach.
   bool check_uninitialized_shared = true;
   /// Report two threads of a block accessing one gpu_shared element between two barriers where
   /// at least one access is a write.

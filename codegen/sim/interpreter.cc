@@ -170,7 +170,9 @@ void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
     Fail(absl::StatusCode::kFailedPrecondition,
          absl::StrFormat("read of uninitialised gpu_shared memory: element %d of buffer `%s` has "
                          "not been written by any thread of the block before this read (a write "
-                         "by another thread since the last barrier would be a data race)",
+                         "by another thread since the last barrier would be a data race; where "
+                         "the value is never used, e.g. by the threads of a partial tile, "
+                         "GpuSimOptions::check_uninitialized_shared = false lets it read as NaN)",
                          index, b.name));
   }
   if (races && c.write_epoch == epoch && c.writer != me) {
