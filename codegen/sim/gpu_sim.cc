@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "codegen/ir/visitor.h"
 #include "codegen/sim/interpreter.h"
+#include "common/reference.h"
 
 namespace tune {
 namespace {
@@ -318,7 +319,7 @@ class Simulator final : public sim::ExecHooks {
             barrier = fibers[i].barrier;
           } else if (fibers[i].barrier != barrier) {
             fail(absl::FailedPreconditionError(absl::StrCat(
-                "divergent barrier in block ", BlockName(parent), ": thread ", thread_name(i),
+                "divergent barrier in ", BlockName(parent), ": thread ", thread_name(i),
                 " waits at a different barrier() than thread ", thread_name(first_waiting),
                 " (every thread of a block must reach the same barriers)")));
           }
@@ -331,7 +332,7 @@ class Simulator final : public sim::ExecHooks {
       }
       if (waiting != n) {
         fail(absl::FailedPreconditionError(absl::StrCat(
-            "divergent barrier in block ", BlockName(parent), ": thread ", thread_name(first_done),
+            "divergent barrier in ", BlockName(parent), ": thread ", thread_name(first_done),
             " finished while thread ", thread_name(first_waiting), " (and ", waiting - 1,
             " others) wait at a barrier() (every thread of a block must reach it)")));
       }
@@ -380,6 +381,30 @@ absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::sp
   } catch (const std::exception& e) {
     return absl::InternalError(
         absl::StrCat("GPU simulation of `", func.name, "` failed: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimulateAgainstReference(const Workload& workload, const ir::LoweredFunc& func,
+                                      uint64_t seed, const GpuSimOptions& options) {
+  TensorSet tensors(workload, seed);
+  std::vector<TensorArg> args = workload.Arguments();
+  std::vector<void*> pointers = tensors.AbiPointers();
+  std::vector<std::span<float>> spans;
+  for (size_t i = 0; i < args.size() && i < pointers.size(); ++i) {
+    spans.emplace_back(static_cast<float*>(pointers[i]),
+                       static_cast<size_t>(args[i].NumElements()));
+  }
+  if (absl::Status status = RunGpuKernel(func, spans, options); !status.ok()) {
+    return status;
+  }
+  std::vector<float> want(static_cast<size_t>(tensors.output_size()));
+  RunReference(workload, tensors.InputPointers(), want.data());
+  CompareResult result =
+      CompareOutputs(workload, tensors.output(), want.data(), tensors.output_size());
+  if (!result.ok) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("kernel `", func.name, "` on ", workload.ToString(), ": ", result.message));
   }
   return absl::OkStatus();
 }

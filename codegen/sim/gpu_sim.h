@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "codegen/ir/ir.h"
+#include "common/workload.h"
 
 namespace tune {
 
@@ -40,7 +41,10 @@ struct GpuSimOptions {
   int block_workers = 1;
   /// Most threads a block may have (the product of the thread loop extents).
   int64_t max_threads_per_block = 1024;
-  /// Report a read of a gpu_shared element that no thread of the block has written.
+  /// Report a read of a gpu_shared element that no thread of the block has written. Kernels
+  /// whose threads read unwritten elements and discard the result (e.g. the out-of-range
+  /// threads of a partial tile) turn it off: such reads give NaN, which poisons any output
+  /// they reach.
   bool check_uninitialized_shared = true;
   /// Report two threads of a block accessing one gpu_shared element between two barriers where
   /// at least one access is a write.
@@ -51,9 +55,18 @@ struct GpuSimOptions {
 /// memory; each span's size bounds the accesses to that buffer). InvalidArgument for an
 /// argument count that does not match the parameters and for IR outside the GPU convention;
 /// FailedPrecondition for a kernel fault (out-of-bounds access, divergent barrier, shared
-/// memory race or uninitialised read, division by zero); Unimplemented for external calls.
-/// On error, the buffers hold whatever the kernel wrote before the fault.
+/// memory race or uninitialised read, integer division by zero, cast of NaN to an integer);
+/// Unimplemented for external calls; ResourceExhausted for thread code with an expression
+/// nested more than a few hundred levels deep (a fiber's stack bounds it). On error, the
+/// buffers hold whatever the kernel wrote before the fault.
 absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::span<float>>& args,
                           const GpuSimOptions& options = {});
+
+/// Runs `func`, a kernel of `workload` (parameters in Workload::Arguments() order), on seeded
+/// random inputs (common/reference.h's TensorSet; the output starts as NaN) and compares its
+/// output with RunReference under CompareOutputs' tolerance. OK when they agree; the
+/// simulator's error, or FailedPrecondition with CompareOutputs' message, otherwise.
+absl::Status SimulateAgainstReference(const Workload& workload, const ir::LoweredFunc& func,
+                                      uint64_t seed = 1, const GpuSimOptions& options = {});
 
 }  // namespace tune

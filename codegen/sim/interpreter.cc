@@ -14,7 +14,11 @@ using ir::NodeKind;
 Value MakeValue(ir::Type type) {
   Value v;
   v.type = type;
-  v.lanes.resize(type.lanes());
+  if (type.lanes() == 1) {
+    v.lanes.push_back(Lane{.i = 0});  // cheaper than the generic resize for scalars
+  } else {
+    v.lanes.resize(type.lanes());
+  }
   return v;
 }
 
@@ -64,6 +68,23 @@ Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
   t.thread_index_ = thread_index;
   t.thread_id_ = static_cast<int32_t>(
       thread_index[0] + block_dims[0] * (thread_index[1] + block_dims[1] * thread_index[2]));
+  // gpu_local and stack arrays allocated around the thread loops are private to each thread
+  // (registers or a stack slot of the kernel function): each thread gets fresh elements.
+  t.private_buffers_.clear();
+  for (auto& [node, buffer] : t.buffers_) {
+    if (buffer->scope != ir::MemoryScope::kGpuLocal && buffer->scope != ir::MemoryScope::kStack) {
+      continue;
+    }
+    auto copy = std::make_shared<SimBuffer>();
+    copy->name = buffer->name;
+    copy->scope = buffer->scope;
+    copy->size = buffer->size;
+    copy->storage.assign(static_cast<size_t>(buffer->size),
+                         std::numeric_limits<float>::quiet_NaN());
+    copy->data = copy->storage.data();
+    buffer = copy.get();
+    t.private_buffers_.push_back(std::move(copy));
+  }
   return t;
 }
 
@@ -148,7 +169,10 @@ void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
   if (options_->check_uninitialized_shared && c.write_epoch < 0) {
     Fail(absl::StatusCode::kFailedPrecondition,
          absl::StrFormat("read of uninitialised gpu_shared memory: element %d of buffer `%s` has "
-                         "not been written by any thread of the block",
+                         "not been written by any thread of the block before this read (a write "
+                         "by another thread since the last barrier would be a data race; where "
+                         "the value is never used, e.g. by the threads of a partial tile, "
+                         "GpuSimOptions::check_uninitialized_shared = false lets it read as NaN)",
                          index, b.name));
   }
   if (races && c.write_epoch == epoch && c.writer != me) {
@@ -221,8 +245,14 @@ void Interpreter::ExecFor(const ir::For* op) {
   const int64_t min = Eval(op->min).lanes[0].i;
   const int64_t extent = Eval(op->extent).lanes[0].i;
   if (op->loop_kind == ir::LoopKind::kGpuBlock) {  // a nested block loop (another axis)
+    if (!ir::AsConstInt(op->min) || min != 0 || !ir::AsConstInt(op->extent) || extent < 1) {
+      Fail(absl::StatusCode::kInvalidArgument,
+           absl::StrCat("gpu_block loop over `", op->var.name(),
+                        "` must have min 0 and a constant extent >= 1 (the grid size on its "
+                        "axis)"));
+    }
     for (int64_t v = 0; v < extent; ++v) {
-      RunBlockIteration(op, min + v);
+      RunBlockIteration(op, v);
     }
     return;
   }
@@ -321,15 +351,223 @@ void Interpreter::Exec(const ir::Stmt& s) {
   }
 }
 
+Value Interpreter::EvalArith(const ir::ExprNode* n) {
+  const auto* op = static_cast<const ir::BinaryExprNode*>(n);
+  const ir::Type t = n->type;
+  Value a = Eval(op->a);
+  Value b = Eval(op->b);
+  Value r = MakeValue(t);
+  const int lanes = t.lanes();
+  if (t.is_float()) {
+    for (int i = 0; i < lanes; ++i) {
+      float x = LaneOf(a, i).f, y = LaneOf(b, i).f, z = 0;
+      switch (n->kind) {
+        case NodeKind::kAdd:
+          z = x + y;
+          break;
+        case NodeKind::kSub:
+          z = x - y;
+          break;
+        case NodeKind::kMul:
+          z = x * y;
+          break;
+        case NodeKind::kDiv:
+          z = x / y;
+          break;
+        case NodeKind::kMin:
+          z = FloatMin(x, y);
+          break;
+        case NodeKind::kMax:
+          z = FloatMax(x, y);
+          break;
+        default:
+          Fail(absl::StatusCode::kInvalidArgument, "Mod of float32 values (Mod is integer)");
+      }
+      r.lanes[i].f = z;
+    }
+    return r;
+  }
+  for (int i = 0; i < lanes; ++i) {
+    int64_t x = LaneOf(a, i).i, y = LaneOf(b, i).i, z = 0;
+    const auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+    switch (n->kind) {
+      case NodeKind::kAdd:
+        z = static_cast<int64_t>(ux + uy);
+        break;
+      case NodeKind::kSub:
+        z = static_cast<int64_t>(ux - uy);
+        break;
+      case NodeKind::kMul:
+        z = static_cast<int64_t>(ux * uy);
+        break;
+      case NodeKind::kDiv:
+      case NodeKind::kMod:
+        if (y == 0) {
+          Fail(absl::StatusCode::kFailedPrecondition,
+               absl::StrCat("integer division by zero (", x,
+                            n->kind == NodeKind::kDiv ? " / " : " % ", y, ")"));
+        }
+        if (y == -1) {
+          z = n->kind == NodeKind::kDiv ? static_cast<int64_t>(0 - ux) : 0;
+        } else {
+          z = n->kind == NodeKind::kDiv ? ir::FloorDiv(x, y) : ir::FloorMod(x, y);
+        }
+        break;
+      case NodeKind::kMin:
+        z = y < x ? y : x;
+        break;
+      default:
+        z = x < y ? y : x;
+        break;
+    }
+    r.lanes[i].i = Wrap(z, t);
+  }
+  return r;
+}
+
+Value Interpreter::EvalCompare(const ir::ExprNode* n) {
+  const auto* op = static_cast<const ir::BinaryExprNode*>(n);
+  Value a = Eval(op->a);
+  Value b = Eval(op->b);
+  Value r = MakeValue(n->type);
+  const bool fl = a.type.is_float();
+  for (int i = 0; i < n->type.lanes(); ++i) {
+    // float32 lanes compare exactly as doubles.
+    double x = fl ? LaneOf(a, i).f : 0, y = fl ? LaneOf(b, i).f : 0;
+    int64_t p = fl ? 0 : LaneOf(a, i).i, q = fl ? 0 : LaneOf(b, i).i;
+    bool z;
+    switch (n->kind) {
+      case NodeKind::kEQ:
+        z = fl ? x == y : p == q;
+        break;
+      case NodeKind::kNE:
+        z = fl ? x != y : p != q;
+        break;
+      case NodeKind::kLT:
+        z = fl ? x < y : p < q;
+        break;
+      case NodeKind::kLE:
+        z = fl ? x <= y : p <= q;
+        break;
+      case NodeKind::kGT:
+        z = fl ? x > y : p > q;
+        break;
+      default:
+        z = fl ? x >= y : p >= q;
+        break;
+    }
+    r.lanes[i].i = z ? 1 : 0;
+  }
+  return r;
+}
+
+Value Interpreter::EvalLogic(const ir::ExprNode* n) {
+  Value r = MakeValue(n->type);
+  if (n->kind == NodeKind::kNot) {
+    Value a = Eval(static_cast<const ir::Not*>(n)->a);
+    for (int i = 0; i < n->type.lanes(); ++i) {
+      r.lanes[i].i = LaneOf(a, i).i != 0 ? 0 : 1;
+    }
+    return r;
+  }
+  const auto* op = static_cast<const ir::BinaryExprNode*>(n);
+  Value a = Eval(op->a);
+  Value b = Eval(op->b);
+  for (int i = 0; i < n->type.lanes(); ++i) {
+    bool x = LaneOf(a, i).i != 0, y = LaneOf(b, i).i != 0;
+    r.lanes[i].i = (n->kind == NodeKind::kAnd ? (x && y) : (x || y)) ? 1 : 0;
+  }
+  return r;
+}
+
+Value Interpreter::EvalSelect(const ir::Select* op) {
+  Value c = Eval(op->condition);
+  Value x = Eval(op->true_value);
+  Value y = Eval(op->false_value);
+  Value r = MakeValue(op->type);
+  for (int i = 0; i < op->type.lanes(); ++i) {
+    r.lanes[i] = LaneOf(c, i).i != 0 ? LaneOf(x, i) : LaneOf(y, i);
+  }
+  return r;
+}
+
+Value Interpreter::EvalCast(const ir::Cast* op) {
+  const ir::Type t = op->type;
+  Value a = Eval(op->value);
+  Value r = MakeValue(t);
+  for (int i = 0; i < t.lanes(); ++i) {
+    const Lane& l = LaneOf(a, i);
+    if (t.is_float()) {
+      r.lanes[i].f = a.type.is_float() ? l.f : static_cast<float>(l.i);
+    } else if (t.is_bool()) {
+      r.lanes[i].i = (a.type.is_float() ? l.f != 0 : l.i != 0) ? 1 : 0;
+    } else if (a.type.is_float()) {
+      const double limit = t.bits() == 32 ? 2147483648.0 : 9223372036854775808.0;
+      if (!(std::fabs(static_cast<double>(l.f)) < limit)) {
+        Fail(absl::StatusCode::kFailedPrecondition,
+             absl::StrCat("cast of float32 ", l.f, " to ", t.ToString(), " (NaN or out of range)"));
+      }
+      r.lanes[i].i = static_cast<int64_t>(l.f);
+    } else {
+      r.lanes[i].i = Wrap(l.i, t);
+    }
+  }
+  return r;
+}
+
+Value Interpreter::EvalVector(const ir::ExprNode* n) {
+  const ir::Type t = n->type;
+  Value r = MakeValue(t);
+  if (n->kind == NodeKind::kBroadcast) {
+    Value a = Eval(static_cast<const ir::Broadcast*>(n)->value);
+    for (int i = 0; i < t.lanes(); ++i) {
+      r.lanes[i] = a.lanes[0];
+    }
+    return r;
+  }
+  const auto* op = static_cast<const ir::Ramp*>(n);
+  const int64_t base = Eval(op->base).lanes[0].i;
+  const int64_t stride = Eval(op->stride).lanes[0].i;
+  for (int i = 0; i < t.lanes(); ++i) {
+    r.lanes[i].i = Wrap(
+        static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(stride) * i), t);
+  }
+  return r;
+}
+
+Value Interpreter::EvalFma(const ir::Fma* op) {
+  Value a = Eval(op->a);
+  Value b = Eval(op->b);
+  Value c = Eval(op->c);
+  Value r = MakeValue(op->type);
+  for (int i = 0; i < op->type.lanes(); ++i) {
+    r.lanes[i].f = std::fma(LaneOf(a, i).f, LaneOf(b, i).f, LaneOf(c, i).f);
+  }
+  return r;
+}
+
 Value Interpreter::Eval(const ir::Expr& e) {
   const ir::ExprNode* n = e.get();
-  const ir::Type t = n->type;
+  if (in_threads_ && ++depth_ > kMaxThreadExprDepth) {
+    Fail(absl::StatusCode::kResourceExhausted,
+         absl::StrCat("expression nested deeper than ", kMaxThreadExprDepth,
+                      " levels in thread code (the simulator's fiber stack limit)"));
+  }
+  struct DepthGuard {
+    int* depth;
+    bool on;
+    ~DepthGuard() {
+      if (on) {
+        --*depth;
+      }
+    }
+  } guard{&depth_, in_threads_};
   switch (n->kind) {
     case NodeKind::kIntImm:
-      return IntValue(t, static_cast<const ir::IntImm*>(n)->value);
+      return IntValue(n->type, static_cast<const ir::IntImm*>(n)->value);
     case NodeKind::kFloatImm: {
       Value v;
-      v.type = t;
+      v.type = n->type;
       v.lanes.push_back(Lane{.f = static_cast<float>(static_cast<const ir::FloatImm*>(n)->value)});
       return v;
     }
@@ -341,227 +579,30 @@ Value Interpreter::Eval(const ir::Expr& e) {
     case NodeKind::kDiv:
     case NodeKind::kMod:
     case NodeKind::kMin:
-    case NodeKind::kMax: {
-      const auto* op = static_cast<const ir::BinaryExprNode*>(n);
-      Value a = Eval(op->a);
-      Value b = Eval(op->b);
-      Value r = MakeValue(t);
-      const int lanes = t.lanes();
-      if (t.is_float()) {
-        for (int i = 0; i < lanes; ++i) {
-          float x = LaneOf(a, i).f, y = LaneOf(b, i).f, z = 0;
-          switch (n->kind) {
-            case NodeKind::kAdd:
-              z = x + y;
-              break;
-            case NodeKind::kSub:
-              z = x - y;
-              break;
-            case NodeKind::kMul:
-              z = x * y;
-              break;
-            case NodeKind::kDiv:
-              z = x / y;
-              break;
-            case NodeKind::kMin:
-              z = FloatMin(x, y);
-              break;
-            case NodeKind::kMax:
-              z = FloatMax(x, y);
-              break;
-            default:
-              Fail(absl::StatusCode::kInvalidArgument, "Mod of float32 values (Mod is integer)");
-          }
-          r.lanes[i].f = z;
-        }
-        return r;
-      }
-      for (int i = 0; i < lanes; ++i) {
-        int64_t x = LaneOf(a, i).i, y = LaneOf(b, i).i, z = 0;
-        const auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
-        switch (n->kind) {
-          case NodeKind::kAdd:
-            z = static_cast<int64_t>(ux + uy);
-            break;
-          case NodeKind::kSub:
-            z = static_cast<int64_t>(ux - uy);
-            break;
-          case NodeKind::kMul:
-            z = static_cast<int64_t>(ux * uy);
-            break;
-          case NodeKind::kDiv:
-          case NodeKind::kMod:
-            if (y == 0) {
-              Fail(absl::StatusCode::kFailedPrecondition,
-                   absl::StrCat("integer division by zero (", x,
-                                n->kind == NodeKind::kDiv ? " / " : " % ", y, ")"));
-            }
-            if (y == -1) {
-              z = n->kind == NodeKind::kDiv ? static_cast<int64_t>(0 - ux) : 0;
-            } else {
-              z = n->kind == NodeKind::kDiv ? ir::FloorDiv(x, y) : ir::FloorMod(x, y);
-            }
-            break;
-          case NodeKind::kMin:
-            z = y < x ? y : x;
-            break;
-          default:
-            z = x < y ? y : x;
-            break;
-        }
-        r.lanes[i].i = Wrap(z, t);
-      }
-      return r;
-    }
+    case NodeKind::kMax:
+      return EvalArith(n);
     case NodeKind::kEQ:
     case NodeKind::kNE:
     case NodeKind::kLT:
     case NodeKind::kLE:
     case NodeKind::kGT:
-    case NodeKind::kGE: {
-      const auto* op = static_cast<const ir::BinaryExprNode*>(n);
-      Value a = Eval(op->a);
-      Value b = Eval(op->b);
-      Value r = MakeValue(t);
-      const bool fl = a.type.is_float();
-      for (int i = 0; i < t.lanes(); ++i) {
-        bool z;
-        if (fl) {
-          float x = LaneOf(a, i).f, y = LaneOf(b, i).f;
-          switch (n->kind) {
-            case NodeKind::kEQ:
-              z = x == y;
-              break;
-            case NodeKind::kNE:
-              z = x != y;
-              break;
-            case NodeKind::kLT:
-              z = x < y;
-              break;
-            case NodeKind::kLE:
-              z = x <= y;
-              break;
-            case NodeKind::kGT:
-              z = x > y;
-              break;
-            default:
-              z = x >= y;
-              break;
-          }
-        } else {
-          int64_t x = LaneOf(a, i).i, y = LaneOf(b, i).i;
-          switch (n->kind) {
-            case NodeKind::kEQ:
-              z = x == y;
-              break;
-            case NodeKind::kNE:
-              z = x != y;
-              break;
-            case NodeKind::kLT:
-              z = x < y;
-              break;
-            case NodeKind::kLE:
-              z = x <= y;
-              break;
-            case NodeKind::kGT:
-              z = x > y;
-              break;
-            default:
-              z = x >= y;
-              break;
-          }
-        }
-        r.lanes[i].i = z ? 1 : 0;
-      }
-      return r;
-    }
+    case NodeKind::kGE:
+      return EvalCompare(n);
     case NodeKind::kAnd:
-    case NodeKind::kOr: {
-      const auto* op = static_cast<const ir::BinaryExprNode*>(n);
-      Value a = Eval(op->a);
-      Value b = Eval(op->b);
-      Value r = MakeValue(t);
-      for (int i = 0; i < t.lanes(); ++i) {
-        bool x = LaneOf(a, i).i != 0, y = LaneOf(b, i).i != 0;
-        r.lanes[i].i = (n->kind == NodeKind::kAnd ? (x && y) : (x || y)) ? 1 : 0;
-      }
-      return r;
-    }
-    case NodeKind::kNot: {
-      Value a = Eval(static_cast<const ir::Not*>(n)->a);
-      for (Lane& l : a.lanes) {
-        l.i = l.i != 0 ? 0 : 1;
-      }
-      return a;
-    }
-    case NodeKind::kSelect: {
-      const auto* op = static_cast<const ir::Select*>(n);
-      Value c = Eval(op->condition);
-      Value x = Eval(op->true_value);
-      Value y = Eval(op->false_value);
-      Value r = MakeValue(t);
-      for (int i = 0; i < t.lanes(); ++i) {
-        r.lanes[i] = LaneOf(c, i).i != 0 ? LaneOf(x, i) : LaneOf(y, i);
-      }
-      return r;
-    }
-    case NodeKind::kCast: {
-      Value a = Eval(static_cast<const ir::Cast*>(n)->value);
-      Value r = MakeValue(t);
-      for (int i = 0; i < t.lanes(); ++i) {
-        const Lane& l = LaneOf(a, i);
-        if (t.is_float()) {
-          r.lanes[i].f = a.type.is_float() ? l.f : static_cast<float>(l.i);
-        } else if (t.is_bool()) {
-          r.lanes[i].i = (a.type.is_float() ? l.f != 0 : l.i != 0) ? 1 : 0;
-        } else if (a.type.is_float()) {
-          const double limit = t.bits() == 32 ? 2147483648.0 : 9223372036854775808.0;
-          if (!(std::fabs(static_cast<double>(l.f)) < limit)) {
-            Fail(absl::StatusCode::kFailedPrecondition,
-                 absl::StrCat("cast of float32 ", l.f, " to ", t.ToString(),
-                              " (NaN or out of range)"));
-          }
-          r.lanes[i].i = static_cast<int64_t>(l.f);
-        } else {
-          r.lanes[i].i = Wrap(l.i, t);
-        }
-      }
-      return r;
-    }
-    case NodeKind::kBroadcast: {
-      const auto* op = static_cast<const ir::Broadcast*>(n);
-      Value a = Eval(op->value);
-      Value r = MakeValue(t);
-      for (int i = 0; i < t.lanes(); ++i) {
-        r.lanes[i] = a.lanes[0];
-      }
-      return r;
-    }
-    case NodeKind::kRamp: {
-      const auto* op = static_cast<const ir::Ramp*>(n);
-      const int64_t base = Eval(op->base).lanes[0].i;
-      const int64_t stride = Eval(op->stride).lanes[0].i;
-      Value r = MakeValue(t);
-      for (int i = 0; i < t.lanes(); ++i) {
-        r.lanes[i].i = Wrap(
-            static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(stride) * i),
-            t);
-      }
-      return r;
-    }
+    case NodeKind::kOr:
+    case NodeKind::kNot:
+      return EvalLogic(n);
+    case NodeKind::kSelect:
+      return EvalSelect(static_cast<const ir::Select*>(n));
+    case NodeKind::kCast:
+      return EvalCast(static_cast<const ir::Cast*>(n));
+    case NodeKind::kBroadcast:
+    case NodeKind::kRamp:
+      return EvalVector(n);
     case NodeKind::kLoad:
       return EvalLoad(static_cast<const ir::Load*>(n));
-    case NodeKind::kFma: {
-      const auto* op = static_cast<const ir::Fma*>(n);
-      Value a = Eval(op->a);
-      Value b = Eval(op->b);
-      Value c = Eval(op->c);
-      Value r = MakeValue(t);
-      for (int i = 0; i < t.lanes(); ++i) {
-        r.lanes[i].f = std::fma(LaneOf(a, i).f, LaneOf(b, i).f, LaneOf(c, i).f);
-      }
-      return r;
-    }
+    case NodeKind::kFma:
+      return EvalFma(static_cast<const ir::Fma*>(n));
     case NodeKind::kCallExtern:
       Fail(absl::StatusCode::kUnimplemented,
            absl::StrCat("call of the external function `",

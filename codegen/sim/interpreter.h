@@ -112,7 +112,15 @@ class Interpreter {
   SimBuffer* LookupBuffer(const ir::BufferNode* node) const;
   int64_t CheckedIndex(const SimBuffer& buffer, int64_t index, const char* access) const;
   void TrackShared(SimBuffer& buffer, int64_t index, bool write) const;
-  Value EvalLoad(const ir::Load* op);
+  // One per kind of node, out of line so that Eval's frame (on a fiber stack) stays small.
+  [[gnu::noinline]] Value EvalArith(const ir::ExprNode* n);
+  [[gnu::noinline]] Value EvalCompare(const ir::ExprNode* n);
+  [[gnu::noinline]] Value EvalLogic(const ir::ExprNode* n);
+  [[gnu::noinline]] Value EvalSelect(const ir::Select* op);
+  [[gnu::noinline]] Value EvalCast(const ir::Cast* op);
+  [[gnu::noinline]] Value EvalVector(const ir::ExprNode* n);
+  [[gnu::noinline]] Value EvalFma(const ir::Fma* op);
+  [[gnu::noinline]] Value EvalLoad(const ir::Load* op);
   void ExecStore(const ir::Store* op);
   void ExecFor(const ir::For* op);
   void ExecAllocate(const ir::Allocate* op);
@@ -125,8 +133,14 @@ class Interpreter {
   bool in_block_loop_ = false;
   std::array<int64_t, 3> block_index_{0, 0, 0};
   std::array<int64_t, 3> thread_index_{0, 0, 0};
-  int32_t thread_id_ = 0;           // linear thread index in the block
-  std::shared_ptr<int64_t> epoch_;  // barrier generation of the block, shared by its threads
+  int32_t thread_id_ = 0;
+  // Expression nesting in thread code, bounded so that a fiber's stack cannot overflow.
+  static constexpr int kMaxThreadExprDepth = 300;
+  int depth_ = 0;  // linear thread index in the block
+  std::shared_ptr<int64_t> epoch_;
+  // A thread's own copies of the gpu_local / stack arrays allocated around its thread loops.
+  std::vector<std::shared_ptr<SimBuffer>>
+      private_buffers_;  // barrier generation of the block, shared by its threads
 };
 
 }  // namespace tune::sim
