@@ -259,10 +259,12 @@ int RunMeasureChild(int in_fd, int out_fd) {
     }
     v1::MeasureChildReply reply;
     *reply.mutable_measurement() = MeasurementToProto(m);
+    const bool context_lost = device && device->broken();
+    reply.set_child_exits(context_lost);
     if (!pipe_ok || !WriteFrame(out_fd, reply).ok()) {
       return 1;
     }
-    if (device && device->broken()) {
+    if (context_lost) {
       return kExitGpuContextLost;  // the context is unusable: a fresh process takes the next trial
     }
   }

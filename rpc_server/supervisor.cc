@@ -29,6 +29,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a child that said it exits may take to do so before it is killed.
+constexpr int kChildExitWaitMs = 10000;
+
 v1::Measurement Failure(v1::ErrorKind kind, std::string message) {
   v1::Measurement m;
   m.set_error_kind(kind);
@@ -359,13 +362,15 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
                        StrCat("measurement process sent an unreadable reply: ", error));
     }
     if (reply.has_measurement()) {
-      if (device_kind_ != TargetKind::kLlvm &&
-          reply.measurement().error_kind() == v1::ERROR_KIND_RUNTIME_CRASH) {
-        // A GPU child exits after a sticky error (its context is unusable); the next request
-        // starts a fresh one. One that stays up is kept.
-        if (ReapWithin(child_->pid, std::chrono::milliseconds(200))) {
+      if (reply.child_exits()) {
+        // A GPU child exits after a sticky error (its context is unusable): reap it (killing
+        // it if its driver's teardown lingers), so that the next request starts a fresh one.
+        if (ReapWithin(child_->pid, std::chrono::milliseconds(kChildExitWaitMs))) {
+          KillProcessGroup(child_->pid, SIGKILL);
           CloseChildFds();
           child_.reset();
+        } else {
+          KillChild();
         }
       }
       return reply.measurement();

@@ -167,6 +167,38 @@ TEST(GpuPtxTest, EveryEmbeddedPtxAssemblesWithPtxas) {
   EXPECT_NE(rc, 0) << log;
 }
 
+// What a cuda worker accepts is decided without a child (and without a GPU).
+TEST(GpuRequestCheckTest, ACudaWorkerTakesPtxAndHostAbiObjectsOfCudaTargetsOnly) {
+  SupervisorOptions options = FixtureSupervisorOptions();
+  options.device = "cuda:0";
+  std::unique_ptr<MeasureSupervisor> supervisor = MeasureSupervisor::Create(options).value();
+  v1::MeasureRequest request;
+  request.set_trial_id(1);
+  request.set_workload(GemmWorkload());
+  request.set_target("cuda -arch=sm_90");
+  request.mutable_artifact()->set_hash(ArtifactHash(CodeFormat::kPtx, "ptx"));
+  request.mutable_artifact()->set_entry_symbol("k");
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_PTX);
+  EXPECT_FALSE(supervisor->CheckRequest(request).has_value());
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_SHARED_OBJECT);
+  EXPECT_FALSE(supervisor->CheckRequest(request).has_value());
+
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_HSACO);
+  std::optional<v1::Measurement> hsaco = supervisor->CheckRequest(request);
+  ASSERT_TRUE(hsaco.has_value());
+  EXPECT_EQ(hsaco->error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_NE(hsaco->message().find("ARTIFACT_FORMAT_PTX and ARTIFACT_FORMAT_SHARED_OBJECT"),
+            std::string::npos)
+      << hsaco->message();
+
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_PTX);
+  request.set_target("llvm -mcpu=znver4 -threads=1");
+  std::optional<v1::Measurement> cpu = supervisor->CheckRequest(request);
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_NE(cpu->message().find("runs cuda targets only"), std::string::npos) << cpu->message();
+}
+
 class GpuMeasureTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
