@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/measurement.h"
@@ -61,6 +62,9 @@ class GpuMeasurer {
  private:
   GpuDevice* device_;
   std::unique_ptr<ReferenceKernels> references_;  // CUDA only, loaded on first use
+  // The reference output of the last (workload, seed): trials of one tuning job share it.
+  std::string reference_key_;
+  std::vector<float> reference_;
 };
 
 }  // namespace tune::gpu
