@@ -3,8 +3,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 
+#include "common/gpu_arch.h"
 #include "common/host.h"
 #include "common/strings.h"
 #include "common/target.h"
@@ -37,17 +39,92 @@ std::string MachineName() {
 
 }  // namespace
 
-absl::Status CheckDeviceKind(std::string_view device) {
+std::string DeviceSpec::ToString() const {
+  switch (kind) {
+    case TargetKind::kLlvm:
+      return "cpu";
+    case TargetKind::kCuda:
+      return StrCat("cuda:", index);
+    case TargetKind::kRocm:
+      return StrCat("rocm:", index);
+  }
+  return "cpu";
+}
+
+absl::StatusOr<DeviceSpec> ParseDeviceSpec(std::string_view device) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(
+        StrCat("--device '", device,
+               "' is not recognised; accepted: cpu, cuda:N or rocm:N (N the device ordinal, "
+               "e.g. cuda:0)"));
+  };
   if (device == "cpu") {
+    return DeviceSpec{};
+  }
+  std::string_view kind_text = device.substr(0, device.find(':'));
+  DeviceSpec spec;
+  if (kind_text == "cuda") {
+    spec.kind = TargetKind::kCuda;
+  } else if (kind_text == "rocm") {
+    spec.kind = TargetKind::kRocm;
+  } else {
+    return bad();
+  }
+  if (kind_text.size() == device.size()) {
+    return spec;  // "cuda" alone: device 0
+  }
+  std::string_view digits = device.substr(kind_text.size() + 1);
+  if (digits.empty() || digits.size() > 3 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return bad();
+  }
+  spec.index = 0;
+  for (char c : digits) {
+    spec.index = spec.index * 10 + (c - '0');
+  }
+  return spec;
+}
+
+std::string GpuDeviceKey(const v1::GpuDevice& gpu) {
+  return StrCat(gpu.runtime(), "/", gpu.arch());
+}
+
+absl::Status CheckGpuArchSupported(const v1::GpuDevice& gpu) {
+  Target target;
+  target.kind = gpu.runtime() == "rocm" ? TargetKind::kRocm : TargetKind::kCuda;
+  target.cpu = gpu.arch();
+  if (GpuArchFor(target).ok()) {
     return absl::OkStatus();
   }
-  if (device == "cuda" || device == "rocm") {
-    return absl::UnimplementedError(
-        StrCat("--device ", device, ": the ", device,
-               " runtime is not built into this worker yet; accepted: cpu"));
+  return absl::FailedPreconditionError(StrCat(
+      gpu.runtime(), ":", gpu.index(), " (", gpu.name(), ") is ", gpu.arch(),
+      ", which tune does not generate code for; supported: ", SupportedGpuArchNames(target.kind)));
+}
+
+std::string GpuDeviceFingerprint(const v1::GpuDevice& gpu,
+                                 const std::vector<PreloadedLibrary>& preloaded) {
+  std::string out = fmt::format(
+      "{} name='{}' sms={} mem={:.1f}GiB sm_clock={}MHz mem_clock={}MHz l2={:.1f}MiB driver={}",
+      GpuDeviceKey(gpu), gpu.name(), gpu.multiprocessors(),
+      static_cast<double>(gpu.total_memory_bytes()) / (1 << 30), gpu.sm_clock_khz() / 1000,
+      gpu.memory_clock_khz() / 1000, static_cast<double>(gpu.l2_cache_bytes()) / (1 << 20),
+      gpu.driver_version());
+  std::vector<std::string> names;
+  for (const PreloadedLibrary& lib : preloaded) {
+    names.push_back(lib.basename);
   }
-  return absl::InvalidArgumentError(
-      StrCat("--device '", device, "' is not recognised; accepted: cpu (cuda, rocm later)"));
+  if (!names.empty()) {
+    StrAppend(&out, " preload=", Join(names, ","));
+  }
+  return out;
+}
+
+v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capacity,
+                                 const std::vector<PreloadedLibrary>& preloaded) {
+  v1::Capabilities caps = HostCpuCapabilities(threads, capacity, preloaded);
+  *caps.mutable_gpu() = gpu;
+  caps.set_device_fingerprint(GpuDeviceFingerprint(gpu, preloaded));
+  return caps;
 }
 
 std::string HostCpuDeviceKey() {

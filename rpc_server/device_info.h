@@ -1,6 +1,7 @@
-// What this worker is: its device key, the capabilities it registers with and the fingerprint
-// stamped on every measurement. CPU only for now; CUDA and ROCm devices are recognised by name
-// and refused until their runtimes are built in.
+// What this worker is: its device (--device cpu|cuda:N|rocm:N), its device key, the
+// capabilities it registers with and the fingerprint stamped on every measurement. A GPU's
+// facts come from the measurement child that opened it (MeasureChildReady.gpu): the worker
+// process never initialises a GPU.
 #pragma once
 
 #include <string>
@@ -8,15 +9,42 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/host_cpu.h"
+#include "common/target.h"
 #include "rpc_server/preload.h"
 #include "tune/v1/worker.pb.h"
 
 namespace tune::rpc {
 
-/// Checks the --device flag. "cpu" is OK; "cuda" and "rocm" are Unimplemented ("not built into
-/// this worker yet"); anything else is InvalidArgument naming the accepted values.
-absl::Status CheckDeviceKind(std::string_view device);
+/// The device a worker measures on.
+struct DeviceSpec {
+  TargetKind kind = TargetKind::kLlvm;  // kLlvm for the host CPU
+  int index = 0;                        // GPU ordinal
+  /// "cpu", "cuda:0", "rocm:1".
+  std::string ToString() const;
+};
+
+/// Parses --device: "cpu", "cuda:N" or "rocm:N" (N a device ordinal, 0-999; "cuda" and "rocm"
+/// alone mean N=0). Anything else is InvalidArgument naming the accepted forms.
+absl::StatusOr<DeviceSpec> ParseDeviceSpec(std::string_view device);
+
+/// The device key of a GPU: "cuda/sm_90", "rocm/gfx90a".
+std::string GpuDeviceKey(const v1::GpuDevice& gpu);
+
+/// OK when common/gpu_arch.h supports the GPU's arch; otherwise FailedPrecondition naming the
+/// device, its arch and the supported ones (tune generates no code for other archs).
+absl::Status CheckGpuArchSupported(const v1::GpuDevice& gpu);
+
+/// "<device key> name='<name>' sms=N mem=<GiB> sm_clock=<MHz> mem_clock=<MHz> l2=<MiB>
+/// driver=<version> preload=<names>".
+std::string GpuDeviceFingerprint(const v1::GpuDevice& gpu,
+                                 const std::vector<PreloadedLibrary>& preloaded);
+
+/// The capabilities of a GPU worker: the host's facts as for a CPU worker plus `gpu`, with the
+/// GPU's fingerprint.
+v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capacity,
+                                 const std::vector<PreloadedLibrary>& preloaded);
 
 /// The device key of this host's CPU, e.g. "cpu/x86_64/znver4" (the same text that
 /// Target::DeviceKey() gives for "llvm -mcpu=native").

@@ -3,7 +3,8 @@
 // is sent in a supervised child process (the same binary, started with --measure-child).
 //
 // Exit codes: 0 after SIGINT/SIGTERM, 1 when start-up fails (a --preload that cannot be loaded,
-// an unusable cache directory), 2 for bad flags or a device this build cannot drive.
+// an unusable cache directory, a GPU that cannot be opened or whose arch tune does not support),
+// 2 for bad flags (a malformed --device among them).
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "rpc_server/device_info.h"
 #include "rpc_server/measure_child.h"
 #include "rpc_server/preload.h"
+#include "rpc_server/supervisor.h"
 #include "rpc_server/worker.h"
 
 namespace {
@@ -52,7 +54,9 @@ int Serve(int argc, char** argv) {
   int64_t cache_max_mb = tune::rpc::ArtifactCache::kDefaultMaxBytes >> 20;
   std::string log_level;
   app.add_option("--daemon", daemon, "the daemon's worker address, HOST:PORT")->required();
-  app.add_option("--device", device, "device kind to measure on: cpu (cuda, rocm later)")
+  app.add_option("--device", device,
+                 "device to measure on: cpu, cuda:N or rocm:N (N the device ordinal); a GPU is "
+                 "opened by the measurement process only")
       ->capture_default_str();
   app.add_option("--preload", preload,
                  "shared library to load (RTLD_NOW | RTLD_GLOBAL) before any kernel; repeatable, "
@@ -87,9 +91,11 @@ int Serve(int argc, char** argv) {
   if (absl::Status s = tune::InitLogging(log_level); !s.ok()) {
     return Fail(kExitUsage, std::string(s.message()));
   }
-  if (absl::Status s = tune::rpc::CheckDeviceKind(device); !s.ok()) {
-    return Fail(kExitUsage, s.message());
+  absl::StatusOr<tune::rpc::DeviceSpec> device_spec = tune::rpc::ParseDeviceSpec(device);
+  if (!device_spec.ok()) {
+    return Fail(kExitUsage, device_spec.status().message());
   }
+  const tune::TargetKind device_kind = device_spec->kind;
   if (threads < 0) {
     return Fail(kExitUsage, "--threads must be >= 1 (or 0 for all cores)");
   }
@@ -102,20 +108,19 @@ int Serve(int argc, char** argv) {
 
   // The libraries of the worker's device kind: CPU libraries for cpu, cuBLAS/cuDNN for cuda,
   // rocBLAS/MIOpen for rocm (their shims load the vendor library only when a kernel calls them).
-  const tune::TargetKind libs_kind = device == "cuda"   ? tune::TargetKind::kCuda
-                                     : device == "rocm" ? tune::TargetKind::kRocm
-                                                        : tune::TargetKind::kLlvm;
   for (const std::string& lib : libs) {
     const tune::RuntimeLibrary* runtime = tune::FindRuntimeLibrary(lib);
-    if (runtime == nullptr || runtime->target_kind != libs_kind) {
+    if (runtime == nullptr || runtime->target_kind != device_kind) {
       std::vector<std::string> known;
       for (const tune::RuntimeLibrary& r : tune::RuntimeLibraries()) {
-        if (r.target_kind == libs_kind) {
+        if (r.target_kind == device_kind) {
           known.emplace_back(r.name);
         }
       }
-      return Fail(kExitUsage, StrCat("--libs: unknown library '", lib, "' for a ", device,
-                                     " worker; known: ", tune::Join(known, ", ")));
+      return Fail(kExitUsage,
+                  StrCat("--libs: unknown library '", lib, "' for a ",
+                         device_kind == tune::TargetKind::kLlvm ? "CPU" : device_spec->ToString(),
+                         " worker; known: ", known.empty() ? "none" : tune::Join(known, ", ")));
     }
     absl::StatusOr<std::string> path = tune::RuntimeLibraryPath(*runtime);
     if (!path.ok()) {
@@ -137,16 +142,37 @@ int Serve(int argc, char** argv) {
   WorkerOptions options;
   options.daemon_address = daemon;
   options.registration.set_name(name.empty() ? StrCat(tune::HostName(), "-", getpid()) : name);
-  options.registration.set_device_key(tune::rpc::HostCpuDeviceKey());
-  *options.registration.mutable_capabilities() =
-      tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
+  options.supervisor.device = device_spec->ToString();
+  options.supervisor.preload_paths = preload;
+  std::string device_key = tune::rpc::HostCpuDeviceKey();
+  if (device_kind == tune::TargetKind::kLlvm) {
+    *options.registration.mutable_capabilities() =
+        tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
+  } else {
+    // The worker never opens the GPU: a measurement process does, and says what it found.
+    absl::StatusOr<std::unique_ptr<tune::rpc::MeasureSupervisor>> probe =
+        tune::rpc::MeasureSupervisor::Create(options.supervisor);
+    absl::Status started = probe.ok() ? (*probe)->StartChild() : probe.status();
+    if (!started.ok()) {
+      return Fail(kExitStartupError, StrCat("--device ", device, ": ", started.message()));
+    }
+    const tune::v1::GpuDevice gpu = (*probe)->gpu();
+    probe->reset();
+    if (absl::Status s = tune::rpc::CheckGpuArchSupported(gpu); !s.ok()) {
+      return Fail(kExitStartupError, StrCat("--device ", device, ": ", s.message()));
+    }
+    device_key = tune::rpc::GpuDeviceKey(gpu);
+    *options.registration.mutable_capabilities() =
+        tune::rpc::GpuCapabilities(gpu, threads, capacity, *preloaded);
+  }
+  options.registration.set_device_key(device_key);
   for (const std::string& lib : libs) {
     options.registration.mutable_capabilities()->add_libs(lib);
   }
-  options.supervisor.preload_paths = preload;
   options.cache_dir = cache_dir;
   options.cache_max_bytes = cache_max_mb << 20;
   options.supervisor.device_fingerprint = options.registration.capabilities().device_fingerprint();
+  const std::string options_fingerprint = options.supervisor.device_fingerprint;
   if (threads > 0) {
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
       options.supervisor.child_env.push_back(StrCat(var, "=", threads));
@@ -169,9 +195,8 @@ int Serve(int argc, char** argv) {
     tune::Logger("worker")->info("{} received; stopping", sigabbrev_np(sig));
     (*worker)->Shutdown();
   });
-  tune::Logger("worker")->info("tune-server {} on {}, {} preloaded, serving {}",
-                               tune::rpc::HostCpuDeviceKey(), tune::HostName(), preloaded->size(),
-                               daemon);
+  tune::Logger("worker")->info("tune-server {} on {} ({}), {} preloaded, serving {}", device_key,
+                               tune::HostName(), options_fingerprint, preloaded->size(), daemon);
   absl::Status served = (*worker)->Run();
   // Run only returns after Shutdown, which came from the signal thread.
   signal_thread.join();

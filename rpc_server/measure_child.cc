@@ -13,6 +13,9 @@
 #include "common/strings.h"
 #include "proto/convert.h"
 #include "proto/framing.h"
+#include "rpc_server/device_info.h"
+#include "rpc_server/gpu/gpu_device.h"
+#include "rpc_server/gpu/gpu_measure.h"
 #include "rpc_server/preload.h"
 
 namespace tune::rpc {
@@ -157,6 +160,26 @@ std::string DescribeLibraries(const google::protobuf::RepeatedPtrField<std::stri
   return out;
 }
 
+v1::GpuDevice GpuDeviceToProto(const gpu::GpuDeviceInfo& info) {
+  v1::GpuDevice out;
+  out.set_runtime(info.kind == TargetKind::kRocm ? "rocm" : "cuda");
+  out.set_index(info.index);
+  out.set_name(info.name);
+  out.set_arch(info.arch);
+  out.set_multiprocessors(info.multiprocessors);
+  out.set_total_memory_bytes(info.total_memory_bytes);
+  out.set_sm_clock_khz(info.sm_clock_khz);
+  out.set_memory_clock_khz(info.memory_clock_khz);
+  out.set_l2_cache_bytes(info.l2_cache_bytes);
+  out.set_driver_version(info.driver_version);
+  out.set_runtime_library(info.runtime_library);
+  return out;
+}
+
+// The exit code of a child whose GPU context a kernel broke (a sticky error): the supervisor
+// starts a fresh child for the next trial.
+constexpr int kExitGpuContextLost = 3;
+
 }  // namespace
 
 int RunMeasureChild(int in_fd, int out_fd) {
@@ -184,11 +207,30 @@ int RunMeasureChild(int in_fd, int out_fd) {
   if (!preloaded.ok()) {
     ready.mutable_ready()->set_error(std::string(preloaded.status().message()));
   }
+  // A GPU is opened here, after the preloads (a library shim may bring its own runtime).
+  std::unique_ptr<gpu::GpuDevice> device;
+  if (preloaded.ok() && !request.setup().device().empty() && request.setup().device() != "cpu") {
+    absl::StatusOr<DeviceSpec> spec = ParseDeviceSpec(request.setup().device());
+    absl::StatusOr<std::unique_ptr<gpu::GpuDevice>> opened =
+        spec.ok() ? gpu::GpuDevice::Open(spec->kind, spec->index)
+                  : absl::StatusOr<std::unique_ptr<gpu::GpuDevice>>(spec.status());
+    if (!opened.ok()) {
+      ready.mutable_ready()->set_device_error(std::string(opened.status().message()));
+      WriteFrame(out_fd, ready).IgnoreError();
+      return 1;
+    }
+    device = *std::move(opened);
+    *ready.mutable_ready()->mutable_gpu() = GpuDeviceToProto(device->info());
+  }
   if (!WriteFrame(out_fd, ready).ok() || !preloaded.ok()) {
     return 1;
   }
 
   ChildMeasurer measurer;
+  std::unique_ptr<gpu::GpuMeasurer> gpu_measurer;
+  if (device) {
+    gpu_measurer = std::make_unique<gpu::GpuMeasurer>(device.get());
+  }
   while (true) {
     request.Clear();
     ReadOutcome outcome = ReadFrame(in_fd, &request, std::nullopt, -1, &error);
@@ -205,15 +247,25 @@ int RunMeasureChild(int in_fd, int out_fd) {
       started.mutable_started()->set_trial_id(trial.trial_id());
       pipe_ok = WriteFrame(out_fd, started).ok();
     };
-    Measurement m = measurer.Measure(trial, on_started);
-    m.library_info = DescribeLibraries(trial.needed_libs());
+    Measurement m = gpu_measurer ? gpu_measurer->Measure(trial, on_started)
+                                 : measurer.Measure(trial, on_started);
+    std::string libraries = DescribeLibraries(trial.needed_libs());
+    if (!libraries.empty()) {
+      m.library_info =
+          m.library_info.empty() ? libraries : StrCat(m.library_info, " | ", libraries);
+    }
     if (m.error == ErrorKind::kRuntimeCrash && !m.library_info.empty()) {
       StrAppend(&m.message, " (", m.library_info, ")");  // the library's last error, if any
     }
     v1::MeasureChildReply reply;
     *reply.mutable_measurement() = MeasurementToProto(m);
+    const bool context_lost = device && device->broken();
+    reply.set_child_exits(context_lost);
     if (!pipe_ok || !WriteFrame(out_fd, reply).ok()) {
       return 1;
+    }
+    if (context_lost) {
+      return kExitGpuContextLost;  // the context is unusable: a fresh process takes the next trial
     }
   }
 }

@@ -1,7 +1,9 @@
 // The measurement child: a process re-executed from tune-server's own binary with
 // `--measure-child`, which preloads the worker's libraries and then measures one artifact per
-// request (dlopen, reference, checked warm-up, timed rounds). The worker supervises it
-// (supervisor.h) and replaces it after a crash or a timeout.
+// request (dlopen, reference, checked warm-up, timed rounds). On a GPU worker (setup.device
+// "cuda:N" / "rocm:N") it opens the device itself (gpu/gpu_device.h), reports it in its ready
+// message and measures with gpu/gpu_measure.h; after a sticky GPU error it answers and exits.
+// The worker supervises it (supervisor.h) and replaces it after a crash or a timeout.
 #pragma once
 
 #include <functional>

@@ -19,6 +19,7 @@
 #include "common/workload.h"
 #include "proto/convert.h"
 #include "proto/framing.h"
+#include "rpc_server/device_info.h"
 #include "rpc_server/measure_child.h"
 #include "rpc_server/preload.h"
 #include "tune/v1/measure_child.pb.h"
@@ -27,6 +28,9 @@ namespace tune::rpc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long a child that said it exits may take to do so before it is killed.
+constexpr int kChildExitWaitMs = 10000;
 
 v1::Measurement Failure(v1::ErrorKind kind, std::string message) {
   v1::Measurement m;
@@ -37,7 +41,8 @@ v1::Measurement Failure(v1::ErrorKind kind, std::string message) {
 
 // Checks what the worker can decide without the child. Returns the failure, if any.
 std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& request,
-                                                   const std::vector<std::string>& preloaded) {
+                                                   const std::vector<std::string>& preloaded,
+                                                   TargetKind device_kind) {
   if (absl::StatusOr<Workload> w = Workload::Parse(request.workload()); !w.ok()) {
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
                    StrCat("workload: ", std::string(w.status().message())));
@@ -49,16 +54,28 @@ std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& req
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
                    StrCat("target: ", std::string(target.status().message())));
   }
-  if (target->kind != TargetKind::kLlvm) {
+  const std::string_view runs = device_kind == TargetKind::kCuda   ? "cuda"
+                                : device_kind == TargetKind::kRocm ? "rocm"
+                                                                   : "llvm";
+  if (target->kind != device_kind) {
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
-                   StrCat("target '", request.target(),
-                          "' is not a CPU target; this worker runs llvm targets only"));
+                   StrCat("target '", request.target(), "' is not a ",
+                          device_kind == TargetKind::kLlvm ? "CPU" : runs,
+                          " target; this worker runs ", runs, " targets only"));
   }
   const v1::Artifact& artifact = request.artifact();
-  if (artifact.format() != v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
+  const v1::ArtifactFormat native = device_kind == TargetKind::kCuda ? v1::ARTIFACT_FORMAT_PTX
+                                    : device_kind == TargetKind::kRocm
+                                        ? v1::ARTIFACT_FORMAT_HSACO
+                                        : v1::ARTIFACT_FORMAT_SHARED_OBJECT;
+  if (artifact.format() != v1::ARTIFACT_FORMAT_SHARED_OBJECT && artifact.format() != native) {
     return Failure(v1::ERROR_KIND_UNSUPPORTED,
                    StrCat("artifact.format ", v1::ArtifactFormat_Name(artifact.format()),
-                          " is not supported; this worker loads ARTIFACT_FORMAT_SHARED_OBJECT"));
+                          " is not supported; this worker loads ",
+                          native == v1::ARTIFACT_FORMAT_SHARED_OBJECT
+                              ? std::string("ARTIFACT_FORMAT_SHARED_OBJECT")
+                              : StrCat(v1::ArtifactFormat_Name(native),
+                                       " and ARTIFACT_FORMAT_SHARED_OBJECT")));
   }
   if (!IsArtifactHash(artifact.hash())) {
     return Failure(v1::ERROR_KIND_LOAD_ERROR,
@@ -97,6 +114,8 @@ MeasureSupervisor::MeasureSupervisor(SupervisorOptions options, int wake_fd)
   for (const std::string& path : options_.preload_paths) {
     preloaded_basenames_.push_back(Basename(path));
   }
+  absl::StatusOr<DeviceSpec> spec = ParseDeviceSpec(options_.device);
+  device_kind_ = spec.ok() ? spec->kind : TargetKind::kLlvm;
 }
 
 MeasureSupervisor::~MeasureSupervisor() {
@@ -163,6 +182,7 @@ absl::Status MeasureSupervisor::SpawnChild() {
     setup.mutable_setup()->add_preload_paths(path);
   }
   setup.mutable_setup()->set_parent_pid(getpid());
+  setup.mutable_setup()->set_device(options_.device);
   if (absl::Status s = WriteFrame(child_->to_child, setup); !s.ok()) {
     std::string how = KillChild();
     return absl::UnavailableError(StrCat("measurement process ", how, " before its setup"));
@@ -194,6 +214,11 @@ absl::Status MeasureSupervisor::SpawnChild() {
     return absl::UnavailableError(
         StrCat("measurement process could not preload: ", ready.ready().error()));
   }
+  if (!ready.ready().device_error().empty()) {
+    KillChild();
+    return absl::FailedPreconditionError(ready.ready().device_error());
+  }
+  gpu_ = ready.ready().gpu();
   Logger("worker")->debug("measurement process {} started", child_->pid);
   return absl::OkStatus();
 }
@@ -221,7 +246,8 @@ void MeasureSupervisor::Cancel(uint64_t trial_id) {
 
 std::optional<v1::Measurement> MeasureSupervisor::CheckRequest(
     const v1::MeasureRequest& request) const {
-  std::optional<v1::Measurement> verdict = CheckRequestAgainst(request, preloaded_basenames_);
+  std::optional<v1::Measurement> verdict =
+      CheckRequestAgainst(request, preloaded_basenames_, device_kind_);
   if (verdict) {
     verdict->set_device_fingerprint(options_.device_fingerprint);
   }
@@ -255,7 +281,8 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::Measure(const v1::MeasureRequ
 
 absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
     const v1::MeasureRequest& request, const std::string& artifact_path) {
-  if (std::optional<v1::Measurement> bad = CheckRequestAgainst(request, preloaded_basenames_)) {
+  if (std::optional<v1::Measurement> bad =
+          CheckRequestAgainst(request, preloaded_basenames_, device_kind_)) {
     return *bad;
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(request.timing());
@@ -271,6 +298,8 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
   trial->set_artifact_path(artifact_path);
   trial->set_entry_symbol(artifact.entry_symbol());
   *trial->mutable_needed_libs() = artifact.needed_libs();
+  trial->set_format(artifact.format());
+  *trial->mutable_launch() = artifact.launch();
   *trial->mutable_timing() = TimingOptionsToProto(*timing);
 
   // A child that died while idle (killed from outside) is noticed at the write: start another
@@ -333,6 +362,17 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
                        StrCat("measurement process sent an unreadable reply: ", error));
     }
     if (reply.has_measurement()) {
+      if (reply.child_exits()) {
+        // A GPU child exits after a sticky error (its context is unusable): reap it (killing
+        // it if its driver's teardown lingers), so that the next request starts a fresh one.
+        if (ReapWithin(child_->pid, std::chrono::milliseconds(kChildExitWaitMs))) {
+          KillProcessGroup(child_->pid, SIGKILL);
+          CloseChildFds();
+          child_.reset();
+        } else {
+          KillChild();
+        }
+      }
       return reply.measurement();
     }
     if (!reply.has_started() || started) {

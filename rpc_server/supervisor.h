@@ -20,6 +20,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "common/target.h"
 #include "tune/v1/worker.pb.h"
 
 namespace tune::rpc {
@@ -29,6 +30,9 @@ struct SupervisorOptions {
   std::string child_executable = "/proc/self/exe";
   /// Libraries every child preloads (RTLD_NOW | RTLD_GLOBAL, in order) before any kernel.
   std::vector<std::string> preload_paths;
+  /// The device kernels run on: "cpu", "cuda:N" or "rocm:N" (device_info.h ParseDeviceSpec).
+  /// Each child opens a GPU itself; a child that cannot is a start-up failure.
+  std::string device = "cpu";
   /// Stamped on every Measurement.
   std::string device_fingerprint;
   /// "NAME=value" entries added to (or replacing in) the child's environment.
@@ -61,7 +65,9 @@ class MeasureSupervisor {
   MeasureSupervisor& operator=(const MeasureSupervisor&) = delete;
 
   /// Starts a child now if none is running, so that a start-up problem shows before the first
-  /// request. Returns why it could not start (the same text Measure would report).
+  /// request. Returns why it could not start (the same text Measure would report); a GPU the
+  /// child could not open is FailedPrecondition with the child's message (gpu() is set when it
+  /// could).
   absl::Status StartChild();
 
   /// The verdict on a request that needs no child: a workload, target, format, timing or needed
@@ -88,6 +94,8 @@ class MeasureSupervisor {
   int children_started() const { return children_started_; }
   /// The running child's pid, or -1.
   pid_t child_pid() const { return child_ ? child_->pid : -1; }
+  /// The GPU the last child opened (empty for a CPU device or before a child started).
+  const v1::GpuDevice& gpu() const { return gpu_; }
 
  private:
   struct Child {
@@ -110,8 +118,10 @@ class MeasureSupervisor {
 
   SupervisorOptions options_;
   std::vector<std::string> preloaded_basenames_;
+  TargetKind device_kind_ = TargetKind::kLlvm;
   std::optional<Child> child_;
   int children_started_ = 0;
+  v1::GpuDevice gpu_;
   int wake_fd_;  // eventfd, written by Cancel
 
   std::mutex mu_;

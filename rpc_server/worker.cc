@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "common/artifact_hash.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/stats.h"
@@ -13,6 +14,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "proto/convert.h"
 
 namespace tune::rpc {
 namespace {
@@ -387,8 +389,12 @@ void Worker::EndSession(const std::shared_ptr<Session>& session) {
 
 absl::StatusOr<CachedCode> Worker::CodeOf(const Task& task) {
   const v1::Artifact& artifact = task.request.artifact();
-  // CheckRequest accepted the format: a CPU worker loads shared objects only.
-  const CodeFormat format = CodeFormat::kSharedObject;
+  // CheckRequest accepted the format (shared objects, and PTX / HSACO on a GPU worker).
+  absl::StatusOr<CodeFormat> parsed = ArtifactFormatFromProto(artifact.format());
+  if (!parsed.ok()) {
+    return absl::InternalError(std::string(parsed.status().message()));
+  }
+  const CodeFormat format = *parsed;
   if (std::optional<CachedCode> cached = cache_->Find(artifact.hash(), format)) {
     return *std::move(cached);
   }
@@ -441,11 +447,28 @@ absl::StatusOr<CachedCode> Worker::CodeOf(const Task& task) {
     return absl::UnavailableError(
         StrCat("the daemon has no code for artifact ", artifact.hash(), ": ", reply.error()));
   }
-  if (reply.code().code_case() != v1::ArtifactCode::kSharedObject) {
-    return absl::DataLossError(StrCat("the daemon sent code of artifact ", artifact.hash(),
-                                      " that is not a shared object"));
+  const v1::ArtifactCode& code = reply.code();
+  switch (code.code_case()) {
+    case v1::ArtifactCode::kSharedObject:
+      if (format == CodeFormat::kSharedObject) {
+        return cache_->Store(artifact.hash(), format, code.shared_object());
+      }
+      break;
+    case v1::ArtifactCode::kPtx:
+      if (format == CodeFormat::kPtx) {
+        return cache_->Store(artifact.hash(), format, code.ptx());
+      }
+      break;
+    case v1::ArtifactCode::kCodeObject:
+      if (format == CodeFormat::kHsaco) {
+        return cache_->Store(artifact.hash(), format, code.code_object());
+      }
+      break;
+    case v1::ArtifactCode::CODE_NOT_SET:
+      break;
   }
-  return cache_->Store(artifact.hash(), format, reply.code().shared_object());
+  return absl::DataLossError(StrCat("the daemon sent code of artifact ", artifact.hash(),
+                                    " that is not ", CodeFormatName(format)));
 }
 
 std::optional<v1::MeasureResult> Worker::Execute(size_t slot, const Task& task) {

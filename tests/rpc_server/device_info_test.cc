@@ -9,14 +9,61 @@
 namespace tune::rpc {
 namespace {
 
-TEST(DeviceInfoTest, CpuIsAcceptedAndGpuKindsAreNotBuiltInYet) {
-  EXPECT_TRUE(CheckDeviceKind("cpu").ok());
-  for (const char* gpu : {"cuda", "rocm"}) {
-    absl::Status s = CheckDeviceKind(gpu);
-    EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
-    EXPECT_NE(std::string(s.message()).find("not built into this worker yet"), std::string::npos);
+TEST(DeviceInfoTest, DeviceSpecsParseCpuAndGpuOrdinals) {
+  absl::StatusOr<DeviceSpec> cpu = ParseDeviceSpec("cpu");
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_EQ(cpu->kind, TargetKind::kLlvm);
+  EXPECT_EQ(cpu->ToString(), "cpu");
+  absl::StatusOr<DeviceSpec> cuda = ParseDeviceSpec("cuda:3");
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  EXPECT_EQ(cuda->kind, TargetKind::kCuda);
+  EXPECT_EQ(cuda->index, 3);
+  absl::StatusOr<DeviceSpec> rocm = ParseDeviceSpec("rocm");
+  ASSERT_TRUE(rocm.ok()) << rocm.status();
+  EXPECT_EQ(rocm->ToString(), "rocm:0");
+}
+
+TEST(DeviceInfoTest, MalformedDeviceSpecsNameTheAcceptedForms) {
+  for (const char* bad : {"tpu", "cuda:", "cuda:x", "cuda:-1", "cuda:1234", "gpu:0", "CUDA:0"}) {
+    absl::StatusOr<DeviceSpec> s = ParseDeviceSpec(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << s.status();
+    EXPECT_NE(std::string(s.status().message()).find("accepted: cpu, cuda:N or rocm:N"),
+              std::string::npos)
+        << s.status();
   }
-  EXPECT_TRUE(absl::IsInvalidArgument(CheckDeviceKind("tpu")));
+}
+
+TEST(DeviceInfoTest, GpuKeyCapabilitiesAndFingerprintComeFromTheDevicesFacts) {
+  v1::GpuDevice gpu;
+  gpu.set_runtime("cuda");
+  gpu.set_index(0);
+  gpu.set_name("NVIDIA H100 80GB HBM3");
+  gpu.set_arch("sm_90");
+  gpu.set_multiprocessors(132);
+  gpu.set_total_memory_bytes(int64_t{80} << 30);
+  gpu.set_sm_clock_khz(1980000);
+  gpu.set_memory_clock_khz(2619000);
+  gpu.set_l2_cache_bytes(int64_t{50} << 20);
+  gpu.set_driver_version(12040);
+  EXPECT_EQ(GpuDeviceKey(gpu), "cuda/sm_90");
+  EXPECT_TRUE(CheckGpuArchSupported(gpu).ok());
+  v1::Capabilities caps = GpuCapabilities(gpu, 0, 1, {});
+  EXPECT_EQ(caps.gpu().arch(), "sm_90");
+  EXPECT_EQ(caps.device_fingerprint(),
+            "cuda/sm_90 name='NVIDIA H100 80GB HBM3' sms=132 mem=80.0GiB sm_clock=1980MHz "
+            "mem_clock=2619MHz l2=50.0MiB driver=12040");
+}
+
+TEST(DeviceInfoTest, AnArchTuneDoesNotSupportIsRefusedNamingTheSupportedOnes) {
+  v1::GpuDevice gpu;
+  gpu.set_runtime("cuda");
+  gpu.set_arch("sm_75");
+  gpu.set_name("Tesla T4");
+  absl::Status s = CheckGpuArchSupported(gpu);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("sm_75"), std::string::npos) << s;
+  EXPECT_NE(std::string(s.message()).find("supported: sm_80"), std::string::npos) << s;
 }
 
 TEST(DeviceInfoTest, DeviceKeyMatchesTheNativeTargetsKey) {

@@ -12,6 +12,8 @@
 
 #include "common/files.h"
 #include "common/subprocess.h"
+#include "common/target.h"
+#include "rpc_server/gpu/gpu_device.h"
 #include "tests/rpc_server/test_support.h"
 
 namespace tune::rpc {
@@ -107,11 +109,54 @@ TEST(TuneServerProcessTest, ALibraryWhoseShimIsMissingStopsStartUpNamingThePacka
   EXPECT_NE(r.stderr_text.find("install libdnnl-dev"), std::string::npos) << r.stderr_text;
 }
 
-TEST(TuneServerProcessTest, CudaDeviceIsRefusedWithCode2) {
-  ProcessResult r = RunTuneServer({"--daemon", "127.0.0.1:1", "--device", "cuda"});
+TEST(TuneServerProcessTest, AMalformedDeviceIsRefusedWithCode2NamingTheAcceptedForms) {
+  ProcessResult r = RunTuneServer({"--daemon", "127.0.0.1:1", "--device", "cuda0"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.stderr_text.find("not built into this worker yet"), std::string::npos)
+  EXPECT_NE(r.stderr_text.find("accepted: cpu, cuda:N or rocm:N"), std::string::npos)
       << r.stderr_text;
+}
+
+// Without a GPU here: either the driver library is missing, or it is present (e.g. a CUDA
+// driver without a device) and initialising it or finding the device fails. Each stops
+// start-up with code 1 and a message naming the problem.
+TEST(TuneServerProcessTest, ACudaDeviceThatCannotBeOpenedStopsStartUpNamingWhy) {
+  if (gpu::GpuDevice::Open(TargetKind::kCuda, 0).ok()) {
+    GTEST_SKIP() << "this host has a CUDA device";
+  }
+  ProcessResult r = RunTuneServer({"--daemon", "127.0.0.1:1", "--device", "cuda:0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.stderr_text.find("--device cuda:0: "), std::string::npos) << r.stderr_text;
+  const bool no_library =
+      r.stderr_text.find("libcuda.so.1 could not be loaded") != std::string::npos &&
+      r.stderr_text.find("is the NVIDIA driver installed?") != std::string::npos;
+  const bool no_init = r.stderr_text.find("cuInit failed: CUDA_ERROR_") != std::string::npos;
+  const bool no_device = r.stderr_text.find("cuda:0 does not exist") != std::string::npos;
+  EXPECT_TRUE(no_library || no_init || no_device) << r.stderr_text;
+}
+
+TEST(TuneServerProcessTest, AnOrdinalBeyondTheDevicesOrAMissingRuntimeStopsStartUp) {
+  ProcessResult r = RunTuneServer({"--daemon", "127.0.0.1:1", "--device", "cuda:999"});
+  EXPECT_EQ(r.exit_code, 1);
+  const bool no_library =
+      r.stderr_text.find("libcuda.so.1 could not be loaded") != std::string::npos;
+  const bool no_init = r.stderr_text.find("cuInit failed: CUDA_ERROR_") != std::string::npos;
+  const bool no_device =
+      r.stderr_text.find("cuda:999 does not exist: this host has ") != std::string::npos;
+  EXPECT_TRUE(no_library || no_init || no_device) << r.stderr_text;
+}
+
+TEST(TuneServerProcessTest, ARocmDeviceThatCannotBeOpenedStopsStartUpNamingWhy) {
+  if (gpu::GpuDevice::Open(TargetKind::kRocm, 0).ok()) {
+    GTEST_SKIP() << "this host has a ROCm device";
+  }
+  ProcessResult r = RunTuneServer({"--daemon", "127.0.0.1:1", "--device", "rocm:0"});
+  EXPECT_EQ(r.exit_code, 1);
+  const bool no_library =
+      r.stderr_text.find("libamdhip64.so could not be loaded") != std::string::npos &&
+      r.stderr_text.find("is ROCm installed?") != std::string::npos;
+  const bool no_init = r.stderr_text.find("hipInit failed: ") != std::string::npos;
+  const bool no_device = r.stderr_text.find("rocm:0 does not exist") != std::string::npos;
+  EXPECT_TRUE(no_library || no_init || no_device) << r.stderr_text;
 }
 
 TEST(TuneServerProcessTest, SigtermWhileWaitingForTheDaemonExitsCleanly) {

@@ -1,0 +1,470 @@
+#include "rpc_server/gpu/gpu_device.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/status.h"
+#include "common/strings.h"
+#include "rpc_server/gpu/cuda_api.h"
+#include "rpc_server/gpu/hip_api.h"
+
+namespace tune::gpu {
+
+std::string DeviceName(TargetKind kind, int index) {
+  return StrCat(kind == TargetKind::kRocm ? "rocm" : "cuda", ":", index);
+}
+
+namespace {
+
+// Static shared memory beyond this needs no opt-in; dynamic shared memory beyond it does.
+constexpr int kDefaultSharedLimit = 48 * 1024;
+
+class CudaDevice final : public GpuDevice {
+ public:
+  static absl::StatusOr<std::unique_ptr<GpuDevice>> Open(int index) {
+    absl::StatusOr<const CudaApi*> api = LoadCudaApi();
+    if (!api.ok()) {
+      return api.status();
+    }
+    const CudaApi& cu = **api;
+    if (CUresult r = cu.cuInit(0); r != kCudaSuccess) {
+      return absl::FailedPreconditionError(
+          StrCat("cuInit failed: ", cu.ErrorText(r),
+                 r == kCudaErrorNoDevice ? "; this host has no CUDA device" : ""));
+    }
+    int count = 0;
+    if (CUresult r = cu.cuDeviceGetCount(&count); r != kCudaSuccess) {
+      return absl::FailedPreconditionError(StrCat("cuDeviceGetCount failed: ", cu.ErrorText(r)));
+    }
+    if (index < 0 || index >= count) {
+      return absl::FailedPreconditionError(
+          StrCat(DeviceName(TargetKind::kCuda, index), " does not exist: this host has ", count,
+                 " CUDA device(s)", count > 0 ? StrCat(" (cuda:0 to cuda:", count - 1, ")") : ""));
+    }
+    auto device = std::unique_ptr<CudaDevice>(new CudaDevice(cu));
+    RETURN_IF_ERROR(device->Init(index));
+    return device;
+  }
+
+  ~CudaDevice() override {
+    if (stream_ != nullptr && !broken_) {
+      cu_.cuStreamDestroy(stream_);
+    }
+    if (context_ != nullptr && !broken_) {
+      cu_.cuDevicePrimaryCtxRelease(device_);
+    }
+  }
+
+  void* stream() const override { return stream_; }
+
+  absl::StatusOr<DevicePtr> Allocate(size_t bytes) override {
+    CUdeviceptr ptr = 0;
+    RETURN_IF_ERROR(Check(cu_.cuMemAlloc(&ptr, bytes), StrCat("cuMemAlloc(", bytes, ")")));
+    return ptr;
+  }
+  void Free(DevicePtr ptr) override {
+    if (ptr != 0 && !broken_) {
+      cu_.cuMemFree(ptr);
+    }
+  }
+  absl::Status CopyToDevice(DevicePtr dst, const void* src, size_t bytes) override {
+    RETURN_IF_ERROR(Synchronize());
+    return Check(cu_.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+  }
+  absl::Status CopyToHost(void* dst, DevicePtr src, size_t bytes) override {
+    RETURN_IF_ERROR(Synchronize());
+    return Check(cu_.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+  }
+  absl::Status Memset8(DevicePtr dst, uint8_t value, size_t bytes) override {
+    return Check(cu_.cuMemsetD8Async(dst, value, bytes, stream_), "cuMemsetD8Async");
+  }
+  absl::Status Memset32(DevicePtr dst, uint32_t value, size_t count) override {
+    return Check(cu_.cuMemsetD32Async(dst, value, count, stream_), "cuMemsetD32Async");
+  }
+
+  absl::StatusOr<void*> LoadModule(std::string_view image) override {
+    std::string text(image);  // NUL-terminated for the JIT
+    std::vector<char> error_log(16384, '\0');
+    std::vector<char> info_log(4096, '\0');
+    int options[] = {kCuJitErrorLogBuffer, kCuJitErrorLogBufferSizeBytes, kCuJitInfoLogBuffer,
+                     kCuJitInfoLogBufferSizeBytes};
+    void* values[] = {error_log.data(), reinterpret_cast<void*>(error_log.size()), info_log.data(),
+                      reinterpret_cast<void*>(info_log.size())};
+    CUmodule module = nullptr;
+    CUresult r = cu_.cuModuleLoadDataEx(&module, text.c_str(), 4, options, values);
+    if (r != kCudaSuccess) {
+      NoteFailure(r);
+      std::string log(error_log.data(), strnlen(error_log.data(), error_log.size()));
+      while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) {
+        log.pop_back();
+      }
+      return absl::FailedPreconditionError(StrCat("cuModuleLoadDataEx: ", cu_.ErrorText(r),
+                                                  log.empty() ? "" : StrCat("; JIT log: ", log)));
+    }
+    return static_cast<void*>(module);
+  }
+  void UnloadModule(void* module) override {
+    if (module != nullptr && !broken_) {
+      cu_.cuModuleUnload(static_cast<CUmodule>(module));
+    }
+  }
+  absl::StatusOr<void*> GetFunction(void* module, const std::string& name) override {
+    CUfunction fn = nullptr;
+    CUresult r = cu_.cuModuleGetFunction(&fn, static_cast<CUmodule>(module), name.c_str());
+    if (r != kCudaSuccess) {
+      return absl::NotFoundError(
+          StrCat("kernel '", name, "' not found in the module: ", cu_.ErrorText(r)));
+    }
+    return static_cast<void*>(fn);
+  }
+  KernelAttributes Attributes(void* function) override {
+    KernelAttributes a;
+    auto fn = static_cast<CUfunction>(function);
+    cu_.cuFuncGetAttribute(&a.registers, kCuFuncAttrNumRegs, fn);
+    cu_.cuFuncGetAttribute(&a.local_bytes, kCuFuncAttrLocalSizeBytes, fn);
+    cu_.cuFuncGetAttribute(&a.shared_bytes, kCuFuncAttrSharedSizeBytes, fn);
+    return a;
+  }
+  absl::Status Launch(void* function, const GpuLaunch& l, void** params) override {
+    auto fn = static_cast<CUfunction>(function);
+    if (l.dynamic_shared_bytes > kDefaultSharedLimit) {
+      RETURN_IF_ERROR(Check(cu_.cuFuncSetAttribute(fn, kCuFuncAttrMaxDynamicSharedSizeBytes,
+                                                   static_cast<int>(l.dynamic_shared_bytes)),
+                            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+    }
+    return Check(cu_.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                                    l.block[2], l.dynamic_shared_bytes, stream_, params, nullptr),
+                 "cuLaunchKernel");
+  }
+
+  absl::StatusOr<void*> CreateEvent() override {
+    CUevent event = nullptr;
+    RETURN_IF_ERROR(Check(cu_.cuEventCreate(&event, 0), "cuEventCreate"));
+    return static_cast<void*>(event);
+  }
+  void DestroyEvent(void* event) override {
+    if (event != nullptr && !broken_) {
+      cu_.cuEventDestroy(static_cast<CUevent>(event));
+    }
+  }
+  absl::Status Record(void* event) override {
+    return Check(cu_.cuEventRecord(static_cast<CUevent>(event), stream_), "cuEventRecord");
+  }
+  absl::StatusOr<float> ElapsedMs(void* start, void* end) override {
+    RETURN_IF_ERROR(Check(cu_.cuEventSynchronize(static_cast<CUevent>(end)), "cuEventSynchronize"));
+    float ms = 0;
+    RETURN_IF_ERROR(
+        Check(cu_.cuEventElapsedTime(&ms, static_cast<CUevent>(start), static_cast<CUevent>(end)),
+              "cuEventElapsedTime"));
+    return ms;
+  }
+  absl::Status Synchronize() override {
+    return Check(cu_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+
+ private:
+  explicit CudaDevice(const CudaApi& cu) : cu_(cu) {}
+
+  absl::Status Init(int index) {
+    const std::string where = DeviceName(TargetKind::kCuda, index);
+    CUresult r = cu_.cuDeviceGet(&device_, index);
+    if (r != kCudaSuccess) {
+      return absl::FailedPreconditionError(StrCat(where, ": cuDeviceGet: ", cu_.ErrorText(r)));
+    }
+    if (r = cu_.cuDevicePrimaryCtxRetain(&context_, device_); r != kCudaSuccess) {
+      context_ = nullptr;
+      return absl::FailedPreconditionError(
+          StrCat(where, ": cuDevicePrimaryCtxRetain: ", cu_.ErrorText(r)));
+    }
+    if (r = cu_.cuCtxSetCurrent(context_); r != kCudaSuccess) {
+      return absl::FailedPreconditionError(StrCat(where, ": cuCtxSetCurrent: ", cu_.ErrorText(r)));
+    }
+    if (r = cu_.cuStreamCreate(&stream_, kCuStreamNonBlocking); r != kCudaSuccess) {
+      stream_ = nullptr;
+      return absl::FailedPreconditionError(StrCat(where, ": cuStreamCreate: ", cu_.ErrorText(r)));
+    }
+    info_.kind = TargetKind::kCuda;
+    info_.index = index;
+    char name[256] = {};
+    cu_.cuDeviceGetName(name, sizeof(name) - 1, device_);
+    info_.name = name;
+    auto attr = [&](int attribute) {
+      int value = 0;
+      cu_.cuDeviceGetAttribute(&value, attribute, device_);
+      return value;
+    };
+    info_.arch = StrCat("sm_", attr(kCuDevAttrComputeCapabilityMajor),
+                        attr(kCuDevAttrComputeCapabilityMinor));
+    info_.multiprocessors = attr(kCuDevAttrMultiprocessorCount);
+    size_t total = 0;
+    cu_.cuDeviceTotalMem(&total, device_);
+    info_.total_memory_bytes = static_cast<int64_t>(total);
+    info_.sm_clock_khz = attr(kCuDevAttrClockRate);
+    info_.memory_clock_khz = attr(kCuDevAttrMemoryClockRate);
+    info_.l2_cache_bytes = attr(kCuDevAttrL2CacheSize);
+    cu_.cuDriverGetVersion(&info_.driver_version);
+    info_.runtime_library = cu_.library_path;
+    info_.max_threads_per_block = attr(kCuDevAttrMaxThreadsPerBlock);
+    info_.max_block = {attr(kCuDevAttrMaxBlockDimX), attr(kCuDevAttrMaxBlockDimY),
+                       attr(kCuDevAttrMaxBlockDimZ)};
+    info_.max_grid = {attr(kCuDevAttrMaxGridDimX), attr(kCuDevAttrMaxGridDimY),
+                      attr(kCuDevAttrMaxGridDimZ)};
+    info_.max_shared_bytes_per_block = std::max(attr(kCuDevAttrMaxSharedMemoryPerBlockOptin),
+                                                attr(kCuDevAttrMaxSharedMemoryPerBlock));
+    return absl::OkStatus();
+  }
+
+  // OK, or Internal naming the call and the driver's error; notes a sticky error.
+  absl::Status Check(CUresult r, std::string_view call) {
+    if (r == kCudaSuccess) {
+      return absl::OkStatus();
+    }
+    NoteFailure(r);
+    return absl::InternalError(StrCat(call, ": ", cu_.ErrorText(r)));
+  }
+  // A sticky error makes every later call fail, synchronisation included.
+  void NoteFailure(CUresult) {
+    if (!broken_ && cu_.cuCtxSynchronize() != kCudaSuccess) {
+      broken_ = true;
+    }
+  }
+
+  const CudaApi& cu_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+};
+
+// The arch name inside a hipDeviceProp_t (gcnArchName, e.g. "gfx90a:sramecc+:xnack-"), found
+// by scanning the struct for a NUL-terminated "gfx" name, so that its layout, which changed
+// between ROCm releases, need not be declared. Returns the part before the first ':'.
+std::string FindGcnArchName(const std::vector<char>& props) {
+  for (size_t i = 0; i + 4 < props.size(); ++i) {
+    if (std::memcmp(&props[i], "gfx", 3) != 0 || (i > 0 && props[i - 1] != '\0')) {
+      continue;
+    }
+    size_t end = i + 3;
+    while (end < props.size() && props[end] != '\0' && props[end] != ':') {
+      ++end;
+    }
+    std::string name(&props[i], end - i);
+    bool plausible = name.size() >= 5 && name.size() <= 12;
+    for (char c : name) {
+      plausible &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    }
+    if (plausible) {
+      return name;
+    }
+  }
+  return "";
+}
+
+class HipDevice final : public GpuDevice {
+ public:
+  static absl::StatusOr<std::unique_ptr<GpuDevice>> Open(int index) {
+    absl::StatusOr<const HipApi*> api = LoadHipApi();
+    if (!api.ok()) {
+      return api.status();
+    }
+    const HipApi& hip = **api;
+    if (hipError_t r = hip.hipInit(0); r != kHipSuccess) {
+      return absl::FailedPreconditionError(StrCat("hipInit failed: ", hip.ErrorText(r)));
+    }
+    int count = 0;
+    if (hipError_t r = hip.hipGetDeviceCount(&count); r != kHipSuccess) {
+      return absl::FailedPreconditionError(StrCat("hipGetDeviceCount failed: ", hip.ErrorText(r)));
+    }
+    if (index < 0 || index >= count) {
+      return absl::FailedPreconditionError(
+          StrCat(DeviceName(TargetKind::kRocm, index), " does not exist: this host has ", count,
+                 " ROCm device(s)", count > 0 ? StrCat(" (rocm:0 to rocm:", count - 1, ")") : ""));
+    }
+    auto device = std::unique_ptr<HipDevice>(new HipDevice(hip));
+    RETURN_IF_ERROR(device->Init(index));
+    return device;
+  }
+
+  ~HipDevice() override {
+    if (stream_ != nullptr && !broken_) {
+      hip_.hipStreamDestroy(stream_);
+    }
+  }
+
+  void* stream() const override { return stream_; }
+
+  absl::StatusOr<DevicePtr> Allocate(size_t bytes) override {
+    void* ptr = nullptr;
+    RETURN_IF_ERROR(Check(hip_.hipMalloc(&ptr, bytes), StrCat("hipMalloc(", bytes, ")")));
+    return reinterpret_cast<DevicePtr>(ptr);
+  }
+  void Free(DevicePtr ptr) override {
+    if (ptr != 0 && !broken_) {
+      hip_.hipFree(reinterpret_cast<void*>(ptr));
+    }
+  }
+  absl::Status CopyToDevice(DevicePtr dst, const void* src, size_t bytes) override {
+    RETURN_IF_ERROR(Synchronize());
+    return Check(hip_.hipMemcpy(reinterpret_cast<void*>(dst), src, bytes, kHipMemcpyHostToDevice),
+                 "hipMemcpy");
+  }
+  absl::Status CopyToHost(void* dst, DevicePtr src, size_t bytes) override {
+    RETURN_IF_ERROR(Synchronize());
+    return Check(hip_.hipMemcpy(dst, reinterpret_cast<void*>(src), bytes, kHipMemcpyDeviceToHost),
+                 "hipMemcpy");
+  }
+  absl::Status Memset8(DevicePtr dst, uint8_t value, size_t bytes) override {
+    return Check(hip_.hipMemsetAsync(reinterpret_cast<void*>(dst), value, bytes, stream_),
+                 "hipMemsetAsync");
+  }
+  absl::Status Memset32(DevicePtr dst, uint32_t value, size_t count) override {
+    return Check(hip_.hipMemsetD32Async(reinterpret_cast<void*>(dst), static_cast<int>(value),
+                                        count, stream_),
+                 "hipMemsetD32Async");
+  }
+  absl::StatusOr<void*> LoadModule(std::string_view image) override {
+    std::string bytes(image);
+    hipModule_t module = nullptr;
+    hipError_t r = hip_.hipModuleLoadData(&module, bytes.data());
+    if (r != kHipSuccess) {
+      NoteFailure();
+      return absl::FailedPreconditionError(StrCat("hipModuleLoadData: ", hip_.ErrorText(r)));
+    }
+    return static_cast<void*>(module);
+  }
+  void UnloadModule(void* module) override {
+    if (module != nullptr && !broken_) {
+      hip_.hipModuleUnload(static_cast<hipModule_t>(module));
+    }
+  }
+  absl::StatusOr<void*> GetFunction(void* module, const std::string& name) override {
+    hipFunction_t fn = nullptr;
+    hipError_t r = hip_.hipModuleGetFunction(&fn, static_cast<hipModule_t>(module), name.c_str());
+    if (r != kHipSuccess) {
+      return absl::NotFoundError(
+          StrCat("kernel '", name, "' not found in the code object: ", hip_.ErrorText(r)));
+    }
+    return static_cast<void*>(fn);
+  }
+  KernelAttributes Attributes(void* function) override {
+    KernelAttributes a;
+    auto fn = static_cast<hipFunction_t>(function);
+    hip_.hipFuncGetAttribute(&a.registers, kHipFuncAttrNumRegs, fn);
+    hip_.hipFuncGetAttribute(&a.local_bytes, kHipFuncAttrLocalSizeBytes, fn);
+    hip_.hipFuncGetAttribute(&a.shared_bytes, kHipFuncAttrSharedSizeBytes, fn);
+    return a;
+  }
+  absl::Status Launch(void* function, const GpuLaunch& l, void** params) override {
+    return Check(
+        hip_.hipModuleLaunchKernel(static_cast<hipFunction_t>(function), l.grid[0], l.grid[1],
+                                   l.grid[2], l.block[0], l.block[1], l.block[2],
+                                   l.dynamic_shared_bytes, stream_, params, nullptr),
+        "hipModuleLaunchKernel");
+  }
+  absl::StatusOr<void*> CreateEvent() override {
+    hipEvent_t event = nullptr;
+    RETURN_IF_ERROR(Check(hip_.hipEventCreate(&event), "hipEventCreate"));
+    return static_cast<void*>(event);
+  }
+  void DestroyEvent(void* event) override {
+    if (event != nullptr && !broken_) {
+      hip_.hipEventDestroy(static_cast<hipEvent_t>(event));
+    }
+  }
+  absl::Status Record(void* event) override {
+    return Check(hip_.hipEventRecord(static_cast<hipEvent_t>(event), stream_), "hipEventRecord");
+  }
+  absl::StatusOr<float> ElapsedMs(void* start, void* end) override {
+    RETURN_IF_ERROR(
+        Check(hip_.hipEventSynchronize(static_cast<hipEvent_t>(end)), "hipEventSynchronize"));
+    float ms = 0;
+    RETURN_IF_ERROR(Check(
+        hip_.hipEventElapsedTime(&ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end)),
+        "hipEventElapsedTime"));
+    return ms;
+  }
+  absl::Status Synchronize() override {
+    return Check(hip_.hipStreamSynchronize(stream_), "hipStreamSynchronize");
+  }
+
+ private:
+  explicit HipDevice(const HipApi& hip) : hip_(hip) {}
+
+  absl::Status Init(int index) {
+    const std::string where = DeviceName(TargetKind::kRocm, index);
+    if (hipError_t r = hip_.hipSetDevice(index); r != kHipSuccess) {
+      return absl::FailedPreconditionError(StrCat(where, ": hipSetDevice: ", hip_.ErrorText(r)));
+    }
+    if (hipError_t r = hip_.hipStreamCreateWithFlags(&stream_, kHipStreamNonBlocking);
+        r != kHipSuccess) {
+      stream_ = nullptr;
+      return absl::FailedPreconditionError(StrCat(where, ": hipStreamCreate: ", hip_.ErrorText(r)));
+    }
+    info_.kind = TargetKind::kRocm;
+    info_.index = index;
+    char name[256] = {};
+    hip_.hipDeviceGetName(name, sizeof(name) - 1, index);
+    info_.name = name;
+    std::vector<char> props(64 * 1024, '\0');  // far larger than any hipDeviceProp_t
+    if (hip_.hipGetDeviceProperties(props.data(), index) == kHipSuccess) {
+      info_.arch = FindGcnArchName(props);
+    }
+    if (info_.arch.empty()) {
+      return absl::FailedPreconditionError(
+          StrCat(where, ": hipGetDeviceProperties gave no gcnArchName (gfx...)"));
+    }
+    auto attr = [&](int attribute) {
+      int value = 0;
+      hip_.hipDeviceGetAttribute(&value, attribute, index);
+      return value;
+    };
+    info_.multiprocessors = attr(kHipAttrMultiprocessorCount);
+    size_t total = 0;
+    hip_.hipDeviceTotalMem(&total, index);
+    info_.total_memory_bytes = static_cast<int64_t>(total);
+    info_.sm_clock_khz = attr(kHipAttrClockRate);
+    info_.memory_clock_khz = attr(kHipAttrMemoryClockRate);
+    info_.l2_cache_bytes = attr(kHipAttrL2CacheSize);
+    hip_.hipDriverGetVersion(&info_.driver_version);
+    info_.runtime_library = hip_.library_path;
+    info_.max_threads_per_block = attr(kHipAttrMaxThreadsPerBlock);
+    info_.max_block = {attr(kHipAttrMaxBlockDimX), attr(kHipAttrMaxBlockDimY),
+                       attr(kHipAttrMaxBlockDimZ)};
+    info_.max_grid = {attr(kHipAttrMaxGridDimX), attr(kHipAttrMaxGridDimY),
+                      attr(kHipAttrMaxGridDimZ)};
+    info_.max_shared_bytes_per_block = attr(kHipAttrMaxSharedMemoryPerBlock);
+    return absl::OkStatus();
+  }
+
+  absl::Status Check(hipError_t r, std::string_view call) {
+    if (r == kHipSuccess) {
+      return absl::OkStatus();
+    }
+    NoteFailure();
+    return absl::InternalError(StrCat(call, ": ", hip_.ErrorText(r)));
+  }
+  void NoteFailure() {
+    if (!broken_ && hip_.hipDeviceSynchronize() != kHipSuccess) {
+      broken_ = true;
+    }
+  }
+
+  const HipApi& hip_;
+  hipStream_t stream_ = nullptr;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Open(TargetKind kind, int index) {
+  switch (kind) {
+    case TargetKind::kCuda:
+      return CudaDevice::Open(index);
+    case TargetKind::kRocm:
+      return HipDevice::Open(index);
+    case TargetKind::kLlvm:
+      break;
+  }
+  return absl::InvalidArgumentError("GpuDevice::Open: not a GPU kind");
+}
+
+}  // namespace tune::gpu

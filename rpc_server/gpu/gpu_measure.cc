@@ -1,0 +1,477 @@
+#include "rpc_server/gpu/gpu_measure.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "common/files.h"
+#include "common/reference.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "proto/convert.h"
+#include "rpc_server/gpu/reference_ptx.h"
+#include "rpc_server/timing.h"
+
+namespace tune::gpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kQuietNan = 0x7fc00000u;
+constexpr unsigned kRefBlock = 256;
+// `number` never grows past this (as timing.cc).
+constexpr int64_t kMaxNumber = int64_t{1} << 30;
+// Flush buffer when the device reports no L2 size.
+constexpr int64_t kDefaultFlushBytes = int64_t{128} << 20;
+
+Measurement Failure(ErrorKind kind, std::string message) {
+  Measurement m;
+  m.error = kind;
+  m.message = std::move(message);
+  return m;
+}
+
+GpuLaunch OneDimensional(int64_t elements) {
+  GpuLaunch l;
+  l.block[0] = kRefBlock;
+  l.grid[0] = static_cast<uint32_t>((elements + kRefBlock - 1) / kRefBlock);
+  return l;
+}
+
+GpuLaunch LaunchFromProto(const v1::LaunchDims& d) {
+  auto one = [](uint32_t v) { return v == 0 ? 1u : v; };
+  GpuLaunch l;
+  l.grid = {one(d.grid_x()), one(d.grid_y()), one(d.grid_z())};
+  l.block = {one(d.block_x()), one(d.block_y()), one(d.block_z())};
+  l.dynamic_shared_bytes = d.shared_bytes();
+  return l;
+}
+
+// Empty when the launch fits the device; otherwise names the limit it passes.
+std::string CheckLaunch(const GpuLaunch& l, const KernelAttributes& attrs,
+                        const GpuDeviceInfo& info) {
+  constexpr const char* kAxis[] = {"x", "y", "z"};
+  if (info.max_threads_per_block > 0 &&
+      l.ThreadsPerBlock() > uint64_t(info.max_threads_per_block)) {
+    return StrCat("block of ", l.ThreadsPerBlock(), " threads exceeds the device's ",
+                  info.max_threads_per_block, " threads per block");
+  }
+  for (int a = 0; a < 3; ++a) {
+    if (info.max_block[a] > 0 && l.block[a] > info.max_block[a]) {
+      return StrCat("block.", kAxis[a], "=", l.block[a], " exceeds the device's maximum block ",
+                    kAxis[a], " dimension ", info.max_block[a]);
+    }
+    if (info.max_grid[a] > 0 && l.grid[a] > info.max_grid[a]) {
+      return StrCat("grid.", kAxis[a], "=", l.grid[a], " exceeds the device's maximum grid ",
+                    kAxis[a], " dimension ", info.max_grid[a]);
+    }
+  }
+  const int64_t shared = int64_t{attrs.shared_bytes} + l.dynamic_shared_bytes;
+  if (info.max_shared_bytes_per_block > 0 && shared > info.max_shared_bytes_per_block) {
+    return StrCat("shared memory of ", shared, " bytes per block (", attrs.shared_bytes,
+                  " static + ", l.dynamic_shared_bytes,
+                  " dynamic) exceeds the device's maximum of ", info.max_shared_bytes_per_block);
+  }
+  return "";
+}
+
+// Device buffers freed on scope exit.
+class Buffers {
+ public:
+  explicit Buffers(GpuDevice* device) : device_(device) {}
+  ~Buffers() {
+    for (DevicePtr p : ptrs_) {
+      device_->Free(p);
+    }
+  }
+  absl::StatusOr<DevicePtr> Add(size_t bytes) {
+    ASSIGN_OR_RETURN(DevicePtr p, device_->Allocate(std::max<size_t>(bytes, 4)));
+    ptrs_.push_back(p);
+    return p;
+  }
+
+ private:
+  GpuDevice* device_;
+  std::vector<DevicePtr> ptrs_;
+};
+
+class ModuleHandle {
+ public:
+  ModuleHandle(GpuDevice* device, void* module) : device_(device), module_(module) {}
+  ~ModuleHandle() { device_->UnloadModule(module_); }
+  ModuleHandle(const ModuleHandle&) = delete;
+  ModuleHandle& operator=(const ModuleHandle&) = delete;
+
+ private:
+  GpuDevice* device_;
+  void* module_;
+};
+
+class LibraryHandle {
+ public:
+  explicit LibraryHandle(void* handle) : handle_(handle) {}
+  ~LibraryHandle() {
+    if (handle_ != nullptr) {
+      dlclose(handle_);
+    }
+  }
+  LibraryHandle(const LibraryHandle&) = delete;
+  LibraryHandle& operator=(const LibraryHandle&) = delete;
+
+ private:
+  void* handle_;
+};
+
+class Event {
+ public:
+  explicit Event(GpuDevice* device) : device_(device) {}
+  ~Event() { device_->DestroyEvent(event_); }
+  absl::Status Create() {
+    ASSIGN_OR_RETURN(event_, device_->CreateEvent());
+    return absl::OkStatus();
+  }
+  void* get() const { return event_; }
+
+ private:
+  GpuDevice* device_;
+  void* event_ = nullptr;
+};
+
+// Calls a host entry with the GPU host ABI: the device pointers, then the stream.
+int32_t CallHostEntry(void* fn, const std::vector<DevicePtr>& args, void* stream) {
+  auto p = [&](size_t i) { return reinterpret_cast<float*>(args[i]); };
+  switch (args.size()) {
+    case 2:
+      return reinterpret_cast<int32_t (*)(float*, float*, void*)>(fn)(p(0), p(1), stream);
+    case 3:
+      return reinterpret_cast<int32_t (*)(float*, float*, float*, void*)>(fn)(p(0), p(1), p(2),
+                                                                              stream);
+    case 4:
+      return reinterpret_cast<int32_t (*)(float*, float*, float*, float*, void*)>(fn)(
+          p(0), p(1), p(2), p(3), stream);
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+uint64_t ArgumentSeed(uint64_t seed, size_t i) { return seed * 1000003u + i; }
+
+absl::StatusOr<std::unique_ptr<ReferenceKernels>> ReferenceKernels::Load(GpuDevice* device) {
+  auto refs = std::unique_ptr<ReferenceKernels>(new ReferenceKernels(device));
+  ASSIGN_OR_RETURN(refs->module_, device->LoadModule(ReferencePtx()));
+  ASSIGN_OR_RETURN(refs->fill_, device->GetFunction(refs->module_, kFillKernel));
+  ASSIGN_OR_RETURN(refs->gemm_, device->GetFunction(refs->module_, kGemmKernel));
+  ASSIGN_OR_RETURN(refs->conv2d_, device->GetFunction(refs->module_, kConv2dKernel));
+  return refs;
+}
+
+ReferenceKernels::~ReferenceKernels() { device_->UnloadModule(module_); }
+
+absl::Status ReferenceKernels::Fill(DevicePtr data, int64_t n, uint64_t seed) {
+  uint64_t count = static_cast<uint64_t>(n);
+  void* params[] = {&data, &count, &seed};
+  return device_->Launch(fill_, OneDimensional(n), params);
+}
+
+absl::Status ReferenceKernels::Run(const Workload& workload, const std::vector<DevicePtr>& inputs,
+                                   DevicePtr output) {
+  const bool has_bias = EpilogueHasBias(workload.epilogue());
+  uint32_t flags =
+      (has_bias ? kRefFlagBias : 0) | (EpilogueHasRelu(workload.epilogue()) ? kRefFlagRelu : 0);
+  DevicePtr a = inputs.at(0);
+  DevicePtr b = inputs.at(1);
+  DevicePtr bias = has_bias ? inputs.at(2) : 0;
+  auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+  if (workload.op() == OpKind::kGemm) {
+    const GemmShape& g = workload.gemm();
+    uint32_t m = u32(g.m), n = u32(g.n), k = u32(g.k);
+    void* params[] = {&a, &b, &bias, &output, &m, &n, &k, &flags};
+    return device_->Launch(gemm_, OneDimensional(g.m * g.n), params);
+  }
+  const Conv2dShape& s = workload.conv2d();
+  uint32_t v[] = {u32(s.n), u32(s.c),   u32(s.h),   u32(s.w),      u32(s.k),   u32(s.r),
+                  u32(s.s), u32(s.p()), u32(s.q()), u32(s.stride), u32(s.pad), u32(s.dilation)};
+  void* params[] = {&a,    &b,    &bias, &output, &v[0], &v[1],  &v[2],  &v[3], &v[4],
+                    &v[5], &v[6], &v[7], &v[8],   &v[9], &v[10], &v[11], &flags};
+  return device_->Launch(conv2d_, OneDimensional(s.n * s.k * s.p() * s.q()), params);
+}
+
+Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
+                                 const std::function<void()>& on_started) {
+  GpuDevice& dev = *device_;
+  const GpuDeviceInfo& info = dev.info();
+  absl::StatusOr<Workload> workload = Workload::Parse(trial.workload());
+  if (!workload.ok()) {
+    return Failure(ErrorKind::kUnsupported,
+                   StrCat("workload: ", std::string(workload.status().message())));
+  }
+  absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
+  if (!timing.ok()) {
+    return Failure(ErrorKind::kUnsupported, std::string(timing.status().message()));
+  }
+  const std::vector<TensorArg> args = workload->Arguments();
+  if (args.size() < rpc::kMinKernelArgs || args.size() > rpc::kMaxKernelArgs) {
+    return Failure(ErrorKind::kUnsupported,
+                   StrCat("workload ", trial.workload(), " has ", args.size(),
+                          " kernel arguments; this worker calls kernels with ", rpc::kMinKernelArgs,
+                          " to ", rpc::kMaxKernelArgs));
+  }
+  const v1::ArtifactFormat format = trial.format() == v1::ARTIFACT_FORMAT_UNSPECIFIED
+                                        ? v1::ARTIFACT_FORMAT_SHARED_OBJECT
+                                        : trial.format();
+  const v1::ArtifactFormat native =
+      info.kind == TargetKind::kCuda ? v1::ARTIFACT_FORMAT_PTX : v1::ARTIFACT_FORMAT_HSACO;
+  if (format != native && format != v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
+    return Failure(ErrorKind::kUnsupported,
+                   StrCat("artifact.format ", v1::ArtifactFormat_Name(format), " cannot run on ",
+                          DeviceName(info.kind, info.index), "; accepted: ",
+                          v1::ArtifactFormat_Name(native), ", ARTIFACT_FORMAT_SHARED_OBJECT"));
+  }
+
+  // Buffers, inputs and the reference output.
+  Buffers buffers(&dev);
+  std::vector<DevicePtr> ptrs;
+  for (const TensorArg& a : args) {
+    absl::StatusOr<DevicePtr> p = buffers.Add(static_cast<size_t>(a.NumElements()) * sizeof(float));
+    if (!p.ok()) {
+      return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kUnsupported,
+                     StrCat("cannot allocate ", a.name, " (", a.NumElements() * 4,
+                            " bytes) on the device: ", p.status().message()));
+    }
+    ptrs.push_back(*p);
+  }
+  const DevicePtr output = ptrs.back();
+  const int64_t out_elems = args.back().NumElements();
+  const size_t out_bytes = static_cast<size_t>(out_elems) * sizeof(float);
+  const std::string reference_key = StrCat(workload->ToString(), "#", timing->seed);
+  const bool have_reference = reference_key == reference_key_;
+  auto setup_failure = [&](const absl::Status& s) {
+    return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kUnsupported,
+                   StrCat("preparing inputs and the reference failed: ", s.message()));
+  };
+  if (info.kind == TargetKind::kCuda) {
+    if (!references_) {
+      absl::StatusOr<std::unique_ptr<ReferenceKernels>> refs = ReferenceKernels::Load(&dev);
+      if (!refs.ok()) {
+        return setup_failure(refs.status());
+      }
+      references_ = *std::move(refs);
+    }
+    std::vector<DevicePtr> inputs(ptrs.begin(), ptrs.end() - 1);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (absl::Status s =
+              references_->Fill(inputs[i], args[i].NumElements(), ArgumentSeed(timing->seed, i));
+          !s.ok()) {
+        return setup_failure(s);
+      }
+    }
+    if (!have_reference) {
+      reference_key_.clear();
+      reference_.assign(out_elems, 0.0f);
+      absl::StatusOr<DevicePtr> ref_out = buffers.Add(out_bytes);
+      absl::Status s = ref_out.status();
+      if (s.ok()) {
+        s = references_->Run(*workload, inputs, *ref_out);
+      }
+      if (s.ok()) {
+        s = dev.CopyToHost(reference_.data(), *ref_out, out_bytes);
+      }
+      if (!s.ok()) {
+        return setup_failure(s);
+      }
+    }
+  } else {
+    TensorSet host(*workload, timing->seed);
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (absl::Status s = dev.CopyToDevice(ptrs[i], host.AbiPointers()[i],
+                                            static_cast<size_t>(args[i].NumElements()) * 4);
+          !s.ok()) {
+        return setup_failure(s);
+      }
+    }
+    if (!have_reference) {
+      reference_key_.clear();
+      reference_.assign(out_elems, 0.0f);
+      RunReference(*workload, host.InputPointers(), reference_.data());
+    }
+  }
+  reference_key_ = reference_key;
+  const std::vector<float>& want = reference_;
+
+  // The candidate.
+  std::function<absl::Status()> call;
+  std::string library_info;
+  void* module = nullptr;
+  std::unique_ptr<ModuleHandle> module_handle;
+  std::unique_ptr<LibraryHandle> library;
+  GpuLaunch launch = LaunchFromProto(trial.launch());
+  std::vector<void*> params;
+  if (format == v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
+    dlerror();
+    void* handle = dlopen(trial.artifact_path().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* e = dlerror();
+      return Failure(ErrorKind::kLoadError,
+                     StrCat("cannot load artifact: ", e != nullptr ? e : "unknown error"));
+    }
+    library = std::make_unique<LibraryHandle>(handle);
+    void* entry = dlsym(handle, trial.entry_symbol().c_str());
+    if (entry == nullptr) {
+      return Failure(ErrorKind::kLoadError,
+                     StrCat("entry symbol '", trial.entry_symbol(), "' not found"));
+    }
+    call = [entry, &ptrs, &dev]() -> absl::Status {
+      if (int32_t rc = CallHostEntry(entry, ptrs, dev.stream()); rc != 0) {
+        return absl::AbortedError(StrCat("entry returned ", rc));
+      }
+      return absl::OkStatus();
+    };
+  } else {
+    absl::StatusOr<std::string> image = ReadFile(trial.artifact_path());
+    if (!image.ok()) {
+      return Failure(ErrorKind::kLoadError, std::string(image.status().message()));
+    }
+    if (image->empty()) {
+      return Failure(ErrorKind::kLoadError, "artifact is empty");
+    }
+    absl::StatusOr<void*> loaded = dev.LoadModule(*image);
+    if (!loaded.ok()) {
+      return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kLoadError,
+                     std::string(loaded.status().message()));
+    }
+    module = *loaded;
+    module_handle = std::make_unique<ModuleHandle>(&dev, module);
+    absl::StatusOr<void*> fn = dev.GetFunction(module, trial.entry_symbol());
+    if (!fn.ok()) {
+      return Failure(ErrorKind::kLoadError, std::string(fn.status().message()));
+    }
+    KernelAttributes attrs = dev.Attributes(*fn);
+    library_info = StrCat("kernel: regs=", attrs.registers, " local=", attrs.local_bytes,
+                          " shared=", attrs.shared_bytes, " ", ToString(launch));
+    if (std::string over = CheckLaunch(launch, attrs, info); !over.empty()) {
+      Measurement m = Failure(ErrorKind::kUnsupported, over);
+      m.library_info = library_info;
+      return m;
+    }
+    for (DevicePtr& p : ptrs) {
+      params.push_back(&p);
+    }
+    void* function = *fn;
+    call = [function, &launch, &params, &dev]() {
+      return dev.Launch(function, launch, params.data());
+    };
+  }
+  auto crash = [&](const absl::Status& s, std::string_view when) {
+    Measurement m = Failure(ErrorKind::kRuntimeCrash, StrCat(s.message(), when));
+    m.library_info = library_info;
+    return m;
+  };
+
+  on_started();
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timing->timeout_ms);
+
+  // Warm-up: the only run whose output is checked; the output is poisoned first.
+  absl::Status s = dev.Memset32(output, kQuietNan, static_cast<size_t>(out_elems));
+  if (s.ok()) {
+    s = call();
+  }
+  if (s.ok()) {
+    s = dev.Synchronize();
+  }
+  std::vector<float> got(out_elems);
+  if (s.ok()) {
+    s = dev.CopyToHost(got.data(), output, out_bytes);
+  }
+  if (!s.ok()) {
+    return crash(s, "");
+  }
+  CompareResult compared = CompareOutputs(*workload, got.data(), want.data(), out_elems);
+  if (!compared.ok) {
+    Measurement m = Failure(ErrorKind::kWrongAnswer, compared.message);
+    m.library_info = library_info;
+    return m;
+  }
+
+  // Timing: TVM's rule, device time between events.
+  Event start(&dev), end(&dev);
+  if (s = start.Create(); s.ok()) {
+    s = end.Create();
+  }
+  DevicePtr flush = 0;
+  int64_t flush_bytes = 0;
+  if (s.ok() && timing->flush_cache) {
+    flush_bytes = info.l2_cache_bytes > 0 ? 2 * info.l2_cache_bytes : kDefaultFlushBytes;
+    absl::StatusOr<DevicePtr> f = buffers.Add(static_cast<size_t>(flush_bytes));
+    s = f.status();
+    flush = f.ok() ? *f : 0;
+  }
+  if (!s.ok()) {
+    return crash(s, " (setting up timing)");
+  }
+  // Runs `number` calls and returns their device time in seconds; with flush_cache each call
+  // starts after a write of twice the L2 size and only the calls are timed.
+  auto round = [&](int64_t number) -> absl::StatusOr<double> {
+    double secs = 0;
+    if (timing->flush_cache) {
+      for (int64_t i = 0; i < number; ++i) {
+        RETURN_IF_ERROR(dev.Memset8(flush, static_cast<uint8_t>(i), size_t(flush_bytes)));
+        RETURN_IF_ERROR(dev.Record(start.get()));
+        RETURN_IF_ERROR(call());
+        RETURN_IF_ERROR(dev.Record(end.get()));
+        ASSIGN_OR_RETURN(float ms, dev.ElapsedMs(start.get(), end.get()));
+        secs += ms * 1e-3;
+      }
+      return secs;
+    }
+    RETURN_IF_ERROR(dev.Record(start.get()));
+    for (int64_t i = 0; i < number; ++i) {
+      RETURN_IF_ERROR(call());
+    }
+    RETURN_IF_ERROR(dev.Record(end.get()));
+    ASSIGN_OR_RETURN(float ms, dev.ElapsedMs(start.get(), end.get()));
+    return ms * 1e-3;
+  };
+
+  Measurement m;
+  m.library_info = library_info;
+  const double min_round = std::max(timing->min_repeat_ms, 0) * 1e-3;
+  int64_t number = std::max(timing->number, 1);
+  double secs_per_call = 0;
+  for (int r = 0; r < std::max(timing->repeat, 1); ++r) {
+    while (true) {
+      if (secs_per_call > 0) {
+        auto predicted = std::chrono::duration<double>(secs_per_call * static_cast<double>(number));
+        if (Clock::now() + std::chrono::duration_cast<Clock::duration>(predicted) > deadline) {
+          m.error = ErrorKind::kTimeout;
+          m.message = fmt::format(
+              "kernel too slow for timeout_ms={}: {} rounds done, the next of {} calls at {:.3g} s "
+              "per call would pass the deadline",
+              timing->timeout_ms, m.round_secs.size(), number, secs_per_call);
+          m.round_secs.clear();
+          return m;
+        }
+      }
+      absl::StatusOr<double> elapsed = round(number);
+      if (!elapsed.ok()) {
+        return crash(elapsed.status(), " (during timing)");
+      }
+      secs_per_call = std::max(*elapsed / static_cast<double>(number), 1e-12);
+      if (*elapsed >= min_round || number >= kMaxNumber) {
+        m.round_secs.push_back(*elapsed / static_cast<double>(number));
+        break;
+      }
+      double wanted = std::ceil(min_round / secs_per_call * 1.1);
+      number = std::min<int64_t>(
+          kMaxNumber, std::max<int64_t>(number * 2, static_cast<int64_t>(std::min(wanted, 1e18))));
+    }
+  }
+  m.number = static_cast<int>(std::min<int64_t>(number, INT32_MAX));
+  return m;
+}
+
+}  // namespace tune::gpu

@@ -1,0 +1,428 @@
+// GPU measurement (label `gpu`): hand-written PTX kernels measured by the real tune-server child
+// on cuda:0 through the supervisor, and the device reference kernels checked against
+// common/reference.h. Every test skips when no CUDA device can be opened; the PTX syntax test
+// runs ptxas when /usr/local/cuda/bin/ptxas exists and skips otherwise.
+#include "rpc_server/gpu/gpu_measure.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "common/artifact_hash.h"
+#include "common/files.h"
+#include "common/reference.h"
+#include "common/strings.h"
+#include "common/subprocess.h"
+#include "rpc_server/gpu/gpu_device.h"
+#include "rpc_server/gpu/reference_ptx.h"
+#include "rpc_server/supervisor.h"
+#include "tests/rpc_server/test_support.h"
+
+namespace tune::rpc {
+namespace {
+
+using testing::FastTiming;
+using testing::FixtureSupervisorOptions;
+
+constexpr int kM = 64, kN = 48, kK = 40;
+constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
+
+// A naive gemm A[M][K] x B[K][N] -> C[M][N] with tune's GPU kernel ABI, one thread per output
+// element, block (16, 16), grid (N/16, M/16) rounded up. The @...@ holes make the faulty
+// variants.
+constexpr char kGemmTemplate[] = R"PTX(
+.version @VERSION@
+.target sm_70
+.address_size 64
+
+.visible .entry @NAME@(
+    .param .u64 pa,
+    .param .u64 pb,
+    .param .u64 pc)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .reg .f32 %f<4>;
+
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+@SPIN@
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mov.u32 %r3, %tid.x;
+    mad.lo.u32 %r4, %r1, %r2, %r3;
+    mov.u32 %r5, %ctaid.y;
+    mov.u32 %r6, %ntid.y;
+    mov.u32 %r7, %tid.y;
+    mad.lo.u32 %r8, %r5, %r6, %r7;
+    setp.ge.u32 %p1, %r4, @N@;
+    @%p1 bra $L_end;
+    setp.ge.u32 %p1, %r8, @M@;
+    @%p1 bra $L_end;
+    mul.lo.u32 %r9, %r8, @K@;
+    mul.wide.u32 %rd4, %r9, 4;
+    add.u64 %rd4, %rd1, %rd4;
+    mul.wide.u32 %rd5, %r4, 4;
+    add.u64 %rd5, %rd2, %rd5;
+    mov.f32 %f1, 0f00000000;
+    mov.u32 %r10, 0;
+$L_k:
+    ld.global.f32 %f2, [%rd4];
+    ld.global.f32 %f3, [%rd5];
+    fma.rn.f32 %f1, %f2, %f3, %f1;
+    add.u64 %rd4, %rd4, 4;
+    add.u64 %rd5, %rd5, @NBYTES@;
+    add.u32 %r10, %r10, 1;
+    setp.lt.u32 %p2, %r10, @K@;
+    @%p2 bra $L_k;
+@EXTRA@
+    mad.lo.u32 %r11, %r8, @N@, %r4;
+    mul.wide.u32 %rd6, %r11, 4;
+    add.u64 %rd6, %rd3, %rd6;
+@OOB@
+    st.global.f32 [%rd6], %f1;
+$L_end:
+    ret;
+}
+)PTX";
+
+std::string Replace(std::string text, std::string_view hole, std::string_view with) {
+  for (size_t at = text.find(hole); at != std::string::npos; at = text.find(hole, at)) {
+    text.replace(at, hole.size(), with);
+    at += with.size();
+  }
+  return text;
+}
+
+struct Variant {
+  std::string version = "7.0";
+  std::string spin;
+  std::string extra;
+  std::string oob;
+};
+
+std::string GemmPtx(const std::string& name, const Variant& v = {}) {
+  std::string ptx = kGemmTemplate;
+  ptx = Replace(ptx, "@VERSION@", v.version);
+  ptx = Replace(ptx, "@NAME@", name);
+  ptx = Replace(ptx, "@SPIN@", v.spin);
+  ptx = Replace(ptx, "@EXTRA@", v.extra);
+  ptx = Replace(ptx, "@OOB@", v.oob);
+  ptx = Replace(ptx, "@NBYTES@", std::to_string(kN * 4));
+  ptx = Replace(ptx, "@M@", std::to_string(kM));
+  ptx = Replace(ptx, "@N@", std::to_string(kN));
+  ptx = Replace(ptx, "@K@", std::to_string(kK));
+  return ptx;
+}
+
+// Adds 1 to every output element: a wrong answer.
+Variant Wrong() { return {.extra = "    add.f32 %f1, %f1, 0f3F800000;"}; }
+// Stores 1 TiB past the output: an illegal address.
+Variant OutOfBounds() { return {.oob = "    add.u64 %rd6, %rd6, 1099511627776;"}; }
+// Spins until the (NaN-poisoned) output's first word is 0x12345678: never.
+Variant Spin() {
+  return {.spin =
+              "$L_spin:\n"
+              "    ld.volatile.global.u32 %r11, [%rd3];\n"
+              "    setp.ne.u32 %p3, %r11, 305419896;\n"
+              "    @%p3 bra $L_spin;"};
+}
+// A PTX ISA version no driver supports.
+Variant FutureVersion() { return {.version = "99.0"}; }
+
+std::string GemmWorkload() { return StrCat("gemm:M=", kM, ",N=", kN, ",K=", kK); }
+
+// Runs ptxas on `ptx`; returns its exit code and output.
+std::pair<int, std::string> Ptxas(const std::string& ptx, const std::string& dir) {
+  const std::string in = dir + "/kernel.ptx";
+  std::ofstream(in) << ptx;
+  const std::string log = dir + "/ptxas.log";
+  int rc = std::system(
+      StrCat(kPtxas, " -arch=sm_80 ", in, " -o ", dir, "/kernel.cubin > ", log, " 2>&1").c_str());
+  absl::StatusOr<std::string> out = ReadFile(log);
+  return {rc, out.ok() ? *out : ""};
+}
+
+TEST(GpuPtxTest, EveryEmbeddedPtxAssemblesWithPtxas) {
+  if (access(kPtxas, X_OK) != 0) {
+    GTEST_SKIP() << kPtxas << " is not installed";
+  }
+  TempDir dir = TempDir::Create("tune-ptxas-").value();
+  for (const auto& [what, ptx] : std::vector<std::pair<std::string, std::string>>{
+           {"reference kernels", std::string(gpu::ReferencePtx())},
+           {"gemm", GemmPtx("gemm_ok")},
+           {"wrong gemm", GemmPtx("gemm_wrong", Wrong())},
+           {"out-of-bounds gemm", GemmPtx("gemm_oob", OutOfBounds())},
+           {"spinning gemm", GemmPtx("gemm_spin", Spin())}}) {
+    auto [rc, log] = Ptxas(ptx, dir.path());
+    EXPECT_EQ(rc, 0) << what << ":\n" << log;
+  }
+  // The future version is refused by ptxas too, as the driver's JIT refuses it.
+  auto [rc, log] = Ptxas(GemmPtx("gemm_future", FutureVersion()), dir.path());
+  EXPECT_NE(rc, 0) << log;
+}
+
+// What a cuda worker accepts is decided without a child (and without a GPU).
+TEST(GpuRequestCheckTest, ACudaWorkerTakesPtxAndHostAbiObjectsOfCudaTargetsOnly) {
+  SupervisorOptions options = FixtureSupervisorOptions();
+  options.device = "cuda:0";
+  std::unique_ptr<MeasureSupervisor> supervisor = MeasureSupervisor::Create(options).value();
+  v1::MeasureRequest request;
+  request.set_trial_id(1);
+  request.set_workload(GemmWorkload());
+  request.set_target("cuda -arch=sm_90");
+  request.mutable_artifact()->set_hash(ArtifactHash(CodeFormat::kPtx, "ptx"));
+  request.mutable_artifact()->set_entry_symbol("k");
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_PTX);
+  EXPECT_FALSE(supervisor->CheckRequest(request).has_value());
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_SHARED_OBJECT);
+  EXPECT_FALSE(supervisor->CheckRequest(request).has_value());
+
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_HSACO);
+  std::optional<v1::Measurement> hsaco = supervisor->CheckRequest(request);
+  ASSERT_TRUE(hsaco.has_value());
+  EXPECT_EQ(hsaco->error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_NE(hsaco->message().find("ARTIFACT_FORMAT_PTX and ARTIFACT_FORMAT_SHARED_OBJECT"),
+            std::string::npos)
+      << hsaco->message();
+
+  request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_PTX);
+  request.set_target("llvm -mcpu=znver4 -threads=1");
+  std::optional<v1::Measurement> cpu = supervisor->CheckRequest(request);
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_NE(cpu->message().find("runs cuda targets only"), std::string::npos) << cpu->message();
+}
+
+class GpuMeasureTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    SupervisorOptions options = FixtureSupervisorOptions();
+    options.device = "cuda:0";
+    absl::StatusOr<std::unique_ptr<MeasureSupervisor>> s = MeasureSupervisor::Create(options);
+    if (!s.ok()) {
+      skip_reason_ = new std::string(s.status().message());
+      return;
+    }
+    if (absl::Status started = (*s)->StartChild(); !started.ok()) {
+      skip_reason_ = new std::string(started.message());
+      return;
+    }
+    supervisor_ = s->release();
+    dir_ = new TempDir(TempDir::Create("tune-gpu-measure-").value());
+  }
+  static void TearDownTestSuite() {
+    delete supervisor_;
+    supervisor_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (supervisor_ == nullptr) {
+      GTEST_SKIP() << "no CUDA device can be opened: " << *skip_reason_;
+    }
+  }
+
+  // Measures `ptx` (kernel `name`) on the gemm workload with the fixture's launch.
+  v1::Measurement MeasurePtx(const std::string& name, const std::string& ptx,
+                             v1::TimingOptions timing = FastTiming(), uint32_t block_x = 16) {
+    const std::string path = StrCat(dir_->path(), "/", name, ".ptx");
+    std::ofstream(path) << ptx;
+    v1::MeasureRequest request;
+    request.set_trial_id(++trial_id_);
+    request.set_workload(GemmWorkload());
+    request.set_target(StrCat("cuda -arch=", supervisor_->gpu().arch()));
+    v1::Artifact* a = request.mutable_artifact();
+    a->set_hash(ArtifactHash(CodeFormat::kPtx, ptx));
+    a->set_entry_symbol(name);
+    a->set_format(v1::ARTIFACT_FORMAT_PTX);
+    a->set_code_bytes(static_cast<int64_t>(ptx.size()));
+    v1::LaunchDims* l = a->mutable_launch();
+    l->set_block_x(block_x);
+    l->set_block_y(16);
+    l->set_grid_x((kN + 15) / 16);
+    l->set_grid_y((kM + 15) / 16);
+    *request.mutable_timing() = timing;
+    absl::StatusOr<v1::Measurement> m = supervisor_->Measure(request, path);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? *m : v1::Measurement();
+  }
+
+  static MeasureSupervisor* supervisor_;
+  static TempDir* dir_;
+  static std::string* skip_reason_;
+  static uint64_t trial_id_;
+};
+
+MeasureSupervisor* GpuMeasureTest::supervisor_ = nullptr;
+TempDir* GpuMeasureTest::dir_ = nullptr;
+std::string* GpuMeasureTest::skip_reason_ = nullptr;
+uint64_t GpuMeasureTest::trial_id_ = 0;
+
+TEST_F(GpuMeasureTest, TheChildReportsTheDevicesFacts) {
+  const v1::GpuDevice& gpu = supervisor_->gpu();
+  EXPECT_EQ(gpu.runtime(), "cuda");
+  EXPECT_TRUE(gpu.arch().starts_with("sm_")) << gpu.arch();
+  EXPECT_FALSE(gpu.name().empty());
+  EXPECT_GT(gpu.multiprocessors(), 0);
+  EXPECT_GT(gpu.total_memory_bytes(), 0);
+  EXPECT_GT(gpu.l2_cache_bytes(), 0);
+  EXPECT_GT(gpu.driver_version(), 0);
+  EXPECT_NE(gpu.runtime_library().find("libcuda.so"), std::string::npos);
+}
+
+TEST_F(GpuMeasureTest, ACorrectKernelIsMeasuredWithPositiveTimesAndItsRegisterCount) {
+  v1::Measurement m = MeasurePtx("gemm_ok", GemmPtx("gemm_ok"));
+  ASSERT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  ASSERT_EQ(m.round_secs_size(), 3);
+  for (double s : m.round_secs()) {
+    EXPECT_GT(s, 0);
+  }
+  EXPECT_GE(m.number(), 1);
+  EXPECT_NE(m.library_info().find("kernel: regs="), std::string::npos) << m.library_info();
+}
+
+TEST_F(GpuMeasureTest, ColdL2TimingMeasuresTheSameKernel) {
+  v1::TimingOptions timing = FastTiming();
+  timing.set_flush_cache(true);
+  timing.set_min_repeat_ms(1);
+  v1::Measurement m = MeasurePtx("gemm_cold", GemmPtx("gemm_cold"), timing);
+  ASSERT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  for (double s : m.round_secs()) {
+    EXPECT_GT(s, 0);
+  }
+}
+
+TEST_F(GpuMeasureTest, AWrongKernelIsAWrongAnswer) {
+  v1::Measurement m = MeasurePtx("gemm_wrong", GemmPtx("gemm_wrong", Wrong()));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WRONG_ANSWER) << m.message();
+  EXPECT_TRUE(m.round_secs().empty());
+}
+
+TEST_F(GpuMeasureTest, AnIllegalAddressIsARuntimeCrashAndAFreshChildMeasuresTheNext) {
+  const int before = supervisor_->children_started();
+  v1::Measurement m = MeasurePtx("gemm_oob", GemmPtx("gemm_oob", OutOfBounds()));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_RUNTIME_CRASH) << m.message();
+  EXPECT_NE(m.message().find("CUDA_ERROR_"), std::string::npos) << m.message();
+  v1::Measurement next = MeasurePtx("gemm_after", GemmPtx("gemm_after"));
+  EXPECT_EQ(next.error_kind(), v1::ERROR_KIND_NONE) << next.message();
+  EXPECT_GT(supervisor_->children_started(), before);
+}
+
+TEST_F(GpuMeasureTest, AKernelThatSpinsForeverIsATimeout) {
+  v1::TimingOptions timing = FastTiming();
+  timing.set_timeout_ms(1000);
+  v1::Measurement m = MeasurePtx("gemm_spin", GemmPtx("gemm_spin", Spin()), timing);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_TIMEOUT) << m.message();
+  v1::Measurement next = MeasurePtx("gemm_after_spin", GemmPtx("gemm_after_spin"));
+  EXPECT_EQ(next.error_kind(), v1::ERROR_KIND_NONE) << next.message();
+}
+
+TEST_F(GpuMeasureTest, PtxOfAnIsaVersionTheDriverLacksIsALoadError) {
+  v1::Measurement m = MeasurePtx("gemm_future", GemmPtx("gemm_future", FutureVersion()));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
+  EXPECT_NE(m.message().find("cuModuleLoadDataEx"), std::string::npos) << m.message();
+}
+
+TEST_F(GpuMeasureTest, AMissingKernelNameIsALoadError) {
+  v1::Measurement m = MeasurePtx("gemm_absent", GemmPtx("gemm_present"));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
+  EXPECT_NE(m.message().find("gemm_absent"), std::string::npos) << m.message();
+}
+
+TEST_F(GpuMeasureTest, ABlockBeyondTheDevicesLimitIsUnsupportedNamingTheLimit) {
+  v1::Measurement m = MeasurePtx("gemm_big", GemmPtx("gemm_big"), FastTiming(), 128);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED) << m.message();
+  EXPECT_NE(m.message().find("threads per block"), std::string::npos) << m.message();
+}
+
+TEST_F(GpuMeasureTest, AHostAbiLibraryThatReturnsAnErrorIsARuntimeCrash) {
+  v1::MeasureRequest request;
+  request.set_trial_id(++trial_id_);
+  request.set_workload(GemmWorkload());
+  request.set_target(StrCat("cuda -arch=", supervisor_->gpu().arch()));
+  const std::string path = TUNE_TEST_GPU_HOST_ABI;
+  v1::Artifact* a = request.mutable_artifact();
+  a->set_hash(ArtifactHash(CodeFormat::kSharedObject, testing::ReadFileBytes(path)));
+  a->set_entry_symbol("gpu_entry_fails");
+  a->set_format(v1::ARTIFACT_FORMAT_SHARED_OBJECT);
+  *request.mutable_timing() = FastTiming();
+  absl::StatusOr<v1::Measurement> m = supervisor_->Measure(request, path);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->error_kind(), v1::ERROR_KIND_RUNTIME_CRASH) << m->message();
+  EXPECT_NE(m->message().find("entry returned 7"), std::string::npos) << m->message();
+}
+
+// The device reference kernels, in this process, against common/reference.h on the host.
+class GpuReferenceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuReferenceTest, TheDeviceReferenceAgreesWithTheHostReference) {
+  absl::StatusOr<std::unique_ptr<gpu::GpuDevice>> device =
+      gpu::GpuDevice::Open(TargetKind::kCuda, 0);
+  if (!device.ok()) {
+    GTEST_SKIP() << "no CUDA device can be opened: " << device.status().message();
+  }
+  gpu::GpuDevice& dev = **device;
+  absl::StatusOr<std::unique_ptr<gpu::ReferenceKernels>> refs = gpu::ReferenceKernels::Load(&dev);
+  ASSERT_TRUE(refs.ok()) << refs.status();
+  absl::StatusOr<Workload> workload = Workload::Parse(GetParam());
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  std::vector<TensorArg> args = workload->Arguments();
+  std::vector<gpu::DevicePtr> ptrs;
+  std::vector<std::vector<float>> host;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const size_t bytes = static_cast<size_t>(args[i].NumElements()) * sizeof(float);
+    absl::StatusOr<gpu::DevicePtr> p = dev.Allocate(bytes);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ptrs.push_back(*p);
+    host.emplace_back(args[i].NumElements());
+    if (!args[i].is_output) {
+      ASSERT_TRUE((*refs)->Fill(*p, args[i].NumElements(), gpu::ArgumentSeed(5, i)).ok());
+      ASSERT_TRUE(dev.CopyToHost(host.back().data(), *p, bytes).ok());
+    }
+  }
+  // The generator's values are uniform in [-1, 1) and not all equal.
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    float lo = 1, hi = -1;
+    for (float v : host[i]) {
+      ASSERT_GE(v, -1.0f);
+      ASSERT_LT(v, 1.0f);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    EXPECT_LT(lo, hi);
+  }
+  std::vector<gpu::DevicePtr> inputs(ptrs.begin(), ptrs.end() - 1);
+  ASSERT_TRUE((*refs)->Run(*workload, inputs, ptrs.back()).ok());
+  std::vector<float>& got = host.back();
+  ASSERT_TRUE(dev.CopyToHost(got.data(), ptrs.back(), got.size() * sizeof(float)).ok());
+  std::vector<const float*> host_inputs;
+  for (size_t i = 0; i + 1 < host.size(); ++i) {
+    host_inputs.push_back(host[i].data());
+  }
+  std::vector<float> want(got.size());
+  RunReference(*workload, host_inputs, want.data());
+  CompareResult compared =
+      CompareOutputs(*workload, got.data(), want.data(), static_cast<int64_t>(got.size()));
+  EXPECT_TRUE(compared.ok) << compared.message;
+  for (gpu::DevicePtr p : ptrs) {
+    dev.Free(p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GpuReferenceTest,
+    ::testing::Values("gemm:M=33,N=17,K=65", "gemm:M=16,N=24,K=32,epilogue=bias_relu",
+                      "gemm:M=7,N=5,K=3,epilogue=relu",
+                      "conv2d:N=2,C=3,H=9,W=11,K=4,R=3,S=3,stride=1,pad=1",
+                      "conv2d:N=1,C=5,H=12,W=10,K=6,R=3,S=2,stride=2,pad=2,dilation=2,"
+                      "epilogue=bias_relu",
+                      "conv2d:N=1,C=2,H=7,W=7,K=3,R=1,S=1,stride=1,pad=0,epilogue=bias"));
+
+}  // namespace
+}  // namespace tune::rpc
