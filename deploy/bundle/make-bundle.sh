@@ -114,6 +114,9 @@ add_elf() {  # add_elf FILE DEST_DIR KIND(own|dep)
   for line in "${deps[@]}"; do
     lib=${line%%$'\t'*}
     path=${line#*$'\t'}
+    if [[ $path == "$build_dir"/lib/* ]]; then
+      continue  # tune's own libraries are added as such
+    fi
     if [ -z "${copied[$lib]:-}" ] && [ ! -e "$stage/lib/$lib" ]; then
       copied[$lib]=$path
       cp -L "$path" "$stage/lib/$lib"
