@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  llvm-19-dev lld-19 libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev
+  llvm-19-dev lld-19 liblld-19-dev patchelf libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev sqlite3 libssl-dev
   libspdlog-dev libfmt-dev

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# bench/gpu_report.py on a hand-made export: the best successful record per kind, its GFLOPS and
+# % of peak, the library/tune ratio, and workloads of the list that have no records.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(python3 "$here/gpu_report.py" "$here/testdata/gpu_export_sample.jsonl" --peak-gflops 1000 \
+  --trials 48 --workloads <(printf 'gemm:M=1024,N=1024,K=1024\nconv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0\ngemm:M=1,N=4096,K=4096\n'))
+expect() {
+  grep -qF -- "$1" <<<"$out" || { echo "missing: $1"; echo "$out"; exit 1; }
+}
+# gemm 1024^3 = 2.147e9 flop: tune median 200 us -> 10737 GFLOPS; cuBLAS 50 us -> 42950 GFLOPS.
+expect "| gemm:M=1024,N=1024,K=1024 | 200.0 | 10737 | 1073.7% | 50.0 | 42950 | 4295.0% | 0.25 | 3 (1) | gemm.gpu.tiled"
+expect 'gemm.cuda.cublas `{"algo": 3}`'
+# conv 1x1: 2*1*256*56*56*64 = 102.8 Mflop in 100 us; no library record.
+expect "| conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1 | 100.0 | 1028 | 102.8% | - | - | - | - | 1 (0) |"
+expect "| gemm:M=1,N=4096,K=4096 | - | - | - | - | - | - | - | 0 | not measured"
+expect "Trial budget: 48"
+echo "gpu_report_test: OK"
