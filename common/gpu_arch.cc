@@ -59,10 +59,9 @@ absl::StatusOr<GpuArch> GpuArchFor(const Target& target) {
     }
   }
   const bool cuda = target.kind == TargetKind::kCuda;
-  return absl::InvalidArgumentError(StrCat("target '", target.ToString(), "': ",
-                                           cuda ? "-arch=" : "-mcpu=", target.cpu,
-                                           " is not supported; accepted: ",
-                                           SupportedGpuArchNames(target.kind)));
+  return absl::InvalidArgumentError(
+      StrCat("target '", target.ToString(), "': ", cuda ? "-arch=" : "-mcpu=", target.cpu,
+             " is not supported; accepted: ", SupportedGpuArchNames(target.kind)));
 }
 
 std::string ToString(const GpuLaunch& launch) {

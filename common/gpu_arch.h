@@ -30,8 +30,8 @@ struct GpuArch {
   int max_threads_per_multiprocessor = 2048;
   int max_blocks_per_multiprocessor = 32;
   // LLVM's target triple and processor for the arch.
-  std::string_view llvm_triple;  // "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"
-  std::string_view llvm_cpu;     // "sm_90", "gfx90a"
+  std::string_view llvm_triple;    // "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"
+  std::string_view llvm_cpu;       // "sm_90", "gfx90a"
   std::string_view llvm_features;  // e.g. "+ptx80" for NVPTX
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/gpu_arch.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "proto/convert.h"
@@ -28,12 +29,15 @@ std::string TemplateNames(const std::vector<const KernelTemplate*>& templates) {
 absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
     const Workload& workload, const Target& target, const std::vector<std::string>& names,
     bool allow_fault_templates) {
+  if (target.kind != TargetKind::kLlvm) {
+    if (absl::StatusOr<GpuArch> arch = GpuArchFor(target); !arch.ok()) {
+      return Invalid("target", std::string(arch.status().message()));
+    }
+  }
   std::vector<const KernelTemplate*> applicable = TemplatesFor(workload, target);
   if (applicable.empty()) {
     return Invalid("target", StrCat("no template for ", OpKindName(workload.op()), " on '",
-                                    TargetKindName(target.kind),
-                                    "' targets; this daemon tunes llvm (CPU) targets, e.g. "
-                                    "'llvm -mcpu=native -threads=1'"));
+                                    target.ToString(), "'"));
   }
   if (names.empty()) {
     return applicable;

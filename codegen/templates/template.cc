@@ -29,8 +29,8 @@ const std::array<const KernelTemplate*, 18>& Table() {
       &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
       &kGemmCpuUkernel,   &kConv2dCpuUkernel,        &kGemmGpuTiled,
       &kGemmGpuTiledRocm, &kConv2dGpuImplicitGemm,   &kConv2dGpuImplicitGemmRocm,
-      &kConv2dGpuDirect,  &kConv2dGpuDirectRocm,       &kGemmCudaCublas,
-      &kConv2dCudaCudnn,  &kGemmRocmRocblas,           &kConv2dRocmMiopen,
+      &kConv2dGpuDirect,  &kConv2dGpuDirectRocm,     &kGemmCudaCublas,
+      &kConv2dCudaCudnn,  &kGemmRocmRocblas,         &kConv2dRocmMiopen,
   };
   return table;
 }

@@ -36,7 +36,7 @@ TEST(BadRequestTest, InvalidJobsAreRejectedWithNothingWrittenAndTheDaemonKeepsSe
       {"gemm:M=16,N=16", cpu, "1", "spec.workload"},         // missing field
       {"gemm M=16 N=16 K=16", cpu, "1", "spec.workload"},    // malformed text
       {gemm, "fpga -mcpu=x", "1", "spec.target"},            // unknown target
-      {gemm, "cuda -arch=sm_90", "1", "spec.target"},        // no template for it
+      {gemm, "cuda -arch=sm_75", "1", "spec.target"},        // an unsupported GPU arch
       {gemm, cpu, "0", "spec.trials"},                       // no budget
       {gemm, cpu, "-2", "spec.trials"},                      // negative budget
   };

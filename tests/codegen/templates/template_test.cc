@@ -30,14 +30,23 @@ TEST(TemplateTable, CpuTargetsGetOneTemplatePerOp) {
       ElementsAre("conv2d.cpu.direct"));
 }
 
-TEST(TemplateTable, GpuTargetsGetNoCpuTemplate) {
-  EXPECT_THAT(TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), ParseTarget("cuda -arch=sm_90")),
-              IsEmpty());
+TEST(TemplateTable, GpuTargetsGetOnlyTemplatesOfTheirKind) {
+  for (const char* target : {"cuda -arch=sm_90", "rocm -mcpu=gfx90a"}) {
+    const Target t = ParseTarget(target);
+    std::vector<const KernelTemplate*> found = TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), t);
+    ASSERT_FALSE(found.empty()) << target;
+    EXPECT_EQ(found.front()->name, "gemm.gpu.tiled") << target;
+    for (const KernelTemplate* tpl : found) {
+      EXPECT_EQ(tpl->target_kind, t.kind) << target << ": " << tpl->name;
+    }
+  }
 }
 
 TEST(TemplateTable, FindTemplateKnowsEveryTableEntryAndNothingElse) {
   for (const KernelTemplate* t : AllTemplates()) {
-    EXPECT_EQ(FindTemplate(t->name), t);
+    EXPECT_EQ(FindTemplate(t->name, t->target_kind), t);
+    ASSERT_NE(FindTemplate(t->name), nullptr);
+    EXPECT_EQ(FindTemplate(t->name)->name, t->name);
     EXPECT_GE(t->version, 1);
   }
   EXPECT_EQ(FindTemplate("gemm.cpu.nonexistent"), nullptr);
