@@ -172,7 +172,10 @@ if [ -n "$daemon" ]; then
     client workers >"$out/workers.txt" 2>&1 && grep -qi cuda "$out/workers.txt" && break
     sleep 0.5
   done
-  grep -qi cuda "$out/workers.txt" || fail worker "no cuda worker registered: $(tail -2 "$out/workers.txt")"
+  if ! grep -qi cuda "$out/workers.txt"; then
+    fail worker "no cuda worker registered: $(grep -v '^20' "$out/daemon.log" | tail -2)"
+    worker_missing=1
+  fi
   client workers --json >"$out/workers.json" 2>&1
 fi
 
@@ -180,7 +183,7 @@ fi
 target="cuda -arch=$arch -libs=$libs"
 reserve=45  # seconds kept for cancelling, export, report and summary
 jobs=()
-if [ -n "$daemon" ]; then
+if [ -n "$daemon" ] && [ -z "${worker_missing:-}" ]; then
   while read -r workload; do
     workload=${workload%%#*}
     workload=$(echo "$workload" | tr -d '[:space:]')

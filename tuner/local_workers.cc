@@ -88,8 +88,6 @@ pid_t LocalWorkers::Spawn(int index) {
   spawn.argv = {options_.binary,
                 "--daemon",
                 options_.daemon_address,
-                "--device",
-                "cpu",
                 "--name",
                 StrCat(HostName(), "-local-", index)};
   if (!options_.log_level.empty()) {

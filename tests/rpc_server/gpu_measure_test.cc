@@ -346,7 +346,7 @@ TEST_F(GpuMeasureTest, AHostAbiLibraryThatReturnsAnErrorIsARuntimeCrash) {
   request.set_trial_id(++trial_id_);
   request.set_workload(GemmWorkload());
   request.set_target(StrCat("cuda -arch=", supervisor_->gpu().arch()));
-  const std::string path = TUNE_TEST_GPU_HOST_ABI;
+  const std::string path = testing::BuiltOrBundled(TUNE_TEST_GPU_HOST_ABI);
   v1::Artifact* a = request.mutable_artifact();
   a->set_hash(ArtifactHash(CodeFormat::kSharedObject, testing::ReadFileBytes(path)));
   a->set_entry_symbol("gpu_entry_fails");

@@ -1,5 +1,7 @@
 #include "tests/rpc_server/test_support.h"
 
+#include <filesystem>
+
 #include "common/artifact_hash.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -42,9 +44,22 @@ v1::MeasureRequest FixtureRequest(uint64_t trial_id, const std::string& library,
   return request;
 }
 
+std::string BuiltOrBundled(const std::string& build_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  const fs::path name = fs::path(build_path).filename();
+  for (const fs::path& candidate : {exe_dir / name, exe_dir / ".." / "lib" / name}) {
+    if (!ec && fs::exists(candidate, ec) && !fs::exists(build_path, ec)) {
+      return candidate.string();
+    }
+  }
+  return build_path;
+}
+
 SupervisorOptions FixtureSupervisorOptions() {
   SupervisorOptions options;
-  options.child_executable = TUNE_SERVER_PATH;
+  options.child_executable = BuiltOrBundled(TUNE_SERVER_PATH);
   options.device_fingerprint = "test-fingerprint";
   options.timeout_slack_ms = 200;
   options.start_timeout_ms = 10000;

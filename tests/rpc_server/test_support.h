@@ -28,6 +28,10 @@ v1::MeasureRequest FixtureRequest(uint64_t trial_id, const std::string& library,
                                   const v1::TimingOptions& timing = FastTiming());
 
 /// Supervisor options with tune-server as the child and a 200 ms slack.
+/// `build_path` (a file the build made), or when it does not exist, the file of that name beside
+/// the running test binary or in ../lib of it (a relocated bundle, deploy/bundle/).
+std::string BuiltOrBundled(const std::string& build_path);
+
 SupervisorOptions FixtureSupervisorOptions();
 
 }  // namespace tune::rpc::testing
