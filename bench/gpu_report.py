@@ -69,9 +69,10 @@ def load(path):
 
 
 def canonical(text):
-    """The workload text as the log keys it (defaults such as pad=0 omitted)."""
+    """The workload text as the log keys it (common/workload.h: conv2d always names stride and
+    pad; dilation=1, groups=1 and dtype=f32 are omitted)."""
     op, f = parse_workload(text)
-    defaults = {"stride": 1, "pad": 0, "dilation": 1, "groups": 1, "dtype": "f32"}
+    defaults = {"dilation": 1, "groups": 1, "dtype": "f32"}
     items = [f"{k}={v}" for k, v in f.items() if defaults.get(k) != v]
     return f"{op}:{','.join(items)}"
 

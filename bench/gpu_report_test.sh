@@ -12,7 +12,7 @@ expect() {
 expect "| gemm:M=1024,N=1024,K=1024 | 200.0 | 10737 | 1073.7% | 50.0 | 42950 | 4295.0% | 0.25 | 3 (1) | gemm.gpu.tiled"
 expect 'gemm.cuda.cublas `{"algo": 3}`'
 # conv 1x1: 2*1*256*56*56*64 = 102.8 Mflop in 100 us; no library record.
-expect "| conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1 | 100.0 | 1028 | 102.8% | - | - | - | - | 1 (0) |"
+expect "| conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0 | 100.0 | 1028 | 102.8% | - | - | - | - | 1 (0) |"
 expect "| gemm:M=1,N=4096,K=4096 | - | - | - | - | - | - | - | 0 | not measured"
 expect "Trial budget: 48"
 echo "gpu_report_test: OK"

@@ -85,10 +85,7 @@ std::vector<pid_t> LocalWorkers::Pids() const {
 
 pid_t LocalWorkers::Spawn(int index) {
   SpawnOptions spawn;
-  spawn.argv = {options_.binary,
-                "--daemon",
-                options_.daemon_address,
-                "--name",
+  spawn.argv = {options_.binary, "--daemon", options_.daemon_address, "--name",
                 StrCat(HostName(), "-local-", index)};
   if (!options_.log_level.empty()) {
     spawn.argv.push_back("--log-level");

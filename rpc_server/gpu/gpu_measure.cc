@@ -327,6 +327,17 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     }
     call = [entry, &ptrs, &dev]() -> absl::Status {
       if (int32_t rc = CallHostEntry(entry, ptrs, dev.stream()); rc != 0) {
+        // The shims' codes (runtime/tune_gpu_runtime.h): -2 no implementation for this shape
+        // and these knobs, -6 the library rejects the requested algorithm here. Both say the
+        // candidate does not apply, not that it failed.
+        if (rc == -2 || rc == -6) {
+          return absl::UnimplementedError(StrCat("entry returned ", rc));
+        }
+        // -1: a vendor library could not be opened; -5: cuBLASLt is missing.
+        if (rc == -1 || rc == -5) {
+          return absl::FailedPreconditionError(
+              StrCat("entry returned ", rc, ": a vendor library could not be loaded"));
+        }
         return absl::AbortedError(StrCat("entry returned ", rc));
       }
       return absl::OkStatus();
@@ -367,7 +378,13 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     };
   }
   auto crash = [&](const absl::Status& s, std::string_view when) {
-    Measurement m = Failure(ErrorKind::kRuntimeCrash, StrCat(s.message(), when));
+    ErrorKind kind = ErrorKind::kRuntimeCrash;
+    if (!dev.broken() && absl::IsUnimplemented(s)) {
+      kind = ErrorKind::kUnsupported;
+    } else if (!dev.broken() && absl::IsFailedPrecondition(s)) {
+      kind = ErrorKind::kLoadError;
+    }
+    Measurement m = Failure(kind, StrCat(s.message(), when));
     m.library_info = library_info;
     return m;
   };
