@@ -32,8 +32,6 @@ class CodeGenCpu {
   // Expressions (codegen_cpu_expr.cc).
   llvm::Value* Emit(const ir::Expr& e);
   llvm::Value* EmitBinary(const ir::Expr& e);
-  llvm::Value* EmitFloorDivMod(llvm::Value* a, llvm::Value* b, const ir::Expr& divisor,
-                               bool is_div);
   llvm::Value* EmitCast(ir::Type to, const ir::Expr& value);
   llvm::Value* EmitRamp(const ir::Ramp* op);
   llvm::Value* EmitLoad(const ir::Load* op);

@@ -7,6 +7,7 @@
 
 #include "codegen/ir/printer.h"
 #include "codegen/llvm/codegen_gpu.h"
+#include "codegen/llvm/emit_scalar.h"
 #include "common/strings.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -19,16 +20,6 @@ using ir::NodeKind;
 namespace {
 
 constexpr int64_t kMaxKnownMultiple = int64_t{1} << 20;
-
-std::optional<int64_t> ConstantDivisor(const ir::Expr& e) {
-  if (const auto* b = e.As<ir::Broadcast>()) {
-    return ConstantDivisor(b->value);
-  }
-  if (const auto* i = e.As<ir::IntImm>()) {
-    return i->value;
-  }
-  return std::nullopt;
-}
 
 // The largest power of two dividing v (v != 0), capped.
 int64_t PowerOfTwoPart(int64_t v) {
@@ -201,89 +192,18 @@ llvm::Value* CodeGenGpu::EmitBinary(const ir::Expr& e) {
   const auto* op = static_cast<const ir::BinaryExprNode*>(e.get());
   llvm::Value* a = Emit(op->a);
   llvm::Value* b = Emit(op->b);
-  bool is_float = op->a.type().is_float();
-  switch (e.kind()) {
-    case NodeKind::kAdd:
-      return is_float ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b);
-    case NodeKind::kSub:
-      return is_float ? builder_.CreateFSub(a, b) : builder_.CreateSub(a, b);
-    case NodeKind::kMul:
-      return is_float ? builder_.CreateFMul(a, b) : builder_.CreateMul(a, b);
-    case NodeKind::kDiv:
-      return is_float ? builder_.CreateFDiv(a, b) : EmitFloorDivMod(a, b, op->b, true);
-    case NodeKind::kMod:
-      return EmitFloorDivMod(a, b, op->b, false);
-    case NodeKind::kMin:
-      return is_float ? builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b)
-                      : builder_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, b);
-    case NodeKind::kMax:
-      return is_float ? builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b)
-                      : builder_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, b);
-    case NodeKind::kEQ:
-      return is_float ? builder_.CreateFCmpOEQ(a, b) : builder_.CreateICmpEQ(a, b);
-    case NodeKind::kNE:
-      return is_float ? builder_.CreateFCmpUNE(a, b) : builder_.CreateICmpNE(a, b);
-    case NodeKind::kLT:
-      return is_float ? builder_.CreateFCmpOLT(a, b) : builder_.CreateICmpSLT(a, b);
-    case NodeKind::kLE:
-      return is_float ? builder_.CreateFCmpOLE(a, b) : builder_.CreateICmpSLE(a, b);
-    case NodeKind::kGT:
-      return is_float ? builder_.CreateFCmpOGT(a, b) : builder_.CreateICmpSGT(a, b);
-    case NodeKind::kGE:
-      return is_float ? builder_.CreateFCmpOGE(a, b) : builder_.CreateICmpSGE(a, b);
-    case NodeKind::kAnd:
-      return builder_.CreateAnd(a, b);
-    case NodeKind::kOr:
-      return builder_.CreateOr(a, b);
-    default:
-      break;
+  if (llvm::Value* v = EmitBinaryOp(builder_, e.kind(), a, b, op->b, op->a.type().is_float())) {
+    return v;
   }
   Fail(absl::InternalError("GPU codegen: not a binary node"));
   return a;
 }
 
-llvm::Value* CodeGenGpu::EmitFloorDivMod(llvm::Value* a, llvm::Value* b, const ir::Expr& divisor,
-                                         bool is_div) {
-  llvm::Type* type = a->getType();
-  std::optional<int64_t> c = ConstantDivisor(divisor);
-  if (c && *c > 0 && (*c & (*c - 1)) == 0) {
-    int shift = std::countr_zero(static_cast<uint64_t>(*c));
-    return is_div ? builder_.CreateAShr(a, llvm::ConstantInt::get(type, shift))
-                  : builder_.CreateAnd(a, llvm::ConstantInt::get(type, *c - 1));
-  }
-  llvm::Value* zero = llvm::Constant::getNullValue(type);
-  llvm::Value* q = builder_.CreateSDiv(a, b);
-  llvm::Value* r = builder_.CreateSRem(a, b);
-  llvm::Value* adjust = builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
-                                           builder_.CreateICmpSLT(builder_.CreateXor(r, b), zero));
-  if (is_div) {
-    return builder_.CreateSub(q, builder_.CreateZExt(adjust, type));
-  }
-  return builder_.CreateAdd(r, builder_.CreateSelect(adjust, b, zero));
-}
-
 llvm::Value* CodeGenGpu::EmitCast(ir::Type to, const ir::Expr& value) {
   ir::Type from = value.type();
-  llvm::Value* v = Emit(value);
   llvm::Type* type = LlvmType(to);
-  if (from == to) {
+  if (llvm::Value* v = EmitCastValue(builder_, Emit(value), from, to, type)) {
     return v;
-  }
-  if (to.is_bool()) {
-    llvm::Value* zero = llvm::Constant::getNullValue(v->getType());
-    return from.is_float() ? builder_.CreateFCmpUNE(v, zero) : builder_.CreateICmpNE(v, zero);
-  }
-  if (from.is_bool()) {
-    return to.is_float() ? builder_.CreateUIToFP(v, type) : builder_.CreateZExt(v, type);
-  }
-  if (from.is_int() && to.is_int()) {
-    return builder_.CreateSExtOrTrunc(v, type);
-  }
-  if (from.is_int() && to.is_float()) {
-    return builder_.CreateSIToFP(v, type);
-  }
-  if (from.is_float() && to.is_int()) {
-    return builder_.CreateFPToSI(v, type);
   }
   Fail(absl::InternalError(
       StrCat("GPU codegen: cannot cast ", from.ToString(), " to ", to.ToString())));
