@@ -61,7 +61,17 @@ absl::StatusOr<std::string> DeviceObject(const Target& target,
     }
     // The kernel keeps the function's name: its entry symbol lives in the image, not among the
     // library's host symbols.
-    stubs.stubs.push_back({func.name, func.name, static_cast<int>(func.params.size()), it->second});
+    HostStub stub{func.name, func.name, static_cast<int>(func.params.size()), it->second};
+    for (uint32_t arg : it->second.zeroed_args) {
+      if (arg >= func.param_elements.size()) {
+        return absl::InvalidArgumentError(StrCat(
+            "GPU kernel '", func.name, "' accumulates into its parameter ", func.params[arg].name(),
+            " with atomic adds, but the parameter's size is not known (set "
+            "LoweredFunc::param_elements)"));
+      }
+      stub.zeroed_bytes.push_back(static_cast<uint64_t>(func.param_elements[arg]) * 4);
+    }
+    stubs.stubs.push_back(std::move(stub));
     out.kernels.push_back({func.name, it->second});
   }
   stubs.image = module.code;
@@ -218,6 +228,10 @@ absl::StatusOr<LibraryResult> BuildGpuLibrary(Compiler& compiler, const LowerOpt
                                         " parameters for '", request.workload.ToString(),
                                         "', which has ", request.workload.Arguments().size(),
                                         " arguments"));
+    }
+    func.param_elements.clear();
+    for (const TensorArg& arg : request.workload.Arguments()) {
+      func.param_elements.push_back(arg.NumElements());
     }
     funcs.push_back(std::move(func));
     result.kernels.push_back(std::move(kernel));

@@ -1,5 +1,6 @@
 #include "common/gpu_arch.h"
 
+#include "absl/strings/str_join.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -65,9 +66,14 @@ absl::StatusOr<GpuArch> GpuArchFor(const Target& target) {
 }
 
 std::string ToString(const GpuLaunch& launch) {
-  return StrCat("grid=(", launch.grid[0], ",", launch.grid[1], ",", launch.grid[2], ") block=(",
-                launch.block[0], ",", launch.block[1], ",", launch.block[2],
-                ") shared=", launch.dynamic_shared_bytes + launch.static_shared_bytes);
+  std::string text =
+      StrCat("grid=(", launch.grid[0], ",", launch.grid[1], ",", launch.grid[2], ") block=(",
+             launch.block[0], ",", launch.block[1], ",", launch.block[2],
+             ") shared=", launch.dynamic_shared_bytes + launch.static_shared_bytes);
+  if (!launch.zeroed_args.empty()) {
+    StrAppend(&text, " zeroed_args=", absl::StrJoin(launch.zeroed_args, ","));
+  }
+  return text;
 }
 
 }  // namespace tune

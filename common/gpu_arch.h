@@ -52,6 +52,9 @@ struct GpuLaunch {
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t dynamic_shared_bytes = 0;
   uint32_t static_shared_bytes = 0;  // informational: the kernel's own shared arrays
+  /// Kernel arguments (indexes, ascending) that the kernel accumulates into with atomic adds:
+  /// whoever launches it fills each with zeros first, in the same stream.
+  std::vector<uint32_t> zeroed_args = {};
 
   uint64_t ThreadsPerBlock() const { return uint64_t{block[0]} * block[1] * block[2]; }
   uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }

@@ -33,6 +33,7 @@ typedef struct cuda_api {
   drv_result (*module_get_function)(drv_handle*, drv_handle, const char*);
   drv_result (*launch_kernel)(drv_handle, unsigned int, unsigned int, unsigned int, unsigned int,
                               unsigned int, unsigned int, unsigned int, drv_handle, void**, void**);
+  drv_result (*memset_d32_async)(uint64_t, unsigned int, size_t, drv_handle);
   drv_result (*get_error_name)(drv_result, const char**);
   drv_result (*get_error_string)(drv_result, const char**);
 } cuda_api;
@@ -45,6 +46,7 @@ typedef struct hip_api {
   drv_result (*module_launch_kernel)(drv_handle, unsigned int, unsigned int, unsigned int,
                                      unsigned int, unsigned int, unsigned int, unsigned int,
                                      drv_handle, void**, void**);
+  drv_result (*memset_d32_async)(void*, int, size_t, drv_handle);
   const char* (*get_error_name)(drv_result);
   const char* (*get_error_string)(drv_result);
 } hip_api;
@@ -172,6 +174,7 @@ static int32_t load_cuda(void) {
   RESOLVE(lib, api.module_load_data_ex, "cuModuleLoadDataEx", name);
   RESOLVE(lib, api.module_get_function, "cuModuleGetFunction", name);
   RESOLVE(lib, api.launch_kernel, "cuLaunchKernel", name);
+  RESOLVE(lib, api.memset_d32_async, "cuMemsetD32Async", name);
   RESOLVE(lib, api.get_error_name, "cuGetErrorName", name);
   RESOLVE(lib, api.get_error_string, "cuGetErrorString", name);
   g_cuda = api; /* the library stays loaded for the life of the process */
@@ -208,6 +211,7 @@ static int32_t load_hip(void) {
   RESOLVE(lib, api.module_load_data, "hipModuleLoadData", name);
   RESOLVE(lib, api.module_get_function, "hipModuleGetFunction", name);
   RESOLVE(lib, api.module_launch_kernel, "hipModuleLaunchKernel", name);
+  RESOLVE(lib, api.memset_d32_async, "hipMemsetD32Async", name);
   RESOLVE(lib, api.get_error_name, "hipGetErrorName", name);
   RESOLVE(lib, api.get_error_string, "hipGetErrorString", name);
   g_hip = api;
@@ -355,6 +359,44 @@ static int32_t resolve_function(tune_gpurt_module* module, loaded_module* loaded
   return TUNE_GPURT_OK;
 }
 
+/* Checks the module's header, loads the driver (once; a failure is retried by the next call)
+ * and finds the context (CUDA, made current) or device (HIP) that `key` names for the module
+ * cache. */
+static int32_t prepare(tune_gpurt_module* module, void* stream, drv_handle* key) {
+  if (module->abi_version != TUNE_GPURT_ABI_VERSION) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                "the library was built for GPU runtime ABI version %d, this libtune_gpurt.so "
+                "implements version %d: rebuild it with the matching tune-compile",
+                module->abi_version, TUNE_GPURT_ABI_VERSION);
+  }
+  if (module->api != TUNE_GPURT_API_CUDA && module->api != TUNE_GPURT_API_HIP) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT, "unknown GPU api %d (1 = CUDA, 2 = HIP)",
+                module->api);
+  }
+  const int cuda = module->api == TUNE_GPURT_API_CUDA;
+  if (!(cuda ? LOAD_ACQUIRE(g_cuda_ready) : LOAD_ACQUIRE(g_hip_ready))) {
+    pthread_mutex_lock(&g_lock);
+    int32_t rc = cuda ? load_cuda() : load_hip();
+    pthread_mutex_unlock(&g_lock);
+    if (rc != TUNE_GPURT_OK) {
+      return rc;
+    }
+  }
+  *key = NULL;
+  if (cuda) {
+    return cuda_context(stream, key);
+  }
+  char buf[256];
+  int device = 0;
+  drv_result rc = g_hip.get_device(&device);
+  if (rc != 0) {
+    return fail(TUNE_GPURT_ERROR_NO_DEVICE, "hipGetDevice failed: %s",
+                hip_error_text(rc, buf, sizeof buf));
+  }
+  *key = (drv_handle)(uintptr_t)(device + 1);
+  return TUNE_GPURT_OK;
+}
+
 /* ---- Launch. -------------------------------------------------------------------------------- */
 
 int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
@@ -367,45 +409,13 @@ int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
                 "tune_gpurt_launch: module, kernel_name, grid and block must not be NULL, and "
                 "args must hold num_args >= 0 pointers");
   }
-  if (module->abi_version != TUNE_GPURT_ABI_VERSION) {
-    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
-                "the library was built for GPU runtime ABI version %d, this libtune_gpurt.so "
-                "implements version %d: rebuild it with the matching tune-compile",
-                module->abi_version, TUNE_GPURT_ABI_VERSION);
-  }
-  if (module->api != TUNE_GPURT_API_CUDA && module->api != TUNE_GPURT_API_HIP) {
-    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT, "unknown GPU api %d (1 = CUDA, 2 = HIP)",
-                module->api);
-  }
   const int cuda = module->api == TUNE_GPURT_API_CUDA;
-
-  /* The driver: loaded once (a failure is retried by the next call). */
-  if (!(cuda ? LOAD_ACQUIRE(g_cuda_ready) : LOAD_ACQUIRE(g_hip_ready))) {
-    pthread_mutex_lock(&g_lock);
-    int32_t rc = cuda ? load_cuda() : load_hip();
-    pthread_mutex_unlock(&g_lock);
-    if (rc != TUNE_GPURT_OK) {
-      return rc;
-    }
-  }
-
-  /* The module of this context / device. */
-  char buf[256];
   drv_handle key = NULL;
-  if (cuda) {
-    int32_t rc = cuda_context(stream, &key);
-    if (rc != TUNE_GPURT_OK) {
-      return rc;
-    }
-  } else {
-    int device = 0;
-    drv_result rc = g_hip.get_device(&device);
-    if (rc != 0) {
-      return fail(TUNE_GPURT_ERROR_NO_DEVICE, "hipGetDevice failed: %s",
-                  hip_error_text(rc, buf, sizeof buf));
-    }
-    key = (drv_handle)(uintptr_t)(device + 1);
+  int32_t prepared = prepare(module, stream, &key);
+  if (prepared != TUNE_GPURT_OK) {
+    return prepared;
   }
+  char buf[256];
   loaded_module* loaded = find_loaded(module, key);
   drv_handle function = loaded != NULL ? find_function(loaded, kernel_name) : NULL;
   if (function == NULL) {
@@ -434,6 +444,32 @@ int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
                 "launching '%s' with grid (%u,%u,%u), block (%u,%u,%u), %u shared bytes "
                 "failed: %s",
                 kernel_name, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+                cuda ? cuda_error_text(rc, buf, sizeof buf) : hip_error_text(rc, buf, sizeof buf));
+  }
+  return TUNE_GPURT_OK;
+}
+
+int32_t tune_gpurt_zero(tune_gpurt_module* module, void* device_ptr, uint64_t bytes, void* stream) {
+  t_error[0] = '\0';
+  if (module == NULL || (device_ptr == NULL && bytes > 0) || bytes % 4 != 0) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                "tune_gpurt_zero: module must not be NULL, device_ptr must not be NULL when bytes "
+                "> 0, and bytes must be a multiple of 4 (got %llu)",
+                (unsigned long long)bytes);
+  }
+  drv_handle key = NULL;
+  int32_t prepared = prepare(module, stream, &key);
+  if (prepared != TUNE_GPURT_OK || bytes == 0) {
+    return prepared;
+  }
+  char buf[256];
+  const int cuda = module->api == TUNE_GPURT_API_CUDA;
+  drv_result rc =
+      cuda ? g_cuda.memset_d32_async((uint64_t)(uintptr_t)device_ptr, 0, bytes / 4, stream)
+           : g_hip.memset_d32_async(device_ptr, 0, bytes / 4, stream);
+  if (rc != 0) {
+    return fail(TUNE_GPURT_ERROR_LAUNCH, "zeroing %llu bytes at %p failed: %s",
+                (unsigned long long)bytes, device_ptr,
                 cuda ? cuda_error_text(rc, buf, sizeof buf) : hip_error_text(rc, buf, sizeof buf));
   }
   return TUNE_GPURT_OK;

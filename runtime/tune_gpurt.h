@@ -80,6 +80,12 @@ TUNE_GPURT_EXPORT int32_t tune_gpurt_launch(tune_gpurt_module* module, const cha
                                             uint32_t shared_bytes, void* stream, void** args,
                                             int32_t num_args);
 
+/* Fills `bytes` (a multiple of 4) of device memory at `device_ptr` with zeros on `stream`
+ * (asynchronously, like a launch). A kernel that accumulates into an output with atomic adds
+ * (a reduction split across blocks) is preceded by this for that output. */
+TUNE_GPURT_EXPORT int32_t tune_gpurt_zero(tune_gpurt_module* module, void* device_ptr,
+                                          uint64_t bytes, void* stream);
+
 /* What the last failing call of this thread did wrong ("" when none failed). The text stays
  * valid until this thread's next call into the runtime. */
 TUNE_GPURT_EXPORT const char* tune_gpurt_last_error(void);

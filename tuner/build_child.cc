@@ -46,6 +46,9 @@ v1::Artifact ArtifactToProto(const Artifact& built) {
     launch->set_block_y(built.launch.block[1]);
     launch->set_block_z(built.launch.block[2]);
     launch->set_shared_bytes(built.launch.dynamic_shared_bytes);
+    for (uint32_t arg : built.launch.zeroed_args) {
+      launch->add_zeroed_args(arg);
+    }
   }
   return artifact;
 }

@@ -474,7 +474,9 @@ Expr AddressOf::Make(Buffer buffer, Expr index) {
 
 // --- statements -----------------------------------------------------------------------------
 
-Stmt Store::Make(Buffer buffer, Expr index, Expr value) {
+namespace {
+
+Stmt MakeStore(Buffer buffer, Expr index, Expr value, bool atomic_add) {
   TUNE_CHECK(buffer.defined()) << "Store: undefined buffer";
   TUNE_CHECK(index.defined() && index.type().is_int())
       << "Store " << buffer.name() << ": index must be an integer";
@@ -493,7 +495,22 @@ Stmt Store::Make(Buffer buffer, Expr index, Expr value) {
   node->buffer = std::move(buffer);
   node->index = std::move(index);
   node->value = std::move(value);
+  node->atomic_add = atomic_add;
   return WrapStmt(std::move(node));
+}
+
+}  // namespace
+
+Stmt Store::Make(Buffer buffer, Expr index, Expr value) {
+  return MakeStore(std::move(buffer), std::move(index), std::move(value), false);
+}
+
+Stmt Store::MakeAtomicAdd(Buffer buffer, Expr index, Expr value) {
+  TUNE_CHECK(buffer.defined() && buffer.scope() == MemoryScope::kGlobal &&
+             buffer.element_type() == Type::Float32())
+      << "Store " << (buffer.defined() ? buffer.name() : "?")
+      << ": atomic adds go to global float32 buffers only";
+  return MakeStore(std::move(buffer), std::move(index), std::move(value), true);
 }
 
 Stmt For::Make(Var var, Expr min, Expr extent, LoopKind kind, Stmt body, int thread_axis) {

@@ -441,12 +441,20 @@ struct AddressOf final : ExprNode {
 
 /// buffer[index] = value. Vector value with a vector index of equal lanes, or a vector value
 /// with a scalar index (made dense: Ramp(index, 1, lanes)).
+///
+/// With `atomic_add`, buffer[index] += value instead, as one relaxed atomic read-modify-write
+/// per lane (the lanes are independent atomics, in no particular order). Only into global
+/// float32 buffers: the blocks of a GPU kernel that splits a reduction across the grid add
+/// their partial sums into an output the caller has zeroed (GpuLaunch::zeroed_args).
 struct Store final : StmtNode {
   static constexpr NodeKind kKind = NodeKind::kStore;
   Store() : StmtNode(kKind) {}
   Buffer buffer;
   Expr index, value;
+  bool atomic_add = false;
   static Stmt Make(Buffer buffer, Expr index, Expr value);
+  /// buffer[index] += value atomically; `buffer` global float32 (checked).
+  static Stmt MakeAtomicAdd(Buffer buffer, Expr index, Expr value);
 };
 
 /// for var in [min, min + extent) with a loop kind. GPU kinds carry a thread axis 0..2 (x,y,z).
@@ -538,6 +546,9 @@ struct LoweredFunc {
   // body sees the pointer as this integer (CallExtern passes it on as an int64, which the x86-64
   // calling convention passes like a void*).
   Var stream_param = {};
+  // Elements of each buffer parameter, where the caller knows them (empty otherwise). Whoever
+  // launches a kernel that accumulates into a parameter (codegen/ir/params.h) zeroes that many.
+  std::vector<int64_t> param_elements = {};
 };
 
 // ---------------------------------------------------------------------------------------------

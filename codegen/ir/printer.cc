@@ -135,7 +135,8 @@ class Printer {
     switch (s.kind()) {
       case NodeKind::kStore: {
         const auto* op = s.As<Store>();
-        Line(indent, StrCat(op->buffer.name(), "[", Print(op->index), "] = ", Print(op->value)));
+        Line(indent, StrCat(op->buffer.name(), "[", Print(op->index), "]",
+                            op->atomic_add ? " atomic+= " : " = ", Print(op->value)));
         return;
       }
       case NodeKind::kFor: {

@@ -161,6 +161,10 @@ class Verifier final : public IrVisitor {
            StrCat("stores a ", op->value.type().ToString(), " value through an index of ",
                   op->index.type().lanes(), " lanes"));
     }
+    if (op->atomic_add && (op->buffer.scope() != MemoryScope::kGlobal ||
+                           op->buffer.element_type() != Type::Float32())) {
+      Fail(StrCat("`", text, "`"), "adds atomically to a buffer that is not global float32");
+    }
     IrVisitor::Visit(op);
   }
 

@@ -411,7 +411,8 @@ Stmt IrMutator::Visit(const Store* op) {
   if (index.same_as(op->index) && value.same_as(op->value)) {
     return Stmt(op);
   }
-  return Store::Make(op->buffer, std::move(index), std::move(value));
+  return op->atomic_add ? Store::MakeAtomicAdd(op->buffer, std::move(index), std::move(value))
+                        : Store::Make(op->buffer, std::move(index), std::move(value));
 }
 Stmt IrMutator::Visit(const For* op) {
   Expr min = Mutate(op->min);

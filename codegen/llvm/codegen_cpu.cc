@@ -205,6 +205,22 @@ void CodeGenCpu::Emit(const ir::Stmt& s) {
 
 void CodeGenCpu::EmitStore(const ir::Store* op) {
   llvm::Value* value = Emit(op->value);
+  if (op->atomic_add) {
+    // One relaxed atomicrmw fadd per lane (a compare-and-swap loop on x86-64).
+    llvm::Value* index = Emit(op->index);
+    const int lanes = op->index.type().lanes();
+    for (int i = 0; i < lanes; ++i) {
+      llvm::Value* at =
+          lanes == 1 ? index : builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
+      llvm::Value* addend =
+          lanes == 1 ? value : builder_.CreateExtractElement(value, static_cast<uint64_t>(i));
+      llvm::Value* ptr =
+          builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer), at);
+      builder_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, ptr, addend, llvm::Align(4),
+                               llvm::AtomicOrdering::Monotonic);
+    }
+    return;
+  }
   if (llvm::Value* ptr = DenseAddress(op->buffer, op->index)) {
     builder_.CreateAlignedStore(value, ptr, llvm::Align(4));
     return;

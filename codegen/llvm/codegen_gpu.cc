@@ -137,6 +137,10 @@ void CodeGenGpu::Emit(const ir::Stmt& s) {
 void CodeGenGpu::EmitStore(const ir::Store* op) {
   llvm::Value* value = Emit(op->value);
   llvm::Value* base = BufferBase(op->buffer);
+  if (op->atomic_add) {
+    EmitAtomicAdd(base, op->index, value);
+    return;
+  }
   if (op->index.type().is_scalar()) {
     llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(op->index));
     builder_.CreateAlignedStore(value, ptr, llvm::Align(4));
@@ -155,6 +159,33 @@ void CodeGenGpu::EmitStore(const ir::Store* op) {
     llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, lane);
     builder_.CreateAlignedStore(builder_.CreateExtractElement(value, static_cast<uint64_t>(i)), ptr,
                                 llvm::Align(4));
+  }
+}
+
+// One relaxed atomicrmw fadd per lane (red.global.add.f32 on NVPTX, global_atomic_add_f32 on
+// AMDGPU). Device buffers come from cuMemAlloc / hipMalloc, which are not fine-grained host
+// memory, and a partial sum may lose a denormal (gfx90a's float atomics flush them): AMDGPU's
+// metadata says both, which lets it use the hardware instruction instead of a compare-and-swap
+// loop.
+void CodeGenGpu::EmitAtomicAdd(llvm::Value* base, const ir::Expr& index_expr, llvm::Value* value) {
+  llvm::Value* index = Emit(index_expr);
+  const int lanes = index_expr.type().lanes();
+  for (int i = 0; i < lanes; ++i) {
+    llvm::Value* at =
+        lanes == 1 ? index : builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
+    llvm::Value* addend =
+        lanes == 1 ? value : builder_.CreateExtractElement(value, static_cast<uint64_t>(i));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, at);
+    // The adds only need to agree within the device (the blocks of one kernel).
+    llvm::AtomicRMWInst* rmw = builder_.CreateAtomicRMW(
+        llvm::AtomicRMWInst::FAdd, ptr, addend, llvm::Align(4), llvm::AtomicOrdering::Monotonic,
+        nvptx() ? llvm::SyncScope::System : ctx_.getOrInsertSyncScopeID("agent"));
+    if (!nvptx()) {
+      rmw->setMetadata("amdgpu.no.fine.grained.memory", llvm::MDNode::get(ctx_, {}));
+      rmw->setMetadata("amdgpu.ignore.denormal.mode", llvm::MDNode::get(ctx_, {}));
+      // gfx90a's backend still wants the function-level permission.
+      function_->addFnAttr("amdgpu-unsafe-fp-atomics", "true");
+    }
   }
 }
 

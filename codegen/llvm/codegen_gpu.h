@@ -55,6 +55,7 @@ class CodeGenGpu {
   // Statements (codegen_gpu.cc).
   void Emit(const ir::Stmt& s);
   void EmitStore(const ir::Store* op);
+  void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value);
   void EmitFor(const ir::For* op);
   void EmitIfThenElse(const ir::IfThenElse* op);
   void EmitAllocate(const ir::Allocate* op);

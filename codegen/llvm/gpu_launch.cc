@@ -3,6 +3,7 @@
 #include <array>
 #include <optional>
 
+#include "codegen/ir/params.h"
 #include "codegen/ir/visitor.h"
 #include "common/strings.h"
 
@@ -290,6 +291,9 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
         StrCat("GPU kernel ", func.name, ": ", checker.shared_bytes, " bytes of shared memory"));
   }
   launch.static_shared_bytes = static_cast<uint32_t>(checker.shared_bytes);
+  for (int param : ir::AtomicallyAccumulatedParams(func)) {
+    launch.zeroed_args.push_back(static_cast<uint32_t>(param));
+  }
   return launch;
 }
 

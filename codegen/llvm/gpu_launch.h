@@ -22,7 +22,8 @@ bool HasGpuLoops(const ir::Stmt& stmt);
 ///   - with `arch`: threads per block <= arch->max_threads_per_block and the static shared
 ///     bytes (the sum of gpu_shared allocations, 4 bytes per element, each
 ///     rounded up to 16 bytes) <= the arch's limit.
-/// Every violation is InvalidArgument naming the loop, buffer or limit and the value.
+/// Every violation is InvalidArgument naming the loop, buffer or limit and the value. The
+/// launch's zeroed_args are the parameters the kernel adds into atomically.
 
 absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch* arch = nullptr);
 

@@ -60,6 +60,18 @@ absl::Status Check(const HostStubModule& module) {
       return absl::InvalidArgumentError(
           StrCat("host stub '", stub.func_name, "': a kernel takes at least one pointer"));
     }
+    if (stub.zeroed_bytes.size() != stub.launch.zeroed_args.size()) {
+      return absl::InvalidArgumentError(
+          StrCat("host stub '", stub.func_name, "': ", stub.launch.zeroed_args.size(),
+                 " zeroed arguments but ", stub.zeroed_bytes.size(), " sizes"));
+    }
+    for (uint32_t arg : stub.launch.zeroed_args) {
+      if (arg >= static_cast<uint32_t>(stub.num_args)) {
+        return absl::InvalidArgumentError(StrCat("host stub '", stub.func_name,
+                                                 "': zeroed argument ", arg, " of a kernel with ",
+                                                 stub.num_args, " arguments"));
+      }
+    }
     for (int a = 0; a < 3; ++a) {
       if (stub.launch.grid[a] == 0 || stub.launch.block[a] == 0) {
         return absl::InvalidArgumentError(StrCat("host stub '", stub.func_name, "': launch ",
@@ -131,6 +143,9 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
   llvm::FunctionType* launch_type =
       llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, i32, ptr, ptr, i32}, false);
   llvm::FunctionCallee launch = module->getOrInsertFunction(kGpuLaunchSymbol, launch_type);
+  // int32_t tune_gpurt_zero(module*, void* device_ptr, uint64_t bytes, void* stream)
+  llvm::FunctionCallee zero = module->getOrInsertFunction(
+      kGpuZeroSymbol, llvm::FunctionType::get(i32, {ptr, ptr, i64, ptr}, false));
 
   llvm::IRBuilder<> b(context);
   for (const HostStub& stub : spec.stubs) {
@@ -165,6 +180,18 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
       llvm::Value* slot = b.CreateConstInBoundsGEP2_32(slots_type, slots, 0, i);
       b.CreateStore(fn->getArg(i), slot);
       b.CreateStore(slot, b.CreateConstInBoundsGEP2_32(slots_type, args, 0, i));
+    }
+    // Outputs the kernel accumulates into start at zero; a failure returns its code.
+    for (size_t z = 0; z < stub.launch.zeroed_args.size(); ++z) {
+      llvm::Value* zrc = b.CreateCall(
+          zero, {module_global, fn->getArg(stub.launch.zeroed_args[z]),
+                 llvm::ConstantInt::get(i64, stub.zeroed_bytes[z]), fn->getArg(stub.num_args)});
+      auto* failed = llvm::BasicBlock::Create(context, StrCat("zero", z, ".failed"), fn);
+      auto* next = llvm::BasicBlock::Create(context, StrCat("zero", z, ".ok"), fn);
+      b.CreateCondBr(b.CreateICmpNE(zrc, llvm::ConstantInt::get(i32, 0)), failed, next);
+      b.SetInsertPoint(failed);
+      b.CreateRet(zrc);
+      b.SetInsertPoint(next);
     }
     llvm::Value* rc = b.CreateCall(
         launch, {module_global, name, grid, block,

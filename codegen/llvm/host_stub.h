@@ -5,7 +5,8 @@
 //
 // (device pointers in the kernel's argument order, then the CUstream / hipStream_t), which
 // calls libtune_gpurt.so's tune_gpurt_launch (runtime/tune_gpurt.h) with the kernel's name and
-// launch geometry and returns its code. The object holds:
+// launch geometry and returns its code; a kernel that accumulates into arguments with atomic
+// adds first has them zeroed (tune_gpurt_zero). The object holds:
 //   - the image (PTX text with its terminating NUL, or the HSA code object) as a private
 //     constant in section .tune_gpu_image;
 //   - one tune_gpurt_module for the image (every stub of the object launches from it, so the
@@ -31,6 +32,9 @@ struct HostStub {
   std::string kernel_name;  // the kernel's entry symbol in the image
   int num_args = 0;         // device pointer parameters (the stream comes after them)
   GpuLaunch launch;
+  /// Bytes of each of launch.zeroed_args, in that order: the stub zeroes them on the stream
+  /// (tune_gpurt_zero) before the launch.
+  std::vector<uint64_t> zeroed_bytes = {};
 };
 
 struct HostStubModule {
@@ -41,13 +45,14 @@ struct HostStubModule {
 
 /// The stubs as an x86-64 ELF relocatable object. `llvm_ir` (optional) receives the module's
 /// LLVM IR with the image elided. Errors: no stubs, an empty image, a bad name or a stub
-/// without arguments, geometry with a zero dimension (InvalidArgument); an LLVM failure
-/// (Internal).
+/// without arguments, geometry with a zero dimension, zeroed_args that name no argument or
+/// lack their zeroed_bytes (InvalidArgument); an LLVM failure (Internal).
 absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& module,
                                                std::string* llvm_ir = nullptr);
 
 /// The symbol of the runtime function the stubs call (for tests and link checks).
 inline constexpr char kGpuLaunchSymbol[] = "tune_gpurt_launch";
+inline constexpr char kGpuZeroSymbol[] = "tune_gpurt_zero";
 
 /// The file name of the GPU runtime library the stubs need (DT_NEEDED).
 inline constexpr char kGpuRuntimeLibrary[] = "libtune_gpurt.so";

@@ -4,6 +4,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -15,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "codegen/ir/params.h"
 #include "codegen/ir/visitor.h"
 #include "codegen/sim/interpreter.h"
 #include "common/reference.h"
@@ -394,6 +396,12 @@ absl::Status SimulateAgainstReference(const Workload& workload, const ir::Lowere
   for (size_t i = 0; i < args.size() && i < pointers.size(); ++i) {
     spans.emplace_back(static_cast<float*>(pointers[i]),
                        static_cast<size_t>(args[i].NumElements()));
+  }
+  // As a launcher does: the outputs the kernel accumulates into start at zero.
+  for (int param : ir::AtomicallyAccumulatedParams(func)) {
+    if (static_cast<size_t>(param) < spans.size()) {
+      std::fill(spans[param].begin(), spans[param].end(), 0.0f);
+    }
   }
   if (absl::Status status = RunGpuKernel(func, spans, options); !status.ok()) {
     return status;

@@ -21,8 +21,8 @@
 // read of a gpu_shared element no thread has written yet, a data race on gpu_shared memory (two
 // threads of a block touch one element between two barriers and one of them writes), a GPU loop
 // shape outside the convention, division by zero, and CallExtern / AddressOf (external calls
-// are not simulated). Not modelled: memory coalescing, bank conflicts, timing, warps, atomics,
-// races on global memory.
+// are not simulated). Atomic adds are atomic across blocks. Not modelled: memory coalescing,
+// bank conflicts, timing, warps, races on global memory.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +63,8 @@ absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::sp
                           const GpuSimOptions& options = {});
 
 /// Runs `func`, a kernel of `workload` (parameters in Workload::Arguments() order), on seeded
-/// random inputs (common/reference.h's TensorSet; the output starts as NaN) and compares its
+/// random inputs (common/reference.h's TensorSet; the output starts as NaN, or as zeros when the
+/// kernel accumulates into it atomically, as a launcher zeroes it) and compares its
 /// output with RunReference under CompareOutputs' tolerance. OK when they agree; the
 /// simulator's error, or FailedPrecondition with CompareOutputs' message, otherwise.
 absl::Status SimulateAgainstReference(const Workload& workload, const ir::LoweredFunc& func,

@@ -1,5 +1,6 @@
 #include "codegen/sim/interpreter.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -216,7 +217,12 @@ void Interpreter::ExecStore(const ir::Store* op) {
     if (shared) {
       TrackShared(*b, k, /*write=*/true);
     }
-    b->data[k] = value.lanes[i].f;
+    if (op->atomic_add) {
+      // Blocks may run on several OS threads (GpuSimOptions::block_workers).
+      std::atomic_ref<float>(b->data[k]).fetch_add(value.lanes[i].f, std::memory_order_relaxed);
+    } else {
+      b->data[k] = value.lanes[i].f;
+    }
   }
 }
 

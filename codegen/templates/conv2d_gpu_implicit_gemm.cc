@@ -14,12 +14,12 @@ using ir::Expr;
 using ir::Var;
 
 struct Knobs {
-  int64_t bm, bn, tm, tn, bk, stages, vec;
+  int64_t bm, bn, tm, tn, bk, stages, vec, gridk;
 };
 
 Knobs KnobsOf(const Config& c) {
-  return {KnobValue(c, "bm"), KnobValue(c, "bn"),     KnobValue(c, "tm"), KnobValue(c, "tn"),
-          KnobValue(c, "bk"), KnobValue(c, "stages"), KnobValue(c, "vec")};
+  return {KnobValue(c, "bm"), KnobValue(c, "bn"),     KnobValue(c, "tm"),  KnobValue(c, "tn"),
+          KnobValue(c, "bk"), KnobValue(c, "stages"), KnobValue(c, "vec"), KnobValue(c, "gridk")};
 }
 
 MatmulTiling TilingOf(const Knobs& k) {
@@ -31,6 +31,7 @@ MatmulTiling TilingOf(const Knobs& k) {
   t.tn = k.tn;
   t.stages = k.stages;
   t.splitk = 1;
+  t.gridk = k.gridk;
   t.rows_fastest = true;
   return t;
 }
@@ -77,6 +78,24 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
     }
   }
   space.AddKnob("vec", vecs, "elements per global load (weights; pixels of 1x1 convolutions)");
+  // Blocks sharing a reduction: deep layers on small images have few pixel tiles and long
+  // reductions (C*R*S).
+  std::vector<int64_t> gridks = {1};
+  if (!EpilogueHasRelu(workload.epilogue())) {
+    for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
+      if (v <= g.k / 64) {
+        gridks.push_back(v);
+      }
+    }
+  }
+  space.AddKnob("gridk", gridks,
+                "blocks that share each tile's reduction (grid z; their sums are added "
+                "atomically into a zeroed output; not with a ReLU epilogue)");
+  const int64_t kdim = g.k;
+  space.AddConstraint("every one of the gridk blocks gets at least one bk step of C*R*S",
+                      [kdim](const Config& c) {
+                        return GridSplitFits(kdim, KnobValue(c, "bk"), KnobValue(c, "gridk"));
+                      });
   space.AddConstraint("bm % tm == 0",
                       [](const Config& c) { return KnobValue(c, "bm") % KnobValue(c, "tm") == 0; });
   space.AddConstraint("bn % tn == 0",
@@ -119,6 +138,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     c["bk"] = snap("bk", bk);
     c["stages"] = 2;
     c["vec"] = snap("vec", 4);
+    c["gridk"] = 1;
     return c;
   };
   std::vector<Config> presets = {
@@ -127,8 +147,21 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
       make(32, 16, 4, 2, 16),  make(16, 16, 2, 2, 16), make(8, 8, 2, 2, 8),
   };
   auto blocks = [&](const Config& c) {
-    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn"));
+    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
   };
+  // Too few tiles to fill the GPU: blocks share the reduction, each keeping >= 256 taps.
+  for (Config& c : presets) {
+    for (int64_t gridk : space.FindKnob("gridk")->values) {
+      if (blocks(c) >= 120 || gridk * 256 > g.k) {
+        break;
+      }
+      Config split = c;
+      split["gridk"] = gridk;
+      if (space.IsValid(split)) {
+        c = split;
+      }
+    }
+  }
   const Config* most = nullptr;
   for (const Config& c : presets) {
     if (!space.IsValid(c)) {
@@ -248,7 +281,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 
 const KernelTemplate kConv2dGpuImplicitGemm = {
     .name = "conv2d.gpu.implicit_gemm",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kConv2d,
     .target_kind = TargetKind::kCuda,
     .space = &Space,
@@ -258,7 +291,7 @@ const KernelTemplate kConv2dGpuImplicitGemm = {
 
 const KernelTemplate kConv2dGpuImplicitGemmRocm = {
     .name = "conv2d.gpu.implicit_gemm",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kConv2d,
     .target_kind = TargetKind::kRocm,
     .space = &Space,

@@ -14,12 +14,13 @@ namespace {
 using ir::Expr;
 
 struct GemmKnobs {
-  int64_t bm, bn, tm, tn, bk, stages, vec, splitk;
+  int64_t bm, bn, tm, tn, bk, stages, vec, splitk, gridk;
 };
 
 GemmKnobs KnobsOf(const Config& c) {
-  return {KnobValue(c, "bm"), KnobValue(c, "bn"),     KnobValue(c, "tm"),  KnobValue(c, "tn"),
-          KnobValue(c, "bk"), KnobValue(c, "stages"), KnobValue(c, "vec"), KnobValue(c, "splitk")};
+  return {KnobValue(c, "bm"),  KnobValue(c, "bn"),     KnobValue(c, "tm"),
+          KnobValue(c, "tn"),  KnobValue(c, "bk"),     KnobValue(c, "stages"),
+          KnobValue(c, "vec"), KnobValue(c, "splitk"), KnobValue(c, "gridk")};
 }
 
 MatmulTiling TilingOf(const GemmKnobs& k) {
@@ -31,6 +32,7 @@ MatmulTiling TilingOf(const GemmKnobs& k) {
   t.tn = k.tn;
   t.stages = k.stages;
   t.splitk = k.splitk;
+  t.gridk = k.gridk;
   return t;
 }
 
@@ -62,6 +64,18 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("vec", vecs, "elements per global load (A when K allows it, B when N allows it)");
   space.AddKnob("splitk", AtMost({1, 2, 4, 8, 16}, std::max<int64_t>(4, NextPow2(g.k)), 1),
                 "thread groups that share each step's reduction (summed in shared memory)");
+  // Blocks sharing a reduction: what fills the GPU when M x N has few tiles and K is long.
+  std::vector<int64_t> gridks = {1};
+  if (!EpilogueHasRelu(workload.epilogue())) {
+    for (int64_t v : {2, 3, 4, 6, 8, 12, 16, 24, 32}) {
+      if (v <= g.k / 64) {
+        gridks.push_back(v);
+      }
+    }
+  }
+  space.AddKnob("gridk", gridks,
+                "blocks that share each tile's reduction (grid z; their sums are added "
+                "atomically into a zeroed C; not with a ReLU epilogue)");
   space.AddConstraint("bm % tm == 0",
                       [](const Config& c) { return KnobValue(c, "bm") % KnobValue(c, "tm") == 0; });
   space.AddConstraint("bn % tn == 0",
@@ -74,6 +88,11 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                         return KnobValue(c, "bk") / KnobValue(c, "splitk") * KnobValue(c, "tm") *
                                    KnobValue(c, "tn") <=
                                4096;
+                      });
+  const int64_t kdim = g.k;
+  space.AddConstraint("every one of the gridk blocks gets at least one bk step of K",
+                      [kdim](const Config& c) {
+                        return GridSplitFits(kdim, KnobValue(c, "bk"), KnobValue(c, "gridk"));
                       });
   const int64_t n = g.n;
   space.AddConstraint("ceil(N / bn) <= 65535 (grid y)",
@@ -93,8 +112,9 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   return space;
 }
 
-// The preferred tilings, best first for large shapes; the default is the first valid one
-// that gives enough blocks to fill the GPU (or the one with the most blocks).
+// The preferred tilings, best first for large shapes, each with the smallest grid split of K
+// that gives it enough blocks to fill the GPU; the default is the first valid one that does
+// (or the one with the most blocks).
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const GemmShape& g = workload.gemm();
   const ConfigSpace space = Space(workload, target);
@@ -111,6 +131,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     c["stages"] = 2;
     c["vec"] = snap("vec", 4);
     c["splitk"] = snap("splitk", std::min(splitk, c["bk"]));
+    c["gridk"] = 1;
     return c;
   };
   std::vector<Config> presets;
@@ -133,8 +154,21 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   presets.push_back(make(32, 32, 4, 4, 16, 1));
   presets.push_back(make(16, 32, 2, 2, 16, 1));
   auto blocks = [&](const Config& c) {
-    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn"));
+    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
   };
+  // Too few tiles to fill the GPU: blocks share the reduction, each keeping >= 256 of K.
+  for (Config& c : presets) {
+    for (int64_t gridk : space.FindKnob("gridk")->values) {
+      if (blocks(c) >= 120 || gridk * 256 > g.k) {
+        break;
+      }
+      Config split = c;
+      split["gridk"] = gridk;
+      if (space.IsValid(split)) {
+        c = split;
+      }
+    }
+  }
   const Config* most = nullptr;
   for (const Config& c : presets) {
     if (!space.IsValid(c)) {
@@ -216,7 +250,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 
 const KernelTemplate kGemmGpuTiled = {
     .name = "gemm.gpu.tiled",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kGemm,
     .target_kind = TargetKind::kCuda,
     .space = &Space,
@@ -226,7 +260,7 @@ const KernelTemplate kGemmGpuTiled = {
 
 const KernelTemplate kGemmGpuTiledRocm = {
     .name = "gemm.gpu.tiled",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kGemm,
     .target_kind = TargetKind::kRocm,
     .space = &Space,

@@ -141,6 +141,9 @@ class MatmulBuilder {
     }
     body = Allocate::Make(bs_, t_.stages * t_.bk * sb_, body);
     body = Allocate::Make(as_, t_.stages * t_.bk * sa_, body);
+    if (t_.gridk > 1) {
+      body = For::Make(bz_, 0, t_.gridk, LoopKind::kGpuBlock, body, 2);
+    }
     body = For::Make(bn_, 0, GpuCeilDiv(p_.n, t_.bn), LoopKind::kGpuBlock, body, 1);
     body = For::Make(bm_, 0, GpuCeilDiv(p_.m, t_.bm), LoopKind::kGpuBlock, body, 0);
     return body;
@@ -299,8 +302,21 @@ class MatmulBuilder {
     Expr bias;
     if (EpilogueHasBias(p_.epilogue)) {
       bias = DenseLoad(p_.bias, n, lanes_along_n);
+      if (t_.gridk > 1) {
+        // Every split adds into the output: the bias is the first split's.
+        bias = ir::Select::Make(bz_ == 0, bias,
+                                ir::BroadcastTo(Expr(0.0f), static_cast<int>(lanes_along_n)));
+      }
     }
     return ApplyEpilogue(p_.epilogue, std::move(value), bias);
+  }
+
+  // The output store: an atomic add when blocks share the reduction.
+  Stmt OutputStore(Expr index, Expr value) const {
+    if (t_.gridk > 1) {
+      return Store::MakeAtomicAdd(p_.out_buffer, std::move(index), std::move(value));
+    }
+    return Store::Make(p_.out_buffer, std::move(index), std::move(value));
   }
 
   // Direct stores of the register tile (no split-K).
@@ -313,7 +329,7 @@ class MatmulBuilder {
         Expr m = row_base + RowOffset(i), n = col_base + ColOffset(j);
         Expr value = DenseLoad(acc_, AccIndex(i, j), ol);
         value = EpilogueValue(value, n, p_.out.contiguous_along_m ? 1 : ol);
-        Stmt s = Store::Make(p_.out_buffer, p_.out.index(m, n), value);
+        Stmt s = OutputStore(p_.out.index(m, n), value);
         Expr cond;
         if (guard_m) {
           cond = m < p_.m;
@@ -349,7 +365,7 @@ class MatmulBuilder {
       sum = sum + red_(idx + g * tile);
     }
     Expr m = bm_ * t_.bm + r, n = bn_ * t_.bn + c;
-    Stmt s = Store::Make(p_.out_buffer, p_.out.index(m, n), EpilogueValue(sum, n, 1));
+    Stmt s = OutputStore(p_.out.index(m, n), EpilogueValue(sum, n, 1));
     Expr cond;
     if (p_.m % t_.bm != 0) {
       cond = m < p_.m;
@@ -379,7 +395,12 @@ class MatmulBuilder {
     Expr tr_value = t_.rows_fastest ? tg % t_.ThreadsM() : tg / t_.ThreadsN();
     Expr tc_value = t_.rows_fastest ? tg / t_.ThreadsM() : tg % t_.ThreadsN();
 
-    const int64_t ktiles = GpuCeilDiv(p_.k, t_.bk);
+    // The block's run of bk steps: [kt0, kt0 + ktiles) of the reduction's steps.
+    const int64_t steps = GpuCeilDiv(p_.k, t_.bk);
+    const int64_t per_split = GpuCeilDiv(steps, t_.gridk);
+    Var kt0("kt0"), nkt("nkt");
+    Expr ktiles = t_.gridk > 1 ? Expr(nkt) : Expr(steps);
+    Expr kbase = t_.gridk > 1 ? Expr(kt0) : Expr(int64_t{0});
     Var ko("ko"), a_off("a_off"), b_off("b_off");
     Expr a_thread = group * (bkg_ * sa_) + tr * fa_;
     Expr b_thread = group * (bkg_ * sb_) + tc * fb_;
@@ -389,16 +410,16 @@ class MatmulBuilder {
         For::Make(zi, 0, t_.tm * t_.tn, LoopKind::kUnrolled, Store::Make(acc_, zi, Expr(0.0f))));
     Stmt loop;
     if (t_.stages == 2) {
-      main.push_back(LoadSlots(ca, Expr(int64_t{0})));
-      main.push_back(LoadSlots(cb, Expr(int64_t{0})));
+      main.push_back(LoadSlots(ca, kbase * t_.bk));
+      main.push_back(LoadSlots(cb, kbase * t_.bk));
       main.push_back(StoreSlots(ca, Expr(int64_t{0})));
       main.push_back(StoreSlots(cb, Expr(int64_t{0})));
       main.push_back(Barrier::Make());
       Expr has_next = ko + 1 < ktiles;
       Expr next = (ko + 1) % 2;
       Stmt step = Block::Make({
-          IfThenElse::Make(has_next, Block::Make({LoadSlots(ca, (ko + 1) * t_.bk),
-                                                  LoadSlots(cb, (ko + 1) * t_.bk)})),
+          IfThenElse::Make(has_next, Block::Make({LoadSlots(ca, (kbase + ko + 1) * t_.bk),
+                                                  LoadSlots(cb, (kbase + ko + 1) * t_.bk)})),
           Compute(a_off, b_off),
           IfThenElse::Make(has_next, Block::Make({StoreSlots(ca, next * StageFloats(ca)),
                                                   StoreSlots(cb, next * StageFloats(cb))})),
@@ -409,8 +430,8 @@ class MatmulBuilder {
       loop = For::Make(ko, 0, ktiles, LoopKind::kSerial, step);
     } else {
       Stmt step = Block::Make({
-          LoadSlots(ca, ko * t_.bk),
-          LoadSlots(cb, ko * t_.bk),
+          LoadSlots(ca, (kbase + ko) * t_.bk),
+          LoadSlots(cb, (kbase + ko) * t_.bk),
           Barrier::Make(),
           StoreSlots(ca, Expr(int64_t{0})),
           StoreSlots(cb, Expr(int64_t{0})),
@@ -428,6 +449,10 @@ class MatmulBuilder {
       main.push_back(StoreTile(row_base, col_base));
     }
     Stmt body = Block::Make(std::move(main));
+    if (t_.gridk > 1) {
+      body = LetStmt::Make(nkt, ir::Min::Make(Expr(per_split), steps - kt0), body);
+      body = LetStmt::Make(kt0, bz_ * per_split, body);
+    }
     body = WithCopyLets(cb, body);
     body = WithCopyLets(ca, body);
     body = LetStmt::Make(tc, tc_value, body);
@@ -445,7 +470,7 @@ class MatmulBuilder {
   const MatmulTiling t_;
   int64_t fa_ = 1, fb_ = 1, sa_ = 0, sb_ = 0, threads_ = 0, group_threads_ = 0, bkg_ = 0;
   bool acc_m_major_ = true;
-  Var bm_{"bm"}, bn_{"bn"}, tx_{"tx"};
+  Var bm_{"bm"}, bn_{"bn"}, bz_{"bz"}, tx_{"tx"};
   Buffer as_{"A_shared", MemoryScope::kGpuShared};
   Buffer bs_{"B_shared", MemoryScope::kGpuShared};
   Buffer red_{"partial", MemoryScope::kGpuShared};
@@ -459,11 +484,19 @@ class MatmulBuilder {
 ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tiling) {
   TUNE_CHECK(tiling.bm % tiling.tm == 0 && tiling.bn % tiling.tn == 0 &&
              tiling.bk % tiling.splitk == 0);
+  TUNE_CHECK(tiling.gridk == 1 ||
+             (GridSplitFits(problem.k, tiling.bk, tiling.gridk) &&
+              !EpilogueHasRelu(problem.epilogue) && problem.out_buffer.defined()));
   TUNE_CHECK(problem.a.vector_along_k ? tiling.bk % problem.a.lanes == 0
                                       : tiling.bm % problem.a.lanes == 0);
   TUNE_CHECK(problem.b.vector_along_k ? tiling.bk % problem.b.lanes == 0
                                       : tiling.bn % problem.b.lanes == 0);
   return MatmulBuilder(problem, tiling).Build();
+}
+
+bool GridSplitFits(int64_t k, int64_t bk, int64_t gridk) {
+  const int64_t steps = GpuCeilDiv(k, bk);
+  return gridk >= 1 && (gridk - 1) * GpuCeilDiv(steps, gridk) < steps;
 }
 
 }  // namespace tune

@@ -70,9 +70,13 @@ struct MatmulOperand {
 
 /// The tiling of one block: a bm x bn output tile per block, tm x tn per thread, bk of the
 /// reduction per step, 1 or 2 shared-memory stages, and `splitk` groups of threads that
-/// share the reduction of each step (summed through shared memory at the end).
+/// share the reduction of each step (summed through shared memory at the end). With
+/// `gridk` > 1, that many blocks (grid axis z) share each output tile's reduction, each taking
+/// a contiguous run of bk steps, and add their sums into the output atomically (the launcher
+/// zeroes it: GpuLaunch::zeroed_args); only the first adds the bias, and the epilogue must not
+/// have a ReLU.
 struct MatmulTiling {
-  int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, stages = 1, splitk = 1;
+  int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, stages = 1, splitk = 1, gridk = 1;
   /// True: consecutive threads take consecutive row groups (for outputs contiguous along M);
   /// false: consecutive column groups (outputs contiguous along N).
   bool rows_fastest = false;
@@ -111,6 +115,10 @@ struct MatmulProblem {
 
 /// The kernel body (block loops down) of C = epilogue(A x B) with the tiling.
 ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tiling);
+
+/// True when `gridk` blocks can share a reduction of `k` in steps of `bk`: every block gets at
+/// least one step ((gridk - 1) * ceil(steps / gridk) < steps).
+bool GridSplitFits(int64_t k, int64_t bk, int64_t gridk);
 
 /// The largest of 4, 2, 1 that is <= `want` and divides every value of `divides`.
 int64_t LanesDividing(int64_t want, const std::vector<int64_t>& divides);

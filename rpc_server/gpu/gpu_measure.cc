@@ -47,6 +47,7 @@ GpuLaunch LaunchFromProto(const v1::LaunchDims& d) {
   l.grid = {one(d.grid_x()), one(d.grid_y()), one(d.grid_z())};
   l.block = {one(d.block_x()), one(d.block_y()), one(d.block_z())};
   l.dynamic_shared_bytes = d.shared_bytes();
+  l.zeroed_args.assign(d.zeroed_args().begin(), d.zeroed_args().end());
   return l;
 }
 
@@ -369,11 +370,30 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
       m.library_info = library_info;
       return m;
     }
+    for (uint32_t arg : launch.zeroed_args) {
+      if (arg >= ptrs.size()) {
+        Measurement m = Failure(
+            ErrorKind::kLoadError,
+            StrCat("launch.zeroed_args names argument ", arg, " but the kernel of ",
+                   workload->ToString(), " takes ", ptrs.size(), " (0..", ptrs.size() - 1, ")"));
+        m.library_info = library_info;
+        return m;
+      }
+    }
     for (DevicePtr& p : ptrs) {
       params.push_back(&p);
     }
     void* function = *fn;
-    call = [function, &launch, &params, &dev]() {
+    // A kernel that accumulates into an argument needs it zeroed before every launch; the fill
+    // is part of the measured time, as it is part of every call of the kernel.
+    call = [function, &launch, &params, &ptrs, &args, &dev]() {
+      for (uint32_t arg : launch.zeroed_args) {
+        if (absl::Status s =
+                dev.Memset32(ptrs[arg], 0, static_cast<size_t>(args[arg].NumElements()));
+            !s.ok()) {
+          return s;
+        }
+      }
       return dev.Launch(function, launch, params.data());
     };
   }

@@ -177,6 +177,25 @@ TEST(CpuBackendTest, ParallelLoopWithFourThreadsUsesLibgompAndMatchesLoop) {
   CheckAxpy(**so, 13 * 64 + 5);
 }
 
+TEST(CpuBackendTest, AtomicAddsFromParallelIterationsAllLand) {
+  // sum[i % 4] += x[i] from 4 threads over 4000 iterations.
+  Buffer x("x"), sum("sum");
+  Var i("i");
+  Stmt body = For::Make(i, 0, 4000, LoopKind::kParallel,
+                        Store::MakeAtomicAdd(sum, i % 4, Load::Make(x, i)));
+  TempDir dir = TempDir::Create().value();
+  std::string llvm_ir;
+  auto so = Build({LoweredFunc{"scatter_add", {x, sum}, body}}, {.cpu = "native", .threads = 4},
+                  dir, "scatter_add", &llvm_ir);
+  ASSERT_TRUE(so.ok()) << so.status();
+  EXPECT_NE(llvm_ir.find("atomicrmw fadd"), std::string::npos) << llvm_ir;
+  auto* kernel = (*so)->Get<Kernel2>("scatter_add");
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> xs(4000, 1.0f), sums(4, 0.0f);
+  ASSERT_EQ(kernel(xs.data(), sums.data()), 0);
+  EXPECT_EQ(sums, std::vector<float>(4, 1000.0f));
+}
+
 TEST(CpuBackendTest, MatmulWithStackAccumulatorMatchesLoop) {
   // C[M][N] = A[M][K] * B[K][N]; per row, 16-wide column blocks accumulate in a stack tile.
   const int64_t m = 5, n = 50, k = 13, w = 16;

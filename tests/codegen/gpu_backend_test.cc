@@ -127,6 +127,18 @@ LoweredFunc RegisterTile() {
   return {"regtile", {a, b, c}, body};
 }
 
+// Histogram of A's values mod 16 into C[16]: every block adds into the same 16 elements, so
+// the adds must be atomic; C is the kernel's accumulated (zeroed) argument.
+LoweredFunc Histogram() {
+  Buffer a("A"), c("C");
+  Var bx("bx"), tx("tx");
+  Expr i = bx * 128 + tx;
+  Stmt body = For::Make(
+      bx, 0, 8, LoopKind::kGpuBlock,
+      For::Make(tx, 0, 128, LoopKind::kGpuThread, Store::MakeAtomicAdd(c, tx % 16, a(i))));
+  return {"hist", {a, c}, body};
+}
+
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
@@ -148,7 +160,27 @@ TEST(GpuLaunchTest, LaunchGeometryIsReadOffTheGpuLoops) {
   EXPECT_EQ(tiled->static_shared_bytes, 2048u);
 }
 
+TEST(GpuLaunchTest, ArgumentsAddedIntoAtomicallyAreTheLaunchsZeroedArgs) {
+  absl::StatusOr<GpuLaunch> hist = GpuLaunchOf(Histogram());
+  ASSERT_TRUE(hist.ok()) << hist.status();
+  EXPECT_EQ(hist->zeroed_args, std::vector<uint32_t>{1});
+  EXPECT_NE(ToString(*hist).find("zeroed_args=1"), std::string::npos) << ToString(*hist);
+  absl::StatusOr<GpuLaunch> plain = GpuLaunchOf(VectorAdd());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->zeroed_args.empty());
+}
+
 class NvptxTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NvptxTest, AtomicAddsBecomeGlobalFloatReductions) {
+  GpuModule module = MustEmit({Lowered(Histogram())}, "cuda -arch=" + GetParam());
+  ASSERT_EQ(module.kernels.size(), 1u);
+  EXPECT_EQ(module.kernels[0].launch.zeroed_args, std::vector<uint32_t>{1});
+  // The result is unused: a reduction (red) or an atomic (atom) that discards it.
+  EXPECT_TRUE(module.code.find("red.global.add.f32") != std::string::npos ||
+              module.code.find("atom.global.add.f32") != std::string::npos)
+      << module.code;
+}
 
 TEST_P(NvptxTest, VectorAddIsAnEntryWithItsMaxBlockSizeAndIndexReads) {
   GpuModule module = MustEmit({Lowered(VectorAdd())}, "cuda -arch=" + GetParam());
@@ -263,6 +295,13 @@ TEST_P(AmdgpuTest, CodeObjectIsAnAmdgpuElfWithKernelDescriptors) {
   ASSERT_NE(regtile, std::string::npos);
   EXPECT_NE(asm_text.find(".amdhsa_private_segment_fixed_size 0", regtile), std::string::npos)
       << asm_text.substr(regtile, 2000);
+}
+
+TEST_P(AmdgpuTest, AtomicAddsUseTheHardwareFloatAtomicWithoutACompareAndSwapLoop) {
+  GpuModule module = MustEmit({Lowered(Histogram())}, "rocm -mcpu=" + GetParam());
+  const std::string& asm_text = module.assembly;
+  EXPECT_NE(asm_text.find("global_atomic_add_f32"), std::string::npos) << asm_text;
+  EXPECT_EQ(asm_text.find("cmpswap"), std::string::npos) << asm_text;
 }
 
 TEST_P(AmdgpuTest, ReadelfShowsTheKernelsAndObjdumpDisassemblesThem) {

@@ -121,6 +121,22 @@ TEST_F(GpuLibraryTest, CudaLibraryExportsEveryKernelAndNeedsTheGpuRuntime) {
   EXPECT_EQ(elf.Dynamic(DT_SONAME), std::vector<std::string>{"libk.so"});
 }
 
+TEST_F(GpuLibraryTest, AKernelThatSplitsItsReductionAcrossBlocksZeroesItsOutputFirst) {
+  // The default for 1024^3 shares each 128 x 128 tile's reduction between two blocks.
+  LibraryResult result = Build("cuda -arch=sm_90", {"gemm:M=1024,N=1024,K=1024"}, "splitk");
+  ASSERT_EQ(result.kernels.size(), 1u);
+  EXPECT_EQ(result.kernels[0].choice.config.at("gridk"), 2);
+  // C (argument 2) is zeroed on the caller's stream before the launch: 1024 * 1024 floats.
+  EXPECT_NE(result.llvm_ir.find("call i32 @tune_gpurt_zero(ptr @tune_gpu_module, ptr %p2, i64 "
+                                "4194304, ptr %stream)"),
+            std::string::npos)
+      << result.llvm_ir;
+  EXPECT_NE(result.llvm_ir.find("atomicrmw fadd ptr addrspace(1)"), std::string::npos);
+  absl::StatusOr<std::string> header = ReadFile(result.header_path);
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_NE(header->find("zeroed_args=2"), std::string::npos) << *header;
+}
+
 TEST_F(GpuLibraryTest, CudaLibraryEmbedsOnePtxModuleWithEveryKernel) {
   LibraryResult result =
       Build("cuda -arch=sm_90", {"gemm:M=64,N=64,K=64", "gemm:M=100,N=70,K=33,epilogue=bias"}, "k");
@@ -245,6 +261,26 @@ TEST(GpuLibraryLinkTest, GpuAndHostKernelsLinkIntoOneLibrary) {
     ASSERT_TRUE(defined.ok()) << defined.status();
     EXPECT_TRUE(*defined) << symbol;
   }
+}
+
+TEST(GpuLibraryLinkTest, AnAtomicallyAccumulatedArgumentOfUnknownSizeIsRefusedNamingIt) {
+  absl::StatusOr<Target> target = Target::Parse("cuda -arch=sm_90");
+  ASSERT_TRUE(target.ok());
+  ir::Buffer a("A"), c("C");
+  ir::Var bx("bx"), tx("tx");
+  ir::LoweredFunc sum{
+      "sum",
+      {a, c},
+      ir::For::Make(bx, 0, 4, ir::LoopKind::kGpuBlock,
+                    ir::For::Make(tx, 0, 64, ir::LoopKind::kGpuThread,
+                                  ir::Store::MakeAtomicAdd(c, 0, a(bx * 64 + tx))))};
+  absl::StatusOr<GpuLibraryBinary> binary =
+      LinkGpuLibrary(*target, {sum}, "libx.so", EmitGpuModule);
+  ASSERT_FALSE(binary.ok());
+  EXPECT_EQ(binary.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(binary.status().message().find("parameter C"), std::string::npos) << binary.status();
+  sum.param_elements = {256, 1};
+  EXPECT_TRUE(LinkGpuLibrary(*target, {sum}, "libx.so", EmitGpuModule).ok());
 }
 
 TEST(GpuLibraryLinkTest, HostCodeWithoutAStreamParameterIsRefused) {

@@ -1,5 +1,6 @@
 // libtune_gpurt.so (runtime/tune_gpurt.h) without a GPU: argument checks, the driver that is
 // not there, and the thread-local error text.
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -63,6 +64,21 @@ TEST(GpuRuntime, AnUnknownApiOrNullArgumentIsABadArgument) {
   EXPECT_EQ(Launch(nullptr), TUNE_GPURT_ERROR_BAD_ARGUMENT);
   tune_gpurt_module cuda = Module(TUNE_GPURT_API_CUDA);
   EXPECT_EQ(Launch(&cuda, nullptr), TUNE_GPURT_ERROR_BAD_ARGUMENT);
+}
+
+TEST(GpuRuntime, ZeroingChecksItsArgumentsAndNeedsTheDriverToo) {
+  tune_gpurt_module cuda = Module(TUNE_GPURT_API_CUDA);
+  float* fake = reinterpret_cast<float*>(uintptr_t{0x1000});
+  EXPECT_EQ(tune_gpurt_zero(nullptr, fake, 64, nullptr), TUNE_GPURT_ERROR_BAD_ARGUMENT);
+  EXPECT_EQ(tune_gpurt_zero(&cuda, fake, 6, nullptr), TUNE_GPURT_ERROR_BAD_ARGUMENT);
+  EXPECT_NE(std::string(tune_gpurt_last_error()).find("multiple of 4 (got 6)"), std::string::npos)
+      << tune_gpurt_last_error();
+  EXPECT_EQ(tune_gpurt_zero(&cuda, nullptr, 64, nullptr), TUNE_GPURT_ERROR_BAD_ARGUMENT);
+  MissingDriver missing;
+  EXPECT_EQ(tune_gpurt_zero(&cuda, fake, 64, nullptr), TUNE_GPURT_ERROR_DRIVER_NOT_FOUND);
+  EXPECT_NE(std::string(tune_gpurt_last_error()).find("CUDA driver library not found"),
+            std::string::npos)
+      << tune_gpurt_last_error();
 }
 
 TEST(GpuRuntime, TheErrorTextBelongsToTheCallingThread) {

@@ -2,6 +2,7 @@
 #include "codegen/ir/ir.h"
 
 #include "codegen/ir/equality.h"
+#include "codegen/ir/params.h"
 #include "codegen/ir/printer.h"
 #include "codegen/ir/substitute.h"
 #include "codegen/ir/visitor.h"
@@ -84,6 +85,27 @@ TEST(IrTest, LoadAndStoreTakeLanesFromTheirIndex) {
   // A scalar value through a vector index is broadcast.
   Stmt t = Store::Make(y, Ramp::Make(i, 2, 4), 0);
   EXPECT_EQ(t.As<Store>()->value.type(), Type::Float32(4));
+}
+
+TEST(IrTest, AtomicAddsPrintSurviveMutationAndNameTheParamsToZero) {
+  Buffer x("x"), y("y"), unused("unused");
+  Var i("i");
+  Stmt add = Store::MakeAtomicAdd(y, i % 4, x(i));
+  EXPECT_TRUE(add.As<Store>()->atomic_add);
+  EXPECT_FALSE(Store::Make(y, i, x(i)).As<Store>()->atomic_add);
+  EXPECT_EQ(ToText(add), "y[(i % 4)] atomic+= x[i]\n");
+  // A mutation that rebuilds the store keeps it atomic.
+  Var j("j");
+  Stmt renamed = Substitute(add, i, Expr(j));
+  ASSERT_NE(renamed.As<Store>(), nullptr);
+  EXPECT_TRUE(renamed.As<Store>()->atomic_add);
+  LoweredFunc func{"f", {x, unused, y}, For::Make(i, 0, 8, LoopKind::kSerial, add)};
+  EXPECT_EQ(AtomicallyAccumulatedParams(func), std::vector<int>{2});
+}
+
+TEST(IrTest, AtomicAddIntoANonGlobalBufferAborts) {
+  Buffer shared("s", MemoryScope::kGpuShared);
+  EXPECT_DEATH(Store::MakeAtomicAdd(shared, 0, 1.0f), "global float32 buffers only");
 }
 
 TEST(IrTest, BlockFlattensNestedBlocksAndUnwrapsSingleStatements) {

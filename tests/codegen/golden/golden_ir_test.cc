@@ -95,14 +95,15 @@ TEST(GoldenIr, Conv2dCpuDirectWithPaddingAndRelu) {
 // The GPU templates' default configs at small shapes with edge tiles.
 TEST(GoldenIr, GemmGpuTiledDefaultWithEdgeTilesAndBias) {
   CheckGolden({"gemm_gpu_tiled.txt", "gemm.gpu.tiled", "gemm:M=33,N=65,K=17,epilogue=bias",
-               R"({"bk":16,"bm":16,"bn":32,"splitk":1,"stages":2,"tm":2,"tn":2,"vec":1})",
+               R"({"bk":16,"bm":16,"bn":32,"gridk":1,"splitk":1,"stages":2,"tm":2,"tn":2,"vec":1})",
                "cuda -arch=sm_90"});
 }
 
 TEST(GoldenIr, Conv2dGpuImplicitGemmDefaultWithPaddingAndRelu) {
   CheckGolden({"conv2d_gpu_implicit_gemm.txt", "conv2d.gpu.implicit_gemm",
                "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=1,pad=1,epilogue=relu",
-               R"({"bk":8,"bm":8,"bn":8,"stages":2,"tm":2,"tn":2,"vec":4})", "cuda -arch=sm_90"});
+               R"({"bk":8,"bm":8,"bn":8,"gridk":1,"stages":2,"tm":2,"tn":2,"vec":4})",
+               "cuda -arch=sm_90"});
 }
 
 TEST(GoldenIr, Conv2dGpuDirectDefaultWithStrideAndBiasRelu) {

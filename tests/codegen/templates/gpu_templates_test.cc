@@ -1,6 +1,7 @@
 // The GPU schedule templates: every default config and random configs of their spaces build
 // IR that verifies and lowers for CUDA and ROCm archs, across square, skinny, odd GEMMs and
 // ResNet-50 conv layers; configs beyond the GPU limits are rejected naming the limit.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "codegen/ir/printer.h"
 #include "codegen/ir/verifier.h"
 #include "codegen/llvm/gpu_backend.h"
+#include "codegen/llvm/gpu_launch.h"
 #include "codegen/lower.h"
 #include "codegen/sim/gpu_sim.h"
 #include "codegen/templates/template.h"
@@ -115,7 +117,29 @@ TEST(GemmGpuTiled, DefaultForLargeShapesIsTheClassicTile) {
   ASSERT_NE(tpl, nullptr);
   Config c = tpl->default_config(w, target);
   EXPECT_EQ(ConfigToString(c),
-            R"({"bk":8,"bm":128,"bn":128,"splitk":1,"stages":2,"tm":8,"tn":8,"vec":4})");
+            R"({"bk":8,"bm":128,"bn":128,"gridk":1,"splitk":1,"stages":2,"tm":8,"tn":8,"vec":4})");
+}
+
+TEST(GemmGpuTiled, DefaultSplitsTheReductionAcrossBlocksWhenTilesCannotFillTheGpu) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload w = *Workload::Parse("gemm:M=1024,N=1024,K=1024");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  // 64 tiles of 128 x 128: two blocks per tile make 128.
+  Config c = tpl->default_config(w, target);
+  EXPECT_EQ(c.at("bm"), 128);
+  EXPECT_EQ(c.at("bn"), 128);
+  EXPECT_EQ(c.at("gridk"), 2);
+}
+
+TEST(GemmGpuTiled, AReluEpilogueKeepsEachReductionInOneBlock) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload relu = *Workload::Parse("gemm:M=16,N=4096,K=4096,epilogue=bias_relu");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, relu);
+  ASSERT_NE(tpl, nullptr);
+  EXPECT_EQ(tpl->space(relu, target).FindKnob("gridk")->values, std::vector<int64_t>{1});
+  Workload bias = *Workload::Parse("gemm:M=16,N=4096,K=4096,epilogue=bias");
+  EXPECT_GT(tpl->space(bias, target).FindKnob("gridk")->values.size(), 4u);
 }
 
 TEST(GemmGpuTiled, ConfigsBeyondTheLimitsAreRejectedNamingTheLimit) {
@@ -125,20 +149,20 @@ TEST(GemmGpuTiled, ConfigsBeyondTheLimitsAreRejectedNamingTheLimit) {
   ASSERT_NE(tpl, nullptr);
   ConfigSpace space = tpl->space(w, target);
   // 256 x 256 / (1 x 1) threads.
-  Config threads = {{"bm", 256}, {"bn", 256},   {"tm", 1},  {"tn", 1},
-                    {"bk", 8},   {"stages", 1}, {"vec", 4}, {"splitk", 1}};
+  Config threads = {{"bm", 256},   {"bn", 256}, {"tm", 1},     {"tn", 1},   {"bk", 8},
+                    {"stages", 1}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}};
   EXPECT_THAT(space.Validate(threads).message(), HasSubstr("max_threads_per_block (1024)"));
   // 2 stages of 64 x (256 + 260) floats: 258 KiB of shared memory.
-  Config shared = {{"bm", 256}, {"bn", 256},   {"tm", 8},  {"tn", 8},
-                   {"bk", 64},  {"stages", 2}, {"vec", 4}, {"splitk", 1}};
+  Config shared = {{"bm", 256},   {"bn", 256}, {"tm", 8},     {"tn", 8},   {"bk", 64},
+                   {"stages", 2}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}};
   EXPECT_THAT(space.Validate(shared).message(), HasSubstr("max_shared_bytes_per_block"));
   // 8 x 8 accumulators over 16 threads: the staged loads alone blow the register budget.
-  Config regs = {{"bm", 32}, {"bn", 32},    {"tm", 8},  {"tn", 8},
-                 {"bk", 64}, {"stages", 2}, {"vec", 4}, {"splitk", 1}};
+  Config regs = {{"bm", 32},    {"bn", 32}, {"tm", 8},     {"tn", 8},   {"bk", 64},
+                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}};
   EXPECT_THAT(space.Validate(regs).message(), HasSubstr("registers per thread"));
   // 3 x 16 threads: not a whole number of warps.
-  Config warp = {{"bm", 16}, {"bn", 64},    {"tm", 4},  {"tn", 4},
-                 {"bk", 8},  {"stages", 2}, {"vec", 4}, {"splitk", 1}};
+  Config warp = {{"bm", 16},    {"bn", 64}, {"tm", 4},     {"tn", 4},   {"bk", 8},
+                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}};
   warp["bm"] = 8;
   warp["tm"] = 2;
   warp["bn"] = 64;
@@ -188,6 +212,14 @@ std::string SimulateAndCompare(const KernelTemplate& tpl, const Workload& w, con
   for (size_t i = 0; i < abi.size(); ++i) {
     args.emplace_back(static_cast<float*>(ptrs[i]), static_cast<size_t>(abi[i].NumElements()));
   }
+  // As a launcher does: the outputs the kernel accumulates into start at zero.
+  absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*lowered);
+  if (!launch.ok()) {
+    return std::string(launch.status().message());
+  }
+  for (uint32_t arg : launch->zeroed_args) {
+    std::fill(args[arg].begin(), args[arg].end(), 0.0f);
+  }
   GpuSimOptions options;
   options.block_workers = 2;
   if (absl::Status s = RunGpuKernel(*lowered, args, options); !s.ok()) {
@@ -220,7 +252,8 @@ void CheckOnSimulator(std::string_view name, const std::vector<std::string>& wor
 TEST(GemmGpuTiledSim, DefaultAndRandomConfigsComputeTheReference) {
   CheckOnSimulator("gemm.gpu.tiled",
                    {"gemm:M=33,N=65,K=17", "gemm:M=33,N=64,K=20,epilogue=bias_relu",
-                    "gemm:M=1,N=40,K=37,epilogue=bias", "gemm:M=64,N=64,K=64,epilogue=relu"},
+                    "gemm:M=1,N=40,K=37,epilogue=bias", "gemm:M=64,N=64,K=64,epilogue=relu",
+                    "gemm:M=5,N=24,K=300,epilogue=bias"},
                    6);
 }
 
@@ -229,7 +262,8 @@ TEST(Conv2dGpuImplicitGemmSim, DefaultAndRandomConfigsComputeTheReference) {
                    {"conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=1,pad=1",
                     "conv2d:N=1,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,epilogue=bias_relu",
                     "conv2d:N=2,C=5,H=8,W=8,K=12,R=1,S=1,stride=1,pad=0,epilogue=bias",
-                    "conv2d:N=1,C=3,H=11,W=10,K=6,R=3,S=3,stride=1,pad=2,dilation=2"},
+                    "conv2d:N=1,C=3,H=11,W=10,K=6,R=3,S=3,stride=1,pad=2,dilation=2",
+                    "conv2d:N=1,C=32,H=5,W=5,K=8,R=3,S=3,stride=1,pad=1,epilogue=bias"},
                    5);
 }
 
@@ -249,9 +283,27 @@ TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
   ASSERT_NE(tpl, nullptr);
   for (int64_t stages : {1, 2}) {
     for (int64_t splitk : {2, 4}) {
-      Config c = {{"bm", 8},  {"bn", 16},         {"tm", 4},  {"tn", 2},
-                  {"bk", 16}, {"stages", stages}, {"vec", 4}, {"splitk", splitk}};
+      Config c = {{"bm", 8},          {"bn", 16}, {"tm", 4},          {"tn", 2},   {"bk", 16},
+                  {"stages", stages}, {"vec", 4}, {"splitk", splitk}, {"gridk", 1}};
       EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
+    }
+  }
+}
+
+TEST(GemmGpuTiledSim, ReductionsSharedByBlocksAddUpToTheReferenceWithTheBiasOnce) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  // K = 300 in steps of 16: 19 steps, so the last block's run is shorter.
+  Workload w = *Workload::Parse("gemm:M=7,N=40,K=300,epilogue=bias");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  for (int64_t stages : {1, 2}) {
+    for (int64_t splitk : {1, 2}) {
+      for (int64_t gridk : {2, 3, 4}) {
+        Config c = {{"bm", 8},          {"bn", 16}, {"tm", 4},          {"tn", 2},       {"bk", 16},
+                    {"stages", stages}, {"vec", 4}, {"splitk", splitk}, {"gridk", gridk}};
+        ASSERT_TRUE(tpl->space(w, target).IsValid(c)) << ConfigToString(c);
+        EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
+      }
     }
   }
 }
