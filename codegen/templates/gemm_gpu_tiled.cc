@@ -156,10 +156,13 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   auto blocks = [&](const Config& c) {
     return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
   };
-  // Too few tiles to fill the GPU: blocks share the reduction, each keeping >= 256 of K.
+  // Enough blocks to fill the GPU; a skinny GEMM streams B from memory and wants several
+  // blocks per multiprocessor to keep enough loads in flight.
+  const int64_t want_blocks = g.m <= 16 ? 480 : 120;
+  // Too few tiles: blocks share the reduction, each keeping >= 256 of K.
   for (Config& c : presets) {
     for (int64_t gridk : space.FindKnob("gridk")->values) {
-      if (blocks(c) >= 120 || gridk * 256 > g.k) {
+      if (blocks(c) >= want_blocks || gridk * 256 > g.k) {
         break;
       }
       Config split = c;
@@ -174,7 +177,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     if (!space.IsValid(c)) {
       continue;
     }
-    if (blocks(c) >= 120) {
+    if (blocks(c) >= want_blocks) {
       return c;
     }
     if (most == nullptr || blocks(c) > blocks(*most)) {
