@@ -100,7 +100,20 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     Config default_config = tpl->default_config(workload, target);
     const bool default_done = defaults_proposed.contains(name) ||
                               std::find(seen.begin(), seen.end(), default_config) != seen.end();
-    parts.push_back(PerTemplate{tpl, std::move(*made), std::move(default_config), !default_done});
+    PerTemplate part{tpl, std::move(*made), std::move(default_config), !default_done, {}, {}};
+    if (tpl->seeds) {
+      for (Config& config : tpl->seeds(workload, target)) {
+        if (config == part.default_config || !space.Validate(config).ok() ||
+            std::find(part.seeds.begin(), part.seeds.end(), config) != part.seeds.end()) {
+          continue;
+        }
+        part.seeds.push_back(config);
+        if (std::find(seen.begin(), seen.end(), config) == seen.end()) {
+          part.seeds_pending.push_back(std::move(config));
+        }
+      }
+    }
+    parts.push_back(std::move(part));
     seen_per_part.push_back(std::move(seen));
   }
 
@@ -123,6 +136,11 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
       if (std::find(seen.begin(), seen.end(), *config) != seen.end() ||
           !part->tpl->space(workload, target).Validate(*config).ok()) {
         continue;
+      }
+      // A seed proposed before the state was saved comes back as a replay, not as a seed.
+      auto seed = std::find(part->seeds_pending.begin(), part->seeds_pending.end(), *config);
+      if (seed != part->seeds_pending.end()) {
+        part->seeds_pending.erase(seed);
       }
       replay.push_back(Candidate{part->tpl, std::move(*config)});
     }
@@ -151,6 +169,17 @@ std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
       out.push_back(Candidate{part.tpl, part.default_config});
     }
   }
+  // The templates' seeds, one per template in turn.
+  for (bool any = true; any && static_cast<int>(out.size()) < n;) {
+    any = false;
+    for (PerTemplate& part : parts_) {
+      if (static_cast<int>(out.size()) < n && !part.seeds_pending.empty() && allowed(part.tpl)) {
+        out.push_back(Candidate{part.tpl, std::move(part.seeds_pending.front())});
+        part.seeds_pending.pop_front();
+        any = true;
+      }
+    }
+  }
   size_t idle = 0;  // templates in a row that had nothing left
   while (static_cast<int>(out.size()) < n && idle < parts_.size()) {
     PerTemplate& part = parts_[next_];
@@ -165,7 +194,8 @@ std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
       continue;
     }
     idle = 0;
-    if (configs.front() == part.default_config) {
+    if (configs.front() == part.default_config ||
+        std::find(part.seeds.begin(), part.seeds.end(), configs.front()) != part.seeds.end()) {
       continue;  // proposed first already (or measured before this job)
     }
     out.push_back(Candidate{part.tpl, std::move(configs.front())});
@@ -186,6 +216,11 @@ void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) 
     if (part.tpl == tpl) {
       if (part.default_pending && part.default_config == outcome.config) {
         part.default_pending = false;
+      }
+      // Measured by another job meanwhile: no need to propose it.
+      auto seed = std::find(part.seeds_pending.begin(), part.seeds_pending.end(), outcome.config);
+      if (seed != part.seeds_pending.end()) {
+        part.seeds_pending.erase(seed);
       }
       part.strategy->Observe({outcome});
     }
@@ -225,7 +260,7 @@ bool JobSearch::Exhausted() const {
     return false;
   }
   for (const PerTemplate& part : parts_) {
-    if (part.default_pending || !part.strategy->Exhausted()) {
+    if (part.default_pending || !part.seeds_pending.empty() || !part.strategy->Exhausted()) {
       return false;
     }
   }

@@ -1,8 +1,9 @@
 // JobSearch: the search of one job over the config spaces of all its templates. It first
 // proposes each template's default config (so a job's best is never worse than what
-// tune-compile would pick without tuning), then keeps one SearchStrategy per template and
-// proposes from them in turn, skipping every config already recorded for the job's workload and
-// target (of the same template version).
+// tune-compile would pick without tuning), then the templates' seeds (KernelTemplate::seeds,
+// one per template in turn), then keeps one SearchStrategy per template and proposes from them
+// in turn, skipping every config already recorded for the job's workload and target (of the
+// same template version).
 //
 // Resume without loss: every proposal stays *outstanding* until its outcome is observed, and the
 // saved state holds the outstanding proposals next to the strategies' cursors. A search created
@@ -53,9 +54,9 @@ class JobSearch {
       const std::vector<ConfigKey>& measured, std::string_view saved_state);
 
   /// Up to `n` new candidates: the outstanding ones of a saved state first, then each
-  /// template's default, then one from each template's strategy in turn; fewer when the spaces
-  /// are exhausted. Only templates that `usable` allows propose (the others keep their place
-  /// and their saved outstanding candidates for later). Each candidate is outstanding until
+  /// template's default, then its seeds, then one from each template's strategy in turn; fewer when
+  /// the spaces are exhausted. Only templates that `usable` allows propose (the others keep their
+  /// place and their saved outstanding candidates for later). Each candidate is outstanding until
   /// Observe() reports it.
   std::vector<Candidate> Propose(int n, const TemplateFilter& usable = {});
 
@@ -79,7 +80,9 @@ class JobSearch {
     const KernelTemplate* tpl;
     std::unique_ptr<SearchStrategy> strategy;
     Config default_config;
-    bool default_pending = false;  // the default is neither measured nor proposed yet
+    bool default_pending = false;      // the default is neither measured nor proposed yet
+    std::vector<Config> seeds;         // the template's valid seeds (tpl->seeds), in order
+    std::deque<Config> seeds_pending;  // those neither measured nor proposed yet
   };
   JobSearch(std::vector<PerTemplate> parts, size_t next, std::deque<Candidate> replay)
       : parts_(std::move(parts)), next_(next), replay_(std::move(replay)) {}

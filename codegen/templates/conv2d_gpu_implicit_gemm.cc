@@ -123,9 +123,8 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   return space;
 }
 
-Config DefaultConfig(const Workload& workload, const Target& target) {
-  const GemmView g = ViewOf(workload.conv2d());
-  const ConfigSpace space = Space(workload, target);
+// The preferred tilings (grid split 1), best first for large layers.
+std::vector<Config> Presets(const ConfigSpace& space) {
   auto snap = [&](std::string_view knob, int64_t want) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
@@ -141,18 +140,26 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     c["gridk"] = 1;
     return c;
   };
-  std::vector<Config> presets = {
+  return {
       make(128, 128, 8, 8, 8), make(128, 64, 8, 8, 8), make(64, 64, 8, 8, 8),
       make(64, 64, 4, 4, 16),  make(64, 32, 4, 4, 16), make(32, 32, 4, 4, 16),
       make(32, 16, 4, 2, 16),  make(16, 16, 2, 2, 16), make(8, 8, 2, 2, 8),
   };
-  auto blocks = [&](const Config& c) {
-    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
-  };
-  // Too few tiles to fill the GPU: blocks share the reduction, each keeping >= 256 taps.
+}
+
+int64_t Blocks(const GemmView& g, const Config& c) {
+  return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
+}
+
+// Each preset with the smallest grid split that gives it enough blocks (each keeping >= 256
+// taps); the default is the first valid one with enough blocks (or the one with the most).
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const GemmView g = ViewOf(workload.conv2d());
+  const ConfigSpace space = Space(workload, target);
+  std::vector<Config> presets = Presets(space);
   for (Config& c : presets) {
     for (int64_t gridk : space.FindKnob("gridk")->values) {
-      if (blocks(c) >= 120 || gridk * 256 > g.k) {
+      if (Blocks(g, c) >= 120 || gridk * 256 > g.k) {
         break;
       }
       Config split = c;
@@ -167,10 +174,10 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     if (!space.IsValid(c)) {
       continue;
     }
-    if (blocks(c) >= 120) {
+    if (Blocks(g, c) >= 120) {
       return c;
     }
-    if (most == nullptr || blocks(c) > blocks(*most)) {
+    if (most == nullptr || Blocks(g, c) > Blocks(g, *most)) {
       most = &c;
     }
   }
@@ -181,6 +188,27 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   TUNE_CHECK(!any.empty()) << "conv2d.gpu.implicit_gemm has no valid config for "
                            << workload.ToString();
   return any.front();
+}
+
+// Every preset with every grid split that keeps >= 128 taps per block and at most ~8 waves of
+// blocks on a large GPU: where the search starts after the default (at most kMaxGpuSeeds).
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  const GemmView g = ViewOf(workload.conv2d());
+  const ConfigSpace space = Space(workload, target);
+  std::vector<Config> seeds;
+  for (const Config& preset : Presets(space)) {
+    for (int64_t gridk : space.FindKnob("gridk")->values) {
+      Config c = preset;
+      c["gridk"] = gridk;
+      if (gridk > 1 && (gridk * 128 > g.k || Blocks(g, c) > 8 * kGpuMultiprocessorsGuess)) {
+        continue;
+      }
+      if (space.IsValid(c)) {
+        AddGpuSeed(seeds, std::move(c));
+      }
+    }
+  }
+  return seeds;
 }
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
@@ -287,6 +315,7 @@ const KernelTemplate kConv2dGpuImplicitGemm = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .seeds = &Seeds,
 };
 
 const KernelTemplate kConv2dGpuImplicitGemmRocm = {
@@ -297,6 +326,7 @@ const KernelTemplate kConv2dGpuImplicitGemmRocm = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .seeds = &Seeds,
 };
 
 }  // namespace tune

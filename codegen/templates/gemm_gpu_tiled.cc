@@ -112,12 +112,9 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   return space;
 }
 
-// The preferred tilings, best first for large shapes, each with the smallest grid split of K
-// that gives it enough blocks to fill the GPU; the default is the first valid one that does
-// (or the one with the most blocks).
-Config DefaultConfig(const Workload& workload, const Target& target) {
-  const GemmShape& g = workload.gemm();
-  const ConfigSpace space = Space(workload, target);
+// The preferred tilings (grid split 1), best first for large shapes; skinny shapes get their
+// own first.
+std::vector<Config> Presets(const GemmShape& g, const ConfigSpace& space) {
   auto snap = [&](std::string_view knob, int64_t want) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
@@ -153,16 +150,25 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   presets.push_back(make(32, 64, 4, 4, 16, 1));
   presets.push_back(make(32, 32, 4, 4, 16, 1));
   presets.push_back(make(16, 32, 2, 2, 16, 1));
-  auto blocks = [&](const Config& c) {
-    return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
-  };
-  // Enough blocks to fill the GPU; a skinny GEMM streams B from memory and wants several
-  // blocks per multiprocessor to keep enough loads in flight.
+  return presets;
+}
+
+int64_t Blocks(const GemmShape& g, const Config& c) {
+  return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
+}
+
+// Each preset with the smallest grid split of K that gives it enough blocks to fill the GPU
+// (each block keeping >= 256 of K); the default is the first valid one that has enough blocks
+// (or the one with the most). A skinny GEMM streams B from memory and wants several blocks per
+// multiprocessor to keep enough loads in flight.
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const ConfigSpace space = Space(workload, target);
+  std::vector<Config> presets = Presets(g, space);
   const int64_t want_blocks = g.m <= 16 ? 480 : 120;
-  // Too few tiles: blocks share the reduction, each keeping >= 256 of K.
   for (Config& c : presets) {
     for (int64_t gridk : space.FindKnob("gridk")->values) {
-      if (blocks(c) >= want_blocks || gridk * 256 > g.k) {
+      if (Blocks(g, c) >= want_blocks || gridk * 256 > g.k) {
         break;
       }
       Config split = c;
@@ -177,10 +183,10 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     if (!space.IsValid(c)) {
       continue;
     }
-    if (blocks(c) >= want_blocks) {
+    if (Blocks(g, c) >= want_blocks) {
       return c;
     }
-    if (most == nullptr || blocks(c) > blocks(*most)) {
+    if (most == nullptr || Blocks(g, c) > Blocks(g, *most)) {
       most = &c;
     }
   }
@@ -190,6 +196,36 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   std::vector<Config> any = space.EnumerateValid(1);
   TUNE_CHECK(!any.empty()) << "gemm.gpu.tiled has no valid config for " << workload.ToString();
   return any.front();
+}
+
+// Every preset with every grid split of K that keeps >= 128 of K per block and at most ~8 waves
+// of blocks on a large GPU, and the skinny presets also with one thread group per step: where
+// the search starts after the default (at most kMaxGpuSeeds).
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const ConfigSpace space = Space(workload, target);
+  std::vector<Config> seeds;
+  for (const Config& preset : Presets(g, space)) {
+    std::vector<Config> variants = {preset};
+    if (g.m <= 16 && preset.at("bm") <= 16) {
+      Config v = preset;
+      v["splitk"] = 1;
+      variants.push_back(v);
+    }
+    for (const Config& v : variants) {
+      for (int64_t gridk : space.FindKnob("gridk")->values) {
+        Config c = v;
+        c["gridk"] = gridk;
+        if (gridk > 1 && (gridk * 128 > g.k || Blocks(g, c) > 8 * kGpuMultiprocessorsGuess)) {
+          continue;
+        }
+        if (space.IsValid(c)) {
+          AddGpuSeed(seeds, std::move(c));
+        }
+      }
+    }
+  }
+  return seeds;
 }
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
@@ -259,6 +295,7 @@ const KernelTemplate kGemmGpuTiled = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .seeds = &Seeds,
 };
 
 const KernelTemplate kGemmGpuTiledRocm = {
@@ -269,6 +306,7 @@ const KernelTemplate kGemmGpuTiledRocm = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .seeds = &Seeds,
 };
 
 }  // namespace tune

@@ -24,6 +24,12 @@ using ir::Stmt;
 using ir::Store;
 using ir::Var;
 
+void AddGpuSeed(std::vector<Config>& seeds, Config config) {
+  if (seeds.size() < kMaxGpuSeeds && std::find(seeds.begin(), seeds.end(), config) == seeds.end()) {
+    seeds.push_back(std::move(config));
+  }
+}
+
 int64_t GpuCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t NextPow2(int64_t n) {

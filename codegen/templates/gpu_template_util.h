@@ -23,6 +23,14 @@
 
 namespace tune {
 
+/// Multiprocessors of a large GPU (H100 SXM: 132), for heuristics that size grids in waves.
+inline constexpr int64_t kGpuMultiprocessorsGuess = 132;
+/// The most seeds (KernelTemplate::seeds) a GPU template offers a search.
+inline constexpr size_t kMaxGpuSeeds = 40;
+
+/// Appends `config` to `seeds` unless it is there already or `seeds` holds kMaxGpuSeeds.
+void AddGpuSeed(std::vector<Config>& seeds, Config config);
+
 int64_t GpuCeilDiv(int64_t a, int64_t b);
 /// The smallest power of two >= n (n >= 1).
 int64_t NextPow2(int64_t n);

@@ -26,6 +26,7 @@ struct KernelTemplate {
   using BuildObjectFn = std::function<absl::StatusOr<std::string>(
       const Workload&, const Target&, const Config&, std::string_view func_name)>;
   using AppliesFn = std::function<bool(const Workload&, const Target&)>;
+  using SeedsFn = std::function<std::vector<Config>(const Workload&, const Target&)>;
 
   std::string_view name;  // e.g. "gemm.cpu.blocked"
   int version;            // bumped whenever the generated code changes meaning or speed
@@ -53,6 +54,10 @@ struct KernelTemplate {
   /// Whether the template builds this workload for this target beyond op and target kind (a
   /// plugin's answer); empty: it does.
   AppliesFn applies = {};
+  /// Configs worth measuring right after the default, best guesses first: the variants a
+  /// schedule writer would try for this shape class (tile shapes, splits of the reduction).
+  /// A search proposes the valid ones it has not measured before its strategy's own. Empty: none.
+  SeedsFn seeds = {};
 };
 
 /// The library a template's kernels call on a target, as people name it (-libs=) and as

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
 #include <set>
 
 #include "common/host_cpu.h"
@@ -54,6 +55,61 @@ TEST(JobSearchTest, ProposesEachTemplatesDefaultConfigFirstAndOnlyOnce) {
   const std::string default_key = Key(first[0]);
   for (const Candidate& c : (*search)->Propose(500)) {
     EXPECT_NE(Key(c), default_key) << "the default config was proposed twice";
+  }
+}
+
+// gemm.gpu.tiled offers seeds (its presets with grid splits of K) for a 1024^3 GEMM on CUDA.
+struct GpuGemmCase {
+  Workload workload = *Workload::Parse("gemm:M=1024,N=1024,K=1024");
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  const KernelTemplate* tpl = FindTemplate("gemm.gpu.tiled", TargetKind::kCuda);
+  std::vector<Config> seeds = tpl->seeds(workload, target);
+};
+
+TEST(JobSearchTest, ProposesTheTemplatesSeedsInOrderAfterTheDefaultAndBeforeItsStrategy) {
+  GpuGemmCase s;
+  ASSERT_GT(s.seeds.size(), 4u);
+  auto search = JobSearch::Create(s.workload, s.target, {s.tpl}, "random", 1, {}, "");
+  ASSERT_TRUE(search.ok()) << search.status();
+  std::vector<Candidate> got = (*search)->Propose(static_cast<int>(s.seeds.size()) + 20);
+  ASSERT_EQ(got.size(), s.seeds.size() + 20);
+  EXPECT_EQ(got[0].config, s.tpl->default_config(s.workload, s.target));
+  size_t next_seed = 0;
+  std::set<std::string> keys;
+  for (size_t i = 1; i < got.size(); ++i) {
+    EXPECT_TRUE(keys.insert(Key(got[i])).second) << "proposed twice: " << Key(got[i]);
+    if (next_seed < s.seeds.size() && s.seeds[next_seed] == got[0].config) {
+      ++next_seed;  // the default is one of the seeds: proposed once, as the default
+    }
+    if (next_seed < s.seeds.size()) {
+      EXPECT_EQ(got[i].config, s.seeds[next_seed]) << "proposal " << i;
+      ++next_seed;
+    }
+  }
+}
+
+TEST(JobSearchTest, SeedsAlreadyMeasuredOrOutstandingInASavedStateAreNotProposedAgain) {
+  GpuGemmCase s;
+  const Config& measured = s.seeds[1];
+  std::vector<ConfigKey> log = {
+      {std::string(s.tpl->name), s.tpl->version, ConfigToString(measured)}};
+  auto a = JobSearch::Create(s.workload, s.target, {s.tpl}, "random", 1, log, "");
+  ASSERT_TRUE(a.ok()) << a.status();
+  std::vector<Candidate> first = (*a)->Propose(3);  // the default and two seeds, outstanding
+  std::string state = (*a)->SaveState();
+  auto b = JobSearch::Create(s.workload, s.target, {s.tpl}, "random", 1, log, state);
+  ASSERT_TRUE(b.ok()) << b.status();
+  std::vector<Candidate> again = (*b)->Propose(static_cast<int>(s.seeds.size()) + 10);
+  std::map<std::string, int> times;
+  for (const Candidate& c : again) {
+    ++times[Key(c)];
+    EXPECT_NE(c.config, measured) << "a measured seed was proposed";
+  }
+  for (const Candidate& c : first) {
+    EXPECT_EQ(times[Key(c)], 1) << Key(c) << " outstanding before the save";
+  }
+  for (const auto& [key, n] : times) {
+    EXPECT_EQ(n, 1) << key;
   }
 }
 

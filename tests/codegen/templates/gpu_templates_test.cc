@@ -8,6 +8,7 @@
 #include <iostream>
 #include <random>
 #include <regex>
+#include <set>
 #include <span>
 #include <sstream>
 #include <string>
@@ -130,6 +131,34 @@ TEST(GemmGpuTiled, DefaultSplitsTheReductionAcrossBlocksWhenTilesCannotFillTheGp
   EXPECT_EQ(c.at("bm"), 128);
   EXPECT_EQ(c.at("bn"), 128);
   EXPECT_EQ(c.at("gridk"), 2);
+}
+
+TEST(GpuMatmulTemplates, SeedsAreValidDistinctBuildAndSplitTheReductionWhereTilesAreFew) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"gemm.gpu.tiled", "gemm:M=1024,N=1024,K=1024"},
+           {"gemm.gpu.tiled", "gemm:M=1,N=4096,K=4096"},
+           {"conv2d.gpu.implicit_gemm", "conv2d:N=8,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1"}}) {
+    Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = GpuTemplate(name, target, w);
+    ASSERT_NE(tpl, nullptr);
+    ASSERT_TRUE(tpl->seeds) << name;
+    std::vector<Config> seeds = tpl->seeds(w, target);
+    EXPECT_GE(seeds.size(), 8u) << text;
+    EXPECT_LE(seeds.size(), 40u) << text;
+    ConfigSpace space = tpl->space(w, target);
+    std::set<std::string> distinct;
+    bool split = false;
+    for (const Config& c : seeds) {
+      EXPECT_TRUE(space.IsValid(c)) << ConfigToString(c) << ": " << space.Validate(c);
+      EXPECT_TRUE(distinct.insert(ConfigToString(c)).second) << ConfigToString(c);
+      split = split || c.at("gridk") > 1;
+    }
+    EXPECT_TRUE(split) << text;
+    for (size_t i = 0; i < seeds.size(); i += 5) {
+      EXPECT_EQ(BuildAndLower(*tpl, w, target, seeds[i]), "") << ConfigToString(seeds[i]);
+    }
+  }
 }
 
 TEST(GemmGpuTiled, AReluEpilogueKeepsEachReductionInOneBlock) {
