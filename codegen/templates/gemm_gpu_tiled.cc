@@ -144,7 +144,9 @@ std::vector<Config> Presets(const GemmShape& g, const ConfigSpace& space) {
     }
   }
   presets.push_back(make(128, 128, 8, 8, 8, 1));
+  presets.push_back(make(128, 128, 8, 8, 16, 1));
   presets.push_back(make(128, 64, 8, 8, 8, 1));
+  presets.push_back(make(64, 128, 8, 8, 8, 1));
   presets.push_back(make(64, 64, 8, 8, 8, 1));
   presets.push_back(make(64, 64, 4, 4, 16, 1));
   presets.push_back(make(32, 64, 4, 4, 16, 1));
