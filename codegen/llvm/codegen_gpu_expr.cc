@@ -52,6 +52,26 @@ int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int
       const auto* op = e.As<ir::Mul>();
       return std::min(kMaxKnownMultiple, KnownMultiple(op->a, vars) * KnownMultiple(op->b, vars));
     }
+    case NodeKind::kMin: {  // either operand: a multiple of both operands' common part
+      const auto* op = e.As<ir::Min>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case NodeKind::kMax: {
+      const auto* op = e.As<ir::Max>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case NodeKind::kMod: {  // a - b * floor(a / b)
+      const auto* op = e.As<ir::Mod>();
+      return e.type().is_int() ? std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars))
+                               : 1;
+    }
+    case NodeKind::kSelect: {
+      const auto* op = e.As<ir::Select>();
+      return e.type().is_int() && e.type().is_scalar()
+                 ? std::min(KnownMultiple(op->true_value, vars),
+                            KnownMultiple(op->false_value, vars))
+                 : 1;
+    }
     case NodeKind::kCast: {
       const auto* op = e.As<ir::Cast>();
       return op->value.type().is_int() && e.type().is_int() ? KnownMultiple(op->value, vars) : 1;

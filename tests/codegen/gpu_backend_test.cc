@@ -224,6 +224,22 @@ TEST_P(NvptxTest, UnprovableAlignmentGivesScalarGlobalAccesses) {
   EXPECT_NE(ptx.find("st.shared.v4.f32"), std::string::npos) << ptx;
 }
 
+TEST_P(NvptxTest, ClampedAndSelectedIndicesKeepTheAlignmentOfTheirOperands) {
+  // An edge tile clamps its offsets (min, max) and picks rows (select, floor mod): each operand
+  // is a multiple of 4 elements, so the accesses stay 16-byte vectors.
+  Buffer a("A"), c("C");
+  Var bx("bx"), tx("tx");
+  Expr row = ir::Select::Make(bx < 3, bx, Expr(2)) % 4;
+  Expr col = ir::Max::Make(ir::Min::Make(tx * 4, Expr(996)), Expr(0));
+  Expr at = row * 1000 + col;
+  Stmt body = For::Make(
+      bx, 0, 4, LoopKind::kGpuBlock,
+      For::Make(tx, 0, 256, LoopKind::kGpuThread, Store::Make(c, at, Load::Make(a, at, 4))));
+  GpuModule module = MustEmit({Lowered({"clamped", {a, c}, body})}, "cuda -arch=" + GetParam());
+  EXPECT_NE(module.code.find("ld.global.nc.v4.f32"), std::string::npos) << module.code;
+  EXPECT_NE(module.code.find("st.global.v4.f32"), std::string::npos) << module.code;
+}
+
 TEST_P(NvptxTest, UnrolledRegisterTileLivesInRegisters) {
   GpuModule module = MustEmit({Lowered(RegisterTile())}, "cuda -arch=" + GetParam());
   const std::string& ptx = module.code;
