@@ -36,6 +36,8 @@ MatmulTiling TilingOf(const Knobs& k) {
   return t;
 }
 
+ir::Expr Cast32(const ir::Expr& e) { return ir::Cast::Make(ir::Type::Int32(), e); }
+
 // The GEMM sizes of a conv2d.
 struct GemmView {
   int64_t m, n, k, pq;
@@ -230,6 +232,8 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 
   // A: the im2col matrix [pixel][tap], gathered.
   const int64_t lanes_a = LanesA(s, k);
+  const bool narrow_gather =
+      chw + (s.r + s.pad) * s.w < (int64_t{1} << 31) && g.k < (int64_t{1} << 31);
   p.a.lanes = lanes_a;
   p.a.vector_along_k = false;
   p.a.x_lets = [=](const Expr& m) {
@@ -253,20 +257,29 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
       Expr load = ir::Load::Make(input, v[0] + c * hw + v[1], lanes);
       return full_k ? load : ir::Select::Make(tap < s.c, load, zero);
     }
-    Expr c = tap / rs, r = (tap / s.s) % s.r, t = tap % s.s;
-    Expr y = v[1] + r * s.dilation, x = v[2] + t * s.dilation;
+    // The tap's channel and window position, and the offset within one image: int32 where
+    // an image fits (the divisions by constants are then 32-bit multiplies, not 64-bit ones).
+    auto narrow = [&](const Expr& e) { return narrow_gather ? Cast32(e) : e; };
+    Expr tp = narrow(tap);
+    Expr zero_index = narrow(Expr(int64_t{0}));
+    Expr c = tp / rs, r = (tp / s.s) % s.r, t = tp % s.s;
+    Expr y = narrow(v[1]) + r * s.dilation, x = narrow(v[2]) + t * s.dilation;
     Expr inside;
     Expr yc = y, xc = x;
     if (s.pad > 0) {
-      inside = y >= Expr(int64_t{0}) && y < s.h && x >= Expr(int64_t{0}) && x < s.w;
-      yc = ir::Max::Make(ir::Min::Make(y, s.h - 1), Expr(int64_t{0}));
-      xc = ir::Max::Make(ir::Min::Make(x, s.w - 1), Expr(int64_t{0}));
+      inside = y >= zero_index && y < s.h && x >= zero_index && x < s.w;
+      yc = ir::Max::Make(ir::Min::Make(y, s.h - 1), zero_index);
+      xc = ir::Max::Make(ir::Min::Make(x, s.w - 1), zero_index);
     }
     if (!full_k) {
-      inside = inside.defined() ? (tap < g.k && inside) : (tap < g.k);
+      inside = inside.defined() ? (tp < g.k && inside) : (tp < g.k);
       c = ir::Min::Make(c, s.c - 1);
     }
-    Expr load = ir::Load::Make(input, v[0] + (c * s.h + yc) * s.w + xc, lanes);
+    Expr offset = (c * s.h + yc) * s.w + xc;
+    if (narrow_gather) {
+      offset = ir::Cast::Make(ir::Type::Int64(), offset);
+    }
+    Expr load = ir::Load::Make(input, v[0] + offset, lanes);
     return inside.defined() ? ir::Select::Make(inside, load, zero) : load;
   };
 
@@ -310,7 +323,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 
 const KernelTemplate kConv2dGpuImplicitGemm = {
     .name = "conv2d.gpu.implicit_gemm",
-    .version = 2,
+    .version = 3,
     .op = OpKind::kConv2d,
     .target_kind = TargetKind::kCuda,
     .space = &Space,
@@ -321,7 +334,7 @@ const KernelTemplate kConv2dGpuImplicitGemm = {
 
 const KernelTemplate kConv2dGpuImplicitGemmRocm = {
     .name = "conv2d.gpu.implicit_gemm",
-    .version = 2,
+    .version = 3,
     .op = OpKind::kConv2d,
     .target_kind = TargetKind::kRocm,
     .space = &Space,
