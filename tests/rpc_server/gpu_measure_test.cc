@@ -85,7 +85,7 @@ $L_k:
     mul.wide.u32 %rd6, %r11, 4;
     add.u64 %rd6, %rd3, %rd6;
 @OOB@
-    st.global.f32 [%rd6], %f1;
+    @STORE@ [%rd6], %f1;
 $L_end:
     ret;
 }
@@ -104,6 +104,7 @@ struct Variant {
   std::string spin;
   std::string extra;
   std::string oob;
+  std::string store = "st.global.f32";
 };
 
 std::string GemmPtx(const std::string& name, const Variant& v = {}) {
@@ -113,6 +114,7 @@ std::string GemmPtx(const std::string& name, const Variant& v = {}) {
   ptx = Replace(ptx, "@SPIN@", v.spin);
   ptx = Replace(ptx, "@EXTRA@", v.extra);
   ptx = Replace(ptx, "@OOB@", v.oob);
+  ptx = Replace(ptx, "@STORE@", v.store);
   ptx = Replace(ptx, "@NBYTES@", std::to_string(kN * 4));
   ptx = Replace(ptx, "@M@", std::to_string(kM));
   ptx = Replace(ptx, "@N@", std::to_string(kN));
@@ -134,6 +136,13 @@ Variant Spin() {
 }
 // A PTX ISA version no driver supports.
 Variant FutureVersion() { return {.version = "99.0"}; }
+// Adds its result into C atomically, as a kernel whose blocks share a reduction does: right only
+// when C starts at zero.
+Variant AddsIntoC() {
+  Variant v;
+  v.store = "red.global.add.f32";
+  return v;
+}
 
 std::string GemmWorkload() { return StrCat("gemm:M=", kM, ",N=", kN, ",K=", kK); }
 
@@ -158,7 +167,8 @@ TEST(GpuPtxTest, EveryEmbeddedPtxAssemblesWithPtxas) {
            {"gemm", GemmPtx("gemm_ok")},
            {"wrong gemm", GemmPtx("gemm_wrong", Wrong())},
            {"out-of-bounds gemm", GemmPtx("gemm_oob", OutOfBounds())},
-           {"spinning gemm", GemmPtx("gemm_spin", Spin())}}) {
+           {"spinning gemm", GemmPtx("gemm_spin", Spin())},
+           {"gemm adding into C", GemmPtx("gemm_add", AddsIntoC())}}) {
     auto [rc, log] = Ptxas(ptx, dir.path());
     EXPECT_EQ(rc, 0) << what << ":\n" << log;
   }
@@ -230,7 +240,8 @@ class GpuMeasureTest : public ::testing::Test {
 
   // Measures `ptx` (kernel `name`) on the gemm workload with the fixture's launch.
   v1::Measurement MeasurePtx(const std::string& name, const std::string& ptx,
-                             v1::TimingOptions timing = FastTiming(), uint32_t block_x = 16) {
+                             v1::TimingOptions timing = FastTiming(), uint32_t block_x = 16,
+                             const std::vector<uint32_t>& zeroed_args = {}) {
     const std::string path = StrCat(dir_->path(), "/", name, ".ptx");
     std::ofstream(path) << ptx;
     v1::MeasureRequest request;
@@ -247,6 +258,9 @@ class GpuMeasureTest : public ::testing::Test {
     l->set_block_y(16);
     l->set_grid_x((kN + 15) / 16);
     l->set_grid_y((kM + 15) / 16);
+    for (uint32_t arg : zeroed_args) {
+      l->add_zeroed_args(arg);
+    }
     *request.mutable_timing() = timing;
     absl::StatusOr<v1::Measurement> m = supervisor_->Measure(request, path);
     EXPECT_TRUE(m.ok()) << m.status();
@@ -302,6 +316,23 @@ TEST_F(GpuMeasureTest, AWrongKernelIsAWrongAnswer) {
   v1::Measurement m = MeasurePtx("gemm_wrong", GemmPtx("gemm_wrong", Wrong()));
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WRONG_ANSWER) << m.message();
   EXPECT_TRUE(m.round_secs().empty());
+}
+
+TEST_F(GpuMeasureTest, AKernelThatAddsIntoItsOutputIsRightOnlyWhenTheLaunchZeroesItFirst) {
+  // The output is poisoned with NaN before the checked run: without the zeroing the sums stay NaN.
+  v1::Measurement unzeroed = MeasurePtx("gemm_add", GemmPtx("gemm_add", AddsIntoC()));
+  EXPECT_EQ(unzeroed.error_kind(), v1::ERROR_KIND_WRONG_ANSWER) << unzeroed.message();
+  v1::Measurement zeroed =
+      MeasurePtx("gemm_add", GemmPtx("gemm_add", AddsIntoC()), FastTiming(), 16, {2});
+  EXPECT_EQ(zeroed.error_kind(), v1::ERROR_KIND_NONE) << zeroed.message();
+  EXPECT_FALSE(zeroed.round_secs().empty());
+}
+
+TEST_F(GpuMeasureTest, AZeroedArgumentTheKernelDoesNotHaveIsALoadErrorNamingIt) {
+  v1::Measurement m =
+      MeasurePtx("gemm_add_bad", GemmPtx("gemm_add_bad", AddsIntoC()), FastTiming(), 16, {5});
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
+  EXPECT_NE(m.message().find("zeroed_args names argument 5"), std::string::npos) << m.message();
 }
 
 TEST_F(GpuMeasureTest, AnIllegalAddressIsARuntimeCrashAndAFreshChildMeasuresTheNext) {
