@@ -31,6 +31,13 @@ void EraseCandidate(std::vector<Candidate>& v, const KernelTemplate* tpl, const 
   }
 }
 
+void EraseConfig(std::deque<Config>& configs, const Config& config) {
+  auto it = std::find(configs.begin(), configs.end(), config);
+  if (it != configs.end()) {
+    configs.erase(it);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
@@ -138,10 +145,7 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
         continue;
       }
       // A seed proposed before the state was saved comes back as a replay, not as a seed.
-      auto seed = std::find(part->seeds_pending.begin(), part->seeds_pending.end(), *config);
-      if (seed != part->seeds_pending.end()) {
-        part->seeds_pending.erase(seed);
-      }
+      EraseConfig(part->seeds_pending, *config);
       replay.push_back(Candidate{part->tpl, std::move(*config)});
     }
   }
@@ -218,10 +222,7 @@ void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) 
         part.default_pending = false;
       }
       // Measured by another job meanwhile: no need to propose it.
-      auto seed = std::find(part.seeds_pending.begin(), part.seeds_pending.end(), outcome.config);
-      if (seed != part.seeds_pending.end()) {
-        part.seeds_pending.erase(seed);
-      }
+      EraseConfig(part.seeds_pending, outcome.config);
       part.strategy->Observe({outcome});
     }
   }

@@ -5,6 +5,7 @@
 
 #include "codegen/ir/printer.h"
 #include "codegen/ir/visitor.h"
+#include "codegen/llvm/emit_scalar.h"
 #include "common/strings.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Constants.h"
@@ -205,20 +206,9 @@ void CodeGenCpu::Emit(const ir::Stmt& s) {
 
 void CodeGenCpu::EmitStore(const ir::Store* op) {
   llvm::Value* value = Emit(op->value);
-  if (op->atomic_add) {
-    // One relaxed atomicrmw fadd per lane (a compare-and-swap loop on x86-64).
-    llvm::Value* index = Emit(op->index);
-    const int lanes = op->index.type().lanes();
-    for (int i = 0; i < lanes; ++i) {
-      llvm::Value* at =
-          lanes == 1 ? index : builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
-      llvm::Value* addend =
-          lanes == 1 ? value : builder_.CreateExtractElement(value, static_cast<uint64_t>(i));
-      llvm::Value* ptr =
-          builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer), at);
-      builder_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, ptr, addend, llvm::Align(4),
-                               llvm::AtomicOrdering::Monotonic);
-    }
+  if (op->atomic_add) {  // a compare-and-swap loop per lane on x86-64
+    EmitAtomicAdds(builder_, BufferBase(op->buffer), Emit(op->index), value,
+                   op->index.type().lanes(), llvm::SyncScope::System);
     return;
   }
   if (llvm::Value* ptr = DenseAddress(op->buffer, op->index)) {

@@ -3,6 +3,7 @@
 #include "codegen/llvm/codegen_gpu.h"
 
 #include "codegen/ir/printer.h"
+#include "codegen/llvm/emit_scalar.h"
 #include "common/strings.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Constants.h"
@@ -168,25 +169,19 @@ void CodeGenGpu::EmitStore(const ir::Store* op) {
 // metadata says both, which lets it use the hardware instruction instead of a compare-and-swap
 // loop.
 void CodeGenGpu::EmitAtomicAdd(llvm::Value* base, const ir::Expr& index_expr, llvm::Value* value) {
-  llvm::Value* index = Emit(index_expr);
-  const int lanes = index_expr.type().lanes();
-  for (int i = 0; i < lanes; ++i) {
-    llvm::Value* at =
-        lanes == 1 ? index : builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
-    llvm::Value* addend =
-        lanes == 1 ? value : builder_.CreateExtractElement(value, static_cast<uint64_t>(i));
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, at);
-    // The adds only need to agree within the device (the blocks of one kernel).
-    llvm::AtomicRMWInst* rmw = builder_.CreateAtomicRMW(
-        llvm::AtomicRMWInst::FAdd, ptr, addend, llvm::Align(4), llvm::AtomicOrdering::Monotonic,
-        nvptx() ? llvm::SyncScope::System : ctx_.getOrInsertSyncScopeID("agent"));
-    if (!nvptx()) {
-      rmw->setMetadata("amdgpu.no.fine.grained.memory", llvm::MDNode::get(ctx_, {}));
-      rmw->setMetadata("amdgpu.ignore.denormal.mode", llvm::MDNode::get(ctx_, {}));
-      // gfx90a's backend still wants the function-level permission.
-      function_->addFnAttr("amdgpu-unsafe-fp-atomics", "true");
-    }
+  // The adds only need to agree within the device (the blocks of one kernel).
+  std::vector<llvm::AtomicRMWInst*> adds =
+      EmitAtomicAdds(builder_, base, Emit(index_expr), value, index_expr.type().lanes(),
+                     nvptx() ? llvm::SyncScope::System : ctx_.getOrInsertSyncScopeID("agent"));
+  if (nvptx()) {
+    return;
   }
+  for (llvm::AtomicRMWInst* rmw : adds) {
+    rmw->setMetadata("amdgpu.no.fine.grained.memory", llvm::MDNode::get(ctx_, {}));
+    rmw->setMetadata("amdgpu.ignore.denormal.mode", llvm::MDNode::get(ctx_, {}));
+  }
+  // gfx90a's backend still wants the function-level permission.
+  function_->addFnAttr("amdgpu-unsafe-fp-atomics", "true");
 }
 
 // The block index (ctaid / workgroup.id) or thread index (tid / workitem.id) on one axis, as an

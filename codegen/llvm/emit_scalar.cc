@@ -108,4 +108,20 @@ llvm::Value* EmitCastValue(llvm::IRBuilder<>& builder, llvm::Value* v, ir::Type 
   return nullptr;
 }
 
+std::vector<llvm::AtomicRMWInst*> EmitAtomicAdds(llvm::IRBuilder<>& builder, llvm::Value* base,
+                                                 llvm::Value* index, llvm::Value* value, int lanes,
+                                                 llvm::SyncScope::ID scope) {
+  std::vector<llvm::AtomicRMWInst*> adds;
+  for (int i = 0; i < lanes; ++i) {
+    llvm::Value* at =
+        lanes == 1 ? index : builder.CreateExtractElement(index, static_cast<uint64_t>(i));
+    llvm::Value* addend =
+        lanes == 1 ? value : builder.CreateExtractElement(value, static_cast<uint64_t>(i));
+    llvm::Value* ptr = builder.CreateInBoundsGEP(builder.getFloatTy(), base, at);
+    adds.push_back(builder.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, ptr, addend, llvm::Align(4),
+                                           llvm::AtomicOrdering::Monotonic, scope));
+  }
+  return adds;
+}
+
 }  // namespace tune::llvm_backend

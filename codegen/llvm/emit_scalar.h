@@ -1,6 +1,9 @@
-// LLVM instructions for the IR's arithmetic, comparisons and casts, shared by the CPU and GPU
-// emitters (internal to codegen/llvm): what an operator means does not depend on the target.
+// LLVM instructions for the IR's arithmetic, comparisons, casts and atomic adds, shared by the
+// CPU and GPU emitters (internal to codegen/llvm): what an operator means does not depend on the
+// target.
 #pragma once
+
+#include <vector>
 
 #include "codegen/ir/ir.h"
 #include "llvm/IR/IRBuilder.h"
@@ -21,5 +24,12 @@ llvm::Value* EmitFloorDivMod(llvm::IRBuilder<>& builder, llvm::Value* a, llvm::V
 /// nullptr for a pair of types the IR has no cast for.
 llvm::Value* EmitCastValue(llvm::IRBuilder<>& builder, llvm::Value* v, ir::Type from, ir::Type to,
                            llvm::Type* type);
+
+/// A Store's atomic add: one relaxed `atomicrmw fadd` at `scope` per lane of `index` (float
+/// element offsets from `base`, a scalar or a vector of `lanes`) with the matching lane of
+/// `value`. Returns the instructions, for target metadata.
+std::vector<llvm::AtomicRMWInst*> EmitAtomicAdds(llvm::IRBuilder<>& builder, llvm::Value* base,
+                                                 llvm::Value* index, llvm::Value* value, int lanes,
+                                                 llvm::SyncScope::ID scope);
 
 }  // namespace tune::llvm_backend

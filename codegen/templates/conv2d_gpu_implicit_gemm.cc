@@ -6,6 +6,7 @@
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
+#include "common/strings.h"
 
 namespace tune {
 namespace {
@@ -150,68 +151,20 @@ std::vector<Config> Presets(const ConfigSpace& space) {
   };
 }
 
-int64_t Blocks(const GemmView& g, const Config& c) {
-  return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
-}
-
-// Each preset with the smallest grid split that gives it enough blocks (each keeping >= 256
-// taps); the default is the first valid one with enough blocks (or the one with the most).
+// The presets with the smallest grid split of C*R*S that fills the GPU (MatmulDefault).
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const GemmView g = ViewOf(workload.conv2d());
   const ConfigSpace space = Space(workload, target);
-  std::vector<Config> presets = Presets(space);
-  for (Config& c : presets) {
-    for (int64_t gridk : space.FindKnob("gridk")->values) {
-      if (Blocks(g, c) >= 120 || gridk * 256 > g.k) {
-        break;
-      }
-      Config split = c;
-      split["gridk"] = gridk;
-      if (space.IsValid(split)) {
-        c = split;
-      }
-    }
-  }
-  const Config* most = nullptr;
-  for (const Config& c : presets) {
-    if (!space.IsValid(c)) {
-      continue;
-    }
-    if (Blocks(g, c) >= 120) {
-      return c;
-    }
-    if (most == nullptr || Blocks(g, c) > Blocks(g, *most)) {
-      most = &c;
-    }
-  }
-  if (most != nullptr) {
-    return *most;
-  }
-  std::vector<Config> any = space.EnumerateValid(1);
-  TUNE_CHECK(!any.empty()) << "conv2d.gpu.implicit_gemm has no valid config for "
-                           << workload.ToString();
-  return any.front();
+  return MatmulDefault(space, Presets(space), {g.m, g.n, g.k}, 120,
+                       StrCat("conv2d.gpu.implicit_gemm for ", workload.ToString()));
 }
 
-// Every preset with every grid split that keeps >= 128 taps per block and at most ~8 waves of
-// blocks on a large GPU: where the search starts after the default (at most kMaxGpuSeeds).
+// Every preset with every useful grid split (MatmulSeeds): where the search starts after the
+// default.
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const GemmView g = ViewOf(workload.conv2d());
   const ConfigSpace space = Space(workload, target);
-  std::vector<Config> seeds;
-  for (const Config& preset : Presets(space)) {
-    for (int64_t gridk : space.FindKnob("gridk")->values) {
-      Config c = preset;
-      c["gridk"] = gridk;
-      if (gridk > 1 && (gridk * 128 > g.k || Blocks(g, c) > 8 * kGpuMultiprocessorsGuess)) {
-        continue;
-      }
-      if (space.IsValid(c)) {
-        AddGpuSeed(seeds, std::move(c));
-      }
-    }
-  }
-  return seeds;
+  return MatmulSeeds(space, Presets(space), {g.m, g.n, g.k});
 }
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,

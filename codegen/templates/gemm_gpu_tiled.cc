@@ -155,79 +155,31 @@ std::vector<Config> Presets(const GemmShape& g, const ConfigSpace& space) {
   return presets;
 }
 
-int64_t Blocks(const GemmShape& g, const Config& c) {
-  return GpuCeilDiv(g.m, c.at("bm")) * GpuCeilDiv(g.n, c.at("bn")) * c.at("gridk");
-}
-
-// Each preset with the smallest grid split of K that gives it enough blocks to fill the GPU
-// (each block keeping >= 256 of K); the default is the first valid one that has enough blocks
-// (or the one with the most). A skinny GEMM streams B from memory and wants several blocks per
-// multiprocessor to keep enough loads in flight.
+// The presets with the smallest grid split of K that fills the GPU (MatmulDefault). A skinny
+// GEMM streams B from memory and wants several blocks per multiprocessor to keep enough loads in
+// flight.
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const GemmShape& g = workload.gemm();
   const ConfigSpace space = Space(workload, target);
-  std::vector<Config> presets = Presets(g, space);
-  const int64_t want_blocks = g.m <= 16 ? 480 : 120;
-  for (Config& c : presets) {
-    for (int64_t gridk : space.FindKnob("gridk")->values) {
-      if (Blocks(g, c) >= want_blocks || gridk * 256 > g.k) {
-        break;
-      }
-      Config split = c;
-      split["gridk"] = gridk;
-      if (space.IsValid(split)) {
-        c = split;
-      }
-    }
-  }
-  const Config* most = nullptr;
-  for (const Config& c : presets) {
-    if (!space.IsValid(c)) {
-      continue;
-    }
-    if (Blocks(g, c) >= want_blocks) {
-      return c;
-    }
-    if (most == nullptr || Blocks(g, c) > Blocks(g, *most)) {
-      most = &c;
-    }
-  }
-  if (most != nullptr) {
-    return *most;
-  }
-  std::vector<Config> any = space.EnumerateValid(1);
-  TUNE_CHECK(!any.empty()) << "gemm.gpu.tiled has no valid config for " << workload.ToString();
-  return any.front();
+  return MatmulDefault(space, Presets(g, space), {g.m, g.n, g.k}, g.m <= 16 ? 480 : 120,
+                       StrCat("gemm.gpu.tiled for ", workload.ToString()));
 }
 
-// Every preset with every grid split of K that keeps >= 128 of K per block and at most ~8 waves
-// of blocks on a large GPU, and the skinny presets also with one thread group per step: where
-// the search starts after the default (at most kMaxGpuSeeds).
+// Every preset with every useful grid split of K (MatmulSeeds), the skinny presets also with one
+// thread group per step: where the search starts after the default.
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const GemmShape& g = workload.gemm();
   const ConfigSpace space = Space(workload, target);
-  std::vector<Config> seeds;
+  std::vector<Config> variants;
   for (const Config& preset : Presets(g, space)) {
-    std::vector<Config> variants = {preset};
+    variants.push_back(preset);
     if (g.m <= 16 && preset.at("bm") <= 16) {
       Config v = preset;
       v["splitk"] = 1;
-      variants.push_back(v);
-    }
-    for (const Config& v : variants) {
-      for (int64_t gridk : space.FindKnob("gridk")->values) {
-        Config c = v;
-        c["gridk"] = gridk;
-        if (gridk > 1 && (gridk * 128 > g.k || Blocks(g, c) > 8 * kGpuMultiprocessorsGuess)) {
-          continue;
-        }
-        if (space.IsValid(c)) {
-          AddGpuSeed(seeds, std::move(c));
-        }
-      }
+      variants.push_back(std::move(v));
     }
   }
-  return seeds;
+  return MatmulSeeds(space, variants, {g.m, g.n, g.k});
 }
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,

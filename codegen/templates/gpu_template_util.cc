@@ -24,13 +24,64 @@ using ir::Stmt;
 using ir::Store;
 using ir::Var;
 
-void AddGpuSeed(std::vector<Config>& seeds, Config config) {
-  if (seeds.size() < kMaxGpuSeeds && std::find(seeds.begin(), seeds.end(), config) == seeds.end()) {
-    seeds.push_back(std::move(config));
-  }
+int64_t GpuCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t MatmulSize::Blocks(const Config& c) const {
+  return GpuCeilDiv(m, c.at("bm")) * GpuCeilDiv(n, c.at("bn")) * c.at("gridk");
 }
 
-int64_t GpuCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+Config MatmulDefault(const ConfigSpace& space, std::vector<Config> presets, const MatmulSize& size,
+                     int64_t want_blocks, std::string_view what) {
+  for (Config& c : presets) {
+    for (int64_t gridk : space.FindKnob("gridk")->values) {
+      if (size.Blocks(c) >= want_blocks || gridk * 256 > size.k) {
+        break;
+      }
+      Config split = c;
+      split["gridk"] = gridk;
+      if (space.IsValid(split)) {
+        c = split;
+      }
+    }
+  }
+  const Config* most = nullptr;
+  for (const Config& c : presets) {
+    if (!space.IsValid(c)) {
+      continue;
+    }
+    if (size.Blocks(c) >= want_blocks) {
+      return c;
+    }
+    if (most == nullptr || size.Blocks(c) > size.Blocks(*most)) {
+      most = &c;
+    }
+  }
+  if (most != nullptr) {
+    return *most;
+  }
+  std::vector<Config> any = space.EnumerateValid(1);
+  TUNE_CHECK(!any.empty()) << what << " has no valid config";
+  return any.front();
+}
+
+std::vector<Config> MatmulSeeds(const ConfigSpace& space, const std::vector<Config>& variants,
+                                const MatmulSize& size) {
+  std::vector<Config> seeds;
+  for (const Config& v : variants) {
+    for (int64_t gridk : space.FindKnob("gridk")->values) {
+      Config c = v;
+      c["gridk"] = gridk;
+      if (gridk > 1 && (gridk * 128 > size.k || size.Blocks(c) > 8 * kGpuMultiprocessorsGuess)) {
+        continue;
+      }
+      if (seeds.size() < kMaxGpuSeeds && space.IsValid(c) &&
+          std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+        seeds.push_back(std::move(c));
+      }
+    }
+  }
+  return seeds;
+}
 
 int64_t NextPow2(int64_t n) {
   int64_t p = 1;

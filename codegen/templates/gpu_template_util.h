@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,26 @@ inline constexpr int64_t kGpuMultiprocessorsGuess = 132;
 /// The most seeds (KernelTemplate::seeds) a GPU template offers a search.
 inline constexpr size_t kMaxGpuSeeds = 40;
 
-/// Appends `config` to `seeds` unless it is there already or `seeds` holds kMaxGpuSeeds.
-void AddGpuSeed(std::vector<Config>& seeds, Config config);
+/// The M x N x K of a matmul-shaped template (a GEMM, or a conv2d as an implicit GEMM) whose
+/// configs have the knobs bm, bn and gridk.
+struct MatmulSize {
+  int64_t m = 0, n = 0, k = 0;
+  /// Blocks a config launches: its tiles times its grid split of K.
+  int64_t Blocks(const Config& c) const;
+};
+
+/// The default of a matmul-shaped template: each of `presets` (gridk 1, best first) takes the
+/// smallest gridk of `space` that gives it `want_blocks` while each block keeps >= 256 of K;
+/// the first valid one with `want_blocks` wins, else the valid one with most blocks, else any
+/// valid config (`what` names the template and workload if there is none).
+Config MatmulDefault(const ConfigSpace& space, std::vector<Config> presets, const MatmulSize& size,
+                     int64_t want_blocks, std::string_view what);
+
+/// The seeds of a matmul-shaped template: each of `variants` with each gridk of `space` that
+/// keeps >= 128 of K per block and at most ~8 waves of blocks on a large GPU; valid, distinct,
+/// at most kMaxGpuSeeds, in order.
+std::vector<Config> MatmulSeeds(const ConfigSpace& space, const std::vector<Config>& variants,
+                                const MatmulSize& size);
 
 int64_t GpuCeilDiv(int64_t a, int64_t b);
 /// The smallest power of two >= n (n >= 1).
