@@ -62,9 +62,8 @@ std::string ModelName(bool intel, bool amd, uint32_t family, uint32_t model) {
       case 0x6c:
         return "icelake-server";
       case 0x8f:
+      case 0xcf:  // Emerald Rapids: LLVM's host detection names it sapphirerapids
         return "sapphirerapids";
-      case 0xcf:
-        return "emeraldrapids";
       case 0xad:
       case 0xae:
         return "graniterapids";
