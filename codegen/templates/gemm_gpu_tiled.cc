@@ -48,11 +48,11 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "rows of C per block");
   space.AddKnob("bn", AtMost({1, 2, 4, 8, 16, 32, 64, 128, 256}, NextPow2(g.n), 1),
                 "columns of C per block");
-  space.AddKnob("tm", AtMost({1, 2, 4, 8}, NextPow2(g.m), 1),
+  space.AddKnob("tm", AtMost({1, 2, 4, 8, 16}, NextPow2(g.m), 1),
                 "rows of the register tile of a thread");
-  space.AddKnob("tn", AtMost({1, 2, 4, 8}, NextPow2(g.n), 1),
+  space.AddKnob("tn", AtMost({1, 2, 4, 8, 16}, NextPow2(g.n), 1),
                 "columns of the register tile of a thread");
-  space.AddKnob("bk", AtMost({4, 8, 16, 32, 64}, std::max<int64_t>(4, NextPow2(g.k)), 4),
+  space.AddKnob("bk", AtMost({4, 8, 16, 32, 64, 128}, std::max<int64_t>(4, NextPow2(g.k)), 4),
                 "reduction step staged in shared memory");
   space.AddKnob("stages", {1, 2}, "shared-memory buffers (2: load step k+1 while computing k)");
   std::vector<int64_t> vecs = {1};
@@ -144,6 +144,11 @@ std::vector<Config> Presets(const GemmShape& g, const ConfigSpace& space) {
     }
   }
   presets.push_back(make(128, 128, 8, 8, 8, 1));
+  // Four warps of 8 x 16 accumulators per thread: more independent FMAs per shared-memory read
+  // and per block, for up to 255 registers (RegisterBudget).
+  presets.push_back(make(128, 128, 8, 16, 8, 1));
+  presets.push_back(make(128, 128, 16, 8, 8, 1));
+  presets.push_back(make(64, 128, 8, 16, 8, 1));
   presets.push_back(make(128, 128, 8, 8, 16, 1));
   presets.push_back(make(128, 64, 8, 8, 8, 1));
   presets.push_back(make(64, 128, 8, 8, 8, 1));

@@ -99,8 +99,10 @@ GpuArch GpuArchOrDefault(const Target& target) {
   return *GpuArchFor(*Target::Parse("cuda -arch=sm_90"));
 }
 
-int64_t RegisterBudget(const GpuArch& arch) {
-  return std::min<int64_t>(arch.max_registers_per_thread, 128);
+int64_t RegisterBudget(const GpuArch& arch, int64_t threads) {
+  const int64_t two_blocks =
+      arch.registers_per_multiprocessor / (2 * std::max<int64_t>(threads, 1));
+  return std::min<int64_t>(arch.max_registers_per_thread, std::max<int64_t>(128, two_blocks));
 }
 
 void AddGpuLimitConstraints(ConfigSpace& space, const GpuArch& arch,
@@ -120,11 +122,14 @@ void AddGpuLimitConstraints(ConfigSpace& space, const GpuArch& arch,
   space.AddConstraint(
       StrCat("static shared bytes <= max_shared_bytes_per_block (", max_shared, ") of ", arch.name),
       [cost, max_shared](const Config& c) { return cost(c).shared_bytes <= max_shared; });
-  const int64_t budget = RegisterBudget(arch);
   space.AddConstraint(
-      StrCat("estimated registers per thread <= ", budget, " (max_registers_per_thread of ",
-             arch.name, ", capped at 128 for two blocks)"),
-      [cost, budget](const Config& c) { return cost(c).registers <= budget; });
+      StrCat("estimated registers per thread <= min(max_registers_per_thread (",
+             arch.max_registers_per_thread, "), max(128, registers_per_multiprocessor (",
+             arch.registers_per_multiprocessor, ") / (2 x threads))) of ", arch.name),
+      [cost, arch](const Config& c) {
+        const GpuBlockCost k = cost(c);
+        return k.registers <= RegisterBudget(arch, k.threads);
+      });
 }
 
 int64_t LanesDividing(int64_t want, const std::vector<int64_t>& divides) {

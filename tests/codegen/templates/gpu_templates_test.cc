@@ -319,6 +319,18 @@ TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
   }
 }
 
+TEST(GemmGpuTiledSim, SixteenWideRegisterTilesComputeTheReferenceOnEdgeTiles) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload w = *Workload::Parse("gemm:M=70,N=136,K=21,epilogue=bias");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  for (auto [tm, tn] : {std::pair<int64_t, int64_t>{8, 16}, {16, 8}}) {
+    Config c = {{"bm", 64},    {"bn", 128}, {"tm", tm},    {"tn", tn},  {"bk", 8},
+                {"stages", 2}, {"vec", 1},  {"splitk", 1}, {"gridk", 1}};
+    EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
+  }
+}
+
 TEST(GemmGpuTiledSim, ReductionsSharedByBlocksAddUpToTheReferenceWithTheBiasOnce) {
   Target target = *Target::Parse("cuda -arch=sm_90");
   // K = 300 in steps of 16: 19 steps, so the last block's run is shorter.
@@ -383,7 +395,9 @@ std::string PtxasReport(const KernelTemplate& tpl, const Workload& w, const Conf
   return text.str();
 }
 
-void CheckNoSpills(std::string_view name, const std::vector<std::string>& workloads) {
+// Assembles `config` (the template's default when empty) for each workload: no spills.
+void CheckNoSpills(std::string_view name, const std::vector<std::string>& workloads,
+                   const Config& config = {}) {
   if (!std::filesystem::exists(kPtxas)) {
     GTEST_SKIP() << kPtxas << " is not installed";
   }
@@ -392,7 +406,8 @@ void CheckNoSpills(std::string_view name, const std::vector<std::string>& worklo
     Workload w = *Workload::Parse(text);
     const KernelTemplate* tpl = GpuTemplate(name, target, w);
     ASSERT_NE(tpl, nullptr);
-    Config c = tpl->default_config(w, target);
+    Config c = config.empty() ? tpl->default_config(w, target) : config;
+    ASSERT_TRUE(tpl->space(w, target).IsValid(c)) << text << " " << ConfigToString(c);
     std::string error;
     std::string report = PtxasReport(*tpl, w, c, &error);
     ASSERT_FALSE(report.empty()) << text << ": " << error;
@@ -410,6 +425,23 @@ TEST(GemmGpuTiledPtx, DefaultsAssembleWithoutSpills) {
   CheckNoSpills("gemm.gpu.tiled",
                 {"gemm:M=1024,N=1024,K=1024", "gemm:M=4096,N=4096,K=4096,epilogue=bias_relu",
                  "gemm:M=1,N=1000,K=333", "gemm:M=7,N=4096,K=512", "gemm:M=100,N=1000,K=333"});
+}
+
+TEST(GemmGpuTiledPtx, SixteenWideRegisterTilesOfFourWarpsAssembleWithoutSpills) {
+  const std::vector<std::string> shapes = {"gemm:M=4096,N=4096,K=4096", "gemm:M=1000,N=1000,K=1000",
+                                           "gemm:M=333,N=4096,K=777"};
+  for (auto [tm, tn] : {std::pair<int64_t, int64_t>{8, 16}, {16, 8}}) {
+    CheckNoSpills("gemm.gpu.tiled", shapes,
+                  {{"bm", 128},
+                   {"bn", 128},
+                   {"tm", tm},
+                   {"tn", tn},
+                   {"bk", 8},
+                   {"stages", 2},
+                   {"vec", 4},
+                   {"splitk", 1},
+                   {"gridk", 1}});
+  }
 }
 
 TEST(Conv2dGpuImplicitGemmPtx, DefaultsAssembleWithoutSpills) {
