@@ -177,7 +177,8 @@ int64_t MatmulTiling::Registers(int64_t lanes_a, int64_t lanes_b) const {
   const int64_t t = Threads();
   const int64_t staged =
       GpuCeilDiv(bk * bm / lanes_a, t) * lanes_a + GpuCeilDiv(bk * bn / lanes_b, t) * lanes_b;
-  return tm * tn + tm + tn + staged + 24;
+  const int64_t fragments = (frag_pipe ? 2 : 1) * (tm + tn);
+  return tm * tn + fragments + staged + 24;
 }
 
 namespace {
@@ -193,6 +194,7 @@ class MatmulBuilder {
     group_threads_ = t.ThreadsM() * t.ThreadsN();
     bkg_ = t.bk / t.splitk;
     acc_m_major_ = !p.out.contiguous_along_m;
+    pipelined_ = t.frag_pipe;
   }
 
   Stmt Build() {
@@ -335,29 +337,63 @@ class MatmulBuilder {
   int64_t RowOffset(int64_t i) const { return (i / fa_) * (t_.ThreadsM() * fa_) + i % fa_; }
   int64_t ColOffset(int64_t j) const { return (j / fb_) * (t_.ThreadsN() * fb_) + j % fb_; }
 
-  // The inner product over one shared stage: a_off/b_off are the thread's base offsets.
-  Stmt Compute(const Expr& a_off, const Expr& b_off) const {
-    Var kk("kk");
+  // Loads row kk of the thread's A and B fragments from a shared stage (a_off/b_off: the
+  // thread's base offsets in it) into fragment set `set` (0 or 1).
+  Stmt LoadFragments(int64_t set, const Expr& a_off, const Expr& b_off, const Expr& kk) const {
     std::vector<Stmt> stmts;
     for (int64_t c = 0; c < t_.tm / fa_; ++c) {
       Expr src = a_off + kk * sa_ + c * t_.ThreadsM() * fa_;
-      stmts.push_back(Store::Make(
-          afrag_, fa_ == 1 ? Expr(c) : ir::Ramp::Make(c * fa_, 1, static_cast<int>(fa_)),
-          DenseLoad(as_, src, fa_)));
+      const int64_t dst = set * t_.tm + c * fa_;
+      stmts.push_back(
+          Store::Make(afrag_, fa_ == 1 ? Expr(dst) : ir::Ramp::Make(dst, 1, static_cast<int>(fa_)),
+                      DenseLoad(as_, src, fa_)));
     }
     for (int64_t c = 0; c < t_.tn / fb_; ++c) {
       Expr src = b_off + kk * sb_ + c * t_.ThreadsN() * fb_;
-      stmts.push_back(Store::Make(
-          bfrag_, fb_ == 1 ? Expr(c) : ir::Ramp::Make(c * fb_, 1, static_cast<int>(fb_)),
-          DenseLoad(bs_, src, fb_)));
+      const int64_t dst = set * t_.tn + c * fb_;
+      stmts.push_back(
+          Store::Make(bfrag_, fb_ == 1 ? Expr(dst) : ir::Ramp::Make(dst, 1, static_cast<int>(fb_)),
+                      DenseLoad(bs_, src, fb_)));
     }
+    return Block::Make(std::move(stmts));
+  }
+
+  // acc += a_frag[set] x b_frag[set] (outer product).
+  Stmt Fmas(int64_t set) const {
+    std::vector<Stmt> stmts;
     for (int64_t i = 0; i < t_.tm; ++i) {
       for (int64_t j = 0; j < t_.tn; ++j) {
         int64_t idx = AccIndex(i, j);
-        stmts.push_back(Store::Make(acc_, idx, Fma::Make(afrag_(i), bfrag_(j), acc_(idx))));
+        stmts.push_back(Store::Make(
+            acc_, idx, Fma::Make(afrag_(set * t_.tm + i), bfrag_(set * t_.tn + j), acc_(idx))));
       }
     }
-    return For::Make(kk, 0, bkg_, LoopKind::kUnrolled, Block::Make(std::move(stmts)));
+    return Block::Make(std::move(stmts));
+  }
+
+  // The inner product over one shared stage: a_off/b_off are the thread's base offsets.
+  Stmt Compute(const Expr& a_off, const Expr& b_off) const {
+    Var kk("kk");
+    return For::Make(kk, 0, bkg_, LoopKind::kUnrolled,
+                     Block::Make({LoadFragments(0, a_off, b_off, kk), Fmas(0)}));
+  }
+
+  // Software-pipelined fragments: row kk + 1 is read from shared memory while row kk's FMAs
+  // run. Row 0 of the stage was loaded by the previous step (or the prologue) into set 0; the
+  // stage's last row's FMAs are left to the caller (FinishPipelinedStage), after the barrier,
+  // so that they cover the latency of reading the next stage's row 0. Needs an even bkg_.
+  Stmt PipelinedStage(const Expr& a_off, const Expr& b_off) const {
+    std::vector<Stmt> stmts;
+    for (int64_t kk = 0; kk + 1 < bkg_; ++kk) {
+      stmts.push_back(LoadFragments((kk + 1) % 2, a_off, b_off, Expr(kk + 1)));
+      stmts.push_back(Fmas(kk % 2));
+    }
+    return Block::Make(std::move(stmts));
+  }
+
+  // After the barrier: row 0 of the next stage into set 0, then the last row's FMAs (set 1).
+  Stmt FinishPipelinedStage(const Expr& next_a_off, const Expr& next_b_off) const {
+    return Block::Make({LoadFragments(0, next_a_off, next_b_off, Expr(int64_t{0})), Fmas(1)});
   }
 
   Expr EpilogueValue(Expr value, const Expr& n, int64_t lanes_along_n) const {
@@ -479,17 +515,27 @@ class MatmulBuilder {
       main.push_back(Barrier::Make());
       Expr has_next = ko + 1 < ktiles;
       Expr next = (ko + 1) % 2;
+      Var a_next("a_next"), b_next("b_next");
+      if (pipelined_) {
+        main.push_back(LoadFragments(0, a_thread, b_thread, Expr(int64_t{0})));
+      }
       Stmt step = Block::Make({
           IfThenElse::Make(has_next, Block::Make({LoadSlots(ca, (kbase + ko + 1) * t_.bk),
                                                   LoadSlots(cb, (kbase + ko + 1) * t_.bk)})),
-          Compute(a_off, b_off),
+          pipelined_ ? PipelinedStage(a_off, b_off) : Compute(a_off, b_off),
           // Unconditional: after the last step the staged values land in the stage nobody
           // reads again. A condition here lets LLVM sink the step's FMAs below the stores and
           // keep all of the step's shared-memory fragments live at once (~100 registers more).
           StoreSlots(ca, next * StageFloats(ca)),
           StoreSlots(cb, next * StageFloats(cb)),
           Barrier::Make(),
+          // After the last step this reads the stage nobody writes again: harmless.
+          pipelined_ ? FinishPipelinedStage(a_next, b_next) : Block::Make({}),
       });
+      if (pipelined_) {
+        step = LetStmt::Make(b_next, next * StageFloats(cb) + b_thread, step);
+        step = LetStmt::Make(a_next, next * StageFloats(ca) + a_thread, step);
+      }
       step = LetStmt::Make(b_off, (ko % 2) * StageFloats(cb) + b_thread, step);
       step = LetStmt::Make(a_off, (ko % 2) * StageFloats(ca) + a_thread, step);
       loop = For::Make(ko, 0, ktiles, LoopKind::kSerial, step);
@@ -525,8 +571,9 @@ class MatmulBuilder {
     body = LetStmt::Make(group, tx_ / group_threads_, body);
     body = Allocate::Make(cb.staging, cb.slots_per_thread * p_.b.lanes, body);
     body = Allocate::Make(ca.staging, ca.slots_per_thread * p_.a.lanes, body);
-    body = Allocate::Make(bfrag_, t_.tn, body);
-    body = Allocate::Make(afrag_, t_.tm, body);
+    const int64_t sets = pipelined_ ? 2 : 1;
+    body = Allocate::Make(bfrag_, sets * t_.tn, body);
+    body = Allocate::Make(afrag_, sets * t_.tm, body);
     body = Allocate::Make(acc_, t_.tm * t_.tn, body);
     return body;
   }
@@ -535,6 +582,7 @@ class MatmulBuilder {
   const MatmulTiling t_;
   int64_t fa_ = 1, fb_ = 1, sa_ = 0, sb_ = 0, threads_ = 0, group_threads_ = 0, bkg_ = 0;
   bool acc_m_major_ = true;
+  bool pipelined_ = false;
   Var bm_{"bm"}, bn_{"bn"}, bz_{"bz"}, tx_{"tx"};
   Buffer as_{"A_shared", MemoryScope::kGpuShared};
   Buffer bs_{"B_shared", MemoryScope::kGpuShared};
@@ -549,6 +597,7 @@ class MatmulBuilder {
 ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tiling) {
   TUNE_CHECK(tiling.bm % tiling.tm == 0 && tiling.bn % tiling.tn == 0 &&
              tiling.bk % tiling.splitk == 0);
+  TUNE_CHECK(!tiling.frag_pipe || FragPipeFits(tiling.stages, tiling.bk, tiling.splitk));
   TUNE_CHECK(tiling.gridk == 1 ||
              (GridSplitFits(problem.k, tiling.bk, tiling.gridk) &&
               !EpilogueHasRelu(problem.epilogue) && problem.out_buffer.defined()));
@@ -557,6 +606,10 @@ ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tili
   TUNE_CHECK(problem.b.vector_along_k ? tiling.bk % problem.b.lanes == 0
                                       : tiling.bn % problem.b.lanes == 0);
   return MatmulBuilder(problem, tiling).Build();
+}
+
+bool FragPipeFits(int64_t stages, int64_t bk, int64_t splitk) {
+  return stages == 2 && (bk / splitk) % 2 == 0;
 }
 
 bool GridSplitFits(int64_t k, int64_t bk, int64_t gridk) {

@@ -106,6 +106,10 @@ struct MatmulOperand {
 /// have a ReLU.
 struct MatmulTiling {
   int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, stages = 1, splitk = 1, gridk = 1;
+  /// True: the fragments are software-pipelined, two register sets deep: row kk + 1 of the
+  /// shared stage is read while row kk's FMAs run, and the next stage's row 0 right after the
+  /// barrier, before the current stage's last FMAs (FragPipeFits must hold).
+  bool frag_pipe = false;
   /// True: consecutive threads take consecutive row groups (for outputs contiguous along M);
   /// false: consecutive column groups (outputs contiguous along N).
   bool rows_fastest = false;
@@ -148,6 +152,10 @@ ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tili
 /// True when `gridk` blocks can share a reduction of `k` in steps of `bk`: every block gets at
 /// least one step ((gridk - 1) * ceil(steps / gridk) < steps).
 bool GridSplitFits(int64_t k, int64_t bk, int64_t gridk);
+
+/// True when fragments can be pipelined (MatmulTiling::frag_pipe): two shared stages and an
+/// even number of rows per thread group and step (bk / splitk).
+bool FragPipeFits(int64_t stages, int64_t bk, int64_t splitk);
 
 /// The largest of 4, 2, 1 that is <= `want` and divides every value of `divides`.
 int64_t LanesDividing(int64_t want, const std::vector<int64_t>& divides);

@@ -117,8 +117,9 @@ TEST(GemmGpuTiled, DefaultForLargeShapesIsTheClassicTile) {
   const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
   ASSERT_NE(tpl, nullptr);
   Config c = tpl->default_config(w, target);
-  EXPECT_EQ(ConfigToString(c),
-            R"({"bk":8,"bm":128,"bn":128,"gridk":1,"splitk":1,"stages":2,"tm":8,"tn":8,"vec":4})");
+  EXPECT_EQ(
+      ConfigToString(c),
+      R"({"bk":8,"bm":128,"bn":128,"fragpipe":0,"gridk":1,"splitk":1,"stages":2,"tm":8,"tn":8,"vec":4})");
 }
 
 TEST(GemmGpuTiled, DefaultSplitsTheReductionAcrossBlocksWhenTilesCannotFillTheGpu) {
@@ -178,20 +179,20 @@ TEST(GemmGpuTiled, ConfigsBeyondTheLimitsAreRejectedNamingTheLimit) {
   ASSERT_NE(tpl, nullptr);
   ConfigSpace space = tpl->space(w, target);
   // 256 x 256 / (1 x 1) threads.
-  Config threads = {{"bm", 256},   {"bn", 256}, {"tm", 1},     {"tn", 1},   {"bk", 8},
-                    {"stages", 1}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}};
+  Config threads = {{"bm", 256},   {"bn", 256}, {"tm", 1},     {"tn", 1},    {"bk", 8},
+                    {"stages", 1}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
   EXPECT_THAT(space.Validate(threads).message(), HasSubstr("max_threads_per_block (1024)"));
   // 2 stages of 64 x (256 + 260) floats: 258 KiB of shared memory.
-  Config shared = {{"bm", 256},   {"bn", 256}, {"tm", 8},     {"tn", 8},   {"bk", 64},
-                   {"stages", 2}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}};
+  Config shared = {{"bm", 256},   {"bn", 256}, {"tm", 8},     {"tn", 8},    {"bk", 64},
+                   {"stages", 2}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
   EXPECT_THAT(space.Validate(shared).message(), HasSubstr("max_shared_bytes_per_block"));
   // 8 x 8 accumulators over 16 threads: the staged loads alone blow the register budget.
-  Config regs = {{"bm", 32},    {"bn", 32}, {"tm", 8},     {"tn", 8},   {"bk", 64},
-                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}};
+  Config regs = {{"bm", 32},    {"bn", 32}, {"tm", 8},     {"tn", 8},    {"bk", 64},
+                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
   EXPECT_THAT(space.Validate(regs).message(), HasSubstr("registers per thread"));
   // 3 x 16 threads: not a whole number of warps.
-  Config warp = {{"bm", 16},    {"bn", 64}, {"tm", 4},     {"tn", 4},   {"bk", 8},
-                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}};
+  Config warp = {{"bm", 16},    {"bn", 64}, {"tm", 4},     {"tn", 4},    {"bk", 8},
+                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
   warp["bm"] = 8;
   warp["tm"] = 2;
   warp["bn"] = 64;
@@ -312,23 +313,50 @@ TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
   ASSERT_NE(tpl, nullptr);
   for (int64_t stages : {1, 2}) {
     for (int64_t splitk : {2, 4}) {
-      Config c = {{"bm", 8},          {"bn", 16}, {"tm", 4},          {"tn", 2},   {"bk", 16},
-                  {"stages", stages}, {"vec", 4}, {"splitk", splitk}, {"gridk", 1}};
+      for (int64_t fragpipe : {0, 1}) {
+        if (fragpipe == 1 && stages == 1) {
+          continue;
+        }
+        Config c = {{"bm", 8},          {"bn", 16},
+                    {"tm", 4},          {"tn", 2},
+                    {"bk", 16},         {"vec", 4},
+                    {"splitk", splitk}, {"gridk", 1},
+                    {"stages", stages}, {"fragpipe", fragpipe}};
+        EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
+      }
+    }
+  }
+}
+
+TEST(GemmGpuTiledSim, SixteenWideTilesAndPipelinedFragmentsComputeTheReferenceOnEdgeTiles) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  Workload w = *Workload::Parse("gemm:M=70,N=136,K=21,epilogue=bias");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+  ASSERT_NE(tpl, nullptr);
+  for (auto [tm, tn] : {std::pair<int64_t, int64_t>{8, 16}, {16, 8}, {8, 8}}) {
+    for (int64_t fragpipe : {0, 1}) {
+      Config c = {{"bm", 64},    {"bn", 128}, {"tm", tm},    {"tn", tn},   {"bk", 8},
+                  {"stages", 2}, {"vec", 1},  {"splitk", 1}, {"gridk", 1}, {"fragpipe", fragpipe}};
+      ASSERT_TRUE(tpl->space(w, target).IsValid(c)) << ConfigToString(c);
       EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
     }
   }
 }
 
-TEST(GemmGpuTiledSim, SixteenWideRegisterTilesComputeTheReferenceOnEdgeTiles) {
+TEST(GemmGpuTiled, PipelinedFragmentsNeedTwoStagesAndAnEvenStepPerGroup) {
   Target target = *Target::Parse("cuda -arch=sm_90");
-  Workload w = *Workload::Parse("gemm:M=70,N=136,K=21,epilogue=bias");
+  Workload w = *Workload::Parse("gemm:M=64,N=64,K=64");
   const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
   ASSERT_NE(tpl, nullptr);
-  for (auto [tm, tn] : {std::pair<int64_t, int64_t>{8, 16}, {16, 8}}) {
-    Config c = {{"bm", 64},    {"bn", 128}, {"tm", tm},    {"tn", tn},  {"bk", 8},
-                {"stages", 2}, {"vec", 1},  {"splitk", 1}, {"gridk", 1}};
-    EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
-  }
+  ConfigSpace space = tpl->space(w, target);
+  Config c = {{"bm", 32},    {"bn", 32}, {"tm", 4},     {"tn", 4},    {"bk", 8},
+              {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 1}};
+  EXPECT_TRUE(space.IsValid(c)) << space.Validate(c);
+  c["stages"] = 1;
+  EXPECT_THAT(space.Validate(c).message(), HasSubstr("fragpipe == 0 or (stages == 2"));
+  c["stages"] = 2;
+  c["splitk"] = 8;  // one row per group and step
+  EXPECT_THAT(space.Validate(c).message(), HasSubstr("(bk / splitk) % 2 == 0"));
 }
 
 TEST(GemmGpuTiledSim, ReductionsSharedByBlocksAddUpToTheReferenceWithTheBiasOnce) {
@@ -340,8 +368,11 @@ TEST(GemmGpuTiledSim, ReductionsSharedByBlocksAddUpToTheReferenceWithTheBiasOnce
   for (int64_t stages : {1, 2}) {
     for (int64_t splitk : {1, 2}) {
       for (int64_t gridk : {2, 3, 4}) {
-        Config c = {{"bm", 8},          {"bn", 16}, {"tm", 4},          {"tn", 2},       {"bk", 16},
-                    {"stages", stages}, {"vec", 4}, {"splitk", splitk}, {"gridk", gridk}};
+        Config c = {{"bm", 8},          {"bn", 16},
+                    {"tm", 4},          {"tn", 2},
+                    {"bk", 16},         {"vec", 4},
+                    {"splitk", splitk}, {"gridk", gridk},
+                    {"stages", stages}, {"fragpipe", stages == 2 && gridk != 3 ? 1 : 0}};
         ASSERT_TRUE(tpl->space(w, target).IsValid(c)) << ConfigToString(c);
         EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
       }
@@ -427,20 +458,23 @@ TEST(GemmGpuTiledPtx, DefaultsAssembleWithoutSpills) {
                  "gemm:M=1,N=1000,K=333", "gemm:M=7,N=4096,K=512", "gemm:M=100,N=1000,K=333"});
 }
 
-TEST(GemmGpuTiledPtx, SixteenWideRegisterTilesOfFourWarpsAssembleWithoutSpills) {
+TEST(GemmGpuTiledPtx, SixteenWideRegisterTilesAssembleWithoutSpillsPipelinedOrNot) {
   const std::vector<std::string> shapes = {"gemm:M=4096,N=4096,K=4096", "gemm:M=1000,N=1000,K=1000",
                                            "gemm:M=333,N=4096,K=777"};
   for (auto [tm, tn] : {std::pair<int64_t, int64_t>{8, 16}, {16, 8}}) {
-    CheckNoSpills("gemm.gpu.tiled", shapes,
-                  {{"bm", 128},
-                   {"bn", 128},
-                   {"tm", tm},
-                   {"tn", tn},
-                   {"bk", 8},
-                   {"stages", 2},
-                   {"vec", 4},
-                   {"splitk", 1},
-                   {"gridk", 1}});
+    for (int64_t fragpipe : {0, 1}) {
+      CheckNoSpills("gemm.gpu.tiled", shapes,
+                    {{"bm", 128},
+                     {"bn", 128},
+                     {"tm", tm},
+                     {"tn", tn},
+                     {"bk", 8},
+                     {"stages", 2},
+                     {"vec", 4},
+                     {"splitk", 1},
+                     {"gridk", 1},
+                     {"fragpipe", fragpipe}});
+    }
   }
 }
 
