@@ -4,8 +4,9 @@
 # 1. unpacks the bundle into /tmp; 2. OUT_DIR/machine.txt: nvidia-smi, lscpu, the GPU's SM count
 # and clock; 3. runs the bundle's gpu tests (gtest XML into OUT_DIR/tests/); 4. starts tune-daemon
 # with one local cuda worker on 127.0.0.1; 5. tunes bench/gpu_workloads.txt with tune's templates
-# and the vendor libraries' (target cuda -arch=sm_NN -libs=cublas,cudnn) until a deadline, then
-# cancels what is left; 6. exports the log (OUT_DIR/export.jsonl); 7. writes OUT_DIR/report.md
+# and the vendor libraries' (target cuda -arch=sm_NN -libs=cublas,cudnn), each job within an
+# equal share of the time left before the deadline (cancelled with the trials it has when its
+# share is spent); 6. exports the log (OUT_DIR/export.jsonl); 7. writes OUT_DIR/report.md
 # (bench/gpu_report.py); 8. prints a summary. Every step runs even when an earlier one failed;
 # the summary names the failed steps. Every process logs into OUT_DIR.
 #
@@ -197,14 +198,24 @@ if [ -n "$daemon" ] && [ -z "${worker_missing:-}" ]; then
     fi
   done < <(grep -v '^\s*#' "$workloads_file")
   step_log "submitted ${#jobs[@]} jobs (target '$target', $trials trials each)"
+  # Each job gets an equal share of the time left (what an earlier job leaves unused passes on);
+  # a job still running when its share is spent is cancelled with the trials it has, so every
+  # workload is measured before the deadline.
+  pending=${#jobs[@]}
   for entry in "${jobs[@]}"; do
     id=${entry%% *}
     remaining=$(($(left) - reserve))
     if [ "$remaining" -le 0 ]; then
       break
     fi
-    timeout -k 5 "$remaining" "$bin/tune-client" --daemon "$daemon" watch "$id" \
+    share=$((remaining / pending))
+    pending=$((pending - 1))
+    timeout -k 5 "$((share > 1 ? share : 1))" "$bin/tune-client" --daemon "$daemon" watch "$id" \
       >>"$out/watch.log" 2>&1 </dev/null
+    if grep -qiE 'queued|running' <<<"$(client status "$id" 2>&1)"; then
+      client cancel "$id" >>"$out/cancel.log" 2>&1
+      step_log "job $id (${entry#* }): its share of ${share}s is spent: cancelled"
+    fi
     step_log "job $id (${entry#* }): $(client status "$id" 2>&1 | head -1)"
   done
   cancelled=0
