@@ -1,14 +1,18 @@
 /* GPU probe timers, run on a GPU host from bench/gpu_probe/run.sh (no CUDA headers: the driver
  * and cuBLAS are loaded with dlopen, like tune's own runtime).
  *
- *   probe-timer kernel LIB.so FUNC M N K REPS   a tune-compile'd SGEMM (row-major A[M][K] x B[K][N])
- *   probe-timer cublas M N K REPS               the same product through cublasSgemm (TF32 off:
- *                                               a fresh handle's default math mode)
+ *   probe-timer kernel LIB.so FUNC M N K REPS   a tune-compile'd SGEMM (row-major A[M][K] x
+ * B[K][N]) probe-timer cublas M N K REPS               the same product through cublasSgemm (TF32
+ * off: a fresh handle's default math mode)
  *
- * Inputs are filled with ones. Each rep times back-to-back calls on the default stream with
- * device events, enough of them to last >= 10 ms (TVM's rule, as tune-server times); prints
- * the median rep in microseconds and GFLOPS. REPS 0: one call only (for ncu). */
+ * Inputs are fixed patterns of small multiples of 1/16; after the first call, 64 sampled
+ * elements of C are checked against a double-precision reference (exit 1 naming the first
+ * wrong one), so a kernel whose copies race gives an error, not a time. Each rep times back-to-back
+ * calls on the default stream with device events, enough of them to last >= 10 ms (TVM's rule, as
+ * tune-server times); prints the median rep in microseconds and GFLOPS. REPS 0: one call only (for
+ * ncu). */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +88,8 @@ int main(int argc, char** argv) {
   int (*cuDevicePrimaryCtxRetain)(void**, int) = Sym(cu, "cuDevicePrimaryCtxRetain");
   int (*cuCtxSetCurrent)(void*) = Sym(cu, "cuCtxSetCurrent");
   int (*cuMemAlloc)(DevPtr*, size_t) = Sym(cu, "cuMemAlloc_v2");
-  int (*cuMemsetD32)(DevPtr, unsigned, size_t) = Sym(cu, "cuMemsetD32_v2");
+  int (*cuMemcpyHtoD)(DevPtr, const void*, size_t) = Sym(cu, "cuMemcpyHtoD_v2");
+  int (*cuMemcpyDtoH)(void*, DevPtr, size_t) = Sym(cu, "cuMemcpyDtoH_v2");
   int (*cuCtxSynchronize)(void) = Sym(cu, "cuCtxSynchronize");
   int (*cuEventCreate)(void**, unsigned) = Sym(cu, "cuEventCreate");
   cuEventRecord_ = Sym(cu, "cuEventRecord");
@@ -137,13 +142,40 @@ int main(int argc, char** argv) {
     fprintf(stderr, "probe-timer: cuMemAlloc failed\n");
     return 1;
   }
-  cuMemsetD32(call.a, 0x3f800000u, m * k);
-  cuMemsetD32(call.b, 0x3f800000u, k * n);
+  float* a = malloc(4 * m * k);
+  float* b = malloc(4 * k * n);
+  float* c = malloc(4 * m * n);
+  for (size_t i = 0; i < m * k; ++i) {
+    a[i] = (float)((int)((i * 37) % 11) - 5) * 0.125f;
+  }
+  for (size_t i = 0; i < k * n; ++i) {
+    b[i] = (float)((int)((i * 53) % 13) - 6) * 0.0625f;
+  }
+  cuMemcpyHtoD(call.a, a, 4 * m * k);
+  cuMemcpyHtoD(call.b, b, 4 * k * n);
   int rc = Invoke(&call);
   if (cuCtxSynchronize() != 0 || rc != 0) {
     fprintf(stderr, "probe-timer: %s failed (%d)\n", label, rc);
     return 1;
   }
+  cuMemcpyDtoH(c, call.c, 4 * m * n);
+  for (size_t s = 0; s < 64; ++s) {
+    const size_t row = (s * 7919) % m, col = (s * 104729) % n;
+    double ref = 0, mag = 0;
+    for (size_t p = 0; p < k; ++p) {
+      ref += (double)a[row * k + p] * b[p * n + col];
+      mag += fabs((double)a[row * k + p] * b[p * n + col]);
+    }
+    const double got = c[row * n + col];
+    if (fabs(got - ref) > 1e-5 * mag + 1e-6) {
+      fprintf(stderr, "probe-timer: %s: C[%zu][%zu] = %.6g, expected %.6g\n", label, row, col, got,
+              ref);
+      return 1;
+    }
+  }
+  free(a);
+  free(b);
+  free(c);
   if (reps <= 0) {
     return 0;
   }

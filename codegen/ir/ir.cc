@@ -476,7 +476,7 @@ Expr AddressOf::Make(Buffer buffer, Expr index) {
 
 namespace {
 
-Stmt MakeStore(Buffer buffer, Expr index, Expr value, bool atomic_add) {
+Stmt MakeStore(Buffer buffer, Expr index, Expr value, bool atomic_add, bool async_copy = false) {
   TUNE_CHECK(buffer.defined()) << "Store: undefined buffer";
   TUNE_CHECK(index.defined() && index.type().is_int())
       << "Store " << buffer.name() << ": index must be an integer";
@@ -496,6 +496,7 @@ Stmt MakeStore(Buffer buffer, Expr index, Expr value, bool atomic_add) {
   node->index = std::move(index);
   node->value = std::move(value);
   node->atomic_add = atomic_add;
+  node->async_copy = async_copy;
   return WrapStmt(std::move(node));
 }
 
@@ -511,6 +512,30 @@ Stmt Store::MakeAtomicAdd(Buffer buffer, Expr index, Expr value) {
       << "Store " << (buffer.defined() ? buffer.name() : "?")
       << ": atomic adds go to global float32 buffers only";
   return MakeStore(std::move(buffer), std::move(index), std::move(value), true);
+}
+
+Stmt Store::MakeAsyncCopy(Buffer dst, Expr dst_index, Buffer src, Expr src_index, int lanes,
+                          Expr valid) {
+  TUNE_CHECK(dst.defined() && dst.scope() == MemoryScope::kGpuShared && src.defined() &&
+             src.scope() == MemoryScope::kGlobal && dst.element_type() == src.element_type())
+      << "Store: asynchronous copies go from a global buffer to a gpu_shared one of the same "
+         "element type";
+  TUNE_CHECK(lanes == 1 || lanes == 2 || lanes == 4)
+      << "Store " << dst.name() << ": an asynchronous copy moves 1, 2 or 4 elements";
+  TUNE_CHECK(dst_index.defined() && dst_index.type().is_scalar() && src_index.defined() &&
+             src_index.type().is_scalar())
+      << "Store " << dst.name() << ": an asynchronous copy takes scalar base indexes";
+  Expr value = Load::Make(src, std::move(src_index), lanes);
+  if (valid.defined()) {
+    value = Select::Make(std::move(valid), value, BroadcastTo(FloatImm::Make(0.0), lanes));
+  }
+  return MakeStore(std::move(dst), std::move(dst_index), std::move(value), false, true);
+}
+
+Stmt Store::MakeLike(const Store* like, Expr index, Expr value) {
+  TUNE_CHECK(like != nullptr);
+  return MakeStore(like->buffer, std::move(index), std::move(value), like->atomic_add,
+                   like->async_copy);
 }
 
 Stmt For::Make(Var var, Expr min, Expr extent, LoopKind kind, Stmt body, int thread_axis) {
@@ -606,5 +631,13 @@ Stmt Evaluate::Make(Expr value, bool return_on_error) {
 }
 
 Stmt Barrier::Make() { return WrapStmt(std::make_shared<Barrier>()); }
+
+Stmt Barrier::MakeAfterAsyncCopies(bool commit, int wait_pending) {
+  TUNE_CHECK(wait_pending >= -1) << "Barrier: wait_pending " << wait_pending << " < -1";
+  auto node = std::make_shared<Barrier>();
+  node->commit_async = commit;
+  node->wait_async = wait_pending;
+  return WrapStmt(std::move(node));
+}
 
 }  // namespace tune::ir

@@ -446,15 +446,31 @@ struct AddressOf final : ExprNode {
 /// per lane (the lanes are independent atomics, in no particular order). Only into global
 /// float32 buffers: the blocks of a GPU kernel that splits a reduction across the grid add
 /// their partial sums into an output the caller has zeroed (GpuLaunch::zeroed_args).
+///
+/// With `async_copy`, a GPU copy from global to shared memory that completes asynchronously:
+/// `buffer` is gpu_shared, the index dense (scalar or Ramp of stride 1, 1, 2 or 4 lanes) and
+/// the value `Load(src, i)` of a global buffer, or `Select(valid, Load(src, i), 0)` (zeros
+/// without reading where `valid` is false; passes may reduce it to zeros alone, a plain store
+/// in effect). The copied values may be read only after a
+/// Barrier that waits for the copy's group (Barrier::MakeAfterAsyncCopies). NVPTX emits
+/// cp.async; elsewhere (AMDGPU, the simulator) it is a plain store.
 struct Store final : StmtNode {
   static constexpr NodeKind kKind = NodeKind::kStore;
   Store() : StmtNode(kKind) {}
   Buffer buffer;
   Expr index, value;
   bool atomic_add = false;
+  bool async_copy = false;
   static Stmt Make(Buffer buffer, Expr index, Expr value);
   /// buffer[index] += value atomically; `buffer` global float32 (checked).
   static Stmt MakeAtomicAdd(Buffer buffer, Expr index, Expr value);
+  /// An asynchronous copy of `lanes` (1, 2 or 4) consecutive elements src[src_index...] to
+  /// dst[dst_index...], zeros where `valid` (a scalar bool; undefined: always) is false.
+  static Stmt MakeAsyncCopy(Buffer dst, Expr dst_index, Buffer src, Expr src_index, int lanes,
+                            Expr valid = Expr());
+  /// A store of the same kind as `like` (plain, atomic add or async copy) with a new index and
+  /// value: what passes use to rebuild a store.
+  static Stmt MakeLike(const Store* like, Expr index, Expr value);
 };
 
 /// for var in [min, min + extent) with a loop kind. GPU kinds carry a thread axis 0..2 (x,y,z).
@@ -525,10 +541,20 @@ struct Evaluate final : StmtNode {
 };
 
 /// Waits until every thread of the GPU block reaches it (and makes gpu_shared writes visible).
+///
+/// Before that, with `commit_async`, the thread closes the asynchronous copies it issued since
+/// the last commit into one group; with `wait_async` >= 0 it waits until at most that many of
+/// its most recent groups are still in flight (NVPTX cp.async.commit_group / wait_group). A
+/// group's copies are visible to every thread after the first barrier that waits for it in
+/// every thread.
 struct Barrier final : StmtNode {
   static constexpr NodeKind kKind = NodeKind::kBarrier;
   Barrier() : StmtNode(kKind) {}
+  bool commit_async = false;
+  int wait_async = -1;
   static Stmt Make();
+  /// `wait_pending` >= -1 (-1: no wait).
+  static Stmt MakeAfterAsyncCopies(bool commit, int wait_pending);
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -136,7 +136,10 @@ class Printer {
       case NodeKind::kStore: {
         const auto* op = s.As<Store>();
         Line(indent, StrCat(op->buffer.name(), "[", Print(op->index), "]",
-                            op->atomic_add ? " atomic+= " : " = ", Print(op->value)));
+                            op->atomic_add   ? " atomic+= "
+                            : op->async_copy ? " async= "
+                                             : " = ",
+                            Print(op->value)));
         return;
       }
       case NodeKind::kFor: {
@@ -195,9 +198,18 @@ class Printer {
                                          : Print(op->value));
         return;
       }
-      case NodeKind::kBarrier:
-        Line(indent, "barrier()");
+      case NodeKind::kBarrier: {
+        const auto* op = s.As<Barrier>();
+        std::string args;
+        if (op->commit_async) {
+          args = "commit_async";
+        }
+        if (op->wait_async >= 0) {
+          args += StrCat(args.empty() ? "" : ", ", "wait_async=", op->wait_async);
+        }
+        Line(indent, StrCat("barrier(", args, ")"));
         return;
+      }
       case NodeKind::kIntImm:
       case NodeKind::kFloatImm:
       case NodeKind::kVar:

@@ -411,8 +411,7 @@ Stmt IrMutator::Visit(const Store* op) {
   if (index.same_as(op->index) && value.same_as(op->value)) {
     return Stmt(op);
   }
-  return op->atomic_add ? Store::MakeAtomicAdd(op->buffer, std::move(index), std::move(value))
-                        : Store::Make(op->buffer, std::move(index), std::move(value));
+  return Store::MakeLike(op, std::move(index), std::move(value));
 }
 Stmt IrMutator::Visit(const For* op) {
   Expr min = Mutate(op->min);

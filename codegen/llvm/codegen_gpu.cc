@@ -126,7 +126,7 @@ void CodeGenGpu::Emit(const ir::Stmt& s) {
                                            "`; GPU kernels cannot call host code")));
       return;
     case NodeKind::kBarrier:
-      EmitBarrier();
+      EmitBarrier(s.As<ir::Barrier>());
       return;
     default:
       break;
@@ -136,6 +136,12 @@ void CodeGenGpu::Emit(const ir::Stmt& s) {
 }
 
 void CodeGenGpu::EmitStore(const ir::Store* op) {
+  if (op->async_copy && nvptx() && !ir::IsConst(op->value, 0.0)) {
+    EmitAsyncCopy(op);
+    return;
+  }
+  // Elsewhere an asynchronous copy is a plain store: it is complete before any barrier (so is
+  // one that simplification reduced to zeros).
   llvm::Value* value = Emit(op->value);
   llvm::Value* base = BufferBase(op->buffer);
   if (op->atomic_add) {
@@ -161,6 +167,44 @@ void CodeGenGpu::EmitStore(const ir::Store* op) {
     builder_.CreateAlignedStore(builder_.CreateExtractElement(value, static_cast<uint64_t>(i)), ptr,
                                 llvm::Align(4));
   }
+}
+
+// cp.async.ca.shared.global of 4, 8 or 16 bytes (cg for 16: past L1, as the data is staged in
+// shared memory anyway), the .s form with a source size of 0 where the copy is not valid: the
+// destination is zero-filled and nothing is read. The verifier checked the form
+// (Store::MakeAsyncCopy): value Load(src, i) or Select(valid, Load(src, i), 0).
+void CodeGenGpu::EmitAsyncCopy(const ir::Store* op) {
+  const ir::Expr* value = &op->value;
+  ir::Expr valid;
+  if (const auto* select = value->As<ir::Select>()) {
+    valid = select->condition;
+    value = &select->true_value;
+  }
+  const auto* load = value->As<ir::Load>();
+  const int lanes = op->index.type().lanes();
+  auto base_of = [](const ir::Expr& index) {
+    const auto* ramp = index.As<ir::Ramp>();
+    return ramp != nullptr ? ramp->base : index;
+  };
+  llvm::Value* dst = builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer),
+                                                Emit(base_of(op->index)));
+  llvm::Value* src = builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(load->buffer),
+                                                Emit(base_of(load->index)));
+  static constexpr llvm::Intrinsic::ID kCopy[3][2] = {
+      {llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4,
+       llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s},
+      {llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8,
+       llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s},
+      {llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16,
+       llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s}};
+  const int row = lanes == 4 ? 2 : lanes - 1;
+  if (!valid.defined()) {
+    builder_.CreateIntrinsic(kCopy[row][0], {}, {dst, src});
+    return;
+  }
+  llvm::Value* bytes =
+      builder_.CreateSelect(Emit(valid), builder_.getInt32(4 * lanes), builder_.getInt32(0));
+  builder_.CreateIntrinsic(kCopy[row][1], {}, {dst, src, bytes});
 }
 
 // One relaxed atomicrmw fadd per lane (red.global.add.f32 on NVPTX, global_atomic_add_f32 on
@@ -292,8 +336,15 @@ void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
 
 // NVPTX: bar.sync 0. AMDGPU: a workgroup-scope release fence, s_barrier, an acquire fence (what
 // HIP's __syncthreads() is), so that shared-memory writes before it are seen after it.
-void CodeGenGpu::EmitBarrier() {
+void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
   if (nvptx()) {
+    if (op->commit_async) {
+      builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+    }
+    if (op->wait_async >= 0) {
+      builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                               {builder_.getInt32(op->wait_async)});
+    }
     builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
     return;
   }

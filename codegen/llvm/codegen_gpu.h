@@ -59,7 +59,8 @@ class CodeGenGpu {
   void EmitFor(const ir::For* op);
   void EmitIfThenElse(const ir::IfThenElse* op);
   void EmitAllocate(const ir::Allocate* op);
-  void EmitBarrier();
+  void EmitBarrier(const ir::Barrier* op);
+  void EmitAsyncCopy(const ir::Store* op);
   llvm::Value* GpuIndex(bool block, int axis);
   void AnnotateKernel(llvm::Function* f, const GpuLaunch& launch);
 

@@ -67,8 +67,7 @@ class Widener final : public IrMutator {
       failed_ = true;  // every lane would write the same element
       return Stmt(op);
     }
-    return op->atomic_add ? Store::MakeAtomicAdd(op->buffer, std::move(index), std::move(value))
-                          : Store::Make(op->buffer, std::move(index), std::move(value));
+    return Store::MakeLike(op, std::move(index), std::move(value));
   }
 
   Stmt Visit(const For* op) override {

@@ -14,14 +14,14 @@ namespace {
 using ir::Expr;
 
 struct GemmKnobs {
-  int64_t bm, bn, tm, tn, bk, stages, vec, splitk, gridk, fragpipe;
+  int64_t bm, bn, tm, tn, bk, stages, vec, splitk, gridk, fragpipe, async;
 };
 
 GemmKnobs KnobsOf(const Config& c) {
-  return {KnobValue(c, "bm"),      KnobValue(c, "bn"),     KnobValue(c, "tm"),
-          KnobValue(c, "tn"),      KnobValue(c, "bk"),     KnobValue(c, "stages"),
-          KnobValue(c, "vec"),     KnobValue(c, "splitk"), KnobValue(c, "gridk"),
-          KnobValue(c, "fragpipe")};
+  return {KnobValue(c, "bm"),       KnobValue(c, "bn"),     KnobValue(c, "tm"),
+          KnobValue(c, "tn"),       KnobValue(c, "bk"),     KnobValue(c, "stages"),
+          KnobValue(c, "vec"),      KnobValue(c, "splitk"), KnobValue(c, "gridk"),
+          KnobValue(c, "fragpipe"), KnobValue(c, "async")};
 }
 
 MatmulTiling TilingOf(const GemmKnobs& k) {
@@ -35,6 +35,7 @@ MatmulTiling TilingOf(const GemmKnobs& k) {
   t.splitk = k.splitk;
   t.gridk = k.gridk;
   t.frag_pipe = k.fragpipe == 1;
+  t.async_copy = k.async == 1;
   return t;
 }
 
@@ -56,7 +57,14 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "columns of the register tile of a thread");
   space.AddKnob("bk", AtMost({4, 8, 16, 32, 64, 128}, std::max<int64_t>(4, NextPow2(g.k)), 4),
                 "reduction step staged in shared memory");
-  space.AddKnob("stages", {1, 2}, "shared-memory buffers (2: load step k+1 while computing k)");
+  // Asynchronous copies (cp.async) are an NVPTX instruction; AMDGPU stages through registers.
+  const bool cuda = target.kind == TargetKind::kCuda;
+  space.AddKnob("stages", cuda ? std::vector<int64_t>{1, 2, 3, 4} : std::vector<int64_t>{1, 2},
+                "shared-memory buffers (2: load step k+1 while computing k; 3 and 4: copies "
+                "issued stages-1 steps ahead, with async)");
+  space.AddKnob("async", cuda ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+                "1: global tiles go to shared memory by asynchronous copies (cp.async), not "
+                "through registers");
   std::vector<int64_t> vecs = {1};
   for (int64_t v : {2, 4}) {
     if (g.k % v == 0 || g.n % v == 0) {
@@ -95,7 +103,13 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                                4096;
                       });
   space.AddConstraint(
-      "fragpipe == 0 or (stages == 2 and (bk / splitk) % 2 == 0)", [](const Config& c) {
+      "async == 1 or stages <= 2 (registers stage at most one step ahead)",
+      [](const Config& c) { return KnobValue(c, "async") == 1 || KnobValue(c, "stages") <= 2; });
+  space.AddConstraint("async == 0 or stages >= 2", [](const Config& c) {
+    return KnobValue(c, "async") == 0 || KnobValue(c, "stages") >= 2;
+  });
+  space.AddConstraint(
+      "fragpipe == 0 or (stages >= 2 and (bk / splitk) % 2 == 0)", [](const Config& c) {
         return KnobValue(c, "fragpipe") == 0 ||
                FragPipeFits(KnobValue(c, "stages"), KnobValue(c, "bk"), KnobValue(c, "splitk"));
       });
@@ -140,6 +154,7 @@ std::vector<Config> Presets(const GemmShape& g, const ConfigSpace& space) {
     c["splitk"] = snap("splitk", std::min(splitk, c["bk"]));
     c["gridk"] = 1;
     c["fragpipe"] = 0;
+    c["async"] = 0;
     return c;
   };
   std::vector<Config> presets;
@@ -184,6 +199,8 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   std::vector<Config> variants;
   for (const Config& preset : Presets(g, space)) {
     variants.push_back(preset);
+    // Not seeded: asynchronous copies (async 1), measured slower on the H100 than staging
+    // through registers for all but one of the bench's GEMMs (bench/RESULTS.md).
     if (g.m <= 16 && preset.at("bm") <= 16) {
       Config v = preset;
       v["splitk"] = 1;
@@ -225,6 +242,17 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
     return ir::Select::Make(in, ir::Load::Make(a, row * g.k + col, lanes),
                             ir::BroadcastTo(Expr(0.0f), lanes));
   };
+  p.a.source = a;
+  p.a.source_index = [=](const std::vector<ir::Var>&, const Expr& m,
+                         const Expr& kk) -> std::pair<Expr, Expr> {
+    Expr row = full_m ? m : ir::Min::Make(m, g.m - 1);
+    Expr col = full_k ? kk : ir::Min::Make(kk, g.k - lanes_a);
+    Expr in;
+    if (!full_m || !full_k) {
+      in = full_m ? (kk < g.k) : (full_k ? (m < g.m) : (m < g.m && kk < g.k));
+    }
+    return {row * g.k + col, in};
+  };
   p.b.lanes = lanes_b;
   p.b.vector_along_k = false;
   p.b.load = [=](const std::vector<ir::Var>&, const Expr& n, const Expr& kk) -> Expr {
@@ -237,6 +265,17 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
     Expr in = full_k ? (n < g.n) : (full_n ? (kk < g.k) : (kk < g.k && n < g.n));
     return ir::Select::Make(in, ir::Load::Make(b, row * g.n + col, lanes),
                             ir::BroadcastTo(Expr(0.0f), lanes));
+  };
+  p.b.source = b;
+  p.b.source_index = [=](const std::vector<ir::Var>&, const Expr& n,
+                         const Expr& kk) -> std::pair<Expr, Expr> {
+    Expr row = full_k ? kk : ir::Min::Make(kk, g.k - 1);
+    Expr col = full_n ? n : ir::Min::Make(n, g.n - lanes_b);
+    Expr in;
+    if (!full_n || !full_k) {
+      in = full_k ? (n < g.n) : (full_n ? (kk < g.k) : (kk < g.k && n < g.n));
+    }
+    return {row * g.n + col, in};
   };
   p.out.lanes = LanesDividing(4, {g.n});
   p.out.contiguous_along_m = false;
@@ -260,7 +299,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 
 const KernelTemplate kGemmGpuTiled = {
     .name = "gemm.gpu.tiled",
-    .version = 3,
+    .version = 4,
     .op = OpKind::kGemm,
     .target_kind = TargetKind::kCuda,
     .space = &Space,
@@ -271,7 +310,7 @@ const KernelTemplate kGemmGpuTiled = {
 
 const KernelTemplate kGemmGpuTiledRocm = {
     .name = "gemm.gpu.tiled",
-    .version = 3,
+    .version = 4,
     .op = OpKind::kGemm,
     .target_kind = TargetKind::kRocm,
     .space = &Space,

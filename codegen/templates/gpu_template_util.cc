@@ -175,8 +175,9 @@ int64_t MatmulTiling::SharedFloats() const {
 
 int64_t MatmulTiling::Registers(int64_t lanes_a, int64_t lanes_b) const {
   const int64_t t = Threads();
-  const int64_t staged =
-      GpuCeilDiv(bk * bm / lanes_a, t) * lanes_a + GpuCeilDiv(bk * bn / lanes_b, t) * lanes_b;
+  const int64_t staged = async_copy ? 0
+                                    : GpuCeilDiv(bk * bm / lanes_a, t) * lanes_a +
+                                          GpuCeilDiv(bk * bn / lanes_b, t) * lanes_b;
   const int64_t fragments = (frag_pipe ? 2 : 1) * (tm + tn);
   return tm * tn + fragments + staged + 24;
 }
@@ -324,6 +325,28 @@ class MatmulBuilder {
       } else {
         per.push_back(Store::Make(c.shared, offset + c.kl[j] * c.stride + c.xl[j],
                                   DenseLoad(c.staging, j * lanes, lanes)));
+      }
+      stmts.push_back(GuardSlot(c, j, Block::Make(std::move(per))));
+    }
+    return Block::Make(std::move(stmts));
+  }
+
+  // Global -> shared stage at `offset` for tile k0, by asynchronous copies.
+  Stmt CopySlotsAsync(const Copy& c, const Expr& k0, const Expr& offset) const {
+    std::vector<Stmt> stmts;
+    const int64_t lanes = c.op->lanes;
+    for (int64_t j = 0; j < c.slots_per_thread; ++j) {
+      auto [src, valid] = c.op->source_index(c.let_vars[j], c.xg[j], k0 + c.kl[j]);
+      std::vector<Stmt> per;
+      if (c.op->vector_along_k || lanes == 1) {
+        // Consecutive along k in global memory, a column apart in the shared tile.
+        for (int64_t w = 0; w < lanes; ++w) {
+          per.push_back(Store::MakeAsyncCopy(c.shared, offset + (c.kl[j] + w) * c.stride + c.xl[j],
+                                             c.op->source, src + w, 1, valid));
+        }
+      } else {
+        per.push_back(Store::MakeAsyncCopy(c.shared, offset + c.kl[j] * c.stride + c.xl[j],
+                                           c.op->source, src, static_cast<int>(lanes), valid));
       }
       stmts.push_back(GuardSlot(c, j, Block::Make(std::move(per))));
     }
@@ -507,7 +530,43 @@ class MatmulBuilder {
     main.push_back(
         For::Make(zi, 0, t_.tm * t_.tn, LoopKind::kUnrolled, Store::Make(acc_, zi, Expr(0.0f))));
     Stmt loop;
-    if (t_.stages == 2) {
+    if (t_.async_copy) {
+      // Stages of asynchronous copies: step s goes to stage s % S, issued S - 1 steps ahead,
+      // one commit group per step (empty ones past the end keep the count), so that waiting
+      // until S - 2 groups are in flight means the next step has landed.
+      const int64_t S = t_.stages;
+      auto issue = [&](const Expr& step) {
+        Expr stage = step % S;
+        return IfThenElse::Make(
+            step < ktiles,
+            Block::Make({CopySlotsAsync(ca, (kbase + step) * t_.bk, stage * StageFloats(ca)),
+                         CopySlotsAsync(cb, (kbase + step) * t_.bk, stage * StageFloats(cb))}));
+      };
+      for (int64_t s = 0; s + 1 < S; ++s) {
+        main.push_back(issue(Expr(s)));
+        main.push_back(Barrier::MakeAfterAsyncCopies(true, -1));
+      }
+      main.push_back(Barrier::MakeAfterAsyncCopies(false, static_cast<int>(S - 2)));
+      if (pipelined_) {
+        main.push_back(LoadFragments(0, a_thread, b_thread, Expr(int64_t{0})));
+      }
+      Var a_next("a_next"), b_next("b_next");
+      Stmt step = Block::Make({
+          issue(ko + (S - 1)),
+          pipelined_ ? PipelinedStage(a_off, b_off) : Compute(a_off, b_off),
+          Barrier::MakeAfterAsyncCopies(true, static_cast<int>(S - 2)),
+          pipelined_ ? FinishPipelinedStage(a_next, b_next) : Block::Make({}),
+      });
+      if (pipelined_) {
+        // The last step reads its own stage again: the next one may never have been copied.
+        Expr next = ir::Min::Make(ko + 1, ktiles - 1) % S;
+        step = LetStmt::Make(b_next, next * StageFloats(cb) + b_thread, step);
+        step = LetStmt::Make(a_next, next * StageFloats(ca) + a_thread, step);
+      }
+      step = LetStmt::Make(b_off, (ko % S) * StageFloats(cb) + b_thread, step);
+      step = LetStmt::Make(a_off, (ko % S) * StageFloats(ca) + a_thread, step);
+      loop = For::Make(ko, 0, ktiles, LoopKind::kSerial, step);
+    } else if (t_.stages == 2) {
       main.push_back(LoadSlots(ca, kbase * t_.bk));
       main.push_back(LoadSlots(cb, kbase * t_.bk));
       main.push_back(StoreSlots(ca, Expr(int64_t{0})));
@@ -569,8 +628,10 @@ class MatmulBuilder {
     body = LetStmt::Make(tc, tc_value, body);
     body = LetStmt::Make(tr, tr_value, body);
     body = LetStmt::Make(group, tx_ / group_threads_, body);
-    body = Allocate::Make(cb.staging, cb.slots_per_thread * p_.b.lanes, body);
-    body = Allocate::Make(ca.staging, ca.slots_per_thread * p_.a.lanes, body);
+    if (!t_.async_copy) {
+      body = Allocate::Make(cb.staging, cb.slots_per_thread * p_.b.lanes, body);
+      body = Allocate::Make(ca.staging, ca.slots_per_thread * p_.a.lanes, body);
+    }
     const int64_t sets = pipelined_ ? 2 : 1;
     body = Allocate::Make(bfrag_, sets * t_.tn, body);
     body = Allocate::Make(afrag_, sets * t_.tm, body);
@@ -598,6 +659,9 @@ ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tili
   TUNE_CHECK(tiling.bm % tiling.tm == 0 && tiling.bn % tiling.tn == 0 &&
              tiling.bk % tiling.splitk == 0);
   TUNE_CHECK(!tiling.frag_pipe || FragPipeFits(tiling.stages, tiling.bk, tiling.splitk));
+  TUNE_CHECK(tiling.async_copy ? (tiling.stages >= 2 && tiling.stages <= 4 &&
+                                  problem.a.source_index && problem.b.source_index)
+                               : (tiling.stages == 1 || tiling.stages == 2));
   TUNE_CHECK(tiling.gridk == 1 ||
              (GridSplitFits(problem.k, tiling.bk, tiling.gridk) &&
               !EpilogueHasRelu(problem.epilogue) && problem.out_buffer.defined()));
@@ -609,7 +673,7 @@ ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tili
 }
 
 bool FragPipeFits(int64_t stages, int64_t bk, int64_t splitk) {
-  return stages == 2 && (bk / splitk) % 2 == 0;
+  return stages >= 2 && (bk / splitk) % 2 == 0;
 }
 
 bool GridSplitFits(int64_t k, int64_t bk, int64_t gridk) {

@@ -95,6 +95,14 @@ struct MatmulOperand {
   /// out of bounds (clamp indices).
   std::function<ir::Expr(const std::vector<ir::Var>& vars, const ir::Expr& x, const ir::Expr& k)>
       load;
+  /// For asynchronous copies (MatmulTiling::async_copy): the global buffer the operand is read
+  /// from, and for the `lanes` elements at global (k, x) the index of the first one in it
+  /// (clamped in range) and whether they lie inside the operand (undefined: always). Unset: the
+  /// operand can only be staged through registers.
+  ir::Buffer source;
+  std::function<std::pair<ir::Expr, ir::Expr>(const std::vector<ir::Var>& vars, const ir::Expr& x,
+                                              const ir::Expr& k)>
+      source_index;
 };
 
 /// The tiling of one block: a bm x bn output tile per block, tm x tn per thread, bk of the
@@ -110,6 +118,9 @@ struct MatmulTiling {
   /// shared stage is read while row kk's FMAs run, and the next stage's row 0 right after the
   /// barrier, before the current stage's last FMAs (FragPipeFits must hold).
   bool frag_pipe = false;
+  /// True: global tiles go to shared memory by asynchronous copies (cp.async), `stages` (2 to
+  /// 4) of them in flight, instead of through registers (both operands need `source_index`).
+  bool async_copy = false;
   /// True: consecutive threads take consecutive row groups (for outputs contiguous along M);
   /// false: consecutive column groups (outputs contiguous along N).
   bool rows_fastest = false;
@@ -153,8 +164,8 @@ ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tili
 /// least one step ((gridk - 1) * ceil(steps / gridk) < steps).
 bool GridSplitFits(int64_t k, int64_t bk, int64_t gridk);
 
-/// True when fragments can be pipelined (MatmulTiling::frag_pipe): two shared stages and an
-/// even number of rows per thread group and step (bk / splitk).
+/// True when fragments can be pipelined (MatmulTiling::frag_pipe): two or more shared stages
+/// and an even number of rows per thread group and step (bk / splitk).
 bool FragPipeFits(int64_t stages, int64_t bk, int64_t splitk);
 
 /// The largest of 4, 2, 1 that is <= `want` and divides every value of `divides`.

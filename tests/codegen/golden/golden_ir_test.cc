@@ -96,7 +96,7 @@ TEST(GoldenIr, Conv2dCpuDirectWithPaddingAndRelu) {
 TEST(GoldenIr, GemmGpuTiledDefaultWithEdgeTilesAndBias) {
   CheckGolden(
       {"gemm_gpu_tiled.txt", "gemm.gpu.tiled", "gemm:M=33,N=65,K=17,epilogue=bias",
-       R"({"bk":16,"bm":16,"bn":32,"fragpipe":0,"gridk":1,"splitk":1,"stages":2,"tm":2,"tn":2,"vec":1})",
+       R"({"async":0,"bk":16,"bm":16,"bn":32,"fragpipe":0,"gridk":1,"splitk":1,"stages":2,"tm":2,"tn":2,"vec":1})",
        "cuda -arch=sm_90"});
 }
 

@@ -119,7 +119,7 @@ TEST(GemmGpuTiled, DefaultForLargeShapesIsTheClassicTile) {
   Config c = tpl->default_config(w, target);
   EXPECT_EQ(
       ConfigToString(c),
-      R"({"bk":8,"bm":128,"bn":128,"fragpipe":0,"gridk":1,"splitk":1,"stages":2,"tm":8,"tn":8,"vec":4})");
+      R"({"async":0,"bk":8,"bm":128,"bn":128,"fragpipe":0,"gridk":1,"splitk":1,"stages":2,"tm":8,"tn":8,"vec":4})");
 }
 
 TEST(GemmGpuTiled, DefaultSplitsTheReductionAcrossBlocksWhenTilesCannotFillTheGpu) {
@@ -179,20 +179,24 @@ TEST(GemmGpuTiled, ConfigsBeyondTheLimitsAreRejectedNamingTheLimit) {
   ASSERT_NE(tpl, nullptr);
   ConfigSpace space = tpl->space(w, target);
   // 256 x 256 / (1 x 1) threads.
-  Config threads = {{"bm", 256},   {"bn", 256}, {"tm", 1},     {"tn", 1},    {"bk", 8},
-                    {"stages", 1}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
+  Config threads = {{"bm", 256},  {"bn", 256},     {"tm", 1},   {"tn", 1},
+                    {"bk", 8},    {"stages", 1},   {"vec", 4},  {"splitk", 1},
+                    {"gridk", 1}, {"fragpipe", 0}, {"async", 0}};
   EXPECT_THAT(space.Validate(threads).message(), HasSubstr("max_threads_per_block (1024)"));
   // 2 stages of 64 x (256 + 260) floats: 258 KiB of shared memory.
-  Config shared = {{"bm", 256},   {"bn", 256}, {"tm", 8},     {"tn", 8},    {"bk", 64},
-                   {"stages", 2}, {"vec", 4},  {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
+  Config shared = {{"bm", 256},  {"bn", 256},     {"tm", 8},   {"tn", 8},
+                   {"bk", 64},   {"stages", 2},   {"vec", 4},  {"splitk", 1},
+                   {"gridk", 1}, {"fragpipe", 0}, {"async", 0}};
   EXPECT_THAT(space.Validate(shared).message(), HasSubstr("max_shared_bytes_per_block"));
   // 8 x 8 accumulators over 16 threads: the staged loads alone blow the register budget.
-  Config regs = {{"bm", 32},    {"bn", 32}, {"tm", 8},     {"tn", 8},    {"bk", 64},
-                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
+  Config regs = {{"bm", 32},   {"bn", 32},      {"tm", 8},   {"tn", 8},
+                 {"bk", 64},   {"stages", 2},   {"vec", 4},  {"splitk", 1},
+                 {"gridk", 1}, {"fragpipe", 0}, {"async", 0}};
   EXPECT_THAT(space.Validate(regs).message(), HasSubstr("registers per thread"));
   // 3 x 16 threads: not a whole number of warps.
-  Config warp = {{"bm", 16},    {"bn", 64}, {"tm", 4},     {"tn", 4},    {"bk", 8},
-                 {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 0}};
+  Config warp = {{"bm", 16},   {"bn", 64},      {"tm", 4},   {"tn", 4},
+                 {"bk", 8},    {"stages", 2},   {"vec", 4},  {"splitk", 1},
+                 {"gridk", 1}, {"fragpipe", 0}, {"async", 0}};
   warp["bm"] = 8;
   warp["tm"] = 2;
   warp["bn"] = 64;
@@ -321,7 +325,8 @@ TEST(GemmGpuTiledSim, SplitKAndSingleStageComputeTheReference) {
                     {"tm", 4},          {"tn", 2},
                     {"bk", 16},         {"vec", 4},
                     {"splitk", splitk}, {"gridk", 1},
-                    {"stages", stages}, {"fragpipe", fragpipe}};
+                    {"stages", stages}, {"fragpipe", fragpipe},
+                    {"async", 0}};
         EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
       }
     }
@@ -336,27 +341,82 @@ TEST(GemmGpuTiledSim, SixteenWideTilesAndPipelinedFragmentsComputeTheReferenceOn
   for (auto [tm, tn] : {std::pair<int64_t, int64_t>{8, 16}, {16, 8}, {8, 8}}) {
     for (int64_t fragpipe : {0, 1}) {
       Config c = {{"bm", 64},    {"bn", 128}, {"tm", tm},    {"tn", tn},   {"bk", 8},
-                  {"stages", 2}, {"vec", 1},  {"splitk", 1}, {"gridk", 1}, {"fragpipe", fragpipe}};
+                  {"stages", 2}, {"vec", 1},  {"splitk", 1}, {"gridk", 1}, {"fragpipe", fragpipe},
+                  {"async", 0}};
       ASSERT_TRUE(tpl->space(w, target).IsValid(c)) << ConfigToString(c);
       EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
     }
   }
 }
 
-TEST(GemmGpuTiled, PipelinedFragmentsNeedTwoStagesAndAnEvenStepPerGroup) {
+TEST(GemmGpuTiled, PipelinedFragmentsNeedTwoOrMoreStagesAndAnEvenStepPerGroup) {
   Target target = *Target::Parse("cuda -arch=sm_90");
   Workload w = *Workload::Parse("gemm:M=64,N=64,K=64");
   const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
   ASSERT_NE(tpl, nullptr);
   ConfigSpace space = tpl->space(w, target);
-  Config c = {{"bm", 32},    {"bn", 32}, {"tm", 4},     {"tn", 4},    {"bk", 8},
-              {"stages", 2}, {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 1}};
+  Config c = {{"bm", 32}, {"bn", 32},    {"tm", 4},    {"tn", 4},       {"bk", 8},   {"stages", 2},
+              {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 1}, {"async", 0}};
   EXPECT_TRUE(space.IsValid(c)) << space.Validate(c);
   c["stages"] = 1;
-  EXPECT_THAT(space.Validate(c).message(), HasSubstr("fragpipe == 0 or (stages == 2"));
+  EXPECT_THAT(space.Validate(c).message(), HasSubstr("fragpipe == 0 or (stages >= 2"));
   c["stages"] = 2;
   c["splitk"] = 8;  // one row per group and step
   EXPECT_THAT(space.Validate(c).message(), HasSubstr("(bk / splitk) % 2 == 0"));
+}
+
+TEST(GemmGpuTiled, AsynchronousCopiesAreOfferedForCudaOnlyAndStageThreeOrMoreNeedsThem) {
+  Workload w = *Workload::Parse("gemm:M=64,N=64,K=64");
+  Target rocm = *Target::Parse("rocm -mcpu=gfx90a");
+  const KernelTemplate* amd = GpuTemplate("gemm.gpu.tiled", rocm, w);
+  ASSERT_NE(amd, nullptr);
+  EXPECT_EQ(amd->space(w, rocm).FindKnob("async")->values, std::vector<int64_t>{0});
+  EXPECT_EQ(amd->space(w, rocm).FindKnob("stages")->values, (std::vector<int64_t>{1, 2}));
+  Target cuda = *Target::Parse("cuda -arch=sm_80");
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", cuda, w);
+  ASSERT_NE(tpl, nullptr);
+  ConfigSpace space = tpl->space(w, cuda);
+  Config c = {{"bm", 32}, {"bn", 32},    {"tm", 4},    {"tn", 4},       {"bk", 8},   {"stages", 3},
+              {"vec", 4}, {"splitk", 1}, {"gridk", 1}, {"fragpipe", 1}, {"async", 1}};
+  EXPECT_TRUE(space.IsValid(c)) << space.Validate(c);
+  c["async"] = 0;
+  EXPECT_THAT(space.Validate(c).message(), HasSubstr("async == 1 or stages <= 2"));
+  c["async"] = 1;
+  c["stages"] = 1;
+  c["fragpipe"] = 0;
+  EXPECT_THAT(space.Validate(c).message(), HasSubstr("async == 0 or stages >= 2"));
+}
+
+TEST(GemmGpuTiledSim, AsynchronousCopiesComputeTheReferenceAtEveryStageCountOnEdgeTiles) {
+  Target target = *Target::Parse("cuda -arch=sm_90");
+  // K = 45: A unaligned (4-byte copies, each a column of the transposed tile), B in 16-byte
+  // copies; edge tiles in M and N; K = 5 is one step, fewer than the stages in flight.
+  for (const char* text : {"gemm:M=70,N=136,K=45,epilogue=bias", "gemm:M=9,N=20,K=5"}) {
+    Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, w);
+    ASSERT_NE(tpl, nullptr);
+    for (int64_t stages : {2, 3, 4}) {
+      for (int64_t fragpipe : {0, 1}) {
+        for (int64_t gridk : {1, 2}) {
+          Config c = {{"bm", 32},
+                      {"bn", 64},
+                      {"tm", 4},
+                      {"tn", 4},
+                      {"bk", 8},
+                      {"vec", 4},
+                      {"splitk", 1},
+                      {"gridk", gridk},
+                      {"stages", stages},
+                      {"async", 1},
+                      {"fragpipe", fragpipe}};
+          if (!tpl->space(w, target).IsValid(c)) {
+            continue;  // gridk 2 where K has one step
+          }
+          EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << text << " " << ConfigToString(c);
+        }
+      }
+    }
+  }
 }
 
 TEST(GemmGpuTiledSim, ReductionsSharedByBlocksAddUpToTheReferenceWithTheBiasOnce) {
@@ -372,7 +432,8 @@ TEST(GemmGpuTiledSim, ReductionsSharedByBlocksAddUpToTheReferenceWithTheBiasOnce
                     {"tm", 4},          {"tn", 2},
                     {"bk", 16},         {"vec", 4},
                     {"splitk", splitk}, {"gridk", gridk},
-                    {"stages", stages}, {"fragpipe", stages == 2 && gridk != 3 ? 1 : 0}};
+                    {"stages", stages}, {"fragpipe", stages == 2 && gridk != 3 ? 1 : 0},
+                    {"async", 0}};
         ASSERT_TRUE(tpl->space(w, target).IsValid(c)) << ConfigToString(c);
         EXPECT_EQ(SimulateAndCompare(*tpl, w, target, c), "") << ConfigToString(c);
       }
@@ -473,9 +534,36 @@ TEST(GemmGpuTiledPtx, SixteenWideRegisterTilesAssembleWithoutSpillsPipelinedOrNo
                      {"vec", 4},
                      {"splitk", 1},
                      {"gridk", 1},
-                     {"fragpipe", fragpipe}});
+                     {"fragpipe", fragpipe},
+                     {"async", 0}});
     }
   }
+}
+
+TEST(GemmGpuTiledPtx, AsynchronousCopiesAssembleToCpAsyncWithoutSpills) {
+  CheckNoSpills("gemm.gpu.tiled", {"gemm:M=4096,N=4096,K=4096", "gemm:M=1000,N=1000,K=1000"},
+                {{"bm", 128},
+                 {"bn", 64},
+                 {"tm", 8},
+                 {"tn", 8},
+                 {"bk", 8},
+                 {"stages", 3},
+                 {"vec", 4},
+                 {"splitk", 1},
+                 {"gridk", 1},
+                 {"fragpipe", 1},
+                 {"async", 1}});
+  if (!std::filesystem::exists(kPtxas)) {
+    return;
+  }
+  // The PTX that ptxas read: 16-byte copies of B, 4-byte ones of the transposed A tile, one
+  // group per step, waiting until one is in flight.
+  std::stringstream ptx;
+  ptx << std::ifstream(::testing::TempDir() + "/tune_gemm_M1000_N1000_K1000.ptx").rdbuf();
+  EXPECT_THAT(ptx.str(), HasSubstr("cp.async.cg.shared.global"));
+  EXPECT_THAT(ptx.str(), HasSubstr("cp.async.ca.shared.global"));
+  EXPECT_THAT(ptx.str(), HasSubstr("cp.async.commit_group"));
+  EXPECT_THAT(ptx.str(), HasSubstr("cp.async.wait_group 1"));
 }
 
 TEST(Conv2dGpuImplicitGemmPtx, DefaultsAssembleWithoutSpills) {
