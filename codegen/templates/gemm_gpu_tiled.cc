@@ -35,7 +35,8 @@ MatmulTiling TilingOf(const GemmKnobs& k) {
   t.splitk = k.splitk;
   t.gridk = k.gridk;
   t.frag_pipe = k.fragpipe == 1;
-  t.async_copy = k.async == 1;
+  t.async_copy = k.async >= 1;
+  t.async_a = k.async == 1;
   return t;
 }
 
@@ -62,9 +63,9 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("stages", cuda ? std::vector<int64_t>{1, 2, 3, 4} : std::vector<int64_t>{1, 2},
                 "shared-memory buffers (2: load step k+1 while computing k; 3 and 4: copies "
                 "issued stages-1 steps ahead, with async)");
-  space.AddKnob("async", cuda ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+  space.AddKnob("async", cuda ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0},
                 "1: global tiles go to shared memory by asynchronous copies (cp.async), not "
-                "through registers");
+                "through registers; 2: B's tiles by copies, A's through registers");
   std::vector<int64_t> vecs = {1};
   for (int64_t v : {2, 4}) {
     if (g.k % v == 0 || g.n % v == 0) {
@@ -103,8 +104,8 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                                4096;
                       });
   space.AddConstraint(
-      "async == 1 or stages <= 2 (registers stage at most one step ahead)",
-      [](const Config& c) { return KnobValue(c, "async") == 1 || KnobValue(c, "stages") <= 2; });
+      "async >= 1 or stages <= 2 (registers stage at most one step ahead)",
+      [](const Config& c) { return KnobValue(c, "async") >= 1 || KnobValue(c, "stages") <= 2; });
   space.AddConstraint("async == 0 or stages >= 2", [](const Config& c) {
     return KnobValue(c, "async") == 0 || KnobValue(c, "stages") >= 2;
   });

@@ -175,9 +175,9 @@ int64_t MatmulTiling::SharedFloats() const {
 
 int64_t MatmulTiling::Registers(int64_t lanes_a, int64_t lanes_b) const {
   const int64_t t = Threads();
-  const int64_t staged = async_copy ? 0
-                                    : GpuCeilDiv(bk * bm / lanes_a, t) * lanes_a +
-                                          GpuCeilDiv(bk * bn / lanes_b, t) * lanes_b;
+  const int64_t staged_a = async_copy && async_a ? 0 : GpuCeilDiv(bk * bm / lanes_a, t) * lanes_a;
+  const int64_t staged_b = async_copy ? 0 : GpuCeilDiv(bk * bn / lanes_b, t) * lanes_b;
+  const int64_t staged = staged_a + staged_b;
   const int64_t fragments = (frag_pipe ? 2 : 1) * (tm + tn);
   return tm * tn + fragments + staged + 24;
 }
@@ -534,17 +534,26 @@ class MatmulBuilder {
       // Stages of asynchronous copies: step s goes to stage s % S, issued S - 1 steps ahead,
       // one commit group per step (empty ones past the end keep the count), so that waiting
       // until S - 2 groups are in flight means the next step has landed.
+      // Without async_a, A goes through registers one step ahead: loaded at the start of a
+      // step, stored to the next step's stage before the barrier that ends it.
       const int64_t S = t_.stages;
+      const bool async_a = t_.async_a;
       auto issue = [&](const Expr& step) {
         Expr stage = step % S;
         return IfThenElse::Make(
             step < ktiles,
-            Block::Make({CopySlotsAsync(ca, (kbase + step) * t_.bk, stage * StageFloats(ca)),
+            Block::Make({async_a
+                             ? CopySlotsAsync(ca, (kbase + step) * t_.bk, stage * StageFloats(ca))
+                             : Block::Make({}),
                          CopySlotsAsync(cb, (kbase + step) * t_.bk, stage * StageFloats(cb))}));
       };
       for (int64_t s = 0; s + 1 < S; ++s) {
         main.push_back(issue(Expr(s)));
         main.push_back(Barrier::MakeAfterAsyncCopies(true, -1));
+      }
+      if (!async_a) {
+        main.push_back(LoadSlots(ca, kbase * t_.bk));
+        main.push_back(StoreSlots(ca, Expr(int64_t{0})));
       }
       main.push_back(Barrier::MakeAfterAsyncCopies(false, static_cast<int>(S - 2)));
       if (pipelined_) {
@@ -552,8 +561,12 @@ class MatmulBuilder {
       }
       Var a_next("a_next"), b_next("b_next");
       Stmt step = Block::Make({
+          async_a ? Block::Make({})
+                  : IfThenElse::Make(ko + 1 < ktiles, LoadSlots(ca, (kbase + ko + 1) * t_.bk)),
           issue(ko + (S - 1)),
           pipelined_ ? PipelinedStage(a_off, b_off) : Compute(a_off, b_off),
+          // Unconditional, as in the register path (see there).
+          async_a ? Block::Make({}) : StoreSlots(ca, ((ko + 1) % S) * StageFloats(ca)),
           Barrier::MakeAfterAsyncCopies(true, static_cast<int>(S - 2)),
           pipelined_ ? FinishPipelinedStage(a_next, b_next) : Block::Make({}),
       });
@@ -630,6 +643,8 @@ class MatmulBuilder {
     body = LetStmt::Make(group, tx_ / group_threads_, body);
     if (!t_.async_copy) {
       body = Allocate::Make(cb.staging, cb.slots_per_thread * p_.b.lanes, body);
+    }
+    if (!t_.async_copy || !t_.async_a) {
       body = Allocate::Make(ca.staging, ca.slots_per_thread * p_.a.lanes, body);
     }
     const int64_t sets = pipelined_ ? 2 : 1;
@@ -659,9 +674,10 @@ ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tili
   TUNE_CHECK(tiling.bm % tiling.tm == 0 && tiling.bn % tiling.tn == 0 &&
              tiling.bk % tiling.splitk == 0);
   TUNE_CHECK(!tiling.frag_pipe || FragPipeFits(tiling.stages, tiling.bk, tiling.splitk));
-  TUNE_CHECK(tiling.async_copy ? (tiling.stages >= 2 && tiling.stages <= 4 &&
-                                  problem.a.source_index && problem.b.source_index)
-                               : (tiling.stages == 1 || tiling.stages == 2));
+  TUNE_CHECK(tiling.async_copy
+                 ? (tiling.stages >= 2 && tiling.stages <= 4 &&
+                    (problem.a.source_index || !tiling.async_a) && problem.b.source_index)
+                 : (tiling.stages == 1 || tiling.stages == 2));
   TUNE_CHECK(tiling.gridk == 1 ||
              (GridSplitFits(problem.k, tiling.bk, tiling.gridk) &&
               !EpilogueHasRelu(problem.epilogue) && problem.out_buffer.defined()));

@@ -119,8 +119,11 @@ struct MatmulTiling {
   /// barrier, before the current stage's last FMAs (FragPipeFits must hold).
   bool frag_pipe = false;
   /// True: global tiles go to shared memory by asynchronous copies (cp.async), `stages` (2 to
-  /// 4) of them in flight, instead of through registers (both operands need `source_index`).
+  /// 4) of them in flight, instead of through registers (the operands copied need
+  /// `source_index`).
   bool async_copy = false;
+  /// With async_copy: false sends A through registers (one step ahead) and only B by copies.
+  bool async_a = true;
   /// True: consecutive threads take consecutive row groups (for outputs contiguous along M);
   /// false: consecutive column groups (outputs contiguous along N).
   bool rows_fastest = false;
