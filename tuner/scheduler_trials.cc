@@ -64,6 +64,10 @@ void Scheduler::Plan(const JobPtr& job, int n, const std::set<const KernelTempla
 }
 
 void Scheduler::AdmitLocked(JobRuntime& job, Candidate candidate) {
+  if (!job.shared_records.empty() &&
+      job.shared_records.erase(ClaimKey(job, *candidate.tpl, ConfigToString(candidate.config)))) {
+    return;  // another job recorded it after this job's search proposed it; the search learns
+  }
   Trial* trial = trials_.Create(job, candidate);
   if (trial == nullptr) {
     // Another job's trial measures this config: wait for it (ReleaseClaimLocked).
@@ -222,6 +226,7 @@ void Scheduler::ShareRecordLocked(const JobRuntime& source, const Trial& trial,
             other->templates.end()) {
       continue;
     }
+    other->shared_records.insert(trial.claim);
     planner_->Post([job = jobs_.Shared(other->row.id), tpl = trial.tpl, outcome] {
       std::lock_guard search_lock(job->search_mu);
       job->search->Observe(tpl, outcome);

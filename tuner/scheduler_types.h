@@ -83,6 +83,10 @@ struct JobRuntime {
   // recorded (then it is dropped: the config is measured) or dropped (then it becomes a trial
   // of this job). Pairs of (claim key, candidate).
   std::vector<std::pair<std::string, Candidate>> deferred;
+  // Claim keys of configs that other jobs recorded while this job ran: the search learns of
+  // each asynchronously (ShareRecordLocked), so a proposal made before it did is dropped here
+  // instead of measured again.
+  std::set<std::string> shared_records;
 
   std::optional<BestSoFar> best;
   std::string last_error;                // "KIND: message" of the latest failed trial
