@@ -29,7 +29,8 @@
 //   - A config is never measured twice for one workload and target: the search skips what the
 //     log holds; a config that a trial of another job is measuring waits for that trial (it is
 //     dropped once the trial is recorded, and becomes this job's trial if that one is dropped);
-//     a running job learns of every record other jobs make of its workload and target.
+//     a running job learns of every record other jobs make of its workload and target, and a
+//     config its search proposed before learning of such a record is dropped, not measured.
 //   - A worker whose stream breaks, that sends nothing for the heartbeat deadline, or that
 //     cannot measure a trial (a worker_error) gives the trial back to the front of its job's
 //     queue; after max_dispatch_attempts attempts the trial is recorded as WORKER_LOST, which
