@@ -525,10 +525,7 @@ Stmt Store::MakeAsyncCopy(Buffer dst, Expr dst_index, Buffer src, Expr src_index
   TUNE_CHECK(dst_index.defined() && dst_index.type().is_scalar() && src_index.defined() &&
              src_index.type().is_scalar())
       << "Store " << dst.name() << ": an asynchronous copy takes scalar base indexes";
-  Expr value = Load::Make(src, std::move(src_index), lanes);
-  if (valid.defined()) {
-    value = Select::Make(std::move(valid), value, BroadcastTo(FloatImm::Make(0.0), lanes));
-  }
+  Expr value = LoadOrZero(std::move(src), std::move(src_index), lanes, std::move(valid));
   return MakeStore(std::move(dst), std::move(dst_index), std::move(value), false, true);
 }
 

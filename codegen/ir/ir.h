@@ -609,6 +609,10 @@ bool IsConst(const Expr& e, double value);
 /// `lanes` lanes).
 Expr BroadcastTo(Expr e, int lanes);
 
+/// Load(buffer, index, lanes), or zeros where `valid` (a scalar bool; undefined: always valid)
+/// is false: Select(valid, Load, 0). `index` must stay in range either way.
+Expr LoadOrZero(Buffer buffer, Expr index, int lanes, Expr valid);
+
 }  // namespace tune::ir
 
 // ---------------------------------------------------------------------------------------------

@@ -105,6 +105,14 @@ bool IsConst(const Expr& e, double value) {
   return false;
 }
 
+Expr LoadOrZero(Buffer buffer, Expr index, int lanes, Expr valid) {
+  Expr value = Load::Make(std::move(buffer), std::move(index), lanes);
+  if (!valid.defined()) {
+    return value;
+  }
+  return Select::Make(std::move(valid), value, BroadcastTo(FloatImm::Make(0.0), lanes));
+}
+
 Expr BroadcastTo(Expr e, int lanes) {
   if (lanes == 1 || e.type().lanes() == lanes) {
     return e;

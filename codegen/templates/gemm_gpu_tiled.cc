@@ -232,17 +232,8 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   const int64_t lanes_a = LanesA(g, k), lanes_b = LanesB(g, k);
   p.a.lanes = lanes_a;
   p.a.vector_along_k = true;
-  p.a.load = [=](const std::vector<ir::Var>&, const Expr& m, const Expr& kk) -> Expr {
-    const int lanes = static_cast<int>(lanes_a);
-    if (full_m && full_k) {
-      return ir::Load::Make(a, m * g.k + kk, lanes);
-    }
-    Expr row = full_m ? m : ir::Min::Make(m, g.m - 1);
-    Expr col = full_k ? kk : ir::Min::Make(kk, g.k - lanes);
-    Expr in = full_m ? (kk < g.k) : (full_k ? (m < g.m) : (m < g.m && kk < g.k));
-    return ir::Select::Make(in, ir::Load::Make(a, row * g.k + col, lanes),
-                            ir::BroadcastTo(Expr(0.0f), lanes));
-  };
+  // Both operands are read through source_index: by the register path (LoadOrZero) and by
+  // asynchronous copies alike.
   p.a.source = a;
   p.a.source_index = [=](const std::vector<ir::Var>&, const Expr& m,
                          const Expr& kk) -> std::pair<Expr, Expr> {
@@ -256,17 +247,6 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   };
   p.b.lanes = lanes_b;
   p.b.vector_along_k = false;
-  p.b.load = [=](const std::vector<ir::Var>&, const Expr& n, const Expr& kk) -> Expr {
-    const int lanes = static_cast<int>(lanes_b);
-    if (full_n && full_k) {
-      return ir::Load::Make(b, kk * g.n + n, lanes);
-    }
-    Expr row = full_k ? kk : ir::Min::Make(kk, g.k - 1);
-    Expr col = full_n ? n : ir::Min::Make(n, g.n - lanes);
-    Expr in = full_k ? (n < g.n) : (full_n ? (kk < g.k) : (kk < g.k && n < g.n));
-    return ir::Select::Make(in, ir::Load::Make(b, row * g.n + col, lanes),
-                            ir::BroadcastTo(Expr(0.0f), lanes));
-  };
   p.b.source = b;
   p.b.source_index = [=](const std::vector<ir::Var>&, const Expr& n,
                          const Expr& kk) -> std::pair<Expr, Expr> {

@@ -299,12 +299,22 @@ class MatmulBuilder {
     return s;
   }
 
+  // The operand's elements of slot j at reduction index k: its `load`, or the guarded load of
+  // its `source_index`.
+  Expr OperandLoad(const Copy& c, int64_t j, const Expr& k) const {
+    if (c.op->load) {
+      return c.op->load(c.let_vars[j], c.xg[j], k);
+    }
+    auto [index, valid] = c.op->source_index(c.let_vars[j], c.xg[j], k);
+    return ir::LoadOrZero(c.op->source, index, static_cast<int>(c.op->lanes), valid);
+  }
+
   // Global -> staging registers for tile k0.
   Stmt LoadSlots(const Copy& c, const Expr& k0) const {
     std::vector<Stmt> stmts;
     const int64_t lanes = c.op->lanes;
     for (int64_t j = 0; j < c.slots_per_thread; ++j) {
-      Expr value = c.op->load(c.let_vars[j], c.xg[j], k0 + c.kl[j]);
+      Expr value = OperandLoad(c, j, k0 + c.kl[j]);
       Expr dst = lanes == 1 ? Expr(j) : ir::Ramp::Make(j * lanes, 1, static_cast<int>(lanes));
       stmts.push_back(GuardSlot(c, j, Store::Make(c.staging, dst, value)));
     }
@@ -673,6 +683,8 @@ class MatmulBuilder {
 ir::Stmt BuildTiledMatmul(const MatmulProblem& problem, const MatmulTiling& tiling) {
   TUNE_CHECK(tiling.bm % tiling.tm == 0 && tiling.bn % tiling.tn == 0 &&
              tiling.bk % tiling.splitk == 0);
+  TUNE_CHECK((problem.a.load || problem.a.source_index) &&
+             (problem.b.load || problem.b.source_index));
   TUNE_CHECK(!tiling.frag_pipe || FragPipeFits(tiling.stages, tiling.bk, tiling.splitk));
   TUNE_CHECK(tiling.async_copy
                  ? (tiling.stages >= 2 && tiling.stages <= 4 &&

@@ -92,13 +92,13 @@ struct MatmulOperand {
   std::function<std::vector<std::pair<ir::Var, ir::Expr>>(const ir::Expr& x)> x_lets;
   /// The `lanes` elements at global (k, x) (consecutive along the vector dimension), zero
   /// where they fall outside the operand; `vars` are the x_lets' variables. Must never read
-  /// out of bounds (clamp indices).
+  /// out of bounds (clamp indices). Unset: derived from `source` and `source_index`.
   std::function<ir::Expr(const std::vector<ir::Var>& vars, const ir::Expr& x, const ir::Expr& k)>
       load;
-  /// For asynchronous copies (MatmulTiling::async_copy): the global buffer the operand is read
-  /// from, and for the `lanes` elements at global (k, x) the index of the first one in it
-  /// (clamped in range) and whether they lie inside the operand (undefined: always). Unset: the
-  /// operand can only be staged through registers.
+  /// The global buffer the operand is read from, and for the `lanes` elements at global (k, x)
+  /// the index of the first one in it (clamped in range) and whether they lie inside the
+  /// operand (undefined: always). Needed for asynchronous copies (MatmulTiling::async_copy);
+  /// unset where the operand is a gather that only `load` can express.
   ir::Buffer source;
   std::function<std::pair<ir::Expr, ir::Expr>(const std::vector<ir::Var>& vars, const ir::Expr& x,
                                               const ir::Expr& k)>
