@@ -135,7 +135,9 @@ TEST(GpuShims, TheEpilogueKernelsPtxAssemblesForSm80) {
   if (!std::filesystem::exists(ptxas)) {
     GTEST_SKIP() << ptxas << " is not installed";
   }
-  const std::string dir = testing::TempDir();
+  // A directory of this test's own: ctest may run other tests beside it.
+  std::string dir = testing::TempDir() + "/tune-ptx-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr) << dir;
   const std::string ptx = dir + "/tune_epilogue.ptx";
   const std::string cubin = dir + "/tune_epilogue.cubin";
   std::ofstream(ptx) << tune_cuda_epilogue_ptx();
@@ -152,6 +154,7 @@ TEST(GpuShims, TheEpilogueKernelsPtxAssemblesForSm80) {
   EXPECT_GT(std::filesystem::file_size(cubin), 0u);
   EXPECT_NE(std::string(tune_cuda_epilogue_ptx()).find(".visible .entry tune_bias_relu("),
             std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "codegen/lower.h"
 #include "codegen/sim/gpu_sim.h"
 #include "codegen/templates/template.h"
+#include "common/files.h"
 #include "common/reference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -456,6 +457,14 @@ namespace {
 
 constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
 
+// This process's own directory for PTX files and ptxas logs. ctest runs each test in a process
+// of its own, several at once, and two tests may assemble the same workload: a shared directory
+// would let one overwrite the other's file between its write and its read.
+const std::string& PtxDir() {
+  static const TempDir* dir = new TempDir(TempDir::Create("tune-ptx-").value());
+  return dir->path();
+}
+
 // ptxas -v's report for the PTX of one config ("" when ptxas failed: see *error).
 std::string PtxasReport(const KernelTemplate& tpl, const Workload& w, const Config& c,
                         std::string* error) {
@@ -475,7 +484,7 @@ std::string PtxasReport(const KernelTemplate& tpl, const Workload& w, const Conf
     *error = module.status().ToString();
     return "";
   }
-  const std::string dir = ::testing::TempDir();
+  const std::string& dir = PtxDir();
   const std::string ptx = dir + "/" + lowered->name + ".ptx";
   const std::string log = dir + "/" + lowered->name + ".log";
   std::ofstream(ptx) << module->code;
@@ -576,7 +585,7 @@ TEST(GemmGpuTiledPtx, AsynchronousCopiesAssembleToCpAsyncWithoutSpills) {
   // The PTX that ptxas read: 16-byte copies of B, 4-byte ones of the transposed A tile, one
   // group per step, waiting until one is in flight.
   std::stringstream ptx;
-  ptx << std::ifstream(::testing::TempDir() + "/tune_gemm_M1000_N1000_K1000.ptx").rdbuf();
+  ptx << std::ifstream(PtxDir() + "/tune_gemm_M1000_N1000_K1000.ptx").rdbuf();
   EXPECT_THAT(ptx.str(), HasSubstr("cp.async.cg.shared.global"));
   EXPECT_THAT(ptx.str(), HasSubstr("cp.async.ca.shared.global"));
   EXPECT_THAT(ptx.str(), HasSubstr("cp.async.commit_group"));
