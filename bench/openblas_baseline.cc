@@ -4,6 +4,10 @@
 
 #include <algorithm>
 
+#include "common/host_cpu.h"
+
+extern "C" char* openblas_get_corename(void);
+
 namespace tune::bench {
 namespace {
 
@@ -27,6 +31,29 @@ void ApplyEpilogue(Epilogue epilogue, const float* bias, float* out, int64_t row
 }
 
 }  // namespace
+
+std::string OpenblasCoreName() { return openblas_get_corename(); }
+
+std::optional<std::string> BetterOpenblasCoretype() {
+  const HostCpu& cpu = GetHostCpu();
+  const std::string core = OpenblasCoreName();
+  auto is_any = [&](std::initializer_list<const char*> names) {
+    return std::ranges::any_of(names, [&](const char* n) { return core == n; });
+  };
+  if (cpu.HasFeature("avx512f")) {
+    if (is_any({"SkylakeX", "Cooperlake", "SapphireRapids"})) {
+      return std::nullopt;
+    }
+    return "SkylakeX";
+  }
+  if (cpu.HasFeature("avx2") && cpu.HasFeature("fma")) {
+    if (is_any({"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"})) {
+      return std::nullopt;
+    }
+    return "Haswell";
+  }
+  return std::nullopt;
+}
 
 void SetOpenblasThreads(int threads) { openblas_set_num_threads(threads); }
 

@@ -1,14 +1,48 @@
-// Measured single-core floating-point peak: the yardstick next to which kernel GFLOPS are read.
+// The measured FP32 peak of this CPU: the yardstick that "% of peak" divides by.
+//
+// Method (bench/RESULTS.md quotes it): a loop of independent FMA chains that accumulate into
+// the addend (acc = a * b + acc, as GEMM micro-kernels do), with 8 to 24 chains so that some
+// count covers the FMA latency times the FMA ports of any current core; the fastest count is
+// kept. Each measurement first runs the kernel for `warmup_s` so the clocks settle, then times
+// `runs` runs of about `run_s` each and reports their median. The all-core peak runs one pinned
+// thread per CPU at once, started together; its time is the slowest thread's.
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace tune::bench {
 
-/// Single-thread fp32 FMA throughput in GFLOPS using 256-bit (AVX2+FMA) vectors, measured as
-/// the best of `trials` timed runs of independent FMA chains. nullopt without AVX2/FMA.
-std::optional<double> MeasureFmaPeakAvx2(int trials = 5);
-/// The same with 512-bit (AVX-512F) vectors; nullopt without AVX-512F.
-std::optional<double> MeasureFmaPeakAvx512(int trials = 5);
+enum class FmaIsa { kAvx2, kAvx512 };
+
+struct PeakOptions {
+  int runs = 5;
+  double run_s = 0.2;
+  double warmup_s = 0.5;
+  /// Threads of the all-core measurement; 0: every CPU this process may run on.
+  int threads = 0;
+};
+
+struct FmaPeak {
+  FmaIsa isa = FmaIsa::kAvx2;
+  /// Independent accumulator chains of the fastest kernel.
+  int chains = 0;
+  /// Median GFLOPS of one thread, and of `threads` threads together.
+  double one_core_gflops = 0;
+  int threads = 0;
+  double all_core_gflops = 0;
+  /// Every run's GFLOPS (one core, then all cores), for the spread.
+  std::vector<double> one_core_runs, all_core_runs;
+};
+
+/// "avx2" or "avx512".
+const char* FmaIsaName(FmaIsa isa);
+
+/// Measures the peak with `isa`'s vectors; nullopt when this CPU lacks the ISA.
+std::optional<FmaPeak> MeasureFmaPeak(FmaIsa isa, const PeakOptions& options = {});
+
+/// The widest ISA this CPU has (AVX-512 over AVX2); nullopt without AVX2 and FMA.
+std::optional<FmaPeak> MeasureBestFmaPeak(const PeakOptions& options = {});
 
 }  // namespace tune::bench

@@ -5,9 +5,14 @@
 // whose medians are reported. Kernels are measured through tune-server's measurement
 // supervisor (the same child process, timing rule and correctness check as a tuning job);
 // OpenBLAS is timed in-process with the same rule. Prints a Markdown table with ratios.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,6 +52,25 @@ struct Options {
   std::string db;  // when set, "best" is the tuning log's best record instead of a search
   TimingOptions timing{.number = 1, .repeat = 5, .min_repeat_ms = 50, .timeout_ms = 20000};
 };
+
+// Prints each ISA's peak (median and range of its runs); returns what a kernel of `threads`
+// threads is compared with: the widest ISA's one-thread median, or for T threads on a machine of
+// C, T / C of its all-core median.
+double PrintPeaks(const std::vector<FmaPeak>& peaks, int threads) {
+  double peak = 0;
+  for (const FmaPeak& p : peaks) {
+    const std::vector<double>&one = p.one_core_runs, &all = p.all_core_runs;
+    std::printf(
+        "measured FP32 peak (%s, %d FMA chains): 1 thread %.1f GFLOPS (runs %.1f-%.1f), "
+        "%d threads %.1f GFLOPS (runs %.1f-%.1f)\n",
+        FmaIsaName(p.isa), p.chains, Median(one), *std::ranges::min_element(one),
+        *std::ranges::max_element(one), p.threads, Median(all), *std::ranges::min_element(all),
+        *std::ranges::max_element(all));
+    const double share = std::min(1.0, static_cast<double>(threads) / p.threads);
+    peak = std::max(peak, threads <= 1 ? Median(one) : Median(all) * share);
+  }
+  return peak;
+}
 
 class Bench {
  public:
@@ -170,12 +194,14 @@ class Bench {
     return 0;
   }
 
-  void Print(double peak_avx2, double peak_avx512) const {
+  // `peaks`: each ISA's peak, measured before and after the kernels; the widest ISA's median
+  // over both, at the target's thread count, is what "best/peak" divides by.
+  void Print(const std::vector<FmaPeak>& peaks) const {
     const HostCpu& cpu = GetHostCpu();
-    std::printf("machine: %s (%d logical CPUs), target `%s`, OpenBLAS threads %d\n",
-                cpu.name.c_str(), cpu.cores, target_.ToString().c_str(), target_.threads);
-    std::printf("measured single-core FMA peak: %.1f GFLOPS (AVX2), %.1f GFLOPS (AVX-512)\n",
-                peak_avx2, peak_avx512);
+    std::printf("machine: %s (%d logical CPUs), target `%s`, OpenBLAS core '%s', threads %d\n",
+                cpu.name.c_str(), cpu.cores, target_.ToString().c_str(), OpenblasCoreName().c_str(),
+                target_.threads);
+    const double peak = PrintPeaks(peaks, target_.threads);
     std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n\n",
                 options_.runs, options_.timing.repeat, options_.timing.min_repeat_ms);
     std::printf(
@@ -183,7 +209,6 @@ class Bench {
         "GFLOPS | oneDNN blocked GFLOPS | default/OpenBLAS | best/OpenBLAS | best/oneDNN plain | "
         "best/oneDNN blocked | best/peak |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
-    double peak = std::max(peak_avx2, peak_avx512);
     auto ratio = [](double a, double b) { return b > 0 ? fmt::format("{:.2f}", a / b) : "-"; };
     auto g = [](double v) { return v > 0 ? fmt::format("{:.1f}", v) : "-"; };
     for (const Row& r : rows_) {
@@ -233,7 +258,40 @@ class Bench {
   std::vector<Row> rows_;
 };
 
+// OpenBLAS reads OPENBLAS_CORETYPE when it is loaded, before main, so the baseline's core type
+// is chosen by restarting this program: once without a type set from outside (these machines set
+// Haswell, AVX2 kernels only), and once more with a better type when OpenBLAS's own detection
+// falls short of this CPU's widest vectors (BetterOpenblasCoretype). TUNE_BENCH_OPENBLAS_CORETYPE
+// marks a type this program chose. Returns only when no restart is needed or it failed.
+void ChooseOpenblasCoretype(char** argv) {
+  const char* chosen = std::getenv("TUNE_BENCH_OPENBLAS_CORETYPE");
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  if (chosen != nullptr && coretype != nullptr && std::string(chosen) == coretype) {
+    return;
+  }
+  if (coretype != nullptr) {
+    std::fprintf(stderr,
+                 "tune-bench: OPENBLAS_CORETYPE=%s is set; restarting without it so that OpenBLAS "
+                 "runs at its best\n",
+                 coretype);
+    unsetenv("OPENBLAS_CORETYPE");
+  } else if (std::optional<std::string> better = BetterOpenblasCoretype()) {
+    std::fprintf(stderr,
+                 "tune-bench: OpenBLAS detected core '%s', without this CPU's widest vectors; "
+                 "restarting with OPENBLAS_CORETYPE=%s\n",
+                 OpenblasCoreName().c_str(), better->c_str());
+    setenv("OPENBLAS_CORETYPE", better->c_str(), 1);
+    setenv("TUNE_BENCH_OPENBLAS_CORETYPE", better->c_str(), 1);
+  } else {
+    return;
+  }
+  execv("/proc/self/exe", argv);
+  std::fprintf(stderr, "tune-bench: restart failed (%s); OpenBLAS keeps core '%s'\n",
+               std::strerror(errno), OpenblasCoreName().c_str());
+}
+
 int Main(int argc, char** argv) {
+  ChooseOpenblasCoretype(argv);
   Options options;
   CLI::App app{"tune-bench: tune's kernels next to OpenBLAS and the FMA peak, in one run"};
   app.add_option("--workload", options.workloads, "workloads (canonical text)");
@@ -248,6 +306,8 @@ int Main(int argc, char** argv) {
   app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
   app.add_option("--db", options.db,
                  "take each workload's best config from this tuning log instead of searching");
+  bool peak_only = false;
+  app.add_flag("--peak-only", peak_only, "measure and print the FP32 peak, nothing else");
   CLI11_PARSE(app, argc, argv);
   InitLoggingFromEnv();
 
@@ -282,15 +342,37 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "tune-bench: %s\n", std::string(cache.status().message()).c_str());
     return 1;
   }
-  double peak_avx2 = MeasureFmaPeakAvx2().value_or(0);
-  double peak_avx512 = MeasureFmaPeakAvx512().value_or(0);
+  // The peak is measured next to the kernels: before and after them, one thread and every
+  // CPU, each ISA.
+  const PeakOptions peak_options;
+  auto measure_peaks = [&] {
+    std::vector<FmaPeak> peaks;
+    for (FmaIsa isa : {FmaIsa::kAvx2, FmaIsa::kAvx512}) {
+      if (std::optional<FmaPeak> p = MeasureFmaPeak(isa, peak_options)) {
+        peaks.push_back(*std::move(p));
+      }
+    }
+    return peaks;
+  };
+  std::vector<FmaPeak> peaks = measure_peaks();
+  if (peak_only) {
+    PrintPeaks(peaks, target.threads);
+    return 0;
+  }
   Bench bench(options, target, std::move(*sup), std::move(*cache));
   for (const Workload& w : workloads) {
     if (int rc = bench.RunWorkload(w); rc != 0) {
       return rc;
     }
   }
-  bench.Print(peak_avx2, peak_avx512);
+  std::vector<FmaPeak> after = measure_peaks();
+  for (size_t i = 0; i < peaks.size() && i < after.size(); ++i) {
+    peaks[i].one_core_runs.insert(peaks[i].one_core_runs.end(), after[i].one_core_runs.begin(),
+                                  after[i].one_core_runs.end());
+    peaks[i].all_core_runs.insert(peaks[i].all_core_runs.end(), after[i].all_core_runs.begin(),
+                                  after[i].all_core_runs.end());
+  }
+  bench.Print(peaks);
   return 0;
 }
 
