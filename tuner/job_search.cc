@@ -15,6 +15,7 @@ using Json = nlohmann::json;
 
 // Layout of SaveState():
 //   {"layout":2, "next":<template index>, "defaults_proposed":["gemm.cpu.blocked", ...],
+//    "seeds_pending":{"gemm.cpu.blocked":[{"kc":64,...}, ...], ...},
 //    "strategies":{"gemm.cpu.blocked":{<the strategy's own state>}, ...},
 //    "outstanding":[{"template":"gemm.cpu.blocked","config":{"kc":64,...}}, ...]}
 constexpr int kLayout = 2;
@@ -119,6 +120,21 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
           part.seeds_pending.push_back(std::move(config));
         }
       }
+    }
+    // The seeds that were still to come when the state was saved (a state without them, from
+    // before seeds were saved: every seed not recorded).
+    if (saved.is_object() && saved.contains("seeds_pending") &&
+        saved["seeds_pending"].is_object() && saved["seeds_pending"].contains(name) &&
+        saved["seeds_pending"][name].is_array()) {
+      std::deque<Config> pending;
+      for (const Json& entry : saved["seeds_pending"][name]) {
+        absl::StatusOr<Config> config = ParseConfig(entry.dump());
+        if (config.ok() && std::find(part.seeds_pending.begin(), part.seeds_pending.end(),
+                                     *config) != part.seeds_pending.end()) {
+          pending.push_back(*std::move(config));
+        }
+      }
+      part.seeds_pending = std::move(pending);
     }
     parts.push_back(std::move(part));
     seen_per_part.push_back(std::move(seen));
@@ -231,11 +247,17 @@ void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) 
 std::string JobSearch::SaveState() const {
   Json strategies = Json::object();
   Json defaults_proposed = Json::array();
+  Json seeds_pending = Json::object();
   for (const PerTemplate& part : parts_) {
     strategies[std::string(part.tpl->name)] = Json::parse(part.strategy->SaveState());
     if (!part.default_pending) {
       defaults_proposed.push_back(std::string(part.tpl->name));
     }
+    Json pending = Json::array();
+    for (const Config& config : part.seeds_pending) {
+      pending.push_back(Json::parse(ConfigToString(config)));
+    }
+    seeds_pending[std::string(part.tpl->name)] = std::move(pending);
   }
   Json outstanding = Json::array();
   auto add = [&](const Candidate& c) {
@@ -251,6 +273,7 @@ std::string JobSearch::SaveState() const {
   return Json{{"layout", kLayout},
               {"next", next_},
               {"defaults_proposed", defaults_proposed},
+              {"seeds_pending", seeds_pending},
               {"strategies", strategies},
               {"outstanding", outstanding}}
       .dump();

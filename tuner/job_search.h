@@ -6,10 +6,11 @@
 // same template version).
 //
 // Resume without loss: every proposal stays *outstanding* until its outcome is observed, and the
-// saved state holds the outstanding proposals next to the strategies' cursors. A search created
-// from a saved state proposes its outstanding configs again first (those recorded meanwhile
-// excepted), then continues each strategy where it stopped, so a job killed at any point
-// measures the same configs an uninterrupted run with the same seed would.
+// saved state holds the outstanding proposals next to the strategies' cursors and the seeds still
+// to come. A search created from a saved state proposes its outstanding configs again first
+// (those recorded meanwhile excepted), then the seeds that were still to come, then continues
+// each strategy where it stopped, so a job killed at any point measures the same configs an
+// uninterrupted run with the same seed would.
 //
 // Not thread-safe: the daemon serialises the calls of one job.
 #pragma once
