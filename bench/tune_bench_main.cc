@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,6 +53,30 @@ struct Options {
   std::string db;  // when set, "best" is the tuning log's best record instead of a search
   TimingOptions timing{.number = 1, .repeat = 5, .min_repeat_ms = 50, .timeout_ms = 20000};
 };
+
+// The workloads of a suite file: one per line, blank lines and '#' comments skipped.
+absl::StatusOr<std::vector<std::string>> ReadWorkloadList(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(StrCat("cannot read the suite file '", path, "'"));
+  }
+  std::vector<std::string> workloads;
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    line.erase(0, line.find_first_not_of(" \t"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (!line.empty()) {
+      workloads.push_back(line);
+    }
+  }
+  if (workloads.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("the suite file '", path,
+               "' names no workload (one per line, e.g. gemm:M=1,N=4096,K=4096)"));
+  }
+  return workloads;
+}
 
 // Prints each ISA's peak (median and range of its runs); returns what a kernel of `threads`
 // threads is compared with: the widest ISA's one-thread median, or for T threads on a machine of
@@ -114,18 +139,30 @@ class Bench {
       best_label = "tuning log's best";
     }
 
-    // Phase 1: search N random configs once (not when the best comes from the log).
+    // Phase 1: search once over `--random` trials (not when the best comes from the log), in the
+    // order of a tuning job: the default, the template's seeds, then random configs.
     std::mt19937_64 rng(options_.seed);
     std::vector<Config> sampled;
     const int wanted = options_.db.empty() ? options_.random : 0;
+    auto add = [&](const Config& c) {
+      if (static_cast<int>(sampled.size()) < wanted && space.IsValid(c) &&
+          std::find(sampled.begin(), sampled.end(), c) == sampled.end()) {
+        sampled.push_back(c);
+      }
+    };
+    add(def);
+    if (tpl.seeds) {
+      for (const Config& c : tpl.seeds(w, target_)) {
+        add(c);
+      }
+    }
+    const size_t seeded = sampled.size();
     for (int tries = 0; static_cast<int>(sampled.size()) < wanted && tries < 100000; ++tries) {
       std::optional<Config> c = space.Sample(rng);
       if (!c) {
         break;
       }
-      if (std::find(sampled.begin(), sampled.end(), *c) == sampled.end()) {
-        sampled.push_back(*c);
-      }
+      add(*c);
     }
     double best_secs = 1e30;
     int failures = 0;
@@ -143,8 +180,10 @@ class Bench {
       }
     }
     if (options_.db.empty()) {
-      std::fprintf(stderr, "%s: searched %zu random configs (%d failed)\n", w.ToString().c_str(),
-                   sampled.size(), failures);
+      best_label = StrCat("best of ", sampled.size());
+      std::fprintf(stderr, "%s: %zu trials (the default and %zu seeds, then random; %d failed)\n",
+                   w.ToString().c_str(), sampled.size(), seeded - std::min<size_t>(seeded, 1),
+                   failures);
     }
 
     // Phase 2: re-measure default, best and OpenBLAS in interleaved runs.
@@ -295,8 +334,14 @@ int Main(int argc, char** argv) {
   Options options;
   CLI::App app{"tune-bench: tune's kernels next to OpenBLAS and the FMA peak, in one run"};
   app.add_option("--workload", options.workloads, "workloads (canonical text)");
+  std::string suite;
+  app.add_option("--suite", suite,
+                 "a file of workloads, one per line ('#' starts a comment), e.g. "
+                 "bench/cpu_workloads.txt; replaces --workload")
+      ->check(CLI::ExistingFile);
   app.add_option("--target", options.target, "CPU target");
-  app.add_option("--random", options.random, "random configs searched per workload")
+  app.add_option("--trials,--random", options.random,
+                 "trials per workload: the default, the template's seeds, then random configs")
       ->check(CLI::Range(0, 100000));
   app.add_option("--runs", options.runs, "re-measurement runs (medians reported)")
       ->check(CLI::Range(1, 1000));
@@ -317,6 +362,14 @@ int Main(int argc, char** argv) {
     return 2;
   }
   Target target = parsed->Resolved();
+  if (!suite.empty()) {
+    absl::StatusOr<std::vector<std::string>> lines = ReadWorkloadList(suite);
+    if (!lines.ok()) {
+      std::fprintf(stderr, "tune-bench: %s\n", std::string(lines.status().message()).c_str());
+      return 2;
+    }
+    options.workloads = *std::move(lines);
+  }
   std::vector<Workload> workloads;
   for (const std::string& text : options.workloads) {
     absl::StatusOr<Workload> w = Workload::Parse(text);

@@ -133,8 +133,108 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
                        : *std::max_element(mcs.begin(), mcs.end(),
                                            [&](int64_t a, int64_t b) { return busy(a) < busy(b); });
   }
+  if (g.m <= 4) {
+    // Matrix-vector (and a few rows): B is read once, so it is not packed; the widest tile of
+    // all of M's rows, short k blocks and a long unroll stream it. Measured best of 64 random
+    // configs at M=1, N=K=4096 on Emerald Rapids (4x the blocked default).
+    Config mv = config;
+    mv["mr"] = LargestAtMost(values("mr"), g.m);
+    mv["nr"] = LargestAtMost(values("nr"),
+                             std::min<int64_t>(4, (cpu.registers - 1) / (mv["mr"] + 1)) * lanes);
+    mv["mc"] = LargestAtMost(values("mc"), g.m);
+    mv["kc"] = LargestAtMost(values("kc"), 32);
+    mv["nc"] = LargestAtMost(values("nc"), g.n);
+    mv["unroll_k"] = LargestAtMost(values("unroll_k"), 8);
+    mv["pack_b"] = 0;
+    mv["order"] = 4;
+    if (space.IsValid(mv)) {
+      config = mv;
+    }
+  }
   TUNE_CHECK(space.IsValid(config)) << ConfigToString(config);
   return config;
+}
+
+// Where a search starts after the default, by shape class: register tiles that fill the vector
+// registers in different shapes (8 x 2, 6 x 4, 12 x 2, 4 x 3, 14 x 2 vectors on 32 registers;
+// 6 x 2, 4 x 3, 3 x 4 on 16), each with the default's blocking and a shorter kc. A GEMM of few
+// rows reads each element of B about once (rows / mr times): packing B costs as much as it
+// saves, so those seeds also leave B in place, with each order of the cache loops and a short
+// kc (matrix-vector: streams B at memory speed).
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const CpuVectorInfo cpu = CpuVectorInfoFor(target);
+  const ConfigSpace space = Space(workload, target);
+  const Config def = DefaultConfig(workload, target);
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  std::vector<Config> seeds;
+  auto add = [&](const Config& c) {
+    if (c != def && space.IsValid(c) && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+      seeds.push_back(c);
+    }
+  };
+  // mc near the default's that is a multiple of mr (or all of M).
+  auto with_tile = [&](int64_t mr, int64_t vectors) {
+    Config c = def;
+    c["mr"] = snap("mr", std::min(mr, g.m));
+    c["nr"] = snap("nr", vectors * cpu.lanes);
+    for (int64_t mc : space.FindKnob("mc")->values) {
+      if ((mc % c["mr"] == 0 || mc == g.m) &&
+          std::abs(mc - def.at("mc")) < std::abs(c["mc"] - def.at("mc"))) {
+        c["mc"] = mc;
+      }
+    }
+    if (c["mc"] % c["mr"] != 0 && c["mc"] != g.m) {
+      c["mc"] = snap("mc", g.m);
+    }
+    return c;
+  };
+  const std::vector<std::pair<int64_t, int64_t>> tiles =
+      cpu.registers >= 32
+          ? std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {6, 4}, {12, 2}, {4, 3}, {14, 2}}
+          : std::vector<std::pair<int64_t, int64_t>>{{6, 2}, {4, 3}, {3, 4}};
+  // Best first: a search with a small budget sees the likeliest seeds.
+  if (g.m <= 4) {
+    // Matrix-vector: the whole of M in one tile, the widest columns, longer unrolls.
+    for (int64_t vectors : {4, 3, 2}) {
+      for (int64_t unroll : {8, 4}) {
+        for (int64_t pack_a : {1, 0}) {
+          Config v = with_tile(g.m, vectors);
+          v["pack_b"] = 0;
+          v["pack_a"] = pack_a;
+          v["order"] = 4;
+          v["kc"] = snap("kc", 32);
+          v["nc"] = snap("nc", g.n);
+          v["unroll_k"] = snap("unroll_k", unroll);
+          add(v);
+        }
+      }
+    }
+  }
+  for (auto [mr, vectors] : tiles) {
+    add(with_tile(mr, vectors));
+  }
+  if (g.m <= 32) {
+    for (size_t t = 0; t < 2; ++t) {
+      for (int64_t order : {0, 2, 4}) {
+        for (int64_t kc : {128, 32, 512}) {
+          Config v = with_tile(tiles[t].first, tiles[t].second);
+          v["pack_b"] = 0;
+          v["order"] = order;
+          v["kc"] = snap("kc", kc);
+          add(v);
+        }
+      }
+    }
+  }
+  for (auto [mr, vectors] : tiles) {
+    Config c = with_tile(mr, vectors);
+    c["kc"] = snap("kc", 256);
+    add(c);
+  }
+  return seeds;
 }
 
 struct Plan {
@@ -485,6 +585,7 @@ const KernelTemplate kGemmCpuBlocked = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .seeds = &Seeds,
 };
 
 }  // namespace tune
