@@ -186,20 +186,22 @@ class Bench {
                    failures);
     }
 
-    // Phase 2: re-measure default, best and OpenBLAS in interleaved runs.
-    TensorSet tensors(w, options_.seed);
-    OpenblasKernel blas(w);
+    // Phase 2: re-measure default, best and OpenBLAS in interleaved runs. The libraries compute
+    // the same operator from plain tensors (oneDNN's blocked variant reorders them once).
+    const Workload base = w.InPlainLayout();
+    TensorSet tensors(base, options_.seed);
+    OpenblasKernel blas(base);
     std::vector<const float*> inputs = tensors.InputPointers();
     std::vector<double> t_def, t_best, t_blas, t_dnnl, t_dnnl_blocked;
 #ifdef TUNE_BENCH_DNNL
     // oneDNN on its own buffers (its blocked variant keeps the output blocked).
-    TensorSet dnnl_tensors(w, options_.seed);
+    TensorSet dnnl_tensors(base, options_.seed);
     std::vector<float*> dnnl_args;
     for (void* p : dnnl_tensors.AbiPointers()) {
       dnnl_args.push_back(static_cast<float*>(p));
     }
-    DnnlKernel dnnl_plain(w, DnnlLayout::kPlain, target_.threads, dnnl_args);
-    DnnlKernel dnnl_blocked(w, DnnlLayout::kBlocked, target_.threads, dnnl_args);
+    DnnlKernel dnnl_plain(base, DnnlLayout::kPlain, target_.threads, dnnl_args);
+    DnnlKernel dnnl_blocked(base, DnnlLayout::kBlocked, target_.threads, dnnl_args);
 #endif
     for (int run = 0; run < options_.runs; ++run) {
       absl::StatusOr<double> d = MeasureConfig(w, tpl, def);
@@ -219,8 +221,8 @@ class Bench {
     }
     // The baseline's answer is checked like ours.
     std::vector<float> want(tensors.output_size());
-    RunReference(w, inputs, want.data());
-    CompareResult cmp = CompareOutputs(w, tensors.output(), want.data(), tensors.output_size());
+    RunReference(base, inputs, want.data());
+    CompareResult cmp = CompareOutputs(base, tensors.output(), want.data(), tensors.output_size());
     if (!cmp.ok) {
       std::fprintf(stderr, "tune-bench: OpenBLAS baseline is wrong: %s\n", cmp.message.c_str());
       return 1;

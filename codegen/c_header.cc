@@ -31,17 +31,31 @@ std::string Layout(const Workload& workload, const TensorArg& arg) {
         return "bias[N], added to every row";
       }
       return "row-major C[M][N], written";
-    case OpKind::kConv2d:
+    case OpKind::kConv2d: {
+      const Conv2dShape& s = workload.conv2d();
+      if (arg.name == "bias") {
+        return "bias[K], one per output channel";
+      }
+      if (s.blocked()) {
+        const std::string b = std::to_string(s.block);
+        if (arg.name == "input") {
+          return StrCat("NCHW", b, "c: input[N][C/", b, "][H][W][", b, "], channel c at [c/", b,
+                        "][..][c%", b, "]");
+        }
+        if (arg.name == "weight") {
+          return StrCat("OIhw", b, "i", b, "o: weight[K/", b, "][C/", b, "][R][S][", b, "][", b,
+                        "], input channel block then output channel innermost");
+        }
+        return StrCat("NKPQ", b, "k: output[N][K/", b, "][P][Q][", b, "], written");
+      }
       if (arg.name == "input") {
         return "NCHW";
       }
       if (arg.name == "weight") {
         return "KCRS";
       }
-      if (arg.name == "bias") {
-        return "bias[K], one per output channel";
-      }
       return "NKPQ, written";
+    }
   }
   return "";
 }

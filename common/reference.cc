@@ -1,8 +1,10 @@
 #include "common/reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "common/conv_layout.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -94,9 +96,21 @@ void RunReference(const Workload& workload, const std::vector<const float*>& inp
     case OpKind::kGemm:
       ReferenceGemm(workload.gemm(), workload.epilogue(), inputs[0], inputs[1], bias, output);
       break;
-    case OpKind::kConv2d:
-      ReferenceConv2d(workload.conv2d(), workload.epilogue(), inputs[0], inputs[1], bias, output);
+    case OpKind::kConv2d: {
+      const Conv2dShape& s = workload.conv2d();
+      if (!s.blocked()) {
+        ReferenceConv2d(s, workload.epilogue(), inputs[0], inputs[1], bias, output);
+        break;
+      }
+      // The blocked layout: the same computation on the plain tensors, its output blocked.
+      std::vector<float> input = UnblockActivations(inputs[0], s.n, s.c, s.h, s.w, s.block);
+      std::vector<float> weight = UnblockWeights(inputs[1], s);
+      std::vector<float> plain(s.n * s.k * s.p() * s.q());
+      ReferenceConv2d(s, workload.epilogue(), input.data(), weight.data(), bias, plain.data());
+      std::vector<float> blocked = BlockActivations(plain.data(), s.n, s.k, s.p(), s.q(), s.block);
+      std::copy(blocked.begin(), blocked.end(), output);
       break;
+    }
   }
 }
 

@@ -13,7 +13,7 @@ constexpr std::string_view kGemmForm =
     "gemm:M=<int>,N=<int>,K=<int>[,epilogue=bias|bias_relu|relu]";
 constexpr std::string_view kConvForm =
     "conv2d:N=<int>,C=<int>,H=<int>,W=<int>,K=<int>,R=<int>,S=<int>,stride=<int>,pad=<int>"
-    "[,dilation=<int>][,epilogue=bias|bias_relu|relu]";
+    "[,dilation=<int>][,layout=NCHW|NCHW4c|NCHW8c|NCHW16c][,epilogue=bias|bias_relu|relu]";
 
 absl::Status Invalid(std::string_view text, std::string_view what, std::string_view form) {
   return absl::InvalidArgumentError(
@@ -107,6 +107,32 @@ absl::StatusOr<Epilogue> TakeCommonAndFinish(
   return epilogue;
 }
 
+// The channel block of a conv2d layout: 1 for NCHW, b for NCHW<b>c (b of 4, 8, 16, dividing
+// both C and K).
+absl::StatusOr<int64_t> ParseConvLayout(std::string_view text, std::string_view value,
+                                        const Conv2dShape& c) {
+  if (value == "NCHW") {
+    return 1;
+  }
+  std::optional<int64_t> block;
+  if (value.size() > 5 && value.starts_with("NCHW") && value.ends_with("c")) {
+    block = ParseInt(value.substr(4, value.size() - 5));
+  }
+  if (!block || (*block != 4 && *block != 8 && *block != 16)) {
+    return Invalid(text,
+                   StrCat("layout '", value, "' is unknown (NCHW, NCHW4c, NCHW8c or NCHW16c)"),
+                   kConvForm);
+  }
+  if (c.c % *block != 0 || c.k % *block != 0) {
+    return Invalid(text,
+                   StrCat("layout=", value, " keeps channels in blocks of ", *block,
+                          ", which needs C and K to be multiples of ", *block, " (C=", c.c,
+                          ", K=", c.k, "); use layout=NCHW, or a block that divides both"),
+                   kConvForm);
+  }
+  return *block;
+}
+
 }  // namespace
 
 std::string_view OpKindName(OpKind op) {
@@ -180,6 +206,10 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
       return Invalid(text, "field 'groups' must be 1 (grouped convolution is not supported)",
                      kConvForm);
     }
+    if (auto it = fields.find("layout"); it != fields.end()) {
+      ASSIGN_OR_RETURN(c.block, ParseConvLayout(text, it->second, c));
+      fields.erase(it);
+    }
     ASSIGN_OR_RETURN(w.epilogue_, TakeCommonAndFinish(fields, text, kConvForm));
     if (c.p() < 1 || c.q() < 1) {
       return Invalid(text,
@@ -209,6 +239,12 @@ Workload Workload::Conv2d(Conv2dShape shape, Epilogue epilogue) {
   return w;
 }
 
+Workload Workload::InPlainLayout() const {
+  Workload plain = *this;
+  plain.conv2d_.block = 1;
+  return plain;
+}
+
 std::string Workload::ToString() const {
   std::string out;
   switch (op_) {
@@ -221,6 +257,9 @@ std::string Workload::ToString() const {
                    ",S=", c.s, ",stride=", c.stride, ",pad=", c.pad);
       if (c.dilation != 1) {
         StrAppend(&out, ",dilation=", c.dilation);
+      }
+      if (c.blocked()) {
+        StrAppend(&out, ",layout=NCHW", c.block, "c");
       }
       break;
     }
@@ -256,12 +295,22 @@ std::vector<TensorArg> Workload::Arguments() const {
       break;
     case OpKind::kConv2d: {
       const Conv2dShape& c = conv2d_;
-      args.push_back({"input", {c.n, c.c, c.h, c.w}, false});
-      args.push_back({"weight", {c.k, c.c, c.r, c.s}, false});
+      const int64_t b = c.block;
+      if (c.blocked()) {
+        args.push_back({"input", {c.n, c.c / b, c.h, c.w, b}, false});
+        args.push_back({"weight", {c.k / b, c.c / b, c.r, c.s, b, b}, false});
+      } else {
+        args.push_back({"input", {c.n, c.c, c.h, c.w}, false});
+        args.push_back({"weight", {c.k, c.c, c.r, c.s}, false});
+      }
       if (EpilogueHasBias(epilogue_)) {
         args.push_back({"bias", {c.k}, false});
       }
-      args.push_back({"output", {c.n, c.k, c.p(), c.q()}, true});
+      if (c.blocked()) {
+        args.push_back({"output", {c.n, c.k / b, c.p(), c.q(), b}, true});
+      } else {
+        args.push_back({"output", {c.n, c.k, c.p(), c.q()}, true});
+      }
       break;
     }
   }

@@ -4,7 +4,9 @@
 //   conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1
 //
 // Optional fields: `epilogue=bias|bias_relu|relu`, `dtype=f32` (the only dtype), and for conv2d
-// `dilation=D` (default 1) and `groups=1`. Defaults are omitted from the canonical form.
+// `dilation=D` (default 1), `groups=1` and `layout=NCHW|NCHW4c|NCHW8c|NCHW16c` (default NCHW;
+// the blocked layouts keep channels in blocks of 4, 8 or 16, as a compiler does between layers
+// whose kernels vectorise over channels). Defaults are omitted from the canonical form.
 #pragma once
 
 #include <cstdint>
@@ -29,10 +31,16 @@ struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
 
-/// NCHW input [N][C][H][W], KCRS weight [K][C][R][S] -> NKPQ output [N][K][P][Q].
+/// NCHW input [N][C][H][W], KCRS weight [K][C][R][S] -> NKPQ output [N][K][P][Q]; or, with a
+/// channel block b > 1 (layout=NCHW<b>c), input [N][C/b][H][W][b], weight [K/b][C/b][R][S][b][b]
+/// (input channel, then output channel innermost: oneDNN's OIhw<b>i<b>o) -> output
+/// [N][K/b][P][Q][b]. The bias is [K] in both.
 struct Conv2dShape {
   int64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0;
   int64_t stride = 1, pad = 0, dilation = 1;
+  /// Channels per block of the blocked layout; 1: plain NCHW.
+  int64_t block = 1;
+  bool blocked() const { return block > 1; }
   int64_t p() const { return (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1; }
   int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }
 };
@@ -58,6 +66,9 @@ class Workload {
   Epilogue epilogue() const { return epilogue_; }
   const GemmShape& gemm() const { return gemm_; }
   const Conv2dShape& conv2d() const { return conv2d_; }
+
+  /// The same operator in the plain layout: a blocked conv2d in NCHW; itself otherwise.
+  Workload InPlainLayout() const;
 
   /// The canonical text form; Parse(ToString()) == *this.
   std::string ToString() const;

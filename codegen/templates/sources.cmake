@@ -1,6 +1,7 @@
 # Library sources of the schedule templates and the compiler driver, compiled into tune_codegen
 # (codegen/CMakeLists.txt includes this file before add_library).
 set(TUNE_TEMPLATE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_direct.cc

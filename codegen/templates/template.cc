@@ -3,6 +3,7 @@
 #include <array>
 
 #include "codegen/plugins/plugin.h"
+#include "codegen/templates/conv2d_cpu_blocked.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/conv2d_gpu_direct.h"
@@ -23,14 +24,27 @@ namespace {
 // libraries (which apply only to targets that name them).
 // The GPU templates have one entry per target kind under one name (a kernel's template name
 // plus its target kind identify the builder).
-const std::array<const KernelTemplate*, 18>& Table() {
-  static const std::array<const KernelTemplate*, 18> table = {
-      &kGemmCpuBlocked,   &kConv2dCpuDirect,         &kGemmCpuOpenblas,
-      &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
-      &kGemmCpuUkernel,   &kConv2dCpuUkernel,        &kGemmGpuTiled,
-      &kGemmGpuTiledRocm, &kConv2dGpuImplicitGemm,   &kConv2dGpuImplicitGemmRocm,
-      &kConv2dGpuDirect,  &kConv2dGpuDirectRocm,     &kGemmCudaCublas,
-      &kConv2dCudaCudnn,  &kGemmRocmRocblas,         &kConv2dRocmMiopen,
+const std::array<const KernelTemplate*, 19>& Table() {
+  static const std::array<const KernelTemplate*, 19> table = {
+      &kGemmCpuBlocked,
+      &kConv2dCpuDirect,
+      &kConv2dCpuBlocked,
+      &kGemmCpuOpenblas,
+      &kGemmCpuDnnl,
+      &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,
+      &kGemmCpuUkernel,
+      &kConv2dCpuUkernel,
+      &kGemmGpuTiled,
+      &kGemmGpuTiledRocm,
+      &kConv2dGpuImplicitGemm,
+      &kConv2dGpuImplicitGemmRocm,
+      &kConv2dGpuDirect,
+      &kConv2dGpuDirectRocm,
+      &kGemmCudaCublas,
+      &kConv2dCudaCudnn,
+      &kGemmRocmRocblas,
+      &kConv2dRocmMiopen,
   };
   return table;
 }
@@ -45,11 +59,15 @@ std::vector<const KernelTemplate*> Everything() {
 
 }  // namespace
 
+bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload) {
+  return workload.op() != OpKind::kConv2d || tpl.blocked_conv_layout == workload.conv2d().blocked();
+}
+
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
   std::vector<const KernelTemplate*> out;
   for (const KernelTemplate* t : Everything()) {
     if (t->op == workload.op() && t->target_kind == target.kind &&
-        (t->library.empty() || target.HasLib(t->library)) &&
+        TemplateBuildsLayout(*t, workload) && (t->library.empty() || target.HasLib(t->library)) &&
         (!t->uses_extern_kernel || UkernelOf(target) != nullptr) &&
         (!t->applies || t->applies(workload, target))) {
       out.push_back(t);

@@ -54,6 +54,9 @@ struct KernelTemplate {
   /// Whether the template builds this workload for this target beyond op and target kind (a
   /// plugin's answer); empty: it does.
   AppliesFn applies = {};
+  /// For conv2d templates: true when the template builds the blocked layouts (layout=NCHW<b>c)
+  /// and only those; false: plain NCHW only (TemplateBuildsLayout).
+  bool blocked_conv_layout = false;
   /// Configs worth measuring right after the default, best guesses first: the variants a
   /// schedule writer would try for this shape class (tile shapes, splits of the reduction).
   /// A search proposes the valid ones it has not measured before its strategy's own. Empty: none.
@@ -69,6 +72,10 @@ struct TemplateLibrary {
 
 /// What `tpl` calls on `target`; nullopt for code that calls no library.
 std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target& target);
+
+/// Whether `tpl` builds the data layout of `workload` (every GEMM; a conv2d whose layout,
+/// plain or blocked, is the template's).
+bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload);
 
 /// The templates that apply to a workload on a target, best first (the first one's default is
 /// what tune-compile uses when the tuning log knows nothing). Empty when none applies.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/conv_layout.h"
+
 namespace tune {
 namespace {
 
@@ -29,6 +31,30 @@ TEST(ReferenceTest, Conv2dWithPaddingSumsOnlyInsideTheImage) {
   for (float v : out) {
     EXPECT_FLOAT_EQ(v, 10.0f);  // every window covers the whole 2x2 image
   }
+}
+
+TEST(ReferenceTest, BlockedConv2dIsThePlainConv2dInBlockedLayouts) {
+  Workload plain = *Workload::Parse("conv2d:N=2,C=8,H=5,W=6,K=16,R=3,S=3,stride=1,pad=1");
+  Workload blocked =
+      *Workload::Parse("conv2d:N=2,C=8,H=5,W=6,K=16,R=3,S=3,stride=1,pad=1,layout=NCHW4c");
+  const Conv2dShape& s = blocked.conv2d();
+  TensorSet tensors(plain, 7);
+  std::vector<const float*> in = tensors.InputPointers();
+  std::vector<float> want(tensors.output_size());
+  RunReference(plain, in, want.data());
+
+  std::vector<float> input = BlockActivations(in[0], s.n, s.c, s.h, s.w, 4);
+  std::vector<float> weight = BlockWeights(in[1], s);
+  // Element (n=1, c=5, y=2, x=3) sits at [1][5/4][2][3][5%4].
+  EXPECT_EQ(input[(((1 * 2 + 1) * 5 + 2) * 6 + 3) * 4 + 1], in[0][((1 * 8 + 5) * 5 + 2) * 6 + 3]);
+  // Weight (k=6, c=5, r=1, s=2) sits at [6/4][5/4][1][2][5%4][6%4].
+  EXPECT_EQ(weight[((((1 * 2 + 1) * 3 + 1) * 3 + 2) * 4 + 1) * 4 + 2],
+            in[1][((6 * 8 + 5) * 3 + 1) * 3 + 2]);
+  std::vector<float> got(want.size());
+  RunReference(blocked, {input.data(), weight.data()}, got.data());
+  EXPECT_EQ(UnblockActivations(got.data(), s.n, s.k, s.p(), s.q(), 4), want);
+  EXPECT_EQ(UnblockWeights(weight.data(), s),
+            std::vector<float>(in[1], in[1] + s.k * s.c * s.r * s.s));
 }
 
 TEST(ReferenceTest, CompareFlagsNaNAndLargeErrorsButAcceptsRounding) {

@@ -42,6 +42,22 @@ TEST(WorkloadTest, BiasEpilogueAddsAnArgumentBeforeTheOutput) {
   EXPECT_EQ(w->ToString(), "gemm:M=4,N=5,K=6,epilogue=bias_relu");
 }
 
+TEST(WorkloadTest, BlockedLayoutRoundTripsAndBlocksTheArgumentShapes) {
+  auto w = Workload::Parse("conv2d:layout=NCHW16c,N=1,C=32,H=7,W=7,K=64,R=3,S=3,stride=1,pad=1");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->conv2d().block, 16);
+  EXPECT_EQ(w->ToString(), "conv2d:N=1,C=32,H=7,W=7,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c");
+  auto args = w->Arguments();
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(args[0].shape, (std::vector<int64_t>{1, 2, 7, 7, 16}));
+  EXPECT_EQ(args[1].shape, (std::vector<int64_t>{4, 2, 3, 3, 16, 16}));
+  EXPECT_EQ(args[2].shape, (std::vector<int64_t>{1, 4, 7, 7, 16}));
+  // NCHW is the default and is omitted.
+  EXPECT_EQ(
+      Workload::Parse("conv2d:N=1,C=3,H=7,W=7,K=4,R=3,S=3,stride=1,pad=1,layout=NCHW")->ToString(),
+      "conv2d:N=1,C=3,H=7,W=7,K=4,R=3,S=3,stride=1,pad=1");
+}
+
 struct BadWorkload {
   const char* text;
   const char* names;  // a substring the error must contain
@@ -73,7 +89,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadWorkload{"gemm:M=1,N=1,K=1,dtype=f16", "dtype 'f16'"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=5,S=5,stride=1,pad=0", "output would be empty"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=1,S=1,stride=0,pad=0", "'stride' = 0"},
-        BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"}));
+        BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"},
+        BadWorkload{"conv2d:N=1,C=3,H=8,W=8,K=64,R=3,S=3,pad=1,layout=NCHW16c",
+                    "multiples of 16 (C=3, K=64)"},
+        BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NHWC", "layout 'NHWC'"},
+        BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NCHW32c",
+                    "layout 'NCHW32c'"},
+        BadWorkload{"gemm:M=1,N=1,K=1,layout=NCHW16c", "'layout' is unknown"}));
 
 }  // namespace
 }  // namespace tune
