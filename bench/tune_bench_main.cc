@@ -364,6 +364,13 @@ int Main(int argc, char** argv) {
     return 2;
   }
   Target target = parsed->Resolved();
+  if (target.threads > GetHostCpu().cores) {
+    std::fprintf(stderr,
+                 "tune-bench: --target '%s': -threads=%d is more than this machine's %d cores; "
+                 "accepted: -threads=1 to -threads=%d\n",
+                 options.target.c_str(), target.threads, GetHostCpu().cores, GetHostCpu().cores);
+    return 2;
+  }
   if (!suite.empty()) {
     absl::StatusOr<std::vector<std::string>> lines = ReadWorkloadList(suite);
     if (!lines.ok()) {

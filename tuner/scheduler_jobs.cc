@@ -253,6 +253,10 @@ absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::strin
     if (shutting_down_) {
       return absl::UnavailableError("the daemon is shutting down");
     }
+    if (valid.target.kind == TargetKind::kLlvm) {
+      RETURN_IF_ERROR(
+          CheckThreadsFitCores(workers_.All(), valid.spec.device_key, valid.target.threads));
+    }
   }
   valid.spec.client = std::string(client);
   // One transaction holds the whole spec (template restriction, early stopping, name).

@@ -41,6 +41,22 @@ v1::WorkerInfo WorkerInfoOf(const WorkerEntry& worker, v1::WorkerState state) {
   return info;
 }
 
+absl::Status CheckThreadsFitCores(const std::vector<WorkerEntry*>& workers,
+                                  const std::string& device_key, int threads) {
+  int most = 0;
+  for (const WorkerEntry* worker : workers) {
+    if (worker->reg.device_key() == device_key) {
+      most = std::max(most, worker->reg.capabilities().cores());
+    }
+  }
+  if (most <= 0 || threads <= most) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat(
+      "spec.target: -threads=", threads, " is more than the cores of any connected ", device_key,
+      " worker's machine (at most ", most, "); accepted: -threads=1 to -threads=", most));
+}
+
 WorkerEntry& WorkerRegistry::Add(const v1::Register& reg, std::string peer,
                                  std::shared_ptr<WorkerChannel> channel, Clock::time_point now,
                                  int64_t now_unix_ms) {

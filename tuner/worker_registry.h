@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "tune/v1/tuner.pb.h"
 #include "tuner/scheduler_types.h"
 
@@ -25,6 +26,13 @@ struct WorkerNeeds {
 /// kernel threads on offer, and every needed library preloaded (a library is named by its file
 /// name, "libopenblas.so.0", or its short name, "openblas").
 bool CanRun(const WorkerEntry& worker, const WorkerNeeds& needs);
+
+/// Whether a job of `threads` kernel threads on `device_key` fits the machines of the connected
+/// workers: InvalidArgument naming -threads and the accepted range when workers of that device
+/// key are connected, say how many cores their machines have, and every machine has fewer;
+/// OK otherwise (also when none is connected yet, or none says: one may come).
+absl::Status CheckThreadsFitCores(const std::vector<WorkerEntry*>& workers,
+                                  const std::string& device_key, int threads);
 
 class WorkerRegistry {
  public:

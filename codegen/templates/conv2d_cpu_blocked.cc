@@ -1,6 +1,7 @@
 #include "codegen/templates/conv2d_cpu_blocked.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "codegen/templates/cpu_vector_info.h"
@@ -24,6 +25,8 @@ using ir::MemoryScope;
 using ir::Stmt;
 using ir::Store;
 using ir::Var;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Vector width and vectors per channel block for a block of `block` channels.
 struct BlockVectors {
@@ -129,26 +132,32 @@ class BlockedConvBuilder {
     Expr n = f / (groups * p_.p);
     Expr group = p_.loop_order == 0 ? rest / p_.p : rest % groups;
     Expr row = p_.loop_order == 0 ? rest % p_.p : rest / groups;
+    // Tiles whose window crosses the left or right border start at constant positions, so
+    // that the taps falling outside are left out when the kernel is generated; the tiles in
+    // between start at loop-dependent positions and check nothing.
     std::vector<Stmt> segments;
-    auto segment = [&](int64_t begin, int64_t end, bool edge) {
-      if (end <= begin) {
-        return;
-      }
-      const int64_t full = (end - begin) / p_.qt, rem = (end - begin) % p_.qt;
-      if (full > 0) {
-        Var t("t");
-        segments.push_back(
-            For::Make(t, 0, full, LoopKind::kSerial,
-                      MicroKernel(n, group * p_.kb, row, begin + t * p_.qt, p_.qt, edge)));
-      }
-      if (rem > 0) {
-        segments.push_back(
-            MicroKernel(n, group * p_.kb, row, Expr(begin + full * p_.qt), rem, edge));
+    const int64_t left = p_.qa > 0 ? std::min(p_.q, CeilDiv(p_.qa, p_.qt) * p_.qt) : 0;
+    const int64_t right =
+        p_.qb < p_.q ? std::max(left, p_.q - CeilDiv(p_.q - p_.qb, p_.qt) * p_.qt) : p_.q;
+    auto edge_tiles = [&](int64_t begin, int64_t end) {
+      for (int64_t q0 = begin; q0 < end; q0 += p_.qt) {
+        const int64_t width = std::min(p_.qt, end - q0);
+        segments.push_back(MicroKernel(n, group * p_.kb, row, Expr(q0), width, q0));
       }
     };
-    segment(0, p_.qa, true);
-    segment(p_.qa, p_.qb, false);
-    segment(p_.qb, p_.q, true);
+    edge_tiles(0, left);
+    const int64_t full = (right - left) / p_.qt, rem = (right - left) % p_.qt;
+    if (full > 0) {
+      Var t("t");
+      segments.push_back(
+          For::Make(t, 0, full, LoopKind::kSerial,
+                    MicroKernel(n, group * p_.kb, row, left + t * p_.qt, p_.qt, std::nullopt)));
+    }
+    if (rem > 0) {
+      segments.push_back(
+          MicroKernel(n, group * p_.kb, row, Expr(left + full * p_.qt), rem, std::nullopt));
+    }
+    edge_tiles(right, p_.q);
     const LoopKind kind = p_.parallel ? LoopKind::kParallel : LoopKind::kSerial;
     return For::Make(f, 0, p_.s.n * groups * p_.p, kind, Block::Make(std::move(segments)));
   }
@@ -159,14 +168,15 @@ class BlockedConvBuilder {
   }
 
   // acc[width][kb * vpb] = the tile at output blocks [kob0, kob0 + kb), row `row`, positions
-  // [q0, q0 + width), then the epilogue and whole-vector stores. `edge`: the window may cross
-  // the left or right border (each input value is checked).
+  // [q0, q0 + width), then the epilogue and whole-vector stores. `edge_q0`: q0 as a constant, for
+  // a tile whose window crosses the left or right border (its taps outside the input are not
+  // generated); nullopt for a tile inside the input.
   Stmt MicroKernel(const Expr& n, const Expr& kob0, const Expr& row, const Expr& q0, int64_t width,
-                   bool edge) const {
+                   std::optional<int64_t> edge_q0) const {
     const Conv2dShape& s = p_.s;
     const int lanes = static_cast<int>(p_.vw);
     const int64_t vectors = p_.kb * p_.vpb;
-    Buffer acc(edge ? "acc_edge" : (width == p_.qt ? "acc" : "acc_rest"), MemoryScope::kStack);
+    Buffer acc(edge_q0 ? "acc_edge" : (width == p_.qt ? "acc" : "acc_rest"), MemoryScope::kStack);
     auto acc_at = [&](const Expr& j, const Expr& u) { return (j * vectors + u) * p_.vw; };
 
     Var j("j"), u("u");
@@ -175,28 +185,51 @@ class BlockedConvBuilder {
                   For::Make(u, 0, vectors, LoopKind::kUnrolled,
                             Store::Make(acc, acc_at(j, u), ir::BroadcastTo(Expr(0.0f), lanes))));
 
-    Var cb("cb"), r("r"), t("s"), ci("ci"), j2("j"), u2("u");
+    Var cb("cb"), r("r"), t("s"), ci("ci"), u2("u");
     const Expr y = row * s.stride - s.pad + r * s.dilation;
-    const Expr x = (q0 + j2) * s.stride - s.pad + t * s.dilation;
-    Expr value;
-    if (edge) {
-      Expr xc = ir::Min::Make(ir::Max::Make(x, 0), s.w - 1);
-      value = ir::Select::Make(x >= 0 && x < s.w, input_(InputIndex(n, cb, y, xc, ci)), 0.0f);
-    } else {
-      value = input_(InputIndex(n, cb, y, x, ci));
-    }
     // Weight vector u of the tile: block kob0 + u / vpb, lanes (u % vpb) * vw.
-    Expr w_index = ((((kob0 + u2 / p_.vpb) * p_.cb + cb) * s.r + r) * s.s + t) * p_.b * p_.b +
-                   ci * p_.b + (u2 % p_.vpb) * p_.vw;
-    Stmt update =
-        Store::Make(acc, acc_at(j2, u2),
-                    Fma::Make(ir::BroadcastTo(value, lanes), Load::Make(weight_, w_index, lanes),
-                              Load::Make(acc, acc_at(j2, u2), lanes)));
-    Stmt inner = For::Make(ci, 0, p_.b, p_.unroll_ci ? LoopKind::kUnrolled : LoopKind::kSerial,
-                           For::Make(j2, 0, width, LoopKind::kUnrolled,
-                                     For::Make(u2, 0, vectors, LoopKind::kUnrolled, update)));
+    auto w_index = [&](const Expr& tap) {
+      return ((((kob0 + u2 / p_.vpb) * p_.cb + cb) * s.r + r) * s.s + tap) * p_.b * p_.b +
+             ci * p_.b + (u2 % p_.vpb) * p_.vw;
+    };
+    // The FMAs of position j and tap `tap` (input column x) for every weight vector.
+    auto fmas = [&](const Expr& j2, const Expr& tap, const Expr& x) {
+      Expr value = input_(InputIndex(n, cb, y, x, ci));
+      return For::Make(u2, 0, vectors, LoopKind::kUnrolled,
+                       Store::Make(acc, acc_at(j2, u2),
+                                   Fma::Make(ir::BroadcastTo(value, lanes),
+                                             Load::Make(weight_, w_index(tap), lanes),
+                                             Load::Make(acc, acc_at(j2, u2), lanes))));
+    };
     const LoopKind filter = p_.unroll_rs ? LoopKind::kUnrolled : LoopKind::kSerial;
-    Stmt window = For::Make(t, 0, s.s, filter, inner);
+    const LoopKind channel = p_.unroll_ci ? LoopKind::kUnrolled : LoopKind::kSerial;
+    Stmt window;
+    if (!edge_q0) {
+      Var j2("j");
+      Stmt inner = For::Make(ci, 0, p_.b, channel,
+                             For::Make(j2, 0, width, LoopKind::kUnrolled,
+                                       fmas(j2, t, (q0 + j2) * s.stride - s.pad + t * s.dilation)));
+      window = For::Make(t, 0, s.s, filter, inner);
+    } else {
+      // Each tap with the positions whose input column lies inside, known here.
+      std::vector<Stmt> taps;
+      for (int64_t tap = 0; tap < s.s; ++tap) {
+        std::vector<Stmt> positions;
+        for (int64_t jj = 0; jj < width; ++jj) {
+          const int64_t x = (*edge_q0 + jj) * s.stride - s.pad + tap * s.dilation;
+          if (x >= 0 && x < s.w) {
+            positions.push_back(fmas(Expr(jj), Expr(tap), Expr(x)));
+          }
+        }
+        if (!positions.empty()) {
+          taps.push_back(For::Make(ci, 0, p_.b, channel, Block::Make(std::move(positions))));
+        }
+      }
+      if (taps.empty()) {
+        taps.push_back(Block::Make({}));
+      }
+      window = Block::Make(std::move(taps));
+    }
     if (s.pad > 0) {
       // Rows of the window above or below the input contribute nothing.
       window = IfThenElse::Make(y >= 0 && y < s.h, window);

@@ -8,9 +8,10 @@
 // qt output positions along the width x kb blocks of output channels. The reduction runs over
 // input-channel blocks, then the filter window (unrolled with unroll_rs), then the b channels of
 // the block (unrolled with unroll_ci) innermost: each step loads the tile's weight vectors,
-// broadcasts qt input values and issues the FMAs. Padding needs no copy: rows outside the input
-// skip their filter row, and only the few positions of each row whose window crosses the left or
-// right border take a tile with per-element bounds checks. The epilogue is fused into the
+// broadcasts qt input values and issues the FMAs. Padding needs no copy and no checks in the
+// inner loops: rows outside the input skip their filter row, and the tiles of each row whose
+// window crosses the left or right border start at positions known when the kernel is
+// generated, which leaves out the taps that fall outside. The epilogue is fused into the
 // stores, which are whole vectors. With -threads > 1 the loop over (image, channel-block group,
 // output row) is parallel.
 //

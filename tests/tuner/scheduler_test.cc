@@ -17,6 +17,7 @@
 namespace tune::tuner {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::TestWorker;
 
@@ -155,6 +156,23 @@ TEST_F(SchedulerTest, NoTrialGoesToAWorkerOfferingFewerThreadsThanTheTargetAsks)
   }
   EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_TRUE(narrow.NoRequestWaiting());
+}
+
+TEST_F(SchedulerTest, AJobAskingMoreThreadsThanAnyWorkersMachineHasIsRefusedAndNotWritten) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "two-cores", /*threads=*/2, /*capacity=*/1, {}, /*cores=*/2);
+  absl::StatusOr<v1::Job> refused =
+      scheduler_->SubmitJob(Spec(2, "llvm -mcpu=native -threads=4"), "test");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              AllOf(HasSubstr("-threads=4"), HasSubstr("accepted: -threads=1 to -threads=2")));
+  absl::StatusOr<std::vector<Job>> jobs = log_->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE(jobs->empty());
+  // Within the cores it is a job.
+  EXPECT_NE(Submit(Spec(1, "llvm -mcpu=native -threads=2")), 0u);
 }
 
 TEST_F(SchedulerTest, ATrialNeedingALibraryGoesOnlyToAWorkerThatPreloadedIt) {

@@ -37,13 +37,14 @@ void TestWorker::Close() {
 }
 
 void TestWorker::Register(Scheduler& scheduler, const std::string& name, int threads, int capacity,
-                          const std::vector<std::string>& preloaded) {
+                          const std::vector<std::string>& preloaded, int cores) {
   scheduler_ = &scheduler;
   v1::Register reg;
   reg.set_name(name);
   reg.set_device_key(HostDeviceKey());
   reg.mutable_capabilities()->set_threads(threads);
   reg.mutable_capabilities()->set_capacity(capacity);
+  reg.mutable_capabilities()->set_cores(cores);
   for (const std::string& lib : preloaded) {
     v1::PreloadedLibrary* entry = reg.mutable_capabilities()->add_preloaded_libraries();
     entry->set_path("/opt/" + lib);

@@ -29,9 +29,10 @@ class TestWorker final : public WorkerChannel {
   void Close() override;
 
   /// Registers with `scheduler` as `name` (device key of this host, `threads` kernel threads,
-  /// capacity `capacity`, the given preloaded library file names). Fails the test on error.
+  /// capacity `capacity`, the given preloaded library file names, a machine of `cores` cores; 0:
+  /// not said). Fails the test on error.
   void Register(Scheduler& scheduler, const std::string& name, int threads = 1, int capacity = 1,
-                const std::vector<std::string>& preloaded = {});
+                const std::vector<std::string>& preloaded = {}, int cores = 0);
 
   /// The next MeasureRequest, waiting up to `timeout` for it; nullopt if none came.
   std::optional<v1::MeasureRequest> NextRequest(
