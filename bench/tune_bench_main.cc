@@ -231,7 +231,10 @@ class Bench {
     rows_.push_back(Row{w.ToString(), tpl.name, ConfigToString(def), ConfigToString(best),
                         best_label, gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas),
                         t_dnnl.empty() ? 0 : gf / Median(t_dnnl),
-                        t_dnnl_blocked.empty() ? 0 : gf / Median(t_dnnl_blocked)});
+                        t_dnnl_blocked.empty() ? 0 : gf / Median(t_dnnl_blocked), ""});
+#ifdef TUNE_BENCH_DNNL
+    rows_.back().dnnl_impls = StrCat(dnnl_plain.impl(), " / ", dnnl_blocked.impl());
+#endif
     return 0;
   }
 
@@ -263,8 +266,10 @@ class Bench {
     }
     std::printf("\n");
     for (const Row& r : rows_) {
-      std::printf("- `%s` (%s): default %s; best %s\n", r.workload.c_str(),
-                  std::string(r.tpl).c_str(), r.default_config.c_str(), r.best_config.c_str());
+      std::printf(
+          "- `%s` (%s): default %s; best %s%s\n", r.workload.c_str(), std::string(r.tpl).c_str(),
+          r.default_config.c_str(), r.best_config.c_str(),
+          r.dnnl_impls.empty() ? "" : StrCat("; oneDNN plain / blocked: ", r.dnnl_impls).c_str());
     }
   }
 
@@ -275,6 +280,7 @@ class Bench {
     std::string default_config, best_config, best_label;
     double gflops_default, gflops_best, gflops_blas;
     double gflops_dnnl = 0, gflops_dnnl_blocked = 0;  // 0: built without oneDNN
+    std::string dnnl_impls;  // oneDNN's implementations (plain / blocked), when built with it
   };
 
   // The fastest successful record of `tpl` for the workload on this target's device.
