@@ -101,9 +101,9 @@ std::string Replace(std::string text, std::string_view hole, std::string_view wi
 
 struct Variant {
   std::string version = "7.0";
-  std::string spin;
-  std::string extra;
-  std::string oob;
+  std::string spin = {};
+  std::string extra = {};
+  std::string oob = {};
   std::string store = "st.global.f32";
 };
 
