@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/host_cpu.h"
+#include "common/runtime_libs.h"
 
 extern "C" char* openblas_get_corename(void);
 
@@ -35,24 +35,7 @@ void ApplyEpilogue(Epilogue epilogue, const float* bias, float* out, int64_t row
 std::string OpenblasCoreName() { return openblas_get_corename(); }
 
 std::optional<std::string> BetterOpenblasCoretype() {
-  const HostCpu& cpu = GetHostCpu();
-  const std::string core = OpenblasCoreName();
-  auto is_any = [&](std::initializer_list<const char*> names) {
-    return std::ranges::any_of(names, [&](const char* n) { return core == n; });
-  };
-  if (cpu.HasFeature("avx512f")) {
-    if (is_any({"SkylakeX", "Cooperlake", "SapphireRapids"})) {
-      return std::nullopt;
-    }
-    return "SkylakeX";
-  }
-  if (cpu.HasFeature("avx2") && cpu.HasFeature("fma")) {
-    if (is_any({"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"})) {
-      return std::nullopt;
-    }
-    return "Haswell";
-  }
-  return std::nullopt;
+  return tune::BetterOpenblasCoretype(OpenblasCoreName());
 }
 
 void SetOpenblasThreads(int threads) { openblas_set_num_threads(threads); }

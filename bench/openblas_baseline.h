@@ -17,10 +17,8 @@ void SetOpenblasThreads(int threads);
 /// The core type OpenBLAS runs its kernels for (openblas_get_corename), e.g. "SkylakeX".
 std::string OpenblasCoreName();
 
-/// A core type to put in OPENBLAS_CORETYPE (read when the library loads) when OpenBLAS's own
-/// detection gives a core without the widest vectors this CPU has: Debian's OpenBLAS 0.3.21 does
-/// not know Sapphire and Emerald Rapids and falls back to "Prescott" (SSE3), a fifth of its
-/// AVX-512 speed. nullopt when the detected core already uses them.
+/// tune::BetterOpenblasCoretype (common/runtime_libs.h) of the core this process's OpenBLAS
+/// runs.
 std::optional<std::string> BetterOpenblasCoretype();
 
 /// Prepares buffers and returns a callable with the kernel ABI (`int32_t fn(float*...)`

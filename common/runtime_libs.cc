@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/host_cpu.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -70,6 +72,26 @@ absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library) {
                library.shim_file, ")"));
   }
   return path;
+}
+
+std::optional<std::string> BetterOpenblasCoretype(std::string_view detected_core) {
+  const HostCpu& cpu = GetHostCpu();
+  auto is_any = [&](std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), detected_core) != names.end();
+  };
+  if (cpu.HasFeature("avx512f")) {
+    if (is_any({"SkylakeX", "Cooperlake", "SapphireRapids"})) {
+      return std::nullopt;
+    }
+    return "SkylakeX";
+  }
+  if (cpu.HasFeature("avx2") && cpu.HasFeature("fma")) {
+    if (is_any({"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"})) {
+      return std::nullopt;
+    }
+    return "Haswell";
+  }
+  return std::nullopt;
 }
 
 }  // namespace tune

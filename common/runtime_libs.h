@@ -14,6 +14,7 @@
 // at their first call, so they build and load on any host.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,5 +48,11 @@ std::string RuntimeLibraryDir();
 /// The path of `library`'s shim. NotFound naming the path looked at, the library and the
 /// package to install (then rebuild tune) when it is not there.
 absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library);
+
+/// The OpenBLAS core type (OPENBLAS_CORETYPE, read when OpenBLAS loads) that gives this CPU's
+/// widest vectors, when OpenBLAS's own choice `detected_core` (openblas_get_corename) does not:
+/// Debian's OpenBLAS 0.3.21 does not know Sapphire and Emerald Rapids and picks "Prescott"
+/// (SSE3), a fifth of its AVX-512 speed there. nullopt when the detected core already uses them.
+std::optional<std::string> BetterOpenblasCoretype(std::string_view detected_core);
 
 }  // namespace tune

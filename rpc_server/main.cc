@@ -5,12 +5,15 @@
 // Exit codes: 0 after SIGINT/SIGTERM, 1 when start-up fails (a --preload that cannot be loaded,
 // an unusable cache directory, a GPU that cannot be opened or whose arch tune does not support),
 // 2 for bad flags (a malformed --device among them).
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -29,6 +32,38 @@
 #include "rpc_server/worker.h"
 
 namespace {
+
+// With --libs openblas (preloaded by now) and no OPENBLAS_CORETYPE of the user's: the core type
+// the measurement children should run OpenBLAS with when its own detection falls short of this
+// CPU's widest vectors (tune::BetterOpenblasCoretype), so that its candidates are measured at
+// their best; nullopt otherwise.
+std::optional<std::string> OpenblasCoretypeForChildren(const std::vector<std::string>& libs) {
+  if (std::find(libs.begin(), libs.end(), "openblas") == libs.end() ||
+      std::getenv("OPENBLAS_CORETYPE") != nullptr) {
+    return std::nullopt;
+  }
+  using Describe = int32_t (*)(char*, int64_t);
+  auto describe = reinterpret_cast<Describe>(dlsym(RTLD_DEFAULT, "tune_openblas_describe"));
+  char line[1024] = {};
+  if (describe == nullptr || describe(line, sizeof(line)) != 0) {
+    return std::nullopt;
+  }
+  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ...; core=Prescott; threads=2"
+  const std::string_view text(line);
+  const size_t at = text.find("core=");
+  if (at == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const std::string_view core = text.substr(at + 5, text.find(';', at) - at - 5);
+  std::optional<std::string> better = tune::BetterOpenblasCoretype(core);
+  if (better) {
+    tune::Logger("worker")->info(
+        "OpenBLAS chose core '{}', without this CPU's widest vectors: measurements run it with "
+        "OPENBLAS_CORETYPE={} (set OPENBLAS_CORETYPE to choose otherwise)",
+        core, *better);
+  }
+  return better;
+}
 
 constexpr int kExitStartupError = 1;
 constexpr int kExitUsage = 2;
@@ -173,6 +208,9 @@ int Serve(int argc, char** argv) {
   options.cache_max_bytes = cache_max_mb << 20;
   options.supervisor.device_fingerprint = options.registration.capabilities().device_fingerprint();
   const std::string options_fingerprint = options.supervisor.device_fingerprint;
+  if (std::optional<std::string> coretype = OpenblasCoretypeForChildren(libs)) {
+    options.supervisor.child_env.push_back(StrCat("OPENBLAS_CORETYPE=", *coretype));
+  }
   if (threads > 0) {
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
       options.supervisor.child_env.push_back(StrCat(var, "=", threads));

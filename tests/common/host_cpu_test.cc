@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/runtime_libs.h"
+
 namespace tune {
 namespace {
 
@@ -14,6 +16,23 @@ TEST(HostCpuTest, NamesTheHostAndListsSortedFeatures) {
   EXPECT_TRUE(cpu.HasFeature("sse4.2"));
   if (cpu.HasFeature("avx512f")) {
     EXPECT_TRUE(cpu.HasFeature("avx2"));
+  }
+}
+
+TEST(HostCpuTest, OpenblasGetsTheCoreOfTheWidestVectorsOnlyWhereItsOwnChoiceLacksThem) {
+  const HostCpu& cpu = GetHostCpu();
+  // An SSE3 fallback (Debian's OpenBLAS on Emerald Rapids) is replaced where wider vectors exist.
+  std::optional<std::string> from_prescott = BetterOpenblasCoretype("Prescott");
+  if (cpu.HasFeature("avx512f")) {
+    EXPECT_EQ(from_prescott, "SkylakeX");
+    EXPECT_EQ(BetterOpenblasCoretype("Haswell"), "SkylakeX");
+    EXPECT_EQ(BetterOpenblasCoretype("SkylakeX"), std::nullopt);
+    EXPECT_EQ(BetterOpenblasCoretype("SapphireRapids"), std::nullopt);
+  } else if (cpu.HasFeature("avx2") && cpu.HasFeature("fma")) {
+    EXPECT_EQ(from_prescott, "Haswell");
+    EXPECT_EQ(BetterOpenblasCoretype("Zen"), std::nullopt);
+  } else {
+    EXPECT_EQ(from_prescott, std::nullopt);
   }
 }
 
