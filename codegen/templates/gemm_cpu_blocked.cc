@@ -56,9 +56,10 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "columns of the register tile (a multiple of the vector width)");
   space.AddKnob("kc", ClipToExtent({32, 64, 128, 256, 384, 512, 768}, g.k),
                 "reduction block (K) of the packed panels");
-  space.AddKnob("mc",
-                ClipToExtent({16, 24, 32, 48, 56, 96, 112, 168, 192, 288, 336, 384, 576}, g.m),
-                "row block (M) of A kept in L2");
+  space.AddKnob(
+      "mc",
+      ClipToExtent({16, 24, 32, 48, 56, 64, 96, 112, 128, 168, 192, 256, 288, 336, 384, 576}, g.m),
+      "row block (M) of A kept in L2");
   const int64_t nc_unit = 12 * lanes;  // a multiple of every nr candidate
   space.AddKnob(
       "nc",
@@ -108,7 +109,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   const int64_t mr_limit = std::min<int64_t>(8, (cpu.registers - vectors - 1) / vectors);
   config["mr"] = LargestAtMost(values("mr"), mr_limit);
   // About 96 rows per block (a multiple of mr, or all of M). With several threads the row
-  // blocks are what they share: take the candidate nearest 96 that keeps them at least 85%
+  // blocks are what they share: take the candidate nearest 96 that keeps them at least 97%
   // busy, else the best balanced one.
   std::vector<int64_t> mcs;
   for (int64_t mc : values("mc")) {
@@ -117,17 +118,22 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
       mcs.push_back(mc);
     }
   }
-  std::stable_sort(mcs.begin(), mcs.end(),
-                   [](int64_t a, int64_t b) { return std::abs(a - 96) < std::abs(b - 96); });
+  // Nearest 96 first; of two as near, the larger.
+  std::stable_sort(mcs.begin(), mcs.end(), [](int64_t a, int64_t b) {
+    return std::abs(a - 96) != std::abs(b - 96) ? std::abs(a - 96) < std::abs(b - 96) : a > b;
+  });
+  // The share of the threads' time spent working when the parallel loop hands each thread a
+  // contiguous run of ceil(blocks / threads) row blocks (the last block may be short).
   auto busy = [&](int64_t mc) {
     const int64_t blocks = CeilDiv(g.m, mc);
-    const int64_t rounds = CeilDiv(blocks, target.threads);
-    return static_cast<double>(blocks) / static_cast<double>(rounds * target.threads);
+    const int64_t per_thread = CeilDiv(blocks, target.threads);
+    const int64_t most_rows = std::min(g.m, per_thread * mc);
+    return static_cast<double>(g.m) / static_cast<double>(most_rows * target.threads);
   };
   config["mc"] = mcs.front();
   if (target.threads > 1) {
     auto balanced =
-        std::find_if(mcs.begin(), mcs.end(), [&](int64_t mc) { return busy(mc) >= 0.85; });
+        std::find_if(mcs.begin(), mcs.end(), [&](int64_t mc) { return busy(mc) >= 0.97; });
     config["mc"] = balanced != mcs.end()
                        ? *balanced
                        : *std::max_element(mcs.begin(), mcs.end(),
