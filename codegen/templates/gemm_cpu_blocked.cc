@@ -138,6 +138,34 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
                        ? *balanced
                        : *std::max_element(mcs.begin(), mcs.end(),
                                            [&](int64_t a, int64_t b) { return busy(a) < busy(b); });
+    if (balanced == mcs.end()) {
+      // The rows do not split evenly (M = 197 on 2 threads: 88% at best): split the columns
+      // instead, with order 3 (k, m, n), whose parallel loop is the column blocks, and the
+      // largest nc that keeps the threads 97% busy.
+      auto col_busy = [&](int64_t nc) {
+        const int64_t per_thread = CeilDiv(CeilDiv(g.n, nc), target.threads);
+        return static_cast<double>(g.n) /
+               static_cast<double>(std::min(g.n, per_thread * nc) * target.threads);
+      };
+      // All of M in one row block (A packed once per k block) and kc 256: the best of a search
+      // at M=197, N=3072, K=768 on 2 threads (Emerald Rapids, bench/RESULTS.md).
+      Config by_cols = config;
+      by_cols["order"] = 3;
+      by_cols["mc"] = LargestAtMost(values("mc"), std::min<int64_t>(g.m, 384));
+      by_cols["kc"] = LargestAtMost(values("kc"), 256);
+      if (by_cols["mc"] != g.m && by_cols["mc"] % by_cols["mr"] != 0) {
+        by_cols["mc"] = mcs.front();
+      }
+      std::vector<int64_t> ncs = values("nc");
+      for (auto it = ncs.rbegin(); it != ncs.rend(); ++it) {
+        by_cols["nc"] = *it;
+        if (col_busy(*it) >= 0.97 && col_busy(*it) > busy(config["mc"]) &&
+            space.ConstraintsHold(by_cols)) {
+          config = by_cols;
+          break;
+        }
+      }
+    }
   }
   if (g.m <= 4) {
     // Matrix-vector (and a few rows): B is read once, so it is not packed; the widest tile of
