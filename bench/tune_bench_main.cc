@@ -124,7 +124,8 @@ class Bench {
     Config best = def;
     std::string best_label = StrCat("best of ", options_.random);
     if (!options_.db.empty()) {
-      absl::StatusOr<std::optional<Config>> logged = BestFromLog(w, tpl);
+      size_t trials = 0;
+      absl::StatusOr<std::optional<Config>> logged = BestFromLog(w, tpl, &trials);
       if (!logged.ok()) {
         std::fprintf(stderr, "tune-bench: %s\n", std::string(logged.status().message()).c_str());
         return 1;
@@ -136,7 +137,7 @@ class Bench {
         return 1;
       }
       best = **logged;
-      best_label = "tuning log's best";
+      best_label = StrCat("tuning log's best of ", trials, " trials");
     }
 
     // Phase 1: search once over `--random` trials (not when the best comes from the log), in the
@@ -284,9 +285,15 @@ class Bench {
   };
 
   // The fastest successful record of `tpl` for the workload on this target's device.
-  absl::StatusOr<std::optional<Config>> BestFromLog(const Workload& w, const KernelTemplate& tpl) {
+  // `*trials`: the records (trials) of the workload on this device in the log, every template.
+  absl::StatusOr<std::optional<Config>> BestFromLog(const Workload& w, const KernelTemplate& tpl,
+                                                    size_t* trials) {
     ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log,
                      TuningLog::Open(options_.db, TuningLog::Mode::kReadOnly));
+    ASSIGN_OR_RETURN(
+        std::vector<Record> records,
+        log->ListRecords({.workload = w.ToString(), .device_key = target_.DeviceKey()}));
+    *trials = records.size();
     BestQuery query;
     query.workload = w.ToString();
     query.device_key = target_.DeviceKey();
