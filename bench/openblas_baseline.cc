@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "common/runtime_libs.h"
-
 extern "C" char* openblas_get_corename(void);
 
 namespace tune::bench {
@@ -33,10 +31,6 @@ void ApplyEpilogue(Epilogue epilogue, const float* bias, float* out, int64_t row
 }  // namespace
 
 std::string OpenblasCoreName() { return openblas_get_corename(); }
-
-std::optional<std::string> BetterOpenblasCoretype() {
-  return tune::BetterOpenblasCoretype(OpenblasCoreName());
-}
 
 void SetOpenblasThreads(int threads) { openblas_set_num_threads(threads); }
 

@@ -3,7 +3,6 @@
 // and the workload's epilogue applied after the library call.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,10 +15,6 @@ void SetOpenblasThreads(int threads);
 
 /// The core type OpenBLAS runs its kernels for (openblas_get_corename), e.g. "SkylakeX".
 std::string OpenblasCoreName();
-
-/// tune::BetterOpenblasCoretype (common/runtime_libs.h) of the core this process's OpenBLAS
-/// runs.
-std::optional<std::string> BetterOpenblasCoretype();
 
 /// Prepares buffers and returns a callable with the kernel ABI (`int32_t fn(float*...)`
 /// bound to its arguments) that computes `workload` with OpenBLAS.

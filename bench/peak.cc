@@ -219,11 +219,4 @@ std::optional<FmaPeak> MeasureFmaPeak(FmaIsa isa, const PeakOptions& options) {
   return peak;
 }
 
-std::optional<FmaPeak> MeasureBestFmaPeak(const PeakOptions& options) {
-  if (std::optional<FmaPeak> peak = MeasureFmaPeak(FmaIsa::kAvx512, options)) {
-    return peak;
-  }
-  return MeasureFmaPeak(FmaIsa::kAvx2, options);
-}
-
 }  // namespace tune::bench

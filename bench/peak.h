@@ -42,7 +42,4 @@ const char* FmaIsaName(FmaIsa isa);
 /// Measures the peak with `isa`'s vectors; nullopt when this CPU lacks the ISA.
 std::optional<FmaPeak> MeasureFmaPeak(FmaIsa isa, const PeakOptions& options = {});
 
-/// The widest ISA this CPU has (AVX-512 over AVX2); nullopt without AVX2 and FMA.
-std::optional<FmaPeak> MeasureBestFmaPeak(const PeakOptions& options = {});
-
 }  // namespace tune::bench

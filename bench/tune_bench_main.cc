@@ -30,6 +30,7 @@
 #include "common/host_cpu.h"
 #include "common/logging.h"
 #include "common/reference.h"
+#include "common/runtime_libs.h"
 #include "common/stats.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -329,7 +330,7 @@ void ChooseOpenblasCoretype(char** argv) {
                  "runs at its best\n",
                  coretype);
     unsetenv("OPENBLAS_CORETYPE");
-  } else if (std::optional<std::string> better = BetterOpenblasCoretype()) {
+  } else if (std::optional<std::string> better = BetterOpenblasCoretype(OpenblasCoreName())) {
     std::fprintf(stderr,
                  "tune-bench: OpenBLAS detected core '%s', without this CPU's widest vectors; "
                  "restarting with OPENBLAS_CORETYPE=%s\n",
@@ -401,22 +402,6 @@ int Main(int argc, char** argv) {
     }
     workloads.push_back(*w);
   }
-  SetOpenblasThreads(target.threads);
-  rpc::SupervisorOptions sup_options;
-  sup_options.child_executable = options.worker_binary;
-  sup_options.child_env = {StrCat("OMP_NUM_THREADS=", target.threads)};
-  absl::StatusOr<std::unique_ptr<rpc::MeasureSupervisor>> sup =
-      rpc::MeasureSupervisor::Create(sup_options);
-  if (!sup.ok()) {
-    std::fprintf(stderr, "tune-bench: %s\n", std::string(sup.status().message()).c_str());
-    return 1;
-  }
-  absl::StatusOr<std::unique_ptr<rpc::ArtifactCache>> cache =
-      rpc::ArtifactCache::Open(rpc::DefaultArtifactCacheDir());
-  if (!cache.ok()) {
-    std::fprintf(stderr, "tune-bench: %s\n", std::string(cache.status().message()).c_str());
-    return 1;
-  }
   // The peak is measured next to the kernels: before and after them, one thread and every
   // CPU, each ISA.
   const PeakOptions peak_options;
@@ -433,6 +418,22 @@ int Main(int argc, char** argv) {
   if (peak_only) {
     PrintPeaks(peaks, target.threads);
     return 0;
+  }
+  SetOpenblasThreads(target.threads);
+  rpc::SupervisorOptions sup_options;
+  sup_options.child_executable = options.worker_binary;
+  sup_options.child_env = {StrCat("OMP_NUM_THREADS=", target.threads)};
+  absl::StatusOr<std::unique_ptr<rpc::MeasureSupervisor>> sup =
+      rpc::MeasureSupervisor::Create(sup_options);
+  if (!sup.ok()) {
+    std::fprintf(stderr, "tune-bench: %s\n", std::string(sup.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<rpc::ArtifactCache>> cache =
+      rpc::ArtifactCache::Open(rpc::DefaultArtifactCacheDir());
+  if (!cache.ok()) {
+    std::fprintf(stderr, "tune-bench: %s\n", std::string(cache.status().message()).c_str());
+    return 1;
   }
   Bench bench(options, target, std::move(*sup), std::move(*cache));
   for (const Workload& w : workloads) {

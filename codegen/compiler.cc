@@ -137,11 +137,7 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
   Linked linked;
   if (tpl.build_object) {
     // A codegen plugin's family: its object, linked and checked like ours.
-    if (!TemplateBuildsLayout(tpl, workload)) {
-      return absl::InvalidArgumentError(StrCat("template ", tpl.name,
-                                               " builds plain-layout (NCHW) conv2d kernels, not '",
-                                               workload.ToString(), "'"));
-    }
+    RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
     if (!IsCIdentifier(func_name)) {
       return absl::InvalidArgumentError(
           StrCat("function name '", func_name, "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));

@@ -42,19 +42,13 @@ std::optional<std::string> OpenblasCoretypeForChildren(const std::vector<std::st
       std::getenv("OPENBLAS_CORETYPE") != nullptr) {
     return std::nullopt;
   }
-  using Describe = int32_t (*)(char*, int64_t);
-  auto describe = reinterpret_cast<Describe>(dlsym(RTLD_DEFAULT, "tune_openblas_describe"));
-  char line[1024] = {};
-  if (describe == nullptr || describe(line, sizeof(line)) != 0) {
+  // The shim was loaded with RTLD_GLOBAL, and OpenBLAS with it.
+  using CoreName = char* (*)();
+  auto corename = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (corename == nullptr) {
     return std::nullopt;
   }
-  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ...; core=Prescott; threads=2"
-  const std::string_view text(line);
-  const size_t at = text.find("core=");
-  if (at == std::string_view::npos) {
-    return std::nullopt;
-  }
-  const std::string_view core = text.substr(at + 5, text.find(';', at) - at - 5);
+  const std::string core = corename();
   std::optional<std::string> better = tune::BetterOpenblasCoretype(core);
   if (better) {
     tune::Logger("worker")->info(

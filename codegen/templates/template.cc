@@ -63,6 +63,17 @@ bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload) {
   return workload.op() != OpKind::kConv2d || tpl.blocked_conv_layout == workload.conv2d().blocked();
 }
 
+absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload) {
+  if (TemplateBuildsLayout(tpl, workload)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat("template ", tpl.name, " builds conv2d kernels in the ",
+                                           tpl.blocked_conv_layout
+                                               ? "blocked layouts (layout=NCHW4c|NCHW8c|NCHW16c)"
+                                               : "plain layout (layout=NCHW)",
+                                           ", not '", workload.ToString(), "'"));
+}
+
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
   std::vector<const KernelTemplate*> out;
   for (const KernelTemplate* t : Everything()) {

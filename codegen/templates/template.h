@@ -76,6 +76,9 @@ std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target
 /// Whether `tpl` builds the data layout of `workload` (every GEMM; a conv2d whose layout,
 /// plain or blocked, is the template's).
 bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload);
+/// OK when `tpl` builds the layout of `workload`, else InvalidArgument naming the layouts the
+/// template builds and the workload.
+absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload);
 
 /// The templates that apply to a workload on a target, best first (the first one's default is
 /// what tune-compile uses when the tuning log knows nothing). Empty when none applies.

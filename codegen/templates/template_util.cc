@@ -89,13 +89,7 @@ absl::Status CheckBuildRequest(const KernelTemplate& tpl, const Workload& worklo
                                              TargetKindName(tpl.target_kind), " targets, not '",
                                              target.ToString(), "'"));
   }
-  if (!TemplateBuildsLayout(tpl, workload)) {
-    return absl::InvalidArgumentError(
-        StrCat("template ", tpl.name, " builds conv2d kernels in the ",
-               tpl.blocked_conv_layout ? "blocked layouts (layout=NCHW4c|NCHW8c|NCHW16c)"
-                                       : "plain layout (layout=NCHW)",
-               ", not '", workload.ToString(), "'"));
-  }
+  RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
   if (!tpl.library.empty() && !target.HasLib(tpl.library)) {
     return absl::InvalidArgumentError(StrCat("template ", tpl.name, " calls ", tpl.library,
                                              ": its target must name it (-libs=", tpl.library,

@@ -461,8 +461,8 @@ constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
 // of its own, several at once, and two tests may assemble the same workload: a shared directory
 // would let one overwrite the other's file between its write and its read.
 const std::string& PtxDir() {
-  static const TempDir* dir = new TempDir(TempDir::Create("tune-ptx-").value());
-  return dir->path();
+  static const TempDir dir = TempDir::Create("tune-ptx-").value();  // removed at exit
+  return dir.path();
 }
 
 // ptxas -v's report for the PTX of one config ("" when ptxas failed: see *error).
