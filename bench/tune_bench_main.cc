@@ -52,6 +52,7 @@ struct Options {
   uint64_t seed = 1;
   std::string worker_binary = TUNE_SERVER_PATH;
   std::string db;  // when set, "best" is the tuning log's best record instead of a search
+  std::string template_name;  // empty: every template of tune's own code that applies
   TimingOptions timing{.number = 1, .repeat = 5, .min_repeat_ms = 50, .timeout_ms = 20000};
 };
 
@@ -112,13 +113,33 @@ class Bench {
     return timer_.MedianSecs(w, tpl, config);
   }
 
+  // One row for each template of tune's own code that applies (or the one --template names).
   int RunWorkload(const Workload& w) {
-    std::vector<const KernelTemplate*> templates = TemplatesFor(w, target_);
-    if (templates.empty()) {
-      std::fprintf(stderr, "tune-bench: no template for %s\n", w.ToString().c_str());
+    std::vector<const KernelTemplate*> own;
+    std::vector<std::string> names;
+    for (const KernelTemplate* t : TemplatesFor(w, target_)) {
+      if (t->library.empty() && !t->uses_extern_kernel && t->build) {
+        names.emplace_back(t->name);
+        if (options_.template_name.empty() || t->name == options_.template_name) {
+          own.push_back(t);
+        }
+      }
+    }
+    if (own.empty()) {
+      std::fprintf(stderr, "tune-bench: no template%s%s for %s; these apply: %s\n",
+                   options_.template_name.empty() ? "" : " called ", options_.template_name.c_str(),
+                   w.ToString().c_str(), names.empty() ? "none" : Join(names, ", ").c_str());
       return 1;
     }
-    const KernelTemplate& tpl = *templates.front();
+    for (const KernelTemplate* t : own) {
+      if (int rc = RunTemplate(w, *t); rc != 0) {
+        return rc;
+      }
+    }
+    return 0;
+  }
+
+  int RunTemplate(const Workload& w, const KernelTemplate& tpl) {
     ConfigSpace space = tpl.space(w, target_);
     Config def = tpl.default_config(w, target_);
 
@@ -356,6 +377,9 @@ int Main(int argc, char** argv) {
                  "bench/cpu_workloads.txt; replaces --workload")
       ->check(CLI::ExistingFile);
   app.add_option("--target", options.target, "CPU target");
+  app.add_option("--template", options.template_name,
+                 "only this template (e.g. conv2d.cpu.winograd); default: a row for each of "
+                 "tune's own templates that applies");
   app.add_option("--trials,--random", options.random,
                  "trials per workload: the default, the template's seeds, then random configs")
       ->check(CLI::Range(0, 100000));

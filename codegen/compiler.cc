@@ -160,6 +160,7 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
       artifact.template_name = std::string(tpl.name);
       artifact.template_version = tpl.version;
       artifact.config = ConfigToString(config);
+      artifact.tolerance_scale = TemplateTolerance(tpl, workload, config);
       return artifact;
     }
     std::vector<ir::LoweredFunc> funcs = {std::move(func)};
@@ -176,6 +177,7 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
   artifact.template_name = std::string(tpl.name);
   artifact.template_version = tpl.version;
   artifact.config = ConfigToString(config);
+  artifact.tolerance_scale = TemplateTolerance(tpl, workload, config);
   return artifact;
 }
 

@@ -58,8 +58,10 @@ struct Artifact {
                                            // runs it must have loaded (LoweredFunc)
   std::string template_name;
   int template_version = 0;
-  std::string config;   // canonical config text
-  std::string llvm_ir;  // optimised LLVM IR of the kernel
+  std::string config;          // canonical config text
+  double tolerance_scale = 1;  // TemplateTolerance: the output check's multiple of the standard
+                               // bound (common/reference.h)
+  std::string llvm_ir;         // optimised LLVM IR of the kernel
 };
 
 /// One kernel of a built library, with where its config came from.

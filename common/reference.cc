@@ -127,22 +127,26 @@ int64_t ReductionLength(const Workload& workload) {
 }
 
 CompareResult CompareOutputs(const Workload& workload, const float* got, const float* want,
-                             int64_t n) {
+                             int64_t n, double tolerance_scale) {
   CompareResult result;
-  const double atol = 1e-5 * static_cast<double>(ReductionLength(workload)) + 1e-5;
-  const double rtol = 1e-4;
+  const double scale = std::max(1.0, tolerance_scale);
+  const double atol = scale * (1e-6 * static_cast<double>(ReductionLength(workload)) + 1e-6);
+  const double rtol = scale * 1e-5;
   for (int64_t i = 0; i < n; ++i) {
     double g = got[i], w = want[i];
     double err = std::abs(g - w);
-    bool bad = !std::isfinite(g) || err > atol + rtol * std::abs(w);
+    const double bound = atol + rtol * std::abs(w);
+    bool bad = !std::isfinite(g) || err > bound;
     if (std::isfinite(err)) {
       result.max_abs_error = std::max(result.max_abs_error, err);
+      result.max_error_ratio = std::max(result.max_error_ratio, err / bound);
     }
     if (bad) {
       if (result.mismatches == 0) {
         result.first_bad_index = i;
-        result.message = StrCat("output[", i, "] = ", g, ", expected ", w, " (tolerance ",
-                                atol + rtol * std::abs(w), ")");
+        result.message =
+            StrCat("output[", i, "] = ", g, ", expected ", w, " (tolerance ", bound,
+                   scale > 1 ? StrCat(": ", scale, " times the standard bound") : "", ")");
       }
       ++result.mismatches;
     }

@@ -24,13 +24,23 @@ struct CompareResult {
   int64_t mismatches = 0;
   int64_t first_bad_index = -1;
   double max_abs_error = 0;
-  std::string message;  // empty when ok; otherwise names the first bad element
+  double max_error_ratio = 0;  // the largest |got - want| / bound (1 at the limit)
+  std::string message;         // empty when ok; otherwise names the first bad element
 };
 
-/// Compares `got` with `want` element-wise with a tolerance that grows with the reduction
-/// length (K for GEMM, C*R*S for conv2d). NaN or Inf in `got` is always a mismatch.
+/// Compares `got` with `want` element-wise. The standard bound, for kernels that sum the same
+/// products as the reference in another order, grows with the reduction length L (K for GEMM,
+/// C*R*S for conv2d):
+///   |got - want| <= 1e-5 * (L + 1) + 1e-4 * |want|.
+/// `tolerance_scale` (>= 1) multiplies it for kernels whose arithmetic rounds differently by
+/// design (Winograd's transforms: KernelTemplate::tolerance); the message of a mismatch names
+/// the bound and the scale. NaN or Inf in `got` is always a mismatch.
 CompareResult CompareOutputs(const Workload& workload, const float* got, const float* want,
-                             int64_t n);
+                             int64_t n, double tolerance_scale = 1.0);
+
+/// The largest tolerance scale a kernel may claim (Artifact.tolerance_scale's upper bound): a
+/// kernel that needs more is not computing the workload.
+inline constexpr double kMaxToleranceScale = 64.0;
 
 /// Length of the reduction behind each output element.
 int64_t ReductionLength(const Workload& workload);

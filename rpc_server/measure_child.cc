@@ -123,8 +123,8 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
   if (int32_t rc = call(); rc != 0) {
     return Failure(ErrorKind::kRuntimeCrash, StrCat("kernel returned ", rc));
   }
-  CompareResult compared =
-      CompareOutputs(*workload, tensors.output(), want.data(), tensors.output_size());
+  CompareResult compared = CompareOutputs(*workload, tensors.output(), want.data(),
+                                          tensors.output_size(), trial.tolerance_scale());
   if (!compared.ok) {
     return Failure(ErrorKind::kWrongAnswer, compared.message);
   }

@@ -12,6 +12,7 @@
 
 #include "common/artifact_hash.h"
 #include "common/logging.h"
+#include "common/reference.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
@@ -84,6 +85,13 @@ std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& req
   }
   if (artifact.entry_symbol().empty()) {
     return Failure(v1::ERROR_KIND_LOAD_ERROR, "artifact.entry_symbol is empty");
+  }
+  if (const double scale = artifact.tolerance_scale();
+      scale != 0 && !(scale >= 1 && scale <= kMaxToleranceScale)) {
+    return Failure(v1::ERROR_KIND_UNSUPPORTED, StrCat("artifact.tolerance_scale ", scale,
+                                                      " is out of range; expected 0 (the "
+                                                      "standard bound) or 1 to ",
+                                                      kMaxToleranceScale));
   }
   for (const std::string& lib : artifact.needed_libs()) {
     if (!IsLibraryPreloaded(lib, preloaded)) {
@@ -300,6 +308,7 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
   *trial->mutable_needed_libs() = artifact.needed_libs();
   trial->set_format(artifact.format());
   *trial->mutable_launch() = artifact.launch();
+  trial->set_tolerance_scale(std::max(1.0, artifact.tolerance_scale()));
   *trial->mutable_timing() = TimingOptionsToProto(*timing);
 
   // A child that died while idle (killed from outside) is noticed at the write: start another

@@ -37,6 +37,7 @@ v1::Artifact ArtifactToProto(const Artifact& built) {
   artifact.set_config(built.config);
   artifact.set_format(ArtifactFormatToProto(built.format));
   artifact.set_code_bytes(static_cast<int64_t>(built.code.size()));
+  artifact.set_tolerance_scale(built.tolerance_scale);
   if (built.format != CodeFormat::kSharedObject) {
     v1::LaunchDims* launch = artifact.mutable_launch();
     launch->set_grid_x(built.launch.grid[0]);

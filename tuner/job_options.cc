@@ -54,6 +54,18 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
       found = FindFaultTemplate(name, workload.op());
     }
     if (found == nullptr) {
+      // A template of this op and target that refuses the workload's layout or shape says why.
+      if (const KernelTemplate* known = FindTemplate(name, target.kind);
+          known != nullptr && known->op == workload.op() && known->target_kind == target.kind) {
+        absl::Status fits = CheckTemplateLayout(*known, workload);
+        if (fits.ok()) {
+          fits = CheckTemplateShape(*known, workload);
+        }
+        if (!fits.ok()) {
+          return Invalid("templates", StrCat("'", name, "' does not apply: ", fits.message(),
+                                             "; accepted: ", TemplateNames(applicable)));
+        }
+      }
       return Invalid("templates", StrCat("'", name, "' is not a template for ",
                                          OpKindName(workload.op()), " on '", target.ToString(),
                                          "'; accepted: ", TemplateNames(applicable)));

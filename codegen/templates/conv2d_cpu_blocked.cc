@@ -28,20 +28,11 @@ using ir::Var;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Vector width and vectors per channel block for a block of `block` channels.
-struct BlockVectors {
-  int64_t width, per_block;
-};
-BlockVectors VectorsOf(int64_t block, int64_t lanes) {
-  const int64_t width = std::min(block, lanes);
-  return {width, block / width};
-}
-
 ConfigSpace Space(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   const CpuVectorInfo cpu = CpuVectorInfoFor(target);
   const int64_t blocks = s.k / std::max<int64_t>(s.block, 1);
-  const int64_t per_block = VectorsOf(std::max<int64_t>(s.block, 1), cpu.lanes).per_block;
+  const int64_t per_block = VectorsOfBlock(std::max<int64_t>(s.block, 1), cpu.lanes).per_block;
   const int64_t registers = cpu.registers;
   ConfigSpace space;
   std::vector<int64_t> kbs;
@@ -74,7 +65,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const ConfigSpace space = Space(workload, target);
   const CpuVectorInfo cpu = CpuVectorInfoFor(target);
-  const int64_t per_block = VectorsOf(workload.conv2d().block, cpu.lanes).per_block;
+  const int64_t per_block = VectorsOfBlock(workload.conv2d().block, cpu.lanes).per_block;
   Config config;
   config["unroll_rs"] = workload.conv2d().r * workload.conv2d().s <= 9 ? 1 : 0;
   config["unroll_ci"] = 0;
@@ -267,7 +258,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.b = p.s.block;
   p.cb = p.s.c / p.b;
   p.kbs = p.s.k / p.b;
-  const BlockVectors v = VectorsOf(p.b, CpuVectorInfoFor(target).lanes);
+  const BlockVectors v = VectorsOfBlock(p.b, CpuVectorInfoFor(target).lanes);
   p.vw = v.width;
   p.vpb = v.per_block;
   p.kb = KnobValue(config, "kb");

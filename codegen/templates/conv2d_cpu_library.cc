@@ -111,6 +111,11 @@ absl::StatusOr<ir::LoweredFunc> BuildIm2col(const Workload& workload, const Targ
 
 // --- conv2d.cpu.dnnl ---------------------------------------------------------------------------
 
+// Winograd (1), or oneDNN's choice (2), which may be Winograd.
+double DnnlTolerance(const Workload&, const Config& config) {
+  return KnobValue(config, "algorithm") == 0 ? 1.0 : kWinogradF43Tolerance;
+}
+
 ConfigSpace DnnlSpace(const Workload& workload, const Target&) {
   ConfigSpace space;
   space.AddKnob("algorithm",
@@ -175,6 +180,7 @@ const KernelTemplate kConv2dCpuDnnl = {
     .default_config = &DnnlDefault,
     .build = &BuildDnnl,
     .library = "dnnl",
+    .tolerance = &DnnlTolerance,
 };
 
 }  // namespace tune

@@ -56,6 +56,12 @@ ConfigSpace MiopenSpace(const Workload&, const Target&) {
   return space;
 }
 
+// FFT (4, 5), Winograd (6, 7) and cuDNN's own search, which may pick them.
+double CudnnTolerance(const Workload&, const Config& config) {
+  const int64_t algo = KnobValue(config, "algorithm");
+  return algo == TUNE_GPU_ALGO_SEARCH || algo >= 4 ? kTransformAlgorithmTolerance : 1.0;
+}
+
 Config CudnnDefault(const Workload& workload, const Target& target) {
   return LibraryDefaultConfig(CudnnSpace(workload, target));  // algorithm -1: cuDNN's search
 }
@@ -115,6 +121,7 @@ const KernelTemplate kConv2dCudaCudnn = {
     .default_config = &CudnnDefault,
     .build = &BuildCudnn,
     .library = "cudnn",
+    .tolerance = &CudnnTolerance,
 };
 
 const KernelTemplate kConv2dRocmMiopen = {
@@ -127,6 +134,7 @@ const KernelTemplate kConv2dRocmMiopen = {
     .build = &BuildMiopen,
     .library = "miopen",
     .applies = &MiopenApplies,
+    .tolerance = [](const Workload&, const Config&) { return kTransformAlgorithmTolerance; },
 };
 
 }  // namespace tune

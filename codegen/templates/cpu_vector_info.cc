@@ -69,4 +69,9 @@ CpuVectorInfo CpuVectorInfoFor(const Target& target) {
   return info;
 }
 
+BlockVectors VectorsOfBlock(int64_t block, int lanes) {
+  const int64_t width = std::min<int64_t>(block, lanes);
+  return {width, block / width};
+}
+
 }  // namespace tune

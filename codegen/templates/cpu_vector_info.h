@@ -3,6 +3,7 @@
 // `-mcpu=native`, else from a table of LLVM CPU names.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "common/target.h"
@@ -14,6 +15,13 @@ struct CpuVectorInfo {
   int registers = 16;  // architectural vector registers: 32 with AVX-512, else 16
   bool fma = false;    // fused multiply-add instructions exist
 };
+
+/// How the channels of a block (layout=NCHW<b>c) map onto vectors of `lanes` floats: one
+/// vector of `width` = min(block, lanes) lanes, `per_block` = block / width of them.
+struct BlockVectors {
+  int64_t width = 1, per_block = 1;
+};
+BlockVectors VectorsOfBlock(int64_t block, int lanes);
 
 /// The vector unit of an LLVM CPU name ("znver4", "haswell", "x86-64-v3", ...). Unknown names
 /// get the SSE baseline every x86-64 CPU has.

@@ -4,6 +4,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_library.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_winograd.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_implicit_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_library.cc
@@ -17,6 +18,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/template.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/ukernel_templates.cc
+  ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc
   ${CMAKE_CURRENT_LIST_DIR}/../c_header.cc
   ${CMAKE_CURRENT_LIST_DIR}/../compiler.cc
 )

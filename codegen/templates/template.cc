@@ -1,11 +1,13 @@
 #include "codegen/templates/template.h"
 
+#include <algorithm>
 #include <array>
 
 #include "codegen/plugins/plugin.h"
 #include "codegen/templates/conv2d_cpu_blocked.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
+#include "codegen/templates/conv2d_cpu_winograd.h"
 #include "codegen/templates/conv2d_gpu_direct.h"
 #include "codegen/templates/conv2d_gpu_implicit_gemm.h"
 #include "codegen/templates/conv2d_gpu_library.h"
@@ -24,11 +26,12 @@ namespace {
 // libraries (which apply only to targets that name them).
 // The GPU templates have one entry per target kind under one name (a kernel's template name
 // plus its target kind identify the builder).
-const std::array<const KernelTemplate*, 19>& Table() {
-  static const std::array<const KernelTemplate*, 19> table = {
+const std::array<const KernelTemplate*, 20>& Table() {
+  static const std::array<const KernelTemplate*, 20> table = {
       &kGemmCpuBlocked,
       &kConv2dCpuDirect,
       &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd,
       &kGemmCpuOpenblas,
       &kGemmCpuDnnl,
       &kConv2dCpuIm2colOpenblas,
@@ -74,11 +77,21 @@ absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& work
                                            ", not '", workload.ToString(), "'"));
 }
 
+absl::Status CheckTemplateShape(const KernelTemplate& tpl, const Workload& workload) {
+  return tpl.check_shape ? tpl.check_shape(workload) : absl::OkStatus();
+}
+
+double TemplateTolerance(const KernelTemplate& tpl, const Workload& workload,
+                         const Config& config) {
+  return tpl.tolerance ? std::max(1.0, tpl.tolerance(workload, config)) : 1.0;
+}
+
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
   std::vector<const KernelTemplate*> out;
   for (const KernelTemplate* t : Everything()) {
     if (t->op == workload.op() && t->target_kind == target.kind &&
-        TemplateBuildsLayout(*t, workload) && (t->library.empty() || target.HasLib(t->library)) &&
+        TemplateBuildsLayout(*t, workload) && CheckTemplateShape(*t, workload).ok() &&
+        (t->library.empty() || target.HasLib(t->library)) &&
         (!t->uses_extern_kernel || UkernelOf(target) != nullptr) &&
         (!t->applies || t->applies(workload, target))) {
       out.push_back(t);

@@ -27,6 +27,8 @@ struct KernelTemplate {
       const Workload&, const Target&, const Config&, std::string_view func_name)>;
   using AppliesFn = std::function<bool(const Workload&, const Target&)>;
   using SeedsFn = std::function<std::vector<Config>(const Workload&, const Target&)>;
+  using CheckShapeFn = std::function<absl::Status(const Workload&)>;
+  using ToleranceFn = std::function<double(const Workload&, const Config&)>;
 
   std::string_view name;  // e.g. "gemm.cpu.blocked"
   int version;            // bumped whenever the generated code changes meaning or speed
@@ -61,6 +63,14 @@ struct KernelTemplate {
   /// schedule writer would try for this shape class (tile shapes, splits of the reduction).
   /// A search proposes the valid ones it has not measured before its strategy's own. Empty: none.
   SeedsFn seeds = {};
+  /// For templates that build only some shapes of their op (Winograd: 3x3, stride 1): OK when
+  /// the workload is one of them, else InvalidArgument naming the fields that do not fit and
+  /// the accepted form. Empty: every shape.
+  CheckShapeFn check_shape = {};
+  /// How far the kernel's output may stand from the reference, as a multiple (>= 1) of the
+  /// standard bound of common/reference.h, for kernels that compute differently from a direct
+  /// sum of the products (Winograd's transforms). Empty: 1.
+  ToleranceFn tolerance = {};
 };
 
 /// The library a template's kernels call on a target, as people name it (-libs=) and as
@@ -79,6 +89,23 @@ bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload);
 /// OK when `tpl` builds the layout of `workload`, else InvalidArgument naming the layouts the
 /// template builds and the workload.
 absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload);
+
+/// Tolerances (KernelTemplate::tolerance) of kernels that compute a convolution through
+/// transforms. Winograd F(4,3)'s error is about 17 times F(2,3)'s and a third of the standard
+/// bound on ResNet-50's layers with inputs in [-1, 1) (tests/codegen/templates/
+/// conv2d_cpu_winograd_test.cc prints it); its transforms amplify rounding by their entries (up
+/// to 8), more on inputs of a wider range, so it is held to 4 times the bound. Library
+/// algorithms that may use FFT or Winograd with larger tiles get 10, the bound they were verified
+/// under before the standard one was tightened.
+inline constexpr double kWinogradF43Tolerance = 4;
+inline constexpr double kTransformAlgorithmTolerance = 10;
+
+/// OK when `tpl` builds this shape (KernelTemplate::check_shape), else its InvalidArgument.
+absl::Status CheckTemplateShape(const KernelTemplate& tpl, const Workload& workload);
+
+/// The multiple of the standard output tolerance that `tpl`'s kernel for `config` is held to
+/// (KernelTemplate::tolerance; 1 when the template states none).
+double TemplateTolerance(const KernelTemplate& tpl, const Workload& workload, const Config& config);
 
 /// The templates that apply to a workload on a target, best first (the first one's default is
 /// what tune-compile uses when the tuning log knows nothing). Empty when none applies.

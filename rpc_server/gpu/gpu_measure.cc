@@ -427,7 +427,8 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   if (!s.ok()) {
     return crash(s, "");
   }
-  CompareResult compared = CompareOutputs(*workload, got.data(), want.data(), out_elems);
+  CompareResult compared =
+      CompareOutputs(*workload, got.data(), want.data(), out_elems, trial.tolerance_scale());
   if (!compared.ok) {
     Measurement m = Failure(ErrorKind::kWrongAnswer, compared.message);
     m.library_info = library_info;

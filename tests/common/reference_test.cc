@@ -1,5 +1,6 @@
 #include "common/reference.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/conv_layout.h"
@@ -60,13 +61,30 @@ TEST(ReferenceTest, BlockedConv2dIsThePlainConv2dInBlockedLayouts) {
 TEST(ReferenceTest, CompareFlagsNaNAndLargeErrorsButAcceptsRounding) {
   auto w = Workload::Gemm({1, 3, 64});
   const float want[] = {1.0f, 2.0f, 3.0f};
-  const float close[] = {1.0001f, 2.0f, 3.0f};
+  // Rounding of a 64-term sum is far below 1e-5 relative; 1e-4 is not rounding.
+  const float close[] = {1.00001f, 2.0f, 3.0f};
   EXPECT_TRUE(CompareOutputs(w, close, want, 3).ok);
+  const float off[] = {1.0001f, 2.0f, 3.0f};
+  EXPECT_FALSE(CompareOutputs(w, off, want, 3).ok);
   const float wrong[] = {1.0f, 2.5f, std::nanf("")};
   CompareResult r = CompareOutputs(w, wrong, want, 3);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.mismatches, 2);
   EXPECT_EQ(r.first_bad_index, 1);
+}
+
+TEST(ReferenceTest, AToleranceScaleWidensTheBoundAndIsNamedInTheMessage) {
+  auto w = Workload::Gemm({1, 2, 64});
+  const float want[] = {1.0f, 2.0f};
+  const float off[] = {1.0002f, 2.0f};  // 2.7 times the standard bound (7.5e-5 at 1.0)
+  CompareResult standard = CompareOutputs(w, off, want, 2);
+  EXPECT_FALSE(standard.ok);
+  EXPECT_NEAR(standard.max_error_ratio, 2.7, 0.1);
+  EXPECT_THAT(standard.message, ::testing::Not(::testing::HasSubstr("times the standard bound")));
+  EXPECT_TRUE(CompareOutputs(w, off, want, 2, 4.0).ok);
+  CompareResult scaled = CompareOutputs(w, off, want, 2, 2.0);
+  EXPECT_FALSE(scaled.ok);
+  EXPECT_THAT(scaled.message, ::testing::HasSubstr("2 times the standard bound"));
 }
 
 TEST(ReferenceTest, TensorSetIsDeterministicPerSeed) {

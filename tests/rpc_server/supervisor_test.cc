@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "fmt/format.h"
@@ -81,6 +82,38 @@ TEST_F(SupervisorTest, WrongOutputIsWrongAnswerWithTheFirstBadElement) {
   EXPECT_NE(m.message().find(fmt::format("output[{}]", bad_index)), std::string::npos)
       << m.message();
   EXPECT_EQ(m.round_secs_size(), 0) << "no time counts for a wrong answer";
+}
+
+TEST_F(SupervisorTest, TheArtifactsToleranceScaleDecidesAnOutputOffByThreeStandardBounds) {
+  auto supervisor = Make();
+  auto measure = [&](uint64_t trial, double scale) {
+    v1::MeasureRequest request =
+        FixtureRequest(trial, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_three_bounds_off");
+    request.mutable_artifact()->set_tolerance_scale(scale);
+    return MeasureOk(*supervisor, request);
+  };
+  v1::Measurement standard = measure(1, 0);
+  EXPECT_EQ(standard.error_kind(), v1::ERROR_KIND_WRONG_ANSWER) << standard.message();
+  v1::Measurement twice = measure(2, 2);
+  EXPECT_EQ(twice.error_kind(), v1::ERROR_KIND_WRONG_ANSWER);
+  EXPECT_NE(twice.message().find("2 times the standard bound"), std::string::npos)
+      << twice.message();
+  v1::Measurement winograd = measure(3, 4);
+  EXPECT_EQ(winograd.error_kind(), v1::ERROR_KIND_NONE) << winograd.message();
+}
+
+TEST_F(SupervisorTest, AToleranceScaleOutsideOneToSixtyFourIsRefusedNamingTheField) {
+  auto supervisor = Make();
+  for (double scale : {0.5, 65.0, -1.0, std::nan("")}) {
+    v1::MeasureRequest request =
+        FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+    request.mutable_artifact()->set_tolerance_scale(scale);
+    v1::Measurement m = MeasureOk(*supervisor, request);
+    EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED) << scale;
+    EXPECT_NE(m.message().find("artifact.tolerance_scale"), std::string::npos) << m.message();
+    EXPECT_NE(m.message().find("1 to 64"), std::string::npos) << m.message();
+  }
+  EXPECT_EQ(supervisor->children_started(), 0) << "refused before any kernel ran";
 }
 
 TEST_F(SupervisorTest, NonZeroReturnIsRuntimeCrashWithTheCode) {

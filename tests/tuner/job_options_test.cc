@@ -75,6 +75,25 @@ TEST(ValidateJobSpecTest, RejectsBadBudgetStrategyPriorityAndTiming) {
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.early_stopping"));
 }
 
+TEST(ValidateJobSpecTest, AWinogradTemplateOnALayerItDoesNotFitIsRefusedSayingWhy) {
+  v1::JobSpec spec = Valid();
+  spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NCHW16c");
+  spec.add_templates("conv2d.cpu.winograd");
+  std::string error = ErrorOf(spec);
+  EXPECT_THAT(error, HasSubstr("spec.templates"));
+  EXPECT_THAT(error, HasSubstr("R=1,S=1"));
+  EXPECT_THAT(error, HasSubstr("R=3,S=3,stride=1,dilation=1"));
+  spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=2,pad=1,layout=NCHW16c");
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("stride=2"));
+  spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("layout=NCHW4c|NCHW8c|NCHW16c"));
+  spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c");
+  absl::StatusOr<ValidatedJob> job = ValidateJobSpec(spec, {});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->templates.size(), 1u);
+  EXPECT_EQ(job->templates.front()->name, "conv2d.cpu.winograd");
+}
+
 TEST(ValidateJobSpecTest, FaultTemplatesNeedTheDaemonFlag) {
   v1::JobSpec spec = Valid();
   spec.add_templates(std::string(kFaultCrashTemplate));

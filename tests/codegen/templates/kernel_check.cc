@@ -24,8 +24,12 @@ std::string Describe(const KernelCase& c) {
 }  // namespace
 
 std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate& tpl,
-                                      const std::vector<KernelCase>& cases) {
+                                      const std::vector<KernelCase>& cases,
+                                      std::vector<double>* error_ratios) {
   std::vector<std::string> failures;
+  if (error_ratios != nullptr) {
+    error_ratios->assign(cases.size(), -1.0);
+  }
   absl::StatusOr<TempDir> dir = TempDir::Create("tune-kernel-check-");
   if (!dir.ok()) {
     return {dir.status().ToString()};
@@ -69,9 +73,15 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
     std::vector<float> want(tensors.output_size());
     RunReference(c.workload, tensors.InputPointers(), want.data());
     CompareResult cmp =
-        CompareOutputs(c.workload, tensors.output(), want.data(), tensors.output_size());
+        CompareOutputs(c.workload, tensors.output(), want.data(), tensors.output_size(),
+                       TemplateTolerance(tpl, c.workload, c.config));
     if (!cmp.ok) {
       failures.push_back(StrCat(Describe(c), ": ", cmp.message));
+    }
+    if (error_ratios != nullptr) {
+      (*error_ratios)[i] =
+          CompareOutputs(c.workload, tensors.output(), want.data(), tensors.output_size())
+              .max_error_ratio;
     }
   }
   dlclose(handle);

@@ -21,10 +21,14 @@ struct KernelCase {
 };
 
 /// Builds every case with `tpl` for `target` into one library, runs each kernel once on seeded
-/// random inputs and compares with the reference. Returns one line per failure (build errors
-/// included); empty when every kernel is correct.
+/// random inputs and compares with the reference under the template's tolerance
+/// (TemplateTolerance). Returns one line per failure (build errors included); empty when every
+/// kernel is correct. With `error_ratios`, also gives each case's largest error as a fraction
+/// of the standard bound (CompareResult::max_error_ratio at scale 1), in case order (-1 for a
+/// case that did not run).
 std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate& tpl,
-                                      const std::vector<KernelCase>& cases);
+                                      const std::vector<KernelCase>& cases,
+                                      std::vector<double>* error_ratios = nullptr);
 
 /// `per_shape` random valid configs of `tpl` for each workload text in `shapes`, the workload
 /// taking the four epilogues (none, bias, relu, bias_relu) in turn; seeded by `seed`.

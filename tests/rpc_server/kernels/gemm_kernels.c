@@ -32,6 +32,16 @@ int32_t tune_test_gemm_wrong(float* a, float* b, float* c) {
   return 0;
 }
 
+/* Off by three times the standard bound (common/reference.h) in one element: the rounding of
+ * an algorithm that states a tolerance of 4 (Winograd F(4,3)), wrong for any other. */
+int32_t tune_test_gemm_three_bounds_off(float* a, float* b, float* c) {
+  naive_gemm(a, b, c);
+  float* e = &c[(M / 2) * N + N / 2];
+  const float magnitude = *e < 0 ? -*e : *e;
+  *e += 3.0f * (1e-6f * (K + 1) + 1e-5f * magnitude);
+  return 0;
+}
+
 int32_t tune_test_gemm_segv(float* a, float* b, float* c) {
   (void)a;
   (void)b;

@@ -1,0 +1,38 @@
+// conv2d.cpu.winograd: 3x3, stride-1 convolution by Winograd's F(m, 3) (m = 2 or 4; see
+// winograd_transform.h) for x86-64 CPUs in the blocked layouts (layout=NCHW<b>c).
+//
+// Per call, in one of two loop orders (knob `order`):
+//
+// Order 0, for filters whose transform fits in a core's cache:
+//   1. Filter transform: U[xi][c][k] = (G g G^T)[xi] for every filter, xi one of the alpha^2
+//      points of the tile (alpha = m + 2), the output channels innermost. Parallel over
+//      (output block, input block).
+//   2. Over blocks of tb = jt * tr output tiles of m x m positions (parallel with -threads > 1):
+//      a. input transform V[xi][tile][c] = (B^T d B)[xi] of each tile's alpha x alpha input
+//         window, a vector of a channel block at a time; zeros where the window leaves the
+//         input (loads at clamped positions, then a select: no checks in the arithmetic);
+//      b. alpha^2 GEMMs M[xi] = V[xi] U[xi] ([tb x C] x [C x K]) with a register tile of jt
+//         tiles x kv vectors of output channels, V broadcast, U loaded;
+//      c. output transform Y = A^T M A of each tile, the epilogue, and the stores of the
+//         positions inside the output.
+//
+// It multiplies alpha^2 / m^2 times per output position instead of 9 (4 for F(2,3), 2.25 for
+// F(4,3)), at the price of the transforms and of rounding: the transforms scale values by up to
+// the matrices' entries (8 for F(4,3)), so the result is less exact than a direct sum. The
+// template states how much (KernelTemplate::tolerance): the measurement's output check accepts
+// that many times the standard error bound of common/reference.h, and no more.
+//
+// Applies to R = S = 3, stride 1, dilation 1, any padding and size; other layers are refused
+// with the fields that do not fit (KernelTemplate::check_shape).
+//
+// Knobs: m, jt, kv, tr, order. Seeds: both tile sizes in both orders, kv 2 and 1.
+#pragma once
+
+#include "codegen/templates/template.h"
+
+namespace tune {
+
+/// The conv2d.cpu.winograd template (an entry of the explicit table in template.cc).
+extern const KernelTemplate kConv2dCpuWinograd;
+
+}  // namespace tune

@@ -1,0 +1,165 @@
+#include "codegen/templates/conv2d_cpu_winograd.h"
+
+#include <iostream>
+#include <random>
+
+#include "codegen/templates/template_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/kernel_check.h"
+
+namespace tune {
+namespace {
+
+using testing::CheckKernels;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::KernelCase;
+using testing::RandomCases;
+
+Target ParseTarget(const char* text) { return *Target::Parse(text); }
+Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
+
+TEST(Conv2dCpuWinograd, RandomConfigsComputeTheReferenceWithPartialTilesAndPadding) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases =
+      RandomCases(kConv2dCpuWinograd, target,
+                  {"conv2d:N=1,C=16,H=7,W=9,K=32,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+                   "conv2d:N=2,C=32,H=13,W=11,K=16,R=3,S=3,stride=1,pad=0,layout=NCHW16c",
+                   "conv2d:N=1,C=8,H=12,W=14,K=24,R=3,S=3,stride=1,pad=2,layout=NCHW8c",
+                   "conv2d:N=1,C=4,H=5,W=6,K=8,R=3,S=3,stride=1,pad=1,layout=NCHW4c",
+                   "conv2d:N=1,C=32,H=3,W=3,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c"},
+                  8, 1);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, EveryValueOfEveryKnobComputesTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  // K / 16 = 12 takes kv 1..4; 20 x 22 outputs give enough tiles for every tr.
+  Workload w = ParseWorkload(
+      "conv2d:N=1,C=16,H=20,W=22,K=192,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=bias_relu");
+  std::mt19937_64 rng(3);
+  std::vector<std::string> unreachable;
+  std::vector<Config> configs =
+      testing::ConfigsCoveringEveryKnobValue(kConv2dCpuWinograd, w, target, rng, &unreachable);
+  EXPECT_THAT(unreachable, IsEmpty());
+  std::vector<KernelCase> cases;
+  for (const Config& c : configs) {
+    cases.push_back({w, c});
+  }
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, ParallelKernelsComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=3");
+  std::vector<KernelCase> cases =
+      RandomCases(kConv2dCpuWinograd, target,
+                  {"conv2d:N=2,C=16,H=13,W=11,K=32,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+                   "conv2d:N=1,C=32,H=20,W=20,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c"},
+                  6, 4);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, DefaultConfigsOfResNetLayersComputeTheReferenceWithinTheirTolerance) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases;
+  for (const char* text :
+       {"conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+        "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=relu",
+        "conv2d:N=1,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=bias"}) {
+    Workload w = ParseWorkload(text);
+    for (int64_t m : {2, 4}) {
+      Config c = kConv2dCpuWinograd.default_config(w, target);
+      c["m"] = m;
+      c["tr"] = 1;
+      cases.push_back({w, c});
+    }
+  }
+  std::vector<double> ratios;
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases, &ratios), IsEmpty());
+  // The largest error of each, as a fraction of the standard bound: what the stated tolerance
+  // was chosen from (bench/RESULTS.md).
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::cout << cases[i].workload.ToString() << " F(" << cases[i].config.at("m") << ",3): error "
+              << ratios[i] << " of the standard bound\n";
+    EXPECT_GE(ratios[i], 0.0);
+  }
+}
+
+TEST(Conv2dCpuWinograd, SeedsAreValidDistinctAndComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=2");
+  Workload w = ParseWorkload(
+      "conv2d:N=1,C=32,H=14,W=14,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=bias");
+  ConfigSpace space = kConv2dCpuWinograd.space(w, target);
+  std::vector<KernelCase> cases;
+  for (const Config& c : kConv2dCpuWinograd.seeds(w, target)) {
+    EXPECT_TRUE(space.IsValid(c)) << ConfigToString(c);
+    for (const KernelCase& seen : cases) {
+      EXPECT_NE(seen.config, c) << "seed given twice: " << ConfigToString(c);
+    }
+    cases.push_back({w, c});
+  }
+  EXPECT_EQ(cases.size(), 8u);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, Avx2TargetsComputeTheReferenceWithBlocksOfTwoVectors) {
+  Target target = ParseTarget("llvm -mcpu=haswell -threads=1");
+  if (!testing::HostRuns(target)) {
+    GTEST_SKIP() << "host cannot run AVX2";
+  }
+  std::vector<KernelCase> cases =
+      RandomCases(kConv2dCpuWinograd, target,
+                  {"conv2d:N=1,C=16,H=9,W=10,K=32,R=3,S=3,stride=1,pad=1,layout=NCHW16c"}, 4, 5);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, HoldsF23ToTheStandardBoundAndStatesALooserOneForF43) {
+  Workload w = ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,layout=NCHW16c");
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  Config c = kConv2dCpuWinograd.default_config(w, target);
+  c["m"] = 2;
+  EXPECT_EQ(TemplateTolerance(kConv2dCpuWinograd, w, c), 1.0);
+  c["m"] = 4;
+  EXPECT_EQ(TemplateTolerance(kConv2dCpuWinograd, w, c), kWinogradF43Tolerance);
+  EXPECT_GT(kWinogradF43Tolerance, 1.0);
+}
+
+TEST(Conv2dCpuWinograd, RefusesLayersItDoesNotApplyToNamingTheFields) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  struct Case {
+    const char* workload;
+    const char* field;
+  } cases[] = {
+      {"conv2d:N=1,C=16,H=8,W=8,K=16,R=1,S=1,stride=1,pad=0,layout=NCHW16c", "R=1,S=1"},
+      {"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=2,pad=1,layout=NCHW16c", "stride=2"},
+      {"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=2,dilation=2,layout=NCHW16c",
+       "dilation=2"},
+  };
+  for (const Case& c : cases) {
+    Workload w = ParseWorkload(c.workload);
+    absl::Status shape = CheckTemplateShape(kConv2dCpuWinograd, w);
+    EXPECT_THAT(shape.message(), HasSubstr(c.field)) << c.workload;
+    EXPECT_THAT(shape.message(), HasSubstr("R=3,S=3,stride=1,dilation=1")) << c.workload;
+    EXPECT_THAT(TemplatesFor(w, target), ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
+    Config config = {{"m", 2}, {"jt", 4}, {"kv", 1}, {"tr", 1}};
+    absl::StatusOr<ir::LoweredFunc> built =
+        kConv2dCpuWinograd.build(w, target, config, "tune_wino");
+    EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument) << c.workload;
+    EXPECT_THAT(built.status().message(), HasSubstr(c.field)) << c.workload;
+  }
+}
+
+TEST(Conv2dCpuWinograd, AppliesToThreeByThreeStrideOneLayersInBlockedLayoutsOnly) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  EXPECT_THAT(TemplatesFor(ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,"
+                                         "layout=NCHW16c"),
+                           target),
+              ::testing::Contains(&kConv2dCpuWinograd));
+  EXPECT_THAT(
+      TemplatesFor(ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1"), target),
+      ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
+}
+
+}  // namespace
+}  // namespace tune
