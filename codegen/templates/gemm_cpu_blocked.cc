@@ -280,6 +280,7 @@ struct Plan {
   int64_t lanes;
   bool parallel;
   Epilogue epilogue;
+  GemmKernelForm form;
 };
 
 // One register tile: `rows` x `cols` of C starting at (row0, col0). With packing, the tile's
@@ -298,16 +299,23 @@ class GemmBuilder {
   ir::LoweredFunc Build(std::string_view func_name) {
     ir::LoweredFunc func;
     func.name = std::string(func_name);
-    func.params = {a_, b_};
+    func.params = p_.form.b_first ? std::vector<Buffer>{b_, a_} : std::vector<Buffer>{a_, b_};
     if (EpilogueHasBias(p_.epilogue)) {
       func.params.push_back(bias_);
     }
     func.params.push_back(c_);
     func.body = LoopNest();
+    if (p_.form.batch > 1) {
+      func.body = For::Make(batch_, 0, p_.form.batch, LoopKind::kSerial, func.body);
+    }
     return func;
   }
 
  private:
+  // Where the current GEMM's B and C start (A is shared by the batch).
+  Expr BOffset() const { return p_.form.batch > 1 ? batch_ * (p_.k * p_.n) : Expr(int64_t{0}); }
+  Expr COffset() const { return p_.form.batch > 1 ? batch_ * (p_.m * p_.n) : Expr(int64_t{0}); }
+
   // Block geometry in terms of the cache-loop variables.
   int64_t Blocks(Dim d) const {
     switch (d) {
@@ -448,10 +456,11 @@ class GemmBuilder {
   Stmt PackB(bool parallel) const {
     Var t("t"), k("k");
     Expr kcur = KCur();
-    Stmt full = For::Make(t, 0, NCur() / p_.nr, parallel ? LoopKind::kParallel : LoopKind::kSerial,
-                          For::Make(k, 0, kcur, LoopKind::kSerial,
-                                    CopyBRow(t * (p_.nr * kcur) + k * p_.nr,
-                                             (P0() + k) * p_.n + J0() + t * p_.nr, p_.nr)));
+    Stmt full =
+        For::Make(t, 0, NCur() / p_.nr, parallel ? LoopKind::kParallel : LoopKind::kSerial,
+                  For::Make(k, 0, kcur, LoopKind::kSerial,
+                            CopyBRow(t * (p_.nr * kcur) + k * p_.nr,
+                                     BOffset() + (P0() + k) * p_.n + J0() + t * p_.nr, p_.nr)));
     const int64_t rem = ColRem();
     if (rem == 0) {
       return full;
@@ -459,7 +468,7 @@ class GemmBuilder {
     Var kt("k");
     Stmt tail = For::Make(kt, 0, kcur, LoopKind::kSerial,
                           CopyBRow((NCur() / p_.nr) * (p_.nr * kcur) + kt * rem,
-                                   (P0() + kt) * p_.n + p_.n - rem, rem));
+                                   BOffset() + (P0() + kt) * p_.n + p_.n - rem, rem));
     return Block::Make({full, IfThenElse::Make(LastBlock(kCols), tail)});
   }
 
@@ -505,7 +514,7 @@ class GemmBuilder {
     if (p_.pack_b) {
       return Load::Make(b_packed_, t.b_base + k * t.cols + j, lanes);
     }
-    return Load::Make(b_, (P0() + k) * p_.n + t.col0 + j, lanes);
+    return Load::Make(b_, BOffset() + (P0() + k) * p_.n + t.col0 + j, lanes);
   }
 
   // acc[rows][cols] += A panel x B panel over the current reduction block, with acc loaded
@@ -531,7 +540,9 @@ class GemmBuilder {
       return For::Make(i, 0, t.rows, LoopKind::kUnrolled, Block::Make(std::move(per_row)));
     };
     auto acc_at = [&](const Expr& i, const Expr& j) { return i * t.cols + j; };
-    auto c_at = [&](const Expr& i, const Expr& j) { return (t.row0 + i) * p_.n + t.col0 + j; };
+    auto c_at = [&](const Expr& i, const Expr& j) {
+      return COffset() + (t.row0 + i) * p_.n + t.col0 + j;
+    };
 
     Stmt zero = each([&](const Expr& i, const Expr& j, int w) {
       return Store::Make(acc, acc_at(i, j), ir::BroadcastTo(Expr(0.0f), w));
@@ -564,7 +575,8 @@ class GemmBuilder {
       return each([&](const Expr& i, const Expr& j, int w) {
         Expr value = Load::Make(acc, acc_at(i, j), w);
         if (with_epilogue && EpilogueHasBias(p_.epilogue)) {
-          value = value + Load::Make(bias_, t.col0 + j, w);
+          value = value + (p_.form.bias_per_row ? ir::BroadcastTo(Load::Make(bias_, t.row0 + i), w)
+                                                : Load::Make(bias_, t.col0 + j, w));
         }
         if (with_epilogue && EpilogueHasRelu(p_.epilogue)) {
           value = ir::Max::Make(value, ir::BroadcastTo(Expr(0.0f), w));
@@ -580,16 +592,14 @@ class GemmBuilder {
   }
 
   const Plan p_;
-  Var jb_{"jb"}, pb_{"pb"}, ib_{"ib"};
+  Var jb_{"jb"}, pb_{"pb"}, ib_{"ib"}, batch_{"batch"};
   Buffer a_{"A"}, b_{"B"}, bias_{"bias"}, c_{"C"};
   Buffer a_packed_{"A_packed", MemoryScope::kStack};
   Buffer b_packed_{"B_packed", MemoryScope::kStack};
 };
 
-absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
-                                      const Config& config, std::string_view func_name) {
-  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuBlocked, workload, target, config));
-  const GemmShape& g = workload.gemm();
+Plan PlanFor(const GemmShape& g, Epilogue epilogue, const GemmKernelForm& form,
+             const Target& target, const Config& config) {
   Plan p;
   p.m = g.m;
   p.n = g.n;
@@ -605,8 +615,16 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.order = static_cast<int>(KnobValue(config, "order"));
   p.lanes = CpuVectorInfoFor(target).lanes;
   p.parallel = target.threads > 1;
-  p.epilogue = workload.epilogue();
-  return GemmBuilder(p).Build(func_name);
+  p.epilogue = epilogue;
+  p.form = form;
+  return p;
+}
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuBlocked, workload, target, config));
+  return GemmBuilder(PlanFor(workload.gemm(), workload.epilogue(), {}, target, config))
+      .Build(func_name);
 }
 
 }  // namespace
@@ -621,5 +639,11 @@ const KernelTemplate kGemmCpuBlocked = {
     .build = &Build,
     .seeds = &Seeds,
 };
+
+ir::LoweredFunc BuildBlockedGemm(const GemmShape& shape, Epilogue epilogue,
+                                 const GemmKernelForm& form, const Target& target,
+                                 const Config& config, std::string_view func_name) {
+  return GemmBuilder(PlanFor(shape, epilogue, form, target, config)).Build(func_name);
+}
 
 }  // namespace tune

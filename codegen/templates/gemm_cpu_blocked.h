@@ -20,4 +20,21 @@ namespace tune {
 /// The gemm.cpu.blocked template (an entry of the explicit table in template.cc).
 extern const KernelTemplate kGemmCpuBlocked;
 
+/// How another template uses this GEMM for its own operator (conv2d.cpu.pointwise).
+struct GemmKernelForm {
+  /// Independent GEMMs one after the other, A shared: the i-th reads B at i*K*N and writes C
+  /// at i*M*N (a batch of images against one weight matrix).
+  int64_t batch = 1;
+  /// The bias has M elements, one per row (a convolution's output channels), not N.
+  bool bias_per_row = false;
+  /// Parameters (B, A, [bias], C) instead of (A, B, [bias], C): a conv2d's (input, weight, ...).
+  bool b_first = false;
+};
+
+/// gemm.cpu.blocked's kernel for `shape` in another form. `config` must be a point of the
+/// template's space for a GEMM of `shape` (the caller checks).
+ir::LoweredFunc BuildBlockedGemm(const GemmShape& shape, Epilogue epilogue,
+                                 const GemmKernelForm& form, const Target& target,
+                                 const Config& config, std::string_view func_name);
+
 }  // namespace tune

@@ -4,6 +4,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_library.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_pointwise.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_winograd.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_implicit_gemm.cc

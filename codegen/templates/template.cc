@@ -7,6 +7,7 @@
 #include "codegen/templates/conv2d_cpu_blocked.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
+#include "codegen/templates/conv2d_cpu_pointwise.h"
 #include "codegen/templates/conv2d_cpu_winograd.h"
 #include "codegen/templates/conv2d_gpu_direct.h"
 #include "codegen/templates/conv2d_gpu_implicit_gemm.h"
@@ -26,28 +27,15 @@ namespace {
 // libraries (which apply only to targets that name them).
 // The GPU templates have one entry per target kind under one name (a kernel's template name
 // plus its target kind identify the builder).
-const std::array<const KernelTemplate*, 20>& Table() {
-  static const std::array<const KernelTemplate*, 20> table = {
-      &kGemmCpuBlocked,
-      &kConv2dCpuDirect,
-      &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd,
-      &kGemmCpuOpenblas,
-      &kGemmCpuDnnl,
-      &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,
-      &kGemmCpuUkernel,
-      &kConv2dCpuUkernel,
-      &kGemmGpuTiled,
-      &kGemmGpuTiledRocm,
-      &kConv2dGpuImplicitGemm,
-      &kConv2dGpuImplicitGemmRocm,
-      &kConv2dGpuDirect,
-      &kConv2dGpuDirectRocm,
-      &kGemmCudaCublas,
-      &kConv2dCudaCudnn,
-      &kGemmRocmRocblas,
-      &kConv2dRocmMiopen,
+const std::array<const KernelTemplate*, 21>& Table() {
+  static const std::array<const KernelTemplate*, 21> table = {
+      &kGemmCpuBlocked,   &kConv2dCpuPointwise,      &kConv2dCpuDirect,
+      &kConv2dCpuBlocked, &kConv2dCpuWinograd,       &kGemmCpuOpenblas,
+      &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
+      &kGemmCpuUkernel,   &kConv2dCpuUkernel,        &kGemmGpuTiled,
+      &kGemmGpuTiledRocm, &kConv2dGpuImplicitGemm,   &kConv2dGpuImplicitGemmRocm,
+      &kConv2dGpuDirect,  &kConv2dGpuDirectRocm,     &kGemmCudaCublas,
+      &kConv2dCudaCudnn,  &kGemmRocmRocblas,         &kConv2dRocmMiopen,
   };
   return table;
 }
