@@ -27,6 +27,7 @@ CpuCodegenOptions CodegenOptions(const Target& target) {
   CpuCodegenOptions options;
   options.cpu = target.kind == TargetKind::kLlvm ? target.cpu : "x86-64";
   options.threads = target.threads;
+  options.bind = target.bind;
   return options;
 }
 

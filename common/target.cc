@@ -15,7 +15,8 @@ namespace {
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 constexpr std::string_view kForms =
-    "'llvm [-mcpu=<cpu>|native] [-threads=<n>] [-libs=openblas,dnnl,<extern kernel>]', "
+    "'llvm [-mcpu=<cpu>|native] [-threads=<n>] [-bind=close|spread] "
+    "[-libs=openblas,dnnl,<extern kernel>]', "
     "'cuda -arch=sm_<nn> [-libs=cublas,cudnn]' or "
     "'rocm -mcpu=gfx<nnn> [-code-object-version=4|5] [-libs=rocblas,miopen]'";
 
@@ -80,7 +81,8 @@ absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) 
   } else {
     return Invalid(text, StrCat("target kind '", words[0], "' is unknown (llvm, cuda, rocm)"));
   }
-  bool seen_cpu = false, seen_threads = false, seen_libs = false, seen_cov = false;
+  bool seen_cpu = false, seen_threads = false, seen_libs = false, seen_cov = false,
+       seen_bind = false;
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view word = words[i];
     auto kv = SplitOnce(word, '=');
@@ -112,6 +114,21 @@ absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) 
         return Invalid(text, StrCat("-threads=", value, " is not an integer in [1, 4096]"));
       }
       t.threads = static_cast<int>(*threads);
+    } else if (key == "bind" && t.kind == TargetKind::kLlvm) {
+      if (seen_bind) {
+        return Invalid(text, "option -bind is given twice");
+      }
+      seen_bind = true;
+      if (value == "none") {
+        t.bind = ThreadBinding::kNone;
+      } else if (value == "close") {
+        t.bind = ThreadBinding::kClose;
+      } else if (value == "spread") {
+        t.bind = ThreadBinding::kSpread;
+      } else {
+        return Invalid(text,
+                       StrCat("-bind=", value, " is not a thread binding (none, close, spread)"));
+      }
     } else if (key == "code-object-version" && t.kind == TargetKind::kRocm) {
       if (seen_cov) {
         return Invalid(text, "option -code-object-version is given twice");
@@ -164,11 +181,26 @@ absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) 
   return t;
 }
 
+std::string_view ThreadBindingName(ThreadBinding binding) {
+  switch (binding) {
+    case ThreadBinding::kNone:
+      return "none";
+    case ThreadBinding::kClose:
+      return "close";
+    case ThreadBinding::kSpread:
+      return "spread";
+  }
+  return "none";
+}
+
 std::string Target::ToString() const {
   std::string out(TargetKindName(kind));
   switch (kind) {
     case TargetKind::kLlvm:
       StrAppend(&out, " -mcpu=", cpu, " -threads=", threads);
+      if (bind != ThreadBinding::kNone) {
+        StrAppend(&out, " -bind=", ThreadBindingName(bind));
+      }
       break;
     case TargetKind::kCuda:
       StrAppend(&out, " -arch=", cpu);

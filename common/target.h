@@ -1,7 +1,8 @@
 // Target: what code is generated for, in TVM-style text, and the device key that matches jobs
 // to workers.
 //
-//   llvm -mcpu=znver4 -threads=1 [-libs=openblas,dnnl]   -> device key cpu/x86_64/znver4
+//   llvm -mcpu=znver4 -threads=1 [-bind=close|spread] [-libs=openblas,dnnl]
+//                                                         -> device key cpu/x86_64/znver4
 //   cuda -arch=sm_90 [-libs=cublas,cudnn]                 -> device key cuda/sm_90
 //   rocm -mcpu=gfx90a [-code-object-version=4|5] [-libs=rocblas,miopen]
 //                                                         -> device key rocm/gfx90a
@@ -17,6 +18,16 @@ namespace tune {
 
 enum class TargetKind : uint8_t { kLlvm, kCuda, kRocm };
 
+/// Where the threads of a parallel CPU kernel run (llvm -bind=...).
+enum class ThreadBinding : uint8_t {
+  kNone,    // wherever the OS schedules them (the default)
+  kClose,   // thread i on the i-th CPU the process may use (consecutive CPUs)
+  kSpread,  // thread i on CPU i * A / T of the A the process may use (T threads: evenly apart)
+};
+
+/// "none", "close", "spread".
+std::string_view ThreadBindingName(ThreadBinding binding);
+
 std::string_view TargetKindName(TargetKind kind);
 
 /// The HSA code object version rocm targets get unless -code-object-version says otherwise.
@@ -24,10 +35,11 @@ inline constexpr int kDefaultCodeObjectVersion = 5;
 
 struct Target {
   TargetKind kind = TargetKind::kLlvm;
-  std::string cpu;                // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
-                                  // cuda: -arch (sm_NN)
-  int threads = 1;                // llvm: -threads (>= 1, default 1)
-  std::vector<std::string> libs;  // -libs, sorted and unique
+  std::string cpu;  // llvm: -mcpu (default "native"); rocm: -mcpu (gfx name);
+                    // cuda: -arch (sm_NN)
+  int threads = 1;  // llvm: -threads (>= 1, default 1)
+  ThreadBinding bind = ThreadBinding::kNone;  // llvm: -bind (meaningful with threads > 1)
+  std::vector<std::string> libs;              // -libs, sorted and unique
   // rocm: -code-object-version (4 or 5), the HSA code object version of its kernels.
   int code_object_version = kDefaultCodeObjectVersion;
 
@@ -42,8 +54,8 @@ struct Target {
   /// InvalidArgument naming the part and the accepted form.
   static absl::StatusOr<Target> Parse(std::string_view text, Libs libs = Libs::kKnown);
 
-  /// The canonical text form: kind, then -mcpu/-arch, -threads (llvm), -code-object-version
-  /// (rocm, when not the default), -libs (when any).
+  /// The canonical text form: kind, then -mcpu/-arch, -threads (llvm), -bind (llvm, when not
+  /// none), -code-object-version (rocm, when not the default), -libs (when any).
   std::string ToString() const;
 
   /// A copy with `-mcpu=native` replaced by this host's CPU name.

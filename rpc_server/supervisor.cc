@@ -40,6 +40,12 @@ v1::Measurement Failure(v1::ErrorKind kind, std::string message) {
   return m;
 }
 
+// Whether the kernels of `target` pin their threads (llvm -bind=close|spread).
+bool BindsThreads(const std::string& target) {
+  absl::StatusOr<Target> t = Target::Parse(target, Target::Libs::kAny);
+  return t.ok() && t->kind == TargetKind::kLlvm && t->bind != ThreadBinding::kNone;
+}
+
 // Checks what the worker can decide without the child. Returns the failure, if any.
 std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& request,
                                                    const std::vector<std::string>& preloaded,
@@ -381,6 +387,10 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
         } else {
           KillChild();
         }
+      } else if (BindsThreads(request.target())) {
+        // A kernel that binds its threads (-bind) leaves them, and the calling thread, pinned:
+        // the next trial, bound or not, gets a fresh process.
+        KillChild();
       }
       return reply.measurement();
     }

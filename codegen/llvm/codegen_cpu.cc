@@ -6,6 +6,7 @@
 #include "codegen/ir/printer.h"
 #include "codegen/ir/visitor.h"
 #include "codegen/llvm/emit_scalar.h"
+#include "codegen/llvm/thread_binding.h"
 #include "common/strings.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Constants.h"
@@ -56,11 +57,13 @@ class UseCollector final : public ir::IrVisitor {
 
 }  // namespace
 
-CodeGenCpu::CodeGenCpu(llvm::Module* module, int threads, std::string cpu, std::string features)
+CodeGenCpu::CodeGenCpu(llvm::Module* module, int threads, std::string cpu, std::string features,
+                       ThreadBinding bind)
     : module_(module),
       ctx_(module->getContext()),
       builder_(module->getContext()),
       threads_(threads),
+      bind_(bind),
       cpu_(std::move(cpu)),
       features_(std::move(features)) {
   llvm::FastMathFlags fmf;
@@ -355,8 +358,13 @@ void CodeGenCpu::EmitParallelFor(const ir::For* op) {
       "omp_get_thread_num", llvm::FunctionType::get(builder_.getInt32Ty(), false));
   llvm::FunctionCallee num_threads = module_->getOrInsertFunction(
       "omp_get_num_threads", llvm::FunctionType::get(builder_.getInt32Ty(), false));
-  llvm::Value* tid = builder_.CreateSExt(builder_.CreateCall(thread_num), index_type);
-  llvm::Value* nt = builder_.CreateSExt(builder_.CreateCall(num_threads), index_type);
+  llvm::Value* tid32 = builder_.CreateCall(thread_num);
+  llvm::Value* nt32 = builder_.CreateCall(num_threads);
+  if (bind_ != ThreadBinding::kNone) {
+    builder_.CreateCall(ThreadBindingBind(module_, bind_), {tid32, nt32});
+  }
+  llvm::Value* tid = builder_.CreateSExt(tid32, index_type);
+  llvm::Value* nt = builder_.CreateSExt(nt32, index_type);
   llvm::Value* one = llvm::ConstantInt::get(index_type, 1);
   llvm::Value* chunk =
       builder_.CreateSDiv(builder_.CreateAdd(task_extent, builder_.CreateSub(nt, one)), nt);
@@ -396,6 +404,9 @@ void CodeGenCpu::EmitParallelFor(const ir::For* op) {
   int threads = threads_;
   if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(extent)) {
     threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, c->getSExtValue())));
+  }
+  if (bind_ != ThreadBinding::kNone) {
+    builder_.CreateCall(ThreadBindingCapture(module_));  // while this thread is still unbound
   }
   llvm::FunctionCallee gomp_parallel = module_->getOrInsertFunction(
       "GOMP_parallel", llvm::FunctionType::get(builder_.getVoidTy(),

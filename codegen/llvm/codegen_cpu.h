@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "codegen/ir/ir.h"
+#include "common/target.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -20,9 +21,11 @@ inline constexpr int64_t kMaxStackAllocationBytes = 64 * 1024;
 /// Emits one LLVM function per LoweredFunc into a module. Not thread-safe; one per module.
 class CodeGenCpu {
  public:
-  /// `threads` > 1 turns parallel loops into GOMP_parallel calls; `cpu` and `features` become
-  /// the functions' target-cpu / target-features attributes.
-  CodeGenCpu(llvm::Module* module, int threads, std::string cpu, std::string features);
+  /// `threads` > 1 turns parallel loops into GOMP_parallel calls, whose threads `bind` pins
+  /// (thread_binding.h); `cpu` and `features` become the functions' target-cpu /
+  /// target-features attributes.
+  CodeGenCpu(llvm::Module* module, int threads, std::string cpu, std::string features,
+             ThreadBinding bind = ThreadBinding::kNone);
 
   /// Adds `int32_t name(float* noalias ...)`. Returns the first error met (GPU constructs,
   /// conflicting extern declarations, a name already defined).
@@ -60,6 +63,7 @@ class CodeGenCpu {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> builder_;
   int threads_;
+  ThreadBinding bind_;
   std::string cpu_;
   std::string features_;
   int max_vector_bits_ = 0;

@@ -147,7 +147,8 @@ absl::StatusOr<std::string> Emit(const std::vector<ir::LoweredFunc>& funcs,
   auto module = std::make_unique<llvm::Module>("tune", context);
   module->setTargetTriple(kTriple);
   module->setDataLayout(machine->createDataLayout());
-  llvm_backend::CodeGenCpu codegen(module.get(), options.threads, cpu.name, cpu.features);
+  llvm_backend::CodeGenCpu codegen(module.get(), options.threads, cpu.name, cpu.features,
+                                   options.bind);
   for (const ir::LoweredFunc& func : funcs) {
     RETURN_IF_ERROR(codegen.AddFunction(func));
   }

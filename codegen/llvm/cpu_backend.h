@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "codegen/ir/ir.h"
+#include "common/target.h"
 
 namespace tune {
 
@@ -18,7 +19,8 @@ struct CpuCodegenOptions {
   std::string cpu = "native";  // LLVM -mcpu name; "native" resolves to the host
                                //   (GetHostCpu().name + LLVM's host feature list)
   int threads = 1;             // parallel loops use up to this many threads; 1 = run serially
-  int opt_level = 3;           // 0..3
+  ThreadBinding bind = ThreadBinding::kNone;  // where their threads run (-bind)
+  int opt_level = 3;                          // 0..3
 };
 
 /// Translates lowered functions to an optimised LLVM module and emits an x86-64 ELF object.

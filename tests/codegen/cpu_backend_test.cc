@@ -4,6 +4,8 @@
 #include "codegen/llvm/cpu_backend.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include <cmath>
@@ -175,6 +177,60 @@ TEST(CpuBackendTest, ParallelLoopWithFourThreadsUsesLibgompAndMatchesLoop) {
   EXPECT_NE(ReadBytes(dir.File("axpy4.so")).find("libgomp.so.1"), std::string::npos)
       << "the library must name libgomp.so.1 as a dependency";
   CheckAxpy(**so, 13 * 64 + 5);
+}
+
+// The CPUs `thread` may run on.
+std::vector<int> AllowedCpus(pthread_t thread) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(pthread_getaffinity_np(thread, sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) {
+      cpus.push_back(cpu);
+    }
+  }
+  return cpus;
+}
+
+// Runs the parallel axpy of `so` on a fresh thread (so that binding it leaves the test's threads
+// alone) and returns the CPUs that thread may use afterwards.
+std::vector<int> CpusAfterAxpyOnAFreshThread(const SharedObject& so, int64_t n) {
+  std::vector<int> after;
+  std::thread caller([&] {
+    CheckAxpy(so, n);
+    after = AllowedCpus(pthread_self());
+  });
+  caller.join();
+  return after;
+}
+
+TEST(CpuBackendTest, BindCloseAndSpreadPinTheCallingThreadToTheFirstAllowedCpu) {
+  const std::vector<int> allowed = AllowedCpus(pthread_self());
+  ASSERT_FALSE(allowed.empty());
+  TempDir dir = TempDir::Create().value();
+  for (ThreadBinding bind : {ThreadBinding::kClose, ThreadBinding::kSpread}) {
+    SCOPED_TRACE(std::string(ThreadBindingName(bind)));
+    std::string llvm_ir;
+    const std::string stem = "axpy_" + std::string(ThreadBindingName(bind));
+    auto so =
+        Build({Axpy(9 * 64)}, {.cpu = "native", .threads = 2, .bind = bind}, dir, stem, &llvm_ir);
+    ASSERT_TRUE(so.ok()) << so.status();
+    EXPECT_NE(llvm_ir.find("sched_setaffinity"), std::string::npos);
+    // The caller is thread 0 of the team: the first CPU it was allowed, on every call.
+    EXPECT_EQ(CpusAfterAxpyOnAFreshThread(**so, 9 * 64), std::vector<int>{allowed.front()});
+  }
+  EXPECT_EQ(AllowedCpus(pthread_self()), allowed) << "the test's own thread stays unbound";
+}
+
+TEST(CpuBackendTest, WithoutBindTheCallingThreadKeepsEveryCpu) {
+  const std::vector<int> allowed = AllowedCpus(pthread_self());
+  TempDir dir = TempDir::Create().value();
+  std::string llvm_ir;
+  auto so = Build({Axpy(9 * 64)}, {.cpu = "native", .threads = 2}, dir, "axpy_free", &llvm_ir);
+  ASSERT_TRUE(so.ok()) << so.status();
+  EXPECT_EQ(llvm_ir.find("sched_setaffinity"), std::string::npos);
+  EXPECT_EQ(CpusAfterAxpyOnAFreshThread(**so, 9 * 64), allowed);
 }
 
 TEST(CpuBackendTest, AtomicAddsFromParallelIterationsAllLand) {

@@ -62,6 +62,26 @@ TEST(TargetTest, CodeObjectVersionOutsideRocmOrUnsupportedIsRejectedNamingTheVal
   }
 }
 
+TEST(TargetTest, ThreadBindingIsParsedAndPrintedOnlyWhenNotNone) {
+  absl::StatusOr<Target> t = Target::Parse("llvm -mcpu=znver4 -threads=4 -bind=spread");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->bind, ThreadBinding::kSpread);
+  EXPECT_EQ(t->ToString(), "llvm -mcpu=znver4 -threads=4 -bind=spread");
+  EXPECT_EQ(t->DeviceKey(), "cpu/x86_64/znver4");
+  EXPECT_EQ(Target::Parse("llvm -mcpu=znver4 -threads=4 -bind=close")->ToString(),
+            "llvm -mcpu=znver4 -threads=4 -bind=close");
+  EXPECT_EQ(Target::Parse("llvm -mcpu=znver4 -threads=4 -bind=none")->ToString(),
+            "llvm -mcpu=znver4 -threads=4");
+  absl::StatusOr<Target> bad = Target::Parse("llvm -threads=2 -bind=cores");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("-bind=cores is not a thread binding (none, close, "
+                                        "spread)"),
+            std::string::npos)
+      << bad.status();
+  EXPECT_FALSE(Target::Parse("cuda -arch=sm_90 -bind=close").ok());
+  EXPECT_FALSE(Target::Parse("llvm -bind=close -bind=spread").ok());
+}
+
 TEST(TargetTest, RejectsUnknownKindsOptionsAndLibraries) {
   for (const char* bad :
        {"", "opencl", "llvm -threads=0", "llvm -threads=x", "llvm -foo=1", "llvm -libs=cudnn",

@@ -116,6 +116,20 @@ TEST_F(SupervisorTest, AToleranceScaleOutsideOneToSixtyFourIsRefusedNamingTheFie
   EXPECT_EQ(supervisor->children_started(), 0) << "refused before any kernel ran";
 }
 
+TEST_F(SupervisorTest, ATrialWhoseTargetBindsThreadsLeavesNoProcessForTheNextTrial) {
+  auto supervisor = Make();
+  v1::MeasureRequest bound = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  bound.set_target("llvm -mcpu=native -threads=1 -bind=close");
+  EXPECT_EQ(MeasureOk(*supervisor, bound).error_kind(), v1::ERROR_KIND_NONE);
+  EXPECT_EQ(supervisor->children_started(), 1);
+  v1::Measurement next =
+      MeasureOk(*supervisor, FixtureRequest(2, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct"));
+  EXPECT_EQ(next.error_kind(), v1::ERROR_KIND_NONE) << next.message();
+  EXPECT_EQ(supervisor->children_started(), 2) << "the bound trial's process was not reused";
+  MeasureOk(*supervisor, FixtureRequest(3, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct"));
+  EXPECT_EQ(supervisor->children_started(), 2) << "unbound trials share a process";
+}
+
 TEST_F(SupervisorTest, NonZeroReturnIsRuntimeCrashWithTheCode) {
   auto supervisor = Make();
   v1::Measurement m =
