@@ -63,7 +63,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   const int64_t registers = cpu.registers;
   ConfigSpace space;
   space.AddKnob("m", {2, 4}, "output tile m x m: Winograd F(m,3)");
-  space.AddKnob("jt", {2, 4, 6, 8, 12, 14}, "tiles in the register tile of the GEMMs");
+  space.AddKnob("jt", {2, 4, 6, 7, 8, 10, 12, 14}, "tiles in the register tile of the GEMMs");
   std::vector<int64_t> kvs;
   for (int64_t kv : {1, 2, 3, 4}) {
     if (kvecs % kv == 0) {
@@ -93,21 +93,39 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   return space;
 }
 
-// The config of one shape class: F(m,3), the loop order, and the widest register tile of kv
-// vectors that leaves room for the filter vectors (jt up to 14); order 0 takes about 42 tiles a
-// block, with a block for each thread.
+// The config of one shape class: F(m,3), the loop order, and the register tile (jt tiles x kv
+// vectors, kv <= kv_wanted) that does the most useful FMAs per cycle: the tiles' share of the
+// rows computed (a partial register tile computes whole rows) times the FMAs per load (jt * kv
+// FMAs take jt broadcasts and kv loads; two of each issue per cycle), the larger tile on ties.
+// Order 0 takes about 42 tiles a block, with a block for each thread.
 Config ClassConfig(const Workload& workload, const Target& target, int64_t m, int64_t order,
                    int64_t kv_wanted) {
   const Conv2dShape& s = workload.conv2d();
   const ConfigSpace space = Space(workload, target);
   const int64_t registers = CpuVectorInfoFor(target).registers;
+  const int64_t tiles = TilesFor(s, m);
   Config config;
   config["m"] = m;
   config["order"] = order;
-  config["kv"] = LargestAtMost(space.FindKnob("kv")->values, kv_wanted);
-  config["jt"] =
-      LargestAtMost(space.FindKnob("jt")->values, (registers - config["kv"] - 1) / config["kv"]);
-  const int64_t tiles = TilesFor(s, m);
+  double best = -1;
+  for (int64_t kv : space.FindKnob("kv")->values) {
+    for (int64_t jt : space.FindKnob("jt")->values) {
+      if (kv > std::max<int64_t>(kv_wanted, space.FindKnob("kv")->values.front()) ||
+          jt * kv + kv + 1 > registers) {
+        continue;
+      }
+      const double useful =
+          static_cast<double>(tiles) / static_cast<double>(CeilDiv(tiles, jt) * jt);
+      const double issue =
+          std::min(1.0, static_cast<double>(jt * kv) / static_cast<double>(jt + kv));
+      const double score = useful * issue + 1e-4 * static_cast<double>(jt * kv);
+      if (score > best) {
+        best = score;
+        config["kv"] = kv;
+        config["jt"] = jt;
+      }
+    }
+  }
   const int64_t threads = std::max(1, target.threads);
   config["tr"] = 1;
   for (int64_t tr : space.FindKnob("tr")->values) {
@@ -122,18 +140,18 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
 
 // Measured on AVX-512 (bench/RESULTS.md): F(4,3) from 32x32 outputs up, F(2,3) below; the
 // filters transformed once (order 0) while they fit in a core's L2 cache (2 MiB), else per
-// chunk of 16 output channels (order 1).
+// chunk of output channels (order 1).
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   const int64_t m = std::min(s.p(), s.q()) >= 32 ? 4 : 2;
   const int64_t u_bytes = (m + 2) * (m + 2) * s.c * s.k * 4;
   const int64_t order = u_bytes > (int64_t{2} << 20) ? 1 : 0;
-  Config config = ClassConfig(workload, target, m, order, order == 0 ? 2 : 1);
+  Config config = ClassConfig(workload, target, m, order, 2);
   TUNE_CHECK(Space(workload, target).IsValid(config)) << ConfigToString(config);
   return config;
 }
 
-// Both tile sizes in both orders, with a wide (kv 2) and a narrow (kv 1) register tile.
+// Both tile sizes in both orders, with register tiles of up to 2 and of 1 vector.
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   std::vector<Config> seeds;
   for (int64_t order : {0, 1}) {
