@@ -27,13 +27,8 @@ absl::Status CheckShape(const Workload& workload) {
   if (s.pad != 0) {
     wrong.push_back(StrCat("pad=", s.pad));
   }
-  if (!wrong.empty()) {
-    return absl::InvalidArgumentError(
-        StrCat("conv2d.cpu.pointwise applies to 1x1 filters with stride 1 and no padding "
-               "(R=1,S=1,stride=1,pad=0); '",
-               workload.ToString(), "' has ", Join(wrong, ", ")));
-  }
-  return absl::OkStatus();
+  return RefuseShapeUnless("conv2d.cpu.pointwise", "1x1 filters with stride 1 and no padding",
+                           "R=1,S=1,stride=1,pad=0", workload, wrong);
 }
 
 ConfigSpace Space(const Workload& workload, const Target& target) {

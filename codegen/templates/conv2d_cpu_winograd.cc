@@ -43,13 +43,8 @@ absl::Status CheckShape(const Workload& workload) {
   if (s.dilation != 1) {
     wrong.push_back(StrCat("dilation=", s.dilation));
   }
-  if (!wrong.empty()) {
-    return absl::InvalidArgumentError(
-        StrCat("conv2d.cpu.winograd applies to 3x3 filters with stride 1 and dilation 1 "
-               "(R=3,S=3,stride=1,dilation=1); '",
-               workload.ToString(), "' has ", Join(wrong, ", ")));
-  }
-  return absl::OkStatus();
+  return RefuseShapeUnless("conv2d.cpu.winograd", "3x3 filters with stride 1 and dilation 1",
+                           "R=3,S=3,stride=1,dilation=1", workload, wrong);
 }
 
 int64_t TilesFor(const Conv2dShape& s, int64_t m) {
@@ -308,7 +303,8 @@ class WinogradBuilder {
   // M[xi][j][k0 + ...] = sum_c V[xi][j][c] U[xi][c][...] for the register tiles of tiles
   // first + ... that hold a tile, every point xi, and `vectors` vectors of output channels from
   // k0: register tiles of jt tiles x kv vectors. U element (xi, c, k - k0) is at
-  // u[(xi * C + c) * u_stride + k - k0 + (the k0 of the u buffer, 0 for a chunk buffer)].
+  // u[(xi * C + c) * u_stride + k - k0] (order 0 passes the whole U with k0 = 0, order 1 the
+  // chunk's buffer, which starts at k0).
   Stmt Gemms(const Expr& first, const Buffer& u, int64_t u_stride, const Expr& k0,
              int64_t vectors) const {
     const Conv2dShape& s = p_.s;
@@ -318,13 +314,11 @@ class WinogradBuilder {
     auto acc_at = [&](const Expr& row, const Expr& vec) { return (row * p_.kv + vec) * p_.vw; };
     const Expr row0 = xi * p_.tb + jr * p_.jt;
     const Expr kl = kc * (p_.kv * p_.vw);  // within the vectors of this call
-    // A chunk buffer starts at k0; the whole U starts at 0.
-    const Expr u_k = u.same_as(u_) ? k0 + kl : kl;
     Stmt zero = For::Make(
         jj, 0, p_.jt, LoopKind::kUnrolled,
         For::Make(uu, 0, p_.kv, LoopKind::kUnrolled,
                   Store::Make(acc, acc_at(jj, uu), ir::BroadcastTo(Expr(0.0f), lanes()))));
-    Expr filter = Load::Make(u, (xi * s.c + c) * u_stride + u_k + u2 * p_.vw, lanes());
+    Expr filter = Load::Make(u, (xi * s.c + c) * u_stride + kl + u2 * p_.vw, lanes());
     Expr value = ir::BroadcastTo(Load::Make(v_, (row0 + jj2) * s.c + c), lanes());
     Stmt fma = Store::Make(acc, acc_at(jj2, u2),
                            ir::Fma::Make(value, filter, Load::Make(acc, acc_at(jj2, u2), lanes())));

@@ -78,6 +78,16 @@ ir::Stmt StoreIm2colElement(const ir::Buffer& dst, ir::Expr dst_index, const ir:
       ir::Store::Make(dst, dst_index, Expr(0.0f)));
 }
 
+absl::Status RefuseShapeUnless(std::string_view tpl, std::string_view what,
+                               std::string_view accepted, const Workload& workload,
+                               const std::vector<std::string>& wrong) {
+  if (wrong.empty()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat(tpl, " applies to ", what, " (", accepted, "); '",
+                                           workload.ToString(), "' has ", Join(wrong, ", ")));
+}
+
 absl::Status CheckBuildRequest(const KernelTemplate& tpl, const Workload& workload,
                                const Target& target, const Config& config) {
   if (workload.op() != tpl.op) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,12 @@ ir::Expr ApplyEpilogue(Epilogue epilogue, ir::Expr value, ir::Expr bias);
 /// the tap falls on the padding.
 ir::Stmt StoreIm2colElement(const ir::Buffer& dst, ir::Expr dst_index, const ir::Buffer& input,
                             const Conv2dShape& s, ir::Expr image, ir::Expr row, ir::Expr pos);
+
+/// A check_shape answer: OK when `wrong` (the offending fields, e.g. "stride=2") is empty, else
+/// InvalidArgument "<tpl> applies to <what> (<accepted>); '<workload>' has <wrong...>".
+absl::Status RefuseShapeUnless(std::string_view tpl, std::string_view what,
+                               std::string_view accepted, const Workload& workload,
+                               const std::vector<std::string>& wrong);
 
 /// OK when `tpl` applies to (workload, target) and `config` is a point of its space;
 /// InvalidArgument naming the template and the problem otherwise.
