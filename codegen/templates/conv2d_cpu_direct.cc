@@ -24,8 +24,6 @@ using ir::Stmt;
 using ir::Store;
 using ir::Var;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 ConfigSpace Space(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   const CpuVectorInfo cpu = CpuVectorInfoFor(target);

@@ -25,8 +25,6 @@ using ir::Stmt;
 using ir::Store;
 using ir::Var;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 absl::Status CheckShape(const Workload& workload) {
   if (workload.op() != OpKind::kConv2d) {
     return absl::InvalidArgumentError(
@@ -88,11 +86,39 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   return space;
 }
 
+// Order 0's register tiles per block: at most 48 tiles a block, split so that the threads'
+// contiguous shares of blocks (the parallel loop splits statically) hold equal numbers of tiles;
+// the larger block on ties (fewer passes over the transformed filters). On one thread that is
+// simply the largest block.
+int64_t BalancedTilesPerBlock(int64_t tiles, int64_t jt, const Target& target,
+                              const ConfigSpace& space) {
+  const int64_t threads = std::max(1, target.threads);
+  std::vector<std::pair<int64_t, double>> balance;  // (tr, tiles / (threads * busiest share))
+  for (int64_t tr : space.FindKnob("tr")->values) {
+    const int64_t tb = tr * jt;
+    if (tb <= 48 && jt * (tr - 1) < tiles) {
+      const int64_t busiest = std::min(tiles, CeilDiv(CeilDiv(tiles, tb), threads) * tb);
+      balance.emplace_back(tr, static_cast<double>(tiles) / static_cast<double>(threads * busiest));
+    }
+  }
+  double most = 0;
+  for (const auto& [tr, b] : balance) {
+    most = std::max(most, b);
+  }
+  int64_t best_tr = 1;
+  for (const auto& [tr, b] : balance) {
+    if (b >= most - 0.02) {
+      best_tr = std::max(best_tr, tr);
+    }
+  }
+  return best_tr;
+}
+
 // The config of one shape class: F(m,3), the loop order, and the register tile (jt tiles x kv
 // vectors, kv <= kv_wanted) that does the most useful FMAs per cycle: the tiles' share of the
 // rows computed (a partial register tile computes whole rows) times the FMAs per load (jt * kv
 // FMAs take jt broadcasts and kv loads; two of each issue per cycle), the larger tile on ties.
-// Order 0 takes about 42 tiles a block, with a block for each thread.
+// Order 0's blocks follow BalancedTilesPerBlock.
 Config ClassConfig(const Workload& workload, const Target& target, int64_t m, int64_t order,
                    int64_t kv_wanted) {
   const Conv2dShape& s = workload.conv2d();
@@ -121,15 +147,7 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
       }
     }
   }
-  const int64_t threads = std::max(1, target.threads);
-  config["tr"] = 1;
-  for (int64_t tr : space.FindKnob("tr")->values) {
-    const int64_t tb = tr * config["jt"];
-    if (order == 0 && tb <= 48 && CeilDiv(tiles, tb) >= threads &&
-        config["jt"] * (tr - 1) < tiles) {
-      config["tr"] = tr;
-    }
-  }
+  config["tr"] = order == 0 ? BalancedTilesPerBlock(tiles, config["jt"], target, space) : 1;
   return config;
 }
 

@@ -40,8 +40,6 @@ constexpr std::array<std::array<Dim, 3>, 6> kOrders = {{
     {kRows, kRed, kCols},
 }};
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 ConfigSpace Space(const Workload& workload, const Target& target) {
   const GemmShape& g = workload.gemm();
   const CpuVectorInfo cpu = CpuVectorInfoFor(target);

@@ -13,6 +13,9 @@
 
 namespace tune {
 
+/// a / b rounded up, for positive a and b.
+constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /// The candidates smaller than `extent`, plus `extent` itself (meaning "one block covers the
 /// whole dimension"), sorted and distinct.
 std::vector<int64_t> ClipToExtent(const std::vector<int64_t>& candidates, int64_t extent);

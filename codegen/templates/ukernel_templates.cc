@@ -27,7 +27,7 @@ using ir::Store;
 using ir::Var;
 
 int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+using ::tune::CeilDiv;
 Expr CeilDiv(Expr a, int64_t b) { return (a + (b - 1)) / b; }
 
 // A GEMM C[m][n] (+)= A[m][k] x B[k][n] as the blocking sees it: how to read A, how to pack one

@@ -86,6 +86,35 @@ TEST(Conv2dCpuWinograd, DefaultConfigsOfResNetLayersComputeTheReferenceWithinThe
   }
 }
 
+// The parallel loop over blocks of tiles splits statically into contiguous shares: the default
+// block size leaves no thread more than one register tile of work behind the others.
+TEST(Conv2dCpuWinograd, DefaultBlocksOfTilesShareEvenlyAmongTheThreads) {
+  for (const char* text :
+       {"conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+        "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+        "conv2d:N=1,C=16,H=20,W=22,K=32,R=3,S=3,stride=1,pad=1,layout=NCHW16c"}) {
+    for (int threads : {1, 2, 4}) {
+      Target target =
+          ParseTarget(("llvm -mcpu=native -threads=" + std::to_string(threads)).c_str());
+      Workload w = ParseWorkload(text);
+      Config c = kConv2dCpuWinograd.default_config(w, target);
+      if (c.at("order") != 0) {
+        continue;
+      }
+      const Conv2dShape& s = w.conv2d();
+      const int64_t m = c.at("m");
+      const int64_t tiles = s.n * CeilDiv(s.p(), m) * CeilDiv(s.q(), m);
+      const int64_t jt = c.at("jt");
+      const int64_t tb = jt * c.at("tr");
+      const int64_t blocks = CeilDiv(tiles, tb);
+      const int64_t busiest = std::min(tiles, CeilDiv(blocks, threads) * tb);
+      EXPECT_LT(busiest - CeilDiv(tiles, threads), jt)
+          << text << " on " << threads << " threads: " << ConfigToString(c) << ", " << tiles
+          << " tiles";
+    }
+  }
+}
+
 TEST(Conv2dCpuWinograd, SeedsAreValidDistinctAndComputeTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=2");
   Workload w = ParseWorkload(
