@@ -10,7 +10,7 @@ packages=(
   libsqlite3-dev sqlite3 libssl-dev
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev
-  libcli11-dev nlohmann-json3-dev
+  libcli11-dev nlohmann-json3-dev libxgboost-dev
   clang-format-19
   libopenblas-dev libdnnl-dev
 )

@@ -95,7 +95,7 @@ class GridStrategy final : public SearchStrategy {
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeGridStrategy(
     const ConfigSpace& space, uint64_t /*seed*/, const std::vector<Config>& measured,
-    const nlohmann::json* state) {
+    const nlohmann::json* state, FeatureFn /*features*/) {
   uint64_t next = 0;
   uint64_t observed = 0;
   if (state != nullptr) {

@@ -181,7 +181,7 @@ class DrawnRandomStrategy final : public SearchStrategy {
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeRandomStrategy(
     const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
-    const nlohmann::json* state) {
+    const nlohmann::json* state, FeatureFn /*features*/) {
   const std::string_view mode = space.RawSize() <= kShuffleLimit ? kShuffleMode : kDrawMode;
   uint64_t observed = 0;
   if (state != nullptr) {

@@ -72,19 +72,16 @@ absl::StatusOr<std::string> StateString(const nlohmann::json& state, std::string
 
 namespace {
 
-using Factory = absl::StatusOr<std::unique_ptr<SearchStrategy>> (*)(
-    const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
-    const nlohmann::json* state);
-
 struct StrategyEntry {
   std::string_view name;
-  Factory make;
+  search_internal::StrategyFactory make;
 };
 
 // Every strategy MakeStrategy knows, in the order StrategyNames lists them.
 constexpr StrategyEntry kStrategies[] = {
-    {"grid", &search_internal::MakeGridStrategy},
-    {"random", &search_internal::MakeRandomStrategy},
+    {"grid", &search_internal::MakeGridStrategy}, {"random", &search_internal::MakeRandomStrategy},
+    {"ga", &search_internal::MakeGaStrategy},     {"xgb", &search_internal::MakeXgbStrategy},
+    {"auto", &search_internal::MakeAutoStrategy},
 };
 
 }  // namespace
@@ -97,21 +94,19 @@ std::vector<std::string> StrategyNames() {
   return names;
 }
 
-absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(std::string_view name,
-                                                             const ConfigSpace& space,
-                                                             uint64_t seed,
-                                                             const std::vector<Config>& measured,
-                                                             std::string_view saved_state) {
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
+    std::string_view name, const ConfigSpace& space, uint64_t seed,
+    const std::vector<Config>& measured, std::string_view saved_state, FeatureFn features) {
   for (const StrategyEntry& entry : kStrategies) {
     if (entry.name != name) {
       continue;
     }
     if (saved_state.empty()) {
-      return entry.make(space, seed, measured, nullptr);
+      return entry.make(space, seed, measured, nullptr, std::move(features));
     }
     ASSIGN_OR_RETURN(nlohmann::json state,
                      search_internal::ParseState(saved_state, entry.name, space));
-    return entry.make(space, seed, measured, &state);
+    return entry.make(space, seed, measured, &state, std::move(features));
   }
   return absl::InvalidArgumentError(
       StrCat("search strategy '", name, "' is unknown; accepted: ", Join(StrategyNames(), ", ")));

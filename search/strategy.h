@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "search/config_space.h"
+#include "search/features.h"
 
 namespace tune {
 
@@ -27,7 +28,7 @@ class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
 
-  /// The name MakeStrategy accepts for this strategy ("grid", "random").
+  /// The name MakeStrategy accepts for this strategy ("grid", "random", ...).
   virtual std::string_view name() const = 0;
 
   /// Up to `n` configs, each valid, never proposed before by this strategy and never in the
@@ -48,19 +49,24 @@ class SearchStrategy {
   virtual bool Exhausted() const = 0;
 };
 
-/// name: "grid" or "random" (anything else: InvalidArgument listing the accepted names).
+/// name: "grid", "random", "ga", "xgb" or "auto" (anything else: InvalidArgument listing the
+/// accepted names). "ga" breeds the fastest configs observed; "xgb" ranks candidates with a
+/// cost model refitted on every observation; "auto" is xgb that stays random until the model
+/// has enough data.
 /// `measured`: configs already measured for this workload and target (from the tuning log);
 /// they are never proposed. Configs that are not points of `space` are ignored.
 /// `saved_state`: SaveState() of an earlier instance, or empty. A saved state carries its own
 /// seed, which then replaces `seed`, so the resumed search continues the same sequence; a state
 /// that is not valid JSON of this strategy, or was saved for another space (another
 /// ConfigSpace::Fingerprint()), is InvalidArgument naming `saved_state`.
-/// The strategy keeps its own copy of `space`.
+/// `features`: what the cost model of "xgb"/"auto" learns from (empty: the knob values); the
+/// other strategies ignore it. The strategy keeps its own copy of `space`.
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(std::string_view name,
                                                              const ConfigSpace& space,
                                                              uint64_t seed,
                                                              const std::vector<Config>& measured,
-                                                             std::string_view saved_state = "");
+                                                             std::string_view saved_state = "",
+                                                             FeatureFn features = {});
 
 /// The names MakeStrategy accepts, in a fixed order.
 std::vector<std::string> StrategyNames();

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "search/config_space.h"
+#include "search/features.h"
 #include "search/strategy.h"
 
 namespace tune::search_internal {
@@ -39,12 +40,30 @@ absl::StatusOr<std::string> StateString(const nlohmann::json& state, std::string
 absl::Status StateError(std::string_view problem);
 
 /// Factories behind MakeStrategy. `state` is null for a fresh search, else a state that
-/// ParseState accepted for this strategy and space.
+/// ParseState accepted for this strategy and space. `features` describes a config to a cost
+/// model (empty: its knob values); strategies without a model ignore it.
+using StrategyFactory = absl::StatusOr<std::unique_ptr<SearchStrategy>> (*)(
+    const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
+    const nlohmann::json* state, FeatureFn features);
+
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeGridStrategy(
     const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
-    const nlohmann::json* state);
+    const nlohmann::json* state, FeatureFn features);
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeRandomStrategy(
     const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
-    const nlohmann::json* state);
+    const nlohmann::json* state, FeatureFn features);
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeGaStrategy(const ConfigSpace& space,
+                                                               uint64_t seed,
+                                                               const std::vector<Config>& measured,
+                                                               const nlohmann::json* state,
+                                                               FeatureFn features);
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeXgbStrategy(const ConfigSpace& space,
+                                                                uint64_t seed,
+                                                                const std::vector<Config>& measured,
+                                                                const nlohmann::json* state,
+                                                                FeatureFn features);
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeAutoStrategy(
+    const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
+    const nlohmann::json* state, FeatureFn features);
 
 }  // namespace tune::search_internal

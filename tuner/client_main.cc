@@ -1,7 +1,7 @@
 // tune-client: the command line of tune-daemon.
 //
 //   tune-client [--daemon HOST:PORT] [--json] [--rpc-timeout-ms MS] COMMAND ...
-//     submit --workload W --target T --trials N [--strategy random|grid] [--priority P]
+//     submit --workload W --target T --trials N [--strategy S] [--priority P]
 //            [--seed S] [--template NAME]... [--wait]     prints the job id
 //     status JOB | watch JOB | cancel JOB | jobs | workers [--all]
 //     best --workload W (--target T | --device-key K) [--top K]

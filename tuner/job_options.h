@@ -21,7 +21,7 @@ inline constexpr int kMaxPriority = 1000;
 /// Largest trial budget of one job.
 inline constexpr int kMaxTrials = 1000000;
 /// Strategy of a job that names none.
-inline constexpr std::string_view kDefaultStrategy = "random";
+inline constexpr std::string_view kDefaultStrategy = "auto";
 
 /// A submitted job, checked and canonical.
 struct ValidatedJob {

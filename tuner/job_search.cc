@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/templates/template_features.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -44,7 +45,8 @@ void EraseConfig(std::deque<Config>& configs, const Config& config) {
 absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     const Workload& workload, const Target& target,
     const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
-    const std::vector<ConfigKey>& measured, std::string_view saved_state) {
+    const std::vector<ConfigKey>& measured, std::string_view saved_state,
+    const std::vector<PastTrial>& history) {
   if (templates.empty()) {
     return absl::InvalidArgumentError("spec.templates: the job has no template to search");
   }
@@ -93,18 +95,30 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     if (strategies != nullptr && strategies->contains(name) && (*strategies)[name].is_object()) {
       state = (*strategies)[name].dump();
     }
-    absl::StatusOr<std::unique_ptr<SearchStrategy>> made =
-        MakeStrategy(strategy, space, seed + i, seen, state);
+    absl::StatusOr<std::unique_ptr<SearchStrategy>> made = MakeStrategy(
+        strategy, space, seed + i, seen, state, TemplateFeatureFn(*tpl, workload, target));
     if (!made.ok() && !state.empty()) {
       Logger("daemon")->warn(
           "saved search state of template {} no longer applies ({}); starting it afresh", name,
           made.status().message());
-      made = MakeStrategy(strategy, space, seed + i, seen, "");
+      made = MakeStrategy(strategy, space, seed + i, seen, "",
+                          TemplateFeatureFn(*tpl, workload, target));
     }
     if (!made.ok()) {
       return absl::InvalidArgumentError(
           StrCat("spec.strategy: ", std::string(made.status().message())));
     }
+    std::vector<TrialOutcome> known;
+    for (const PastTrial& trial : history) {
+      if (trial.key.template_name != tpl->name || trial.key.template_version != tpl->version) {
+        continue;
+      }
+      absl::StatusOr<Config> config = ParseConfig(trial.key.config);
+      if (config.ok()) {
+        known.push_back(TrialOutcome{*std::move(config), trial.ok, trial.secs});
+      }
+    }
+    (*made)->Observe(known);
     Config default_config = tpl->default_config(workload, target);
     const bool default_done = defaults_proposed.contains(name) ||
                               std::find(seen.begin(), seen.end(), default_config) != seen.end();

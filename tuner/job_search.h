@@ -38,6 +38,13 @@ struct Candidate {
   Config config;
 };
 
+/// A trial the tuning log already holds for the job's workload and target.
+struct PastTrial {
+  ConfigKey key;
+  bool ok = false;
+  double secs = 0;  // median seconds, when ok
+};
+
 /// Which templates may propose now (e.g. those whose library some worker offers); empty: all.
 using TemplateFilter = std::function<bool(const KernelTemplate*)>;
 
@@ -48,11 +55,15 @@ class JobSearch {
   /// any outcome) with the same template name and version. `saved_state` is an earlier
   /// SaveState() or empty; a state of another layout, or a template's state that no longer fits
   /// its space (the template changed), is dropped with a warning and that part starts afresh.
+  /// `history` (the log's trials of the workload and target, in the order they were recorded)
+  /// is observed by each template's strategy before its first proposal, so that a model-based
+  /// strategy starts from what the log knows and a resumed one refits on the same data.
   /// An unknown strategy is InvalidArgument; `templates` must not be empty (InvalidArgument).
   static absl::StatusOr<std::unique_ptr<JobSearch>> Create(
       const Workload& workload, const Target& target,
       const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
-      const std::vector<ConfigKey>& measured, std::string_view saved_state);
+      const std::vector<ConfigKey>& measured, std::string_view saved_state,
+      const std::vector<PastTrial>& history = {});
 
   /// Up to `n` new candidates: the outstanding ones of a saved state first, then each
   /// template's default, then its seeds, then one from each template's strategy in turn; fewer when

@@ -93,6 +93,24 @@ bool IsFinal(v1::JobState state) {
          state == v1::JOB_STATE_CANCELLED;
 }
 
+// The log's trials of the job's workload on its exact target and cache state, oldest first:
+// what its search learns from before proposing. Trials given up on lost workers are no verdict.
+absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row) {
+  ASSIGN_OR_RETURN(std::vector<Record> records,
+                   log.ListRecords(RecordFilter{.workload = row.spec.workload,
+                                                .device_key = row.spec.device_key}));
+  std::vector<PastTrial> trials;
+  for (const Record& r : records) {
+    if (r.target != row.spec.target || ColdCache(r) != row.spec.timing.flush_cache ||
+        r.measurement.error == ErrorKind::kWorkerLost) {
+      continue;
+    }
+    trials.push_back(PastTrial{ConfigKey{r.template_name, r.template_version, r.config},
+                               r.measurement.ok(), r.measurement.MedianSecs()});
+  }
+  return trials;
+}
+
 }  // namespace
 
 absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
@@ -103,9 +121,10 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
       ResolveTemplates(workload, target, row.spec.templates, options_.allow_fault_templates));
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log_->MeasuredConfigs(row.spec.workload, row.spec.target));
+  ASSIGN_OR_RETURN(std::vector<PastTrial> history, PastTrials(*log_, row));
   ASSIGN_OR_RETURN(std::unique_ptr<JobSearch> search,
                    JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed,
-                                     measured, row.search_state));
+                                     measured, row.search_state, history));
   auto job = std::make_shared<JobRuntime>();
   {
     std::lock_guard search_lock(job->search_mu);

@@ -17,6 +17,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/library_call.cc
   ${CMAKE_CURRENT_LIST_DIR}/template.cc
+  ${CMAKE_CURRENT_LIST_DIR}/template_features.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/ukernel_templates.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc

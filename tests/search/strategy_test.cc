@@ -127,7 +127,13 @@ TEST_P(EveryStrategyTest, NeverProposesObservedConfigs) {
 
 TEST_P(EveryStrategyTest, ResumedSearchContinuesTheSameSequenceWithoutRepeats) {
   ConfigSpace space = SmallSpace();
-  std::vector<Config> uninterrupted = Drain(*Make(GetParam(), space, 11), 3);
+  // The same batch sizes as below: strategies that draw each batch from its own random stream
+  // repeat a sequence only batch for batch.
+  auto whole = Make(GetParam(), space, 11);
+  std::vector<Config> uninterrupted = whole->Propose(7);
+  for (const Config& c : Drain(*whole, 3)) {
+    uninterrupted.push_back(c);
+  }
 
   auto first = Make(GetParam(), space, 11);
   std::vector<Config> before = first->Propose(7);
@@ -186,7 +192,8 @@ TEST_P(EveryStrategyTest, RejectsSavedStatesThatDoNotBelongToIt) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(GridAndRandom, EveryStrategyTest, testing::Values("grid", "random"),
+INSTANTIATE_TEST_SUITE_P(All, EveryStrategyTest,
+                         testing::Values("grid", "random", "ga", "xgb", "auto"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
@@ -196,8 +203,8 @@ TEST(StrategyTest, UnknownNameIsRejectedListingTheAcceptedNames) {
   ASSERT_FALSE(strategy.ok());
   EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(std::string(strategy.status().message()),
-            "search strategy 'annealing' is unknown; accepted: grid, random");
-  EXPECT_EQ(StrategyNames(), (std::vector<std::string>{"grid", "random"}));
+            "search strategy 'annealing' is unknown; accepted: grid, random, ga, xgb, auto");
+  EXPECT_EQ(StrategyNames(), (std::vector<std::string>{"grid", "random", "ga", "xgb", "auto"}));
 }
 
 TEST(GridStrategyTest, VisitsValidConfigsInIndexOrder) {

@@ -32,7 +32,7 @@ TEST(ValidateJobSpecTest, CanonicalizesAndResolvesNativeToTheDaemonHost) {
   EXPECT_EQ(job->spec.workload, "gemm:M=64,N=64,K=64");
   EXPECT_EQ(job->spec.target, "llvm -mcpu=" + GetHostCpu().name + " -threads=1");
   EXPECT_EQ(job->spec.device_key, "cpu/x86_64/" + GetHostCpu().name);
-  EXPECT_EQ(job->spec.strategy, "random");
+  EXPECT_EQ(job->spec.strategy, "auto");
   EXPECT_EQ(job->spec.seed, 1u);
   ASSERT_FALSE(job->templates.empty());
   EXPECT_EQ(job->templates.front()->op, OpKind::kGemm);
@@ -63,7 +63,7 @@ TEST(ValidateJobSpecTest, RejectsBadBudgetStrategyPriorityAndTiming) {
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.trials"));
   spec = Valid();
   spec.set_strategy("annealing");
-  EXPECT_THAT(ErrorOf(spec), HasSubstr("accepted: grid, random"));
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("accepted: grid, random, ga, xgb, auto"));
   spec = Valid();
   spec.set_priority(kMaxPriority + 1);
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.priority"));

@@ -174,15 +174,18 @@ TEST(JobSearchTest, GridOverASmallSpaceEndsExhausted) {
 // trials, as the build pipeline does. After each recorded trial the state is saved, as a commit
 // saves it; at each of `kills` (numbers of recorded trials) the daemon dies: the proposals not
 // recorded are lost, and a new search starts from the last saved state and the log's records.
-// Returns the configs recorded, in order.
+// Trial times differ by config (a fixed function of it), so that model-based strategies fit on
+// them. Returns the configs recorded, in order.
 std::vector<std::string> RunJob(std::string_view strategy, int trials, int window,
                                 const std::set<int>& kills) {
   GemmCase s;
   std::vector<ConfigKey> log;
+  std::vector<PastTrial> history;
   std::vector<std::string> recorded;
   std::string saved;
   auto fresh = [&] {
-    auto search = JobSearch::Create(s.workload, s.target, s.templates, strategy, 11, log, saved);
+    auto search =
+        JobSearch::Create(s.workload, s.target, s.templates, strategy, 11, log, saved, history);
     EXPECT_TRUE(search.ok()) << search.status();
     return std::move(*search);
   };
@@ -211,34 +214,42 @@ std::vector<std::string> RunJob(std::string_view strategy, int trials, int windo
     // Trials finish out of order: the newest of the window first.
     Candidate done = ahead.back();
     ahead.pop_back();
-    search->Observe(done.tpl, TrialOutcome{done.config, true, 1e-3});
+    const double secs = 1e-3 * (1 + static_cast<double>(std::hash<std::string>()(Key(done)) % 97));
+    search->Observe(done.tpl, TrialOutcome{done.config, true, secs});
     saved = search->SaveState();
     recorded.push_back(Key(done));
     log.push_back({std::string(done.tpl->name), done.tpl->version, ConfigToString(done.config)});
+    history.push_back(PastTrial{log.back(), true, secs});
   }
   return recorded;
 }
 
 std::set<std::string> AsSet(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
-TEST(JobSearchTest, AJobKilledAtAnyPointMeasuresExactlyTheConfigsOfAnUninterruptedRun) {
+class EveryStrategyJobTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(EveryStrategyJobTest, AJobKilledAtAnyPointMeasuresExactlyTheConfigsOfAnUninterruptedRun) {
   constexpr int kTrials = 12;
-  for (std::string_view strategy : {"grid", "random"}) {
-    for (int window : {1, 3, 5}) {
-      const std::vector<std::string> whole = RunJob(strategy, kTrials, window, {});
-      ASSERT_EQ(whole.size(), static_cast<size_t>(kTrials));
-      for (int kill = 0; kill < kTrials; ++kill) {
-        std::vector<std::string> resumed = RunJob(strategy, kTrials, window, {kill});
-        EXPECT_EQ(AsSet(resumed), AsSet(whole))
-            << strategy << ", window " << window << ", killed after " << kill << " trials";
-        EXPECT_EQ(resumed.size(), whole.size()) << "a config was measured twice";
-      }
-      // Killed again and again.
-      std::vector<std::string> battered = RunJob(strategy, kTrials, window, {1, 2, 5, 6, 9});
-      EXPECT_EQ(AsSet(battered), AsSet(whole)) << strategy << ", window " << window;
+  const std::string& strategy = GetParam();
+  for (int window : {1, 3, 5}) {
+    const std::vector<std::string> whole = RunJob(strategy, kTrials, window, {});
+    ASSERT_EQ(whole.size(), static_cast<size_t>(kTrials));
+    for (int kill = 0; kill < kTrials; ++kill) {
+      std::vector<std::string> resumed = RunJob(strategy, kTrials, window, {kill});
+      EXPECT_EQ(AsSet(resumed), AsSet(whole))
+          << strategy << ", window " << window << ", killed after " << kill << " trials";
+      EXPECT_EQ(resumed.size(), whole.size()) << "a config was measured twice";
     }
+    // Killed again and again.
+    std::vector<std::string> battered = RunJob(strategy, kTrials, window, {1, 2, 5, 6, 9});
+    EXPECT_EQ(AsSet(battered), AsSet(whole)) << strategy << ", window " << window;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(All, EveryStrategyJobTest, testing::ValuesIn(StrategyNames()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 TEST(JobSearchTest, OutstandingProposalsOfASavedStateComeFirstUnlessRecordedMeanwhile) {
   GemmCase s;

@@ -1,0 +1,395 @@
+#include "codegen/ir/loop_features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+
+namespace tune::ir {
+namespace {
+
+constexpr size_t kNestLevels = 6;
+
+constexpr std::array<std::string_view, kLoopFeatureCount> kNames = {
+    "serial_loops",
+    "parallel_loops",
+    "vectorized_loops",
+    "unrolled_loops",
+    "max_depth",
+    "parallel_extent",
+    "vector_lanes",
+    "unroll_product",
+    "nest_extent_0",
+    "nest_extent_1",
+    "nest_extent_2",
+    "nest_extent_3",
+    "nest_extent_4",
+    "nest_extent_5",
+    "fma_lanes",
+    "float_op_lanes",
+    "load_elements",
+    "store_elements",
+    "global_load_elements",
+    "local_load_elements",
+    "load_invariant_share",
+    "load_contiguous_share",
+    "load_strided_share",
+    "store_contiguous_share",
+    "footprint_bytes_inner0",
+    "footprint_bytes_inner1",
+    "footprint_bytes_inner2",
+    "footprint_bytes_inner3",
+    "footprint_bytes_inner4",
+    "footprint_bytes_inner5",
+    "arithmetic_intensity",
+    "stack_bytes",
+};
+
+float Log(double x) { return static_cast<float>(std::log2(1.0 + std::max(0.0, x))); }
+
+struct Loop {
+  const Variable* var;
+  int64_t extent;
+  LoopKind kind;
+};
+
+class Extractor {
+ public:
+  explicit Extractor(const LoweredFunc& func) : func_(func) {
+    for (size_t i = 0; i < func.params.size() && i < func.param_elements.size(); ++i) {
+      param_elements_[func.params[i].get()] = func.param_elements[i];
+    }
+  }
+
+  std::vector<float> Run() {
+    Walk(func_.body);
+    std::vector<float> f(kLoopFeatureCount, 0.0f);
+    f[0] = static_cast<float>(loops_by_kind_[0]);
+    f[1] = static_cast<float>(loops_by_kind_[1]);
+    f[2] = static_cast<float>(loops_by_kind_[2]);
+    f[3] = static_cast<float>(loops_by_kind_[3]);
+    f[4] = static_cast<float>(max_depth_);
+    f[5] = Log(parallel_extent_);
+    f[6] = static_cast<float>(vector_lanes_);
+    f[7] = Log(unroll_product_);
+    for (size_t i = 0; i < kNestLevels && i < heaviest_nest_.size(); ++i) {
+      f[8 + i] = Log(static_cast<double>(heaviest_nest_[i]));
+    }
+    f[14] = Log(fma_);
+    f[15] = Log(float_ops_);
+    f[16] = Log(loads_);
+    f[17] = Log(stores_);
+    f[18] = Log(global_loads_);
+    f[19] = Log(loads_ - global_loads_);
+    const double loads = std::max(loads_, 1.0);
+    f[20] = static_cast<float>(load_class_[0] / loads);
+    f[21] = static_cast<float>(load_class_[1] / loads);
+    f[22] = static_cast<float>(load_class_[2] / loads);
+    f[23] = static_cast<float>(store_contiguous_ / std::max(stores_, 1.0));
+    for (size_t d = 0; d < kNestLevels; ++d) {
+      f[24 + d] = Log(4.0 * footprint_[d]);
+    }
+    f[30] = static_cast<float>((2.0 * fma_ + float_ops_) / std::max(4.0 * global_footprint_, 1.0));
+    f[31] = Log(stack_bytes_);
+    return f;
+  }
+
+ private:
+  // The value of an integer expression under the current bindings (unbound variables are 0:
+  // the first iteration of their loop); nullopt for what it cannot evaluate.
+  std::optional<int64_t> Eval(const Expr& e) const {
+    if (!e.defined()) {
+      return std::nullopt;
+    }
+    if (const IntImm* imm = e.As<IntImm>()) {
+      return imm->value;
+    }
+    if (const Variable* var = e.As<Variable>()) {
+      auto it = env_.find(var);
+      return it == env_.end() ? 0 : it->second;
+    }
+    if (const Cast* cast = e.As<Cast>()) {
+      return Eval(cast->value);
+    }
+    if (const Ramp* ramp = e.As<Ramp>()) {
+      return Eval(ramp->base);
+    }
+    if (const Broadcast* broadcast = e.As<Broadcast>()) {
+      return Eval(broadcast->value);
+    }
+    if (const Select* select = e.As<Select>()) {
+      return Eval(select->true_value);
+    }
+    auto binary = [&](const BinaryExprNode* op, auto fn) -> std::optional<int64_t> {
+      std::optional<int64_t> a = Eval(op->a), b = Eval(op->b);
+      if (!a || !b) {
+        return std::nullopt;
+      }
+      return fn(*a, *b);
+    };
+    switch (e.kind()) {
+      case NodeKind::kAdd:
+        return binary(e.As<Add>(), [](int64_t a, int64_t b) { return a + b; });
+      case NodeKind::kSub:
+        return binary(e.As<Sub>(), [](int64_t a, int64_t b) { return a - b; });
+      case NodeKind::kMul:
+        return binary(e.As<Mul>(), [](int64_t a, int64_t b) { return a * b; });
+      case NodeKind::kDiv:
+        return binary(e.As<Div>(), [](int64_t a, int64_t b) {
+          return b == 0 ? 0 : (a >= 0 ? a / b : -((-a + b - 1) / b));
+        });
+      case NodeKind::kMod:
+        return binary(e.As<Mod>(),
+                      [](int64_t a, int64_t b) { return b == 0 ? 0 : ((a % b) + b) % b; });
+      case NodeKind::kMin:
+        return binary(e.As<Min>(), [](int64_t a, int64_t b) { return std::min(a, b); });
+      case NodeKind::kMax:
+        return binary(e.As<Max>(), [](int64_t a, int64_t b) { return std::max(a, b); });
+      default:
+        return std::nullopt;
+    }
+  }
+
+  double Trips() const {
+    double trips = 1;
+    for (const Loop& loop : loops_) {
+      trips *= static_cast<double>(loop.extent);
+    }
+    return trips;
+  }
+
+  // How `index` moves when loop `level` advances by one (others held): 0, or its step.
+  int64_t Step(const Expr& index, size_t level) {
+    const Variable* var = loops_[level].var;
+    auto saved = env_.find(var);
+    const std::optional<int64_t> old =
+        saved == env_.end() ? std::nullopt : std::optional<int64_t>(saved->second);
+    env_[var] = 0;
+    std::optional<int64_t> at0 = Eval(index);
+    env_[var] = 1;
+    std::optional<int64_t> at1 = Eval(index);
+    if (old) {
+      env_[var] = *old;
+    } else {
+      env_.erase(var);
+    }
+    return at0 && at1 ? *at1 - *at0 : 1;  // unknown: assume it moves
+  }
+
+  void Access(const Buffer& buffer, const Expr& index, int lanes, bool store) {
+    const double elements = static_cast<double>(lanes) * Trips();
+    int stride_class = 1;
+    const Ramp* ramp = index.As<Ramp>();
+    if (ramp != nullptr && Eval(ramp->stride) == 1) {
+      stride_class = 1;
+    } else if (!loops_.empty()) {
+      const int64_t step = Step(index, loops_.size() - 1);
+      stride_class = step == 0 ? 0 : (step == 1 || step == -1 ? 1 : 2);
+    }
+    if (store) {
+      stores_ += elements;
+      store_contiguous_ += stride_class == 1 ? elements : 0;
+    } else {
+      loads_ += elements;
+      load_class_[stride_class] += elements;
+      if (buffer.scope() == MemoryScope::kGlobal) {
+        global_loads_ += elements;
+      }
+    }
+    // Elements touched from each loop level inward (level d counts the d+1 innermost loops).
+    double touched = lanes;
+    for (size_t d = 0; d < loops_.size(); ++d) {
+      const size_t level = loops_.size() - 1 - d;
+      if (Step(index, level) != 0) {
+        touched *= static_cast<double>(loops_[level].extent);
+      }
+      if (d < kNestLevels) {
+        footprint_[d] += touched;
+      }
+    }
+    for (size_t d = loops_.size(); d < kNestLevels; ++d) {
+      footprint_[d] += touched;
+    }
+    if (buffer.scope() == MemoryScope::kGlobal) {
+      auto known = param_elements_.find(buffer.get());
+      global_footprint_ +=
+          known == param_elements_.end() ? touched : std::min(touched, double(known->second));
+    }
+  }
+
+  void Walk(const Expr& e) {
+    if (!e.defined()) {
+      return;
+    }
+    const int lanes = e.type().lanes();
+    const bool is_float = e.type().is_float();
+    switch (e.kind()) {
+      case NodeKind::kFma: {
+        const Fma* op = e.As<Fma>();
+        fma_ += lanes * Trips();
+        fma_here_ += lanes * Trips();
+        Walk(op->a);
+        Walk(op->b);
+        Walk(op->c);
+        return;
+      }
+      case NodeKind::kLoad: {
+        const Load* op = e.As<Load>();
+        Access(op->buffer, op->index, lanes, /*store=*/false);
+        Walk(op->index);
+        return;
+      }
+      case NodeKind::kAdd:
+      case NodeKind::kSub:
+      case NodeKind::kMul:
+      case NodeKind::kDiv:
+      case NodeKind::kMin:
+      case NodeKind::kMax: {
+        const auto* op = static_cast<const BinaryExprNode*>(e.get());
+        if (is_float) {
+          float_ops_ += lanes * Trips();
+        }
+        Walk(op->a);
+        Walk(op->b);
+        return;
+      }
+      case NodeKind::kSelect: {
+        const Select* op = e.As<Select>();
+        Walk(op->condition);
+        Walk(op->true_value);
+        Walk(op->false_value);
+        return;
+      }
+      case NodeKind::kCast:
+        Walk(e.As<Cast>()->value);
+        return;
+      case NodeKind::kBroadcast:
+        vector_lanes_ = std::max<int64_t>(vector_lanes_, e.As<Broadcast>()->lanes);
+        Walk(e.As<Broadcast>()->value);
+        return;
+      case NodeKind::kRamp:
+        vector_lanes_ = std::max<int64_t>(vector_lanes_, e.As<Ramp>()->lanes);
+        return;
+      case NodeKind::kCallExtern:
+        for (const Expr& arg : e.As<CallExtern>()->args) {
+          Walk(arg);
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  void Walk(const Stmt& s) {
+    if (!s.defined()) {
+      return;
+    }
+    switch (s.kind()) {
+      case NodeKind::kFor: {
+        const For* op = s.As<For>();
+        const int64_t extent = std::max<int64_t>(1, Eval(op->extent).value_or(1));
+        switch (op->loop_kind) {
+          case LoopKind::kParallel:
+          case LoopKind::kGpuBlock:
+          case LoopKind::kGpuThread:
+            ++loops_by_kind_[1];
+            break;
+          case LoopKind::kVectorized:
+            ++loops_by_kind_[2];
+            vector_lanes_ = std::max(vector_lanes_, extent);
+            break;
+          case LoopKind::kUnrolled:
+            ++loops_by_kind_[3];
+            break;
+          default:
+            ++loops_by_kind_[0];
+        }
+        loops_.push_back(Loop{op->var.get(), extent, op->loop_kind});
+        max_depth_ = std::max(max_depth_, loops_.size());
+        double parallel = 1, unrolled = 1;
+        for (const Loop& loop : loops_) {
+          parallel *= loop.kind == LoopKind::kParallel || IsGpuLoop(loop.kind) ? loop.extent : 1;
+          unrolled *= loop.kind == LoopKind::kUnrolled ? loop.extent : 1;
+        }
+        parallel_extent_ = std::max(parallel_extent_, parallel);
+        unroll_product_ = std::max(unroll_product_, unrolled);
+        Walk(op->body);
+        loops_.pop_back();
+        return;
+      }
+      case NodeKind::kBlock:
+        for (const Stmt& stmt : s.As<Block>()->stmts) {
+          Walk(stmt);
+        }
+        return;
+      case NodeKind::kIfThenElse: {
+        const IfThenElse* op = s.As<IfThenElse>();
+        Walk(op->condition);
+        Walk(op->then_case);
+        Walk(op->else_case);
+        return;
+      }
+      case NodeKind::kLetStmt: {
+        const LetStmt* op = s.As<LetStmt>();
+        Walk(op->value);
+        if (std::optional<int64_t> value = Eval(op->value)) {
+          env_[op->var.get()] = *value;
+        }
+        Walk(op->body);
+        env_.erase(op->var.get());
+        return;
+      }
+      case NodeKind::kAllocate: {
+        const Allocate* op = s.As<Allocate>();
+        stack_bytes_ += 4.0 * static_cast<double>(op->size);
+        Walk(op->body);
+        return;
+      }
+      case NodeKind::kStore: {
+        const Store* op = s.As<Store>();
+        fma_here_ = 0;
+        Walk(op->value);
+        Walk(op->index);
+        Access(op->buffer, op->index, op->value.type().lanes(), /*store=*/true);
+        if (fma_here_ > heaviest_fma_) {
+          heaviest_fma_ = fma_here_;
+          heaviest_nest_.clear();
+          for (const Loop& loop : loops_) {
+            heaviest_nest_.push_back(loop.extent);
+          }
+        }
+        return;
+      }
+      case NodeKind::kEvaluate:
+        Walk(s.As<Evaluate>()->value);
+        return;
+      default:
+        return;
+    }
+  }
+
+  const LoweredFunc& func_;
+  std::unordered_map<const BufferNode*, int64_t> param_elements_;
+  std::unordered_map<const Variable*, int64_t> env_;
+  std::vector<Loop> loops_;
+  std::array<int, 4> loops_by_kind_ = {0, 0, 0, 0};
+  size_t max_depth_ = 0;
+  double parallel_extent_ = 1, unroll_product_ = 1;
+  int64_t vector_lanes_ = 1;
+  double fma_ = 0, float_ops_ = 0, loads_ = 0, stores_ = 0, global_loads_ = 0;
+  std::array<double, 3> load_class_ = {0, 0, 0};
+  double store_contiguous_ = 0;
+  std::array<double, kNestLevels> footprint_ = {};
+  double global_footprint_ = 0, stack_bytes_ = 0;
+  double fma_here_ = 0, heaviest_fma_ = 0;
+  std::vector<int64_t> heaviest_nest_;
+};
+
+}  // namespace
+
+const std::array<std::string_view, kLoopFeatureCount>& LoopFeatureNames() { return kNames; }
+
+std::vector<float> LoopFeatures(const LoweredFunc& func) { return Extractor(func).Run(); }
+
+}  // namespace tune::ir

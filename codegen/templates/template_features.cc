@@ -1,0 +1,54 @@
+#include "codegen/templates/template_features.h"
+
+#include <cmath>
+
+#include "codegen/ir/loop_features.h"
+
+namespace tune {
+namespace {
+
+constexpr size_t kWorkloadFeatureCount = 12;
+
+float Log(int64_t x) { return static_cast<float>(std::log2(1.0 + static_cast<double>(x))); }
+
+}  // namespace
+
+std::vector<float> WorkloadFeatures(const Workload& workload) {
+  std::vector<float> row;
+  if (workload.op() == OpKind::kGemm) {
+    const GemmShape& g = workload.gemm();
+    row = {Log(g.m), Log(g.n), Log(g.k)};
+  } else {
+    const Conv2dShape& s = workload.conv2d();
+    row = {Log(s.n), Log(s.c),      Log(s.h),   Log(s.w),        Log(s.k),    Log(s.r),
+           Log(s.s), Log(s.stride), Log(s.pad), Log(s.dilation), Log(s.block)};
+  }
+  row.resize(kWorkloadFeatureCount, 0.0f);
+  return row;
+}
+
+std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& workload,
+                                    const Target& target, const ConfigSpace& space,
+                                    const Config& config) {
+  std::vector<float> row = WorkloadFeatures(workload);
+  std::vector<float> loops(ir::kLoopFeatureCount, 0.0f);
+  if (tpl.build) {
+    absl::StatusOr<ir::LoweredFunc> func = tpl.build(workload, target, config, "features");
+    if (func.ok()) {
+      loops = ir::LoopFeatures(*func);
+    }
+  }
+  row.insert(row.end(), loops.begin(), loops.end());
+  std::vector<float> knobs = KnobFeatures(space, config);
+  row.insert(row.end(), knobs.begin(), knobs.end());
+  return row;
+}
+
+FeatureFn TemplateFeatureFn(const KernelTemplate& tpl, const Workload& workload,
+                            const Target& target) {
+  return [&tpl, workload, target, space = tpl.space(workload, target)](const Config& config) {
+    return TemplateFeatures(tpl, workload, target, space, config);
+  };
+}
+
+}  // namespace tune

@@ -1,0 +1,32 @@
+// What a cost model learns about a config of a template: the features of the loop nest the
+// template builds for it (codegen/ir/loop_features.h), its knob values, and the workload's
+// sizes, so that one model can rank configs of several shapes of one operator (transfer).
+#pragma once
+
+#include <vector>
+
+#include "codegen/templates/template.h"
+#include "common/target.h"
+#include "common/workload.h"
+#include "search/features.h"
+
+namespace tune {
+
+/// Workload sizes as log2(1 + x): GEMM M, N, K; conv2d N, C, H, W, K, R, S, stride, pad,
+/// dilation; padded with zeros to a fixed width of 12.
+std::vector<float> WorkloadFeatures(const Workload& workload);
+
+/// Features of `config`: WorkloadFeatures, then the loop features of the kernel
+/// `tpl` builds for it (zeros when the template builds no IR or the build fails), then
+/// KnobFeatures. The same width for every config of `tpl`'s space for this workload and target.
+std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& workload,
+                                    const Target& target, const ConfigSpace& space,
+                                    const Config& config);
+
+/// TemplateFeatures as a FeatureFn over `tpl`'s space for `workload` and `target` (the
+/// template, workload and target are copied or, for the template, referenced: templates live
+/// for the program).
+FeatureFn TemplateFeatureFn(const KernelTemplate& tpl, const Workload& workload,
+                            const Target& target);
+
+}  // namespace tune

@@ -1,0 +1,436 @@
+// Model-based search ("xgb" and "auto"). A plan is made by fitting a CostModel on the
+// observations so far and running simulated annealing under it (walkers change one knob per
+// step); it keeps the kPlanSize best-ranked configs visited. A batch takes the plan's best
+// untaken candidates, with a bonus for (knob, value) pairs the batch does not cover yet, plus
+// an epsilon share of uniform random picks so that a wrong model cannot starve whole regions.
+// A new plan is made once kRefitEvery new observations have arrived (or the plan is used up),
+// so the model is refitted after every batch of trials, not after every trial. Until the model
+// has enough data the batches are uniformly random: "xgb" needs kXgbWarmup observations,
+// "auto" kAutoWarmup.
+//
+// The saved state is the seed, the number of batches (each batch draws from its own random
+// stream), every config taken, and which batch made the current plan on how many observations.
+// The model is not saved: the daemon feeds the tuning log's records back through Observe when a
+// job resumes, and the plan is rebuilt from the same observations and the same random stream,
+// so a resumed search proposes what the uninterrupted one would have.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "search/cost_model.h"
+#include "search/features.h"
+#include "search/proposal_pool.h"
+#include "search/strategy_state.h"
+
+namespace tune::search_internal {
+namespace {
+
+constexpr std::string_view kXgb = "xgb";
+constexpr std::string_view kAuto = "auto";
+constexpr size_t kXgbWarmup = 8;
+constexpr size_t kAutoWarmup = 32;
+constexpr double kEpsilon = 0.1;          // share of a batch drawn uniformly
+constexpr int kChains = 64;               // annealing walkers
+constexpr int kSteps = 32;                // annealing steps per plan
+constexpr size_t kPlanSize = 128;         // candidates a plan keeps
+constexpr size_t kRefitEvery = 8;         // new observations that make a new plan
+constexpr int kStartFromBest = 16;        // walkers that start at the best measured configs
+constexpr double kDiversityWeight = 0.5;  // weight of new (knob, value) pairs in a batch
+
+struct Observation {
+  uint64_t index = 0;  // raw index of the config
+  bool ok = false;
+  double secs = 0;
+};
+
+class ModelStrategy final : public SearchStrategy {
+ public:
+  ModelStrategy(std::string_view name, size_t warmup, const ConfigSpace& space, uint64_t seed,
+                uint64_t batches, FeatureFn features)
+      : name_(name),
+        warmup_(warmup),
+        space_(space),
+        pool_(space_),
+        seed_(seed),
+        batches_(batches),
+        features_(std::move(features)),
+        model_(CostModel::Options{.seed = seed}) {
+    if (!features_) {
+      features_ = [this](const Config& config) { return KnobFeatures(space_, config); };
+    }
+  }
+  ModelStrategy(const ModelStrategy&) = delete;
+  ModelStrategy& operator=(const ModelStrategy&) = delete;
+
+  ProposalPool& pool() { return pool_; }
+
+  std::string_view name() const override { return name_; }
+
+  std::vector<Config> Propose(int n) override {
+    std::mt19937_64 rng(seed_ ^ (0x9E3779B97F4A7C15ull * ++batches_));
+    std::vector<Config> out;
+    if (n <= 0) {
+      return out;
+    }
+    const bool planned = UpdatePlan();
+    std::set<std::pair<std::string_view, int64_t>> covered;
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    while (static_cast<int>(out.size()) < n) {
+      std::optional<Config> pick;
+      if (planned && coin(rng) >= kEpsilon) {
+        pick = PickDiverse(covered);
+      }
+      if (!pick) {
+        pick = pool_.Draw(rng);
+      }
+      if (!pick) {
+        break;
+      }
+      for (const Knob& knob : space_.knobs()) {
+        covered.emplace(knob.name, pick->at(knob.name));
+      }
+      out.push_back(std::move(*pick));
+    }
+    return out;
+  }
+
+  void Observe(const std::vector<TrialOutcome>& outcomes) override {
+    for (const TrialOutcome& outcome : outcomes) {
+      std::optional<uint64_t> index = space_.IndexOf(outcome.config);
+      if (!index) {
+        continue;
+      }
+      pool_.Take(outcome.config);
+      observations_.push_back(Observation{*index, outcome.ok, outcome.secs});
+    }
+  }
+
+  std::string SaveState() const override {
+    nlohmann::json state = StateHeader(name_, space_);
+    state["seed"] = seed_;
+    state["batches"] = batches_;
+    state["taken"] = pool_.Save();
+    state["plan_batch"] = plan_.batch;
+    state["plan_observations"] = plan_.observations;
+    return state.dump();
+  }
+
+  bool Exhausted() const override { return pool_.Exhausted(); }
+
+  // The plan of a saved state, rebuilt at the first Propose after a resume.
+  void RestorePlan(uint64_t batch, uint64_t observations) {
+    plan_.batch = batch;
+    plan_.observations = observations;
+    plan_.built = false;
+  }
+
+ private:
+  // True when the first `count` observations can train a model: at least warmup_ of them and
+  // two different successful times.
+  bool EnoughData(size_t count) const {
+    std::optional<double> fastest, slowest;
+    for (size_t i = 0; i < count; ++i) {
+      const Observation& o = observations_[i];
+      if (o.ok && o.secs > 0) {
+        fastest = std::min(fastest.value_or(o.secs), o.secs);
+        slowest = std::max(slowest.value_or(o.secs), o.secs);
+      }
+    }
+    return count >= warmup_ && fastest && *slowest > *fastest;
+  }
+
+  // Fits the model on the first `count` observations (labels: the fastest time over each
+  // time; 0 for failures). False, with a warning, when XGBoost fails.
+  bool Fit(size_t count) {
+    double best = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const Observation& o = observations_[i];
+      if (o.ok && o.secs > 0 && (best == 0 || o.secs < best)) {
+        best = o.secs;
+      }
+    }
+    FeatureMatrix x(FeaturesOf(space_.ConfigAt(observations_.front().index)).size());
+    std::vector<float> labels;
+    for (size_t i = 0; i < count; ++i) {
+      const Observation& o = observations_[i];
+      x.Append(FeaturesOf(space_.ConfigAt(o.index)));
+      labels.push_back(o.ok && o.secs > 0 ? static_cast<float>(best / o.secs) : 0.0f);
+    }
+    absl::Status fitted = model_.Fit(x, labels, std::vector<uint32_t>(labels.size(), 0));
+    scores_.clear();
+    if (!fitted.ok()) {
+      Logger("search")->warn("{} search: {}; proposing at random", name_, fitted.message());
+      return false;
+    }
+    return true;
+  }
+
+  // Makes sure the plan (the candidates the model ranks best) is current: a new one is fitted
+  // and annealed when kRefitEvery observations arrived since the last, or when every candidate
+  // of the last was taken. A plan is a function of its batch number and of the observations it
+  // was fitted on, so a resumed search rebuilds the plan of its saved state exactly. False
+  // while the data cannot train a model (the batch is then drawn at random).
+  bool UpdatePlan() {
+    if (!plan_.built && plan_.batch != 0) {
+      const size_t count = std::min<size_t>(plan_.observations, observations_.size());
+      plan_.built = true;
+      if (EnoughData(count) && Fit(count)) {
+        plan_.ranked = Anneal(plan_.batch, count);
+      }
+    }
+    if (!EnoughData(observations_.size())) {
+      return false;
+    }
+    if (plan_.batch == 0 || observations_.size() >= plan_.observations + kRefitEvery ||
+        !PlanHasCandidates()) {
+      plan_ = Plan{batches_, observations_.size(), {}, true};
+      if (!Fit(observations_.size())) {
+        return false;
+      }
+      plan_.ranked = Anneal(plan_.batch, plan_.observations);
+    }
+    return PlanHasCandidates();
+  }
+
+  bool PlanHasCandidates() const {
+    return std::any_of(plan_.ranked.begin(), plan_.ranked.end(),
+                       [&](const auto& c) { return !pool_.Taken(c.second); });
+  }
+
+  const std::vector<float>& FeaturesOf(const Config& config) {
+    const uint64_t index = *space_.IndexOf(config);
+    auto it = features_cache_.find(index);
+    if (it == features_cache_.end()) {
+      it = features_cache_.emplace(index, features_(config)).first;
+    }
+    return it->second;
+  }
+
+  // The model's scores of `configs` (cached per config until the next fit).
+  std::vector<double> Score(const std::vector<Config>& configs) {
+    std::vector<double> out(configs.size(), 0.0);
+    std::vector<size_t> missing;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      auto it = scores_.find(*space_.IndexOf(configs[i]));
+      if (it != scores_.end()) {
+        out[i] = it->second;
+      } else {
+        missing.push_back(i);
+      }
+    }
+    if (missing.empty()) {
+      return out;
+    }
+    FeatureMatrix x(FeaturesOf(configs[missing.front()]).size());
+    for (size_t i : missing) {
+      x.Append(FeaturesOf(configs[i]));
+    }
+    absl::StatusOr<std::vector<float>> predicted = model_.Predict(x);
+    for (size_t k = 0; k < missing.size(); ++k) {
+      const double score = predicted.ok() ? (*predicted)[k] : 0.0;
+      out[missing[k]] = score;
+      scores_[*space_.IndexOf(configs[missing[k]])] = score;
+    }
+    scored_ += missing.size();
+    return out;
+  }
+
+  // `config` with one knob moved to another of its values, valid; `config` itself when a few
+  // tries found no valid neighbour.
+  Config Mutate(const Config& config, std::mt19937_64& rng) const {
+    const std::vector<Knob>& knobs = space_.knobs();
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      const Knob& knob = knobs[UniformIndex(rng, knobs.size())];
+      if (knob.values.size() < 2) {
+        continue;
+      }
+      Config next = config;
+      next[knob.name] = knob.values[UniformIndex(rng, knob.values.size())];
+      if (next != config && space_.ConstraintsHold(next)) {
+        return next;
+      }
+    }
+    return config;
+  }
+
+  // Simulated annealing over the space under the model: kChains walkers, started at the best
+  // of the first `count` observations and at random points, take kSteps steps each, accepting a
+  // worse neighbour with the Metropolis probability at a temperature falling linearly to zero.
+  // Returns the best kPlanSize configs visited that are not among those observations, best
+  // first (a function of `batch` and the observations only, so that a resumed search rebuilds
+  // it; configs proposed since are skipped when picking).
+  std::vector<std::pair<double, Config>> Anneal(uint64_t batch, size_t count) {
+    std::mt19937_64 rng(seed_ ^ (0xBF58476D1CE4E5B9ull * batch));
+    const size_t keep = kPlanSize;
+    std::set<uint64_t> observed;
+    for (size_t i = 0; i < count; ++i) {
+      observed.insert(observations_[i].index);
+    }
+    std::vector<Config> walkers;
+    std::vector<const Observation*> best;
+    for (size_t i = 0; i < count; ++i) {
+      if (observations_[i].ok) {
+        best.push_back(&observations_[i]);
+      }
+    }
+    std::sort(best.begin(), best.end(),
+              [](const Observation* a, const Observation* b) { return a->secs < b->secs; });
+    for (size_t i = 0; i < best.size() && static_cast<int>(walkers.size()) < kStartFromBest; ++i) {
+      walkers.push_back(space_.ConfigAt(best[i]->index));
+    }
+    while (static_cast<int>(walkers.size()) < kChains) {
+      std::optional<Config> config = space_.Sample(rng, 1000);
+      if (!config) {
+        break;
+      }
+      walkers.push_back(std::move(*config));
+    }
+    std::map<uint64_t, double> visited;  // unproposed configs seen, with their scores
+    auto visit = [&](const std::vector<Config>& configs, const std::vector<double>& scores) {
+      for (size_t i = 0; i < configs.size(); ++i) {
+        const uint64_t index = *space_.IndexOf(configs[i]);
+        if (!observed.contains(index)) {
+          visited[index] = scores[i];
+        }
+      }
+    };
+    std::vector<double> scores = Score(walkers);
+    visit(walkers, scores);
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    for (int step = 0; step < kSteps; ++step) {
+      std::vector<Config> next;
+      next.reserve(walkers.size());
+      for (const Config& config : walkers) {
+        next.push_back(Mutate(config, rng));
+      }
+      std::vector<double> next_scores = Score(next);
+      visit(next, next_scores);
+      double mean = 0, spread = 0;
+      for (double s : scores) {
+        mean += s / static_cast<double>(scores.size());
+      }
+      for (double s : scores) {
+        spread += (s - mean) * (s - mean) / static_cast<double>(scores.size());
+      }
+      const double temperature =
+          (1.0 - static_cast<double>(step) / kSteps) * std::max(std::sqrt(spread), 1e-6);
+      for (size_t i = 0; i < walkers.size(); ++i) {
+        const double gain = next_scores[i] - scores[i];
+        if (gain >= 0 || coin(rng) < std::exp(gain / temperature)) {
+          walkers[i] = std::move(next[i]);
+          scores[i] = next_scores[i];
+        }
+      }
+    }
+    std::vector<std::pair<double, uint64_t>> order;
+    for (const auto& [index, score] : visited) {
+      order.emplace_back(score, index);
+    }
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<std::pair<double, Config>> ranked;
+    for (size_t i = 0; i < order.size() && i < keep; ++i) {
+      ranked.emplace_back(order[i].first, space_.ConfigAt(order[i].second));
+    }
+    return ranked;
+  }
+
+  // The plan's untaken candidate with the highest rank-based score (1 for the best, falling
+  // linearly) plus kDiversityWeight times its share of (knob, value) pairs the batch does not
+  // cover yet; taken. nullopt when every candidate is taken.
+  std::optional<Config> PickDiverse(const std::set<std::pair<std::string_view, int64_t>>& covered) {
+    const std::vector<std::pair<double, Config>>& ranked = plan_.ranked;
+    double best_gain = -1;
+    size_t best = ranked.size();
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      if (pool_.Taken(ranked[i].second)) {
+        continue;
+      }
+      int fresh = 0;
+      for (const Knob& knob : space_.knobs()) {
+        fresh += covered.contains({knob.name, ranked[i].second.at(knob.name)}) ? 0 : 1;
+      }
+      const double gain = 1.0 - static_cast<double>(i) / static_cast<double>(ranked.size()) +
+                          kDiversityWeight * fresh /
+                              static_cast<double>(std::max<size_t>(1, space_.knobs().size()));
+      if (gain > best_gain) {
+        best_gain = gain;
+        best = i;
+      }
+    }
+    if (best == ranked.size()) {
+      return std::nullopt;
+    }
+    pool_.Take(ranked[best].second);
+    return ranked[best].second;
+  }
+
+  struct Plan {
+    uint64_t batch = 0;                             // the batch that made it (0: none yet)
+    size_t observations = 0;                        // how many observations the model was fitted on
+    std::vector<std::pair<double, Config>> ranked;  // best first
+    bool built = false;  // false: restored from a saved state, to be rebuilt
+  };
+
+  const std::string_view name_;
+  const size_t warmup_;
+  const ConfigSpace space_;
+  ProposalPool pool_;
+  const uint64_t seed_;
+  uint64_t batches_;
+  FeatureFn features_;
+  CostModel model_;
+  std::vector<Observation> observations_;
+  Plan plan_;
+  std::unordered_map<uint64_t, std::vector<float>> features_cache_;
+  std::unordered_map<uint64_t, double> scores_;
+  uint64_t scored_ = 0;
+};
+
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeModelStrategy(
+    std::string_view name, size_t warmup, const ConfigSpace& space, uint64_t seed,
+    const std::vector<Config>& measured, const nlohmann::json* state, FeatureFn features) {
+  uint64_t batches = 0, plan_batch = 0, plan_observations = 0;
+  if (state != nullptr) {
+    ASSIGN_OR_RETURN(seed, StateUint(*state, "seed"));
+    ASSIGN_OR_RETURN(batches, StateUint(*state, "batches"));
+    ASSIGN_OR_RETURN(plan_batch, StateUint(*state, "plan_batch"));
+    ASSIGN_OR_RETURN(plan_observations, StateUint(*state, "plan_observations"));
+  }
+  auto strategy =
+      std::make_unique<ModelStrategy>(name, warmup, space, seed, batches, std::move(features));
+  strategy->RestorePlan(plan_batch, plan_observations);
+  if (state != nullptr &&
+      (!state->contains("taken") || !strategy->pool().Load((*state)["taken"]))) {
+    return StateError("field 'taken' is missing or not an array of raw config indices");
+  }
+  for (const Config& config : measured) {
+    strategy->pool().Take(config);
+  }
+  return strategy;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeXgbStrategy(const ConfigSpace& space,
+                                                                uint64_t seed,
+                                                                const std::vector<Config>& measured,
+                                                                const nlohmann::json* state,
+                                                                FeatureFn features) {
+  return MakeModelStrategy(kXgb, kXgbWarmup, space, seed, measured, state, std::move(features));
+}
+
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeAutoStrategy(
+    const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
+    const nlohmann::json* state, FeatureFn features) {
+  return MakeModelStrategy(kAuto, kAutoWarmup, space, seed, measured, state, std::move(features));
+}
+
+}  // namespace tune::search_internal

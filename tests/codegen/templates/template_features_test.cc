@@ -1,0 +1,78 @@
+#include "codegen/templates/template_features.h"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <random>
+
+#include "codegen/ir/loop_features.h"
+#include "gtest/gtest.h"
+
+namespace tune {
+namespace {
+
+// Every CPU template that builds IR gives rows of one width per (workload, target), with finite
+// values, and tells different configs apart by their loop nests, not only by their knobs.
+TEST(TemplateFeaturesTest, RowsHaveOneWidthPerSpaceAndDistinguishConfigsByTheirLoopNests) {
+  const Target target = *Target::Parse("llvm -mcpu=native -threads=2");
+  std::mt19937_64 rng(5);
+  for (const char* text :
+       {"gemm:M=197,N=768,K=768", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
+        "conv2d:N=1,C=64,H=28,W=28,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c"}) {
+    const Workload workload = *Workload::Parse(text);
+    for (const KernelTemplate* tpl : TemplatesFor(workload, target)) {
+      if (!tpl->build) {
+        continue;
+      }
+      const ConfigSpace space = tpl->space(workload, target);
+      const std::vector<float> base =
+          TemplateFeatures(*tpl, workload, target, space, tpl->default_config(workload, target));
+      ASSERT_EQ(base.size(), 12 + ir::kLoopFeatureCount + space.knobs().size()) << tpl->name;
+      int differ = 0;
+      for (int i = 0; i < 8; ++i) {
+        std::optional<Config> config = space.Sample(rng);
+        ASSERT_TRUE(config.has_value());
+        std::vector<float> row = TemplateFeatures(*tpl, workload, target, space, *config);
+        ASSERT_EQ(row.size(), base.size()) << tpl->name << " " << ConfigToString(*config);
+        for (float v : row) {
+          EXPECT_TRUE(std::isfinite(v)) << tpl->name << " " << ConfigToString(*config);
+        }
+        differ += std::equal(row.begin() + 12, row.begin() + 12 + ir::kLoopFeatureCount,
+                             base.begin() + 12)
+                      ? 0
+                      : 1;
+      }
+      EXPECT_GT(differ, 0) << tpl->name << " on " << text
+                           << ": the loop features of 8 random configs all equal the default's";
+    }
+  }
+}
+
+TEST(TemplateFeaturesTest, WorkloadFeaturesTellShapesApart) {
+  EXPECT_NE(WorkloadFeatures(*Workload::Parse("gemm:M=128,N=768,K=768")),
+            WorkloadFeatures(*Workload::Parse("gemm:M=128,N=3072,K=768")));
+  EXPECT_EQ(WorkloadFeatures(*Workload::Parse("gemm:M=1,N=2,K=3")).size(),
+            WorkloadFeatures(*Workload::Parse("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3")).size());
+}
+
+// How fast rows are made (a figure for bench/RESULTS.md, not a bound).
+TEST(TemplateFeaturesTest, ReportsFeatureRowsPerSecond) {
+  const Target target = *Target::Parse("llvm -mcpu=native -threads=1");
+  const Workload workload = *Workload::Parse("gemm:M=1024,N=1024,K=1024");
+  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
+  ASSERT_NE(tpl, nullptr);
+  FeatureFn features = TemplateFeatureFn(*tpl, workload, target);
+  const ConfigSpace space = tpl->space(workload, target);
+  std::mt19937_64 rng(1);
+  const auto start = std::chrono::steady_clock::now();
+  int rows = 0;
+  for (; rows < 200; ++rows) {
+    EXPECT_FALSE(features(*space.Sample(rng)).empty());
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "gemm.cpu.blocked feature rows: " << rows / secs << " per second\n";
+}
+
+}  // namespace
+}  // namespace tune
