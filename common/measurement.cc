@@ -1,5 +1,6 @@
 #include "common/measurement.h"
 
+#include <algorithm>
 #include <array>
 
 #include "common/stats.h"
@@ -39,5 +40,15 @@ std::optional<ErrorKind> ParseErrorKind(std::string_view name) {
 }
 
 double Measurement::MedianSecs() const { return Median(round_secs); }
+
+bool EnoughRounds(const std::vector<double>& round_secs, const TimingOptions& options) {
+  const size_t rounds = round_secs.size();
+  const size_t least = static_cast<size_t>(std::max(options.repeat, 1));
+  if (rounds < least) {
+    return false;
+  }
+  return rounds >= static_cast<size_t>(std::max(options.max_repeat, options.repeat)) ||
+         MedianRelativeCi(round_secs) <= options.target_ci;
+}
 
 }  // namespace tune

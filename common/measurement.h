@@ -28,16 +28,25 @@ std::string_view ErrorKindName(ErrorKind kind);  // "NONE", "BUILD_ERROR", ...
 std::optional<ErrorKind> ParseErrorKind(std::string_view name);
 
 /// TVM's timing rule: one warm-up call, then `repeat` rounds of `number` calls each, `number`
-/// raised until one round lasts at least `min_repeat_ms`. Every round is kept.
+/// raised until one round lasts at least `min_repeat_ms`; then more rounds, up to
+/// `max_repeat`, while the median is not known to within `target_ci` (EnoughRounds). Every
+/// round is kept.
 struct TimingOptions {
   int number = 1;            // initial calls per round
-  int repeat = 3;            // rounds kept
+  int repeat = 3;            // rounds at least
+  int max_repeat = 10;       // rounds at most (at or below `repeat`: exactly `repeat` rounds)
+  double target_ci = 0.02;   // the median's 95% confidence half-width relative to it that stops
+                             // the rounds early (MedianRelativeCi)
   int min_repeat_ms = 10;    // minimum duration of one round
   int timeout_ms = 10000;    // deadline for running the kernel (warm-up, check and every
                              // round), counted once it is loaded and the reference is ready
   bool flush_cache = false;  // write a buffer larger than the last-level cache between rounds
   uint64_t seed = 1;         // seed of the random inputs
 };
+
+/// True when `round_secs` (the rounds so far) are enough under `options`: at least `repeat`,
+/// and either `max_repeat` rounds or a median known to within `target_ci`.
+bool EnoughRounds(const std::vector<double>& round_secs, const TimingOptions& options);
 
 struct Measurement {
   ErrorKind error = ErrorKind::kNone;

@@ -1,6 +1,8 @@
 #include "common/stats.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace tune {
 
@@ -16,6 +18,22 @@ double Median(std::vector<double> values) {
   }
   const double lower = *std::max_element(values.begin(), values.begin() + mid);
   return 0.5 * (lower + upper);
+}
+
+double MedianRelativeCi(std::vector<double> values) {
+  const double median = Median(values);
+  if (values.size() < 2 || median <= 0) {
+    return std::numeric_limits<double>::infinity();
+  }
+  std::sort(values.begin(), values.end());
+  const double n = static_cast<double>(values.size());
+  size_t lo = 0, hi = values.size() - 1;
+  if (values.size() >= 6) {
+    const double spread = 0.98 * std::sqrt(n);
+    lo = static_cast<size_t>(std::max(0.0, std::floor((n - 1) / 2 - spread)));
+    hi = static_cast<size_t>(std::min(n - 1, std::ceil((n - 1) / 2 + spread)));
+  }
+  return (values[hi] - values[lo]) / 2 / median;
 }
 
 }  // namespace tune

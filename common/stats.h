@@ -9,4 +9,10 @@ namespace tune {
 /// count is even; 0 when `values` is empty.
 double Median(std::vector<double> values);
 
+/// The half-width of a distribution-free 95% confidence interval of the median of `values`,
+/// relative to the median: from the order statistics around the middle (ranks n/2 -+ 0.98
+/// sqrt(n)) when there are at least 6 values, else half the range. Infinity for fewer than 2
+/// values or a median of 0.
+double MedianRelativeCi(std::vector<double> values);
+
 }  // namespace tune

@@ -117,6 +117,12 @@ absl::Status ValidateTiming(const TimingOptions& t, std::string_view field) {
   if (t.timeout_ms < 1) {
     return bad("timeout_ms", StrCat(t.timeout_ms, " is not >= 1"));
   }
+  if (t.max_repeat < 0) {
+    return bad("max_repeat", StrCat(t.max_repeat, " is negative"));
+  }
+  if (!(t.target_ci >= 0 && t.target_ci < 1)) {
+    return bad("target_ci", StrCat(t.target_ci, " is not in [0, 1)"));
+  }
   return absl::OkStatus();
 }
 
@@ -128,6 +134,8 @@ std::string TimingToJson(const TimingOptions& timing) {
   j["timeout_ms"] = timing.timeout_ms;
   j["flush_cache"] = timing.flush_cache;
   j["seed"] = timing.seed;
+  j["max_repeat"] = timing.max_repeat;
+  j["target_ci"] = timing.target_ci;
   return j.dump();
 }
 
@@ -151,6 +159,15 @@ absl::StatusOr<TimingOptions> TimingFromJson(std::string_view json) {
   RETURN_IF_ERROR(read_int("repeat", timing.repeat));
   RETURN_IF_ERROR(read_int("min_repeat_ms", timing.min_repeat_ms));
   RETURN_IF_ERROR(read_int("timeout_ms", timing.timeout_ms));
+  // Timings stored before adaptive rounds ran exactly `repeat` rounds.
+  timing.max_repeat = timing.repeat;
+  RETURN_IF_ERROR(read_int("max_repeat", timing.max_repeat));
+  if (j.contains("target_ci")) {
+    if (!j["target_ci"].is_number()) {
+      return absl::InvalidArgumentError("timing.target_ci is not a number");
+    }
+    timing.target_ci = j["target_ci"].get<double>();
+  }
   if (j.contains("flush_cache")) {
     if (!j["flush_cache"].is_boolean()) {
       return absl::InvalidArgumentError("timing.flush_cache is not a boolean");

@@ -8,7 +8,7 @@
 //    "number":100,"device_fingerprint":"…","tune_version":"0.1.0","llvm_version":"19.1.7",
 //    "worker":"host-1","created_at_ms":1763766000000,
 //    "timing":{"number":1,"repeat":3,"min_repeat_ms":10,"timeout_ms":10000,"flush_cache":false,
-//              "seed":1}}
+//              "seed":1,"max_repeat":10,"target_ci":0.02}}
 //
 // "timing" is optional: lines exported before records kept their timing have none.
 #pragma once

@@ -62,6 +62,8 @@ v1::TimingOptions TimingOptionsToProto(const TimingOptions& options) {
   proto.set_timeout_ms(options.timeout_ms);
   proto.set_flush_cache(options.flush_cache);
   proto.set_seed(options.seed);
+  proto.set_max_repeat(options.max_repeat);
+  proto.set_target_ci(options.target_ci);
   return proto;
 }
 
@@ -72,7 +74,8 @@ absl::StatusOr<TimingOptions> TimingOptionsFromProto(const v1::TimingOptions& pr
   };
   for (Field f : {Field{"timing.number", proto.number()}, Field{"timing.repeat", proto.repeat()},
                   Field{"timing.min_repeat_ms", proto.min_repeat_ms()},
-                  Field{"timing.timeout_ms", proto.timeout_ms()}}) {
+                  Field{"timing.timeout_ms", proto.timeout_ms()},
+                  Field{"timing.max_repeat", proto.max_repeat()}}) {
     if (f.value < 0) {
       return absl::InvalidArgumentError(
           StrCat(f.name, " = ", f.value, " is not valid; expected >= 0 (0 takes the default)"));
@@ -90,6 +93,16 @@ absl::StatusOr<TimingOptions> TimingOptionsFromProto(const v1::TimingOptions& pr
   }
   if (proto.timeout_ms() > 0) {
     options.timeout_ms = proto.timeout_ms();
+  }
+  if (!(proto.target_ci() >= 0 && proto.target_ci() < 1)) {
+    return absl::InvalidArgumentError(StrCat("timing.target_ci = ", proto.target_ci(),
+                                             " is not valid; expected 0 (the default) to below 1"));
+  }
+  if (proto.max_repeat() > 0) {
+    options.max_repeat = proto.max_repeat();
+  }
+  if (proto.target_ci() > 0) {
+    options.target_ci = proto.target_ci();
   }
   options.flush_cache = proto.flush_cache();
   if (proto.seed() != 0) {

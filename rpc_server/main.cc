@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/cpu_set.h"
 #include "common/host.h"
 #include "common/host_cpu.h"
 #include "common/logging.h"
@@ -78,6 +79,7 @@ int Serve(int argc, char** argv) {
   std::vector<std::string> libs;
   std::string name;
   int threads = 0;
+  std::string cpu_list;
   int capacity = 1;
   std::string cache_dir;
   int64_t cache_max_mb = tune::rpc::ArtifactCache::kDefaultMaxBytes >> 20;
@@ -99,6 +101,9 @@ int Serve(int argc, char** argv) {
   app.add_option("--threads", threads,
                  "threads a kernel may use (sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS for "
                  "measurements; default: all cores)");
+  app.add_option("--cpus", cpu_list,
+                 "CPUs the measurement process and its kernels' threads are pinned to, e.g. "
+                 "2-3 (default: any; --threads defaults to their count)");
   app.add_option("--capacity", capacity, "measurements run at the same time")
       ->capture_default_str();
   app.add_option("--cache-dir", cache_dir,
@@ -130,6 +135,20 @@ int Serve(int argc, char** argv) {
   }
   if (capacity < 1) {
     return Fail(kExitUsage, "--capacity must be >= 1");
+  }
+  std::vector<int> cpus;
+  if (!cpu_list.empty()) {
+    absl::StatusOr<std::vector<int>> parsed = tune::ParseCpuList(cpu_list);
+    if (!parsed.ok()) {
+      return Fail(kExitUsage, StrCat("--cpus: ", parsed.status().message()));
+    }
+    cpus = *std::move(parsed);
+    if (threads == 0) {
+      threads = static_cast<int>(cpus.size());
+    } else if (threads > static_cast<int>(cpus.size())) {
+      return Fail(kExitUsage, StrCat("--threads ", threads, " exceeds the ", cpus.size(),
+                                     " CPUs of --cpus ", cpu_list));
+    }
   }
   if (cache_max_mb < 1) {
     return Fail(kExitUsage, "--cache-max-mb must be >= 1 (a size in MiB)");
@@ -173,6 +192,7 @@ int Serve(int argc, char** argv) {
   options.registration.set_name(name.empty() ? StrCat(tune::HostName(), "-", getpid()) : name);
   options.supervisor.device = device_spec->ToString();
   options.supervisor.preload_paths = preload;
+  options.supervisor.cpus = cpus;
   std::string device_key = tune::rpc::HostCpuDeviceKey();
   if (device_kind == tune::TargetKind::kLlvm) {
     *options.registration.mutable_capabilities() =

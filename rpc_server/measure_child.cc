@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "common/cpu_set.h"
 #include "common/reference.h"
 #include "common/runtime_libs.h"
 #include "common/strings.h"
@@ -199,6 +200,17 @@ int RunMeasureChild(int in_fd, int out_fd) {
     return 1;
   }
 
+  // Pinned before anything runs, so that every thread a library or kernel starts inherits it.
+  if (request.setup().cpus_size() > 0) {
+    absl::Status pinned = PinToCpus({request.setup().cpus().begin(), request.setup().cpus().end()});
+    if (!pinned.ok()) {
+      v1::MeasureChildReply failed;
+      failed.mutable_ready()->set_pid(getpid());
+      failed.mutable_ready()->set_error(std::string(pinned.message()));
+      WriteFrame(out_fd, failed).IgnoreError();
+      return 1;
+    }
+  }
   std::vector<std::string> paths(request.setup().preload_paths().begin(),
                                  request.setup().preload_paths().end());
   absl::StatusOr<std::vector<PreloadedLibrary>> preloaded = PreloadLibraries(paths);

@@ -197,6 +197,9 @@ absl::Status MeasureSupervisor::SpawnChild() {
   }
   setup.mutable_setup()->set_parent_pid(getpid());
   setup.mutable_setup()->set_device(options_.device);
+  for (int cpu : options_.cpus) {
+    setup.mutable_setup()->add_cpus(cpu);
+  }
   if (absl::Status s = WriteFrame(child_->to_child, setup); !s.ok()) {
     std::string how = KillChild();
     return absl::UnavailableError(StrCat("measurement process ", how, " before its setup"));

@@ -35,6 +35,8 @@ struct SupervisorOptions {
   std::string device = "cpu";
   /// Stamped on every Measurement.
   std::string device_fingerprint;
+  /// CPUs the child is pinned to (its kernels' threads included); empty: any.
+  std::vector<int> cpus;
   /// "NAME=value" entries added to (or replacing in) the child's environment.
   std::vector<std::string> child_env;
   /// Added to TimingOptions::timeout_ms before the child is killed.

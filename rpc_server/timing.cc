@@ -63,7 +63,7 @@ Measurement TimeRounds(const KernelCall& call, const TimingOptions& options,
   const auto min_round = std::chrono::milliseconds(std::max(options.min_repeat_ms, 0));
   int64_t number = std::max(options.number, 1);
   double secs_per_call = 0;  // latest estimate, 0 until the first round
-  for (int round = 0; round < std::max(options.repeat, 1); ++round) {
+  while (!EnoughRounds(m.round_secs, options)) {
     while (true) {
       if (secs_per_call > 0) {
         auto predicted = std::chrono::duration<double>(secs_per_call * static_cast<double>(number));

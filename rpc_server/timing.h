@@ -1,6 +1,7 @@
 // TVM's timing protocol for one loaded CPU kernel: `repeat` rounds of `number` calls, `number`
-// raised until a round lasts at least `min_repeat_ms`, every round kept. Runs inside the
-// measurement child; the warm-up call and its correctness check come before (measure_child.h).
+// raised until a round lasts at least `min_repeat_ms`, then more rounds up to `max_repeat`
+// while the median is not known to within `target_ci` (EnoughRounds); every round kept. Runs inside
+// the measurement child; the warm-up call and its correctness check come before (measure_child.h).
 #pragma once
 
 #include <chrono>

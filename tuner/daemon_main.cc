@@ -1,7 +1,7 @@
 // tune-daemon: the tuning service. Owns the job queue, the worker registry, the search and the
 // builder processes, and is the only writer of the tuning log.
 //
-//   tune-daemon --listen 127.0.0.1:7070 --db tuning.db [--local-workers N] [--log-level L]
+//   tune-daemon --listen 127.0.0.1:7070 --db tuning.db [--local-workers N|auto] [--log-level L]
 //       [--port-file F] [--worker-binary PATH] [--build-threads N] [--build-timeout-ms MS]
 //       [--heartbeat-ms 1000] [--worker-deadline-ms 5000]
 //
@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "codegen/plugins/plugin.h"
 #include "common/extern_kernels.h"
 #include "common/logging.h"
@@ -43,6 +44,12 @@ int DefaultBuildThreads() {
   return std::clamp(static_cast<int>(cores / 2), 1, 2);
 }
 
+// `--local-workers auto`: every core but one, which the build pool keeps (at least one worker).
+int AutoLocalWorkers() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return std::max(1, static_cast<int>(cores) - 1);
+}
+
 int Serve(int argc, char** argv) {
   CLI::App app{"tune-daemon: the tune autotuning service"};
   tune::tuner::DaemonOptions options;
@@ -53,8 +60,10 @@ int Serve(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--db", options.db_path, "the tuning log (SQLite file, created when missing)")
       ->required();
-  app.add_option("--local-workers", options.local_workers,
-                 "tune-server workers to run on this host (0: wait for remote workers)")
+  std::string local_workers = "0";
+  app.add_option("--local-workers", local_workers,
+                 "tune-server workers to run on this host: a count, or 'auto' for every core but "
+                 "one, left to the build pool (0: wait for remote workers)")
       ->capture_default_str();
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warn, error, critical or off (default: $TUNE_LOG_LEVEL or "
@@ -97,8 +106,14 @@ int Serve(int argc, char** argv) {
     return Fail(kExitUsage, std::string(s.message()));
   }
   options.worker_log_level = log_level;
-  if (options.local_workers < 0) {
-    return Fail(kExitUsage, "--local-workers must be >= 0");
+  if (local_workers == "auto") {
+    options.local_workers = AutoLocalWorkers();
+  } else if (!absl::SimpleAtoi(local_workers, &options.local_workers) ||
+             options.local_workers < 0) {
+    return Fail(
+        kExitUsage,
+        tune::StrCat("--local-workers '", local_workers,
+                     "' is not valid; accepted: a count >= 0, or 'auto' (every core but one)"));
   }
   if (options.scheduler.build_threads < 1) {
     return Fail(kExitUsage, "--build-threads must be >= 1");

@@ -480,7 +480,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   const double min_round = std::max(timing->min_repeat_ms, 0) * 1e-3;
   int64_t number = std::max(timing->number, 1);
   double secs_per_call = 0;
-  for (int r = 0; r < std::max(timing->repeat, 1); ++r) {
+  while (!EnoughRounds(m.round_secs, *timing)) {
     while (true) {
       if (secs_per_call > 0) {
         auto predicted = std::chrono::duration<double>(secs_per_call * static_cast<double>(number));

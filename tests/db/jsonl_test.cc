@@ -96,7 +96,7 @@ TEST_F(JsonlTest, TimingRoundTripsAndALineWithoutItImportsAsWarmCache) {
   ASSERT_TRUE(log->CommitRecord(cold).ok());
   std::string text = Export(*log);
   EXPECT_THAT(text, HasSubstr(R"("timing":{"number":1,"repeat":7,)"));
-  EXPECT_THAT(text, HasSubstr(R"("flush_cache":true,"seed":9})"));
+  EXPECT_THAT(text, HasSubstr(R"("flush_cache":true,"seed":9,"max_repeat":10,"target_ci":0.02})"));
 
   auto other = OpenLog(dir_.File("other.db"));
   ASSERT_TRUE(Import(*other, text).ok());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "common/cpu_set.h"
 #include "fmt/format.h"
 #include "tests/rpc_server/test_support.h"
 
@@ -52,6 +53,22 @@ TEST_F(SupervisorTest, CorrectKernelIsTimedInRepeatRoundsOfAtLeastMinRepeatMs) {
   EXPECT_EQ(m.device_fingerprint(), "test-fingerprint");
 }
 
+TEST_F(SupervisorTest, TheMeasurementProcessRunsOnlyOnTheCpusItIsPinnedTo) {
+  SupervisorOptions options = FixtureSupervisorOptions();
+  const int cpu = AllowedCpus().back();
+  options.cpus = {cpu};
+  auto supervisor = Make(options);
+  v1::Measurement m =
+      MeasureOk(*supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct"));
+  ASSERT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  const pid_t child = supervisor->child_pid();
+  ASSERT_GT(child, 0);
+  std::string status = testing::ReadFileBytes("/proc/" + std::to_string(child) + "/status");
+  EXPECT_NE(status.find("Cpus_allowed_list:\t" + std::to_string(cpu) + "\n"), std::string::npos)
+      << status;
+  EXPECT_EQ(AllowedCpus().back(), cpu) << "the worker itself stays unpinned";
+}
+
 TEST_F(SupervisorTest, OneChildServesConsecutiveSuccessfulTrials) {
   auto supervisor = Make();
   for (uint64_t trial = 1; trial <= 3; ++trial) {
@@ -67,6 +84,7 @@ TEST_F(SupervisorTest, FlushCacheBetweenRoundsStillMeasures) {
   v1::TimingOptions timing = testing::FastTiming();
   timing.set_flush_cache(true);
   timing.set_repeat(2);
+  timing.set_max_repeat(2);
   v1::Measurement m = MeasureOk(
       *supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct", timing));
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();

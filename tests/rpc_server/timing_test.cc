@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 namespace tune::rpc {
 namespace {
@@ -20,6 +22,16 @@ int g_calls = 0;
 int g_fail_after = -1;  // return 7 from this call on (-1: never)
 
 Clock::time_point FakeNow() { return g_now; }
+
+// Call costs in order (then the last one forever): a kernel whose timing is noisy.
+std::vector<Clock::duration> g_costs;
+
+int32_t NoisyKernel(float* a, float* b, float* c) {
+  c[0] = a[0] + b[0];
+  g_now += g_costs[std::min<size_t>(g_calls, g_costs.size() - 1)];
+  ++g_calls;
+  return 0;
+}
 
 int32_t CountingKernel(float* a, float* b, float* c) {
   c[0] = a[0] + b[0];
@@ -71,6 +83,49 @@ TEST_F(TimingTest, RaisesNumberUntilEveryRoundLastsMinRepeatMs) {
     EXPECT_GE(secs * m.number, 0.003);
   }
   EXPECT_EQ(c_, 3.0f);
+}
+
+TEST_F(TimingTest, SteadyRoundsStopAtRepeat) {
+  g_call_cost = milliseconds(2);
+  KernelCall call(reinterpret_cast<void*>(&CountingKernel), {&a_, &b_, &c_});
+  TimingOptions options;
+  options.repeat = 3;
+  options.max_repeat = 20;
+  options.min_repeat_ms = 1;
+  Measurement m = Time(call, options);
+  ASSERT_TRUE(m.ok()) << m.message;
+  EXPECT_EQ(m.round_secs.size(), 3u);
+}
+
+// Rounds of 2 ms, 2 ms, then 1 ms: the median's confidence interval closes at 12 rounds, when
+// the order statistics around the middle are all 1 ms.
+TEST_F(TimingTest, NoisyRoundsContinueUntilTheMedianIsKnown) {
+  g_costs = {milliseconds(2), milliseconds(2), milliseconds(1)};
+  KernelCall call(reinterpret_cast<void*>(&NoisyKernel), {&a_, &b_, &c_});
+  TimingOptions options;
+  options.repeat = 3;
+  options.max_repeat = 20;
+  options.min_repeat_ms = 1;
+  options.target_ci = 0.02;
+  Measurement m = Time(call, options);
+  ASSERT_TRUE(m.ok()) << m.message;
+  EXPECT_EQ(m.round_secs.size(), 12u);
+  EXPECT_NEAR(m.MedianSecs(), 0.001, 1e-12);
+}
+
+TEST_F(TimingTest, RoundsThatNeverSettleStopAtMaxRepeat) {
+  g_costs.clear();
+  for (int i = 0; i < 64; ++i) {
+    g_costs.push_back(i % 2 == 0 ? milliseconds(1) : milliseconds(2));
+  }
+  KernelCall call(reinterpret_cast<void*>(&NoisyKernel), {&a_, &b_, &c_});
+  TimingOptions options;
+  options.repeat = 3;
+  options.max_repeat = 8;
+  options.min_repeat_ms = 1;
+  Measurement m = Time(call, options);
+  ASSERT_TRUE(m.ok()) << m.message;
+  EXPECT_EQ(m.round_secs.size(), 8u) << "every round is kept, up to the cap";
 }
 
 TEST_F(TimingTest, SlowKernelKeepsTheInitialNumber) {
