@@ -38,6 +38,7 @@ struct JobSpec {
                                             // that applies
   int early_stopping = 0;  // stop after this many trials in a row without improvement; 0: never
   std::string name = {};   // free-form label for people
+  bool transfer = true;    // the search learns from records of other workloads first
 };
 
 /// What a job needs to resume, stored with every trial it commits.

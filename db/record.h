@@ -71,6 +71,15 @@ struct ConfigKey {
   friend bool operator==(const ConfigKey&, const ConfigKey&) = default;
 };
 
+/// One trial of a template on some workload: what a search learns from when it transfers
+/// knowledge from other workloads.
+struct TemplateTrial {
+  std::string workload;  // canonical text
+  std::string config;    // canonical text
+  bool ok = false;
+  double median_secs = 0;  // when ok
+};
+
 /// Checks every field of a record that is about to be stored and rewrites workload, target and
 /// config into their canonical text. Problems are InvalidArgument naming the field
 /// ("record.workload: ...") and the accepted form. The uid may be empty (assigned on commit).

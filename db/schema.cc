@@ -120,6 +120,13 @@ constexpr std::string_view kV4LibraryInfo = R"sql(
 ALTER TABLE records ADD COLUMN library_info TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 5: a job may decline to learn from other workloads' records (transfer), and those
+// records are found by target, newest first, without a scan of the log.
+constexpr std::string_view kV5Transfer = R"sql(
+ALTER TABLE jobs ADD COLUMN transfer INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX records_by_target ON records (target_id, id);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -129,6 +136,7 @@ const std::vector<Migration>& Migrations() {
       {3, "job options as columns; records keep their timing; best per target and cache state",
        kV3JobColumnsAndRecordContext},
       {4, "records say how the libraries their kernels called ran", kV4LibraryInfo},
+      {5, "jobs may decline transfer; records by target", kV5Transfer},
   };
   return kMigrations;
 }

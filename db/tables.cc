@@ -83,7 +83,7 @@ absl::Status DataLoss(int64_t id, std::string_view what) {
 constexpr std::string_view kJobColumns = R"sql(
 SELECT j.id, w.text, j.target, j.device_key, j.strategy, j.trials, j.priority, j.seed, j.timing,
   j.client, j.state, j.trials_done, j.trials_failed, j.search_state, j.error, j.created_at_ms,
-  j.updated_at_ms, j.started_at_ms, j.finished_at_ms, j.templates, j.early_stopping, j.name,
+  j.updated_at_ms, j.started_at_ms, j.finished_at_ms, j.templates, j.early_stopping, j.name, j.transfer,
   j.since_improvement,
   (SELECT b.id FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL
    ORDER BY b.median_secs, b.id LIMIT 1),
@@ -125,9 +125,10 @@ absl::StatusOr<Job> ReadJob(const sqlite::Statement& row) {
   job.spec.templates = SplitTemplateNames(row.ColumnText(19));
   job.spec.early_stopping = row.ColumnInt(20);
   job.spec.name = row.ColumnText(21);
-  job.since_improvement = row.ColumnInt(22);
-  job.best_record_id = row.ColumnOptionalInt64(23);
-  job.best_secs = row.ColumnOptionalDouble(24);
+  job.spec.transfer = row.ColumnInt(22) != 0;
+  job.since_improvement = row.ColumnInt(23);
+  job.best_record_id = row.ColumnOptionalInt64(24);
+  job.best_secs = row.ColumnOptionalDouble(25);
   return job;
 }
 

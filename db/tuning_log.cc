@@ -225,6 +225,38 @@ absl::StatusOr<std::vector<ConfigKey>> TuningLog::MeasuredConfigs(const std::str
   return configs;
 }
 
+absl::StatusOr<std::vector<TemplateTrial>> TuningLog::TrialsOfTemplate(
+    const std::string& template_name, int template_version, const std::string& target,
+    bool flush_cache, const std::string& except_workload, int limit) {
+  ASSIGN_OR_RETURN(std::string canonical_target, CanonicalTarget(target, "target"));
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TemplateTrial> trials;
+  ASSIGN_OR_RETURN(std::optional<int64_t> target_id, tables::FindTargetId(*db_, canonical_target));
+  if (!target_id || limit < 1) {
+    return trials;
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement stmt,
+                   db_->Prepare("SELECT w.text, c.text, r.median_secs "
+                                "FROM records r INDEXED BY records_by_target "
+                                "CROSS JOIN configs c ON c.id = r.config_id "
+                                "CROSS JOIN workloads w ON w.id = r.workload_id "
+                                "WHERE r.target_id = ?1 AND c.template = ?2 "
+                                "AND c.template_version = ?3 AND r.flush_cache = ?4 "
+                                "AND w.text <> ?5 AND r.error_kind <> 'WORKER_LOST' "
+                                "ORDER BY r.id DESC LIMIT ?6"));
+  stmt.BindAll(*target_id, template_name, template_version, flush_cache ? 1 : 0, except_workload,
+               limit);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) {
+      break;
+    }
+    std::optional<double> secs = stmt.ColumnOptionalDouble(2);
+    trials.push_back({stmt.ColumnText(0), stmt.ColumnText(1), secs.has_value(), secs.value_or(0)});
+  }
+  return trials;
+}
+
 // --- Export / import ------------------------------------------------------------------------
 
 absl::Status TuningLog::ExportJsonl(std::ostream& out, const RecordFilter& filter) {

@@ -75,6 +75,13 @@ class TuningLog {
   absl::StatusOr<std::vector<ConfigKey>> MeasuredConfigs(const std::string& workload,
                                                          const std::string& target);
 
+  /// The newest `limit` trials of template `template_name` (that version) on `target` (resolved)
+  /// in one cache state, of every workload but `except_workload`, newest first, WORKER_LOST
+  /// excepted: what a new search of another shape learns from (transfer).
+  absl::StatusOr<std::vector<TemplateTrial>> TrialsOfTemplate(
+      const std::string& template_name, int template_version, const std::string& target,
+      bool flush_cache, const std::string& except_workload, int limit);
+
   // --- Jobs ---------------------------------------------------------------------------------
 
   /// Validates the spec (see CanonicalizeJobSpec) and stores a new job in state Queued, with

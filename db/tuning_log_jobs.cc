@@ -20,14 +20,14 @@ absl::StatusOr<Job> TuningLog::CreateJob(const JobSpec& spec) {
   ASSIGN_OR_RETURN(sqlite::Statement insert,
                    db_->Prepare("INSERT INTO jobs (workload_id, target, device_key, strategy, "
                                 "trials, priority, seed, timing, client, state, created_at_ms, "
-                                "updated_at_ms, templates, early_stopping, name) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                "updated_at_ms, templates, early_stopping, name, transfer) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   // The seed is stored as the int64 with the same bits (SQLite integers are signed).
   insert.BindAll(workload_id, canonical.target, canonical.device_key, canonical.strategy,
                  canonical.trials, canonical.priority, static_cast<int64_t>(canonical.seed),
                  TimingToJson(canonical.timing), canonical.client, JobStateName(JobState::kQueued),
                  now, now, tables::JoinTemplateNames(canonical.templates), canonical.early_stopping,
-                 canonical.name);
+                 canonical.name, canonical.transfer ? 1 : 0);
   RETURN_IF_ERROR(insert.Run());
   int64_t id = db_->LastInsertRowId();
   ASSIGN_OR_RETURN(Job job, tables::FetchJob(*db_, id));

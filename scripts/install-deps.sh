@@ -13,6 +13,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libxgboost-dev
   clang-format-19
   libopenblas-dev libdnnl-dev
+  gnuplot-nox
 )
 
 sudo_cmd=()

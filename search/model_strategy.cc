@@ -17,6 +17,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -33,15 +34,17 @@ namespace {
 
 constexpr std::string_view kXgb = "xgb";
 constexpr std::string_view kAuto = "auto";
-constexpr size_t kXgbWarmup = 8;
+constexpr size_t kXgbWarmup = 16;
 constexpr size_t kAutoWarmup = 32;
-constexpr double kEpsilon = 0.1;          // share of a batch drawn uniformly
+constexpr double kEpsilon = 0.15;         // share of a batch drawn uniformly
+constexpr double kNoveltyBonus = 1.0;     // plan rank bonus (in score deviations) for a config
+                                          // holding a knob value no observation has
 constexpr int kChains = 64;               // annealing walkers
 constexpr int kSteps = 32;                // annealing steps per plan
 constexpr size_t kPlanSize = 128;         // candidates a plan keeps
 constexpr size_t kRefitEvery = 8;         // new observations that make a new plan
 constexpr int kStartFromBest = 16;        // walkers that start at the best measured configs
-constexpr double kDiversityWeight = 0.5;  // weight of new (knob, value) pairs in a batch
+constexpr double kDiversityWeight = 0.2;  // weight of new (knob, value) pairs in a batch
 
 struct Observation {
   uint64_t index = 0;  // raw index of the config
@@ -123,6 +126,17 @@ class ModelStrategy final : public SearchStrategy {
 
   bool Exhausted() const override { return pool_.Exhausted(); }
 
+  bool HasModel() const override { return true; }
+
+  void Transfer(std::vector<TransferSample> samples) override {
+    const size_t width = FeaturesOf(space_.ConfigAt(0)).size();
+    for (TransferSample& sample : samples) {
+      if (sample.features.size() == width && sample.group >= 1) {
+        transfer_.push_back(std::move(sample));
+      }
+    }
+  }
+
   // The plan of a saved state, rebuilt at the first Propose after a resume.
   void RestorePlan(uint64_t batch, uint64_t observations) {
     plan_.batch = batch;
@@ -131,38 +145,62 @@ class ModelStrategy final : public SearchStrategy {
   }
 
  private:
-  // True when the first `count` observations can train a model: at least warmup_ of them and
-  // two different successful times.
+  // True when the first `count` observations, with the transferred samples, can train a model:
+  // warmup_ samples in all, and two different successful times within one workload.
   bool EnoughData(size_t count) const {
-    std::optional<double> fastest, slowest;
-    for (size_t i = 0; i < count; ++i) {
-      const Observation& o = observations_[i];
-      if (o.ok && o.secs > 0) {
-        fastest = std::min(fastest.value_or(o.secs), o.secs);
-        slowest = std::max(slowest.value_or(o.secs), o.secs);
+    std::map<uint32_t, std::pair<double, double>> range;  // group -> (fastest, slowest)
+    auto note = [&](uint32_t group, bool ok, double secs) {
+      if (ok && secs > 0) {
+        auto [it, fresh] = range.emplace(group, std::make_pair(secs, secs));
+        it->second = {std::min(it->second.first, secs), std::max(it->second.second, secs)};
       }
+    };
+    for (size_t i = 0; i < count; ++i) {
+      note(0, observations_[i].ok, observations_[i].secs);
     }
-    return count >= warmup_ && fastest && *slowest > *fastest;
+    for (const TransferSample& t : transfer_) {
+      note(t.group, t.ok, t.secs);
+    }
+    return count + transfer_.size() >= warmup_ &&
+           std::any_of(range.begin(), range.end(),
+                       [](const auto& r) { return r.second.second > r.second.first; });
   }
 
-  // Fits the model on the first `count` observations (labels: the fastest time over each
-  // time; 0 for failures). False, with a warning, when XGBoost fails.
+  // Fits the model on the transferred samples and the first `count` observations (labels: the
+  // fastest time of the sample's workload over its time; 0 for failures). False, with a
+  // warning, when XGBoost fails.
   bool Fit(size_t count) {
-    double best = 0;
-    for (size_t i = 0; i < count; ++i) {
-      const Observation& o = observations_[i];
-      if (o.ok && o.secs > 0 && (best == 0 || o.secs < best)) {
-        best = o.secs;
+    std::map<uint32_t, double> best;  // per group
+    auto note = [&](uint32_t group, bool ok, double secs) {
+      if (ok && secs > 0) {
+        auto [it, fresh] = best.emplace(group, secs);
+        it->second = std::min(it->second, secs);
       }
+    };
+    for (size_t i = 0; i < count; ++i) {
+      note(0, observations_[i].ok, observations_[i].secs);
     }
-    FeatureMatrix x(FeaturesOf(space_.ConfigAt(observations_.front().index)).size());
+    for (const TransferSample& t : transfer_) {
+      note(t.group, t.ok, t.secs);
+    }
+    auto label = [&](uint32_t group, bool ok, double secs) {
+      return ok && secs > 0 ? static_cast<float>(best[group] / secs) : 0.0f;
+    };
+    FeatureMatrix x(FeaturesOf(space_.ConfigAt(0)).size());
     std::vector<float> labels;
+    std::vector<uint32_t> groups;
+    for (const TransferSample& t : transfer_) {
+      x.Append(t.features);
+      labels.push_back(label(t.group, t.ok, t.secs));
+      groups.push_back(t.group);
+    }
     for (size_t i = 0; i < count; ++i) {
       const Observation& o = observations_[i];
       x.Append(FeaturesOf(space_.ConfigAt(o.index)));
-      labels.push_back(o.ok && o.secs > 0 ? static_cast<float>(best / o.secs) : 0.0f);
+      labels.push_back(label(0, o.ok, o.secs));
+      groups.push_back(0);
     }
-    absl::Status fitted = model_.Fit(x, labels, std::vector<uint32_t>(labels.size(), 0));
+    absl::Status fitted = model_.Fit(x, labels, groups);
     scores_.clear();
     if (!fitted.ok()) {
       Logger("search")->warn("{} search: {}; proposing at random", name_, fitted.message());
@@ -328,16 +366,42 @@ class ModelStrategy final : public SearchStrategy {
         }
       }
     }
-    std::vector<std::pair<double, uint64_t>> order;
+    // Rank by the model's score in standard deviations of the visited configs' scores, plus
+    // kNoveltyBonus for a config holding a knob value none of the observations has: the model
+    // knows nothing of such a value, and a search that only exploits never tries it. Ties go
+    // by a hash of the index, not by the index (which would favour one corner of the space).
+    double mean = 0, spread = 0;
     for (const auto& [index, score] : visited) {
-      order.emplace_back(score, index);
+      mean += score / static_cast<double>(visited.size());
+    }
+    for (const auto& [index, score] : visited) {
+      spread += (score - mean) * (score - mean) / static_cast<double>(visited.size());
+    }
+    const double scale = std::max(std::sqrt(spread), 1e-9);
+    std::set<std::pair<size_t, int64_t>> seen_values;
+    for (size_t i = 0; i < count; ++i) {
+      const Config config = space_.ConfigAt(observations_[i].index);
+      for (size_t k = 0; k < space_.knobs().size(); ++k) {
+        seen_values.emplace(k, config.at(space_.knobs()[k].name));
+      }
+    }
+    std::vector<std::tuple<double, uint64_t, uint64_t>> order;  // (key, tie-break, index)
+    for (const auto& [index, score] : visited) {
+      const Config config = space_.ConfigAt(index);
+      bool novel = false;
+      for (size_t k = 0; k < space_.knobs().size() && !novel; ++k) {
+        novel = !seen_values.contains({k, config.at(space_.knobs()[k].name)});
+      }
+      order.emplace_back((score - mean) / scale + (novel ? kNoveltyBonus : 0.0),
+                         (index + 1) * 0x9E3779B97F4A7C15ull ^ batch, index);
     }
     std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
+      return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b)
+                                              : std::get<1>(a) < std::get<1>(b);
     });
     std::vector<std::pair<double, Config>> ranked;
     for (size_t i = 0; i < order.size() && i < keep; ++i) {
-      ranked.emplace_back(order[i].first, space_.ConfigAt(order[i].second));
+      ranked.emplace_back(std::get<0>(order[i]), space_.ConfigAt(std::get<2>(order[i])));
     }
     return ranked;
   }
@@ -388,6 +452,7 @@ class ModelStrategy final : public SearchStrategy {
   FeatureFn features_;
   CostModel model_;
   std::vector<Observation> observations_;
+  std::vector<TransferSample> transfer_;
   Plan plan_;
   std::unordered_map<uint64_t, std::vector<float>> features_cache_;
   std::unordered_map<uint64_t, double> scores_;

@@ -23,6 +23,17 @@ struct TrialOutcome {
   double secs = 0;  // best time of the trial when ok
 };
 
+/// A measured config of another workload of the same template and device, for a cost model to
+/// learn from before the search has data of its own (transfer learning). Its features were
+/// made for its own workload (see features.h); `group` tells the workloads apart, as times are
+/// compared only within one workload.
+struct TransferSample {
+  std::vector<float> features;
+  bool ok = false;
+  double secs = 0;
+  uint32_t group = 1;  // >= 1, one per workload
+};
+
 /// One search over one ConfigSpace. Not thread-safe: the caller serialises calls.
 class SearchStrategy {
  public:
@@ -39,6 +50,14 @@ class SearchStrategy {
   /// never propose their configs afterwards). Outcomes of configs this strategy did not propose
   /// are allowed: a new strategy may be warmed up with records of earlier jobs.
   virtual void Observe(const std::vector<TrialOutcome>& outcomes) = 0;
+
+  /// True for strategies that learn a cost model (and so use Transfer and features).
+  virtual bool HasModel() const { return false; }
+
+  /// Measurements of other workloads to learn from, given before the first Propose; samples
+  /// whose feature width differs from this space's are ignored. Strategies without a model
+  /// ignore all of them.
+  virtual void Transfer(std::vector<TransferSample> samples) { (void)samples; }
 
   /// Serialised state (JSON text) so a restarted daemon resumes the search where it stopped.
   virtual std::string SaveState() const = 0;

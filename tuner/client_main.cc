@@ -198,7 +198,8 @@ int FinalExit(const v1::Job& job) {
 struct SubmitFlags {
   v1::JobSpec spec;
   std::vector<std::string> templates;
-  int number = 0, repeat = 0, min_repeat_ms = 0, kernel_timeout_ms = 0;
+  int number = 0, repeat = 0, max_repeat = 0, min_repeat_ms = 0, kernel_timeout_ms = 0;
+  double target_ci = 0;
   bool flush_cache = false;
   bool wait = false;
   int wait_timeout_s = 0;
@@ -211,6 +212,8 @@ int Submit(TunerClient& client, const Globals& g, SubmitFlags& f) {
   v1::TimingOptions* timing = f.spec.mutable_timing();
   timing->set_number(f.number);
   timing->set_repeat(f.repeat);
+  timing->set_max_repeat(f.max_repeat);
+  timing->set_target_ci(f.target_ci);
   timing->set_min_repeat_ms(f.min_repeat_ms);
   timing->set_timeout_ms(f.kernel_timeout_ms);
   timing->set_flush_cache(f.flush_cache);
@@ -417,6 +420,7 @@ int Main(int argc, char** argv) {
                    "e.g. 'llvm -mcpu=native -threads=1' (native: the daemon's CPU)")
       ->required();
   int trials = 0, priority = 0, early_stopping = 0;
+  bool no_transfer = false;
   uint64_t seed = 0;
   std::string strategy;
   submit_cmd->add_option("--trials", trials, "measurements to make (>= 1)")->required();
@@ -425,11 +429,19 @@ int Main(int argc, char** argv) {
   submit_cmd->add_option("--seed", seed, "seed of the search (default 1)");
   submit_cmd->add_option("--template", submit.templates,
                          "only this template (repeatable; default: all that apply)");
+  submit_cmd->add_flag("--no-transfer", no_transfer,
+                       "do not learn from the log's records of other workloads");
   submit_cmd->add_option("--early-stopping", early_stopping,
                          "stop after this many trials without improvement (0: never)");
   submit_cmd->add_option("--name", *submit.spec.mutable_name(), "a label for people");
   submit_cmd->add_option("--number", submit.number, "timing: initial calls per round");
-  submit_cmd->add_option("--repeat", submit.repeat, "timing: rounds kept");
+  submit_cmd->add_option("--repeat", submit.repeat, "timing: rounds at least (default 3)");
+  submit_cmd->add_option("--max-repeat", submit.max_repeat,
+                         "timing: rounds at most, timed while the median is not known to within "
+                         "--target-ci (default 10)");
+  submit_cmd->add_option("--target-ci", submit.target_ci,
+                         "timing: relative 95% confidence half-width of the median that ends "
+                         "the rounds (default 0.02)");
   submit_cmd->add_option("--min-repeat-ms", submit.min_repeat_ms,
                          "timing: minimum duration of a round");
   submit_cmd->add_option("--kernel-timeout-ms", submit.kernel_timeout_ms,
@@ -500,6 +512,7 @@ int Main(int argc, char** argv) {
     submit.spec.set_seed(seed);
     submit.spec.set_strategy(strategy);
     submit.spec.set_early_stopping(early_stopping);
+    submit.spec.set_no_transfer(no_transfer);
     return Submit(client, g, submit);
   }
   if (status_cmd->parsed()) {

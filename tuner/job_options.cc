@@ -127,6 +127,7 @@ absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
   job.spec.templates.assign(spec.templates().begin(), spec.templates().end());
   job.spec.early_stopping = spec.early_stopping();
   job.spec.name = spec.name();
+  job.spec.transfer = !spec.no_transfer();
   ASSIGN_OR_RETURN(job.templates, ResolveTemplates(*workload, target, job.spec.templates,
                                                    options.allow_fault_templates));
   job.spec.workload = workload->ToString();

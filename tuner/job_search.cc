@@ -40,13 +40,76 @@ void EraseConfig(std::deque<Config>& configs, const Config& config) {
   }
 }
 
+// What a template's search takes from other workloads' trials: samples for its cost model (when
+// it has one) and the best config of each of the nearest workloads, valid for `workload`.
+struct TemplateTransfer {
+  std::vector<TransferSample> samples;
+  std::vector<Config> nearest_best;
+};
+
+TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& workload,
+                                 const Target& target, const ConfigSpace& space,
+                                 const std::vector<TemplateTrial>& trials, bool for_model) {
+  struct Other {
+    Workload workload;
+    ConfigSpace space;
+    uint32_t group;
+    std::optional<std::pair<double, Config>> best;
+  };
+  std::map<std::string, std::optional<Other>, std::less<>> others;
+  TemplateTransfer out;
+  for (const TemplateTrial& trial : trials) {
+    auto [it, fresh] = others.try_emplace(trial.workload);
+    if (fresh) {
+      absl::StatusOr<Workload> w = Workload::Parse(trial.workload);
+      if (w.ok() && w->op() == workload.op()) {
+        it->second = Other{*w, tpl.space(*w, target), static_cast<uint32_t>(others.size()), {}};
+      }
+    }
+    if (!it->second) {
+      continue;
+    }
+    Other& other = *it->second;
+    absl::StatusOr<Config> config = ParseConfig(trial.config);
+    if (!config.ok() || !other.space.IsValid(*config)) {
+      continue;
+    }
+    if (for_model) {
+      out.samples.push_back({TemplateFeatures(tpl, other.workload, target, other.space, *config),
+                             trial.ok, trial.median_secs, other.group});
+    }
+    if (trial.ok && (!other.best || trial.median_secs < other.best->first)) {
+      other.best = std::make_pair(trial.median_secs, *config);
+    }
+  }
+  const std::vector<float> here = WorkloadFeatures(workload);
+  std::vector<std::pair<double, const Config*>> nearest;
+  for (const auto& [text, other] : others) {
+    if (other && other->best && space.IsValid(other->best->second)) {
+      const std::vector<float> there = WorkloadFeatures(other->workload);
+      double distance = 0;
+      for (size_t i = 0; i < here.size(); ++i) {
+        distance += (here[i] - there[i]) * (here[i] - there[i]);
+      }
+      nearest.emplace_back(distance, &other->best->second);
+    }
+  }
+  std::stable_sort(nearest.begin(), nearest.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < nearest.size() && i < kNearestWorkloads; ++i) {
+    out.nearest_best.push_back(*nearest[i].second);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     const Workload& workload, const Target& target,
     const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
     const std::vector<ConfigKey>& measured, std::string_view saved_state,
-    const std::vector<PastTrial>& history) {
+    const std::vector<PastTrial>& history,
+    const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer) {
   if (templates.empty()) {
     return absl::InvalidArgumentError("spec.templates: the job has no template to search");
   }
@@ -119,20 +182,30 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
       }
     }
     (*made)->Observe(known);
+    std::vector<Config> seeds;
+    if (tpl->seeds) {
+      seeds = tpl->seeds(workload, target);
+    }
+    if (auto trials = transfer.find(name); trials != transfer.end()) {
+      TemplateTransfer lent =
+          PrepareTransfer(*tpl, workload, target, space, trials->second, (*made)->HasModel());
+      if (!lent.samples.empty()) {
+        (*made)->Transfer(std::move(lent.samples));
+      }
+      seeds.insert(seeds.end(), lent.nearest_best.begin(), lent.nearest_best.end());
+    }
     Config default_config = tpl->default_config(workload, target);
     const bool default_done = defaults_proposed.contains(name) ||
                               std::find(seen.begin(), seen.end(), default_config) != seen.end();
     PerTemplate part{tpl, std::move(*made), std::move(default_config), !default_done, {}, {}};
-    if (tpl->seeds) {
-      for (Config& config : tpl->seeds(workload, target)) {
-        if (config == part.default_config || !space.Validate(config).ok() ||
-            std::find(part.seeds.begin(), part.seeds.end(), config) != part.seeds.end()) {
-          continue;
-        }
-        part.seeds.push_back(config);
-        if (std::find(seen.begin(), seen.end(), config) == seen.end()) {
-          part.seeds_pending.push_back(std::move(config));
-        }
+    for (Config& config : seeds) {
+      if (config == part.default_config || !space.Validate(config).ok() ||
+          std::find(part.seeds.begin(), part.seeds.end(), config) != part.seeds.end()) {
+        continue;
+      }
+      part.seeds.push_back(config);
+      if (std::find(seen.begin(), seen.end(), config) == seen.end()) {
+        part.seeds_pending.push_back(std::move(config));
       }
     }
     // The seeds that were still to come when the state was saved (a state without them, from

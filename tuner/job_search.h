@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +46,9 @@ struct PastTrial {
   double secs = 0;  // median seconds, when ok
 };
 
+/// How many of the nearest other workloads lend their best config to a new search.
+inline constexpr size_t kNearestWorkloads = 3;
+
 /// Which templates may propose now (e.g. those whose library some worker offers); empty: all.
 using TemplateFilter = std::function<bool(const KernelTemplate*)>;
 
@@ -58,12 +62,17 @@ class JobSearch {
   /// `history` (the log's trials of the workload and target, in the order they were recorded)
   /// is observed by each template's strategy before its first proposal, so that a model-based
   /// strategy starts from what the log knows and a resumed one refits on the same data.
+  /// `transfer` (per template name, the log's trials of that template on other workloads of
+  /// the same target, TuningLog::TrialsOfTemplate) is what a cost model learns from before its
+  /// first proposal; the best configs of the kNearestWorkloads nearest workloads (by size) that
+  /// are valid here are proposed after the template's seeds. Empty: no transfer.
   /// An unknown strategy is InvalidArgument; `templates` must not be empty (InvalidArgument).
   static absl::StatusOr<std::unique_ptr<JobSearch>> Create(
       const Workload& workload, const Target& target,
       const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
       const std::vector<ConfigKey>& measured, std::string_view saved_state,
-      const std::vector<PastTrial>& history = {});
+      const std::vector<PastTrial>& history = {},
+      const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer = {});
 
   /// Up to `n` new candidates: the outstanding ones of a saved state first, then each
   /// template's default, then its seeds, then one from each template's strategy in turn; fewer when

@@ -62,6 +62,7 @@ v1::JobSpec JobSpecToProto(const JobSpec& spec) {
   }
   out.set_early_stopping(spec.early_stopping);
   out.set_name(spec.name);
+  out.set_no_transfer(!spec.transfer);
   return out;
 }
 

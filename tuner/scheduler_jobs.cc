@@ -93,6 +93,9 @@ bool IsFinal(v1::JobState state) {
          state == v1::JOB_STATE_CANCELLED;
 }
 
+// The most trials of other workloads a job's search learns from, per template (the newest).
+constexpr int kTransferTrials = 2000;
+
 // The log's trials of the job's workload on its exact target and cache state, oldest first:
 // what its search learns from before proposing. Trials given up on lost workers are no verdict.
 absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row) {
@@ -122,9 +125,18 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log_->MeasuredConfigs(row.spec.workload, row.spec.target));
   ASSIGN_OR_RETURN(std::vector<PastTrial> history, PastTrials(*log_, row));
+  std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
+  if (row.spec.transfer) {
+    for (const KernelTemplate* tpl : templates) {
+      ASSIGN_OR_RETURN(
+          transfer[std::string(tpl->name)],
+          log_->TrialsOfTemplate(std::string(tpl->name), tpl->version, row.spec.target,
+                                 row.spec.timing.flush_cache, row.spec.workload, kTransferTrials));
+    }
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<JobSearch> search,
                    JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed,
-                                     measured, row.search_state, history));
+                                     measured, row.search_state, history, transfer));
   auto job = std::make_shared<JobRuntime>();
   {
     std::lock_guard search_lock(job->search_mu);

@@ -266,6 +266,43 @@ TEST_F(RecordTest, MeasuredConfigsListsEveryOutcomeOnceInFirstMeasuredOrder) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(RecordTest, TrialsOfTemplateListOtherWorkloadsOfTheTargetNewestFirst) {
+  auto on = [](const char* workload, const char* config, double secs) {
+    Record r = SampleRecord(config, secs);
+    r.workload = workload;
+    return r;
+  };
+  ASSERT_TRUE(log_->CommitRecord(on("gemm:M=32,N=64,K=64", R"({"mc":1})", 2e-3)).ok());
+  ASSERT_TRUE(log_->CommitRecord(SampleRecord(R"({"mc":9})")).ok());  // kGemm itself
+  Record failed = FailedRecord(ErrorKind::kBuildError, R"({"mc":2})");
+  failed.workload = "gemm:M=16,N=64,K=64";
+  ASSERT_TRUE(log_->CommitRecord(failed).ok());
+  Record lost = FailedRecord(ErrorKind::kWorkerLost, R"({"mc":3})");
+  lost.workload = "gemm:M=16,N=64,K=64";
+  ASSERT_TRUE(log_->CommitRecord(lost).ok());
+  Record other_template = on("gemm:M=16,N=64,K=64", "{}", 1e-3);
+  other_template.template_name = "gemm.cpu.extern_blas";
+  ASSERT_TRUE(log_->CommitRecord(other_template).ok());
+  Record other_target = on("gemm:M=16,N=64,K=64", R"({"mc":4})", 1e-3);
+  other_target.target = "llvm -mcpu=znver4 -threads=8";
+  ASSERT_TRUE(log_->CommitRecord(other_target).ok());
+  ASSERT_TRUE(log_->CommitRecord(on("gemm:M=16,N=64,K=64", R"({"mc":5})", 3e-3)).ok());
+
+  absl::StatusOr<std::vector<TemplateTrial>> trials =
+      log_->TrialsOfTemplate("gemm.cpu.blocked", 1, kTarget, false, kGemm, 10);
+  ASSERT_TRUE(trials.ok()) << trials.status();
+  ASSERT_EQ(trials->size(), 3u);
+  EXPECT_EQ((*trials)[0].config, R"({"mc":5})");
+  EXPECT_TRUE((*trials)[0].ok);
+  EXPECT_DOUBLE_EQ((*trials)[0].median_secs, 3e-3);
+  EXPECT_EQ((*trials)[1].config, R"({"mc":2})");
+  EXPECT_FALSE((*trials)[1].ok);
+  EXPECT_EQ((*trials)[2].workload, "gemm:M=32,N=64,K=64");
+  EXPECT_EQ(log_->TrialsOfTemplate("gemm.cpu.blocked", 1, kTarget, false, kGemm, 1)->size(), 1u);
+  EXPECT_TRUE(log_->TrialsOfTemplate("gemm.cpu.blocked", 2, kTarget, false, kGemm, 10)->empty());
+  EXPECT_TRUE(log_->TrialsOfTemplate("gemm.cpu.blocked", 1, kTarget, true, kGemm, 10)->empty());
+}
+
 TEST_F(RecordTest, ListRecordsFiltersAndPagesInIdOrder) {
   std::vector<int64_t> ids;
   for (int i = 0; i < 5; ++i) {

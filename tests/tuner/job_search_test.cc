@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <map>
+#include <random>
 #include <set>
 
 #include "common/host_cpu.h"
@@ -225,6 +226,55 @@ std::vector<std::string> RunJob(std::string_view strategy, int trials, int windo
 }
 
 std::set<std::string> AsSet(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+
+TEST(JobSearchTest, ProposesTheNearestWorkloadsBestConfigsRightAfterTheTemplatesSeeds) {
+  GemmCase s;
+  const KernelTemplate* tpl = s.templates.front();
+  const ConfigSpace space = tpl->space(s.workload, s.target);
+  const size_t seeds = tpl->seeds ? tpl->seeds(s.workload, s.target).size() : 0;
+  const Workload near = *Workload::Parse("gemm:M=64,N=64,K=48");
+  const Workload far = *Workload::Parse("gemm:M=64,N=64,K=256");
+  // Configs valid here and on the other workload, none of them a seed or the default.
+  std::vector<Config> lend;
+  std::vector<Config> not_lent =
+      tpl->seeds ? tpl->seeds(s.workload, s.target) : std::vector<Config>{};
+  not_lent.push_back(tpl->default_config(s.workload, s.target));
+  std::mt19937_64 rng(3);
+  for (const Workload& other : {near, near, far}) {
+    const ConfigSpace there = tpl->space(other, s.target);
+    const size_t wanted = lend.size() + 1;
+    for (int tries = 0; tries < 10000 && lend.size() < wanted; ++tries) {
+      Config c = *space.Sample(rng);
+      if (there.IsValid(c) && std::find(not_lent.begin(), not_lent.end(), c) == not_lent.end() &&
+          std::find(lend.begin(), lend.end(), c) == lend.end()) {
+        lend.push_back(c);
+      }
+    }
+  }
+  ASSERT_EQ(lend.size(), 3u) << "no config valid in both spaces";
+  std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
+  transfer[std::string(tpl->name)] = {
+      {near.ToString(), ConfigToString(lend[0]), true, 1e-3},
+      {near.ToString(), ConfigToString(lend[1]), true, 2e-3},  // slower: not lent
+      {far.ToString(), ConfigToString(lend[2]), true, 1e-3},
+      {"conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3", ConfigToString(lend[1]), true, 1e-4},  // other op
+  };
+  for (const std::string& strategy : {std::string("random"), std::string("xgb")}) {
+    auto search = JobSearch::Create(s.workload, s.target, {tpl}, strategy, 1, {}, "", {}, transfer);
+    ASSERT_TRUE(search.ok()) << search.status();
+    std::vector<Config> first;
+    for (const Candidate& c : (*search)->Propose(static_cast<int>(1 + seeds + 2))) {
+      first.push_back(c.config);
+    }
+    // The default, the seeds, then the lent configs, nearest workload first.
+    auto at = [&](const Config& c) { return std::find(first.begin(), first.end(), c); };
+    ASSERT_NE(at(lend[0]), first.end()) << strategy;
+    ASSERT_NE(at(lend[2]), first.end()) << strategy;
+    EXPECT_EQ(at(lend[0]) + 1, at(lend[2])) << strategy;
+    EXPECT_EQ(at(lend[2]) + 1, first.end()) << strategy;
+    EXPECT_EQ(at(lend[1]), first.end()) << strategy << ": a slower config was lent";
+  }
+}
 
 class EveryStrategyJobTest : public testing::TestWithParam<std::string> {};
 

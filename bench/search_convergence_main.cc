@@ -1,0 +1,374 @@
+// tune-bench-search: how fast each search strategy finds a template's best config, on real
+// measurements. For each workload, every strategy runs `--seeds` times for `--trials` trials in
+// batches, exactly as a tuning job drives it (Propose, measure, Observe), with the daemon's
+// loop-nest features; a config is built and measured once (through tune-server's measurement
+// supervisor, as a job does) and remembered in the `--table` file, so every strategy and every
+// rerun sees the same time for it. The reference is the best time measured for the workload
+// by any run, including a long xgb run of `--reference` trials. "xgb+transfer" first learns
+// from the table's measurements of the other workloads.
+//
+// Prints, per workload and strategy, the median over seeds of the trials needed to come within
+// 5% of the reference and of the best found at 16, 32 and 64 trials; writes the median curves
+// (reference time over best-so-far time, per trial) for plot_convergence.gp.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "bench/kernel_timer.h"
+#include "codegen/templates/template_features.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "rpc_server/artifact_cache.h"
+#include "rpc_server/supervisor.h"
+#include "search/strategy.h"
+
+namespace tune::bench {
+namespace {
+
+constexpr std::string_view kTransfer = "xgb+transfer";
+
+struct Options {
+  std::vector<std::string> workloads = {"gemm:M=128,N=768,K=768"};
+  std::string template_name = "gemm.cpu.blocked";
+  std::string target = "llvm -mcpu=native -threads=1";
+  std::vector<std::string> strategies = {"random", "grid", "ga", "xgb", std::string(kTransfer)};
+  int trials = 64;
+  int seeds = 3;
+  int batch = 8;
+  int reference = 256;
+  std::string table = "out/search-table.tsv";
+  std::string curves = "out/search-curves.tsv";
+  std::string worker_binary = TUNE_SERVER_PATH;
+  bool spaces_only = false;
+};
+
+// Measured times by (workload, config), kept in a tab-separated file: workload, config, seconds
+// (or "fail"). Loaded at start, appended to as configs are measured.
+class Table {
+ public:
+  explicit Table(std::string path) : path_(std::move(path)) {
+    std::ifstream in(path_);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string workload, config, secs;
+      if (std::getline(fields, workload, '\t') && std::getline(fields, config, '\t') &&
+          std::getline(fields, secs)) {
+        times_[{workload, config}] =
+            secs == "fail" ? std::nullopt : std::optional<double>(std::stod(secs));
+      }
+    }
+    out_.open(path_, std::ios::app);
+  }
+
+  const std::optional<double>* Find(const std::string& workload, const std::string& config) const {
+    auto it = times_.find({workload, config});
+    return it == times_.end() ? nullptr : &it->second;
+  }
+
+  void Add(const std::string& workload, const std::string& config, std::optional<double> secs) {
+    times_[{workload, config}] = secs;
+    out_ << workload << '\t' << config << '\t' << (secs ? StrCat(*secs) : std::string("fail"))
+         << '\n';
+    out_.flush();
+  }
+
+  // Every entry of `workload`: config text -> time (nullopt: failed).
+  std::vector<std::pair<std::string, std::optional<double>>> Of(const std::string& workload) const {
+    std::vector<std::pair<std::string, std::optional<double>>> out;
+    for (const auto& [key, secs] : times_) {
+      if (key.first == workload) {
+        out.emplace_back(key.second, secs);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string path_;
+  std::map<std::pair<std::string, std::string>, std::optional<double>> times_;
+  std::ofstream out_;
+};
+
+class SearchBench {
+ public:
+  SearchBench(const Options& options, const KernelTemplate& tpl, KernelTimer& timer)
+      : options_(options), tpl_(tpl), timer_(timer), table_(options.table) {}
+
+  // The time of `config`, measured once.
+  std::optional<double> Measure(const Workload& w, const Config& config) {
+    const std::string key = ConfigToString(config);
+    if (const std::optional<double>* known = table_.Find(w.ToString(), key)) {
+      return *known;
+    }
+    absl::StatusOr<double> secs = timer_.MedianSecs(w, tpl_, config);
+    std::optional<double> result = secs.ok() ? std::optional<double>(*secs) : std::nullopt;
+    table_.Add(w.ToString(), key, result);
+    ++measured_;
+    return result;
+  }
+
+  // The best-so-far time after each trial of one search.
+  std::vector<double> Run(const Workload& w, const std::vector<Workload>& others,
+                          std::string_view strategy, uint64_t seed, int trials) {
+    const Target& target = timer_.target();
+    const bool transfer = strategy == kTransfer;
+    auto search = MakeStrategy(transfer ? "xgb" : strategy, tpl_.space(w, target), seed, {}, "",
+                               TemplateFeatureFn(tpl_, w, target));
+    TUNE_CHECK(search.ok()) << search.status();
+    if (transfer) {
+      (*search)->Transfer(TransferSamples(others));
+    }
+    std::vector<double> best_so_far;
+    double best = std::numeric_limits<double>::infinity();
+    while (static_cast<int>(best_so_far.size()) < trials) {
+      std::vector<Config> configs = (*search)->Propose(
+          std::min(options_.batch, trials - static_cast<int>(best_so_far.size())));
+      if (configs.empty()) {
+        break;
+      }
+      std::vector<TrialOutcome> outcomes;
+      for (const Config& config : configs) {
+        std::optional<double> secs = Measure(w, config);
+        if (std::getenv("TUNE_DEBUG_SEARCH")) {
+          std::fprintf(stderr, "%s %zu %s %.3g\n", std::string(strategy).c_str(),
+                       best_so_far.size() + 1, ConfigToString(config).c_str(), secs.value_or(0));
+        }
+        best = std::min(best, secs.value_or(best));
+        best_so_far.push_back(best);
+        outcomes.push_back({config, secs.has_value(), secs.value_or(0)});
+      }
+      (*search)->Observe(outcomes);
+    }
+    return best_so_far;
+  }
+
+  // The fastest time the table holds for `w`.
+  double Reference(const Workload& w) const {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& [config, secs] : table_.Of(w.ToString())) {
+      best = std::min(best, secs.value_or(best));
+    }
+    return best;
+  }
+
+  int measured() const { return measured_; }
+
+ private:
+  std::vector<TransferSample> TransferSamples(const std::vector<Workload>& others) const {
+    std::vector<TransferSample> samples;
+    uint32_t group = 1;
+    for (const Workload& other : others) {
+      const ConfigSpace space = tpl_.space(other, timer_.target());
+      for (const auto& [text, secs] : table_.Of(other.ToString())) {
+        absl::StatusOr<Config> config = ParseConfig(text);
+        if (config.ok() && space.IsValid(*config)) {
+          samples.push_back({TemplateFeatures(tpl_, other, timer_.target(), space, *config),
+                             secs.has_value(), secs.value_or(0), group});
+        }
+      }
+      ++group;
+    }
+    return samples;
+  }
+
+  const Options& options_;
+  const KernelTemplate& tpl_;
+  KernelTimer& timer_;
+  Table table_;
+  int measured_ = 0;
+};
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The raw and (estimated) valid sizes of the template's space for `w`.
+std::string SpaceSize(const KernelTemplate& tpl, const Workload& w, const Target& target) {
+  const ConfigSpace space = tpl.space(w, target);
+  const uint64_t raw = space.RawSize();
+  std::mt19937_64 rng(1);
+  constexpr int kDraws = 20000;
+  int valid = 0;
+  for (int i = 0; i < kDraws; ++i) {
+    valid += space.ConstraintsHold(space.SampleRaw(rng)) ? 1 : 0;
+  }
+  return StrCat(space.knobs().size(), " knobs, ", raw, " raw configs, about ",
+                static_cast<uint64_t>(static_cast<double>(raw) * valid / kDraws), " valid");
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  CLI::App app{"tune-bench-search: how fast each search strategy finds a template's best config"};
+  app.add_option("--workload", options.workloads, "workloads (canonical text)");
+  app.add_option("--template", options.template_name, "the template whose space is searched");
+  app.add_option("--target", options.target, "CPU target");
+  app.add_option("--strategies", options.strategies,
+                 "strategies to compare (names of tune-client submit --strategy, and "
+                 "xgb+transfer)")
+      ->delimiter(',');
+  app.add_option("--trials", options.trials, "trials per search")->check(CLI::Range(1, 100000));
+  app.add_option("--seeds", options.seeds, "searches per strategy")->check(CLI::Range(1, 100));
+  app.add_option("--batch", options.batch, "configs per Propose")->check(CLI::Range(1, 1000));
+  app.add_option("--reference", options.reference,
+                 "trials of the long xgb run that sets the reference best (0: none)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--table", options.table, "measured times, reused and extended (TSV)");
+  app.add_option("--curves", options.curves, "median curves for plot_convergence.gp (TSV)");
+  app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
+  app.add_flag("--spaces", options.spaces_only, "print the size of each space and stop");
+  CLI11_PARSE(app, argc, argv);
+  (void)SetLogLevel("warn");
+
+  absl::StatusOr<Target> target = Target::Parse(options.target);
+  if (!target.ok()) {
+    std::fprintf(stderr, "tune-bench-search: --target: %s\n",
+                 std::string(target.status().message()).c_str());
+    return 2;
+  }
+  const KernelTemplate* tpl = FindTemplate(options.template_name, TargetKind::kLlvm);
+  if (tpl == nullptr || !tpl->build) {
+    std::fprintf(stderr,
+                 "tune-bench-search: --template: '%s' is not a CPU template that builds IR (e.g. "
+                 "gemm.cpu.blocked)\n",
+                 options.template_name.c_str());
+    return 2;
+  }
+  std::vector<Workload> workloads;
+  for (const std::string& text : options.workloads) {
+    absl::StatusOr<Workload> w = Workload::Parse(text);
+    std::vector<const KernelTemplate*> applicable;
+    if (w.ok()) {
+      applicable = TemplatesFor(*w, *target);
+    }
+    if (!w.ok() || std::find(applicable.begin(), applicable.end(), tpl) == applicable.end()) {
+      std::fprintf(stderr, "tune-bench-search: --workload '%s': %s\n", text.c_str(),
+                   w.ok() ? StrCat(tpl->name, " does not build it").c_str()
+                          : std::string(w.status().message()).c_str());
+      return 2;
+    }
+    workloads.push_back(*w);
+  }
+  for (const std::string& s : options.strategies) {
+    std::vector<std::string> names = StrategyNames();
+    if (s != kTransfer && std::find(names.begin(), names.end(), s) == names.end()) {
+      std::fprintf(stderr, "tune-bench-search: --strategies: '%s' is unknown; accepted: %s, %s\n",
+                   s.c_str(), Join(names, ", ").c_str(), std::string(kTransfer).c_str());
+      return 2;
+    }
+  }
+  for (const Workload& w : workloads) {
+    std::printf("%s (%s): %s\n", w.ToString().c_str(), std::string(tpl->name).c_str(),
+                SpaceSize(*tpl, w, *target).c_str());
+  }
+  if (options.spaces_only) {
+    return 0;
+  }
+
+  rpc::SupervisorOptions sup_options;
+  sup_options.child_executable = options.worker_binary;
+  sup_options.child_env = {StrCat("OMP_NUM_THREADS=", target->threads)};
+  absl::StatusOr<std::unique_ptr<rpc::MeasureSupervisor>> sup =
+      rpc::MeasureSupervisor::Create(sup_options);
+  absl::StatusOr<std::unique_ptr<rpc::ArtifactCache>> cache =
+      rpc::ArtifactCache::Open(rpc::DefaultArtifactCacheDir());
+  if (!sup.ok() || !cache.ok()) {
+    std::fprintf(stderr, "tune-bench-search: %s\n",
+                 std::string((sup.ok() ? cache.status() : sup.status()).message()).c_str());
+    return 1;
+  }
+  for (const std::string& path : {options.table, options.curves}) {
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) {
+      std::filesystem::create_directories(parent);
+    }
+  }
+  KernelTimer timer(*target, TimingOptions{.number = 1, .repeat = 5, .min_repeat_ms = 20},
+                    std::move(*sup), std::move(*cache));
+  SearchBench bench(options, *tpl, timer);
+  std::ofstream curves(options.curves);
+  curves << "workload\tstrategy\ttrial\tmedian_reference_over_best\n";
+  std::printf(
+      "\n| workload | strategy | trials to 5%% (median of %d) | best at 16 | at 32 | at 64 |\n"
+      "|---|---|---|---|---|---|\n",
+      options.seeds);
+  // First every search (so that the reference includes what they found), then the report.
+  std::map<std::pair<size_t, std::string>, std::vector<std::vector<double>>> runs;
+  // Transfer runs come last, when the table holds every other workload's measurements.
+  for (bool transfer : {false, true}) {
+    for (size_t wi = 0; wi < workloads.size(); ++wi) {
+      std::vector<Workload> others = workloads;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(wi));
+      if (!transfer && options.reference > 0) {
+        bench.Run(workloads[wi], others, "xgb", 1000, options.reference);
+      }
+      for (const std::string& strategy : options.strategies) {
+        if ((strategy == kTransfer) != transfer) {
+          continue;
+        }
+        for (int seed = 1; seed <= options.seeds; ++seed) {
+          runs[{wi, strategy}].push_back(bench.Run(workloads[wi], others, strategy,
+                                                   static_cast<uint64_t>(seed), options.trials));
+        }
+      }
+    }
+  }
+  for (size_t wi = 0; wi < workloads.size(); ++wi) {
+    const double reference = bench.Reference(workloads[wi]);
+    for (const std::string& strategy : options.strategies) {
+      const std::vector<std::vector<double>>& curves_of = runs[{wi, strategy}];
+      std::vector<double> to_5, at16, at32, at64;
+      for (const std::vector<double>& curve : curves_of) {
+        if (curve.empty()) {
+          continue;
+        }
+        auto hit = std::find_if(curve.begin(), curve.end(),
+                                [&](double b) { return b <= 1.05 * reference; });
+        to_5.push_back(hit == curve.end() ? std::numeric_limits<double>::infinity()
+                                          : static_cast<double>(hit - curve.begin() + 1));
+        auto at = [&](size_t n) { return reference / curve[std::min(n, curve.size()) - 1]; };
+        at16.push_back(at(16));
+        at32.push_back(at(32));
+        at64.push_back(at(64));
+      }
+      const double median_to_5 = MedianOf(to_5);
+      std::printf("| `%s` | %s | %s | %.2f | %.2f | %.2f |\n", workloads[wi].ToString().c_str(),
+                  strategy.c_str(),
+                  std::isinf(median_to_5) ? StrCat("> ", options.trials).c_str()
+                                          : StrCat(median_to_5).c_str(),
+                  MedianOf(at16), MedianOf(at32), MedianOf(at64));
+      for (int t = 0; t < options.trials; ++t) {
+        std::vector<double> ratios;
+        for (const std::vector<double>& curve : curves_of) {
+          if (t < static_cast<int>(curve.size())) {
+            ratios.push_back(reference / curve[t]);
+          }
+        }
+        curves << workloads[wi].ToString() << '\t' << strategy << '\t' << t + 1 << '\t'
+               << MedianOf(ratios) << '\n';
+      }
+    }
+  }
+  std::printf(
+      "\nreference: the fastest config measured for each workload (%d configs measured "
+      "in this run; table %s)\n",
+      bench.measured(), options.table.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tune::bench
+
+int main(int argc, char** argv) { return tune::bench::Main(argc, argv); }
