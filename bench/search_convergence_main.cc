@@ -51,6 +51,7 @@ struct Options {
   std::string curves = "out/search-curves.tsv";
   std::string worker_binary = TUNE_SERVER_PATH;
   bool spaces_only = false;
+  bool verbose = false;
 };
 
 // Measured times by (workload, config), kept in a tab-separated file: workload, config, seconds
@@ -141,9 +142,10 @@ class SearchBench {
       std::vector<TrialOutcome> outcomes;
       for (const Config& config : configs) {
         std::optional<double> secs = Measure(w, config);
-        if (std::getenv("TUNE_DEBUG_SEARCH")) {
-          std::fprintf(stderr, "%s %zu %s %.3g\n", std::string(strategy).c_str(),
-                       best_so_far.size() + 1, ConfigToString(config).c_str(), secs.value_or(0));
+        if (options_.verbose) {
+          std::fprintf(stderr, "%s seed %llu trial %zu: %s %.4g s\n", std::string(strategy).c_str(),
+                       static_cast<unsigned long long>(seed), best_so_far.size() + 1,
+                       ConfigToString(config).c_str(), secs.value_or(0));
         }
         best = std::min(best, secs.value_or(best));
         best_so_far.push_back(best);
@@ -229,6 +231,7 @@ int Main(int argc, char** argv) {
   app.add_option("--curves", options.curves, "median curves for plot_convergence.gp (TSV)");
   app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
   app.add_flag("--spaces", options.spaces_only, "print the size of each space and stop");
+  app.add_flag("--verbose", options.verbose, "print every trial (strategy, seed, config, time)");
   CLI11_PARSE(app, argc, argv);
   (void)SetLogLevel("warn");
 
