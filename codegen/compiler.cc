@@ -6,6 +6,7 @@
 
 #include "codegen/c_header.h"
 #include "codegen/gpu_library.h"
+#include "codegen/ir/printer.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "codegen/llvm/gpu_backend.h"
 #include "common/artifact_hash.h"
@@ -129,6 +130,16 @@ absl::StatusOr<ir::LoweredFunc> Compiler::BuildLowered(const Workload& workload,
   }
   ASSIGN_OR_RETURN(ir::LoweredFunc func, tpl.build(workload, target_, config, func_name));
   return Lower(std::move(func), lower_);
+}
+
+absl::StatusOr<std::string> Compiler::LoweredText(const Workload& workload,
+                                                  const KernelTemplate& tpl, const Config& config,
+                                                  std::string_view func_name) const {
+  if (tpl.build_object) {
+    return absl::NotFoundError(StrCat(tpl.name, " is compiled by its codegen plugin"));
+  }
+  ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
+  return ir::ToText(func);
 }
 
 absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,

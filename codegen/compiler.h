@@ -103,6 +103,13 @@ class Compiler {
   absl::StatusOr<Artifact> BuildArtifact(const Workload& workload, const KernelTemplate& tpl,
                                          const Config& config, std::string_view func_name);
 
+  /// The text of the lowered IR that BuildArtifact compiles for this config: with the target
+  /// and the template, what determines the artifact's code (a builder remembers artifacts by
+  /// it). NotFound for templates whose code someone else compiles (build_object); the
+  /// template's or lowering's error otherwise.
+  absl::StatusOr<std::string> LoweredText(const Workload& workload, const KernelTemplate& tpl,
+                                          const Config& config, std::string_view func_name) const;
+
   /// Picks the template and config of one kernel: the request's own config when given, else
   /// the lookup's record when it is still valid today, else the template's default config;
   /// `origin` (optional) receives a sentence saying which and why. A request naming an

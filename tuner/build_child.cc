@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "codegen/compiler.h"
@@ -54,7 +55,8 @@ v1::Artifact ArtifactToProto(const Artifact& built) {
   return artifact;
 }
 
-v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates) {
+v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates,
+                              ArtifactMemo* memo) {
   const uint64_t id = task.task_id();
   absl::StatusOr<Workload> workload = Workload::Parse(task.workload());
   if (!workload.ok()) {
@@ -80,13 +82,33 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
     return Error(id, StrCat("config: ", std::string(config.status().message())));
   }
   Compiler compiler(*target);
+  // Configs that lower to IR already compiled reuse its artifact (only the config and its
+  // tolerance differ).
+  std::string key;
+  std::optional<Artifact> known;
+  if (memo != nullptr) {
+    if (absl::StatusOr<std::string> ir =
+            compiler.LoweredText(*workload, *tpl, *config, task.func_name());
+        ir.ok()) {
+      key = ArtifactMemo::Key(*target, *tpl, *ir);
+      known = memo->Find(key);
+    }
+  }
+  const bool reused = known.has_value();
   absl::StatusOr<Artifact> built =
-      compiler.BuildArtifact(*workload, *tpl, *config, task.func_name());
+      known ? absl::StatusOr<Artifact>(*std::move(known))
+            : compiler.BuildArtifact(*workload, *tpl, *config, task.func_name());
   if (!built.ok()) {
     return Error(id, std::string(built.status().message()));
   }
+  if (!key.empty() && !reused) {
+    memo->Insert(key, *built);
+  }
+  built->config = ConfigToString(*config);
+  built->tolerance_scale = TemplateTolerance(*tpl, *workload, *config);
   v1::BuildChildResult result;
   result.set_task_id(id);
+  result.set_reused(reused);
   *result.mutable_artifact() = ArtifactToProto(*built);
   *result.mutable_code() = ArtifactCodeToProto(built->hash, built->format, std::move(built->code));
   return result;
@@ -108,6 +130,7 @@ int RunBuildChild(int in_fd, int out_fd) {
   if (!InstallExternKernels(manifests).ok() || !InstallCodegenPlugins(plugins).ok()) {
     return 1;
   }
+  ArtifactMemo memo;
   v1::BuildChildReply ready;
   ready.mutable_ready()->set_pid(getpid());
   if (!WriteFrame(out_fd, ready).ok()) {
@@ -132,7 +155,7 @@ int RunBuildChild(int in_fd, int out_fd) {
       return 1;
     }
     v1::BuildChildReply reply;
-    *reply.mutable_result() = BuildOne(request.task(), setup.allow_fault_templates());
+    *reply.mutable_result() = BuildOne(request.task(), setup.allow_fault_templates(), &memo);
     if (!WriteFrame(out_fd, reply).ok()) {
       return 1;
     }

@@ -6,6 +6,7 @@
 
 #include "codegen/compiler.h"
 #include "tune/v1/builder.pb.h"
+#include "tuner/artifact_memo.h"
 
 namespace tune::tuner {
 
@@ -22,8 +23,10 @@ v1::Artifact ArtifactToProto(const Artifact& built);
 
 /// Builds one task in this process: the artifact and its code, or `error` naming why the config
 /// does not build (an unknown template or version, a config outside the space, a codegen or
-/// link failure). `allow_fault_templates` admits tuner/fault_templates.h.
-v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates);
+/// link failure). `allow_fault_templates` admits tuner/fault_templates.h. With a `memo`, a
+/// config whose lowered IR was compiled before reuses that artifact (`reused` is set).
+v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates,
+                              ArtifactMemo* memo = nullptr);
 
 /// The builder's main loop on (in_fd, out_fd): answers the setup message, then builds each task
 /// until `in_fd` reaches end of file or the daemon is gone. Returns the process exit code: 0

@@ -158,7 +158,9 @@ Workload WithEpilogue(const Workload& workload, Epilogue epilogue) {
 
 bool HostRuns(const Target& target) {
   CpuVectorInfo want = CpuVectorInfoFor(target);
-  CpuVectorInfo host = CpuVectorInfoFor(Target{TargetKind::kLlvm, "native", 1, {}});
+  Target native;  // an llvm target of one thread
+  native.cpu = "native";
+  CpuVectorInfo host = CpuVectorInfoFor(native);
   return host.lanes >= want.lanes && (host.fma || !want.fma);
 }
 
