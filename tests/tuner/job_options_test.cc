@@ -71,6 +71,12 @@ TEST(ValidateJobSpecTest, RejectsBadBudgetStrategyPriorityAndTiming) {
   spec.mutable_timing()->set_repeat(-1);
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.timing"));
   spec = Valid();
+  spec.mutable_timing()->set_max_repeat(-2);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("timing.max_repeat = -2 is not valid; expected >= 0"));
+  spec = Valid();
+  spec.mutable_timing()->set_target_ci(1.5);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("timing.target_ci = 1.5 is not valid"));
+  spec = Valid();
   spec.set_early_stopping(-1);
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.early_stopping"));
 }
