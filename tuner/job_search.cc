@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
+#include "tuner/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
@@ -40,6 +41,16 @@ void EraseConfig(std::deque<Config>& configs, const Config& config) {
   }
 }
 
+// What the cost model of a template's search learns from: the loop nest each config builds,
+// for tune's own templates. The fault templates' builds abort or hang by design (a builder
+// process runs them, never the daemon), so their configs are described by their knobs only.
+FeatureFn Features(const KernelTemplate& tpl, const Workload& workload, const Target& target) {
+  if (FindFaultTemplate(tpl.name, workload.op()) == &tpl) {
+    return {};
+  }
+  return TemplateFeatureFn(tpl, workload, target);
+}
+
 // What a template's search takes from other workloads' trials: samples for its cost model (when
 // it has one) and the best config of each of the nearest workloads, valid for `workload`.
 struct TemplateTransfer {
@@ -50,6 +61,10 @@ struct TemplateTransfer {
 TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& workload,
                                  const Target& target, const ConfigSpace& space,
                                  const std::vector<TemplateTrial>& trials, bool for_model) {
+  const bool from_ir = FindFaultTemplate(tpl.name, workload.op()) != &tpl;
+  auto features_of = [&](const Workload& w, const ConfigSpace& s, const Config& c) {
+    return from_ir ? TemplateFeatures(tpl, w, target, s, c) : KnobFeatures(s, c);
+  };
   struct Other {
     Workload workload;
     ConfigSpace space;
@@ -75,8 +90,8 @@ TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& work
       continue;
     }
     if (for_model) {
-      out.samples.push_back({TemplateFeatures(tpl, other.workload, target, other.space, *config),
-                             trial.ok, trial.median_secs, other.group});
+      out.samples.push_back({features_of(other.workload, other.space, *config), trial.ok,
+                             trial.median_secs, other.group});
     }
     if (trial.ok && (!other.best || trial.median_secs < other.best->first)) {
       other.best = std::make_pair(trial.median_secs, *config);
@@ -158,14 +173,13 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     if (strategies != nullptr && strategies->contains(name) && (*strategies)[name].is_object()) {
       state = (*strategies)[name].dump();
     }
-    absl::StatusOr<std::unique_ptr<SearchStrategy>> made = MakeStrategy(
-        strategy, space, seed + i, seen, state, TemplateFeatureFn(*tpl, workload, target));
+    absl::StatusOr<std::unique_ptr<SearchStrategy>> made =
+        MakeStrategy(strategy, space, seed + i, seen, state, Features(*tpl, workload, target));
     if (!made.ok() && !state.empty()) {
       Logger("daemon")->warn(
           "saved search state of template {} no longer applies ({}); starting it afresh", name,
           made.status().message());
-      made = MakeStrategy(strategy, space, seed + i, seen, "",
-                          TemplateFeatureFn(*tpl, workload, target));
+      made = MakeStrategy(strategy, space, seed + i, seen, "", Features(*tpl, workload, target));
     }
     if (!made.ok()) {
       return absl::InvalidArgumentError(

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/host_cpu.h"
+#include "tuner/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
@@ -274,6 +275,29 @@ TEST(JobSearchTest, ProposesTheNearestWorkloadsBestConfigsRightAfterTheTemplates
     EXPECT_EQ(at(lend[2]) + 1, first.end()) << strategy;
     EXPECT_EQ(at(lend[1]), first.end()) << strategy << ": a slower config was lent";
   }
+}
+
+// A fault template's build aborts the process that runs it: the daemon's cost model must never
+// build one to describe its configs (a builder process builds them, and dies instead).
+TEST(JobSearchTest, AModelSearchOfATemplateWhoseBuildAbortsNeverBuildsItInTheDaemon) {
+  GemmCase s;
+  const KernelTemplate* tpl = FindFaultTemplate(kFaultBuildCrashTemplate, OpKind::kGemm);
+  ASSERT_NE(tpl, nullptr);
+  const ConfigSpace space = tpl->space(s.workload, s.target);
+  std::vector<Config> valid = space.EnumerateValid(40);
+  ASSERT_GE(valid.size(), 40u);
+  std::vector<PastTrial> history;
+  std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
+  for (size_t i = 0; i < 20; ++i) {
+    history.push_back(PastTrial{{std::string(tpl->name), tpl->version, ConfigToString(valid[i])},
+                                true,
+                                1e-3 * static_cast<double>(1 + i % 5)});
+    transfer[std::string(tpl->name)].push_back(
+        {"gemm:M=64,N=64,K=48", ConfigToString(valid[20 + i]), i % 2 == 0, 2e-3});
+  }
+  auto search = JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 1, {}, "", history, transfer);
+  ASSERT_TRUE(search.ok()) << search.status();
+  EXPECT_EQ((*search)->Propose(16).size(), 16u);
 }
 
 class EveryStrategyJobTest : public testing::TestWithParam<std::string> {};
