@@ -25,8 +25,8 @@ constexpr int kTries = 64;
 
 class GaStrategy final : public SearchStrategy {
  public:
-  GaStrategy(const ConfigSpace& space, uint64_t seed, uint64_t batches)
-      : space_(space), pool_(space_), seed_(seed), batches_(batches) {}
+  GaStrategy(const ConfigSpace& space, PoolState progress)
+      : space_(space), pool_(space_), progress_(progress) {}
   GaStrategy(const GaStrategy&) = delete;
   GaStrategy& operator=(const GaStrategy&) = delete;
 
@@ -35,7 +35,7 @@ class GaStrategy final : public SearchStrategy {
   std::string_view name() const override { return kGa; }
 
   std::vector<Config> Propose(int n) override {
-    std::mt19937_64 rng(seed_ ^ (0xD1B54A32D192ED03ull * ++batches_));
+    std::mt19937_64 rng(progress_.seed ^ (0xD1B54A32D192ED03ull * ++progress_.batches));
     std::vector<Config> out;
     while (static_cast<int>(out.size()) < n) {
       std::optional<Config> child = population_.size() >= kWarmup ? Breed(rng) : std::nullopt;
@@ -66,9 +66,7 @@ class GaStrategy final : public SearchStrategy {
 
   std::string SaveState() const override {
     nlohmann::json state = StateHeader(kGa, space_);
-    state["seed"] = seed_;
-    state["batches"] = batches_;
-    state["taken"] = pool_.Save();
+    WritePoolState(state, progress_, pool_);
     return state.dump();
   }
 
@@ -103,8 +101,7 @@ class GaStrategy final : public SearchStrategy {
 
   const ConfigSpace space_;
   ProposalPool pool_;
-  const uint64_t seed_;
-  uint64_t batches_;
+  PoolState progress_;
   std::vector<std::pair<double, Config>> population_;  // fastest first, at most kPopulation
 };
 
@@ -115,19 +112,9 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeGaStrategy(const ConfigSpace
                                                                const std::vector<Config>& measured,
                                                                const nlohmann::json* state,
                                                                FeatureFn /*features*/) {
-  uint64_t batches = 0;
-  if (state != nullptr) {
-    ASSIGN_OR_RETURN(seed, StateUint(*state, "seed"));
-    ASSIGN_OR_RETURN(batches, StateUint(*state, "batches"));
-  }
-  auto strategy = std::make_unique<GaStrategy>(space, seed, batches);
-  if (state != nullptr &&
-      (!state->contains("taken") || !strategy->pool().Load((*state)["taken"]))) {
-    return StateError("field 'taken' is missing or not an array of raw config indices");
-  }
-  for (const Config& config : measured) {
-    strategy->pool().Take(config);
-  }
+  ASSIGN_OR_RETURN(PoolState progress, ReadPoolState(state, seed));
+  auto strategy = std::make_unique<GaStrategy>(space, progress);
+  RETURN_IF_ERROR(FillPool(strategy->pool(), state, measured));
   return strategy;
 }
 

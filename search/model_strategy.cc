@@ -46,6 +46,20 @@ constexpr size_t kRefitEvery = 8;         // new observations that make a new pl
 constexpr int kStartFromBest = 16;        // walkers that start at the best measured configs
 constexpr double kDiversityWeight = 0.2;  // weight of new (knob, value) pairs in a batch
 
+// The mean and standard deviation of `value(v)` over `values` (0 and 0 when empty).
+template <typename Range, typename Value>
+std::pair<double, double> MeanAndDeviation(const Range& values, Value value) {
+  const double n = static_cast<double>(std::size(values));
+  double mean = 0, spread = 0;
+  for (const auto& v : values) {
+    mean += value(v) / n;
+  }
+  for (const auto& v : values) {
+    spread += (value(v) - mean) * (value(v) - mean) / n;
+  }
+  return {mean, std::sqrt(spread)};
+}
+
 struct Observation {
   uint64_t index = 0;  // raw index of the config
   bool ok = false;
@@ -54,16 +68,15 @@ struct Observation {
 
 class ModelStrategy final : public SearchStrategy {
  public:
-  ModelStrategy(std::string_view name, size_t warmup, const ConfigSpace& space, uint64_t seed,
-                uint64_t batches, FeatureFn features)
+  ModelStrategy(std::string_view name, size_t warmup, const ConfigSpace& space, PoolState progress,
+                FeatureFn features)
       : name_(name),
         warmup_(warmup),
         space_(space),
         pool_(space_),
-        seed_(seed),
-        batches_(batches),
+        progress_(progress),
         features_(std::move(features)),
-        model_(CostModel::Options{.seed = seed}) {
+        model_(CostModel::Options{.seed = progress.seed}) {
     if (!features_) {
       features_ = [this](const Config& config) { return KnobFeatures(space_, config); };
     }
@@ -76,7 +89,7 @@ class ModelStrategy final : public SearchStrategy {
   std::string_view name() const override { return name_; }
 
   std::vector<Config> Propose(int n) override {
-    std::mt19937_64 rng(seed_ ^ (0x9E3779B97F4A7C15ull * ++batches_));
+    std::mt19937_64 rng(progress_.seed ^ (0x9E3779B97F4A7C15ull * ++progress_.batches));
     std::vector<Config> out;
     if (n <= 0) {
       return out;
@@ -116,9 +129,7 @@ class ModelStrategy final : public SearchStrategy {
 
   std::string SaveState() const override {
     nlohmann::json state = StateHeader(name_, space_);
-    state["seed"] = seed_;
-    state["batches"] = batches_;
-    state["taken"] = pool_.Save();
+    WritePoolState(state, progress_, pool_);
     state["plan_batch"] = plan_.batch;
     state["plan_observations"] = plan_.observations;
     return state.dump();
@@ -148,7 +159,16 @@ class ModelStrategy final : public SearchStrategy {
   // True when the first `count` observations, with the transferred samples, can train a model:
   // warmup_ samples in all, and two different successful times within one workload.
   bool EnoughData(size_t count) const {
-    std::map<uint32_t, std::pair<double, double>> range;  // group -> (fastest, slowest)
+    const std::map<uint32_t, std::pair<double, double>> range = TimeRanges(count);
+    return count + transfer_.size() >= warmup_ &&
+           std::any_of(range.begin(), range.end(),
+                       [](const auto& r) { return r.second.second > r.second.first; });
+  }
+
+  // Per workload (group 0: this one, over its first `count` observations; the others from the
+  // transferred samples), the fastest and slowest successful times.
+  std::map<uint32_t, std::pair<double, double>> TimeRanges(size_t count) const {
+    std::map<uint32_t, std::pair<double, double>> range;
     auto note = [&](uint32_t group, bool ok, double secs) {
       if (ok && secs > 0) {
         auto [it, fresh] = range.emplace(group, std::make_pair(secs, secs));
@@ -161,30 +181,16 @@ class ModelStrategy final : public SearchStrategy {
     for (const TransferSample& t : transfer_) {
       note(t.group, t.ok, t.secs);
     }
-    return count + transfer_.size() >= warmup_ &&
-           std::any_of(range.begin(), range.end(),
-                       [](const auto& r) { return r.second.second > r.second.first; });
+    return range;
   }
 
   // Fits the model on the transferred samples and the first `count` observations (labels: the
   // fastest time of the sample's workload over its time; 0 for failures). False, with a
   // warning, when XGBoost fails.
   bool Fit(size_t count) {
-    std::map<uint32_t, double> best;  // per group
-    auto note = [&](uint32_t group, bool ok, double secs) {
-      if (ok && secs > 0) {
-        auto [it, fresh] = best.emplace(group, secs);
-        it->second = std::min(it->second, secs);
-      }
-    };
-    for (size_t i = 0; i < count; ++i) {
-      note(0, observations_[i].ok, observations_[i].secs);
-    }
-    for (const TransferSample& t : transfer_) {
-      note(t.group, t.ok, t.secs);
-    }
+    const std::map<uint32_t, std::pair<double, double>> range = TimeRanges(count);
     auto label = [&](uint32_t group, bool ok, double secs) {
-      return ok && secs > 0 ? static_cast<float>(best[group] / secs) : 0.0f;
+      return ok && secs > 0 ? static_cast<float>(range.at(group).first / secs) : 0.0f;
     };
     FeatureMatrix x(FeaturesOf(space_.ConfigAt(0)).size());
     std::vector<float> labels;
@@ -227,7 +233,7 @@ class ModelStrategy final : public SearchStrategy {
     }
     if (plan_.batch == 0 || observations_.size() >= plan_.observations + kRefitEvery ||
         !PlanHasCandidates()) {
-      plan_ = Plan{batches_, observations_.size(), {}, true};
+      plan_ = Plan{progress_.batches, observations_.size(), {}, true};
       if (!Fit(observations_.size())) {
         return false;
       }
@@ -275,7 +281,6 @@ class ModelStrategy final : public SearchStrategy {
       out[missing[k]] = score;
       scores_[*space_.IndexOf(configs[missing[k]])] = score;
     }
-    scored_ += missing.size();
     return out;
   }
 
@@ -304,8 +309,7 @@ class ModelStrategy final : public SearchStrategy {
   // first (a function of `batch` and the observations only, so that a resumed search rebuilds
   // it; configs proposed since are skipped when picking).
   std::vector<std::pair<double, Config>> Anneal(uint64_t batch, size_t count) {
-    std::mt19937_64 rng(seed_ ^ (0xBF58476D1CE4E5B9ull * batch));
-    const size_t keep = kPlanSize;
+    std::mt19937_64 rng(progress_.seed ^ (0xBF58476D1CE4E5B9ull * batch));
     std::set<uint64_t> observed;
     for (size_t i = 0; i < count; ++i) {
       observed.insert(observations_[i].index);
@@ -349,15 +353,9 @@ class ModelStrategy final : public SearchStrategy {
       }
       std::vector<double> next_scores = Score(next);
       visit(next, next_scores);
-      double mean = 0, spread = 0;
-      for (double s : scores) {
-        mean += s / static_cast<double>(scores.size());
-      }
-      for (double s : scores) {
-        spread += (s - mean) * (s - mean) / static_cast<double>(scores.size());
-      }
+      const double deviation = MeanAndDeviation(scores, [](double s) { return s; }).second;
       const double temperature =
-          (1.0 - static_cast<double>(step) / kSteps) * std::max(std::sqrt(spread), 1e-6);
+          (1.0 - static_cast<double>(step) / kSteps) * std::max(deviation, 1e-6);
       for (size_t i = 0; i < walkers.size(); ++i) {
         const double gain = next_scores[i] - scores[i];
         if (gain >= 0 || coin(rng) < std::exp(gain / temperature)) {
@@ -370,14 +368,9 @@ class ModelStrategy final : public SearchStrategy {
     // kNoveltyBonus for a config holding a knob value none of the observations has: the model
     // knows nothing of such a value, and a search that only exploits never tries it. Ties go
     // by a hash of the index, not by the index (which would favour one corner of the space).
-    double mean = 0, spread = 0;
-    for (const auto& [index, score] : visited) {
-      mean += score / static_cast<double>(visited.size());
-    }
-    for (const auto& [index, score] : visited) {
-      spread += (score - mean) * (score - mean) / static_cast<double>(visited.size());
-    }
-    const double scale = std::max(std::sqrt(spread), 1e-9);
+    const auto [mean, deviation] =
+        MeanAndDeviation(visited, [](const auto& entry) { return entry.second; });
+    const double scale = std::max(deviation, 1e-9);
     std::set<std::pair<size_t, int64_t>> seen_values;
     for (size_t i = 0; i < count; ++i) {
       const Config config = space_.ConfigAt(observations_[i].index);
@@ -400,7 +393,7 @@ class ModelStrategy final : public SearchStrategy {
                                               : std::get<1>(a) < std::get<1>(b);
     });
     std::vector<std::pair<double, Config>> ranked;
-    for (size_t i = 0; i < order.size() && i < keep; ++i) {
+    for (size_t i = 0; i < order.size() && i < kPlanSize; ++i) {
       ranked.emplace_back(std::get<0>(order[i]), space_.ConfigAt(std::get<2>(order[i])));
     }
     return ranked;
@@ -447,8 +440,7 @@ class ModelStrategy final : public SearchStrategy {
   const size_t warmup_;
   const ConfigSpace space_;
   ProposalPool pool_;
-  const uint64_t seed_;
-  uint64_t batches_;
+  PoolState progress_;
   FeatureFn features_;
   CostModel model_;
   std::vector<Observation> observations_;
@@ -456,29 +448,21 @@ class ModelStrategy final : public SearchStrategy {
   Plan plan_;
   std::unordered_map<uint64_t, std::vector<float>> features_cache_;
   std::unordered_map<uint64_t, double> scores_;
-  uint64_t scored_ = 0;
 };
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeModelStrategy(
     std::string_view name, size_t warmup, const ConfigSpace& space, uint64_t seed,
     const std::vector<Config>& measured, const nlohmann::json* state, FeatureFn features) {
-  uint64_t batches = 0, plan_batch = 0, plan_observations = 0;
+  ASSIGN_OR_RETURN(PoolState progress, ReadPoolState(state, seed));
+  uint64_t plan_batch = 0, plan_observations = 0;
   if (state != nullptr) {
-    ASSIGN_OR_RETURN(seed, StateUint(*state, "seed"));
-    ASSIGN_OR_RETURN(batches, StateUint(*state, "batches"));
     ASSIGN_OR_RETURN(plan_batch, StateUint(*state, "plan_batch"));
     ASSIGN_OR_RETURN(plan_observations, StateUint(*state, "plan_observations"));
   }
   auto strategy =
-      std::make_unique<ModelStrategy>(name, warmup, space, seed, batches, std::move(features));
+      std::make_unique<ModelStrategy>(name, warmup, space, progress, std::move(features));
   strategy->RestorePlan(plan_batch, plan_observations);
-  if (state != nullptr &&
-      (!state->contains("taken") || !strategy->pool().Load((*state)["taken"]))) {
-    return StateError("field 'taken' is missing or not an array of raw config indices");
-  }
-  for (const Config& config : measured) {
-    strategy->pool().Take(config);
-  }
+  RETURN_IF_ERROR(FillPool(strategy->pool(), state, measured));
   return strategy;
 }
 

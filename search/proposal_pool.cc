@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "common/status.h"
 #include "search/raw_cursor.h"
+#include "search/strategy_state.h"
 
 namespace tune::search_internal {
 
@@ -81,6 +83,32 @@ bool ProposalPool::Load(const nlohmann::json& saved) {
     Take(space_->ConfigAt(entry.get<uint64_t>()));
   }
   return true;
+}
+
+absl::StatusOr<PoolState> ReadPoolState(const nlohmann::json* state, uint64_t seed) {
+  PoolState progress{seed, 0};
+  if (state != nullptr) {
+    ASSIGN_OR_RETURN(progress.seed, StateUint(*state, "seed"));
+    ASSIGN_OR_RETURN(progress.batches, StateUint(*state, "batches"));
+  }
+  return progress;
+}
+
+absl::Status FillPool(ProposalPool& pool, const nlohmann::json* state,
+                      const std::vector<Config>& measured) {
+  if (state != nullptr && (!state->contains("taken") || !pool.Load((*state)["taken"]))) {
+    return StateError("field 'taken' is missing or not an array of raw config indices");
+  }
+  for (const Config& config : measured) {
+    pool.Take(config);
+  }
+  return absl::OkStatus();
+}
+
+void WritePoolState(nlohmann::json& state, const PoolState& progress, const ProposalPool& pool) {
+  state["seed"] = progress.seed;
+  state["batches"] = progress.batches;
+  state["taken"] = pool.Save();
 }
 
 }  // namespace tune::search_internal

@@ -11,6 +11,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "search/config_space.h"
 
@@ -53,5 +55,24 @@ class ProposalPool {
   // Large spaces: set when a long run of draws found nothing new.
   bool gave_up_ = false;
 };
+
+/// The saved fields every pool-based strategy shares besides "taken": its seed and how many
+/// batches it proposed (each batch draws from its own random stream).
+struct PoolState {
+  uint64_t seed = 0;
+  uint64_t batches = 0;
+};
+
+/// Reads "seed" and "batches" of a saved state; a fresh search (null `state`) starts at `seed`
+/// with no batch.
+absl::StatusOr<PoolState> ReadPoolState(const nlohmann::json* state, uint64_t seed);
+
+/// Takes the configs of the saved state's "taken" (when `state` is not null) and `measured`.
+/// InvalidArgument naming the field when "taken" is missing or malformed.
+absl::Status FillPool(ProposalPool& pool, const nlohmann::json* state,
+                      const std::vector<Config>& measured);
+
+/// Adds "seed", "batches" and "taken" to a state being saved.
+void WritePoolState(nlohmann::json& state, const PoolState& progress, const ProposalPool& pool);
 
 }  // namespace tune::search_internal

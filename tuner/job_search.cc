@@ -41,14 +41,11 @@ void EraseConfig(std::deque<Config>& configs, const Config& config) {
   }
 }
 
-// What the cost model of a template's search learns from: the loop nest each config builds,
-// for tune's own templates. The fault templates' builds abort or hang by design (a builder
-// process runs them, never the daemon), so their configs are described by their knobs only.
-FeatureFn Features(const KernelTemplate& tpl, const Workload& workload, const Target& target) {
-  if (FindFaultTemplate(tpl.name, workload.op()) == &tpl) {
-    return {};
-  }
-  return TemplateFeatureFn(tpl, workload, target);
+// Whether a cost model may describe the configs of `tpl` by the loop nest each builds (tune's own
+// templates). The fault templates' builds abort or hang by design (a builder process runs them,
+// never the daemon), so their configs are described by their knobs only.
+bool DescribedByIr(const KernelTemplate& tpl, OpKind op) {
+  return FindFaultTemplate(tpl.name, op) != &tpl;
 }
 
 // What a template's search takes from other workloads' trials: samples for its cost model (when
@@ -61,7 +58,7 @@ struct TemplateTransfer {
 TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& workload,
                                  const Target& target, const ConfigSpace& space,
                                  const std::vector<TemplateTrial>& trials, bool for_model) {
-  const bool from_ir = FindFaultTemplate(tpl.name, workload.op()) != &tpl;
+  const bool from_ir = DescribedByIr(tpl, workload.op());
   auto features_of = [&](const Workload& w, const ConfigSpace& s, const Config& c) {
     return from_ir ? TemplateFeatures(tpl, w, target, s, c) : KnobFeatures(s, c);
   };
@@ -173,13 +170,16 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     if (strategies != nullptr && strategies->contains(name) && (*strategies)[name].is_object()) {
       state = (*strategies)[name].dump();
     }
+    const FeatureFn features = DescribedByIr(*tpl, workload.op())
+                                   ? TemplateFeatureFn(*tpl, workload, target)
+                                   : FeatureFn();
     absl::StatusOr<std::unique_ptr<SearchStrategy>> made =
-        MakeStrategy(strategy, space, seed + i, seen, state, Features(*tpl, workload, target));
+        MakeStrategy(strategy, space, seed + i, seen, state, features);
     if (!made.ok() && !state.empty()) {
       Logger("daemon")->warn(
           "saved search state of template {} no longer applies ({}); starting it afresh", name,
           made.status().message());
-      made = MakeStrategy(strategy, space, seed + i, seen, "", Features(*tpl, workload, target));
+      made = MakeStrategy(strategy, space, seed + i, seen, "", features);
     }
     if (!made.ok()) {
       return absl::InvalidArgumentError(
