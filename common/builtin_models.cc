@@ -10,7 +10,8 @@ namespace {
 
 // ResNet-50 v1.5 (the stride of a downsampling block is on its 3x3 convolution), 224x224,
 // NCHW. Batch norm folds into the weights; bias and ReLU are left to the next operator.
-constexpr std::string_view kResnet50 = R"(# ResNet-50 v1.5 at batch 1, 224x224, NCHW: 24 distinct layers
+constexpr std::string_view kResnet50 =
+    R"(# ResNet-50 v1.5 at batch 1, 224x224, NCHW: 24 distinct layers
 # stem
 conv2d:N=1,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3
 # stage 1 (56x56): 3 bottlenecks, the first with a 1x1 projection of its input
@@ -47,7 +48,8 @@ gemm:M=1,N=1000,K=2048
 // (groups = channels), which tune's conv2d workloads do not express (groups=1 only): the list
 // holds the stem, every 1x1 expansion and projection, the last 1x1 and the classifier, which
 // together are 93% of the model's multiply-adds.
-constexpr std::string_view kMobilenetV2 = R"(# MobileNet-v2 at batch 1, 224x224, NCHW: the stem, pointwise layers and classifier
+constexpr std::string_view kMobilenetV2 =
+    R"(# MobileNet-v2 at batch 1, 224x224, NCHW: the stem, pointwise layers and classifier
 # (the depthwise layers are grouped convolutions, which conv2d workloads do not express)
 conv2d:N=1,C=3,H=224,W=224,K=32,R=3,S=3,stride=2,pad=1
 conv2d:N=1,C=32,H=112,W=112,K=16,R=1,S=1
@@ -73,7 +75,8 @@ gemm:M=1,N=1000,K=1280
 )";
 
 // BERT-base encoder at batch 1, sequence 128: 12 layers of 12 heads (64 wide) and hidden 768.
-constexpr std::string_view kBert = R"(# BERT-base at batch 1, sequence 128: the GEMMs of its 12 encoder layers
+constexpr std::string_view kBert =
+    R"(# BERT-base at batch 1, sequence 128: the GEMMs of its 12 encoder layers
 # Q, K and V projections and the attention output projection: 4 per layer
 gemm:M=128,N=768,K=768       48
 # attention scores Q K^T and their product with V, per head: 12 heads x 12 layers

@@ -63,17 +63,16 @@ absl::StatusOr<std::vector<WeightedWorkload>> ParseWorkloadList(std::string_view
       }
       std::optional<double> parsed = ParseWeight(rest);
       if (!parsed) {
-        return absl::InvalidArgumentError(StrCat(
-            where(), "weight \"", rest,
-            "\" is not a positive number (how many times the layer runs per inference, "
-            "e.g. 3 or 0.5, at most 1e9)"));
+        return absl::InvalidArgumentError(
+            StrCat(where(), "weight \"", rest,
+                   "\" is not a positive number (how many times the layer runs per inference, "
+                   "e.g. 3 or 0.5, at most 1e9)"));
       }
       weight = *parsed;
     }
     absl::StatusOr<Workload> workload = Workload::Parse(workload_text);
     if (!workload.ok()) {
-      return absl::InvalidArgumentError(
-          StrCat(where(), workload.status().message(), "; ", kForm));
+      return absl::InvalidArgumentError(StrCat(where(), workload.status().message(), "; ", kForm));
     }
     std::string key = workload->ToString();
     if (auto it = index.find(key); it != index.end()) {
@@ -116,8 +115,8 @@ std::string FormatWorkloadList(const std::vector<WeightedWorkload>& list) {
 absl::StatusOr<std::vector<WeightedWorkload>> BuiltinModel(std::string_view name) {
   std::string_view text = BuiltinModelText(name);
   if (text.empty()) {
-    return absl::InvalidArgumentError(StrCat("unknown model \"", name, "\"; built-in models: ",
-                                             Join(BuiltinModelNames(), ", ")));
+    return absl::InvalidArgumentError(
+        StrCat("unknown model \"", name, "\"; built-in models: ", Join(BuiltinModelNames(), ", ")));
   }
   return ParseWorkloadList(text, name);
 }

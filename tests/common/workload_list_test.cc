@@ -43,8 +43,8 @@ TEST(WorkloadList, NamesTheLineOfAMalformedWorkload) {
 
 TEST(WorkloadList, RefusesAWeightThatIsNotAPositiveNumber) {
   for (const char* weight : {"0", "-2", "abc", "nan", "inf", "1e10", "2x"}) {
-    auto list = ParseWorkloadList(std::string("gemm:M=8,N=8,K=8\ngemm:M=4,N=8,K=8 ") + weight,
-                                  "model.txt");
+    auto list =
+        ParseWorkloadList(std::string("gemm:M=8,N=8,K=8\ngemm:M=4,N=8,K=8 ") + weight, "model.txt");
     ASSERT_FALSE(list.ok()) << weight;
     EXPECT_THAT(list.status().message(), HasSubstr("model.txt:2: weight"));
     EXPECT_THAT(list.status().message(), HasSubstr("not a positive number"));

@@ -1,0 +1,126 @@
+#include "search/task_scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+namespace tune::search {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// The backward gradient looks at the improvement over the latest half of a task's trials, at
+// most this many.
+constexpr int kMaxWindow = 16;
+
+}  // namespace
+
+TaskScheduler::TaskScheduler(std::vector<TaskInfo> tasks, TaskPolicy policy)
+    : tasks_(std::move(tasks)), policy_(policy), state_(tasks_.size()) {}
+
+void TaskScheduler::Allocate(int task, int trials) { state_[task].allocated += trials; }
+
+void TaskScheduler::Observe(int task, std::optional<double> secs) {
+  std::vector<double>& history = state_[task].history;
+  double best = history.empty() ? kInf : history.back();
+  if (secs && *secs > 0) {
+    best = std::min(best, *secs);
+  }
+  history.push_back(best);
+}
+
+void TaskScheduler::Close(int task) { state_[task].closed = true; }
+
+std::optional<double> TaskScheduler::best(int task) const {
+  const std::vector<double>& history = state_[task].history;
+  if (history.empty() || history.back() == kInf) {
+    return std::nullopt;
+  }
+  return history.back();
+}
+
+std::optional<double> TaskScheduler::EstimatedTotal() const {
+  double total = 0;
+  for (int i = 0; i < size(); ++i) {
+    std::optional<double> b = best(i);
+    if (!b) {
+      return std::nullopt;
+    }
+    total += tasks_[i].weight * *b;
+  }
+  return total;
+}
+
+double TaskScheduler::BestThroughput(const std::string& group) const {
+  double rate = 0;
+  for (int i = 0; i < size(); ++i) {
+    std::optional<double> b = best(i);
+    if (b && tasks_[i].group == group && tasks_[i].flops > 0) {
+      rate = std::max(rate, tasks_[i].flops / *b);
+    }
+  }
+  return rate;
+}
+
+double TaskScheduler::ExpectedGain(int task) const {
+  const State& s = state_[task];
+  if (s.closed) {
+    return 0;
+  }
+  if (s.allocated == 0) {
+    return kInf;
+  }
+  std::optional<double> b = best(task);
+  if (!b) {
+    return 0;  // its results are still to come, or every one failed
+  }
+  const int n = static_cast<int>(s.history.size());
+  const int window = std::clamp(n / 2, 1, kMaxWindow);
+  double backward = 0;
+  if (n > window && s.history[n - 1 - window] != kInf) {
+    backward = (s.history[n - 1 - window] - *b) / window;
+  }
+  double forward = *b / s.allocated;
+  const TaskInfo& info = tasks_[task];
+  if (double rate = BestThroughput(info.group); rate > 0 && info.flops > 0) {
+    // What the task would take at the group's best throughput, with slack: a task already
+    // near it has little left to gain.
+    forward = std::min(forward, std::max(0.0, *b - kBeta * info.flops / rate));
+  }
+  return info.weight * (kAlpha * backward + (1 - kAlpha) * forward);
+}
+
+std::optional<int> TaskScheduler::Next() const {
+  std::optional<int> fewest;  // the open task with the fewest trials (first on ties)
+  for (int i = 0; i < size(); ++i) {
+    if (!state_[i].closed && (!fewest || state_[i].allocated < state_[*fewest].allocated)) {
+      fewest = i;
+    }
+  }
+  if (!fewest || policy_ == TaskPolicy::kRoundRobin) {
+    return fewest;
+  }
+  // First one chunk each, the heaviest task first.
+  std::optional<int> first;
+  for (int i = 0; i < size(); ++i) {
+    if (!state_[i].closed && state_[i].allocated == 0 &&
+        (!first ||
+         tasks_[i].weight * tasks_[i].flops > tasks_[*first].weight * tasks_[*first].flops)) {
+      first = i;
+    }
+  }
+  if (first) {
+    return first;
+  }
+  std::optional<int> chosen;
+  double best_gain = 0;
+  for (int i = 0; i < size(); ++i) {
+    double gain = ExpectedGain(i);
+    if (gain > best_gain) {
+      best_gain = gain;
+      chosen = i;
+    }
+  }
+  return chosen ? chosen : fewest;
+}
+
+}  // namespace tune::search

@@ -1,0 +1,83 @@
+// TaskScheduler: spends the trials of a model job across its workloads (tasks) where the
+// expected gain in weighted total time per trial is largest, in the spirit of Ansor's gradient
+// task scheduler (Zheng et al., OSDI 2020, section 6).
+//
+// The job's objective is the weighted total Σ weight_i · best_i. Each decision gives one task
+// the next chunk of trials:
+//   - every task first gets one chunk, the heaviest (weight x flops) first, so that each has a
+//     measured best;
+//   - then the task with the largest expected gain per trial, weight_i · (α · backward_i +
+//     (1 - α) · forward_i), where backward_i is the best's improvement per trial over its latest
+//     window of trials and forward_i an optimistic guess of the next trial's improvement: the
+//     smaller of best_i / trials_i (the mean improvement so far) and the gap between best_i and
+//     what the best throughput among tasks of the same group (operator) would give it, with
+//     slack β;
+//   - a task whose search is exhausted or stopped is closed and gets nothing more.
+// `kRoundRobin` gives each chunk to the open task with the fewest trials instead (uniform
+// allocation, the baseline it is measured against); so does the gradient policy when no task
+// expects a gain (e.g. every result is still to come).
+//
+// Deterministic: the same allocations and observations in the same order give the same
+// decisions, so a resumed job that replays its tasks' records decides as the uninterrupted one
+// would. Not thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tune::search {
+
+struct TaskInfo {
+  double weight = 1;       // how often the workload runs per inference
+  double flops = 0;        // floating-point operations of one run (0: unknown)
+  std::string group = {};  // tasks whose throughputs compare, e.g. the operator ("conv2d")
+};
+
+enum class TaskPolicy { kGradient, kRoundRobin };
+
+class TaskScheduler {
+ public:
+  /// α (weight of the observed improvement) and β (slack on the best throughput of a group).
+  static constexpr double kAlpha = 0.2;
+  static constexpr double kBeta = 2.0;
+
+  explicit TaskScheduler(std::vector<TaskInfo> tasks, TaskPolicy policy = TaskPolicy::kGradient);
+
+  int size() const { return static_cast<int>(tasks_.size()); }
+
+  /// The task that should get the next chunk of trials; nullopt when every task is closed.
+  std::optional<int> Next() const;
+  /// Records that `trials` more trials were given to `task` (whether or not Next chose it).
+  void Allocate(int task, int trials);
+  /// One finished trial of `task`, in the order they finished: its median seconds, or nullopt
+  /// when it failed.
+  void Observe(int task, std::optional<double> secs);
+  /// `task` takes no more trials (its search is exhausted or stopped).
+  void Close(int task);
+
+  bool closed(int task) const { return state_[task].closed; }
+  int allocated(int task) const { return state_[task].allocated; }
+  int observed(int task) const { return static_cast<int>(state_[task].history.size()); }
+  /// The task's fastest successful trial so far.
+  std::optional<double> best(int task) const;
+  /// Σ weight · best over the tasks; nullopt until every task has a best.
+  std::optional<double> EstimatedTotal() const;
+  /// The expected gain per trial that Next ranks by (0 for a closed task; +inf before its
+  /// first chunk). Exposed for people (status) and tests.
+  double ExpectedGain(int task) const;
+
+ private:
+  struct State {
+    int allocated = 0;
+    bool closed = false;
+    std::vector<double> history;  // best-so-far after each observed trial (+inf before one)
+  };
+  double BestThroughput(const std::string& group) const;
+
+  std::vector<TaskInfo> tasks_;
+  TaskPolicy policy_;
+  std::vector<State> state_;
+};
+
+}  // namespace tune::search

@@ -1,0 +1,142 @@
+#include "search/task_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace tune::search {
+namespace {
+
+constexpr int kChunk = 4;
+
+// A task whose k-th trial (from 0) measures `floor + (start - floor) * noise / (1 + k / pace)`:
+// the search keeps finding faster configs, more slowly as it goes.
+struct World {
+  double start, floor, pace;
+  double Trial(int k, std::mt19937& rng) const {
+    double noise = std::uniform_real_distribution<double>(1.0, 1.6)(rng);
+    return floor + (start - floor) * noise / (1.0 + k / pace);
+  }
+};
+
+// Runs `budget` trials through the scheduler, a chunk at a time, and returns the weighted total
+// of the bests.
+double Spend(TaskScheduler& scheduler, const std::vector<World>& worlds, int budget) {
+  std::mt19937 rng(7);
+  std::vector<int> done(worlds.size(), 0);
+  for (int spent = 0; spent < budget; spent += kChunk) {
+    std::optional<int> task = scheduler.Next();
+    if (!task) {
+      break;
+    }
+    scheduler.Allocate(*task, kChunk);
+    for (int i = 0; i < kChunk; ++i) {
+      scheduler.Observe(*task, worlds[*task].Trial(done[*task]++, rng));
+    }
+  }
+  return *scheduler.EstimatedTotal();
+}
+
+TEST(TaskScheduler, GivesEveryTaskOneChunkFirstTheHeaviestFirst) {
+  TaskScheduler scheduler({{.weight = 1, .flops = 1e9, .group = "gemm"},
+                           {.weight = 3, .flops = 1e9, .group = "gemm"},
+                           {.weight = 1, .flops = 5e9, .group = "conv2d"}});
+  std::vector<int> order;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<int> task = scheduler.Next();
+    ASSERT_TRUE(task.has_value());
+    order.push_back(*task);
+    scheduler.Allocate(*task, kChunk);
+  }
+  EXPECT_EQ(order, (std::vector<int>{2, 1, 0}));
+}
+
+TEST(TaskScheduler, ReachesALowerWeightedTotalThanRoundRobinWhenOneTaskDominates) {
+  // A ResNet-like mix: one layer runs 6 times and is slow, the others are light.
+  std::vector<World> worlds = {
+      {10e-3, 2e-3, 8}, {1e-3, 0.6e-3, 8}, {1e-3, 0.6e-3, 8}, {0.5e-3, 0.3e-3, 8}};
+  std::vector<TaskInfo> tasks = {{.weight = 6}, {.weight = 1}, {.weight = 1}, {.weight = 1}};
+  TaskScheduler gradient(tasks);
+  TaskScheduler uniform(tasks, TaskPolicy::kRoundRobin);
+  double gradient_total = Spend(gradient, worlds, 96);
+  double uniform_total = Spend(uniform, worlds, 96);
+  EXPECT_LT(gradient_total, uniform_total * 0.9);
+  EXPECT_GT(gradient.allocated(0), uniform.allocated(0));
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_GE(gradient.allocated(i), kChunk) << "every task gets its first chunk";
+  }
+}
+
+TEST(TaskScheduler, RoundRobinGivesTheOpenTaskWithFewestTrials) {
+  TaskScheduler scheduler({{}, {}, {}}, TaskPolicy::kRoundRobin);
+  scheduler.Allocate(0, 8);
+  scheduler.Allocate(2, 4);
+  EXPECT_EQ(scheduler.Next(), 1);
+  scheduler.Close(1);
+  EXPECT_EQ(scheduler.Next(), 2);
+}
+
+TEST(TaskScheduler, AClosedTaskGetsNothingAndAllClosedEndsTheJob) {
+  TaskScheduler scheduler({{.weight = 100}, {.weight = 1}});
+  scheduler.Close(0);
+  EXPECT_EQ(scheduler.Next(), 1);
+  EXPECT_EQ(scheduler.ExpectedGain(0), 0);
+  scheduler.Close(1);
+  EXPECT_FALSE(scheduler.Next().has_value());
+}
+
+TEST(TaskScheduler, ATaskWhoseResultsAreStillToComeWaitsWhileOthersExpectAGain) {
+  TaskScheduler scheduler({{.weight = 1}, {.weight = 1}});
+  scheduler.Allocate(0, kChunk);
+  scheduler.Allocate(1, kChunk);
+  for (int i = 0; i < kChunk; ++i) {
+    scheduler.Observe(1, 1e-3 / (i + 1));
+  }
+  EXPECT_EQ(scheduler.ExpectedGain(0), 0);
+  EXPECT_GT(scheduler.ExpectedGain(1), 0);
+  EXPECT_EQ(scheduler.Next(), 1);
+}
+
+TEST(TaskScheduler, FailedTrialsDoNotCountAsABest) {
+  TaskScheduler scheduler({{.weight = 2}, {.weight = 1}});
+  scheduler.Observe(0, std::nullopt);
+  EXPECT_FALSE(scheduler.best(0).has_value());
+  scheduler.Observe(0, 3e-3);
+  scheduler.Observe(0, std::nullopt);
+  EXPECT_EQ(scheduler.best(0), 3e-3);
+  EXPECT_FALSE(scheduler.EstimatedTotal().has_value()) << "task 1 has no best yet";
+  scheduler.Observe(1, 1e-3);
+  EXPECT_DOUBLE_EQ(*scheduler.EstimatedTotal(), 7e-3);
+}
+
+TEST(TaskScheduler, ATaskNearItsGroupsBestThroughputExpectsLess) {
+  // Tasks 0 and 1 have the same flops and history, but task 2 runs the same work 10x faster
+  // than task 1 in its group: task 1 is far from what its group reaches and expects more than
+  // task 0, which is the best of its group.
+  TaskScheduler scheduler({{.weight = 1, .flops = 1e9, .group = "a"},
+                           {.weight = 1, .flops = 1e9, .group = "b"},
+                           {.weight = 1, .flops = 1e9, .group = "b"}});
+  for (int task : {0, 1, 2}) {
+    scheduler.Allocate(task, kChunk);
+  }
+  for (int i = 0; i < kChunk; ++i) {
+    scheduler.Observe(0, 10e-3);
+    scheduler.Observe(1, 10e-3);
+    scheduler.Observe(2, 1e-3);
+  }
+  EXPECT_GT(scheduler.ExpectedGain(1), scheduler.ExpectedGain(0));
+}
+
+TEST(TaskScheduler, TheSameAllocationsAndObservationsGiveTheSameDecisions) {
+  std::vector<World> worlds = {{5e-3, 1e-3, 4}, {2e-3, 1e-3, 16}, {9e-3, 8e-3, 2}};
+  std::vector<TaskInfo> tasks = {{.weight = 1}, {.weight = 2}, {.weight = 1}};
+  TaskScheduler a(tasks), b(tasks);
+  EXPECT_EQ(Spend(a, worlds, 64), Spend(b, worlds, 64));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(a.allocated(i), b.allocated(i));
+  }
+}
+
+}  // namespace
+}  // namespace tune::search
