@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
+#include <set>
 
 #include "common/status.h"
 #include "common/strings.h"
@@ -62,8 +64,49 @@ bool IsTerminal(JobState state) {
   return false;
 }
 
+namespace {
+
+absl::Status CanonicalizeTasks(JobSpec& spec) {
+  if (!spec.workload.empty()) {
+    return Invalid("workload",
+                   "is set together with job.tasks; a job tunes one workload or a "
+                   "model's list of tasks, not both");
+  }
+  if (spec.tasks.size() > kMaxJobTasks) {
+    return Invalid(
+        "tasks", StrCat(spec.tasks.size(), " workloads; a model job holds at most ", kMaxJobTasks));
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < spec.tasks.size(); ++i) {
+    JobTask& task = spec.tasks[i];
+    std::string field = StrCat("job.tasks[", i, "]");
+    ASSIGN_OR_RETURN(task.workload, CanonicalWorkload(task.workload, StrCat(field, ".workload")));
+    if (!std::isfinite(task.weight) || task.weight <= 0) {
+      return absl::InvalidArgumentError(
+          StrCat(field, ".weight: ", task.weight,
+                 " is not a positive number (how often the workload runs per inference)"));
+    }
+    if (!seen.insert(task.workload).second) {
+      return absl::InvalidArgumentError(StrCat(field, ".workload: ", task.workload,
+                                               " is listed twice; list it once with the sum of "
+                                               "the weights"));
+    }
+  }
+  spec.workload = spec.tasks.front().workload;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CanonicalizeJobSpec(JobSpec& spec) {
-  ASSIGN_OR_RETURN(spec.workload, CanonicalWorkload(spec.workload, "job.workload"));
+  if (!spec.tasks.empty()) {
+    RETURN_IF_ERROR(CanonicalizeTasks(spec));
+  } else {
+    ASSIGN_OR_RETURN(spec.workload, CanonicalWorkload(spec.workload, "job.workload"));
+  }
+  if (spec.parent != 0 && (!std::isfinite(spec.weight) || spec.weight <= 0)) {
+    return Invalid("weight", StrCat(spec.weight, " is not a positive number"));
+  }
   absl::StatusOr<Target> target = Target::Parse(spec.target);
   if (!target.ok()) {
     return Invalid("target", std::string(target.status().message()));
@@ -75,8 +118,12 @@ absl::Status CanonicalizeJobSpec(JobSpec& spec) {
   if (spec.strategy.empty()) {
     return Invalid("strategy", "is empty; expected e.g. 'random'");
   }
-  if (spec.trials < 1) {
+  if (spec.trials < (spec.parent != 0 ? 0 : 1)) {
     return Invalid("trials", StrCat(spec.trials, " is not >= 1"));
+  }
+  if (!spec.tasks.empty() && spec.trials < static_cast<int>(spec.tasks.size())) {
+    return Invalid("trials", StrCat(spec.trials, " is fewer than the model's ", spec.tasks.size(),
+                                    " workloads; give at least one trial per workload"));
   }
   RETURN_IF_ERROR(ValidateTiming(spec.timing, "job.timing"));
   for (const std::string& name : spec.templates) {

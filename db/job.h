@@ -24,8 +24,20 @@ std::optional<JobState> ParseJobState(std::string_view name);
 /// True for Done, Failed and Cancelled.
 bool IsTerminal(JobState state);
 
+/// One workload of a model job, tuned by a job of its own (a task) whose trial budget the model
+/// job's task scheduler raises as it decides where trials pay most.
+struct JobTask {
+  std::string workload = {};  // canonical Workload text
+  double weight = 1;          // how often the workload runs per inference (> 0)
+  int64_t job_id = 0;         // the task's job (0 until created)
+};
+
+/// A model job holds at most this many tasks.
+inline constexpr size_t kMaxJobTasks = 256;
+
 struct JobSpec {
-  std::string workload = {};    // canonical Workload text (canonicalized on create)
+  std::string workload = {};    // canonical Workload text (canonicalized on create); a model
+                                // job's is its first task's
   std::string target = {};      // Target text (canonicalized on create)
   std::string device_key = {};  // workers that may run the trials
   std::string strategy = {};    // search strategy name, e.g. "random", "evolutionary"
@@ -39,6 +51,13 @@ struct JobSpec {
   int early_stopping = 0;  // stop after this many trials in a row without improvement; 0: never
   std::string name = {};   // free-form label for people
   bool transfer = true;    // the search learns from records of other workloads first
+  // A model job: its workloads, each tuned by a task job that the model job creates (the same
+  // target, strategy, timing and options). `trials` is the budget of the whole model.
+  std::vector<JobTask> tasks = {};
+  // A task job: its model job, and its workload's weight there. Its `trials` is what the model
+  // job has allocated to it so far (0 at first).
+  int64_t parent = 0;
+  double weight = 1;
 };
 
 /// What a job needs to resume, stored with every trial it commits.
@@ -63,11 +82,16 @@ struct Job {
   int64_t finished_at_ms = 0;             // time it reached a final state; 0 before
   std::optional<double> best_secs;        // fastest successful trial of this job
   std::optional<int64_t> best_record_id;  // and its record
+
+  bool IsModel() const { return !spec.tasks.empty(); }
+  bool IsTask() const { return spec.parent != 0; }
 };
 
 /// Checks a job spec and rewrites workload and target into canonical text. Problems are
 /// InvalidArgument naming the field ("job.trials: ...") and the accepted form. Template names
-/// are 1 to 128 characters of [a-z0-9._-]; the name at most 256 bytes.
+/// are 1 to 128 characters of [a-z0-9._-]; the name at most 256 bytes. A model job's tasks
+/// (1 to kMaxJobTasks distinct workloads, weights positive and finite) are canonicalized and
+/// its workload becomes the first task's; a task job may have a budget of 0.
 absl::Status CanonicalizeJobSpec(JobSpec& spec);
 
 /// Checks timing options: number, repeat and timeout_ms >= 1, min_repeat_ms >= 0.

@@ -127,6 +127,15 @@ ALTER TABLE jobs ADD COLUMN transfer INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX records_by_target ON records (target_id, id);
 )sql";
 
+// Version 6: model jobs. A model job's row has task_count tasks, each a job of its own whose
+// parent_id names it and whose weight says how often its workload runs per inference.
+constexpr std::string_view kV6ModelJobs = R"sql(
+ALTER TABLE jobs ADD COLUMN parent_id INTEGER REFERENCES jobs(id);
+ALTER TABLE jobs ADD COLUMN weight REAL NOT NULL DEFAULT 1;
+ALTER TABLE jobs ADD COLUMN task_count INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX jobs_by_parent ON jobs (parent_id, id) WHERE parent_id IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -137,6 +146,7 @@ const std::vector<Migration>& Migrations() {
        kV3JobColumnsAndRecordContext},
       {4, "records say how the libraries their kernels called ran", kV4LibraryInfo},
       {5, "jobs may decline transfer; records by target", kV5Transfer},
+      {6, "model jobs and their tasks", kV6ModelJobs},
   };
   return kMigrations;
 }

@@ -84,7 +84,7 @@ constexpr std::string_view kJobColumns = R"sql(
 SELECT j.id, w.text, j.target, j.device_key, j.strategy, j.trials, j.priority, j.seed, j.timing,
   j.client, j.state, j.trials_done, j.trials_failed, j.search_state, j.error, j.created_at_ms,
   j.updated_at_ms, j.started_at_ms, j.finished_at_ms, j.templates, j.early_stopping, j.name, j.transfer,
-  j.since_improvement,
+  j.since_improvement, j.parent_id, j.weight, j.task_count,
   (SELECT b.id FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL
    ORDER BY b.median_secs, b.id LIMIT 1),
   (SELECT MIN(b.median_secs) FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL)
@@ -127,8 +127,11 @@ absl::StatusOr<Job> ReadJob(const sqlite::Statement& row) {
   job.spec.name = row.ColumnText(21);
   job.spec.transfer = row.ColumnInt(22) != 0;
   job.since_improvement = row.ColumnInt(23);
-  job.best_record_id = row.ColumnOptionalInt64(24);
-  job.best_secs = row.ColumnOptionalDouble(25);
+  job.spec.parent = row.ColumnOptionalInt64(24).value_or(0);
+  job.spec.weight = row.ColumnDouble(25);
+  job.spec.tasks.resize(row.ColumnInt(26));  // filled in by FillTasks
+  job.best_record_id = row.ColumnOptionalInt64(27);
+  job.best_secs = row.ColumnOptionalDouble(28);
   return job;
 }
 
@@ -327,6 +330,31 @@ absl::StatusOr<std::optional<sqlite::Statement>> PrepareRecordQuery(sqlite::Conn
 
 std::string JobsSql(std::string_view tail) { return StrCat(kJobColumns, tail); }
 
+// A model job's tasks: its task jobs' workloads, weights and ids, in id order.
+absl::Status FillTasks(sqlite::Connection& db, Job& job) {
+  if (job.spec.tasks.empty()) {
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement stmt,
+                   db.Prepare("SELECT t.id, w.text, t.weight FROM jobs t CROSS JOIN workloads w "
+                              "ON w.id = t.workload_id WHERE t.parent_id = ?1 ORDER BY t.id"));
+  stmt.Bind(1, job.id);
+  std::vector<JobTask> tasks;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) {
+      break;
+    }
+    tasks.push_back(JobTask{stmt.ColumnText(1), stmt.ColumnDouble(2), stmt.ColumnInt64(0)});
+  }
+  if (tasks.size() != job.spec.tasks.size()) {
+    return absl::DataLossError(StrCat("job ", job.id, ": a model job of ", job.spec.tasks.size(),
+                                      " tasks has ", tasks.size(), " task jobs"));
+  }
+  job.spec.tasks = std::move(tasks);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Job> FetchJob(sqlite::Connection& db, int64_t id) {
   ASSIGN_OR_RETURN(sqlite::Statement stmt, db.Prepare(JobsSql("WHERE j.id = ?1")));
   stmt.Bind(1, id);
@@ -334,7 +362,9 @@ absl::StatusOr<Job> FetchJob(sqlite::Connection& db, int64_t id) {
   if (!row) {
     return absl::NotFoundError(StrCat("job ", id, " is not in ", db.path()));
   }
-  return ReadJob(stmt);
+  ASSIGN_OR_RETURN(Job job, ReadJob(stmt));
+  RETURN_IF_ERROR(FillTasks(db, job));
+  return job;
 }
 
 absl::StatusOr<std::vector<Job>> FetchJobs(sqlite::Connection& db, std::string_view tail,
@@ -351,6 +381,9 @@ absl::StatusOr<std::vector<Job>> FetchJobs(sqlite::Connection& db, std::string_v
     }
     ASSIGN_OR_RETURN(Job job, ReadJob(stmt));
     jobs.push_back(std::move(job));
+  }
+  for (Job& job : jobs) {
+    RETURN_IF_ERROR(FillTasks(db, job));
   }
   return jobs;
 }

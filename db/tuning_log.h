@@ -86,9 +86,14 @@ class TuningLog {
 
   /// Validates the spec (see CanonicalizeJobSpec) and stores a new job in state Queued, with
   /// every field of the spec, in one transaction.
+  /// A model job (spec.tasks) is stored with one task job per workload in the same
+  /// transaction; the returned job lists their ids.
   absl::StatusOr<Job> CreateJob(const JobSpec& spec);
   /// NotFound naming the id when there is no such job.
   absl::StatusOr<Job> GetJob(int64_t id);
+  /// Sets a job's trial budget (a model job raises its tasks' budgets as it allocates trials).
+  /// NotFound for unknown ids.
+  absl::Status SetJobTrials(int64_t id, int trials);
   /// Every job (or every job in `state`), in id order.
   absl::StatusOr<std::vector<Job>> ListJobs(std::optional<JobState> state = std::nullopt);
   /// Queued and running jobs in dispatch order: priority descending, then id (FIFO).

@@ -9,30 +9,74 @@
 
 namespace tune {
 
+namespace {
+
+// Inserts one row of the jobs table; returns its id.
+absl::StatusOr<int64_t> InsertJob(sqlite::Connection& db, const JobSpec& spec, int64_t now) {
+  ASSIGN_OR_RETURN(int64_t workload_id, tables::InternWorkload(db, spec.workload));
+  ASSIGN_OR_RETURN(sqlite::Statement insert,
+                   db.Prepare("INSERT INTO jobs (workload_id, target, device_key, strategy, "
+                              "trials, priority, seed, timing, client, state, created_at_ms, "
+                              "updated_at_ms, templates, early_stopping, name, transfer, "
+                              "parent_id, weight, task_count) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  // The seed is stored as the int64 with the same bits (SQLite integers are signed).
+  insert.BindAll(workload_id, spec.target, spec.device_key, spec.strategy, spec.trials,
+                 spec.priority, static_cast<int64_t>(spec.seed), TimingToJson(spec.timing),
+                 spec.client, JobStateName(JobState::kQueued), now, now,
+                 tables::JoinTemplateNames(spec.templates), spec.early_stopping, spec.name,
+                 spec.transfer ? 1 : 0);
+  if (spec.parent != 0) {
+    insert.Bind(17, spec.parent);
+  }
+  insert.Bind(18, spec.weight);
+  insert.Bind(19, static_cast<int64_t>(spec.tasks.size()));
+  RETURN_IF_ERROR(insert.Run());
+  return db.LastInsertRowId();
+}
+
+}  // namespace
+
 absl::StatusOr<Job> TuningLog::CreateJob(const JobSpec& spec) {
   RETURN_IF_ERROR(RequireWritable("create a job"));
   JobSpec canonical = spec;
   RETURN_IF_ERROR(CanonicalizeJobSpec(canonical));
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
-  ASSIGN_OR_RETURN(int64_t workload_id, tables::InternWorkload(*db_, canonical.workload));
   int64_t now = UnixNowMs();
-  ASSIGN_OR_RETURN(sqlite::Statement insert,
-                   db_->Prepare("INSERT INTO jobs (workload_id, target, device_key, strategy, "
-                                "trials, priority, seed, timing, client, state, created_at_ms, "
-                                "updated_at_ms, templates, early_stopping, name, transfer) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  // The seed is stored as the int64 with the same bits (SQLite integers are signed).
-  insert.BindAll(workload_id, canonical.target, canonical.device_key, canonical.strategy,
-                 canonical.trials, canonical.priority, static_cast<int64_t>(canonical.seed),
-                 TimingToJson(canonical.timing), canonical.client, JobStateName(JobState::kQueued),
-                 now, now, tables::JoinTemplateNames(canonical.templates), canonical.early_stopping,
-                 canonical.name, canonical.transfer ? 1 : 0);
-  RETURN_IF_ERROR(insert.Run());
-  int64_t id = db_->LastInsertRowId();
+  ASSIGN_OR_RETURN(int64_t id, InsertJob(*db_, canonical, now));
+  // A model job's tasks: jobs of their own, with the model's options and no budget yet (the
+  // model job's task scheduler allocates it), each seeded apart.
+  for (size_t i = 0; i < canonical.tasks.size(); ++i) {
+    JobSpec task = canonical;
+    task.tasks.clear();
+    task.workload = canonical.tasks[i].workload;
+    task.weight = canonical.tasks[i].weight;
+    task.parent = id;
+    task.trials = 0;
+    task.seed = canonical.seed + i;
+    task.name.clear();
+    RETURN_IF_ERROR(InsertJob(*db_, task, now).status());
+  }
   ASSIGN_OR_RETURN(Job job, tables::FetchJob(*db_, id));
   RETURN_IF_ERROR(txn.Commit());
   return job;
+}
+
+absl::Status TuningLog::SetJobTrials(int64_t id, int trials) {
+  RETURN_IF_ERROR(RequireWritable("change a job's budget"));
+  if (trials < 0) {
+    return absl::InvalidArgumentError(StrCat("job.trials: ", trials, " is negative"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Statement update,
+                   db_->Prepare("UPDATE jobs SET trials = ?, updated_at_ms = ? WHERE id = ?"));
+  update.BindAll(trials, UnixNowMs(), id);
+  RETURN_IF_ERROR(update.Run());
+  if (db_->Changes() == 0) {
+    return absl::NotFoundError(StrCat("job ", id, " is not in ", path_));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Job> TuningLog::GetJob(int64_t id) {

@@ -1,4 +1,5 @@
 // Jobs: creation, state machine, dispatch order, progress and CommitTrial atomicity.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -222,6 +223,88 @@ TEST_F(JobTest, CommitTrialIsAllOrNothing) {
   Record no_job = SampleRecord();
   EXPECT_EQ(log_->CommitTrial(no_job, {"x"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*log_->CountRecords(), 1);
+}
+
+}  // namespace
+}  // namespace tune
+
+namespace tune {
+namespace {
+
+JobSpec ModelSpec() {
+  JobSpec spec = SampleSpec();
+  spec.workload.clear();
+  spec.trials = 64;
+  spec.name = "two layers";
+  spec.tasks = {{.workload = "gemm:N=64,M=64,K=64", .weight = 4},
+                {.workload = "conv2d:N=1,C=8,H=8,W=8,K=8,R=3,S=3,stride=1,pad=1", .weight = 0.5}};
+  return spec;
+}
+
+class ModelJobTest : public ::testing::Test {
+ protected:
+  TempDir dir_ = TempDir::Create("tune-db-test-").value();
+  std::unique_ptr<TuningLog> log_ = OpenLog(dir_.File("tuning.db"));
+};
+
+TEST_F(ModelJobTest, CreatesOneTaskJobPerWorkloadWithNoBudgetYet) {
+  absl::StatusOr<Job> model = log_->CreateJob(ModelSpec());
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(model->IsModel());
+  ASSERT_EQ(model->spec.tasks.size(), 2u);
+  EXPECT_EQ(model->spec.workload, kGemm) << "a model job's workload is its first task's";
+  EXPECT_EQ(model->spec.trials, 64);
+  for (size_t i = 0; i < 2; ++i) {
+    const JobTask& task = model->spec.tasks[i];
+    absl::StatusOr<Job> job = log_->GetJob(task.job_id);
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_TRUE(job->IsTask());
+    EXPECT_EQ(job->spec.parent, model->id);
+    EXPECT_EQ(job->spec.workload, task.workload);
+    EXPECT_EQ(job->spec.weight, task.weight);
+    EXPECT_EQ(job->spec.trials, 0);
+    EXPECT_EQ(job->spec.target, kTarget);
+    EXPECT_EQ(job->spec.strategy, "random");
+    EXPECT_EQ(job->spec.seed, model->spec.seed + i) << "tasks are seeded apart";
+    EXPECT_EQ(job->state, JobState::kQueued);
+  }
+  EXPECT_EQ(model->spec.tasks[1].workload, "conv2d:N=1,C=8,H=8,W=8,K=8,R=3,S=3,stride=1,pad=1");
+  auto active = log_->ActiveJobs();
+  ASSERT_TRUE(active.ok());
+  EXPECT_EQ(active->size(), 3u);
+}
+
+TEST_F(ModelJobTest, ATaskJobsBudgetIsRaisedAsTheModelAllocatesIt) {
+  absl::StatusOr<Job> model = log_->CreateJob(ModelSpec());
+  ASSERT_TRUE(model.ok()) << model.status();
+  int64_t task = model->spec.tasks[0].job_id;
+  ASSERT_TRUE(log_->SetJobTrials(task, 8).ok());
+  EXPECT_EQ(log_->GetJob(task)->spec.trials, 8);
+  EXPECT_EQ(log_->SetJobTrials(9999, 8).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ModelJobTest, BadTasksAreRefusedNamingTheTaskAndNothingIsWritten) {
+  struct Case {
+    std::function<void(JobSpec&)> spoil;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[](JobSpec& s) { s.tasks[1].weight = 0; }, "job.tasks[1].weight: 0 is not a positive"},
+      {[](JobSpec& s) { s.tasks[1].weight = -1; }, "job.tasks[1].weight"},
+      {[](JobSpec& s) { s.tasks[0].workload = "gemm:M=4"; }, "job.tasks[0].workload"},
+      {[](JobSpec& s) { s.tasks[1].workload = "gemm:M=64,N=64,K=64"; }, "listed twice"},
+      {[](JobSpec& s) { s.workload = kGemm; }, "job.workload: is set together with job.tasks"},
+      {[](JobSpec& s) { s.trials = 1; }, "fewer than the model's 2 workloads"},
+  };
+  for (const Case& c : cases) {
+    JobSpec spec = ModelSpec();
+    c.spoil(spec);
+    absl::StatusOr<Job> job = log_->CreateJob(spec);
+    ASSERT_FALSE(job.ok()) << c.message;
+    EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(job.status().message(), HasSubstr(c.message));
+  }
+  EXPECT_TRUE(log_->ListJobs()->empty());
 }
 
 }  // namespace
