@@ -137,6 +137,9 @@ std::string DefaultFunctionName(const Workload& workload) {
       if (s.dilation != 1) {
         StrAppend(&name, "_d", s.dilation);
       }
+      if (s.blocked()) {
+        StrAppend(&name, "_nchw", s.block, "c");  // a layout is another function
+      }
       break;
     }
   }

@@ -123,7 +123,8 @@ std::vector<const KernelTemplate*> AllTemplates();
 
 /// The default C function name of a workload, e.g. `tune_gemm_M512_N512_K512` or
 /// `tune_conv2d_N1_C64_H56_W56_K64_R3_S3_s1_p1` (with `_d2` for dilation 2 and `_bias`,
-/// `_relu` or `_bias_relu` for an epilogue). Deterministic: the same workload, the same name.
+/// `_relu` or `_bias_relu` for an epilogue and `_nchw16c` for a blocked layout). Deterministic:
+/// the same workload, the same name.
 std::string DefaultFunctionName(const Workload& workload);
 
 }  // namespace tune

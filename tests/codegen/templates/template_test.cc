@@ -52,7 +52,7 @@ TEST(TemplateTable, FindTemplateKnowsEveryTableEntryAndNothingElse) {
   EXPECT_EQ(FindTemplate("gemm.cpu.nonexistent"), nullptr);
 }
 
-TEST(DefaultFunctionName, NamesEveryShapeFieldAndTheEpilogue) {
+TEST(DefaultFunctionName, NamesEveryShapeFieldTheLayoutAndTheEpilogue) {
   EXPECT_EQ(DefaultFunctionName(ParseWorkload("gemm:M=512,N=512,K=512")),
             "tune_gemm_M512_N512_K512");
   EXPECT_EQ(DefaultFunctionName(ParseWorkload("gemm:M=2,N=3,K=4,epilogue=bias_relu")),
@@ -63,6 +63,9 @@ TEST(DefaultFunctionName, NamesEveryShapeFieldAndTheEpilogue) {
   EXPECT_EQ(DefaultFunctionName(ParseWorkload(
                 "conv2d:N=1,C=3,H=9,W=9,K=4,R=3,S=3,stride=2,pad=2,dilation=2,epilogue=relu")),
             "tune_conv2d_N1_C3_H9_W9_K4_R3_S3_s2_p2_d2_relu");
+  EXPECT_EQ(DefaultFunctionName(ParseWorkload(
+                "conv2d:N=1,C=32,H=8,W=8,K=32,R=1,S=1,stride=1,pad=0,layout=NCHW16c")),
+            "tune_conv2d_N1_C32_H8_W8_K32_R1_S1_s1_p0_nchw16c");
 }
 
 TEST(CpuVectorInfo, KnownCpuNamesGiveTheirVectorUnit) {
