@@ -6,9 +6,11 @@
 #     DB ${CMAKE_SOURCE_DIR}/tuning.db        # tuning log (may not exist: default configs)
 #     TARGET_STRING "llvm -mcpu=native -threads=1"
 #     WORKLOADS "gemm:M=512,N=512,K=512" "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"
-#     [NAMES my_gemm my_conv]                 # C function names, in workload order
-#     [TEMPLATES gemm.cuda.cublas ...]        # schedule templates, in workload order (names:
+#     [NAMES my_gemm my_conv]                 # C function names, in WORKLOADS order
+#     [TEMPLATES gemm.cuda.cublas ...]        # schedule templates, in WORKLOADS order (names:
 #                                             #   CMake drops empty list items)
+#     [WORKLOADS_FILE model.txt]              # a model's workloads file (relative: to the
+#                                             #   current source folder), after WORKLOADS
 #     [HEADER my_kernels.h]                   # header file name (default <TARGET>.h)
 #     [EXTERN_KERNELS ukernel.json ...]       # micro-kernel manifests -libs= may name
 #     [CODEGEN_PLUGINS /path/to/plugin ...])  # codegen plugins whose families the log names
@@ -18,6 +20,12 @@
 # library links them (DT_NEEDED, found through its RUNPATH), so consumers need nothing more. A
 # micro-kernel's library (EXTERN_KERNELS) is called but not linked: link it into the consumer
 # too, or load it before the kernel library. The header lists both kinds.
+#
+# WORKLOADS_FILE: one workload per line, optionally followed by a weight (ignored here), `#`
+# comments (common/workload_list.h). Each workload becomes a kernel with its default name
+# (e.g. tune_gemm_M512_N512_K512) after the WORKLOADS ones; one listed in WORKLOADS too is built
+# once, with its NAMES / TEMPLATES entry. WORKLOADS, WORKLOADS_FILE or both must be given, and
+# the file must exist when CMake configures. Changing the file rebuilds the library.
 #
 # GPU targets: with TARGET_STRING "cuda -arch=sm_90" or "rocm -mcpu=gfx90a" the library is host
 # code that embeds the device code (PTX / HSA code object) and exports
@@ -30,24 +38,37 @@
 # lib/libtune_gpurt.so beside tune-compile's bin/ folder.
 #
 # At build time tune-compile writes lib<TARGET>.so and the header into
-# ${CMAKE_CURRENT_BINARY_DIR}/<TARGET>/; they are rebuilt when tune-compile or the tuning log
-# changes (and, with Ninja, when the arguments change). <TARGET> is an IMPORTED shared library
-# whose include directory holds the header, so `target_link_libraries(app PRIVATE my_kernels)`
-# and `#include "my_kernels.h"` is all a consumer needs. Inside the tune project the tune-compile target is used; elsewhere the
-# tune-compile program is looked up on PATH (or set TUNE_COMPILE_EXECUTABLE).
+# ${CMAKE_CURRENT_BINARY_DIR}/<TARGET>/; they are rebuilt when tune-compile, the tuning log or
+# the workloads file changes (and, with Ninja, when the arguments change). <TARGET> is an
+# IMPORTED shared library whose include directory holds the header, so
+# `target_link_libraries(app PRIVATE my_kernels)` and `#include "my_kernels.h"` is all a consumer
+# needs. Inside the tune project the tune-compile target is used; elsewhere the tune-compile
+# program is looked up on PATH (or set TUNE_COMPILE_EXECUTABLE).
 include_guard(GLOBAL)
 
 function(tune_add_kernel_library)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;DB;TARGET_STRING;HEADER"
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;DB;TARGET_STRING;HEADER;WORKLOADS_FILE"
                         "WORKLOADS;NAMES;TEMPLATES;EXTERN_KERNELS;CODEGEN_PLUGINS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tune_add_kernel_library: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
-  foreach(required TARGET TARGET_STRING WORKLOADS)
+  foreach(required TARGET TARGET_STRING)
     if(NOT ARG_${required})
       message(FATAL_ERROR "tune_add_kernel_library: ${required} is required")
     endif()
   endforeach()
+  if(NOT ARG_WORKLOADS AND NOT ARG_WORKLOADS_FILE)
+    message(FATAL_ERROR "tune_add_kernel_library(${ARG_TARGET}): give WORKLOADS, WORKLOADS_FILE "
+                        "or both")
+  endif()
+  if(ARG_WORKLOADS_FILE)
+    get_filename_component(workloads_file ${ARG_WORKLOADS_FILE} ABSOLUTE
+                           BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    if(NOT EXISTS ${workloads_file})
+      message(FATAL_ERROR "tune_add_kernel_library(${ARG_TARGET}): WORKLOADS_FILE "
+                          "${workloads_file} does not exist")
+    endif()
+  endif()
   list(LENGTH ARG_WORKLOADS workload_count)
   list(LENGTH ARG_NAMES name_count)
   if(name_count GREATER workload_count)
@@ -84,6 +105,17 @@ function(tune_add_kernel_library)
   foreach(workload IN LISTS ARG_WORKLOADS)
     list(APPEND args --workload "${workload}")
   endforeach()
+  set(what "${workload_count} kernel(s)")
+  if(ARG_WORKLOADS_FILE)
+    list(APPEND args --workloads-file ${workloads_file})
+    list(APPEND depends ${workloads_file})
+    get_filename_component(file_name ${workloads_file} NAME)
+    if(workload_count GREATER 0)
+      set(what "${workload_count} kernel(s) and those of ${file_name}")
+    else()
+      set(what "the kernels of ${file_name}")
+    endif()
+  endif()
   foreach(name IN LISTS ARG_NAMES)
     list(APPEND args --name ${name})
   endforeach()
@@ -129,7 +161,7 @@ function(tune_add_kernel_library)
     OUTPUT ${library} ${header}
     COMMAND ${tool} ${args}
     DEPENDS ${depends}
-    COMMENT "tune-compile: ${workload_count} kernel(s) into lib${ARG_TARGET}.so"
+    COMMENT "tune-compile: ${what} into lib${ARG_TARGET}.so"
     VERBATIM)
   add_custom_target(${ARG_TARGET}_generate DEPENDS ${library} ${header})
 

@@ -5,15 +5,25 @@
 // libtune_gpurt.so (build/lib or lib/ beside bin/, TUNE_RUNTIME_DIR).
 //
 //   tune-compile --db tuning.db --target 'llvm -mcpu=native -threads=1'
-//       --workload 'gemm:M=512,N=512,K=512' [--workload ...] [--name NAME]... [--config JSON]...
+//       [--workload 'gemm:M=512,N=512,K=512']... [--name NAME]... [--config JSON]...
+//       [--template NAME]... [--workloads-file model.txt] [--model resnet50|mobilenetv2|bert]
 //       --out libkernels.so --header kernels.h [--print-ir-after-all] [--emit-llvm FILE]
 //       [--log-level L]
 //
+// Kernels: the --workload ones first (--name / --config / --template apply to them by
+// position), then every workload of --workloads-file (common/workload_list.h: one per line, an
+// optional weight, which tune-compile ignores) and of --model (a built-in list), in list order
+// and with default names. A list's workload that an earlier --workload or list gives too is
+// skipped: it is built once, as the first says. At least one of --workload, --workloads-file
+// and --model is required.
+//
 // Exit codes: 0 success, 1 build or I/O failure, 2 bad command line (malformed workload or
-// target, unsupported target kind, bad names).
+// target, unsupported target kind, bad names, a bad or missing workloads file, an unknown
+// model).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +37,7 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/version.h"
+#include "common/workload_list.h"
 #include "db/tuning_log.h"
 
 namespace tune {
@@ -42,6 +53,8 @@ struct Flags {
   std::vector<std::string> names;
   std::vector<std::string> configs;
   std::vector<std::string> templates;
+  std::string workloads_file;
+  std::string model;
   std::string out;
   std::string header;
   bool print_ir_after_all = false;
@@ -53,8 +66,9 @@ struct Flags {
 
 void Fail(std::string_view what) { fmt::print(stderr, "tune-compile: error: {}\n", what); }
 
-// The requests from --workload and --name; a usage problem is InvalidArgument.
-absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
+// The requests from --workload, --name, --config and --template; a usage problem is
+// InvalidArgument.
+absl::StatusOr<std::vector<KernelRequest>> ParseExplicitRequests(const Flags& flags) {
   if (flags.configs.size() > flags.workloads.size()) {
     return absl::InvalidArgumentError(
         StrCat(flags.configs.size(), " --config values for ", flags.workloads.size(),
@@ -97,6 +111,50 @@ absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
       request.template_name = flags.templates[i];
     }
     requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+// Appends a request with the default name and config choice for each workload of `list` that
+// no earlier request names (an explicit --workload keeps its name, config and template).
+void AppendListRequests(const std::vector<WeightedWorkload>& list,
+                        std::vector<KernelRequest>* requests) {
+  std::set<std::string> seen;
+  for (const KernelRequest& request : *requests) {
+    seen.insert(request.workload.ToString());
+  }
+  for (const WeightedWorkload& entry : list) {
+    if (seen.insert(entry.workload.ToString()).second) {
+      requests->push_back(KernelRequest{entry.workload, "", std::nullopt, ""});
+    }
+  }
+}
+
+// Every kernel of the library: the explicit workloads, then --workloads-file's, then --model's.
+// Any problem, a missing or malformed file included, is InvalidArgument (a usage error).
+absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
+  ASSIGN_OR_RETURN(std::vector<KernelRequest> requests, ParseExplicitRequests(flags));
+  if (!flags.workloads_file.empty()) {
+    absl::StatusOr<std::vector<WeightedWorkload>> list = ReadWorkloadList(flags.workloads_file);
+    if (!list.ok()) {
+      // A bad line already reads "FILE:LINE: ..."; a file that cannot be read says only why.
+      return absl::InvalidArgumentError(
+          list.status().code() == absl::StatusCode::kInvalidArgument
+              ? std::string(list.status().message())
+              : StrCat("--workloads-file: ", list.status().message()));
+    }
+    AppendListRequests(*list, &requests);
+  }
+  if (!flags.model.empty()) {
+    absl::StatusOr<std::vector<WeightedWorkload>> list = BuiltinModel(flags.model);
+    if (!list.ok()) {
+      return absl::InvalidArgumentError(StrCat("--model: ", list.status().message()));
+    }
+    AppendListRequests(*list, &requests);
+  }
+  if (requests.empty()) {
+    return absl::InvalidArgumentError(
+        "no workload: give at least one --workload, --workloads-file or --model");
   }
   return requests;
 }
@@ -197,16 +255,24 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--workload", flags.workloads,
                  "workload, e.g. 'gemm:M=512,N=512,K=512' or "
-                 "'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1' (repeatable)")
-      ->required();
+                 "'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1' (repeatable; these "
+                 "come first in the library)");
+  app.add_option("--workloads-file", flags.workloads_file,
+                 "a model's workloads file: one workload per line, optionally followed by a "
+                 "weight (ignored here), '#' comments. Each workload becomes a kernel with its "
+                 "default name, after the --workload ones; one given with --workload too is "
+                 "built once, as --workload says");
+  app.add_option("--model", flags.model,
+                 tune::StrCat("a built-in model's workloads, like --workloads-file: ",
+                              tune::Join(tune::BuiltinModelNames(), ", ")));
   app.add_option("--name", flags.names,
-                 "C function name of the workload at the same position (repeatable; default "
+                 "C function name of the --workload at the same position (repeatable; default "
                  "derived from the workload, e.g. tune_gemm_M512_N512_K512)");
   app.add_option("--config", flags.configs,
-                 "config of the workload at the same position instead of the tuning log's, as "
+                 "config of the --workload at the same position instead of the tuning log's, as "
                  "its JSON text, e.g. '{\"kc\":256,...}'; '' keeps the usual choice (repeatable)");
   app.add_option("--template", flags.templates,
-                 "schedule template of the workload at the same position, e.g. gemm.cpu.blocked "
+                 "schedule template of the --workload at the same position, e.g. gemm.cpu.blocked "
                  "('' keeps the usual choice; repeatable): its best record, or with --config that "
                  "config of it");
   app.add_option("--out", flags.out, "shared library to write")->required();

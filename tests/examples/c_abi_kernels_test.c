@@ -1,12 +1,14 @@
 /* Calls tune-compile's kernels through their C headers from a C program and checks each one
- * against a naive loop nest: default function names, every epilogue, a dilated conv and
- * kernels built for two threads. Exit status 0 when every kernel matches. */
+ * against a naive loop nest: default function names, every epilogue, a dilated conv, kernels
+ * built for two threads and a library built from a workloads file. Exit status 0 when every
+ * kernel matches. */
 #include "c_abi_kernels.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "c_abi_model_kernels.h"
 #include "c_abi_parallel_kernels.h"
 
 enum { kNone, kBias, kRelu, kBiasRelu };
@@ -113,5 +115,9 @@ int main(void) {
                    1, 2, 2, kBiasRelu, NULL, tune_conv2d_N1_C3_H12_W14_K7_R3_S3_s1_p2_d2_bias_relu);
   ok &= check_gemm("par_gemm", 130, 70, 40, kRelu, par_gemm, NULL);
   ok &= check_conv("par_conv", 2, 4, 10, 10, 20, 3, 3, 1, 1, 1, kNone, par_conv, NULL);
+  ok &= check_gemm("model_gemm_relu", 6, 10, 4, kRelu, model_gemm_relu, NULL);
+  ok &= check_gemm("tune_gemm_M9_N5_K3", 9, 5, 3, kNone, tune_gemm_M9_N5_K3, NULL);
+  ok &= check_conv("tune_conv2d_N1_C2_H5_W5_K4_R1_S1_s1_p0", 1, 2, 5, 5, 4, 1, 1, 1, 0, 1, kNone,
+                   tune_conv2d_N1_C2_H5_W5_K4_R1_S1_s1_p0, NULL);
   return ok ? 0 : 1;
 }

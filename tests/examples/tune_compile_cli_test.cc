@@ -1,8 +1,10 @@
 // tune-compile as a user runs it: the real binary in a child process, real files.
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,17 @@ class TuneCompileCli : public ::testing::Test {
                                 const std::string& target = "llvm -mcpu=native -threads=1") {
     return {"--target", target,          "--workload", workload,
             "--out",    File("libk.so"), "--header",   File("k.h")};
+  }
+
+  // The arguments without a --workload, for --workloads-file and --model.
+  std::vector<std::string> OutArgs(const std::string& target = "llvm -mcpu=native -threads=1") {
+    return {"--target", target, "--out", File("libk.so"), "--header", File("k.h")};
+  }
+
+  // Writes `text` to the test's folder as `name`; returns its path.
+  std::string WriteText(const std::string& name, const std::string& text) {
+    EXPECT_TRUE(WriteFileAtomically(File(name), text).ok());
+    return File(name);
   }
 
   TempDir dir_ = TempDir::Create("tune-compile-cli-").value();
@@ -172,6 +185,107 @@ TEST_F(TuneCompileCli, AnUnwritableOutputFailsNamingThePath) {
   EXPECT_EQ(Run(args), 1);
   EXPECT_THAT(err_, HasSubstr("no/such/dir/libk.so"));
   EXPECT_FALSE(fs::exists(File("k.h")));
+}
+
+// The function names a header declares, in order.
+std::vector<std::string> DeclaredFunctions(const std::string& header) {
+  static const std::regex kPrototype(R"(\nint ([A-Za-z_][A-Za-z0-9_]*)\()");
+  std::vector<std::string> names;
+  for (std::sregex_iterator it(header.begin(), header.end(), kPrototype), end; it != end; ++it) {
+    names.push_back((*it)[1].str());
+  }
+  return names;
+}
+
+// The names of `names` that the shared library at `path` does not export.
+std::vector<std::string> MissingSymbols(const std::string& path,
+                                        const std::vector<std::string>& names) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    return {std::string("dlopen failed: ") + dlerror()};
+  }
+  std::vector<std::string> missing;
+  for (const std::string& name : names) {
+    if (dlsym(handle, name.c_str()) == nullptr) {
+      missing.push_back(name);
+    }
+  }
+  dlclose(handle);
+  return missing;
+}
+
+TEST_F(TuneCompileCli, AWorkloadsFileBuildsOneLibraryWithAKernelPerWorkload) {
+  std::string model = WriteText("model.txt",
+                                "# a small model\n"
+                                "gemm:M=8,N=8,K=8   2\n"
+                                "\n"
+                                "conv2d:N=1,C=2,H=6,W=6,K=3,R=3,S=3,stride=1,pad=1  # stem\n");
+  std::vector<std::string> args = OutArgs();
+  args.insert(args.end(), {"--workloads-file", model});
+  ASSERT_EQ(Run(args), 0) << err_;
+  const std::vector<std::string> expected = {"tune_gemm_M8_N8_K8",
+                                             "tune_conv2d_N1_C2_H6_W6_K3_R3_S3_s1_p1"};
+  EXPECT_EQ(DeclaredFunctions(Read(File("k.h"))), expected);
+  EXPECT_THAT(MissingSymbols(File("libk.so"), expected), ::testing::IsEmpty());
+}
+
+TEST_F(TuneCompileCli, WorkloadsFromAFileFollowTheExplicitOnesAndADuplicateIsBuiltOnce) {
+  std::string model = WriteText("model.txt",
+                                "conv2d:N=1,C=2,H=6,W=6,K=3,R=3,S=3,stride=1,pad=1\n"
+                                "gemm:M=8,N=8,K=8\n");
+  std::vector<std::string> args = Args("gemm:M=8,N=8,K=8");
+  args.insert(args.end(), {"--name", "my_gemm", "--workloads-file", model});
+  ASSERT_EQ(Run(args), 0) << err_;
+  EXPECT_EQ(DeclaredFunctions(Read(File("k.h"))),
+            (std::vector<std::string>{"my_gemm", "tune_conv2d_N1_C2_H6_W6_K3_R3_S3_s1_p1"}));
+}
+
+TEST_F(TuneCompileCli, ABuiltInModelBuildsAKernelPerDistinctLayer) {
+  std::vector<std::string> args = OutArgs();
+  args.insert(args.end(), {"--model", "bert"});
+  ASSERT_EQ(Run(args), 0) << err_;
+  const std::vector<std::string> expected = {
+      "tune_gemm_M128_N768_K768",  "tune_gemm_M128_N128_K64",   "tune_gemm_M128_N64_K128",
+      "tune_gemm_M128_N3072_K768", "tune_gemm_M128_N768_K3072", "tune_gemm_M1_N768_K768"};
+  EXPECT_EQ(DeclaredFunctions(Read(File("k.h"))), expected);
+  EXPECT_THAT(MissingSymbols(File("libk.so"), expected), ::testing::IsEmpty());
+}
+
+TEST_F(TuneCompileCli, ABadLineOfAWorkloadsFileIsAUsageErrorNamingFileAndLineAndWritesNothing) {
+  std::string model = WriteText("model.txt",
+                                "# line 1\n"
+                                "gemm:M=8,N=8,K=8\n"
+                                "gemm:M=4,N=4 3\n");
+  std::vector<std::string> args = OutArgs();
+  args.insert(args.end(), {"--workloads-file", model});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(err_, HasSubstr(model + ":3:"));
+  EXPECT_THAT(err_, HasSubstr("'K' is missing"));
+  EXPECT_FALSE(fs::exists(File("libk.so")));
+  EXPECT_FALSE(fs::exists(File("k.h")));
+}
+
+TEST_F(TuneCompileCli, AMissingWorkloadsFileIsAUsageErrorNamingThePath) {
+  std::vector<std::string> args = OutArgs();
+  args.insert(args.end(), {"--workloads-file", File("absent.txt")});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(err_, HasSubstr(File("absent.txt")));
+  EXPECT_FALSE(fs::exists(File("libk.so")));
+  EXPECT_FALSE(fs::exists(File("k.h")));
+}
+
+TEST_F(TuneCompileCli, AnUnknownModelIsAUsageErrorNamingTheKnownOnes) {
+  std::vector<std::string> args = OutArgs();
+  args.insert(args.end(), {"--model", "alexnet"});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(err_, HasSubstr("alexnet"));
+  EXPECT_THAT(err_, HasSubstr("resnet50"));
+  EXPECT_FALSE(fs::exists(File("libk.so")));
+}
+
+TEST_F(TuneCompileCli, NoWorkloadAtAllIsAUsageErrorNamingTheWaysToGiveOne) {
+  EXPECT_EQ(Run(OutArgs()), 2);
+  EXPECT_THAT(err_, HasSubstr("--workloads-file"));
 }
 
 TEST_F(TuneCompileCli, AMissingRequiredFlagIsAUsageError) {
