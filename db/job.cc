@@ -66,12 +66,9 @@ bool IsTerminal(JobState state) {
 
 namespace {
 
+// A model job's workload is its first task's (empty before canonicalization).
 absl::Status CanonicalizeTasks(JobSpec& spec) {
-  if (!spec.workload.empty()) {
-    return Invalid("workload",
-                   "is set together with job.tasks; a job tunes one workload or a "
-                   "model's list of tasks, not both");
-  }
+  const std::string given = spec.workload;
   if (spec.tasks.size() > kMaxJobTasks) {
     return Invalid(
         "tasks", StrCat(spec.tasks.size(), " workloads; a model job holds at most ", kMaxJobTasks));
@@ -93,6 +90,11 @@ absl::Status CanonicalizeTasks(JobSpec& spec) {
     }
   }
   spec.workload = spec.tasks.front().workload;
+  if (!given.empty() && CanonicalWorkload(given, "job.workload").value_or("") != spec.workload) {
+    return Invalid("workload",
+                   "is set together with job.tasks; a job tunes one workload or a "
+                   "model's list of tasks, not both");
+  }
   return absl::OkStatus();
 }
 

@@ -71,6 +71,73 @@ bool IsFinalState(v1::JobState state) {
          state == v1::JOB_STATE_CANCELLED;
 }
 
+namespace {
+
+// A model job's tasks and totals (seconds per inference; null until known).
+void AddModelJson(nlohmann::json& j,
+                  const google::protobuf::RepeatedPtrField<v1::TaskProgress>& tasks,
+                  double estimated_total_secs, double default_total_secs) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const v1::TaskProgress& t : tasks) {
+    nlohmann::json task = {
+        {"job_id", t.job_id()},
+        {"workload", t.workload()},
+        {"weight", t.weight()},
+        {"state", JobStateText(t.state())},
+        {"trials_allocated", t.trials_allocated()},
+        {"trials_done", t.trials_done()},
+        {"best", nullptr},
+        {"default_secs", t.default_secs() > 0 ? nlohmann::json(t.default_secs()) : nullptr},
+    };
+    if (t.has_best()) {
+      task["best"] = {{"gflops", t.best().gflops()},
+                      {"secs", t.best().secs()},
+                      {"template", t.best().template_name()},
+                      {"config", t.best().config()}};
+    }
+    list.push_back(std::move(task));
+  }
+  j["tasks"] = std::move(list);
+  j["estimated_total_secs"] =
+      estimated_total_secs > 0 ? nlohmann::json(estimated_total_secs) : nullptr;
+  j["default_total_secs"] = default_total_secs > 0 ? nlohmann::json(default_total_secs) : nullptr;
+}
+
+std::string Millis(double secs) { return secs > 0 ? fmt::format("{:.4g}", secs * 1e3) : "-"; }
+
+}  // namespace
+
+std::string ModelTotalText(double estimated_total_secs, double default_total_secs) {
+  if (estimated_total_secs <= 0) {
+    return "not every workload has a measured config yet";
+  }
+  std::string out = fmt::format("{:.4g} ms per inference", estimated_total_secs * 1e3);
+  if (default_total_secs > 0) {
+    StrAppend(&out,
+              fmt::format(" (untuned defaults: {:.4g} ms, {:.2f}x faster)",
+                          default_total_secs * 1e3, default_total_secs / estimated_total_secs));
+  }
+  return out;
+}
+
+std::string TaskLine(const v1::TaskProgress& t) {
+  return fmt::format(
+      "{:>5}  {:<9}  {:>9}  {:>6}  {:>9}  {:>10}  {:>10}  {}", t.job_id(), JobStateText(t.state()),
+      StrCat(t.trials_done(), "/", t.trials_allocated()), fmt::format("{:g}", t.weight()),
+      t.has_best() ? fmt::format("{:.2f}", t.best().gflops()) : "-",
+      t.has_best() ? Millis(t.best().secs()) : "-", Millis(t.default_secs()), t.workload());
+}
+
+std::string TasksTable(const google::protobuf::RepeatedPtrField<v1::TaskProgress>& tasks) {
+  std::string out =
+      fmt::format("{:>5}  {:<9}  {:>9}  {:>6}  {:>9}  {:>10}  {:>10}  {}\n", "JOB", "STATE",
+                  "TRIALS", "WEIGHT", "GFLOPS", "BEST ms", "DEFAULT ms", "WORKLOAD");
+  for (const v1::TaskProgress& t : tasks) {
+    StrAppend(&out, TaskLine(t), "\n");
+  }
+  return out;
+}
+
 nlohmann::json JobJson(const v1::Job& job) {
   const v1::JobSpec& spec = job.spec();
   nlohmann::json j = {
@@ -101,6 +168,12 @@ nlohmann::json JobJson(const v1::Job& job) {
                  {"config", job.best().config()},
                  {"record_uid", job.best().record_uid()}};
   }
+  if (job.model_job_id() != 0) {
+    j["model_job_id"] = job.model_job_id();
+  }
+  if (job.tasks_size() > 0) {
+    AddModelJson(j, job.tasks(), job.estimated_total_secs(), job.default_total_secs());
+  }
   return j;
 }
 
@@ -119,6 +192,9 @@ nlohmann::json EventJson(const v1::JobEvent& event) {
       {"last_error", event.last_error()},
       {"event_time_ms", event.event_time_ms()},
   };
+  if (event.tasks_size() > 0) {
+    AddModelJson(j, event.tasks(), event.estimated_total_secs(), event.default_total_secs());
+  }
   return j;
 }
 
@@ -183,7 +259,15 @@ std::string JobText(const v1::Job& job) {
   std::string out = fmt::format("job {}{}: {}\n", job.job_id(),
                                 spec.name().empty() ? "" : StrCat(" (", spec.name(), ")"),
                                 JobStateText(job.state()));
-  StrAppend(&out, "  workload:   ", spec.workload(), "\n");
+  if (spec.tasks_size() > 0) {
+    StrAppend(&out, "  model:      ", spec.tasks_size(),
+              " workloads, each tuned by a job of its own\n");
+  } else {
+    StrAppend(&out, "  workload:   ", spec.workload(), "\n");
+  }
+  if (job.model_job_id() != 0) {
+    StrAppend(&out, "  model job:  ", job.model_job_id(), "\n");
+  }
   StrAppend(&out, "  target:     ", spec.target(), "  [", job.device_key(), "]\n");
   StrAppend(&out, "  search:     ", spec.strategy(), ", seed ", spec.seed(), ", priority ",
             spec.priority());
@@ -195,7 +279,10 @@ std::string JobText(const v1::Job& job) {
   StrAppend(&out, "\n");
   StrAppend(&out, "  trials:     ", job.trials_done(), "/", spec.trials(), " done, ",
             job.trials_failed(), " failed, ", job.trials_in_flight(), " in flight\n");
-  if (job.has_best()) {
+  if (spec.tasks_size() > 0) {
+    StrAppend(&out, "  total:      ",
+              ModelTotalText(job.estimated_total_secs(), job.default_total_secs()), "\n");
+  } else if (job.has_best()) {
     StrAppend(&out,
               fmt::format("  best:       {:.3f} GFLOPS ({:.4g} s) {} {}\n", job.best().gflops(),
                           job.best().secs(), job.best().template_name(), job.best().config()));
@@ -208,8 +295,26 @@ std::string JobText(const v1::Job& job) {
   if (!job.message().empty()) {
     StrAppend(&out, "  message:    ", job.message(), "\n");
   }
+  if (job.tasks_size() > 0) {
+    StrAppend(&out, "\n", TasksTable(job.tasks()));
+  }
   return out;
 }
+
+namespace {
+
+std::string WorkloadColumn(const v1::Job& job) {
+  if (job.spec().tasks_size() > 0) {
+    return StrCat("model of ", job.spec().tasks_size(), " workloads",
+                  job.spec().name().empty() ? "" : StrCat(" (", job.spec().name(), ")"));
+  }
+  if (job.model_job_id() != 0) {
+    return StrCat(job.spec().workload(), " (of model job ", job.model_job_id(), ")");
+  }
+  return job.spec().workload();
+}
+
+}  // namespace
 
 std::string JobsTable(const std::vector<v1::Job>& jobs) {
   std::string out = fmt::format("{:>5}  {:<9}  {:>4}  {:>11}  {:>6}  {:>9}  {}\n", "ID", "STATE",
@@ -219,7 +324,7 @@ std::string JobsTable(const std::vector<v1::Job>& jobs) {
                        JobStateText(job.state()), job.spec().priority(),
                        StrCat(job.trials_done(), "/", job.spec().trials()), job.trials_failed(),
                        job.has_best() ? fmt::format("{:.2f}", job.best().gflops()) : "-",
-                       job.spec().workload(), job.spec().target());
+                       WorkloadColumn(job), job.spec().target());
   }
   return out;
 }
@@ -271,7 +376,12 @@ std::string ProgressText(const v1::JobEvent& event) {
   if (event.trials_failed() > 0) {
     StrAppend(&out, " (", event.trials_failed(), " failed)");
   }
-  if (event.best_gflops() > 0) {
+  if (event.tasks_size() > 0) {
+    StrAppend(&out, ", ",
+              event.estimated_total_secs() > 0
+                  ? ModelTotalText(event.estimated_total_secs(), event.default_total_secs())
+                  : "total not known yet");
+  } else if (event.best_gflops() > 0) {
     StrAppend(&out, fmt::format(", best {:.2f} GFLOPS", event.best_gflops()));
   }
   if (!IsFinalState(event.state())) {

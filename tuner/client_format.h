@@ -25,13 +25,17 @@ std::string JobText(const v1::Job& job);
 std::string JobsTable(const std::vector<v1::Job>& jobs);
 /// One header line and one line per worker.
 std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers);
-/// One line per record: GFLOPS, time, template, config, where and when it was measured.
 /// One line per record (GFLOPS, seconds, template, config, provenance), plus an indented
 /// "library: ..." line for library candidates.
 std::string BestText(const std::vector<v1::Record>& records);
 
 /// "12/40 trials (1 failed), best 35.2 GFLOPS, ETA 14s" (no bar).
 std::string ProgressText(const v1::JobEvent& event);
+/// A model job's totals: "12.345 ms per inference (untuned defaults: 40.000 ms, 3.24x faster)".
+std::string ModelTotalText(double estimated_total_secs, double default_total_secs);
+/// One row of a model job's task table, and the table with its header.
+std::string TaskLine(const v1::TaskProgress& task);
+std::string TasksTable(const google::protobuf::RepeatedPtrField<v1::TaskProgress>& tasks);
 /// "[#######.............] " + ProgressText, for a terminal line of about `width` columns.
 std::string ProgressBar(const v1::JobEvent& event, int width);
 /// Seconds as "14s", "3m05s" or "1h02m".

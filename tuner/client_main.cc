@@ -1,9 +1,11 @@
 // tune-client: the command line of tune-daemon.
 //
 //   tune-client [--daemon HOST:PORT] [--json] [--rpc-timeout-ms MS] COMMAND ...
-//     submit --workload W --target T --trials N [--strategy S] [--priority P]
-//            [--seed S] [--template NAME]... [--wait]     prints the job id
+//     submit (--workload W | --workloads-file F | --model NAME) --target T --trials N
+//            [--strategy S] [--priority P] [--seed S] [--template NAME]... [--wait]
+//                                                          prints the job id
 //     status JOB | watch JOB | cancel JOB | jobs | workers [--all]
+//     models [NAME]                                        built-in models and their layers
 //     best --workload W (--target T | --device-key K) [--top K]
 //     export --out F.jsonl [--workload W] [--device-key K] [--include-failures]
 //     import F.jsonl
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -24,6 +27,7 @@
 #include "common/files.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "common/workload_list.h"
 #include "db/record_json.h"
 #include "tuner/client.h"
 #include "tuner/client_format.h"
@@ -197,6 +201,8 @@ int FinalExit(const v1::Job& job) {
 
 struct SubmitFlags {
   v1::JobSpec spec;
+  std::string workloads_file;
+  std::string model;
   std::vector<std::string> templates;
   int number = 0, repeat = 0, max_repeat = 0, min_repeat_ms = 0, kernel_timeout_ms = 0;
   double target_ci = 0;
@@ -205,7 +211,37 @@ struct SubmitFlags {
   int wait_timeout_s = 0;
 };
 
+// A model job's tasks from --workloads-file or --model, read here so that a bad line is
+// reported by its number before anything is submitted.
+absl::Status AddModelTasks(SubmitFlags& f) {
+  if (f.workloads_file.empty() && f.model.empty()) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<WeightedWorkload>> list =
+      f.model.empty() ? ReadWorkloadList(f.workloads_file) : BuiltinModel(f.model);
+  if (!list.ok()) {
+    return list.status();
+  }
+  for (const WeightedWorkload& w : *list) {
+    v1::WorkloadTask* task = f.spec.add_tasks();
+    task->set_workload(w.workload.ToString());
+    task->set_weight(w.weight);
+  }
+  if (f.spec.name().empty()) {
+    f.spec.set_name(f.model.empty() ? f.workloads_file : f.model);
+  }
+  return absl::OkStatus();
+}
+
 int Submit(TunerClient& client, const Globals& g, SubmitFlags& f) {
+  if (f.spec.workload().empty() && f.workloads_file.empty() && f.model.empty()) {
+    fmt::print(stderr, "tune-client: submit needs --workload, --workloads-file or --model\n");
+    return kExitUsage;
+  }
+  if (absl::Status s = AddModelTasks(f); !s.ok()) {
+    fmt::print(stderr, "tune-client: {}\n", s.message());
+    return kExitUsage;
+  }
   for (const std::string& t : f.templates) {
     f.spec.add_templates(t);
   }
@@ -250,6 +286,10 @@ int Submit(TunerClient& client, const Globals& g, SubmitFlags& f) {
   }
   if (g.json) {
     PrintJson(JobJson(*done));
+  } else if (done->spec().tasks_size() > 0) {
+    fmt::print("{}", TasksTable(done->tasks()));
+    fmt::print("total: {}\n",
+               ModelTotalText(done->estimated_total_secs(), done->default_total_secs()));
   } else if (done->has_best()) {
     fmt::print("best: {:.3f} GFLOPS ({:.4g} s) {} {}\n", done->best().gflops(), done->best().secs(),
                done->best().template_name(), done->best().config());
@@ -260,6 +300,7 @@ int Submit(TunerClient& client, const Globals& g, SubmitFlags& f) {
 }
 
 int Watch(TunerClient& client, const Globals& g, uint64_t job_id) {
+  std::map<uint64_t, std::string> task_lines;  // a model job's tasks, as last printed
   absl::StatusOr<v1::JobState> state =
       Follow(client, job_id, milliseconds(std::chrono::hours(24 * 30)), [&](const v1::JobEvent& e) {
         if (g.json) {
@@ -275,6 +316,14 @@ int Watch(TunerClient& client, const Globals& g, uint64_t job_id) {
           }
           fmt::print("job {}: {}{}{}\n", e.job_id(), ProgressText(e), why,
                      e.last_error().empty() ? "" : StrCat("; last error: ", e.last_error()));
+          // A model job: the workloads whose progress moved since the last event.
+          for (const v1::TaskProgress& t : e.tasks()) {
+            std::string line = TaskLine(t);
+            if (std::string& last = task_lines[t.job_id()]; last != line) {
+              fmt::print("  {}\n", line);
+              last = std::move(line);
+            }
+          }
         }
         std::fflush(stdout);
       });
@@ -412,9 +461,17 @@ int Main(int argc, char** argv) {
 
   SubmitFlags submit;
   CLI::App* submit_cmd = app.add_subcommand("submit", "queue a tuning job and print its id");
-  submit_cmd
-      ->add_option("--workload", *submit.spec.mutable_workload(), "e.g. gemm:M=512,N=512,K=512")
-      ->required();
+  auto* workload_opt = submit_cmd->add_option("--workload", *submit.spec.mutable_workload(),
+                                              "e.g. gemm:M=512,N=512,K=512");
+  auto* file_opt = submit_cmd->add_option(
+      "--workloads-file", submit.workloads_file,
+      "a model job: one workload per line, optionally followed by its weight (how often it "
+      "runs); '#' comments");
+  auto* model_opt = submit_cmd->add_option(
+      "--model", submit.model,
+      StrCat("a model job over a built-in model's layers: ", Join(BuiltinModelNames(), ", ")));
+  workload_opt->excludes(file_opt)->excludes(model_opt);
+  file_opt->excludes(model_opt);
   submit_cmd
       ->add_option("--target", *submit.spec.mutable_target(),
                    "e.g. 'llvm -mcpu=native -threads=1' (native: the daemon's CPU)")
@@ -423,8 +480,13 @@ int Main(int argc, char** argv) {
   bool no_transfer = false;
   uint64_t seed = 0;
   std::string strategy;
-  submit_cmd->add_option("--trials", trials, "measurements to make (>= 1)")->required();
-  submit_cmd->add_option("--strategy", strategy, "random or grid (default: random)");
+  submit_cmd
+      ->add_option("--trials", trials,
+                   "measurements to make (>= 1; a model job's, at least one per workload)")
+      ->required();
+  submit_cmd->add_option("--strategy", strategy,
+                         "grid, random, ga, xgb or auto (default: auto, random until a cost "
+                         "model has data, then xgb)");
   submit_cmd->add_option("--priority", priority, "higher runs first (-1000 to 1000)");
   submit_cmd->add_option("--seed", seed, "seed of the search (default 1)");
   submit_cmd->add_option("--template", submit.templates,
@@ -490,6 +552,11 @@ int Main(int argc, char** argv) {
                          "only this device key");
   export_cmd->add_flag("--include-failures", include_failures, "also failed trials");
 
+  std::string model_name;
+  CLI::App* models_cmd =
+      app.add_subcommand("models", "list the built-in models, or print one's workloads file");
+  models_cmd->add_option("NAME", model_name, Join(BuiltinModelNames(), ", "));
+
   std::string import_path;
   CLI::App* import_cmd = app.add_subcommand("import", "add records from a JSON-lines file");
   import_cmd->add_option("FILE", import_path, "input file (.jsonl)")->required();
@@ -504,6 +571,20 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   best.set_flush_cache(best_cold);
+
+  if (models_cmd->parsed()) {
+    if (model_name.empty()) {
+      fmt::print("{}\n", Join(BuiltinModelNames(), "\n"));
+      return kExitOk;
+    }
+    std::string_view text = BuiltinModelText(model_name);
+    if (text.empty()) {
+      fmt::print(stderr, "tune-client: {}\n", BuiltinModel(model_name).status().message());
+      return kExitUsage;
+    }
+    fmt::print("{}", text);
+    return kExitOk;
+  }
 
   TunerClient client(g.daemon, milliseconds(g.rpc_timeout_ms));
   if (submit_cmd->parsed()) {

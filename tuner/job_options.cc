@@ -77,8 +77,80 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
   return chosen;
 }
 
+namespace {
+
+// A model job: each task is checked as the job of one workload would be (its templates must
+// apply), then the model's own rules: distinct workloads, positive weights, at least a trial
+// per task.
+absl::StatusOr<ValidatedJob> ValidateModelJobSpec(const v1::JobSpec& spec,
+                                                  const ValidationOptions& options) {
+  if (!spec.workload().empty()) {
+    return Invalid("workload",
+                   "is set together with spec.tasks; a job tunes one workload or a model's "
+                   "list of tasks, not both");
+  }
+  if (spec.tasks_size() > static_cast<int>(kMaxJobTasks)) {
+    return Invalid(
+        "tasks", StrCat(spec.tasks_size(), " workloads; a model job holds at most ", kMaxJobTasks));
+  }
+  std::vector<JobTask> tasks;
+  std::set<std::string> seen;
+  ValidatedJob first;
+  for (int i = 0; i < spec.tasks_size(); ++i) {
+    const v1::WorkloadTask& task = spec.tasks(i);
+    const std::string field = StrCat("tasks[", i, "]");
+    v1::JobSpec single = spec;
+    single.clear_tasks();
+    single.set_workload(task.workload());
+    single.set_trials(1);
+    absl::StatusOr<ValidatedJob> valid = ValidateJobSpec(single, options);
+    if (!valid.ok()) {
+      std::string message(valid.status().message());
+      if (message.starts_with("spec.workload")) {
+        message = StrCat(field, ".workload", message.substr(strlen("spec.workload")));
+      } else {
+        message = StrCat(message, " (", field, ": ", task.workload(), ")");
+      }
+      return absl::InvalidArgumentError(StrCat("spec.", message));
+    }
+    const double weight = task.weight() == 0 ? 1 : task.weight();
+    if (!std::isfinite(weight) || weight < 0) {
+      return Invalid(StrCat(field, ".weight"),
+                     StrCat(task.weight(),
+                            " is not a positive number; expected how many times one inference "
+                            "runs the workload, e.g. 3 or 0.5"));
+    }
+    if (!seen.insert(valid->spec.workload).second) {
+      return Invalid(StrCat(field, ".workload"),
+                     StrCat(valid->spec.workload,
+                            " is listed twice; list it once with the sum of the weights"));
+    }
+    tasks.push_back(JobTask{valid->spec.workload, weight, 0});
+    if (i == 0) {
+      first = *std::move(valid);
+    }
+  }
+  if (spec.trials() < spec.tasks_size() || spec.trials() > kMaxTrials) {
+    return Invalid("trials", StrCat(spec.trials(), " is out of range; expected ", spec.tasks_size(),
+                                    " (one per workload) to ", kMaxTrials));
+  }
+  ValidatedJob job = std::move(first);
+  job.spec.workload.clear();
+  job.spec.tasks = std::move(tasks);
+  job.spec.trials = spec.trials();
+  JobSpec checked = job.spec;
+  RETURN_IF_ERROR(CanonicalizeJobSpec(checked));
+  job.spec.workload = checked.workload;
+  return job;
+}
+
+}  // namespace
+
 absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
                                              const ValidationOptions& options) {
+  if (spec.tasks_size() > 0) {
+    return ValidateModelJobSpec(spec, options);
+  }
   if (spec.workload().empty()) {
     return Invalid("workload",
                    "is empty; expected e.g. 'gemm:M=512,N=512,K=512' or "

@@ -50,7 +50,14 @@ absl::StatusOr<JobState> JobStateFromProto(v1::JobState state, std::string_view 
 
 v1::JobSpec JobSpecToProto(const JobSpec& spec) {
   v1::JobSpec out;
-  out.set_workload(spec.workload);
+  if (spec.tasks.empty()) {
+    out.set_workload(spec.workload);
+  }
+  for (const JobTask& task : spec.tasks) {
+    v1::WorkloadTask* t = out.add_tasks();
+    t->set_workload(task.workload);
+    t->set_weight(task.weight);
+  }
   out.set_target(spec.target);
   out.set_trials(spec.trials);
   out.set_strategy(spec.strategy);

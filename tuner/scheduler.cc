@@ -183,6 +183,13 @@ void Scheduler::PumpLocked() {
   std::map<std::string, const JobRuntime*> blocker;
 
   for (JobRuntime* job : jobs_.ActiveInDispatchOrder()) {
+    if (IsTerminal(job->row.state)) {
+      continue;  // ended earlier in this pass (a model job ends its tasks)
+    }
+    if (job->model != nullptr) {
+      PumpModelLocked(*job);  // before its tasks, which come after it in dispatch order
+      continue;
+    }
     const std::string& key = job->row.spec.device_key;
     const int capacity = workers_.Capacity(NeedsOf(*job, nullptr));
     // Library templates no connected worker can run are left out for now; a job all of whose
@@ -209,6 +216,19 @@ void Scheduler::PumpLocked() {
       blocker[key] = job;
     }
 
+    if (!job->WantsMore() && job->Outstanding() == 0 && AwaitsChunkLocked(*job)) {
+      // A task whose chunk is spent: its model job gives it more, or ends it.
+      std::string waiting = StrCat("waiting for model job ", job->model_id, " to give it trials");
+      if (waiting != job->waiting) {
+        job->waiting = waiting;
+        if (job->row.state == JobState::kRunning) {
+          SetActiveStateLocked(*job, JobState::kQueued);
+        } else {
+          PushEventLocked(*job);
+        }
+      }
+      continue;
+    }
     if (!job->WantsMore() && job->Outstanding() == 0) {
       std::string why;
       if (job->row.trials_done < job->row.spec.trials) {

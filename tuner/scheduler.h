@@ -245,6 +245,32 @@ class Scheduler {
   /// A job known only to the log.
   absl::StatusOr<v1::Job> JobProtoFromLog(const Job& row);
 
+  // --- scheduler_models.cc: model jobs ---
+  /// A model job's runtime: its allocator, told what its tasks were given and measured.
+  absl::StatusOr<JobPtr> LoadModelRuntime(const Job& row);
+  /// Gives the next chunk of trials to the task that the allocator picks once the previous
+  /// chunk is proposed, follows its tasks' states, and ends the model job and its tasks once
+  /// the budget is spent or no task can take more.
+  void PumpModelLocked(JobRuntime& model) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A task job's trial was counted: notes the untuned default's time and tells the model's
+  /// allocator.
+  void OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const TrialOutcome& outcome,
+                         ErrorKind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// The live model job of a task job; null for other jobs or once the model job left memory.
+  JobRuntime* ModelOfLocked(const JobRuntime& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// True for a task job whose model job may still give it trials: it waits instead of ending
+  /// when its budget is spent.
+  bool AwaitsChunkLocked(const JobRuntime& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CancelModelTasksLocked(JobRuntime& model, std::string_view why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A model job's tasks and totals.
+  void FillModelLocked(const JobRuntime& model, v1::Job* out) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FillModelFromLog(const Job& row, v1::Job* out);
+  /// The time of a task job's untuned default (its first template's default config) as the log
+  /// holds it for its workload and target, if measured.
+  absl::StatusOr<std::optional<double>> DefaultSecsFromLog(const Job& task);
+
   // --- scheduler_workers.cc: liveness ---
   void RemoveWorkerLocked(const std::string& worker_id, std::string_view reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

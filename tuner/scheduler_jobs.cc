@@ -59,6 +59,7 @@ void SetBest(const BestSoFar& best, v1::BestTrial* out) {
 
 void FillFromRow(const Job& row, v1::Job* out) {
   out->set_job_id(static_cast<uint64_t>(row.id));
+  out->set_model_job_id(static_cast<uint64_t>(row.spec.parent));
   *out->mutable_spec() = JobSpecToProto(row.spec);
   out->set_state(JobStateToProto(row.state));
   out->set_device_key(row.spec.device_key);
@@ -82,6 +83,9 @@ v1::JobEvent EventOf(const v1::Job& job, double eta_seconds, const std::string& 
     event.set_best_template(job.best().template_name());
     event.set_best_config(job.best().config());
   }
+  *event.mutable_tasks() = job.tasks();
+  event.set_estimated_total_secs(job.estimated_total_secs());
+  event.set_default_total_secs(job.default_total_secs());
   event.set_eta_seconds(eta_seconds);
   event.set_last_error(last_error);
   event.set_event_time_ms(UnixNowMs());
@@ -114,9 +118,37 @@ absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row
   return trials;
 }
 
+// The time of `tpl`'s `config` among `history`, when it was measured successfully.
+std::optional<double> SecsOf(const std::vector<PastTrial>& history, const KernelTemplate& tpl,
+                             const std::string& config) {
+  for (const PastTrial& trial : history) {
+    if (trial.ok && trial.key.template_name == tpl.name &&
+        trial.key.template_version == tpl.version && trial.key.config == config) {
+      return trial.secs;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
+absl::StatusOr<std::optional<double>> Scheduler::DefaultSecsFromLog(const Job& task) {
+  ASSIGN_OR_RETURN(Workload workload, Workload::Parse(task.spec.workload));
+  ASSIGN_OR_RETURN(Target target, Target::Parse(task.spec.target));
+  absl::StatusOr<std::vector<const KernelTemplate*>> templates =
+      ResolveTemplates(workload, target, task.spec.templates, options_.allow_fault_templates);
+  if (!templates.ok()) {
+    return std::nullopt;  // the templates are gone: no default to speak of
+  }
+  const KernelTemplate& tpl = *templates->front();
+  ASSIGN_OR_RETURN(std::vector<PastTrial> history, PastTrials(*log_, task));
+  return SecsOf(history, tpl, ConfigToString(tpl.default_config(workload, target)));
+}
+
 absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
+  if (row.IsModel()) {
+    return LoadModelRuntime(row);
+  }
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(row.spec.workload));
   ASSIGN_OR_RETURN(Target target, Target::Parse(row.spec.target));
   ASSIGN_OR_RETURN(
@@ -148,6 +180,12 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
   job->templates = std::move(templates);
   job->since_improvement = row.since_improvement;
   job->events = events_.For(row.id);
+  if (row.IsTask()) {
+    job->model_id = row.spec.parent;
+    const KernelTemplate& first = *job->templates.front();
+    job->default_config = ConfigToString(first.default_config(workload, target));
+    job->default_secs = SecsOf(history, first, job->default_config);
+  }
   if (row.best_record_id) {
     ASSIGN_OR_RETURN(std::optional<Record> best, RecordById(*log_, *row.best_record_id));
     if (best) {
@@ -224,7 +262,12 @@ void Scheduler::PruneLocked(JobRuntime& job) {
   jobs_.Remove(job.row.id);  // `job` lives on while a task still holds it
 }
 
-void Scheduler::PushEventLocked(JobRuntime& job) { job.events->Push(EventLocked(job)); }
+void Scheduler::PushEventLocked(JobRuntime& job) {
+  job.events->Push(EventLocked(job));
+  if (JobRuntime* model = ModelOfLocked(job); model != nullptr) {
+    model->events->Push(EventLocked(*model));  // a model job's watchers see its tasks move
+  }
+}
 
 v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
   v1::Job out;
@@ -232,6 +275,9 @@ v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
   out.set_trials_in_flight(job.in_flight);
   if (job.best) {
     SetBest(*job.best, out.mutable_best());
+  }
+  if (job.model != nullptr) {
+    FillModelLocked(job, &out);
   }
   if (job.row.state == JobState::kFailed) {
     out.set_message(job.row.error);
@@ -250,6 +296,9 @@ absl::StatusOr<v1::Job> Scheduler::JobProtoFromLog(const Job& row) {
   v1::Job out;
   FillFromRow(row, &out);
   out.set_message(row.error);
+  if (row.IsModel()) {
+    RETURN_IF_ERROR(FillModelFromLog(row, &out));
+  }
   if (row.best_record_id) {
     ASSIGN_OR_RETURN(std::optional<Record> record, RecordById(*log_, *row.best_record_id));
     std::optional<BestSoFar> best = record ? BestOf(*record) : std::nullopt;
@@ -292,20 +341,53 @@ absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::strin
   valid.spec.client = std::string(client);
   // One transaction holds the whole spec (template restriction, early stopping, name).
   ASSIGN_OR_RETURN(Job row, log_->CreateJob(valid.spec));
-  absl::StatusOr<JobPtr> runtime = LoadRuntime(row);
-  if (!runtime.ok()) {
-    std::string why = StrCat("cannot start: ", std::string(runtime.status().message()));
+  // A model job's tasks are jobs of their own: each loads (templates, search) like one.
+  std::vector<JobPtr> runtimes;
+  absl::Status loaded = absl::OkStatus();
+  for (const JobTask& task : row.spec.tasks) {
+    absl::StatusOr<Job> task_row = log_->GetJob(task.job_id);
+    absl::StatusOr<JobPtr> runtime = task_row.ok() ? LoadRuntime(*task_row) : task_row.status();
+    if (!runtime.ok()) {
+      loaded = runtime.status();
+      break;
+    }
+    runtimes.push_back(*std::move(runtime));
+  }
+  if (loaded.ok()) {
+    absl::StatusOr<JobPtr> runtime = LoadRuntime(row);
+    loaded = runtime.status();
+    if (runtime.ok()) {
+      runtimes.insert(runtimes.begin(), *std::move(runtime));
+    }
+  }
+  if (!loaded.ok()) {
+    std::string why = StrCat("cannot start: ", std::string(loaded.message()));
     Logger("daemon")->error("job {}: {}", row.id, why);
     (void)log_->UpdateJobState(row.id, JobState::kFailed, why);
-    return runtime.status();
+    for (const JobTask& task : row.spec.tasks) {
+      (void)log_->UpdateJobState(task.job_id, JobState::kFailed, why);
+    }
+    return loaded;
   }
-  Logger("daemon")->info("job {} queued: {} on {} ({}), {} trials, {} search, priority {}", row.id,
-                         row.spec.workload, row.spec.target, row.spec.device_key, row.spec.trials,
-                         row.spec.strategy, row.spec.priority);
+  if (row.IsModel()) {
+    Logger("daemon")->info(
+        "model job {} queued: {} workloads (jobs {} to {}) on {} ({}), {} "
+        "trials, {} search, priority {}",
+        row.id, row.spec.tasks.size(), row.spec.tasks.front().job_id, row.spec.tasks.back().job_id,
+        row.spec.target, row.spec.device_key, row.spec.trials, row.spec.strategy,
+        row.spec.priority);
+  } else {
+    Logger("daemon")->info("job {} queued: {} on {} ({}), {} trials, {} search, priority {}",
+                           row.id, row.spec.workload, row.spec.target, row.spec.device_key,
+                           row.spec.trials, row.spec.strategy, row.spec.priority);
+  }
   std::lock_guard lock(mu_);
-  JobRuntime& job = **runtime;
-  jobs_.Add(std::move(*runtime));
-  PushEventLocked(job);
+  JobRuntime& job = *runtimes.front();
+  for (JobPtr& runtime : runtimes) {
+    JobRuntime& added = *runtime;
+    jobs_.Add(std::move(runtime));
+    PushEventLocked(added);
+  }
   PumpLocked();
   return JobProtoLocked(job);
 }
@@ -383,7 +465,15 @@ absl::StatusOr<v1::Job> Scheduler::CancelJob(uint64_t id) {
             StrCat("job ", id, " is already ", WireStateName(job->row.state),
                    "; only QUEUED or RUNNING jobs can be cancelled"));
       }
+      if (AwaitsChunkLocked(*job)) {
+        return absl::FailedPreconditionError(
+            StrCat("job ", id, " is a task of model job ", job->model_id,
+                   ", which decides its trials; cancel model job ", job->model_id));
+      }
       Logger("daemon")->info("job {}: cancelled by a client", id);
+      if (job->model != nullptr) {
+        CancelModelTasksLocked(*job, StrCat("model job ", id, " was cancelled"));
+      }
       FinishLocked(*job, JobState::kCancelled, "cancelled by a client",
                    [written] { written->set_value(); });
       cancelled = JobProtoLocked(*job);

@@ -11,8 +11,6 @@
 namespace tune::tuner {
 namespace {
 
-// Completion times kept for the ETA.
-constexpr size_t kRecentTrials = 16;
 // Longest error message stored with a record.
 constexpr size_t kMaxMessage = 4000;
 
@@ -199,6 +197,7 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
     if (verdict) {
       ShareRecordLocked(*job, trial, outcome);
     }
+    OnTaskTrialLocked(*job, trial, outcome, kind);
     const std::string claim = trials_.Erase(trial.id, *job, nullptr);
     ReleaseClaimLocked(claim, verdict);
     PushEventLocked(*job);

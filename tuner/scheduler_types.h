@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "db/job.h"
+#include "search/task_scheduler.h"
 #include "tune/v1/tuner.pb.h"
 #include "tune/v1/worker.pb.h"
 #include "tuner/event_hub.h"
@@ -25,6 +26,9 @@
 namespace tune::tuner {
 
 using Clock = std::chrono::steady_clock;
+
+/// Completion times a job keeps for its ETA.
+inline constexpr size_t kRecentTrials = 16;
 
 /// Where a trial is: being built, built and waiting for a worker, on a worker, or being written
 /// to the log.
@@ -56,7 +60,15 @@ struct BestSoFar {
   std::string record_uid;
 };
 
-/// A live job: loaded from the log, queued or running, or finished and not yet pruned.
+/// What a model job adds to a JobRuntime: how its budget is spread over its task jobs.
+struct ModelRuntime {
+  search::TaskScheduler allocator;
+  std::vector<int64_t> task_ids;  // the task jobs, in the order of spec.tasks
+};
+
+/// A live job: loaded from the log, queued or running, or finished and not yet pruned. A model
+/// job has no templates and no search: its tasks (jobs of their own) propose, and it only
+/// allocates their budgets (scheduler_models.cc).
 struct JobRuntime {
   // Set when the job is loaded, then read-only.
   Workload workload;
@@ -89,6 +101,13 @@ struct JobRuntime {
   std::set<std::string> shared_records;
 
   std::optional<BestSoFar> best;
+  // A model job's allocation; null for the others.
+  std::unique_ptr<ModelRuntime> model;
+  // A task job: its model job (0 for the others), the untuned default (the first template's
+  // default config) and its time once measured.
+  int64_t model_id = 0;
+  std::string default_config;
+  std::optional<double> default_secs;
   std::string last_error;                // "KIND: message" of the latest failed trial
   std::string waiting;                   // why a queued job is not running, for people
   std::string skipped;                   // library templates left out for want of a worker

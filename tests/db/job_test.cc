@@ -293,7 +293,8 @@ TEST_F(ModelJobTest, BadTasksAreRefusedNamingTheTaskAndNothingIsWritten) {
       {[](JobSpec& s) { s.tasks[1].weight = -1; }, "job.tasks[1].weight"},
       {[](JobSpec& s) { s.tasks[0].workload = "gemm:M=4"; }, "job.tasks[0].workload"},
       {[](JobSpec& s) { s.tasks[1].workload = "gemm:M=64,N=64,K=64"; }, "listed twice"},
-      {[](JobSpec& s) { s.workload = kGemm; }, "job.workload: is set together with job.tasks"},
+      {[](JobSpec& s) { s.workload = "gemm:M=4,N=4,K=4"; },
+       "job.workload: is set together with job.tasks"},
       {[](JobSpec& s) { s.trials = 1; }, "fewer than the model's 2 workloads"},
   };
   for (const Case& c : cases) {
