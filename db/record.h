@@ -32,6 +32,9 @@ struct Record {
   std::optional<int64_t> job_id;  // local job that produced it (not exported)
   std::string worker;             // name of the worker that measured it
   int64_t created_at_ms = 0;      // UnixNowMs(); set on commit when 0
+  // A finalist's re-measurement at the end of a job (tuner/finalists.h), not a search trial: a
+  // config the log already holds, timed again to decide the best.
+  bool final = false;
 };
 
 /// Selects the successful records of one workload measured in one context: with exactly one
@@ -46,6 +49,19 @@ struct BestQuery {
   std::optional<std::string> template_name = {};
   std::optional<int> template_version = {};
   std::optional<std::string> tune_version = {};
+};
+
+/// The decided best of a workload on one target and cache state: the finalist that won when a
+/// job re-measured its finalists (tuner/finalists.h). A later decision replaces it.
+struct BestDecision {
+  std::string workload = {};  // canonical
+  std::string target = {};    // canonical, resolved
+  bool flush_cache = false;
+  int64_t record_id = 0;               // a re-measurement (final record) of the winning config
+  double median_secs = 0;              // the median of every re-measured round of the winner
+  double relative_ci = 0;              // half-width of its 95% confidence interval, relative
+  std::optional<int64_t> job_id = {};  // the job that decided it
+  int64_t decided_at_ms = 0;
 };
 
 /// Selects records of any outcome; every field is optional. Records come back in id order.

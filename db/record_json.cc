@@ -23,6 +23,8 @@ constexpr std::array<std::string_view, 16> kKeys = {
 // kernels that call a library have library_info.
 constexpr std::string_view kOptionalKey = "timing";
 constexpr std::string_view kLibraryInfoKey = "library_info";
+// Optional: true for a finalist's re-measurement at the end of a job.
+constexpr std::string_view kFinalKey = "final";
 
 absl::Status BadKey(std::string_view key, std::string_view what) {
   return absl::InvalidArgumentError(StrCat("key \"", key, "\": ", what));
@@ -75,6 +77,9 @@ std::string RecordToJsonLine(const Record& record) {
   if (!record.measurement.library_info.empty()) {
     j[kLibraryInfoKey] = record.measurement.library_info;
   }
+  if (record.final) {
+    j[kFinalKey] = true;
+  }
   // Replace invalid UTF-8 rather than fail: messages may quote compiler or kernel output.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -89,7 +94,7 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
   }
   for (const auto& [key, value] : j.items()) {
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end() && key != kOptionalKey &&
-        key != kLibraryInfoKey) {
+        key != kLibraryInfoKey && key != kFinalKey) {
       return BadKey(key, "is unknown");
     }
   }
@@ -155,6 +160,12 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
   }
   if (j.contains(kLibraryInfoKey)) {
     ASSIGN_OR_RETURN(r.measurement.library_info, GetString(j, kLibraryInfoKey.data()));
+  }
+  if (j.contains(kFinalKey)) {
+    if (!j[kFinalKey].is_boolean()) {
+      return BadKey(kFinalKey, "is not true or false");
+    }
+    r.final = j[kFinalKey].get<bool>();
   }
   if (r.uid.empty()) {
     return BadKey("uid", "is empty");

@@ -136,6 +136,24 @@ ALTER TABLE jobs ADD COLUMN task_count INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX jobs_by_parent ON jobs (parent_id, id) WHERE parent_id IS NOT NULL;
 )sql";
 
+// Version 7: finalists. Records say whether they re-measure a finalist at a job's end, and
+// best_configs holds the decided best per workload, target and cache state: the finalist that
+// won on the re-measured figures (a challenger replaces it only when faster beyond the noise).
+constexpr std::string_view kV7Finalists = R"sql(
+ALTER TABLE records ADD COLUMN final INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE best_configs (
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  target_id INTEGER NOT NULL REFERENCES targets(id),
+  flush_cache INTEGER NOT NULL,
+  record_id INTEGER NOT NULL REFERENCES records(id),
+  median_secs REAL NOT NULL,
+  relative_ci REAL NOT NULL,
+  job_id INTEGER REFERENCES jobs(id),
+  decided_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (workload_id, target_id, flush_cache)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -147,6 +165,7 @@ const std::vector<Migration>& Migrations() {
       {4, "records say how the libraries their kernels called ran", kV4LibraryInfo},
       {5, "jobs may decline transfer; records by target", kV5Transfer},
       {6, "model jobs and their tasks", kV6ModelJobs},
+      {7, "finalists' re-measurements and the decided best per workload and target", kV7Finalists},
   };
   return kMigrations;
 }

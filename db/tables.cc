@@ -197,13 +197,13 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record) {
       db,
       "INSERT INTO records (uid, workload_id, target_id, device_id, config_id, error_kind, "
       "error_message, round_secs, number, median_secs, device_fingerprint, tune_version, "
-      "llvm_version, job_id, worker, created_at_ms, flush_cache, timing, library_info) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "llvm_version, job_id, worker, created_at_ms, flush_cache, timing, library_info, final) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       record.uid, workload_id, target_id, device_id, config_id, ErrorKindName(m.error), m.message,
       nlohmann::json(m.round_secs).dump(), m.number, median, m.device_fingerprint,
       record.tune_version, record.llvm_version, record.job_id, record.worker, record.created_at_ms,
       ColdCache(record) ? 1 : 0, record.timing ? TimingToJson(*record.timing) : std::string(),
-      m.library_info);
+      m.library_info, record.final ? 1 : 0);
   if (id.status().code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(
         StrCat("record uid '", record.uid, "' is already in ", db.path()));
@@ -217,7 +217,7 @@ const std::string_view kRecordColumns =
     "r.id, r.uid, w.text, t.text, d.device_key, c.template, c.template_version, c.text, "
     "r.error_kind, r.error_message, r.round_secs, r.number, r.device_fingerprint, "
     "r.tune_version, r.llvm_version, r.job_id, r.worker, r.created_at_ms, r.timing, "
-    "r.library_info";
+    "r.library_info, r.final";
 
 // CROSS JOIN keeps records as the outer loop, so the records indexes drive every query.
 const std::string_view kRecordFrom =
@@ -268,6 +268,7 @@ absl::StatusOr<Record> ReadRecord(const sqlite::Statement& row) {
     r.timing = *parsed;
   }
   r.measurement.library_info = row.ColumnText(19);
+  r.final = row.ColumnInt(20) != 0;
   return r;
 }
 

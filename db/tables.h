@@ -37,7 +37,7 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record);
 /// Columns and joins of a record query: "SELECT <kRecordColumns> FROM <kRecordFrom> WHERE ...",
 /// read back with ReadRecord. The records table is aliased r and drives the joins.
 extern const std::string_view kRecordColumns;
-inline constexpr int kRecordColumnCount = 20;
+inline constexpr int kRecordColumnCount = 21;
 extern const std::string_view kRecordFrom;
 /// The record on the current row of a statement selecting kRecordColumns first. A stored
 /// value that does not decode is DataLoss naming the record id.

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <unordered_set>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -141,6 +142,28 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
   if (!workload_id || !context_id) {
     return top;
   }
+  std::unordered_set<int64_t> seen_configs;
+  const int config_id_column = tables::kRecordColumnCount;
+  // With a target: the decided best first, when it is within the query.
+  if (scope == tables::BestScope::kTarget) {
+    ASSIGN_OR_RETURN(sqlite::Statement decided,
+                     db_->Prepare(StrCat("SELECT ", tables::kRecordColumns, ", r.config_id FROM ",
+                                         tables::kRecordFrom,
+                                         " WHERE r.id = (SELECT record_id FROM best_configs "
+                                         "WHERE workload_id = ?1 AND target_id = ?2 AND "
+                                         "flush_cache = ?3)")));
+    decided.BindAll(*workload_id, *context_id, query.flush_cache ? 1 : 0);
+    ASSIGN_OR_RETURN(bool row, decided.Step());
+    if (row) {
+      ASSIGN_OR_RETURN(Record record, tables::ReadRecord(decided));
+      if ((!query.template_name || record.template_name == *query.template_name) &&
+          (!query.template_version || record.template_version == *query.template_version) &&
+          (!query.tune_version || record.tune_version == *query.tune_version)) {
+        seen_configs.insert(decided.ColumnInt64(config_id_column));
+        top.push_back(std::move(record));
+      }
+    }
+  }
   // Walks a partial index of successful records in time order; the optional filters are
   // checked on the way, so the first k distinct configs are the answer.
   ASSIGN_OR_RETURN(sqlite::Statement stmt, db_->Prepare(tables::BestRecordsSql(scope)));
@@ -149,8 +172,6 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
   if (scope == tables::BestScope::kTarget) {
     stmt.Bind(6, query.flush_cache ? 1 : 0);
   }
-  std::unordered_set<int64_t> seen_configs;
-  const int config_id_column = tables::kRecordColumnCount;
   while (static_cast<int>(top.size()) < k) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) {
@@ -163,6 +184,59 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
     top.push_back(std::move(record));
   }
   return top;
+}
+
+absl::Status TuningLog::SetBestDecision(const BestDecision& decision) {
+  RETURN_IF_ERROR(RequireWritable("store a decided best"));
+  ASSIGN_OR_RETURN(std::string workload, CanonicalWorkload(decision.workload, "decision.workload"));
+  ASSIGN_OR_RETURN(std::string target, CanonicalTarget(decision.target, "decision.target"));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
+  ASSIGN_OR_RETURN(
+      sqlite::Statement check,
+      db_->Prepare("SELECT r.workload_id, r.target_id, r.flush_cache FROM records r "
+                   "CROSS JOIN workloads w ON w.id = r.workload_id CROSS JOIN "
+                   "targets t ON t.id = r.target_id WHERE r.id = ?1 AND w.text = ?2 "
+                   "AND t.text = ?3 AND r.flush_cache = ?4 AND r.error_kind = 'NONE'"));
+  check.BindAll(decision.record_id, workload, target, decision.flush_cache ? 1 : 0);
+  ASSIGN_OR_RETURN(bool found, check.Step());
+  if (!found) {
+    return absl::InvalidArgumentError(
+        StrCat("decision.record_id: ", decision.record_id, " is not a successful record of ",
+               workload, " on ", target, decision.flush_cache ? " with cold caches" : ""));
+  }
+  const int64_t workload_id = check.ColumnInt64(0);
+  const int64_t target_id = check.ColumnInt64(1);
+  ASSIGN_OR_RETURN(sqlite::Statement upsert,
+                   db_->Prepare("INSERT OR REPLACE INTO best_configs (workload_id, target_id, "
+                                "flush_cache, record_id, median_secs, relative_ci, job_id, "
+                                "decided_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+  upsert.BindAll(workload_id, target_id, decision.flush_cache ? 1 : 0, decision.record_id,
+                 decision.median_secs, decision.relative_ci, decision.job_id,
+                 decision.decided_at_ms != 0 ? decision.decided_at_ms : UnixNowMs());
+  RETURN_IF_ERROR(upsert.Run());
+  return txn.Commit();
+}
+
+absl::StatusOr<std::optional<BestDecision>> TuningLog::GetBestDecision(std::string_view workload,
+                                                                       std::string_view target,
+                                                                       bool flush_cache) {
+  ASSIGN_OR_RETURN(std::string canonical_workload, CanonicalWorkload(workload, "workload"));
+  ASSIGN_OR_RETURN(std::string canonical_target, CanonicalTarget(std::string(target), "target"));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(sqlite::Statement stmt,
+                   db_->Prepare("SELECT b.record_id, b.median_secs, b.relative_ci, b.job_id, "
+                                "b.decided_at_ms FROM best_configs b CROSS JOIN workloads w ON "
+                                "w.id = b.workload_id CROSS JOIN targets t ON t.id = b.target_id "
+                                "WHERE w.text = ?1 AND t.text = ?2 AND b.flush_cache = ?3"));
+  stmt.BindAll(canonical_workload, canonical_target, flush_cache ? 1 : 0);
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) {
+    return std::nullopt;
+  }
+  return BestDecision{canonical_workload,          canonical_target,     flush_cache,
+                      stmt.ColumnInt64(0),         stmt.ColumnDouble(1), stmt.ColumnDouble(2),
+                      stmt.ColumnOptionalInt64(3), stmt.ColumnInt64(4)};
 }
 
 absl::StatusOr<std::vector<Record>> TuningLog::ListRecords(const RecordFilter& filter) {

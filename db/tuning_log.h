@@ -53,15 +53,26 @@ class TuningLog {
   /// AlreadyExists; a job_id naming no job is InvalidArgument; read-only is FailedPrecondition.
   absl::StatusOr<Record> CommitRecord(Record record);
 
-  /// The fastest successful record (lowest median, then lowest id) for the query's workload in
-  /// its context (exactly its target and cache state when it names a target, else any target of
-  /// its device key) within its optional template / template version / tune version; nullopt
-  /// when there is none. A workload or target that does not parse is InvalidArgument.
+  /// The best successful record for the query's workload in its context (exactly its target
+  /// and cache state when it names a target, else any target of its device key) within its
+  /// optional template / template version / tune version; nullopt when there is none. With a
+  /// target, the decided best (BestDecision: its re-measured record) when there is one within
+  /// the query; otherwise, and with a device key, the fastest record (lowest median, then
+  /// lowest id). A workload or target that does not parse is InvalidArgument.
   absl::StatusOr<std::optional<Record>> QueryBest(const BestQuery& query);
 
-  /// The k fastest successful records, fastest first, at most one per config (its fastest
-  /// measurement). k < 1 is InvalidArgument.
+  /// The k best successful records, at most one per config: QueryBest's answer first, then the
+  /// fastest measurements of the other configs, fastest first. k < 1 is InvalidArgument.
   absl::StatusOr<std::vector<Record>> QueryTopK(const BestQuery& query, int k);
+
+  /// Stores the decided best of a workload on a target and cache state, replacing the earlier
+  /// one. Its record must be a record of that workload, target and cache state
+  /// (InvalidArgument otherwise).
+  absl::Status SetBestDecision(const BestDecision& decision);
+  /// The decided best of a workload on a target and cache state, if any.
+  absl::StatusOr<std::optional<BestDecision>> GetBestDecision(std::string_view workload,
+                                                              std::string_view target,
+                                                              bool flush_cache);
 
   /// Records of any outcome matching `filter`, in id order.
   absl::StatusOr<std::vector<Record>> ListRecords(const RecordFilter& filter = {});

@@ -91,6 +91,7 @@ v1::Record RecordToProto(const Record& record) {
   if (record.timing) {
     *out.mutable_timing() = TimingOptionsToProto(*record.timing);
   }
+  out.set_final(record.final);
   return out;
 }
 
@@ -112,6 +113,7 @@ absl::StatusOr<Record> RecordFromProto(const v1::Record& proto) {
   record.llvm_version = proto.llvm_version();
   record.worker = proto.worker();
   record.created_at_ms = proto.created_at_ms();
+  record.final = proto.final();
   if (proto.has_timing()) {
     absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(proto.timing());
     if (!timing.ok()) {

@@ -142,6 +142,26 @@ TEST_F(JsonlTest, LibraryInfoRoundTripsAndOnlyLibraryKernelsCarryTheKey) {
   EXPECT_EQ(Export(*other), text);
 }
 
+TEST_F(JsonlTest, AFinalistsReMeasurementRoundTripsAndOnlyItCarriesTheKey) {
+  Record search = SampleRecord(R"({"mc":1})", 1e-3);
+  Record final = SampleRecord(R"({"mc":1})", 1.1e-3);
+  final.final = true;
+  auto log = OpenLog(dir_.File("tuning.db"));
+  ASSERT_TRUE(log->CommitRecord(search).ok());
+  ASSERT_TRUE(log->CommitRecord(final).ok());
+  std::string text = Export(*log);
+  EXPECT_THAT(text, HasSubstr(R"("final":true)"));
+  EXPECT_EQ(text.find("\"final\""), text.rfind("\"final\"")) << "one line has the key";
+
+  auto other = OpenLog(dir_.File("other.db"));
+  ASSERT_TRUE(Import(*other, text).ok());
+  std::vector<Record> records = *other->ListRecords();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_FALSE(records[0].final);
+  EXPECT_TRUE(records[1].final);
+  EXPECT_EQ(Export(*other), text);
+}
+
 TEST_F(JsonlTest, ImportingTheSameFileTwiceAddsNothingTheSecondTime) {
   auto a = OpenLog(dir_.File("a.db"));
   Fill(*a, 0, 5);

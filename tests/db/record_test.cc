@@ -332,3 +332,70 @@ TEST_F(RecordTest, ListRecordsFiltersAndPagesInIdOrder) {
 
 }  // namespace
 }  // namespace tune
+
+namespace tune {
+namespace {
+
+class BestDecisionTest : public ::testing::Test {
+ protected:
+  TempDir dir_ = TempDir::Create("tune-db-test-").value();
+  std::unique_ptr<TuningLog> log_ = testing::OpenLog(dir_.File("tuning.db"));
+};
+
+TEST_F(BestDecisionTest, TheDecidedBestLeadsTheTargetsBestEvenWhenARecordIsFaster) {
+  using testing::SampleRecord;
+  ASSERT_TRUE(log_->CommitRecord(SampleRecord(R"({"mc":1})", 1.00e-3)).ok());  // lucky once
+  Record final = SampleRecord(R"({"mc":2})", 1.02e-3);
+  final.final = true;
+  absl::StatusOr<Record> stored = log_->CommitRecord(final);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(log_->CommitRecord(SampleRecord(R"({"mc":3})", 2e-3)).ok());
+
+  BestQuery by_target{.workload = testing::kGemm, .target = testing::kTarget};
+  EXPECT_EQ((*log_->QueryBest(by_target))->config, R"({"mc":1})") << "no decision yet";
+
+  ASSERT_TRUE(log_->SetBestDecision(BestDecision{.workload = testing::kGemm,
+                                                 .target = testing::kTarget,
+                                                 .record_id = stored->id,
+                                                 .median_secs = 1.01e-3,
+                                                 .relative_ci = 0.004})
+                  .ok());
+  absl::StatusOr<std::vector<Record>> top = log_->QueryTopK(by_target, 3);
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_EQ(top->size(), 3u);
+  EXPECT_EQ((*top)[0].config, R"({"mc":2})");
+  EXPECT_TRUE((*top)[0].final);
+  EXPECT_EQ((*top)[1].config, R"({"mc":1})");
+  EXPECT_EQ((*top)[2].config, R"({"mc":3})");
+
+  // A query the decision is outside of, and a device key, rank by median alone.
+  BestQuery other_template = by_target;
+  other_template.template_name = "gemm.cpu.other";
+  EXPECT_FALSE((*log_->QueryBest(other_template)).has_value());
+  BestQuery by_device{.workload = testing::kGemm, .device_key = testing::kDevice};
+  EXPECT_EQ((*log_->QueryBest(by_device))->config, R"({"mc":1})");
+  BestQuery cold = by_target;
+  cold.flush_cache = true;
+  EXPECT_FALSE((*log_->QueryBest(cold)).has_value());
+
+  auto decision = log_->GetBestDecision(testing::kGemm, testing::kTarget, false);
+  ASSERT_TRUE(decision.ok() && decision->has_value());
+  EXPECT_EQ((*decision)->record_id, stored->id);
+  EXPECT_DOUBLE_EQ((*decision)->median_secs, 1.01e-3);
+  EXPECT_GT((*decision)->decided_at_ms, 0);
+}
+
+TEST_F(BestDecisionTest, ADecisionNamingAnotherWorkloadsRecordIsRefused) {
+  Record other = testing::SampleRecord(R"({"mc":2})");
+  other.workload = "gemm:M=8,N=8,K=8";
+  absl::StatusOr<Record> stored = log_->CommitRecord(other);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  absl::Status s = log_->SetBestDecision(BestDecision{
+      .workload = testing::kGemm, .target = testing::kTarget, .record_id = stored->id});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("decision.record_id"));
+  EXPECT_FALSE(log_->GetBestDecision(testing::kGemm, testing::kTarget, false)->has_value());
+}
+
+}  // namespace
+}  // namespace tune
