@@ -64,6 +64,9 @@ struct JobSpec {
 struct JobProgress {
   std::string search_state;   // opaque to the log: what the search needs to resume
   int since_improvement = 0;  // trials in a row without improving the best (early stopping)
+  // False for a finalist's re-measurement: it is recorded, but is no trial of the budget and
+  // leaves the job's counters and search state alone.
+  bool counts = true;
 };
 
 struct Job {

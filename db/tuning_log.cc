@@ -239,6 +239,15 @@ absl::StatusOr<std::optional<BestDecision>> TuningLog::GetBestDecision(std::stri
                       stmt.ColumnOptionalInt64(3), stmt.ColumnInt64(4)};
 }
 
+absl::StatusOr<std::optional<Record>> TuningLog::GetRecord(int64_t id) {
+  ASSIGN_OR_RETURN(std::vector<Record> records,
+                   ListRecords(RecordFilter{.after_id = id - 1, .limit = 1}));
+  if (records.empty() || records.front().id != id) {
+    return std::nullopt;
+  }
+  return std::move(records.front());
+}
+
 absl::StatusOr<std::vector<Record>> TuningLog::ListRecords(const RecordFilter& filter) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(std::optional<sqlite::Statement> stmt,

@@ -74,6 +74,8 @@ class TuningLog {
                                                               std::string_view target,
                                                               bool flush_cache);
 
+  /// The record with local id `id`, if there is one.
+  absl::StatusOr<std::optional<Record>> GetRecord(int64_t id);
   /// Records of any outcome matching `filter`, in id order.
   absl::StatusOr<std::vector<Record>> ListRecords(const RecordFilter& filter = {});
   /// How many records match `filter` (after_id applies; limit does not).
@@ -121,8 +123,9 @@ class TuningLog {
   absl::Status SaveJobProgress(int64_t id, const JobProgress& progress);
 
   /// In ONE transaction: commits the record (as CommitRecord), adds one to its job's
-  /// trials_done (and trials_failed when the trial failed) and stores `progress`. Either all of
-  /// it is on disk when this returns OK, or none of it. The record's job_id is required
+  /// trials_done (and trials_failed when the trial failed) and stores `progress` (unless
+  /// `progress.counts` is false: a finalist's re-measurement only updates the job's time). Either
+  /// all of it is on disk when this returns OK, or none of it. The record's job_id is required
   /// (InvalidArgument) and must name a job (NotFound).
   absl::StatusOr<Record> CommitTrial(Record record, const JobProgress& progress);
 

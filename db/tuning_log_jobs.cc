@@ -150,11 +150,14 @@ absl::StatusOr<Record> TuningLog::CommitTrial(Record record, const JobProgress& 
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
   ASSIGN_OR_RETURN(sqlite::Statement update,
-                   db_->Prepare("UPDATE jobs SET trials_done = trials_done + 1, "
-                                "trials_failed = trials_failed + ?, search_state = ?, "
-                                "since_improvement = ?, updated_at_ms = ? WHERE id = ?"));
-  update.BindAll(record.measurement.ok() ? 0 : 1, progress.search_state, progress.since_improvement,
-                 UnixNowMs(), *record.job_id);
+                   db_->Prepare("UPDATE jobs SET trials_done = trials_done + ?, "
+                                "trials_failed = trials_failed + ?, search_state = "
+                                "CASE WHEN ? THEN ? ELSE search_state END, since_improvement = "
+                                "CASE WHEN ? THEN ? ELSE since_improvement END, updated_at_ms = ? "
+                                "WHERE id = ?"));
+  const int counts = progress.counts ? 1 : 0;
+  update.BindAll(counts, counts && !record.measurement.ok() ? 1 : 0, counts, progress.search_state,
+                 counts, progress.since_improvement, UnixNowMs(), *record.job_id);
   RETURN_IF_ERROR(update.Run());
   if (db_->Changes() == 0) {
     return absl::NotFoundError(StrCat("job ", *record.job_id, " is not in ", path_));

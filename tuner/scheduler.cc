@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "proto/convert.h"
+#include "tuner/finalists.h"
 
 namespace tune::tuner {
 
@@ -229,6 +230,9 @@ void Scheduler::PumpLocked() {
       }
       continue;
     }
+    if (!job->WantsMore() && job->Outstanding() == 0 && FinalizeLocked(*job)) {
+      continue;  // its finalists are being re-measured
+    }
     if (!job->WantsMore() && job->Outstanding() == 0) {
       std::string why;
       if (job->row.trials_done < job->row.spec.trials) {
@@ -239,6 +243,9 @@ void Scheduler::PumpLocked() {
       }
       if (!job->skipped.empty()) {
         why = why.empty() ? job->skipped : StrCat(why, "; ", job->skipped);
+      }
+      if (!job->verdict.empty()) {
+        why = why.empty() ? job->verdict : StrCat(why, "; ", job->verdict);
       }
       FinishLocked(*job, JobState::kDone, why);
       continue;
@@ -341,7 +348,8 @@ bool Scheduler::SendTrialLocked(WorkerEntry& worker, Trial& trial, JobRuntime& j
   request->set_workload(job.row.spec.workload);
   request->set_target(job.row.spec.target);
   *request->mutable_artifact() = *trial.artifact;  // names the code; no code is copied here
-  *request->mutable_timing() = TimingOptionsToProto(job.row.spec.timing);
+  *request->mutable_timing() =
+      TimingOptionsToProto(trial.final ? FinalTiming(job.row.spec.timing) : job.row.spec.timing);
   if (!worker.channel->Send(std::move(message))) {
     return false;
   }

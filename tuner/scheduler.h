@@ -92,6 +92,9 @@ struct SchedulerOptions {
   /// A trial whose workers were lost or could not measure it this many times is recorded as
   /// WORKER_LOST.
   int max_dispatch_attempts = 3;
+  /// Re-measure a job's finalists once its budget is spent (tuner/finalists.h); tests of other
+  /// behaviour that answer each trial by hand turn it off.
+  bool remeasure_finalists = true;
 };
 
 class Scheduler {
@@ -244,6 +247,18 @@ class Scheduler {
   v1::JobEvent EventLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// A job known only to the log.
   absl::StatusOr<v1::Job> JobProtoFromLog(const Job& row);
+
+  // --- scheduler_finals.cc: finalists (tuner/finalists.h) ---
+  /// Takes a job whose budget is spent and whose trials are all in through the re-measurement
+  /// of its finalists; true while that is under way (the job must not end yet).
+  bool FinalizeLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// On the planner: picks the finalists from the log, then admits the first pass.
+  void PlanFinals(const JobPtr& job, const std::set<const KernelTemplate*>& unusable);
+  /// Admits the re-measurements of the job's current pass (those not recorded before); false
+  /// when there is none left to measure.
+  bool AdmitFinalPassLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// On the log writer: decides the best from the re-measurements and stores the decision.
+  void DecideFinals(const JobPtr& job);
 
   // --- scheduler_models.cc: model jobs ---
   /// A model job's runtime: its allocator, told what its tasks were given and measured.

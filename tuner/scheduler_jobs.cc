@@ -27,18 +27,6 @@ bool ValidId(uint64_t id) {
   return id >= 1 && id <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 }
 
-// The record with local id `id`, if any.
-absl::StatusOr<std::optional<Record>> RecordById(TuningLog& log, int64_t id) {
-  RecordFilter filter;
-  filter.after_id = id - 1;
-  filter.limit = 1;
-  ASSIGN_OR_RETURN(std::vector<Record> records, log.ListRecords(filter));
-  if (records.empty() || records.front().id != id) {
-    return std::nullopt;
-  }
-  return std::move(records.front());
-}
-
 std::optional<BestSoFar> BestOf(const Record& record) {
   double secs = record.measurement.MedianSecs();
   absl::StatusOr<Workload> workload = Workload::Parse(record.workload);
@@ -187,7 +175,7 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
     job->default_secs = SecsOf(history, first, job->default_config);
   }
   if (row.best_record_id) {
-    ASSIGN_OR_RETURN(std::optional<Record> best, RecordById(*log_, *row.best_record_id));
+    ASSIGN_OR_RETURN(std::optional<Record> best, log_->GetRecord(*row.best_record_id));
     if (best) {
       job->best = BestOf(*best);
     }
@@ -243,6 +231,9 @@ void Scheduler::FinishLocked(JobRuntime& job, JobState state, std::string_view w
       job->state_written = true;
       PushEventLocked(*job);  // the final event, once the final state is on disk
       PruneLocked(*job);
+      if (job->model_id != 0) {
+        PumpLocked();  // its model job may end now
+      }
     }
     if (done) {
       done();
@@ -299,9 +290,23 @@ absl::StatusOr<v1::Job> Scheduler::JobProtoFromLog(const Job& row) {
   if (row.IsModel()) {
     RETURN_IF_ERROR(FillModelFromLog(row, &out));
   }
+  // A job whose finalists' re-measurement decided the best reports that figure.
+  std::optional<BestDecision> decision;
+  if (row.state == JobState::kDone && row.best_record_id) {
+    ASSIGN_OR_RETURN(decision, log_->GetBestDecision(row.spec.workload, row.spec.target,
+                                                     row.spec.timing.flush_cache));
+    if (decision && decision->job_id != row.id) {
+      decision.reset();
+    }
+  }
   if (row.best_record_id) {
-    ASSIGN_OR_RETURN(std::optional<Record> record, RecordById(*log_, *row.best_record_id));
+    ASSIGN_OR_RETURN(std::optional<Record> record,
+                     log_->GetRecord(decision ? decision->record_id : *row.best_record_id));
     std::optional<BestSoFar> best = record ? BestOf(*record) : std::nullopt;
+    if (best && decision) {
+      best->secs = decision->median_secs;
+      best->gflops = best->gflops * record->measurement.MedianSecs() / decision->median_secs;
+    }
     if (best) {
       SetBest(*best, out.mutable_best());
     }

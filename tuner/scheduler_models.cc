@@ -95,7 +95,7 @@ JobRuntime* Scheduler::ModelOfLocked(const JobRuntime& task) const {
 
 bool Scheduler::AwaitsChunkLocked(const JobRuntime& task) const {
   const JobRuntime* model = ModelOfLocked(task);
-  return model != nullptr && !IsTerminal(model->row.state);
+  return model != nullptr && !IsTerminal(model->row.state) && !model->model->allocation_done;
 }
 
 void Scheduler::OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const TrialOutcome& outcome,
@@ -143,13 +143,22 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
       continue;
     }
     live.push_back(task);
-    allocated += task->row.spec.trials;
     if ((task->exhausted || task->EarlyStopped()) && !m.allocator.closed(index)) {
       m.allocator.Close(index);
     }
     chunk_open = chunk_open || task->WantsMore();
     running = running || task->row.state == JobState::kRunning;
     outstanding += task->Outstanding();
+  }
+  for (int i = 0; i < m.allocator.size(); ++i) {
+    allocated += m.allocator.allocated(i);  // tasks that ended included
+  }
+  if (m.allocation_done) {
+    if (live.empty()) {
+      FinishLocked(model, m.why == "every task failed" ? JobState::kFailed : JobState::kDone,
+                   m.why);
+    }
+    return;
   }
   if (!chunk_open && allocated < model.row.spec.trials) {
     if (std::optional<int> next = m.allocator.Next()) {
@@ -167,17 +176,18 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
       });
     }
   }
-  if (!chunk_open && outstanding == 0) {
-    std::string why;
+  if (!chunk_open && outstanding == 0 && !m.allocation_done) {
+    // Nothing more to give: each task re-measures its finalists and ends on its own.
+    m.allocation_done = true;
     if (model.row.trials_done < model.row.spec.trials) {
-      why = live.empty() ? "every task failed"
-                         : StrCat("no task can take more trials after ", model.row.trials_done);
+      m.why = live.empty() ? "every task failed"
+                           : StrCat("no task can take more trials after ", model.row.trials_done);
     }
-    for (JobRuntime* task : live) {
-      FinishLocked(*task, JobState::kDone, why);
-    }
-    FinishLocked(model, live.empty() ? JobState::kFailed : JobState::kDone, why);
-    return;
+    Logger("daemon")->info("model job {}: its {} trials are spent{}", model.row.id,
+                           model.row.trials_done, m.why.empty() ? "" : StrCat(" (", m.why, ")"));
+  }
+  if (m.allocation_done) {
+    return;  // its tasks re-measure their finalists and end
   }
   if (running && model.row.state != JobState::kRunning) {
     model.waiting.clear();
@@ -265,7 +275,8 @@ absl::Status Scheduler::FillModelFromLog(const Job& row, v1::Job* out) {
     t->set_default_secs(default_secs.value_or(0));
     done += task.trials_done;
     failed += task.trials_failed;
-    best.emplace_back(spec.weight, task.best_secs);
+    best.emplace_back(spec.weight,
+                      proto.has_best() ? std::optional(proto.best().secs()) : std::nullopt);
     defaults.emplace_back(spec.weight, default_secs);
   }
   out->set_trials_done(done);

@@ -133,6 +133,7 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
   TrialOutcome outcome;
   const KernelTemplate* tpl = nullptr;
   bool improved = false;
+  bool final = false;
   JobProgress progress;
   {
     std::lock_guard lock(mu_);
@@ -141,9 +142,12 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
       return;
     }
     tpl = trial->tpl;
+    final = trial->final;
     const bool ok = pending.measurement.ok();
     const double secs = ok ? pending.measurement.MedianSecs() : 0;
-    improved = ok && (!job->best || secs < job->best->secs);
+    improved = !final && ok && (!job->best || secs < job->best->secs);
+    progress.counts = !final;
+    record.final = final;
     progress.since_improvement = improved ? 0 : job->since_improvement + 1;
     outcome = TrialOutcome{trial->config, ok, secs};
     record.workload = job->row.spec.workload;
@@ -159,7 +163,7 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
     record.job_id = job->row.id;
     record.worker = pending.worker;
   }
-  {
+  if (!final) {
     // The search learns of the trial and saves its state, outstanding proposals included, to
     // be written in the same transaction as the record.
     std::lock_guard search_lock(job->search_mu);
@@ -171,7 +175,16 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
   std::lock_guard lock(mu_);
   Trial& trial = *trials_.Find(pending.trial_id);
   const ErrorKind kind = pending.measurement.error;
-  if (committed.ok()) {
+  if (committed.ok() && final) {
+    // A finalist's re-measurement: no trial of the budget; the verdict comes once all are in.
+    Logger("daemon")->info(
+        "job {}: finalist {} {} re-measured: {}", job->row.id, tpl->name, trial.config_text,
+        kind == ErrorKind::kNone ? fmt::format("{:.4g} s", outcome.secs)
+                                 : StrCat(ErrorKindName(kind), ": ", pending.measurement.message));
+    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    ReleaseClaimLocked(claim, true);
+    PushEventLocked(*job);
+  } else if (committed.ok()) {
     ++job->row.trials_done;
     if (kind != ErrorKind::kNone) {
       ++job->row.trials_failed;

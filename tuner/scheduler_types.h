@@ -50,6 +50,7 @@ struct Trial {
   int missed_heartbeats = 0;        // consecutive heartbeats of its worker that did not list it
   std::set<std::string> failed_on;  // names of workers that lost it or could not measure it
   std::string last_failure;         // why the latest attempt ended without a result
+  bool final = false;               // a finalist's re-measurement, not a search trial
 };
 
 struct BestSoFar {
@@ -64,6 +65,10 @@ struct BestSoFar {
 struct ModelRuntime {
   search::TaskScheduler allocator;
   std::vector<int64_t> task_ids;  // the task jobs, in the order of spec.tasks
+  // The budget is spent (or no task can take more): the tasks re-measure their finalists and
+  // end, then the model job ends.
+  bool allocation_done = false;
+  std::string why;  // why it ended short of its budget, if it did
 };
 
 /// A live job: loaded from the log, queued or running, or finished and not yet pruned. A model
@@ -101,6 +106,15 @@ struct JobRuntime {
   std::set<std::string> shared_records;
 
   std::optional<BestSoFar> best;
+  // The end of a job: once its budget is spent, its finalists are re-measured (tuner/finalists.h)
+  // and the best rests on those figures.
+  enum class FinalStage : uint8_t { kSearching, kPlanning, kMeasuring, kDeciding, kDecided };
+  FinalStage final_stage = FinalStage::kSearching;
+  // The finalists and how many passes over each were recorded before (by a run of this
+  // finalization that a restart cut short); the pass being measured.
+  std::vector<std::pair<Candidate, int>> finalists;
+  int final_pass = 0;
+  std::string verdict;  // what the re-measurement decided, for people
   // A model job's allocation; null for the others.
   std::unique_ptr<ModelRuntime> model;
   // A task job: its model job (0 for the others), the untuned default (the first template's

@@ -13,9 +13,12 @@ std::string ClaimKey(const JobRuntime& job, const KernelTemplate& tpl,
                 "|", config_text);
 }
 
-Trial* TrialPipeline::Create(JobRuntime& job, const Candidate& candidate) {
+Trial* TrialPipeline::Create(JobRuntime& job, const Candidate& candidate, int final_pass) {
   std::string text = ConfigToString(candidate.config);
   std::string claim = ClaimKey(job, *candidate.tpl, text);
+  if (final_pass >= 0) {
+    StrAppend(&claim, "|final of job ", job.row.id, " pass ", final_pass);
+  }
   if (claims_.contains(claim)) {
     return nullptr;
   }
@@ -27,6 +30,7 @@ Trial* TrialPipeline::Create(JobRuntime& job, const Candidate& candidate) {
   trial.config = candidate.config;
   trial.config_text = std::move(text);
   trial.claim = claim;
+  trial.final = final_pass >= 0;
   trial.stage = TrialStage::kBuilding;
   claims_.emplace(std::move(claim), id);
   ++job.building;

@@ -29,8 +29,9 @@ std::string ClaimKey(const JobRuntime& job, const KernelTemplate& tpl,
 class TrialPipeline {
  public:
   /// A new trial of `job` for `candidate`, claiming its config, stage building. When another
-  /// trial holds the claim, nothing is created and null is returned.
-  Trial* Create(JobRuntime& job, const Candidate& candidate);
+  /// trial holds the claim, nothing is created and null is returned. A finalist's
+  /// re-measurement (`final_pass` >= 0, tuner/finalists.h) claims that pass of that job only.
+  Trial* Create(JobRuntime& job, const Candidate& candidate, int final_pass = -1);
   /// The trial, or null.
   Trial* Find(uint64_t id);
   /// True when a trial holds `claim`.

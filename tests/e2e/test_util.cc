@@ -8,16 +8,29 @@
 
 namespace tune::testing {
 
-absl::StatusOr<std::vector<Record>> RecordsOfJob(const std::string& db, int64_t job_id) {
+namespace {
+
+// The records matching `filter` whose `final` flag is `final`.
+absl::StatusOr<std::vector<Record>> Records(const std::string& db, const RecordFilter& filter,
+                                            bool final) {
   ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(db, TuningLog::Mode::kReadOnly));
-  RecordFilter filter;
-  filter.job_id = job_id;
-  return log->ListRecords(filter);
+  ASSIGN_OR_RETURN(std::vector<Record> records, log->ListRecords(filter));
+  std::erase_if(records, [final](const Record& r) { return r.final != final; });
+  return records;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Record>> RecordsOfJob(const std::string& db, int64_t job_id) {
+  return Records(db, RecordFilter{.job_id = job_id}, false);
+}
+
+absl::StatusOr<std::vector<Record>> FinalRecordsOfJob(const std::string& db, int64_t job_id) {
+  return Records(db, RecordFilter{.job_id = job_id}, true);
 }
 
 absl::StatusOr<std::vector<Record>> AllRecords(const std::string& db) {
-  ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(db, TuningLog::Mode::kReadOnly));
-  return log->ListRecords();
+  return Records(db, RecordFilter{}, false);
 }
 
 std::map<std::string, int> CountPerConfig(const std::vector<Record>& records) {

@@ -11,10 +11,13 @@
 
 namespace tune::testing {
 
-/// Every record of `job_id` in the log at `db`, opened read-only.
+/// The trials of `job_id` in the log at `db`, opened read-only: its records, without the
+/// re-measurements of its finalists at its end (Record::final).
 absl::StatusOr<std::vector<Record>> RecordsOfJob(const std::string& db, int64_t job_id);
+/// The re-measurements of the finalists of `job_id`.
+absl::StatusOr<std::vector<Record>> FinalRecordsOfJob(const std::string& db, int64_t job_id);
 
-/// Every record in the log at `db`.
+/// Every trial in the log at `db` (re-measurements of finalists left out).
 absl::StatusOr<std::vector<Record>> AllRecords(const std::string& db);
 
 /// How many records each (template, config) has.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/host_cpu.h"
+#include "common/target.h"
 #include "db/tuning_log.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/harness.h"
@@ -71,9 +72,15 @@ TEST(TuningTest, TwoWorkersTuneGemmAndConvAndRecordEveryTrialOnce) {
 
   auto log = TuningLog::Open(db, TuningLog::Mode::kReadOnly);
   ASSERT_TRUE(log.ok()) << log.status();
-  auto best = (*log)->QueryBest(BestQuery{kGemm, "cpu/x86_64/" + GetHostCpu().name});
+  // The target's best is the finalist its job decided on after re-measuring them.
+  const std::string resolved = Target::Parse(kTarget)->Resolved().ToString();
+  auto best = (*log)->QueryBest(BestQuery{.workload = kGemm, .target = resolved});
   ASSERT_TRUE(best.ok()) << best.status();
   ASSERT_TRUE(best->has_value()) << "no successful GEMM trial";
+  EXPECT_TRUE((*best)->final);
+  auto decision = (*log)->GetBestDecision(kGemm, resolved, false);
+  ASSERT_TRUE(decision.ok() && decision->has_value());
+  EXPECT_EQ((*decision)->record_id, (*best)->id);
 
   CommandResult best_cli =
       RunClient(address, {"--json", "best", "--workload", kGemm, "--target", kTarget});

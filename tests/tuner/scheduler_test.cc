@@ -35,6 +35,9 @@ class SchedulerTest : public ::testing::Test {
     options.builder_executable = TUNE_DAEMON_PATH;
     options.allow_fault_templates = true;
     options.heartbeat_deadline_ms = 3600000;  // liveness is not what these tests look at
+    // Each test answers exactly the trials it expects; the re-measurement of finalists at a
+    // job's end has tests of its own (tests/e2e/finalists_test.cc).
+    options.remeasure_finalists = false;
     scheduler_ = std::make_unique<Scheduler>(log_.get(), options);
     ASSERT_TRUE(scheduler_->Start().ok());
   }

@@ -1,0 +1,72 @@
+#include "tuner/finalists.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tune::tuner {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A finalist whose rounds are `median` times 1 ± `spread` (evenly spread over 9 rounds).
+Finalist At(const std::string& config, double median, double spread) {
+  Finalist f{ConfigKey{"gemm.cpu.blocked", 1, config}, {}, 0, ""};
+  for (int i = -4; i <= 4; ++i) {
+    f.rounds.push_back(median * (1 + spread * i / 4));
+  }
+  return f;
+}
+
+TEST(Finalists, TheFastestReMeasuredFinalistWinsWhenThereIsNoIncumbent) {
+  auto verdict =
+      Decide({At("a", 2e-3, 0.01), At("b", 1e-3, 0.01), At("c", 3e-3, 0.01)}, std::nullopt);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->winner, 1u);
+  EXPECT_DOUBLE_EQ(verdict->median_secs, 1e-3);
+  EXPECT_GT(verdict->relative_ci, 0);
+  EXPECT_FALSE(verdict->incumbent_kept);
+}
+
+TEST(Finalists, AChallengerWithinTheNoiseLeavesTheIncumbentInPlace) {
+  // 1% faster, but each median is known only to within a few percent.
+  auto verdict = Decide({At("incumbent", 1.00e-3, 0.05), At("challenger", 0.99e-3, 0.05)}, 0);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->winner, 0u);
+  EXPECT_TRUE(verdict->incumbent_kept);
+  EXPECT_DOUBLE_EQ(verdict->median_secs, 1.00e-3);
+  EXPECT_THAT(verdict->summary, HasSubstr("within the noise"));
+}
+
+TEST(Finalists, AChallengerFasterBeyondTheNoiseReplacesTheIncumbent) {
+  auto verdict = Decide({At("incumbent", 1.00e-3, 0.01), At("challenger", 0.90e-3, 0.01)}, 0);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->winner, 1u);
+  EXPECT_FALSE(verdict->incumbent_kept);
+  EXPECT_THAT(verdict->summary, HasSubstr("replaces"));
+}
+
+TEST(Finalists, FinalistsWithoutRoundsTakeNoPart) {
+  Finalist failed{ConfigKey{"gemm.cpu.blocked", 1, "x"}, {}, 0, ""};
+  EXPECT_FALSE(Decide({failed}, std::nullopt).has_value());
+  auto verdict = Decide({failed, At("b", 2e-3, 0.01)}, 0);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->winner, 1u) << "an incumbent that could not be re-measured loses its place";
+}
+
+TEST(Finalists, ReMeasurementsTakeMoreRoundsThanTheSearchAndATighterTarget) {
+  TimingOptions job;
+  job.repeat = 2;
+  job.max_repeat = 3;
+  job.target_ci = 0.05;
+  TimingOptions final = FinalTiming(job);
+  EXPECT_EQ(final.repeat, 5);
+  EXPECT_EQ(final.max_repeat, 20);
+  EXPECT_DOUBLE_EQ(final.target_ci, 0.01);
+  EXPECT_EQ(final.min_repeat_ms, job.min_repeat_ms);
+  job.repeat = 30;
+  EXPECT_EQ(FinalTiming(job).repeat, 30);
+  EXPECT_EQ(FinalTiming(job).max_repeat, 30);
+}
+
+}  // namespace
+}  // namespace tune::tuner
