@@ -82,9 +82,10 @@ double TaskScheduler::ExpectedGain(int task) const {
   double forward = *b / s.allocated;
   const TaskInfo& info = tasks_[task];
   if (double rate = BestThroughput(info.group); rate > 0 && info.flops > 0) {
-    // What the task would take at the group's best throughput, with slack: a task already
-    // near it has little left to gain.
-    forward = std::min(forward, std::max(0.0, *b - kBeta * info.flops / rate));
+    // What the task would take at the group's best throughput, with slack: a task far slower
+    // than its group's best may gain more than its mean so far (Ansor takes the more optimistic
+    // of the two guesses).
+    forward = std::max(forward, *b - kBeta * info.flops / rate);
   }
   return info.weight * (kAlpha * backward + (1 - kAlpha) * forward);
 }

@@ -9,7 +9,7 @@
 //   - then the task with the largest expected gain per trial, weight_i · (α · backward_i +
 //     (1 - α) · forward_i), where backward_i is the best's improvement per trial over its latest
 //     window of trials and forward_i an optimistic guess of the next trial's improvement: the
-//     smaller of best_i / trials_i (the mean improvement so far) and the gap between best_i and
+//     larger of best_i / trials_i (the mean improvement so far) and the gap between best_i and
 //     what the best throughput among tasks of the same group (operator) would give it, with
 //     slack β;
 //   - a task whose search is exhausted or stopped is closed and gets nothing more.

@@ -110,7 +110,7 @@ TEST(TaskScheduler, FailedTrialsDoNotCountAsABest) {
   EXPECT_DOUBLE_EQ(*scheduler.EstimatedTotal(), 7e-3);
 }
 
-TEST(TaskScheduler, ATaskNearItsGroupsBestThroughputExpectsLess) {
+TEST(TaskScheduler, ATaskFarFromItsGroupsBestThroughputExpectsMore) {
   // Tasks 0 and 1 have the same flops and history, but task 2 runs the same work 10x faster
   // than task 1 in its group: task 1 is far from what its group reaches and expects more than
   // task 0, which is the best of its group.
