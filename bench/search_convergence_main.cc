@@ -13,24 +13,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "bench/kernel_timer.h"
+#include "bench/measure_table.h"
 #include "codegen/templates/template_features.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
-#include "rpc_server/artifact_cache.h"
-#include "rpc_server/supervisor.h"
 #include "search/strategy.h"
 
 namespace tune::bench {
@@ -54,70 +51,14 @@ struct Options {
   bool verbose = false;
 };
 
-// Measured times by (workload, config), kept in a tab-separated file: workload, config, seconds
-// (or "fail"). Loaded at start, appended to as configs are measured.
-class Table {
- public:
-  explicit Table(std::string path) : path_(std::move(path)) {
-    std::ifstream in(path_);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::string workload, config, secs;
-      if (std::getline(fields, workload, '\t') && std::getline(fields, config, '\t') &&
-          std::getline(fields, secs)) {
-        times_[{workload, config}] =
-            secs == "fail" ? std::nullopt : std::optional<double>(std::stod(secs));
-      }
-    }
-    out_.open(path_, std::ios::app);
-  }
-
-  const std::optional<double>* Find(const std::string& workload, const std::string& config) const {
-    auto it = times_.find({workload, config});
-    return it == times_.end() ? nullptr : &it->second;
-  }
-
-  void Add(const std::string& workload, const std::string& config, std::optional<double> secs) {
-    times_[{workload, config}] = secs;
-    out_ << workload << '\t' << config << '\t' << (secs ? StrCat(*secs) : std::string("fail"))
-         << '\n';
-    out_.flush();
-  }
-
-  // Every entry of `workload`: config text -> time (nullopt: failed).
-  std::vector<std::pair<std::string, std::optional<double>>> Of(const std::string& workload) const {
-    std::vector<std::pair<std::string, std::optional<double>>> out;
-    for (const auto& [key, secs] : times_) {
-      if (key.first == workload) {
-        out.emplace_back(key.second, secs);
-      }
-    }
-    return out;
-  }
-
- private:
-  std::string path_;
-  std::map<std::pair<std::string, std::string>, std::optional<double>> times_;
-  std::ofstream out_;
-};
-
 class SearchBench {
  public:
   SearchBench(const Options& options, const KernelTemplate& tpl, KernelTimer& timer)
-      : options_(options), tpl_(tpl), timer_(timer), table_(options.table) {}
+      : options_(options), tpl_(tpl), timer_(timer), times_(timer, options.table, false) {}
 
   // The time of `config`, measured once.
   std::optional<double> Measure(const Workload& w, const Config& config) {
-    const std::string key = ConfigToString(config);
-    if (const std::optional<double>* known = table_.Find(w.ToString(), key)) {
-      return *known;
-    }
-    absl::StatusOr<double> secs = timer_.MedianSecs(w, tpl_, config);
-    std::optional<double> result = secs.ok() ? std::optional<double>(*secs) : std::nullopt;
-    table_.Add(w.ToString(), key, result);
-    ++measured_;
-    return result;
+    return times_.Measure(w, tpl_, config);
   }
 
   // The best-so-far time after each trial of one search.
@@ -157,15 +98,9 @@ class SearchBench {
   }
 
   // The fastest time the table holds for `w`.
-  double Reference(const Workload& w) const {
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto& [config, secs] : table_.Of(w.ToString())) {
-      best = std::min(best, secs.value_or(best));
-    }
-    return best;
-  }
+  double Reference(const Workload& w) const { return times_.table().Best(w.ToString()); }
 
-  int measured() const { return measured_; }
+  int measured() const { return times_.measured(); }
 
  private:
   std::vector<TransferSample> TransferSamples(const std::vector<Workload>& others) const {
@@ -173,11 +108,11 @@ class SearchBench {
     uint32_t group = 1;
     for (const Workload& other : others) {
       const ConfigSpace space = tpl_.space(other, timer_.target());
-      for (const auto& [text, secs] : table_.Of(other.ToString())) {
-        absl::StatusOr<Config> config = ParseConfig(text);
+      for (const Table::Entry& entry : times_.table().Of(other.ToString())) {
+        absl::StatusOr<Config> config = ParseConfig(entry.config);
         if (config.ok() && space.IsValid(*config)) {
           samples.push_back({TemplateFeatures(tpl_, other, timer_.target(), space, *config),
-                             secs.has_value(), secs.value_or(0), group});
+                             entry.secs.has_value(), entry.secs.value_or(0), group});
         }
       }
       ++group;
@@ -188,14 +123,8 @@ class SearchBench {
   const Options& options_;
   const KernelTemplate& tpl_;
   KernelTimer& timer_;
-  Table table_;
-  int measured_ = 0;
+  MeasuredTimes times_;
 };
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // The raw and (estimated) valid sizes of the template's space for `w`.
 std::string SpaceSize(const KernelTemplate& tpl, const Workload& w, const Target& target) {
@@ -280,27 +209,14 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
-  rpc::SupervisorOptions sup_options;
-  sup_options.child_executable = options.worker_binary;
-  sup_options.child_env = {StrCat("OMP_NUM_THREADS=", target->threads)};
-  absl::StatusOr<std::unique_ptr<rpc::MeasureSupervisor>> sup =
-      rpc::MeasureSupervisor::Create(sup_options);
-  absl::StatusOr<std::unique_ptr<rpc::ArtifactCache>> cache =
-      rpc::ArtifactCache::Open(rpc::DefaultArtifactCacheDir());
-  if (!sup.ok() || !cache.ok()) {
-    std::fprintf(stderr, "tune-bench-search: %s\n",
-                 std::string((sup.ok() ? cache.status() : sup.status()).message()).c_str());
+  absl::StatusOr<std::unique_ptr<KernelTimer>> timer =
+      OpenKernelTimer(*target, options.worker_binary);
+  if (!timer.ok()) {
+    std::fprintf(stderr, "tune-bench-search: %s\n", std::string(timer.status().message()).c_str());
     return 1;
   }
-  for (const std::string& path : {options.table, options.curves}) {
-    std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) {
-      std::filesystem::create_directories(parent);
-    }
-  }
-  KernelTimer timer(*target, TimingOptions{.number = 1, .repeat = 5, .min_repeat_ms = 20},
-                    std::move(*sup), std::move(*cache));
-  SearchBench bench(options, *tpl, timer);
+  CreateParentDirectories({options.table, options.curves});
+  SearchBench bench(options, *tpl, **timer);
   std::ofstream curves(options.curves);
   curves << "workload\tstrategy\ttrial\tmedian_reference_over_best\n";
   std::printf(

@@ -1,0 +1,491 @@
+// tune-bench-model: how a model job's task scheduler (search/task_scheduler.h) spends a trial
+// budget over a model's layers, on real measurements: the gradient policy (Ansor-style) against
+// round robin (uniform allocation).
+//
+// Each run drives the layers as the daemon drives a model job's tasks (tuner/scheduler_models.cc):
+// TaskScheduler::Next() picks a layer, Allocate(layer, 8), the layer's search proposes 8 configs,
+// each is measured and given to both the search and the scheduler (Observe). A layer's search is
+// what a task job of a fresh tuning log runs: tuner::JobSearch over the templates that apply to
+// the layer (the first template's default first, then the templates' seeds, then the strategy),
+// seeded with the run's seed plus the layer's position, as the log seeds a model job's tasks.
+// Both policies run with the same seeds, so a layer's search proposes the same sequence under
+// either policy and only the allocation differs. A config is built and measured once (through
+// tune-server's measurement supervisor, as a job does) and remembered in the `--table` file, so
+// every run and every rerun sees the same time for it.
+//
+// The reference for each layer is the fastest time the table holds for it after every run,
+// including a per-layer run of `--reference` trials with the same strategy; the reference total
+// is Σ weight · reference. After every trial a run records the weighted total Σ weight · best
+// (infinite until every layer has a best). Prints, per policy, the median over seeds of the
+// trials needed to reach 95%, 90% and 98% (--levels) of the reference performance (95%: total
+// <= reference total / 0.95), and the performance (reference total / total) at a few budgets; per
+// layer, the reference, the untuned default, the share of the reference total and the trials each
+// policy gave it; writes the median performance curves for plot_model_allocation.gp. --verbose
+// prints every decision (layer, expected gain) and every trial.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "bench/kernel_timer.h"
+#include "bench/measure_table.h"
+#include "codegen/templates/template.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "common/workload_list.h"
+#include "search/strategy.h"
+#include "search/task_scheduler.h"
+#include "tuner/job_search.h"
+
+namespace tune::bench {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Trials a layer gets per decision, as the daemon gives a model job's task (kTaskChunk).
+constexpr int kChunk = 8;
+
+struct Options {
+  std::string model = "resnet50";
+  std::string workloads_file;
+  std::string target = "llvm -mcpu=native -threads=1";
+  int budget = 1152;
+  int seeds = 5;
+  std::string strategy = "auto";
+  int reference = 64;
+  std::string table = "out/model-table.tsv";
+  std::string curves = "out/model-curves.tsv";
+  std::vector<double> levels = {95, 90, 98};  // percent of the reference performance
+  std::vector<int> report_at;
+  std::string worker_binary = TUNE_SERVER_PATH;
+  bool verbose = false;
+};
+
+struct Layer {
+  Workload workload;
+  double weight = 1;
+  std::vector<const KernelTemplate*> templates;
+};
+
+struct Policy {
+  std::string_view name;
+  search::TaskPolicy policy;
+};
+constexpr Policy kPolicies[] = {{"gradient", search::TaskPolicy::kGradient},
+                                {"round robin", search::TaskPolicy::kRoundRobin}};
+
+// One run of a model job.
+struct Run {
+  std::vector<double> totals;  // Σ weight · best after each trial (+inf until every layer has one)
+  std::vector<int> trials;     // trials each layer got
+  std::vector<double> best;    // each layer's best at the end (+inf: none)
+};
+
+class ModelBench {
+ public:
+  ModelBench(const Options& options, std::vector<Layer> layers, const Target& target,
+             KernelTimer& timer)
+      : options_(options),
+        layers_(std::move(layers)),
+        target_(target),
+        times_(timer, options.table, true) {}
+
+  const std::vector<Layer>& layers() const { return layers_; }
+  const MeasuredTimes& times() const { return times_; }
+
+  // A model job of `budget` trials under `policy`; layer i's search is seeded with seed + i.
+  // Only measured trials count against the budget: the part of a chunk that an exhausted search
+  // cannot propose is not spent (its layer is closed, as the daemon closes such a task).
+  Run RunModel(const Policy& policy, uint64_t seed, int budget) {
+    std::vector<search::TaskInfo> infos;
+    for (const Layer& layer : layers_) {
+      infos.push_back({.weight = layer.weight,
+                       .flops = layer.workload.Flops(),
+                       .group = std::string(OpKindName(layer.workload.op()))});
+    }
+    search::TaskScheduler scheduler(std::move(infos), policy.policy);
+    std::vector<std::unique_ptr<tuner::JobSearch>> searches;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      searches.push_back(NewSearch(i, seed + i));
+    }
+    Run run;
+    run.trials.assign(layers_.size(), 0);
+    while (static_cast<int>(run.totals.size()) < budget) {
+      std::optional<int> next = scheduler.Next();
+      if (!next) {
+        break;  // every layer's search is exhausted
+      }
+      const int n = std::min(kChunk, budget - static_cast<int>(run.totals.size()));
+      if (options_.verbose) {
+        std::fprintf(stderr, "%s seed %llu after %zu trials: %d to %s (expected gain %.3g)\n",
+                     std::string(policy.name).c_str(), static_cast<unsigned long long>(seed),
+                     run.totals.size(), n, layers_[*next].workload.ToString().c_str(),
+                     scheduler.ExpectedGain(*next));
+      }
+      scheduler.Allocate(*next, n);
+      const int measured = MeasureChunk(*next, *searches[*next], n, seed, &scheduler);
+      run.trials[*next] += measured;
+      run.totals.insert(run.totals.end(), chunk_totals_.begin(), chunk_totals_.end());
+      if (searches[*next]->Exhausted() || measured < n) {
+        scheduler.Close(*next);
+      }
+    }
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      run.best.push_back(scheduler.best(static_cast<int>(i)).value_or(kInf));
+    }
+    return run;
+  }
+
+  // A long search of one layer alone, for the reference.
+  void RunLayer(size_t i, uint64_t seed, int trials) {
+    std::unique_ptr<tuner::JobSearch> search = NewSearch(i, seed);
+    int done = 0;
+    while (done < trials) {
+      const int n = std::min(kChunk, trials - done);
+      const int measured = MeasureChunk(static_cast<int>(i), *search, n, seed, nullptr);
+      done += measured;
+      if (measured < n || search->Exhausted()) {
+        break;
+      }
+    }
+  }
+
+  // The fastest time the table holds for layer i.
+  double Reference(size_t i) const { return times_.table().Best(layers_[i].workload.ToString()); }
+
+  // The time of layer i's untuned default (the first template's default config; +inf if it
+  // failed or was not measured).
+  double DefaultTime(size_t i) const {
+    const Layer& layer = layers_[i];
+    const KernelTemplate& first = *layer.templates.front();
+    const std::optional<double>* secs =
+        times_.table().Find(layer.workload.ToString(), std::string(first.name),
+                            ConfigToString(first.default_config(layer.workload, target_)));
+    return secs != nullptr && secs->has_value() ? **secs : kInf;
+  }
+
+ private:
+  std::unique_ptr<tuner::JobSearch> NewSearch(size_t i, uint64_t seed) const {
+    absl::StatusOr<std::unique_ptr<tuner::JobSearch>> search = tuner::JobSearch::Create(
+        layers_[i].workload, target_, layers_[i].templates, options_.strategy, seed, {}, "");
+    TUNE_CHECK(search.ok()) << search.status();
+    return std::move(*search);
+  }
+
+  // Proposes up to n configs of layer i, measures each and reports it to the search and (when
+  // given) the scheduler, keeping the scheduler's total after each in chunk_totals_. Returns how
+  // many were proposed.
+  int MeasureChunk(int i, tuner::JobSearch& search, int n, uint64_t seed,
+                   search::TaskScheduler* scheduler) {
+    const Layer& layer = layers_[i];
+    std::vector<tuner::Candidate> candidates = search.Propose(n);
+    chunk_totals_.clear();
+    for (const tuner::Candidate& c : candidates) {
+      std::optional<double> secs = times_.Measure(layer.workload, *c.tpl, c.config);
+      if (options_.verbose) {
+        std::fprintf(stderr, "seed %llu %s: %s %s %.4g s\n", static_cast<unsigned long long>(seed),
+                     layer.workload.ToString().c_str(), std::string(c.tpl->name).c_str(),
+                     ConfigToString(c.config).c_str(), secs.value_or(0));
+      }
+      search.Observe(c.tpl, TrialOutcome{c.config, secs.has_value(), secs.value_or(0)});
+      if (scheduler != nullptr) {
+        scheduler->Observe(i, secs);
+        chunk_totals_.push_back(scheduler->EstimatedTotal().value_or(kInf));
+      }
+    }
+    return static_cast<int>(candidates.size());
+  }
+
+  const Options& options_;
+  std::vector<Layer> layers_;
+  Target target_;
+  MeasuredTimes times_;
+  std::vector<double> chunk_totals_;
+};
+
+// The first trial (1-based) whose total is within `fraction` of the reference performance, or
+// +inf.
+double TrialsTo(const std::vector<double>& totals, double reference_total, double fraction) {
+  for (size_t t = 0; t < totals.size(); ++t) {
+    if (totals[t] <= reference_total / fraction) {
+      return static_cast<double>(t + 1);
+    }
+  }
+  return kInf;
+}
+
+std::string TrialsText(double trials, int budget) {
+  return std::isinf(trials) ? StrCat("> ", budget) : StrCat(static_cast<int>(trials));
+}
+
+// reference total / total after `trial` trials (0 before every layer has a best).
+double PerformanceAt(const std::vector<double>& totals, double reference_total, int trial) {
+  if (totals.empty()) {
+    return 0;
+  }
+  const double total = totals[std::min<size_t>(trial, totals.size()) - 1];
+  return std::isinf(total) ? 0 : reference_total / total;
+}
+
+std::string Ratio(double gradient, double uniform, int budget) {
+  if (std::isinf(gradient) && std::isinf(uniform)) {
+    return "neither reached it";
+  }
+  if (std::isinf(uniform)) {
+    return StrCat("< ", fmt::format("{:.2f}", gradient / budget), " (round robin: not within ",
+                  budget, ")");
+  }
+  if (std::isinf(gradient)) {
+    return StrCat("> ", fmt::format("{:.2f}", budget / uniform), " (gradient: not within ", budget,
+                  ")");
+  }
+  return fmt::format("{:.2f}", gradient / uniform);
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  CLI::App app{
+      "tune-bench-model: how a model job's task scheduler spends its trials (gradient against "
+      "round robin)"};
+  CLI::Option* model = app.add_option(
+      "--model", options.model, StrCat("a built-in model: ", Join(BuiltinModelNames(), ", ")));
+  app.add_option("--workloads-file", options.workloads_file,
+                 "a workload list (workload and weight per line) instead of --model")
+      ->excludes(model);
+  app.add_option("--target", options.target, "CPU target");
+  app.add_option("--budget", options.budget, "trials of each model job")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--seeds", options.seeds, "model jobs per policy")->check(CLI::Range(1, 100));
+  app.add_option("--strategy", options.strategy,
+                 StrCat("each layer's search strategy: ", Join(StrategyNames(), ", ")));
+  app.add_option("--reference", options.reference,
+                 "trials of each layer's own search that joins the reference (0: none)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--levels", options.levels,
+                 "performance levels (percent of the reference) to count trials to; the first "
+                 "is also given per seed")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0, 100.0));
+  app.add_option("--report-at", options.report_at,
+                 "trial counts at which to print the performance (default: a quarter, half and "
+                 "all of the budget)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--table", options.table, "measured times, reused and extended (TSV)");
+  app.add_option("--curves", options.curves, "median curves for plot_model_allocation.gp (TSV)");
+  app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
+  app.add_flag(
+      "--verbose", options.verbose,
+      "print every decision (policy, seed, layer, expected gain) and every trial (seed, layer, "
+      "template, config, time)");
+  CLI11_PARSE(app, argc, argv);
+  (void)SetLogLevel("warn");
+
+  absl::StatusOr<Target> parsed = Target::Parse(options.target);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "tune-bench-model: --target: %s\n",
+                 std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  // "native" means this host, as the daemon resolves it for a job.
+  const Target target = parsed->Resolved();
+  {
+    std::vector<std::string> names = StrategyNames();
+    if (std::find(names.begin(), names.end(), options.strategy) == names.end()) {
+      std::fprintf(stderr, "tune-bench-model: --strategy: '%s' is unknown; accepted: %s\n",
+                   options.strategy.c_str(), Join(names, ", ").c_str());
+      return 2;
+    }
+  }
+  absl::StatusOr<std::vector<WeightedWorkload>> list =
+      options.workloads_file.empty() ? BuiltinModel(options.model)
+                                     : ReadWorkloadList(options.workloads_file);
+  if (!list.ok()) {
+    std::fprintf(stderr, "tune-bench-model: %s: %s\n",
+                 options.workloads_file.empty() ? "--model" : "--workloads-file",
+                 std::string(list.status().message()).c_str());
+    return 2;
+  }
+  const std::string model_name =
+      options.workloads_file.empty() ? options.model : options.workloads_file;
+  std::vector<Layer> layers;
+  for (const WeightedWorkload& ww : *list) {
+    Layer layer{ww.workload, ww.weight, {}};
+    // A library template needs its library preloaded in the measurement child, which the
+    // bench's timer does not do: only the templates tune generates code for.
+    for (const KernelTemplate* tpl : TemplatesFor(ww.workload, target)) {
+      if (!LibraryOf(*tpl, target) && (tpl->build || tpl->build_object)) {
+        layer.templates.push_back(tpl);
+      }
+    }
+    if (layer.templates.empty()) {
+      std::fprintf(stderr, "tune-bench-model: no template tune generates builds '%s' for '%s'\n",
+                   ww.workload.ToString().c_str(), target.ToString().c_str());
+      return 2;
+    }
+    layers.push_back(std::move(layer));
+  }
+  if (options.report_at.empty()) {
+    options.report_at = {std::max(1, options.budget / 4), std::max(1, options.budget / 2),
+                         options.budget};
+  }
+
+  absl::StatusOr<std::unique_ptr<KernelTimer>> timer =
+      OpenKernelTimer(target, options.worker_binary);
+  if (!timer.ok()) {
+    std::fprintf(stderr, "tune-bench-model: %s\n", std::string(timer.status().message()).c_str());
+    return 1;
+  }
+  CreateParentDirectories({options.table, options.curves});
+  ModelBench bench(options, std::move(layers), target, **timer);
+  const size_t n_layers = bench.layers().size();
+
+  std::printf(
+      "%s: %zu layers, target '%s', strategy %s, %d trials per job in chunks of %d, %d "
+      "seeds\n",
+      model_name.c_str(), n_layers, target.ToString().c_str(), options.strategy.c_str(),
+      options.budget, kChunk, options.seeds);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // First every run (so that the reference includes what they found), then the report.
+  if (options.reference > 0) {
+    for (size_t i = 0; i < n_layers; ++i) {
+      bench.RunLayer(i, 1000 + i, options.reference);
+    }
+    std::fprintf(stderr, "reference runs: %d configs measured, %.0f s\n", bench.times().measured(),
+                 elapsed());
+  }
+  std::vector<std::vector<Run>> runs(std::size(kPolicies));
+  for (int seed = 1; seed <= options.seeds; ++seed) {
+    for (size_t p = 0; p < std::size(kPolicies); ++p) {
+      runs[p].push_back(bench.RunModel(kPolicies[p], static_cast<uint64_t>(seed), options.budget));
+      std::fprintf(stderr, "seed %d %s: %zu trials; %d configs measured so far, %.0f s\n", seed,
+                   std::string(kPolicies[p].name).c_str(), runs[p].back().totals.size(),
+                   bench.times().measured(), elapsed());
+    }
+  }
+
+  std::vector<double> reference(n_layers);
+  double reference_total = 0;
+  for (size_t i = 0; i < n_layers; ++i) {
+    reference[i] = bench.Reference(i);
+    reference_total += bench.layers()[i].weight * reference[i];
+  }
+
+  // The policies.
+  std::string header =
+      StrCat("| policy | trials to ", options.levels.front(), "% (median of ", options.seeds, ")");
+  for (size_t l = 1; l < options.levels.size(); ++l) {
+    header += StrCat(" | to ", options.levels[l], "%");
+  }
+  header += StrCat(" | trials to ", options.levels.front(), "%, each seed");
+  for (int at : options.report_at) {
+    header += StrCat(" | at ", at);
+  }
+  std::string rule = "|---|";
+  for (size_t c = 0; c < options.levels.size() + 1 + options.report_at.size(); ++c) {
+    rule += "---|";
+  }
+  std::printf("\n%s |\n%s\n", header.c_str(), rule.c_str());
+  // median_to[p][l]: the median over seeds of policy p's trials to level l.
+  std::vector<std::vector<double>> median_to(std::size(kPolicies));
+  std::ofstream curves(options.curves);
+  curves << "model\tpolicy\ttrial\tmedian_performance\n";
+  for (size_t p = 0; p < std::size(kPolicies); ++p) {
+    std::string row = StrCat("| ", kPolicies[p].name);
+    for (double level : options.levels) {
+      std::vector<double> to;
+      for (const Run& run : runs[p]) {
+        to.push_back(TrialsTo(run.totals, reference_total, level / 100));
+      }
+      median_to[p].push_back(MedianOf(to));
+      row += StrCat(" | ", TrialsText(median_to[p].back(), options.budget));
+    }
+    std::vector<std::string> each;
+    for (const Run& run : runs[p]) {
+      each.push_back(TrialsText(TrialsTo(run.totals, reference_total, options.levels.front() / 100),
+                                options.budget));
+    }
+    row += StrCat(" | ", Join(each, ", "));
+    for (int at : options.report_at) {
+      std::vector<double> perf;
+      for (const Run& run : runs[p]) {
+        perf.push_back(PerformanceAt(run.totals, reference_total, at));
+      }
+      row += fmt::format(" | {:.3f}", MedianOf(perf));
+    }
+    std::printf("%s |\n", row.c_str());
+    for (int t = 1; t <= options.budget; ++t) {
+      std::vector<double> perf;
+      for (const Run& run : runs[p]) {
+        if (t <= static_cast<int>(run.totals.size())) {
+          perf.push_back(PerformanceAt(run.totals, reference_total, t));
+        }
+      }
+      if (!perf.empty()) {
+        curves << model_name << '\t' << kPolicies[p].name << '\t' << t << '\t' << MedianOf(perf)
+               << '\n';
+      }
+    }
+  }
+  std::vector<std::string> ratios;
+  for (size_t l = 0; l < options.levels.size(); ++l) {
+    ratios.push_back(StrCat("to ", options.levels[l],
+                            "%: ", Ratio(median_to[0][l], median_to[1][l], options.budget)));
+  }
+  std::printf("\ngradient / round robin, trials %s\n", Join(ratios, "; ").c_str());
+  std::printf(
+      "(performance: reference total / weighted total Σ weight · best; 0 until every "
+      "layer has a best)\n");
+
+  // The layers.
+  double default_total = 0;
+  for (size_t i = 0; i < n_layers; ++i) {
+    default_total += bench.layers()[i].weight * bench.DefaultTime(i);
+  }
+  std::printf(
+      "\nreference total %.3f ms (Σ weight · the fastest time the table holds per layer; "
+      "%d configs measured in this run, table %s); untuned defaults %.3f ms (performance "
+      "%.3f)\n\n",
+      reference_total * 1e3, bench.times().measured(), options.table.c_str(), default_total * 1e3,
+      reference_total / default_total);
+  std::printf(
+      "| layer | weight | templates | reference ms | GFLOPS | share of total | default/reference "
+      "| trials, gradient | trials, round robin | best/reference at the end, gradient | round "
+      "robin |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < n_layers; ++i) {
+    const Layer& layer = bench.layers()[i];
+    std::vector<std::string> names;
+    for (const KernelTemplate* tpl : layer.templates) {
+      names.push_back(std::string(tpl->name));
+    }
+    std::vector<double> trials[2], ratio[2];
+    for (size_t p = 0; p < std::size(kPolicies); ++p) {
+      for (const Run& run : runs[p]) {
+        trials[p].push_back(run.trials[i]);
+        ratio[p].push_back(run.best[i] / reference[i]);
+      }
+    }
+    std::printf("| `%s` | %g | %s | %.4f | %.1f | %.3f | %.3f | %g | %g | %.3f | %.3f |\n",
+                layer.workload.ToString().c_str(), layer.weight, Join(names, ", ").c_str(),
+                reference[i] * 1e3, layer.workload.Flops() / reference[i] * 1e-9,
+                layer.weight * reference[i] / reference_total, bench.DefaultTime(i) / reference[i],
+                MedianOf(trials[0]), MedianOf(trials[1]), MedianOf(ratio[0]), MedianOf(ratio[1]));
+  }
+  std::printf("\n(trials and best/reference: medians over seeds; %.0f s in all)\n", elapsed());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tune::bench
+
+int main(int argc, char** argv) { return tune::bench::Main(argc, argv); }
