@@ -313,6 +313,8 @@ int Watch(TunerClient& client, const Globals& g, uint64_t job_id) {
             if (job.ok() && !job->message().empty()) {
               why = StrCat(" (", job->message(), ")");
             }
+          } else if (e.state() == v1::JOB_STATE_RUNNING && !e.message().empty()) {
+            why = StrCat(" (", e.message(), ")");  // e.g. re-measuring its finalists
           }
           fmt::print("job {}: {}{}{}\n", e.job_id(), ProgressText(e), why,
                      e.last_error().empty() ? "" : StrCat("; last error: ", e.last_error()));

@@ -8,6 +8,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "tuner/finalists.h"
 #include "tuner/proto_convert.h"
 #include "tuner/scheduler.h"
 
@@ -83,6 +84,27 @@ v1::JobEvent EventOf(const v1::Job& job, double eta_seconds, const std::string& 
 bool IsFinal(v1::JobState state) {
   return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
          state == v1::JOB_STATE_CANCELLED;
+}
+
+// What a job whose budget is spent is doing about its finalists, for people; empty otherwise.
+std::string FinalsNote(const JobRuntime& job) {
+  using Stage = JobRuntime::FinalStage;
+  if (IsTerminal(job.row.state)) {
+    return "";
+  }
+  switch (job.final_stage) {
+    case Stage::kPlanning:
+      return "picking its finalists";
+    case Stage::kMeasuring:
+      return StrCat("re-measuring its ", job.finalists.size(), " finalists: pass ",
+                    std::min(job.final_pass + 1, kFinalPasses), " of ", kFinalPasses);
+    case Stage::kDeciding:
+      return "deciding its best from the re-measurements";
+    case Stage::kSearching:
+    case Stage::kDecided:
+      return "";
+  }
+  return "";
 }
 
 // The most trials of other workloads a job's search learns from, per template (the newest).
@@ -274,6 +296,8 @@ v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
     out.set_message(job.row.error);
   } else if (!job.waiting.empty()) {
     out.set_message(job.waiting);
+  } else if (std::string finals = FinalsNote(job); !finals.empty()) {
+    out.set_message(finals);
   } else if (!job.skipped.empty()) {
     out.set_message(job.last_error.empty() ? job.skipped
                                            : StrCat(job.skipped, "; ", job.last_error));
@@ -326,7 +350,7 @@ v1::JobEvent Scheduler::EventLocked(const JobRuntime& job) const {
     }
   }
   v1::JobEvent event = EventOf(JobProtoLocked(job), eta, job.last_error);
-  event.set_message(job.waiting);
+  event.set_message(job.waiting.empty() ? FinalsNote(job) : job.waiting);
   return event;
 }
 

@@ -11,8 +11,11 @@
 
 #include "common/artifact_hash.h"
 #include "common/files.h"
+#include "common/strings.h"
+#include "common/target.h"
 #include "tests/tuner/test_worker.h"
 #include "tuner/fault_templates.h"
+#include "tuner/finalists.h"
 
 namespace tune::tuner {
 namespace {
@@ -25,7 +28,14 @@ constexpr char kWorkload[] = "gemm:M=16,N=16,K=16";
 
 class SchedulerTest : public ::testing::Test {
  protected:
-  void Start(SchedulerOptions options = {}) {
+  // Each test answers exactly the trials it expects; the re-measurement of finalists at a job's
+  // end is off unless a test asks for it.
+  static SchedulerOptions WithoutFinalists() {
+    SchedulerOptions options;
+    options.remeasure_finalists = false;
+    return options;
+  }
+  void Start(SchedulerOptions options = WithoutFinalists()) {
     auto dir = TempDir::Create("tune-scheduler-test-");
     ASSERT_TRUE(dir.ok()) << dir.status();
     dir_ = std::make_unique<TempDir>(std::move(*dir));
@@ -35,9 +45,6 @@ class SchedulerTest : public ::testing::Test {
     options.builder_executable = TUNE_DAEMON_PATH;
     options.allow_fault_templates = true;
     options.heartbeat_deadline_ms = 3600000;  // liveness is not what these tests look at
-    // Each test answers exactly the trials it expects; the re-measurement of finalists at a
-    // job's end has tests of its own (tests/e2e/finalists_test.cc).
-    options.remeasure_finalists = false;
     scheduler_ = std::make_unique<Scheduler>(log_.get(), options);
     ASSERT_TRUE(scheduler_->Start().ok());
   }
@@ -113,7 +120,7 @@ TEST_F(SchedulerTest, AWorkerErrorIsRetriedOnAnotherWorkerAndNeverRecorded) {
 }
 
 TEST_F(SchedulerTest, ATrialEveryWorkerFailsIsRecordedAsWorkerLostAndALaterJobMeasuresItAgain) {
-  Start({.max_dispatch_attempts = 2});
+  Start({.max_dispatch_attempts = 2, .remeasure_finalists = false});
   TestWorker worker;
   worker.Register(*scheduler_, "flaky");
   uint64_t job = Submit(Spec(1));
@@ -298,7 +305,7 @@ TEST_F(SchedulerTest, ABuildThatKillsItsBuilderIsABuildErrorAndTheNextBuildsWork
 }
 
 TEST_F(SchedulerTest, ABuildThatHangsIsABuildErrorOnceItsDeadlinePasses) {
-  Start({.build_timeout_ms = 1000});
+  Start({.build_timeout_ms = 1000, .remeasure_finalists = false});
   TestWorker worker;
   worker.Register(*scheduler_, "only");
   v1::JobSpec hang = Spec(1);
@@ -338,6 +345,56 @@ TEST_F(SchedulerTest, AFetchGetsTheCodeOfATrialInFlightOnThatWorkerOnly) {
   EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
   // Once the trial ended, its code is gone.
   EXPECT_FALSE(worker.Fetch(artifact.hash()).has_code());
+}
+
+}  // namespace
+}  // namespace tune::tuner
+
+namespace tune::tuner {
+namespace {
+
+TEST_F(SchedulerTest, ASpentJobReMeasuresItsFinalistsOnePassAtATimeBeforeItEnds) {
+  SchedulerOptions options;
+  options.remeasure_finalists = true;
+  Start(options);
+  TestWorker worker;
+  worker.Register(*scheduler_, "only", /*threads=*/1, /*capacity=*/2);
+  uint64_t job = Submit(Spec(2));
+  for (double secs : {2e-4, 1e-4}) {
+    std::optional<v1::MeasureRequest> request = worker.NextRequest();
+    ASSERT_TRUE(request.has_value());
+    worker.Answer(*request, secs);
+  }
+  // Both configs are finalists: each pass measures both, with more rounds than the search.
+  for (int pass = 1; pass <= kFinalPasses; ++pass) {
+    std::vector<v1::MeasureRequest> requests;
+    for (int i = 0; i < 2; ++i) {
+      std::optional<v1::MeasureRequest> request = worker.NextRequest();
+      ASSERT_TRUE(request.has_value());
+      EXPECT_GE(request->timing().repeat(), 5);
+      requests.push_back(*request);
+    }
+    EXPECT_TRUE(worker.NoRequestWaiting()) << "one pass at a time";
+    absl::StatusOr<v1::Job> running = scheduler_->GetJob(job);
+    ASSERT_TRUE(running.ok());
+    EXPECT_EQ(running->state(), v1::JOB_STATE_RUNNING);
+    EXPECT_EQ(running->trials_done(), 2);
+    EXPECT_EQ(running->message(), StrCat("re-measuring its 2 finalists: pass ", pass, " of 3"));
+    for (const v1::MeasureRequest& request : requests) {
+      worker.Answer(request, 3e-4);
+    }
+  }
+  v1::JobEvent end = WaitForEnd(job);
+  EXPECT_EQ(end.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(end.trials_done(), 2);
+  std::vector<Record> records = RecordsOf(job);
+  ASSERT_EQ(records.size(), 2u + 2u * kFinalPasses);
+  EXPECT_EQ(std::count_if(records.begin(), records.end(), [](const Record& r) { return r.final; }),
+            2 * kFinalPasses);
+  absl::StatusOr<std::optional<BestDecision>> decision = log_->GetBestDecision(
+      kWorkload, Target::Parse(Spec(1).target())->Resolved().ToString(), false);
+  ASSERT_TRUE(decision.ok() && decision->has_value());
+  EXPECT_DOUBLE_EQ((*decision)->median_secs, 3e-4) << "the re-measured figure, not the search's";
 }
 
 }  // namespace
