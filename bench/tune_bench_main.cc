@@ -306,8 +306,9 @@ class Bench {
     std::string dnnl_impls;  // oneDNN's implementations (plain / blocked), when built with it
   };
 
-  // The fastest successful record of `tpl` for the workload on this target's device.
-  // `*trials`: the records (trials) of the workload on this device in the log, every template.
+  // The best record of `tpl` for the workload as tune-compile picks it: the target's (its
+  // decided best, re-measured, when a job decided one; else its fastest), else the fastest on
+  // this target's device. `*trials`: the records of the workload on this device, every template.
   absl::StatusOr<std::optional<Config>> BestFromLog(const Workload& w, const KernelTemplate& tpl,
                                                     size_t* trials) {
     ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log,
@@ -315,13 +316,20 @@ class Bench {
     ASSIGN_OR_RETURN(
         std::vector<Record> records,
         log->ListRecords({.workload = w.ToString(), .device_key = target_.DeviceKey()}));
-    *trials = records.size();
+    // The re-measurements of finalists are no trials.
+    *trials =
+        std::count_if(records.begin(), records.end(), [](const Record& r) { return !r.final; });
     BestQuery query;
     query.workload = w.ToString();
-    query.device_key = target_.DeviceKey();
+    query.target = target_.ToString();
     query.template_name = std::string(tpl.name);
     query.template_version = tpl.version;
     ASSIGN_OR_RETURN(std::optional<Record> record, log->QueryBest(query));
+    if (!record) {
+      query.target.clear();
+      query.device_key = target_.DeviceKey();
+      ASSIGN_OR_RETURN(record, log->QueryBest(query));
+    }
     if (!record) {
       return std::optional<Config>();
     }
