@@ -13,15 +13,12 @@
 // Exit codes: 0 success; 1 no result (`best` found nothing; a waited-for job FAILED or was
 // CANCELLED); 2 bad command line; 3 daemon unreachable; 4 invalid request (the daemon's message
 // is printed); 5 unknown job (NOT_FOUND); 6 any other error.
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <string>
-#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "common/files.h"
@@ -30,6 +27,7 @@
 #include "common/workload_list.h"
 #include "db/record_json.h"
 #include "tuner/client.h"
+#include "tuner/client_follow.h"
 #include "tuner/client_format.h"
 #include "tuner/proto_convert.h"
 
@@ -45,9 +43,6 @@ constexpr int kExitNotFound = 5;
 constexpr int kExitError = 6;
 
 using std::chrono::milliseconds;
-
-// How long a follower waits for a daemon that went away to come back.
-constexpr auto kReconnectFor = std::chrono::seconds(60);
 
 struct Globals {
   std::string daemon = "127.0.0.1:7070";
@@ -84,110 +79,6 @@ int Report(const absl::Status& status, const Globals& g) {
 }
 
 void PrintJson(const nlohmann::json& j) { fmt::print("{}\n", j.dump(2)); }
-
-int TerminalWidth() {
-  const char* columns = getenv("COLUMNS");
-  std::optional<int64_t> n = columns == nullptr ? std::nullopt : ParseInt(columns);
-  return n && *n > 20 ? static_cast<int>(*n) : 100;
-}
-
-// Follows a job until it reaches a final state. `show` gets every event; a stream broken by a
-// daemon restart is picked up again until `deadline`.
-absl::StatusOr<v1::JobState> Follow(TunerClient& client, uint64_t job_id, milliseconds deadline,
-                                    const std::function<void(const v1::JobEvent&)>& show) {
-  using Clock = std::chrono::steady_clock;
-  const auto give_up = Clock::now() + deadline;
-  v1::JobState last = v1::JOB_STATE_UNSPECIFIED;
-  std::optional<Clock::time_point> lost_since;  // when the daemon went away, if it did
-  while (true) {
-    auto left = std::chrono::duration_cast<milliseconds>(give_up - Clock::now());
-    if (left.count() <= 0) {
-      return absl::DeadlineExceededError("gave up waiting for the job");
-    }
-    bool connected = false;
-    absl::Status s = client.WatchJob(
-        job_id,
-        [&](const v1::JobEvent& event) {
-          connected = true;
-          last = event.state();
-          show(event);
-          return true;
-        },
-        left);
-    if (s.ok() && IsFinalState(last)) {
-      return last;
-    }
-    if (connected) {
-      lost_since.reset();
-    }
-    // A daemon that restarts (it resumes its jobs) gets kReconnectFor to come back.
-    if (!s.ok() && !absl::IsUnavailable(s)) {
-      return s;
-    }
-    if (!s.ok() && last == v1::JOB_STATE_UNSPECIFIED) {
-      return s;  // never reached it
-    }
-    if (!lost_since) {
-      lost_since = Clock::now();
-    }
-    if (Clock::now() - *lost_since > kReconnectFor) {
-      return s;
-    }
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
-}
-
-// Progress on stderr: a bar redrawn in place on a terminal, else a line every few seconds.
-class ProgressDisplay {
- public:
-  ProgressDisplay(TunerClient& client, bool json) : client_(client), json_(json) {}
-  ~ProgressDisplay() {
-    if (drawn_) {
-      fmt::print(stderr, "\n");
-    }
-  }
-  void Show(const v1::JobEvent& event) {
-    if (json_) {
-      return;
-    }
-    const bool state_changed = event.state() != state_;
-    state_ = event.state();
-    if (state_changed && event.state() == v1::JOB_STATE_QUEUED) {
-      absl::StatusOr<v1::Job> job = client_.GetJob(event.job_id());
-      if (job.ok() && !job->message().empty()) {
-        Line(StrCat("job ", event.job_id(), " queued: ", job->message()));
-      }
-    }
-    if (tty_) {
-      fmt::print(stderr, "\r{}\x1b[K", ProgressBar(event, TerminalWidth()));
-      std::fflush(stderr);
-      drawn_ = true;
-      return;
-    }
-    auto now = std::chrono::steady_clock::now();
-    if (state_changed || IsFinalState(event.state()) ||
-        now - last_line_ > std::chrono::seconds(2)) {
-      fmt::print(stderr, "job {}: {}\n", event.job_id(), ProgressText(event));
-      last_line_ = now;
-    }
-  }
-
- private:
-  void Line(const std::string& text) {
-    if (drawn_) {
-      fmt::print(stderr, "\n");
-    }
-    drawn_ = false;
-    fmt::print(stderr, "{}\n", text);
-  }
-
-  TunerClient& client_;
-  const bool json_;
-  const bool tty_ = isatty(STDERR_FILENO) == 1;
-  bool drawn_ = false;
-  v1::JobState state_ = v1::JOB_STATE_UNSPECIFIED;
-  std::chrono::steady_clock::time_point last_line_;
-};
 
 // Exit code of a job that ended in `state`, with a message for the ones that did not succeed.
 int FinalExit(const v1::Job& job) {

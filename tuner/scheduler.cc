@@ -217,23 +217,16 @@ void Scheduler::PumpLocked() {
       blocker[key] = job;
     }
 
-    if (!job->WantsMore() && job->Outstanding() == 0 && AwaitsChunkLocked(*job)) {
-      // A task whose chunk is spent: its model job gives it more, or ends it.
-      std::string waiting = StrCat("waiting for model job ", job->model_id, " to give it trials");
-      if (waiting != job->waiting) {
-        job->waiting = waiting;
-        if (job->row.state == JobState::kRunning) {
-          SetActiveStateLocked(*job, JobState::kQueued);
-        } else {
-          PushEventLocked(*job);
-        }
-      }
-      continue;
-    }
-    if (!job->WantsMore() && job->Outstanding() == 0 && FinalizeLocked(*job)) {
-      continue;  // its finalists are being re-measured
-    }
     if (!job->WantsMore() && job->Outstanding() == 0) {
+      if (AwaitsChunkLocked(*job)) {
+        // A task whose chunk is spent: its model job gives it more, or ends it.
+        SetWaitingLocked(*job,
+                         StrCat("waiting for model job ", job->model_id, " to give it trials"));
+        continue;
+      }
+      if (FinalizeLocked(*job)) {
+        continue;  // its finalists are being re-measured
+      }
       std::string why;
       if (job->row.trials_done < job->row.spec.trials) {
         why = job->EarlyStopped()
@@ -275,14 +268,7 @@ void Scheduler::PumpLocked() {
     } else {
       waiting = StrCat("waiting for a free worker with device key ", key);
     }
-    if (waiting != job->waiting) {
-      job->waiting = waiting;
-      if (job->row.state == JobState::kRunning) {
-        SetActiveStateLocked(*job, JobState::kQueued);
-      } else {
-        PushEventLocked(*job);
-      }
-    }
+    SetWaitingLocked(*job, std::move(waiting));
   }
   DispatchLocked();
 }

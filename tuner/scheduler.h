@@ -243,6 +243,9 @@ class Scheduler {
   /// Removes a finished job whose state is on disk and whose trials are all counted.
   void PruneLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PushEventLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Says why a job that is not running waits (empty: it does not), once: a RUNNING job that
+  /// now waits goes back to QUEUED; otherwise watchers get an event.
+  void SetWaitingLocked(JobRuntime& job, std::string waiting) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Job JobProtoLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::JobEvent EventLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// A job known only to the log.

@@ -38,14 +38,6 @@ std::optional<BestSoFar> BestOf(const Record& record) {
                    record.uid};
 }
 
-void SetBest(const BestSoFar& best, v1::BestTrial* out) {
-  out->set_gflops(best.gflops);
-  out->set_secs(best.secs);
-  out->set_template_name(best.template_name);
-  out->set_config(best.config);
-  out->set_record_uid(best.record_uid);
-}
-
 void FillFromRow(const Job& row, v1::Job* out) {
   out->set_job_id(static_cast<uint64_t>(row.id));
   out->set_model_job_id(static_cast<uint64_t>(row.spec.parent));
@@ -275,6 +267,18 @@ void Scheduler::PruneLocked(JobRuntime& job) {
   jobs_.Remove(job.row.id);  // `job` lives on while a task still holds it
 }
 
+void Scheduler::SetWaitingLocked(JobRuntime& job, std::string waiting) {
+  if (waiting == job.waiting) {
+    return;
+  }
+  job.waiting = std::move(waiting);
+  if (job.row.state == JobState::kRunning && !job.waiting.empty()) {
+    SetActiveStateLocked(job, JobState::kQueued);
+  } else {
+    PushEventLocked(job);
+  }
+}
+
 void Scheduler::PushEventLocked(JobRuntime& job) {
   job.events->Push(EventLocked(job));
   if (JobRuntime* model = ModelOfLocked(job); model != nullptr) {
@@ -287,7 +291,7 @@ v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
   FillFromRow(job.row, &out);
   out.set_trials_in_flight(job.in_flight);
   if (job.best) {
-    SetBest(*job.best, out.mutable_best());
+    job.best->ToProto(out.mutable_best());
   }
   if (job.model != nullptr) {
     FillModelLocked(job, &out);
@@ -332,7 +336,7 @@ absl::StatusOr<v1::Job> Scheduler::JobProtoFromLog(const Job& row) {
       best->gflops = best->gflops * record->measurement.MedianSecs() / decision->median_secs;
     }
     if (best) {
-      SetBest(*best, out.mutable_best());
+      best->ToProto(out.mutable_best());
     }
   }
   return out;

@@ -28,14 +28,6 @@ search::TaskInfo TaskInfoOf(const JobTask& task) {
                           .group = std::string(OpKindName(workload->op()))};
 }
 
-void SetTaskBest(const BestSoFar& best, v1::BestTrial* out) {
-  out->set_gflops(best.gflops);
-  out->set_secs(best.secs);
-  out->set_template_name(best.template_name);
-  out->set_config(best.config);
-  out->set_record_uid(best.record_uid);
-}
-
 // Σ weight · seconds over the tasks, or 0 when some task has none.
 double WeightedTotal(const std::vector<std::pair<double, std::optional<double>>>& parts) {
   double total = 0;
@@ -137,13 +129,11 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
     JobRuntime* task = jobs_.Find(m.task_ids[i]);
     const int index = static_cast<int>(i);
     if (task == nullptr || IsTerminal(task->row.state)) {
-      if (!m.allocator.closed(index)) {
-        m.allocator.Close(index);  // it failed (or was never loaded)
-      }
+      m.allocator.Close(index);  // it failed (or was never loaded)
       continue;
     }
     live.push_back(task);
-    if ((task->exhausted || task->EarlyStopped()) && !m.allocator.closed(index)) {
+    if (task->exhausted || task->EarlyStopped()) {
       m.allocator.Close(index);
     }
     chunk_open = chunk_open || task->WantsMore();
@@ -153,14 +143,7 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
   for (int i = 0; i < m.allocator.size(); ++i) {
     allocated += m.allocator.allocated(i);  // tasks that ended included
   }
-  if (m.allocation_done) {
-    if (live.empty()) {
-      FinishLocked(model, m.why == "every task failed" ? JobState::kFailed : JobState::kDone,
-                   m.why);
-    }
-    return;
-  }
-  if (!chunk_open && allocated < model.row.spec.trials) {
+  if (!m.allocation_done && !chunk_open && allocated < model.row.spec.trials) {
     if (std::optional<int> next = m.allocator.Next()) {
       JobRuntime* task = jobs_.Find(m.task_ids[*next]);
       const int n = std::min(kTaskChunk, model.row.spec.trials - allocated);
@@ -176,18 +159,23 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
       });
     }
   }
-  if (!chunk_open && outstanding == 0 && !m.allocation_done) {
+  if (!m.allocation_done && !chunk_open && outstanding == 0) {
     // Nothing more to give: each task re-measures its finalists and ends on its own.
     m.allocation_done = true;
+    m.tasks_failed = live.empty();
     if (model.row.trials_done < model.row.spec.trials) {
-      m.why = live.empty() ? "every task failed"
-                           : StrCat("no task can take more trials after ", model.row.trials_done);
+      m.why = m.tasks_failed ? "every task failed"
+                             : StrCat("no task can take more trials after ", model.row.trials_done);
     }
     Logger("daemon")->info("model job {}: its {} trials are spent{}", model.row.id,
                            model.row.trials_done, m.why.empty() ? "" : StrCat(" (", m.why, ")"));
   }
   if (m.allocation_done) {
-    return;  // its tasks re-measure their finalists and end
+    // Its tasks re-measure their finalists and end; then it ends.
+    if (live.empty()) {
+      FinishLocked(model, m.tasks_failed ? JobState::kFailed : JobState::kDone, m.why);
+    }
+    return;
   }
   if (running && model.row.state != JobState::kRunning) {
     model.waiting.clear();
@@ -200,14 +188,7 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
         waiting = task->waiting;
       }
     }
-    if (waiting != model.waiting) {
-      model.waiting = waiting;
-      if (model.row.state == JobState::kRunning && !waiting.empty()) {
-        SetActiveStateLocked(model, JobState::kQueued);
-      } else {
-        PushEventLocked(model);
-      }
-    }
+    SetWaitingLocked(model, std::move(waiting));
   }
 }
 
@@ -242,7 +223,7 @@ void Scheduler::FillModelLocked(const JobRuntime& model, v1::Job* out) const {
     t->set_trials_allocated(task->row.spec.trials);
     t->set_trials_done(task->row.trials_done);
     if (task->best) {
-      SetTaskBest(*task->best, t->mutable_best());
+      task->best->ToProto(t->mutable_best());
     }
     t->set_default_secs(task->default_secs.value_or(0));
     in_flight += task->in_flight;

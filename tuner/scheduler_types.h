@@ -59,6 +59,14 @@ struct BestSoFar {
   std::string template_name;
   std::string config;
   std::string record_uid;
+
+  void ToProto(v1::BestTrial* out) const {
+    out->set_gflops(gflops);
+    out->set_secs(secs);
+    out->set_template_name(template_name);
+    out->set_config(config);
+    out->set_record_uid(record_uid);
+  }
 };
 
 /// What a model job adds to a JobRuntime: how its budget is spread over its task jobs.
@@ -68,7 +76,8 @@ struct ModelRuntime {
   // The budget is spent (or no task can take more): the tasks re-measure their finalists and
   // end, then the model job ends.
   bool allocation_done = false;
-  std::string why;  // why it ended short of its budget, if it did
+  bool tasks_failed = false;  // every task had ended (failed) before the budget was spent
+  std::string why;            // why it ended short of its budget, if it did
 };
 
 /// A live job: loaded from the log, queued or running, or finished and not yet pruned. A model
