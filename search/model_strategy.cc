@@ -1,12 +1,14 @@
 // Model-based search ("xgb" and "auto"). A plan is made by fitting a CostModel on the
 // observations so far and running simulated annealing under it (walkers change one knob per
 // step); it keeps the kPlanSize best-ranked configs visited. A batch takes the plan's best
-// untaken candidates, with a bonus for (knob, value) pairs the batch does not cover yet, plus
-// an epsilon share of uniform random picks so that a wrong model cannot starve whole regions.
+// untaken candidates, with a bonus for (knob, value) pairs the plan's picks do not cover yet,
+// plus an epsilon share of random picks so that a wrong model cannot starve whole regions.
 // A new plan is made once kRefitEvery new observations have arrived (or the plan is used up),
 // so the model is refitted after every batch of trials, not after every trial. Until the model
-// has enough data the batches are uniformly random: "xgb" needs kXgbWarmup observations,
-// "auto" kAutoWarmup.
+// has enough data the batches are random: "xgb" needs kXgbWarmup observations, "auto"
+// kAutoWarmup. Random picks are covering draws: of a few uniform draws, the one holding the
+// most knob values no config taken so far holds, so the first batches try every value of every
+// knob (a space-filling design) and the model sees each before it must rank it.
 //
 // The saved state is the seed, the number of batches (each batch draws from its own random
 // stream), every config taken, and which batch made the current plan on how many observations.
@@ -45,6 +47,7 @@ constexpr size_t kPlanSize = 128;         // candidates a plan keeps
 constexpr size_t kRefitEvery = 8;         // new observations that make a new plan
 constexpr int kStartFromBest = 16;        // walkers that start at the best measured configs
 constexpr double kDiversityWeight = 0.2;  // weight of new (knob, value) pairs in a batch
+constexpr int kCoverCandidates = 32;      // random configs a covering draw chooses among
 
 // The mean and standard deviation of `value(v)` over `values` (0 and 0 when empty).
 template <typename Range, typename Value>
@@ -95,7 +98,8 @@ class ModelStrategy final : public SearchStrategy {
       return out;
     }
     const bool planned = UpdatePlan();
-    std::set<std::pair<std::string_view, int64_t>> covered;
+    std::set<std::pair<std::string_view, int64_t>> covered = PlanValuesTaken();
+    std::set<std::pair<std::string_view, int64_t>> ever = TakenValues();
     std::uniform_real_distribution<double> coin(0.0, 1.0);
     while (static_cast<int>(out.size()) < n) {
       std::optional<Config> pick;
@@ -103,13 +107,14 @@ class ModelStrategy final : public SearchStrategy {
         pick = PickDiverse(covered);
       }
       if (!pick) {
-        pick = pool_.Draw(rng);
+        pick = DrawCovering(ever, rng);
       }
       if (!pick) {
         break;
       }
       for (const Knob& knob : space_.knobs()) {
         covered.emplace(knob.name, pick->at(knob.name));
+        ever.emplace(knob.name, pick->at(knob.name));
       }
       out.push_back(std::move(*pick));
     }
@@ -213,6 +218,63 @@ class ModelStrategy final : public SearchStrategy {
       return false;
     }
     return true;
+  }
+
+  // The (knob, value) pairs of every config taken so far (proposed, observed or excluded).
+  std::set<std::pair<std::string_view, int64_t>> TakenValues() const {
+    std::set<std::pair<std::string_view, int64_t>> values;
+    for (uint64_t index : pool_.taken()) {
+      const Config config = space_.ConfigAt(index);
+      for (const Knob& knob : space_.knobs()) {
+        values.emplace(knob.name, config.at(knob.name));
+      }
+    }
+    return values;
+  }
+
+  // The (knob, value) pairs of the current plan's candidates taken so far: what the picks from
+  // this plan cover, whether they were asked for in one batch or one at a time (the daemon asks
+  // for as many as it has room for). A function of the plan and of the configs taken, so a
+  // resumed search computes the same.
+  std::set<std::pair<std::string_view, int64_t>> PlanValuesTaken() const {
+    std::set<std::pair<std::string_view, int64_t>> values;
+    for (const auto& [score, config] : plan_.ranked) {
+      if (pool_.Taken(config)) {
+        for (const Knob& knob : space_.knobs()) {
+          values.emplace(knob.name, config.at(knob.name));
+        }
+      }
+    }
+    return values;
+  }
+
+  // A random pick that favours knob values no config taken so far holds: of kCoverCandidates
+  // uniform draws, the untaken one holding the most such values (the first on ties); taken.
+  // So the random batches before the model, and its epsilon share after, spread over every
+  // value of every knob (a space-filling design) instead of leaving a value untried by chance.
+  std::optional<Config> DrawCovering(const std::set<std::pair<std::string_view, int64_t>>& ever,
+                                     std::mt19937_64& rng) {
+    std::optional<Config> best;
+    int best_fresh = -1;
+    for (int i = 0; i < kCoverCandidates; ++i) {
+      std::optional<Config> candidate = space_.Sample(rng, 1000);
+      if (!candidate || pool_.Taken(*candidate)) {
+        continue;
+      }
+      int fresh = 0;
+      for (const Knob& knob : space_.knobs()) {
+        fresh += ever.contains({knob.name, candidate->at(knob.name)}) ? 0 : 1;
+      }
+      if (fresh > best_fresh) {
+        best_fresh = fresh;
+        best = std::move(candidate);
+      }
+    }
+    if (!best) {
+      return pool_.Draw(rng);
+    }
+    pool_.Take(*best);
+    return best;
   }
 
   // Makes sure the plan (the candidates the model ranks best) is current: a new one is fitted

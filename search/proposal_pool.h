@@ -35,6 +35,9 @@ class ProposalPool {
 
   bool Exhausted() const;
 
+  /// The raw indices of every taken config, in no particular order.
+  const std::unordered_set<uint64_t>& taken() const { return taken_; }
+
   /// The raw indices of every taken config, for a saved state.
   nlohmann::json Save() const;
   /// Takes the configs at the raw indices of Save()'s output; false when `saved` is not an

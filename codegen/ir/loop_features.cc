@@ -44,6 +44,8 @@ constexpr std::array<std::string_view, kLoopFeatureCount> kNames = {
     "footprint_bytes_inner5",
     "arithmetic_intensity",
     "stack_bytes",
+    "fma_lanes_per_load_element",
+    "fma_lanes_per_global_load_element",
 };
 
 float Log(double x) { return static_cast<float>(std::log2(1.0 + std::max(0.0, x))); }
@@ -92,6 +94,11 @@ class Extractor {
     }
     f[30] = static_cast<float>((2.0 * fma_ + float_ops_) / std::max(4.0 * global_footprint_, 1.0));
     f[31] = Log(stack_bytes_);
+    // Reuse in registers: how many multiply-adds each element loaded feeds. A register tile of
+    // mr x nr accumulators loads mr + nr elements for mr * nr multiply-adds; this is the figure
+    // that decides whether the FMA units or the load ports bound the inner loop.
+    f[32] = static_cast<float>(fma_ / loads);
+    f[33] = static_cast<float>(fma_ / std::max(global_loads_, 1.0));
     return f;
   }
 

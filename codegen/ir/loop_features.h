@@ -14,8 +14,9 @@
 
 namespace tune::ir {
 
-/// The number of features and their names, in order (counts and sizes are log2(1 + x)).
-inline constexpr size_t kLoopFeatureCount = 32;
+/// The number of features and their names, in order (counts and sizes are log2(1 + x); shares
+/// and ratios are plain).
+inline constexpr size_t kLoopFeatureCount = 34;
 const std::array<std::string_view, kLoopFeatureCount>& LoopFeatureNames();
 
 /// The features of `func`. Loop extents that depend on outer loops are taken at the first

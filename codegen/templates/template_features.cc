@@ -8,6 +8,7 @@ namespace tune {
 namespace {
 
 constexpr size_t kWorkloadFeatureCount = 12;
+constexpr size_t kFmaLanes = 14;  // LoopFeatureNames()[14], log2(1 + multiply-add lanes)
 
 float Log(int64_t x) { return static_cast<float>(std::log2(1.0 + static_cast<double>(x))); }
 
@@ -39,6 +40,10 @@ std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& w
     }
   }
   row.insert(row.end(), loops.begin(), loops.end());
+  // The share of the kernel's multiply-adds that the workload needs: below 1 where tiles pad
+  // the tails, above 1 for a transform (Winograd) that needs fewer.
+  const double fma = std::exp2(static_cast<double>(loops[kFmaLanes])) - 1.0;
+  row.push_back(fma > 0 ? static_cast<float>(workload.Flops() / 2.0 / fma) : 0.0f);
   std::vector<float> knobs = KnobFeatures(space, config);
   row.insert(row.end(), knobs.begin(), knobs.end());
   return row;

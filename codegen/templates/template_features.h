@@ -17,7 +17,8 @@ namespace tune {
 std::vector<float> WorkloadFeatures(const Workload& workload);
 
 /// Features of `config`: WorkloadFeatures, then the loop features of the kernel
-/// `tpl` builds for it (zeros when the template builds no IR or the build fails), then
+/// `tpl` builds for it (zeros when the template builds no IR or the build fails), the share of
+/// the kernel's multiply-adds the workload needs (padding below 1, Winograd above), then
 /// KnobFeatures. The same width for every config of `tpl`'s space for this workload and target.
 std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& workload,
                                     const Target& target, const ConfigSpace& space,

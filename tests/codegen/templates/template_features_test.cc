@@ -27,7 +27,7 @@ TEST(TemplateFeaturesTest, RowsHaveOneWidthPerSpaceAndDistinguishConfigsByTheirL
       const ConfigSpace space = tpl->space(workload, target);
       const std::vector<float> base =
           TemplateFeatures(*tpl, workload, target, space, tpl->default_config(workload, target));
-      ASSERT_EQ(base.size(), 12 + ir::kLoopFeatureCount + space.knobs().size()) << tpl->name;
+      ASSERT_EQ(base.size(), 12 + ir::kLoopFeatureCount + 1 + space.knobs().size()) << tpl->name;
       int differ = 0;
       for (int i = 0; i < 8; ++i) {
         std::optional<Config> config = space.Sample(rng);
