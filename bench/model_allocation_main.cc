@@ -66,6 +66,7 @@ struct Options {
   std::vector<int> report_at;
   std::string worker_binary = TUNE_SERVER_PATH;
   bool verbose = false;
+  bool transfer = true;  // layers lend their trials to each other's cost models
 };
 
 struct Layer {
@@ -130,7 +131,7 @@ class ModelBench {
                      scheduler.ExpectedGain(*next));
       }
       scheduler.Allocate(*next, n);
-      const int measured = MeasureChunk(*next, *searches[*next], n, seed, &scheduler);
+      const int measured = MeasureChunk(*next, *searches[*next], n, seed, &scheduler, &searches);
       run.trials[*next] += measured;
       run.totals.insert(run.totals.end(), chunk_totals_.begin(), chunk_totals_.end());
       if (searches[*next]->Exhausted() || measured < n) {
@@ -149,7 +150,7 @@ class ModelBench {
     int done = 0;
     while (done < trials) {
       const int n = std::min(kChunk, trials - done);
-      const int measured = MeasureChunk(static_cast<int>(i), *search, n, seed, nullptr);
+      const int measured = MeasureChunk(static_cast<int>(i), *search, n, seed, nullptr, nullptr);
       done += measured;
       if (measured < n || search->Exhausted()) {
         break;
@@ -180,10 +181,12 @@ class ModelBench {
   }
 
   // Proposes up to n configs of layer i, measures each and reports it to the search and (when
-  // given) the scheduler, keeping the scheduler's total after each in chunk_totals_. Returns how
-  // many were proposed.
+  // given) the scheduler, keeping the scheduler's total after each in chunk_totals_, and lends
+  // it to the other layers' searches (when given and transfer is on, as the daemon lends a
+  // task's trials to its sibling tasks). Returns how many were proposed.
   int MeasureChunk(int i, tuner::JobSearch& search, int n, uint64_t seed,
-                   search::TaskScheduler* scheduler) {
+                   search::TaskScheduler* scheduler,
+                   std::vector<std::unique_ptr<tuner::JobSearch>>* siblings) {
     const Layer& layer = layers_[i];
     std::vector<tuner::Candidate> candidates = search.Propose(n);
     chunk_totals_.clear();
@@ -195,6 +198,15 @@ class ModelBench {
                      ConfigToString(c.config).c_str(), secs.value_or(0));
       }
       search.Observe(c.tpl, TrialOutcome{c.config, secs.has_value(), secs.value_or(0)});
+      if (siblings != nullptr && options_.transfer) {
+        const TemplateTrial lent{layer.workload.ToString(), ConfigToString(c.config),
+                                 secs.has_value(), secs.value_or(0)};
+        for (auto& sibling : *siblings) {
+          if (sibling.get() != &search) {
+            sibling->Lend(c.tpl, lent);
+          }
+        }
+      }
       if (scheduler != nullptr) {
         scheduler->Observe(i, secs);
         chunk_totals_.push_back(scheduler->EstimatedTotal().value_or(kInf));
@@ -281,6 +293,9 @@ int Main(int argc, char** argv) {
   app.add_option("--table", options.table, "measured times, reused and extended (TSV)");
   app.add_option("--curves", options.curves, "median curves for plot_model_allocation.gp (TSV)");
   app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
+  app.add_flag("--transfer,!--no-transfer", options.transfer,
+               "layers lend their trials to each other's cost models, as a model job's tasks do "
+               "(default: on)");
   app.add_flag(
       "--verbose", options.verbose,
       "print every decision (policy, seed, layer, expected gain) and every trial (seed, layer, "
@@ -349,9 +364,9 @@ int Main(int argc, char** argv) {
 
   std::printf(
       "%s: %zu layers, target '%s', strategy %s, %d trials per job in chunks of %d, %d "
-      "seeds\n",
+      "seeds, layers lend trials to each other: %s\n",
       model_name.c_str(), n_layers, target.ToString().c_str(), options.strategy.c_str(),
-      options.budget, kChunk, options.seeds);
+      options.budget, kChunk, options.seeds, options.transfer ? "yes" : "no");
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

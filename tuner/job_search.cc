@@ -48,6 +48,18 @@ bool DescribedByIr(const KernelTemplate& tpl, OpKind op) {
   return FindFaultTemplate(tpl.name, op) != &tpl;
 }
 
+}  // namespace
+
+uint32_t TransferGroups::Of(std::string_view workload) {
+  auto [it, fresh] = ids_.try_emplace(std::string(workload), 0);
+  if (fresh) {
+    it->second = static_cast<uint32_t>(ids_.size());
+  }
+  return it->second;
+}
+
+namespace {
+
 // What a template's search takes from other workloads' trials: samples for its cost model (when
 // it has one) and the best config of each of the nearest workloads, valid for `workload`.
 struct TemplateTransfer {
@@ -57,7 +69,8 @@ struct TemplateTransfer {
 
 TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& workload,
                                  const Target& target, const ConfigSpace& space,
-                                 const std::vector<TemplateTrial>& trials, bool for_model) {
+                                 const std::vector<TemplateTrial>& trials, bool for_model,
+                                 TransferGroups& groups) {
   const bool from_ir = DescribedByIr(tpl, workload.op());
   auto features_of = [&](const Workload& w, const ConfigSpace& s, const Config& c) {
     return from_ir ? TemplateFeatures(tpl, w, target, s, c) : KnobFeatures(s, c);
@@ -75,7 +88,7 @@ TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& work
     if (fresh) {
       absl::StatusOr<Workload> w = Workload::Parse(trial.workload);
       if (w.ok() && w->op() == workload.op()) {
-        it->second = Other{*w, tpl.space(*w, target), static_cast<uint32_t>(others.size()), {}};
+        it->second = Other{*w, tpl.space(*w, target), groups.Of(trial.workload), {}};
       }
     }
     if (!it->second) {
@@ -141,6 +154,7 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
           ? &saved["strategies"]
           : nullptr;
   std::set<std::string> defaults_proposed;
+  TransferGroups groups;
   if (saved.is_object() && saved.contains("defaults_proposed") &&
       saved["defaults_proposed"].is_array()) {
     for (const Json& name : saved["defaults_proposed"]) {
@@ -201,8 +215,8 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
       seeds = tpl->seeds(workload, target);
     }
     if (auto trials = transfer.find(name); trials != transfer.end()) {
-      TemplateTransfer lent =
-          PrepareTransfer(*tpl, workload, target, space, trials->second, (*made)->HasModel());
+      TemplateTransfer lent = PrepareTransfer(*tpl, workload, target, space, trials->second,
+                                              (*made)->HasModel(), groups);
       if (!lent.samples.empty()) {
         (*made)->Transfer(std::move(lent.samples));
       }
@@ -270,7 +284,8 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
   if (saved.is_object() && saved.contains("next") && saved["next"].is_number_unsigned()) {
     next = saved["next"].get<size_t>() % parts.size();
   }
-  return std::unique_ptr<JobSearch>(new JobSearch(std::move(parts), next, std::move(replay)));
+  return std::unique_ptr<JobSearch>(new JobSearch(workload, target, std::move(parts), next,
+                                                  std::move(replay), std::move(groups)));
 }
 
 std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
@@ -378,6 +393,32 @@ std::string JobSearch::SaveState() const {
               {"strategies", strategies},
               {"outstanding", outstanding}}
       .dump();
+}
+
+void JobSearch::Lend(const KernelTemplate* tpl, const TemplateTrial& trial) {
+  auto part = std::find_if(parts_.begin(), parts_.end(),
+                           [&](const PerTemplate& p) { return p.tpl == tpl; });
+  if (part == parts_.end() || !part->strategy->HasModel() || trial.workload == workload_text_) {
+    return;
+  }
+  auto [it, fresh] = lenders_.try_emplace({std::string(tpl->name), trial.workload});
+  if (fresh) {
+    absl::StatusOr<Workload> other = Workload::Parse(trial.workload);
+    if (other.ok() && other->op() == workload_.op()) {
+      it->second = Lender{*other, tpl->space(*other, target_)};
+    }
+  }
+  absl::StatusOr<Config> config = ParseConfig(trial.config);
+  if (!it->second || !config.ok() || !it->second->space.IsValid(*config)) {
+    return;
+  }
+  const Lender& lender = *it->second;
+  std::vector<float> features =
+      DescribedByIr(*tpl, workload_.op())
+          ? TemplateFeatures(*tpl, lender.workload, target_, lender.space, *config)
+          : KnobFeatures(lender.space, *config);
+  part->strategy->Transfer({TransferSample{std::move(features), trial.ok, trial.median_secs,
+                                           groups_.Of(trial.workload)}});
 }
 
 bool JobSearch::Exhausted() const {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,16 @@ struct PastTrial {
 
 /// How many of the nearest other workloads lend their best config to a new search.
 inline constexpr size_t kNearestWorkloads = 3;
+
+/// Numbers the other workloads whose trials a search learns from, 1, 2, ... in order of first
+/// sight (0 is the search's own workload): a cost model compares trials of one number only.
+class TransferGroups {
+ public:
+  uint32_t Of(std::string_view workload);
+
+ private:
+  std::map<std::string, uint32_t, std::less<>> ids_;
+};
 
 /// Which templates may propose now (e.g. those whose library some worker offers); empty: all.
 using TemplateFilter = std::function<bool(const KernelTemplate*)>;
@@ -86,6 +97,13 @@ class JobSearch {
   /// and its strategy learns of it (and never proposes it).
   void Observe(const KernelTemplate* tpl, const TrialOutcome& outcome);
 
+  /// Lends a trial of template `tpl` on another workload of the same target (a sibling task of
+  /// a model job, recorded while this search runs) to that template's cost model, as Create's
+  /// `transfer` lends the log's: the model learns from it at its next fit. Ignored when the
+  /// template is not searched here or has no model, or the trial is of this workload, of
+  /// another operator, or of a config that is not valid for its workload.
+  void Lend(const KernelTemplate* tpl, const TemplateTrial& trial);
+
   /// JSON text of the whole search: each strategy's state, the turn, which defaults were
   /// proposed and every outstanding candidate.
   std::string SaveState() const;
@@ -105,13 +123,31 @@ class JobSearch {
     std::vector<Config> seeds;         // the template's valid seeds (tpl->seeds), in order
     std::deque<Config> seeds_pending;  // those neither measured nor proposed yet
   };
-  JobSearch(std::vector<PerTemplate> parts, size_t next, std::deque<Candidate> replay)
-      : parts_(std::move(parts)), next_(next), replay_(std::move(replay)) {}
+  // Another workload whose trials are lent: its shape and the template's space for it.
+  struct Lender {
+    Workload workload;
+    ConfigSpace space;
+  };
+  JobSearch(const Workload& workload, const Target& target, std::vector<PerTemplate> parts,
+            size_t next, std::deque<Candidate> replay, TransferGroups groups)
+      : workload_(workload),
+        workload_text_(workload.ToString()),
+        target_(target),
+        parts_(std::move(parts)),
+        next_(next),
+        replay_(std::move(replay)),
+        groups_(std::move(groups)) {}
 
+  const Workload workload_;
+  const std::string workload_text_;
+  const Target target_;
   std::vector<PerTemplate> parts_;
   size_t next_ = 0;                     // the template that proposes next
   std::deque<Candidate> replay_;        // outstanding in the saved state, to propose first
   std::vector<Candidate> outstanding_;  // proposed and not observed, in proposal order
+  TransferGroups groups_;
+  // By (template name, workload text); nullopt: a workload that lends nothing here.
+  std::map<std::pair<std::string, std::string>, std::optional<Lender>> lenders_;
 };
 
 }  // namespace tune::tuner

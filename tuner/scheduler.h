@@ -270,10 +270,14 @@ class Scheduler {
   /// chunk is proposed, follows its tasks' states, and ends the model job and its tasks once
   /// the budget is spent or no task can take more.
   void PumpModelLocked(JobRuntime& model) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// A task job's trial was counted: notes the untuned default's time and tells the model's
-  /// allocator.
+  /// A task job's trial was counted: notes the untuned default's time, tells the model's
+  /// allocator and lends the trial to the sibling tasks' cost models.
   void OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const TrialOutcome& outcome,
                          ErrorKind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Lends a task's trial to the cost models of its sibling tasks that search the same template
+  /// (and transfer), on the planner: the tasks of one model learn from each other as they run.
+  void LendToSiblingsLocked(const JobRuntime& model, const JobRuntime& task, const Trial& trial,
+                            const TrialOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// The live model job of a task job; null for other jobs or once the model job left memory.
   JobRuntime* ModelOfLocked(const JobRuntime& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// True for a task job whose model job may still give it trials: it waits instead of ending

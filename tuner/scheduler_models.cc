@@ -113,6 +113,27 @@ void Scheduler::OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const Tr
   if (model->recent.size() > kRecentTrials) {
     model->recent.pop_front();
   }
+  if (kind != ErrorKind::kWorkerLost) {  // a trial given up says nothing of its config
+    LendToSiblingsLocked(*model, task, trial, outcome);
+  }
+}
+
+void Scheduler::LendToSiblingsLocked(const JobRuntime& model, const JobRuntime& task,
+                                     const Trial& trial, const TrialOutcome& outcome) {
+  const TemplateTrial lent{task.workload.ToString(), trial.config_text, outcome.ok, outcome.secs};
+  for (int64_t id : model.model->task_ids) {
+    JobRuntime* sibling = jobs_.Find(id);
+    if (sibling == nullptr || sibling == &task || IsTerminal(sibling->row.state) ||
+        !sibling->row.spec.transfer ||
+        std::find(sibling->templates.begin(), sibling->templates.end(), trial.tpl) ==
+            sibling->templates.end()) {
+      continue;
+    }
+    planner_->Post([job = jobs_.Shared(id), tpl = trial.tpl, lent] {
+      std::lock_guard search_lock(job->search_mu);
+      job->search->Lend(tpl, lent);
+    });
+  }
 }
 
 void Scheduler::PumpModelLocked(JobRuntime& model) {

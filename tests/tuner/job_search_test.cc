@@ -277,6 +277,36 @@ TEST(JobSearchTest, ProposesTheNearestWorkloadsBestConfigsRightAfterTheTemplates
   }
 }
 
+// A model job's tasks lend each other their trials as they are recorded: the lent trials train
+// the cost model before the search has data of its own, so its first proposals follow the model
+// instead of a random draw. Trials that cannot teach it anything change nothing.
+TEST(JobSearchTest, LentTrialsOfAnotherWorkloadTrainTheModelAndOthersAreIgnored) {
+  GemmCase s;
+  const KernelTemplate* tpl = s.templates.front();
+  const Workload sibling = *Workload::Parse("gemm:M=64,N=64,K=48");
+  const ConfigSpace there = tpl->space(sibling, s.target);
+  const std::vector<Config> valid = there.EnumerateValid(32);
+  ASSERT_EQ(valid.size(), 32u);
+  auto proposals = [&](const std::string& lent_workload) {
+    auto search = JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 7, {}, "");
+    EXPECT_TRUE(search.ok()) << search.status();
+    for (size_t i = 0; i < valid.size() && !lent_workload.empty(); ++i) {
+      (*search)->Lend(tpl, {lent_workload, ConfigToString(valid[i]), i % 7 != 3,
+                            1e-3 * static_cast<double>(1 + (i * 5) % 11)});
+    }
+    std::vector<std::string> keys;
+    for (const Candidate& c : (*search)->Propose(48)) {
+      keys.push_back(Key(c));
+    }
+    return keys;
+  };
+  const std::vector<std::string> alone = proposals("");
+  EXPECT_NE(proposals(sibling.ToString()), alone);
+  EXPECT_EQ(proposals(s.workload.ToString()), alone) << "its own workload is observed, not lent";
+  EXPECT_EQ(proposals("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3"), alone) << "another operator";
+  EXPECT_EQ(proposals("gemm:M=0"), alone) << "a malformed workload";
+}
+
 // A fault template's build aborts the process that runs it: the daemon's cost model must never
 // build one to describe its configs (a builder process builds them, and dies instead).
 TEST(JobSearchTest, AModelSearchOfATemplateWhoseBuildAbortsNeverBuildsItInTheDaemon) {
