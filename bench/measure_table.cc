@@ -85,6 +85,36 @@ std::optional<double> MeasuredTimes::Measure(const Workload& w, const KernelTemp
   return result;
 }
 
+int MeasuredTimes::Remeasure(const Workload& w, const KernelTemplate& tpl, size_t top, int passes) {
+  const std::string workload = w.ToString();
+  const std::string tpl_key = keep_template_ ? std::string(tpl.name) : std::string();
+  std::vector<std::pair<double, Config>> fastest;
+  for (const Table::Entry& entry : table_.Of(workload)) {
+    absl::StatusOr<Config> config = ParseConfig(entry.config);
+    if (entry.tpl == tpl_key && entry.secs.has_value() && config.ok()) {
+      fastest.emplace_back(*entry.secs, *std::move(config));
+    }
+  }
+  std::sort(fastest.begin(), fastest.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  fastest.resize(std::min(fastest.size(), top));
+  std::vector<std::vector<double>> samples(fastest.size());
+  for (int pass = 0; pass < passes; ++pass) {
+    for (size_t i = 0; i < fastest.size(); ++i) {
+      absl::StatusOr<double> secs = timer_.MedianSecs(w, tpl, fastest[i].second);
+      if (secs.ok()) {
+        samples[i].push_back(*secs);
+      }
+    }
+  }
+  for (size_t i = 0; i < fastest.size(); ++i) {
+    if (!samples[i].empty()) {
+      table_.Add(workload, tpl_key, ConfigToString(fastest[i].second), MedianOf(samples[i]));
+    }
+  }
+  return static_cast<int>(fastest.size());
+}
+
 absl::StatusOr<std::unique_ptr<KernelTimer>> OpenKernelTimer(const Target& target,
                                                              const std::string& worker_binary) {
   rpc::SupervisorOptions sup_options;

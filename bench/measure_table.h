@@ -58,6 +58,14 @@ class MeasuredTimes {
 
   std::optional<double> Measure(const Workload& w, const KernelTemplate& tpl, const Config& config);
 
+  /// Measures the `top` fastest configs the table holds for `w` (of `tpl`, in a table keyed by
+  /// template) again, in `passes` passes that each measure every one of them once (so a drift of
+  /// the machine touches each alike), and keeps the median of its re-measurements as each one's
+  /// time. The fastest of thousands of single measurements is biased low by their noise (the
+  /// winner's curse); a reference set by it would be out of reach of any search. Returns how
+  /// many configs were measured again.
+  int Remeasure(const Workload& w, const KernelTemplate& tpl, size_t top, int passes);
+
   const Table& table() const { return table_; }
   KernelTimer& timer() { return timer_; }
   /// Configs measured (not found in the table) so far.

@@ -4,8 +4,11 @@
 // loop-nest features; a config is built and measured once (through tune-server's measurement
 // supervisor, as a job does) and remembered in the `--table` file, so every strategy and every
 // rerun sees the same time for it. The reference is the best time measured for the workload
-// by any run, including a long xgb run of `--reference` trials. "xgb+transfer" first learns
-// from the table's measurements of the other workloads.
+// by any run, including a long xgb run of `--reference` trials, after the fastest configs were
+// measured again (`--remeasure-top`, median of `--remeasure-passes` passes: the fastest single
+// measurement of thousands is biased low by noise). "xgb+transfer" first learns from the
+// table's measurements of the other workloads. Random searches may run longer
+// (`--random-trials`), to see how many trials random needs.
 //
 // Prints, per workload and strategy, the median over seeds of the trials needed to come within
 // 5% of the reference and of the best found at 16, 32 and 64 trials; writes the median curves
@@ -47,6 +50,9 @@ struct Options {
   std::string table = "out/search-table.tsv";
   std::string curves = "out/search-curves.tsv";
   std::string worker_binary = TUNE_SERVER_PATH;
+  int random_trials = 0;  // trials of each random search (0: --trials)
+  size_t remeasure_top = 16;
+  int remeasure_passes = 3;
   bool spaces_only = false;
   bool verbose = false;
 };
@@ -61,8 +67,8 @@ class SearchBench {
     return times_.Measure(w, tpl_, config);
   }
 
-  // The best-so-far time after each trial of one search.
-  std::vector<double> Run(const Workload& w, const std::vector<Workload>& others,
+  // The configs one search measured, in trial order.
+  std::vector<Config> Run(const Workload& w, const std::vector<Workload>& others,
                           std::string_view strategy, uint64_t seed, int trials) {
     const Target& target = timer_.target();
     const bool transfer = strategy == kTransfer;
@@ -72,11 +78,10 @@ class SearchBench {
     if (transfer) {
       (*search)->Transfer(TransferSamples(others));
     }
-    std::vector<double> best_so_far;
-    double best = std::numeric_limits<double>::infinity();
-    while (static_cast<int>(best_so_far.size()) < trials) {
-      std::vector<Config> configs = (*search)->Propose(
-          std::min(options_.batch, trials - static_cast<int>(best_so_far.size())));
+    std::vector<Config> measured;
+    while (static_cast<int>(measured.size()) < trials) {
+      std::vector<Config> configs =
+          (*search)->Propose(std::min(options_.batch, trials - static_cast<int>(measured.size())));
       if (configs.empty()) {
         break;
       }
@@ -85,16 +90,32 @@ class SearchBench {
         std::optional<double> secs = Measure(w, config);
         if (options_.verbose) {
           std::fprintf(stderr, "%s seed %llu trial %zu: %s %.4g s\n", std::string(strategy).c_str(),
-                       static_cast<unsigned long long>(seed), best_so_far.size() + 1,
+                       static_cast<unsigned long long>(seed), measured.size() + 1,
                        ConfigToString(config).c_str(), secs.value_or(0));
         }
-        best = std::min(best, secs.value_or(best));
-        best_so_far.push_back(best);
+        measured.push_back(config);
         outcomes.push_back({config, secs.has_value(), secs.value_or(0)});
       }
       (*search)->Observe(outcomes);
     }
+    return measured;
+  }
+
+  // The best-so-far time after each of `configs` (measured: their times are in the table, the
+  // re-measured ones with their re-measured time).
+  std::vector<double> BestSoFar(const Workload& w, const std::vector<Config>& configs) {
+    std::vector<double> best_so_far;
+    double best = std::numeric_limits<double>::infinity();
+    for (const Config& config : configs) {
+      best = std::min(best, Measure(w, config).value_or(best));
+      best_so_far.push_back(best);
+    }
     return best_so_far;
+  }
+
+  // Re-measures the fastest configs of `w` (MeasuredTimes::Remeasure).
+  int Remeasure(const Workload& w) {
+    return times_.Remeasure(w, tpl_, options_.remeasure_top, options_.remeasure_passes);
   }
 
   // The fastest time the table holds for `w`.
@@ -156,6 +177,15 @@ int Main(int argc, char** argv) {
   app.add_option("--reference", options.reference,
                  "trials of the long xgb run that sets the reference best (0: none)")
       ->check(CLI::Range(0, 100000));
+  app.add_option("--random-trials", options.random_trials,
+                 "trials of each random search, to see how many random needs (default: --trials)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--remeasure-top", options.remeasure_top,
+                 "before the report, measure this many of each workload's fastest configs again "
+                 "and keep the median (0: none)");
+  app.add_option("--remeasure-passes", options.remeasure_passes,
+                 "passes of that re-measurement, each measuring every one once")
+      ->check(CLI::Range(1, 100));
   app.add_option("--table", options.table, "measured times, reused and extended (TSV)");
   app.add_option("--curves", options.curves, "median curves for plot_convergence.gp (TSV)");
   app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
@@ -224,7 +254,7 @@ int Main(int argc, char** argv) {
       "|---|---|---|---|---|---|\n",
       options.seeds);
   // First every search (so that the reference includes what they found), then the report.
-  std::map<std::pair<size_t, std::string>, std::vector<std::vector<double>>> runs;
+  std::map<std::pair<size_t, std::string>, std::vector<std::vector<Config>>> runs;
   // Transfer runs come last, when the table holds every other workload's measurements.
   for (bool transfer : {false, true}) {
     for (size_t wi = 0; wi < workloads.size(); ++wi) {
@@ -237,17 +267,28 @@ int Main(int argc, char** argv) {
         if ((strategy == kTransfer) != transfer) {
           continue;
         }
+        const int trials = strategy == "random" && options.random_trials > 0 ? options.random_trials
+                                                                             : options.trials;
         for (int seed = 1; seed <= options.seeds; ++seed) {
-          runs[{wi, strategy}].push_back(bench.Run(workloads[wi], others, strategy,
-                                                   static_cast<uint64_t>(seed), options.trials));
+          runs[{wi, strategy}].push_back(
+              bench.Run(workloads[wi], others, strategy, static_cast<uint64_t>(seed), trials));
         }
       }
     }
   }
+  int remeasured = 0;
+  for (const Workload& w : workloads) {
+    remeasured += bench.Remeasure(w);
+  }
   for (size_t wi = 0; wi < workloads.size(); ++wi) {
     const double reference = bench.Reference(workloads[wi]);
     for (const std::string& strategy : options.strategies) {
-      const std::vector<std::vector<double>>& curves_of = runs[{wi, strategy}];
+      const int trials = strategy == "random" && options.random_trials > 0 ? options.random_trials
+                                                                           : options.trials;
+      std::vector<std::vector<double>> curves_of;
+      for (const std::vector<Config>& run : runs[{wi, strategy}]) {
+        curves_of.push_back(bench.BestSoFar(workloads[wi], run));
+      }
       std::vector<double> to_5, at16, at32, at64;
       for (const std::vector<double>& curve : curves_of) {
         if (curve.empty()) {
@@ -263,12 +304,12 @@ int Main(int argc, char** argv) {
         at64.push_back(at(64));
       }
       const double median_to_5 = MedianOf(to_5);
-      std::printf("| `%s` | %s | %s | %.2f | %.2f | %.2f |\n", workloads[wi].ToString().c_str(),
-                  strategy.c_str(),
-                  std::isinf(median_to_5) ? StrCat("> ", options.trials).c_str()
-                                          : StrCat(median_to_5).c_str(),
-                  MedianOf(at16), MedianOf(at32), MedianOf(at64));
-      for (int t = 0; t < options.trials; ++t) {
+      std::printf(
+          "| `%s` | %s | %s | %.2f | %.2f | %.2f |\n", workloads[wi].ToString().c_str(),
+          strategy.c_str(),
+          std::isinf(median_to_5) ? StrCat("> ", trials).c_str() : StrCat(median_to_5).c_str(),
+          MedianOf(at16), MedianOf(at32), MedianOf(at64));
+      for (int t = 0; t < trials; ++t) {
         std::vector<double> ratios;
         for (const std::vector<double>& curve : curves_of) {
           if (t < static_cast<int>(curve.size())) {
@@ -282,8 +323,10 @@ int Main(int argc, char** argv) {
   }
   std::printf(
       "\nreference: the fastest config measured for each workload (%d configs measured "
-      "in this run; table %s)\n",
-      bench.measured(), options.table.c_str());
+      "in this run; table %s); the %zu fastest of each were measured again in %d passes before "
+      "the report (%d in all) and count with the median of those\n",
+      bench.measured(), options.table.c_str(), options.remeasure_top, options.remeasure_passes,
+      remeasured);
   return 0;
 }
 
