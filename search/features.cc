@@ -12,4 +12,15 @@ std::vector<float> KnobFeatures(const ConfigSpace& space, const Config& config) 
   return row;
 }
 
+FeatureFn KnobFeatureFn(const ConfigSpace& space) {
+  return [&space](const std::vector<Config>& configs) {
+    std::vector<std::vector<float>> rows;
+    rows.reserve(configs.size());
+    for (const Config& config : configs) {
+      rows.push_back(KnobFeatures(space, config));
+    }
+    return rows;
+  };
+}
+
 }  // namespace tune

@@ -1,5 +1,6 @@
-// Features of configs for a cost model. A FeatureFn maps a config of one space to a fixed-width
-// row of floats; the daemon supplies one that describes the kernel the config would build (its
+// Features of configs for a cost model. A FeatureFn maps configs of one space to fixed-width
+// rows of floats, many at a time (the daemon computes them in a builder process, one exchange
+// per call); the daemon supplies one that describes the kernel each config would build (its
 // workload, its knobs, its lowered loop nest), and a strategy given none uses KnobFeatures.
 #pragma once
 
@@ -10,11 +11,15 @@
 
 namespace tune {
 
-/// Features of one config: the same width for every config of the space it was made for.
-using FeatureFn = std::function<std::vector<float>(const Config&)>;
+/// Features of configs, one row per config in order: the same width for every config of the
+/// space it was made for.
+using FeatureFn = std::function<std::vector<std::vector<float>>(const std::vector<Config>&)>;
 
 /// The knob values in knob order. Tree models split on thresholds, so raw values serve as well
 /// as any monotone transform of them.
 std::vector<float> KnobFeatures(const ConfigSpace& space, const Config& config);
+
+/// KnobFeatures as a FeatureFn over `space` (which must outlive it).
+FeatureFn KnobFeatureFn(const ConfigSpace& space);
 
 }  // namespace tune

@@ -81,7 +81,7 @@ class ModelStrategy final : public SearchStrategy {
         features_(std::move(features)),
         model_(CostModel::Options{.seed = progress.seed}) {
     if (!features_) {
-      features_ = [this](const Config& config) { return KnobFeatures(space_, config); };
+      features_ = KnobFeatureFn(space_);
     }
   }
   ModelStrategy(const ModelStrategy&) = delete;
@@ -197,6 +197,11 @@ class ModelStrategy final : public SearchStrategy {
     auto label = [&](uint32_t group, bool ok, double secs) {
       return ok && secs > 0 ? static_cast<float>(range.at(group).first / secs) : 0.0f;
     };
+    std::vector<Config> observed;
+    for (size_t i = 0; i < count; ++i) {
+      observed.push_back(space_.ConfigAt(observations_[i].index));
+    }
+    ComputeFeatures(observed);
     FeatureMatrix x(FeaturesOf(space_.ConfigAt(0)).size());
     std::vector<float> labels;
     std::vector<uint32_t> groups;
@@ -310,12 +315,32 @@ class ModelStrategy final : public SearchStrategy {
   }
 
   const std::vector<float>& FeaturesOf(const Config& config) {
-    const uint64_t index = *space_.IndexOf(config);
-    auto it = features_cache_.find(index);
-    if (it == features_cache_.end()) {
-      it = features_cache_.emplace(index, features_(config)).first;
+    ComputeFeatures({config});
+    return features_cache_.at(*space_.IndexOf(config));
+  }
+
+  // Makes sure the features of every config of `configs` are cached, computing the missing ones
+  // in one call of the FeatureFn.
+  void ComputeFeatures(const std::vector<Config>& configs) {
+    std::vector<Config> missing;
+    std::vector<uint64_t> indices;
+    for (const Config& config : configs) {
+      const uint64_t index = *space_.IndexOf(config);
+      if (!features_cache_.contains(index) &&
+          std::find(indices.begin(), indices.end(), index) == indices.end()) {
+        missing.push_back(config);
+        indices.push_back(index);
+      }
     }
-    return it->second;
+    if (missing.empty()) {
+      return;
+    }
+    std::vector<std::vector<float>> rows = features_(missing);
+    TUNE_CHECK(rows.size() == missing.size())
+        << "a FeatureFn gave " << rows.size() << " rows for " << missing.size() << " configs";
+    for (size_t i = 0; i < missing.size(); ++i) {
+      features_cache_.emplace(indices[i], std::move(rows[i]));
+    }
   }
 
   // The model's scores of `configs` (cached per config until the next fit).
@@ -333,6 +358,11 @@ class ModelStrategy final : public SearchStrategy {
     if (missing.empty()) {
       return out;
     }
+    std::vector<Config> unscored;
+    for (size_t i : missing) {
+      unscored.push_back(configs[i]);
+    }
+    ComputeFeatures(unscored);
     FeatureMatrix x(FeaturesOf(configs[missing.front()]).size());
     for (size_t i : missing) {
       x.Append(FeaturesOf(configs[i]));

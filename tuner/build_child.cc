@@ -9,6 +9,7 @@
 
 #include "codegen/compiler.h"
 #include "codegen/plugins/plugin.h"
+#include "codegen/templates/template_features.h"
 #include "common/extern_kernels.h"
 #include "common/strings.h"
 #include "proto/convert.h"
@@ -18,11 +19,30 @@
 namespace tune::tuner {
 namespace {
 
-v1::BuildChildResult Error(uint64_t task_id, std::string message) {
-  v1::BuildChildResult result;
+template <typename Result = v1::BuildChildResult>
+Result Error(uint64_t task_id, std::string message) {
+  Result result;
   result.set_task_id(task_id);
   result.set_error(std::move(message));
   return result;
+}
+
+// The template a task names, at the version it expects; nullptr with `error` set otherwise.
+const KernelTemplate* TaskTemplate(const std::string& name, int32_t version, const Target& target,
+                                   OpKind op, bool allow_fault_templates, std::string* error) {
+  const KernelTemplate* tpl = FindTemplate(name, target.kind);
+  if (tpl == nullptr && allow_fault_templates) {
+    tpl = FindFaultTemplate(name, op);
+  }
+  if (tpl == nullptr) {
+    *error = StrCat("template '", name, "' is unknown to this builder");
+    return nullptr;
+  }
+  if (tpl->version != version) {
+    *error = StrCat("template ", tpl->name, " is at version ", tpl->version, ", not ", version);
+    return nullptr;
+  }
+  return tpl;
 }
 
 }  // namespace
@@ -66,16 +86,11 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
   if (!target.ok()) {
     return Error(id, StrCat("target: ", std::string(target.status().message())));
   }
-  const KernelTemplate* tpl = FindTemplate(task.template_name(), target->kind);
-  if (tpl == nullptr && allow_fault_templates) {
-    tpl = FindFaultTemplate(task.template_name(), workload->op());
-  }
+  std::string error;
+  const KernelTemplate* tpl = TaskTemplate(task.template_name(), task.template_version(), *target,
+                                           workload->op(), allow_fault_templates, &error);
   if (tpl == nullptr) {
-    return Error(id, StrCat("template '", task.template_name(), "' is unknown to this builder"));
-  }
-  if (tpl->version != task.template_version()) {
-    return Error(id, StrCat("template ", tpl->name, " is at version ", tpl->version, ", not ",
-                            task.template_version()));
+    return Error(id, std::move(error));
   }
   absl::StatusOr<Config> config = ParseConfig(task.config());
   if (!config.ok()) {
@@ -111,6 +126,38 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
   result.set_reused(reused);
   *result.mutable_artifact() = ArtifactToProto(*built);
   *result.mutable_code() = ArtifactCodeToProto(built->hash, built->format, std::move(built->code));
+  return result;
+}
+
+v1::FeatureChildResult FeaturesOne(const v1::FeatureChildTask& task, bool allow_fault_templates) {
+  using Result = v1::FeatureChildResult;
+  const uint64_t id = task.task_id();
+  absl::StatusOr<Workload> workload = Workload::Parse(task.workload());
+  if (!workload.ok()) {
+    return Error<Result>(id, StrCat("workload: ", std::string(workload.status().message())));
+  }
+  absl::StatusOr<Target> target = Target::Parse(task.target());
+  if (!target.ok()) {
+    return Error<Result>(id, StrCat("target: ", std::string(target.status().message())));
+  }
+  std::string error;
+  const KernelTemplate* tpl = TaskTemplate(task.template_name(), task.template_version(), *target,
+                                           workload->op(), allow_fault_templates, &error);
+  if (tpl == nullptr) {
+    return Error<Result>(id, std::move(error));
+  }
+  const ConfigSpace space = tpl->space(*workload, *target);
+  Result result;
+  result.set_task_id(id);
+  for (const std::string& text : task.configs()) {
+    absl::StatusOr<Config> config = ParseConfig(text);
+    if (!config.ok() || !space.IsValid(*config)) {
+      return Error<Result>(id, StrCat("config ", text, " is not a valid point of ", tpl->name,
+                                      "'s space for ", task.workload()));
+    }
+    const std::vector<float> row = TemplateFeatures(*tpl, *workload, *target, space, *config);
+    result.add_rows()->mutable_values()->Add(row.begin(), row.end());
+  }
   return result;
 }
 
@@ -151,11 +198,14 @@ int RunBuildChild(int in_fd, int out_fd) {
     if (getppid() != setup.parent_pid()) {
       return 0;  // the daemon is gone
     }
-    if (!request.has_task()) {
+    v1::BuildChildReply reply;
+    if (request.has_task()) {
+      *reply.mutable_result() = BuildOne(request.task(), setup.allow_fault_templates(), &memo);
+    } else if (request.has_features()) {
+      *reply.mutable_features() = FeaturesOne(request.features(), setup.allow_fault_templates());
+    } else {
       return 1;
     }
-    v1::BuildChildReply reply;
-    *reply.mutable_result() = BuildOne(request.task(), setup.allow_fault_templates(), &memo);
     if (!WriteFrame(out_fd, reply).ok()) {
       return 1;
     }

@@ -28,9 +28,15 @@ v1::Artifact ArtifactToProto(const Artifact& built);
 v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates,
                               ArtifactMemo* memo = nullptr);
 
+/// Computes the features of a FeatureChildTask's configs in this process (TemplateFeatures):
+/// one row per config, or `error` naming an unknown template or version, or a config that is
+/// not a valid point of the space. `allow_fault_templates` admits tuner/fault_templates.h.
+v1::FeatureChildResult FeaturesOne(const v1::FeatureChildTask& task, bool allow_fault_templates);
+
 /// The builder's main loop on (in_fd, out_fd): answers the setup message, then builds each task
-/// until `in_fd` reaches end of file or the daemon is gone. Returns the process exit code: 0
-/// after EOF, 1 when the pipes broke or the first message was not a setup.
+/// (or computes each feature task's rows) until `in_fd` reaches end of file or the daemon is gone.
+/// Returns the process exit code: 0 after EOF, 1 when the pipes broke or the first message was not
+/// a setup.
 int RunBuildChild(int in_fd, int out_fd);
 
 }  // namespace tune::tuner

@@ -1,27 +1,14 @@
 #include "tuner/builder_pool.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 
-#include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
-#include "common/subprocess.h"
-#include "proto/framing.h"
-#include "tuner/build_child.h"
 
 namespace tune::tuner {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Heap order: the task that should run first compares greatest.
 bool RunsLater(const BuildTask& a, const BuildTask& b) {
@@ -42,75 +29,49 @@ BuildOutcome BuildError(std::string message) {
 
 }  // namespace
 
-// One supervised builder process, used by one pool thread at a time; Cancel may come from any
-// thread.
+// One builder process of the pool: a build is one exchange, its failures a fact about the config.
 class BuilderPool::Builder {
  public:
-  explicit Builder(const BuilderOptions& options) : options_(options) {
-    wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    TUNE_CHECK(wake_fd_ >= 0) << "eventfd: " << std::strerror(errno);
-  }
-  ~Builder() {
-    Kill();
-    close(wake_fd_);
-  }
+  explicit Builder(const BuilderOptions& options) : options_(options), process_(options) {}
 
   /// Forgets a Cancel() meant for an earlier task. Call before the task is visible to DropJob.
-  void ClearCancel() {
-    uint64_t drained;
-    while (read(wake_fd_, &drained, sizeof(drained)) > 0) {
-    }
-  }
+  void ClearCancel() { process_.ClearCancel(); }
+  /// Stops the build in progress, if any (thread-safe).
+  void Cancel() { process_.Cancel(); }
+  int started() const { return process_.started(); }
 
   /// Builds one task; see BuildOutcome. `cancelled` is set when Cancel() stopped it.
   BuildOutcome Build(const v1::BuildChildTask& task, bool* cancelled) {
     *cancelled = false;
     v1::BuildChildRequest request;
     *request.mutable_task() = task;
-    // A builder that died while idle is noticed at the write: start another once.
-    for (int attempt = 0;; ++attempt) {
-      if (pid_ < 0) {
-        if (absl::Status started = Start(); !started.ok()) {
-          BuildOutcome outcome;
-          outcome.infra_error = std::string(started.message());
-          return outcome;
-        }
-      }
-      if (WriteFrame(to_child_, request).ok()) {
+    BuilderProcess::Exchange exchange = process_.Send(request, options_.build_timeout_ms);
+    switch (exchange.outcome) {
+      case BuilderProcess::Outcome::kOk:
         break;
-      }
-      std::string how = Kill();
-      if (attempt > 0) {
+      case BuilderProcess::Outcome::kNotStarted: {
         BuildOutcome outcome;
-        outcome.infra_error = StrCat("builder process ", how, " before it took the task");
+        outcome.infra_error = std::move(exchange.detail);
         return outcome;
       }
-    }
-    v1::BuildChildReply reply;
-    std::string error;
-    const auto deadline = Clock::now() + std::chrono::milliseconds(options_.build_timeout_ms);
-    switch (ReadFrame(from_child_, &reply, deadline, wake_fd_, &error)) {
-      case ReadOutcome::kOk:
-        break;
-      case ReadOutcome::kEof:
-        return BuildError(StrCat("the builder process crashed building this config: ", Kill()));
-      case ReadOutcome::kDeadline:
-        Kill();
+      case BuilderProcess::Outcome::kCrashed:
+        return BuildError(
+            StrCat("the builder process crashed building this config: ", exchange.detail));
+      case BuilderProcess::Outcome::kDeadline:
         return BuildError(StrCat("the build did not finish within ", options_.build_timeout_ms,
                                  " ms; builder process killed"));
-      case ReadOutcome::kWoken:
-        Kill();
+      case BuilderProcess::Outcome::kCancelled:
         *cancelled = true;
         return BuildOutcome();
-      case ReadOutcome::kError:
-        Kill();
-        return BuildError(StrCat("the builder process sent an unreadable reply: ", error));
+      case BuilderProcess::Outcome::kUnreadable:
+        return BuildError(
+            StrCat("the builder process sent an unreadable reply: ", exchange.detail));
     }
-    if (!reply.has_result() || reply.result().task_id() != task.task_id()) {
-      Kill();
+    if (!exchange.reply.has_result() || exchange.reply.result().task_id() != task.task_id()) {
+      process_.Kill();
       return BuildError("the builder process answered another task");
     }
-    v1::BuildChildResult& result = *reply.mutable_result();
+    v1::BuildChildResult& result = *exchange.reply.mutable_result();
     if (!result.error().empty()) {
       return BuildError(result.error());
     }
@@ -120,86 +81,9 @@ class BuilderPool::Builder {
     return outcome;
   }
 
-  /// Stops the build in progress, if any (thread-safe).
-  void Cancel() {
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
-  }
-
-  /// Kills and reaps the builder; returns how it ended ("" when none ran).
-  std::string Kill() {
-    if (pid_ < 0) {
-      return "";
-    }
-    close(to_child_);
-    close(from_child_);
-    // A builder that closed its reply pipe on its own is dying: give it a moment to say how.
-    std::optional<int> status = ReapWithin(pid_, std::chrono::milliseconds(200));
-    if (!status) {
-      KillProcessGroup(pid_, SIGKILL);
-      status = Reap(pid_);
-    }
-    pid_ = -1;
-    return DescribeWaitStatus(*status);
-  }
-
-  int started() const { return started_.load(); }
-
  private:
-  absl::Status Start() {
-    SpawnOptions spawn;
-    spawn.argv = {options_.executable, kBuildChildFlag};
-    spawn.stdin_from_dev_null = true;
-    spawn.stdout_to_stderr = true;  // whatever codegen prints must not reach our stdout
-    spawn.new_process_group = true;
-    spawn.parent_death_signal = SIGKILL;
-    spawn.default_signals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP};
-    spawn.close_other_fds = true;
-    absl::StatusOr<PipedChild> child = SpawnPiped(spawn, kBuildRequestFd, kBuildReplyFd);
-    if (!child.ok()) {
-      return absl::UnavailableError(StrCat("cannot start a builder process (", options_.executable,
-                                           " ", kBuildChildFlag,
-                                           "): ", std::string(child.status().message())));
-    }
-    pid_ = child->pid;
-    to_child_ = child->to_child;
-    from_child_ = child->from_child;
-    ++started_;
-    v1::BuildChildRequest setup;
-    setup.mutable_setup()->set_parent_pid(getpid());
-    setup.mutable_setup()->set_allow_fault_templates(options_.allow_fault_templates);
-    for (const std::string& manifest : options_.extern_kernel_manifests) {
-      setup.mutable_setup()->add_extern_kernel_manifests(manifest);
-    }
-    for (const std::string& plugin : options_.codegen_plugins) {
-      setup.mutable_setup()->add_codegen_plugins(plugin);
-    }
-    if (!WriteFrame(to_child_, setup).ok()) {
-      return absl::UnavailableError(StrCat("the builder process ", Kill(), " before its setup"));
-    }
-    v1::BuildChildReply ready;
-    std::string error;
-    const auto deadline = Clock::now() + std::chrono::milliseconds(options_.start_timeout_ms);
-    ReadOutcome outcome = ReadFrame(from_child_, &ready, deadline, -1, &error);
-    if (outcome != ReadOutcome::kOk || !ready.has_ready()) {
-      std::string how = Kill();
-      return absl::UnavailableError(
-          StrCat("the builder process did not start (",
-                 outcome == ReadOutcome::kDeadline
-                     ? StrCat("no answer within ", options_.start_timeout_ms, " ms")
-                     : how,
-                 ")"));
-    }
-    Logger("daemon")->debug("builder process {} started", pid_);
-    return absl::OkStatus();
-  }
-
   const BuilderOptions& options_;
-  pid_t pid_ = -1;
-  int to_child_ = -1;
-  int from_child_ = -1;
-  int wake_fd_ = -1;
-  std::atomic<int> started_{0};
+  BuilderProcess process_;
 };
 
 BuilderPool::BuilderPool(BuilderOptions options, DoneFn done)

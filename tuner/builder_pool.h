@@ -22,25 +22,9 @@
 #include "absl/base/thread_annotations.h"
 #include "tune/v1/builder.pb.h"
 #include "tune/v1/worker.pb.h"
+#include "tuner/builder_process.h"
 
 namespace tune::tuner {
-
-struct BuilderOptions {
-  /// The binary started as `<executable> --build-child` (tune-daemon itself).
-  std::string executable = "/proc/self/exe";
-  /// Builder processes (and pool threads), >= 1.
-  int processes = 1;
-  /// A build that runs longer than this is a build error; its builder is killed.
-  int build_timeout_ms = 300000;
-  /// Limit for a builder to start and answer its setup.
-  int start_timeout_ms = 30000;
-  /// Builders accept the test-only fault templates.
-  bool allow_fault_templates = false;
-  /// Extern micro-kernel manifests every builder installs.
-  std::vector<std::string> extern_kernel_manifests = {};
-  /// Codegen plugin executables every builder installs.
-  std::vector<std::string> codegen_plugins = {};
-};
 
 struct BuildTask {
   uint64_t trial_id = 0;

@@ -41,6 +41,12 @@ void EraseConfig(std::deque<Config>& configs, const Config& config) {
   }
 }
 
+// The feature source of searches not given one.
+FeatureSource* InProcessSource() {
+  static InProcessFeatureSource* const source = new InProcessFeatureSource();
+  return source;
+}
+
 // Whether a cost model may describe the configs of `tpl` by the loop nest each builds (tune's own
 // templates). The fault templates' builds abort or hang by design (a builder process runs them,
 // never the daemon), so their configs are described by their knobs only.
@@ -70,16 +76,15 @@ struct TemplateTransfer {
 TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& workload,
                                  const Target& target, const ConfigSpace& space,
                                  const std::vector<TemplateTrial>& trials, bool for_model,
-                                 TransferGroups& groups) {
+                                 TransferGroups& groups, FeatureSource& source) {
   const bool from_ir = DescribedByIr(tpl, workload.op());
-  auto features_of = [&](const Workload& w, const ConfigSpace& s, const Config& c) {
-    return from_ir ? TemplateFeatures(tpl, w, target, s, c) : KnobFeatures(s, c);
-  };
   struct Other {
     Workload workload;
     ConfigSpace space;
     uint32_t group;
     std::optional<std::pair<double, Config>> best;
+    std::vector<Config> configs;           // valid configs of its trials, in order
+    std::vector<const TemplateTrial*> of;  // the trial of each
   };
   std::map<std::string, std::optional<Other>, std::less<>> others;
   TemplateTransfer out;
@@ -88,7 +93,7 @@ TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& work
     if (fresh) {
       absl::StatusOr<Workload> w = Workload::Parse(trial.workload);
       if (w.ok() && w->op() == workload.op()) {
-        it->second = Other{*w, tpl.space(*w, target), groups.Of(trial.workload), {}};
+        it->second = Other{*w, tpl.space(*w, target), groups.Of(trial.workload), {}, {}, {}};
       }
     }
     if (!it->second) {
@@ -99,12 +104,22 @@ TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& work
     if (!config.ok() || !other.space.IsValid(*config)) {
       continue;
     }
-    if (for_model) {
-      out.samples.push_back({features_of(other.workload, other.space, *config), trial.ok,
-                             trial.median_secs, other.group});
-    }
     if (trial.ok && (!other.best || trial.median_secs < other.best->first)) {
       other.best = std::make_pair(trial.median_secs, *config);
+    }
+    other.configs.push_back(*std::move(config));
+    other.of.push_back(&trial);
+  }
+  for (auto& [text, other] : others) {
+    if (!for_model || !other || other->configs.empty()) {
+      continue;
+    }
+    std::vector<std::vector<float>> rows =
+        from_ir ? source.Rows(tpl, other->workload, target, other->space, other->configs)
+                : KnobFeatureFn(other->space)(other->configs);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      out.samples.push_back(
+          {std::move(rows[i]), other->of[i]->ok, other->of[i]->median_secs, other->group});
     }
   }
   const std::vector<float> here = WorkloadFeatures(workload);
@@ -134,7 +149,8 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
     const std::vector<ConfigKey>& measured, std::string_view saved_state,
     const std::vector<PastTrial>& history,
-    const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer) {
+    const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer,
+    FeatureSource* source) {
   if (templates.empty()) {
     return absl::InvalidArgumentError("spec.templates: the job has no template to search");
   }
@@ -155,6 +171,9 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
           : nullptr;
   std::set<std::string> defaults_proposed;
   TransferGroups groups;
+  if (source == nullptr) {
+    source = InProcessSource();
+  }
   if (saved.is_object() && saved.contains("defaults_proposed") &&
       saved["defaults_proposed"].is_array()) {
     for (const Json& name : saved["defaults_proposed"]) {
@@ -184,9 +203,12 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     if (strategies != nullptr && strategies->contains(name) && (*strategies)[name].is_object()) {
       state = (*strategies)[name].dump();
     }
-    const FeatureFn features = DescribedByIr(*tpl, workload.op())
-                                   ? TemplateFeatureFn(*tpl, workload, target)
-                                   : FeatureFn();
+    const FeatureFn features =
+        DescribedByIr(*tpl, workload.op())
+            ? FeatureFn([source, tpl, workload, target, space](const std::vector<Config>& configs) {
+                return source->Rows(*tpl, workload, target, space, configs);
+              })
+            : FeatureFn();
     absl::StatusOr<std::unique_ptr<SearchStrategy>> made =
         MakeStrategy(strategy, space, seed + i, seen, state, features);
     if (!made.ok() && !state.empty()) {
@@ -216,7 +238,7 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     }
     if (auto trials = transfer.find(name); trials != transfer.end()) {
       TemplateTransfer lent = PrepareTransfer(*tpl, workload, target, space, trials->second,
-                                              (*made)->HasModel(), groups);
+                                              (*made)->HasModel(), groups, *source);
       if (!lent.samples.empty()) {
         (*made)->Transfer(std::move(lent.samples));
       }
@@ -285,7 +307,7 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     next = saved["next"].get<size_t>() % parts.size();
   }
   return std::unique_ptr<JobSearch>(new JobSearch(workload, target, std::move(parts), next,
-                                                  std::move(replay), std::move(groups)));
+                                                  std::move(replay), std::move(groups), source));
 }
 
 std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
@@ -415,7 +437,7 @@ void JobSearch::Lend(const KernelTemplate* tpl, const TemplateTrial& trial) {
   const Lender& lender = *it->second;
   std::vector<float> features =
       DescribedByIr(*tpl, workload_.op())
-          ? TemplateFeatures(*tpl, lender.workload, target_, lender.space, *config)
+          ? std::move(source_->Rows(*tpl, lender.workload, target_, lender.space, {*config})[0])
           : KnobFeatures(lender.space, *config);
   part->strategy->Transfer({TransferSample{std::move(features), trial.ok, trial.median_secs,
                                            groups_.Of(trial.workload)}});

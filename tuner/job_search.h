@@ -31,6 +31,7 @@
 #include "common/workload.h"
 #include "db/record.h"
 #include "search/strategy.h"
+#include "tuner/feature_source.h"
 
 namespace tune::tuner {
 
@@ -76,14 +77,17 @@ class JobSearch {
   /// `transfer` (per template name, the log's trials of that template on other workloads of
   /// the same target, TuningLog::TrialsOfTemplate) is what a cost model learns from before its
   /// first proposal; the best configs of the kNearestWorkloads nearest workloads (by size) that
-  /// are valid here are proposed after the template's seeds. Empty: no transfer.
+  /// are valid here are proposed after the template's seeds. Empty: no transfer. `features`
+  /// (which must outlive the search) computes the cost models' features of tune's own
+  /// templates; null: in this process.
   /// An unknown strategy is InvalidArgument; `templates` must not be empty (InvalidArgument).
   static absl::StatusOr<std::unique_ptr<JobSearch>> Create(
       const Workload& workload, const Target& target,
       const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
       const std::vector<ConfigKey>& measured, std::string_view saved_state,
       const std::vector<PastTrial>& history = {},
-      const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer = {});
+      const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer = {},
+      FeatureSource* features = nullptr);
 
   /// Up to `n` new candidates: the outstanding ones of a saved state first, then each
   /// template's default, then its seeds, then one from each template's strategy in turn; fewer when
@@ -129,8 +133,9 @@ class JobSearch {
     ConfigSpace space;
   };
   JobSearch(const Workload& workload, const Target& target, std::vector<PerTemplate> parts,
-            size_t next, std::deque<Candidate> replay, TransferGroups groups)
-      : workload_(workload),
+            size_t next, std::deque<Candidate> replay, TransferGroups groups, FeatureSource* source)
+      : source_(source),
+        workload_(workload),
         workload_text_(workload.ToString()),
         target_(target),
         parts_(std::move(parts)),
@@ -138,6 +143,7 @@ class JobSearch {
         replay_(std::move(replay)),
         groups_(std::move(groups)) {}
 
+  FeatureSource* const source_;
   const Workload workload_;
   const std::string workload_text_;
   const Target target_;

@@ -19,8 +19,19 @@ Scheduler::Scheduler(TuningLog* log, SchedulerOptions options)
 
 Scheduler::~Scheduler() { Shutdown(); }
 
+BuilderOptions Scheduler::BuilderOptionsOf(const SchedulerOptions& options) {
+  return BuilderOptions{.executable = options.builder_executable,
+                        .processes = std::max(1, options.build_threads),
+                        .build_timeout_ms = options.build_timeout_ms,
+                        .allow_fault_templates = options.allow_fault_templates,
+                        .extern_kernel_manifests = options.extern_kernel_manifests,
+                        .codegen_plugins = options.codegen_plugins};
+}
+
 absl::Status Scheduler::Start() {
   auto logger = Logger("daemon");
+  // Before any job is loaded: a job's search describes configs through it.
+  features_ = std::make_unique<BuilderFeatureSource>(BuilderOptionsOf(options_));
   ASSIGN_OR_RETURN(std::vector<Job> active, log_->ActiveJobs());
   std::vector<JobPtr> resumed;
   for (Job& row : active) {
@@ -43,12 +54,7 @@ absl::Status Scheduler::Start() {
   writer_ = std::make_unique<SerialExecutor>();
   planner_ = std::make_unique<SerialExecutor>();
   builders_ = std::make_unique<BuilderPool>(
-      BuilderOptions{.executable = options_.builder_executable,
-                     .processes = std::max(1, options_.build_threads),
-                     .build_timeout_ms = options_.build_timeout_ms,
-                     .allow_fault_templates = options_.allow_fault_templates,
-                     .extern_kernel_manifests = options_.extern_kernel_manifests,
-                     .codegen_plugins = options_.codegen_plugins},
+      BuilderOptionsOf(options_),
       [this](uint64_t id, BuildOutcome outcome) { OnBuilt(id, std::move(outcome)); });
   monitor_ = std::thread([this] { MonitorLoop(); });
   std::lock_guard lock(mu_);
@@ -91,6 +97,9 @@ void Scheduler::Shutdown() {
   }
   if (builders_) {
     builders_->Stop();
+  }
+  if (features_) {
+    features_->Stop();  // a proposal waiting for features gets rows without IR at once
   }
   if (planner_) {
     planner_->Stop();

@@ -60,6 +60,7 @@
 #include "tune/v1/worker.pb.h"
 #include "tuner/builder_pool.h"
 #include "tuner/event_hub.h"
+#include "tuner/feature_source.h"
 #include "tuner/job_options.h"
 #include "tuner/job_queue.h"
 #include "tuner/scheduler_types.h"
@@ -233,6 +234,8 @@ class Scheduler {
 
   // --- scheduler_jobs.cc: job states and clients ---
   absl::StatusOr<JobPtr> LoadRuntime(const Job& row);
+  /// The build pool's settings (and those of the feature source's builder).
+  static BuilderOptions BuilderOptionsOf(const SchedulerOptions& options);
   /// Moves a live job to QUEUED or RUNNING: in memory at once, on disk through the writer.
   void SetActiveStateLocked(JobRuntime& job, JobState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Ends a job: drops its trials that are not committing, and writes the final state through
@@ -300,6 +303,10 @@ class Scheduler {
 
   TuningLog* const log_;
   const SchedulerOptions options_;
+
+  // The cost models' features, computed in a builder process of their own (feature_source.h).
+  // Declared before the jobs, whose searches point to it, so that it outlives them.
+  std::unique_ptr<BuilderFeatureSource> features_;
 
   mutable std::mutex mu_;
   std::condition_variable monitor_cv_;

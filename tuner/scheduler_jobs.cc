@@ -168,9 +168,10 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
                                  row.spec.timing.flush_cache, row.spec.workload, kTransferTrials));
     }
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<JobSearch> search,
-                   JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed,
-                                     measured, row.search_state, history, transfer));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<JobSearch> search,
+      JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed, measured,
+                        row.search_state, history, transfer, features_.get()));
   auto job = std::make_shared<JobRuntime>();
   {
     std::lock_guard search_lock(job->search_mu);

@@ -28,17 +28,12 @@ std::vector<float> WorkloadFeatures(const Workload& workload) {
   return row;
 }
 
-std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& workload,
-                                    const Target& target, const ConfigSpace& space,
-                                    const Config& config) {
+namespace {
+
+// The row of a config whose kernel's loop features are `loops` (zeros: unknown).
+std::vector<float> Assemble(const Workload& workload, const std::vector<float>& loops,
+                            const ConfigSpace& space, const Config& config) {
   std::vector<float> row = WorkloadFeatures(workload);
-  std::vector<float> loops(ir::kLoopFeatureCount, 0.0f);
-  if (tpl.build) {
-    absl::StatusOr<ir::LoweredFunc> func = tpl.build(workload, target, config, "features");
-    if (func.ok()) {
-      loops = ir::LoopFeatures(*func);
-    }
-  }
   row.insert(row.end(), loops.begin(), loops.end());
   // The share of the kernel's multiply-adds that the workload needs: below 1 where tiles pad
   // the tails, above 1 for a transform (Winograd) that needs fewer.
@@ -49,10 +44,36 @@ std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& w
   return row;
 }
 
+}  // namespace
+
+std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& workload,
+                                    const Target& target, const ConfigSpace& space,
+                                    const Config& config) {
+  std::vector<float> loops(ir::kLoopFeatureCount, 0.0f);
+  if (tpl.build) {
+    absl::StatusOr<ir::LoweredFunc> func = tpl.build(workload, target, config, "features");
+    if (func.ok()) {
+      loops = ir::LoopFeatures(*func);
+    }
+  }
+  return Assemble(workload, loops, space, config);
+}
+
+std::vector<float> TemplateFeaturesWithoutIr(const Workload& workload, const ConfigSpace& space,
+                                             const Config& config) {
+  return Assemble(workload, std::vector<float>(ir::kLoopFeatureCount, 0.0f), space, config);
+}
+
 FeatureFn TemplateFeatureFn(const KernelTemplate& tpl, const Workload& workload,
                             const Target& target) {
-  return [&tpl, workload, target, space = tpl.space(workload, target)](const Config& config) {
-    return TemplateFeatures(tpl, workload, target, space, config);
+  return [&tpl, workload, target,
+          space = tpl.space(workload, target)](const std::vector<Config>& configs) {
+    std::vector<std::vector<float>> rows;
+    rows.reserve(configs.size());
+    for (const Config& config : configs) {
+      rows.push_back(TemplateFeatures(tpl, workload, target, space, config));
+    }
+    return rows;
   };
 }
 

@@ -24,6 +24,11 @@ std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& w
                                     const Target& target, const ConfigSpace& space,
                                     const Config& config);
 
+/// The row TemplateFeatures gives a config whose template builds no IR: its loop features are
+/// zeros. Needs no template code to run.
+std::vector<float> TemplateFeaturesWithoutIr(const Workload& workload, const ConfigSpace& space,
+                                             const Config& config);
+
 /// TemplateFeatures as a FeatureFn over `tpl`'s space for `workload` and `target` (the
 /// template, workload and target are copied or, for the template, referenced: templates live
 /// for the program).

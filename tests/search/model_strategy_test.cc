@@ -83,10 +83,13 @@ double SecsOf(int size, const Config& c) {
 }
 
 FeatureFn SizedFeatures(const ConfigSpace& space, int size) {
-  return [&space, size](const Config& c) {
-    std::vector<float> row = KnobFeatures(space, c);
-    row.push_back(static_cast<float>(size));
-    return row;
+  return [&space, size](const std::vector<Config>& configs) {
+    std::vector<std::vector<float>> rows;
+    for (const Config& c : configs) {
+      rows.push_back(KnobFeatures(space, c));
+      rows.back().push_back(static_cast<float>(size));
+    }
+    return rows;
   };
 }
 
@@ -105,7 +108,8 @@ int TransferTrials(int size, const std::vector<int>& others, uint64_t seed) {
     FeatureFn features = SizedFeatures(space, other);
     for (int i = 0; i < 200; ++i) {
       Config c = *space.Sample(rng);
-      samples.push_back({features(c), true, SecsOf(other, c), static_cast<uint32_t>(other + 1)});
+      samples.push_back(
+          {features({c}).front(), true, SecsOf(other, c), static_cast<uint32_t>(other + 1)});
     }
   }
   search->Transfer(samples);

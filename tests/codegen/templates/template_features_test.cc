@@ -67,7 +67,7 @@ TEST(TemplateFeaturesTest, ReportsFeatureRowsPerSecond) {
   const auto start = std::chrono::steady_clock::now();
   int rows = 0;
   for (; rows < 200; ++rows) {
-    EXPECT_FALSE(features(*space.Sample(rng)).empty());
+    EXPECT_FALSE(features({*space.Sample(rng)}).front().empty());
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

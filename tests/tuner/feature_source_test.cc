@@ -1,0 +1,107 @@
+// The cost models' features computed in a builder process (tuner/feature_source.h), with real
+// builder processes (tune-daemon --build-child) and real templates.
+#include "tuner/feature_source.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "codegen/templates/template_features.h"
+#include "tuner/fault_templates.h"
+
+namespace tune::tuner {
+namespace {
+
+BuilderOptions Options() {
+  return BuilderOptions{.executable = TUNE_DAEMON_PATH, .allow_fault_templates = true};
+}
+
+struct Case {
+  Workload workload = *Workload::Parse("gemm:M=64,N=48,K=32");
+  Target target = Target::Parse("llvm -threads=1")->Resolved();
+};
+
+std::vector<Config> Samples(const ConfigSpace& space, int n) {
+  std::mt19937_64 rng(5);
+  std::vector<Config> configs;
+  for (int i = 0; i < n; ++i) {
+    configs.push_back(*space.Sample(rng));
+  }
+  return configs;
+}
+
+std::vector<std::vector<float>> WithoutIr(const Case& c, const ConfigSpace& space,
+                                          const std::vector<Config>& configs) {
+  std::vector<std::vector<float>> rows;
+  for (const Config& config : configs) {
+    rows.push_back(TemplateFeaturesWithoutIr(c.workload, space, config));
+  }
+  return rows;
+}
+
+TEST(BuilderFeatureSourceTest, RowsFromTheBuilderEqualThoseComputedInProcess) {
+  Case c;
+  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
+  ASSERT_NE(tpl, nullptr);
+  const ConfigSpace space = tpl->space(c.workload, c.target);
+  const std::vector<Config> configs = Samples(space, 12);
+  BuilderFeatureSource source(Options());
+  InProcessFeatureSource here;
+  const std::vector<std::vector<float>> rows =
+      source.Rows(*tpl, c.workload, c.target, space, configs);
+  EXPECT_EQ(rows, here.Rows(*tpl, c.workload, c.target, space, configs));
+  EXPECT_NE(rows, WithoutIr(c, space, configs)) << "the rows carry no loop features";
+  EXPECT_EQ(source.fallbacks(), 0);
+  EXPECT_EQ(source.started(), 1);
+}
+
+// A template that aborts while building IR (as a failed check would) ends the builder, not the
+// caller; the configs asked about get rows without loop features, and the next request is
+// answered by a fresh builder.
+TEST(BuilderFeatureSourceTest,
+     ATemplateAbortingInItsIrEndsTheBuilderAndItsConfigsGetRowsWithoutIr) {
+  Case c;
+  const KernelTemplate* crash = FindFaultTemplate(kFaultBuildCrashTemplate, OpKind::kGemm);
+  const KernelTemplate* blocked = FindTemplate("gemm.cpu.blocked");
+  ASSERT_NE(crash, nullptr);
+  const ConfigSpace crash_space = crash->space(c.workload, c.target);
+  const std::vector<Config> crash_configs = Samples(crash_space, 3);
+  BuilderFeatureSource source(Options());
+  EXPECT_EQ(source.Rows(*crash, c.workload, c.target, crash_space, crash_configs),
+            WithoutIr(c, crash_space, crash_configs));
+  EXPECT_EQ(source.fallbacks(), 1);
+
+  const ConfigSpace space = blocked->space(c.workload, c.target);
+  const std::vector<Config> configs = Samples(space, 2);
+  InProcessFeatureSource here;
+  EXPECT_EQ(source.Rows(*blocked, c.workload, c.target, space, configs),
+            here.Rows(*blocked, c.workload, c.target, space, configs));
+  EXPECT_EQ(source.fallbacks(), 1);
+  EXPECT_EQ(source.started(), 2);
+}
+
+TEST(BuilderFeatureSourceTest,
+     ATemplateHangingInItsIrIsKilledAtTheTimeoutAndItsConfigsGetRowsWithoutIr) {
+  Case c;
+  const KernelTemplate* hang = FindFaultTemplate(kFaultBuildHangTemplate, OpKind::kGemm);
+  ASSERT_NE(hang, nullptr);
+  const ConfigSpace space = hang->space(c.workload, c.target);
+  const std::vector<Config> configs = Samples(space, 2);
+  BuilderFeatureSource source(Options(), /*timeout_ms=*/300);
+  EXPECT_EQ(source.Rows(*hang, c.workload, c.target, space, configs), WithoutIr(c, space, configs));
+  EXPECT_EQ(source.fallbacks(), 1);
+}
+
+TEST(BuilderFeatureSourceTest, AfterStopEveryRequestGetsRowsWithoutIrAndStartsNoBuilder) {
+  Case c;
+  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
+  const ConfigSpace space = tpl->space(c.workload, c.target);
+  const std::vector<Config> configs = Samples(space, 2);
+  BuilderFeatureSource source(Options());
+  source.Stop();
+  EXPECT_EQ(source.Rows(*tpl, c.workload, c.target, space, configs), WithoutIr(c, space, configs));
+  EXPECT_EQ(source.started(), 0);
+}
+
+}  // namespace
+}  // namespace tune::tuner
