@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
+#include "codegen/templates/conv2d_cpu_loops.h"
+#include "codegen/templates/conv2d_cpu_winograd_nest.h"
 #include "codegen/templates/cpu_vector_info.h"
 #include "codegen/templates/template_util.h"
 #include "codegen/templates/winograd_transform.h"
@@ -11,19 +14,6 @@
 
 namespace tune {
 namespace {
-
-using ir::Allocate;
-using ir::Block;
-using ir::Buffer;
-using ir::Expr;
-using ir::For;
-using ir::IfThenElse;
-using ir::Load;
-using ir::LoopKind;
-using ir::MemoryScope;
-using ir::Stmt;
-using ir::Store;
-using ir::Var;
 
 absl::Status CheckShape(const Workload& workload) {
   if (workload.op() != OpKind::kConv2d) {
@@ -83,6 +73,47 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                         return KnobValue(c, "jt") * (KnobValue(c, "tr") - 1) <
                                TilesFor(s, KnobValue(c, "m"));
                       });
+  // The GEMM stage and the transforms.
+  space.AddKnob("cc", ClipToExtent({16, 32, 64, 128, 256}, s.c),
+                "input channels per chunk of the GEMMs' reduction (partial sums kept in M; the "
+                "chunk loop outermost)");
+  space.AddKnob("gemm_order", {0, 1, 2, 3, 4, 5},
+                "order of the GEMM loops over points xi, output-channel chunks kc and register "
+                "tiles of tiles jr, outermost first: 0 xi,kc,jr 1 xi,jr,kc 2 kc,xi,jr 3 kc,jr,xi "
+                "4 jr,xi,kc 5 jr,kc,xi");
+  space.AddKnob("unroll_c", AtMost({1, 2, 4, 8}, s.c, 1),
+                "unroll factor of the GEMMs' loop over input channels");
+  space.AddKnob("it_order", {0, 1},
+                "input transform: 0 tiles outer, channel vectors inner; 1 the reverse");
+  space.AddKnob("ot_order", {0, 1},
+                "output transform: 0 tiles outer, channel vectors inner; 1 the reverse");
+  space.AddConstraint("unroll_c <= cc", [](const Config& c) {
+    return KnobValue(c, "unroll_c") <= KnobValue(c, "cc");
+  });
+  space.AddConstraint(
+      "gemm_order is the first order of its nesting of the loops of more than one iteration (xi: "
+      "alpha^2; kc: order 0 K / (width * kv), order 1 one; jr: order 0 tr, order 1 the register "
+      "tiles of all tiles)",
+      [s, kvecs](const Config& c) {
+        const bool blocks = KnobValue(c, "order") == 0;
+        const int64_t m = KnobValue(c, "m"), jt = KnobValue(c, "jt");
+        std::vector<int64_t> extents(3);
+        extents[kGemmPoints] = (m + 2) * (m + 2);
+        extents[kGemmChannelChunks] = blocks ? kvecs / KnobValue(c, "kv") : 1;
+        extents[kGemmTileRows] = blocks ? KnobValue(c, "tr") : CeilDiv(TilesFor(s, m), jt);
+        return IsFirstOrderOfItsNesting(WinogradGemmOrders(),
+                                        static_cast<size_t>(KnobValue(c, "gemm_order")), extents);
+      });
+  const int64_t channel_vectors =
+      s.c / VectorsOfBlock(std::max<int64_t>(s.block, 1), cpu.lanes).width;
+  space.AddConstraint(
+      fmt::format("it_order == 0 when the input has one vector of channels ({})", channel_vectors),
+      [channel_vectors](const Config& c) {
+        return KnobValue(c, "it_order") == 0 || channel_vectors > 1;
+      });
+  space.AddConstraint(
+      fmt::format("ot_order == 0 when the output has one vector of channels ({})", kvecs),
+      [kvecs](const Config& c) { return KnobValue(c, "ot_order") == 0 || kvecs > 1; });
   return space;
 }
 
@@ -128,6 +159,11 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
   Config config;
   config["m"] = m;
   config["order"] = order;
+  config["cc"] = s.c;
+  config["gemm_order"] = 0;
+  config["unroll_c"] = 1;
+  config["it_order"] = 0;
+  config["ot_order"] = 0;
   double best = -1;
   for (int64_t kv : space.FindKnob("kv")->values) {
     for (int64_t jt : space.FindKnob("jt")->values) {
@@ -177,226 +213,10 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   return seeds;
 }
 
-struct Plan {
-  Conv2dShape s;
-  int64_t p, q;        // output height and width
-  int64_t b, cb, kbs;  // channels per block, input and output blocks
-  int64_t vw, vpb;     // vector width, vectors per block
-  int64_t kvecs;       // vectors of output channels (K / vw)
-  int64_t m, alpha;    // F(m, 3)
-  int64_t th, tw;      // tiles along the height and the width
-  int64_t tiles;       // n * th * tw
-  int64_t jt, kv, tr;  // register tile (jt tiles x kv vectors), register tiles per block
-  int64_t tb;          // tiles per block (order 1: all tiles, rounded up to jt)
-  int order;           // 0: blocks of tiles outer; 1: chunks of output channels outer
-  bool parallel;
-  Epilogue epilogue;
-};
-
-class WinogradBuilder {
- public:
-  explicit WinogradBuilder(const Plan& p) : p_(p), w_(WinogradFor(p.m)) {}
-
-  ir::LoweredFunc Build(std::string_view func_name) const {
-    ir::LoweredFunc func;
-    func.name = std::string(func_name);
-    func.params = {input_, weight_};
-    if (EpilogueHasBias(p_.epilogue)) {
-      func.params.push_back(bias_);
-    }
-    func.params.push_back(output_);
-    func.body = p_.order == 0 ? TileBlocksOuter() : ChannelChunksOuter();
-    return func;
-  }
-
- private:
-  LoopKind Outer() const { return p_.parallel ? LoopKind::kParallel : LoopKind::kSerial; }
-  int lanes() const { return static_cast<int>(p_.vw); }
-  int64_t points() const { return p_.alpha * p_.alpha; }
-  // Tiles rounded up to whole register tiles: the rows of V that the GEMMs read.
-  int64_t padded_tiles() const { return CeilDiv(p_.tiles, p_.jt) * p_.jt; }
-
-  // Order 0: every filter transformed once into U[xi][c][k], then blocks of tb tiles (parallel)
-  // each through input transform, GEMMs against all of U and output transform.
-  Stmt TileBlocksOuter() const {
-    const Conv2dShape& s = p_.s;
-    Var blk("blk");
-    const Expr first = blk * p_.tb;
-    Stmt body = Block::Make({InputTransform(first, p_.tb, LoopKind::kSerial),
-                             Gemms(first, u_, p_.s.k, Expr(int64_t{0}), p_.kvecs),
-                             OutputTransform(first, p_.tb, LoopKind::kSerial)});
-    body = Allocate::Make(mb_, points() * p_.tb * s.k, body);
-    body = Allocate::Make(v_, points() * p_.tb * s.c, body);
-    Stmt blocks = For::Make(blk, 0, CeilDiv(p_.tiles, p_.tb), Outer(), body);
-    Var f("f");
-    Stmt filters = For::Make(f, 0, p_.kvecs * p_.cb, Outer(),
-                             FilterTransform(f / p_.cb, f % p_.cb, u_, s.k, (f / p_.cb) * p_.vw));
-    return Allocate::Make(u_, points() * s.c * s.k, Block::Make({filters, blocks}));
-  }
-
-  // Order 1: every tile's input transform, then chunks of kv vectors of output channels
-  // (parallel), each transforming its filters into a buffer that stays in cache and running the
-  // GEMMs of all tiles against it, then every tile's output transform. For small images with
-  // many channels, where U would not fit in cache.
-  Stmt ChannelChunksOuter() const {
-    const Conv2dShape& s = p_.s;
-    const int64_t chunk = p_.kv * p_.vw;
-    Var kc("kc"), kvec("kvec"), icb("icb");
-    const Expr kvec0 = kc * p_.kv;
-    Stmt filters =
-        For::Make(kvec, 0, p_.kv, LoopKind::kSerial,
-                  For::Make(icb, 0, p_.cb, LoopKind::kSerial,
-                            FilterTransform(kvec0 + kvec, icb, uc_, chunk, kvec * p_.vw)));
-    Stmt chunks = For::Make(
-        kc, 0, p_.kvecs / p_.kv, Outer(),
-        Allocate::Make(
-            uc_, points() * s.c * chunk,
-            Block::Make({filters, Gemms(Expr(int64_t{0}), uc_, chunk, kvec0 * p_.vw, p_.kv)})));
-    Stmt body = Block::Make({InputTransform(Expr(int64_t{0}), p_.tb, Outer()), chunks,
-                             OutputTransform(Expr(int64_t{0}), p_.tb, Outer())});
-    body = Allocate::Make(mb_, points() * p_.tb * s.k, body);
-    return Allocate::Make(v_, points() * p_.tb * s.c, body);
-  }
-
-  // (G g G^T) of the filters of output-channel vector `kvec` and input block `icb`, stored at
-  // dst[(xi * C + c) * k_stride + k_offset + lane].
-  Stmt FilterTransform(const Expr& kvec, const Expr& icb, const Buffer& dst, int64_t k_stride,
-                       const Expr& k_offset) const {
-    const Conv2dShape& s = p_.s;
-    Var ci("ci");
-    const Expr kob = kvec / p_.vpb, v = kvec % p_.vpb;
-    std::vector<std::vector<Expr>> g(3, std::vector<Expr>(3));
-    for (int64_t r = 0; r < 3; ++r) {
-      for (int64_t t = 0; t < 3; ++t) {
-        g[r][t] = Load::Make(
-            weight_, ((((kob * p_.cb + icb) * 3 + r) * 3 + t) * p_.b + ci) * p_.b + v * p_.vw,
-            lanes());
-      }
-    }
-    Stmt transform = TransformTile(w_.g, g, lanes(), [&](int64_t i, int64_t j, Expr value) {
-      const int64_t xi = i * p_.alpha + j;
-      return Store::Make(dst, (xi * s.c + icb * p_.b + ci) * k_stride + k_offset, value);
-    });
-    return For::Make(ci, 0, p_.b, LoopKind::kSerial, transform);
-  }
-
-  // The image and tile coordinates of tile `t`.
-  struct TileAt {
-    Expr n, ty, tx;
-  };
-  TileAt Tile(const Expr& t) const {
-    const int64_t per_image = p_.th * p_.tw;
-    return {t / per_image, (t % per_image) / p_.tw, t % p_.tw};
-  }
-
-  // V[xi][j][c] for tiles first + j, j < count: rows past the last tile up to a whole register
-  // tile repeat the last tile (their results are not stored); rows past that are left alone.
-  Stmt InputTransform(const Expr& first, int64_t count, LoopKind kind) const {
-    const Conv2dShape& s = p_.s;
-    Var j("j"), icb("icb"), v("v");
-    const TileAt tile = Tile(ir::Min::Make(first + j, Expr(p_.tiles - 1)));
-    const Expr y0 = tile.ty * p_.m - s.pad, x0 = tile.tx * p_.m - s.pad;
-    std::vector<std::vector<Expr>> d(p_.alpha, std::vector<Expr>(p_.alpha));
-    for (int64_t i = 0; i < p_.alpha; ++i) {
-      const Expr y = y0 + i;
-      const Expr yc = ir::Max::Make(ir::Min::Make(y, Expr(s.h - 1)), Expr(int64_t{0}));
-      for (int64_t k = 0; k < p_.alpha; ++k) {
-        const Expr x = x0 + k;
-        const Expr xc = ir::Max::Make(ir::Min::Make(x, Expr(s.w - 1)), Expr(int64_t{0}));
-        const Expr inside = y >= Expr(int64_t{0}) && y < s.h && x >= Expr(int64_t{0}) && x < s.w;
-        d[i][k] = ir::LoadOrZero(
-            input_, (((tile.n * p_.cb + icb) * s.h + yc) * s.w + xc) * p_.b + v * p_.vw, lanes(),
-            inside);
-      }
-    }
-    Stmt transform = TransformTile(w_.bt, d, lanes(), [&](int64_t i, int64_t k, Expr value) {
-      const int64_t xi = i * p_.alpha + k;
-      return Store::Make(v_, (xi * p_.tb + j) * s.c + icb * p_.b + v * p_.vw, value);
-    });
-    Stmt per_tile = For::Make(icb, 0, p_.cb, LoopKind::kSerial,
-                              For::Make(v, 0, p_.vpb, LoopKind::kSerial, transform));
-    return For::Make(j, 0, count, kind, IfThenElse::Make(first + j < padded_tiles(), per_tile));
-  }
-
-  // M[xi][j][k0 + ...] = sum_c V[xi][j][c] U[xi][c][...] for the register tiles of tiles
-  // first + ... that hold a tile, every point xi, and `vectors` vectors of output channels from
-  // k0: register tiles of jt tiles x kv vectors. U element (xi, c, k - k0) is at
-  // u[(xi * C + c) * u_stride + k - k0] (order 0 passes the whole U with k0 = 0, order 1 the
-  // chunk's buffer, which starts at k0).
-  Stmt Gemms(const Expr& first, const Buffer& u, int64_t u_stride, const Expr& k0,
-             int64_t vectors) const {
-    const Conv2dShape& s = p_.s;
-    Var xi("xi"), kc("kc"), jr("jr"), c("c");
-    Var jj("jj"), uu("u"), jj2("jj"), u2("u"), jj3("jj"), u3("u");
-    Buffer acc("acc", MemoryScope::kStack);
-    auto acc_at = [&](const Expr& row, const Expr& vec) { return (row * p_.kv + vec) * p_.vw; };
-    const Expr row0 = xi * p_.tb + jr * p_.jt;
-    const Expr kl = kc * (p_.kv * p_.vw);  // within the vectors of this call
-    Stmt zero = For::Make(
-        jj, 0, p_.jt, LoopKind::kUnrolled,
-        For::Make(uu, 0, p_.kv, LoopKind::kUnrolled,
-                  Store::Make(acc, acc_at(jj, uu), ir::BroadcastTo(Expr(0.0f), lanes()))));
-    Expr filter = Load::Make(u, (xi * s.c + c) * u_stride + kl + u2 * p_.vw, lanes());
-    Expr value = ir::BroadcastTo(Load::Make(v_, (row0 + jj2) * s.c + c), lanes());
-    Stmt fma = Store::Make(acc, acc_at(jj2, u2),
-                           ir::Fma::Make(value, filter, Load::Make(acc, acc_at(jj2, u2), lanes())));
-    Stmt reduce = For::Make(c, 0, s.c, LoopKind::kSerial,
-                            For::Make(jj2, 0, p_.jt, LoopKind::kUnrolled,
-                                      For::Make(u2, 0, p_.kv, LoopKind::kUnrolled, fma)));
-    Stmt store = For::Make(jj3, 0, p_.jt, LoopKind::kUnrolled,
-                           For::Make(u3, 0, p_.kv, LoopKind::kUnrolled,
-                                     Store::Make(mb_, (row0 + jj3) * s.k + k0 + kl + u3 * p_.vw,
-                                                 Load::Make(acc, acc_at(jj3, u3), lanes()))));
-    Stmt micro = Allocate::Make(acc, p_.jt * p_.kv * p_.vw, Block::Make({zero, reduce, store}));
-    const int64_t register_tiles = p_.tb / p_.jt;
-    return For::Make(xi, 0, points(), LoopKind::kSerial,
-                     For::Make(kc, 0, vectors / p_.kv, LoopKind::kSerial,
-                               For::Make(jr, 0, register_tiles, LoopKind::kSerial,
-                                         IfThenElse::Make(first + jr * p_.jt < p_.tiles, micro))));
-  }
-
-  // Y = A^T M A for tiles first + j, j < count, and each vector of output channels, the
-  // epilogue, and the stores of the positions inside the output.
-  Stmt OutputTransform(const Expr& first, int64_t count, LoopKind kind) const {
-    const Conv2dShape& s = p_.s;
-    Var j("j"), kvec("kvec");
-    const Expr t = first + j;
-    const TileAt tile = Tile(t);
-    std::vector<std::vector<Expr>> mt(p_.alpha, std::vector<Expr>(p_.alpha));
-    for (int64_t i = 0; i < p_.alpha; ++i) {
-      for (int64_t k = 0; k < p_.alpha; ++k) {
-        mt[i][k] = Load::Make(mb_, ((i * p_.alpha + k) * p_.tb + j) * s.k + kvec * p_.vw, lanes());
-      }
-    }
-    const Expr kob = kvec / p_.vpb, lane0 = (kvec % p_.vpb) * p_.vw;
-    Expr bias;
-    if (EpilogueHasBias(p_.epilogue)) {
-      bias = Load::Make(bias_, kvec * p_.vw, lanes());
-    }
-    const bool always_inside = p_.p % p_.m == 0 && p_.q % p_.m == 0;
-    Stmt transform = TransformTile(w_.at, mt, lanes(), [&](int64_t i, int64_t k, Expr value) {
-      const Expr y = tile.ty * p_.m + i, x = tile.tx * p_.m + k;
-      Stmt store =
-          Store::Make(output_, (((tile.n * p_.kbs + kob) * p_.p + y) * p_.q + x) * p_.b + lane0,
-                      ApplyEpilogue(p_.epilogue, value, bias));
-      return always_inside ? store : IfThenElse::Make(y < p_.p && x < p_.q, store);
-    });
-    return For::Make(
-        j, 0, count, kind,
-        IfThenElse::Make(t < p_.tiles, For::Make(kvec, 0, p_.kvecs, LoopKind::kSerial, transform)));
-  }
-
-  const Plan p_;
-  const WinogradMatrices& w_;
-  Buffer input_{"input"}, weight_{"weight"}, bias_{"bias"}, output_{"output"};
-  Buffer u_{"wino_u", MemoryScope::kStack}, uc_{"wino_uc", MemoryScope::kStack},
-      v_{"wino_v", MemoryScope::kStack}, mb_{"wino_m", MemoryScope::kStack};
-};
-
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuWinograd, workload, target, config));
-  Plan p;
+  WinogradPlan p;
   p.s = workload.conv2d();
   p.p = p.s.p();
   p.q = p.s.q();
@@ -417,9 +237,14 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.kvecs = p.s.k / p.vw;
   p.order = static_cast<int>(KnobValue(config, "order"));
   p.tb = p.order == 0 ? p.jt * p.tr : CeilDiv(p.tiles, p.jt) * p.jt;
+  p.cc = KnobValue(config, "cc");
+  p.gemm_order = static_cast<int>(KnobValue(config, "gemm_order"));
+  p.unroll_c = KnobValue(config, "unroll_c");
+  p.it_order = static_cast<int>(KnobValue(config, "it_order"));
+  p.ot_order = static_cast<int>(KnobValue(config, "ot_order"));
   p.parallel = target.threads > 1;
   p.epilogue = workload.epilogue();
-  return WinogradBuilder(p).Build(func_name);
+  return BuildWinogradNest(p, func_name);
 }
 
 // F(2,3)'s error is within a few percent of the standard bound; F(4,3)'s is not
@@ -432,7 +257,7 @@ double Tolerance(const Workload&, const Config& config) {
 
 const KernelTemplate kConv2dCpuWinograd = {
     .name = "conv2d.cpu.winograd",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kConv2d,
     .target_kind = TargetKind::kLlvm,
     .space = &Space,

@@ -16,6 +16,14 @@
 //      c. output transform Y = A^T M A of each tile, the epilogue, and the stores of the
 //         positions inside the output.
 //
+// The GEMM stage nests its loops over the points xi, the chunks of kv vectors of output
+// channels and the register tiles of tiles in the order gemm_order says (0: xi, chunks, tiles),
+// unrolls its loop over input channels by unroll_c, and may split that reduction into chunks of
+// cc input channels (the chunk loop outermost, the sums so far kept in M). The input and the
+// output transforms run tiles outer, channel vectors inner, or the reverse (it_order,
+// ot_order; with it the loop that is parallel in order 1). The defaults of these knobs are the
+// schedule of version 1.
+//
 // It multiplies alpha^2 / m^2 times per output position instead of 9 (4 for F(2,3), 2.25 for
 // F(4,3)), at the price of the transforms and of rounding: the transforms scale values by up to
 // the matrices' entries (8 for F(4,3)), so the result is less exact than a direct sum. The
@@ -25,7 +33,8 @@
 // Applies to R = S = 3, stride 1, dilation 1, any padding and size; other layers are refused
 // with the fields that do not fit (KernelTemplate::check_shape).
 //
-// Knobs: m, jt, kv, tr, order. Seeds: both tile sizes in both orders, kv 2 and 1.
+// Knobs: m, jt, kv, tr, order, cc, gemm_order, unroll_c, it_order, ot_order. Seeds: both tile
+// sizes in both orders, kv 2 and 1 (the other knobs at their defaults).
 #pragma once
 
 #include "codegen/templates/template.h"

@@ -2,10 +2,14 @@
 # (codegen/CMakeLists.txt includes this file before add_library).
 set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_library.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_loops.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_pointwise.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_winograd.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_winograd_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_implicit_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_library.cc

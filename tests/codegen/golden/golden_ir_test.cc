@@ -89,7 +89,8 @@ TEST(GoldenIr, GemmCpuBlockedWithEdgeTilesAndBiasRelu) {
 TEST(GoldenIr, Conv2dCpuDirectWithPaddingAndRelu) {
   CheckGolden({"conv2d_cpu_direct.txt", "conv2d.cpu.direct",
                "conv2d:N=1,C=2,H=5,W=6,K=3,R=3,S=3,stride=1,pad=1,epilogue=relu",
-               R"({"kv":1,"loop_order":0,"qt":4,"unroll_rs":0})"});
+               R"({"cc":2,"chunk_outer":0,"kt":1,"kv":1,"loop_order":0,"pt":1,"qt":4,)"
+               R"("tile_order":0,"unroll_c":1,"unroll_rs":0})"});
 }
 
 // The GPU templates' default configs at small shapes with edge tiles.

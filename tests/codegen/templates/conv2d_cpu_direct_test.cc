@@ -43,9 +43,9 @@ TEST(Conv2dCpuDirect, RandomConfigsComputeTheReferenceWithDilationAndPointwise) 
 
 TEST(Conv2dCpuDirect, EveryValueOfEveryKnobComputesTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1");
-  // K and Q large enough for every candidate of kv and qt.
+  // K, P, Q and C large enough for every candidate of kv, kt, pt, qt, cc and unroll_c.
   Workload w =
-      ParseWorkload("conv2d:N=1,C=3,H=6,W=16,K=70,R=3,S=3,stride=1,pad=1,epilogue=bias_relu");
+      ParseWorkload("conv2d:N=1,C=16,H=9,W=16,K=130,R=3,S=3,stride=1,pad=1,epilogue=bias_relu");
   std::mt19937_64 rng(3);
   std::vector<std::string> unreachable;
   std::vector<Config> configs =
@@ -66,6 +66,67 @@ TEST(Conv2dCpuDirect, ParallelKernelsComputeTheReference) {
                    "conv2d:N=1,C=16,H=20,W=20,K=40,R=3,S=3,stride=1,pad=1"},
                   6, 4);
   EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty());
+}
+
+// Tiles of rows, groups of channel blocks in both orders and reductions in chunks (inside and
+// around the parallel loop, unrolled), with tails everywhere: P % pt, K % (kv * lanes),
+// blocks % kt and C % cc left over.
+TEST(Conv2dCpuDirect, RandomConfigsOfRowTilesChannelGroupsAndChunksComputeTheReference) {
+  for (const char* target_text : {"llvm -mcpu=native -threads=1", "llvm -mcpu=native -threads=2"}) {
+    Target target = ParseTarget(target_text);
+    std::vector<KernelCase> cases =
+        RandomCases(kConv2dCpuDirect, target,
+                    {"conv2d:N=1,C=7,H=11,W=10,K=45,R=3,S=3,stride=1,pad=1",
+                     "conv2d:N=2,C=10,H=13,W=12,K=37,R=3,S=3,stride=2,pad=1",
+                     "conv2d:N=1,C=5,H=14,W=9,K=23,R=3,S=3,stride=1,pad=2,dilation=2",
+                     "conv2d:N=1,C=36,H=5,W=7,K=50,R=1,S=1,stride=1,pad=0"},
+                    4, 7);
+    EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty()) << target_text;
+  }
+}
+
+// The chunks of the reduction meet every epilogue: the bias and the ReLU only after the last.
+TEST(Conv2dCpuDirect, ChunkedReductionsApplyTheEpilogueOnce) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=2");
+  Workload w = ParseWorkload("conv2d:N=1,C=9,H=8,W=9,K=20,R=3,S=3,stride=1,pad=1");
+  Config c = kConv2dCpuDirect.default_config(w, target);
+  c["cc"] = 2;
+  c["unroll_c"] = 2;
+  std::vector<KernelCase> cases;
+  for (Epilogue e : {Epilogue::kNone, Epilogue::kBias, Epilogue::kRelu, Epilogue::kBiasRelu}) {
+    for (int64_t outer : {0, 1}) {
+      c["chunk_outer"] = outer;
+      cases.push_back({testing::WithEpilogue(w, e), c});
+    }
+  }
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDirect, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuDirect, EveryResNet50LayerHasTenThousandValidConfigs) {
+  // The AVX-512 target of the bench host, named so the test is the same on every machine.
+  Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  for (const char* text : {"conv2d:N=1,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3",
+                           "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
+                           "conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0",
+                           "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1",
+                           "conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1",
+                           "conv2d:N=1,C=1024,H=14,W=14,K=256,R=1,S=1,stride=1,pad=0",
+                           "conv2d:N=1,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1"}) {
+    ConfigSpace space = kConv2dCpuDirect.space(ParseWorkload(text), target);
+    EXPECT_GE(space.EnumerateValid(10000).size(), 10000u) << text;
+  }
+}
+
+TEST(Conv2dCpuDirect, EveryKnobValueThatAConfigCanTakeChangesTheCode) {
+  Workload w = ParseWorkload("conv2d:N=1,C=12,H=9,W=11,K=40,R=3,S=3,stride=1,pad=1,epilogue=bias");
+  std::mt19937_64 rng(11);
+  for (const char* target_text :
+       {"llvm -mcpu=skylake-avx512 -threads=1", "llvm -mcpu=skylake-avx512 -threads=2"}) {
+    EXPECT_THAT(
+        testing::KnobChangesThatKeepTheCode(kConv2dCpuDirect, w, ParseTarget(target_text), 4, rng),
+        IsEmpty())
+        << target_text;
+  }
 }
 
 TEST(Conv2dCpuDirect, DefaultConfigsComputeTheReference) {
@@ -128,6 +189,30 @@ TEST(Conv2dCpuDirect, BuildRejectsAConfigOutsideTheSpace) {
   ASSERT_FALSE(built.ok());
   EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(built.status().message()), HasSubstr("qt"));
+}
+
+TEST(Conv2dCpuDirect, BuildRejectsNewKnobsOutsideTheSpaceNamingThem) {
+  Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  Workload w = ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1");
+  struct Case {
+    const char* knob;
+    int64_t value;
+    const char* says;
+  } cases[] = {
+      {"pt", 5, "knob 'pt'"},
+      {"unroll_c", 3, "knob 'unroll_c'"},
+      {"chunk_outer", 1, "chunk_outer == 0 when cc == 16"},
+      {"tile_order", 1, "tile_order == 0 unless kt > 1"},
+      {"kt", 2, "kt <= channel blocks"},
+  };
+  for (const Case& c : cases) {
+    Config config = kConv2dCpuDirect.default_config(w, target);
+    config[c.knob] = c.value;
+    absl::StatusOr<ir::LoweredFunc> built = kConv2dCpuDirect.build(w, target, config, "f");
+    ASSERT_FALSE(built.ok()) << c.knob;
+    EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(built.status().message()), HasSubstr(c.says));
+  }
 }
 
 }  // namespace

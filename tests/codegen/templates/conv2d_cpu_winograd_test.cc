@@ -35,9 +35,10 @@ TEST(Conv2dCpuWinograd, RandomConfigsComputeTheReferenceWithPartialTilesAndPaddi
 
 TEST(Conv2dCpuWinograd, EveryValueOfEveryKnobComputesTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1");
-  // K / 16 = 12 takes kv 1..4; 20 x 22 outputs give enough tiles for every tr.
+  // K / 16 = 12 takes kv 1..4 and every gemm_order; 20 x 22 outputs give enough tiles for every
+  // tr; C = 32 takes both cc and both input transform orders.
   Workload w = ParseWorkload(
-      "conv2d:N=1,C=16,H=20,W=22,K=192,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=bias_relu");
+      "conv2d:N=1,C=32,H=20,W=22,K=192,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=bias_relu");
   std::mt19937_64 rng(3);
   std::vector<std::string> unreachable;
   std::vector<Config> configs =
@@ -58,6 +59,68 @@ TEST(Conv2dCpuWinograd, ParallelKernelsComputeTheReference) {
                    "conv2d:N=1,C=32,H=20,W=20,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c"},
                   6, 4);
   EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+// Chunks of the GEMMs' reduction (C % cc left over), every GEMM loop order, unrolled channel
+// loops and both orders of each transform, on partial tiles, one and two threads.
+TEST(Conv2dCpuWinograd, RandomConfigsOfGemmOrdersChunksAndTransformOrdersComputeTheReference) {
+  for (const char* target_text : {"llvm -mcpu=native -threads=1", "llvm -mcpu=native -threads=2"}) {
+    Target target = ParseTarget(target_text);
+    std::vector<KernelCase> cases =
+        RandomCases(kConv2dCpuWinograd, target,
+                    {"conv2d:N=1,C=48,H=11,W=10,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+                     "conv2d:N=2,C=40,H=9,W=7,K=24,R=3,S=3,stride=1,pad=0,layout=NCHW8c",
+                     "conv2d:N=1,C=36,H=6,W=5,K=12,R=3,S=3,stride=1,pad=2,layout=NCHW4c"},
+                    6, 7);
+    EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty()) << target_text;
+  }
+}
+
+TEST(Conv2dCpuWinograd, EveryResNet50LayerItAppliesToHasTenThousandValidConfigs) {
+  // The AVX-512 target of the bench host, named so the test is the same on every machine.
+  Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  for (const char* text :
+       {"conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+        "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+        "conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,layout=NCHW16c",
+        "conv2d:N=1,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1,layout=NCHW16c"}) {
+    ConfigSpace space = kConv2dCpuWinograd.space(ParseWorkload(text), target);
+    EXPECT_GE(space.EnumerateValid(10000).size(), 10000u) << text;
+  }
+}
+
+TEST(Conv2dCpuWinograd, EveryKnobValueThatAConfigCanTakeChangesTheCode) {
+  Workload w = ParseWorkload(
+      "conv2d:N=1,C=48,H=10,W=9,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=bias");
+  std::mt19937_64 rng(11);
+  EXPECT_THAT(
+      testing::KnobChangesThatKeepTheCode(
+          kConv2dCpuWinograd, w, ParseTarget("llvm -mcpu=skylake-avx512 -threads=2"), 6, rng),
+      IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, BuildRejectsConfigsOutsideTheSpaceNamingTheKnob) {
+  Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  Workload w = ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,layout=NCHW16c");
+  struct Case {
+    const char* knob;
+    int64_t value;
+    const char* says;
+  } cases[] = {
+      {"cc", 8, "knob 'cc'"},
+      {"gemm_order", 6, "knob 'gemm_order'"},
+      {"it_order", 1, "it_order == 0 when the input has one vector of channels"},
+      {"ot_order", 1, "ot_order == 0 when the output has one vector of channels"},
+      {"gemm_order", 1, "gemm_order is the first order of its nesting"},
+  };
+  for (const Case& c : cases) {
+    Config config = kConv2dCpuWinograd.default_config(w, target);
+    config[c.knob] = c.value;
+    absl::StatusOr<ir::LoweredFunc> built = kConv2dCpuWinograd.build(w, target, config, "f");
+    ASSERT_FALSE(built.ok()) << c.knob;
+    EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(built.status().message()), HasSubstr(c.says));
+  }
 }
 
 TEST(Conv2dCpuWinograd, DefaultConfigsOfResNetLayersComputeTheReferenceWithinTheirTolerance) {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include "codegen/compiler.h"
+#include "codegen/ir/printer.h"
+#include "codegen/lower.h"
 #include "codegen/templates/cpu_vector_info.h"
 #include "common/files.h"
 #include "common/host_cpu.h"
@@ -144,6 +146,38 @@ std::vector<Config> ConfigsCoveringEveryKnobValue(const KernelTemplate& tpl,
     }
   }
   return out;
+}
+
+std::vector<std::string> KnobChangesThatKeepTheCode(const KernelTemplate& tpl,
+                                                    const Workload& workload, const Target& target,
+                                                    int count, std::mt19937_64& rng) {
+  const ConfigSpace space = tpl.space(workload, target);
+  auto lowered_text = [&](const Config& config) -> std::string {
+    absl::StatusOr<ir::LoweredFunc> built = tpl.build(workload, target, config, "f");
+    if (!built.ok()) {
+      return StrCat("build failed: ", built.status().ToString());
+    }
+    absl::StatusOr<ir::LoweredFunc> lowered = Lower(*std::move(built));
+    return lowered.ok() ? ir::ToText(*lowered) : lowered.status().ToString();
+  };
+  std::vector<std::string> same;
+  for (const Config& config : SampleConfigs(tpl, workload, target, count, rng)) {
+    const std::string text = lowered_text(config);
+    for (const Knob& knob : space.knobs()) {
+      for (int64_t value : knob.values) {
+        Config other = config;
+        other[knob.name] = value;
+        if (value == config.at(knob.name) || !space.ConstraintsHold(other)) {
+          continue;
+        }
+        if (lowered_text(other) == text) {
+          same.push_back(StrCat(knob.name, ": ", config.at(knob.name), " -> ", value,
+                                " keeps the code of ", ConfigToString(config)));
+        }
+      }
+    }
+  }
+  return same;
 }
 
 Workload WithEpilogue(const Workload& workload, Epilogue epilogue) {

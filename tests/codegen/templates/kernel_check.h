@@ -47,6 +47,14 @@ std::vector<Config> ConfigsCoveringEveryKnobValue(const KernelTemplate& tpl,
                                                   std::mt19937_64& rng,
                                                   std::vector<std::string>* unreachable);
 
+/// For `count` random valid configs of `tpl` for the workload: sets each knob in turn to each
+/// of its other candidates that keep the config valid, and compares the lowered IR with the
+/// config's own. Returns one line per change that leaves the IR text as it was (a knob value
+/// that means nothing there); empty when every change makes other code.
+std::vector<std::string> KnobChangesThatKeepTheCode(const KernelTemplate& tpl,
+                                                    const Workload& workload, const Target& target,
+                                                    int count, std::mt19937_64& rng);
+
 /// The workload with another epilogue.
 Workload WithEpilogue(const Workload& workload, Epilogue epilogue);
 
