@@ -10,7 +10,7 @@ unset OPENBLAS_CORETYPE
 workloads=(gemm:M=128,N=768,K=768 gemm:M=197,N=768,K=768 gemm:M=333,N=777,K=555)
 mkdir -p out bench/convergence
 "$build/bin/tune-bench-search" --template gemm.cpu.blocked --workload "${workloads[@]}" \
-  --trials 64 --seeds 5 --reference 192 --table out/search-table.tsv \
+  --trials 64 --random-trials 192 --seeds 5 --reference 192 --table out/search-table.tsv \
   --curves out/search-curves.tsv "$@" | tee out/search-bench.md
 for w in "${workloads[@]}"; do
   name=$(echo "$w" | tr ':,=' '___')
