@@ -73,7 +73,8 @@ void CostModel::Free() {
 }
 
 absl::Status CostModel::Fit(const FeatureMatrix& x, const std::vector<float>& labels,
-                            const std::vector<uint32_t>& groups) {
+                            const std::vector<uint32_t>& groups,
+                            const std::map<uint32_t, float>& group_weights) {
   if (x.rows() == 0 || labels.size() != x.rows() || groups.size() != x.rows()) {
     return absl::InvalidArgumentError(StrCat("cost model: ", x.rows(), " feature rows, ",
                                              labels.size(), " labels and ", groups.size(),
@@ -88,12 +89,15 @@ absl::Status CostModel::Fit(const FeatureMatrix& x, const std::vector<float>& la
   values.reserve(x.rows() * x.cols());
   std::vector<float> sorted_labels;
   std::vector<unsigned> group_sizes;
+  std::vector<float> weights;  // one per group: a ranking objective weighs groups, not rows
   for (size_t k = 0; k < order.size(); ++k) {
     std::span<const float> row = x.row(order[k]);
     values.insert(values.end(), row.begin(), row.end());
     sorted_labels.push_back(labels[order[k]]);
     if (k == 0 || groups[order[k]] != groups[order[k - 1]]) {
       group_sizes.push_back(0);
+      auto weight = group_weights.find(groups[order[k]]);
+      weights.push_back(weight == group_weights.end() ? 1.0f : weight->second);
     }
     ++group_sizes.back();
   }
@@ -105,8 +109,9 @@ absl::Status CostModel::Fit(const FeatureMatrix& x, const std::vector<float>& la
   }
   if (XGDMatrixSetFloatInfo(train.handle, "label", sorted_labels.data(), sorted_labels.size()) !=
           0 ||
-      XGDMatrixSetUIntInfo(train.handle, "group", group_sizes.data(), group_sizes.size()) != 0) {
-    return XgbError("setting labels and groups");
+      XGDMatrixSetUIntInfo(train.handle, "group", group_sizes.data(), group_sizes.size()) != 0 ||
+      XGDMatrixSetFloatInfo(train.handle, "weight", weights.data(), weights.size()) != 0) {
+    return XgbError("setting labels, groups and weights");
   }
   BoosterHandle booster = nullptr;
   if (XGBoosterCreate(&train.handle, 1, &booster) != 0) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -52,8 +53,10 @@ class CostModel {
   /// failed), `groups[i]` the id of its workload. Rows are compared only within their group.
   /// InvalidArgument when the sizes disagree or there are no rows; Internal with XGBoost's
   /// message when it fails.
+  /// `group_weights` weighs the pairs of a group (by id; groups not named weigh 1).
   absl::Status Fit(const FeatureMatrix& x, const std::vector<float>& labels,
-                   const std::vector<uint32_t>& groups);
+                   const std::vector<uint32_t>& groups,
+                   const std::map<uint32_t, float>& group_weights = {});
 
   /// One score per row of `x` (FailedPrecondition before the first Fit).
   absl::StatusOr<std::vector<float>> Predict(const FeatureMatrix& x) const;

@@ -216,7 +216,12 @@ class ModelStrategy final : public SearchStrategy {
       labels.push_back(label(0, o.ok, o.secs));
       groups.push_back(0);
     }
-    absl::Status fitted = model_.Fit(x, labels, groups);
+    // The search's own workload weighs as much as all the lent ones together: a model fitted on
+    // thousands of lent trials would otherwise all but ignore the few of its own workload, and
+    // keep exploiting where the other shapes were fast.
+    const float own = static_cast<float>(std::max<size_t>(1, transfer_.size())) /
+                      static_cast<float>(std::max<size_t>(1, count));
+    absl::Status fitted = model_.Fit(x, labels, groups, {{0u, std::max(1.0f, own)}});
     scores_.clear();
     if (!fitted.ok()) {
       Logger("search")->warn("{} search: {}; proposing at random", name_, fitted.message());
