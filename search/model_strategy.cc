@@ -48,6 +48,7 @@ constexpr size_t kRefitEvery = 8;         // new observations that make a new pl
 constexpr int kStartFromBest = 16;        // walkers that start at the best measured configs
 constexpr double kDiversityWeight = 0.2;  // weight of new (knob, value) pairs in a batch
 constexpr int kCoverCandidates = 32;      // random configs a covering draw chooses among
+constexpr size_t kMaxTransfer = 2000;     // lent samples kept (the latest)
 
 // The mean and standard deviation of `value(v)` over `values` (0 and 0 when empty).
 template <typename Range, typename Value>
@@ -150,6 +151,12 @@ class ModelStrategy final : public SearchStrategy {
       if (sample.features.size() == width && sample.group >= 1) {
         transfer_.push_back(std::move(sample));
       }
+    }
+    // A long model job lends every task thousands of its siblings' trials: keep the latest, so
+    // that a fit stays within about a second.
+    if (transfer_.size() > kMaxTransfer) {
+      transfer_.erase(transfer_.begin(), transfer_.begin() + static_cast<std::ptrdiff_t>(
+                                                                 transfer_.size() - kMaxTransfer));
     }
   }
 

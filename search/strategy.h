@@ -54,9 +54,10 @@ class SearchStrategy {
   /// True for strategies that learn a cost model (and so use Transfer and features).
   virtual bool HasModel() const { return false; }
 
-  /// Measurements of other workloads to learn from, given before the first Propose; samples
-  /// whose feature width differs from this space's are ignored. Strategies without a model
-  /// ignore all of them.
+  /// Measurements of other workloads to learn from, given before the first Propose or at any
+  /// time after (a model job's sibling tasks lend theirs as they are recorded); the model learns
+  /// from them at its next fit, the latest 2,000 at most. Samples whose feature width differs
+  /// from this space's are ignored. Strategies without a model ignore all of them.
   virtual void Transfer(std::vector<TransferSample> samples) { (void)samples; }
 
   /// Serialised state (JSON text) so a restarted daemon resumes the search where it stopped.
