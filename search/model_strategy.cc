@@ -100,7 +100,6 @@ class ModelStrategy final : public SearchStrategy {
     }
     const bool planned = UpdatePlan();
     std::set<std::pair<std::string_view, int64_t>> covered = PlanValuesTaken();
-    std::set<std::pair<std::string_view, int64_t>> ever = TakenValues();
     std::uniform_real_distribution<double> coin(0.0, 1.0);
     while (static_cast<int>(out.size()) < n) {
       std::optional<Config> pick;
@@ -108,14 +107,15 @@ class ModelStrategy final : public SearchStrategy {
         pick = PickDiverse(covered);
       }
       if (!pick) {
-        pick = DrawCovering(ever, rng);
+        // Read off every config taken, this batch's picks included (they are taken): only
+        // when a random pick is due, so most model picks cost no walk over the taken set.
+        pick = DrawCovering(TakenValues(), rng);
       }
       if (!pick) {
         break;
       }
       for (const Knob& knob : space_.knobs()) {
         covered.emplace(knob.name, pick->at(knob.name));
-        ever.emplace(knob.name, pick->at(knob.name));
       }
       out.push_back(std::move(*pick));
     }
