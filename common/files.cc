@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -117,5 +118,34 @@ void TempDir::Remove() {
 }
 
 std::string TempDir::File(std::string_view name) const { return (fs::path(path_) / name).string(); }
+
+namespace {
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) {
+    return ".";
+  }
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+bool OnReadOnlyFileSystem(const std::string& path) {
+  struct statvfs fs{};
+  if (statvfs(path.c_str(), &fs) != 0 && statvfs(DirectoryOf(path).c_str(), &fs) != 0) {
+    return false;
+  }
+  return (fs.f_flag & ST_RDONLY) != 0;
+}
+
+bool PathWritable(const std::string& path) {
+  if (OnReadOnlyFileSystem(path)) {
+    return false;
+  }
+  const bool exists = access(path.c_str(), F_OK) == 0;
+  return (!exists || access(path.c_str(), W_OK) == 0) &&
+         access(DirectoryOf(path).c_str(), W_OK) == 0;
+}
 
 }  // namespace tune

@@ -24,6 +24,14 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes,
                                  mode_t mode = 0644);
 
+/// Whether this process may write the file at `path` (or create it, when it does not exist):
+/// its file system is mounted read-write and the file and its directory allow writing.
+bool PathWritable(const std::string& path);
+
+/// Whether the file system holding `path` (or its directory, when it does not exist) is mounted
+/// read-only.
+bool OnReadOnlyFileSystem(const std::string& path);
+
 /// A fresh directory under $TMPDIR (else /tmp), removed with its contents when the object goes
 /// away (unless TUNE_KEEP_TEMP_DIRS is set, for debugging). Move-only.
 class TempDir {

@@ -201,7 +201,16 @@ absl::StatusOr<TimingOptions> TimingFromJson(std::string_view json) {
     if (!j[key].is_number_integer()) {
       return absl::InvalidArgumentError(StrCat("timing.", key, " is not an integer"));
     }
-    out = j[key].get<int>();
+    const int64_t value = j[key].get<int64_t>();
+    if (j[key].is_number_unsigned() && j[key].get<uint64_t>() > INT32_MAX) {
+      return absl::InvalidArgumentError(
+          StrCat("timing.", key, " is too large (at most ", INT32_MAX, ")"));
+    }
+    if (value < INT32_MIN || value > INT32_MAX) {
+      return absl::InvalidArgumentError(StrCat("timing.", key, " ", value, " is out of range (",
+                                               INT32_MIN, " to ", INT32_MAX, ")"));
+    }
+    out = static_cast<int>(value);
     return absl::OkStatus();
   };
   RETURN_IF_ERROR(read_int("number", timing.number));

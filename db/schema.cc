@@ -154,6 +154,19 @@ CREATE TABLE best_configs (
 );
 )sql";
 
+// Client tokens (common/token.h): the secret only as its SHA-256; a revoked token keeps its row,
+// so a log that ever had tokens keeps requiring them.
+constexpr std::string_view kV8Tokens = R"sql(
+CREATE TABLE tokens (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  role TEXT NOT NULL,
+  secret_sha256 TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  revoked_at_ms INTEGER NOT NULL DEFAULT 0
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -166,6 +179,7 @@ const std::vector<Migration>& Migrations() {
       {5, "jobs may decline transfer; records by target", kV5Transfer},
       {6, "model jobs and their tasks", kV6ModelJobs},
       {7, "finalists' re-measurements and the decided best per workload and target", kV7Finalists},
+      {8, "client tokens with roles", kV8Tokens},
   };
   return kMigrations;
 }

@@ -6,14 +6,29 @@
 #include <filesystem>
 #include <utility>
 
+#include "common/files.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "fmt/format.h"
 
 namespace tune::sqlite {
 namespace {
 
 // Idle statements kept per connection; beyond this, released statements are finalized.
 constexpr size_t kMaxIdleStatements = 128;
+
+// `path` with the characters that a file: URI reserves percent-encoded.
+std::string UriEscape(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 absl::StatusCode CodeFor(int rc) {
   switch (rc & 0xff) {
@@ -231,8 +246,15 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
   int flags = SQLITE_OPEN_NOMUTEX |
               (access == Access::kReadOnly ? SQLITE_OPEN_READONLY
                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  // On a read-only file system a WAL database cannot get its shared-memory file: nothing can
+  // change the file there, so it is opened as immutable (no locks, no -shm).
+  std::string name = path;
+  if (access == Access::kReadOnly && OnReadOnlyFileSystem(path)) {
+    flags |= SQLITE_OPEN_URI;
+    name = StrCat("file:", UriEscape(path), "?immutable=1");
+  }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);

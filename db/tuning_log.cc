@@ -39,6 +39,44 @@ absl::Status Configure(sqlite::Connection& db, bool read_only) {
   return db.Execute("PRAGMA synchronous = FULL");
 }
 
+// PRAGMA quick_check before anything is written: a damaged log is refused, never rewritten.
+absl::Status CheckIntegrity(sqlite::Connection& db) {
+  constexpr int kProblemsShown = 5;
+  const std::string advice = StrCat(
+      "; the file is left untouched: restore it from a backup, or recover what is readable "
+      "with `sqlite3 ",
+      db.path(), " .recover | sqlite3 NEW.db` and start on NEW.db");
+  absl::StatusOr<sqlite::Statement> check =
+      db.Prepare(StrCat("PRAGMA quick_check(", kProblemsShown, ")"));
+  // Only damage (SQLITE_CORRUPT, SQLITE_NOTADB) is reported as damage; a file that cannot be
+  // opened or locked keeps its own error.
+  if (!check.ok()) {
+    return check.status().code() != absl::StatusCode::kDataLoss
+               ? check.status()
+               : absl::DataLossError(StrCat("the integrity check of ", db.path(),
+                                            " failed: ", check.status().message(), advice));
+  }
+  std::vector<std::string> problems;
+  while (true) {
+    absl::StatusOr<bool> row = check->Step();
+    if (!row.ok()) {
+      return row.status().code() != absl::StatusCode::kDataLoss
+                 ? row.status()
+                 : absl::DataLossError(StrCat("the integrity check of ", db.path(),
+                                              " failed: ", row.status().message(), advice));
+    }
+    if (!*row) {
+      break;
+    }
+    problems.push_back(check->ColumnText(0));
+  }
+  if (problems.size() == 1 && problems[0] == "ok") {
+    return absl::OkStatus();
+  }
+  return absl::DataLossError(
+      StrCat(db.path(), " is damaged (integrity check: ", Join(problems, "; "), ")", advice));
+}
+
 absl::StatusOr<std::string> CanonicalTarget(const std::string& text, std::string_view field) {
   absl::StatusOr<Target> target = Target::Parse(text);
   if (!target.ok()) {
@@ -65,6 +103,9 @@ absl::StatusOr<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& pa
       std::unique_ptr<sqlite::Connection> db,
       sqlite::Connection::Open(path, read_only ? sqlite::Connection::Access::kReadOnly
                                                : sqlite::Connection::Access::kReadWriteCreate));
+  if (!read_only) {
+    RETURN_IF_ERROR(CheckIntegrity(*db));
+  }
   RETURN_IF_ERROR(Configure(*db, read_only));
   if (read_only) {
     ASSIGN_OR_RETURN(int version, ReadSchemaVersion(*db));
@@ -96,7 +137,11 @@ absl::Status TuningLog::RequireWritable(std::string_view operation) const {
   if (!read_only()) {
     return absl::OkStatus();
   }
-  return absl::FailedPreconditionError(StrCat(path_, ": opened read-only; cannot ", operation));
+  return absl::FailedPreconditionError(
+      StrCat(path_,
+             ": the tuning log is read-only here (opened read-only, or its file system or "
+             "permissions do not allow writing); cannot ",
+             operation, ". Reads (jobs, best, export, tune-compile) still work"));
 }
 
 // --- Records --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "db/job.h"
 #include "db/record.h"
+#include "db/token_info.h"
 
 namespace tune {
 namespace sqlite {
@@ -128,6 +129,17 @@ class TuningLog {
   /// all of it is on disk when this returns OK, or none of it. The record's job_id is required
   /// (InvalidArgument) and must name a job (NotFound).
   absl::StatusOr<Record> CommitTrial(Record record, const JobProgress& progress);
+
+  // --- Client tokens (tokens.cc) -------------------------------------------------------------
+
+  /// Stores a new token. Its id must be new (AlreadyExists) and its name 1-64 characters of
+  /// [A-Za-z0-9._@-] (InvalidArgument naming the accepted form).
+  absl::Status AddToken(const TokenInfo& token);
+  /// Marks a token revoked now; revoked tokens stay listed. NotFound naming the id; revoking a
+  /// revoked token changes nothing.
+  absl::Status RevokeToken(std::string_view id);
+  /// Every token, revoked ones included, in creation order.
+  absl::StatusOr<std::vector<TokenInfo>> ListTokens();
 
   // --- Export / import (record_json.h gives the line format) ---------------------------------
 

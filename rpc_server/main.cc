@@ -26,6 +26,7 @@
 #include "common/logging.h"
 #include "common/runtime_libs.h"
 #include "common/strings.h"
+#include "net/tls.h"
 #include "rpc_server/device_info.h"
 #include "rpc_server/measure_child.h"
 #include "rpc_server/preload.h"
@@ -116,6 +117,26 @@ int Serve(int argc, char** argv) {
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warn, error, critical or off (default: $TUNE_LOG_LEVEL or "
                  "info)");
+  tune::net::TlsFiles tls;
+  std::string token_file;
+  app.add_option("--tls-ca", tls.ca,
+                 "CA certificate (PEM) that must have signed the daemon's certificate; turns TLS "
+                 "on: nothing is sent or accepted before the daemon proves its identity")
+      ->envname("TUNE_TLS_CA");
+  app.add_option("--tls-cert", tls.cert, "this worker's certificate (PEM), for mutual TLS")
+      ->envname("TUNE_TLS_CERT");
+  app.add_option("--tls-key", tls.key, "the private key of --tls-cert (PEM)")
+      ->envname("TUNE_TLS_KEY");
+  app.add_option("--tls-server-name", tls.server_name,
+                 "the name the daemon's certificate must carry, when not the host of --daemon");
+  app.add_option("--token-file", token_file,
+                 "file whose first line is a worker token (default: $TUNE_TOKEN), needed when the "
+                 "daemon's log holds tokens");
+  std::string log_format = "text";
+  app.add_option("--log-format", log_format,
+                 "text, or json: one JSON object per line (time, level, logger, message, pid)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -123,6 +144,9 @@ int Serve(int argc, char** argv) {
   }
 
   if (absl::Status s = tune::InitLogging(log_level); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
+  }
+  if (absl::Status s = tune::SetLogFormat(log_format); !s.ok()) {
     return Fail(kExitUsage, std::string(s.message()));
   }
   absl::StatusOr<tune::rpc::DeviceSpec> device_spec = tune::rpc::ParseDeviceSpec(device);
@@ -189,6 +213,15 @@ int Serve(int argc, char** argv) {
 
   WorkerOptions options;
   options.daemon_address = daemon;
+  options.tls = tls;
+  if (absl::Status s = tune::net::ChannelCredentialsFor(tls).status(); !s.ok()) {
+    return Fail(kExitUsage, s.message());
+  }
+  absl::StatusOr<std::string> token = tune::net::ResolveToken(token_file);
+  if (!token.ok()) {
+    return Fail(kExitUsage, token.status().message());
+  }
+  options.token = *token;
   options.registration.set_name(name.empty() ? StrCat(tune::HostName(), "-", getpid()) : name);
   options.supervisor.device = device_spec->ToString();
   options.supervisor.preload_paths = preload;

@@ -78,7 +78,9 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   if (options.registration.capabilities().capacity() <= 0) {
     options.registration.mutable_capabilities()->set_capacity(1);
   }
-  std::unique_ptr<Worker> worker(new Worker(std::move(options)));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                   net::ChannelCredentialsFor(options.tls));
+  std::unique_ptr<Worker> worker(new Worker(std::move(options), std::move(credentials)));
   ASSIGN_OR_RETURN(worker->cache_, ArtifactCache::Open(worker->options_.cache_dir.empty()
                                                            ? DefaultArtifactCacheDir()
                                                            : worker->options_.cache_dir,
@@ -93,7 +95,8 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   return worker;
 }
 
-Worker::Worker(WorkerOptions options) : options_(std::move(options)) {
+Worker::Worker(WorkerOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : options_(std::move(options)) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
@@ -105,8 +108,8 @@ Worker::Worker(WorkerOptions options) : options_(std::move(options)) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, options_.initial_backoff_ms);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, options_.initial_backoff_ms);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, options_.max_backoff_ms);
-  channel_ =
-      grpc::CreateCustomChannel(options_.daemon_address, grpc::InsecureChannelCredentials(), args);
+  net::ApplyServerName(options_.tls, &args);
+  channel_ = grpc::CreateCustomChannel(options_.daemon_address, credentials, args);
   stub_ = v1::WorkerLink::NewStub(channel_);
 }
 
@@ -166,8 +169,13 @@ absl::Status Worker::Run() {
       }
       // Not reachable for a whole backoff period: the next period is twice as long.
       log->log(attempts == 0 ? spdlog::level::info : spdlog::level::debug,
-               "daemon at {} not reachable yet; retrying with backoff up to {} ms",
-               options_.daemon_address, options_.max_backoff_ms);
+               "daemon at {} not reachable yet{}; retrying with backoff up to {} ms",
+               options_.daemon_address,
+               options_.tls.enabled()
+                   ? " (with TLS, also: the daemon's certificate must be signed by --tls-ca and "
+                     "name the host dialed, and the daemon must accept --tls-cert)"
+                   : "",
+               options_.max_backoff_ms);
       ++attempts;
       backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
       continue;
@@ -228,6 +236,9 @@ bool Worker::RunSession() {
     }
     session_ = session;
   }
+  if (!options_.token.empty()) {
+    session->context.AddMetadata("authorization", "Bearer " + options_.token);
+  }
   session->stream = stub_->Connect(&session->context);
 
   v1::WorkerMessage hello;
@@ -282,6 +293,12 @@ bool Worker::RunSession() {
   if (registered) {
     log->warn("stream to {} ended: {} ({}); reconnecting", options_.daemon_address,
               static_cast<int>(status.error_code()), status.error_message());
+  } else if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+             status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    log->error(
+        "the daemon at {} refused this worker: {} (pass a worker token with "
+        "--token-file or TUNE_TOKEN); retrying",
+        options_.daemon_address, status.error_message());
   } else {
     log->warn("cannot register with {}: {} ({})", options_.daemon_address,
               static_cast<int>(status.error_code()), status.error_message());

@@ -19,6 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "net/tls.h"
 #include "rpc_server/artifact_cache.h"
 #include "rpc_server/supervisor.h"
 #include "tune/v1/worker.grpc.pb.h"
@@ -28,6 +29,11 @@ namespace tune::rpc {
 struct WorkerOptions {
   /// The daemon's WorkerLink address, HOST:PORT.
   std::string daemon_address;
+  /// TLS: the daemon's certificate must be signed by tls.ca before the stream opens; the worker
+  /// presents tls.cert. Empty: plaintext.
+  net::TlsFiles tls;
+  /// Sent as `authorization: Bearer <token>` on every stream (a worker or admin token), when set.
+  std::string token;
   /// Sent first on every stream: name, device key, capabilities (capabilities.capacity is the
   /// number of measurement slots; 0 means 1).
   v1::Register registration;
@@ -47,7 +53,8 @@ struct WorkerOptions {
 
 class Worker {
  public:
-  /// Checks the options (InvalidArgument naming the field), opens the artifact cache (failing as
+  /// Checks the options (InvalidArgument naming the field; TLS files that cannot be read or are
+  /// not PEM, naming the flag), opens the artifact cache (failing as
   /// ArtifactCache::Open does) and creates the supervisors (failing as MeasureSupervisor::Create
   /// does). Connects to nothing yet.
   static absl::StatusOr<std::unique_ptr<Worker>> Create(WorkerOptions options);
@@ -81,7 +88,7 @@ class Worker {
     v1::ArtifactCodeReply reply;
   };
 
-  explicit Worker(WorkerOptions options);
+  Worker(WorkerOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials);
 
   /// Waits up to `budget` for the channel to the daemon to be connected (dialing at once).
   /// False when it is not, or on Shutdown().

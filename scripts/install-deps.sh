@@ -14,7 +14,15 @@ packages=(
   clang-format-19
   libopenblas-dev libdnnl-dev
   gnuplot-nox
+  libcpp-httplib-dev prometheus chromium  # dashboard: HTTP server; promtool, browser for its tests
+  nodejs openssl  # the dashboard's browser test (node), make-dev-certs.sh
 )
+# npm for the test tools installed from the npm registry (tests/web):
+# Debian's, unless one is there already (NodeSource's nodejs bundles npm and conflicts with
+# Debian's npm package).
+if ! command -v npm >/dev/null; then
+  packages+=(npm)
+fi
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
@@ -30,10 +38,12 @@ done
 
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The npm packages of the dashboard's browser test (puppeteer-core, from its lock file).
+bash "$(dirname "$0")/../tests/web/install.sh"

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/status.h"
 #include "common/strings.h"
@@ -177,7 +178,10 @@ void BuilderPool::Loop(size_t slot) {
       running_job_[slot] = task.job_id;
     }
     bool cancelled = false;
+    const auto started = std::chrono::steady_clock::now();
     BuildOutcome outcome = builders_[slot]->Build(task.task, &cancelled);
+    outcome.build_secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     {
       std::lock_guard lock(mu_);
       running_job_[slot].reset();

@@ -42,6 +42,8 @@ struct BuildOutcome {
   std::string build_error;
   /// Why nothing could be built: no builder process could start. Not the config's fault.
   std::string infra_error;
+  /// Wall-clock seconds the builder spent on it.
+  double build_secs = 0;
 };
 
 class BuilderPool {

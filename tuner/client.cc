@@ -13,17 +13,35 @@ constexpr int kMaxMessageBytes = 256 << 20;
 }  // namespace
 
 TunerClient::TunerClient(std::string address, std::chrono::milliseconds timeout)
-    : address_(std::move(address)), timeout_(timeout) {
+    : TunerClient(std::move(address), timeout, grpc::InsecureChannelCredentials(), {}) {}
+
+TunerClient::TunerClient(std::string address, std::chrono::milliseconds timeout,
+                         std::shared_ptr<grpc::ChannelCredentials> credentials,
+                         ClientSecurity security)
+    : address_(std::move(address)), token_(std::move(security.token)), timeout_(timeout) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  stub_ = v1::Tuner::NewStub(
-      grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+  net::ApplyServerName(security.tls, &args);
+  stub_ = v1::Tuner::NewStub(grpc::CreateCustomChannel(address_, credentials, args));
+}
+
+absl::StatusOr<std::unique_ptr<TunerClient>> TunerClient::Create(std::string address,
+                                                                 std::chrono::milliseconds timeout,
+                                                                 ClientSecurity security) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      net::ChannelCredentialsFor(security.tls);
+  if (!credentials.ok()) {
+    return credentials.status();
+  }
+  return std::unique_ptr<TunerClient>(
+      new TunerClient(std::move(address), timeout, *credentials, std::move(security)));
 }
 
 void TunerClient::SetDeadline(grpc::ClientContext* context,
                               std::chrono::milliseconds timeout) const {
   context->set_deadline(std::chrono::system_clock::now() + timeout);
+  AddBearerToken(context, token_);
 }
 
 absl::StatusOr<v1::Job> TunerClient::SubmitJob(const v1::JobSpec& spec) {
@@ -169,6 +187,45 @@ absl::StatusOr<v1::ImportRecordsResponse> TunerClient::ImportRecords(
     return FromGrpcStatus(status);
   }
   return response;
+}
+
+absl::StatusOr<v1::CreateTokenResponse> TunerClient::CreateToken(const std::string& name,
+                                                                 const std::string& role) {
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout_);
+  v1::CreateTokenRequest request;
+  request.set_name(name);
+  request.set_role(role);
+  v1::CreateTokenResponse response;
+  grpc::Status status = stub_->CreateToken(&context, request, &response);
+  if (!status.ok()) {
+    return FromGrpcStatus(status);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::TokenInfo> TunerClient::RevokeToken(const std::string& id) {
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout_);
+  v1::RevokeTokenRequest request;
+  request.set_id(id);
+  v1::TokenInfo response;
+  grpc::Status status = stub_->RevokeToken(&context, request, &response);
+  if (!status.ok()) {
+    return FromGrpcStatus(status);
+  }
+  return response;
+}
+
+absl::StatusOr<std::vector<v1::TokenInfo>> TunerClient::ListTokens() {
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout_);
+  v1::ListTokensResponse response;
+  grpc::Status status = stub_->ListTokens(&context, v1::ListTokensRequest(), &response);
+  if (!status.ok()) {
+    return FromGrpcStatus(status);
+  }
+  return std::vector<v1::TokenInfo>(response.tokens().begin(), response.tokens().end());
 }
 
 }  // namespace tune::tuner

@@ -10,14 +10,27 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "net/tls.h"
 #include "tune/v1/tuner.grpc.pb.h"
 
 namespace tune::tuner {
 
+/// How a client proves who it is: TLS files (net/tls.h) and a token (tune_<id>_<secret>).
+struct ClientSecurity {
+  net::TlsFiles tls;
+  std::string token;
+};
+
 class TunerClient {
  public:
-  /// Connects lazily to `address` (HOST:PORT); unary calls get `timeout`.
+  /// Connects lazily to `address` (HOST:PORT) in plaintext with no token; unary calls get
+  /// `timeout`.
   TunerClient(std::string address, std::chrono::milliseconds timeout);
+  /// The same with TLS and a token; TLS files that cannot be used are InvalidArgument naming the
+  /// flag.
+  static absl::StatusOr<std::unique_ptr<TunerClient>> Create(std::string address,
+                                                             std::chrono::milliseconds timeout,
+                                                             ClientSecurity security);
 
   const std::string& address() const { return address_; }
 
@@ -38,11 +51,20 @@ class TunerClient {
   /// Streams the records `next` yields (it returns false when there are no more).
   absl::StatusOr<v1::ImportRecordsResponse> ImportRecords(
       const std::function<bool(v1::Record*)>& next, std::chrono::milliseconds deadline);
+  /// Admin: creates a token and returns it with its text (shown once).
+  absl::StatusOr<v1::CreateTokenResponse> CreateToken(const std::string& name,
+                                                      const std::string& role);
+  absl::StatusOr<v1::TokenInfo> RevokeToken(const std::string& id);
+  absl::StatusOr<std::vector<v1::TokenInfo>> ListTokens();
 
  private:
+  TunerClient(std::string address, std::chrono::milliseconds timeout,
+              std::shared_ptr<grpc::ChannelCredentials> credentials, ClientSecurity security);
+  /// Sets the call's deadline and its token.
   void SetDeadline(grpc::ClientContext* context, std::chrono::milliseconds timeout) const;
 
   std::string address_;
+  std::string token_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<v1::Tuner::Stub> stub_;
 };

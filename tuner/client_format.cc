@@ -341,6 +341,25 @@ std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers) {
   return out;
 }
 
+std::string TokensTable(const std::vector<v1::TokenInfo>& tokens) {
+  std::string out = fmt::format("{:<16}  {:<24}  {:<6}  {:<20}  {}\n", "ID", "NAME", "ROLE",
+                                "CREATED", "REVOKED");
+  for (const v1::TokenInfo& t : tokens) {
+    out += fmt::format("{:<16}  {:<24}  {:<6}  {:<20}  {}\n", t.id(), t.name(), t.role(),
+                       TimeText(t.created_at_ms()),
+                       t.revoked_at_ms() == 0 ? "-" : TimeText(t.revoked_at_ms()));
+  }
+  return out;
+}
+
+nlohmann::json TokenJson(const v1::TokenInfo& token) {
+  return {{"id", token.id()},
+          {"name", token.name()},
+          {"role", token.role()},
+          {"created_at_ms", token.created_at_ms()},
+          {"revoked_at_ms", token.revoked_at_ms()}};
+}
+
 std::string BestText(const std::vector<v1::Record>& records) {
   std::string out;
   for (const v1::Record& r : records) {

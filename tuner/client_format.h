@@ -38,6 +38,9 @@ std::string TaskLine(const v1::TaskProgress& task);
 std::string TasksTable(const google::protobuf::RepeatedPtrField<v1::TaskProgress>& tasks);
 /// "[#######.............] " + ProgressText, for a terminal line of about `width` columns.
 std::string ProgressBar(const v1::JobEvent& event, int width);
+/// One header line and one line per token: id, name, role, created, revoked.
+std::string TokensTable(const std::vector<v1::TokenInfo>& tokens);
+nlohmann::json TokenJson(const v1::TokenInfo& token);
 /// Seconds as "14s", "3m05s" or "1h02m".
 std::string Duration(double seconds);
 

@@ -9,10 +9,17 @@
 //     best --workload W (--target T | --device-key K) [--top K]
 //     export --out F.jsonl [--workload W] [--device-key K] [--include-failures]
 //     import F.jsonl
+//     token create --name NAME --role read|submit|admin|worker | token revoke ID | token list
+//
+// Security flags (each also from the environment): --tls-ca F (TUNE_TLS_CA: turns TLS on; the
+// daemon's certificate must be signed by it), --tls-cert F --tls-key F (TUNE_TLS_CERT,
+// TUNE_TLS_KEY: this client's certificate, for mutual TLS), --tls-server-name NAME,
+// --token-file F (else TUNE_TOKEN).
 //
 // Exit codes: 0 success; 1 no result (`best` found nothing; a waited-for job FAILED or was
 // CANCELLED); 2 bad command line; 3 daemon unreachable; 4 invalid request (the daemon's message
-// is printed); 5 unknown job (NOT_FOUND); 6 any other error.
+// is printed); 5 unknown job (NOT_FOUND); 6 any other error; 7 not allowed (no valid token, or
+// its role does not grant the command; the message names the role needed).
 
 #include <chrono>
 #include <cstdio>
@@ -41,6 +48,7 @@ constexpr int kExitUnreachable = 3;
 constexpr int kExitInvalid = 4;
 constexpr int kExitNotFound = 5;
 constexpr int kExitError = 6;
+constexpr int kExitDenied = 7;
 
 using std::chrono::milliseconds;
 
@@ -48,6 +56,8 @@ struct Globals {
   std::string daemon = "127.0.0.1:7070";
   bool json = false;
   int rpc_timeout_ms = 10000;
+  net::TlsFiles tls;
+  std::string token_file;
 };
 
 // The one place where a failed call becomes a message and an exit code.
@@ -60,6 +70,12 @@ int Report(const absl::Status& status, const Globals& g) {
                  "Is it running? Start one with: tune-daemon --listen {} --db tuning.db "
                  "--local-workers 1\n",
                  g.daemon, message, g.daemon);
+      if (g.tls.enabled()) {
+        fmt::print(stderr,
+                   "With TLS, also check that --tls-ca signed the daemon's certificate, that "
+                   "the certificate names the host dialed (else --tls-server-name) and that the "
+                   "daemon accepts --tls-cert.\n");
+      }
       return kExitUnreachable;
     case absl::StatusCode::kDeadlineExceeded:
       fmt::print(stderr, "tune-client: tune-daemon at {} did not answer in time ({})\n", g.daemon,
@@ -72,6 +88,10 @@ int Report(const absl::Status& status, const Globals& g) {
     case absl::StatusCode::kNotFound:
       fmt::print(stderr, "tune-client: not found: {}\n", message);
       return kExitNotFound;
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+      fmt::print(stderr, "tune-client: not allowed: {}\n", message);
+      return kExitDenied;
     default:
       fmt::print(stderr, "tune-client: error: {}\n", status);
       return kExitError;
@@ -339,6 +359,55 @@ int Import(TunerClient& client, const Globals& g, const std::string& path) {
   return response->rejected() > 0 ? kExitInvalid : kExitOk;
 }
 
+enum class TokenCommand { kCreate, kRevoke, kList };
+
+int Tokens(TunerClient& client, const Globals& g, TokenCommand command, const std::string& name,
+           const std::string& role, const std::string& id) {
+  switch (command) {
+    case TokenCommand::kCreate: {
+      absl::StatusOr<v1::CreateTokenResponse> created = client.CreateToken(name, role);
+      if (!created.ok()) {
+        return Report(created.status(), g);
+      }
+      if (g.json) {
+        nlohmann::json out = TokenJson(created->token());
+        out["text"] = created->text();
+        PrintJson(out);
+      } else {
+        fmt::print("{}\n", created->text());
+        fmt::print(stderr, "token {} for {} (role {}); it is shown only now\n",
+                   created->token().id(), name, role);
+      }
+      return kExitOk;
+    }
+    case TokenCommand::kRevoke: {
+      absl::StatusOr<v1::TokenInfo> revoked = client.RevokeToken(id);
+      if (!revoked.ok()) {
+        return Report(revoked.status(), g);
+      }
+      g.json ? PrintJson(TokenJson(*revoked)) : fmt::print("revoked {}\n", id);
+      return kExitOk;
+    }
+    case TokenCommand::kList: {
+      absl::StatusOr<std::vector<v1::TokenInfo>> tokens = client.ListTokens();
+      if (!tokens.ok()) {
+        return Report(tokens.status(), g);
+      }
+      if (g.json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const v1::TokenInfo& t : *tokens) {
+          out.push_back(TokenJson(t));
+        }
+        PrintJson(out);
+      } else {
+        fmt::print("{}", TokensTable(*tokens));
+      }
+      return kExitOk;
+    }
+  }
+  return kExitUsage;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"tune-client: talks to a tune-daemon"};
   app.require_subcommand(1);
@@ -351,6 +420,17 @@ int Main(int argc, char** argv) {
   app.add_flag("--json", g.json, "machine-readable JSON output");
   app.add_option("--rpc-timeout-ms", g.rpc_timeout_ms, "deadline of each call")
       ->capture_default_str();
+  app.add_option("--tls-ca", g.tls.ca,
+                 "CA certificate (PEM) that signed the daemon's certificate; turns TLS on")
+      ->envname("TUNE_TLS_CA");
+  app.add_option("--tls-cert", g.tls.cert, "this client's certificate (PEM), for mutual TLS")
+      ->envname("TUNE_TLS_CERT");
+  app.add_option("--tls-key", g.tls.key, "the private key of --tls-cert (PEM)")
+      ->envname("TUNE_TLS_KEY");
+  app.add_option("--tls-server-name", g.tls.server_name,
+                 "the name the daemon's certificate must carry, when not the host of --daemon");
+  app.add_option("--token-file", g.token_file,
+                 "file whose first line is this client's token (default: $TUNE_TOKEN)");
 
   SubmitFlags submit;
   CLI::App* submit_cmd = app.add_subcommand("submit", "queue a tuning job and print its id");
@@ -454,6 +534,17 @@ int Main(int argc, char** argv) {
   CLI::App* import_cmd = app.add_subcommand("import", "add records from a JSON-lines file");
   import_cmd->add_option("FILE", import_path, "input file (.jsonl)")->required();
 
+  std::string token_name, token_role, token_id;
+  CLI::App* token_cmd = app.add_subcommand("token", "client tokens (admin)");
+  token_cmd->require_subcommand(1);
+  CLI::App* token_create = token_cmd->add_subcommand("create", "create a token, shown once");
+  token_create->add_option("--name", token_name, "who holds it (letters, digits and . _ @ -)")
+      ->required();
+  token_create->add_option("--role", token_role, "read, submit, admin or worker")->required();
+  CLI::App* token_revoke = token_cmd->add_subcommand("revoke", "revoke a token by id");
+  token_revoke->add_option("ID", token_id, "the token's id (16 hex digits)")->required();
+  token_cmd->add_subcommand("list", "list the tokens");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -479,7 +570,25 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
 
-  TunerClient client(g.daemon, milliseconds(g.rpc_timeout_ms));
+  absl::StatusOr<std::string> token = net::ResolveToken(g.token_file);
+  if (!token.ok()) {
+    fmt::print(stderr, "tune-client: {}\n", token.status().message());
+    return kExitUsage;
+  }
+  absl::StatusOr<std::unique_ptr<TunerClient>> connected =
+      TunerClient::Create(g.daemon, milliseconds(g.rpc_timeout_ms), {g.tls, *token});
+  if (!connected.ok()) {
+    fmt::print(stderr, "tune-client: {}\n", connected.status().message());
+    return kExitUsage;
+  }
+  TunerClient& client = **connected;
+  if (token_cmd->parsed()) {
+    return Tokens(client, g,
+                  token_create->parsed()   ? TokenCommand::kCreate
+                  : token_revoke->parsed() ? TokenCommand::kRevoke
+                                           : TokenCommand::kList,
+                  token_name, token_role, token_id);
+  }
   if (submit_cmd->parsed()) {
     submit.spec.set_trials(trials);
     submit.spec.set_priority(priority);

@@ -40,20 +40,67 @@ absl::Status WritePortFile(const std::string& path, int port) {
 
 }  // namespace
 
+absl::Status CheckSecurityOptions(const DaemonOptions& options) {
+  if (!options.tls.enabled() && !net::IsLoopbackAddress(options.listen) && !options.insecure) {
+    return absl::InvalidArgumentError(StrCat(
+        "--listen ", options.listen,
+        ": refusing to serve beyond loopback in plaintext, where anyone who reaches the port "
+        "could pose as a worker or the daemon; give --tls-cert and --tls-key (and --tls-ca for "
+        "mutual TLS), or --insecure to serve plaintext anyway"));
+  }
+  if (options.tls.enabled() && options.local_workers > 0 && options.tls.ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--local-workers with TLS needs --tls-ca: the local workers check the daemon's "
+        "certificate against it");
+  }
+  // The HTTP side has no TLS: it stays on loopback unless told otherwise, as gRPC does.
+  if (!options.http_listen.empty() && !net::IsLoopbackAddress(options.http_listen) &&
+      !options.insecure) {
+    return absl::InvalidArgumentError(StrCat(
+        "--http ", options.http_listen,
+        ": refusing to serve HTTP (plaintext: tokens and results readable on the way) beyond "
+        "loopback; put it behind a TLS proxy on loopback, or give --insecure"));
+  }
+  return net::ServerCredentialsFor(options.tls).status();
+}
+
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
   auto log = Logger("daemon");
+  RETURN_IF_ERROR(CheckSecurityOptions(options));
+  const bool loopback = net::IsLoopbackAddress(options.listen);
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   net::ServerCredentialsFor(options.tls));
   std::unique_ptr<Daemon> daemon(new Daemon());
-  ASSIGN_OR_RETURN(daemon->log_, TuningLog::Open(options.db_path, TuningLog::Mode::kReadWrite));
+  // A log this process cannot write (a read-only mount, a file it may not change) is served
+  // read-only: reads work, every write is refused naming the reason.
+  const bool writable = PathWritable(options.db_path);
+  ASSIGN_OR_RETURN(daemon->log_,
+                   TuningLog::Open(options.db_path, writable ? TuningLog::Mode::kReadWrite
+                                                             : TuningLog::Mode::kReadOnly));
+  if (!writable) {
+    log->warn(
+        "{} cannot be written here: serving it read-only (jobs, best, export and tokens "
+        "are read; submits, cancels, imports and token changes are refused)",
+        options.db_path);
+  }
+  ASSIGN_OR_RETURN(daemon->authorizer_, Authorizer::Create(daemon->log_.get()));
+  if (!daemon->authorizer_->enabled() && !loopback) {
+    log->warn(
+        "serving {} with no client tokens: anyone who reaches it may submit jobs; create "
+        "an admin token with `tune-daemon token create --db {} --name NAME --role admin`",
+        options.listen, options.db_path);
+  }
   daemon->scheduler_ = std::make_unique<Scheduler>(daemon->log_.get(), options.scheduler);
   RETURN_IF_ERROR(daemon->scheduler_->Start());
-  daemon->tuner_service_ =
-      std::make_unique<TunerService>(daemon->scheduler_.get(), daemon->log_.get());
-  daemon->worker_link_service_ = std::make_unique<WorkerLinkService>(daemon->scheduler_.get());
+  daemon->tuner_service_ = std::make_unique<TunerService>(
+      daemon->scheduler_.get(), daemon->log_.get(), daemon->authorizer_.get());
+  daemon->worker_link_service_ =
+      std::make_unique<WorkerLinkService>(daemon->scheduler_.get(), daemon->authorizer_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &daemon->port_);
+  builder.AddListeningPort(options.listen, credentials, &daemon->port_);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   // Workers ping every 30 s to notice a vanished daemon; allow it.
@@ -73,19 +120,45 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   }
   daemon->server_->GetHealthCheckService()->SetServingStatus(true);
   const std::string address = StrCat(DialHost(options.listen), ":", daemon->port_);
-  log->info("tune-daemon serving on {} (port {}), tuning log {}", options.listen, daemon->port_,
-            options.db_path);
+  log->info("tune-daemon serving on {} (port {}, {}), tuning log {}, client tokens {}",
+            options.listen, daemon->port_,
+            !options.tls.enabled()   ? "plaintext"
+            : options.tls.ca.empty() ? "TLS"
+                                     : "mutual TLS",
+            options.db_path, daemon->authorizer_->enabled() ? "required" : "off");
 
   if (options.local_workers > 0) {
     std::string binary = options.worker_binary;
     if (binary.empty()) {
       ASSIGN_OR_RETURN(binary, FindWorkerBinary());
     }
+    std::vector<std::string> args = options.local_worker_args;
+    if (options.tls.enabled()) {
+      for (const auto& [flag, file] : {std::pair{"--tls-ca=", options.tls.ca},
+                                       {"--tls-cert=", options.tls.cert},
+                                       {"--tls-key=", options.tls.key}}) {
+        args.push_back(StrCat(flag, file));
+      }
+    }
     ASSIGN_OR_RETURN(daemon->local_workers_,
-                     LocalWorkers::Start(LocalWorkerOptions{binary, options.local_workers, address,
-                                                            options.worker_log_level,
-                                                            options.local_worker_args}));
+                     LocalWorkers::Start(LocalWorkerOptions{
+                         binary,
+                         options.local_workers,
+                         address,
+                         options.worker_log_level,
+                         std::move(args),
+                         {StrCat("TUNE_TOKEN=", daemon->authorizer_->LocalWorkerToken())}}));
     log->info("running {} local worker(s): {}", options.local_workers, binary);
+  }
+  // The dashboard, JSON API and /metrics, on threads of their own (tuner/http_server.h).
+  if (!options.http_listen.empty()) {
+    ASSIGN_OR_RETURN(daemon->http_,
+                     HttpServer::Start(HttpServerOptions{.listen = options.http_listen,
+                                                         .db_path = options.db_path},
+                                       daemon->scheduler_.get(), daemon->authorizer_.get()));
+    if (!options.http_port_file.empty()) {
+      RETURN_IF_ERROR(WritePortFile(options.http_port_file, daemon->http_->port()));
+    }
   }
   // Last: a script that waits for the port file finds a daemon ready to take jobs.
   if (!options.port_file.empty()) {
@@ -101,6 +174,11 @@ void Daemon::Shutdown() {
     return;
   }
   stopped_ = true;
+  // HTTP first: its handlers read the scheduler.
+  if (http_) {
+    http_->Stop();
+    http_.reset();
+  }
   // Local workers first: they exit on SIGTERM instead of seeing their streams closed and
   // trying to reconnect to a daemon that is going away.
   if (scheduler_) {
@@ -122,6 +200,7 @@ void Daemon::Shutdown() {
   }
   server_.reset();
   scheduler_.reset();
+  authorizer_.reset();
   log_.reset();
 }
 

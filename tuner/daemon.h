@@ -9,6 +9,9 @@
 #include "absl/status/statusor.h"
 #include "db/tuning_log.h"
 #include "grpcpp/server.h"
+#include "net/tls.h"
+#include "tuner/auth.h"
+#include "tuner/http_server.h"
 #include "tuner/local_workers.h"
 #include "tuner/scheduler.h"
 #include "tuner/tuner_service.h"
@@ -31,14 +34,31 @@ struct DaemonOptions {
   std::vector<std::string> local_worker_args;
   /// When not empty, the chosen port is written there (one line) once the daemon serves.
   std::string port_file;
+  /// TLS (net/tls.h): cert and key to serve TLS; ca to require client certificates signed by it
+  /// (mutual TLS). Local workers get ca and the daemon's own cert and key.
+  net::TlsFiles tls;
+  /// Serve plaintext on an address beyond loopback (refused otherwise).
+  bool insecure = false;
+  /// HOST:PORT for the dashboard, the JSON API and /metrics (tuner/http_server.h; port 0 picks
+  /// a free port); empty: no HTTP.
+  std::string http_listen;
+  /// When not empty, the HTTP port is written there (one line) once the daemon serves.
+  std::string http_port_file;
   SchedulerOptions scheduler;
 };
 
+/// The checks of Daemon::Start on the listen address and TLS files, alone (for tune-daemon's exit
+/// code): plaintext beyond loopback without `insecure` (gRPC, and HTTP, which is always
+/// plaintext), TLS files that cannot be used, local workers under TLS without a CA are
+/// InvalidArgument naming the flag.
+absl::Status CheckSecurityOptions(const DaemonOptions& options);
+
 class Daemon {
  public:
-  /// Opens the log (its error names the path), resumes jobs, binds (Unavailable naming the
-  /// address when it cannot), writes the port file (Unavailable naming it) and starts the
-  /// local workers (their binary missing: NotFound).
+  /// Refuses plaintext beyond loopback without `insecure` and TLS files that cannot be used
+  /// (InvalidArgument naming the flag), opens the log (its error names the path), resumes jobs,
+  /// binds (Unavailable naming the address when it cannot), writes the port file (Unavailable
+  /// naming it) and starts the local workers (their binary missing: NotFound).
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
 
   /// Shutdown().
@@ -48,6 +68,10 @@ class Daemon {
 
   /// The port it serves on.
   int port() const { return port_; }
+  /// Checks every request's token (tuner/auth.h).
+  Authorizer* authorizer() const { return authorizer_.get(); }
+  /// The port of the dashboard, JSON API and /metrics; 0 without --http.
+  int http_port() const { return http_ ? http_->port() : 0; }
 
   /// Stops serving (calls in progress get up to 2 s), stops the local workers and leaves
   /// running jobs QUEUED in the log for the next start. Idempotent.
@@ -57,11 +81,13 @@ class Daemon {
   Daemon() = default;
 
   std::unique_ptr<TuningLog> log_;
+  std::unique_ptr<Authorizer> authorizer_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<TunerService> tuner_service_;
   std::unique_ptr<WorkerLinkService> worker_link_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<LocalWorkers> local_workers_;
+  std::unique_ptr<HttpServer> http_;
   int port_ = 0;
   bool stopped_ = false;
 };

@@ -4,6 +4,13 @@
 //   tune-daemon --listen 127.0.0.1:7070 --db tuning.db [--local-workers N|auto] [--log-level L]
 //       [--port-file F] [--worker-binary PATH] [--build-threads N] [--build-timeout-ms MS]
 //       [--heartbeat-ms 1000] [--worker-deadline-ms 5000]
+//       [--tls-cert F --tls-key F [--tls-ca F]] [--insecure]
+//       [--http HOST:PORT [--http-port-file F]] [--log-format text|json]
+//   tune-daemon token create --db tuning.db --name NAME --role read|submit|admin|worker
+//   tune-daemon token list|revoke --db tuning.db [ID]
+//
+// `token` manages client tokens in the log directly (the first admin token comes from here; once
+// the daemon runs, `tune-client token` does the same over gRPC with an admin token).
 //
 // `tune-daemon --build-child` is a builder process, started by the daemon itself
 // (tuner/build_child.h); it is not meant to be run by hand.
@@ -28,6 +35,7 @@
 #include "common/strings.h"
 #include "tuner/build_child.h"
 #include "tuner/daemon.h"
+#include "tuner/token_admin.h"
 
 namespace {
 
@@ -94,6 +102,30 @@ int Serve(int argc, char** argv) {
   app.add_option("--local-worker-arg", options.local_worker_args,
                  "an argument for every local worker, e.g. --local-worker-arg=--libs=dnnl; "
                  "repeatable");
+  app.add_option("--tls-cert", options.tls.cert, "the daemon's certificate chain (PEM): serve TLS")
+      ->envname("TUNE_TLS_CERT");
+  app.add_option("--tls-key", options.tls.key, "the private key of --tls-cert (PEM)")
+      ->envname("TUNE_TLS_KEY");
+  app.add_option("--tls-ca", options.tls.ca,
+                 "CA certificates (PEM): every worker and client must present a certificate "
+                 "signed by them (mutual TLS)")
+      ->envname("TUNE_TLS_CA");
+  app.add_flag("--insecure", options.insecure,
+               "serve plaintext on an address beyond loopback (refused without this flag)");
+  // The web side and the log format (tuner/http_server.h, common/logging.h).
+  CLI::Option* http =
+      app.add_option("--http", options.http_listen,
+                     "HOST:PORT to serve the dashboard, the JSON API (/api/) and Prometheus "
+                     "metrics (/metrics) on, over plain HTTP (port 0 picks a free port)");
+  app.add_option("--http-port-file", options.http_port_file,
+                 "write the HTTP port to this file once ready (for scripts and tests)")
+      ->needs(http);
+  std::string log_format = "text";
+  app.add_option("--log-format", log_format,
+                 "text, or json: one JSON object per line (time, level, logger, message, pid); "
+                 "local workers get the same format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   // Test-only: lets jobs name the deliberately broken templates of tuner/fault_templates.h.
   app.add_flag("--enable-fault-templates", options.scheduler.allow_fault_templates)->group("");
   try {
@@ -104,6 +136,12 @@ int Serve(int argc, char** argv) {
 
   if (absl::Status s = tune::InitLogging(log_level); !s.ok()) {
     return Fail(kExitUsage, std::string(s.message()));
+  }
+  if (absl::Status s = tune::SetLogFormat(log_format); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
+  }
+  if (log_format != "text") {
+    options.local_worker_args.push_back(tune::StrCat("--log-format=", log_format));
   }
   options.worker_log_level = log_level;
   if (local_workers == "auto") {
@@ -146,6 +184,9 @@ int Serve(int argc, char** argv) {
     tune::Logger("daemon")->warn("fault templates enabled: jobs may ask for broken kernels");
   }
 
+  if (absl::Status s = tune::tuner::CheckSecurityOptions(options); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
+  }
   absl::StatusOr<std::unique_ptr<tune::tuner::Daemon>> daemon = tune::tuner::Daemon::Start(options);
   if (!daemon.ok()) {
     return Fail(kExitStartupError, std::string(daemon.status().message()));
@@ -168,6 +209,9 @@ int Serve(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == tune::tuner::kBuildChildFlag) {
     return tune::tuner::RunBuildChild(tune::tuner::kBuildRequestFd, tune::tuner::kBuildReplyFd);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "token") {
+    return tune::tuner::TokenAdminMain(argc - 1, argv + 1);
   }
   // Before any thread exists, so that every thread inherits the mask.
   sigset_t stop_signals;

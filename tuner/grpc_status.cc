@@ -19,4 +19,16 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+std::string AuthorizationOf(const grpc::ServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  return it == metadata.end() ? std::string() : std::string(it->second.data(), it->second.size());
+}
+
+void AddBearerToken(grpc::ClientContext* context, const std::string& token) {
+  if (!token.empty()) {
+    context->AddMetadata("authorization", "Bearer " + token);
+  }
+}
+
 }  // namespace tune::tuner

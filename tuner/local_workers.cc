@@ -92,6 +92,7 @@ pid_t LocalWorkers::Spawn(int index) {
     spawn.argv.push_back(options_.log_level);
   }
   spawn.argv.insert(spawn.argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  spawn.env = options_.env;
   spawn.parent_death_signal = SIGTERM;  // no worker outlives a killed daemon
   absl::StatusOr<pid_t> pid = tune::Spawn(spawn);
   if (!pid.ok()) {

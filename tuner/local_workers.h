@@ -29,6 +29,9 @@ struct LocalWorkerOptions {
   std::string log_level;
   /// Appended to every worker's arguments.
   std::vector<std::string> extra_args = {};
+  /// "NAME=value" entries added to every worker's environment (its token: never in argv, where
+  /// any user could read it).
+  std::vector<std::string> env = {};
 };
 
 /// The tune-server next to the running executable, else `tune-server` on PATH; NotFound naming

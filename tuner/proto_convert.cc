@@ -124,4 +124,14 @@ absl::StatusOr<Record> RecordFromProto(const v1::Record& proto) {
   return record;  // job ids are local to a log: an imported record has none
 }
 
+v1::TokenInfo TokenToProto(const TokenInfo& token) {
+  v1::TokenInfo proto;
+  proto.set_id(token.id);
+  proto.set_name(token.name);
+  proto.set_role(std::string(RoleName(token.role)));
+  proto.set_created_at_ms(token.created_at_ms);
+  proto.set_revoked_at_ms(token.revoked_at_ms);
+  return proto;
+}
+
 }  // namespace tune::tuner

@@ -4,6 +4,7 @@
 #include "absl/status/statusor.h"
 #include "db/job.h"
 #include "db/record.h"
+#include "db/token_info.h"
 #include "tune/v1/tuner.pb.h"
 
 namespace tune::tuner {
@@ -25,5 +26,8 @@ v1::Record RecordToProto(const Record& record);
 /// A record from the wire; the uid, workload, target etc. are checked later by the log. A
 /// measurement with an unspecified error kind is InvalidArgument naming `measurement`.
 absl::StatusOr<Record> RecordFromProto(const v1::Record& proto);
+
+/// A token as listed on the wire: never its secret or hash.
+v1::TokenInfo TokenToProto(const TokenInfo& token);
 
 }  // namespace tune::tuner

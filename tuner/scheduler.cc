@@ -33,6 +33,12 @@ absl::Status Scheduler::Start() {
   // Before any job is loaded: a job's search describes configs through it.
   features_ = std::make_unique<BuilderFeatureSource>(BuilderOptionsOf(options_));
   ASSIGN_OR_RETURN(std::vector<Job> active, log_->ActiveJobs());
+  if (log_->read_only() && !active.empty()) {
+    // Running them would record trials that cannot be written.
+    logger->warn("{} queued or running job(s) of {} are not resumed: the log is read-only",
+                 active.size(), log_->path());
+    active.clear();
+  }
   std::vector<JobPtr> resumed;
   for (Job& row : active) {
     if (row.state == JobState::kRunning) {
@@ -214,7 +220,7 @@ void Scheduler::PumpLocked() {
       return job->proposing + static_cast<int>(job->deferred.size()) + job->building +
              static_cast<int>(job->ready.size());
     };
-    if (job->WantsMore() && !no_worker && !blocked) {
+    if (job->WantsMore() && !no_worker && !blocked && storage_paused_.empty()) {
       int room = capacity - pipelined[key] - pipeline();
       int n = std::min(room, job->row.spec.trials - job->Allocated());
       if (n > 0) {

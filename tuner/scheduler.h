@@ -45,6 +45,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -59,6 +60,7 @@
 #include "tune/v1/tuner.pb.h"
 #include "tune/v1/worker.pb.h"
 #include "tuner/builder_pool.h"
+#include "tuner/daemon_metrics.h"
 #include "tuner/event_hub.h"
 #include "tuner/feature_source.h"
 #include "tuner/job_options.h"
@@ -149,6 +151,18 @@ class Scheduler {
   /// Connected workers (and, with `include_lost`, those lost since start), sorted by name.
   std::vector<v1::WorkerInfo> ListWorkers(bool include_lost);
 
+  // --- Snapshots for the dashboard and /metrics (tuner/http_server.h) ----------------------
+
+  /// Estimated seconds until each live job's budget is spent, from the rate of its latest
+  /// trials (WatchJob's eta_seconds): by job id, negative when unknown, 0 for a finished job.
+  /// Jobs that left memory (finished) are absent.
+  std::map<uint64_t, double> Etas();
+  /// Live jobs by state and their trials by stage.
+  QueueDepth Depth();
+  /// Counters and histograms the scheduler keeps up to date (the queue and worker gauges are
+  /// set by whoever reads them, from Depth and ListWorkers).
+  DaemonMetrics& metrics() { return metrics_; }
+
   // --- tune.v1.WorkerLink -------------------------------------------------------------------
 
   /// Registers a worker that sent `reg` and queues Registered on `channel` (before any
@@ -218,6 +232,10 @@ class Scheduler {
   /// On the log writer: observes the trial in its job's search, writes the record and the
   /// job's progress, then counts the trial.
   void WriteTrial(const JobPtr& job, const PendingCommit& pending);
+  /// CommitTrial, retried while the log's disk is full (storage_paused_), until it is written,
+  /// fails otherwise, or the daemon stops (then the disk-full error). Takes the lock itself.
+  absl::StatusOr<Record> CommitWhenSpaceAllows(const Record& record, const JobProgress& progress)
+      ABSL_LOCKS_EXCLUDED(mu_);
   /// A trial's claim was released: wakes the candidates of other jobs that waited on it.
   /// `recorded` says whether the config is now in the log.
   void ReleaseClaimLocked(const std::string& claim, bool recorded)
@@ -303,14 +321,19 @@ class Scheduler {
 
   TuningLog* const log_;
   const SchedulerOptions options_;
+  DaemonMetrics metrics_;
 
   // The cost models' features, computed in a builder process of their own (feature_source.h).
   // Declared before the jobs, whose searches point to it, so that it outlives them.
   std::unique_ptr<BuilderFeatureSource> features_;
 
   mutable std::mutex mu_;
-  std::condition_variable monitor_cv_;
+  std::condition_variable monitor_cv_;  // also wakes a log writer waiting for disk space
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  // Why trials cannot be recorded now (the log's disk is full), empty otherwise: no job proposes
+  // new trials meanwhile, every active job's message says so, and the writer retries the
+  // trial in hand until it is recorded or the daemon stops.
+  std::string storage_paused_ ABSL_GUARDED_BY(mu_);
   bool streams_closed_ ABSL_GUARDED_BY(mu_) = false;
   JobQueue jobs_ ABSL_GUARDED_BY(mu_);
   WorkerRegistry workers_ ABSL_GUARDED_BY(mu_);

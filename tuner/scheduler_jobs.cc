@@ -99,6 +99,23 @@ std::string FinalsNote(const JobRuntime& job) {
   return "";
 }
 
+// Seconds until the job's budget is spent at the rate of its latest trials; negative when
+// unknown, 0 once the job has ended.
+double EtaSeconds(const JobRuntime& job) {
+  if (IsTerminal(job.row.state)) {
+    return 0;
+  }
+  if (job.recent.size() < 2) {
+    return -1;
+  }
+  const double span = std::chrono::duration<double>(job.recent.back() - job.recent.front()).count();
+  if (span <= 0) {
+    return -1;
+  }
+  const double rate = static_cast<double>(job.recent.size() - 1) / span;
+  return std::max(0, job.row.spec.trials - job.row.trials_done) / rate;
+}
+
 // The most trials of other workloads a job's search learns from, per template (the newest).
 constexpr int kTransferTrials = 2000;
 
@@ -299,6 +316,8 @@ v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
   }
   if (job.row.state == JobState::kFailed) {
     out.set_message(job.row.error);
+  } else if (!storage_paused_.empty() && !IsTerminal(job.row.state)) {
+    out.set_message(storage_paused_);
   } else if (!job.waiting.empty()) {
     out.set_message(job.waiting);
   } else if (std::string finals = FinalsNote(job); !finals.empty()) {
@@ -344,19 +363,32 @@ absl::StatusOr<v1::Job> Scheduler::JobProtoFromLog(const Job& row) {
 }
 
 v1::JobEvent Scheduler::EventLocked(const JobRuntime& job) const {
-  double eta = -1;
-  if (IsTerminal(job.row.state)) {
-    eta = 0;
-  } else if (job.recent.size() >= 2) {
-    double span = std::chrono::duration<double>(job.recent.back() - job.recent.front()).count();
-    if (span > 0) {
-      double rate = static_cast<double>(job.recent.size() - 1) / span;
-      eta = std::max(0, job.row.spec.trials - job.row.trials_done) / rate;
-    }
-  }
-  v1::JobEvent event = EventOf(JobProtoLocked(job), eta, job.last_error);
+  v1::JobEvent event = EventOf(JobProtoLocked(job), EtaSeconds(job), job.last_error);
   event.set_message(job.waiting.empty() ? FinalsNote(job) : job.waiting);
   return event;
+}
+
+std::map<uint64_t, double> Scheduler::Etas() {
+  std::map<uint64_t, double> etas;
+  std::lock_guard lock(mu_);
+  for (const JobRuntime* job : jobs_.All()) {
+    etas.emplace(static_cast<uint64_t>(job->row.id), EtaSeconds(*job));
+  }
+  return etas;
+}
+
+QueueDepth Scheduler::Depth() {
+  QueueDepth depth;
+  std::lock_guard lock(mu_);
+  for (const JobRuntime* job : jobs_.All()) {
+    depth.jobs_queued += job->row.state == JobState::kQueued;
+    depth.jobs_running += job->row.state == JobState::kRunning;
+    depth.trials_building += job->building;
+    depth.trials_waiting += static_cast<int>(job->ready.size());
+    depth.trials_in_flight += job->in_flight;
+    depth.trials_committing += job->committing;
+  }
+  return depth;
 }
 
 absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::string_view client) {

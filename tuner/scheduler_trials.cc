@@ -105,6 +105,7 @@ void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
     PumpLocked();
     return;
   }
+  metrics_.ObserveBuild(outcome.build_secs);
   if (!outcome.build_error.empty()) {
     Logger("daemon")->debug("trial {} ({} {}) did not build: {}", trial_id, trial->tpl->name,
                             trial->config_text, outcome.build_error);
@@ -170,10 +171,21 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
     job->search->Observe(tpl, outcome);
     progress.search_state = job->search->SaveState();
   }
-  absl::StatusOr<Record> committed = log_->CommitTrial(std::move(record), progress);
+  const Clock::time_point write_started = Clock::now();
+  absl::StatusOr<Record> committed = CommitWhenSpaceAllows(record, progress);
+  metrics_.ObserveDbWrite(std::chrono::duration<double>(Clock::now() - write_started).count());
 
   std::lock_guard lock(mu_);
   Trial& trial = *trials_.Find(pending.trial_id);
+  if (!committed.ok() && committed.status().code() == absl::StatusCode::kResourceExhausted) {
+    // The daemon stops while the disk is full: the trial is not recorded, and the job, still
+    // queued in the log, proposes its config again when it resumes.
+    Logger("daemon")->warn("job {}: trial {} not recorded, the daemon stops: {}", job->row.id,
+                           trial.id, committed.status().message());
+    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    ReleaseClaimLocked(claim, false);
+    return;
+  }
   const ErrorKind kind = pending.measurement.error;
   if (committed.ok() && final) {
     // A finalist's re-measurement: no trial of the budget; the verdict comes once all are in.
@@ -185,6 +197,7 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
     ReleaseClaimLocked(claim, true);
     PushEventLocked(*job);
   } else if (committed.ok()) {
+    metrics_.CountTrial(kind);
     ++job->row.trials_done;
     if (kind != ErrorKind::kNone) {
       ++job->row.trials_failed;
@@ -226,6 +239,42 @@ void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
   }
   PruneLocked(*job);
   PumpLocked();
+}
+
+absl::StatusOr<Record> Scheduler::CommitWhenSpaceAllows(const Record& record,
+                                                        const JobProgress& progress) {
+  constexpr auto kFirstRetry = std::chrono::milliseconds(200);
+  constexpr auto kLastRetry = std::chrono::seconds(5);
+  auto retry = std::chrono::duration_cast<std::chrono::milliseconds>(kFirstRetry);
+  while (true) {
+    absl::StatusOr<Record> committed = log_->CommitTrial(record, progress);
+    std::unique_lock lock(mu_);
+    if (committed.ok() || committed.status().code() != absl::StatusCode::kResourceExhausted) {
+      if (!storage_paused_.empty()) {
+        Logger("daemon")->info("{} can be written again: jobs resume", log_->path());
+        storage_paused_.clear();
+        for (JobRuntime* job : jobs_.All()) {
+          PushEventLocked(*job);
+        }
+      }
+      return committed;
+    }
+    // Nothing of the trial was written (one transaction); it waits here, and every job with it.
+    if (storage_paused_.empty()) {
+      storage_paused_ = StrCat("paused: the tuning log cannot be written (",
+                               committed.status().message(), "); resumes when space returns");
+      Logger("daemon")->error("{}", storage_paused_);
+      for (JobRuntime* job : jobs_.All()) {
+        PushEventLocked(*job);
+      }
+    }
+    monitor_cv_.wait_for(lock, retry,
+                         [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return shutting_down_; });
+    if (shutting_down_) {
+      return committed;
+    }
+    retry = std::min<std::chrono::milliseconds>(retry * 2, kLastRetry);
+  }
 }
 
 void Scheduler::ShareRecordLocked(const JobRuntime& source, const Trial& trial,

@@ -142,6 +142,8 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
     PumpLocked();
     return;
   }
+  metrics_.ObserveMeasurement(
+      std::chrono::duration<double>(Clock::now() - trial->dispatched_at).count());
   JobRuntime& job = *jobs_.Find(trial->job_id);
   trials_.Answered(*trial, job, worker);
   ++worker->trials_done;

@@ -27,11 +27,21 @@ constexpr size_t kMaxImportErrors = 10;
 // Upper bound of QueryBest.top_k.
 constexpr int kMaxTopK = 1000;
 
-// Runs a handler body: its Status becomes the call's; an exception becomes INTERNAL.
+}  // namespace
+
+// Checks the call's token for `needed`, then runs a handler body: its Status becomes the call's;
+// an exception becomes INTERNAL.
 template <typename Fn>
-grpc::Status Handle(std::string_view method, Fn&& body) {
+grpc::Status TunerService::Handle(std::string_view method, grpc::ServerContext* context,
+                                  Role needed, Fn&& body) {
   try {
-    absl::Status status = body();
+    absl::StatusOr<Caller> caller = authorizer_->Check(AuthorizationOf(*context), needed);
+    if (!caller.ok()) {
+      Logger("daemon")->warn("{} from {} denied: {}", method, context->peer(),
+                             caller.status().message());
+      return ToGrpcStatus(caller.status());
+    }
+    absl::Status status = body(*caller);
     if (!status.ok() && status.code() != absl::StatusCode::kInvalidArgument &&
         status.code() != absl::StatusCode::kNotFound &&
         status.code() != absl::StatusCode::kFailedPrecondition &&
@@ -45,6 +55,8 @@ grpc::Status Handle(std::string_view method, Fn&& body) {
                         StrCat("daemon error in ", method, ": ", e.what()));
   }
 }
+
+namespace {
 
 // The context a QueryBest asks about: exactly one of a device key or a (resolved) target.
 absl::Status SetContext(const v1::QueryBestRequest& request, BestQuery& query) {
@@ -123,23 +135,28 @@ class SpoolFile {
 
 grpc::Status TunerService::SubmitJob(grpc::ServerContext* context,
                                      const v1::SubmitJobRequest* request, v1::Job* response) {
-  return Handle("SubmitJob", [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(*response, scheduler_->SubmitJob(request->spec(), context->peer()));
+  return Handle("SubmitJob", context, Role::kSubmit, [&](const Caller& caller) -> absl::Status {
+    ASSIGN_OR_RETURN(
+        *response,
+        scheduler_->SubmitJob(request->spec(), caller.name.empty()
+                                                   ? context->peer()
+                                                   : StrCat(caller.name, "@", context->peer())));
     return absl::OkStatus();
   });
 }
 
-grpc::Status TunerService::GetJob(grpc::ServerContext*, const v1::GetJobRequest* request,
+grpc::Status TunerService::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                   v1::Job* response) {
-  return Handle("GetJob", [&]() -> absl::Status {
+  return Handle("GetJob", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
     ASSIGN_OR_RETURN(*response, scheduler_->GetJob(request->job_id()));
     return absl::OkStatus();
   });
 }
 
-grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* request,
+grpc::Status TunerService::ListJobs(grpc::ServerContext* context,
+                                    const v1::ListJobsRequest* request,
                                     v1::ListJobsResponse* response) {
-  return Handle("ListJobs", [&]() -> absl::Status {
+  return Handle("ListJobs", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
     std::vector<JobState> states;
     for (int s : request->states()) {
       ASSIGN_OR_RETURN(JobState state, JobStateFromProto(static_cast<v1::JobState>(s), "states"));
@@ -153,9 +170,9 @@ grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequ
   });
 }
 
-grpc::Status TunerService::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* request,
-                                     v1::Job* response) {
-  return Handle("CancelJob", [&]() -> absl::Status {
+grpc::Status TunerService::CancelJob(grpc::ServerContext* context,
+                                     const v1::CancelJobRequest* request, v1::Job* response) {
+  return Handle("CancelJob", context, Role::kSubmit, [&](const Caller& caller) -> absl::Status {
     ASSIGN_OR_RETURN(*response, scheduler_->CancelJob(request->job_id()));
     return absl::OkStatus();
   });
@@ -164,16 +181,17 @@ grpc::Status TunerService::CancelJob(grpc::ServerContext*, const v1::CancelJobRe
 grpc::Status TunerService::WatchJob(grpc::ServerContext* context,
                                     const v1::WatchJobRequest* request,
                                     grpc::ServerWriter<v1::JobEvent>* writer) {
-  return Handle("WatchJob", [&]() -> absl::Status {
+  return Handle("WatchJob", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
     return scheduler_->WatchJob(
         request->job_id(), [&](const v1::JobEvent& event) { return writer->Write(event); },
         [&] { return context->IsCancelled(); });
   });
 }
 
-grpc::Status TunerService::QueryBest(grpc::ServerContext*, const v1::QueryBestRequest* request,
+grpc::Status TunerService::QueryBest(grpc::ServerContext* context,
+                                     const v1::QueryBestRequest* request,
                                      v1::QueryBestResponse* response) {
-  return Handle("QueryBest", [&]() -> absl::Status {
+  return Handle("QueryBest", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
     BestQuery query;
     ASSIGN_OR_RETURN(query.workload, CanonicalWorkload(request->workload(), "workload"));
     RETURN_IF_ERROR(SetContext(*request, query));
@@ -223,9 +241,10 @@ grpc::Status TunerService::QueryBest(grpc::ServerContext*, const v1::QueryBestRe
   });
 }
 
-grpc::Status TunerService::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* request,
+grpc::Status TunerService::ListWorkers(grpc::ServerContext* context,
+                                       const v1::ListWorkersRequest* request,
                                        v1::ListWorkersResponse* response) {
-  return Handle("ListWorkers", [&]() -> absl::Status {
+  return Handle("ListWorkers", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
     for (v1::WorkerInfo& info : scheduler_->ListWorkers(request->include_lost())) {
       *response->add_workers() = std::move(info);
     }
@@ -236,7 +255,7 @@ grpc::Status TunerService::ListWorkers(grpc::ServerContext*, const v1::ListWorke
 grpc::Status TunerService::ExportRecords(grpc::ServerContext* context,
                                          const v1::ExportRecordsRequest* request,
                                          grpc::ServerWriter<v1::Record>* writer) {
-  return Handle("ExportRecords", [&]() -> absl::Status {
+  return Handle("ExportRecords", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
     RecordFilter filter;
     if (!request->workload().empty()) {
       ASSIGN_OR_RETURN(filter.workload, CanonicalWorkload(request->workload(), "workload"));
@@ -269,7 +288,7 @@ grpc::Status TunerService::ExportRecords(grpc::ServerContext* context,
 grpc::Status TunerService::ImportRecords(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::Record>* reader,
                                          v1::ImportRecordsResponse* response) {
-  return Handle("ImportRecords", [&]() -> absl::Status {
+  return Handle("ImportRecords", context, Role::kSubmit, [&](const Caller& caller) -> absl::Status {
     // The valid records are spooled to a temporary file while the stream lasts, then imported
     // in one transaction: a failed or abandoned import adds nothing, and the log's writer lock
     // is held only for the import itself, not while the client sends.
@@ -315,6 +334,56 @@ grpc::Status TunerService::ImportRecords(grpc::ServerContext* context,
         "import: {} of {} valid records added in one transaction, {} already "
         "present, {} rejected",
         response->imported(), valid, response->duplicates(), response->rejected());
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TunerService::CreateToken(grpc::ServerContext* context,
+                                       const v1::CreateTokenRequest* request,
+                                       v1::CreateTokenResponse* response) {
+  return Handle("CreateToken", context, Role::kAdmin, [&](const Caller& caller) -> absl::Status {
+    absl::StatusOr<Role> role = ParseRole(request->role());
+    if (!role.ok()) {
+      return absl::InvalidArgumentError(StrCat("role: ", role.status().message()));
+    }
+    ASSIGN_OR_RETURN(std::string text, authorizer_->CreateToken(request->name(), *role));
+    ASSIGN_OR_RETURN(TokenParts parts, ParseToken(text));
+    for (const TokenInfo& token : authorizer_->ListTokens().value_or(std::vector<TokenInfo>{})) {
+      if (token.id == parts.id) {
+        *response->mutable_token() = TokenToProto(token);
+      }
+    }
+    response->set_text(text);
+    Logger("daemon")->info("token {} ({}, role {}) created by {}", parts.id, request->name(),
+                           request->role(), caller.name.empty() ? context->peer() : caller.name);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TunerService::RevokeToken(grpc::ServerContext* context,
+                                       const v1::RevokeTokenRequest* request,
+                                       v1::TokenInfo* response) {
+  return Handle("RevokeToken", context, Role::kAdmin, [&](const Caller& caller) -> absl::Status {
+    RETURN_IF_ERROR(authorizer_->RevokeToken(request->id()));
+    ASSIGN_OR_RETURN(std::vector<TokenInfo> tokens, authorizer_->ListTokens());
+    for (const TokenInfo& token : tokens) {
+      if (token.id == request->id()) {
+        *response = TokenToProto(token);
+      }
+    }
+    Logger("daemon")->info("token {} revoked by {}", request->id(),
+                           caller.name.empty() ? context->peer() : caller.name);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TunerService::ListTokens(grpc::ServerContext* context, const v1::ListTokensRequest*,
+                                      v1::ListTokensResponse* response) {
+  return Handle("ListTokens", context, Role::kAdmin, [&](const Caller&) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<TokenInfo> tokens, authorizer_->ListTokens());
+    for (const TokenInfo& token : tokens) {
+      *response->add_tokens() = TokenToProto(token);
+    }
     return absl::OkStatus();
   });
 }

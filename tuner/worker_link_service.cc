@@ -149,6 +149,12 @@ grpc::Status Serve(Scheduler& scheduler, grpc::ServerContext* context, Stream* s
 
 grpc::Status WorkerLinkService::Connect(grpc::ServerContext* context, Stream* stream) {
   try {
+    absl::StatusOr<Caller> caller = authorizer_->Check(AuthorizationOf(*context), Role::kWorker);
+    if (!caller.ok()) {
+      Logger("daemon")->warn("worker from {} denied: {}", context->peer(),
+                             caller.status().message());
+      return ToGrpcStatus(caller.status());
+    }
     return Serve(*scheduler_, context, stream);
   } catch (const std::exception& e) {
     Logger("daemon")->error("WorkerLink handler failed: {}", e.what());

@@ -5,23 +5,27 @@
 #pragma once
 
 #include "tune/v1/worker.grpc.pb.h"
+#include "tuner/auth.h"
 #include "tuner/scheduler.h"
 
 namespace tune::tuner {
 
 class WorkerLinkService final : public v1::WorkerLink::Service {
  public:
-  /// `scheduler` must outlive the service.
-  explicit WorkerLinkService(Scheduler* scheduler) : scheduler_(scheduler) {}
+  /// `scheduler` and `authorizer` must outlive the service.
+  WorkerLinkService(Scheduler* scheduler, Authorizer* authorizer)
+      : scheduler_(scheduler), authorizer_(authorizer) {}
 
-  /// INVALID_ARGUMENT when the first message is not a valid Register (naming the field);
-  /// UNAVAILABLE when the daemon stops; OK when the worker ends the stream.
+  /// UNAUTHENTICATED / PERMISSION_DENIED when tokens are on and the call's token is not a
+  /// worker's (or an admin's); INVALID_ARGUMENT when the first message is not a valid Register
+  /// (naming the field); UNAVAILABLE when the daemon stops; OK when the worker ends the stream.
   grpc::Status Connect(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::DaemonMessage, v1::WorkerMessage>* stream) override;
 
  private:
   Scheduler* const scheduler_;
+  Authorizer* const authorizer_;
 };
 
 }  // namespace tune::tuner

@@ -310,3 +310,22 @@ TEST_F(ModelJobTest, BadTasksAreRefusedNamingTheTaskAndNothingIsWritten) {
 
 }  // namespace
 }  // namespace tune
+
+namespace tune {
+namespace {
+
+TEST(TimingJsonTest, AnIntegerBeyondIntIsRefusedNamingTheKeyInsteadOfWrapping) {
+  for (const char* json : {R"({"number": 4294967297})", R"({"repeat": -4294967297})",
+                           R"({"timeout_ms": 18446744073709551615})"}) {
+    absl::StatusOr<TimingOptions> timing = TimingFromJson(json);
+    ASSERT_FALSE(timing.ok()) << json;
+    EXPECT_EQ(timing.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(timing.status().message().find("timing."), std::string::npos);
+  }
+  absl::StatusOr<TimingOptions> fine = TimingFromJson(R"({"number": 2147483647})");
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(fine->number, 2147483647);
+}
+
+}  // namespace
+}  // namespace tune

@@ -129,6 +129,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const TempDir& dir, const 
                                    std::to_string(flags.worker_deadline_ms),
                                    "--build-threads",
                                    std::to_string(flags.build_threads)};
+  const std::string http_port_file = dir.File(StrCat("daemon-", n, ".http-port"));
+  if (flags.http) {
+    argv.insert(argv.end(), {"--http", "127.0.0.1:0", "--http-port-file", http_port_file});
+  }
   argv.insert(argv.end(), flags.extra.begin(), flags.extra.end());
   std::unique_ptr<Daemon> daemon(new Daemon());
   absl::StatusOr<std::unique_ptr<Process>> process =
@@ -150,6 +154,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const TempDir& dir, const 
       seconds(30));
   if (!ready || daemon->port_ == 0) {
     return absl::UnavailableError(StrCat("tune-daemon did not start:\n", daemon->process_->Log()));
+  }
+  // The HTTP port file is written before the gRPC one.
+  if (flags.http && !(std::ifstream(http_port_file) >> daemon->http_port_)) {
+    return absl::UnavailableError(
+        StrCat("tune-daemon wrote no HTTP port file:\n", daemon->process_->Log()));
   }
   return daemon;
 }

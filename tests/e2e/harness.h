@@ -88,6 +88,7 @@ struct DaemonFlags {
   int heartbeat_ms = 200;
   int worker_deadline_ms = 3000;
   int build_threads = 2;
+  bool http = false;  // also serve the dashboard and JSON API (--http) on a free port
   std::vector<std::string> extra = {};  // more flags
   std::vector<std::string> env = {};    // "NAME=value" added to its environment
 };
@@ -101,12 +102,15 @@ class Daemon {
                                                        const DaemonFlags& flags = {});
   int port() const { return port_; }
   std::string address() const;
+  /// The port of --http (DaemonFlags::http); 0 without it.
+  int http_port() const { return http_port_; }
   Process& process() { return *process_; }
 
  private:
   Daemon() = default;
   std::unique_ptr<Process> process_;
   int port_ = 0;
+  int http_port_ = 0;
 };
 
 /// Starts a tune-server that dials `daemon_address`, named `name`, logging to `dir`/<name>.log.
