@@ -15,6 +15,7 @@ packages=(
   libopenblas-dev libdnnl-dev
   gnuplot-nox
   libcpp-httplib-dev prometheus chromium  # dashboard: HTTP server; promtool, browser for its tests
+  python3-grpcio python3-protobuf
   nodejs openssl  # the dashboard's browser test (node), make-dev-certs.sh
 )
 # npm for the test tools installed from the npm registry (tests/web):

@@ -1,0 +1,206 @@
+"""tune_client against a real tune-daemon with one local worker and a fresh tuning log."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import grpc
+
+from daemon_fixture import Daemon, binary
+from tune_client import FINAL_STATES, Client, Timing, TuneError, common_pb2, state_name, tuner_pb2
+
+CPU_TARGET = "llvm -mcpu=native -threads=1"
+# No worker of this test measures CUDA: a job for it stays queued until cancelled.
+GPU_TARGET = "cuda -arch=sm_90"
+WORKLOAD = "gemm:M=32,N=32,K=32"
+TRIALS = 3
+# Like the C++ e2e tests' FastSpec: short rounds, so that a trial takes milliseconds.
+FAST = Timing(number=1, repeat=2, min_repeat_ms=1)
+# Bounds on a job that normally ends within seconds (a deadline, not an assertion on time).
+JOB_DEADLINE_S = 240
+
+# The test's daemon is plaintext and has no tokens: settings for another daemon in the
+# environment of whoever runs the tests must not reach the clients (nor the example's).
+for _name in ("TUNE_DAEMON", "TUNE_TOKEN", "TUNE_TLS_CA", "TUNE_TLS_CERT", "TUNE_TLS_KEY"):
+    os.environ.pop(_name, None)
+
+
+def as_pairs(lines: list) -> list:
+    """Each JSON line as its (key, value) pairs, in order."""
+    return [list(json.loads(line).items()) for line in lines]
+
+
+class ClientTest(unittest.TestCase):
+    daemon: Daemon
+    client: Client
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(local_workers=1)
+        cls.client = Client(cls.daemon.address)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        code = cls.daemon.stop()
+        if code != 0:
+            raise AssertionError(f"tune-daemon exited with code {code} after SIGTERM")
+
+    def context(self) -> str:
+        return f"\n--- daemon log ---\n{self.daemon.log()}"
+
+    def test_a_job_runs_to_its_end_through_watch_and_its_records_come_back(self):
+        job = self.client.submit(WORKLOAD, target=CPU_TARGET, trials=TRIALS, strategy="random",
+                                 timing=FAST, name="python e2e")
+        self.assertGreater(job.job_id, 0)
+        self.assertEqual(job.spec.workload, WORKLOAD)
+        self.assertEqual(job.spec.name, "python e2e")
+        self.assertEqual(job.spec.timing.min_repeat_ms, 1)
+
+        try:
+            events = list(self.client.watch(job.job_id, timeout=JOB_DEADLINE_S))
+        except TuneError as error:
+            self.fail(f"watch failed: {error}{self.context()}")
+        self.assertTrue(events)
+        last = events[-1]
+        self.assertEqual(state_name(last.state), "SUCCEEDED", f"{last}{self.context()}")
+        self.assertTrue(all(e.state not in FINAL_STATES for e in events[:-1]),
+                        "the stream ends right after the first final event")
+        self.assertTrue(all(e.job_id == job.job_id for e in events))
+        done = [e.trials_done for e in events]
+        self.assertEqual(done, sorted(done), "trials done never go back")
+        self.assertEqual(last.trials_done, TRIALS)
+        self.assertEqual(last.trials_total, TRIALS)
+        self.assertGreater(last.best_gflops, 0)
+
+        finished = self.client.get_job(job.job_id)
+        self.assertEqual(finished.state, tuner_pb2.JOB_STATE_SUCCEEDED)
+        self.assertTrue(finished.HasField("best"))
+        self.assertIn(job.job_id, [j.job_id for j in self.client.jobs()])
+        self.assertIn(job.job_id, [j.job_id for j in
+                                   self.client.jobs(states=[tuner_pb2.JOB_STATE_SUCCEEDED])])
+
+        best = self.client.best(WORKLOAD, target=CPU_TARGET, top_k=2)
+        self.assertEqual(best.match, tuner_pb2.BEST_MATCH_EXACT, best.note)
+        self.assertTrue(best.records)
+        top = best.records[0]
+        self.assertEqual(top.workload, WORKLOAD)
+        self.assertEqual(top.measurement.error_kind, common_pb2.ERROR_KIND_NONE)
+        # The decided best comes first: the re-measurement of the job's winning finalist.
+        self.assertTrue(top.final, top)
+        self.assertEqual((top.template_name, top.config),
+                         (finished.best.template_name, finished.best.config))
+
+        records = list(self.client.export(workload=WORKLOAD))
+        self.assertGreaterEqual(len(records), 1)
+        self.assertTrue(all(r.workload == WORKLOAD for r in records))
+        self.assertIn(top.uid, [r.uid for r in records])
+        with_failures = list(self.client.export(workload=WORKLOAD, include_failures=True))
+        self.assertGreaterEqual(len(with_failures), len(records))
+
+        lines = list(self.client.export_json_lines(workload=WORKLOAD))
+        self.assertEqual([json.loads(line)["uid"] for line in lines], [r.uid for r in records])
+        # The same lines as tune-client export, key order included; a double may be printed
+        # with other digits (Python's shortest repr, nlohmann's Grisu2) that parse to the same.
+        self.assertEqual(as_pairs(lines), as_pairs(self.tune_client_export(WORKLOAD)))
+
+        again = self.client.import_records(records)
+        self.assertEqual((again.imported, again.duplicates, again.rejected),
+                         (0, len(records), 0), "importing the log's own records adds nothing")
+
+        workers = self.client.workers()
+        self.assertEqual(len(workers), 1, workers)
+        self.assertTrue(workers[0].device_key.startswith("cpu/"), workers[0])
+        self.assertEqual(workers[0].state, tuner_pb2.WORKER_STATE_IDLE)
+        self.assertGreaterEqual(workers[0].trials_done, TRIALS)
+
+    def tune_client_export(self, workload: str) -> list:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "records.jsonl")
+            run = subprocess.run([binary("tune-client"), "--daemon", self.daemon.address,
+                                  "export", "--out", out, "--workload", workload],
+                                 capture_output=True, text=True, timeout=120, check=False)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(out, encoding="utf-8") as f:
+                return f.read().splitlines()
+
+    def test_cancelling_a_queued_job_ends_its_watch_and_a_second_cancel_is_refused(self):
+        job = self.client.submit("gemm:M=64,N=64,K=64", target=GPU_TARGET, trials=2)
+        self.assertEqual(job.state, tuner_pb2.JOB_STATE_QUEUED)
+        self.assertEqual(self.client.get_job(job.job_id).state, tuner_pb2.JOB_STATE_QUEUED)
+
+        cancelled = self.client.cancel(job.job_id)
+        self.assertEqual(cancelled.state, tuner_pb2.JOB_STATE_CANCELLED)
+        self.assertEqual(cancelled.trials_done, 0)
+        events = list(self.client.watch(job.job_id, timeout=JOB_DEADLINE_S))
+        self.assertEqual([state_name(e.state) for e in events], ["CANCELLED"])
+
+        with self.assertRaises(TuneError) as raised:
+            self.client.cancel(job.job_id)
+        self.assertEqual(raised.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+
+    def test_a_model_job_carries_its_workloads_and_weights(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "two-layers.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("# two layers\ngemm:M=64,N=64,K=32  3\n\ngemm:M=16,N=16,K=16\n")
+            from_file = self.client.submit(workloads_file=path, target=GPU_TARGET, trials=4)
+        from_list = self.client.submit(workloads={"gemm:M=64,N=64,K=32": 3,
+                                                  "gemm:M=16,N=16,K=16": 1},
+                                       target=GPU_TARGET, trials=4, name="from a mapping")
+        for job in (from_file, from_list):
+            self.assertEqual([(t.workload, t.weight) for t in job.spec.tasks],
+                             [("gemm:M=64,N=64,K=32", 3.0), ("gemm:M=16,N=16,K=16", 1.0)])
+            self.assertEqual(job.spec.workload, "")
+            self.assertEqual(self.client.cancel(job.job_id).state, tuner_pb2.JOB_STATE_CANCELLED)
+        self.assertEqual(from_file.spec.name, path)
+        self.assertEqual(from_list.spec.name, "from a mapping")
+
+    def test_an_unknown_strategy_is_invalid_argument_with_the_daemons_message(self):
+        with self.assertRaises(TuneError) as raised:
+            self.client.submit(WORKLOAD, target=CPU_TARGET, trials=1, strategy="annealing")
+        error = raised.exception
+        self.assertEqual(error.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("spec.strategy", error.message)
+        self.assertIn("'annealing' is not known; accepted: ", error.message)
+        self.assertIn("INVALID_ARGUMENT", str(error))
+
+    def test_an_unknown_job_is_not_found(self):
+        for call in (self.client.get_job, self.client.cancel,
+                     lambda job_id: list(self.client.watch(job_id))):
+            with self.assertRaises(TuneError) as raised:
+                call(987654321)
+            self.assertEqual(raised.exception.code, grpc.StatusCode.NOT_FOUND)
+
+    def test_best_of_a_workload_never_tuned_is_not_found(self):
+        with self.assertRaises(TuneError) as raised:
+            self.client.best("gemm:M=8,N=8,K=8", target=CPU_TARGET)
+        self.assertEqual(raised.exception.code, grpc.StatusCode.NOT_FOUND)
+        self.assertIn("no successful record", raised.exception.message)
+
+
+    def test_the_example_tunes_one_workload(self):
+        example = os.path.join(os.path.dirname(__file__), "..", "examples", "tune_one.py")
+        run = subprocess.run([sys.executable, example, "--daemon", self.daemon.address,
+                              "--workload", "gemm:M=16,N=16,K=16", "--trials", "2",
+                              "--strategy", "random"],
+                             capture_output=True, text=True, timeout=JOB_DEADLINE_S, check=False)
+        self.assertEqual(run.returncode, 0, f"{run.stdout}{run.stderr}{self.context()}")
+        self.assertIn("SUCCEEDED 2/2 trials", run.stdout)
+        self.assertIn("best: ", run.stdout)
+
+
+class UnreachableDaemonTest(unittest.TestCase):
+    def test_a_daemon_that_is_not_there_is_unavailable(self):
+        # Port 1 on loopback: nothing listens there (it would need root and a reason).
+        with Client("127.0.0.1:1", timeout=10) as client:
+            with self.assertRaises(TuneError) as raised:
+                client.jobs()
+        self.assertEqual(raised.exception.code, grpc.StatusCode.UNAVAILABLE)
+
+
+if __name__ == "__main__":
+    unittest.main()

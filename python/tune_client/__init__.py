@@ -1,0 +1,25 @@
+"""tune_client: a small Python client of tune-daemon (gRPC service tune.v1.Tuner).
+
+    from tune_client import Client, Timing, state_name
+
+    with Client("127.0.0.1:7070") as tune:
+        job = tune.submit("gemm:M=512,N=512,K=512", target="llvm -mcpu=native -threads=1",
+                          trials=32)
+        for event in tune.watch(job.job_id):
+            print(state_name(event.state), event.trials_done, event.best_gflops)
+        print(tune.best("gemm:M=512,N=512,K=512", target="llvm -mcpu=native -threads=1"))
+
+Methods return the generated protobuf messages of proto/tune/v1/tuner.proto (tuner_pb2) and
+raise TuneError, which carries the gRPC status code and the daemon's message.
+"""
+
+from ._wire import common_pb2, tuner_pb2
+from .client import FINAL_STATES, Client, Timing, state_name
+from .errors import TuneError
+from .records import record_to_dict, record_to_json_line
+from .workloads import parse_workloads, read_workloads_file
+
+__all__ = [
+    "Client", "FINAL_STATES", "Timing", "TuneError", "common_pb2", "parse_workloads",
+    "read_workloads_file", "record_to_dict", "record_to_json_line", "state_name", "tuner_pb2",
+]
