@@ -16,9 +16,9 @@ packages=(
   gnuplot-nox
   libcpp-httplib-dev prometheus chromium  # dashboard: HTTP server; promtool, browser for its tests
   python3-grpcio python3-protobuf
-  nodejs openssl  # the dashboard's browser test (node), make-dev-certs.sh
+  nodejs systemd openssl  # deploy tests: k8s manifests' validator (node), systemd-analyze verify, make-dev-certs.sh
 )
-# npm for the test tools installed from the npm registry (tests/web):
+# npm for the test tools installed from the npm registry (tests/web, deploy/k8s/validate):
 # Debian's, unless one is there already (NodeSource's nodejs bundles npm and conflicts with
 # Debian's npm package).
 if ! command -v npm >/dev/null; then
@@ -46,5 +46,7 @@ else
   "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# The npm packages of the Kubernetes manifests' validator (exact versions from its lock file).
+bash "$(dirname "$0")/../deploy/k8s/validate/install.sh"
 # The npm packages of the dashboard's browser test (puppeteer-core, from its lock file).
 bash "$(dirname "$0")/../tests/web/install.sh"
