@@ -175,8 +175,15 @@ absl::StatusOr<bool> ElfDefinesSymbol(const std::string& path, std::string_view 
       eh->e_type != ET_DYN) {
     return done(absl::InvalidArgumentError(StrCat(path, ": not a 64-bit ELF shared object")));
   }
+  // Offsets and sizes are the file's word: check that each range lies inside the file without
+  // overflowing, and that each table is aligned as ELF requires (reading a misaligned one is
+  // undefined behaviour).
+  auto inside = [size](uint64_t offset, uint64_t length) {
+    return offset <= size && length <= size - offset;
+  };
   if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
-      eh->e_shoff + uint64_t{eh->e_shnum} * sizeof(Elf64_Shdr) > size) {
+      eh->e_shoff % alignof(Elf64_Shdr) != 0 ||
+      !inside(eh->e_shoff, uint64_t{eh->e_shnum} * sizeof(Elf64_Shdr))) {
     return done(absl::InvalidArgumentError(StrCat(path, ": malformed ELF section table")));
   }
   const auto* sections = reinterpret_cast<const Elf64_Shdr*>(bytes + eh->e_shoff);
@@ -186,8 +193,8 @@ absl::StatusOr<bool> ElfDefinesSymbol(const std::string& path, std::string_view 
       continue;
     }
     const Elf64_Shdr& strtab = sections[sh.sh_link];
-    if (sh.sh_offset + sh.sh_size > size || strtab.sh_offset + strtab.sh_size > size ||
-        sh.sh_entsize != sizeof(Elf64_Sym)) {
+    if (!inside(sh.sh_offset, sh.sh_size) || !inside(strtab.sh_offset, strtab.sh_size) ||
+        sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_offset % alignof(Elf64_Sym) != 0) {
       return done(absl::InvalidArgumentError(StrCat(path, ": malformed ELF symbol table")));
     }
     const auto* syms = reinterpret_cast<const Elf64_Sym*>(bytes + sh.sh_offset);

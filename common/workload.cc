@@ -133,6 +133,21 @@ absl::StatusOr<int64_t> ParseConvLayout(std::string_view text, std::string_view 
   return *block;
 }
 
+// Every argument of `w` has at most kMaxTensorElements elements, so element and byte counts
+// stay far inside int64_t (each field alone may be up to 2^31).
+absl::Status CheckTensorSizes(std::string_view text, const Workload& w, std::string_view form) {
+  for (const TensorArg& arg : w.Arguments()) {
+    int64_t elements = 1;
+    for (int64_t d : arg.shape) {
+      if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxTensorElements) {
+        return Invalid(text, StrCat("tensor '", arg.name, "' would have more than 2^40 elements"),
+                       form);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string_view OpKindName(OpKind op) {
@@ -185,6 +200,7 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
     ASSIGN_OR_RETURN(w.gemm_.n, TakeInt(fields, text, "N", std::nullopt, 1, kGemmForm));
     ASSIGN_OR_RETURN(w.gemm_.k, TakeInt(fields, text, "K", std::nullopt, 1, kGemmForm));
     ASSIGN_OR_RETURN(w.epilogue_, TakeCommonAndFinish(fields, text, kGemmForm));
+    RETURN_IF_ERROR(CheckTensorSizes(text, w, kGemmForm));
     return w;
   }
   if (op == "conv2d") {
@@ -211,13 +227,17 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
       fields.erase(it);
     }
     ASSIGN_OR_RETURN(w.epilogue_, TakeCommonAndFinish(fields, text, kConvForm));
-    if (c.p() < 1 || c.q() < 1) {
+    // The dilated filter must fit the padded input. (p() and q() alone do not say so: their
+    // division rounds a negative remainder up to 0 when the stride is above 1.)
+    if (c.h + 2 * c.pad < c.dilation * (c.r - 1) + 1 ||
+        c.w + 2 * c.pad < c.dilation * (c.s - 1) + 1) {
       return Invalid(text,
                      StrCat("the filter (R=", c.r, ", S=", c.s, ", dilation=", c.dilation,
                             ") does not fit the padded input (H=", c.h, ", W=", c.w,
                             ", pad=", c.pad, "): the output would be empty"),
                      kConvForm);
     }
+    RETURN_IF_ERROR(CheckTensorSizes(text, w, kConvForm));
     return w;
   }
   return Invalid(text, StrCat("op '", op, "' is unknown (gemm, conv2d)"), AcceptedForms());

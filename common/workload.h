@@ -53,10 +53,15 @@ struct TensorArg {
   int64_t NumElements() const;
 };
 
+/// The most elements one tensor of a workload may have (4 TiB of f32): far beyond any machine,
+/// and small enough that element and byte counts never overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+
 class Workload {
  public:
   /// Parses the canonical text form (fields in any order). Malformed text, unknown ops or
-  /// fields, missing fields and sizes < 1 are InvalidArgument naming the field and the form.
+  /// fields, missing fields, sizes < 1, a filter that does not fit the padded input and a tensor
+  /// of more than kMaxTensorElements are InvalidArgument naming the field and the form.
   static absl::StatusOr<Workload> Parse(std::string_view text);
 
   static Workload Gemm(GemmShape shape, Epilogue epilogue = Epilogue::kNone);

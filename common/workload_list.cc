@@ -10,6 +10,9 @@
 namespace tune {
 namespace {
 
+// The largest weight of a line, and of a workload listed on several lines (their sum).
+constexpr double kMaxWeight = 1e9;
+
 constexpr std::string_view kForm =
     "each line is a workload, optionally followed by a weight (how often the layer runs), e.g. "
     "\"gemm:M=128,N=768,K=768 4\"";
@@ -28,7 +31,7 @@ std::optional<double> ParseWeight(std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
-      value <= 0 || value > 1e9) {
+      value <= 0 || value > kMaxWeight) {
     return std::nullopt;
   }
   return value;
@@ -76,7 +79,12 @@ absl::StatusOr<std::vector<WeightedWorkload>> ParseWorkloadList(std::string_view
     }
     std::string key = workload->ToString();
     if (auto it = index.find(key); it != index.end()) {
-      list[it->second].weight += weight;
+      double& sum = list[it->second].weight;
+      if (sum + weight > kMaxWeight) {
+        return absl::InvalidArgumentError(
+            StrCat(where(), key, " is listed before: its weights sum to more than 1e9"));
+      }
+      sum += weight;
       continue;
     }
     if (static_cast<int>(list.size()) == kMaxModelWorkloads) {
@@ -105,7 +113,8 @@ std::string FormatWorkloadList(const std::vector<WeightedWorkload>& list) {
   for (const WeightedWorkload& entry : list) {
     StrAppend(&out, entry.workload.ToString());
     if (entry.weight != 1) {
-      StrAppend(&out, " ", fmt::format("{:g}", entry.weight));
+      // The shortest text that parses back to the same double.
+      StrAppend(&out, " ", fmt::format("{}", entry.weight));
     }
     StrAppend(&out, "\n");
   }

@@ -7,9 +7,10 @@
 //   conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0  4
 //   gemm:M=1,N=1000,K=2048
 //
-// One workload per line, optionally followed by whitespace and a weight (a positive number;
-// default 1). `#` starts a comment; blank lines are skipped. A workload listed twice is one
-// entry whose weight is the sum. The built-in models (BuiltinModelNames) are such lists.
+// One workload per line, optionally followed by whitespace and a weight (a positive number up
+// to 1e9; default 1). `#` starts a comment; blank lines are skipped. A workload listed twice is
+// one entry whose weight is the sum (up to 1e9 too). The built-in models (BuiltinModelNames) are
+// such lists.
 #pragma once
 
 #include <string>

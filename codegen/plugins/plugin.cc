@@ -10,8 +10,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <tuple>
 
+#include "codegen/plugins/plugin_reply.h"
 #include "codegen/templates/template_util.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -101,16 +103,7 @@ absl::StatusOr<v1::PluginResponse> RunPlugin(const std::string& path,
   if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     return failed(StrCat("failed: ", DescribeWaitStatus(*status)));
   }
-  v1::PluginResponse response;
-  if (!response.ParseFromString(out)) {
-    return failed(
-        StrCat("wrote ", out.size(),
-               " bytes that are not a tune.v1.PluginResponse (proto/tune/v1/plugin.proto)"));
-  }
-  if (!response.error().empty()) {
-    return failed(response.error());
-  }
-  return response;
+  return ParsePluginResponse(path, out);
 }
 
 // One installed plugin family: the KernelTemplate tune uses, and the cache of its spaces.
@@ -143,6 +136,12 @@ struct Family {
     } else if (!response->has_space()) {
       reply.set_why(StrCat("codegen plugin ", plugin_path, " answered a space request for ", name,
                            " with something else"));
+    } else if (absl::Status valid = CheckSpaceReply(response->space()); !valid.ok()) {
+      // A space tune cannot search (a repeated knob, no candidates, a default outside them):
+      // the family does not apply, as if the plugin had said so.
+      reply.set_why(StrCat("codegen plugin ", plugin_path, " answered a space request for ", name,
+                           " with a space that is not valid: ", valid.message()));
+      Logger("codegen")->warn("{} for {}: {}", name, key.first, reply.why());
     } else {
       reply = response->space();
     }
@@ -154,26 +153,11 @@ struct Family {
   }
 
   ConfigSpace Space(const Workload& workload, const Target& target) {
-    v1::SpaceReply reply = SpaceOf(workload, target);
-    ConfigSpace space;
-    if (reply.supported()) {
-      for (const v1::PluginKnob& knob : reply.knobs()) {
-        space.AddKnob(knob.name(), {knob.values().begin(), knob.values().end()}, knob.doc());
-      }
-    }
-    return space;
+    return SpaceOfReply(SpaceOf(workload, target));
   }
 
   Config Default(const Workload& workload, const Target& target) {
-    v1::SpaceReply reply = SpaceOf(workload, target);
-    Config config;
-    for (const v1::PluginKnob& knob : reply.knobs()) {
-      auto it = reply.default_config().find(knob.name());
-      config[knob.name()] = it != reply.default_config().end() ? it->second
-                            : knob.values().empty()            ? 0
-                                                               : knob.values(0);
-    }
-    return config;
+    return DefaultOfReply(SpaceOf(workload, target));
   }
 
   absl::StatusOr<std::string> Build(const Workload& workload, const Target& target,
@@ -211,17 +195,94 @@ Installed& State() {
   return *state;
 }
 
-absl::StatusOr<OpKind> OpOf(std::string_view op) {
-  if (op == "gemm") {
-    return OpKind::kGemm;
+}  // namespace
+
+absl::StatusOr<v1::PluginResponse> ParsePluginResponse(std::string_view plugin,
+                                                       std::string_view bytes) {
+  v1::PluginResponse response;
+  if (!response.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        StrCat("codegen plugin ", plugin, ": wrote ", bytes.size(),
+               " bytes that are not a tune.v1.PluginResponse (proto/tune/v1/plugin.proto)"));
   }
-  if (op == "conv2d") {
-    return OpKind::kConv2d;
+  if (!response.error().empty()) {
+    return absl::InvalidArgumentError(StrCat("codegen plugin ", plugin, ": ", response.error()));
   }
-  return absl::InvalidArgumentError(StrCat("op '", op, "' is unknown (accepted: gemm, conv2d)"));
+  return response;
 }
 
-}  // namespace
+absl::StatusOr<OpKind> CheckPluginFamily(const v1::PluginFamily& f) {
+  if (f.name().empty() || f.name().find_first_of(" \t\n,") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        "the name must be a non-empty word, e.g. gemm.cpu.my_codegen");
+  }
+  OpKind op;
+  if (f.op() == "gemm") {
+    op = OpKind::kGemm;
+  } else if (f.op() == "conv2d") {
+    op = OpKind::kConv2d;
+  } else {
+    return absl::InvalidArgumentError(
+        StrCat("op '", f.op(), "' is unknown (accepted: gemm, conv2d)"));
+  }
+  if (f.target_kind() != "llvm") {
+    return absl::InvalidArgumentError(
+        StrCat("target kind '", f.target_kind(), "' is unknown (accepted: llvm)"));
+  }
+  if (f.version() < 1) {
+    return absl::InvalidArgumentError("version must be >= 1");
+  }
+  return op;
+}
+
+absl::Status CheckSpaceReply(const v1::SpaceReply& reply) {
+  if (!reply.supported()) {
+    return absl::OkStatus();
+  }
+  std::set<std::string_view> names;
+  for (const v1::PluginKnob& knob : reply.knobs()) {
+    if (knob.name().empty()) {
+      return absl::InvalidArgumentError("a knob has no name");
+    }
+    if (!names.insert(knob.name()).second) {
+      return absl::InvalidArgumentError(StrCat("knob '", knob.name(), "' is listed twice"));
+    }
+    if (knob.values().empty()) {
+      return absl::InvalidArgumentError(StrCat("knob '", knob.name(), "' has no values"));
+    }
+    std::set<int64_t> values(knob.values().begin(), knob.values().end());
+    if (values.size() != static_cast<size_t>(knob.values_size())) {
+      return absl::InvalidArgumentError(StrCat("knob '", knob.name(), "' lists a value twice"));
+    }
+    auto given = reply.default_config().find(knob.name());
+    if (given != reply.default_config().end() && values.count(given->second) == 0) {
+      return absl::InvalidArgumentError(StrCat("the default of knob '", knob.name(), "', ",
+                                               given->second, ", is not one of its values"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+ConfigSpace SpaceOfReply(const v1::SpaceReply& reply) {
+  ConfigSpace space;
+  if (reply.supported()) {
+    for (const v1::PluginKnob& knob : reply.knobs()) {
+      space.AddKnob(knob.name(), {knob.values().begin(), knob.values().end()}, knob.doc());
+    }
+  }
+  return space;
+}
+
+Config DefaultOfReply(const v1::SpaceReply& reply) {
+  Config config;
+  for (const v1::PluginKnob& knob : reply.knobs()) {
+    auto it = reply.default_config().find(knob.name());
+    config[knob.name()] = it != reply.default_config().end() ? it->second
+                          : knob.values().empty()            ? 0
+                                                             : knob.values(0);
+  }
+  return config;
+}
 
 absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths) {
   std::vector<std::unique_ptr<Family>> families;
@@ -244,8 +305,9 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
         return absl::InvalidArgumentError(
             StrCat("codegen plugin ", path, ": family '", f.name(), "': ", what));
       };
-      if (f.name().empty() || f.name().find_first_of(" \t\n,") != std::string::npos) {
-        return bad("the name must be a non-empty word, e.g. gemm.cpu.my_codegen");
+      absl::StatusOr<OpKind> op = CheckPluginFamily(f);
+      if (!op.ok()) {
+        return bad(std::string(op.status().message()));
       }
       if (const KernelTemplate* taken = FindTemplate(f.name());
           taken != nullptr && PluginOf(*taken).empty()) {
@@ -255,16 +317,6 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
         if (other->name == f.name()) {
           return bad(StrCat("the name is taken by ", other->plugin_path));
         }
-      }
-      absl::StatusOr<OpKind> op = OpOf(f.op());
-      if (!op.ok()) {
-        return bad(std::string(op.status().message()));
-      }
-      if (f.target_kind() != "llvm") {
-        return bad(StrCat("target kind '", f.target_kind(), "' is unknown (accepted: llvm)"));
-      }
-      if (f.version() < 1) {
-        return bad("version must be >= 1");
       }
       auto family = std::make_unique<Family>();
       family->plugin_path = path;

@@ -2,9 +2,11 @@
 // its name), and every kind of bad manifest is refused naming the file, the field and the form.
 #include "common/extern_kernels.h"
 
+#include <elf.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -129,6 +131,43 @@ TEST_F(ExternKernelsTest, ALibraryThatIsNotASharedObjectIsRefused) {
               AllOf(HasSubstr("\"library\""), HasSubstr("not a 64-bit ELF shared object")));
   EXPECT_THAT(Refused([](nlohmann::json& j) { j["library"] = "/nonexistent/libx.so"; }).message(),
               HasSubstr("/nonexistent/libx.so"));
+}
+
+TEST_F(ExternKernelsTest, AnElfWhoseTablesLieOutsideTheFileOrMisalignedIsRefusedUnread) {
+  const std::string library = ReadFile(TUNE_EXAMPLE_UKERNEL_LIBRARY).value();
+  Elf64_Ehdr header;
+  std::memcpy(&header, library.data(), sizeof(header));
+  const uint64_t table_size = uint64_t{header.e_shnum} * sizeof(Elf64_Shdr);
+  auto check = [&](std::string bytes, std::string_view what) {
+    const std::string path = dir_.File("patched.so");
+    std::ofstream(path, std::ios::binary) << bytes;
+    absl::StatusOr<bool> defined = ElfDefinesSymbol(path, "example_sgemm_ukernel");
+    ASSERT_TRUE(absl::IsInvalidArgument(defined.status())) << what << ": " << defined.status();
+    EXPECT_THAT(defined.status().message(), HasSubstr("malformed ELF")) << what;
+  };
+  auto with_shoff = [&](uint64_t shoff) {
+    Elf64_Ehdr patched = header;
+    patched.e_shoff = shoff;
+    std::string bytes = library;
+    std::memcpy(bytes.data(), &patched, sizeof(patched));
+    return bytes;
+  };
+  // e_shoff + the table's size wraps around to 64: it used to pass, and the table was read
+  // from before the file's first byte.
+  check(with_shoff(0 - table_size + 64), "section table offset wrapping around");
+  check(with_shoff(header.e_shoff - 4), "misaligned section table");
+  // The same for the symbol table's own offset.
+  std::string bytes = library;
+  for (int i = 0; i < header.e_shnum; ++i) {
+    Elf64_Shdr section;
+    const size_t at = header.e_shoff + i * sizeof(Elf64_Shdr);
+    std::memcpy(&section, bytes.data() + at, sizeof(section));
+    if (section.sh_type == SHT_DYNSYM) {
+      section.sh_offset = 0 - section.sh_size + 8;
+      std::memcpy(bytes.data() + at, &section, sizeof(section));
+    }
+  }
+  check(bytes, "symbol table offset wrapping around");
 }
 
 TEST_F(ExternKernelsTest, ANameOfABuiltInLibraryIsRefused) {

@@ -51,6 +51,27 @@ TEST(WorkloadList, RefusesAWeightThatIsNotAPositiveNumber) {
   }
 }
 
+TEST(WorkloadList, RefusesWeightsOfOneWorkloadThatSumBeyondTheLargestWeight) {
+  auto list = ParseWorkloadList("gemm:M=8,N=8,K=8 1e9\ngemm:K=8,N=8,M=8 0.125\n", "model.txt");
+  ASSERT_FALSE(list.ok());
+  EXPECT_THAT(list.status().message(),
+              HasSubstr("model.txt:2: gemm:M=8,N=8,K=8 is listed before: its weights sum to more "
+                        "than 1e9"));
+  auto at_most = ParseWorkloadList("gemm:M=8,N=8,K=8 5e8\ngemm:K=8,N=8,M=8 5e8\n", "model.txt");
+  ASSERT_TRUE(at_most.ok()) << at_most.status();
+  EXPECT_EQ((*at_most)[0].weight, 1e9);
+}
+
+TEST(WorkloadList, FormatsWeightsThatParseBackExactly) {
+  // {:g} printed 6 digits: 1000000.125 came back as 1e+06.
+  for (double weight : {1000000.125, 0.1, 1.0 / 3, 123456789.5, 1e-300, 1e9}) {
+    std::vector<WeightedWorkload> list = {{*Workload::Parse("gemm:M=8,N=8,K=8"), weight}};
+    auto again = ParseWorkloadList(FormatWorkloadList(list), "again");
+    ASSERT_TRUE(again.ok()) << again.status() << " for " << FormatWorkloadList(list);
+    EXPECT_EQ((*again)[0].weight, weight) << FormatWorkloadList(list);
+  }
+}
+
 TEST(WorkloadList, RefusesExtraFieldsAndAnEmptyList) {
   auto extra = ParseWorkloadList("gemm:M=8,N=8,K=8 2 3\n", "m");
   ASSERT_FALSE(extra.ok());

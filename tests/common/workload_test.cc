@@ -58,6 +58,36 @@ TEST(WorkloadTest, BlockedLayoutRoundTripsAndBlocksTheArgumentShapes) {
       "conv2d:N=1,C=3,H=7,W=7,K=4,R=3,S=3,stride=1,pad=1");
 }
 
+TEST(WorkloadTest, AFilterLargerThanThePaddedInputIsRefusedWhateverTheStride) {
+  // R=3 taps do not fit H=2 rows; with stride 2 the output-size formula alone rounds to 1.
+  auto w = Workload::Parse("conv2d:N=1,C=3,H=2,W=2,K=1,R=3,S=3,stride=2,pad=0");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(w.status().message().find("does not fit the padded input"), std::string_view::npos)
+      << w.status().message();
+  // A filter that just fits, strided, is fine.
+  auto fits = Workload::Parse("conv2d:N=1,C=3,H=3,W=4,K=1,R=3,S=3,stride=2,pad=0");
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(fits->conv2d().p(), 1);
+  EXPECT_EQ(fits->conv2d().q(), 1);
+}
+
+TEST(WorkloadTest, ATensorTooLargeToCountIsRefusedNamingIt) {
+  // Every field is in range, but the input would have 2^124 elements.
+  auto w = Workload::Parse(
+      "conv2d:N=2147483648,C=2147483648,H=2147483648,W=2147483648,K=1,R=1,S=1,stride=1,pad=0");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(w.status().message().find("tensor 'input' would have more than 2^40 elements"),
+            std::string_view::npos)
+      << w.status().message();
+  EXPECT_FALSE(Workload::Parse("gemm:M=2147483648,N=1,K=2147483648").ok());
+  // The largest GEMM operand allowed: exactly kMaxTensorElements.
+  auto largest = Workload::Parse("gemm:M=1048576,N=1,K=1048576");
+  ASSERT_TRUE(largest.ok()) << largest.status();
+  EXPECT_EQ(largest->Arguments()[0].NumElements(), kMaxTensorElements);
+}
+
 struct BadWorkload {
   const char* text;
   const char* names;  // a substring the error must contain

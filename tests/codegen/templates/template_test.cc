@@ -1,5 +1,6 @@
 #include "codegen/templates/template.h"
 
+#include "codegen/plugins/plugin_reply.h"
 #include "codegen/templates/cpu_vector_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -8,6 +9,7 @@ namespace tune {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 Target ParseTarget(const char* text) { return *Target::Parse(text); }
@@ -83,6 +85,54 @@ TEST(CpuVectorInfo, NativeFollowsTheHostFeatures) {
   CpuVectorInfo native = CpuVectorInfoFor(ParseTarget("llvm -mcpu=native"));
   EXPECT_TRUE(native.lanes == 4 || native.lanes == 8 || native.lanes == 16);
   EXPECT_EQ(native.registers, native.lanes == 16 ? 32 : 16);
+}
+
+// A codegen plugin's space reply becomes a ConfigSpace, whose AddKnob aborts on a repeated or
+// empty name, no values or a repeated value: such a reply used to abort the daemon.
+TEST(PluginSpaceReply, ASpaceTuneCannotSearchIsRefusedInsteadOfAborting) {
+  auto knob = [](v1::SpaceReply& reply, const char* name, std::vector<int64_t> values) {
+    v1::PluginKnob* k = reply.add_knobs();
+    k->set_name(name);
+    for (int64_t v : values) {
+      k->add_values(v);
+    }
+  };
+  struct Case {
+    std::function<void(v1::SpaceReply&)> make;
+    const char* names;
+  };
+  const Case cases[] = {
+      {[&](v1::SpaceReply& r) {
+         knob(r, "mc", {32});
+         knob(r, "mc", {64});
+       },
+       "'mc' is listed twice"},
+      {[&](v1::SpaceReply& r) { knob(r, "mc", {}); }, "'mc' has no values"},
+      {[&](v1::SpaceReply& r) { knob(r, "mc", {32, 64, 32}); }, "'mc' lists a value twice"},
+      {[&](v1::SpaceReply& r) { knob(r, "", {1}); }, "a knob has no name"},
+      {[&](v1::SpaceReply& r) {
+         knob(r, "mc", {32, 64});
+         (*r.mutable_default_config())["mc"] = 48;
+       },
+       "the default of knob 'mc', 48, is not one of its values"},
+  };
+  for (const Case& c : cases) {
+    v1::SpaceReply reply;
+    reply.set_supported(true);
+    c.make(reply);
+    absl::Status status = CheckSpaceReply(reply);
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << c.names << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr(c.names));
+  }
+
+  v1::SpaceReply good;
+  good.set_supported(true);
+  knob(good, "mc", {32, 64});
+  knob(good, "nc", {128});
+  (*good.mutable_default_config())["mc"] = 64;
+  ASSERT_TRUE(CheckSpaceReply(good).ok()) << CheckSpaceReply(good);
+  EXPECT_TRUE(SpaceOfReply(good).Validate(DefaultOfReply(good)).ok());
+  EXPECT_EQ(ConfigToString(DefaultOfReply(good)), R"({"mc":64,"nc":128})");
 }
 
 }  // namespace
