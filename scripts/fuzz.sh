@@ -15,26 +15,9 @@ if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
 fi
 start=$(date +%s)
 
-# The project's dependencies, then clang (libFuzzer is in clang's runtime package). Not in
-# install-deps.sh: only this script needs them.
-scripts/install-deps.sh
-packages=(clang-19 libclang-rt-19-dev)
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then
-  sudo_cmd=(sudo)
-fi
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "fuzz: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo_cmd[@]}" apt-get update -q
-  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# The project's dependencies and clang (libFuzzer is in clang's runtime package), which only this
+# script needs.
+scripts/install-deps.sh clang-19 libclang-rt-19-dev
 
 # A build of its own: the libraries the fuzzers link are compiled with coverage and sanitizers,
 # so only the fuzzers (target tune_fuzzers) are built there. -O1 and line tables keep the build

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every build and run dependency of tune from Debian 12 packages.
-# Usage: scripts/install-deps.sh        (uses sudo when not root)
+# Usage: scripts/install-deps.sh [MORE_PACKAGES...]   (uses sudo when not root; scripts that need
+# more than the build, e.g. fuzz.sh's clang, name those packages as arguments)
 set -euo pipefail
 
 packages=(
@@ -17,6 +18,7 @@ packages=(
   libcpp-httplib-dev prometheus chromium  # dashboard: HTTP server; promtool, browser for its tests
   python3-grpcio python3-protobuf
   nodejs systemd openssl  # deploy tests: k8s manifests' validator (node), systemd-analyze verify, make-dev-certs.sh
+  "$@"
 )
 # npm for the test tools installed from the npm registry (tests/web, deploy/k8s/validate):
 # Debian's, unless one is there already (NodeSource's nodejs bundles npm and conflicts with
