@@ -195,8 +195,11 @@ void Scheduler::PumpLocked() {
   }
   // Artifacts proposed, building or waiting for a worker, per device key, of the jobs so far.
   std::map<std::string, int> pipelined;
-  // The first job on a device key that still wants to propose: later jobs wait for it.
+  // The first job on a device key that still wants to propose: later jobs of a lower priority,
+  // and later jobs of the same client, wait for it (other clients of its priority share the
+  // workers with it: the dispatch order puts the least served client first).
   std::map<std::string, const JobRuntime*> blocker;
+  std::map<std::string, const JobRuntime*> client_blocker;  // by device key and client
 
   for (JobRuntime* job : jobs_.ActiveInDispatchOrder()) {
     if (IsTerminal(job->row.state)) {
@@ -214,8 +217,16 @@ void Scheduler::PumpLocked() {
     const bool none_usable = unusable.size() == job->templates.size();
     job->skipped = unusable.empty() || none_usable ? "" : SkippedNote(*job, unusable);
     const bool no_worker = capacity == 0 || none_usable;
-    auto blocked_by = blocker.find(key);
-    const bool blocked = blocked_by != blocker.end();
+    const std::string client_key = StrCat(key, "|", ClientKey(job->row.spec.client));
+    const JobRuntime* blocking = nullptr;
+    if (auto first = blocker.find(key); first != blocker.end()) {
+      if (first->second->row.spec.priority > job->row.spec.priority) {
+        blocking = first->second;
+      } else if (auto own = client_blocker.find(client_key); own != client_blocker.end()) {
+        blocking = own->second;
+      }
+    }
+    const bool blocked = blocking != nullptr;
     auto pipeline = [job] {
       return job->proposing + static_cast<int>(job->deferred.size()) + job->building +
              static_cast<int>(job->ready.size());
@@ -229,7 +240,8 @@ void Scheduler::PumpLocked() {
     }
     pipelined[key] += pipeline();  // with what was just proposed: later jobs wait behind it
     if (job->WantsMore() && !blocked) {
-      blocker[key] = job;
+      blocker.emplace(key, job);
+      client_blocker.emplace(client_key, job);
     }
 
     if (!job->WantsMore() && job->Outstanding() == 0) {
@@ -278,8 +290,8 @@ void Scheduler::PumpLocked() {
                            : "",
                        " (none connected)");
     } else if (blocked) {
-      waiting = StrCat("waiting for job ", blocked_by->second->row.id, " (priority ",
-                       blocked_by->second->row.spec.priority, ") on ", key);
+      waiting = StrCat("waiting for job ", blocking->row.id, " (priority ",
+                       blocking->row.spec.priority, ") on ", key);
     } else {
       waiting = StrCat("waiting for a free worker with device key ", key);
     }

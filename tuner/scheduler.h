@@ -14,10 +14,12 @@
 // theirs, taken after mu_.
 //
 // Scheduling rules:
-//   - Jobs run in priority order (higher first), FIFO within a priority. For each device key, a
-//     job proposes new trials only when every job before it on that key has proposed its whole
-//     budget; a job waiting for its turn or for a worker that can run it stays QUEUED and its
-//     message says why.
+//   - Jobs run in priority order (higher first). Within a priority, clients share the workers
+//     (ClientKey: a token's name, else the peer's host): the client with the fewest trials
+//     outstanding proposes and is dispatched first, and a client's own jobs run FIFO. For each
+//     device key, a job proposes new trials only when every job before it on that key of a
+//     higher priority, or of its own client, has proposed its whole budget; a job waiting for
+//     its turn or for a worker that can run it stays QUEUED and its message says why.
 //   - A trial goes only to a worker with the job's device key, at least the target's -threads
 //     on offer, and every library its artifact calls preloaded; among those, to one that has not
 //     failed it before when there is such a worker. A library template (gemm.cpu.dnnl) proposes

@@ -230,6 +230,69 @@ TEST_F(SchedulerTest, AConfigThatAnotherJobMeasuresIsNotMeasuredTwice) {
   EXPECT_EQ(configs.size(), 3u);
 }
 
+// Answers `count` requests of `worker` in order; the workload of each.
+std::vector<std::string> AnswerInOrder(TestWorker& worker, int count) {
+  std::vector<std::string> workloads;
+  for (int i = 0; i < count; ++i) {
+    std::optional<v1::MeasureRequest> request = worker.NextRequest();
+    if (!request.has_value()) {
+      ADD_FAILURE() << "no request " << i;
+      break;
+    }
+    workloads.push_back(request->workload());
+    worker.Answer(*request, 1e-4);
+  }
+  return workloads;
+}
+
+TEST_F(SchedulerTest, AnotherClientsSmallJobIsMeasuredAlongsideABigJobNotAfterIt) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  const std::string small_workload = "gemm:M=16,N=16,K=8";
+  auto big = scheduler_->SubmitJob(Spec(12), "alice@ipv4:127.0.0.1:40001");
+  v1::JobSpec small_spec = Spec(3);
+  small_spec.set_workload(small_workload);
+  auto small = scheduler_->SubmitJob(small_spec, "bob@ipv4:127.0.0.1:40002");
+  ASSERT_TRUE(big.ok() && small.ok());
+  std::vector<std::string> order = AnswerInOrder(worker, 15);
+  ASSERT_EQ(order.size(), 15u);
+  // Bob's three trials are measured among Alice's, not after her twelve (one client alone: see
+  // the next test).
+  EXPECT_EQ(std::count(order.begin(), order.begin() + 12, small_workload), 3)
+      << ::testing::PrintToString(order);
+  EXPECT_EQ(WaitForEnd(small->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(WaitForEnd(big->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+TEST_F(SchedulerTest, JobsOfOneClientAndPriorityRunInSubmissionOrder) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  const std::string later_workload = "gemm:M=16,N=16,K=8";
+  // Two connections of one host, no tokens: one client.
+  auto first = scheduler_->SubmitJob(Spec(12), "ipv4:127.0.0.1:40001");
+  v1::JobSpec later_spec = Spec(3);
+  later_spec.set_workload(later_workload);
+  auto later = scheduler_->SubmitJob(later_spec, "ipv4:127.0.0.1:40002");
+  ASSERT_TRUE(first.ok() && later.ok());
+  std::vector<std::string> order = AnswerInOrder(worker, 15);
+  ASSERT_EQ(order.size(), 15u);
+  // The later job proposes once the first has proposed its whole budget (trials still
+  // committing count as proposed, so this is some trials before the first's twelfth).
+  EXPECT_EQ(std::count(order.begin(), order.begin() + 6, later_workload), 0)
+      << ::testing::PrintToString(order);
+  EXPECT_EQ(WaitForEnd(later->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(WaitForEnd(first->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+TEST(ClientKeyTest, ATokensNameOrElseThePeersHostNamesTheClient) {
+  EXPECT_EQ(ClientKey("alice@ipv4:10.0.0.1:5000"), "alice");
+  EXPECT_EQ(ClientKey("ipv4:127.0.0.1:40001"), "ipv4:127.0.0.1");
+  EXPECT_EQ(ClientKey("ipv6:[::1]:40001"), "ipv6:[::1]");
+  EXPECT_EQ(ClientKey("test"), "test");
+}
+
 TEST_F(SchedulerTest, AConfigWaitingOnACancelledJobsTrialIsMeasuredByTheWaitingJob) {
   Start();
   TestWorker worker;
