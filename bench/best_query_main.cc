@@ -34,6 +34,7 @@
 #include "common/files.h"
 #include "common/logging.h"
 #include "common/measurement.h"
+#include "common/stats.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/target.h"
@@ -49,15 +50,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 double Uniform(std::mt19937_64& rng) { return std::uniform_real_distribution<double>(0, 1)(rng); }
 size_t Index(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }

@@ -20,6 +20,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/logging.h"
+#include "common/stats.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "db/tuning_log.h"
@@ -41,15 +42,6 @@ struct Samples {
     us.push_back(Micros(d));
   }
 };
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 // A worker that answers every request at once with a fixed successful measurement and sends a
 // heartbeat every period. Like the daemon's gRPC handler, one reader thread per worker hands its

@@ -36,4 +36,13 @@ double MedianRelativeCi(std::vector<double> values) {
   return (values[hi] - values[lo]) / 2 / median;
 }
 
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) {
+    return 0;
+  }
+  std::sort(values.begin(), values.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(i, values.size() - 1)];
+}
+
 }  // namespace tune

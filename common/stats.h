@@ -15,4 +15,8 @@ double Median(std::vector<double> values);
 /// values or a median of 0.
 double MedianRelativeCi(std::vector<double> values);
 
+/// The value at rank p (0..1) of `values`, nearest rank (p 0.5 of an even count takes the upper
+/// middle); 0 when `values` is empty.
+double Percentile(std::vector<double> values, double p);
+
 }  // namespace tune

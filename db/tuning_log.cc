@@ -42,28 +42,30 @@ absl::Status Configure(sqlite::Connection& db, bool read_only) {
 // PRAGMA quick_check before anything is written: a damaged log is refused, never rewritten.
 absl::Status CheckIntegrity(sqlite::Connection& db) {
   constexpr int kProblemsShown = 5;
-  const std::string advice = StrCat(
-      "; the file is left untouched: restore it from a backup, or recover what is readable "
-      "with `sqlite3 ",
-      db.path(), " .recover | sqlite3 NEW.db` and start on NEW.db");
-  absl::StatusOr<sqlite::Statement> check =
-      db.Prepare(StrCat("PRAGMA quick_check(", kProblemsShown, ")"));
+  auto damaged = [&db](std::string_view what) {
+    return absl::DataLossError(StrCat(
+        db.path(), " ", what,
+        "; the file is left untouched: restore it from a backup, or recover what is readable "
+        "with `sqlite3 ",
+        db.path(), " .recover | sqlite3 NEW.db` and start on NEW.db"));
+  };
   // Only damage (SQLITE_CORRUPT, SQLITE_NOTADB) is reported as damage; a file that cannot be
   // opened or locked keeps its own error.
+  auto failed = [&](const absl::Status& status) {
+    return status.code() != absl::StatusCode::kDataLoss
+               ? status
+               : damaged(StrCat("failed its integrity check: ", status.message()));
+  };
+  absl::StatusOr<sqlite::Statement> check =
+      db.Prepare(StrCat("PRAGMA quick_check(", kProblemsShown, ")"));
   if (!check.ok()) {
-    return check.status().code() != absl::StatusCode::kDataLoss
-               ? check.status()
-               : absl::DataLossError(StrCat("the integrity check of ", db.path(),
-                                            " failed: ", check.status().message(), advice));
+    return failed(check.status());
   }
   std::vector<std::string> problems;
   while (true) {
     absl::StatusOr<bool> row = check->Step();
     if (!row.ok()) {
-      return row.status().code() != absl::StatusCode::kDataLoss
-                 ? row.status()
-                 : absl::DataLossError(StrCat("the integrity check of ", db.path(),
-                                              " failed: ", row.status().message(), advice));
+      return failed(row.status());
     }
     if (!*row) {
       break;
@@ -73,8 +75,7 @@ absl::Status CheckIntegrity(sqlite::Connection& db) {
   if (problems.size() == 1 && problems[0] == "ok") {
     return absl::OkStatus();
   }
-  return absl::DataLossError(
-      StrCat(db.path(), " is damaged (integrity check: ", Join(problems, "; "), ")", advice));
+  return damaged(StrCat("is damaged (integrity check: ", Join(problems, "; "), ")"));
 }
 
 absl::StatusOr<std::string> CanonicalTarget(const std::string& text, std::string_view field) {

@@ -34,24 +34,24 @@ absl::Status Authorizer::ReloadLocked() {
   return absl::OkStatus();
 }
 
+void Authorizer::ReloadIfStaleLocked() {
+  if (std::chrono::steady_clock::now() - loaded_at_ <= kReloadAfter) {
+    return;
+  }
+  if (absl::Status s = ReloadLocked(); !s.ok()) {
+    Logger("auth")->error("reading the tokens: {}", s.message());
+  }
+}
+
 bool Authorizer::enabled() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (std::chrono::steady_clock::now() - loaded_at_ > kReloadAfter) {
-    if (absl::Status s = ReloadLocked(); !s.ok()) {
-      Logger("auth")->error("reading the tokens: {}", s.message());
-    }
-  }
+  ReloadIfStaleLocked();
   return !tokens_.empty();
 }
 
 absl::StatusOr<Caller> Authorizer::Check(std::string_view authorization, Role needed) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (std::chrono::steady_clock::now() - loaded_at_ > kReloadAfter) {
-    // A log that cannot be read denies rather than allows (when tokens were on).
-    if (absl::Status s = ReloadLocked(); !s.ok()) {
-      Logger("auth")->error("reading the tokens: {}", s.message());
-    }
-  }
+  ReloadIfStaleLocked();  // a log that cannot be read keeps the old copy: it never opens up
   absl::StatusOr<TokenParts> token = ParseBearer(authorization);
   // The local workers' token is valid whether tokens are on or not.
   if (token.ok() && token->id == local_worker_.id) {
@@ -93,7 +93,7 @@ absl::StatusOr<Caller> Authorizer::Check(std::string_view authorization, Role ne
   return Caller{info.id, info.name, info.role};
 }
 
-absl::StatusOr<std::string> Authorizer::CreateToken(std::string_view name, Role role) {
+absl::StatusOr<Authorizer::CreatedToken> Authorizer::CreateToken(std::string_view name, Role role) {
   TokenParts parts = NewToken();
   TokenInfo info;
   info.id = parts.id;
@@ -104,13 +104,18 @@ absl::StatusOr<std::string> Authorizer::CreateToken(std::string_view name, Role 
   RETURN_IF_ERROR(log_->AddToken(info));
   std::lock_guard<std::mutex> lock(mu_);
   tokens_[info.id] = info;
-  return TokenText(parts);
+  return CreatedToken{std::move(info), TokenText(parts)};
 }
 
-absl::Status Authorizer::RevokeToken(std::string_view id) {
+absl::StatusOr<TokenInfo> Authorizer::RevokeToken(std::string_view id) {
   RETURN_IF_ERROR(log_->RevokeToken(id));
   std::lock_guard<std::mutex> lock(mu_);
-  return ReloadLocked();
+  RETURN_IF_ERROR(ReloadLocked());
+  auto it = tokens_.find(id);
+  if (it == tokens_.end()) {
+    return absl::NotFoundError(StrCat("token ", id, " is gone from ", log_->path()));
+  }
+  return it->second;
 }
 
 absl::StatusOr<std::vector<TokenInfo>> Authorizer::ListTokens() { return log_->ListTokens(); }

@@ -50,16 +50,23 @@ class Authorizer {
   /// A worker token valid for this process's lifetime only, for the local workers.
   const std::string& LocalWorkerToken() const { return local_worker_token_; }
 
-  /// Creates a token (the log stores its hash) and returns its text, shown once.
-  absl::StatusOr<std::string> CreateToken(std::string_view name, Role role);
-  /// Revokes a token by id; NotFound naming the id when there is none.
-  absl::Status RevokeToken(std::string_view id);
+  struct CreatedToken {
+    TokenInfo info;
+    std::string text;  // tune_<id>_<secret>: shown once
+  };
+  /// Creates a token (the log stores its hash).
+  absl::StatusOr<CreatedToken> CreateToken(std::string_view name, Role role);
+  /// Revokes a token by id and returns it as now stored; NotFound naming the id when there is
+  /// none.
+  absl::StatusOr<TokenInfo> RevokeToken(std::string_view id);
   /// Every token of the log, revoked ones included, without secrets.
   absl::StatusOr<std::vector<TokenInfo>> ListTokens();
 
  private:
   explicit Authorizer(TuningLog* log);
   absl::Status ReloadLocked();
+  /// Reloads when the copy is older than a second; a failed read keeps the old copy (logged).
+  void ReloadIfStaleLocked();
 
   TuningLog* log_;
   std::mutex mu_;

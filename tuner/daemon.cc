@@ -38,9 +38,9 @@ absl::Status WritePortFile(const std::string& path, int port) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status CheckSecurityOptions(const DaemonOptions& options) {
+// CheckSecurityOptions' rules, then the credentials they allow.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> CheckedCredentials(
+    const DaemonOptions& options) {
   if (!options.tls.enabled() && !net::IsLoopbackAddress(options.listen) && !options.insecure) {
     return absl::InvalidArgumentError(StrCat(
         "--listen ", options.listen,
@@ -61,15 +61,20 @@ absl::Status CheckSecurityOptions(const DaemonOptions& options) {
         ": refusing to serve HTTP (plaintext: tokens and results readable on the way) beyond "
         "loopback; put it behind a TLS proxy on loopback, or give --insecure"));
   }
-  return net::ServerCredentialsFor(options.tls).status();
+  return net::ServerCredentialsFor(options.tls);
+}
+
+}  // namespace
+
+absl::Status CheckSecurityOptions(const DaemonOptions& options) {
+  return CheckedCredentials(options).status();
 }
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
   auto log = Logger("daemon");
-  RETURN_IF_ERROR(CheckSecurityOptions(options));
-  const bool loopback = net::IsLoopbackAddress(options.listen);
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                   net::ServerCredentialsFor(options.tls));
+                   CheckedCredentials(options));
+  const bool loopback = net::IsLoopbackAddress(options.listen);
   std::unique_ptr<Daemon> daemon(new Daemon());
   // A log this process cannot write (a read-only mount, a file it may not change) is served
   // read-only: reads work, every write is refused naming the reason.

@@ -8,6 +8,7 @@ namespace tune::tuner {
 
 void JobQueue::Add(std::shared_ptr<JobRuntime> job) {
   const int64_t id = job->row.id;
+  job->client_key = ClientKey(job->row.spec.client);
   TUNE_CHECK(jobs_.emplace(id, std::move(job)).second) << "job " << id << " added twice";
 }
 
@@ -42,21 +43,15 @@ std::vector<JobRuntime*> JobQueue::ActiveInDispatchOrder() const {
     }
   }
   std::map<std::string, int, std::less<>> load;  // trials outstanding per client
-  std::vector<std::pair<JobRuntime*, std::string>> keyed;
-  for (JobRuntime* job : order) {
-    std::string client = ClientKey(job->row.spec.client);
-    load[client] += job->Outstanding();
-    keyed.emplace_back(job, std::move(client));
+  for (const JobRuntime* job : order) {
+    load[job->client_key] += job->Outstanding();
   }
-  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-    if (a.first->row.spec.priority != b.first->row.spec.priority) {
-      return a.first->row.spec.priority > b.first->row.spec.priority;
+  std::stable_sort(order.begin(), order.end(), [&](const JobRuntime* a, const JobRuntime* b) {
+    if (a->row.spec.priority != b->row.spec.priority) {
+      return a->row.spec.priority > b->row.spec.priority;
     }
-    return load.find(a.second)->second < load.find(b.second)->second;  // ties keep id order
+    return load.find(a->client_key)->second < load.find(b->client_key)->second;  // ties: FIFO
   });
-  for (size_t i = 0; i < keyed.size(); ++i) {
-    order[i] = keyed[i].first;
-  }
   return order;
 }
 

@@ -25,7 +25,7 @@ std::string ClientKey(std::string_view client);
 
 class JobQueue {
  public:
-  /// Adds a job (its row's id must be new).
+  /// Adds a job (its row's id must be new) and sets its client_key.
   void Add(std::shared_ptr<JobRuntime> job);
   /// The job, or null when it is not live.
   JobRuntime* Find(int64_t id) const;

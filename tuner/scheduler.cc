@@ -217,7 +217,7 @@ void Scheduler::PumpLocked() {
     const bool none_usable = unusable.size() == job->templates.size();
     job->skipped = unusable.empty() || none_usable ? "" : SkippedNote(*job, unusable);
     const bool no_worker = capacity == 0 || none_usable;
-    const std::string client_key = StrCat(key, "|", ClientKey(job->row.spec.client));
+    const std::string client_key = StrCat(key, "|", job->client_key);
     const JobRuntime* blocking = nullptr;
     if (auto first = blocker.find(key); first != blocker.end()) {
       if (first->second->row.spec.priority > job->row.spec.priority) {

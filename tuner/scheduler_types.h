@@ -89,6 +89,7 @@ struct JobRuntime {
   Target target;
   std::vector<const KernelTemplate*> templates;
   std::shared_ptr<JobEvents> events;
+  std::string client_key;  // ClientKey(row.spec.client): whom it shares the workers with
 
   // The search: used by the planner and the log writer, never under the scheduler's lock.
   std::mutex search_mu;

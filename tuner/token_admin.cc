@@ -84,19 +84,20 @@ int TokenAdminMain(int argc, char** argv) {
     return Fail(kExitFailed, authorizer.status().message());
   }
   if (create->parsed()) {
-    absl::StatusOr<std::string> text = (*authorizer)->CreateToken(name, *parsed_role);
-    if (!text.ok()) {
-      return Fail(ExitCodeOf(text.status()), text.status().message());
+    absl::StatusOr<Authorizer::CreatedToken> created =
+        (*authorizer)->CreateToken(name, *parsed_role);
+    if (!created.ok()) {
+      return Fail(ExitCodeOf(created.status()), created.status().message());
     }
-    fmt::print("{}\n", *text);
+    fmt::print("{}\n", created->text);
     fmt::print(stderr, "token for {} (role {}) stored in {}; it is shown only now\n", name, role,
                db);
     return kExitOk;
   }
   if (revoke->parsed()) {
-    absl::Status revoked = (*authorizer)->RevokeToken(id);
+    absl::StatusOr<TokenInfo> revoked = (*authorizer)->RevokeToken(id);
     if (!revoked.ok()) {
-      return Fail(ExitCodeOf(revoked), revoked.message());
+      return Fail(ExitCodeOf(revoked.status()), revoked.status().message());
     }
     fmt::print("revoked {}\n", id);
     return kExitOk;

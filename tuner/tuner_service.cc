@@ -346,15 +346,11 @@ grpc::Status TunerService::CreateToken(grpc::ServerContext* context,
     if (!role.ok()) {
       return absl::InvalidArgumentError(StrCat("role: ", role.status().message()));
     }
-    ASSIGN_OR_RETURN(std::string text, authorizer_->CreateToken(request->name(), *role));
-    ASSIGN_OR_RETURN(TokenParts parts, ParseToken(text));
-    for (const TokenInfo& token : authorizer_->ListTokens().value_or(std::vector<TokenInfo>{})) {
-      if (token.id == parts.id) {
-        *response->mutable_token() = TokenToProto(token);
-      }
-    }
-    response->set_text(text);
-    Logger("daemon")->info("token {} ({}, role {}) created by {}", parts.id, request->name(),
+    ASSIGN_OR_RETURN(Authorizer::CreatedToken created,
+                     authorizer_->CreateToken(request->name(), *role));
+    *response->mutable_token() = TokenToProto(created.info);
+    response->set_text(created.text);
+    Logger("daemon")->info("token {} ({}, role {}) created by {}", created.info.id, request->name(),
                            request->role(), caller.name.empty() ? context->peer() : caller.name);
     return absl::OkStatus();
   });
@@ -364,13 +360,8 @@ grpc::Status TunerService::RevokeToken(grpc::ServerContext* context,
                                        const v1::RevokeTokenRequest* request,
                                        v1::TokenInfo* response) {
   return Handle("RevokeToken", context, Role::kAdmin, [&](const Caller& caller) -> absl::Status {
-    RETURN_IF_ERROR(authorizer_->RevokeToken(request->id()));
-    ASSIGN_OR_RETURN(std::vector<TokenInfo> tokens, authorizer_->ListTokens());
-    for (const TokenInfo& token : tokens) {
-      if (token.id == request->id()) {
-        *response = TokenToProto(token);
-      }
-    }
+    ASSIGN_OR_RETURN(TokenInfo revoked, authorizer_->RevokeToken(request->id()));
+    *response = TokenToProto(revoked);
     Logger("daemon")->info("token {} revoked by {}", request->id(),
                            caller.name.empty() ? context->peer() : caller.name);
     return absl::OkStatus();

@@ -58,6 +58,14 @@ TEST(TokenTest, AdminGrantsEverythingSubmitGrantsReadAndWorkerOnlyItself) {
               HasSubstr("accepted: read, submit, admin, worker"));
 }
 
+// The text of a token just created.
+absl::StatusOr<std::string> TextOf(absl::StatusOr<Authorizer::CreatedToken> created) {
+  if (!created.ok()) {
+    return created.status();
+  }
+  return created->text;
+}
+
 class AuthorizerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -76,7 +84,7 @@ TEST_F(AuthorizerTest, WithNoTokenEverCreatedEveryRequestIsAllowed) {
 }
 
 TEST_F(AuthorizerTest, OnceATokenExistsRequestsAreCheckedByRole) {
-  absl::StatusOr<std::string> submit = authorizer_->CreateToken("ci", Role::kSubmit);
+  absl::StatusOr<std::string> submit = TextOf(authorizer_->CreateToken("ci", Role::kSubmit));
   ASSERT_TRUE(submit.ok()) << submit.status();
   EXPECT_TRUE(authorizer_->enabled());
   EXPECT_EQ(authorizer_->Check("", Role::kRead).status().code(),
@@ -96,14 +104,15 @@ TEST_F(AuthorizerTest, OnceATokenExistsRequestsAreCheckedByRole) {
 }
 
 TEST_F(AuthorizerTest, RevokingTheLastTokenKeepsTokensRequired) {
-  absl::StatusOr<std::string> admin = authorizer_->CreateToken("root", Role::kAdmin);
+  absl::StatusOr<std::string> admin = TextOf(authorizer_->CreateToken("root", Role::kAdmin));
   ASSERT_TRUE(admin.ok());
   ASSERT_TRUE(authorizer_->RevokeToken(ParseToken(*admin)->id).ok());
   EXPECT_TRUE(authorizer_->enabled());
   absl::Status revoked = authorizer_->Check("Bearer " + *admin, Role::kRead).status();
   EXPECT_EQ(revoked.code(), absl::StatusCode::kUnauthenticated);
   EXPECT_THAT(revoked.message(), HasSubstr("was revoked"));
-  EXPECT_EQ(authorizer_->RevokeToken("0123456789abcdef").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(authorizer_->RevokeToken("0123456789abcdef").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(AuthorizerTest, TheLocalWorkersTokenIsAWorkerTokenForThisProcessOnly) {
@@ -121,7 +130,7 @@ TEST_F(AuthorizerTest, TheLocalWorkersTokenIsAWorkerTokenForThisProcessOnly) {
 TEST_F(AuthorizerTest, ATokenCreatedByAnotherProcessIsSeenWithoutRestart) {
   std::unique_ptr<TuningLog> second = *TuningLog::Open(dir_.File("tuning.db"));
   std::unique_ptr<Authorizer> offline = *Authorizer::Create(second.get());
-  absl::StatusOr<std::string> token = offline->CreateToken("late", Role::kRead);
+  absl::StatusOr<std::string> token = TextOf(offline->CreateToken("late", Role::kRead));
   ASSERT_TRUE(token.ok());
   // The first authorizer reloads once its copy is a second old; poll for that event.
   bool seen = false;
@@ -135,7 +144,7 @@ TEST_F(AuthorizerTest, ATokenCreatedByAnotherProcessIsSeenWithoutRestart) {
 }
 
 TEST_F(AuthorizerTest, BadTokenNamesAreRefusedNamingTheAcceptedForm) {
-  absl::StatusOr<std::string> bad = authorizer_->CreateToken("a b", Role::kRead);
+  absl::StatusOr<std::string> bad = TextOf(authorizer_->CreateToken("a b", Role::kRead));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("letters, digits and . _ @ -"));
   EXPECT_FALSE(authorizer_->enabled());
@@ -154,11 +163,16 @@ TEST(NetTest, LoopbackAddressesAreRecognisedAndOthersAreNot) {
 
 TEST(NetTest, TlsFilesThatCannotBeUsedAreRefusedNamingTheFlag) {
   tune::TempDir dir = *tune::TempDir::Create();
-  EXPECT_THAT(net::ChannelCredentialsFor({.cert = "c.pem", .key = "k.pem"}).status().message(),
+  net::TlsFiles pair_only;
+  pair_only.cert = "c.pem";
+  pair_only.key = "k.pem";
+  net::TlsFiles missing_ca;
+  missing_ca.ca = dir.File("missing.pem");
+  EXPECT_THAT(net::ChannelCredentialsFor(pair_only).status().message(),
               HasSubstr("--tls-ca is needed"));
-  EXPECT_THAT(net::ServerCredentialsFor({.ca = dir.File("missing.pem")}).status().message(),
+  EXPECT_THAT(net::ServerCredentialsFor(missing_ca).status().message(),
               HasSubstr("--tls-ca needs --tls-cert and --tls-key"));
-  EXPECT_THAT(net::ChannelCredentialsFor({.ca = dir.File("missing.pem")}).status().message(),
+  EXPECT_THAT(net::ChannelCredentialsFor(missing_ca).status().message(),
               HasSubstr("--tls-ca " + dir.File("missing.pem") + ": cannot be read"));
   EXPECT_TRUE(net::ChannelCredentialsFor({}).ok());
   EXPECT_TRUE(net::ServerCredentialsFor({}).ok());

@@ -25,6 +25,22 @@ using ::testing::HasSubstr;
 using testing::TestWorker;
 
 constexpr char kWorkload[] = "gemm:M=16,N=16,K=16";
+constexpr char kSmallWorkload[] = "gemm:M=16,N=16,K=8";
+
+// Answers `count` requests of `worker` in order; the workload of each.
+std::vector<std::string> AnswerInOrder(TestWorker& worker, int count) {
+  std::vector<std::string> workloads;
+  for (int i = 0; i < count; ++i) {
+    std::optional<v1::MeasureRequest> request = worker.NextRequest();
+    if (!request.has_value()) {
+      ADD_FAILURE() << "no request " << i;
+      break;
+    }
+    workloads.push_back(request->workload());
+    worker.Answer(*request, 1e-4);
+  }
+  return workloads;
+}
 
 class SchedulerTest : public ::testing::Test {
  protected:
@@ -68,6 +84,26 @@ class SchedulerTest : public ::testing::Test {
     absl::StatusOr<v1::Job> job = scheduler_->SubmitJob(spec, "test");
     EXPECT_TRUE(job.ok()) << job.status();
     return job.ok() ? job->job_id() : 0;
+  }
+
+  // One worker; a job of 12 trials of kWorkload from `big_client`, then one of 3 trials of
+  // kSmallWorkload from `small_client`. The workloads of the first 15 requests; both jobs are
+  // then followed to their end, which must be a success.
+  std::vector<std::string> FirstRequestsOfABigAndASmallJob(const std::string& big_client,
+                                                           const std::string& small_client) {
+    TestWorker worker;
+    worker.Register(*scheduler_, "only");
+    v1::JobSpec small_spec = Spec(3);
+    small_spec.set_workload(kSmallWorkload);
+    auto big = scheduler_->SubmitJob(Spec(12), big_client);
+    auto small = scheduler_->SubmitJob(small_spec, small_client);
+    EXPECT_TRUE(big.ok() && small.ok());
+    std::vector<std::string> order = AnswerInOrder(worker, 15);
+    if (big.ok() && small.ok()) {
+      EXPECT_EQ(WaitForEnd(small->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+      EXPECT_EQ(WaitForEnd(big->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+    }
+    return order;
   }
 
   // Follows the job until its final event.
@@ -230,60 +266,27 @@ TEST_F(SchedulerTest, AConfigThatAnotherJobMeasuresIsNotMeasuredTwice) {
   EXPECT_EQ(configs.size(), 3u);
 }
 
-// Answers `count` requests of `worker` in order; the workload of each.
-std::vector<std::string> AnswerInOrder(TestWorker& worker, int count) {
-  std::vector<std::string> workloads;
-  for (int i = 0; i < count; ++i) {
-    std::optional<v1::MeasureRequest> request = worker.NextRequest();
-    if (!request.has_value()) {
-      ADD_FAILURE() << "no request " << i;
-      break;
-    }
-    workloads.push_back(request->workload());
-    worker.Answer(*request, 1e-4);
-  }
-  return workloads;
-}
-
 TEST_F(SchedulerTest, AnotherClientsSmallJobIsMeasuredAlongsideABigJobNotAfterIt) {
   Start();
-  TestWorker worker;
-  worker.Register(*scheduler_, "only");
-  const std::string small_workload = "gemm:M=16,N=16,K=8";
-  auto big = scheduler_->SubmitJob(Spec(12), "alice@ipv4:127.0.0.1:40001");
-  v1::JobSpec small_spec = Spec(3);
-  small_spec.set_workload(small_workload);
-  auto small = scheduler_->SubmitJob(small_spec, "bob@ipv4:127.0.0.1:40002");
-  ASSERT_TRUE(big.ok() && small.ok());
-  std::vector<std::string> order = AnswerInOrder(worker, 15);
+  std::vector<std::string> order =
+      FirstRequestsOfABigAndASmallJob("alice@ipv4:127.0.0.1:40001", "bob@ipv4:127.0.0.1:40002");
   ASSERT_EQ(order.size(), 15u);
   // Bob's three trials are measured among Alice's, not after her twelve (one client alone: see
   // the next test).
-  EXPECT_EQ(std::count(order.begin(), order.begin() + 12, small_workload), 3)
+  EXPECT_EQ(std::count(order.begin(), order.begin() + 12, kSmallWorkload), 3)
       << ::testing::PrintToString(order);
-  EXPECT_EQ(WaitForEnd(small->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(WaitForEnd(big->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
 }
 
 TEST_F(SchedulerTest, JobsOfOneClientAndPriorityRunInSubmissionOrder) {
   Start();
-  TestWorker worker;
-  worker.Register(*scheduler_, "only");
-  const std::string later_workload = "gemm:M=16,N=16,K=8";
   // Two connections of one host, no tokens: one client.
-  auto first = scheduler_->SubmitJob(Spec(12), "ipv4:127.0.0.1:40001");
-  v1::JobSpec later_spec = Spec(3);
-  later_spec.set_workload(later_workload);
-  auto later = scheduler_->SubmitJob(later_spec, "ipv4:127.0.0.1:40002");
-  ASSERT_TRUE(first.ok() && later.ok());
-  std::vector<std::string> order = AnswerInOrder(worker, 15);
+  std::vector<std::string> order =
+      FirstRequestsOfABigAndASmallJob("ipv4:127.0.0.1:40001", "ipv4:127.0.0.1:40002");
   ASSERT_EQ(order.size(), 15u);
   // The later job proposes once the first has proposed its whole budget (trials still
   // committing count as proposed, so this is some trials before the first's twelfth).
-  EXPECT_EQ(std::count(order.begin(), order.begin() + 6, later_workload), 0)
+  EXPECT_EQ(std::count(order.begin(), order.begin() + 6, kSmallWorkload), 0)
       << ::testing::PrintToString(order);
-  EXPECT_EQ(WaitForEnd(later->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(WaitForEnd(first->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
 }
 
 TEST(ClientKeyTest, ATokensNameOrElseThePeersHostNamesTheClient) {
