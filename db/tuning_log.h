@@ -130,6 +130,19 @@ class TuningLog {
   /// (InvalidArgument) and must name a job (NotFound).
   absl::StatusOr<Record> CommitTrial(Record record, const JobProgress& progress);
 
+  /// One trial of a group commit: the record and its job's progress, as CommitTrial takes them.
+  struct TrialCommit {
+    Record record;
+    JobProgress progress;
+  };
+  /// CommitTrial for many trials in ONE transaction (a group commit: one sync of the log for
+  /// all of them). Each job's counters grow by its trials; its search state and
+  /// since_improvement become those of its last counted trial in `trials`, so the earlier ones
+  /// may leave `progress.search_state` empty. All or none: any invalid record or unknown job
+  /// fails the whole group (the error names the trial's index), leaving the log unchanged.
+  /// Returns the committed records in the order given.
+  absl::StatusOr<std::vector<Record>> CommitTrials(std::vector<TrialCommit> trials);
+
   // --- Client tokens (tokens.cc) -------------------------------------------------------------
 
   /// Stores a new token. Its id must be new (AlreadyExists) and its name 1-64 characters of

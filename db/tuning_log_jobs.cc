@@ -1,5 +1,7 @@
 // TuningLog's jobs: creation, state changes, progress, and CommitTrial (record + job counters
 // in one transaction).
+#include <algorithm>
+
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -142,11 +144,44 @@ absl::Status TuningLog::SaveJobProgress(int64_t id, const JobProgress& progress)
 }
 
 absl::StatusOr<Record> TuningLog::CommitTrial(Record record, const JobProgress& progress) {
+  std::vector<TrialCommit> one;
+  one.push_back(TrialCommit{std::move(record), progress});
+  ASSIGN_OR_RETURN(std::vector<Record> committed, CommitTrials(std::move(one)));
+  return std::move(committed.front());
+}
+
+absl::StatusOr<std::vector<Record>> TuningLog::CommitTrials(std::vector<TrialCommit> trials) {
   RETURN_IF_ERROR(RequireWritable("commit a trial"));
-  if (!record.job_id) {
-    return absl::InvalidArgumentError("record.job_id: CommitTrial needs the job's id");
+  // What each job's row gains, in the order the jobs first appear.
+  struct JobUpdate {
+    int64_t id = 0;
+    int done = 0;
+    int failed = 0;
+    const JobProgress* last_counted = nullptr;
+  };
+  std::vector<JobUpdate> updates;
+  const bool several = trials.size() > 1;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    Record& record = trials[i].record;
+    const std::string which = several ? StrCat("trial ", i, ": ") : "";
+    if (!record.job_id) {
+      return absl::InvalidArgumentError(
+          StrCat(which, "record.job_id: CommitTrial needs the job's id"));
+    }
+    if (absl::Status valid = CanonicalizeRecord(record); !valid.ok()) {
+      return absl::Status(valid.code(), StrCat(which, valid.message()));
+    }
+    auto it = std::find_if(updates.begin(), updates.end(),
+                           [&](const JobUpdate& u) { return u.id == *record.job_id; });
+    if (it == updates.end()) {
+      it = updates.insert(updates.end(), JobUpdate{*record.job_id});
+    }
+    if (trials[i].progress.counts) {
+      ++it->done;
+      it->failed += record.measurement.ok() ? 0 : 1;
+      it->last_counted = &trials[i].progress;
+    }
   }
-  RETURN_IF_ERROR(CanonicalizeRecord(record));
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(*db_));
   ASSIGN_OR_RETURN(sqlite::Statement update,
@@ -155,16 +190,26 @@ absl::StatusOr<Record> TuningLog::CommitTrial(Record record, const JobProgress& 
                                 "CASE WHEN ? THEN ? ELSE search_state END, since_improvement = "
                                 "CASE WHEN ? THEN ? ELSE since_improvement END, updated_at_ms = ? "
                                 "WHERE id = ?"));
-  const int counts = progress.counts ? 1 : 0;
-  update.BindAll(counts, counts && !record.measurement.ok() ? 1 : 0, counts, progress.search_state,
-                 counts, progress.since_improvement, UnixNowMs(), *record.job_id);
-  RETURN_IF_ERROR(update.Run());
-  if (db_->Changes() == 0) {
-    return absl::NotFoundError(StrCat("job ", *record.job_id, " is not in ", path_));
+  const int64_t now = UnixNowMs();
+  static const JobProgress kUncounted{};
+  for (const JobUpdate& job : updates) {
+    const JobProgress& progress = job.last_counted ? *job.last_counted : kUncounted;
+    const int counted = job.last_counted ? 1 : 0;
+    update.BindAll(job.done, job.failed, counted, progress.search_state, counted,
+                   progress.since_improvement, now, job.id);
+    RETURN_IF_ERROR(update.Run());
+    if (db_->Changes() == 0) {
+      return absl::NotFoundError(StrCat("job ", job.id, " is not in ", path_));
+    }
   }
-  RETURN_IF_ERROR(tables::InsertRecord(*db_, record));
+  std::vector<Record> committed;
+  committed.reserve(trials.size());
+  for (TrialCommit& trial : trials) {
+    RETURN_IF_ERROR(tables::InsertRecord(*db_, trial.record));
+    committed.push_back(std::move(trial.record));
+  }
   RETURN_IF_ERROR(txn.Commit());
-  return record;
+  return committed;
 }
 
 }  // namespace tune

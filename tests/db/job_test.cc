@@ -327,5 +327,59 @@ TEST(TimingJsonTest, AnIntegerBeyondIntIsRefusedNamingTheKeyInsteadOfWrapping) {
   EXPECT_EQ(fine->number, 2147483647);
 }
 
+TEST_F(JobTest, CommitTrialsWritesAGroupInOneTransactionWithEachJobsLastState) {
+  const int64_t a = log_->CreateJob(SampleSpec())->id;
+  const int64_t b = log_->CreateJob(SampleSpec())->id;
+  auto trial = [](int64_t job, const char* config, double secs, JobProgress progress) {
+    Record record = SampleRecord(config, secs);
+    record.job_id = job;
+    return TuningLog::TrialCommit{std::move(record), std::move(progress)};
+  };
+  std::vector<TuningLog::TrialCommit> group;
+  group.push_back(trial(a, R"({"mc":1})", 2e-3, {"", 1}));
+  group.push_back(trial(b, R"({"mc":2})", 3e-3, {"b-final", 0}));
+  Record failed = FailedRecord(ErrorKind::kRuntimeCrash);
+  failed.job_id = a;
+  group.push_back(TuningLog::TrialCommit{failed, {"a-final", 2}});
+  // A finalist's re-measurement counts in no budget and leaves the state alone.
+  TuningLog::TrialCommit finalist = trial(b, R"({"mc":2})", 2.5e-3, {"", 0, false});
+  finalist.record.final = true;
+  group.push_back(finalist);
+
+  absl::StatusOr<std::vector<Record>> committed = log_->CommitTrials(group);
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  ASSERT_EQ(committed->size(), 4u);
+  EXPECT_EQ((*committed)[0].config, R"({"mc":1})");
+  EXPECT_GT((*committed)[0].id, 0);
+  Job job_a = *log_->GetJob(a);
+  EXPECT_EQ(job_a.trials_done, 2);
+  EXPECT_EQ(job_a.trials_failed, 1);
+  EXPECT_EQ(job_a.search_state, "a-final");
+  EXPECT_EQ(job_a.since_improvement, 2);
+  Job job_b = *log_->GetJob(b);
+  EXPECT_EQ(job_b.trials_done, 1);
+  EXPECT_EQ(job_b.search_state, "b-final");
+  EXPECT_EQ(*log_->CountRecords(), 4);
+}
+
+TEST_F(JobTest, CommitTrialsWritesNothingWhenOneTrialOfTheGroupIsInvalid) {
+  const int64_t id = log_->CreateJob(SampleSpec())->id;
+  std::vector<TuningLog::TrialCommit> group(2);
+  group[0].record = SampleRecord(R"({"mc":1})");
+  group[0].record.job_id = id;
+  group[0].progress = {"must-not-stick"};
+  group[1].record = SampleRecord(R"({"mc":2})");
+  group[1].record.job_id = id + 100;  // no such job
+  absl::StatusOr<std::vector<Record>> committed = log_->CommitTrials(group);
+  EXPECT_EQ(committed.status().code(), absl::StatusCode::kNotFound);
+  group[1].record.job_id.reset();
+  committed = log_->CommitTrials(group);
+  EXPECT_EQ(committed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(committed.status().message(), HasSubstr("trial 1: record.job_id"));
+  EXPECT_EQ(*log_->CountRecords(), 0);
+  EXPECT_EQ(log_->GetJob(id)->trials_done, 0);
+  EXPECT_EQ(log_->GetJob(id)->search_state, "");
+}
+
 }  // namespace
 }  // namespace tune
