@@ -87,8 +87,8 @@ class BuilderPool::Builder {
   BuilderProcess process_;
 };
 
-BuilderPool::BuilderPool(BuilderOptions options, DoneFn done)
-    : options_(std::move(options)), done_(std::move(done)) {
+BuilderPool::BuilderPool(BuilderOptions options, DoneFn done, ArtifactStore* store)
+    : options_(std::move(options)), done_(std::move(done)), store_(store) {
   TUNE_CHECK(options_.processes >= 1)
       << "a builder pool needs at least one process, got " << options_.processes;
   // A write to a builder that just died must be an error, not a signal that ends the daemon.
@@ -138,6 +138,7 @@ void BuilderPool::Stop() {
       }
     }
     cv_.notify_all();
+    idle_cv_.notify_all();
   }
   for (std::thread& t : threads_) {
     if (t.joinable()) {
@@ -176,10 +177,27 @@ void BuilderPool::Loop(size_t slot) {
       heap_.pop_back();
       builders_[slot]->ClearCancel();
       running_job_[slot] = task.job_id;
+      ++busy_;
     }
     bool cancelled = false;
     const auto started = std::chrono::steady_clock::now();
-    BuildOutcome outcome = builders_[slot]->Build(task.task, &cancelled);
+    const std::string key = store_ != nullptr ? store_->Key(task.task) : "";
+    BuildOutcome outcome;
+    if (std::optional<v1::BuildChildResult> stored =
+            store_ != nullptr ? store_->Find(key) : std::nullopt) {
+      outcome.artifact =
+          std::make_shared<const v1::Artifact>(std::move(*stored->mutable_artifact()));
+      outcome.code = std::make_shared<const v1::ArtifactCode>(std::move(*stored->mutable_code()));
+      outcome.from_store = true;
+    } else {
+      outcome = builders_[slot]->Build(task.task, &cancelled);
+      if (store_ != nullptr && outcome.artifact != nullptr) {
+        v1::BuildChildResult result;
+        *result.mutable_artifact() = *outcome.artifact;
+        *result.mutable_code() = *outcome.code;
+        store_->Insert(key, result);
+      }
+    }
     outcome.build_secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     {
@@ -189,7 +207,17 @@ void BuilderPool::Loop(size_t slot) {
     if (!cancelled) {
       done_(task.trial_id, std::move(outcome));
     }
+    std::lock_guard lock(mu_);
+    --busy_;
+    idle_cv_.notify_all();
   }
+}
+
+void BuilderPool::WaitIdle() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return stopping_ || (heap_.empty() && busy_ == 0);
+  });
 }
 
 }  // namespace tune::tuner

@@ -22,6 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "tune/v1/builder.pb.h"
 #include "tune/v1/worker.pb.h"
+#include "tuner/artifact_store.h"
 #include "tuner/builder_process.h"
 
 namespace tune::tuner {
@@ -42,8 +43,10 @@ struct BuildOutcome {
   std::string build_error;
   /// Why nothing could be built: no builder process could start. Not the config's fault.
   std::string infra_error;
-  /// Wall-clock seconds the builder spent on it.
+  /// Wall-clock seconds the builder spent on it (or reading it from the store).
   double build_secs = 0;
+  /// The artifact came from the artifact store: nothing was built.
+  bool from_store = false;
 };
 
 class BuilderPool {
@@ -52,7 +55,9 @@ class BuilderPool {
   using DoneFn = std::function<void(uint64_t trial_id, BuildOutcome outcome)>;
 
   /// Starts `options.processes` (>= 1, checked) pool threads; builders start on first use.
-  BuilderPool(BuilderOptions options, DoneFn done);
+  /// With a `store` (which must outlive the pool), a task whose artifact it holds is answered
+  /// from it without a build, and every artifact built is added to it.
+  BuilderPool(BuilderOptions options, DoneFn done, ArtifactStore* store = nullptr);
   /// Stop().
   ~BuilderPool();
   BuilderPool(const BuilderPool&) = delete;
@@ -68,6 +73,10 @@ class BuilderPool {
   /// Drops the queued tasks, kills the builders and joins the threads. Idempotent.
   void Stop();
 
+  /// Returns once no task is queued or being built and every outcome has been reported (or the
+  /// pool stops). For tests.
+  void WaitIdle();
+
   /// Tasks queued and not started.
   size_t Queued() const;
   /// Builder processes started so far (a crash or timeout makes the next task start another).
@@ -79,9 +88,12 @@ class BuilderPool {
 
   const BuilderOptions options_;
   DoneFn done_;
+  ArtifactStore* const store_;
   std::vector<std::unique_ptr<Builder>> builders_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable idle_cv_;    // a task's outcome was reported
+  int busy_ ABSL_GUARDED_BY(mu_) = 0;  // tasks taken whose outcome is not yet reported
   std::vector<BuildTask> heap_ ABSL_GUARDED_BY(mu_);
   std::vector<std::optional<int64_t>> running_job_ ABSL_GUARDED_BY(mu_);  // per slot
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -3,6 +3,7 @@
 //
 //   tune-daemon --listen 127.0.0.1:7070 --db tuning.db [--local-workers N|auto] [--log-level L]
 //       [--port-file F] [--worker-binary PATH] [--build-threads N] [--build-timeout-ms MS]
+//       [--artifact-store DIR] [--artifact-store-mb 2048]
 //       [--heartbeat-ms 1000] [--worker-deadline-ms 5000]
 //       [--tls-cert F --tls-key F [--tls-ca F]] [--insecure]
 //       [--http HOST:PORT [--http-port-file F]] [--log-format text|json]
@@ -87,6 +88,13 @@ int Serve(int argc, char** argv) {
   app.add_option("--build-timeout-ms", options.scheduler.build_timeout_ms,
                  "a build that runs longer is a BUILD_ERROR and its builder is replaced")
       ->capture_default_str();
+  app.add_option("--artifact-store", options.scheduler.artifact_store_dir,
+                 "directory of built artifacts kept across jobs and daemon runs, so that no "
+                 "config is built twice (default: the log's path + '.artifacts')");
+  int artifact_store_mb = 2048;
+  app.add_option("--artifact-store-mb", artifact_store_mb,
+                 "bound of --artifact-store in MiB; the least recently used go first (0: no store)")
+      ->capture_default_str();
   app.add_option("--heartbeat-ms", options.scheduler.heartbeat_interval_ms,
                  "how often workers send a heartbeat")
       ->capture_default_str();
@@ -155,6 +163,14 @@ int Serve(int argc, char** argv) {
   }
   if (options.scheduler.build_threads < 1) {
     return Fail(kExitUsage, "--build-threads must be >= 1");
+  }
+  if (artifact_store_mb < 0) {
+    return Fail(kExitUsage, tune::StrCat("--artifact-store-mb ", artifact_store_mb,
+                                         " is not valid; accepted: MiB >= 0 (0: no store)"));
+  }
+  options.scheduler.artifact_store_bytes = static_cast<uint64_t>(artifact_store_mb) << 20;
+  if (options.scheduler.artifact_store_dir.empty()) {
+    options.scheduler.artifact_store_dir = options.db_path + ".artifacts";
   }
   if (options.scheduler.build_timeout_ms < 1) {
     return Fail(kExitUsage, "--build-timeout-ms must be >= 1");

@@ -22,7 +22,8 @@ DaemonMetrics::DaemonMetrics()
     : jobs_(registry_.AddGaugeFamily("tune_jobs", "Jobs in the daemon's queue, by state", "state")),
       pending_trials_(registry_.AddGaugeFamily(
           "tune_trials_pending",
-          "Trials proposed and not yet recorded, by stage (waiting: built, waiting for a worker)",
+          "Trials proposed and not yet recorded, by stage (waiting: built, waiting for a worker; "
+          "following: built, waiting for another trial's measurement of the same code)",
           "stage")),
       workers_(registry_.AddGaugeFamily("tune_workers", "Connected workers, by device key",
                                         "device_key")),
@@ -34,8 +35,12 @@ DaemonMetrics::DaemonMetrics()
           "Time from sending a trial to a worker to receiving its result", kMeasurementBounds)),
       db_write_seconds_(registry_.AddHistogram(
           "tune_db_write_duration_seconds",
-          "Time to commit one trial to the tuning log (record, counters and search state)",
-          kDbWriteBounds)) {
+          "Time to commit one group of trials to the tuning log in one transaction (records, "
+          "counters and search states)",
+          kDbWriteBounds)),
+      stored_artifacts_(registry_.AddCounter(
+          "tune_stored_artifacts_total",
+          "Trials whose artifact came from the artifact store instead of a build")) {
   metrics::Family<metrics::Counter>& trials = registry_.AddCounterFamily(
       "tune_trials_total", "Trials of job budgets recorded in the tuning log, by outcome",
       "outcome");
@@ -65,6 +70,7 @@ void DaemonMetrics::SetQueue(const QueueDepth& depth) {
   jobs_.With("running").Set(depth.jobs_running);
   pending_trials_.With("building").Set(depth.trials_building);
   pending_trials_.With("waiting").Set(depth.trials_waiting);
+  pending_trials_.With("following").Set(depth.trials_following);
   pending_trials_.With("in_flight").Set(depth.trials_in_flight);
   pending_trials_.With("committing").Set(depth.trials_committing);
 }

@@ -18,7 +18,8 @@ struct QueueDepth {
   int jobs_queued = 0;
   int jobs_running = 0;
   int trials_building = 0;
-  int trials_waiting = 0;  // built, waiting for a worker
+  int trials_waiting = 0;    // built, waiting for a worker
+  int trials_following = 0;  // built, waiting for another trial's measurement of the same code
   int trials_in_flight = 0;
   int trials_committing = 0;
 };
@@ -33,9 +34,11 @@ class DaemonMetrics {
   void CountTrial(ErrorKind outcome) { trials_[static_cast<size_t>(outcome)]->Increment(); }
   /// Seconds a builder spent on one config.
   void ObserveBuild(double secs) { build_seconds_.Observe(secs); }
+  /// A trial's artifact came from the artifact store instead of a build.
+  void CountStoredArtifact() { stored_artifacts_.Increment(); }
   /// Seconds from sending a trial to a worker to its result.
   void ObserveMeasurement(double secs) { measurement_seconds_.Observe(secs); }
-  /// Seconds one TuningLog::CommitTrial took.
+  /// Seconds one group commit (TuningLog::CommitTrials) took.
   void ObserveDbWrite(double secs) { db_write_seconds_.Observe(secs); }
 
   /// Sets the gauges of jobs and pending trials.
@@ -59,6 +62,7 @@ class DaemonMetrics {
   metrics::Histogram& build_seconds_;
   metrics::Histogram& measurement_seconds_;
   metrics::Histogram& db_write_seconds_;
+  metrics::Counter& stored_artifacts_;
 };
 
 }  // namespace tune::tuner

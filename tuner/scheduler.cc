@@ -59,9 +59,22 @@ absl::Status Scheduler::Start() {
   }
   writer_ = std::make_unique<SerialExecutor>();
   planner_ = std::make_unique<SerialExecutor>();
+  if (!options_.artifact_store_dir.empty() && options_.artifact_store_bytes > 0) {
+    absl::StatusOr<std::unique_ptr<ArtifactStore>> store = ArtifactStore::Open(
+        options_.artifact_store_dir, options_.artifact_store_bytes,
+        ArtifactStore::BuildEnvironment(options_.extern_kernel_manifests, options_.codegen_plugins,
+                                        options_.allow_fault_templates));
+    if (store.ok()) {
+      store_ = std::move(*store);
+      logger->info("artifact store {}: {:.1f} of {:.0f} MiB", store_->dir(),
+                   store_->bytes() / 1048576.0, options_.artifact_store_bytes / 1048576.0);
+    } else {
+      logger->warn("{}; every candidate will be built", store.status().message());
+    }
+  }
   builders_ = std::make_unique<BuilderPool>(
       BuilderOptionsOf(options_),
-      [this](uint64_t id, BuildOutcome outcome) { OnBuilt(id, std::move(outcome)); });
+      [this](uint64_t id, BuildOutcome outcome) { OnBuilt(id, std::move(outcome)); }, store_.get());
   monitor_ = std::thread([this] { MonitorLoop(); });
   std::lock_guard lock(mu_);
   for (JobPtr& job : resumed) {
@@ -131,6 +144,17 @@ void Scheduler::Quiesce() {
     planner_->Flush();
     writer_->Flush();
     if (planner_->Pending() == 0 && writer_->Pending() == 0) {
+      return;
+    }
+  }
+}
+
+void Scheduler::QuiesceWithBuilds() {
+  // Proposals start builds, and builds (through the pump) may ask for proposals.
+  while (true) {
+    Quiesce();
+    builders_->WaitIdle();
+    if (planner_->Pending() == 0 && writer_->Pending() == 0 && builders_->Queued() == 0) {
       return;
     }
   }

@@ -28,17 +28,26 @@
 //     worker offers waits, QUEUED, saying which library it needs.
 //   - The pipeline builds ahead: each job keeps up to its workers' total capacity of artifacts
 //     built or building beyond those in flight.
-//   - A config is never measured twice for one workload and target: the search skips what the
-//     log holds; a config that a trial of another job is measuring waits for that trial (it is
-//     dropped once the trial is recorded, and becomes this job's trial if that one is dropped);
-//     a running job learns of every record other jobs make of its workload and target, and a
-//     config its search proposed before learning of such a record is dropped, not measured.
+//   - A config is never measured twice for one workload, target and timing: the search skips
+//     what the log holds; a config that a trial of another job is measuring waits for that trial
+//     (it is dropped once the trial is recorded, and becomes this job's trial if that one is
+//     dropped); a running job learns of every record other jobs of its workload, target and
+//     timing make, and a config its search proposed before learning of such a record is
+//     dropped, not measured.
+//   - The same code is not measured twice at once: a built trial whose artifact hash, device key
+//     and timing equal those of a trial waiting for or on a worker (of any job) follows it, and
+//     takes its measurement into a record of its own (trial_pipeline.h).
+//   - Artifacts come from the artifact store when it holds them (artifact_store.h); every build
+//     is added to it.
+//   - Records are written in groups: trials that reach the log writer while it is busy are
+//     committed together in one transaction (TuningLog::CommitTrials), each job's search state
+//     saved once per group.
 //   - A worker whose stream breaks, that sends nothing for the heartbeat deadline, or that
 //     cannot measure a trial (a worker_error) gives the trial back to the front of its job's
 //     queue; after max_dispatch_attempts attempts the trial is recorded as WORKER_LOST, which
 //     later jobs measure again.
-//   - Every trial is committed with TuningLog::CommitTrial (record, counters and the search's
-//     saved state, outstanding proposals included, in one transaction) before it counts.
+//   - Every trial is committed (record, counters and the search's saved state, outstanding
+//     proposals included, in one transaction) before it counts.
 //   - A finished job leaves memory once its final state is on disk and no trial of it remains.
 //
 // Thread-safe.
@@ -97,6 +106,9 @@ struct SchedulerOptions {
   /// A trial whose workers were lost or could not measure it this many times is recorded as
   /// WORKER_LOST.
   int max_dispatch_attempts = 3;
+  /// The artifact store's directory (tuner/artifact_store.h); empty or a bound of 0: none.
+  std::string artifact_store_dir = {};
+  uint64_t artifact_store_bytes = 0;
   /// Re-measure a job's finalists once its budget is spent (tuner/finalists.h); tests of other
   /// behaviour that answer each trial by hand turn it off.
   bool remeasure_finalists = true;
@@ -190,6 +202,8 @@ class Scheduler {
   /// Returns once every durable write decided so far is on disk and every proposal asked of
   /// the planner has been made.
   void Quiesce();
+  /// Quiesce, and also every build asked so far has been built and taken (for tests).
+  void QuiesceWithBuilds();
   /// Live jobs, trials and claims held in memory.
   struct MemoryUse {
     size_t jobs = 0;
@@ -229,15 +243,26 @@ class Scheduler {
   void AdmitLocked(JobRuntime& job, Candidate candidate) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SubmitBuildLocked(JobRuntime& job, const Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnBuilt(uint64_t trial_id, BuildOutcome outcome);
-  /// Hands a trial in stage committing to the log writer.
+  /// Posts a write to the log writer after the trials handed to it so far (closing the open
+  /// commit group, so that writes reach the log in the order they were decided).
+  bool PostWriteLocked(std::function<void()> write) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Hands a trial in stage committing to the log writer: it joins the open commit group, or
+  /// opens one.
   void CommitLocked(PendingCommit pending) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// On the log writer: observes the trial in its job's search, writes the record and the
-  /// job's progress, then counts the trial.
-  void WriteTrial(const JobPtr& job, const PendingCommit& pending);
-  /// CommitTrial, retried while the log's disk is full (storage_paused_), until it is written,
-  /// fails otherwise, or the daemon stops (then the disk-full error). Takes the lock itself.
-  absl::StatusOr<Record> CommitWhenSpaceAllows(const Record& record, const JobProgress& progress)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  /// On the log writer: observes the group's trials in their jobs' searches, writes their
+  /// records and their jobs' progress in one transaction (a group commit), then counts them.
+  void WriteTrials(const std::shared_ptr<CommitGroup>& group);
+  /// Counts one trial of a group once the log has answered for it (`committed`), or fails its
+  /// job when it could not be recorded.
+  void CountTrialLocked(JobRuntime& job, const PreparedTrial& prepared,
+                        const absl::StatusOr<Record>& committed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// TuningLog::CommitTrials, retried while the log's disk is full (storage_paused_), until it
+  /// is written, fails otherwise (then each trial is tried alone, so that one bad record fails
+  /// only itself), or the daemon stops (then the disk-full error). One result per trial.
+  std::vector<absl::StatusOr<Record>> CommitWhenSpaceAllows(
+      std::vector<TuningLog::TrialCommit> trials) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::vector<Record>> CommitGroupWhenSpaceAllows(
+      std::vector<TuningLog::TrialCommit> trials) ABSL_LOCKS_EXCLUDED(mu_);
   /// A trial's claim was released: wakes the candidates of other jobs that waited on it.
   /// `recorded` says whether the config is now in the log.
   void ReleaseClaimLocked(const std::string& claim, bool recorded)
@@ -249,6 +274,9 @@ class Scheduler {
   /// writer as WORKER_LOST when its attempts are used up.
   void RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_view worker_name,
                      std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A trial leaves without a verdict on its code: the trials that followed it (waiting for its
+  /// measurement) go back to be measured, the first leading the others.
+  void RejoinFollowersLocked(Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Drops a trial (its job ended): off its worker (cancelled there), its queue and its claim.
   void DropTrialLocked(Trial& trial, std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -342,9 +370,13 @@ class Scheduler {
   TrialPipeline trials_ ABSL_GUARDED_BY(mu_);
   EventHub events_;
 
+  std::unique_ptr<ArtifactStore> store_;  // before the builders, which use it
   std::unique_ptr<BuilderPool> builders_;
   std::unique_ptr<SerialExecutor> planner_;
   std::unique_ptr<SerialExecutor> writer_;
+  // The commit group the log writer has been asked to write and has not taken yet: trials that
+  // reach committing meanwhile join it, so that a busy writer commits many in one transaction.
+  std::shared_ptr<CommitGroup> open_group_ ABSL_GUARDED_BY(mu_);
   std::thread monitor_;
   bool stopped_ = false;  // Shutdown() ran (only touched by the owner thread)
 };

@@ -52,7 +52,7 @@ bool Scheduler::FinalizeLocked(JobRuntime& job) {
         return true;
       }
       job.final_stage = Stage::kDeciding;
-      writer_->Post([this, shared = jobs_.Shared(job.row.id)] { DecideFinals(shared); });
+      PostWriteLocked([this, shared = jobs_.Shared(job.row.id)] { DecideFinals(shared); });
       return true;
     case Stage::kDecided:
       return false;

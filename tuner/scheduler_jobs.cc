@@ -226,7 +226,7 @@ void Scheduler::SetActiveStateLocked(JobRuntime& job, JobState state) {
   Logger("daemon")->info("job {}: {}{}", job.row.id, WireStateName(state),
                          job.waiting.empty() ? "" : StrCat(" (", job.waiting, ")"));
   PushEventLocked(job);
-  writer_->Post([this, id = job.row.id, state] {
+  PostWriteLocked([this, id = job.row.id, state] {
     if (absl::Status s = log_->UpdateJobState(id, state); !s.ok()) {
       Logger("daemon")->error("job {}: cannot store state {}: {}", id, WireStateName(state), s);
     }
@@ -253,7 +253,7 @@ void Scheduler::FinishLocked(JobRuntime& job, JobState state, std::string_view w
                          why.empty() ? "" : StrCat(" (", why, ")"));
   // Stored with the state: why the job failed, stopped short of its budget or was cancelled.
   std::string error(why);
-  const bool posted = writer_->Post([this, job = jobs_.Shared(id), state, error, done] {
+  const bool posted = PostWriteLocked([this, job = jobs_.Shared(id), state, error, done] {
     if (absl::Status s = log_->UpdateJobState(job->row.id, state, error); !s.ok()) {
       Logger("daemon")->error("job {}: cannot store state {}: {}", job->row.id,
                               WireStateName(state), s);
@@ -385,6 +385,7 @@ QueueDepth Scheduler::Depth() {
     depth.jobs_running += job->row.state == JobState::kRunning;
     depth.trials_building += job->building;
     depth.trials_waiting += static_cast<int>(job->ready.size());
+    depth.trials_following += job->following;
     depth.trials_in_flight += job->in_flight;
     depth.trials_committing += job->committing;
   }

@@ -173,7 +173,7 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
       chunk_open = true;
       Logger("daemon")->debug("model job {}: {} more trials to job {} ({})", model.row.id, n,
                               task->row.id, task->row.spec.workload);
-      writer_->Post([this, id = task->row.id, trials = task->row.spec.trials] {
+      PostWriteLocked([this, id = task->row.id, trials = task->row.spec.trials] {
         if (absl::Status s = log_->SetJobTrials(id, trials); !s.ok()) {
           Logger("daemon")->error("job {}: cannot store its budget: {}", id, s);
         }

@@ -1,6 +1,8 @@
 // The scheduler's trials: proposals on the planner, builds in the builder processes, commits on
 // the log writer, and what happens to a trial when its worker fails it or its job ends.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "common/logging.h"
 #include "common/status.h"
@@ -105,7 +107,11 @@ void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
     PumpLocked();
     return;
   }
-  metrics_.ObserveBuild(outcome.build_secs);
+  if (outcome.from_store) {
+    metrics_.CountStoredArtifact();
+  } else {
+    metrics_.ObserveBuild(outcome.build_secs);
+  }
   if (!outcome.build_error.empty()) {
     Logger("daemon")->debug("trial {} ({} {}) did not build: {}", trial_id, trial->tpl->name,
                             trial->config_text, outcome.build_error);
@@ -118,136 +124,233 @@ void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
   PumpLocked();
 }
 
+bool Scheduler::PostWriteLocked(std::function<void()> write) {
+  open_group_.reset();
+  return writer_->Post(std::move(write));
+}
+
 void Scheduler::CommitLocked(PendingCommit pending) {
   const Trial* trial = trials_.Find(pending.trial_id);
   TUNE_CHECK(trial != nullptr && trial->stage == TrialStage::kCommitting)
       << "trial " << pending.trial_id << " is not ready to commit";
-  JobPtr job = jobs_.Shared(trial->job_id);
-  if (!writer_->Post([this, job, pending = std::move(pending)] { WriteTrial(job, pending); })) {
-    Logger("daemon")->warn("trial {} of job {} not recorded: the daemon is stopping", trial->id,
-                           trial->job_id);
-  }
-}
-
-void Scheduler::WriteTrial(const JobPtr& job, const PendingCommit& pending) {
-  Record record;
-  TrialOutcome outcome;
-  const KernelTemplate* tpl = nullptr;
-  bool improved = false;
-  bool final = false;
-  JobProgress progress;
-  {
-    std::lock_guard lock(mu_);
-    const Trial* trial = trials_.Find(pending.trial_id);
-    if (trial == nullptr || trial->stage != TrialStage::kCommitting) {
+  if (open_group_ == nullptr) {
+    auto group = std::make_shared<CommitGroup>();
+    if (!writer_->Post([this, group] { WriteTrials(group); })) {
+      Logger("daemon")->warn("trial {} of job {} not recorded: the daemon is stopping", trial->id,
+                             trial->job_id);
       return;
     }
-    tpl = trial->tpl;
-    final = trial->final;
-    const bool ok = pending.measurement.ok();
-    const double secs = ok ? pending.measurement.MedianSecs() : 0;
-    improved = !final && ok && (!job->best || secs < job->best->secs);
-    progress.counts = !final;
-    record.final = final;
-    progress.since_improvement = improved ? 0 : job->since_improvement + 1;
-    outcome = TrialOutcome{trial->config, ok, secs};
-    record.workload = job->row.spec.workload;
-    record.target = job->row.spec.target;
-    record.device_key = pending.device_key;
-    record.template_name = std::string(tpl->name);
-    record.template_version = tpl->version;
-    record.config = trial->config_text;
-    record.measurement = pending.measurement;
-    record.timing = job->row.spec.timing;
-    record.tune_version = kTuneVersion;
-    record.llvm_version = kLlvmVersion;
-    record.job_id = job->row.id;
-    record.worker = pending.worker;
+    open_group_ = std::move(group);
   }
-  if (!final) {
-    // The search learns of the trial and saves its state, outstanding proposals included, to
-    // be written in the same transaction as the record.
-    std::lock_guard search_lock(job->search_mu);
-    job->search->Observe(tpl, outcome);
-    progress.search_state = job->search->SaveState();
+  open_group_->trials.emplace_back(jobs_.Shared(trial->job_id), std::move(pending));
+}
+
+void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
+  std::vector<PreparedTrial> prepared;
+  std::vector<TuningLog::TrialCommit> commits;
+  {
+    std::lock_guard lock(mu_);
+    if (open_group_ == group) {
+      open_group_.reset();  // what reaches committing from now on goes to the next group
+    }
+    // Each job's best and run without improvement as they stand after the group's trials so far.
+    std::map<const JobRuntime*, std::pair<std::optional<double>, int>> running;
+    for (auto& [job, pending] : group->trials) {
+      const Trial* trial = trials_.Find(pending.trial_id);
+      if (trial == nullptr || trial->stage != TrialStage::kCommitting) {
+        continue;
+      }
+      auto [it, fresh] = running.try_emplace(
+          job.get(), job->best ? std::optional<double>(job->best->secs) : std::nullopt,
+          job->since_improvement);
+      auto& [best_secs, since_improvement] = it->second;
+      PreparedTrial& p = prepared.emplace_back();
+      p.job = job;
+      p.tpl = trial->tpl;
+      p.final = trial->final;
+      const bool ok = pending.measurement.ok();
+      const double secs = ok ? pending.measurement.MedianSecs() : 0;
+      p.outcome = TrialOutcome{trial->config, ok, secs};
+      TuningLog::TrialCommit& commit = commits.emplace_back();
+      commit.progress.counts = !p.final;
+      if (!p.final) {
+        p.improved = ok && (!best_secs || secs < *best_secs);
+        if (p.improved) {
+          best_secs = secs;
+        }
+        since_improvement = p.improved ? 0 : since_improvement + 1;
+        commit.progress.since_improvement = since_improvement;
+      }
+      Record& record = commit.record;
+      record.final = p.final;
+      record.workload = job->row.spec.workload;
+      record.target = job->row.spec.target;
+      record.device_key = pending.device_key;
+      record.template_name = std::string(p.tpl->name);
+      record.template_version = p.tpl->version;
+      record.config = trial->config_text;
+      record.measurement = pending.measurement;
+      record.timing = job->row.spec.timing;
+      record.tune_version = kTuneVersion;
+      record.llvm_version = kLlvmVersion;
+      record.job_id = job->row.id;
+      record.worker = pending.worker;
+      p.pending = std::move(pending);
+    }
+  }
+  if (prepared.empty()) {
+    return;
+  }
+  // The searches learn of the trials; each job's search state, outstanding proposals included,
+  // is saved once, after its last trial of the group, and written in the same transaction.
+  for (const PreparedTrial& p : prepared) {
+    if (!p.final) {
+      std::lock_guard search_lock(p.job->search_mu);
+      p.job->search->Observe(p.tpl, p.outcome);
+    }
+  }
+  std::set<const JobRuntime*> saved;
+  for (size_t i = prepared.size(); i-- > 0;) {
+    if (!prepared[i].final && saved.insert(prepared[i].job.get()).second) {
+      std::lock_guard search_lock(prepared[i].job->search_mu);
+      commits[i].progress.search_state = prepared[i].job->search->SaveState();
+    }
   }
   const Clock::time_point write_started = Clock::now();
-  absl::StatusOr<Record> committed = CommitWhenSpaceAllows(record, progress);
+  std::vector<absl::StatusOr<Record>> committed = CommitWhenSpaceAllows(std::move(commits));
   metrics_.ObserveDbWrite(std::chrono::duration<double>(Clock::now() - write_started).count());
 
   std::lock_guard lock(mu_);
-  Trial& trial = *trials_.Find(pending.trial_id);
+  std::set<JobRuntime*> touched;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    CountTrialLocked(*prepared[i].job, prepared[i], committed[i]);
+    touched.insert(prepared[i].job.get());
+  }
+  for (JobRuntime* job : touched) {
+    PruneLocked(*job);
+  }
+  PumpLocked();
+}
+
+void Scheduler::CountTrialLocked(JobRuntime& job, const PreparedTrial& p,
+                                 const absl::StatusOr<Record>& committed) {
+  Trial& trial = *trials_.Find(p.pending.trial_id);
+  const PendingCommit& pending = p.pending;
+  const KernelTemplate* tpl = p.tpl;
+  const TrialOutcome& outcome = p.outcome;
   if (!committed.ok() && committed.status().code() == absl::StatusCode::kResourceExhausted) {
     // The daemon stops while the disk is full: the trial is not recorded, and the job, still
     // queued in the log, proposes its config again when it resumes.
-    Logger("daemon")->warn("job {}: trial {} not recorded, the daemon stops: {}", job->row.id,
+    Logger("daemon")->warn("job {}: trial {} not recorded, the daemon stops: {}", job.row.id,
                            trial.id, committed.status().message());
-    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    const std::string claim = trials_.Erase(trial.id, job, nullptr);
     ReleaseClaimLocked(claim, false);
     return;
   }
   const ErrorKind kind = pending.measurement.error;
-  if (committed.ok() && final) {
+  if (committed.ok() && p.final) {
     // A finalist's re-measurement: no trial of the budget; the verdict comes once all are in.
     Logger("daemon")->info(
-        "job {}: finalist {} {} re-measured: {}", job->row.id, tpl->name, trial.config_text,
+        "job {}: finalist {} {} re-measured: {}", job.row.id, tpl->name, trial.config_text,
         kind == ErrorKind::kNone ? fmt::format("{:.4g} s", outcome.secs)
                                  : StrCat(ErrorKindName(kind), ": ", pending.measurement.message));
-    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    const std::string claim = trials_.Erase(trial.id, job, nullptr);
     ReleaseClaimLocked(claim, true);
-    PushEventLocked(*job);
+    PushEventLocked(job);
   } else if (committed.ok()) {
     metrics_.CountTrial(kind);
-    ++job->row.trials_done;
+    ++job.row.trials_done;
     if (kind != ErrorKind::kNone) {
-      ++job->row.trials_failed;
-      job->last_error = StrCat(ErrorKindName(kind), ": ", pending.measurement.message);
+      ++job.row.trials_failed;
+      job.last_error = StrCat(ErrorKindName(kind), ": ", pending.measurement.message);
     }
-    job->since_improvement = progress.since_improvement;
-    if (improved) {
-      job->best = BestSoFar{outcome.secs, job->workload.Flops() / outcome.secs / 1e9,
-                            std::string(tpl->name), trial.config_text, committed->uid};
+    job.since_improvement = p.improved ? 0 : job.since_improvement + 1;
+    if (p.improved) {
+      job.best = BestSoFar{outcome.secs, job.workload.Flops() / outcome.secs / 1e9,
+                           std::string(tpl->name), trial.config_text, committed->uid};
     }
-    job->recent.push_back(Clock::now());
-    if (job->recent.size() > kRecentTrials) {
-      job->recent.pop_front();
+    job.recent.push_back(Clock::now());
+    if (job.recent.size() > kRecentTrials) {
+      job.recent.pop_front();
     }
     Logger("daemon")->info(
-        "job {}: trial {}/{} {} {} {}: {}", job->row.id, job->row.trials_done, job->row.spec.trials,
+        "job {}: trial {}/{} {} {} {}: {}", job.row.id, job.row.trials_done, job.row.spec.trials,
         tpl->name, trial.config_text, pending.worker.empty() ? "(daemon)" : pending.worker,
         kind == ErrorKind::kNone
-            ? fmt::format("{:.3f} GFLOPS", job->workload.Flops() / outcome.secs / 1e9)
-            : job->last_error);
+            ? fmt::format("{:.3f} GFLOPS", job.workload.Flops() / outcome.secs / 1e9)
+            : job.last_error);
     // A trial given up is not a verdict on the config: nobody learns of it but this job.
     const bool verdict = kind != ErrorKind::kWorkerLost;
     if (verdict) {
-      ShareRecordLocked(*job, trial, outcome);
+      ShareRecordLocked(job, trial, outcome);
     }
-    OnTaskTrialLocked(*job, trial, outcome, kind);
-    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    OnTaskTrialLocked(job, trial, outcome, kind);
+    const std::string claim = trials_.Erase(trial.id, job, nullptr);
     ReleaseClaimLocked(claim, verdict);
-    PushEventLocked(*job);
+    PushEventLocked(job);
   } else {
     std::string why = StrCat("cannot record trial ", trial.id, " in ", log_->path(), ": ",
                              std::string(committed.status().message()));
-    Logger("daemon")->error("job {}: {}", job->row.id, why);
-    const std::string claim = trials_.Erase(trial.id, *job, nullptr);
+    Logger("daemon")->error("job {}: {}", job.row.id, why);
+    const std::string claim = trials_.Erase(trial.id, job, nullptr);
     ReleaseClaimLocked(claim, false);
-    if (!IsTerminal(job->row.state)) {
-      FinishLocked(*job, JobState::kFailed, why);
+    if (!IsTerminal(job.row.state)) {
+      FinishLocked(job, JobState::kFailed, why);
     }
   }
-  PruneLocked(*job);
-  PumpLocked();
 }
 
-absl::StatusOr<Record> Scheduler::CommitWhenSpaceAllows(const Record& record,
-                                                        const JobProgress& progress) {
+std::vector<absl::StatusOr<Record>> Scheduler::CommitWhenSpaceAllows(
+    std::vector<TuningLog::TrialCommit> trials) {
+  const size_t n = trials.size();
+  std::vector<TuningLog::TrialCommit> alone;
+  if (n > 1) {
+    alone = trials;  // kept in case the group fails for a reason of one of its trials
+  }
+  absl::StatusOr<std::vector<Record>> group = CommitGroupWhenSpaceAllows(std::move(trials));
+  std::vector<absl::StatusOr<Record>> results;
+  results.reserve(n);
+  if (group.ok()) {
+    for (Record& record : *group) {
+      results.emplace_back(std::move(record));
+    }
+    return results;
+  }
+  if (n == 1 || group.status().code() == absl::StatusCode::kResourceExhausted) {
+    results.assign(n, group.status());
+    return results;
+  }
+  // One transaction per trial. Each counted trial carries its job's latest search state, so
+  // that whichever of them is written last leaves the job resumable.
+  std::map<int64_t, std::string> states;
+  for (const TuningLog::TrialCommit& trial : alone) {
+    if (trial.progress.counts && !trial.progress.search_state.empty()) {
+      states[*trial.record.job_id] = trial.progress.search_state;
+    }
+  }
+  for (TuningLog::TrialCommit& trial : alone) {
+    if (trial.progress.counts) {
+      trial.progress.search_state = states[*trial.record.job_id];
+    }
+    std::vector<TuningLog::TrialCommit> one;
+    one.push_back(std::move(trial));
+    absl::StatusOr<std::vector<Record>> committed = CommitGroupWhenSpaceAllows(std::move(one));
+    if (committed.ok()) {
+      results.emplace_back(std::move(committed->front()));
+    } else {
+      results.emplace_back(committed.status());
+    }
+  }
+  return results;
+}
+
+absl::StatusOr<std::vector<Record>> Scheduler::CommitGroupWhenSpaceAllows(
+    std::vector<TuningLog::TrialCommit> trials) {
   constexpr auto kFirstRetry = std::chrono::milliseconds(200);
   constexpr auto kLastRetry = std::chrono::seconds(5);
   auto retry = std::chrono::duration_cast<std::chrono::milliseconds>(kFirstRetry);
   while (true) {
-    absl::StatusOr<Record> committed = log_->CommitTrial(record, progress);
+    absl::StatusOr<std::vector<Record>> committed = log_->CommitTrials(trials);
     std::unique_lock lock(mu_);
     if (committed.ok() || committed.status().code() != absl::StatusCode::kResourceExhausted) {
       if (!storage_paused_.empty()) {
@@ -259,7 +362,8 @@ absl::StatusOr<Record> Scheduler::CommitWhenSpaceAllows(const Record& record,
       }
       return committed;
     }
-    // Nothing of the trial was written (one transaction); it waits here, and every job with it.
+    // Nothing of the trials was written (one transaction); they wait here, and every job with
+    // them.
     if (storage_paused_.empty()) {
       storage_paused_ = StrCat("paused: the tuning log cannot be written (",
                                committed.status().message(), "); resumes when space returns");
@@ -283,6 +387,7 @@ void Scheduler::ShareRecordLocked(const JobRuntime& source, const Trial& trial,
     if (other == &source || IsTerminal(other->row.state) ||
         other->row.spec.workload != source.row.spec.workload ||
         other->row.spec.target != source.row.spec.target ||
+        TimingToJson(other->row.spec.timing) != TimingToJson(source.row.spec.timing) ||
         std::find(other->templates.begin(), other->templates.end(), trial.tpl) ==
             other->templates.end()) {
       continue;
@@ -324,6 +429,7 @@ void Scheduler::RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_vie
   }
   Logger("daemon")->warn("trial {} of job {} given up after {} attempts; the last: {}", trial.id,
                          job.row.id, trial.attempts, reason);
+  RejoinFollowersLocked(trial);  // no verdict on the code: another trial of it is measured
   CommitLocked(PendingCommit{
       trial.id,
       Failure(ErrorKind::kWorkerLost,
@@ -348,8 +454,16 @@ void Scheduler::DropTrialLocked(Trial& trial, std::string_view reason) {
       worker->channel->Send(std::move(cancel));
     }
   }
+  RejoinFollowersLocked(trial);
   const std::string claim = trials_.Erase(trial.id, job, worker);
   ReleaseClaimLocked(claim, false);
+}
+
+void Scheduler::RejoinFollowersLocked(Trial& trial) {
+  for (uint64_t id : trials_.Unlead(trial)) {
+    Trial& follower = *trials_.Find(id);
+    trials_.Rejoin(follower, *jobs_.Find(follower.job_id));
+  }
 }
 
 }  // namespace tune::tuner

@@ -30,9 +30,10 @@ using Clock = std::chrono::steady_clock;
 /// Completion times a job keeps for its ETA.
 inline constexpr size_t kRecentTrials = 16;
 
-/// Where a trial is: being built, built and waiting for a worker, on a worker, or being written
-/// to the log.
-enum class TrialStage : uint8_t { kBuilding, kReady, kInFlight, kCommitting };
+/// Where a trial is: being built, built and waiting for a worker, built and waiting for another
+/// trial that measures the same artifact on the same device with the same timing (following),
+/// on a worker, or being written to the log.
+enum class TrialStage : uint8_t { kBuilding, kReady, kFollowing, kInFlight, kCommitting };
 
 struct Trial {
   uint64_t id = 0;
@@ -41,6 +42,11 @@ struct Trial {
   Config config;
   std::string config_text;
   std::string claim;  // ClaimKey: no other trial measures this config for this workload/target
+  // MeasureKey once built (empty for a finalist's re-measurement, which is never shared): the
+  // trial that leads it is measured, and the trials that follow it take its measurement.
+  std::string measure_key;
+  uint64_t leader = 0;              // while following: the trial it waits for
+  std::vector<uint64_t> followers;  // while leading: the trials waiting for it, in order
   TrialStage stage = TrialStage::kBuilding;
   std::shared_ptr<const v1::Artifact> artifact;  // once built (names its code by hash)
   std::shared_ptr<const v1::ArtifactCode> code;  // once built, until the trial ends
@@ -104,6 +110,7 @@ struct JobRuntime {
   int proposing = 0;  // candidates asked of the planner and not back yet
   int building = 0;
   std::deque<uint64_t> ready;  // built, waiting for a worker (front first)
+  int following = 0;           // built, waiting for another trial's measurement of their code
   int in_flight = 0;
   int committing = 0;
   // Candidates whose config another job's trial is measuring: each waits for that trial to be
@@ -137,11 +144,11 @@ struct JobRuntime {
   std::string skipped;                   // library templates left out for want of a worker
   std::deque<Clock::time_point> recent;  // completion times of the latest trials (for the ETA)
 
-  /// Trials proposed and not given up: proposing, deferred, building, ready, in flight or
-  /// committing.
+  /// Trials proposed and not given up: proposing, deferred, building, ready, following, in
+  /// flight or committing.
   int Outstanding() const {
     return proposing + static_cast<int>(deferred.size()) + building +
-           static_cast<int>(ready.size()) + in_flight + committing;
+           static_cast<int>(ready.size()) + following + in_flight + committing;
   }
   /// Trials recorded or on their way.
   int Allocated() const { return row.trials_done + Outstanding(); }
@@ -175,6 +182,21 @@ struct PendingCommit {
   Measurement measurement;
   std::string worker;      // name; empty for build errors and trials given up
   std::string device_key;  // the device that measured it (the job's, otherwise)
+};
+
+/// A trial of a commit group, prepared under the scheduler's lock.
+struct PreparedTrial {
+  std::shared_ptr<JobRuntime> job;
+  PendingCommit pending;
+  const KernelTemplate* tpl = nullptr;
+  TrialOutcome outcome;
+  bool final = false;
+  bool improved = false;  // a new best of its job (the group's earlier trials counted)
+};
+
+/// Trials handed to the log writer together, committed in one transaction.
+struct CommitGroup {
+  std::vector<std::pair<std::shared_ptr<JobRuntime>, PendingCommit>> trials;
 };
 
 }  // namespace tune::tuner

@@ -147,8 +147,20 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
   JobRuntime& job = *jobs_.Find(trial->job_id);
   trials_.Answered(*trial, job, worker);
   ++worker->trials_done;
-  CommitLocked(PendingCommit{trial->id, Sanitize(result.measurement()), worker->reg.name(),
-                             worker->reg.device_key()});
+  PendingCommit pending{trial->id, Sanitize(result.measurement()), worker->reg.name(),
+                        worker->reg.device_key()};
+  // Trials of the same code, device and timing (of this job or others) take this measurement.
+  for (uint64_t id : trials_.Unlead(*trial)) {
+    Trial& follower = *trials_.Find(id);
+    Logger("daemon")->debug("trial {} ({} {}) shares the measurement of trial {}: same artifact {}",
+                            id, follower.tpl->name, follower.config_text, trial->id,
+                            trial->artifact->hash());
+    trials_.Shared(follower, *jobs_.Find(follower.job_id));
+    PendingCommit shared = pending;
+    shared.trial_id = id;
+    CommitLocked(std::move(shared));
+  }
+  CommitLocked(std::move(pending));
   PumpLocked();  // the freed slot gets the next artifact before the record is written
 }
 

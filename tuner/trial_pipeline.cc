@@ -1,16 +1,24 @@
 #include "tuner/trial_pipeline.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/status.h"
 #include "common/strings.h"
+#include "db/job.h"
 
 namespace tune::tuner {
 
 std::string ClaimKey(const JobRuntime& job, const KernelTemplate& tpl,
                      std::string_view config_text) {
-  return StrCat(job.row.spec.workload, "|", job.row.spec.target, "|", tpl.name, "|", tpl.version,
-                "|", config_text);
+  return StrCat(job.row.spec.workload, "|", job.row.spec.target, "|",
+                TimingToJson(job.row.spec.timing), "|", tpl.name, "|", tpl.version, "|",
+                config_text);
+}
+
+std::string MeasureKey(const JobRuntime& job, const v1::Artifact& artifact) {
+  return StrCat(artifact.hash(), "|", job.row.spec.device_key, "|",
+                TimingToJson(job.row.spec.timing));
 }
 
 Trial* TrialPipeline::Create(JobRuntime& job, const Candidate& candidate, int final_pass) {
@@ -42,15 +50,60 @@ Trial* TrialPipeline::Find(uint64_t id) {
   return it == trials_.end() ? nullptr : &it->second;
 }
 
-void TrialPipeline::Built(Trial& trial, JobRuntime& job,
+bool TrialPipeline::Built(Trial& trial, JobRuntime& job,
                           std::shared_ptr<const v1::Artifact> artifact,
                           std::shared_ptr<const v1::ArtifactCode> code) {
   TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " built twice";
   --job.building;
+  if (!trial.final) {
+    trial.measure_key = MeasureKey(job, *artifact);
+  }
   trial.artifact = std::move(artifact);
   trial.code = std::move(code);
+  return LeadOrFollow(trial, job, false);
+}
+
+bool TrialPipeline::LeadOrFollow(Trial& trial, JobRuntime& job, bool front) {
+  if (!trial.measure_key.empty()) {
+    auto [it, inserted] = leaders_.try_emplace(trial.measure_key, trial.id);
+    if (!inserted) {
+      Trial& leader = *Find(it->second);
+      leader.followers.push_back(trial.id);
+      trial.leader = leader.id;
+      trial.stage = TrialStage::kFollowing;
+      ++job.following;
+      return false;
+    }
+  }
   trial.stage = TrialStage::kReady;
-  job.ready.push_back(trial.id);
+  if (front) {
+    job.ready.push_front(trial.id);
+  } else {
+    job.ready.push_back(trial.id);
+  }
+  return true;
+}
+
+std::vector<uint64_t> TrialPipeline::Unlead(Trial& trial) {
+  if (auto it = leaders_.find(trial.measure_key); it != leaders_.end() && it->second == trial.id) {
+    leaders_.erase(it);
+  }
+  return std::exchange(trial.followers, {});
+}
+
+void TrialPipeline::Shared(Trial& trial, JobRuntime& job) {
+  TUNE_CHECK(trial.stage == TrialStage::kFollowing) << "trial " << trial.id << " not following";
+  trial.leader = 0;
+  trial.stage = TrialStage::kCommitting;
+  --job.following;
+  ++job.committing;
+}
+
+bool TrialPipeline::Rejoin(Trial& trial, JobRuntime& job) {
+  TUNE_CHECK(trial.stage == TrialStage::kFollowing) << "trial " << trial.id << " not following";
+  trial.leader = 0;
+  --job.following;
+  return LeadOrFollow(trial, job, true);
 }
 
 void TrialPipeline::BuildFailed(Trial& trial, JobRuntime& job) {
@@ -118,6 +171,12 @@ std::string TrialPipeline::Erase(uint64_t id, JobRuntime& job, WorkerEntry* work
     case TrialStage::kReady:
       std::erase(job.ready, id);
       break;
+    case TrialStage::kFollowing:
+      --job.following;
+      if (Trial* leader = Find(trial.leader); leader != nullptr) {
+        std::erase(leader->followers, id);
+      }
+      break;
     case TrialStage::kInFlight:
       --job.in_flight;
       if (worker != nullptr) {
@@ -127,6 +186,10 @@ std::string TrialPipeline::Erase(uint64_t id, JobRuntime& job, WorkerEntry* work
     case TrialStage::kCommitting:
       --job.committing;
       break;
+  }
+  TUNE_CHECK(trial.followers.empty()) << "trial " << id << " erased while others follow it";
+  if (auto lead = leaders_.find(trial.measure_key); lead != leaders_.end() && lead->second == id) {
+    leaders_.erase(lead);
   }
   std::string claim = std::move(trial.claim);
   claims_.erase(claim);

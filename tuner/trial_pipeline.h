@@ -5,10 +5,18 @@
 // scheduler's lock.
 //
 //   Create ──▶ building ──Built──▶ ready ──Dispatched──▶ in flight ──Answered──▶ committing
-//                 │                  ▲                       │                       │
-//                 └──BuildFailed─────┼──────▶ committing     └──Requeue (lost / worker error)
-//                                    └──────────────────────────┘   (▶ committing when given up)
+//                 │          │       ▲                       │                       │
+//                 │          │       └──────────────────────────┘   Requeue (lost / worker error;
+//                 │          │                                       ▶ committing when given up)
+//                 │          └──(its code is being measured)──▶ following ──Shared──▶ committing
+//                 └──BuildFailed──────────────────────────────────────────────────▶ committing
 //   Erase: a committed trial, or one dropped with its job; releases the claim.
+//
+// Measurements are shared: a built trial whose MeasureKey (artifact hash, device key, timing)
+// another trial leads (ready or in flight) follows that trial instead of being measured; once
+// the leader is answered, its followers take its measurement (Unlead, then Shared). A leader that
+// leaves without a verdict (dropped, or given up) hands its followers back (Unlead, then Rejoin:
+// the first leads in turn).
 #pragma once
 
 #include <cstdint>
@@ -22,9 +30,14 @@
 
 namespace tune::tuner {
 
-/// The claim of one config: workload, target, template and version, and canonical config.
+/// The claim of one config: workload, target, timing settings, template and version, and
+/// canonical config.
 std::string ClaimKey(const JobRuntime& job, const KernelTemplate& tpl,
                      std::string_view config_text);
+
+/// What makes two trials the same measurement: the artifact's hash, the device key and the
+/// timing settings.
+std::string MeasureKey(const JobRuntime& job, const v1::Artifact& artifact);
 
 class TrialPipeline {
  public:
@@ -37,9 +50,18 @@ class TrialPipeline {
   /// True when a trial holds `claim`.
   bool Claimed(const std::string& claim) const { return claims_.contains(claim); }
 
-  /// building → ready, at the back of its job's queue.
-  void Built(Trial& trial, JobRuntime& job, std::shared_ptr<const v1::Artifact> artifact,
+  /// building → ready, at the back of its job's queue (leading its MeasureKey); or → following,
+  /// when another trial leads that key already. A finalist's re-measurement never shares.
+  /// Returns true when ready.
+  bool Built(Trial& trial, JobRuntime& job, std::shared_ptr<const v1::Artifact> artifact,
              std::shared_ptr<const v1::ArtifactCode> code);
+  /// Ends `trial`'s lead of its MeasureKey and returns its followers, in the order they came.
+  std::vector<uint64_t> Unlead(Trial& trial);
+  /// following → committing: the follower takes its former leader's measurement.
+  void Shared(Trial& trial, JobRuntime& job);
+  /// following → following another leader of its key, or ready at the front of its job's queue
+  /// leading it (its leader left without a verdict). Returns true when ready.
+  bool Rejoin(Trial& trial, JobRuntime& job);
   /// building → committing (its build failed).
   void BuildFailed(Trial& trial, JobRuntime& job);
   /// The first ready trial of `job` that `accept` takes, off the job's queue; null if none.
@@ -66,7 +88,8 @@ class TrialPipeline {
   bool Requeue(Trial& trial, JobRuntime& job, WorkerEntry* worker, std::string_view worker_name,
                std::string why, int max_attempts);
   /// Removes a trial in any stage but committing-in-progress is the caller's to judge: its job
-  /// counters are released and so is its claim. Returns the claim it held.
+  /// counters are released and so is its claim. A trial that leads must be Unleaded first.
+  /// Returns the claim it held.
   std::string Erase(uint64_t id, JobRuntime& job, WorkerEntry* worker);
 
   /// Ids of the trials of one job.
@@ -77,7 +100,11 @@ class TrialPipeline {
  private:
   uint64_t next_id_ = 1;
   std::map<uint64_t, Trial> trials_;
-  std::map<std::string, uint64_t> claims_;  // claim key → trial id
+  std::map<std::string, uint64_t> claims_;   // claim key → trial id
+  std::map<std::string, uint64_t> leaders_;  // MeasureKey → the trial measuring it
+  /// Leads the trial's key when nobody does (→ ready, at the back or the front of the queue),
+  /// else follows the leader.
+  bool LeadOrFollow(Trial& trial, JobRuntime& job, bool front);
 };
 
 }  // namespace tune::tuner

@@ -32,6 +32,13 @@ const KernelTemplate& Gemm() { return *FindTemplate("gemm.cpu.blocked"); }
 
 Candidate CandidateOf(int kc) { return Candidate{&Gemm(), Config{{"kc", kc}}}; }
 
+// An artifact whose code has the hash `hash` (the pipeline never looks at the code itself).
+std::shared_ptr<const v1::Artifact> ArtifactOf(const std::string& hash) {
+  auto artifact = std::make_shared<v1::Artifact>();
+  artifact->set_hash(hash);
+  return artifact;
+}
+
 class PipelineTest : public ::testing::Test {
  protected:
   TrialPipeline pipeline_;
@@ -76,8 +83,8 @@ TEST_F(PipelineTest, EveryTransitionKeepsTheJobsCountersInStep) {
 TEST_F(PipelineTest, ARequeuedTrialGoesFirstAndIsGivenUpAfterItsLastAttempt) {
   Trial* older = pipeline_.Create(*job_, CandidateOf(32));
   Trial* trial = pipeline_.Create(*job_, CandidateOf(64));
-  pipeline_.Built(*older, *job_, std::make_shared<v1::Artifact>(), nullptr);
-  pipeline_.Built(*trial, *job_, std::make_shared<v1::Artifact>(), nullptr);
+  pipeline_.Built(*older, *job_, ArtifactOf("older"), nullptr);
+  pipeline_.Built(*trial, *job_, ArtifactOf("trial"), nullptr);
   auto dispatch = [&] {
     Trial* t = pipeline_.TakeReady(*job_, [&](const Trial& c) { return c.id == trial->id; });
     ASSERT_EQ(t, trial);
@@ -93,6 +100,73 @@ TEST_F(PipelineTest, ARequeuedTrialGoesFirstAndIsGivenUpAfterItsLastAttempt) {
   EXPECT_EQ(trial->last_failure, "stream broke again");
   EXPECT_EQ(job_->committing, 1);
   EXPECT_EQ(job_->ready.size(), 1u) << "only the older trial waits";
+}
+
+TEST_F(PipelineTest, TrialsOfOneArtifactDeviceAndTimingShareTheMeasurementOfTheFirst) {
+  auto other_job = MakeJob(2);
+  Trial* leader = pipeline_.Create(*job_, CandidateOf(32));
+  Trial* follower = pipeline_.Create(*other_job, CandidateOf(64));
+  EXPECT_TRUE(pipeline_.Built(*leader, *job_, ArtifactOf("same code"), nullptr));
+  EXPECT_FALSE(pipeline_.Built(*follower, *other_job, ArtifactOf("same code"), nullptr));
+  EXPECT_EQ(follower->stage, TrialStage::kFollowing);
+  EXPECT_EQ(other_job->following, 1);
+  EXPECT_TRUE(other_job->ready.empty());
+  EXPECT_EQ(other_job->Outstanding(), 1);
+
+  Trial* taken = pipeline_.TakeReady(*job_, [](const Trial&) { return true; });
+  ASSERT_EQ(taken, leader);
+  pipeline_.Dispatched(*leader, *job_, worker_, Clock::now());
+  pipeline_.Answered(*leader, *job_, &worker_);
+  EXPECT_THAT(pipeline_.Unlead(*leader), ::testing::ElementsAre(follower->id));
+  pipeline_.Shared(*follower, *other_job);
+  EXPECT_EQ(follower->stage, TrialStage::kCommitting);
+  EXPECT_EQ(other_job->following, 0);
+  EXPECT_EQ(other_job->committing, 1);
+
+  // Once the leader is answered, the same code is another trial's to lead.
+  Trial* later = pipeline_.Create(*other_job, CandidateOf(128));
+  EXPECT_TRUE(pipeline_.Built(*later, *other_job, ArtifactOf("same code"), nullptr));
+}
+
+TEST_F(PipelineTest, OtherTimingSettingsOrAFinalistsReMeasurementMeasureTheSameCodeAgain) {
+  auto slower_timing = MakeJob(2);
+  slower_timing->row.spec.timing.repeat = 10;
+  Trial* leader = pipeline_.Create(*job_, CandidateOf(32));
+  Trial* other = pipeline_.Create(*slower_timing, CandidateOf(64));
+  Trial* finalist = pipeline_.Create(*job_, CandidateOf(32), /*final_pass=*/0);
+  ASSERT_NE(finalist, nullptr);
+  EXPECT_TRUE(pipeline_.Built(*leader, *job_, ArtifactOf("code"), nullptr));
+  EXPECT_TRUE(pipeline_.Built(*other, *slower_timing, ArtifactOf("code"), nullptr));
+  EXPECT_TRUE(pipeline_.Built(*finalist, *job_, ArtifactOf("code"), nullptr));
+  EXPECT_NE(MeasureKey(*job_, *leader->artifact), MeasureKey(*slower_timing, *other->artifact));
+}
+
+TEST_F(PipelineTest, FollowersOfATrialDroppedWithoutAVerdictAreMeasuredTheFirstLeadingTheRest) {
+  auto second = MakeJob(2);
+  auto third = MakeJob(3);
+  Trial* leader = pipeline_.Create(*job_, CandidateOf(32));
+  Trial* b = pipeline_.Create(*second, CandidateOf(64));
+  Trial* c = pipeline_.Create(*third, CandidateOf(128));
+  pipeline_.Built(*leader, *job_, ArtifactOf("code"), nullptr);
+  pipeline_.Built(*b, *second, ArtifactOf("code"), nullptr);
+  pipeline_.Built(*c, *third, ArtifactOf("code"), nullptr);
+
+  for (uint64_t id : pipeline_.Unlead(*leader)) {
+    Trial* follower = pipeline_.Find(id);
+    pipeline_.Rejoin(*follower, follower == b ? *second : *third);
+  }
+  pipeline_.Erase(leader->id, *job_, nullptr);
+  EXPECT_EQ(b->stage, TrialStage::kReady);
+  EXPECT_EQ(second->ready.front(), b->id);
+  EXPECT_EQ(c->stage, TrialStage::kFollowing);
+  EXPECT_EQ(c->leader, b->id);
+
+  // A follower that leaves is off its leader's list; its leader can then leave too.
+  pipeline_.Erase(c->id, *third, nullptr);
+  EXPECT_EQ(third->following, 0);
+  EXPECT_TRUE(b->followers.empty());
+  pipeline_.Erase(b->id, *second, nullptr);
+  EXPECT_EQ(pipeline_.size(), 0u);
 }
 
 TEST(WorkerRegistryTest, AWorkerRunsOnlyTrialsItsDeviceThreadsAndLibrariesAllow) {

@@ -266,6 +266,94 @@ TEST_F(SchedulerTest, AConfigThatAnotherJobMeasuresIsNotMeasuredTwice) {
   EXPECT_EQ(configs.size(), 3u);
 }
 
+TEST_F(SchedulerTest, ATrialOfCodeAnotherJobIsMeasuringTakesThatMeasurementInsteadOfARequest) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  const uint64_t first = Submit(Spec(1));
+  std::optional<v1::MeasureRequest> request = worker.NextRequest();
+  ASSERT_TRUE(request.has_value());
+  // Another target text for the same device, whose extra library this template never calls:
+  // the job proposes the same config, which is no claim of the first job's (another target)
+  // and builds to the same code.
+  const uint64_t second = Submit(Spec(1, "llvm -mcpu=native -threads=1 -libs=openblas"));
+  scheduler_->QuiesceWithBuilds();
+  EXPECT_EQ(scheduler_->Depth().trials_following, 1);
+  EXPECT_EQ(scheduler_->Depth().trials_waiting, 0);
+
+  worker.Answer(*request, 2.5e-4);
+  EXPECT_EQ(WaitForEnd(first).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(worker.NoRequestWaiting()) << "the shared code was measured twice";
+  std::vector<Record> ours = RecordsOf(first);
+  std::vector<Record> theirs = RecordsOf(second);
+  ASSERT_EQ(ours.size(), 1u);
+  ASSERT_EQ(theirs.size(), 1u);
+  EXPECT_EQ(theirs[0].config, ours[0].config);
+  EXPECT_EQ(theirs[0].measurement.round_secs, ours[0].measurement.round_secs);
+  EXPECT_EQ(theirs[0].worker, "only");
+  EXPECT_NE(theirs[0].uid, ours[0].uid) << "each job has a record of its own";
+}
+
+TEST_F(SchedulerTest, TheSameConfigWithOtherTimingSettingsIsMeasuredForEachJob) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  const uint64_t first = Submit(Spec(1));
+  v1::JobSpec more_rounds = Spec(1);
+  more_rounds.mutable_timing()->set_repeat(7);
+  const uint64_t second = Submit(more_rounds);
+  std::optional<v1::MeasureRequest> a = worker.NextRequest();
+  ASSERT_TRUE(a.has_value());
+  worker.Answer(*a, 1e-4);
+  std::optional<v1::MeasureRequest> b = worker.NextRequest();
+  ASSERT_TRUE(b.has_value());
+  worker.Answer(*b, 1e-4);
+  EXPECT_EQ(a->artifact().hash(), b->artifact().hash());
+  EXPECT_NE(a->timing().repeat(), b->timing().repeat());
+  EXPECT_EQ(WaitForEnd(first).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(RecordsOf(first).size(), 1u);
+  EXPECT_EQ(RecordsOf(second).size(), 1u);
+}
+
+TEST_F(SchedulerTest, ADaemonOnAnotherLogTakesWhatAnEarlierOneBuiltFromTheArtifactStore) {
+  auto store = TempDir::Create("tune-store-test-");
+  ASSERT_TRUE(store.ok()) << store.status();
+  SchedulerOptions options = WithoutFinalists();
+  options.artifact_store_dir = store->File("artifacts");
+  options.artifact_store_bytes = 64 << 20;
+  std::vector<std::string> hashes;
+  for (int run = 0; run < 2; ++run) {
+    if (scheduler_) {
+      scheduler_->Shutdown();
+      scheduler_.reset();
+    }
+    Start(options);  // a fresh log each time
+    TestWorker worker;
+    worker.Register(*scheduler_, "only");
+    const uint64_t job = Submit(Spec(2));
+    for (int i = 0; i < 2; ++i) {
+      std::optional<v1::MeasureRequest> request = worker.NextRequest();
+      ASSERT_TRUE(request.has_value());
+      hashes.push_back(request->artifact().hash());
+      worker.Answer(*request, 1e-4);
+    }
+    EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
+    const std::string metrics = scheduler_->metrics().Exposition();
+    if (run == 0) {
+      EXPECT_THAT(metrics, HasSubstr("tune_build_duration_seconds_count 2"));
+      EXPECT_THAT(metrics, HasSubstr("tune_stored_artifacts_total 0"));
+    } else {
+      EXPECT_THAT(metrics, HasSubstr("tune_build_duration_seconds_count 0"));
+      EXPECT_THAT(metrics, HasSubstr("tune_stored_artifacts_total 2"));
+    }
+  }
+  ASSERT_EQ(hashes.size(), 4u);
+  EXPECT_EQ(std::set<std::string>(hashes.begin(), hashes.begin() + 2),
+            std::set<std::string>(hashes.begin() + 2, hashes.end()));
+}
+
 TEST_F(SchedulerTest, AnotherClientsSmallJobIsMeasuredAlongsideABigJobNotAfterIt) {
   Start();
   std::vector<std::string> order =

@@ -1,0 +1,77 @@
+// ArtifactStore: the daemon's built artifacts on disk, so that a config built once is not built
+// again: not by a resumed job, a finalist's re-measurement, another job of the same workload and
+// target, or the next daemon on the same log. An entry is keyed by everything that decides the
+// code: the build task (workload, target, template name and version, config, function name) and
+// the build environment (tune and LLVM versions, and each extern micro-kernel manifest and codegen
+// plugin the builders install, by path, size and modification time). Each entry is one file
+// (`<dir>/<key[0:2]>/<key>`, a BuildChildResult) written atomically; a read checks the code
+// against the artifact's hash, and a file that fails is removed and read as a miss. Bounded by
+// bytes: past the bound the least recently used files (by modification time, touched on every
+// hit) go until a tenth of the bound is free. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "tune/v1/builder.pb.h"
+
+namespace tune::tuner {
+
+class ArtifactStore {
+ public:
+  /// Opens (creating it, mode 0700) the store in `dir`, bounded by `max_bytes` (> 0), for builds
+  /// in the environment `environment` (BuildEnvironment). Unavailable naming the directory when
+  /// it cannot be created or written.
+  static absl::StatusOr<std::unique_ptr<ArtifactStore>> Open(std::string dir, uint64_t max_bytes,
+                                                             std::string environment);
+
+  /// The build environment's part of every key: tune's and LLVM's versions, whether the fault
+  /// templates are on, and each manifest and plugin (with the library a manifest names) by path,
+  /// size and modification time, so that rebuilding one of them invalidates what it built.
+  static std::string BuildEnvironment(const std::vector<std::string>& extern_kernel_manifests,
+                                      const std::vector<std::string>& codegen_plugins,
+                                      bool allow_fault_templates);
+
+  /// The key of a build task: 64 hex digits.
+  std::string Key(const v1::BuildChildTask& task) const;
+
+  /// The stored artifact and code for `key`, if present and intact.
+  std::optional<v1::BuildChildResult> Find(const std::string& key);
+  /// Stores a successful build (no error, an artifact and its code). A write that fails is
+  /// logged once and otherwise ignored: the store only saves work.
+  void Insert(const std::string& key, const v1::BuildChildResult& result);
+
+  const std::string& dir() const { return dir_; }
+  /// Bytes of the entries, as this process counts them.
+  uint64_t bytes() const;
+
+  struct Counts {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t inserted = 0;
+    uint64_t evicted = 0;
+  };
+  Counts counts() const;
+
+ private:
+  ArtifactStore(std::string dir, uint64_t max_bytes, std::string environment, uint64_t bytes);
+  std::string PathOf(const std::string& key) const;
+  /// Removes the least recently used entries until the store holds at most 90% of its bound.
+  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string dir_;
+  const uint64_t max_bytes_;
+  const std::string environment_;
+  mutable std::mutex mu_;
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  Counts counts_ ABSL_GUARDED_BY(mu_);
+  bool warned_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace tune::tuner
