@@ -74,7 +74,7 @@ std::string NewRecordUid() {
   // std::random_device draws from the kernel's entropy source, so uids from different
   // processes and machines do not collide.
   thread_local std::random_device device;  // opened once per thread, drawn from per uid
-  auto draw64 = [&device] { return (static_cast<uint64_t>(device()) << 32) | device(); };
+  auto draw64 = [] { return (static_cast<uint64_t>(device()) << 32) | device(); };
   uint64_t high = draw64();
   uint64_t low = draw64();
   return fmt::format("{:016x}{:016x}", high, low);

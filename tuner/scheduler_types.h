@@ -83,7 +83,7 @@ struct ModelRuntime {
   // end, then the model job ends.
   bool allocation_done = false;
   bool tasks_failed = false;  // every task had ended (failed) before the budget was spent
-  std::string why;            // why it ended short of its budget, if it did
+  std::string why = {};       // why it ended short of its budget, if it did
 };
 
 /// A live job: loaded from the log, queued or running, or finished and not yet pruned. A model

@@ -10,7 +10,8 @@ import unittest
 import grpc
 
 from daemon_fixture import Daemon, binary
-from tune_client import FINAL_STATES, Client, Timing, TuneError, common_pb2, state_name, tuner_pb2
+from tune_client import (FINAL_STATES, Client, Timing, TuneError, builtin_model, common_pb2,
+                         state_name, tuner_pb2)
 
 CPU_TARGET = "llvm -mcpu=native -threads=1"
 # No worker of this test measures CUDA: a job for it stays queued until cancelled.
@@ -158,6 +159,40 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(self.client.cancel(job.job_id).state, tuner_pb2.JOB_STATE_CANCELLED)
         self.assertEqual(from_file.spec.name, path)
         self.assertEqual(from_list.spec.name, "from a mapping")
+
+    def test_a_built_in_model_job_has_the_tasks_of_tune_client_submit_model(self):
+        # ResNet-50's 24 layers would take minutes to tune: queued (no CUDA worker), then cancelled.
+        job = self.client.submit(model="resnet50", target=GPU_TARGET, trials=48)
+        self.addCleanup(self.client.cancel, job.job_id)
+        self.assertEqual(job.state, tuner_pb2.JOB_STATE_QUEUED)
+        self.assertEqual(job.spec.name, "resnet50")
+        self.assertEqual(job.spec.workload, "")
+        pairs = [(t.workload, t.weight) for t in job.spec.tasks]
+        # The list's layers and weights, in its order; the daemon writes each workload in its
+        # canonical form (a conv2d's default stride=1 and pad=0 are spelled out).
+        layers = builtin_model("resnet50")
+        self.assertEqual(len(pairs), 24)
+        self.assertEqual([weight for _, weight in pairs], [weight for _, weight in layers])
+        self.assertEqual(pairs[0], layers[0])  # the stem, written canonically in the file
+        for (sent, _), (kept, _) in zip(layers, pairs):
+            op, fields = sent.split(":")
+            self.assertTrue(kept.startswith(op + ":"), f"{sent} became {kept}")
+            self.assertLessEqual(set(fields.split(",")), set(kept.split(":")[1].split(",")),
+                                 f"{sent} became {kept}")
+        # The daemon made a task job per layer.
+        tasks = self.client.get_job(job.job_id).tasks
+        self.assertEqual([(t.workload, t.weight) for t in tasks], pairs)
+        self.assertEqual(len({t.job_id for t in tasks}), 24)
+
+        # The job tune-client submits for --model resnet50 (its list is compiled into it).
+        run = subprocess.run([binary("tune-client"), "--daemon", self.daemon.address, "submit",
+                              "--model", "resnet50", "--target", GPU_TARGET, "--trials", "48"],
+                             capture_output=True, text=True, timeout=60, check=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        cli_job = self.client.get_job(int(run.stdout.strip()))
+        self.addCleanup(self.client.cancel, cli_job.job_id)
+        self.assertEqual([(t.workload, t.weight) for t in cli_job.spec.tasks], pairs)
+        self.assertEqual(cli_job.spec.name, job.spec.name)
 
     def test_an_unknown_strategy_is_invalid_argument_with_the_daemons_message(self):
         with self.assertRaises(TuneError) as raised:

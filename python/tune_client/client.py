@@ -10,7 +10,7 @@ from . import _channel
 from ._wire import common_pb2, tuner_pb2, tuner_pb2_grpc
 from .errors import TuneError
 from .records import record_to_json_line
-from .workloads import Workloads, normalize_workloads, read_workloads_file
+from .workloads import Workloads, builtin_model, normalize_workloads, read_workloads_file
 
 # The states a job does not leave; WatchJob's stream ends after its event with one of them.
 FINAL_STATES = frozenset({tuner_pb2.JOB_STATE_SUCCEEDED, tuner_pb2.JOB_STATE_FAILED,
@@ -86,22 +86,27 @@ class Client:
 
     def submit(self, workload: Optional[str] = None, *, target: str, trials: int,
                workloads: Optional[Workloads] = None,
-               workloads_file: Optional[Union[str, os.PathLike]] = None, strategy: str = "",
-               priority: int = 0, seed: int = 0, templates: Sequence[str] = (),
-               early_stopping: int = 0, name: str = "", no_transfer: bool = False,
+               workloads_file: Optional[Union[str, os.PathLike]] = None,
+               model: Optional[str] = None, strategy: str = "", priority: int = 0,
+               seed: int = 0, templates: Sequence[str] = (), early_stopping: int = 0,
+               name: str = "", no_transfer: bool = False,
                timing: Optional[Timing] = None) -> tuner_pb2.Job:
         """Queues a job and returns it (state QUEUED), as `tune-client submit`.
 
         Exactly one of `workload` (one workload, e.g. "gemm:M=512,N=512,K=512"), `workloads`
-        (a model job: workload texts, (workload, weight) pairs or a mapping to weights) and
+        (a model job: workload texts, (workload, weight) pairs or a mapping to weights),
         `workloads_file` (a model job from a workloads file, read here; ValueError naming
-        FILE:LINE for a bad line, before anything is sent). A model job's `trials` is its whole
-        budget, at least one per workload; its name defaults to the file's path. `strategy`:
-        grid, random, ga, xgb or auto ("" is the daemon's default, auto).
+        FILE:LINE for a bad line, before anything is sent) and `model` (a model job over a
+        built-in model's layers, as `tune-client submit --model`: "bert", "mobilenetv2" or
+        "resnet50", see builtin_model_names(); ValueError naming them for any other name, before
+        anything is sent). A model job's `trials` is its whole budget, at least one per
+        workload; its name defaults to the file's path or the model's name. `strategy`: grid,
+        random, ga, xgb or auto ("" is the daemon's default, auto).
         """
-        given = [x for x in (workload, workloads, workloads_file) if x is not None]
+        given = [x for x in (workload, workloads, workloads_file, model) if x is not None]
         if len(given) != 1:
-            raise ValueError("submit needs exactly one of workload, workloads and workloads_file")
+            raise ValueError(
+                "submit needs exactly one of workload, workloads, workloads_file and model")
         spec = tuner_pb2.JobSpec(
             target=target, trials=trials, strategy=strategy, priority=priority, seed=seed,
             templates=list(templates), early_stopping=early_stopping, name=name,
@@ -109,12 +114,18 @@ class Client:
         if workload is not None:
             spec.workload = workload
         else:
-            tasks = (read_workloads_file(workloads_file) if workloads_file is not None
-                     else normalize_workloads(workloads))
+            if model is not None:
+                tasks = builtin_model(model)
+            elif workloads_file is not None:
+                tasks = read_workloads_file(workloads_file)
+            else:
+                tasks = normalize_workloads(workloads)
             spec.tasks.extend(tuner_pb2.WorkloadTask(workload=w, weight=weight)
                               for w, weight in tasks)
             if not name and workloads_file is not None:
                 spec.name = os.fspath(workloads_file)
+            elif not name and model is not None:
+                spec.name = model
         return self._unary(self._stub.SubmitJob, tuner_pb2.SubmitJobRequest(spec=spec))
 
     def get_job(self, job_id: int) -> tuner_pb2.Job:

@@ -1,4 +1,5 @@
-"""The workloads of a model job: a list, a mapping or a workloads file, as tune-client reads them.
+"""The workloads of a model job: a list, a mapping, a workloads file or a built-in model, as
+tune-client reads them.
 
 A workloads file holds one workload per line, optionally followed by whitespace and a weight
 (how many times one inference runs the layer; a positive number, default 1). ``#`` starts a
@@ -9,8 +10,14 @@ comment; blank lines are skipped; a workload listed twice is one entry whose wei
     gemm:M=1,N=1000,K=2048
 
 The workload text itself is checked by the daemon (INVALID_ARGUMENT naming the task).
+
+The built-in models (tune-client's --model: bert, mobilenetv2, resnet50) are such files,
+common/models/NAME.txt in the source tree: tune-client and tune-compile embed them, and the build
+copies them into the package tune.models next to the generated wire code (build/python/tune/),
+where builtin_model reads them.
 """
 
+import importlib.resources
 import math
 import os
 from typing import Iterable, List, Mapping, Tuple, Union
@@ -23,6 +30,9 @@ Workloads = Union[Mapping[str, float], Iterable[Union[str, WeightedWorkload]]]
 _FORM = ('each line is a workload, optionally followed by a weight (how often the layer runs), '
          'e.g. "gemm:M=128,N=768,K=768 4"')
 _MAX_WEIGHT = 1e9
+# The package holding the built-in models' files, NAME.txt (python/CMakeLists.txt).
+_MODELS_PACKAGE = "tune.models"
+_MODEL_SUFFIX = ".txt"
 
 
 def _weight_error(weight: object, where: str) -> ValueError:
@@ -86,3 +96,35 @@ def normalize_workloads(workloads: Workloads) -> List[WeightedWorkload]:
     if not entries:
         raise ValueError("workloads is empty: a model job needs at least one workload")
     return _merge(entries)
+
+
+def _model_files():
+    try:
+        return importlib.resources.files(_MODELS_PACKAGE)
+    except ModuleNotFoundError as error:
+        raise ImportError(
+            f"tune_client cannot find the built-in models ({error}): the CMake target tune_python "
+            "copies them from common/models/ into <build>/python/tune/models/; put <build>/python "
+            "on PYTHONPATH (e.g. PYTHONPATH=python:build/python)") from error
+
+
+def builtin_model_names() -> List[str]:
+    """The built-in models' names, sorted: "bert", "mobilenetv2", "resnet50" (`tune-client
+    models`). ImportError when the build's copy of them is not on sys.path."""
+    return sorted(entry.name[:-len(_MODEL_SUFFIX)] for entry in _model_files().iterdir()
+                  if entry.name.endswith(_MODEL_SUFFIX) and entry.is_file())
+
+
+def builtin_model_text(name: str) -> str:
+    """A built-in model's workloads file, comments included (what `tune-client models NAME`
+    prints); ValueError naming the built-in models for any other name, as tune-client's."""
+    names = builtin_model_names()
+    if name not in names:
+        raise ValueError(f'unknown model "{name}"; built-in models: {", ".join(names)}')
+    return _model_files().joinpath(name + _MODEL_SUFFIX).read_text(encoding="utf-8")
+
+
+def builtin_model(name: str) -> List[WeightedWorkload]:
+    """The (workload, weight) pairs of a built-in model at batch 1, in the order of its file
+    (`tune-client submit --model NAME`'s tasks); ValueError for an unknown name."""
+    return parse_workloads(builtin_model_text(name), name)
