@@ -16,6 +16,7 @@
 #include "db/record_json.h"
 #include "tuner/grpc_status.h"
 #include "tuner/proto_convert.h"
+#include "tuner/record_queries.h"
 
 namespace tune::tuner {
 namespace {
@@ -24,8 +25,6 @@ namespace {
 constexpr int64_t kExportPage = 1000;
 // Rejection reasons returned by ImportRecords.
 constexpr size_t kMaxImportErrors = 10;
-// Upper bound of QueryBest.top_k.
-constexpr int kMaxTopK = 1000;
 
 }  // namespace
 
@@ -57,28 +56,6 @@ grpc::Status TunerService::Handle(std::string_view method, grpc::ServerContext* 
 }
 
 namespace {
-
-// The context a QueryBest asks about: exactly one of a device key or a (resolved) target.
-absl::Status SetContext(const v1::QueryBestRequest& request, BestQuery& query) {
-  if (request.device_key().empty() == request.target().empty()) {
-    return absl::InvalidArgumentError(
-        "device_key, target: set exactly one: a target (e.g. 'llvm -mcpu=native -threads=1') "
-        "for the records measured with it, or a device key (e.g. 'cpu/x86_64/znver4') for those "
-        "of every target on that device");
-  }
-  if (!request.device_key().empty()) {
-    query.device_key = request.device_key();
-    return absl::OkStatus();
-  }
-  absl::StatusOr<Target> target = Target::Parse(request.target());
-  if (!target.ok()) {
-    return absl::InvalidArgumentError(StrCat("target: ", std::string(target.status().message())));
-  }
-  query.target = target->Resolved().ToString();
-  query.device_key = target->Resolved().DeviceKey();
-  query.flush_cache = request.flush_cache();
-  return absl::OkStatus();
-}
 
 // A temporary file of JSON lines, removed when the object goes away.
 class SpoolFile {
@@ -192,24 +169,9 @@ grpc::Status TunerService::QueryBest(grpc::ServerContext* context,
                                      const v1::QueryBestRequest* request,
                                      v1::QueryBestResponse* response) {
   return Handle("QueryBest", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
-    BestQuery query;
-    ASSIGN_OR_RETURN(query.workload, CanonicalWorkload(request->workload(), "workload"));
-    RETURN_IF_ERROR(SetContext(*request, query));
-    if (request->template_version() < 0) {
-      return absl::InvalidArgumentError(StrCat("template_version: ", request->template_version(),
-                                               " is negative; expected 0 (any) or a version"));
-    }
-    if (request->template_version() > 0) {
-      query.template_version = request->template_version();
-    }
-    if (!request->tune_version().empty()) {
-      query.tune_version = request->tune_version();
-    }
-    if (request->top_k() < 0 || request->top_k() > kMaxTopK) {
-      return absl::InvalidArgumentError(
-          StrCat("top_k: ", request->top_k(), " is out of range; expected 0 (one) to ", kMaxTopK));
-    }
-    const int k = std::max(1, request->top_k());
+    ASSIGN_OR_RETURN(ValidatedBestQuery valid, ValidateQueryBest(*request));
+    const BestQuery& query = valid.query;
+    const int k = valid.top_k;
     ASSIGN_OR_RETURN(std::vector<Record> records, log_->QueryTopK(query, k));
     if (query.target.empty()) {
       response->set_match(v1::BEST_MATCH_DEVICE);
@@ -256,18 +218,13 @@ grpc::Status TunerService::ExportRecords(grpc::ServerContext* context,
                                          const v1::ExportRecordsRequest* request,
                                          grpc::ServerWriter<v1::Record>* writer) {
   return Handle("ExportRecords", context, Role::kRead, [&](const Caller& caller) -> absl::Status {
-    RecordFilter filter;
-    if (!request->workload().empty()) {
-      ASSIGN_OR_RETURN(filter.workload, CanonicalWorkload(request->workload(), "workload"));
-    }
-    if (!request->device_key().empty()) {
-      filter.device_key = request->device_key();
-    }
+    ASSIGN_OR_RETURN(ValidatedExport valid, ValidateExportRecords(*request));
+    RecordFilter filter = valid.filter;
     filter.limit = kExportPage;
     while (true) {
       ASSIGN_OR_RETURN(std::vector<Record> page, log_->ListRecords(filter));
       for (const Record& record : page) {
-        if (!request->include_failures() && !record.measurement.ok()) {
+        if (!valid.include_failures && !record.measurement.ok()) {
           continue;
         }
         if (!writer->Write(RecordToProto(record))) {
