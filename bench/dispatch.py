@@ -26,9 +26,7 @@ Medians over the runs follow. Every process and file lives in a scratch director
 
 import argparse
 import os
-import re
 import shutil
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -40,12 +38,6 @@ import urllib.request
 TARGET = "llvm -mcpu=native -threads=1"
 TIMING = ["--number", "1", "--repeat", "1", "--max-repeat", "1", "--min-repeat-ms", "1"]
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_secs(pid: int) -> float:

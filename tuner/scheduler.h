@@ -262,7 +262,7 @@ class Scheduler {
   std::vector<absl::StatusOr<Record>> CommitWhenSpaceAllows(
       std::vector<TuningLog::TrialCommit> trials) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::vector<Record>> CommitGroupWhenSpaceAllows(
-      std::vector<TuningLog::TrialCommit> trials) ABSL_LOCKS_EXCLUDED(mu_);
+      const std::vector<TuningLog::TrialCommit>& trials) ABSL_LOCKS_EXCLUDED(mu_);
   /// A trial's claim was released: wakes the candidates of other jobs that waited on it.
   /// `recorded` says whether the config is now in the log.
   void ReleaseClaimLocked(const std::string& claim, bool recorded)

@@ -303,11 +303,7 @@ void Scheduler::CountTrialLocked(JobRuntime& job, const PreparedTrial& p,
 std::vector<absl::StatusOr<Record>> Scheduler::CommitWhenSpaceAllows(
     std::vector<TuningLog::TrialCommit> trials) {
   const size_t n = trials.size();
-  std::vector<TuningLog::TrialCommit> alone;
-  if (n > 1) {
-    alone = trials;  // kept in case the group fails for a reason of one of its trials
-  }
-  absl::StatusOr<std::vector<Record>> group = CommitGroupWhenSpaceAllows(std::move(trials));
+  absl::StatusOr<std::vector<Record>> group = CommitGroupWhenSpaceAllows(trials);
   std::vector<absl::StatusOr<Record>> results;
   results.reserve(n);
   if (group.ok()) {
@@ -323,18 +319,18 @@ std::vector<absl::StatusOr<Record>> Scheduler::CommitWhenSpaceAllows(
   // One transaction per trial. Each counted trial carries its job's latest search state, so
   // that whichever of them is written last leaves the job resumable.
   std::map<int64_t, std::string> states;
-  for (const TuningLog::TrialCommit& trial : alone) {
+  for (const TuningLog::TrialCommit& trial : trials) {
     if (trial.progress.counts && !trial.progress.search_state.empty()) {
       states[*trial.record.job_id] = trial.progress.search_state;
     }
   }
-  for (TuningLog::TrialCommit& trial : alone) {
+  for (TuningLog::TrialCommit& trial : trials) {
     if (trial.progress.counts) {
       trial.progress.search_state = states[*trial.record.job_id];
     }
     std::vector<TuningLog::TrialCommit> one;
     one.push_back(std::move(trial));
-    absl::StatusOr<std::vector<Record>> committed = CommitGroupWhenSpaceAllows(std::move(one));
+    absl::StatusOr<std::vector<Record>> committed = CommitGroupWhenSpaceAllows(one);
     if (committed.ok()) {
       results.emplace_back(std::move(committed->front()));
     } else {
@@ -345,7 +341,7 @@ std::vector<absl::StatusOr<Record>> Scheduler::CommitWhenSpaceAllows(
 }
 
 absl::StatusOr<std::vector<Record>> Scheduler::CommitGroupWhenSpaceAllows(
-    std::vector<TuningLog::TrialCommit> trials) {
+    const std::vector<TuningLog::TrialCommit>& trials) {
   constexpr auto kFirstRetry = std::chrono::milliseconds(200);
   constexpr auto kLastRetry = std::chrono::seconds(5);
   auto retry = std::chrono::duration_cast<std::chrono::milliseconds>(kFirstRetry);
