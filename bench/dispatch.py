@@ -2,8 +2,8 @@
 """Dispatch at scale: trials per second through one tune-daemon on loopback, and what each
 trial costs the daemon itself.
 
-    bench/dispatch.py [--build build] [--workers N] [--workloads 16] [--nk 64] [--trials 200]
-                      [--runs 3] [--keep]
+    bench/dispatch.py [--build build] [--workers N[,N...]] [--workloads 16] [--nk 64]
+                      [--trials 200] [--runs 3] [--keep]
 
 The kernels are tiny (GEMMs of M x NK x NK, M = 8, 16, ... 8 x --workloads, NK = --nk, timed
 with one round of at least 1 ms) and prebuilt: a first, untimed run tunes every job's whole grid once, which fills an
@@ -20,7 +20,8 @@ Reported per run, over the steady part of the run (between 10% and 90% of its tr
     equal those of a trial in flight takes that measurement instead: the difference);
   - daemon CPU per trial: the daemon's user + system CPU time over the trials of the window, in
     microseconds; 1e6 over it is what one daemon core could sustain if workers were free.
-Medians over the runs follow. Every process and file lives in a scratch directory; nothing leaves
+Medians over the runs follow. With several worker counts (--workers 4,8,15) the prebuilt store
+serves --runs timed runs for each, and a last table sets the medians side by side. Every process and file lives in a scratch directory; nothing leaves
 127.0.0.1.
 """
 
@@ -115,8 +116,8 @@ def steady_window(samples, total):
     return lo, hi
 
 
-def timed_run(args, bin_dir, scratch, store, workloads, trials, index):
-    daemon = Daemon(bin_dir, scratch, f"run-{index}", store, args.workers)
+def timed_run(bin_dir, scratch, store, workloads, trials, workers, index):
+    daemon = Daemon(bin_dir, scratch, f"run-{workers}-{index}", store, workers)
     samples = []
 
     def sample():
@@ -141,6 +142,8 @@ def timed_run(args, bin_dir, scratch, store, workloads, trials, index):
     daemon.stop()
     total = samples[-1]["trials"]
     lo, hi = steady_window(samples, total)
+    if hi["t"] <= lo["t"] or hi["trials"] <= lo["trials"]:
+        lo, hi = samples[0], samples[-1]  # a run too short for a window: all of it
     secs = hi["t"] - lo["t"]
     done = hi["trials"] - lo["trials"]
     result = {
@@ -157,10 +160,41 @@ def timed_run(args, bin_dir, scratch, store, workloads, trials, index):
     return result
 
 
+def measure(args, bin_dir, scratch, store, workloads, workers):
+    """--runs timed runs with this many workers: prints their table, returns the medians."""
+    print(f"workers {workers}, {len(workloads)} jobs (gemm M=8..{8 * len(workloads)} "
+          f"step 8, N=K={args.nk}, grid, {args.trials} trials at most), "
+          f"{os.cpu_count()} CPUs")
+    print()
+    print("| run | trials | measured | wall s | trials/s | measured/s | daemon CPU µs/trial |")
+    print("|---|---|---|---|---|---|---|")
+    results = []
+    for i in range(1, args.runs + 1):
+        r = timed_run(bin_dir, scratch, store, workloads, args.trials, workers, i)
+        if r["built"] != 0:
+            sys.exit(f"run {i} built {r['built']:.0f} artifacts: the store did not hold them")
+        if r["records"] != r["trials"]:
+            sys.exit(f"run {i}: {r['records']} records for {r['trials']:.0f} trials counted")
+        results.append(r)
+        print(f"| {i} | {r['trials']:.0f} | {r['measured_total']:.0f} | {r['wall_s']:.1f} | "
+              f"{r['trials_per_s']:.0f} | {r['measured_per_s']:.0f} | "
+              f"{r['cpu_us_per_trial']:.0f} |", flush=True)
+    med = {k: statistics.median(r[k] for r in results)
+           for k in ("trials_per_s", "measured_per_s", "cpu_us_per_trial")}
+    print(f"| median | | | | {med['trials_per_s']:.0f} | {med['measured_per_s']:.0f} | "
+          f"{med['cpu_us_per_trial']:.0f} |")
+    print()
+    if med["cpu_us_per_trial"] > 0:  # a run shorter than the clock's tick reads 0
+        print(f"one daemon core at that cost: {1e6 / med['cpu_us_per_trial']:.0f} trials/s")
+    print(flush=True)
+    return med
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build")
-    parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    parser.add_argument("--workers", default=str(max(1, (os.cpu_count() or 2) - 1)),
+                        help="local workers, or a comma-separated list of counts to compare")
     parser.add_argument("--workloads", type=int, default=16)
     parser.add_argument("--trials", type=int, default=200, help="budget of each job (its grid "
                         "ends it sooner when smaller)")
@@ -168,9 +202,15 @@ def main():
     parser.add_argument("--nk", type=int, default=64, help="N and K of every GEMM")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
-    for name in ("workers", "workloads", "trials", "runs", "nk"):
+    for name in ("workloads", "trials", "runs", "nk"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1")
+    try:
+        worker_counts = [int(w) for w in args.workers.split(",")]
+    except ValueError:
+        parser.error(f"--workers {args.workers!r}: expected a count or counts like 4,8,15")
+    if any(w < 1 for w in worker_counts):
+        parser.error(f"--workers {args.workers!r}: every count must be >= 1")
     bin_dir = os.path.join(os.path.abspath(args.build), "bin")
     if not os.access(os.path.join(bin_dir, "tune-daemon"), os.X_OK):
         parser.error(f"no tune-daemon in {bin_dir}; build first (scripts/build.sh)")
@@ -180,7 +220,7 @@ def main():
     try:
         print(f"# prebuilding {len(workloads)} jobs' grids into {store} ...", file=sys.stderr)
         started = time.monotonic()
-        prebuild = Daemon(bin_dir, scratch, "prebuild", store, args.workers)
+        prebuild = Daemon(bin_dir, scratch, "prebuild", store, max(worker_counts))
         prebuild.submit_all(workloads, args.trials)
         while prebuild.active_jobs() > 0:
             time.sleep(0.5)
@@ -189,29 +229,15 @@ def main():
         print(f"# prebuilt {built:.0f} artifacts in {time.monotonic() - started:.0f} s",
               file=sys.stderr)
 
-        print(f"workers {args.workers}, {len(workloads)} jobs (gemm M=8..{8 * len(workloads)} "
-              f"step 8, N=K={args.nk}, grid, {args.trials} trials at most), "
-              f"{os.cpu_count()} CPUs")
-        print()
-        print("| run | trials | measured | wall s | trials/s | measured/s | daemon CPU µs/trial |")
-        print("|---|---|---|---|---|---|---|")
-        results = []
-        for i in range(1, args.runs + 1):
-            r = timed_run(args, bin_dir, scratch, store, workloads, args.trials, i)
-            if r["built"] != 0:
-                sys.exit(f"run {i} built {r['built']:.0f} artifacts: the store did not hold them")
-            if r["records"] != r["trials"]:
-                sys.exit(f"run {i}: {r['records']} records for {r['trials']:.0f} trials counted")
-            results.append(r)
-            print(f"| {i} | {r['trials']:.0f} | {r['measured_total']:.0f} | {r['wall_s']:.1f} | "
-                  f"{r['trials_per_s']:.0f} | {r['measured_per_s']:.0f} | "
-                  f"{r['cpu_us_per_trial']:.0f} |", flush=True)
-        med = {k: statistics.median(r[k] for r in results)
-               for k in ("trials_per_s", "measured_per_s", "cpu_us_per_trial")}
-        print(f"| median | | | | {med['trials_per_s']:.0f} | {med['measured_per_s']:.0f} | "
-              f"{med['cpu_us_per_trial']:.0f} |")
-        print()
-        print(f"one daemon core at that cost: {1e6 / med['cpu_us_per_trial']:.0f} trials/s")
+        medians = []
+        for workers in worker_counts:
+            medians.append((workers, measure(args, bin_dir, scratch, store, workloads, workers)))
+        if len(medians) > 1:
+            print("| workers | trials/s | measured/s | daemon CPU µs/trial |")
+            print("|---|---|---|---|")
+            for workers, med in medians:
+                print(f"| {workers} | {med['trials_per_s']:.0f} | {med['measured_per_s']:.0f} | "
+                      f"{med['cpu_us_per_trial']:.0f} |")
     finally:
         if args.keep:
             print(f"# kept {scratch}", file=sys.stderr)

@@ -15,7 +15,12 @@
 # (OpenBLAS, oneDNN: ~80 MB) are left out unless TUNE_BUNDLE_CPU_LIBS=1.
 #
 # Environment: TUNE_BUNDLE_BUILD_DIR (build-bundle), TUNE_BUNDLE_JOBS (nproc),
-# TUNE_BUNDLE_TEST_LABEL (gpu), TUNE_BUNDLE_CPU_LIBS (0), XZ_OPT (-9 -T0).
+# TUNE_BUNDLE_TEST_LABEL (gpu), TUNE_BUNDLE_CPU_LIBS (0), XZ_OPT (-9 -T0),
+# TUNE_BUNDLE_LLVM_STATIC (1). With TUNE_BUNDLE_LLVM_STATIC=0 the build is the normal one (each
+# program links LLVM's static components itself; -DTUNE_BUILD_LD_LLD=ON adds only ld.lld), so
+# TUNE_BUNDLE_BUILD_DIR=build packs an existing build without rebuilding it: larger programs,
+# no time spent on a second build. TUNE_BUNDLE_PROGRAMS ("tune-daemon tune-server ...")
+# keeps only the programs named (ld.lld is always kept): a smaller bundle for one job.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -25,6 +30,7 @@ build_dir=$(realpath -m "${TUNE_BUNDLE_BUILD_DIR:-build-bundle}")
 jobs=${TUNE_BUNDLE_JOBS:-$(nproc)}
 label=${TUNE_BUNDLE_TEST_LABEL:-gpu}
 cpu_libs=${TUNE_BUNDLE_CPU_LIBS:-0}
+llvm_static=$([ "${TUNE_BUNDLE_LLVM_STATIC:-1}" = 0 ] && echo OFF || echo ON)
 
 for tool in patchelf readelf strip python3 xz; do
   command -v "$tool" >/dev/null || { echo "make-bundle: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
@@ -35,9 +41,11 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$build_dir" -G Ninja -DTUNE_LLVM_STATIC=ON "${launcher[@]}" >/dev/null
+cmake -S . -B "$build_dir" -G Ninja -DTUNE_LLVM_STATIC=$llvm_static -DTUNE_BUILD_LD_LLD=ON \
+  "${launcher[@]}" >/dev/null
 ninja -C "$build_dir" -j "$jobs"
-[ -x "$build_dir/bin/ld.lld" ] || echo "make-bundle: warning: no ld.lld built (liblld-19-dev)" >&2
+linker=$build_dir/bin/ld.lld
+[ -x "$linker" ] || echo "make-bundle: warning: no ld.lld built (liblld-19-dev)" >&2
 
 # --- collect ----------------------------------------------------------------------------------
 stage=$out_dir/tune-bundle
@@ -54,12 +62,21 @@ python3 "$here/gpu_tests_manifest.py" "$stage/share/tune/ctest.json" "$build_dir
 rm "$stage/share/tune/ctest.json"
 
 programs=()
-for f in "$build_dir"/bin/tune-* "$build_dir/bin/ld.lld"; do
+for f in "$build_dir"/bin/tune-*; do
   is_elf "$f" && programs+=("$f")
 done
 while IFS=$'\t' read -r _ _ binary _; do
   [ -n "$binary" ] && programs+=("$build_dir/bin/$binary")
 done <"$stage/share/tune/gpu-tests.tsv"
+if [ -n "${TUNE_BUNDLE_PROGRAMS:-}" ]; then
+  wanted=" $TUNE_BUNDLE_PROGRAMS "
+  kept=()
+  for f in "${programs[@]}"; do
+    [[ $wanted == *" $(basename "$f") "* ]] && kept+=("$f")
+  done
+  programs=("${kept[@]}")
+fi
+is_elf "$linker" && programs+=("$linker")
 
 libraries=()
 for f in "$build_dir"/lib/*.so*; do
