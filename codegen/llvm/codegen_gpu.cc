@@ -214,9 +214,10 @@ void CodeGenGpu::EmitAsyncCopy(const ir::Store* op) {
 // loop.
 void CodeGenGpu::EmitAtomicAdd(llvm::Value* base, const ir::Expr& index_expr, llvm::Value* value) {
   // The adds only need to agree within the device (the blocks of one kernel).
+  const llvm::SyncScope::ID scope =
+      nvptx() ? llvm::SyncScope::ID{llvm::SyncScope::System} : ctx_.getOrInsertSyncScopeID("agent");
   std::vector<llvm::AtomicRMWInst*> adds =
-      EmitAtomicAdds(builder_, base, Emit(index_expr), value, index_expr.type().lanes(),
-                     nvptx() ? llvm::SyncScope::System : ctx_.getOrInsertSyncScopeID("agent"));
+      EmitAtomicAdds(builder_, base, Emit(index_expr), value, index_expr.type().lanes(), scope);
   if (nvptx()) {
     return;
   }
