@@ -53,6 +53,7 @@ struct Options {
   std::string worker_binary = TUNE_SERVER_PATH;
   std::string db;  // when set, "best" is the tuning log's best record instead of a search
   std::string template_name;  // empty: every template of tune's own code that applies
+  std::string config;         // when set (with template_name), "best" is this config
   TimingOptions timing{.number = 1, .repeat = 5, .min_repeat_ms = 50, .timeout_ms = 20000};
 };
 
@@ -160,13 +161,23 @@ class Bench {
       }
       best = **logged;
       best_label = StrCat("tuning log's best of ", trials, " trials");
+    } else if (!options_.config.empty()) {
+      absl::StatusOr<Config> given = ParseConfig(options_.config);
+      absl::Status valid = given.ok() ? space.Validate(*given) : given.status();
+      if (!valid.ok()) {
+        std::fprintf(stderr, "tune-bench: --config '%s' for %s: %s\n", options_.config.c_str(),
+                     std::string(tpl.name).c_str(), std::string(valid.message()).c_str());
+        return 2;
+      }
+      best = *given;
+      best_label = "the given config";
     }
 
     // Phase 1: search once over `--random` trials (not when the best comes from the log), in the
     // order of a tuning job: the default, the template's seeds, then random configs.
     std::mt19937_64 rng(options_.seed);
     std::vector<Config> sampled;
-    const int wanted = options_.db.empty() ? options_.random : 0;
+    const int wanted = options_.db.empty() && options_.config.empty() ? options_.random : 0;
     auto add = [&](const Config& c) {
       if (static_cast<int>(sampled.size()) < wanted && space.IsValid(c) &&
           std::find(sampled.begin(), sampled.end(), c) == sampled.end()) {
@@ -202,7 +213,7 @@ class Bench {
         best = c;
       }
     }
-    if (options_.db.empty()) {
+    if (wanted > 0) {
       best_label = StrCat("best of ", sampled.size());
       std::fprintf(stderr, "%s: %zu trials (the default and %zu seeds, then random; %d failed)\n",
                    w.ToString().c_str(), sampled.size(), seeded - std::min<size_t>(seeded, 1),
@@ -399,10 +410,19 @@ int Main(int argc, char** argv) {
   app.add_option("--worker-binary", options.worker_binary, "tune-server (the measurement child)");
   app.add_option("--db", options.db,
                  "take each workload's best config from this tuning log instead of searching");
+  app.add_option("--config", options.config,
+                 "measure this config (JSON, e.g. '{\"mr\":6,\"nr\":64,...}') as \"best\" "
+                 "instead of searching; needs --template");
   bool peak_only = false;
   app.add_flag("--peak-only", peak_only, "measure and print the FP32 peak, nothing else");
   CLI11_PARSE(app, argc, argv);
   InitLoggingFromEnv();
+  if (!options.config.empty() && (options.template_name.empty() || !options.db.empty())) {
+    std::fprintf(stderr,
+                 "tune-bench: --config needs --template NAME (the template whose knobs it sets) "
+                 "and no --db\n");
+    return 2;
+  }
 
   absl::StatusOr<Target> parsed = Target::Parse(options.target);
   if (!parsed.ok()) {
