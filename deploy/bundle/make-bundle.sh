@@ -41,7 +41,7 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$build_dir" -G Ninja -DTUNE_LLVM_STATIC=$llvm_static -DTUNE_BUILD_LD_LLD=ON \
+cmake -S . -B "$build_dir" -G Ninja -DTUNE_LLVM_STATIC="$llvm_static" -DTUNE_BUILD_LD_LLD=ON \
   "${launcher[@]}" >/dev/null
 ninja -C "$build_dir" -j "$jobs"
 linker=$build_dir/bin/ld.lld
