@@ -2,6 +2,7 @@
 // the log writer, and what happens to a trial when its worker fails it or its job ends.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/logging.h"
@@ -118,6 +119,14 @@ void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
     trials_.BuildFailed(*trial, job);
     CommitLocked(PendingCommit{trial_id, Failure(ErrorKind::kBuildError, outcome.build_error), "",
                                job.row.spec.device_key});
+  } else if (std::optional<PendingCommit> recalled =
+                 options_.recall_answers
+                     ? trials_.Recall(*trial, job, outcome.artifact, outcome.code)
+                     : std::nullopt) {
+    Logger("daemon")->debug("trial {} ({} {}) takes the measurement of artifact {} made earlier",
+                            trial_id, trial->tpl->name, trial->config_text,
+                            trial->artifact->hash());
+    CommitLocked(*std::move(recalled));
   } else {
     trials_.Built(*trial, job, std::move(outcome.artifact), std::move(outcome.code));
   }

@@ -63,6 +63,42 @@ bool TrialPipeline::Built(Trial& trial, JobRuntime& job,
   return LeadOrFollow(trial, job, false);
 }
 
+std::optional<PendingCommit> TrialPipeline::Recall(
+    Trial& trial, JobRuntime& job, const std::shared_ptr<const v1::Artifact>& artifact,
+    const std::shared_ptr<const v1::ArtifactCode>& code) {
+  TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " built twice";
+  if (trial.final) {
+    return std::nullopt;
+  }
+  auto it = answers_.find(MeasureKey(job, *artifact));
+  if (it == answers_.end()) {
+    return std::nullopt;
+  }
+  --job.building;
+  trial.measure_key = it->first;
+  trial.artifact = artifact;
+  trial.code = code;
+  trial.stage = TrialStage::kCommitting;
+  ++job.committing;
+  PendingCommit answer = it->second;
+  answer.trial_id = trial.id;
+  return answer;
+}
+
+void TrialPipeline::Remember(const Trial& trial, const PendingCommit& answer) {
+  if (trial.final || trial.measure_key.empty() || !answer.measurement.ok()) {
+    return;
+  }
+  auto [it, inserted] = answers_.insert_or_assign(trial.measure_key, answer);
+  if (inserted) {
+    answer_order_.push_back(trial.measure_key);
+  }
+  if (answer_order_.size() > kRecalledAnswers) {
+    answers_.erase(answer_order_.front());
+    answer_order_.pop_front();
+  }
+}
+
 bool TrialPipeline::LeadOrFollow(Trial& trial, JobRuntime& job, bool front) {
   if (!trial.measure_key.empty()) {
     auto [it, inserted] = leaders_.try_emplace(trial.measure_key, trial.id);

@@ -16,12 +16,17 @@
 // another trial leads (ready or in flight) follows that trial instead of being measured; once
 // the leader is answered, its followers take its measurement (Unlead, then Shared). A leader that
 // leaves without a verdict (dropped, or given up) hands its followers back (Unlead, then Rejoin:
-// the first leads in turn).
+// the first leads in turn). A successful answer is also remembered (Remember; the last
+// kRecalledAnswers of them): a trial built later whose key it answers takes it at once
+// (Recall: building → committing), so code measured once in this daemon's life is not measured
+// again, whichever job or config asks.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +44,9 @@ std::string ClaimKey(const JobRuntime& job, const KernelTemplate& tpl,
 /// timing settings.
 std::string MeasureKey(const JobRuntime& job, const v1::Artifact& artifact);
 
+/// How many successful answers TrialPipeline remembers for Recall (about 1 KB each).
+inline constexpr size_t kRecalledAnswers = 8192;
+
 class TrialPipeline {
  public:
   /// A new trial of `job` for `candidate`, claiming its config, stage building. When another
@@ -55,6 +63,16 @@ class TrialPipeline {
   /// Returns true when ready.
   bool Built(Trial& trial, JobRuntime& job, std::shared_ptr<const v1::Artifact> artifact,
              std::shared_ptr<const v1::ArtifactCode> code);
+  /// building → committing, when a remembered answer has the MeasureKey of `artifact`: returns
+  /// that answer, for `trial`. Otherwise (or for a finalist's re-measurement) nothing changes and
+  /// the result is empty.
+  std::optional<PendingCommit> Recall(Trial& trial, JobRuntime& job,
+                                      const std::shared_ptr<const v1::Artifact>& artifact,
+                                      const std::shared_ptr<const v1::ArtifactCode>& code);
+  /// Remembers the successful `answer` of `trial` (not a finalist's) for Recall; the oldest
+  /// answer is forgotten beyond kRecalledAnswers.
+  void Remember(const Trial& trial, const PendingCommit& answer);
+  size_t remembered() const { return answers_.size(); }
   /// Ends `trial`'s lead of its MeasureKey and returns its followers, in the order they came.
   std::vector<uint64_t> Unlead(Trial& trial);
   /// following → committing: the follower takes its former leader's measurement.
@@ -100,8 +118,10 @@ class TrialPipeline {
  private:
   uint64_t next_id_ = 1;
   std::map<uint64_t, Trial> trials_;
-  std::map<std::string, uint64_t> claims_;   // claim key → trial id
-  std::map<std::string, uint64_t> leaders_;  // MeasureKey → the trial measuring it
+  std::map<std::string, uint64_t> claims_;        // claim key → trial id
+  std::map<std::string, uint64_t> leaders_;       // MeasureKey → the trial measuring it
+  std::map<std::string, PendingCommit> answers_;  // MeasureKey → a successful answer
+  std::deque<std::string> answer_order_;          // keys of answers_, oldest first
   /// Leads the trial's key when nobody does (→ ready, at the back or the front of the queue),
   /// else follows the leader.
   bool LeadOrFollow(Trial& trial, JobRuntime& job, bool front);

@@ -6,6 +6,7 @@
 #include <future>
 #include <thread>
 
+#include "common/strings.h"
 #include "tuner/event_hub.h"
 #include "tuner/job_queue.h"
 #include "tuner/serial_executor.h"
@@ -37,6 +38,20 @@ std::shared_ptr<const v1::Artifact> ArtifactOf(const std::string& hash) {
   auto artifact = std::make_shared<v1::Artifact>();
   artifact->set_hash(hash);
   return artifact;
+}
+
+Measurement Measured(std::vector<double> round_secs) {
+  Measurement m;
+  m.round_secs = std::move(round_secs);
+  m.number = 1;
+  return m;
+}
+
+Measurement Failed(ErrorKind error, std::string message) {
+  Measurement m;
+  m.error = error;
+  m.message = std::move(message);
+  return m;
 }
 
 class PipelineTest : public ::testing::Test {
@@ -139,6 +154,60 @@ TEST_F(PipelineTest, OtherTimingSettingsOrAFinalistsReMeasurementMeasureTheSameC
   EXPECT_TRUE(pipeline_.Built(*other, *slower_timing, ArtifactOf("code"), nullptr));
   EXPECT_TRUE(pipeline_.Built(*finalist, *job_, ArtifactOf("code"), nullptr));
   EXPECT_NE(MeasureKey(*job_, *leader->artifact), MeasureKey(*slower_timing, *other->artifact));
+}
+
+TEST_F(PipelineTest, ASuccessfulAnswerIsTakenByTrialsOfTheSameCodeBuiltLaterButNotByFinalists) {
+  auto other_job = MakeJob(2);
+  Trial* first = pipeline_.Create(*job_, CandidateOf(32));
+  pipeline_.Built(*first, *job_, ArtifactOf("code"), nullptr);
+  ASSERT_EQ(pipeline_.TakeReady(*job_, [](const Trial&) { return true; }), first);
+  pipeline_.Dispatched(*first, *job_, worker_, Clock::now());
+  pipeline_.Answered(*first, *job_, &worker_);
+  const PendingCommit answer{first->id, Measured({1e-4, 2e-4}), "w1", "cpu/x86_64/znver4"};
+  pipeline_.Remember(*first, answer);
+  EXPECT_EQ(pipeline_.remembered(), 1u);
+
+  Trial* later = pipeline_.Create(*other_job, CandidateOf(64));
+  std::optional<PendingCommit> recalled =
+      pipeline_.Recall(*later, *other_job, ArtifactOf("code"), nullptr);
+  ASSERT_TRUE(recalled.has_value());
+  EXPECT_EQ(recalled->trial_id, later->id);
+  EXPECT_EQ(recalled->measurement.round_secs, answer.measurement.round_secs);
+  EXPECT_EQ(recalled->worker, "w1");
+  EXPECT_EQ(later->stage, TrialStage::kCommitting);
+  EXPECT_EQ(later->artifact->hash(), "code");
+  EXPECT_EQ(other_job->building, 0);
+  EXPECT_EQ(other_job->committing, 1);
+
+  // Other code, and a finalist's re-measurement of this code, are measured.
+  Trial* other_code = pipeline_.Create(*other_job, CandidateOf(128));
+  EXPECT_FALSE(pipeline_.Recall(*other_code, *other_job, ArtifactOf("other code"), nullptr));
+  EXPECT_EQ(other_code->stage, TrialStage::kBuilding);
+  EXPECT_EQ(other_job->building, 1);
+  Trial* finalist = pipeline_.Create(*job_, CandidateOf(32), /*final_pass=*/0);
+  ASSERT_NE(finalist, nullptr);
+  EXPECT_FALSE(pipeline_.Recall(*finalist, *job_, ArtifactOf("code"), nullptr));
+  EXPECT_EQ(finalist->stage, TrialStage::kBuilding);
+}
+
+TEST_F(PipelineTest, FailedAnswersAreNotRememberedAndTheOldestAnswerIsForgottenFirst) {
+  auto remember = [&](const std::string& hash, Measurement measurement) {
+    Trial* trial = pipeline_.Create(*job_, CandidateOf(static_cast<int>(pipeline_.size()) + 1));
+    pipeline_.Built(*trial, *job_, ArtifactOf(hash), nullptr);
+    pipeline_.Remember(*trial, PendingCommit{trial->id, std::move(measurement), "w1", ""});
+  };
+  remember("crashes", Failed(ErrorKind::kRuntimeCrash, "SIGSEGV"));
+  EXPECT_EQ(pipeline_.remembered(), 0u);
+  for (size_t i = 0; i <= kRecalledAnswers; ++i) {
+    remember(StrCat("code ", i), Measured({1e-4}));
+  }
+  EXPECT_EQ(pipeline_.remembered(), kRecalledAnswers);
+  auto other_job = MakeJob(2);
+  Trial* oldest = pipeline_.Create(*other_job, CandidateOf(100000));
+  EXPECT_FALSE(pipeline_.Recall(*oldest, *other_job, ArtifactOf("code 0"), nullptr));
+  Trial* newest = pipeline_.Create(*other_job, CandidateOf(100001));
+  EXPECT_TRUE(pipeline_.Recall(*newest, *other_job, ArtifactOf(StrCat("code ", kRecalledAnswers)),
+                               nullptr));
 }
 
 TEST_F(PipelineTest, FollowersOfATrialDroppedWithoutAVerdictAreMeasuredTheFirstLeadingTheRest) {

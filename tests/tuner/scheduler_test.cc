@@ -51,6 +51,13 @@ class SchedulerTest : public ::testing::Test {
     options.remeasure_finalists = false;
     return options;
   }
+  // For tests that count one worker request per trial: configs of these tiny GEMMs that build
+  // to code measured before would take that answer instead (recall_answers).
+  static SchedulerOptions EveryTrialMeasured() {
+    SchedulerOptions options = WithoutFinalists();
+    options.recall_answers = false;
+    return options;
+  }
   void Start(SchedulerOptions options = WithoutFinalists()) {
     auto dir = TempDir::Create("tune-scheduler-test-");
     ASSERT_TRUE(dir.ok()) << dir.status();
@@ -295,6 +302,31 @@ TEST_F(SchedulerTest, ATrialOfCodeAnotherJobIsMeasuringTakesThatMeasurementInste
   EXPECT_NE(theirs[0].uid, ours[0].uid) << "each job has a record of its own";
 }
 
+TEST_F(SchedulerTest, CodeMeasuredEarlierByThisDaemonIsNotMeasuredAgainForALaterJob) {
+  Start();
+  TestWorker worker;
+  worker.Register(*scheduler_, "only");
+  const uint64_t first = Submit(Spec(1));
+  std::optional<v1::MeasureRequest> request = worker.NextRequest();
+  ASSERT_TRUE(request.has_value());
+  worker.Answer(*request, 2.5e-4);
+  EXPECT_EQ(WaitForEnd(first).state(), v1::JOB_STATE_SUCCEEDED);
+
+  // After the first job has ended: the same config for another target of the same device,
+  // whose extra library this template never calls, builds to the code measured above.
+  const uint64_t second = Submit(Spec(1, "llvm -mcpu=native -threads=1 -libs=openblas"));
+  scheduler_->QuiesceWithBuilds();
+  ASSERT_TRUE(worker.NoRequestWaiting()) << "code measured before was measured again";
+  EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
+  std::vector<Record> ours = RecordsOf(first);
+  std::vector<Record> theirs = RecordsOf(second);
+  ASSERT_EQ(ours.size(), 1u);
+  ASSERT_EQ(theirs.size(), 1u);
+  EXPECT_EQ(theirs[0].measurement.round_secs, ours[0].measurement.round_secs);
+  EXPECT_EQ(theirs[0].worker, "only");
+  EXPECT_NE(theirs[0].uid, ours[0].uid) << "each job has a record of its own";
+}
+
 TEST_F(SchedulerTest, TheSameConfigWithOtherTimingSettingsIsMeasuredForEachJob) {
   Start();
   TestWorker worker;
@@ -355,7 +387,7 @@ TEST_F(SchedulerTest, ADaemonOnAnotherLogTakesWhatAnEarlierOneBuiltFromTheArtifa
 }
 
 TEST_F(SchedulerTest, AnotherClientsSmallJobIsMeasuredAlongsideABigJobNotAfterIt) {
-  Start();
+  Start(EveryTrialMeasured());
   std::vector<std::string> order =
       FirstRequestsOfABigAndASmallJob("alice@ipv4:127.0.0.1:40001", "bob@ipv4:127.0.0.1:40002");
   ASSERT_EQ(order.size(), 15u);
@@ -366,7 +398,7 @@ TEST_F(SchedulerTest, AnotherClientsSmallJobIsMeasuredAlongsideABigJobNotAfterIt
 }
 
 TEST_F(SchedulerTest, JobsOfOneClientAndPriorityRunInSubmissionOrder) {
-  Start();
+  Start(EveryTrialMeasured());
   // Two connections of one host, no tokens: one client.
   std::vector<std::string> order =
       FirstRequestsOfABigAndASmallJob("ipv4:127.0.0.1:40001", "ipv4:127.0.0.1:40002");
