@@ -9,6 +9,7 @@
 //                 │          │       └──────────────────────────┘   Requeue (lost / worker error;
 //                 │          │                                       ▶ committing when given up)
 //                 │          └──(its code is being measured)──▶ following ──Shared──▶ committing
+//                 ├──Recall (its code was measured before)────────────────────────▶ committing
 //                 └──BuildFailed──────────────────────────────────────────────────▶ committing
 //   Erase: a committed trial, or one dropped with its job; releases the claim.
 //
