@@ -74,19 +74,17 @@ std::optional<PendingCommit> TrialPipeline::Recall(
   if (it == answers_.end()) {
     return std::nullopt;
   }
-  --job.building;
   trial.measure_key = it->first;
   trial.artifact = artifact;
   trial.code = code;
-  trial.stage = TrialStage::kCommitting;
-  ++job.committing;
+  BuiltToCommitting(trial, job);
   PendingCommit answer = it->second;
   answer.trial_id = trial.id;
   return answer;
 }
 
 void TrialPipeline::Remember(const Trial& trial, const PendingCommit& answer) {
-  if (trial.final || trial.measure_key.empty() || !answer.measurement.ok()) {
+  if (trial.measure_key.empty() || !answer.measurement.ok()) {  // a finalist's has no key
     return;
   }
   auto [it, inserted] = answers_.insert_or_assign(trial.measure_key, answer);
@@ -142,7 +140,9 @@ bool TrialPipeline::Rejoin(Trial& trial, JobRuntime& job) {
   return LeadOrFollow(trial, job, true);
 }
 
-void TrialPipeline::BuildFailed(Trial& trial, JobRuntime& job) {
+void TrialPipeline::BuildFailed(Trial& trial, JobRuntime& job) { BuiltToCommitting(trial, job); }
+
+void TrialPipeline::BuiltToCommitting(Trial& trial, JobRuntime& job) {
   TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " is not building";
   --job.building;
   trial.stage = TrialStage::kCommitting;

@@ -126,6 +126,8 @@ class TrialPipeline {
   /// Leads the trial's key when nobody does (→ ready, at the back or the front of the queue),
   /// else follows the leader.
   bool LeadOrFollow(Trial& trial, JobRuntime& job, bool front);
+  /// building → committing with no measurement to make (Recall, BuildFailed).
+  void BuiltToCommitting(Trial& trial, JobRuntime& job);
 };
 
 }  // namespace tune::tuner

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "common/artifact_hash.h"
 #include "common/files.h"
@@ -125,6 +126,23 @@ class SchedulerTest : public ::testing::Test {
         [] { return false; });
     EXPECT_TRUE(watched.ok()) << watched;
     return last;
+  }
+
+  // The one record of each of two jobs, after checking that the second job's record took the
+  // first's measurement (its rounds and worker) under a uid of its own. Empty records when a
+  // job has not exactly one (a failure already).
+  std::pair<Record, Record> RecordsSharingAMeasurement(uint64_t first, uint64_t second) {
+    std::vector<Record> ours = RecordsOf(first);
+    std::vector<Record> theirs = RecordsOf(second);
+    EXPECT_EQ(ours.size(), 1u);
+    EXPECT_EQ(theirs.size(), 1u);
+    if (ours.size() != 1 || theirs.size() != 1) {
+      return {};
+    }
+    EXPECT_EQ(theirs[0].measurement.round_secs, ours[0].measurement.round_secs);
+    EXPECT_EQ(theirs[0].worker, "only");
+    EXPECT_NE(theirs[0].uid, ours[0].uid) << "each job has a record of its own";
+    return {ours[0], theirs[0]};
   }
 
   std::vector<Record> RecordsOf(uint64_t job_id) {
@@ -292,14 +310,8 @@ TEST_F(SchedulerTest, ATrialOfCodeAnotherJobIsMeasuringTakesThatMeasurementInste
   EXPECT_EQ(WaitForEnd(first).state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_TRUE(worker.NoRequestWaiting()) << "the shared code was measured twice";
-  std::vector<Record> ours = RecordsOf(first);
-  std::vector<Record> theirs = RecordsOf(second);
-  ASSERT_EQ(ours.size(), 1u);
-  ASSERT_EQ(theirs.size(), 1u);
-  EXPECT_EQ(theirs[0].config, ours[0].config);
-  EXPECT_EQ(theirs[0].measurement.round_secs, ours[0].measurement.round_secs);
-  EXPECT_EQ(theirs[0].worker, "only");
-  EXPECT_NE(theirs[0].uid, ours[0].uid) << "each job has a record of its own";
+  auto [ours, theirs] = RecordsSharingAMeasurement(first, second);
+  EXPECT_EQ(theirs.config, ours.config);
 }
 
 TEST_F(SchedulerTest, CodeMeasuredEarlierByThisDaemonIsNotMeasuredAgainForALaterJob) {
@@ -318,13 +330,7 @@ TEST_F(SchedulerTest, CodeMeasuredEarlierByThisDaemonIsNotMeasuredAgainForALater
   scheduler_->QuiesceWithBuilds();
   ASSERT_TRUE(worker.NoRequestWaiting()) << "code measured before was measured again";
   EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
-  std::vector<Record> ours = RecordsOf(first);
-  std::vector<Record> theirs = RecordsOf(second);
-  ASSERT_EQ(ours.size(), 1u);
-  ASSERT_EQ(theirs.size(), 1u);
-  EXPECT_EQ(theirs[0].measurement.round_secs, ours[0].measurement.round_secs);
-  EXPECT_EQ(theirs[0].worker, "only");
-  EXPECT_NE(theirs[0].uid, ours[0].uid) << "each job has a record of its own";
+  RecordsSharingAMeasurement(first, second);
 }
 
 TEST_F(SchedulerTest, TheSameConfigWithOtherTimingSettingsIsMeasuredForEachJob) {
