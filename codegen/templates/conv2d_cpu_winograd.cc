@@ -46,7 +46,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   const int64_t registers = cpu.registers;
   ConfigSpace space;
   space.AddKnob("m", {2, 4}, "output tile m x m: Winograd F(m,3)");
-  space.AddKnob("jt", {2, 4, 6, 7, 8, 10, 12, 14}, "tiles in the register tile of the GEMMs");
+  space.AddKnob("jt", {2, 4, 6, 7, 8, 10, 12, 14, 16}, "tiles in the register tile of the GEMMs");
   std::vector<int64_t> kvs;
   for (int64_t kv : {1, 2, 3, 4}) {
     if (kvecs % kv == 0) {
@@ -56,12 +56,13 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("kv", kvs, "vectors of output channels in the register tile (dividing K / width)");
   space.AddKnob("tr", {1, 2, 3, 4, 6, 8},
                 "order 0: register tiles per block of tiles (tb = jt * tr); order 1: 1");
-  space.AddKnob("order", {0, 1},
+  space.AddKnob("order", {0, 1, 2},
                 "0: filters transformed once, blocks of tiles outer; 1: chunks of kv vectors of "
-                "output channels outer, each transforming its filters, all tiles at once");
-  space.AddConstraint("order == 1 needs tr == 1 (it takes all tiles at once)", [](const Config& c) {
-    return KnobValue(c, "order") == 0 || KnobValue(c, "tr") == 1;
-  });
+                "output channels outer, each transforming its filters, all tiles at once; 2: as "
+                "1, the filters transformed per chunk of cc input channels just before use");
+  space.AddConstraint(
+      "order 1 and 2 need tr == 1 (they take all tiles at once)",
+      [](const Config& c) { return KnobValue(c, "order") == 0 || KnobValue(c, "tr") == 1; });
   space.AddConstraint(
       fmt::format("jt*kv + kv + 1 <= {} (accumulators and filter vectors fit the registers)",
                   registers),
@@ -87,13 +88,22 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "input transform: 0 tiles outer, channel vectors inner; 1 the reverse");
   space.AddKnob("ot_order", {0, 1},
                 "output transform: 0 tiles outer, channel vectors inner; 1 the reverse");
+  const int64_t block = std::max<int64_t>(s.block, 1);
+  space.AddConstraint(
+      fmt::format("order 2 needs cc < C ({}; with one chunk it is order 1) and divisible by the "
+                  "channel block ({})",
+                  s.c, block),
+      [block, s](const Config& c) {
+        const int64_t cc = KnobValue(c, "cc");
+        return KnobValue(c, "order") != 2 || (cc < s.c && cc % block == 0);
+      });
   space.AddConstraint("unroll_c <= cc", [](const Config& c) {
     return KnobValue(c, "unroll_c") <= KnobValue(c, "cc");
   });
   space.AddConstraint(
       "gemm_order is the first order of its nesting of the loops of more than one iteration (xi: "
-      "alpha^2; kc: order 0 K / (width * kv), order 1 one; jr: order 0 tr, order 1 the register "
-      "tiles of all tiles)",
+      "alpha^2; kc: order 0 K / (width * kv), orders 1 and 2 one; jr: order 0 tr, orders 1 and 2 "
+      "the register tiles of all tiles)",
       [s, kvecs](const Config& c) {
         const bool blocks = KnobValue(c, "order") == 0;
         const int64_t m = KnobValue(c, "m"), jt = KnobValue(c, "jt");
@@ -162,6 +172,14 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
   config["cc"] = s.c;
   config["gemm_order"] = 0;
   config["unroll_c"] = 1;
+  if (order == 2) {
+    // Chunks of 32 input channels (or the largest fewer than C), the channel loop unrolled by 4.
+    const std::vector<int64_t>& ccs = space.FindKnob("cc")->values;
+    auto it =
+        std::find_if(ccs.rbegin(), ccs.rend(), [&](int64_t cc) { return cc <= 32 && cc < s.c; });
+    config["cc"] = it != ccs.rend() ? *it : ccs.front();
+    config["unroll_c"] = std::min<int64_t>(4, config["cc"]);
+  }
   config["it_order"] = 0;
   config["ot_order"] = 0;
   double best = -1;
@@ -189,24 +207,30 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
 
 // Measured on AVX-512 (bench/RESULTS.md): F(4,3) from 32x32 outputs up, F(2,3) below; the
 // filters transformed once (order 0) while they fit in a core's L2 cache (2 MiB), else per
-// chunk of output channels (order 1).
+// chunk of output and input channels, pipelined with the GEMMs (order 2).
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   const int64_t m = std::min(s.p(), s.q()) >= 32 ? 4 : 2;
   const int64_t u_bytes = (m + 2) * (m + 2) * s.c * s.k * 4;
-  const int64_t order = u_bytes > (int64_t{2} << 20) ? 1 : 0;
-  Config config = ClassConfig(workload, target, m, order, 2);
+  Config config = ClassConfig(workload, target, m, u_bytes > (int64_t{2} << 20) ? 2 : 0, 2);
+  if (!Space(workload, target).IsValid(config)) {
+    config = ClassConfig(workload, target, m, 1, 2);  // too few input channels to chunk
+  }
   TUNE_CHECK(Space(workload, target).IsValid(config)) << ConfigToString(config);
   return config;
 }
 
-// Both tile sizes in both orders, with register tiles of up to 2 and of 1 vector.
+// Both tile sizes in every order (order 2 where the input channels make more than one chunk),
+// with register tiles of up to 2 and of 1 vector.
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   std::vector<Config> seeds;
-  for (int64_t order : {0, 1}) {
+  for (int64_t order : {0, 1, 2}) {
     for (int64_t m : {2, 4}) {
       for (int64_t kv : {2, 1}) {
-        seeds.push_back(ClassConfig(workload, target, m, order, kv));
+        Config seed = ClassConfig(workload, target, m, order, kv);
+        if (order != 2 || Space(workload, target).IsValid(seed)) {
+          seeds.push_back(std::move(seed));
+        }
       }
     }
   }
@@ -243,6 +267,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.it_order = static_cast<int>(KnobValue(config, "it_order"));
   p.ot_order = static_cast<int>(KnobValue(config, "ot_order"));
   p.parallel = target.threads > 1;
+  p.threads = std::max(1, target.threads);
   p.epilogue = workload.epilogue();
   return BuildWinogradNest(p, func_name);
 }
@@ -257,7 +282,7 @@ double Tolerance(const Workload&, const Config& config) {
 
 const KernelTemplate kConv2dCpuWinograd = {
     .name = "conv2d.cpu.winograd",
-    .version = 2,
+    .version = 3,
     .op = OpKind::kConv2d,
     .target_kind = TargetKind::kLlvm,
     .space = &Space,

@@ -1,7 +1,7 @@
 // conv2d.cpu.winograd: 3x3, stride-1 convolution by Winograd's F(m, 3) (m = 2 or 4; see
 // winograd_transform.h) for x86-64 CPUs in the blocked layouts (layout=NCHW<b>c).
 //
-// Per call, in one of two loop orders (knob `order`):
+// Per call, in one of three loop orders (knob `order`):
 //
 // Order 0, for filters whose transform fits in a core's cache:
 //   1. Filter transform: U[xi][c][k] = (G g G^T)[xi] for every filter, xi one of the alpha^2
@@ -15,6 +15,18 @@
 //         tiles x kv vectors of output channels, V broadcast, U loaded;
 //      c. output transform Y = A^T M A of each tile, the epilogue, and the stores of the
 //         positions inside the output.
+//
+// Order 1, for filters whose transform does not fit in cache (few tiles, many channels): every
+// tile's input transform, then in parallel over chunks of kv vectors of output channels, the
+// transform of the chunk's filters for all input channels and the GEMMs of all tiles against
+// them, then every tile's output transform.
+//
+// Order 2, as order 1 with the reduction in chunks of cc input channels (cc < C) and the filter
+// transform software-pipelined: while the GEMMs of one chunk run, each iteration of their
+// outermost loop transforms its share of the next chunk's filters into a second small buffer
+// that stays in L1. The weights, which at 7x7 with 512 channels are read once per call from
+// beyond L2, then stream in while the FMA units work instead of in a phase of their own. Each
+// thread allocates its buffers once per call.
 //
 // The GEMM stage nests its loops over the points xi, the chunks of kv vectors of output
 // channels and the register tiles of tiles in the order gemm_order says (0: xi, chunks, tiles),
@@ -34,7 +46,8 @@
 // with the fields that do not fit (KernelTemplate::check_shape).
 //
 // Knobs: m, jt, kv, tr, order, cc, gemm_order, unroll_c, it_order, ot_order. Seeds: both tile
-// sizes in both orders, kv 2 and 1 (the other knobs at their defaults).
+// sizes in every order (order 2 where C allows a chunk), kv 2 and 1 (the other knobs at their
+// defaults).
 #pragma once
 
 #include "codegen/templates/template.h"

@@ -1,6 +1,9 @@
 #include "codegen/templates/conv2d_cpu_winograd_nest.h"
 
+#include <algorithm>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/templates/conv2d_cpu_loops.h"
@@ -42,6 +45,43 @@ class WinogradBuilder {
 
  private:
   LoopKind Outer() const { return p_.parallel ? LoopKind::kParallel : LoopKind::kSerial; }
+
+  // The transformed inputs V[xi][tile][c] and the GEMMs' results M[xi][tile][k] share one
+  // buffer (M from MOffset() on), and so do, on one thread, the transformed filters of orders 1
+  // and 2 (from WorkSize() on, `extra` floats): one allocation per call, which the C library
+  // keeps for the next call. With several, it returns some of them to the system after each
+  // call and the next faults them in again (measured: a third of the time of order 1 at 7x7).
+  int64_t MOffset() const { return points() * p_.tb * p_.s.c; }
+  int64_t WorkSize() const { return MOffset() + points() * p_.tb * p_.s.k; }
+  Stmt AllocateWork(Stmt body, int64_t extra = 0) const {
+    return Allocate::Make(work_, WorkSize() + extra, std::move(body));
+  }
+
+  // Where M holds output channel kchunk * kv * width + k_in of tile `tile` at point xi. Order 0:
+  // M[xi][tile][k]. Orders 1 and 2 fill M one chunk of kv vectors at a time, and keep a chunk's
+  // rows together, M[chunk][xi][tile][k in chunk]: rows K floats apart would fall into a few
+  // sets of the L1 cache, and the tiles' rows evict each other.
+  Expr MAt(const Expr& xi, const Expr& tile, const Expr& kchunk, const Expr& k_in) const {
+    const int64_t chunk = p_.kv * p_.vw;
+    if (p_.order == 0) {
+      return MOffset() + (xi * p_.tb + tile) * p_.s.k + kchunk * chunk + k_in;
+    }
+    return MOffset() + ((kchunk * points() + xi) * p_.tb + tile) * chunk + k_in;
+  }
+
+  // for (i = 0; i < n; ++i) body(i), in parallel as `threads` contiguous shares of the
+  // iterations, each allocating `size` floats of `scratch` once around its share.
+  Stmt ParallelWithScratch(int64_t n, const Buffer& scratch, int64_t size,
+                           const std::function<Stmt(const Expr&)>& body) const {
+    const int64_t share = CeilDiv(n, p_.threads);
+    Var i("i");
+    Var t("t");
+    const Expr first = t * share;
+    return For::Make(t, 0, CeilDiv(n, share), LoopKind::kParallel,
+                     Allocate::Make(scratch, size,
+                                    For::Make(i, 0, ir::Min::Make(Expr(share), Expr(n) - first),
+                                              LoopKind::kSerial, body(first + i))));
+  }
   int lanes() const { return static_cast<int>(p_.vw); }
   int64_t points() const { return p_.alpha * p_.alpha; }
   // Tiles rounded up to whole register tiles: the rows of V that the GEMMs read.
@@ -53,48 +93,106 @@ class WinogradBuilder {
     const Conv2dShape& s = p_.s;
     Var blk("blk");
     const Expr first = blk * p_.tb;
-    Stmt body = Block::Make({InputTransform(first, p_.tb, LoopKind::kSerial),
-                             Gemms(first, u_, p_.s.k, Expr(int64_t{0}), p_.kvecs),
-                             OutputTransform(first, p_.tb, LoopKind::kSerial)});
-    body = Allocate::Make(mb_, points() * p_.tb * s.k, body);
-    body = Allocate::Make(v_, points() * p_.tb * s.c, body);
+    Stmt body =
+        Block::Make({InputTransform(first, p_.tb, LoopKind::kSerial),
+                     Gemms(first, FiltersAt::Whole(u_, s.k, s.c), Expr(int64_t{0}), p_.kvecs),
+                     OutputTransform(first, p_.tb, LoopKind::kSerial)});
+    body = AllocateWork(body);
     Stmt blocks = For::Make(blk, 0, CeilDiv(p_.tiles, p_.tb), Outer(), body);
-    Var f("f");
-    Stmt filters = For::Make(f, 0, p_.kvecs * p_.cb, Outer(),
-                             FilterTransform(f / p_.cb, f % p_.cb, u_, s.k, (f / p_.cb) * p_.vw));
+    Var f("f"), ci("ci");
+    // U[(xi * C + c) * K + k]
+    const Expr kvec = f / p_.cb, icb = f % p_.cb;
+    Stmt filters = For::Make(
+        f, 0, p_.kvecs * p_.cb, Outer(),
+        For::Make(
+            ci, 0, p_.b, LoopKind::kSerial,
+            FilterTransform(kvec, icb, ci, u_, (icb * p_.b + ci) * s.k + kvec * p_.vw, s.c * s.k)));
     return Allocate::Make(u_, points() * s.c * s.k, Block::Make({filters, blocks}));
   }
 
-  // Order 1: every tile's input transform, then chunks of kv vectors of output channels
-  // (parallel), each transforming its filters into a buffer that stays in cache and running the
-  // GEMMs of all tiles against it, then every tile's output transform. For small images with
-  // many channels, where U would not fit in cache.
+  // Orders 1 and 2: every tile's input transform, then chunks of kv vectors of output channels
+  // (parallel), each running the GEMMs of all tiles against its transformed filters, then every
+  // tile's output transform. For small images with many channels, where U would not fit in
+  // cache. Order 1 transforms a chunk's filters for all input channels first, into a buffer that
+  // stays in L2. Order 2 takes the reduction in chunks of cc input channels and transforms the
+  // filters of the next chunk while the GEMMs of this one run (SoftwarePipelinedGemms), so that
+  // the weights stream in while the FMA units work, into two small buffers that stay in L1.
   Stmt ChannelChunksOuter() const {
     const Conv2dShape& s = p_.s;
     const int64_t chunk = p_.kv * p_.vw;
-    Var kc("kc"), kvec("kvec"), icb("icb");
-    const Expr kvec0 = kc * p_.kv;
-    Stmt filters =
-        For::Make(kvec, 0, p_.kv, LoopKind::kSerial,
-                  For::Make(icb, 0, p_.cb, LoopKind::kSerial,
-                            FilterTransform(kvec0 + kvec, icb, uc_, chunk, kvec * p_.vw)));
-    Stmt chunks = For::Make(
-        kc, 0, p_.kvecs / p_.kv, Outer(),
-        Allocate::Make(
-            uc_, points() * s.c * chunk,
-            Block::Make({filters, Gemms(Expr(int64_t{0}), uc_, chunk, kvec0 * p_.vw, p_.kv)})));
+    const bool pipelined = p_.order == 2 && chunks_.split();
+    const int64_t u_size = pipelined ? 2 * points() * p_.cc * chunk : points() * s.c * chunk;
+    // The transformed filters: in the work buffer on one thread, else in each thread's own.
+    const FiltersAt u_whole = p_.parallel ? FiltersAt::Whole(uc_, chunk, s.c, Expr(int64_t{0}))
+                                          : FiltersAt::Whole(work_, chunk, s.c, Expr(WorkSize()));
+    auto chunk_body = [&](const Expr& kc) -> Stmt {
+      if (pipelined) {
+        return SoftwarePipelinedGemms(kc, u_whole.buffer, u_whole.base);
+      }
+      // u[base + (xi * C + c) * chunk + k - k0]
+      const Expr kvec0 = kc * p_.kv;
+      Var kvec("kvec"), icb("icb"), ci("ci");
+      const Expr c = icb * p_.b + ci;
+      Stmt filters = For::Make(
+          kvec, 0, p_.kv, LoopKind::kSerial,
+          For::Make(
+              icb, 0, p_.cb, LoopKind::kSerial,
+              For::Make(ci, 0, p_.b, LoopKind::kSerial,
+                        FilterTransform(kvec0 + kvec, icb, ci, u_whole.buffer,
+                                        u_whole.base + c * chunk + kvec * p_.vw, s.c * chunk))));
+      return Block::Make({filters, Gemms(Expr(int64_t{0}), u_whole, kc, p_.kv)});
+    };
+    const int64_t kchunks = p_.kvecs / p_.kv;
+    Var kc("kc");
+    Stmt chunks = p_.parallel ? ParallelWithScratch(kchunks, uc_, u_size, chunk_body)
+                              : For::Make(kc, 0, kchunks, LoopKind::kSerial, chunk_body(kc));
     Stmt body = Block::Make({InputTransform(Expr(int64_t{0}), p_.tb, Outer()), chunks,
                              OutputTransform(Expr(int64_t{0}), p_.tb, Outer())});
-    body = Allocate::Make(mb_, points() * p_.tb * s.k, body);
-    return Allocate::Make(v_, points() * p_.tb * s.c, body);
+    return AllocateWork(body, p_.parallel ? 0 : u_size);
   }
 
-  // (G g G^T) of the filters of output-channel vector `kvec` and input block `icb`, stored at
-  // dst[(xi * C + c) * k_stride + k_offset + lane].
-  Stmt FilterTransform(const Expr& kvec, const Expr& icb, const Buffer& dst, int64_t k_stride,
-                       const Expr& k_offset) const {
-    const Conv2dShape& s = p_.s;
-    Var ci("ci");
+  // Order 2's GEMMs for the kv vectors of output channels of chunk kc, over chunks of cc input
+  // channels. buffer[base...] holds two slots of transformed filters, slot[xi][c - chunk
+  // start][k - k0]: the
+  // GEMMs of chunk ch read slot ch % 2 while each iteration of their outermost loop transforms
+  // its share of the kv * cc filters of chunk ch + 1 into the other slot. Chunk 0's filters are
+  // transformed first.
+  Stmt SoftwarePipelinedGemms(const Expr& kc, const Buffer& buffer, const Expr& base) const {
+    const Expr kvec0 = kc * p_.kv;
+    const int64_t chunk = p_.kv * p_.vw;
+    const int64_t filters = p_.kv * p_.cc;
+    const int64_t slot = points() * p_.cc * chunk;
+    // Filter f of chunk `ch` (the vector f / cc of this call, input channel ch * cc + f % cc),
+    // when that channel exists.
+    auto transform = [&](const Expr& ch, const Expr& f) {
+      const Expr kvec = f / p_.cc, cl = f % p_.cc, c = ch * p_.cc + cl;
+      Stmt one = FilterTransform(kvec0 + kvec, c / p_.b, c % p_.b, buffer,
+                                 base + (ch % 2) * slot + cl * chunk + kvec * p_.vw, p_.cc * chunk);
+      return IfThenElse::Make(c < p_.s.c, one);
+    };
+    Var f("f");
+    Stmt first = For::Make(f, 0, filters, LoopKind::kSerial, transform(Expr(int64_t{0}), f));
+    FiltersAt u = FiltersAt::Whole(buffer, chunk, p_.cc, base + (ch_ % 2) * slot);
+    u.chunked = true;
+    u.interleave = [&](const Expr& it, int64_t extent) {
+      const int64_t per = CeilDiv(filters, extent);
+      Var fl("fl");
+      const Expr fi = it * per + fl;
+      return For::Make(
+          fl, 0, per, LoopKind::kSerial,
+          IfThenElse::Make(ch_ + 1 < chunks_.count() && fi < filters, transform(ch_ + 1, fi)));
+    };
+    return Block::Make({first, Gemms(Expr(int64_t{0}), u, kc, p_.kv)});
+  }
+
+  // The first input channel of the GEMMs' current reduction chunk (the loop over ch_; 0 when the
+  // reduction is not split).
+  Expr ReductionBegin() const { return chunks_.split() ? chunks_.Begin(ch_) : Expr(int64_t{0}); }
+
+  // (G g G^T) of the filter of output-channel vector `kvec` and input channel icb * b + ci,
+  // point xi stored at dst[at + xi * xi_stride + lane].
+  Stmt FilterTransform(const Expr& kvec, const Expr& icb, const Expr& ci, const Buffer& dst,
+                       const Expr& at, int64_t xi_stride) const {
     const Expr kob = kvec / p_.vpb, v = kvec % p_.vpb;
     std::vector<std::vector<Expr>> g(3, std::vector<Expr>(3));
     for (int64_t r = 0; r < 3; ++r) {
@@ -104,11 +202,10 @@ class WinogradBuilder {
             lanes());
       }
     }
-    Stmt transform = TransformTile(w_.g, g, lanes(), [&](int64_t i, int64_t j, Expr value) {
+    return TransformTile(w_.g, g, lanes(), [&](int64_t i, int64_t j, Expr value) {
       const int64_t xi = i * p_.alpha + j;
-      return Store::Make(dst, (xi * s.c + icb * p_.b + ci) * k_stride + k_offset, value);
+      return Store::Make(dst, at + xi * xi_stride, value);
     });
-    return For::Make(ci, 0, p_.b, LoopKind::kSerial, transform);
   }
 
   // The image and tile coordinates of tile `t`.
@@ -143,7 +240,7 @@ class WinogradBuilder {
     }
     Stmt transform = TransformTile(w_.bt, d, lanes(), [&](int64_t i, int64_t k, Expr value) {
       const int64_t xi = i * p_.alpha + k;
-      return Store::Make(v_, (xi * p_.tb + j) * s.c + icb * p_.b + v * p_.vw, value);
+      return Store::Make(work_, (xi * p_.tb + j) * s.c + icb * p_.b + v * p_.vw, value);
     });
     if (p_.it_order == 1) {
       // Channel vectors outer: each pass reads one vector of a block from every tile.
@@ -158,15 +255,38 @@ class WinogradBuilder {
     return For::Make(j, 0, count, kind, IfThenElse::Make(first + j < padded_tiles(), per_tile));
   }
 
-  // M[xi][j][k0 + ...] = sum_c V[xi][j][c] U[xi][c][...] for the register tiles of tiles
-  // first + ... that hold a tile, every point xi, and `vectors` vectors of output channels from
-  // k0: register tiles of jt tiles x kv vectors. U element (xi, c, k - k0) is at
-  // u[(xi * C + c) * u_stride + k - k0] (order 0 passes the whole U with k0 = 0, order 1 the
-  // chunk's buffer, which starts at k0). The loops over xi, the chunks of kv vectors and the
+  // Where the GEMMs find the transformed filters: U element (xi, c, k - k0) at
+  // buffer[base + (xi * rows + c') * stride + k - k0], c' = c, or with `chunked` c minus the
+  // first channel of the current chunk of the reduction (the buffer holds that chunk's rows).
+  // A defined `interleave` gives a statement that each iteration `it` of the GEMMs' outermost
+  // loop (of `extent` iterations) runs before its GEMMs.
+  struct FiltersAt {
+    Buffer buffer;
+    int64_t stride = 1, rows = 1;
+    Expr base = Expr(int64_t{0});
+    bool chunked = false;
+    std::function<Stmt(const Expr& it, int64_t extent)> interleave;
+
+    // `rows` rows of the filters' transforms from `base` on, nothing interleaved.
+    static FiltersAt Whole(Buffer buffer, int64_t stride, int64_t rows,
+                           Expr base = Expr(int64_t{0})) {
+      FiltersAt u;
+      u.buffer = std::move(buffer);
+      u.stride = stride;
+      u.rows = rows;
+      u.base = std::move(base);
+      return u;
+    }
+  };
+
+  // M[xi][j][k] = sum_c V[xi][j][c] U[xi][c][k] for the register tiles of tiles first + ...
+  // that hold a tile, every point xi, and `vectors` vectors of output channels: the chunks of kv
+  // vectors from chunk kchunk0 on (see MAt). Register tiles of jt tiles x kv vectors; U as `u`
+  // says (order 0 passes the whole U with kchunk0 = 0, orders 1 and 2 the buffer of their chunk,
+  // which starts at its first channel). The loops over xi, the chunks of kv vectors and the
   // register tiles nest as gemm_order says; with cc < C a loop over chunks of input channels
   // goes around them, each register tile starting from the sums of the earlier chunks in M.
-  Stmt Gemms(const Expr& first, const Buffer& u, int64_t u_stride, const Expr& k0,
-             int64_t vectors) const {
+  Stmt Gemms(const Expr& first, const FiltersAt& u, const Expr& kchunk0, int64_t vectors) const {
     const Conv2dShape& s = p_.s;
     Var xi("xi"), kc("kc"), jr("jr"), c("c");
     Var jj("jj"), uu("u"), jj2("jj"), u2("u"), jj3("jj"), u3("u");
@@ -178,8 +298,10 @@ class WinogradBuilder {
         jj, 0, p_.jt, LoopKind::kUnrolled,
         For::Make(uu, 0, p_.kv, LoopKind::kUnrolled,
                   Store::Make(acc, acc_at(jj, uu), ir::BroadcastTo(Expr(0.0f), lanes()))));
-    Expr filter = Load::Make(u, (xi * s.c + c) * u_stride + kl + u2 * p_.vw, lanes());
-    Expr value = ir::BroadcastTo(Load::Make(v_, (row0 + jj2) * s.c + c), lanes());
+    const Expr u_c = u.chunked ? c - ReductionBegin() : Expr(c);
+    Expr filter =
+        Load::Make(u.buffer, u.base + (xi * u.rows + u_c) * u.stride + kl + u2 * p_.vw, lanes());
+    Expr value = ir::BroadcastTo(Load::Make(work_, (row0 + jj2) * s.c + c), lanes());
     Stmt fma = Store::Make(acc, acc_at(jj2, u2),
                            ir::Fma::Make(value, filter, Load::Make(acc, acc_at(jj2, u2), lanes())));
     Expr c0 = int64_t{0}, c_extent = s.c;
@@ -191,20 +313,20 @@ class WinogradBuilder {
                                 For::Make(jj2, 0, p_.jt, LoopKind::kUnrolled,
                                           For::Make(u2, 0, p_.kv, LoopKind::kUnrolled, fma)));
     auto m_index = [&](const Expr& row, const Expr& vec) {
-      return (row0 + row) * s.k + k0 + kl + vec * p_.vw;
+      return MAt(xi, jr * p_.jt + row, kchunk0 + kc, vec * p_.vw);
     };
     Stmt store = For::Make(
         jj3, 0, p_.jt, LoopKind::kUnrolled,
         For::Make(u3, 0, p_.kv, LoopKind::kUnrolled,
-                  Store::Make(mb_, m_index(jj3, u3), Load::Make(acc, acc_at(jj3, u3), lanes()))));
+                  Store::Make(work_, m_index(jj3, u3), Load::Make(acc, acc_at(jj3, u3), lanes()))));
     Stmt init = zero;
     if (chunks_.split()) {
       // The sums of the earlier chunks of input channels, from M.
       Var jj4("jj"), u4("u");
-      Stmt reload = For::Make(
-          jj4, 0, p_.jt, LoopKind::kUnrolled,
-          For::Make(u4, 0, p_.kv, LoopKind::kUnrolled,
-                    Store::Make(acc, acc_at(jj4, u4), Load::Make(mb_, m_index(jj4, u4), lanes()))));
+      Stmt reload = For::Make(jj4, 0, p_.jt, LoopKind::kUnrolled,
+                              For::Make(u4, 0, p_.kv, LoopKind::kUnrolled,
+                                        Store::Make(acc, acc_at(jj4, u4),
+                                                    Load::Make(work_, m_index(jj4, u4), lanes()))));
       init = chunks_.Init(ch_, zero, reload);
     }
     Stmt micro = Allocate::Make(acc, p_.jt * p_.kv * p_.vw, Block::Make({init, reduce, store}));
@@ -213,7 +335,13 @@ class WinogradBuilder {
     const int64_t extents[3] = {points(), vectors / p_.kv, p_.tb / p_.jt};
     Stmt nest = IfThenElse::Make(first + jr * p_.jt < p_.tiles, micro);
     const std::vector<int>& order = WinogradGemmOrders()[static_cast<size_t>(p_.gemm_order)];
+    // The loop whose iterations run u.interleave: the outermost of more than one iteration.
+    const auto interleaved =
+        std::find_if(order.begin(), order.end() - 1, [&](int loop) { return extents[loop] > 1; });
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      if (u.interleave && &*it == &*interleaved) {
+        nest = Block::Make({u.interleave(loops[*it], extents[*it]), nest});
+      }
       nest = For::Make(loops[*it], 0, extents[*it], LoopKind::kSerial, nest);
     }
     if (chunks_.split()) {
@@ -226,14 +354,14 @@ class WinogradBuilder {
   // epilogue, and the stores of the positions inside the output. ot_order 0 runs the tiles outer
   // (the loop of `kind`), 1 the vectors of output channels.
   Stmt OutputTransform(const Expr& first, int64_t count, LoopKind kind) const {
-    const Conv2dShape& s = p_.s;
     Var j("j"), kvec("kvec");
     const Expr t = first + j;
     const TileAt tile = Tile(t);
     std::vector<std::vector<Expr>> mt(p_.alpha, std::vector<Expr>(p_.alpha));
     for (int64_t i = 0; i < p_.alpha; ++i) {
       for (int64_t k = 0; k < p_.alpha; ++k) {
-        mt[i][k] = Load::Make(mb_, ((i * p_.alpha + k) * p_.tb + j) * s.k + kvec * p_.vw, lanes());
+        mt[i][k] = Load::Make(
+            work_, MAt(Expr(i * p_.alpha + k), j, kvec / p_.kv, (kvec % p_.kv) * p_.vw), lanes());
       }
     }
     const Expr kob = kvec / p_.vpb, lane0 = (kvec % p_.vpb) * p_.vw;
@@ -265,7 +393,7 @@ class WinogradBuilder {
   const ReductionChunks chunks_;
   Buffer input_{"input"}, weight_{"weight"}, bias_{"bias"}, output_{"output"};
   Buffer u_{"wino_u", MemoryScope::kStack}, uc_{"wino_uc", MemoryScope::kStack},
-      v_{"wino_v", MemoryScope::kStack}, mb_{"wino_m", MemoryScope::kStack};
+      work_{"wino_vm", MemoryScope::kStack};
   Var ch_{"ch"};  // the chunk of input channels of the GEMMs' reduction
 };
 

@@ -22,14 +22,15 @@ struct WinogradPlan {
   int64_t tiles = 1;               // n * th * tw
   int64_t jt = 1, kv = 1,
           tr = 1;        // register tile (jt tiles x kv vectors), register tiles per block
-  int64_t tb = 1;        // tiles per block (order 1: all tiles, rounded up to jt)
-  int order = 0;         // 0: blocks of tiles outer; 1: chunks of output channels outer
+  int64_t tb = 1;        // tiles per block (orders 1, 2: all tiles, rounded up to jt)
+  int order = 0;         // 0: blocks of tiles outer; 1, 2: chunks of output channels outer
   int64_t cc = 1;        // input channels per chunk of the GEMMs' reduction (C: one)
   int gemm_order = 0;    // index into WinogradGemmOrders()
   int64_t unroll_c = 1;  // unroll factor of the GEMMs' loop over input channels
   int it_order = 0;      // input transform: 0 tiles outer, 1 channel vectors outer
   int ot_order = 0;      // output transform: 0 tiles outer, 1 channel vectors outer
   bool parallel = false;
+  int64_t threads = 1;  // the target's threads (parallel loops split their work among them)
   Epilogue epilogue = Epilogue::kNone;
 };
 

@@ -76,6 +76,39 @@ TEST(Conv2dCpuWinograd, RandomConfigsOfGemmOrdersChunksAndTransformOrdersCompute
   }
 }
 
+// Order 2 transforms the next chunk's filters inside the outermost GEMM loop: with xi or the
+// register tiles outermost, a last chunk of fewer than cc channels (C = 48, cc = 32), both tile
+// sizes and thread counts whose shares of the output-channel chunks differ (5 chunks on 2 and 3
+// threads).
+TEST(Conv2dCpuWinograd, PipelinedFilterTransformsComputeTheReferenceWithAShortLastChunk) {
+  Workload w = ParseWorkload(
+      "conv2d:N=1,C=48,H=9,W=10,K=80,R=3,S=3,stride=1,pad=1,layout=NCHW16c,epilogue=bias");
+  for (const char* target_text : {"llvm -mcpu=native -threads=1", "llvm -mcpu=native -threads=2",
+                                  "llvm -mcpu=native -threads=3"}) {
+    Target target = ParseTarget(target_text);
+    ConfigSpace space = kConv2dCpuWinograd.space(w, target);
+    std::vector<KernelCase> cases;
+    for (int64_t m : {2, 4}) {
+      for (int64_t cc : {16, 32}) {
+        for (int64_t gemm_order : {0, 3}) {
+          Config c = kConv2dCpuWinograd.default_config(w, target);
+          c["m"] = m;
+          c["order"] = 2;
+          c["tr"] = 1;
+          c["jt"] = 4;
+          c["kv"] = 1;
+          c["cc"] = cc;
+          c["unroll_c"] = 4;
+          c["gemm_order"] = gemm_order;
+          ASSERT_TRUE(space.IsValid(c)) << ConfigToString(c);
+          cases.push_back({w, c});
+        }
+      }
+    }
+    EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty()) << target_text;
+  }
+}
+
 TEST(Conv2dCpuWinograd, EveryResNet50LayerItAppliesToHasTenThousandValidConfigs) {
   // The AVX-512 target of the bench host, named so the test is the same on every machine.
   Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
@@ -191,7 +224,7 @@ TEST(Conv2dCpuWinograd, SeedsAreValidDistinctAndComputeTheReference) {
     }
     cases.push_back({w, c});
   }
-  EXPECT_EQ(cases.size(), 8u);
+  EXPECT_EQ(cases.size(), 12u);
   EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
 }
 
