@@ -205,12 +205,13 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
   return config;
 }
 
-// Measured on AVX-512 (bench/RESULTS.md): F(4,3) from 32x32 outputs up, F(2,3) below; the
-// filters transformed once (order 0) while they fit in a core's L2 cache (2 MiB), else per
-// chunk of output and input channels, pipelined with the GEMMs (order 2).
+// Measured on AVX-512 (bench/RESULTS.md): F(4,3) from 14x14 outputs up, F(2,3) below (at 7x7
+// F(4,3) leaves 4 tiles, too few rows for the GEMMs' register tiles); the filters transformed
+// once (order 0) while they fit in a core's L2 cache (2 MiB), else per chunk of output and
+// input channels, pipelined with the GEMMs (order 2).
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
-  const int64_t m = std::min(s.p(), s.q()) >= 32 ? 4 : 2;
+  const int64_t m = std::min(s.p(), s.q()) >= 14 ? 4 : 2;
   const int64_t u_bytes = (m + 2) * (m + 2) * s.c * s.k * 4;
   Config config = ClassConfig(workload, target, m, u_bytes > (int64_t{2} << 20) ? 2 : 0, 2);
   if (!Space(workload, target).IsValid(config)) {
