@@ -51,8 +51,21 @@ class WinogradBuilder {
   // and 2 (from WorkSize() on, `extra` floats): one allocation per call, which the C library
   // keeps for the next call. With several, it returns some of them to the system after each
   // call and the next faults them in again (measured: a third of the time of order 1 at 7x7).
-  int64_t MOffset() const { return points() * p_.tb * p_.s.c; }
-  int64_t WorkSize() const { return MOffset() + points() * p_.tb * p_.s.k; }
+  int64_t MOffset() const { return points() * VPointStride(); }
+  int64_t WorkSize() const {
+    return MOffset() + points() * MPointStride() * (p_.order == 0 ? 1 : p_.kvecs / p_.kv);
+  }
+
+  // The distance between the points xi of V, M and U: their rows of one point, plus a cache line.
+  // Without it, a transform's stores (or loads) of the alpha^2 points of one tile or filter are
+  // a power of two of bytes apart in many shapes (16 KiB for U of 64 x 64 channels, 32 KiB for V
+  // of 16 tiles x 512 channels) and fall into one set of the L1 cache, evicting each other.
+  static constexpr int64_t kPointPad = 16;
+  int64_t VPointStride() const { return p_.tb * p_.s.c + kPointPad; }
+  int64_t MPointStride() const {
+    return p_.tb * (p_.order == 0 ? p_.s.k : p_.kv * p_.vw) + kPointPad;
+  }
+  int64_t UPointStride(int64_t rows, int64_t chunk) const { return rows * chunk + kPointPad; }
   Stmt AllocateWork(Stmt body, int64_t extra = 0) const {
     return Allocate::Make(work_, WorkSize() + extra, std::move(body));
   }
@@ -64,9 +77,9 @@ class WinogradBuilder {
   Expr MAt(const Expr& xi, const Expr& tile, const Expr& kchunk, const Expr& k_in) const {
     const int64_t chunk = p_.kv * p_.vw;
     if (p_.order == 0) {
-      return MOffset() + (xi * p_.tb + tile) * p_.s.k + kchunk * chunk + k_in;
+      return MOffset() + xi * MPointStride() + tile * p_.s.k + kchunk * chunk + k_in;
     }
-    return MOffset() + ((kchunk * points() + xi) * p_.tb + tile) * chunk + k_in;
+    return MOffset() + (kchunk * points() + xi) * MPointStride() + tile * chunk + k_in;
   }
 
   // for (i = 0; i < n; ++i) body(i), in parallel as `threads` contiguous shares of the
@@ -104,10 +117,10 @@ class WinogradBuilder {
     const Expr kvec = f / p_.cb, icb = f % p_.cb;
     Stmt filters = For::Make(
         f, 0, p_.kvecs * p_.cb, Outer(),
-        For::Make(
-            ci, 0, p_.b, LoopKind::kSerial,
-            FilterTransform(kvec, icb, ci, u_, (icb * p_.b + ci) * s.k + kvec * p_.vw, s.c * s.k)));
-    return Allocate::Make(u_, points() * s.c * s.k, Block::Make({filters, blocks}));
+        For::Make(ci, 0, p_.b, LoopKind::kSerial,
+                  FilterTransform(kvec, icb, ci, u_, (icb * p_.b + ci) * s.k + kvec * p_.vw,
+                                  UPointStride(s.c, s.k))));
+    return Allocate::Make(u_, points() * UPointStride(s.c, s.k), Block::Make({filters, blocks}));
   }
 
   // Orders 1 and 2: every tile's input transform, then chunks of kv vectors of output channels
@@ -121,7 +134,8 @@ class WinogradBuilder {
     const Conv2dShape& s = p_.s;
     const int64_t chunk = p_.kv * p_.vw;
     const bool pipelined = p_.order == 2 && chunks_.split();
-    const int64_t u_size = pipelined ? 2 * points() * p_.cc * chunk : points() * s.c * chunk;
+    const int64_t u_size =
+        pipelined ? 2 * points() * UPointStride(p_.cc, chunk) : points() * UPointStride(s.c, chunk);
     // The transformed filters: in the work buffer on one thread, else in each thread's own.
     const FiltersAt u_whole = p_.parallel ? FiltersAt::Whole(uc_, chunk, s.c, Expr(int64_t{0}))
                                           : FiltersAt::Whole(work_, chunk, s.c, Expr(WorkSize()));
@@ -133,13 +147,13 @@ class WinogradBuilder {
       const Expr kvec0 = kc * p_.kv;
       Var kvec("kvec"), icb("icb"), ci("ci");
       const Expr c = icb * p_.b + ci;
-      Stmt filters = For::Make(
-          kvec, 0, p_.kv, LoopKind::kSerial,
-          For::Make(
-              icb, 0, p_.cb, LoopKind::kSerial,
-              For::Make(ci, 0, p_.b, LoopKind::kSerial,
-                        FilterTransform(kvec0 + kvec, icb, ci, u_whole.buffer,
-                                        u_whole.base + c * chunk + kvec * p_.vw, s.c * chunk))));
+      Stmt filters =
+          For::Make(kvec, 0, p_.kv, LoopKind::kSerial,
+                    For::Make(icb, 0, p_.cb, LoopKind::kSerial,
+                              For::Make(ci, 0, p_.b, LoopKind::kSerial,
+                                        FilterTransform(kvec0 + kvec, icb, ci, u_whole.buffer,
+                                                        u_whole.base + c * chunk + kvec * p_.vw,
+                                                        UPointStride(s.c, chunk)))));
       return Block::Make({filters, Gemms(Expr(int64_t{0}), u_whole, kc, p_.kv)});
     };
     const int64_t kchunks = p_.kvecs / p_.kv;
@@ -161,13 +175,14 @@ class WinogradBuilder {
     const Expr kvec0 = kc * p_.kv;
     const int64_t chunk = p_.kv * p_.vw;
     const int64_t filters = p_.kv * p_.cc;
-    const int64_t slot = points() * p_.cc * chunk;
+    const int64_t slot = points() * UPointStride(p_.cc, chunk);
     // Filter f of chunk `ch` (the vector f / cc of this call, input channel ch * cc + f % cc),
     // when that channel exists.
     auto transform = [&](const Expr& ch, const Expr& f) {
       const Expr kvec = f / p_.cc, cl = f % p_.cc, c = ch * p_.cc + cl;
       Stmt one = FilterTransform(kvec0 + kvec, c / p_.b, c % p_.b, buffer,
-                                 base + (ch % 2) * slot + cl * chunk + kvec * p_.vw, p_.cc * chunk);
+                                 base + (ch % 2) * slot + cl * chunk + kvec * p_.vw,
+                                 UPointStride(p_.cc, chunk));
       return IfThenElse::Make(c < p_.s.c, one);
     };
     Var f("f");
@@ -240,7 +255,7 @@ class WinogradBuilder {
     }
     Stmt transform = TransformTile(w_.bt, d, lanes(), [&](int64_t i, int64_t k, Expr value) {
       const int64_t xi = i * p_.alpha + k;
-      return Store::Make(work_, (xi * p_.tb + j) * s.c + icb * p_.b + v * p_.vw, value);
+      return Store::Make(work_, xi * VPointStride() + j * s.c + icb * p_.b + v * p_.vw, value);
     });
     if (p_.it_order == 1) {
       // Channel vectors outer: each pass reads one vector of a block from every tile.
@@ -256,8 +271,9 @@ class WinogradBuilder {
   }
 
   // Where the GEMMs find the transformed filters: U element (xi, c, k - k0) at
-  // buffer[base + (xi * rows + c') * stride + k - k0], c' = c, or with `chunked` c minus the
-  // first channel of the current chunk of the reduction (the buffer holds that chunk's rows).
+  // buffer[base + xi * UPointStride(rows, stride) + c' * stride + k - k0], c' = c, or with
+  // `chunked` c minus the first channel of the current chunk of the reduction (the buffer holds
+  // that chunk's rows).
   // A defined `interleave` gives a statement that each iteration `it` of the GEMMs' outermost
   // loop (of `extent` iterations) runs before its GEMMs.
   struct FiltersAt {
@@ -292,16 +308,18 @@ class WinogradBuilder {
     Var jj("jj"), uu("u"), jj2("jj"), u2("u"), jj3("jj"), u3("u");
     Buffer acc("acc", MemoryScope::kStack);
     auto acc_at = [&](const Expr& row, const Expr& vec) { return (row * p_.kv + vec) * p_.vw; };
-    const Expr row0 = xi * p_.tb + jr * p_.jt;
+    const Expr row0 = jr * p_.jt;          // the register tile's first row (tile) of this block
     const Expr kl = kc * (p_.kv * p_.vw);  // within the vectors of this call
     Stmt zero = For::Make(
         jj, 0, p_.jt, LoopKind::kUnrolled,
         For::Make(uu, 0, p_.kv, LoopKind::kUnrolled,
                   Store::Make(acc, acc_at(jj, uu), ir::BroadcastTo(Expr(0.0f), lanes()))));
     const Expr u_c = u.chunked ? c - ReductionBegin() : Expr(c);
-    Expr filter =
-        Load::Make(u.buffer, u.base + (xi * u.rows + u_c) * u.stride + kl + u2 * p_.vw, lanes());
-    Expr value = ir::BroadcastTo(Load::Make(work_, (row0 + jj2) * s.c + c), lanes());
+    Expr filter = Load::Make(
+        u.buffer, u.base + xi * UPointStride(u.rows, u.stride) + u_c * u.stride + kl + u2 * p_.vw,
+        lanes());
+    Expr value =
+        ir::BroadcastTo(Load::Make(work_, xi * VPointStride() + (row0 + jj2) * s.c + c), lanes());
     Stmt fma = Store::Make(acc, acc_at(jj2, u2),
                            ir::Fma::Make(value, filter, Load::Make(acc, acc_at(jj2, u2), lanes())));
     Expr c0 = int64_t{0}, c_extent = s.c;
