@@ -112,10 +112,12 @@ struct SchedulerOptions {
   /// Re-measure a job's finalists once its budget is spent (tuner/finalists.h); tests of other
   /// behaviour that answer each trial by hand turn it off.
   bool remeasure_finalists = true;
-  /// A trial built to code that this daemon measured before (same MeasureKey) takes that
-  /// answer instead of a worker's time (TrialPipeline::Recall); tests that count one request
-  /// per trial of configs that build to the same code turn it off.
-  bool recall_answers = true;
+  /// A trial built to code that this daemon is measuring (same MeasureKey) follows that trial
+  /// and takes its answer; one built to code measured before takes that answer
+  /// (TrialPipeline::Recall). Either way no worker measures the same code twice. Off, every
+  /// trial is measured: tests that count one request per trial of configs that build to the
+  /// same code turn it off, since whether such a trial follows depends on timing.
+  bool share_measurements = true;
 };
 
 class Scheduler {

@@ -120,7 +120,7 @@ void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
     CommitLocked(PendingCommit{trial_id, Failure(ErrorKind::kBuildError, outcome.build_error), "",
                                job.row.spec.device_key});
   } else if (std::optional<PendingCommit> recalled =
-                 options_.recall_answers
+                 options_.share_measurements
                      ? trials_.Recall(*trial, job, outcome.artifact, outcome.code)
                      : std::nullopt) {
     Logger("daemon")->debug("trial {} ({} {}) takes the measurement of artifact {} made earlier",
@@ -128,7 +128,8 @@ void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
                             trial->artifact->hash());
     CommitLocked(*std::move(recalled));
   } else {
-    trials_.Built(*trial, job, std::move(outcome.artifact), std::move(outcome.code));
+    trials_.Built(*trial, job, std::move(outcome.artifact), std::move(outcome.code),
+                  options_.share_measurements);
   }
   PumpLocked();
 }

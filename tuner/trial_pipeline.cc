@@ -52,10 +52,10 @@ Trial* TrialPipeline::Find(uint64_t id) {
 
 bool TrialPipeline::Built(Trial& trial, JobRuntime& job,
                           std::shared_ptr<const v1::Artifact> artifact,
-                          std::shared_ptr<const v1::ArtifactCode> code) {
+                          std::shared_ptr<const v1::ArtifactCode> code, bool share) {
   TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " built twice";
   --job.building;
-  if (!trial.final) {
+  if (!trial.final && share) {
     trial.measure_key = MeasureKey(job, *artifact);
   }
   trial.artifact = std::move(artifact);

@@ -60,10 +60,11 @@ class TrialPipeline {
   bool Claimed(const std::string& claim) const { return claims_.contains(claim); }
 
   /// building → ready, at the back of its job's queue (leading its MeasureKey); or → following,
-  /// when another trial leads that key already. A finalist's re-measurement never shares.
+  /// when another trial leads that key already. A finalist's re-measurement never shares, nor
+  /// does any trial with `share` false (it gets no MeasureKey: ready, and never remembered).
   /// Returns true when ready.
   bool Built(Trial& trial, JobRuntime& job, std::shared_ptr<const v1::Artifact> artifact,
-             std::shared_ptr<const v1::ArtifactCode> code);
+             std::shared_ptr<const v1::ArtifactCode> code, bool share = true);
   /// building → committing, when a remembered answer has the MeasureKey of `artifact`: returns
   /// that answer, for `trial`. Otherwise (or for a finalist's re-measurement) nothing changes and
   /// the result is empty.

@@ -156,6 +156,16 @@ TEST_F(PipelineTest, OtherTimingSettingsOrAFinalistsReMeasurementMeasureTheSameC
   EXPECT_NE(MeasureKey(*job_, *leader->artifact), MeasureKey(*slower_timing, *other->artifact));
 }
 
+TEST_F(PipelineTest, WithoutSharingATrialOfCodeBeingMeasuredIsMeasuredToo) {
+  Trial* first = pipeline_.Create(*job_, CandidateOf(32));
+  Trial* second = pipeline_.Create(*job_, CandidateOf(64));
+  EXPECT_TRUE(pipeline_.Built(*first, *job_, ArtifactOf("same code"), nullptr, /*share=*/false));
+  EXPECT_TRUE(pipeline_.Built(*second, *job_, ArtifactOf("same code"), nullptr, /*share=*/false));
+  EXPECT_EQ(second->stage, TrialStage::kReady);
+  EXPECT_EQ(job_->ready.size(), 2u);
+  EXPECT_EQ(job_->following, 0);
+}
+
 TEST_F(PipelineTest, ASuccessfulAnswerIsTakenByTrialsOfTheSameCodeBuiltLaterButNotByFinalists) {
   auto other_job = MakeJob(2);
   Trial* first = pipeline_.Create(*job_, CandidateOf(32));

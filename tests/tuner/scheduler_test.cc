@@ -53,10 +53,11 @@ class SchedulerTest : public ::testing::Test {
     return options;
   }
   // For tests that count one worker request per trial: configs of these tiny GEMMs that build
-  // to code measured before would take that answer instead (recall_answers).
+  // to the same code would follow one another, or take an earlier answer, instead
+  // (share_measurements).
   static SchedulerOptions EveryTrialMeasured() {
     SchedulerOptions options = WithoutFinalists();
-    options.recall_answers = false;
+    options.share_measurements = false;
     return options;
   }
   void Start(SchedulerOptions options = WithoutFinalists()) {
