@@ -50,7 +50,8 @@ class WinogradBuilder {
   // buffer (M from MOffset() on), and so do, on one thread, the transformed filters of orders 1
   // and 2 (from WorkSize() on, `extra` floats): one allocation per call, which the C library
   // keeps for the next call. With several, it returns some of them to the system after each
-  // call and the next faults them in again (measured: a third of the time of order 1 at 7x7).
+  // call and the next faults them in again (measured at 7x7: a third more time for order 1,
+  // 11-25% more for order 2).
   int64_t MOffset() const { return points() * VPointStride(); }
   int64_t WorkSize() const {
     return MOffset() + points() * MPointStride() * (p_.order == 0 ? 1 : p_.kvecs / p_.kv);
@@ -95,6 +96,7 @@ class WinogradBuilder {
                                     For::Make(i, 0, ir::Min::Make(Expr(share), Expr(n) - first),
                                               LoopKind::kSerial, body(first + i))));
   }
+
   int lanes() const { return static_cast<int>(p_.vw); }
   int64_t points() const { return p_.alpha * p_.alpha; }
   // Tiles rounded up to whole register tiles: the rows of V that the GEMMs read.
@@ -113,7 +115,7 @@ class WinogradBuilder {
     body = AllocateWork(body);
     Stmt blocks = For::Make(blk, 0, CeilDiv(p_.tiles, p_.tb), Outer(), body);
     Var f("f"), ci("ci");
-    // U[(xi * C + c) * K + k]
+    // U[xi * UPointStride(C, K) + c * K + k]
     const Expr kvec = f / p_.cb, icb = f % p_.cb;
     Stmt filters = For::Make(
         f, 0, p_.kvecs * p_.cb, Outer(),
@@ -143,7 +145,7 @@ class WinogradBuilder {
       if (pipelined) {
         return SoftwarePipelinedGemms(kc, u_whole.buffer, u_whole.base);
       }
-      // u[base + (xi * C + c) * chunk + k - k0]
+      // u[base + xi * UPointStride(C, chunk) + c * chunk + k - k0]
       const Expr kvec0 = kc * p_.kv;
       Var kvec("kvec"), icb("icb"), ci("ci");
       const Expr c = icb * p_.b + ci;
@@ -167,10 +169,9 @@ class WinogradBuilder {
 
   // Order 2's GEMMs for the kv vectors of output channels of chunk kc, over chunks of cc input
   // channels. buffer[base...] holds two slots of transformed filters, slot[xi][c - chunk
-  // start][k - k0]: the
-  // GEMMs of chunk ch read slot ch % 2 while each iteration of their outermost loop transforms
-  // its share of the kv * cc filters of chunk ch + 1 into the other slot. Chunk 0's filters are
-  // transformed first.
+  // start][k - k0]: the GEMMs of chunk ch read slot ch % 2 while each iteration of their
+  // outermost loop transforms its share of the kv * cc filters of chunk ch + 1 into the other
+  // slot. Chunk 0's filters are transformed first.
   Stmt SoftwarePipelinedGemms(const Expr& kc, const Buffer& buffer, const Expr& base) const {
     const Expr kvec0 = kc * p_.kv;
     const int64_t chunk = p_.kv * p_.vw;
