@@ -15,7 +15,7 @@
 namespace tune::tuner {
 
 Scheduler::Scheduler(TuningLog* log, SchedulerOptions options)
-    : log_(log), options_(std::move(options)) {}
+    : log_(log), options_(std::move(options)), trials_(options_.share_measurements) {}
 
 Scheduler::~Scheduler() { Shutdown(); }
 

@@ -120,16 +120,13 @@ void Scheduler::OnBuilt(uint64_t trial_id, BuildOutcome outcome) {
     CommitLocked(PendingCommit{trial_id, Failure(ErrorKind::kBuildError, outcome.build_error), "",
                                job.row.spec.device_key});
   } else if (std::optional<PendingCommit> recalled =
-                 options_.share_measurements
-                     ? trials_.Recall(*trial, job, outcome.artifact, outcome.code)
-                     : std::nullopt) {
+                 trials_.Recall(*trial, job, outcome.artifact, outcome.code)) {
     Logger("daemon")->debug("trial {} ({} {}) takes the measurement of artifact {} made earlier",
                             trial_id, trial->tpl->name, trial->config_text,
                             trial->artifact->hash());
     CommitLocked(*std::move(recalled));
   } else {
-    trials_.Built(*trial, job, std::move(outcome.artifact), std::move(outcome.code),
-                  options_.share_measurements);
+    trials_.Built(*trial, job, std::move(outcome.artifact), std::move(outcome.code));
   }
   PumpLocked();
 }

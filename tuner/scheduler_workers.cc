@@ -149,9 +149,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
   ++worker->trials_done;
   PendingCommit pending{trial->id, Sanitize(result.measurement()), worker->reg.name(),
                         worker->reg.device_key()};
-  if (options_.share_measurements) {
-    trials_.Remember(*trial, pending);  // for trials of the same code built later
-  }
+  trials_.Remember(*trial, pending);  // for trials of the same code built later
   // Trials of the same code, device and timing (of this job or others) take this measurement.
   for (uint64_t id : trials_.Unlead(*trial)) {
     Trial& follower = *trials_.Find(id);

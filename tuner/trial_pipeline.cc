@@ -52,10 +52,10 @@ Trial* TrialPipeline::Find(uint64_t id) {
 
 bool TrialPipeline::Built(Trial& trial, JobRuntime& job,
                           std::shared_ptr<const v1::Artifact> artifact,
-                          std::shared_ptr<const v1::ArtifactCode> code, bool share) {
+                          std::shared_ptr<const v1::ArtifactCode> code) {
   TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " built twice";
   --job.building;
-  if (!trial.final && share) {
+  if (!trial.final && share_) {
     trial.measure_key = MeasureKey(job, *artifact);
   }
   trial.artifact = std::move(artifact);
@@ -67,7 +67,7 @@ std::optional<PendingCommit> TrialPipeline::Recall(
     Trial& trial, JobRuntime& job, const std::shared_ptr<const v1::Artifact>& artifact,
     const std::shared_ptr<const v1::ArtifactCode>& code) {
   TUNE_CHECK(trial.stage == TrialStage::kBuilding) << "trial " << trial.id << " built twice";
-  if (trial.final) {
+  if (trial.final || !share_) {
     return std::nullopt;
   }
   auto it = answers_.find(MeasureKey(job, *artifact));
@@ -84,7 +84,8 @@ std::optional<PendingCommit> TrialPipeline::Recall(
 }
 
 void TrialPipeline::Remember(const Trial& trial, const PendingCommit& answer) {
-  if (trial.measure_key.empty() || !answer.measurement.ok()) {  // a finalist's has no key
+  // A finalist's trial has no key, nor any trial when measurements are not shared.
+  if (trial.measure_key.empty() || !answer.measurement.ok()) {
     return;
   }
   auto [it, inserted] = answers_.insert_or_assign(trial.measure_key, answer);

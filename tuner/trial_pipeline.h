@@ -50,6 +50,10 @@ inline constexpr size_t kRecalledAnswers = 8192;
 
 class TrialPipeline {
  public:
+  /// With `share_measurements` false no trial gets a MeasureKey: none leads, follows, is
+  /// remembered or recalls, and every trial is measured (SchedulerOptions::share_measurements).
+  explicit TrialPipeline(bool share_measurements = true) : share_(share_measurements) {}
+
   /// A new trial of `job` for `candidate`, claiming its config, stage building. When another
   /// trial holds the claim, nothing is created and null is returned. A finalist's
   /// re-measurement (`final_pass` >= 0, tuner/finalists.h) claims that pass of that job only.
@@ -60,11 +64,10 @@ class TrialPipeline {
   bool Claimed(const std::string& claim) const { return claims_.contains(claim); }
 
   /// building → ready, at the back of its job's queue (leading its MeasureKey); or → following,
-  /// when another trial leads that key already. A finalist's re-measurement never shares, nor
-  /// does any trial with `share` false (it gets no MeasureKey: ready, and never remembered).
+  /// when another trial leads that key already. A finalist's re-measurement never shares.
   /// Returns true when ready.
   bool Built(Trial& trial, JobRuntime& job, std::shared_ptr<const v1::Artifact> artifact,
-             std::shared_ptr<const v1::ArtifactCode> code, bool share = true);
+             std::shared_ptr<const v1::ArtifactCode> code);
   /// building → committing, when a remembered answer has the MeasureKey of `artifact`: returns
   /// that answer, for `trial`. Otherwise (or for a finalist's re-measurement) nothing changes and
   /// the result is empty.
@@ -118,6 +121,7 @@ class TrialPipeline {
   size_t claims() const { return claims_.size(); }
 
  private:
+  bool share_ = true;  // see the constructor
   uint64_t next_id_ = 1;
   std::map<uint64_t, Trial> trials_;
   std::map<std::string, uint64_t> claims_;        // claim key → trial id

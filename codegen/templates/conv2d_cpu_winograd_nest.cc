@@ -332,7 +332,7 @@ class WinogradBuilder {
                                 For::Make(jj2, 0, p_.jt, LoopKind::kUnrolled,
                                           For::Make(u2, 0, p_.kv, LoopKind::kUnrolled, fma)));
     auto m_index = [&](const Expr& row, const Expr& vec) {
-      return MAt(xi, jr * p_.jt + row, kchunk0 + kc, vec * p_.vw);
+      return MAt(xi, row0 + row, kchunk0 + kc, vec * p_.vw);
     };
     Stmt store = For::Make(
         jj3, 0, p_.jt, LoopKind::kUnrolled,

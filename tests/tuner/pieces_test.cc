@@ -157,10 +157,11 @@ TEST_F(PipelineTest, OtherTimingSettingsOrAFinalistsReMeasurementMeasureTheSameC
 }
 
 TEST_F(PipelineTest, WithoutSharingATrialOfCodeBeingMeasuredIsMeasuredToo) {
-  Trial* first = pipeline_.Create(*job_, CandidateOf(32));
-  Trial* second = pipeline_.Create(*job_, CandidateOf(64));
-  EXPECT_TRUE(pipeline_.Built(*first, *job_, ArtifactOf("same code"), nullptr, /*share=*/false));
-  EXPECT_TRUE(pipeline_.Built(*second, *job_, ArtifactOf("same code"), nullptr, /*share=*/false));
+  TrialPipeline unshared(/*share_measurements=*/false);
+  Trial* first = unshared.Create(*job_, CandidateOf(32));
+  Trial* second = unshared.Create(*job_, CandidateOf(64));
+  EXPECT_TRUE(unshared.Built(*first, *job_, ArtifactOf("same code"), nullptr));
+  EXPECT_TRUE(unshared.Built(*second, *job_, ArtifactOf("same code"), nullptr));
   EXPECT_EQ(second->stage, TrialStage::kReady);
   EXPECT_EQ(job_->ready.size(), 2u);
   EXPECT_EQ(job_->following, 0);
