@@ -7,7 +7,11 @@
 // by any run, including a long xgb run of `--reference` trials, after the fastest configs were
 // measured again (`--remeasure-top`, median of `--remeasure-passes` passes: the fastest single
 // measurement of thousands is biased low by noise). "xgb+transfer" first learns from the
-// table's measurements of the other workloads. Random searches may run longer
+// table's measurements of the other workloads. "job" and "job+transfer" run what a tuning job
+// of the xgb strategy runs (tuner::JobSearch: the default and the template's seeds first), the
+// second lent the other workloads' measurements as the daemon lends a job the log's records of
+// other shapes (the nearest workloads' best configs, and the cost model's training data). Random
+// searches may run longer
 // (`--random-trials`), to see how many trials random needs.
 //
 // Prints, per workload and strategy, the median over seeds of the trials needed to come within
@@ -32,17 +36,36 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "search/strategy.h"
+#include "tuner/job_search.h"
 
 namespace tune::bench {
 namespace {
 
 constexpr std::string_view kTransfer = "xgb+transfer";
+// A tuning job's search (tuner::JobSearch with the xgb strategy): the template's default and
+// seeds first; with transfer, the nearest workloads' best configs and a cost model that learnt
+// from the other workloads' measurements, as the daemon gives a job of a log that holds them.
+constexpr std::string_view kJob = "job";
+constexpr std::string_view kJobTransfer = "job+transfer";
+
+bool IsBenchOnly(std::string_view strategy) {
+  return strategy == kTransfer || strategy == kJob || strategy == kJobTransfer;
+}
+bool Transfers(std::string_view strategy) {
+  return strategy == kTransfer || strategy == kJobTransfer;
+}
 
 struct Options {
   std::vector<std::string> workloads = {"gemm:M=128,N=768,K=768"};
   std::string template_name = "gemm.cpu.blocked";
   std::string target = "llvm -mcpu=native -threads=1";
-  std::vector<std::string> strategies = {"random", "grid", "ga", "xgb", std::string(kTransfer)};
+  std::vector<std::string> strategies = {"random",
+                                         "grid",
+                                         "ga",
+                                         "xgb",
+                                         std::string(kTransfer),
+                                         std::string(kJob),
+                                         std::string(kJobTransfer)};
   int trials = 64;
   int seeds = 3;
   int batch = 8;
@@ -70,6 +93,9 @@ class SearchBench {
   // The configs one search measured, in trial order.
   std::vector<Config> Run(const Workload& w, const std::vector<Workload>& others,
                           std::string_view strategy, uint64_t seed, int trials) {
+    if (strategy == kJob || strategy == kJobTransfer) {
+      return RunJob(w, strategy == kJobTransfer ? others : std::vector<Workload>{}, seed, trials);
+    }
     const Target& target = timer_.target();
     const bool transfer = strategy == kTransfer;
     auto search = MakeStrategy(transfer ? "xgb" : strategy, tpl_.space(w, target), seed, {}, "",
@@ -97,6 +123,41 @@ class SearchBench {
         outcomes.push_back({config, secs.has_value(), secs.value_or(0)});
       }
       (*search)->Observe(outcomes);
+    }
+    return measured;
+  }
+
+  // The configs a tuning job of the xgb strategy measured, in trial order: tuner::JobSearch over
+  // this template, lent the table's measurements of `others` (none: no transfer).
+  std::vector<Config> RunJob(const Workload& w, const std::vector<Workload>& others, uint64_t seed,
+                             int trials) {
+    std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
+    for (const Workload& other : others) {
+      for (const Table::Entry& entry : times_.table().Of(other.ToString())) {
+        transfer[std::string(tpl_.name)].push_back(TemplateTrial{
+            other.ToString(), entry.config, entry.secs.has_value(), entry.secs.value_or(0)});
+      }
+    }
+    absl::StatusOr<std::unique_ptr<tuner::JobSearch>> search =
+        tuner::JobSearch::Create(w, timer_.target(), {&tpl_}, "xgb", seed, {}, "", {}, transfer);
+    TUNE_CHECK(search.ok()) << search.status();
+    std::vector<Config> measured;
+    while (static_cast<int>(measured.size()) < trials) {
+      std::vector<tuner::Candidate> candidates =
+          (*search)->Propose(std::min(options_.batch, trials - static_cast<int>(measured.size())));
+      if (candidates.empty()) {
+        break;
+      }
+      for (const tuner::Candidate& c : candidates) {
+        std::optional<double> secs = Measure(w, c.config);
+        if (options_.verbose) {
+          std::fprintf(stderr, "job seed %llu trial %zu: %s %.4g s\n",
+                       static_cast<unsigned long long>(seed), measured.size() + 1,
+                       ConfigToString(c.config).c_str(), secs.value_or(0));
+        }
+        measured.push_back(c.config);
+        (*search)->Observe(c.tpl, TrialOutcome{c.config, secs.has_value(), secs.value_or(0)});
+      }
     }
     return measured;
   }
@@ -168,8 +229,8 @@ int Main(int argc, char** argv) {
   app.add_option("--template", options.template_name, "the template whose space is searched");
   app.add_option("--target", options.target, "CPU target");
   app.add_option("--strategies", options.strategies,
-                 "strategies to compare (names of tune-client submit --strategy, and "
-                 "xgb+transfer)")
+                 "strategies to compare (names of tune-client submit --strategy, "
+                 "xgb+transfer, job and job+transfer)")
       ->delimiter(',');
   app.add_option("--trials", options.trials, "trials per search")->check(CLI::Range(1, 100000));
   app.add_option("--seeds", options.seeds, "searches per strategy")->check(CLI::Range(1, 100));
@@ -225,9 +286,11 @@ int Main(int argc, char** argv) {
   }
   for (const std::string& s : options.strategies) {
     std::vector<std::string> names = StrategyNames();
-    if (s != kTransfer && std::find(names.begin(), names.end(), s) == names.end()) {
-      std::fprintf(stderr, "tune-bench-search: --strategies: '%s' is unknown; accepted: %s, %s\n",
-                   s.c_str(), Join(names, ", ").c_str(), std::string(kTransfer).c_str());
+    if (!IsBenchOnly(s) && std::find(names.begin(), names.end(), s) == names.end()) {
+      std::fprintf(stderr,
+                   "tune-bench-search: --strategies: '%s' is unknown; accepted: %s, %s, %s, %s\n",
+                   s.c_str(), Join(names, ", ").c_str(), std::string(kTransfer).c_str(),
+                   std::string(kJob).c_str(), std::string(kJobTransfer).c_str());
       return 2;
     }
   }
@@ -265,7 +328,7 @@ int Main(int argc, char** argv) {
         bench.Run(workloads[wi], others, "xgb", 1000, options.reference);
       }
       for (const std::string& strategy : options.strategies) {
-        if ((strategy == kTransfer) != transfer) {
+        if (Transfers(strategy) != transfer) {
           continue;
         }
         const int trials = strategy == "random" && options.random_trials > 0 ? options.random_trials
