@@ -3,6 +3,8 @@
 // step); it keeps the kPlanSize best-ranked configs visited. A batch takes the plan's best
 // untaken candidates, with a bonus for (knob, value) pairs the plan's picks do not cover yet,
 // plus an epsilon share of random picks so that a wrong model cannot starve whole regions.
+// Suggested configs (a template's seeds, when a model learnt from other workloads' trials can
+// rank them) start walkers of every plan, so the model decides when they are measured.
 // A new plan is made once kRefitEvery new observations have arrived (or the plan is used up),
 // so the model is refitted after every batch of trials, not after every trial. Until the model
 // has enough data the batches are random: "xgb" needs kXgbWarmup observations, "auto"
@@ -158,6 +160,20 @@ class ModelStrategy final : public SearchStrategy {
       transfer_.erase(transfer_.begin(), transfer_.begin() + static_cast<std::ptrdiff_t>(
                                                                  transfer_.size() - kMaxTransfer));
     }
+  }
+
+  bool Suggest(const std::vector<Config>& configs) override {
+    if (!EnoughData(observations_.size())) {
+      return false;
+    }
+    for (const Config& config : configs) {
+      std::optional<uint64_t> index = space_.IndexOf(config);
+      if (index && space_.ConstraintsHold(config) &&
+          std::find(suggested_.begin(), suggested_.end(), *index) == suggested_.end()) {
+        suggested_.push_back(*index);
+      }
+    }
+    return true;
   }
 
   // The plan of a saved state, rebuilt at the first Propose after a resume.
@@ -430,6 +446,15 @@ class ModelStrategy final : public SearchStrategy {
     for (size_t i = 0; i < best.size() && static_cast<int>(walkers.size()) < kStartFromBest; ++i) {
       walkers.push_back(space_.ConfigAt(best[i]->index));
     }
+    // The suggested configs are ranked (as walkers' starting points, or as visited) like every
+    // config the walkers reach.
+    std::vector<Config> suggested;
+    for (uint64_t index : suggested_) {
+      suggested.push_back(space_.ConfigAt(index));
+      if (static_cast<int>(walkers.size()) < kChains) {
+        walkers.push_back(suggested.back());
+      }
+    }
     while (static_cast<int>(walkers.size()) < kChains) {
       std::optional<Config> config = space_.Sample(rng, 1000);
       if (!config) {
@@ -446,6 +471,7 @@ class ModelStrategy final : public SearchStrategy {
         }
       }
     };
+    visit(suggested, Score(suggested));
     std::vector<double> scores = Score(walkers);
     visit(walkers, scores);
     std::uniform_real_distribution<double> coin(0.0, 1.0);
@@ -549,6 +575,7 @@ class ModelStrategy final : public SearchStrategy {
   CostModel model_;
   std::vector<Observation> observations_;
   std::vector<TransferSample> transfer_;
+  std::vector<uint64_t> suggested_;  // raw indices of the configs Suggest() was given
   Plan plan_;
   std::unordered_map<uint64_t, std::vector<float>> features_cache_;
   std::unordered_map<uint64_t, double> scores_;

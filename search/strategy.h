@@ -60,6 +60,17 @@ class SearchStrategy {
   /// from this space's are ignored. Strategies without a model ignore all of them.
   virtual void Transfer(std::vector<TransferSample> samples) { (void)samples; }
 
+  /// Configs worth measuring early that the caller would otherwise propose before the
+  /// strategy's own (a template's seeds). A strategy whose cost model can rank configs already
+  /// (it learnt from lent or observed trials) keeps them among its candidates from its next plan
+  /// on, so that they are measured when the model ranks them high, and returns true. Otherwise
+  /// it ignores them and returns false: the caller proposes them itself. The suggestions are not
+  /// part of SaveState(): a resumed search is given them again.
+  virtual bool Suggest(const std::vector<Config>& configs) {
+    (void)configs;
+    return false;
+  }
+
   /// Serialised state (JSON text) so a restarted daemon resumes the search where it stopped.
   virtual std::string SaveState() const = 0;
 

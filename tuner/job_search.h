@@ -1,9 +1,11 @@
 // JobSearch: the search of one job over the config spaces of all its templates. It first
 // proposes each template's default config (so a job's best is never worse than what
-// tune-compile would pick without tuning), then the templates' seeds (KernelTemplate::seeds,
-// one per template in turn), then keeps one SearchStrategy per template and proposes from them
-// in turn, skipping every config already recorded for the job's workload and target (of the
-// same template version).
+// tune-compile would pick without tuning), then with transfer the best configs of the nearest
+// other workloads, then the templates' seeds (KernelTemplate::seeds, one per template in turn),
+// then keeps one SearchStrategy per template and proposes from them in turn, skipping every
+// config already recorded for the job's workload and target (of the same template version).
+// Where a strategy's cost model learnt from the log's trials of other workloads, the template's
+// seeds go to the model (SearchStrategy::Suggest) rather than first in line.
 //
 // Resume without loss: every proposal stays *outstanding* until its outcome is observed, and the
 // saved state holds the outstanding proposals next to the strategies' cursors and the seeds still
@@ -77,7 +79,9 @@ class JobSearch {
   /// `transfer` (per template name, the log's trials of that template on other workloads of
   /// the same target, TuningLog::TrialsOfTemplate) is what a cost model learns from before its
   /// first proposal; the best configs of the kNearestWorkloads nearest workloads (by size) that
-  /// are valid here are proposed after the template's seeds. Empty: no transfer. `features`
+  /// are valid here are proposed right after the default, and when the model learnt from
+  /// lent trials and can rank configs, the template's seeds are suggested to it instead of
+  /// being proposed first. Empty: no transfer. `features`
   /// (which must outlive the search) computes the cost models' features of tune's own
   /// templates; null: in this process.
   /// An unknown strategy is InvalidArgument; `templates` must not be empty (InvalidArgument).
@@ -126,6 +130,7 @@ class JobSearch {
     bool default_pending = false;      // the default is neither measured nor proposed yet
     std::vector<Config> seeds;         // the template's valid seeds (tpl->seeds), in order
     std::deque<Config> seeds_pending;  // those neither measured nor proposed yet
+    bool seeds_to_model = false;       // the template's seeds went to the strategy's model
   };
   // Another workload whose trials are lent: its shape and the template's space for it.
   struct Lender {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -167,6 +168,55 @@ TEST(XgbStrategyTest, LearningFromOtherShapesFirstFindsTheBestInFewerTrials) {
             << Median(with) << ", without " << Median(without) << "\n";
   EXPECT_LE(Median(with), 16);
   EXPECT_LT(Median(with), Median(without));
+}
+
+// A search that cannot rank yet refuses suggestions (its caller proposes them). One that learnt
+// from another workload takes them: a suggested config the model ranks best is in its first
+// batch, where a search not given it does not reach it among 16^8 configs; a poor one is not.
+TEST(XgbStrategyTest, SuggestedConfigsAreMeasuredWhenTheModelRanksThemHigh) {
+  // Each of eight knobs makes a trial 1.5 times slower unless it is 0: all zeros is the best.
+  ConfigSpace space;
+  std::vector<int64_t> values(16);
+  std::iota(values.begin(), values.end(), 0);
+  for (const char* name : {"a", "b", "c", "d", "e", "f", "g", "h"}) {
+    space.AddKnob(name, values);
+  }
+  auto secs = [&space](const Config& c) {
+    double t = 1e-3;
+    for (const Knob& knob : space.knobs()) {
+      t *= c.at(knob.name) == 0 ? 1.0 : 1.5;
+    }
+    return t;
+  };
+  Config best, poor;
+  for (const Knob& knob : space.knobs()) {
+    best[knob.name] = 0;
+    poor[knob.name] = 15;
+  }
+  EXPECT_FALSE((*MakeStrategy("xgb", space, 1, {}))->Suggest({best, poor}));
+
+  // A workload whose times are these: what the model learns from.
+  std::vector<TransferSample> samples;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    Config c = *space.Sample(rng);
+    samples.push_back({KnobFeatures(space, c), true, secs(c), 1});
+  }
+  auto first_batch = [&](bool suggest) {
+    auto search = *MakeStrategy("xgb", space, 1, {});
+    search->Transfer(samples);
+    if (suggest) {
+      EXPECT_TRUE(search->Suggest({best, poor}));
+    }
+    return search->Propose(8);
+  };
+  auto holds = [](const std::vector<Config>& batch, const Config& c) {
+    return std::find(batch.begin(), batch.end(), c) != batch.end();
+  };
+  const std::vector<Config> suggested = first_batch(true);
+  EXPECT_TRUE(holds(suggested, best));
+  EXPECT_FALSE(holds(suggested, poor));
+  EXPECT_FALSE(holds(first_batch(false), best)) << "found without the suggestion: a weak test";
 }
 
 TEST(XgbStrategyTest, TransferredSamplesOfAnotherFeatureWidthAreIgnored) {

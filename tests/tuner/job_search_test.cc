@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -228,17 +229,17 @@ std::vector<std::string> RunJob(std::string_view strategy, int trials, int windo
 
 std::set<std::string> AsSet(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
-TEST(JobSearchTest, ProposesTheNearestWorkloadsBestConfigsRightAfterTheTemplatesSeeds) {
+TEST(JobSearchTest, ProposesTheNearestWorkloadsBestConfigsRightAfterTheDefault) {
   GemmCase s;
   const KernelTemplate* tpl = s.templates.front();
   const ConfigSpace space = tpl->space(s.workload, s.target);
-  const size_t seeds = tpl->seeds ? tpl->seeds(s.workload, s.target).size() : 0;
+  const std::vector<Config> seeds =
+      tpl->seeds ? tpl->seeds(s.workload, s.target) : std::vector<Config>{};
   const Workload near = *Workload::Parse("gemm:M=64,N=64,K=48");
   const Workload far = *Workload::Parse("gemm:M=64,N=64,K=256");
   // Configs valid here and on the other workload, none of them a seed or the default.
   std::vector<Config> lend;
-  std::vector<Config> not_lent =
-      tpl->seeds ? tpl->seeds(s.workload, s.target) : std::vector<Config>{};
+  std::vector<Config> not_lent = seeds;
   not_lent.push_back(tpl->default_config(s.workload, s.target));
   std::mt19937_64 rng(3);
   for (const Workload& other : {near, near, far}) {
@@ -260,21 +261,101 @@ TEST(JobSearchTest, ProposesTheNearestWorkloadsBestConfigsRightAfterTheTemplates
       {far.ToString(), ConfigToString(lend[2]), true, 1e-3},
       {"conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3", ConfigToString(lend[1]), true, 1e-4},  // other op
   };
+  // Three lent trials cannot train xgb's model: both strategies propose the seeds themselves.
   for (const std::string& strategy : {std::string("random"), std::string("xgb")}) {
     auto search = JobSearch::Create(s.workload, s.target, {tpl}, strategy, 1, {}, "", {}, transfer);
     ASSERT_TRUE(search.ok()) << search.status();
     std::vector<Config> first;
-    for (const Candidate& c : (*search)->Propose(static_cast<int>(1 + seeds + 2))) {
+    for (const Candidate& c : (*search)->Propose(static_cast<int>(3 + seeds.size()))) {
       first.push_back(c.config);
     }
-    // The default, the seeds, then the lent configs, nearest workload first.
-    auto at = [&](const Config& c) { return std::find(first.begin(), first.end(), c); };
-    ASSERT_NE(at(lend[0]), first.end()) << strategy;
-    ASSERT_NE(at(lend[2]), first.end()) << strategy;
-    EXPECT_EQ(at(lend[0]) + 1, at(lend[2])) << strategy;
-    EXPECT_EQ(at(lend[2]) + 1, first.end()) << strategy;
-    EXPECT_EQ(at(lend[1]), first.end()) << strategy << ": a slower config was lent";
+    ASSERT_EQ(first.size(), 3 + seeds.size()) << strategy;
+    // The default, the lent configs (nearest workload first), then the seeds.
+    EXPECT_EQ(first[1], lend[0]) << strategy;
+    EXPECT_EQ(first[2], lend[2]) << strategy;
+    EXPECT_EQ(std::vector<Config>(first.begin() + 3, first.end()), seeds) << strategy;
+    EXPECT_EQ(std::find(first.begin(), first.end(), lend[1]), first.end())
+        << strategy << ": a slower config was lent";
   }
+}
+
+// Enough lent trials of another shape to train the cost model: the lent best config follows the
+// default, and the template's seeds are no longer first in line (the model ranks them).
+TEST(JobSearchTest, WithAModelTrainedOnLentTrialsTheSeedsAreNotProposedFirst) {
+  GemmCase s;
+  const KernelTemplate* tpl = s.templates.front();
+  ASSERT_TRUE(tpl->seeds);
+  const std::vector<Config> seeds = tpl->seeds(s.workload, s.target);
+  ASSERT_GE(seeds.size(), 4u);
+  const Workload near = *Workload::Parse("gemm:M=64,N=64,K=48");
+  const std::vector<Config> valid = tpl->space(near, s.target).EnumerateValid(64);
+  ASSERT_EQ(valid.size(), 64u);
+  std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
+  for (size_t i = 0; i < valid.size(); ++i) {
+    transfer[std::string(tpl->name)].push_back({near.ToString(), ConfigToString(valid[i]), true,
+                                                1e-3 * static_cast<double>(1 + (i * 7) % 13)});
+  }
+  auto search = JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 1, {}, "", {}, transfer);
+  ASSERT_TRUE(search.ok()) << search.status();
+  std::vector<Config> first;
+  for (const Candidate& c : (*search)->Propose(static_cast<int>(2 + seeds.size()))) {
+    first.push_back(c.config);
+  }
+  ASSERT_EQ(first.size(), 2 + seeds.size());
+  EXPECT_EQ(first[0], tpl->default_config(s.workload, s.target));
+  const ConfigSpace space = tpl->space(s.workload, s.target);
+  std::optional<Config> lent_best;  // the fastest lent config valid here
+  for (size_t i = 0; i < valid.size() && !lent_best; ++i) {
+    if ((i * 7) % 13 == 0 && space.IsValid(valid[i])) {
+      lent_best = valid[i];
+    }
+  }
+  if (lent_best && *lent_best != first[0]) {
+    EXPECT_EQ(first[1], *lent_best);
+  }
+  EXPECT_NE(
+      std::vector<Config>(first.end() - static_cast<std::ptrdiff_t>(seeds.size()), first.end()),
+      seeds)
+      << "the seeds were proposed before the model's picks";
+}
+
+// Handing the seeds to the model is part of the saved state: a job resumed from it proposes
+// what the uninterrupted job proposes.
+TEST(JobSearchTest, AResumedJobWithTransferProposesWhatTheUninterruptedOneWould) {
+  GemmCase s;
+  const KernelTemplate* tpl = s.templates.front();
+  const Workload near = *Workload::Parse("gemm:M=64,N=64,K=48");
+  const std::vector<Config> valid = tpl->space(near, s.target).EnumerateValid(64);
+  std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
+  for (size_t i = 0; i < valid.size(); ++i) {
+    transfer[std::string(tpl->name)].push_back({near.ToString(), ConfigToString(valid[i]), true,
+                                                1e-3 * static_cast<double>(1 + (i * 5) % 11)});
+  }
+  auto secs = [](const Candidate& c) {
+    return 1e-3 * (1 + static_cast<double>(std::hash<std::string>()(Key(c)) % 97));
+  };
+  auto uninterrupted =
+      *JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 3, {}, "", {}, transfer);
+  std::vector<ConfigKey> log;
+  std::vector<PastTrial> history;
+  std::vector<std::string> before;
+  for (const Candidate& c : uninterrupted->Propose(12)) {
+    uninterrupted->Observe(c.tpl, TrialOutcome{c.config, true, secs(c)});
+    log.push_back({std::string(c.tpl->name), c.tpl->version, ConfigToString(c.config)});
+    history.push_back(PastTrial{log.back(), true, secs(c)});
+    before.push_back(Key(c));
+  }
+  const std::string saved = uninterrupted->SaveState();
+  auto resumed =
+      *JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 3, log, saved, history, transfer);
+  std::vector<std::string> next, next_resumed;
+  for (const Candidate& c : uninterrupted->Propose(16)) {
+    next.push_back(Key(c));
+  }
+  for (const Candidate& c : resumed->Propose(16)) {
+    next_resumed.push_back(Key(c));
+  }
+  EXPECT_EQ(next_resumed, next);
 }
 
 // A model job's tasks lend each other their trials as they are recorded: the lent trials train
