@@ -283,7 +283,7 @@ double Tolerance(const Workload&, const Config& config) {
 
 const KernelTemplate kConv2dCpuWinograd = {
     .name = "conv2d.cpu.winograd",
-    .version = 3,
+    .version = 4,
     .op = OpKind::kConv2d,
     .target_kind = TargetKind::kLlvm,
     .space = &Space,

@@ -47,8 +47,8 @@ class WinogradBuilder {
   LoopKind Outer() const { return p_.parallel ? LoopKind::kParallel : LoopKind::kSerial; }
 
   // The transformed inputs V[xi][tile][c] and the GEMMs' results M[xi][tile][k] share one
-  // buffer (M from MOffset() on), and so do, on one thread, the transformed filters of orders 1
-  // and 2 (from WorkSize() on, `extra` floats): one allocation per call, which the C library
+  // buffer (M from MOffset() on), and so do the transformed filters of orders 1 and 2 (from
+  // WorkSize() on, `extra` floats): one allocation per call and thread, which the C library
   // keeps for the next call. With several, it returns some of them to the system after each
   // call and the next faults them in again (measured at 7x7: a third more time for order 1,
   // 11-25% more for order 2).
@@ -83,18 +83,15 @@ class WinogradBuilder {
     return MOffset() + (kchunk * points() + xi) * MPointStride() + tile * chunk + k_in;
   }
 
-  // for (i = 0; i < n; ++i) body(i), in parallel as `threads` contiguous shares of the
-  // iterations, each allocating `size` floats of `scratch` once around its share.
-  Stmt ParallelWithScratch(int64_t n, const Buffer& scratch, int64_t size,
-                           const std::function<Stmt(const Expr&)>& body) const {
+  // One parallel iteration per thread: body(first, count) for contiguous shares [first, first +
+  // count) of n iterations (the last share may be shorter).
+  Stmt PerThreadShares(
+      int64_t n, const std::function<Stmt(const Expr& first, const Expr& count)>& body) const {
     const int64_t share = CeilDiv(n, p_.threads);
-    Var i("i");
     Var t("t");
     const Expr first = t * share;
     return For::Make(t, 0, CeilDiv(n, share), LoopKind::kParallel,
-                     Allocate::Make(scratch, size,
-                                    For::Make(i, 0, ir::Min::Make(Expr(share), Expr(n) - first),
-                                              LoopKind::kSerial, body(first + i))));
+                     body(first, ir::Min::Make(Expr(share), Expr(n) - first)));
   }
 
   int lanes() const { return static_cast<int>(p_.vw); }
@@ -106,41 +103,61 @@ class WinogradBuilder {
   // each through input transform, GEMMs against all of U and output transform.
   Stmt TileBlocksOuter() const {
     const Conv2dShape& s = p_.s;
+    auto block = [&](const Expr& blk) -> Stmt {
+      const Expr first = blk * p_.tb;
+      return AllocateWork(
+          Block::Make({InputTransform(first, p_.tb, LoopKind::kSerial),
+                       Gemms(first, FiltersAt::Whole(u_, s.k, s.c), Expr(int64_t{0}), p_.kvecs),
+                       OutputTransform(first, p_.tb, LoopKind::kSerial)}));
+    };
+    auto filters = [&](LoopKind kind) {
+      Var f("f"), ci("ci");
+      // U[xi * UPointStride(C, K) + c * K + k]
+      const Expr kvec = f / p_.cb, icb = f % p_.cb;
+      return For::Make(
+          f, 0, p_.kvecs * p_.cb, kind,
+          For::Make(ci, 0, p_.b, LoopKind::kSerial,
+                    FilterTransform(kvec, icb, ci, u_, (icb * p_.b + ci) * s.k + kvec * p_.vw,
+                                    UPointStride(s.c, s.k))));
+    };
+    const int64_t u_size = points() * UPointStride(s.c, s.k);
+    const int64_t count = CeilDiv(p_.tiles, p_.tb);
     Var blk("blk");
-    const Expr first = blk * p_.tb;
-    Stmt body =
-        Block::Make({InputTransform(first, p_.tb, LoopKind::kSerial),
-                     Gemms(first, FiltersAt::Whole(u_, s.k, s.c), Expr(int64_t{0}), p_.kvecs),
-                     OutputTransform(first, p_.tb, LoopKind::kSerial)});
-    body = AllocateWork(body);
-    Stmt blocks = For::Make(blk, 0, CeilDiv(p_.tiles, p_.tb), Outer(), body);
-    Var f("f"), ci("ci");
-    // U[xi * UPointStride(C, K) + c * K + k]
-    const Expr kvec = f / p_.cb, icb = f % p_.cb;
-    Stmt filters = For::Make(
-        f, 0, p_.kvecs * p_.cb, Outer(),
-        For::Make(ci, 0, p_.b, LoopKind::kSerial,
-                  FilterTransform(kvec, icb, ci, u_, (icb * p_.b + ci) * s.k + kvec * p_.vw,
-                                  UPointStride(s.c, s.k))));
-    return Allocate::Make(u_, points() * UPointStride(s.c, s.k), Block::Make({filters, blocks}));
+    if (!p_.parallel) {
+      return Allocate::Make(u_, u_size,
+                            Block::Make({filters(LoopKind::kSerial),
+                                         For::Make(blk, 0, count, LoopKind::kSerial, block(blk))}));
+    }
+    // Each thread transforms every filter into its own U, then runs its share of the blocks: a
+    // U shared by the cores moved between their caches twice per call (each wrote half, both
+    // read all of it), and the second parallel loop added a barrier. At 56x56 on two cores this
+    // took the two threads from 1.4 to about 2 times one.
+    return PerThreadShares(count, [&](const Expr& first, const Expr& mine) {
+      Var i("i");
+      return Allocate::Make(
+          u_, u_size,
+          Block::Make({filters(LoopKind::kSerial),
+                       For::Make(i, 0, mine, LoopKind::kSerial, block(first + i))}));
+    });
   }
 
-  // Orders 1 and 2: every tile's input transform, then chunks of kv vectors of output channels
-  // (parallel), each running the GEMMs of all tiles against its transformed filters, then every
-  // tile's output transform. For small images with many channels, where U would not fit in
-  // cache. Order 1 transforms a chunk's filters for all input channels first, into a buffer that
-  // stays in L2. Order 2 takes the reduction in chunks of cc input channels and transforms the
-  // filters of the next chunk while the GEMMs of this one run (SoftwarePipelinedGemms), so that
-  // the weights stream in while the FMA units work, into two small buffers that stay in L1.
+  // Orders 1 and 2: every tile's input transform, then chunks of kv vectors of output channels,
+  // each running the GEMMs of all tiles against its transformed filters, then every tile's
+  // output transform; on several threads each thread does this for a share of the chunks (the
+  // input transform in full: it is cheaper than sharing V between cores). For small images with
+  // many channels, where U would not fit in cache. Order 1 transforms a chunk's filters for all
+  // input channels first, into a buffer that stays in L2. Order 2 takes the reduction in chunks of
+  // cc input channels and transforms the filters of the next chunk while the GEMMs of this one run
+  // (SoftwarePipelinedGemms), so that the weights stream in while the FMA units work, into two
+  // small buffers that stay in L1.
   Stmt ChannelChunksOuter() const {
     const Conv2dShape& s = p_.s;
     const int64_t chunk = p_.kv * p_.vw;
     const bool pipelined = p_.order == 2 && chunks_.split();
     const int64_t u_size =
         pipelined ? 2 * points() * UPointStride(p_.cc, chunk) : points() * UPointStride(s.c, chunk);
-    // The transformed filters: in the work buffer on one thread, else in each thread's own.
-    const FiltersAt u_whole = p_.parallel ? FiltersAt::Whole(uc_, chunk, s.c, Expr(int64_t{0}))
-                                          : FiltersAt::Whole(work_, chunk, s.c, Expr(WorkSize()));
+    // The transformed filters, after V and M in the work buffer (each thread's own).
+    const FiltersAt u_whole = FiltersAt::Whole(work_, chunk, s.c, Expr(WorkSize()));
     auto chunk_body = [&](const Expr& kc) -> Stmt {
       if (pipelined) {
         return SoftwarePipelinedGemms(kc, u_whole.buffer, u_whole.base);
@@ -159,12 +176,26 @@ class WinogradBuilder {
       return Block::Make({filters, Gemms(Expr(int64_t{0}), u_whole, kc, p_.kv)});
     };
     const int64_t kchunks = p_.kvecs / p_.kv;
-    Var kc("kc");
-    Stmt chunks = p_.parallel ? ParallelWithScratch(kchunks, uc_, u_size, chunk_body)
-                              : For::Make(kc, 0, kchunks, LoopKind::kSerial, chunk_body(kc));
-    Stmt body = Block::Make({InputTransform(Expr(int64_t{0}), p_.tb, Outer()), chunks,
-                             OutputTransform(Expr(int64_t{0}), p_.tb, Outer())});
-    return AllocateWork(body, p_.parallel ? 0 : u_size);
+    if (!p_.parallel) {
+      Var kc("kc");
+      return AllocateWork(
+          Block::Make({InputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial),
+                       For::Make(kc, 0, kchunks, LoopKind::kSerial, chunk_body(kc)),
+                       OutputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial)}),
+          u_size);
+    }
+    // Each thread transforms every tile's input into its own V, runs the GEMMs of a contiguous
+    // share of the chunks into its own M and transforms those output channels back: nothing
+    // one core writes is read by the other, and the threads meet only at the end.
+    return PerThreadShares(kchunks, [&](const Expr& first, const Expr& mine) {
+      Var i("i");
+      return AllocateWork(
+          Block::Make({InputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial),
+                       For::Make(i, 0, mine, LoopKind::kSerial, chunk_body(first + i)),
+                       OutputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial, first * p_.kv,
+                                       mine * p_.kv)}),
+          u_size);
+    });
   }
 
   // Order 2's GEMMs for the kv vectors of output channels of chunk kc, over chunks of cc input
@@ -372,8 +403,13 @@ class WinogradBuilder {
   // Y = A^T M A for tiles first + j, j < count, and each vector of output channels, the
   // epilogue, and the stores of the positions inside the output. ot_order 0 runs the tiles outer
   // (the loop of `kind`), 1 the vectors of output channels.
-  Stmt OutputTransform(const Expr& first, int64_t count, LoopKind kind) const {
-    Var j("j"), kvec("kvec");
+  Stmt OutputTransform(const Expr& first, int64_t count, LoopKind kind,
+                       const Expr& kvec_begin = Expr(int64_t{0}), Expr kvec_count = Expr()) const {
+    if (!kvec_count.defined()) {
+      kvec_count = Expr(p_.kvecs);
+    }
+    Var j("j"), kv_local("kvec");
+    const Expr kvec = kvec_begin + kv_local;
     const Expr t = first + j;
     const TileAt tile = Tile(t);
     std::vector<std::vector<Expr>> mt(p_.alpha, std::vector<Expr>(p_.alpha));
@@ -399,20 +435,19 @@ class WinogradBuilder {
     if (p_.ot_order == 1) {
       // Channel vectors outer: each pass writes one vector of channels of every tile.
       return For::Make(
-          kvec, 0, p_.kvecs, kind,
+          kv_local, 0, kvec_count, kind,
           For::Make(j, 0, count, LoopKind::kSerial, IfThenElse::Make(t < p_.tiles, transform)));
     }
-    return For::Make(
-        j, 0, count, kind,
-        IfThenElse::Make(t < p_.tiles, For::Make(kvec, 0, p_.kvecs, LoopKind::kSerial, transform)));
+    return For::Make(j, 0, count, kind,
+                     IfThenElse::Make(t < p_.tiles, For::Make(kv_local, 0, kvec_count,
+                                                              LoopKind::kSerial, transform)));
   }
 
   const WinogradPlan p_;
   const WinogradMatrices& w_;
   const ReductionChunks chunks_;
   Buffer input_{"input"}, weight_{"weight"}, bias_{"bias"}, output_{"output"};
-  Buffer u_{"wino_u", MemoryScope::kStack}, uc_{"wino_uc", MemoryScope::kStack},
-      work_{"wino_vm", MemoryScope::kStack};
+  Buffer u_{"wino_u", MemoryScope::kStack}, work_{"wino_vm", MemoryScope::kStack};
   Var ch_{"ch"};  // the chunk of input channels of the GEMMs' reduction
 };
 
