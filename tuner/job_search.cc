@@ -244,9 +244,10 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     // The configs proposed right after the default: the nearest workloads' best (with transfer),
     // then the template's seeds. When a cost model learnt from the log's trials of other
     // workloads, the seeds go to the model instead (SearchStrategy::Suggest), which ranks them
-    // with its own candidates: measured on the bench GEMMs, a job that measured the seeds first
-    // came within 5% of the best in a median of 17 trials, the model alone in 6. A resumed job
-    // hands them over again exactly when the saved state says it did.
+    // with its own candidates. On the bench GEMMs (bench/RESULTS.md) a job that measured the
+    // seeds first came within 5% of the best in a median of 17 trials (25 on a second table),
+    // one that hands them to the model in 5 (16). A resumed job hands them over again exactly
+    // when the saved state says it did.
     std::vector<Config> template_seeds;
     if (tpl->seeds) {
       template_seeds = tpl->seeds(workload, target);
