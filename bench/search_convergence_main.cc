@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -94,7 +95,8 @@ class SearchBench {
   std::vector<Config> Run(const Workload& w, const std::vector<Workload>& others,
                           std::string_view strategy, uint64_t seed, int trials) {
     if (strategy == kJob || strategy == kJobTransfer) {
-      return RunJob(w, strategy == kJobTransfer ? others : std::vector<Workload>{}, seed, trials);
+      return RunJob(w, strategy == kJobTransfer ? others : std::vector<Workload>{}, strategy, seed,
+                    trials);
     }
     const Target& target = timer_.target();
     const bool transfer = strategy == kTransfer;
@@ -104,33 +106,15 @@ class SearchBench {
     if (transfer) {
       (*search)->Transfer(TransferSamples(others));
     }
-    std::vector<Config> measured;
-    while (static_cast<int>(measured.size()) < trials) {
-      std::vector<Config> configs =
-          (*search)->Propose(std::min(options_.batch, trials - static_cast<int>(measured.size())));
-      if (configs.empty()) {
-        break;
-      }
-      std::vector<TrialOutcome> outcomes;
-      for (const Config& config : configs) {
-        std::optional<double> secs = Measure(w, config);
-        if (options_.verbose) {
-          std::fprintf(stderr, "%s seed %llu trial %zu: %s %.4g s\n", std::string(strategy).c_str(),
-                       static_cast<unsigned long long>(seed), measured.size() + 1,
-                       ConfigToString(config).c_str(), secs.value_or(0));
-        }
-        measured.push_back(config);
-        outcomes.push_back({config, secs.has_value(), secs.value_or(0)});
-      }
-      (*search)->Observe(outcomes);
-    }
-    return measured;
+    return Drive(
+        w, strategy, seed, trials, [&](int n) { return (*search)->Propose(n); },
+        [&](const std::vector<TrialOutcome>& outcomes) { (*search)->Observe(outcomes); });
   }
 
   // The configs a tuning job of the xgb strategy measured, in trial order: tuner::JobSearch over
   // this template, lent the table's measurements of `others` (none: no transfer).
-  std::vector<Config> RunJob(const Workload& w, const std::vector<Workload>& others, uint64_t seed,
-                             int trials) {
+  std::vector<Config> RunJob(const Workload& w, const std::vector<Workload>& others,
+                             std::string_view name, uint64_t seed, int trials) {
     std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
     for (const Workload& other : others) {
       for (const Table::Entry& entry : times_.table().Of(other.ToString())) {
@@ -141,23 +125,46 @@ class SearchBench {
     absl::StatusOr<std::unique_ptr<tuner::JobSearch>> search =
         tuner::JobSearch::Create(w, timer_.target(), {&tpl_}, "xgb", seed, {}, "", {}, transfer);
     TUNE_CHECK(search.ok()) << search.status();
+    return Drive(
+        w, name, seed, trials,
+        [&](int n) {
+          std::vector<Config> configs;
+          for (tuner::Candidate& c : (*search)->Propose(n)) {
+            configs.push_back(std::move(c.config));
+          }
+          return configs;
+        },
+        [&](const std::vector<TrialOutcome>& outcomes) {
+          for (const TrialOutcome& outcome : outcomes) {
+            (*search)->Observe(&tpl_, outcome);
+          }
+        });
+  }
+
+  // The loop of a job: batches of up to --batch configs from `propose`, each measured (once per
+  // table) and reported to `observe`, until `trials` were measured or nothing is proposed.
+  std::vector<Config> Drive(const Workload& w, std::string_view name, uint64_t seed, int trials,
+                            const std::function<std::vector<Config>(int)>& propose,
+                            const std::function<void(const std::vector<TrialOutcome>&)>& observe) {
     std::vector<Config> measured;
     while (static_cast<int>(measured.size()) < trials) {
-      std::vector<tuner::Candidate> candidates =
-          (*search)->Propose(std::min(options_.batch, trials - static_cast<int>(measured.size())));
-      if (candidates.empty()) {
+      std::vector<Config> configs =
+          propose(std::min(options_.batch, trials - static_cast<int>(measured.size())));
+      if (configs.empty()) {
         break;
       }
-      for (const tuner::Candidate& c : candidates) {
-        std::optional<double> secs = Measure(w, c.config);
+      std::vector<TrialOutcome> outcomes;
+      for (const Config& config : configs) {
+        std::optional<double> secs = Measure(w, config);
         if (options_.verbose) {
-          std::fprintf(stderr, "job seed %llu trial %zu: %s %.4g s\n",
+          std::fprintf(stderr, "%s seed %llu trial %zu: %s %.4g s\n", std::string(name).c_str(),
                        static_cast<unsigned long long>(seed), measured.size() + 1,
-                       ConfigToString(c.config).c_str(), secs.value_or(0));
+                       ConfigToString(config).c_str(), secs.value_or(0));
         }
-        measured.push_back(c.config);
-        (*search)->Observe(c.tpl, TrialOutcome{c.config, secs.has_value(), secs.value_or(0)});
+        measured.push_back(config);
+        outcomes.push_back({config, secs.has_value(), secs.value_or(0)});
       }
+      observe(outcomes);
     }
     return measured;
   }

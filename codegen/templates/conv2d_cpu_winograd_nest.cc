@@ -44,8 +44,6 @@ class WinogradBuilder {
   }
 
  private:
-  LoopKind Outer() const { return p_.parallel ? LoopKind::kParallel : LoopKind::kSerial; }
-
   // The transformed inputs V[xi][tile][c] and the GEMMs' results M[xi][tile][k] share one
   // buffer (M from MOffset() on), and so do the transformed filters of orders 1 and 2 (from
   // WorkSize() on, `extra` floats): one allocation per call and thread, which the C library
@@ -83,10 +81,13 @@ class WinogradBuilder {
     return MOffset() + (kchunk * points() + xi) * MPointStride() + tile * chunk + k_in;
   }
 
-  // One parallel iteration per thread: body(first, count) for contiguous shares [first, first +
-  // count) of n iterations (the last share may be shorter).
+  // body(first, count) for contiguous shares [first, first + count) of n iterations, one
+  // parallel iteration per thread (the last share may be shorter); on one thread, body(0, n).
   Stmt PerThreadShares(
       int64_t n, const std::function<Stmt(const Expr& first, const Expr& count)>& body) const {
+    if (!p_.parallel) {
+      return body(Expr(int64_t{0}), Expr(n));
+    }
     const int64_t share = CeilDiv(n, p_.threads);
     Var t("t");
     const Expr first = t * share;
@@ -99,45 +100,34 @@ class WinogradBuilder {
   // Tiles rounded up to whole register tiles: the rows of V that the GEMMs read.
   int64_t padded_tiles() const { return CeilDiv(p_.tiles, p_.jt) * p_.jt; }
 
-  // Order 0: every filter transformed once into U[xi][c][k], then blocks of tb tiles (parallel)
+  // Order 0: every filter transformed once into U[xi][c][k], then blocks of tb tiles,
   // each through input transform, GEMMs against all of U and output transform.
   Stmt TileBlocksOuter() const {
     const Conv2dShape& s = p_.s;
     auto block = [&](const Expr& blk) -> Stmt {
       const Expr first = blk * p_.tb;
       return AllocateWork(
-          Block::Make({InputTransform(first, p_.tb, LoopKind::kSerial),
+          Block::Make({InputTransform(first, p_.tb),
                        Gemms(first, FiltersAt::Whole(u_, s.k, s.c), Expr(int64_t{0}), p_.kvecs),
-                       OutputTransform(first, p_.tb, LoopKind::kSerial)}));
+                       OutputTransform(first, p_.tb, Expr(int64_t{0}), Expr(p_.kvecs))}));
     };
-    auto filters = [&](LoopKind kind) {
-      Var f("f"), ci("ci");
-      // U[xi * UPointStride(C, K) + c * K + k]
-      const Expr kvec = f / p_.cb, icb = f % p_.cb;
-      return For::Make(
-          f, 0, p_.kvecs * p_.cb, kind,
-          For::Make(ci, 0, p_.b, LoopKind::kSerial,
-                    FilterTransform(kvec, icb, ci, u_, (icb * p_.b + ci) * s.k + kvec * p_.vw,
-                                    UPointStride(s.c, s.k))));
-    };
-    const int64_t u_size = points() * UPointStride(s.c, s.k);
-    const int64_t count = CeilDiv(p_.tiles, p_.tb);
-    Var blk("blk");
-    if (!p_.parallel) {
-      return Allocate::Make(u_, u_size,
-                            Block::Make({filters(LoopKind::kSerial),
-                                         For::Make(blk, 0, count, LoopKind::kSerial, block(blk))}));
-    }
-    // Each thread transforms every filter into its own U, then runs its share of the blocks: a
-    // U shared by the cores moved between their caches twice per call (each wrote half, both
-    // read all of it), and the second parallel loop added a barrier. At 56x56 on two cores this
-    // took the two threads from 1.4 to about 2 times one.
-    return PerThreadShares(count, [&](const Expr& first, const Expr& mine) {
+    Var f("f"), ci("ci");
+    // U[xi * UPointStride(C, K) + c * K + k]
+    const Expr kvec = f / p_.cb, icb = f % p_.cb;
+    const Stmt filters = For::Make(
+        f, 0, p_.kvecs * p_.cb, LoopKind::kSerial,
+        For::Make(ci, 0, p_.b, LoopKind::kSerial,
+                  FilterTransform(kvec, icb, ci, u_, (icb * p_.b + ci) * s.k + kvec * p_.vw,
+                                  UPointStride(s.c, s.k))));
+    // On several threads each transforms every filter into its own U, then runs its share of
+    // the blocks: a U shared by the cores moved between their caches twice per call (each wrote
+    // half, both read all of it), and a second parallel loop added a barrier. At 56x56 on two
+    // cores this took the two threads from 1.4 to about 2 times one.
+    return PerThreadShares(CeilDiv(p_.tiles, p_.tb), [&](const Expr& first, const Expr& mine) {
       Var i("i");
       return Allocate::Make(
-          u_, u_size,
-          Block::Make({filters(LoopKind::kSerial),
-                       For::Make(i, 0, mine, LoopKind::kSerial, block(first + i))}));
+          u_, points() * UPointStride(s.c, s.k),
+          Block::Make({filters, For::Make(i, 0, mine, LoopKind::kSerial, block(first + i))}));
     });
   }
 
@@ -175,25 +165,15 @@ class WinogradBuilder {
                                                         UPointStride(s.c, chunk)))));
       return Block::Make({filters, Gemms(Expr(int64_t{0}), u_whole, kc, p_.kv)});
     };
-    const int64_t kchunks = p_.kvecs / p_.kv;
-    if (!p_.parallel) {
-      Var kc("kc");
-      return AllocateWork(
-          Block::Make({InputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial),
-                       For::Make(kc, 0, kchunks, LoopKind::kSerial, chunk_body(kc)),
-                       OutputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial)}),
-          u_size);
-    }
-    // Each thread transforms every tile's input into its own V, runs the GEMMs of a contiguous
-    // share of the chunks into its own M and transforms those output channels back: nothing
-    // one core writes is read by the other, and the threads meet only at the end.
-    return PerThreadShares(kchunks, [&](const Expr& first, const Expr& mine) {
+    // On several threads each transforms every tile's input into its own V, runs the GEMMs of
+    // a contiguous share of the chunks into its own M and transforms those output channels
+    // back: nothing one core writes is read by the other, and the threads meet only at the end.
+    return PerThreadShares(p_.kvecs / p_.kv, [&](const Expr& first, const Expr& mine) {
       Var i("i");
       return AllocateWork(
-          Block::Make({InputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial),
+          Block::Make({InputTransform(Expr(int64_t{0}), p_.tb),
                        For::Make(i, 0, mine, LoopKind::kSerial, chunk_body(first + i)),
-                       OutputTransform(Expr(int64_t{0}), p_.tb, LoopKind::kSerial, first * p_.kv,
-                                       mine * p_.kv)}),
+                       OutputTransform(Expr(int64_t{0}), p_.tb, first * p_.kv, mine * p_.kv)}),
           u_size);
     });
   }
@@ -266,8 +246,8 @@ class WinogradBuilder {
 
   // V[xi][j][c] for tiles first + j, j < count: rows past the last tile up to a whole register
   // tile repeat the last tile (their results are not stored); rows past that are left alone.
-  // it_order 0 runs the tiles outer (the loop of `kind`), 1 the channel vectors.
-  Stmt InputTransform(const Expr& first, int64_t count, LoopKind kind) const {
+  // it_order 0 runs the tiles outer, 1 the channel vectors.
+  Stmt InputTransform(const Expr& first, int64_t count) const {
     const Conv2dShape& s = p_.s;
     Var j("j"), icb("icb"), v("v");
     const TileAt tile = Tile(ir::Min::Make(first + j, Expr(p_.tiles - 1)));
@@ -292,14 +272,15 @@ class WinogradBuilder {
     if (p_.it_order == 1) {
       // Channel vectors outer: each pass reads one vector of a block from every tile.
       return For::Make(
-          icb, 0, p_.cb, kind,
+          icb, 0, p_.cb, LoopKind::kSerial,
           For::Make(v, 0, p_.vpb, LoopKind::kSerial,
                     For::Make(j, 0, count, LoopKind::kSerial,
                               IfThenElse::Make(first + j < padded_tiles(), transform))));
     }
     Stmt per_tile = For::Make(icb, 0, p_.cb, LoopKind::kSerial,
                               For::Make(v, 0, p_.vpb, LoopKind::kSerial, transform));
-    return For::Make(j, 0, count, kind, IfThenElse::Make(first + j < padded_tiles(), per_tile));
+    return For::Make(j, 0, count, LoopKind::kSerial,
+                     IfThenElse::Make(first + j < padded_tiles(), per_tile));
   }
 
   // Where the GEMMs find the transformed filters: U element (xi, c, k - k0) at
@@ -400,14 +381,11 @@ class WinogradBuilder {
     return nest;
   }
 
-  // Y = A^T M A for tiles first + j, j < count, and each vector of output channels, the
-  // epilogue, and the stores of the positions inside the output. ot_order 0 runs the tiles outer
-  // (the loop of `kind`), 1 the vectors of output channels.
-  Stmt OutputTransform(const Expr& first, int64_t count, LoopKind kind,
-                       const Expr& kvec_begin = Expr(int64_t{0}), Expr kvec_count = Expr()) const {
-    if (!kvec_count.defined()) {
-      kvec_count = Expr(p_.kvecs);
-    }
+  // Y = A^T M A for tiles first + j, j < count, and vectors kvec_begin + ... (kvec_count of
+  // them) of output channels, the epilogue, and the stores of the positions inside the output.
+  // ot_order 0 runs the tiles outer, 1 the vectors of output channels.
+  Stmt OutputTransform(const Expr& first, int64_t count, const Expr& kvec_begin,
+                       const Expr& kvec_count) const {
     Var j("j"), kv_local("kvec");
     const Expr kvec = kvec_begin + kv_local;
     const Expr t = first + j;
@@ -435,10 +413,10 @@ class WinogradBuilder {
     if (p_.ot_order == 1) {
       // Channel vectors outer: each pass writes one vector of channels of every tile.
       return For::Make(
-          kv_local, 0, kvec_count, kind,
+          kv_local, 0, kvec_count, LoopKind::kSerial,
           For::Make(j, 0, count, LoopKind::kSerial, IfThenElse::Make(t < p_.tiles, transform)));
     }
-    return For::Make(j, 0, count, kind,
+    return For::Make(j, 0, count, LoopKind::kSerial,
                      IfThenElse::Make(t < p_.tiles, For::Make(kv_local, 0, kvec_count,
                                                               LoopKind::kSerial, transform)));
   }
