@@ -207,7 +207,7 @@ const KernelTemplate kConv2dCpuBlocked = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
-    .blocked_conv_layout = true,
+    .conv_layouts = ConvLayouts::kBlocked,
 };
 
 }  // namespace tune

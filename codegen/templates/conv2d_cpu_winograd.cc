@@ -31,8 +31,30 @@ absl::Status CheckShape(const Workload& workload) {
   if (s.dilation != 1) {
     wrong.push_back(StrCat("dilation=", s.dilation));
   }
-  return RefuseShapeUnless("conv2d.cpu.winograd", "3x3 filters with stride 1 and dilation 1",
-                           "R=3,S=3,stride=1,dilation=1", workload, wrong);
+  RETURN_IF_ERROR(RefuseShapeUnless("conv2d.cpu.winograd",
+                                    "3x3 filters with stride 1 and dilation 1",
+                                    "R=3,S=3,stride=1,dilation=1", workload, wrong));
+  // In NCHW the vectors hold channels of one pixel, loaded in groups of 4, 8 or 16.
+  if (!s.blocked() && (s.c % 4 != 0 || s.k % 4 != 0)) {
+    return RefuseShapeUnless("conv2d.cpu.winograd", "plain layouts with channels in groups of 4",
+                             "layout=NCHW with C and K multiples of 4", workload,
+                             {StrCat("C=", s.c, ",K=", s.k)});
+  }
+  return absl::OkStatus();
+}
+
+// The channels one vector group spans: the layout's block, or in NCHW the largest of 16, 8 and
+// 4 that divides both C and K (the kernel then gathers each vector of channels of a pixel).
+int64_t ChannelBlock(const Conv2dShape& s) {
+  if (s.blocked()) {
+    return s.block;
+  }
+  for (int64_t b : {16, 8}) {
+    if (s.c % b == 0 && s.k % b == 0) {
+      return b;
+    }
+  }
+  return 4;
 }
 
 int64_t TilesFor(const Conv2dShape& s, int64_t m) {
@@ -42,7 +64,7 @@ int64_t TilesFor(const Conv2dShape& s, int64_t m) {
 ConfigSpace Space(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   const CpuVectorInfo cpu = CpuVectorInfoFor(target);
-  const int64_t kvecs = s.k / VectorsOfBlock(std::max<int64_t>(s.block, 1), cpu.lanes).width;
+  const int64_t kvecs = s.k / VectorsOfBlock(ChannelBlock(s), cpu.lanes).width;
   const int64_t registers = cpu.registers;
   ConfigSpace space;
   space.AddKnob("m", {2, 4}, "output tile m x m: Winograd F(m,3)");
@@ -88,7 +110,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "input transform: 0 tiles outer, channel vectors inner; 1 the reverse");
   space.AddKnob("ot_order", {0, 1},
                 "output transform: 0 tiles outer, channel vectors inner; 1 the reverse");
-  const int64_t block = std::max<int64_t>(s.block, 1);
+  const int64_t block = ChannelBlock(s);
   space.AddConstraint(
       fmt::format("order 2 needs cc < C ({}; with one chunk it is order 1) and divisible by the "
                   "channel block ({})",
@@ -114,8 +136,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
         return IsFirstOrderOfItsNesting(WinogradGemmOrders(),
                                         static_cast<size_t>(KnobValue(c, "gemm_order")), extents);
       });
-  const int64_t channel_vectors =
-      s.c / VectorsOfBlock(std::max<int64_t>(s.block, 1), cpu.lanes).width;
+  const int64_t channel_vectors = s.c / VectorsOfBlock(block, cpu.lanes).width;
   space.AddConstraint(
       fmt::format("it_order == 0 when the input has one vector of channels ({})", channel_vectors),
       [channel_vectors](const Config& c) {
@@ -245,7 +266,8 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.s = workload.conv2d();
   p.p = p.s.p();
   p.q = p.s.q();
-  p.b = p.s.block;
+  p.b = ChannelBlock(p.s);
+  p.plain = !p.s.blocked();
   p.cb = p.s.c / p.b;
   p.kbs = p.s.k / p.b;
   const BlockVectors v = VectorsOfBlock(p.b, CpuVectorInfoFor(target).lanes);
@@ -289,7 +311,7 @@ const KernelTemplate kConv2dCpuWinograd = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
-    .blocked_conv_layout = true,
+    .conv_layouts = ConvLayouts::kBoth,
     .seeds = &Seeds,
     .check_shape = &CheckShape,
     .tolerance = &Tolerance,

@@ -1,5 +1,9 @@
 // conv2d.cpu.winograd: 3x3, stride-1 convolution by Winograd's F(m, 3) (m = 2 or 4; see
-// winograd_transform.h) for x86-64 CPUs in the blocked layouts (layout=NCHW<b>c).
+// winograd_transform.h) for x86-64 CPUs, in the blocked layouts (layout=NCHW<b>c) and in NCHW.
+// Its vectors hold channels of one pixel (in NCHW, groups of 16, 8 or 4 channels that divide C
+// and K): in the blocked layouts they are loaded and stored whole; in NCHW the transforms gather
+// them from the input and the weights (H W and 9 C floats apart) and scatter the output's (P Q
+// apart), so a plain layer pays no reorder of its tensors.
 //
 // Per call, in one of three loop orders (knob `order`):
 //

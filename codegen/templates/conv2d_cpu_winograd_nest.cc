@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -224,15 +225,55 @@ class WinogradBuilder {
     std::vector<std::vector<Expr>> g(3, std::vector<Expr>(3));
     for (int64_t r = 0; r < 3; ++r) {
       for (int64_t t = 0; t < 3; ++t) {
-        g[r][t] = Load::Make(
-            weight_, ((((kob * p_.cb + icb) * 3 + r) * 3 + t) * p_.b + ci) * p_.b + v * p_.vw,
-            lanes());
+        if (p_.plain) {
+          // weight[k][c][r][t] for the vw output channels k of this vector: 9 C floats apart.
+          const Expr k0 = kob * p_.b + v * p_.vw, c = icb * p_.b + ci;
+          g[r][t] = Load::Make(weight_, Gathered(((k0 * p_.s.c + c) * 3 + r) * 3 + t, 9 * p_.s.c,
+                                                 9 * p_.s.k * p_.s.c));
+        } else {
+          g[r][t] = Load::Make(
+              weight_, ((((kob * p_.cb + icb) * 3 + r) * 3 + t) * p_.b + ci) * p_.b + v * p_.vw,
+              lanes());
+        }
       }
     }
     return TransformTile(w_.g, g, lanes(), [&](int64_t i, int64_t j, Expr value) {
       const int64_t xi = i * p_.alpha + j;
       return Store::Make(dst, at + xi * xi_stride, value);
     });
+  }
+
+  // The vw lanes base, base + stride, ... into a tensor of `size` floats: int32 lanes where they
+  // hold every index (a gather or scatter of 16 int32 lanes is one instruction, of int64 lanes
+  // two of 8).
+  Expr Gathered(const Expr& base, int64_t stride, int64_t size) const {
+    if (size > std::numeric_limits<int32_t>::max()) {
+      return ir::Ramp::Make(base, stride, lanes());
+    }
+    return ir::Ramp::Make(ir::Cast::Make(ir::Type::Int32(), base),
+                          ir::Cast::Make(ir::Type::Int32(), Expr(stride)), lanes());
+  }
+
+  // The index of the vector of input channels icb * b + v * vw + [0, vw) at (y, x) of image n:
+  // dense in the blocked layout, a gather of H W apart in NCHW.
+  Expr InputIndex(const Expr& n, const Expr& icb, const Expr& v, const Expr& y,
+                  const Expr& x) const {
+    const Conv2dShape& s = p_.s;
+    if (p_.plain) {
+      return Gathered(((n * s.c + icb * p_.b + v * p_.vw) * s.h + y) * s.w + x, s.h * s.w,
+                      s.n * s.c * s.h * s.w);
+    }
+    return ir::Ramp::Make((((n * p_.cb + icb) * s.h + y) * s.w + x) * p_.b + v * p_.vw, 1, lanes());
+  }
+
+  // The same for output channels kob * b + lane0 + [0, vw): a scatter of P Q apart in NCHW.
+  Expr OutputIndex(const Expr& n, const Expr& kob, const Expr& lane0, const Expr& y,
+                   const Expr& x) const {
+    if (p_.plain) {
+      return Gathered(((n * p_.s.k + kob * p_.b + lane0) * p_.p + y) * p_.q + x, p_.p * p_.q,
+                      p_.s.n * p_.s.k * p_.p * p_.q);
+    }
+    return ir::Ramp::Make((((n * p_.kbs + kob) * p_.p + y) * p_.q + x) * p_.b + lane0, 1, lanes());
   }
 
   // The image and tile coordinates of tile `t`.
@@ -260,9 +301,8 @@ class WinogradBuilder {
         const Expr x = x0 + k;
         const Expr xc = ir::Max::Make(ir::Min::Make(x, Expr(s.w - 1)), Expr(int64_t{0}));
         const Expr inside = y >= Expr(int64_t{0}) && y < s.h && x >= Expr(int64_t{0}) && x < s.w;
-        d[i][k] = ir::LoadOrZero(
-            input_, (((tile.n * p_.cb + icb) * s.h + yc) * s.w + xc) * p_.b + v * p_.vw, lanes(),
-            inside);
+        d[i][k] = ir::Select::Make(inside, Load::Make(input_, InputIndex(tile.n, icb, v, yc, xc)),
+                                   ir::BroadcastTo(Expr(0.0f), lanes()));
       }
     }
     Stmt transform = TransformTile(w_.bt, d, lanes(), [&](int64_t i, int64_t k, Expr value) {
@@ -405,9 +445,8 @@ class WinogradBuilder {
     const bool always_inside = p_.p % p_.m == 0 && p_.q % p_.m == 0;
     Stmt transform = TransformTile(w_.at, mt, lanes(), [&](int64_t i, int64_t k, Expr value) {
       const Expr y = tile.ty * p_.m + i, x = tile.tx * p_.m + k;
-      Stmt store =
-          Store::Make(output_, (((tile.n * p_.kbs + kob) * p_.p + y) * p_.q + x) * p_.b + lane0,
-                      ApplyEpilogue(p_.epilogue, value, bias));
+      Stmt store = Store::Make(output_, OutputIndex(tile.n, kob, lane0, y, x),
+                               ApplyEpilogue(p_.epilogue, value, bias));
       return always_inside ? store : IfThenElse::Make(y < p_.p && x < p_.q, store);
     });
     if (p_.ot_order == 1) {

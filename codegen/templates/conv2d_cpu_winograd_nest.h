@@ -15,11 +15,12 @@ struct WinogradPlan {
   Conv2dShape s;
   int64_t p = 1, q = 1;            // output height and width
   int64_t b = 1, cb = 1, kbs = 1;  // channels per block, input and output blocks
-  int64_t vw = 1, vpb = 1;         // vector width, vectors per block
-  int64_t kvecs = 1;               // vectors of output channels (K / vw)
-  int64_t m = 2, alpha = 4;        // F(m, 3)
-  int64_t th = 1, tw = 1;          // tiles along the height and the width
-  int64_t tiles = 1;               // n * th * tw
+  bool plain = false;        // NCHW tensors (b: the channels of a group of vectors), else blocked
+  int64_t vw = 1, vpb = 1;   // vector width, vectors per block
+  int64_t kvecs = 1;         // vectors of output channels (K / vw)
+  int64_t m = 2, alpha = 4;  // F(m, 3)
+  int64_t th = 1, tw = 1;    // tiles along the height and the width
+  int64_t tiles = 1;         // n * th * tw
   int64_t jt = 1, kv = 1,
           tr = 1;        // register tile (jt tiles x kv vectors), register tiles per block
   int64_t tb = 1;        // tiles per block (orders 1, 2: all tiles, rounded up to jt)
@@ -39,7 +40,7 @@ struct WinogradPlan {
 enum WinogradGemmLoop : int { kGemmPoints = 0, kGemmChannelChunks = 1, kGemmTileRows = 2 };
 const std::vector<std::vector<int>>& WinogradGemmOrders();
 
-/// The kernel of `plan` named `func_name` (the workload's blocked layout). The plan must come
+/// The kernel of `plan` named `func_name` (in the workload's layout). The plan must come
 /// from a config of the template's space (not checked here).
 ir::LoweredFunc BuildWinogradNest(const WinogradPlan& plan, std::string_view func_name);
 

@@ -51,7 +51,10 @@ std::vector<const KernelTemplate*> Everything() {
 }  // namespace
 
 bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload) {
-  return workload.op() != OpKind::kConv2d || tpl.blocked_conv_layout == workload.conv2d().blocked();
+  if (workload.op() != OpKind::kConv2d || tpl.conv_layouts == ConvLayouts::kBoth) {
+    return true;
+  }
+  return (tpl.conv_layouts == ConvLayouts::kBlocked) == workload.conv2d().blocked();
 }
 
 absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload) {
@@ -59,7 +62,7 @@ absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& work
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(StrCat("template ", tpl.name, " builds conv2d kernels in the ",
-                                           tpl.blocked_conv_layout
+                                           tpl.conv_layouts == ConvLayouts::kBlocked
                                                ? "blocked layouts (layout=NCHW4c|NCHW8c|NCHW16c)"
                                                : "plain layout (layout=NCHW)",
                                            ", not '", workload.ToString(), "'"));

@@ -4,6 +4,7 @@
 // The table of templates is explicit (template.cc lists them); nothing registers itself.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +18,10 @@
 #include "search/config_space.h"
 
 namespace tune {
+
+/// The conv2d data layouts a template builds: plain NCHW (layout=NCHW), the blocked layouts
+/// (layout=NCHW<b>c), or both.
+enum class ConvLayouts : uint8_t { kPlain, kBlocked, kBoth };
 
 struct KernelTemplate {
   using SpaceFn = std::function<ConfigSpace(const Workload&, const Target&)>;
@@ -56,9 +61,8 @@ struct KernelTemplate {
   /// Whether the template builds this workload for this target beyond op and target kind (a
   /// plugin's answer); empty: it does.
   AppliesFn applies = {};
-  /// For conv2d templates: true when the template builds the blocked layouts (layout=NCHW<b>c)
-  /// and only those; false: plain NCHW only (TemplateBuildsLayout).
-  bool blocked_conv_layout = false;
+  /// For conv2d templates: the data layouts it builds (TemplateBuildsLayout).
+  ConvLayouts conv_layouts = ConvLayouts::kPlain;
   /// Configs worth measuring right after the default, best guesses first: the variants a
   /// schedule writer would try for this shape class (tile shapes, splits of the reduction).
   /// A search proposes the valid ones it has not measured before its strategy's own. Empty: none.
@@ -84,7 +88,7 @@ struct TemplateLibrary {
 std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target& target);
 
 /// Whether `tpl` builds the data layout of `workload` (every GEMM; a conv2d whose layout,
-/// plain or blocked, is the template's).
+/// plain or blocked, is one the template builds).
 bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload);
 /// OK when `tpl` builds the layout of `workload`, else InvalidArgument naming the layouts the
 /// template builds and the workload.

@@ -91,8 +91,16 @@ TEST(ValidateJobSpecTest, AWinogradTemplateOnALayerItDoesNotFitIsRefusedSayingWh
   EXPECT_THAT(error, HasSubstr("R=3,S=3,stride=1,dilation=1"));
   spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=2,pad=1,layout=NCHW16c");
   EXPECT_THAT(ErrorOf(spec), HasSubstr("stride=2"));
+  spec.set_workload("conv2d:N=1,C=3,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("layout=NCHW with C and K multiples of 4"));
   spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
+  ASSERT_TRUE(ValidateJobSpec(spec, {}).ok());
+  // A template of the other layout is refused naming the layouts it builds.
+  spec.clear_templates();
+  spec.add_templates("conv2d.cpu.blocked");
   EXPECT_THAT(ErrorOf(spec), HasSubstr("layout=NCHW4c|NCHW8c|NCHW16c"));
+  spec.clear_templates();
+  spec.add_templates("conv2d.cpu.winograd");
   spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c");
   absl::StatusOr<ValidatedJob> job = ValidateJobSpec(spec, {});
   ASSERT_TRUE(job.ok()) << job.status();

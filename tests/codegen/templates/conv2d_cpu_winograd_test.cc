@@ -275,7 +275,7 @@ TEST(Conv2dCpuWinograd, RefusesLayersItDoesNotApplyToNamingTheFields) {
   }
 }
 
-TEST(Conv2dCpuWinograd, AppliesToThreeByThreeStrideOneLayersInBlockedLayoutsOnly) {
+TEST(Conv2dCpuWinograd, AppliesToThreeByThreeStrideOneLayersInBlockedAndPlainLayouts) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1");
   EXPECT_THAT(TemplatesFor(ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,"
                                          "layout=NCHW16c"),
@@ -283,7 +283,46 @@ TEST(Conv2dCpuWinograd, AppliesToThreeByThreeStrideOneLayersInBlockedLayoutsOnly
               ::testing::Contains(&kConv2dCpuWinograd));
   EXPECT_THAT(
       TemplatesFor(ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1"), target),
-      ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
+      ::testing::Contains(&kConv2dCpuWinograd));
+}
+
+// In NCHW the vectors gather channels in groups of 4 or more: C = 3 (an RGB input) has none.
+TEST(Conv2dCpuWinograd, RefusesPlainLayersWhoseChannelsDoNotGroupByFour) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  Workload w = ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1");
+  absl::Status shape = CheckTemplateShape(kConv2dCpuWinograd, w);
+  EXPECT_THAT(shape.message(), HasSubstr("C=3,K=16"));
+  EXPECT_THAT(shape.message(), HasSubstr("layout=NCHW with C and K multiples of 4"));
+  EXPECT_THAT(TemplatesFor(w, target), ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
+}
+
+// Plain NCHW kernels gather the input's and the weights' vectors of channels and scatter the
+// output's: groups of 16, 8 and 4 channels, partial tiles, padding, an epilogue, every order.
+TEST(Conv2dCpuWinograd, PlainLayoutKernelsComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases =
+      RandomCases(kConv2dCpuWinograd, target,
+                  {"conv2d:N=1,C=32,H=7,W=9,K=48,R=3,S=3,stride=1,pad=1",
+                   "conv2d:N=2,C=24,H=13,W=11,K=8,R=3,S=3,stride=1,pad=0,epilogue=bias_relu",
+                   "conv2d:N=1,C=12,H=12,W=10,K=20,R=3,S=3,stride=1,pad=2",
+                   "conv2d:N=1,C=64,H=14,W=14,K=32,R=3,S=3,stride=1,pad=1,epilogue=relu"},
+                  8, 2);
+  for (const char* text : {"conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,stride=1,pad=1",
+                           "conv2d:N=1,C=128,H=7,W=7,K=64,R=3,S=3,stride=1,pad=1,epilogue=bias"}) {
+    Workload w = ParseWorkload(text);
+    cases.push_back({w, kConv2dCpuWinograd.default_config(w, target)});
+    for (const Config& seed : kConv2dCpuWinograd.seeds(w, target)) {
+      cases.push_back({w, seed});
+    }
+  }
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, ParallelPlainLayoutKernelsComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=2");
+  std::vector<KernelCase> cases = RandomCases(
+      kConv2dCpuWinograd, target, {"conv2d:N=1,C=32,H=20,W=20,K=64,R=3,S=3,stride=1,pad=1"}, 6, 6);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ TEST(LibraryTemplates, ApplyOnlyToTargetsThatNameTheirLibrary) {
               ::testing::ElementsAre("gemm.cpu.blocked", "gemm.cpu.dnnl"));
   EXPECT_THAT(
       NamesFor("conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3", "llvm -mcpu=native -libs=openblas,dnnl"),
-      ::testing::ElementsAre("conv2d.cpu.direct", "conv2d.cpu.im2col_openblas", "conv2d.cpu.dnnl"));
+      ::testing::ElementsAre("conv2d.cpu.direct", "conv2d.cpu.winograd",
+                             "conv2d.cpu.im2col_openblas", "conv2d.cpu.dnnl"));
 }
 
 TEST(LibraryTemplates, BuildingForATargetWithoutTheLibraryNamesTheOptionToAdd) {
