@@ -49,6 +49,33 @@ TEST(GemmCpuBlocked, EveryValueOfEveryKnobComputesTheReference) {
   EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
 }
 
+// With at most 16 rows the reduction may be blocked by 8 or 16 (matrix-vector streams B that
+// way); a K that neither divides leaves a short last block.
+TEST(GemmCpuBlocked, FewRowGemmsTakeShortReductionBlocksThatComputeTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  EXPECT_THAT(
+      kGemmCpuBlocked.space(ParseWorkload("gemm:M=16,N=64,K=512"), target).FindKnob("kc")->values,
+      ::testing::ElementsAre(8, 16, 32, 64, 128, 256, 384, 512));
+  EXPECT_THAT(
+      kGemmCpuBlocked.space(ParseWorkload("gemm:M=17,N=64,K=512"), target).FindKnob("kc")->values,
+      ::testing::ElementsAre(32, 64, 128, 256, 384, 512));
+  std::vector<KernelCase> cases;
+  for (const char* text : {"gemm:M=1,N=300,K=77,epilogue=bias", "gemm:M=3,N=100,K=45"}) {
+    Workload w = ParseWorkload(text);
+    std::mt19937_64 rng(5);
+    std::vector<std::string> unreachable;
+    for (const Config& c :
+         testing::ConfigsCoveringEveryKnobValue(kGemmCpuBlocked, w, target, rng, &unreachable)) {
+      cases.push_back({w, c});
+    }
+    EXPECT_THAT(unreachable, IsEmpty()) << text;
+    Config def = kGemmCpuBlocked.default_config(w, target);
+    EXPECT_EQ(def.at("kc"), 8) << text;
+    cases.push_back({w, def});
+  }
+  EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
+}
+
 TEST(GemmCpuBlocked, ParallelKernelsComputeTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=3");
   std::vector<KernelCase> cases =
