@@ -120,9 +120,7 @@ class ModelBench {
   Run RunModel(const Policy& policy, uint64_t seed, int budget) {
     std::vector<search::TaskInfo> infos;
     for (const Layer& layer : layers_) {
-      infos.push_back({.weight = layer.weight,
-                       .flops = layer.workload.Flops(),
-                       .group = std::string(OpKindName(layer.workload.op()))});
+      infos.push_back(search::TaskInfoOf(layer.workload, layer.weight));
     }
     search::TaskScheduler scheduler(std::move(infos), policy.policy);
     std::vector<std::unique_ptr<tuner::JobSearch>> searches;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <string>
+
+#include "common/strings.h"
 
 namespace tune::search {
 namespace {
@@ -36,6 +39,21 @@ std::optional<double> TaskScheduler::best(int task) const {
     return std::nullopt;
   }
   return history.back();
+}
+
+std::string ThroughputGroupOf(const Workload& workload) {
+  if (workload.op() == OpKind::kConv2d) {
+    const Conv2dShape& s = workload.conv2d();
+    return StrCat("conv2d ", s.r, "x", s.s, "/", s.stride);
+  }
+  if (workload.op() == OpKind::kGemm && workload.gemm().m == 1) {
+    return "gemm M=1";
+  }
+  return std::string(OpKindName(workload.op()));
+}
+
+TaskInfo TaskInfoOf(const Workload& workload, double weight) {
+  return {.weight = weight, .flops = workload.Flops(), .group = ThroughputGroupOf(workload)};
 }
 
 std::optional<double> TaskScheduler::EstimatedTotal() const {

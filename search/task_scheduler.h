@@ -10,8 +10,8 @@
 //     (1 - α) · forward_i), where backward_i is the best's improvement per trial over its latest
 //     window of trials and forward_i an optimistic guess of the next trial's improvement: the
 //     larger of best_i / trials_i (the mean improvement so far) and the gap between best_i and
-//     what the best throughput among tasks of the same group (operator) would give it, with
-//     slack β;
+//     what the best throughput among tasks of the same group (ThroughputGroupOf) would give it,
+//     with slack β;
 //   - a task whose search is exhausted or stopped is closed and gets nothing more.
 // `kRoundRobin` gives each chunk to the open task with the fewest trials instead (uniform
 // allocation, the baseline it is measured against); so does the gradient policy when no task
@@ -26,13 +26,26 @@
 #include <string>
 #include <vector>
 
+#include "common/workload.h"
+
 namespace tune::search {
 
 struct TaskInfo {
   double weight = 1;       // how often the workload runs per inference
   double flops = 0;        // floating-point operations of one run (0: unknown)
-  std::string group = {};  // tasks whose throughputs compare, e.g. the operator ("conv2d")
+  std::string group = {};  // tasks whose throughputs compare (ThroughputGroupOf)
 };
+
+/// The group of workloads whose best throughput a task's optimistic guess compares with: the
+/// operator, for conv2d with its filter size and stride ("conv2d 1x1/2"), for GEMM with
+/// matrix-vector (M = 1) apart. Workloads of different groups need not reach the same
+/// throughput at all: a 1x1 convolution of stride 2 uses one input position in four, and
+/// matrix-vector is bound by memory. Compared with the whole job, such a task looked forever
+/// slow and took 504 of 768 ResNet-50 trials (bench/RESULTS.md, 2026-11-27).
+std::string ThroughputGroupOf(const Workload& workload);
+
+/// The task of `workload`, run `weight` times per inference.
+TaskInfo TaskInfoOf(const Workload& workload, double weight);
 
 enum class TaskPolicy { kGradient, kRoundRobin };
 

@@ -23,9 +23,7 @@ search::TaskInfo TaskInfoOf(const JobTask& task) {
   if (!workload.ok()) {
     return search::TaskInfo{.weight = task.weight};
   }
-  return search::TaskInfo{.weight = task.weight,
-                          .flops = workload->Flops(),
-                          .group = std::string(OpKindName(workload->op()))};
+  return search::TaskInfoOf(*workload, task.weight);
 }
 
 // Σ weight · seconds over the tasks, or 0 when some task has none.

@@ -128,6 +128,52 @@ TEST(TaskScheduler, ATaskFarFromItsGroupsBestThroughputExpectsMore) {
   EXPECT_GT(scheduler.ExpectedGain(1), scheduler.ExpectedGain(0));
 }
 
+Workload ParseWorkload(const char* text) { return *Workload::Parse(text); }
+
+TEST(TaskScheduler, ConvolutionsGroupByFilterAndStrideAndMatrixVectorStandsApart) {
+  EXPECT_EQ(
+      ThroughputGroupOf(ParseWorkload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1")),
+      "conv2d 3x3/1");
+  EXPECT_EQ(ThroughputGroupOf(ParseWorkload(
+                "conv2d:N=1,C=1024,H=14,W=14,K=2048,R=1,S=1,stride=2,pad=0,layout=NCHW16c")),
+            "conv2d 1x1/2");
+  EXPECT_EQ(ThroughputGroupOf(ParseWorkload("gemm:M=1,N=1000,K=2048")), "gemm M=1");
+  EXPECT_EQ(ThroughputGroupOf(ParseWorkload("gemm:M=128,N=768,K=768")), "gemm");
+  TaskInfo info = TaskInfoOf(ParseWorkload("gemm:M=2,N=3,K=4"), 5);
+  EXPECT_EQ(info.weight, 5);
+  EXPECT_EQ(info.flops, 2.0 * 2 * 3 * 4);
+  EXPECT_EQ(info.group, "gemm");
+}
+
+// A 1x1 stride-2 layer at a fifth of the throughput of a 3x3 layer (whose Winograd kernel reads
+// above the FMA peak in nominal flops): measured against it, it would expect the gap forever;
+// against its own kind it expects only its mean improvement.
+TEST(TaskScheduler, ALayerIsComparedOnlyWithLayersOfItsKind) {
+  const Workload fast = ParseWorkload("conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1");
+  const Workload slow = ParseWorkload("conv2d:N=1,C=1024,H=14,W=14,K=2048,R=1,S=1,stride=2,pad=0");
+  const double fast_secs = fast.Flops() / 250e9, slow_secs = slow.Flops() / 50e9;
+  TaskScheduler scheduler({TaskInfoOf(fast, 1), TaskInfoOf(slow, 1)});
+  for (int task : {0, 1}) {
+    scheduler.Allocate(task, kChunk);
+  }
+  for (int i = 0; i < kChunk; ++i) {
+    scheduler.Observe(0, fast_secs);
+    scheduler.Observe(1, slow_secs);
+  }
+  EXPECT_DOUBLE_EQ(scheduler.ExpectedGain(1), (1 - TaskScheduler::kAlpha) * slow_secs / kChunk);
+  // The same two tasks in one group: the slow one expects the gap to the fast one's throughput.
+  TaskScheduler one_group({{.weight = 1, .flops = fast.Flops(), .group = "conv2d"},
+                           {.weight = 1, .flops = slow.Flops(), .group = "conv2d"}});
+  for (int task : {0, 1}) {
+    one_group.Allocate(task, kChunk);
+  }
+  for (int i = 0; i < kChunk; ++i) {
+    one_group.Observe(0, fast_secs);
+    one_group.Observe(1, slow_secs);
+  }
+  EXPECT_GT(one_group.ExpectedGain(1), scheduler.ExpectedGain(1));
+}
+
 TEST(TaskScheduler, TheSameAllocationsAndObservationsGiveTheSameDecisions) {
   std::vector<World> worlds = {{5e-3, 1e-3, 4}, {2e-3, 1e-3, 16}, {9e-3, 8e-3, 2}};
   std::vector<TaskInfo> tasks = {{.weight = 1}, {.weight = 2}, {.weight = 1}};
