@@ -11,7 +11,8 @@
 //     window of trials and forward_i an optimistic guess of the next trial's improvement: the
 //     larger of best_i / trials_i (the mean improvement so far) and the gap between best_i and
 //     what the best throughput among tasks of the same group (ThroughputGroupOf) would give it,
-//     with slack β;
+//     with slack β, times the chance that one of its trials finds a faster config (Laplace's
+//     rule over its trials so far: (improvements + 1) / (trials + 2));
 //   - a task whose search is exhausted or stopped is closed and gets nothing more.
 // `kRoundRobin` gives each chunk to the open task with the fewest trials instead (uniform
 // allocation, the baseline it is measured against); so does the gradient policy when no task
