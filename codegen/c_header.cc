@@ -1,5 +1,6 @@
 #include "codegen/c_header.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "common/strings.h"
@@ -158,7 +159,10 @@ std::string CPrototype(const std::string& func_name, const Workload& workload, b
     if (i > 0) {
       out += ", ";
     }
-    StrAppend(&out, args[i].is_output ? "float* " : "const float* ", args[i].name);
+    // The second argument is the weights (B, weight): prepared ones when the workload says so.
+    const std::string name =
+        i == 1 && workload.prepared_weights() ? StrCat("prepared_", args[i].name) : args[i].name;
+    StrAppend(&out, args[i].is_output ? "float* " : "const float* ", name);
   }
   if (stream) {
     out += ", void* stream";
@@ -196,7 +200,10 @@ std::string RenderCHeader(const HeaderSpec& spec) {
         " */\n";
   }
   StrAppend(&out, "#ifndef ", guard, "\n#define ", guard, "\n\n");
-  if (gpu) {
+  const bool prepared =
+      std::any_of(spec.kernels.begin(), spec.kernels.end(),
+                  [](const HeaderKernel& k) { return k.workload.prepared_weights(); });
+  if (gpu || prepared) {
     out += "#include <stdint.h>\n\n";
   }
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
@@ -213,6 +220,14 @@ std::string RenderCHeader(const HeaderSpec& spec) {
     if (k.workload.epilogue() != Epilogue::kNone) {
       StrAppend(&out, " *   epilogue: ", EpilogueName(k.workload.epilogue()), "\n");
     }
+    const std::string weights = k.workload.Arguments()[1].name;
+    if (k.workload.prepared_weights()) {
+      StrAppend(&out, " *   weights=prepared: call ", PrepareFunctionName(k.func_name), "(",
+                weights, ", prepared_", weights, ") once, with prepared_", weights, " holding ",
+                PreparedFloatsName(k.func_name), "\n *   floats; ", k.func_name,
+                " then takes prepared_", weights, " in place of ", weights, " and only reads it. ",
+                PrepareFunctionName(k.func_name), " returns 0.\n");
+    }
     StrAppend(&out, " *   template ", k.template_name, " v", k.template_version, ", config ",
               k.config, "\n");
     StrAppend(&out, " *   config source: ", k.origin, "\n");
@@ -227,6 +242,11 @@ std::string RenderCHeader(const HeaderSpec& spec) {
       out += " *   stream: where it runs (NULL: the legacy default stream)\n";
     }
     out += " */\n";
+    if (k.workload.prepared_weights()) {
+      StrAppend(&out, "extern const int64_t ", PreparedFloatsName(k.func_name), ";\n");
+      StrAppend(&out, "int ", PrepareFunctionName(k.func_name), "(const float* ", weights,
+                ", float* prepared_", weights, ");\n");
+    }
     StrAppend(&out, CPrototype(k.func_name, k.workload, gpu), ";\n\n");
   }
   out += "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n";

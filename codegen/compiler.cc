@@ -132,6 +132,21 @@ absl::StatusOr<ir::LoweredFunc> Compiler::BuildLowered(const Workload& workload,
   return Lower(std::move(func), lower_);
 }
 
+absl::Status Compiler::AddWeightPreparation(const Workload& workload, const KernelTemplate& tpl,
+                                            const Config& config, std::string_view func_name,
+                                            std::vector<ir::LoweredFunc>* funcs,
+                                            std::vector<ExportedConstant>* constants) const {
+  if (!workload.prepared_weights()) {
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(PreparedWeights prepared,
+                   PrepareWeights(tpl, workload, target_, config, func_name));
+  ASSIGN_OR_RETURN(ir::LoweredFunc lowered, Lower(std::move(prepared.func), lower_));
+  funcs->push_back(std::move(lowered));
+  constants->push_back({PreparedFloatsName(func_name), prepared.floats});
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> Compiler::LoweredText(const Workload& workload,
                                                   const KernelTemplate& tpl, const Config& config,
                                                   std::string_view func_name) const {
@@ -139,7 +154,19 @@ absl::StatusOr<std::string> Compiler::LoweredText(const Workload& workload,
     return absl::NotFoundError(StrCat(tpl.name, " is compiled by its codegen plugin"));
   }
   ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
-  return ir::ToText(func);
+  std::string text = ir::ToText(func);
+  // Prepared weights: the preparation is part of the artifact (the kernel's IR alone may be the
+  // same as for canonical weights).
+  std::vector<ir::LoweredFunc> preparation;
+  std::vector<ExportedConstant> constants;
+  RETURN_IF_ERROR(AddWeightPreparation(workload, tpl, config, func_name, &preparation, &constants));
+  for (const ir::LoweredFunc& f : preparation) {
+    StrAppend(&text, "\n", ir::ToText(f));
+  }
+  for (const ExportedConstant& c : constants) {
+    StrAppend(&text, "\nconst int64 ", c.name, " = ", c.value, "\n");
+  }
+  return text;
 }
 
 absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
@@ -176,9 +203,12 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
       return artifact;
     }
     std::vector<ir::LoweredFunc> funcs = {std::move(func)};
+    std::vector<ExportedConstant> constants;
+    RETURN_IF_ERROR(AddWeightPreparation(workload, tpl, config, func_name, &funcs, &constants));
     const CpuCodegenOptions options =
         IsGpuLibraryTemplate(tpl, target_) ? GpuLibraryHostOptions() : CodegenOptions(target_);
-    ASSIGN_OR_RETURN(std::string object, EmitCpuObject(funcs, options, &artifact.llvm_ir));
+    ASSIGN_OR_RETURN(std::string object,
+                     EmitCpuObject(funcs, options, &artifact.llvm_ir, constants));
     ASSIGN_OR_RETURN(linked, LinkInScratch({object}));
   }
   artifact.format = CodeFormat::kSharedObject;
@@ -203,8 +233,15 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
                                                "' does not build '", workload.ToString(),
                                                "' for target '", target_.ToString(), "'"));
     }
+    RETURN_IF_ERROR(CheckTemplateLayout(*tpl, workload));
   } else {
     std::vector<const KernelTemplate*> candidates = TemplatesFor(workload, target_);
+    if (candidates.empty() && workload.prepared_weights() && target_.kind != TargetKind::kLlvm) {
+      return absl::InvalidArgumentError(StrCat("'", workload.ToString(),
+                                               "': weights=prepared is built for llvm (CPU) "
+                                               "targets, not '",
+                                               target_.ToString(), "'; use weights=canonical"));
+    }
     if (candidates.empty()) {
       return absl::InvalidArgumentError(StrCat("no template builds '", workload.ToString(),
                                                "' for target '", target_.ToString(), "'"));
@@ -275,18 +312,27 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
   LibraryResult result;
   result.so_path = so_path;
   result.header_path = header_path;
-  std::set<std::string> names;
+  std::set<std::string> names;  // the kernels' symbols, and their preparations'
   std::vector<ir::LoweredFunc> funcs;
+  std::vector<ExportedConstant> constants;
   std::vector<std::string> plugin_objects;  // from codegen plugins, one per kernel
   std::vector<std::string> plugin_symbols;
   for (const KernelRequest& request : requests) {
     LibraryKernel kernel{
         request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
         request.workload, KernelChoice{}, ""};
-    if (!names.insert(kernel.func_name).second) {
-      return absl::InvalidArgumentError(
-          StrCat("function name '", kernel.func_name,
-                 "' is used twice: give each workload a distinct name"));
+    std::vector<std::string> symbols = {kernel.func_name};
+    if (request.workload.prepared_weights()) {
+      symbols.push_back(PrepareFunctionName(kernel.func_name));
+      symbols.push_back(PreparedFloatsName(kernel.func_name));
+    }
+    for (const std::string& symbol : symbols) {
+      if (!names.insert(symbol).second) {
+        return absl::InvalidArgumentError(
+            StrCat("function name '", symbol,
+                   "' is used twice (a kernel's, or the _prepare or _prepared_floats of one "
+                   "with weights=prepared): give each workload a distinct name"));
+      }
     }
     ASSIGN_OR_RETURN(kernel.choice, Choose(request, &kernel.origin));
     const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name, target_.kind);
@@ -301,6 +347,8 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
       ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(request.workload, *tpl,
                                                           kernel.choice.config, kernel.func_name));
       funcs.push_back(std::move(func));
+      RETURN_IF_ERROR(AddWeightPreparation(request.workload, *tpl, kernel.choice.config,
+                                           kernel.func_name, &funcs, &constants));
     }
     result.kernels.push_back(std::move(kernel));
   }
@@ -326,7 +374,7 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
   std::vector<std::string> objects = std::move(plugin_objects);
   if (!funcs.empty()) {
     ASSIGN_OR_RETURN(std::string object,
-                     EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir));
+                     EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir, constants));
     objects.push_back(std::move(object));
   }
   ASSIGN_OR_RETURN(Linked linked, LinkInScratch(objects, fs::path(so_path).filename().string(),

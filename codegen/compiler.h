@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/llvm/cpu_backend.h"
 #include "codegen/lower.h"
 #include "codegen/templates/template.h"
 #include "common/artifact_hash.h"
@@ -103,10 +104,10 @@ class Compiler {
   absl::StatusOr<Artifact> BuildArtifact(const Workload& workload, const KernelTemplate& tpl,
                                          const Config& config, std::string_view func_name);
 
-  /// The text of the lowered IR that BuildArtifact compiles for this config: with the target
-  /// and the template, what determines the artifact's code (a builder remembers artifacts by
-  /// it). NotFound for templates whose code someone else compiles (build_object); the
-  /// template's or lowering's error otherwise.
+  /// The text of the lowered IR that BuildArtifact compiles for this config (with the weights'
+  /// preparation, for prepared weights): with the target and the template, what determines the
+  /// artifact's code (a builder remembers artifacts by it). NotFound for templates whose code
+  /// someone else compiles (build_object); the template's or lowering's error otherwise.
   absl::StatusOr<std::string> LoweredText(const Workload& workload, const KernelTemplate& tpl,
                                           const Config& config, std::string_view func_name) const;
 
@@ -133,6 +134,13 @@ class Compiler {
   absl::StatusOr<ir::LoweredFunc> BuildLowered(const Workload& workload, const KernelTemplate& tpl,
                                                const Config& config,
                                                std::string_view func_name) const;
+  /// For a workload with prepared weights: appends kernel `func_name`'s preparation function,
+  /// lowered, to `funcs` and the size of its prepared weights to `constants`
+  /// (PrepareWeights); nothing otherwise.
+  absl::Status AddWeightPreparation(const Workload& workload, const KernelTemplate& tpl,
+                                    const Config& config, std::string_view func_name,
+                                    std::vector<ir::LoweredFunc>* funcs,
+                                    std::vector<ExportedConstant>* constants) const;
 
   Target target_;
   BestConfigLookup lookup_;

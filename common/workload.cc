@@ -10,10 +10,11 @@ namespace tune {
 namespace {
 
 constexpr std::string_view kGemmForm =
-    "gemm:M=<int>,N=<int>,K=<int>[,epilogue=bias|bias_relu|relu]";
+    "gemm:M=<int>,N=<int>,K=<int>[,epilogue=bias|bias_relu|relu][,weights=canonical|prepared]";
 constexpr std::string_view kConvForm =
     "conv2d:N=<int>,C=<int>,H=<int>,W=<int>,K=<int>,R=<int>,S=<int>,stride=<int>,pad=<int>"
-    "[,dilation=<int>][,layout=NCHW|NCHW4c|NCHW8c|NCHW16c][,epilogue=bias|bias_relu|relu]";
+    "[,dilation=<int>][,layout=NCHW|NCHW4c|NCHW8c|NCHW16c][,epilogue=bias|bias_relu|relu]"
+    "[,weights=canonical|prepared]";
 
 absl::Status Invalid(std::string_view text, std::string_view what, std::string_view form) {
   return absl::InvalidArgumentError(
@@ -86,13 +87,29 @@ absl::StatusOr<int64_t> TakeInt(std::map<std::string, std::string, std::less<>>&
   return value;
 }
 
-// Takes the fields common to every op (epilogue, dtype) and rejects anything left over.
-absl::StatusOr<Epilogue> TakeCommonAndFinish(
-    std::map<std::string, std::string, std::less<>>& fields, std::string_view text,
-    std::string_view form) {
-  Epilogue epilogue = Epilogue::kNone;
+absl::StatusOr<WeightForm> ParseWeightForm(std::string_view text, std::string_view value,
+                                           std::string_view form) {
+  if (value == "canonical") {
+    return WeightForm::kCanonical;
+  }
+  if (value == "prepared") {
+    return WeightForm::kPrepared;
+  }
+  return Invalid(text, StrCat("weights '", value, "' is unknown (canonical, prepared)"), form);
+}
+
+// Takes the fields common to every op (epilogue, weights, dtype) and rejects anything left over.
+absl::Status TakeCommonAndFinish(std::map<std::string, std::string, std::less<>>& fields,
+                                 std::string_view text, std::string_view form, Epilogue* epilogue,
+                                 WeightForm* weights) {
+  *epilogue = Epilogue::kNone;
   if (auto it = fields.find("epilogue"); it != fields.end()) {
-    ASSIGN_OR_RETURN(epilogue, ParseEpilogue(text, it->second, form));
+    ASSIGN_OR_RETURN(*epilogue, ParseEpilogue(text, it->second, form));
+    fields.erase(it);
+  }
+  *weights = WeightForm::kCanonical;
+  if (auto it = fields.find("weights"); it != fields.end()) {
+    ASSIGN_OR_RETURN(*weights, ParseWeightForm(text, it->second, form));
     fields.erase(it);
   }
   if (auto it = fields.find("dtype"); it != fields.end()) {
@@ -104,7 +121,7 @@ absl::StatusOr<Epilogue> TakeCommonAndFinish(
   if (!fields.empty()) {
     return Invalid(text, StrCat("field '", fields.begin()->first, "' is unknown"), form);
   }
-  return epilogue;
+  return absl::OkStatus();
 }
 
 // The channel block of a conv2d layout: 1 for NCHW, b for NCHW<b>c (b of 4, 8, 16, dividing
@@ -174,6 +191,18 @@ std::string_view EpilogueName(Epilogue e) {
   return "?";
 }
 
+std::string_view WeightFormName(WeightForm form) {
+  return form == WeightForm::kPrepared ? "prepared" : "canonical";
+}
+
+std::string PrepareFunctionName(std::string_view kernel_name) {
+  return StrCat(kernel_name, "_prepare");
+}
+
+std::string PreparedFloatsName(std::string_view kernel_name) {
+  return StrCat(kernel_name, "_prepared_floats");
+}
+
 bool EpilogueHasBias(Epilogue e) { return e == Epilogue::kBias || e == Epilogue::kBiasRelu; }
 bool EpilogueHasRelu(Epilogue e) { return e == Epilogue::kRelu || e == Epilogue::kBiasRelu; }
 
@@ -199,7 +228,7 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
     ASSIGN_OR_RETURN(w.gemm_.m, TakeInt(fields, text, "M", std::nullopt, 1, kGemmForm));
     ASSIGN_OR_RETURN(w.gemm_.n, TakeInt(fields, text, "N", std::nullopt, 1, kGemmForm));
     ASSIGN_OR_RETURN(w.gemm_.k, TakeInt(fields, text, "K", std::nullopt, 1, kGemmForm));
-    ASSIGN_OR_RETURN(w.epilogue_, TakeCommonAndFinish(fields, text, kGemmForm));
+    RETURN_IF_ERROR(TakeCommonAndFinish(fields, text, kGemmForm, &w.epilogue_, &w.weight_form_));
     RETURN_IF_ERROR(CheckTensorSizes(text, w, kGemmForm));
     return w;
   }
@@ -226,7 +255,7 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
       ASSIGN_OR_RETURN(c.block, ParseConvLayout(text, it->second, c));
       fields.erase(it);
     }
-    ASSIGN_OR_RETURN(w.epilogue_, TakeCommonAndFinish(fields, text, kConvForm));
+    RETURN_IF_ERROR(TakeCommonAndFinish(fields, text, kConvForm, &w.epilogue_, &w.weight_form_));
     // The dilated filter must fit the padded input. (p() and q() alone do not say so: their
     // division rounds a negative remainder up to 0 when the stride is above 1.)
     if (c.h + 2 * c.pad < c.dilation * (c.r - 1) + 1 ||
@@ -259,6 +288,12 @@ Workload Workload::Conv2d(Conv2dShape shape, Epilogue epilogue) {
   return w;
 }
 
+Workload Workload::WithWeightForm(WeightForm form) const {
+  Workload out = *this;
+  out.weight_form_ = form;
+  return out;
+}
+
 Workload Workload::InPlainLayout() const {
   Workload plain = *this;
   plain.conv2d_.block = 1;
@@ -286,6 +321,9 @@ std::string Workload::ToString() const {
   }
   if (epilogue_ != Epilogue::kNone) {
     StrAppend(&out, ",epilogue=", EpilogueName(epilogue_));
+  }
+  if (weight_form_ == WeightForm::kPrepared) {
+    StrAppend(&out, ",weights=prepared");
   }
   return out;
 }

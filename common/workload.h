@@ -3,7 +3,8 @@
 //   gemm:M=512,N=3072,K=768
 //   conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1
 //
-// Optional fields: `epilogue=bias|bias_relu|relu`, `dtype=f32` (the only dtype), and for conv2d
+// Optional fields: `epilogue=bias|bias_relu|relu`, `weights=canonical|prepared` (WeightForm),
+// `dtype=f32` (the only dtype), and for conv2d
 // `dilation=D` (default 1), `groups=1` and `layout=NCHW|NCHW4c|NCHW8c|NCHW16c` (default NCHW;
 // the blocked layouts keep channels in blocks of 4, 8 or 16, as a compiler does between layers
 // whose kernels vectorise over channels). Defaults are omitted from the canonical form.
@@ -21,8 +22,24 @@ namespace tune {
 enum class OpKind : uint8_t { kGemm, kConv2d };
 enum class Epilogue : uint8_t { kNone, kBias, kBiasRelu, kRelu };
 
+/// How a kernel takes its weights (B of a GEMM, the filters of a conv2d).
+///   kCanonical (the default): in the workload's layout, on every call.
+///   kPrepared: rewritten once, for weights that stay the same from call to call (a trained
+///     model's). The kernel `f` of a CPU library then comes with
+///       extern const int64_t f_prepared_floats;                    // size of the prepared form
+///       int32_t f_prepare(const float* weight, float* prepared);  // canonical -> prepared
+///     and `f` takes `prepared` where the weights go. What the prepared form holds is the
+///     kernel's own business (a Winograd kernel's transformed filters; a plain copy for
+///     kernels that read the canonical layout): only f_prepare writes it and only f reads it.
+enum class WeightForm : uint8_t { kCanonical, kPrepared };
+
 std::string_view OpKindName(OpKind op);
 std::string_view EpilogueName(Epilogue e);
+std::string_view WeightFormName(WeightForm form);
+/// The symbols that come with kernel `kernel_name` when it takes prepared weights (WeightForm):
+/// `<kernel>_prepare` and `<kernel>_prepared_floats`.
+std::string PrepareFunctionName(std::string_view kernel_name);
+std::string PreparedFloatsName(std::string_view kernel_name);
 bool EpilogueHasBias(Epilogue e);
 bool EpilogueHasRelu(Epilogue e);
 
@@ -69,9 +86,13 @@ class Workload {
 
   OpKind op() const { return op_; }
   Epilogue epilogue() const { return epilogue_; }
+  WeightForm weight_form() const { return weight_form_; }
+  bool prepared_weights() const { return weight_form_ == WeightForm::kPrepared; }
   const GemmShape& gemm() const { return gemm_; }
   const Conv2dShape& conv2d() const { return conv2d_; }
 
+  /// The same operator with its weights taken in `form`.
+  Workload WithWeightForm(WeightForm form) const;
   /// The same operator in the plain layout: a blocked conv2d in NCHW; itself otherwise.
   Workload InPlainLayout() const;
 
@@ -79,7 +100,8 @@ class Workload {
   std::string ToString() const;
   /// Floating-point operations of one call (2 per multiply-add; epilogue not counted).
   double Flops() const;
-  /// The kernel's arguments in C ABI order (inputs, optional bias, then the output).
+  /// The kernel's arguments in C ABI order (inputs, optional bias, then the output). With
+  /// prepared weights the weight argument is the canonical tensor that `_prepare` reads.
   std::vector<TensorArg> Arguments() const;
 
   friend bool operator==(const Workload& a, const Workload& b) {
@@ -89,6 +111,7 @@ class Workload {
  private:
   OpKind op_ = OpKind::kGemm;
   Epilogue epilogue_ = Epilogue::kNone;
+  WeightForm weight_form_ = WeightForm::kCanonical;
   GemmShape gemm_;
   Conv2dShape conv2d_;
 };

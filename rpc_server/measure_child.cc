@@ -56,6 +56,33 @@ std::string DlError() {
   return e != nullptr ? e : "unknown error";
 }
 
+// The prepared weights of kernel `entry` in `library` (common/workload.h, WeightForm): its
+// `_prepared_floats` floats, written by its `_prepare` from the canonical `weight`. NotFound when
+// a symbol is missing, FailedPrecondition when the size is out of range, Internal when the
+// preparation fails.
+absl::StatusOr<std::vector<float>> PrepareWeights(void* library, const std::string& entry,
+                                                  const void* weight) {
+  const std::string size_name = PreparedFloatsName(entry);
+  const std::string prepare_name = PrepareFunctionName(entry);
+  dlerror();
+  const auto* floats = static_cast<const int64_t*>(dlsym(library, size_name.c_str()));
+  using Prepare = int32_t (*)(const void*, void*);
+  auto prepare = reinterpret_cast<Prepare>(dlsym(library, prepare_name.c_str()));
+  if (floats == nullptr || prepare == nullptr) {
+    return absl::NotFoundError(
+        StrCat("the workload takes prepared weights, and the artifact lacks ",
+               floats == nullptr ? size_name : prepare_name));
+  }
+  if (*floats < 1 || *floats > kMaxTensorElements) {
+    return absl::FailedPreconditionError(StrCat(size_name, " is ", *floats, ": not in [1, 2^40]"));
+  }
+  std::vector<float> prepared(static_cast<size_t>(*floats));
+  if (int32_t rc = prepare(weight, prepared.data()); rc != 0) {
+    return absl::InternalError(StrCat(prepare_name, " returned ", rc));
+  }
+  return prepared;
+}
+
 }  // namespace
 
 const std::vector<float>& ChildMeasurer::Reference(const Workload& workload, uint64_t seed) {
@@ -108,12 +135,30 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
 
   const std::vector<float>& want = Reference(*workload, timing->seed);
   TensorSet tensors(*workload, timing->seed);
-  KernelCall call(entry, tensors.AbiPointers());
-  std::vector<CacheFlusher::Region> regions;
   std::vector<void*> pointers = tensors.AbiPointers();
-  std::vector<TensorArg> args = workload->Arguments();
-  for (size_t i = 0; i < args.size(); ++i) {
-    regions.push_back({pointers[i], static_cast<size_t>(args[i].NumElements()) * sizeof(float)});
+  std::vector<size_t> bytes;
+  for (const TensorArg& arg : workload->Arguments()) {
+    bytes.push_back(static_cast<size_t>(arg.NumElements()) * sizeof(float));
+  }
+  // Prepared weights: the artifact's own preparation, once and untimed; the kernel then takes
+  // them in place of the canonical weights (argument 1).
+  std::vector<float> prepared;
+  if (workload->prepared_weights()) {
+    absl::StatusOr<std::vector<float>> done =
+        PrepareWeights(library.get(), trial.entry_symbol(), pointers[1]);
+    if (!done.ok()) {
+      return Failure(done.status().code() == absl::StatusCode::kInternal ? ErrorKind::kRuntimeCrash
+                                                                         : ErrorKind::kLoadError,
+                     std::string(done.status().message()));
+    }
+    prepared = *std::move(done);
+    pointers[1] = prepared.data();
+    bytes[1] = prepared.size() * sizeof(float);
+  }
+  KernelCall call(entry, pointers);
+  std::vector<CacheFlusher::Region> regions;
+  for (size_t i = 0; i < pointers.size(); ++i) {
+    regions.push_back({pointers[i], bytes[i]});
   }
   const CacheFlusher flusher(std::move(regions));
 

@@ -35,6 +35,11 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
     }
   }
   std::vector<const KernelTemplate*> applicable = TemplatesFor(workload, target);
+  if (applicable.empty() && workload.prepared_weights() && target.kind != TargetKind::kLlvm) {
+    return Invalid("workload",
+                   StrCat("weights=prepared is built for llvm (CPU) targets, not '",
+                          target.ToString(), "'; accepted: weights=canonical (the default)"));
+  }
   if (applicable.empty()) {
     return Invalid("target", StrCat("no template for ", OpKindName(workload.op()), " on '",
                                     target.ToString(), "'"));

@@ -11,6 +11,8 @@
 #include "common/strings.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -129,6 +131,7 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level)
 
 // Builds, verifies and optimises the module, then emits it as `file_type`.
 absl::StatusOr<std::string> Emit(const std::vector<ir::LoweredFunc>& funcs,
+                                 const std::vector<ExportedConstant>& constants,
                                  const CpuCodegenOptions& options, llvm::CodeGenFileType file_type,
                                  std::string* llvm_ir) {
   if (funcs.empty()) {
@@ -151,6 +154,15 @@ absl::StatusOr<std::string> Emit(const std::vector<ir::LoweredFunc>& funcs,
                                    options.bind);
   for (const ir::LoweredFunc& func : funcs) {
     RETURN_IF_ERROR(codegen.AddFunction(func));
+  }
+  for (const ExportedConstant& constant : constants) {
+    if (module->getNamedValue(constant.name) != nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("CPU codegen: ", constant.name, " is defined twice (a constant and a function)"));
+    }
+    llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+    new llvm::GlobalVariable(*module, i64, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantInt::get(i64, constant.value), constant.name);
   }
   std::string verify_errors;
   llvm::raw_string_ostream verify_stream(verify_errors);
@@ -176,13 +188,14 @@ absl::StatusOr<std::string> Emit(const std::vector<ir::LoweredFunc>& funcs,
 }  // namespace
 
 absl::StatusOr<std::string> EmitCpuObject(const std::vector<ir::LoweredFunc>& funcs,
-                                          const CpuCodegenOptions& options, std::string* llvm_ir) {
-  return Emit(funcs, options, llvm::CodeGenFileType::ObjectFile, llvm_ir);
+                                          const CpuCodegenOptions& options, std::string* llvm_ir,
+                                          const std::vector<ExportedConstant>& constants) {
+  return Emit(funcs, constants, options, llvm::CodeGenFileType::ObjectFile, llvm_ir);
 }
 
 absl::StatusOr<std::string> EmitCpuAssembly(const std::vector<ir::LoweredFunc>& funcs,
                                             const CpuCodegenOptions& options) {
-  return Emit(funcs, options, llvm::CodeGenFileType::AssemblyFile, nullptr);
+  return Emit(funcs, {}, options, llvm::CodeGenFileType::AssemblyFile, nullptr);
 }
 
 std::string LlvmHostCpuName() { return llvm::sys::getHostCPUName().str(); }

@@ -5,6 +5,7 @@
 // GOMP_parallel with an outlined body when `threads` > 1.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,14 +24,22 @@ struct CpuCodegenOptions {
   int opt_level = 3;                          // 0..3
 };
 
-/// Translates lowered functions to an optimised LLVM module and emits an x86-64 ELF object.
-/// `llvm_ir` (optional) receives the optimised LLVM IR text. An unknown CPU name, bad options
-/// or a function name used twice are InvalidArgument; IR the CPU backend cannot lower (GPU
-/// loops, barriers, GPU memory scopes, an external symbol declared with two signatures) is
-/// Unimplemented or InvalidArgument; an LLVM failure is Internal.
+/// A constant the module exports beside its functions: `const int64_t name = value;` (the size
+/// of a kernel's prepared weights, common/workload.h).
+struct ExportedConstant {
+  std::string name;  // a C identifier, distinct from every function's
+  int64_t value = 0;
+};
+
+/// Translates lowered functions to an optimised LLVM module and emits an x86-64 ELF object,
+/// with `constants` defined in it. `llvm_ir` (optional) receives the optimised LLVM IR text. An
+/// unknown CPU name, bad options or a symbol name used twice are InvalidArgument; IR the CPU
+/// backend cannot lower (GPU loops, barriers, GPU memory scopes, an external symbol declared
+/// with two signatures) is Unimplemented or InvalidArgument; an LLVM failure is Internal.
 absl::StatusOr<std::string> EmitCpuObject(const std::vector<ir::LoweredFunc>& funcs,
                                           const CpuCodegenOptions& options,
-                                          std::string* llvm_ir = nullptr);
+                                          std::string* llvm_ir = nullptr,
+                                          const std::vector<ExportedConstant>& constants = {});
 
 /// Like EmitCpuObject, but returns the x86-64 assembly text (for inspection and tests).
 absl::StatusOr<std::string> EmitCpuAssembly(const std::vector<ir::LoweredFunc>& funcs,

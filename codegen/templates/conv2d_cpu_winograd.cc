@@ -259,8 +259,8 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   return seeds;
 }
 
-absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
-                                      const Config& config, std::string_view func_name) {
+absl::StatusOr<WinogradPlan> PlanOf(const Workload& workload, const Target& target,
+                                    const Config& config) {
   RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuWinograd, workload, target, config));
   WinogradPlan p;
   p.s = workload.conv2d();
@@ -292,7 +292,21 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.parallel = target.threads > 1;
   p.threads = std::max(1, target.threads);
   p.epilogue = workload.epilogue();
-  return BuildWinogradNest(p, func_name);
+  p.prepared = workload.prepared_weights();
+  return p;
+}
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  ASSIGN_OR_RETURN(WinogradPlan plan, PlanOf(workload, target, config));
+  return BuildWinogradNest(plan, func_name);
+}
+
+// Prepared weights are the transformed filters, in the order the GEMMs read them.
+absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
+                                        const Config& config, std::string_view func_name) {
+  ASSIGN_OR_RETURN(WinogradPlan plan, PlanOf(workload, target, config));
+  return BuildWinogradPreparation(plan, func_name);
 }
 
 // F(2,3)'s error is within a few percent of the standard bound; F(4,3)'s is not
@@ -315,6 +329,7 @@ const KernelTemplate kConv2dCpuWinograd = {
     .seeds = &Seeds,
     .check_shape = &CheckShape,
     .tolerance = &Tolerance,
+    .prepare = &Prepare,
 };
 
 }  // namespace tune

@@ -35,13 +35,32 @@ class WinogradBuilder {
   ir::LoweredFunc Build(std::string_view func_name) const {
     ir::LoweredFunc func;
     func.name = std::string(func_name);
-    func.params = {input_, weight_};
+    func.params = {input_, p_.prepared ? prepared_ : weight_};
     if (EpilogueHasBias(p_.epilogue)) {
       func.params.push_back(bias_);
     }
     func.params.push_back(output_);
     func.body = p_.order == 0 ? TileBlocksOuter() : ChannelChunksOuter();
     return func;
+  }
+
+  // Every filter transformed, weight -> prepared (PreparedFilters).
+  PreparedWeights BuildPreparation(std::string_view func_name) const {
+    const int64_t chunk = PreparedChunk(), vectors_per_chunk = chunk / p_.vw;
+    Var kvec("kvec"), icb("icb"), ci("ci");
+    const Expr c = icb * p_.b + ci;
+    const Expr at = (kvec / vectors_per_chunk) * PreparedChunkFloats() + c * chunk +
+                    (kvec % vectors_per_chunk) * p_.vw;
+    PreparedWeights out;
+    out.func.name = std::string(func_name);
+    out.func.params = {weight_, prepared_};
+    out.func.body = For::Make(kvec, 0, p_.kvecs, LoopKind::kSerial,
+                              For::Make(icb, 0, p_.cb, LoopKind::kSerial,
+                                        For::Make(ci, 0, p_.b, LoopKind::kSerial,
+                                                  FilterTransform(kvec, icb, ci, prepared_, at,
+                                                                  UPointStride(p_.s.c, chunk)))));
+    out.floats = p_.s.k / chunk * PreparedChunkFloats();
+    return out;
   }
 
  private:
@@ -66,6 +85,13 @@ class WinogradBuilder {
     return p_.tb * (p_.order == 0 ? p_.s.k : p_.kv * p_.vw) + kPointPad;
   }
   int64_t UPointStride(int64_t rows, int64_t chunk) const { return rows * chunk + kPointPad; }
+  // Prepared filters (p_.prepared): U of every filter, in chunks of PreparedChunk() output
+  // channels, U[chunk][xi][c][k - k0] with UPointStride(C, chunk) between points: the layout in
+  // which the GEMMs read the U they transform themselves otherwise (order 0: one chunk of K;
+  // orders 1 and 2: chunks of kv vectors).
+  int64_t PreparedChunk() const { return p_.order == 0 ? p_.s.k : p_.kv * p_.vw; }
+  int64_t PreparedChunkFloats() const { return points() * UPointStride(p_.s.c, PreparedChunk()); }
+
   Stmt AllocateWork(Stmt body, int64_t extra = 0) const {
     return Allocate::Make(work_, WorkSize() + extra, std::move(body));
   }
@@ -103,13 +129,15 @@ class WinogradBuilder {
 
   // Order 0: every filter transformed once into U[xi][c][k], then blocks of tb tiles,
   // each through input transform, GEMMs against all of U and output transform.
+  // With prepared filters, no transform: the blocks read them.
   Stmt TileBlocksOuter() const {
     const Conv2dShape& s = p_.s;
+    const FiltersAt u =
+        p_.prepared ? PreparedFilters(Expr(int64_t{0})) : FiltersAt::Whole(u_, s.k, s.c);
     auto block = [&](const Expr& blk) -> Stmt {
       const Expr first = blk * p_.tb;
       return AllocateWork(
-          Block::Make({InputTransform(first, p_.tb),
-                       Gemms(first, FiltersAt::Whole(u_, s.k, s.c), Expr(int64_t{0}), p_.kvecs),
+          Block::Make({InputTransform(first, p_.tb), Gemms(first, u, Expr(int64_t{0}), p_.kvecs),
                        OutputTransform(first, p_.tb, Expr(int64_t{0}), Expr(p_.kvecs))}));
     };
     Var f("f"), ci("ci");
@@ -126,9 +154,11 @@ class WinogradBuilder {
     // cores this took the two threads from 1.4 to about 2 times one.
     return PerThreadShares(CeilDiv(p_.tiles, p_.tb), [&](const Expr& first, const Expr& mine) {
       Var i("i");
-      return Allocate::Make(
-          u_, points() * UPointStride(s.c, s.k),
-          Block::Make({filters, For::Make(i, 0, mine, LoopKind::kSerial, block(first + i))}));
+      Stmt blocks = For::Make(i, 0, mine, LoopKind::kSerial, block(first + i));
+      if (p_.prepared) {
+        return blocks;
+      }
+      return Allocate::Make(u_, points() * UPointStride(s.c, s.k), Block::Make({filters, blocks}));
     });
   }
 
@@ -141,15 +171,20 @@ class WinogradBuilder {
   // cc input channels and transforms the filters of the next chunk while the GEMMs of this one run
   // (SoftwarePipelinedGemms), so that the weights stream in while the FMA units work, into two
   // small buffers that stay in L1.
+  // With prepared filters, each chunk's GEMMs read them, and order 2 is order 1.
   Stmt ChannelChunksOuter() const {
     const Conv2dShape& s = p_.s;
     const int64_t chunk = p_.kv * p_.vw;
-    const bool pipelined = p_.order == 2 && chunks_.split();
-    const int64_t u_size =
-        pipelined ? 2 * points() * UPointStride(p_.cc, chunk) : points() * UPointStride(s.c, chunk);
+    const bool pipelined = p_.order == 2 && chunks_.split() && !p_.prepared;
+    const int64_t u_size = p_.prepared ? 0
+                           : pipelined ? 2 * points() * UPointStride(p_.cc, chunk)
+                                       : points() * UPointStride(s.c, chunk);
     // The transformed filters, after V and M in the work buffer (each thread's own).
     const FiltersAt u_whole = FiltersAt::Whole(work_, chunk, s.c, Expr(WorkSize()));
     auto chunk_body = [&](const Expr& kc) -> Stmt {
+      if (p_.prepared) {
+        return Gemms(Expr(int64_t{0}), PreparedFilters(kc), kc, p_.kv);
+      }
       if (pipelined) {
         return SoftwarePipelinedGemms(kc, u_whole.buffer, u_whole.base);
       }
@@ -348,6 +383,11 @@ class WinogradBuilder {
     }
   };
 
+  // The prepared filters of chunk `kchunk` of output channels (PreparedChunk).
+  FiltersAt PreparedFilters(const Expr& kchunk) const {
+    return FiltersAt::Whole(prepared_, PreparedChunk(), p_.s.c, kchunk * PreparedChunkFloats());
+  }
+
   // M[xi][j][k] = sum_c V[xi][j][c] U[xi][c][k] for the register tiles of tiles first + ...
   // that hold a tile, every point xi, and `vectors` vectors of output channels: the chunks of kv
   // vectors from chunk kchunk0 on (see MAt). Register tiles of jt tiles x kv vectors; U as `u`
@@ -464,6 +504,7 @@ class WinogradBuilder {
   const WinogradMatrices& w_;
   const ReductionChunks chunks_;
   Buffer input_{"input"}, weight_{"weight"}, bias_{"bias"}, output_{"output"};
+  Buffer prepared_{"prepared"};
   Buffer u_{"wino_u", MemoryScope::kStack}, work_{"wino_vm", MemoryScope::kStack};
   Var ch_{"ch"};  // the chunk of input channels of the GEMMs' reduction
 };
@@ -484,6 +525,10 @@ const std::vector<std::vector<int>>& WinogradGemmOrders() {
 
 ir::LoweredFunc BuildWinogradNest(const WinogradPlan& plan, std::string_view func_name) {
   return WinogradBuilder(plan).Build(func_name);
+}
+
+PreparedWeights BuildWinogradPreparation(const WinogradPlan& plan, std::string_view func_name) {
+  return WinogradBuilder(plan).BuildPreparation(func_name);
 }
 
 }  // namespace tune

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/ir/ir.h"
+#include "codegen/templates/template.h"
 #include "common/workload.h"
 
 namespace tune {
@@ -33,6 +34,7 @@ struct WinogradPlan {
   bool parallel = false;
   int64_t threads = 1;  // the target's threads (parallel loops split their work among them)
   Epilogue epilogue = Epilogue::kNone;
+  bool prepared = false;  // the kernel takes the transformed filters (BuildWinogradPreparation)
 };
 
 /// The loops of the GEMM stage that gemm_order permutes, and its orders (outermost first);
@@ -41,7 +43,12 @@ enum WinogradGemmLoop : int { kGemmPoints = 0, kGemmChannelChunks = 1, kGemmTile
 const std::vector<std::vector<int>>& WinogradGemmOrders();
 
 /// The kernel of `plan` named `func_name` (in the workload's layout). The plan must come
-/// from a config of the template's space (not checked here).
+/// from a config of the template's space (not checked here). With `prepared`, its second
+/// parameter is what BuildWinogradPreparation's function wrote, and it transforms no filter.
 ir::LoweredFunc BuildWinogradNest(const WinogradPlan& plan, std::string_view func_name);
+
+/// For a plan with `prepared`: the function named `func_name` that transforms every filter
+/// (weight -> prepared), and the size of what it writes.
+PreparedWeights BuildWinogradPreparation(const WinogradPlan& plan, std::string_view func_name);
 
 }  // namespace tune

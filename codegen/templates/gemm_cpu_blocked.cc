@@ -181,10 +181,12 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     mv["nr"] = LargestAtMost(values("nr"),
                              std::min<int64_t>(4, (cpu.registers - 1) / (mv["mr"] + 1)) * lanes);
     mv["mc"] = LargestAtMost(values("mc"), g.m);
-    mv["kc"] = LargestAtMost(values("kc"), 8);
+    // Packed (prepared) B is one stream whatever kc is: longer blocks reload C less often.
+    mv["kc"] = LargestAtMost(values("kc"), workload.prepared_weights() ? 256 : 8);
     mv["nc"] = LargestAtMost(values("nc"), g.n);
     mv["unroll_k"] = LargestAtMost(values("unroll_k"), 8);
-    mv["pack_b"] = 0;
+    // Prepared weights come packed: reading the panels is one sequential stream.
+    mv["pack_b"] = workload.prepared_weights() ? 1 : 0;
     mv["order"] = 4;
     if (space.IsValid(mv)) {
       config = mv;
@@ -234,20 +236,27 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       cpu.registers >= 32
           ? std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {6, 4}, {12, 2}, {4, 3}, {14, 2}}
           : std::vector<std::pair<int64_t, int64_t>>{{6, 2}, {4, 3}, {3, 4}};
+  // Prepared weights are packed once, outside the call: B in place only costs.
+  const int64_t few_rows_pack_b = workload.prepared_weights() ? 1 : 0;
   // Best first: a search with a small budget sees the likeliest seeds.
   if (g.m <= 4) {
-    // Matrix-vector: the whole of M in one tile, the widest columns, longer unrolls.
-    for (int64_t vectors : {4, 3, 2}) {
-      for (int64_t unroll : {8, 4}) {
-        for (int64_t pack_a : {1, 0}) {
-          Config v = with_tile(g.m, vectors);
-          v["pack_b"] = 0;
-          v["pack_a"] = pack_a;
-          v["order"] = 4;
-          v["kc"] = snap("kc", 8);
-          v["nc"] = snap("nc", g.n);
-          v["unroll_k"] = snap("unroll_k", unroll);
-          add(v);
+    // Matrix-vector: the whole of M in one tile, the widest columns, longer unrolls; B packed
+    // once (prepared weights) is one stream whatever kc is, so there kc varies too.
+    const std::vector<int64_t> kcs =
+        workload.prepared_weights() ? std::vector<int64_t>{256, 64, 8} : std::vector<int64_t>{8};
+    for (int64_t kc : kcs) {
+      for (int64_t vectors : {4, 3, 2}) {
+        for (int64_t unroll : {8, 4}) {
+          for (int64_t pack_a : {1, 0}) {
+            Config v = with_tile(g.m, vectors);
+            v["pack_b"] = few_rows_pack_b;
+            v["pack_a"] = pack_a;
+            v["order"] = 4;
+            v["kc"] = snap("kc", kc);
+            v["nc"] = snap("nc", g.n);
+            v["unroll_k"] = snap("unroll_k", unroll);
+            add(v);
+          }
         }
       }
     }
@@ -260,7 +269,7 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       for (int64_t order : {0, 2, 4}) {
         for (int64_t kc : {128, 32, 512}) {
           Config v = with_tile(tiles[t].first, tiles[t].second);
-          v["pack_b"] = 0;
+          v["pack_b"] = few_rows_pack_b;
           v["order"] = order;
           v["kc"] = snap("kc", kc);
           add(v);
@@ -286,6 +295,8 @@ struct Plan {
   bool parallel;
   Epilogue epilogue;
   GemmKernelForm form;
+  // weights=prepared with pack_b: B comes packed (PreparedB), and the kernel packs none of it.
+  bool prepacked_b = false;
 };
 
 // One register tile: `rows` x `cols` of C starting at (row0, col0). With packing, the tile's
@@ -304,7 +315,8 @@ class GemmBuilder {
   ir::LoweredFunc Build(std::string_view func_name) {
     ir::LoweredFunc func;
     func.name = std::string(func_name);
-    func.params = p_.form.b_first ? std::vector<Buffer>{b_, a_} : std::vector<Buffer>{a_, b_};
+    const Buffer& b = p_.prepacked_b ? b_prepared_ : b_;
+    func.params = p_.form.b_first ? std::vector<Buffer>{b, a_} : std::vector<Buffer>{a_, b};
     if (EpilogueHasBias(p_.epilogue)) {
       func.params.push_back(bias_);
     }
@@ -314,6 +326,20 @@ class GemmBuilder {
       func.body = For::Make(batch_, 0, p_.form.batch, LoopKind::kSerial, func.body);
     }
     return func;
+  }
+
+  // The prepared B of a plan with prepacked_b: every (columns, reduction) block packed as PackB
+  // packs it, the blocks of one column block after each other (PreparedBlockBase): the panels
+  // the kernel reads, in the order it reads them. K x N floats.
+  PreparedWeights BuildPreparation(std::string_view func_name) const {
+    PreparedWeights out;
+    out.func.name = std::string(func_name);
+    out.func.params = {b_, b_prepared_};
+    out.func.body = For::Make(jb_, 0, Blocks(kCols), LoopKind::kSerial,
+                              For::Make(pb_, 0, Blocks(kRed), LoopKind::kSerial,
+                                        PackB(false, b_prepared_, PreparedBlockBase())));
+    out.floats = p_.k * p_.n;
+    return out;
   }
 
  private:
@@ -351,6 +377,10 @@ class GemmBuilder {
   Expr KCur() const { return ir::Min::Make(p_.kc, p_.k - P0()); }
   Expr MCur() const { return ir::Min::Make(p_.mc, p_.m - I0()); }
   Expr LastBlock(Dim d) const { return VarOf(d) == Blocks(d) - 1; }
+  // Where the packed (columns, reduction) block (jb, pb) starts in the prepared B: the blocks of
+  // earlier column blocks hold J0 full columns, and those of this one before pb P0 full rows of
+  // NCur columns.
+  Expr PreparedBlockBase() const { return J0() * p_.k + P0() * NCur(); }
   int64_t RowRem() const { return p_.m % p_.mr; }
   int64_t ColRem() const { return p_.n % p_.nr; }
 
@@ -380,8 +410,8 @@ class GemmBuilder {
       if (p_.pack_a && pack_a_depth == d) {
         stmts.push_back(PackA(share_a));
       }
-      if (p_.pack_b && pack_b_depth == d) {
-        stmts.push_back(PackB(share_b));
+      if (p_.pack_b && !p_.prepacked_b && pack_b_depth == d) {
+        stmts.push_back(PackB(share_b, b_packed_, Expr(int64_t{0})));
       }
       stmts.push_back(body);
       body = Block::Make(std::move(stmts));
@@ -399,7 +429,7 @@ class GemmBuilder {
 
   Stmt WithPackBuffers(Stmt body, bool a, bool b) const {
     const int64_t kc = std::min(p_.kc, p_.k);
-    if (p_.pack_b && b) {
+    if (p_.pack_b && !p_.prepacked_b && b) {
       body = Allocate::Make(b_packed_, std::min(p_.nc, p_.n) * kc, body);
     }
     if (p_.pack_a && a) {
@@ -434,37 +464,37 @@ class GemmBuilder {
     return Block::Make({full, IfThenElse::Make(LastBlock(kRows), tail)});
   }
 
-  // Copies `cols` columns of row k of B (from column col) to B_packed at dst, with vector
-  // loads and stores for whole vectors and scalars for the rest.
-  Stmt CopyBRow(Expr dst, Expr src, int64_t cols) const {
+  // Copies `cols` columns of row k of B (from column col) to `to` at dst, with vector loads
+  // and stores for whole vectors and scalars for the rest.
+  Stmt CopyBRow(const Buffer& to, Expr dst, Expr src, int64_t cols) const {
     std::vector<Stmt> stmts;
     const int64_t vectors = cols / p_.lanes;
     if (vectors > 0) {
       Var v("v");
       stmts.push_back(
           For::Make(v, 0, vectors, LoopKind::kUnrolled,
-                    Store::Make(b_packed_, dst + v * p_.lanes,
+                    Store::Make(to, dst + v * p_.lanes,
                                 Load::Make(b_, src + v * p_.lanes, static_cast<int>(p_.lanes)))));
     }
     if (cols % p_.lanes != 0) {
       Var s("s");
       stmts.push_back(For::Make(s, vectors * p_.lanes, cols % p_.lanes, LoopKind::kUnrolled,
-                                Store::Make(b_packed_, dst + s, b_(src + s))));
+                                Store::Make(to, dst + s, b_(src + s))));
     }
     return Block::Make(std::move(stmts));
   }
 
-  // Copies reduction [p0, p0 + kcur) x columns [j0, j0 + ncur) of B into nr-column panels:
-  // panel t holds element (k, j) at t*nr*kcur + k*nr + j; the remainder columns (last block
-  // only) form one narrower panel after the full ones. `parallel`: the panels are filled by
-  // several threads.
-  Stmt PackB(bool parallel) const {
+  // Copies reduction [p0, p0 + kcur) x columns [j0, j0 + ncur) of B into nr-column panels in
+  // `to` from `base` on: panel t holds element (k, j) at t*nr*kcur + k*nr + j; the remainder
+  // columns (last block only) form one narrower panel after the full ones. `parallel`: the
+  // panels are filled by several threads.
+  Stmt PackB(bool parallel, const Buffer& to, const Expr& base) const {
     Var t("t"), k("k");
     Expr kcur = KCur();
     Stmt full =
         For::Make(t, 0, NCur() / p_.nr, parallel ? LoopKind::kParallel : LoopKind::kSerial,
                   For::Make(k, 0, kcur, LoopKind::kSerial,
-                            CopyBRow(t * (p_.nr * kcur) + k * p_.nr,
+                            CopyBRow(to, base + t * (p_.nr * kcur) + k * p_.nr,
                                      BOffset() + (P0() + k) * p_.n + J0() + t * p_.nr, p_.nr)));
     const int64_t rem = ColRem();
     if (rem == 0) {
@@ -472,7 +502,7 @@ class GemmBuilder {
     }
     Var kt("k");
     Stmt tail = For::Make(kt, 0, kcur, LoopKind::kSerial,
-                          CopyBRow((NCur() / p_.nr) * (p_.nr * kcur) + kt * rem,
+                          CopyBRow(to, base + (NCur() / p_.nr) * (p_.nr * kcur) + kt * rem,
                                    BOffset() + (P0() + kt) * p_.n + p_.n - rem, rem));
     return Block::Make({full, IfThenElse::Make(LastBlock(kCols), tail)});
   }
@@ -516,6 +546,9 @@ class GemmBuilder {
   }
   // `lanes` elements (k, j..j+lanes) of the tile's B panel.
   Expr LoadB(const Tile& t, const Expr& k, const Expr& j, int lanes) const {
+    if (p_.prepacked_b) {
+      return Load::Make(b_prepared_, PreparedBlockBase() + t.b_base + k * t.cols + j, lanes);
+    }
     if (p_.pack_b) {
       return Load::Make(b_packed_, t.b_base + k * t.cols + j, lanes);
     }
@@ -601,6 +634,7 @@ class GemmBuilder {
   Buffer a_{"A"}, b_{"B"}, bias_{"bias"}, c_{"C"};
   Buffer a_packed_{"A_packed", MemoryScope::kStack};
   Buffer b_packed_{"B_packed", MemoryScope::kStack};
+  Buffer b_prepared_{"B_prepared"};
 };
 
 Plan PlanFor(const GemmShape& g, Epilogue epilogue, const GemmKernelForm& form,
@@ -625,11 +659,36 @@ Plan PlanFor(const GemmShape& g, Epilogue epilogue, const GemmKernelForm& form,
   return p;
 }
 
+Plan PlanOf(const Workload& workload, const Target& target, const Config& config) {
+  Plan p = PlanFor(workload.gemm(), workload.epilogue(), {}, target, config);
+  p.prepacked_b = workload.prepared_weights() && p.pack_b;
+  return p;
+}
+
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuBlocked, workload, target, config));
-  return GemmBuilder(PlanFor(workload.gemm(), workload.epilogue(), {}, target, config))
-      .Build(func_name);
+  return GemmBuilder(PlanOf(workload, target, config)).Build(func_name);
+}
+
+// Prepared weights: B packed into the panels of every block, once, when the config packs B
+// (the kernel then packs none); a copy of B when it reads B as it is.
+absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
+                                        const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuBlocked, workload, target, config));
+  const Plan plan = PlanOf(workload, target, config);
+  if (plan.prepacked_b) {
+    return GemmBuilder(plan).BuildPreparation(func_name);
+  }
+  PreparedWeights copy;
+  ir::Buffer b("B"), prepared("B_prepared");
+  Var i("i");
+  copy.func.name = std::string(func_name);
+  copy.func.params = {b, prepared};
+  copy.func.body = For::Make(i, 0, plan.k * plan.n, LoopKind::kSerial,
+                             Store::Make(prepared, i, Load::Make(b, i)));
+  copy.floats = plan.k * plan.n;
+  return copy;
 }
 
 }  // namespace
@@ -643,6 +702,7 @@ const KernelTemplate kGemmCpuBlocked = {
     .default_config = &DefaultConfig,
     .build = &Build,
     .seeds = &Seeds,
+    .prepare = &Prepare,
 };
 
 ir::LoweredFunc BuildBlockedGemm(const GemmShape& shape, Epilogue epilogue,

@@ -18,6 +18,7 @@
 #include "codegen/templates/gemm_gpu_tiled.h"
 #include "codegen/templates/ukernel_templates.h"
 #include "common/runtime_libs.h"
+#include "common/status.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -50,7 +51,19 @@ std::vector<const KernelTemplate*> Everything() {
 
 }  // namespace
 
+namespace {
+
+bool TemplateBuildsWeightForm(const KernelTemplate& tpl, const Workload& workload) {
+  return !workload.prepared_weights() ||
+         (tpl.target_kind == TargetKind::kLlvm && tpl.build && !tpl.build_object);
+}
+
+}  // namespace
+
 bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload) {
+  if (!TemplateBuildsWeightForm(tpl, workload)) {
+    return false;
+  }
   if (workload.op() != OpKind::kConv2d || tpl.conv_layouts == ConvLayouts::kBoth) {
     return true;
   }
@@ -60,6 +73,13 @@ bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload) {
 absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload) {
   if (TemplateBuildsLayout(tpl, workload)) {
     return absl::OkStatus();
+  }
+  if (!TemplateBuildsWeightForm(tpl, workload)) {
+    return absl::InvalidArgumentError(
+        StrCat("template ", tpl.name,
+               " takes canonical weights only: weights=prepared is built by the CPU templates "
+               "whose code tune generates (llvm targets), not '",
+               workload.ToString(), "'"));
   }
   return absl::InvalidArgumentError(StrCat("template ", tpl.name, " builds conv2d kernels in the ",
                                            tpl.conv_layouts == ConvLayouts::kBlocked
@@ -75,6 +95,31 @@ absl::Status CheckTemplateShape(const KernelTemplate& tpl, const Workload& workl
 double TemplateTolerance(const KernelTemplate& tpl, const Workload& workload,
                          const Config& config) {
   return tpl.tolerance ? std::max(1.0, tpl.tolerance(workload, config)) : 1.0;
+}
+
+absl::StatusOr<PreparedWeights> PrepareWeights(const KernelTemplate& tpl, const Workload& workload,
+                                               const Target& target, const Config& config,
+                                               std::string_view kernel_name) {
+  RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
+  if (!workload.prepared_weights()) {
+    return absl::InvalidArgumentError(
+        StrCat("'", workload.ToString(), "' takes canonical weights: nothing to prepare"));
+  }
+  const std::string name = PrepareFunctionName(kernel_name);
+  if (tpl.prepare) {
+    return tpl.prepare(workload, target, config, name);
+  }
+  // A copy: prepared[i] = weight[i].
+  const int64_t floats = workload.Arguments()[1].NumElements();
+  ir::Buffer weight("weight"), prepared("prepared");
+  ir::Var i("i");
+  PreparedWeights out;
+  out.floats = floats;
+  out.func.name = name;
+  out.func.params = {weight, prepared};
+  out.func.body = ir::For::Make(i, 0, floats, ir::LoopKind::kSerial,
+                                ir::Store::Make(prepared, i, ir::Load::Make(weight, i)));
+  return out;
 }
 
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
@@ -148,6 +193,9 @@ std::string DefaultFunctionName(const Workload& workload) {
   }
   if (workload.epilogue() != Epilogue::kNone) {
     StrAppend(&name, "_", EpilogueName(workload.epilogue()));
+  }
+  if (workload.prepared_weights()) {
+    StrAppend(&name, "_prepared");  // another argument: another function
   }
   return name;
 }

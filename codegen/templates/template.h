@@ -23,6 +23,14 @@ namespace tune {
 /// (layout=NCHW<b>c), or both.
 enum class ConvLayouts : uint8_t { kPlain, kBlocked, kBoth };
 
+/// How a kernel prepares its weights when the workload takes them prepared (WeightForm::kPrepared,
+/// common/workload.h): `func`, with parameters (weight, prepared), writes the `floats` floats
+/// that the kernel reads in place of the weights.
+struct PreparedWeights {
+  ir::LoweredFunc func;
+  int64_t floats = 0;
+};
+
 struct KernelTemplate {
   using SpaceFn = std::function<ConfigSpace(const Workload&, const Target&)>;
   using DefaultFn = std::function<Config(const Workload&, const Target&)>;
@@ -34,6 +42,8 @@ struct KernelTemplate {
   using SeedsFn = std::function<std::vector<Config>(const Workload&, const Target&)>;
   using CheckShapeFn = std::function<absl::Status(const Workload&)>;
   using ToleranceFn = std::function<double(const Workload&, const Config&)>;
+  using PrepareFn = std::function<absl::StatusOr<PreparedWeights>(
+      const Workload&, const Target&, const Config&, std::string_view func_name)>;
 
   std::string_view name;  // e.g. "gemm.cpu.blocked"
   int version;            // bumped whenever the generated code changes meaning or speed
@@ -75,6 +85,11 @@ struct KernelTemplate {
   /// standard bound of common/reference.h, for kernels that compute differently from a direct
   /// sum of the products (Winograd's transforms). Empty: 1.
   ToleranceFn tolerance = {};
+  /// For templates whose kernels read weights taken prepared (weights=prepared) in a form of
+  /// their own: the function named `func_name` that writes that form from the canonical weights
+  /// (`build` then reads it). Empty: the kernel reads the canonical layout, and the prepared
+  /// form is a copy of it (PrepareWeights).
+  PrepareFn prepare = {};
 };
 
 /// The library a template's kernels call on a target, as people name it (-libs=) and as
@@ -88,10 +103,11 @@ struct TemplateLibrary {
 std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target& target);
 
 /// Whether `tpl` builds the data layout of `workload` (every GEMM; a conv2d whose layout,
-/// plain or blocked, is one the template builds).
+/// plain or blocked, is one the template builds) and its weight form (prepared weights: the CPU
+/// templates whose IR tune generates, not codegen plugins' objects nor GPU kernels).
 bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload);
-/// OK when `tpl` builds the layout of `workload`, else InvalidArgument naming the layouts the
-/// template builds and the workload.
+/// OK when `tpl` builds the layout and weight form of `workload`, else InvalidArgument naming
+/// what the template builds and the workload.
 absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload);
 
 /// Tolerances (KernelTemplate::tolerance) of kernels that compute a convolution through
@@ -125,9 +141,17 @@ const KernelTemplate* FindTemplate(std::string_view name, TargetKind kind);
 /// Every template, in table order.
 std::vector<const KernelTemplate*> AllTemplates();
 
+/// The preparation of the weights of kernel `kernel_name` (a workload with prepared weights):
+/// the template's own (KernelTemplate::prepare), else a copy of the canonical weights; the
+/// function is named PrepareFunctionName(kernel_name). Not lowered.
+absl::StatusOr<PreparedWeights> PrepareWeights(const KernelTemplate& tpl, const Workload& workload,
+                                               const Target& target, const Config& config,
+                                               std::string_view kernel_name);
+
 /// The default C function name of a workload, e.g. `tune_gemm_M512_N512_K512` or
 /// `tune_conv2d_N1_C64_H56_W56_K64_R3_S3_s1_p1` (with `_d2` for dilation 2 and `_bias`,
-/// `_relu` or `_bias_relu` for an epilogue and `_nchw16c` for a blocked layout). Deterministic:
+/// `_relu` or `_bias_relu` for an epilogue, `_nchw16c` for a blocked layout and `_prepared` for
+/// prepared weights). Deterministic:
 /// the same workload, the same name.
 std::string DefaultFunctionName(const Workload& workload);
 

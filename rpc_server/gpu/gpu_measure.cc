@@ -211,6 +211,11 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     return Failure(ErrorKind::kUnsupported,
                    StrCat("workload: ", std::string(workload.status().message())));
   }
+  if (workload->prepared_weights()) {
+    return Failure(ErrorKind::kUnsupported,
+                   StrCat("workload ", trial.workload(),
+                          ": weights=prepared is measured on CPU workers only"));
+  }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
   if (!timing.ok()) {
     return Failure(ErrorKind::kUnsupported, std::string(timing.status().message()));

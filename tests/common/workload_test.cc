@@ -58,6 +58,27 @@ TEST(WorkloadTest, BlockedLayoutRoundTripsAndBlocksTheArgumentShapes) {
       "conv2d:N=1,C=3,H=7,W=7,K=4,R=3,S=3,stride=1,pad=1");
 }
 
+TEST(WorkloadTest, PreparedWeightsRoundTripAndKeepTheCanonicalWeightArgument) {
+  auto w = Workload::Parse(
+      "conv2d:weights=prepared,N=1,C=32,H=7,W=7,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(w->prepared_weights());
+  EXPECT_EQ(w->ToString(),
+            "conv2d:N=1,C=32,H=7,W=7,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c,weights=prepared");
+  // The weight argument is what the preparation reads: the canonical tensor.
+  EXPECT_EQ(w->Arguments()[1].shape, (std::vector<int64_t>{4, 2, 3, 3, 16, 16}));
+  // Canonical is the default and is omitted; the two forms are different workloads.
+  auto canonical = Workload::Parse("gemm:M=4,N=5,K=6,weights=canonical");
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  EXPECT_FALSE(canonical->prepared_weights());
+  EXPECT_EQ(canonical->ToString(), "gemm:M=4,N=5,K=6");
+  const Workload prepared = canonical->WithWeightForm(WeightForm::kPrepared);
+  EXPECT_EQ(prepared.ToString(), "gemm:M=4,N=5,K=6,weights=prepared");
+  EXPECT_FALSE(prepared == *canonical);
+  EXPECT_EQ(PrepareFunctionName("k"), "k_prepare");
+  EXPECT_EQ(PreparedFloatsName("k"), "k_prepared_floats");
+}
+
 TEST(WorkloadTest, AFilterLargerThanThePaddedInputIsRefusedWhateverTheStride) {
   // R=3 taps do not fit H=2 rows; with stride 2 the output-size formula alone rounds to 1.
   auto w = Workload::Parse("conv2d:N=1,C=3,H=2,W=2,K=1,R=3,S=3,stride=2,pad=0");
@@ -125,7 +146,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NHWC", "layout 'NHWC'"},
         BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NCHW32c",
                     "layout 'NCHW32c'"},
-        BadWorkload{"gemm:M=1,N=1,K=1,layout=NCHW16c", "'layout' is unknown"}));
+        BadWorkload{"gemm:M=1,N=1,K=1,layout=NCHW16c", "'layout' is unknown"},
+        BadWorkload{"gemm:M=1,N=1,K=1,weights=packed",
+                    "weights 'packed' is unknown (canonical, "
+                    "prepared)"},
+        BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,weights=",
+                    "weights '' is unknown"}));
 
 }  // namespace
 }  // namespace tune

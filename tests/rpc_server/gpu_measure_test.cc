@@ -241,12 +241,13 @@ class GpuMeasureTest : public ::testing::Test {
   // Measures `ptx` (kernel `name`) on the gemm workload with the fixture's launch.
   v1::Measurement MeasurePtx(const std::string& name, const std::string& ptx,
                              v1::TimingOptions timing = FastTiming(), uint32_t block_x = 16,
-                             const std::vector<uint32_t>& zeroed_args = {}) {
+                             const std::vector<uint32_t>& zeroed_args = {},
+                             const std::string& workload = GemmWorkload()) {
     const std::string path = StrCat(dir_->path(), "/", name, ".ptx");
     std::ofstream(path) << ptx;
     v1::MeasureRequest request;
     request.set_trial_id(++trial_id_);
-    request.set_workload(GemmWorkload());
+    request.set_workload(workload);
     request.set_target(StrCat("cuda -arch=", supervisor_->gpu().arch()));
     v1::Artifact* a = request.mutable_artifact();
     a->set_hash(ArtifactHash(CodeFormat::kPtx, ptx));
@@ -364,6 +365,14 @@ TEST_F(GpuMeasureTest, AMissingKernelNameIsALoadError) {
   v1::Measurement m = MeasurePtx("gemm_absent", GemmPtx("gemm_present"));
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
   EXPECT_NE(m.message().find("gemm_absent"), std::string::npos) << m.message();
+}
+
+TEST_F(GpuMeasureTest, PreparedWeightsAreUnsupportedOnAGpuWorker) {
+  v1::Measurement m = MeasurePtx("gemm_prepared", GemmPtx("gemm_prepared"), FastTiming(), 16, {},
+                                 GemmWorkload() + ",weights=prepared");
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED) << m.message();
+  EXPECT_NE(m.message().find("weights=prepared is measured on CPU workers only"), std::string::npos)
+      << m.message();
 }
 
 TEST_F(GpuMeasureTest, ABlockBeyondTheDevicesLimitIsUnsupportedNamingTheLimit) {

@@ -157,6 +157,39 @@ TEST_F(SupervisorTest, NonZeroReturnIsRuntimeCrashWithTheCode) {
   EXPECT_EQ(supervisor->children_started(), 1) << "a returned error does not cost the child";
 }
 
+// weights=prepared: the child runs the artifact's preparation on the canonical weights before
+// the first call, and the kernel gets what it wrote (the fixture reads B transposed, so the
+// canonical workload is a wrong answer for it).
+TEST_F(SupervisorTest, AKernelOnPreparedWeightsGetsWhatItsPreparationWrote) {
+  auto supervisor = Make();
+  v1::MeasureRequest prepared =
+      FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_transposed");
+  prepared.set_workload(testing::FixtureWorkload() + ",weights=prepared");
+  v1::Measurement m = MeasureOk(*supervisor, prepared);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  EXPECT_EQ(m.round_secs_size(), 3);
+  v1::Measurement canonical = MeasureOk(
+      *supervisor, FixtureRequest(2, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_transposed"));
+  EXPECT_EQ(canonical.error_kind(), v1::ERROR_KIND_WRONG_ANSWER) << canonical.message();
+}
+
+TEST_F(SupervisorTest, APreparationMissingOrFailingIsALoadErrorOrACrashNamingIt) {
+  auto supervisor = Make();
+  v1::MeasureRequest missing = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  missing.set_workload(testing::FixtureWorkload() + ",weights=prepared");
+  v1::Measurement m = MeasureOk(*supervisor, missing);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR);
+  EXPECT_NE(m.message().find("tune_test_gemm_correct_prepared_floats"), std::string::npos)
+      << m.message();
+  v1::MeasureRequest failing =
+      FixtureRequest(2, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_prepare_fails");
+  failing.set_workload(testing::FixtureWorkload() + ",weights=prepared");
+  v1::Measurement f = MeasureOk(*supervisor, failing);
+  EXPECT_EQ(f.error_kind(), v1::ERROR_KIND_RUNTIME_CRASH);
+  EXPECT_EQ(f.message(), "tune_test_gemm_prepare_fails_prepare returned 5");
+  EXPECT_EQ(f.round_secs_size(), 0);
+}
+
 TEST_F(SupervisorTest, MissingEntrySymbolIsLoadErrorNamingIt) {
   auto supervisor = Make();
   v1::Measurement m =

@@ -81,6 +81,19 @@ TEST(ValidateJobSpecTest, RejectsBadBudgetStrategyPriorityAndTiming) {
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.early_stopping"));
 }
 
+TEST(ValidateJobSpecTest, PreparedWeightsAreTunedOnCpuTargetsAndRefusedOnGpuOnesSayingWhy) {
+  v1::JobSpec spec = Valid();
+  spec.set_workload("conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,stride=1,pad=1,weights=prepared");
+  absl::StatusOr<ValidatedJob> job = ValidateJobSpec(spec, {});
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(job->workload.prepared_weights());
+  spec.set_target("cuda -arch=sm_90");
+  std::string error = ErrorOf(spec);
+  EXPECT_THAT(error, HasSubstr("spec.workload"));
+  EXPECT_THAT(error, HasSubstr("weights=prepared is built for llvm (CPU) targets"));
+  EXPECT_THAT(error, HasSubstr("weights=canonical"));
+}
+
 TEST(ValidateJobSpecTest, AWinogradTemplateOnALayerItDoesNotFitIsRefusedSayingWhy) {
   v1::JobSpec spec = Valid();
   spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NCHW16c");

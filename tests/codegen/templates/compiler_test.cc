@@ -222,6 +222,89 @@ TEST(CompilerLibrary, DuplicateOrInvalidFunctionNamesAreInvalidArgument) {
   EXPECT_FALSE(fs::exists(dir.File("l.so")));
 }
 
+// A kernel on prepared weights comes with its preparation and the size of what it writes, and
+// the header says how to call them: Winograd's transformed filters, and a copy for a template
+// that reads the canonical layout.
+TEST(CompilerLibrary, KernelsOnPreparedWeightsExportTheirPreparationAndComputeTheReference) {
+  TempDir dir = TempDir::Create().value();
+  const Workload conv = ParseWorkload(
+      "conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1,epilogue=bias,weights=prepared");
+  const Workload gemm = kGemm.WithWeightForm(WeightForm::kPrepared);
+  Compiler compiler(kTarget);
+  absl::StatusOr<LibraryResult> result = compiler.BuildLibrary(
+      {{conv, "wino", std::nullopt, "conv2d.cpu.winograd"}, {gemm, "", std::nullopt, ""}},
+      dir.File("libp.so"), dir.File("p.h"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string header = ReadText(dir.File("p.h"));
+  EXPECT_THAT(header, HasSubstr("#include <stdint.h>"));
+  EXPECT_THAT(header, HasSubstr("extern const int64_t wino_prepared_floats;\n"
+                                "int wino_prepare(const float* weight, float* prepared_weight);\n"
+                                "int wino(const float* input, const float* prepared_weight, "
+                                "const float* bias, float* output);"));
+  EXPECT_THAT(header, HasSubstr("int tune_gemm_M33_N20_K17_prepared(const float* A, "
+                                "const float* prepared_B, float* C);"));
+  EXPECT_THAT(header, HasSubstr("call wino_prepare(weight, prepared_weight) once"));
+
+  void* handle = dlopen(dir.File("libp.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  for (const LibraryKernel& k : result->kernels) {
+    const std::string& name = k.func_name;
+    const Workload& workload = k.workload;
+    const auto* floats =
+        static_cast<const int64_t*>(dlsym(handle, PreparedFloatsName(name).c_str()));
+    auto* prepare =
+        reinterpret_cast<int (*)(void*, void*)>(dlsym(handle, PrepareFunctionName(name).c_str()));
+    void* kernel = dlsym(handle, name.c_str());
+    ASSERT_NE(floats, nullptr) << name;
+    ASSERT_NE(prepare, nullptr) << name;
+    ASSERT_NE(kernel, nullptr) << name;
+    TensorSet tensors(workload, 3);
+    std::vector<void*> args = tensors.AbiPointers();
+    const int64_t weights = workload.Arguments()[1].NumElements();
+    if (name == "wino") {
+      EXPECT_GT(*floats, weights) << "F(m,3) transforms 3x3 filters into (m+2)^2 points";
+    } else {
+      EXPECT_EQ(*floats, weights) << "a copy";
+    }
+    std::vector<float> prepared(static_cast<size_t>(*floats));
+    ASSERT_EQ(prepare(args[1], prepared.data()), 0) << name;
+    args[1] = prepared.data();
+    const int rc = args.size() == 3 ? reinterpret_cast<int (*)(void*, void*, void*)>(kernel)(
+                                          args[0], args[1], args[2])
+                                    : reinterpret_cast<int (*)(void*, void*, void*, void*)>(kernel)(
+                                          args[0], args[1], args[2], args[3]);
+    ASSERT_EQ(rc, 0) << name;
+    std::vector<float> want(tensors.output_size());
+    RunReference(workload, tensors.InputPointers(), want.data());
+    const double tolerance =
+        TemplateTolerance(*FindTemplate(k.choice.template_name), workload, k.choice.config);
+    CompareResult cmp =
+        CompareOutputs(workload, tensors.output(), want.data(), want.size(), tolerance);
+    EXPECT_TRUE(cmp.ok) << name << ": " << cmp.message;
+  }
+  dlclose(handle);
+}
+
+TEST(CompilerLibrary, PreparedWeightsOnAGpuTargetOrAPreparationNameTakenAreRefused) {
+  TempDir dir = TempDir::Create().value();
+  const Workload gemm = kGemm.WithWeightForm(WeightForm::kPrepared);
+  Compiler gpu(ParseTarget("cuda -arch=sm_90"));
+  absl::StatusOr<LibraryResult> on_gpu =
+      gpu.BuildLibrary({{gemm, "", std::nullopt, ""}}, dir.File("g.so"), dir.File("g.h"));
+  EXPECT_EQ(on_gpu.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(on_gpu.status().message()),
+              HasSubstr("weights=prepared is built for llvm (CPU) targets"));
+  // `k` on prepared weights brings k_prepare, which another kernel may not be called.
+  Compiler cpu(kTarget);
+  absl::StatusOr<LibraryResult> taken =
+      cpu.BuildLibrary({{gemm, "k", std::nullopt, ""}, {kGemm, "k_prepare", std::nullopt, ""}},
+                       dir.File("c.so"), dir.File("c.h"));
+  EXPECT_EQ(taken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(taken.status().message()), HasSubstr("'k_prepare' is used twice"));
+  EXPECT_FALSE(fs::exists(dir.File("g.so")));
+  EXPECT_FALSE(fs::exists(dir.File("c.so")));
+}
+
 TEST(CompilerLibrary, AGpuTargetBuildsAHostLibraryTakingAStream) {
   // (tests/codegen/gpu_library_test.cc checks GPU libraries in detail.)
   TempDir dir = TempDir::Create().value();

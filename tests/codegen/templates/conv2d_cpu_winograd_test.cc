@@ -325,5 +325,65 @@ TEST(Conv2dCpuWinograd, ParallelPlainLayoutKernelsComputeTheReference) {
   EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
 }
 
+// Prepared weights (weights=prepared): the kernels read the filters that their preparation
+// transformed, in the chunks their order reads, blocked and plain, every order with split and
+// whole reductions, one and two threads (CheckKernels fills the prepared buffer with NaN first,
+// so a float the preparation leaves unwritten and the kernel reads fails the check).
+TEST(Conv2dCpuWinograd, KernelsOnPreparedWeightsComputeTheReferenceInEveryOrder) {
+  for (const char* target_text : {"llvm -mcpu=native -threads=1", "llvm -mcpu=native -threads=2"}) {
+    Target target = ParseTarget(target_text);
+    std::vector<KernelCase> cases;
+    for (const char* text :
+         {"conv2d:N=1,C=48,H=9,W=10,K=80,R=3,S=3,stride=1,pad=1,layout=NCHW16c,weights=prepared",
+          "conv2d:N=1,C=32,H=7,W=9,K=48,R=3,S=3,stride=1,pad=1,weights=prepared,epilogue=bias"}) {
+      Workload w = ParseWorkload(text);
+      ConfigSpace space = kConv2dCpuWinograd.space(w, target);
+      for (int64_t order : {0, 1, 2}) {
+        for (int64_t m : {2, 4}) {
+          Config c = kConv2dCpuWinograd.default_config(w, target);
+          c["order"] = order;
+          c["m"] = m;
+          c["kv"] = 1;
+          c["tr"] = 1;
+          c["cc"] = order == 2 ? 16 : w.conv2d().c;
+          if (space.IsValid(c)) {
+            cases.push_back({w, c});
+          }
+        }
+      }
+      std::vector<KernelCase> random = RandomCases(kConv2dCpuWinograd, target, {text}, 6, 11);
+      cases.insert(cases.end(), random.begin(), random.end());
+    }
+    ASSERT_GE(cases.size(), 16u);
+    EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty()) << target_text;
+  }
+}
+
+// The kernel on prepared weights transforms no filter: its IR reads the prepared buffer and not
+// the weights, and the preparation writes (alpha^2 points x C x K, plus the padding between
+// points) floats: 16 points of 64 x 64 channels for F(2,3), 36 for F(4,3).
+TEST(Conv2dCpuWinograd, PreparedWeightsAreTheTransformedFiltersInTheOrderTheGemmsReadThem) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  Workload w = ParseWorkload(
+      "conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c,weights=prepared");
+  for (int64_t m : {2, 4}) {
+    Config c = kConv2dCpuWinograd.default_config(w, target);
+    c["m"] = m;
+    c["order"] = 0;
+    ASSERT_TRUE(kConv2dCpuWinograd.space(w, target).IsValid(c));
+    absl::StatusOr<ir::LoweredFunc> kernel = kConv2dCpuWinograd.build(w, target, c, "k");
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    ASSERT_EQ(kernel->params.size(), 3u);
+    EXPECT_EQ(kernel->params[1].name(), "prepared");
+    absl::StatusOr<PreparedWeights> prepared =
+        kConv2dCpuWinograd.prepare(w, target, c, "k_prepare");
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    const int64_t points = (m + 2) * (m + 2);
+    EXPECT_GE(prepared->floats, points * 64 * 64);
+    EXPECT_LE(prepared->floats, points * (64 * 64 + 64));
+    EXPECT_EQ(prepared->func.name, "k_prepare");
+  }
+}
+
 }  // namespace
 }  // namespace tune

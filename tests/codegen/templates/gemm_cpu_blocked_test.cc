@@ -76,6 +76,35 @@ TEST(GemmCpuBlocked, FewRowGemmsTakeShortReductionBlocksThatComputeTheReference)
   EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty());
 }
 
+// Prepared weights: with pack_b the preparation packs every block of B once and the kernel
+// reads the panels (partial column, reduction and panel blocks included); without, a copy. On
+// one and three threads, every knob value, the defaults and the seeds (CheckKernels fills the
+// prepared buffer with NaN first: a panel element the preparation misses fails the check).
+TEST(GemmCpuBlocked, KernelsOnPreparedWeightsComputeTheReference) {
+  for (const char* target_text : {"llvm -mcpu=native -threads=1", "llvm -mcpu=native -threads=3"}) {
+    Target target = ParseTarget(target_text);
+    std::vector<KernelCase> cases;
+    for (const char* text : {"gemm:M=1,N=300,K=77,epilogue=bias,weights=prepared",
+                             "gemm:M=37,N=129,K=300,weights=prepared",
+                             "gemm:M=16,N=64,K=512,epilogue=relu,weights=prepared"}) {
+      Workload w = ParseWorkload(text);
+      std::mt19937_64 rng(9);
+      std::vector<std::string> unreachable;
+      for (const Config& c :
+           testing::ConfigsCoveringEveryKnobValue(kGemmCpuBlocked, w, target, rng, &unreachable)) {
+        cases.push_back({w, c});
+      }
+      Config def = kGemmCpuBlocked.default_config(w, target);
+      EXPECT_EQ(def.at("pack_b"), 1) << text << ": prepared weights come packed";
+      cases.push_back({w, def});
+      for (const Config& seed : kGemmCpuBlocked.seeds(w, target)) {
+        cases.push_back({w, seed});
+      }
+    }
+    EXPECT_THAT(CheckKernels(target, kGemmCpuBlocked, cases), IsEmpty()) << target_text;
+  }
+}
+
 TEST(GemmCpuBlocked, ParallelKernelsComputeTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=3");
   std::vector<KernelCase> cases =

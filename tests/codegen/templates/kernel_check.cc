@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <cmath>
+
 #include "codegen/compiler.h"
 #include "codegen/ir/printer.h"
 #include "codegen/lower.h"
@@ -62,6 +64,25 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
     }
     TensorSet tensors(c.workload, /*seed=*/i + 1);
     std::vector<void*> args = tensors.AbiPointers();
+    std::vector<float> prepared;
+    if (c.workload.prepared_weights()) {
+      // The weights go through the kernel's own preparation; it gets them in its form.
+      const std::string name = StrCat("kernel_", i);
+      const auto* floats =
+          static_cast<const int64_t*>(dlsym(handle, PreparedFloatsName(name).c_str()));
+      auto prepare =
+          reinterpret_cast<int (*)(void*, void*)>(dlsym(handle, PrepareFunctionName(name).c_str()));
+      if (floats == nullptr || prepare == nullptr) {
+        failures.push_back(StrCat(Describe(c), ": its preparation's symbols are missing"));
+        continue;
+      }
+      prepared.assign(static_cast<size_t>(*floats), std::nanf(""));
+      if (int prc = prepare(args[1], prepared.data()); prc != 0) {
+        failures.push_back(StrCat(Describe(c), ": its preparation returned ", prc));
+        continue;
+      }
+      args[1] = prepared.data();
+    }
     int rc = -1;
     if (args.size() == 3) {
       rc = reinterpret_cast<Kernel3>(symbol)(args[0], args[1], args[2]);
@@ -183,9 +204,9 @@ std::vector<std::string> KnobChangesThatKeepTheCode(const KernelTemplate& tpl,
 Workload WithEpilogue(const Workload& workload, Epilogue epilogue) {
   switch (workload.op()) {
     case OpKind::kGemm:
-      return Workload::Gemm(workload.gemm(), epilogue);
+      return Workload::Gemm(workload.gemm(), epilogue).WithWeightForm(workload.weight_form());
     case OpKind::kConv2d:
-      return Workload::Conv2d(workload.conv2d(), epilogue);
+      return Workload::Conv2d(workload.conv2d(), epilogue).WithWeightForm(workload.weight_form());
   }
   return workload;
 }

@@ -71,3 +71,43 @@ int32_t tune_test_gemm_returns3(float* a, float* b, float* c) {
   naive_gemm(a, b, c);
   return 3;
 }
+
+/* Prepared weights (weights=prepared, common/workload.h): the preparation stores B transposed,
+ * and the kernel reads B^T[N][K]. Given B as it is, the kernel computes a wrong answer. */
+const int64_t tune_test_gemm_transposed_prepared_floats = (int64_t)K * N;
+
+int32_t tune_test_gemm_transposed_prepare(const float* b, float* b_t) {
+  for (int k = 0; k < K; ++k) {
+    for (int j = 0; j < N; ++j) {
+      b_t[j * K + k] = b[k * N + j];
+    }
+  }
+  return 0;
+}
+
+int32_t tune_test_gemm_transposed(float* a, float* b_t, float* c) {
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      float acc = 0.0f;
+      for (int k = 0; k < K; ++k) {
+        acc += a[i * K + k] * b_t[j * K + k];
+      }
+      c[i * N + j] = acc;
+    }
+  }
+  return 0;
+}
+
+/* A preparation that fails. */
+const int64_t tune_test_gemm_prepare_fails_prepared_floats = (int64_t)K * N;
+
+int32_t tune_test_gemm_prepare_fails_prepare(const float* b, float* prepared) {
+  (void)b;
+  (void)prepared;
+  return 5;
+}
+
+int32_t tune_test_gemm_prepare_fails(float* a, float* b, float* c) {
+  naive_gemm(a, b, c);
+  return 0;
+}
