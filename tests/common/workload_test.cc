@@ -151,7 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
                     "weights 'packed' is unknown (canonical, "
                     "prepared)"},
         BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,weights=",
-                    "weights '' is unknown"}));
+                    "'weights=' is not of the form key=value"}));
 
 }  // namespace
 }  // namespace tune
