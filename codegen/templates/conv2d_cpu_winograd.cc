@@ -234,7 +234,13 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   const int64_t m = std::min(s.p(), s.q()) >= 14 ? 4 : 2;
   const int64_t u_bytes = (m + 2) * (m + 2) * s.c * s.k * 4;
-  Config config = ClassConfig(workload, target, m, u_bytes > (int64_t{2} << 20) ? 2 : 0, 2);
+  // Transformed filters beyond L2: chunks of output channels, each transforming its filters while
+  // the GEMMs run (order 2); with prepared weights there is no transform to hide, and order 1
+  // with the whole reduction per chunk was the best of a 32-trial search at 7x7/512 (384 GFLOPS
+  // against 324 for the order-2 default, bench/RESULTS.md, 2026-11-27).
+  const int64_t big_u_order = workload.prepared_weights() ? 1 : 2;
+  Config config =
+      ClassConfig(workload, target, m, u_bytes > (int64_t{2} << 20) ? big_u_order : 0, 2);
   if (!Space(workload, target).IsValid(config)) {
     config = ClassConfig(workload, target, m, 1, 2);  // too few input channels to chunk
   }
