@@ -680,15 +680,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
   if (plan.prepacked_b) {
     return GemmBuilder(plan).BuildPreparation(func_name);
   }
-  PreparedWeights copy;
-  ir::Buffer b("B"), prepared("B_prepared");
-  Var i("i");
-  copy.func.name = std::string(func_name);
-  copy.func.params = {b, prepared};
-  copy.func.body = For::Make(i, 0, plan.k * plan.n, LoopKind::kSerial,
-                             Store::Make(prepared, i, Load::Make(b, i)));
-  copy.floats = plan.k * plan.n;
-  return copy;
+  return CopyOfWeights(workload, func_name);
 }
 
 }  // namespace

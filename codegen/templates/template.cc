@@ -109,13 +109,17 @@ absl::StatusOr<PreparedWeights> PrepareWeights(const KernelTemplate& tpl, const 
   if (tpl.prepare) {
     return tpl.prepare(workload, target, config, name);
   }
-  // A copy: prepared[i] = weight[i].
+  return CopyOfWeights(workload, name);
+}
+
+PreparedWeights CopyOfWeights(const Workload& workload, std::string_view func_name) {
+  // prepared[i] = weight[i]
   const int64_t floats = workload.Arguments()[1].NumElements();
   ir::Buffer weight("weight"), prepared("prepared");
   ir::Var i("i");
   PreparedWeights out;
   out.floats = floats;
-  out.func.name = name;
+  out.func.name = std::string(func_name);
   out.func.params = {weight, prepared};
   out.func.body = ir::For::Make(i, 0, floats, ir::LoopKind::kSerial,
                                 ir::Store::Make(prepared, i, ir::Load::Make(weight, i)));

@@ -148,6 +148,10 @@ absl::StatusOr<PreparedWeights> PrepareWeights(const KernelTemplate& tpl, const 
                                                const Target& target, const Config& config,
                                                std::string_view kernel_name);
 
+/// The preparation of weights a kernel reads in their canonical layout: a function named
+/// `func_name` of (weight, prepared) that copies the workload's weights.
+PreparedWeights CopyOfWeights(const Workload& workload, std::string_view func_name);
+
 /// The default C function name of a workload, e.g. `tune_gemm_M512_N512_K512` or
 /// `tune_conv2d_N1_C64_H56_W56_K64_R3_S3_s1_p1` (with `_d2` for dilation 2 and `_bias`,
 /// `_relu` or `_bias_relu` for an epilogue, `_nchw16c` for a blocked layout and `_prepared` for
