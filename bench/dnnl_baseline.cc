@@ -35,7 +35,8 @@ DnnlKernel::DnnlKernel(const Workload& workload, DnnlLayout layout, int threads,
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(ops);
   }
-  const bool blocked = layout == DnnlLayout::kBlocked;
+  const bool any_data = layout == DnnlLayout::kBlocked;
+  const bool any_weights = layout != DnnlLayout::kPlain;
   // The primitive's memory for a canonical tensor: the caller's buffer, or a blocked copy.
   auto bind = [&](const memory::desc& want, const memory::desc& plain, float* data) {
     memory user(plain, eng, data);
@@ -51,7 +52,7 @@ DnnlKernel::DnnlKernel(const Workload& workload, DnnlLayout layout, int threads,
     const GemmShape& g = workload.gemm();
     memory::desc a({g.m, g.k}, Dt::f32, Tag::ab), b({g.k, g.n}, Dt::f32, Tag::ab),
         c({g.m, g.n}, Dt::f32, Tag::ab), bias({1, g.n}, Dt::f32, Tag::ab);
-    memory::desc b_any = blocked ? memory::desc({g.k, g.n}, Dt::f32, Tag::any) : b;
+    memory::desc b_any = any_weights ? memory::desc({g.k, g.n}, Dt::f32, Tag::any) : b;
     auto pd = has_bias
                   ? dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b_any, bias, c), attr, eng)
                   : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b_any, c), attr, eng);
@@ -71,19 +72,22 @@ DnnlKernel::DnnlKernel(const Workload& workload, DnnlLayout layout, int threads,
   memory::desc wei({s.k, s.c, s.r, s.s}, Dt::f32, Tag::oihw);
   memory::desc dst({s.n, s.k, p, q}, Dt::f32, Tag::nchw);
   memory::desc bias({s.k}, Dt::f32, Tag::x);
-  auto any = [&](const memory::desc& d) {
-    return blocked ? memory::desc(d.dims(), Dt::f32, Tag::any) : d;
+  auto any = [](const memory::desc& d, bool wanted) {
+    return wanted ? memory::desc(d.dims(), Dt::f32, Tag::any) : d;
   };
   const memory::dims strides = {s.stride, s.stride}, dil = {s.dilation - 1, s.dilation - 1},
                      pad_l = {s.pad, s.pad},
                      pad_r = {(p - 1) * s.stride + (s.r - 1) * s.dilation + 1 - s.h - s.pad,
                               (q - 1) * s.stride + (s.s - 1) * s.dilation + 1 - s.w - s.pad};
-  auto desc = has_bias ? dnnl::convolution_forward::desc(
-                             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_auto,
-                             any(src), any(wei), bias, any(dst), strides, dil, pad_l, pad_r)
-                       : dnnl::convolution_forward::desc(
-                             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_auto,
-                             any(src), any(wei), any(dst), strides, dil, pad_l, pad_r);
+  auto desc = has_bias
+                  ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                    dnnl::algorithm::convolution_auto,
+                                                    any(src, any_data), any(wei, any_weights), bias,
+                                                    any(dst, any_data), strides, dil, pad_l, pad_r)
+                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                    dnnl::algorithm::convolution_auto,
+                                                    any(src, any_data), any(wei, any_weights),
+                                                    any(dst, any_data), strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
   impl_->primitive = dnnl::convolution_forward(pd);
   impl_->impl = pd.impl_info_str();

@@ -14,6 +14,9 @@ enum class DnnlLayout {
   kPlain,    // canonical tensors handed to the primitive (NCHW / KCRS / NKPQ; row-major GEMM)
   kBlocked,  // the primitive's preferred layouts, the data already in them (reordered once,
              // before timing): what a framework that keeps the blocked layout sees
+  kPlainPackedWeights,  // canonical activations, the weights (GEMM: B) in the primitive's
+                        // preferred layout, reordered once before timing: the like-for-like
+                        // baseline of a workload with weights=prepared
 };
 
 class DnnlKernel {

@@ -234,7 +234,11 @@ class Bench {
     for (void* p : dnnl_tensors.AbiPointers()) {
       dnnl_args.push_back(static_cast<float*>(p));
     }
-    DnnlKernel dnnl_plain(base, DnnlLayout::kPlain, target_.threads, dnnl_args);
+    // With weights=prepared, tune's preparation runs once before timing; oneDNN's weights are
+    // then prepacked once too, like for like.
+    DnnlKernel dnnl_plain(
+        base, w.prepared_weights() ? DnnlLayout::kPlainPackedWeights : DnnlLayout::kPlain,
+        target_.threads, dnnl_args);
     DnnlKernel dnnl_blocked(base, DnnlLayout::kBlocked, target_.threads, dnnl_args);
 #endif
     for (int run = 0; run < options_.runs; ++run) {
@@ -280,8 +284,11 @@ class Bench {
                 cpu.name.c_str(), cpu.cores, target_.ToString().c_str(), OpenblasCoreName().c_str(),
                 target_.threads);
     const double peak = PrintPeaks(peaks, target_.threads);
-    std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n\n",
-                options_.runs, options_.timing.repeat, options_.timing.min_repeat_ms);
+    std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n", options_.runs,
+                options_.timing.repeat, options_.timing.min_repeat_ms);
+    std::printf(
+        "oneDNN plain: canonical tensors (with weights=prepared: its weights prepacked once, "
+        "before timing); oneDNN blocked: its preferred layouts for every tensor\n\n");
     std::printf(
         "| workload | tune default GFLOPS | tune best GFLOPS | OpenBLAS GFLOPS | oneDNN plain "
         "GFLOPS | oneDNN blocked GFLOPS | default/OpenBLAS | best/OpenBLAS | best/oneDNN plain | "
