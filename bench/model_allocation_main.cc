@@ -3,13 +3,13 @@
 // round robin (uniform allocation).
 //
 // Each run drives the layers as the daemon drives a model job's tasks (tuner/scheduler_models.cc):
-// TaskScheduler::Next() picks a layer, Allocate(layer, 8), the layer's search proposes 8 configs,
-// each is measured and given to both the search and the scheduler (Observe). A layer's search is
-// what a task job of a fresh tuning log runs: tuner::JobSearch over the templates that apply to
-// the layer (the first template's default first, then the templates' seeds, then the strategy),
-// seeded with the run's seed plus the layer's position, as the log seeds a model job's tasks.
-// Both policies run with the same seeds, so a layer's search proposes the same sequence under
-// either policy and only the allocation differs. A config is built and measured once (through
+// TaskScheduler::Next() picks a layer, Allocate(layer, ChunkOf(layer)), the layer's search proposes
+// that many configs, each is measured and given to both the search and the scheduler (Observe). A
+// layer's search is what a task job of a fresh tuning log runs: tuner::JobSearch over the templates
+// that apply to the layer (the first template's default first, then the templates' seeds, then the
+// strategy), seeded with the run's seed plus the layer's position, as the log seeds a model job's
+// tasks. Both policies run with the same seeds, so a layer's search proposes the same sequence
+// under either policy and only the allocation differs. A config is built and measured once (through
 // tune-server's measurement supervisor, as a job does) and remembered in the `--table` file, so
 // every run and every rerun sees the same time for it.
 //
@@ -52,8 +52,6 @@ namespace tune::bench {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Trials a layer gets per decision, as the daemon gives a model job's task (kTaskChunk).
-constexpr int kChunk = 8;
 
 struct Options {
   std::string model = "resnet50";
@@ -72,6 +70,8 @@ struct Options {
   bool transfer = true;  // layers lend their trials to each other's cost models
   size_t remeasure_top = 8;
   int remeasure_passes = 3;
+  // Trials per decision, as the daemon gives a model job's tasks (search::TaskChunks).
+  search::TaskChunks chunks;
 };
 
 struct Layer {
@@ -122,7 +122,7 @@ class ModelBench {
     for (const Layer& layer : layers_) {
       infos.push_back(search::TaskInfoOf(layer.workload, layer.weight));
     }
-    search::TaskScheduler scheduler(std::move(infos), policy.policy);
+    search::TaskScheduler scheduler(std::move(infos), policy.policy, options_.chunks);
     std::vector<std::unique_ptr<tuner::JobSearch>> searches;
     for (size_t i = 0; i < layers_.size(); ++i) {
       searches.push_back(NewSearch(i, seed + i));
@@ -134,7 +134,8 @@ class ModelBench {
       if (!next) {
         break;  // every layer's search is exhausted
       }
-      const int n = std::min(kChunk, budget - static_cast<int>(run.totals.size()));
+      const int n =
+          std::min(scheduler.ChunkOf(*next), budget - static_cast<int>(run.totals.size()));
       if (options_.verbose) {
         std::fprintf(stderr, "%s seed %llu after %zu trials: %d to %s (expected gain %.3g)\n",
                      std::string(policy.name).c_str(), static_cast<unsigned long long>(seed),
@@ -161,7 +162,7 @@ class ModelBench {
     std::unique_ptr<tuner::JobSearch> search = NewSearch(i, seed);
     int done = 0;
     while (done < trials) {
-      const int n = std::min(kChunk, trials - done);
+      const int n = std::min(options_.chunks.then, trials - done);
       const int measured = MeasureChunk(static_cast<int>(i), *search, n, seed, nullptr, nullptr);
       done += measured;
       if (measured < n || search->Exhausted()) {
@@ -347,6 +348,13 @@ int Main(int argc, char** argv) {
   app.add_option("--remeasure-passes", options.remeasure_passes,
                  "passes of that re-measurement, each measuring every one once")
       ->check(CLI::Range(1, 100));
+  app.add_option("--first-chunk", options.chunks.first,
+                 "trials of a layer's first decision, under both policies")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--chunk", options.chunks.then, "trials of every later decision")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_flag("--transfer,!--no-transfer", options.transfer,
                "layers lend their trials to each other's cost models, as a model job's tasks do "
                "(default: on)");
@@ -417,10 +425,11 @@ int Main(int argc, char** argv) {
   const size_t n_layers = bench.layers().size();
 
   std::printf(
-      "%s: %zu layers, target '%s', strategy %s, %d trials per job in chunks of %d, %d "
-      "seeds, layers lend trials to each other: %s\n",
+      "%s: %zu layers, target '%s', strategy %s, %d trials per job in chunks of %d (a "
+      "layer's first: %d), %d seeds, layers lend trials to each other: %s\n",
       model_name.c_str(), n_layers, target.ToString().c_str(), options.strategy.c_str(),
-      options.budget, kChunk, options.seeds, options.transfer ? "yes" : "no");
+      options.budget, options.chunks.then, options.chunks.first, options.seeds,
+      options.transfer ? "yes" : "no");
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

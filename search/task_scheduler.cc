@@ -17,8 +17,14 @@ constexpr int kMaxWindow = 16;
 
 }  // namespace
 
-TaskScheduler::TaskScheduler(std::vector<TaskInfo> tasks, TaskPolicy policy)
-    : tasks_(std::move(tasks)), policy_(policy), state_(tasks_.size()) {}
+TaskScheduler::TaskScheduler(std::vector<TaskInfo> tasks, TaskPolicy policy, TaskChunks chunks)
+    : tasks_(std::move(tasks)), policy_(policy), chunks_(chunks), state_(tasks_.size()) {
+  assert(chunks_.first > 0 && chunks_.then > 0);
+}
+
+int TaskScheduler::ChunkOf(int task) const {
+  return state_[task].allocated == 0 ? chunks_.first : chunks_.then;
+}
 
 void TaskScheduler::Allocate(int task, int trials) { state_[task].allocated += trials; }
 

@@ -50,15 +50,26 @@ TaskInfo TaskInfoOf(const Workload& workload, double weight);
 
 enum class TaskPolicy { kGradient, kRoundRobin };
 
+/// Trials per decision: a task's first chunk, then every later one.
+struct TaskChunks {
+  int first = 8;
+  int then = 8;
+};
+
 class TaskScheduler {
  public:
   /// α (weight of the observed improvement) and β (slack on the best throughput of a group).
   static constexpr double kAlpha = 0.2;
   static constexpr double kBeta = 2.0;
 
-  explicit TaskScheduler(std::vector<TaskInfo> tasks, TaskPolicy policy = TaskPolicy::kGradient);
+  explicit TaskScheduler(std::vector<TaskInfo> tasks, TaskPolicy policy = TaskPolicy::kGradient,
+                         TaskChunks chunks = {});
 
   int size() const { return static_cast<int>(tasks_.size()); }
+
+  /// The trials that the next decision for `task` gives it: chunks.first before the task has
+  /// any, then chunks.then.
+  int ChunkOf(int task) const;
 
   /// The task that should get the next chunk of trials; nullopt when every task is closed.
   std::optional<int> Next() const;
@@ -91,6 +102,7 @@ class TaskScheduler {
 
   std::vector<TaskInfo> tasks_;
   TaskPolicy policy_;
+  TaskChunks chunks_;
   std::vector<State> state_;
 };
 

@@ -15,9 +15,6 @@
 namespace tune::tuner {
 namespace {
 
-// Trials a task gets per decision: the task scheduler's view of a task moves by a batch.
-constexpr int kTaskChunk = 8;
-
 search::TaskInfo TaskInfoOf(const JobTask& task) {
   absl::StatusOr<Workload> workload = Workload::Parse(task.workload);
   if (!workload.ok()) {
@@ -165,7 +162,7 @@ void Scheduler::PumpModelLocked(JobRuntime& model) {
   if (!m.allocation_done && !chunk_open && allocated < model.row.spec.trials) {
     if (std::optional<int> next = m.allocator.Next()) {
       JobRuntime* task = jobs_.Find(m.task_ids[*next]);
-      const int n = std::min(kTaskChunk, model.row.spec.trials - allocated);
+      const int n = std::min(m.allocator.ChunkOf(*next), model.row.spec.trials - allocated);
       m.allocator.Allocate(*next, n);
       task->row.spec.trials += n;
       chunk_open = true;

@@ -68,6 +68,18 @@ TEST(TaskScheduler, ReachesALowerWeightedTotalThanRoundRobinWhenOneTaskDominates
   }
 }
 
+TEST(TaskScheduler, ATasksFirstDecisionGivesItTheFirstChunkAndEveryLaterOneTheUsualChunk) {
+  for (TaskPolicy policy : {TaskPolicy::kGradient, TaskPolicy::kRoundRobin}) {
+    TaskScheduler scheduler({{.weight = 1, .flops = 1e9}, {.weight = 1, .flops = 1e9}}, policy,
+                            {.first = 2, .then = 8});
+    EXPECT_EQ(scheduler.ChunkOf(0), 2);
+    EXPECT_EQ(scheduler.ChunkOf(1), 2);
+    scheduler.Allocate(0, scheduler.ChunkOf(0));
+    EXPECT_EQ(scheduler.ChunkOf(0), 8);
+    EXPECT_EQ(scheduler.ChunkOf(1), 2);
+  }
+}
+
 TEST(TaskScheduler, RoundRobinGivesTheOpenTaskWithFewestTrials) {
   TaskScheduler scheduler({{}, {}, {}}, TaskPolicy::kRoundRobin);
   scheduler.Allocate(0, 8);
