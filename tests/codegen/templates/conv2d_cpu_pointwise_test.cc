@@ -68,8 +68,41 @@ TEST(Conv2dCpuPointwise, ItsSpaceIsTheGemmSpaceOfOneImage) {
   Workload conv = ParseWorkload("conv2d:N=4,C=64,H=14,W=14,K=256,R=1,S=1,stride=1,pad=0");
   Workload gemm = PointwiseGemmOf(conv);
   EXPECT_EQ(gemm.ToString(), "gemm:M=256,N=196,K=64");
-  EXPECT_EQ(kConv2dCpuPointwise.default_config(conv, target),
-            kGemmCpuBlocked.default_config(gemm, target));
+  EXPECT_EQ(kConv2dCpuPointwise.space(conv, target).Fingerprint(),
+            kGemmCpuBlocked.space(gemm, target).Fingerprint());
+}
+
+TEST(Conv2dCpuPointwise, OnAvx512ItsDefaultFitsTheLayersPixelCountAndElsewhereIsTheGemmDefault) {
+  const Target avx512 = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  const Workload wide = ParseWorkload("conv2d:N=1,C=256,H=14,W=14,K=1024,R=1,S=1,stride=1,pad=0");
+  const Config w = kConv2dCpuPointwise.default_config(wide, avx512);
+  EXPECT_EQ(w.at("pack_a"), 0);
+  EXPECT_EQ(w.at("pack_b"), 0);
+  EXPECT_EQ(w.at("mr"), 8);
+  EXPECT_EQ(w.at("nr"), 48);
+  EXPECT_EQ(w.at("nc"), 192);
+  const Workload narrow = ParseWorkload("conv2d:N=1,C=2048,H=7,W=7,K=512,R=1,S=1,stride=1,pad=0");
+  const Config n = kConv2dCpuPointwise.default_config(narrow, avx512);
+  EXPECT_EQ(n.at("mr"), 4);
+  EXPECT_EQ(n.at("nr"), 64);
+  EXPECT_EQ(n.at("nc"), 49);
+  for (const Workload& layer : {wide, narrow}) {
+    const Config def = kConv2dCpuPointwise.default_config(layer, avx512);
+    const ConfigSpace space = kConv2dCpuPointwise.space(layer, avx512);
+    EXPECT_TRUE(space.IsValid(def)) << ConfigToString(def);
+    const std::vector<Config> seeds = kConv2dCpuPointwise.seeds(layer, avx512);
+    EXPECT_THAT(
+        seeds, ::testing::Contains(kGemmCpuBlocked.default_config(PointwiseGemmOf(layer), avx512)));
+    EXPECT_THAT(seeds, ::testing::Not(::testing::Contains(def)));
+    for (const Config& seed : seeds) {
+      EXPECT_TRUE(space.IsValid(seed)) << ConfigToString(seed);
+    }
+  }
+  const Target avx2 = ParseTarget("llvm -mcpu=haswell -threads=1");
+  EXPECT_EQ(kConv2dCpuPointwise.default_config(wide, avx2),
+            kGemmCpuBlocked.default_config(PointwiseGemmOf(wide), avx2));
+  EXPECT_EQ(kConv2dCpuPointwise.seeds(wide, avx2),
+            kGemmCpuBlocked.seeds(PointwiseGemmOf(wide), avx2));
 }
 
 TEST(Conv2dCpuPointwise, RefusesLayersItDoesNotApplyToNamingTheFields) {
