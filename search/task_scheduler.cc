@@ -58,6 +58,13 @@ std::string ThroughputGroupOf(const Workload& workload) {
   return std::string(OpKindName(workload.op()));
 }
 
+TaskChunks ChunksFor(int budget, int tasks, TaskChunks usual) {
+  if (tasks > 0) {
+    usual.first = std::clamp(budget / tasks, 1, usual.first);
+  }
+  return usual;
+}
+
 TaskInfo TaskInfoOf(const Workload& workload, double weight) {
   return {.weight = weight, .flops = workload.Flops(), .group = ThroughputGroupOf(workload)};
 }

@@ -42,7 +42,10 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadModelRuntime(const Job& row) {
   for (const JobTask& task : row.spec.tasks) {
     infos.push_back(TaskInfoOf(task));
   }
-  auto model = std::make_unique<ModelRuntime>(ModelRuntime{search::TaskScheduler(infos), {}});
+  const search::TaskChunks chunks =
+      search::ChunksFor(row.spec.trials, static_cast<int>(infos.size()));
+  auto model = std::make_unique<ModelRuntime>(
+      ModelRuntime{search::TaskScheduler(infos, search::TaskPolicy::kGradient, chunks), {}});
   auto job = std::make_shared<JobRuntime>();
   job->row = row;
   job->row.trials_done = 0;

@@ -100,6 +100,27 @@ TEST(ModelJobTest, AModelJobSpendsItsBudgetOverItsWorkloadsAndReportsTheWeighted
   EXPECT_THAT(watch.out, HasSubstr("gemm:M=48,N=64,K=32")) << "watch lists each workload";
 }
 
+TEST(ModelJobTest, ABudgetBelowAFullFirstChunkPerWorkloadStillMeasuresEveryWorkload) {
+  TempDir dir;
+  auto daemon = Daemon::Start(dir, dir.File("tuning.db"), {.local_workers = 1});
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  const std::string address = (*daemon)->address();
+
+  constexpr int kTrials = 4;  // 3 workloads: first chunks of 1, then one more trial
+  CommandResult submitted = RunClient(address, SubmitArgs(WriteModel(dir, kModel), kTrials));
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto done = WaitForJob(address, JobIdOf(submitted), seconds(240));
+  ASSERT_TRUE(done.ok()) << done.status() << (*daemon)->process().Log();
+  EXPECT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message();
+  EXPECT_EQ(done->trials_done(), kTrials);
+  ASSERT_EQ(done->tasks_size(), 3);
+  for (const v1::TaskProgress& task : done->tasks()) {
+    EXPECT_GE(task.trials_done(), 1) << task.workload();
+    EXPECT_TRUE(task.has_best()) << task.workload();
+  }
+  EXPECT_GT(done->estimated_total_secs(), 0) << "every workload has a best";
+}
+
 TEST(ModelJobTest, ABadWorkloadsFileOrModelIsRefusedBeforeAnythingIsSubmitted) {
   TempDir dir;
   const std::string db = dir.File("tuning.db");

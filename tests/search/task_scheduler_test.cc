@@ -80,6 +80,13 @@ TEST(TaskScheduler, ATasksFirstDecisionGivesItTheFirstChunkAndEveryLaterOneTheUs
   }
 }
 
+TEST(TaskScheduler, ABudgetBelowAFirstChunkPerTaskCutsTheFirstChunkSoEveryTaskIsMeasured) {
+  EXPECT_EQ(ChunksFor(10, 3, {.first = 8, .then = 8}).first, 3);
+  EXPECT_EQ(ChunksFor(10, 3, {.first = 8, .then = 8}).then, 8);
+  EXPECT_EQ(ChunksFor(2, 3, {.first = 8, .then = 8}).first, 1);
+  EXPECT_EQ(ChunksFor(384, 24, {.first = 4, .then = 8}).first, 4);
+}
+
 TEST(TaskScheduler, RoundRobinGivesTheOpenTaskWithFewestTrials) {
   TaskScheduler scheduler({{}, {}, {}}, TaskPolicy::kRoundRobin);
   scheduler.Allocate(0, 8);
