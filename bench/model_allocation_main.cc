@@ -8,10 +8,11 @@
 // layer's search is what a task job of a fresh tuning log runs: tuner::JobSearch over the templates
 // that apply to the layer (the first template's default first, then the templates' seeds, then the
 // strategy), seeded with the run's seed plus the layer's position, as the log seeds a model job's
-// tasks. Both policies run with the same seeds, so a layer's search proposes the same sequence
-// under either policy and only the allocation differs. A config is built and measured once (through
-// tune-server's measurement supervisor, as a job does) and remembered in the `--table` file, so
-// every run and every rerun sees the same time for it.
+// tasks. Every policy runs with the same seeds, so a layer's search proposes the same sequence
+// under each and only the allocation differs. `--first-chunk 2,8` runs the gradient policy once
+// with each size of a layer's first chunk; round robin gives every decision `--chunk` trials. A
+// config is built and measured once (through tune-server's measurement supervisor, as a job does)
+// and remembered in the `--table` file, so every run and every rerun sees the same time for it.
 //
 // The reference for each layer is the fastest time the table holds for it after every run,
 // including a per-layer run of `--reference` trials with the same strategy, once the fastest
@@ -70,8 +71,10 @@ struct Options {
   bool transfer = true;  // layers lend their trials to each other's cost models
   size_t remeasure_top = 8;
   int remeasure_passes = 3;
-  // Trials per decision, as the daemon gives a model job's tasks (search::TaskChunks).
-  search::TaskChunks chunks;
+  // Trials per decision, as the daemon gives a model job's tasks (search::TaskChunks): a layer's
+  // first decision under the gradient policy (one run per value), then every later one.
+  std::vector<int> first_chunks = {search::TaskChunks{}.first};
+  int chunk = search::TaskChunks{}.then;
 };
 
 struct Layer {
@@ -81,11 +84,24 @@ struct Layer {
 };
 
 struct Policy {
-  std::string_view name;
+  std::string name;
   search::TaskPolicy policy;
+  search::TaskChunks chunks;
 };
-constexpr Policy kPolicies[] = {{"gradient", search::TaskPolicy::kGradient},
-                                {"round robin", search::TaskPolicy::kRoundRobin}};
+
+// The gradient policy once per first-chunk size, then round robin (uniform allocation in chunks
+// of `chunk`), which every gradient variant is compared with.
+std::vector<Policy> PoliciesOf(const std::vector<int>& first_chunks, int chunk) {
+  std::vector<Policy> policies;
+  for (int first : first_chunks) {
+    policies.push_back({first_chunks.size() == 1 ? "gradient" : StrCat("gradient, first ", first),
+                        search::TaskPolicy::kGradient,
+                        {.first = first, .then = chunk}});
+  }
+  policies.push_back(
+      {"round robin", search::TaskPolicy::kRoundRobin, {.first = chunk, .then = chunk}});
+  return policies;
+}
 
 // One measured trial of a run.
 struct Trial {
@@ -122,7 +138,7 @@ class ModelBench {
     for (const Layer& layer : layers_) {
       infos.push_back(search::TaskInfoOf(layer.workload, layer.weight));
     }
-    search::TaskScheduler scheduler(std::move(infos), policy.policy, options_.chunks);
+    search::TaskScheduler scheduler(std::move(infos), policy.policy, policy.chunks);
     std::vector<std::unique_ptr<tuner::JobSearch>> searches;
     for (size_t i = 0; i < layers_.size(); ++i) {
       searches.push_back(NewSearch(i, seed + i));
@@ -162,7 +178,7 @@ class ModelBench {
     std::unique_ptr<tuner::JobSearch> search = NewSearch(i, seed);
     int done = 0;
     while (done < trials) {
-      const int n = std::min(options_.chunks.then, trials - done);
+      const int n = std::min(options_.chunk, trials - done);
       const int measured = MeasureChunk(static_cast<int>(i), *search, n, seed, nullptr, nullptr);
       done += measured;
       if (measured < n || search->Exhausted()) {
@@ -348,11 +364,14 @@ int Main(int argc, char** argv) {
   app.add_option("--remeasure-passes", options.remeasure_passes,
                  "passes of that re-measurement, each measuring every one once")
       ->check(CLI::Range(1, 100));
-  app.add_option("--first-chunk", options.chunks.first,
-                 "trials of a layer's first decision, under both policies")
+  app.add_option("--first-chunk", options.first_chunks,
+                 "trials of a layer's first decision under the gradient policy; several values "
+                 "run the gradient policy once for each")
+      ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  app.add_option("--chunk", options.chunks.then, "trials of every later decision")
+  app.add_option("--chunk", options.chunk,
+                 "trials of every later decision, and of every decision of round robin")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   app.add_flag("--transfer,!--no-transfer", options.transfer,
@@ -426,9 +445,11 @@ int Main(int argc, char** argv) {
 
   std::printf(
       "%s: %zu layers, target '%s', strategy %s, %d trials per job in chunks of %d (a "
-      "layer's first: %d), %d seeds, layers lend trials to each other: %s\n",
+      "layer's first under the gradient policy: %s), %d seeds, layers lend trials to each "
+      "other: %s\n",
       model_name.c_str(), n_layers, target.ToString().c_str(), options.strategy.c_str(),
-      options.budget, options.chunks.then, options.chunks.first, options.seeds,
+      options.budget, options.chunk,
+      fmt::format("{}", fmt::join(options.first_chunks, ", ")).c_str(), options.seeds,
       options.transfer ? "yes" : "no");
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -442,13 +463,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "reference runs: %d configs measured, %.0f s\n", bench.times().measured(),
                  elapsed());
   }
-  std::vector<std::vector<Run>> runs(std::size(kPolicies));
+  const std::vector<Policy> policies = PoliciesOf(options.first_chunks, options.chunk);
+  const size_t uniform = policies.size() - 1;
+  std::vector<std::vector<Run>> runs(policies.size());
   for (int seed = 1; seed <= options.seeds; ++seed) {
-    for (size_t p = 0; p < std::size(kPolicies); ++p) {
-      runs[p].push_back(bench.RunModel(kPolicies[p], static_cast<uint64_t>(seed), options.budget));
+    for (size_t p = 0; p < policies.size(); ++p) {
+      runs[p].push_back(bench.RunModel(policies[p], static_cast<uint64_t>(seed), options.budget));
       std::fprintf(stderr, "seed %d %s: %zu trials; %d configs measured so far, %.0f s\n", seed,
-                   std::string(kPolicies[p].name).c_str(), runs[p].back().totals.size(),
-                   bench.times().measured(), elapsed());
+                   policies[p].name.c_str(), runs[p].back().totals.size(), bench.times().measured(),
+                   elapsed());
     }
   }
 
@@ -484,11 +507,11 @@ int Main(int argc, char** argv) {
   }
   std::printf("\n%s |\n%s\n", header.c_str(), rule.c_str());
   // median_to[p][l]: the median over seeds of policy p's trials to level l.
-  std::vector<std::vector<double>> median_to(std::size(kPolicies));
+  std::vector<std::vector<double>> median_to(policies.size());
   std::ofstream curves(options.curves);
   curves << "model\tpolicy\ttrial\tmedian_performance\n";
-  for (size_t p = 0; p < std::size(kPolicies); ++p) {
-    std::string row = StrCat("| ", kPolicies[p].name);
+  for (size_t p = 0; p < policies.size(); ++p) {
+    std::string row = StrCat("| ", policies[p].name);
     for (double level : options.levels) {
       std::vector<double> to;
       for (const Run& run : runs[p]) {
@@ -519,17 +542,21 @@ int Main(int argc, char** argv) {
         }
       }
       if (!perf.empty()) {
-        curves << model_name << '\t' << kPolicies[p].name << '\t' << t << '\t' << MedianOf(perf)
+        curves << model_name << '\t' << policies[p].name << '\t' << t << '\t' << MedianOf(perf)
                << '\n';
       }
     }
   }
-  std::vector<std::string> ratios;
-  for (size_t l = 0; l < options.levels.size(); ++l) {
-    ratios.push_back(StrCat("to ", options.levels[l],
-                            "%: ", Ratio(median_to[0][l], median_to[1][l], options.budget)));
+  std::printf("\n");
+  for (size_t p = 0; p < uniform; ++p) {
+    std::vector<std::string> ratios;
+    for (size_t l = 0; l < options.levels.size(); ++l) {
+      ratios.push_back(StrCat("to ", options.levels[l], "%: ",
+                              Ratio(median_to[p][l], median_to[uniform][l], options.budget)));
+    }
+    std::printf("%s / round robin, trials %s\n", policies[p].name.c_str(),
+                Join(ratios, "; ").c_str());
   }
-  std::printf("\ngradient / round robin, trials %s\n", Join(ratios, "; ").c_str());
   std::printf(
       "(performance: reference total / weighted total Σ weight · best; 0 until every "
       "layer has a best)\n");
@@ -545,28 +572,38 @@ int Main(int argc, char** argv) {
       "%.3f)\n\n",
       reference_total * 1e3, bench.times().measured(), options.table.c_str(), default_total * 1e3,
       reference_total / default_total);
-  std::printf(
-      "| layer | weight | templates | reference ms | GFLOPS | share of total | default/reference "
-      "| trials, gradient | trials, round robin | best/reference at the end, gradient | round "
-      "robin |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::string layer_header =
+      "| layer | weight | templates | reference ms | GFLOPS | share of total | default/reference";
+  std::string layer_rule = "|---|---|---|---|---|---|---|";
+  for (const char* what : {"trials", "best/reference at the end"}) {
+    for (const Policy& policy : policies) {
+      layer_header += StrCat(" | ", what, ", ", policy.name);
+      layer_rule += "---|";
+    }
+  }
+  std::printf("%s |\n%s\n", layer_header.c_str(), layer_rule.c_str());
   for (size_t i = 0; i < n_layers; ++i) {
     const Layer& layer = bench.layers()[i];
     std::vector<std::string> names;
     for (const KernelTemplate* tpl : layer.templates) {
       names.push_back(std::string(tpl->name));
     }
-    std::vector<double> trials[2], ratio[2];
-    for (size_t p = 0; p < std::size(kPolicies); ++p) {
+    std::string row = fmt::format("| `{}` | {:g} | {} | {:.4f} | {:.1f} | {:.3f} | {:.3f}",
+                                  layer.workload.ToString(), layer.weight, Join(names, ", "),
+                                  reference[i] * 1e3, layer.workload.Flops() / reference[i] * 1e-9,
+                                  layer.weight * reference[i] / reference_total,
+                                  bench.DefaultTime(i) / reference[i]);
+    std::string ratios;
+    for (size_t p = 0; p < policies.size(); ++p) {
+      std::vector<double> trials, ratio;
       for (const Run& run : runs[p]) {
-        trials[p].push_back(run.trials[i]);
-        ratio[p].push_back(run.best[i] / reference[i]);
+        trials.push_back(run.trials[i]);
+        ratio.push_back(run.best[i] / reference[i]);
       }
+      row += fmt::format(" | {:g}", MedianOf(trials));
+      ratios += fmt::format(" | {:.3f}", MedianOf(ratio));
     }
-    std::printf("| `%s` | %g | %s | %.4f | %.1f | %.3f | %.3f | %g | %g | %.3f | %.3f |\n",
-                layer.workload.ToString().c_str(), layer.weight, Join(names, ", ").c_str(),
-                reference[i] * 1e3, layer.workload.Flops() / reference[i] * 1e-9,
-                layer.weight * reference[i] / reference_total, bench.DefaultTime(i) / reference[i],
-                MedianOf(trials[0]), MedianOf(trials[1]), MedianOf(ratio[0]), MedianOf(ratio[1]));
+    std::printf("%s%s |\n", row.c_str(), ratios.c_str());
   }
   std::printf("\n(trials and best/reference: medians over seeds; %.0f s in all)\n", elapsed());
   return 0;
