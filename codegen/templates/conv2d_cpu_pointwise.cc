@@ -97,6 +97,9 @@ std::vector<Config> PixelClassConfigs(const Workload& workload, const Target& ta
       Config c = with_tile(4, 4);
       c["kc"] = snap("kc", kc);
       c["nc"] = snap("nc", g.n);
+      // One column block: on several threads, the row blocks are what order 0 shares out (the
+      // GEMM default's column split, order 3, would leave all but one thread idle).
+      c["order"] = 0;
       add(c);
     }
   }

@@ -86,6 +86,7 @@ TEST(Conv2dCpuPointwise, OnAvx512ItsDefaultFitsTheLayersPixelCountAndElsewhereIs
   EXPECT_EQ(n.at("mr"), 4);
   EXPECT_EQ(n.at("nr"), 64);
   EXPECT_EQ(n.at("nc"), 49);
+  EXPECT_EQ(n.at("order"), 0) << "row blocks, not the one column block, go to the threads";
   for (const Workload& layer : {wide, narrow}) {
     const Config def = kConv2dCpuPointwise.default_config(layer, avx512);
     const ConfigSpace space = kConv2dCpuPointwise.space(layer, avx512);
