@@ -19,7 +19,8 @@
 // configs of each layer's templates were measured again (`--remeasure-top`, the median of
 // `--remeasure-passes` passes: the fastest single measurement of thousands is biased low by
 // noise); the reference total is Σ weight · reference. After every trial a run's weighted total
-// Σ weight · best is computed from the same table (infinite until every layer has a best). Prints,
+// Σ weight · best is computed from the same table (infinite until every layer has a best, or with
+// `--unmeasured default` a layer without a trial counting at its untuned default's time). Prints,
 // per policy, the median over seeds of the trials needed to reach 95%, 90% and 98% (--levels) of
 // the reference performance (95%: total
 // <= reference total / 0.95), and the performance (reference total / total) at a few budgets; per
@@ -32,6 +33,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +77,10 @@ struct Options {
   // first decision under the gradient policy (one run per value), then every later one.
   std::vector<int> first_chunks = {search::TaskChunks{}.first};
   int chunk = search::TaskChunks{}.then;
+  // A layer with no trial yet counts in the total at its untuned default's time, as tune-compile
+  // builds a workload the log does not hold; when false, the total is undefined (+inf) until
+  // every layer has a trial.
+  bool unmeasured_at_default = false;
 };
 
 struct Layer {
@@ -112,7 +118,7 @@ struct Trial {
 
 // One run of a model job.
 struct Run {
-  std::vector<double> totals;   // Σ weight · best after each trial (+inf until every layer has one)
+  std::vector<double> totals;   // Σ weight · best after each trial (Options::unmeasured_at_default)
   std::vector<int> trials;      // trials each layer got
   std::vector<double> best;     // each layer's best at the end (+inf: none)
   std::vector<Trial> measured;  // in trial order
@@ -213,7 +219,9 @@ class ModelBench {
       }
       double total = 0;
       for (size_t i = 0; i < layers_.size(); ++i) {
-        total += layers_[i].weight * best[i];
+        const bool unmeasured = best[i] == kInf;
+        total += layers_[i].weight *
+                 (unmeasured && options_.unmeasured_at_default ? DefaultTime(i) : best[i]);
       }
       run.totals.push_back(total);
     }
@@ -302,7 +310,7 @@ std::string TrialsText(double trials, int budget) {
   return std::isinf(trials) ? StrCat("> ", budget) : StrCat(static_cast<int>(trials));
 }
 
-// reference total / total after `trial` trials (0 before every layer has a best).
+// reference total / total after `trial` trials (0 while the total is undefined).
 double PerformanceAt(const std::vector<double>& totals, double reference_total, int trial) {
   if (totals.empty()) {
     return 0;
@@ -374,6 +382,13 @@ int Main(int argc, char** argv) {
                  "trials of every later decision, and of every decision of round robin")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  app.add_option("--unmeasured", options.unmeasured_at_default,
+                 "what a layer without a trial yet counts in the total: 'default' (its untuned "
+                 "default's time, which is what tune-compile builds for a workload the log does "
+                 "not hold) or 'none' (the total is undefined until every layer has a trial)")
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, bool>{{"default", true}, {"none", false}}))
+      ->default_str("none");
   app.add_flag("--transfer,!--no-transfer", options.transfer,
                "layers lend their trials to each other's cost models, as a model job's tasks do "
                "(default: on)");
@@ -557,9 +572,10 @@ int Main(int argc, char** argv) {
     std::printf("%s / round robin, trials %s\n", policies[p].name.c_str(),
                 Join(ratios, "; ").c_str());
   }
-  std::printf(
-      "(performance: reference total / weighted total Σ weight · best; 0 until every "
-      "layer has a best)\n");
+  std::printf("(performance: reference total / weighted total Σ weight · best; %s)\n",
+              options.unmeasured_at_default
+                  ? "a layer without a trial counts at its untuned default's time"
+                  : "0 until every layer has a best");
 
   // The layers.
   double default_total = 0;
