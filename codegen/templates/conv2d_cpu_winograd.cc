@@ -43,6 +43,15 @@ absl::Status CheckShape(const Workload& workload) {
   return absl::OkStatus();
 }
 
+// Whether the default comes before the direct and blocked templates' defaults (KernelTemplate::
+// leads): with 16 input channels or more. Measured on Zen 5 (bench/RESULTS.md, 2026-11-28), the
+// defaults against each other, 1 and 2 threads, NCHW and NCHW16c, 7x7 to 56x56: Winograd's ran
+// 1.06-2.65x faster in NCHW from C=16 up (1.45-2.99x in NCHW16c), 0.42-0.82x at C=4 and
+// 0.82-1.24x at C=8, where the transforms cost as much as the products they save.
+bool Leads(const Workload& workload, const Target&) {
+  return CheckShape(workload).ok() && workload.conv2d().c >= 16;
+}
+
 // The channels one vector group spans: the layout's block, or in NCHW the largest of 16, 8 and
 // 4 that divides both C and K (the kernel then gathers each vector of channels of a pixel).
 int64_t ChannelBlock(const Conv2dShape& s) {
@@ -331,6 +340,7 @@ const KernelTemplate kConv2dCpuWinograd = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .leads = &Leads,
     .conv_layouts = ConvLayouts::kBoth,
     .seeds = &Seeds,
     .check_shape = &CheckShape,

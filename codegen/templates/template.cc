@@ -137,6 +137,9 @@ std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const 
       out.push_back(t);
     }
   }
+  std::stable_partition(out.begin(), out.end(), [&](const KernelTemplate* t) {
+    return t->leads && t->leads(workload, target);
+  });
   return out;
 }
 
