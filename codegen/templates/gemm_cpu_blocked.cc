@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "codegen/templates/cpu_vector_info.h"
@@ -189,20 +190,20 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       seeds.push_back(c);
     }
   };
-  // mc near the default's that is a multiple of mr (or all of M).
+  // The default with an mr x vectors register tile, and the row block nearest the default's
+  // that is a multiple of mr (or all of M; ClipToExtent keeps M among the candidates).
   auto with_tile = [&](int64_t mr, int64_t vectors) {
     Config c = def;
     c["mr"] = snap("mr", std::min(mr, g.m));
     c["nr"] = snap("nr", vectors * cpu.lanes);
+    std::optional<int64_t> nearest;
     for (int64_t mc : space.FindKnob("mc")->values) {
       if ((mc % c["mr"] == 0 || mc == g.m) &&
-          std::abs(mc - def.at("mc")) < std::abs(c["mc"] - def.at("mc"))) {
-        c["mc"] = mc;
+          (!nearest || std::abs(mc - def.at("mc")) < std::abs(*nearest - def.at("mc")))) {
+        nearest = mc;
       }
     }
-    if (c["mc"] % c["mr"] != 0 && c["mc"] != g.m) {
-      c["mc"] = snap("mc", g.m);
-    }
+    c["mc"] = nearest.value_or(def.at("mc"));
     return c;
   };
   const std::vector<std::pair<int64_t, int64_t>> tiles =

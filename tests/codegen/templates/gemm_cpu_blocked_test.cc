@@ -1,6 +1,9 @@
 #include "codegen/templates/gemm_cpu_blocked.h"
 
+#include <algorithm>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -168,6 +171,27 @@ TEST(GemmCpuBlocked, DefaultConfigIsValidAndUsesTheVectorRegisters) {
   Config c = kGemmCpuBlocked.default_config(big, ParseTarget("llvm -mcpu=znver4 -threads=1"));
   EXPECT_GE(c["mr"] * c["nr"], 6 * 32) << ConfigToString(c);
   EXPECT_EQ(c["pack_b"], 1);
+}
+
+// Each register tile shape of the seeds (or the default) comes with a row block it divides, near
+// the default's:
+// a 14-row tile once kept the default's 96-row block, which 14 does not divide, was given all
+// of M instead, and, that being no candidate, was dropped.
+TEST(GemmCpuBlocked, SeedsHoldEveryRegisterTileShapeWithARowBlockItDivides) {
+  const Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  for (const char* text : {"gemm:M=1024,N=1024,K=1024", "gemm:M=784,N=256,K=64"}) {
+    const Workload w = ParseWorkload(text);
+    std::vector<Config> seeds = kGemmCpuBlocked.seeds(w, target);
+    seeds.push_back(kGemmCpuBlocked.default_config(w, target));
+    for (auto [mr, vectors] :
+         std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {6, 4}, {12, 2}, {4, 3}, {14, 2}}) {
+      const bool found = std::any_of(seeds.begin(), seeds.end(), [&](const Config& c) {
+        return c.at("mr") == mr && c.at("nr") == vectors * 16 && c.at("mc") % mr == 0 &&
+               c.at("mc") <= 128;
+      });
+      EXPECT_TRUE(found) << text << ": no seed of tile " << mr << " x " << vectors << " vectors";
+    }
+  }
 }
 
 TEST(GemmCpuBlocked, BuildRejectsAConfigOutsideTheSpace) {
