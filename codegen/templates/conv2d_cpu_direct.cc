@@ -138,10 +138,23 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   config["cc"] = s.c;
   config["chunk_outer"] = 0;
   config["unroll_c"] = 1;
-  // The widest tile up to 10 positions whose accumulators fit beside the weight vectors.
-  int64_t kv = config["kv"];
-  int64_t qt_limit = (cpu.registers - kv - 1) / kv;
-  config["qt"] = LargestAtMost(space.FindKnob("qt")->values, std::min<int64_t>(qt_limit, 10));
+  // The widest tile up to 10 positions whose accumulators fit beside the weight vectors. On
+  // short output rows the tile is shaped to the row instead (Zen 5, the defaults against each
+  // other, bench/RESULTS.md, 2026-11-28): rows of 4 to 7 positions in tiles of 2 rows x 4, 1.01-
+  // 1.29x faster than one row of 7 on five layers; a 1x1 filter's row of 14 whole, 1.16-1.19x
+  // faster than 10 plus 4 (ResNet-50's stride-2 projection into 14x14). 3x3 filters on rows of 14
+  // lost 14-24% with a whole row and keep the usual tile.
+  const int64_t kv = config["kv"];
+  const int64_t qt_limit = (cpu.registers - kv - 1) / kv;
+  const int64_t q = s.q();
+  if (q == 14 && s.r == 1 && s.s == 1 && qt_limit >= 14) {
+    config["qt"] = 14;
+  } else if (q >= 4 && q <= 7 && s.p() >= 2 && qt_limit >= 8) {
+    config["pt"] = 2;
+    config["qt"] = 4;
+  } else {
+    config["qt"] = LargestAtMost(space.FindKnob("qt")->values, std::min<int64_t>(qt_limit, 10));
+  }
   TUNE_CHECK(space.IsValid(config)) << ConfigToString(config);
   return config;
 }

@@ -180,6 +180,40 @@ TEST(Conv2dCpuDirect, DefaultConfigIsValidForEveryTarget) {
   }
 }
 
+// On short output rows the default tile is shaped to the row: 2 rows x 4 positions on rows of 4
+// to 7, a 1x1 filter's row of 14 whole; other rows, and 16-register targets, keep one row of up
+// to 10. Every such default computes the reference.
+TEST(Conv2dCpuDirect, OnShortOutputRowsTheDefaultTileIsShapedToTheRow) {
+  const Target avx512 = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  struct Case {
+    const char* workload;
+    int64_t pt, qt;
+  } cases[] = {
+      {"conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,stride=2,pad=1", 2, 4},
+      {"conv2d:N=1,C=64,H=14,W=14,K=128,R=1,S=1,stride=2,pad=0", 2, 4},
+      {"conv2d:N=1,C=64,H=28,W=28,K=128,R=1,S=1,stride=2,pad=0", 1, 14},
+      {"conv2d:N=1,C=32,H=28,W=28,K=32,R=3,S=3,stride=2,pad=1", 1, 10},
+      {"conv2d:N=1,C=32,H=56,W=56,K=32,R=3,S=3,stride=1,pad=1", 1, 10},
+  };
+  for (const Case& c : cases) {
+    const Workload w = ParseWorkload(c.workload);
+    const Config config = kConv2dCpuDirect.default_config(w, avx512);
+    EXPECT_EQ(config.at("pt"), c.pt) << c.workload;
+    EXPECT_EQ(config.at("qt"), c.qt) << c.workload;
+  }
+  const Config avx2 = kConv2dCpuDirect.default_config(ParseWorkload(cases[0].workload),
+                                                      ParseTarget("llvm -mcpu=haswell -threads=1"));
+  EXPECT_EQ(avx2.at("pt"), 1);
+  const Target native = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> kernels;
+  for (const char* text : {"conv2d:N=1,C=8,H=13,W=13,K=20,R=3,S=3,stride=2,pad=1,epilogue=relu",
+                           "conv2d:N=1,C=8,H=27,W=28,K=40,R=1,S=1,stride=2,pad=0"}) {
+    const Workload w = ParseWorkload(text);
+    kernels.push_back({w, kConv2dCpuDirect.default_config(w, native)});
+  }
+  EXPECT_THAT(CheckKernels(native, kConv2dCpuDirect, kernels), IsEmpty());
+}
+
 TEST(Conv2dCpuDirect, BuildRejectsAConfigOutsideTheSpace) {
   Target target = ParseTarget("llvm -mcpu=znver4 -threads=1");
   Workload w = ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1");

@@ -174,9 +174,8 @@ TEST(GemmCpuBlocked, DefaultConfigIsValidAndUsesTheVectorRegisters) {
 }
 
 // Each register tile shape of the seeds (or the default) comes with a row block it divides, near
-// the default's:
-// a 14-row tile once kept the default's 96-row block, which 14 does not divide, was given all
-// of M instead, and, that being no candidate, was dropped.
+// the default's. A 14-row tile once got the largest block up to M instead: all of M, or above 576
+// rows an invalid 576 that dropped the seed.
 TEST(GemmCpuBlocked, SeedsHoldEveryRegisterTileShapeWithARowBlockItDivides) {
   const Target target = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
   for (const char* text : {"gemm:M=1024,N=1024,K=1024", "gemm:M=784,N=256,K=64"}) {
