@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,20 +60,8 @@ std::vector<Config> PixelClassConfigs(const Workload& workload, const Target& ta
   auto snap = [&](std::string_view knob, int64_t want) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
-  // The tile, with the row block nearest the default's that is a multiple of mr (or all of M).
   auto with_tile = [&](int64_t mr, int64_t vectors) {
-    Config c = def;
-    c["mr"] = snap("mr", std::min(mr, g.m));
-    c["nr"] = snap("nr", vectors * cpu.lanes);
-    std::optional<int64_t> nearest;
-    for (int64_t mc : space.FindKnob("mc")->values) {
-      if ((mc % c["mr"] == 0 || mc == g.m) &&
-          (!nearest || std::abs(mc - def.at("mc")) < std::abs(*nearest - def.at("mc")))) {
-        nearest = mc;
-      }
-    }
-    c["mc"] = nearest.value_or(def.at("mc"));
-    return c;
+    return BlockedGemmWithTile(g, target, space, def, mr, vectors);
   };
   std::vector<Config> configs;
   auto add = [&](const Config& c) {

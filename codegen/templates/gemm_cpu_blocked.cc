@@ -190,21 +190,8 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       seeds.push_back(c);
     }
   };
-  // The default with an mr x vectors register tile, and the row block nearest the default's
-  // that is a multiple of mr (or all of M; ClipToExtent keeps M among the candidates).
   auto with_tile = [&](int64_t mr, int64_t vectors) {
-    Config c = def;
-    c["mr"] = snap("mr", std::min(mr, g.m));
-    c["nr"] = snap("nr", vectors * cpu.lanes);
-    std::optional<int64_t> nearest;
-    for (int64_t mc : space.FindKnob("mc")->values) {
-      if ((mc % c["mr"] == 0 || mc == g.m) &&
-          (!nearest || std::abs(mc - def.at("mc")) < std::abs(*nearest - def.at("mc")))) {
-        nearest = mc;
-      }
-    }
-    c["mc"] = nearest.value_or(def.at("mc"));
-    return c;
+    return BlockedGemmWithTile(g, target, space, def, mr, vectors);
   };
   const std::vector<std::pair<int64_t, int64_t>> tiles =
       cpu.registers >= 32
@@ -296,6 +283,25 @@ const KernelTemplate kGemmCpuBlocked = {
     .seeds = &Seeds,
     .prepare = &Prepare,
 };
+
+Config BlockedGemmWithTile(const GemmShape& shape, const Target& target, const ConfigSpace& space,
+                           const Config& base, int64_t mr, int64_t vectors) {
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  Config c = base;
+  c["mr"] = snap("mr", std::min(mr, shape.m));
+  c["nr"] = snap("nr", vectors * CpuVectorInfoFor(target).lanes);
+  std::optional<int64_t> nearest;
+  for (int64_t mc : space.FindKnob("mc")->values) {
+    if ((mc % c["mr"] == 0 || mc == shape.m) &&
+        (!nearest || std::abs(mc - base.at("mc")) < std::abs(*nearest - base.at("mc")))) {
+      nearest = mc;
+    }
+  }
+  c["mc"] = nearest.value_or(base.at("mc"));
+  return c;
+}
 
 ir::LoweredFunc BuildBlockedGemm(const GemmShape& shape, Epilogue epilogue,
                                  const GemmKernelForm& form, const Target& target,

@@ -31,6 +31,12 @@ struct GemmKernelForm {
   bool b_first = false;
 };
 
+/// `base` (a config of gemm.cpu.blocked's `space` for a GEMM of `shape`) with an mr x vectors
+/// register tile, snapped to the space's candidates, and the row block nearest base's that mr
+/// divides (or all of M): the seeds' tile shapes, shared with conv2d.cpu.pointwise.
+Config BlockedGemmWithTile(const GemmShape& shape, const Target& target, const ConfigSpace& space,
+                           const Config& base, int64_t mr, int64_t vectors);
+
 /// gemm.cpu.blocked's kernel for `shape` in another form. `config` must be a point of the
 /// template's space for a GEMM of `shape` (the caller checks).
 ir::LoweredFunc BuildBlockedGemm(const GemmShape& shape, Epilogue epilogue,
