@@ -16,7 +16,8 @@ namespace {
 using Json = nlohmann::json;
 
 // Layout of SaveState():
-//   {"layout":2, "next":<template index>, "defaults_proposed":["gemm.cpu.blocked", ...],
+//   {"layout":2, "next":<template index>, "round":<rounds of turns>,
+//    "defaults_proposed":["gemm.cpu.blocked", ...],
 //    "seeds_pending":{"gemm.cpu.blocked":[{"kc":64,...}, ...], ...},
 //    "strategies":{"gemm.cpu.blocked":{<the strategy's own state>}, ...},
 //    "outstanding":[{"template":"gemm.cpu.blocked","config":{"kc":64,...}}, ...]}
@@ -231,6 +232,7 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
           StrCat("spec.strategy: ", std::string(made.status().message())));
     }
     std::vector<TrialOutcome> known;
+    std::optional<double> best;
     for (const PastTrial& trial : history) {
       if (trial.key.template_name != tpl->name || trial.key.template_version != tpl->version) {
         continue;
@@ -238,6 +240,9 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
       absl::StatusOr<Config> config = ParseConfig(trial.key.config);
       if (config.ok()) {
         known.push_back(TrialOutcome{*std::move(config), trial.ok, trial.secs});
+        if (trial.ok && (!best || trial.secs < *best)) {
+          best = trial.secs;
+        }
       }
     }
     (*made)->Observe(known);
@@ -271,8 +276,8 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     Config default_config = tpl->default_config(workload, target);
     const bool default_done = defaults_proposed.contains(name) ||
                               std::find(seen.begin(), seen.end(), default_config) != seen.end();
-    PerTemplate part{tpl, std::move(*made), std::move(default_config), !default_done, {},
-                     {},  suggested};
+    PerTemplate part{
+        tpl, std::move(*made), std::move(default_config), !default_done, {}, {}, suggested, best};
     for (Config& config : seeds) {
       if (config == part.default_config || !space.Validate(config).ok() ||
           std::find(part.seeds.begin(), part.seeds.end(), config) != part.seeds.end()) {
@@ -331,8 +336,32 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
   if (saved.is_object() && saved.contains("next") && saved["next"].is_number_unsigned()) {
     next = saved["next"].get<size_t>() % parts.size();
   }
-  return std::unique_ptr<JobSearch>(new JobSearch(workload, target, std::move(parts), next,
+  uint64_t round = 0;  // a state from before rounds were saved: the first
+  if (saved.is_object() && saved.contains("round") && saved["round"].is_number_unsigned()) {
+    round = saved["round"].get<uint64_t>();
+  }
+  return std::unique_ptr<JobSearch>(new JobSearch(workload, target, std::move(parts), next, round,
                                                   std::move(replay), std::move(groups), source));
+}
+
+bool JobSearch::SitsOut(const PerTemplate& part, const TemplateFilter& allowed) const {
+  if (!part.best || round_ % kTrailingTurns == 0) {
+    return false;
+  }
+  double best = *part.best;
+  for (const PerTemplate& other : parts_) {
+    if (other.best) {
+      best = std::min(best, *other.best);
+    }
+  }
+  if (*part.best <= kTrailingFactor * best) {
+    return false;
+  }
+  return std::any_of(parts_.begin(), parts_.end(), [&](const PerTemplate& other) {
+    const bool trails = other.best && *other.best > kTrailingFactor * best;
+    const bool left = !other.seeds_pending.empty() || !other.strategy->Exhausted();
+    return &other != &part && !trails && left && allowed(other.tpl);
+  });
 }
 
 std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
@@ -352,23 +381,27 @@ std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
       out.push_back(Candidate{part.tpl, part.default_config});
     }
   }
-  // The templates' seeds, one per template in turn.
-  for (bool any = true; any && static_cast<int>(out.size()) < n;) {
-    any = false;
-    for (PerTemplate& part : parts_) {
-      if (static_cast<int>(out.size()) < n && !part.seeds_pending.empty() && allowed(part.tpl)) {
-        out.push_back(Candidate{part.tpl, std::move(part.seeds_pending.front())});
-        part.seeds_pending.pop_front();
-        any = true;
-      }
-    }
-  }
-  size_t idle = 0;  // templates in a row that had nothing left
+  // The templates' turns: a seed, else one config of the strategy. A template that sits out
+  // its turn is not idle: one that does not trail proposes meanwhile.
+  size_t idle = 0;  // turns in a row that had nothing to propose
   while (static_cast<int>(out.size()) < n && idle < parts_.size()) {
     PerTemplate& part = parts_[next_];
-    next_ = (next_ + 1) % parts_.size();
+    const bool sits_out = allowed(part.tpl) && SitsOut(part, allowed);
+    if (++next_ == parts_.size()) {
+      next_ = 0;
+      ++round_;
+    }
     if (!allowed(part.tpl)) {
       ++idle;
+      continue;
+    }
+    if (sits_out) {
+      continue;
+    }
+    if (!part.seeds_pending.empty()) {
+      idle = 0;
+      out.push_back(Candidate{part.tpl, std::move(part.seeds_pending.front())});
+      part.seeds_pending.pop_front();
       continue;
     }
     std::vector<Config> configs = part.strategy->Propose(1);
@@ -403,6 +436,9 @@ void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) 
       // Measured by another job meanwhile: no need to propose it.
       EraseConfig(part.seeds_pending, outcome.config);
       part.strategy->Observe({outcome});
+      if (outcome.ok && (!part.best || outcome.secs < *part.best)) {
+        part.best = outcome.secs;
+      }
     }
   }
 }
@@ -439,6 +475,7 @@ std::string JobSearch::SaveState() const {
   }
   return Json{{"layout", kLayout},
               {"next", next_},
+              {"round", round_},
               {"defaults_proposed", defaults_proposed},
               {"seeds_pending", seeds_pending},
               {"seeds_to_model", seeds_to_model},

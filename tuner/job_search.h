@@ -1,11 +1,18 @@
 // JobSearch: the search of one job over the config spaces of all its templates. It first
 // proposes each template's default config (so a job's best is never worse than what
-// tune-compile would pick without tuning), then with transfer the best configs of the nearest
-// other workloads, then the templates' seeds (KernelTemplate::seeds, one per template in turn),
-// then keeps one SearchStrategy per template and proposes from them in turn, skipping every
-// config already recorded for the job's workload and target (of the same template version).
-// Where a strategy's cost model learnt from the log's trials of other workloads, the template's
-// seeds go to the model (SearchStrategy::Suggest) rather than first in line.
+// tune-compile would pick without tuning); then the templates take turns, and a template's turn
+// proposes its next seed (with transfer the best configs of the nearest other workloads, then
+// KernelTemplate::seeds) or, once those are spent, one config of its SearchStrategy. Every
+// config already recorded for the job's workload and target (of the same template version) is
+// skipped. Where a strategy's cost model learnt from the log's trials of other workloads, the
+// template's seeds go to the model (SearchStrategy::Suggest) rather than first in line.
+//
+// Turns follow the templates' results: a template whose best trails the job's best (the fastest
+// trial of any template) by more than kTrailingFactor takes one turn in kTrailingTurns rounds,
+// as long as a template that does not trail can still propose. On ResNet-50's layers the direct
+// template never overtook Winograd on 3x3 filters (it ended 1.45-2.59x behind) nor the pointwise
+// template on 1x1 (1.03-1.56x), yet took 40-50% of those layers' trials (bench/RESULTS.md,
+// 2026-11-28).
 //
 // Resume without loss: every proposal stays *outstanding* until its outcome is observed, and the
 // saved state holds the outstanding proposals next to the strategies' cursors and the seeds still
@@ -53,6 +60,11 @@ struct PastTrial {
 /// How many of the nearest other workloads lend their best config to a new search.
 inline constexpr size_t kNearestWorkloads = 3;
 
+/// A template whose best is slower than the job's best by more than this factor trails: it
+/// takes one turn in kTrailingTurns rounds (its seeds and its strategy alike).
+inline constexpr double kTrailingFactor = 1.1;
+inline constexpr uint64_t kTrailingTurns = 4;
+
 /// Numbers the other workloads whose trials a search learns from, 1, 2, ... in order of first
 /// sight (0 is the search's own workload): a cost model compares trials of one number only.
 class TransferGroups {
@@ -94,10 +106,10 @@ class JobSearch {
       FeatureSource* features = nullptr);
 
   /// Up to `n` new candidates: the outstanding ones of a saved state first, then each
-  /// template's default, then its seeds, then one from each template's strategy in turn; fewer when
-  /// the spaces are exhausted. Only templates that `usable` allows propose (the others keep their
-  /// place and their saved outstanding candidates for later). Each candidate is outstanding until
-  /// Observe() reports it.
+  /// template's default, then the templates' turns (a seed, else one config of the strategy; a
+  /// trailing template one turn in kTrailingTurns); fewer when the spaces are exhausted. Only
+  /// templates that `usable` allows propose (the others keep their place and their saved
+  /// outstanding candidates for later). Each candidate is outstanding until Observe() reports it.
   std::vector<Candidate> Propose(int n, const TemplateFilter& usable = {});
 
   /// Reports the outcome of a config of template `tpl`: a trial of this job, or a record that
@@ -131,6 +143,7 @@ class JobSearch {
     std::vector<Config> seeds;         // the template's valid seeds (tpl->seeds), in order
     std::deque<Config> seeds_pending;  // those neither measured nor proposed yet
     bool seeds_to_model = false;       // the template's seeds went to the strategy's model
+    std::optional<double> best;        // its fastest trial of this workload (seconds)
   };
   // Another workload whose trials are lent: its shape and the template's space for it.
   struct Lender {
@@ -138,13 +151,15 @@ class JobSearch {
     ConfigSpace space;
   };
   JobSearch(const Workload& workload, const Target& target, std::vector<PerTemplate> parts,
-            size_t next, std::deque<Candidate> replay, TransferGroups groups, FeatureSource* source)
+            size_t next, uint64_t round, std::deque<Candidate> replay, TransferGroups groups,
+            FeatureSource* source)
       : source_(source),
         workload_(workload),
         workload_text_(workload.ToString()),
         target_(target),
         parts_(std::move(parts)),
         next_(next),
+        round_(round),
         replay_(std::move(replay)),
         groups_(std::move(groups)) {}
 
@@ -153,7 +168,12 @@ class JobSearch {
   const std::string workload_text_;
   const Target target_;
   std::vector<PerTemplate> parts_;
-  size_t next_ = 0;                     // the template that proposes next
+  // Whether `part` trails the job's best and sits out this round: only while another template
+  // that `allowed` lets propose does not trail and has configs left.
+  bool SitsOut(const PerTemplate& part, const TemplateFilter& allowed) const;
+
+  size_t next_ = 0;                     // the template whose turn is next
+  uint64_t round_ = 0;                  // full rounds of turns so far
   std::deque<Candidate> replay_;        // outstanding in the saved state, to propose first
   std::vector<Candidate> outstanding_;  // proposed and not observed, in proposal order
   TransferGroups groups_;

@@ -411,6 +411,109 @@ TEST(JobSearchTest, AModelSearchOfATemplateWhoseBuildAbortsNeverBuildsItInTheDae
   EXPECT_EQ((*search)->Propose(16).size(), 16u);
 }
 
+// A 3x3 convolution that Winograd and the direct template both build (Winograd leads).
+struct TwoTemplateCase {
+  Workload workload = *Workload::Parse("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
+  Target target = *Target::Parse("llvm -mcpu=znver4 -threads=1");
+  std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
+};
+
+std::map<const KernelTemplate*, int> CountByTemplate(const std::vector<Candidate>& candidates) {
+  std::map<const KernelTemplate*, int> count;
+  for (const Candidate& c : candidates) {
+    ++count[c.tpl];
+  }
+  return count;
+}
+
+// A random search of both templates whose defaults were measured, the second's twice as slow.
+std::unique_ptr<JobSearch> SearchWhoseSecondTemplateTrails(const TwoTemplateCase& s) {
+  auto search = JobSearch::Create(s.workload, s.target, s.templates, "random", 1, {}, "");
+  EXPECT_TRUE(search.ok()) << search.status();
+  if (!search.ok()) {
+    return nullptr;
+  }
+  std::vector<Candidate> defaults = (*search)->Propose(2);
+  EXPECT_EQ(defaults.size(), 2u);
+  for (const Candidate& c : defaults) {
+    (*search)->Observe(c.tpl, TrialOutcome{c.config, true, c.tpl == s.templates[0] ? 1e-3 : 2e-3});
+  }
+  return std::move(*search);
+}
+
+TEST(JobSearchTest, ATemplateTrailingTheJobsBestTakesOneTurnInFourUntilItCatchesUp) {
+  TwoTemplateCase s;
+  ASSERT_EQ(s.templates.size(), 2u);
+  const KernelTemplate* leader = s.templates[0];
+  const KernelTemplate* trailing = s.templates[1];
+  std::unique_ptr<JobSearch> search = SearchWhoseSecondTemplateTrails(s);
+  ASSERT_NE(search, nullptr);
+
+  // Each round of turns the leader proposes once; the trailing template in one round of four.
+  std::vector<Candidate> batch = search->Propose(40);
+  ASSERT_EQ(batch.size(), 40u);
+  std::map<const KernelTemplate*, int> count = CountByTemplate(batch);
+  EXPECT_GE(count[trailing], 40 / 5 - 1);
+  EXPECT_LE(count[trailing], 40 / 5 + 1);
+  for (const Candidate& c : batch) {
+    search->Observe(c.tpl, TrialOutcome{c.config, true, c.tpl == leader ? 1e-3 : 2e-3});
+  }
+
+  // One of its configs comes within kTrailingFactor of the best: turns are even again.
+  std::vector<Candidate> next = search->Propose(20);
+  auto caught_up =
+      std::find_if(next.begin(), next.end(), [&](const Candidate& c) { return c.tpl == trailing; });
+  ASSERT_NE(caught_up, next.end());
+  for (const Candidate& c : next) {
+    const bool close = &c == &*caught_up;
+    search->Observe(c.tpl, TrialOutcome{c.config, true, close ? 1.05e-3 : 2e-3});
+  }
+  count = CountByTemplate(search->Propose(20));
+  EXPECT_EQ(count[leader], 10);
+  EXPECT_EQ(count[trailing], 10);
+}
+
+TEST(JobSearchTest, ATrailingTemplateTakesEveryTurnWhileNoOtherCanPropose) {
+  TwoTemplateCase s;
+  ASSERT_EQ(s.templates.size(), 2u);
+  const KernelTemplate* trailing = s.templates[1];
+  std::unique_ptr<JobSearch> search = SearchWhoseSecondTemplateTrails(s);
+  ASSERT_NE(search, nullptr);
+  // The leader's library is on no worker now (the filter), so the trailing template proposes.
+  std::vector<Candidate> batch =
+      search->Propose(12, [&](const KernelTemplate* tpl) { return tpl == trailing; });
+  EXPECT_EQ(batch.size(), 12u);
+  EXPECT_EQ(CountByTemplate(batch)[trailing], 12);
+}
+
+TEST(JobSearchTest, AResumedSearchKnowsWhichTemplateTrailsFromTheLogAndKeepsItsRound) {
+  TwoTemplateCase s;
+  const KernelTemplate* leader = s.templates[0];
+  const KernelTemplate* trailing = s.templates[1];
+  std::vector<ConfigKey> log;
+  std::vector<PastTrial> history;
+  auto a = JobSearch::Create(s.workload, s.target, s.templates, "random", 2, {}, "");
+  ASSERT_TRUE(a.ok()) << a.status();
+  for (int i = 0; i < 3; ++i) {
+    for (const Candidate& c : (*a)->Propose(5)) {
+      const double secs = c.tpl == leader ? 1e-3 : 3e-3;
+      (*a)->Observe(c.tpl, TrialOutcome{c.config, true, secs});
+      log.push_back({std::string(c.tpl->name), c.tpl->version, ConfigToString(c.config)});
+      history.push_back({log.back(), true, secs});
+    }
+  }
+  const std::string state = (*a)->SaveState();
+  auto b = JobSearch::Create(s.workload, s.target, s.templates, "random", 2, log, state, history);
+  ASSERT_TRUE(b.ok()) << b.status();
+  std::vector<Candidate> next_a = (*a)->Propose(15);
+  std::vector<Candidate> next_b = (*b)->Propose(15);
+  ASSERT_EQ(next_a.size(), next_b.size());
+  for (size_t i = 0; i < next_a.size(); ++i) {
+    EXPECT_EQ(Key(next_a[i]), Key(next_b[i])) << "proposal " << i;
+  }
+  EXPECT_LE(CountByTemplate(next_b)[trailing], 4);
+}
+
 class EveryStrategyJobTest : public testing::TestWithParam<std::string> {};
 
 TEST_P(EveryStrategyJobTest, AJobKilledAtAnyPointMeasuresExactlyTheConfigsOfAnUninterruptedRun) {
