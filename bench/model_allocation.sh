@@ -10,8 +10,8 @@ build=${TUNE_BUILD_DIR:-build}
 unset OPENBLAS_CORETYPE
 model=${TUNE_BENCH_MODEL:-resnet50}
 mkdir -p out bench/convergence
-"$build/bin/tune-bench-model" --model "$model" --budget 1152 --seeds 5 --reference 64 \
-  --report-at 192,384,576,1152 \
+"$build/bin/tune-bench-model" --model "$model" --budget 384 --seeds 3 --reference 64 \
+  --report-at 24,36,48,64,96,128,192,288,384 --levels 95,90,97,98 --unmeasured default \
   --table out/model-table.tsv --curves out/model-curves.tsv "$@" | tee out/model-bench.md
 gnuplot -c bench/plot_model_allocation.gp out/model-curves.tsv "$model" \
   "bench/convergence/${model}_allocation.svg"
