@@ -270,6 +270,12 @@ class Bench {
                         best_label, gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas),
                         t_dnnl.empty() ? 0 : gf / Median(t_dnnl),
                         t_dnnl_blocked.empty() ? 0 : gf / Median(t_dnnl_blocked), ""});
+    auto range = [gf](const std::vector<double>& secs) {
+      const auto [fastest, slowest] = std::minmax_element(secs.begin(), secs.end());
+      return std::pair<double, double>(gf / *slowest, gf / *fastest);
+    };
+    rows_.back().runs_default = range(t_def);
+    rows_.back().runs_best = range(t_best);
 #ifdef TUNE_BENCH_DNNL
     rows_.back().dnnl_impls = StrCat(dnnl_plain.impl(), " / ", dnnl_blocked.impl());
 #endif
@@ -308,8 +314,11 @@ class Bench {
     std::printf("\n");
     for (const Row& r : rows_) {
       std::printf(
-          "- `%s` (%s): default %s; best %s%s\n", r.workload.c_str(), std::string(r.tpl).c_str(),
-          r.default_config.c_str(), r.best_config.c_str(),
+          "- `%s` (%s): default %s; best %s; runs %.1f-%.1f GFLOPS (default), %.1f-%.1f "
+          "(best)%s\n",
+          r.workload.c_str(), std::string(r.tpl).c_str(), r.default_config.c_str(),
+          r.best_config.c_str(), r.runs_default.first, r.runs_default.second, r.runs_best.first,
+          r.runs_best.second,
           r.dnnl_impls.empty() ? "" : StrCat("; oneDNN plain / blocked: ", r.dnnl_impls).c_str());
     }
   }
@@ -322,6 +331,9 @@ class Bench {
     double gflops_default, gflops_best, gflops_blas;
     double gflops_dnnl = 0, gflops_dnnl_blocked = 0;  // 0: built without oneDNN
     std::string dnnl_impls;  // oneDNN's implementations (plain / blocked), when built with it
+    // The slowest and fastest run of the default and the best (GFLOPS): how far one reading can
+    // stray from the median on this machine.
+    std::pair<double, double> runs_default = {}, runs_best = {};
   };
 
   // The best record of `tpl` for the workload as tune-compile picks it: the target's (its
