@@ -57,6 +57,7 @@ struct Options {
   std::string target = "llvm -mcpu=native -threads=1";
   int budget = 1152;
   int seeds = 5;
+  int first_seed = 1;  // the seeds are first_seed .. first_seed + seeds - 1
   int reference = 64;
   std::string curves = "out/model-curves.tsv";
   std::vector<double> levels = {95, 90, 98};  // percent of the reference performance
@@ -278,6 +279,10 @@ int Main(int argc, char** argv) {
   app.add_option("--budget", options.budget, "trials of each model job")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--seeds", options.seeds, "model jobs per policy")->check(CLI::Range(1, 100));
+  app.add_option("--first-seed", options.first_seed,
+                 "the first of the seeds (another invocation on the same table with new seeds "
+                 "samples the searches again instead of replaying them)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--strategy", options.run.strategy,
                  StrCat("each layer's search strategy: ", Join(StrategyNames(), ", ")));
   app.add_option("--reference", options.reference,
@@ -378,12 +383,12 @@ int Main(int argc, char** argv) {
 
   std::printf(
       "%s: %zu layers, target '%s', strategy %s, %d trials per job in chunks of %d (a "
-      "layer's first under the gradient policy: %s), %d seeds, layers lend trials to each "
-      "other: %s\n",
+      "layer's first under the gradient policy: %s), %d seeds from %d, layers lend trials to "
+      "each other: %s\n",
       model_name.c_str(), n_layers, target.ToString().c_str(), options.run.strategy.c_str(),
       options.budget, options.run.chunk,
       fmt::format("{}", fmt::join(options.first_chunks, ", ")).c_str(), options.seeds,
-      options.run.transfer ? "yes" : "no");
+      options.first_seed, options.run.transfer ? "yes" : "no");
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -398,7 +403,7 @@ int Main(int argc, char** argv) {
   }
   const std::vector<Policy> policies = PoliciesOf(options.first_chunks, options.run.chunk);
   std::vector<std::vector<Run>> runs(policies.size());
-  for (int seed = 1; seed <= options.seeds; ++seed) {
+  for (int seed = options.first_seed; seed < options.first_seed + options.seeds; ++seed) {
     for (size_t p = 0; p < policies.size(); ++p) {
       runs[p].push_back(bench.RunModel(policies[p], static_cast<uint64_t>(seed), options.budget));
       std::fprintf(stderr, "seed %d %s: %zu trials; %d configs measured so far, %.0f s\n", seed,
