@@ -1,5 +1,6 @@
 #include "codegen/templates/conv2d_cpu_direct.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,60 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   return config;
 }
 
+// Variants of the default, for the layers where it falls far behind. On Zen 4 (bench/RESULTS.md,
+// 2026-11-29), as the layer's second trial:
+//   - one vector of output channels in a tile of two rows (two rows of up to 8 positions; on
+//     rows of 4 to 7 positions the default's 2 x 4, in groups of two channel blocks that reuse
+//     the input tile, rows outer): 1.07-1.11x the best found on the stem and the 3x3 stride-2
+//     layers into 28x28 and 7x7, whose defaults ran 1.19-1.57x;
+//   - the reduction in chunks of 128 input channels around the parallel loop, groups of four
+//     channel blocks, rows outer: 1.08x on the 1x1 stride-2 projection into 7x7 (default 1.62x);
+//   - the default with rows outer (loop_order 1), and with one vector of output channels.
+// Each is kept only where valid (the register file, the constraints of the space).
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  const Conv2dShape& s = workload.conv2d();
+  const ConfigSpace space = Space(workload, target);
+  const Config def = DefaultConfig(workload, target);
+  const int64_t registers = CpuVectorInfoFor(target).registers;
+  std::vector<Config> seeds;
+  auto add = [&](Config config) {
+    if (space.IsValid(config) && config != def &&
+        std::find(seeds.begin(), seeds.end(), config) == seeds.end()) {
+      seeds.push_back(std::move(config));
+    }
+  };
+  Config narrow = def;
+  narrow["kv"] = 1;
+  if (s.q() >= 8 && s.p() >= 2) {
+    narrow["pt"] = 2;
+    // Two rows of the widest tile up to 8 whose accumulators fit beside the weight vector.
+    narrow["qt"] =
+        LargestAtMost(space.FindKnob("qt")->values, std::min<int64_t>(8, (registers - 2) / 2));
+  } else {
+    narrow["kt"] = 2;
+    narrow["tile_order"] = 1;
+    narrow["loop_order"] = 1;
+  }
+  add(narrow);
+  if (s.c > 128) {
+    Config chunked = def;
+    chunked["cc"] = 128;
+    chunked["chunk_outer"] = 1;
+    chunked["kt"] = 4;
+    chunked["tile_order"] = 1;
+    chunked["loop_order"] = 1;
+    chunked["unroll_c"] = 2;
+    add(chunked);
+  }
+  Config rows_outer = def;
+  rows_outer["loop_order"] = 1;
+  add(rows_outer);
+  Config one_vector = def;
+  one_vector["kv"] = 1;
+  add(one_vector);
+  return seeds;
+}
+
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuDirect, workload, target, config));
@@ -200,6 +255,7 @@ const KernelTemplate kConv2dCpuDirect = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .seeds = &Seeds,
 };
 
 }  // namespace tune

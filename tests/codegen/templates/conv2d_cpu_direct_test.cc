@@ -214,6 +214,53 @@ TEST(Conv2dCpuDirect, OnShortOutputRowsTheDefaultTileIsShapedToTheRow) {
   EXPECT_THAT(CheckKernels(native, kConv2dCpuDirect, kernels), IsEmpty());
 }
 
+TEST(Conv2dCpuDirect, SeedsAreValidVariantsOfTheDefaultThatComputeTheReference) {
+  struct Case {
+    const char* target;
+    const char* workload;
+  } cases[] = {
+      {"llvm -mcpu=skylake-avx512 -threads=1",
+       "conv2d:N=1,C=128,H=56,W=56,K=128,R=3,S=3,stride=2,pad=1"},
+      {"llvm -mcpu=skylake-avx512 -threads=1",
+       "conv2d:N=1,C=1024,H=14,W=14,K=2048,R=1,S=1,stride=2,pad=0"},
+      {"llvm -mcpu=haswell -threads=2", "conv2d:N=1,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3"},
+      {"llvm -mcpu=haswell -threads=1", "conv2d:N=1,C=1,H=1,W=1,K=1,R=1,S=1,stride=1,pad=0"},
+  };
+  for (const Case& c : cases) {
+    const Target target = ParseTarget(c.target);
+    const Workload w = ParseWorkload(c.workload);
+    const Config def = kConv2dCpuDirect.default_config(w, target);
+    const std::vector<Config> seeds = kConv2dCpuDirect.seeds(w, target);
+    for (const Config& seed : seeds) {
+      EXPECT_TRUE(kConv2dCpuDirect.space(w, target).IsValid(seed)) << ConfigToString(seed);
+      EXPECT_NE(seed, def) << c.workload;
+    }
+    if (w.conv2d().c > 1) {
+      ASSERT_FALSE(seeds.empty()) << c.workload;
+      EXPECT_EQ(seeds.front().at("kv"), 1) << c.workload;  // one vector, two rows first
+    }
+  }
+  // On 7x7 outputs with many input channels: the chunked reduction, rows outer.
+  const Target avx512 = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  const Workload projection =
+      ParseWorkload("conv2d:N=1,C=1024,H=14,W=14,K=2048,R=1,S=1,stride=2,pad=0");
+  EXPECT_THAT(kConv2dCpuDirect.seeds(projection, avx512),
+              ::testing::Contains(
+                  ::testing::AllOf(::testing::Contains(Config::value_type("cc", 128)),
+                                   ::testing::Contains(Config::value_type("loop_order", 1)))));
+  const Target native = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> kernels;
+  for (const char* text : {"conv2d:N=1,C=160,H=13,W=13,K=40,R=3,S=3,stride=2,pad=1,epilogue=relu",
+                           "conv2d:N=1,C=136,H=18,W=18,K=24,R=1,S=1,stride=1,pad=0"}) {
+    const Workload w = ParseWorkload(text);
+    for (const Config& seed : kConv2dCpuDirect.seeds(w, native)) {
+      kernels.push_back({w, seed});
+    }
+  }
+  EXPECT_THAT(kernels, ::testing::SizeIs(::testing::Ge(4)));
+  EXPECT_THAT(CheckKernels(native, kConv2dCpuDirect, kernels), IsEmpty());
+}
+
 TEST(Conv2dCpuDirect, BuildRejectsAConfigOutsideTheSpace) {
   Target target = ParseTarget("llvm -mcpu=znver4 -threads=1");
   Workload w = ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1");
