@@ -224,10 +224,38 @@ TEST(Conv2dCpuWinograd, SeedsAreValidDistinctAndComputeTheReference) {
     for (const KernelCase& seen : cases) {
       EXPECT_NE(seen.config, c) << "seed given twice: " << ConfigToString(c);
     }
+    EXPECT_NE(c, kConv2dCpuWinograd.default_config(w, target)) << "the default is no seed";
     cases.push_back({w, c});
   }
-  EXPECT_EQ(cases.size(), 12u);
+  EXPECT_EQ(cases.size(), 11u);
   EXPECT_THAT(CheckKernels(target, kConv2dCpuWinograd, cases), IsEmpty());
+}
+
+TEST(Conv2dCpuWinograd, SeedsNearestTheDefaultComeFirstRegisterTileBeforeTileSize) {
+  const Target avx512 = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  for (const char* text : {"conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
+                           "conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1",
+                           "conv2d:N=1,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1"}) {
+    const Workload w = ParseWorkload(text);
+    const Config def = kConv2dCpuWinograd.default_config(w, avx512);
+    const std::vector<Config> seeds = kConv2dCpuWinograd.seeds(w, avx512);
+    ASSERT_GE(seeds.size(), 3u) << text;
+    auto changes = [&def](const Config& c) {
+      return int{c.at("kv") != def.at("kv")} + int{c.at("m") != def.at("m")} +
+             int{c.at("order") != def.at("order")};
+    };
+    // The first seed is the default's class with one vector of output channels.
+    ASSERT_EQ(def.at("kv"), 2) << text;
+    EXPECT_EQ(seeds[0].at("kv"), 1) << text;
+    EXPECT_EQ(seeds[0].at("m"), def.at("m")) << text;
+    EXPECT_EQ(seeds[0].at("order"), def.at("order")) << text;
+    // Then the other tile size, in the default's order.
+    EXPECT_NE(seeds[1].at("m"), def.at("m")) << text;
+    EXPECT_EQ(seeds[1].at("order"), def.at("order")) << text;
+    for (size_t i = 1; i < seeds.size(); ++i) {
+      EXPECT_LE(changes(seeds[i - 1]), changes(seeds[i])) << text << ", seed " << i;
+    }
+  }
 }
 
 TEST(Conv2dCpuWinograd, Avx2TargetsComputeTheReferenceWithBlocksOfTwoVectors) {
