@@ -68,6 +68,8 @@ struct Options {
   // Trials of a layer's first decision under the gradient policy (one run per value), as the
   // daemon gives a model job's tasks (search::TaskChunks); every later one: run.chunk.
   std::vector<int> first_chunks = {search::TaskChunks{}.first};
+  // Round robin's chunk sizes, one run of it per value (empty: run.chunk).
+  std::vector<int> uniform_chunks;
 };
 
 // The first trial (1-based) whose total is within `fraction` of the reference performance, or
@@ -133,12 +135,12 @@ absl::StatusOr<std::vector<Layer>> LayersOf(const std::vector<WeightedWorkload>&
 }
 
 // Per policy: the median trials to each level, each seed's trials to the first level and the
-// performance at each of --report-at; then each gradient variant's ratio to round robin (the
-// last policy). Writes the median curves to --curves.
+// performance at each of --report-at; then each gradient variant's ratio to each round robin
+// (the policies after the gradient variants). Writes the median curves to --curves.
 void PrintPolicies(const Options& options, const std::string& model_name,
                    const std::vector<Policy>& policies, const std::vector<std::vector<Run>>& runs,
                    double reference_total) {
-  const size_t uniform = policies.size() - 1;
+  const size_t gradients = options.first_chunks.size();  // round robin's runs follow
   std::string header =
       StrCat("| policy | trials to ", options.levels.front(), "% (median of ", options.seeds, ")");
   for (size_t l = 1; l < options.levels.size(); ++l) {
@@ -195,14 +197,16 @@ void PrintPolicies(const Options& options, const std::string& model_name,
     }
   }
   std::printf("\n");
-  for (size_t p = 0; p < uniform; ++p) {
-    std::vector<std::string> ratios;
-    for (size_t l = 0; l < options.levels.size(); ++l) {
-      ratios.push_back(StrCat("to ", options.levels[l], "%: ",
-                              Ratio(median_to[p][l], median_to[uniform][l], options.budget)));
+  for (size_t p = 0; p < gradients; ++p) {
+    for (size_t u = gradients; u < policies.size(); ++u) {
+      std::vector<std::string> ratios;
+      for (size_t l = 0; l < options.levels.size(); ++l) {
+        ratios.push_back(StrCat("to ", options.levels[l],
+                                "%: ", Ratio(median_to[p][l], median_to[u][l], options.budget)));
+      }
+      std::printf("%s / %s, trials %s\n", policies[p].name.c_str(), policies[u].name.c_str(),
+                  Join(ratios, "; ").c_str());
     }
-    std::printf("%s / round robin, trials %s\n", policies[p].name.c_str(),
-                Join(ratios, "; ").c_str());
   }
   std::printf("(performance: reference total / weighted total Σ weight · best; %s)\n",
               options.run.unmeasured_at_default
@@ -317,6 +321,11 @@ int Main(int argc, char** argv) {
                  "trials of every later decision, and of every decision of round robin")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  app.add_option("--uniform-chunk", options.uniform_chunks,
+                 "round robin's trials per decision instead of --chunk; several values run round "
+                 "robin once for each, and each gradient run is compared with each")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1000));
   app.add_option("--unmeasured", options.run.unmeasured_at_default,
                  "what a layer without a trial yet counts in the total: 'default' (its untuned "
                  "default's time, which is what tune-compile builds for a workload the log does "
@@ -381,14 +390,17 @@ int Main(int argc, char** argv) {
   ModelBench bench(options.run, *std::move(layers), target, **timer);
   const size_t n_layers = bench.layers().size();
 
+  const std::string uniform_chunks =
+      options.uniform_chunks.empty() ? std::to_string(options.run.chunk)
+                                     : fmt::format("{}", fmt::join(options.uniform_chunks, ", "));
   std::printf(
       "%s: %zu layers, target '%s', strategy %s, %d trials per job in chunks of %d (a "
-      "layer's first under the gradient policy: %s), %d seeds from %d, layers lend trials to "
-      "each other: %s\n",
+      "layer's first under the gradient policy: %s; round robin's: %s), %d seeds from %d, layers "
+      "lend trials to each other: %s\n",
       model_name.c_str(), n_layers, target.ToString().c_str(), options.run.strategy.c_str(),
       options.budget, options.run.chunk,
-      fmt::format("{}", fmt::join(options.first_chunks, ", ")).c_str(), options.seeds,
-      options.first_seed, options.run.transfer ? "yes" : "no");
+      fmt::format("{}", fmt::join(options.first_chunks, ", ")).c_str(), uniform_chunks.c_str(),
+      options.seeds, options.first_seed, options.run.transfer ? "yes" : "no");
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -401,7 +413,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "reference runs: %d configs measured, %.0f s\n", bench.times().measured(),
                  elapsed());
   }
-  const std::vector<Policy> policies = PoliciesOf(options.first_chunks, options.run.chunk);
+  const std::vector<Policy> policies =
+      PoliciesOf(options.first_chunks, options.run.chunk, options.uniform_chunks);
   std::vector<std::vector<Run>> runs(policies.size());
   for (int seed = options.first_seed; seed < options.first_seed + options.seeds; ++seed) {
     for (size_t p = 0; p < policies.size(); ++p) {

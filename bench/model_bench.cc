@@ -16,15 +16,22 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-std::vector<Policy> PoliciesOf(const std::vector<int>& first_chunks, int chunk) {
+std::vector<Policy> PoliciesOf(const std::vector<int>& first_chunks, int chunk,
+                               const std::vector<int>& uniform_chunks) {
   std::vector<Policy> policies;
   for (int first : first_chunks) {
     policies.push_back({first_chunks.size() == 1 ? "gradient" : StrCat("gradient, first ", first),
                         search::TaskPolicy::kGradient,
                         {.first = first, .then = chunk}});
   }
-  policies.push_back(
-      {"round robin", search::TaskPolicy::kRoundRobin, {.first = chunk, .then = chunk}});
+  const std::vector<int> uniform =
+      uniform_chunks.empty() ? std::vector<int>{chunk} : uniform_chunks;
+  for (int size : uniform) {
+    policies.push_back(
+        {uniform.size() == 1 ? "round robin" : StrCat("round robin, chunks of ", size),
+         search::TaskPolicy::kRoundRobin,
+         {.first = size, .then = size}});
+  }
   return policies;
 }
 

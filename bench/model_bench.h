@@ -47,9 +47,12 @@ struct Policy {
   search::TaskChunks chunks;
 };
 
-/// The gradient policy once per first-chunk size, then round robin (uniform allocation in chunks
-/// of `chunk`), which every gradient variant is compared with.
-std::vector<Policy> PoliciesOf(const std::vector<int>& first_chunks, int chunk);
+/// The gradient policy once per first-chunk size (every later chunk `chunk`), then round robin
+/// (uniform allocation) once per size in `uniform_chunks` (empty: `chunk`), which every gradient
+/// variant is compared with. With one round robin it is named "round robin", with several
+/// "round robin, chunks of N".
+std::vector<Policy> PoliciesOf(const std::vector<int>& first_chunks, int chunk,
+                               const std::vector<int>& uniform_chunks = {});
 
 /// One measured trial of a run.
 struct Trial {
