@@ -214,6 +214,29 @@ void PrintPolicies(const Options& options, const std::string& model_name,
                   : "0 until every layer has a best");
 }
 
+// Per level, each seed's trials to it for an allocation that knew each layer's search in advance
+// (ModelBench::OracleTrials over every policy's run of that seed).
+void PrintOracle(const Options& options, const ModelBench& bench,
+                 const std::vector<std::vector<Run>>& runs) {
+  std::vector<std::string> levels;
+  for (double level : options.levels) {
+    std::vector<std::string> each;
+    for (int s = 0; s < options.seeds; ++s) {
+      std::vector<const Run*> of_seed;
+      for (const std::vector<Run>& of_policy : runs) {
+        of_seed.push_back(&of_policy[s]);
+      }
+      std::optional<int> trials = bench.OracleTrials(of_seed, level / 100);
+      each.push_back(trials ? std::to_string(*trials) : "none");
+    }
+    levels.push_back(StrCat("to ", level, "%: ", Join(each, ", ")));
+  }
+  std::printf(
+      "an allocation that knew each layer's search in advance (per seed: prefixes of the longest "
+      "sequence any policy measured for each layer), trials %s\n",
+      Join(levels, "; ").c_str());
+}
+
 // Per layer: the reference, its share of the reference total, the untuned default and, per
 // policy, the trials it got and its best against the reference at the end (medians over seeds).
 void PrintLayers(const Options& options, const ModelBench& bench,
@@ -442,6 +465,7 @@ int Main(int argc, char** argv) {
   }
 
   PrintPolicies(options, model_name, policies, runs, reference_total);
+  PrintOracle(options, bench, runs);
   PrintLayers(options, bench, policies, runs, reference);
   std::printf("\n(trials and best/reference: medians over seeds; %.0f s in all)\n", elapsed());
   return 0;

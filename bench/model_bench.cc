@@ -125,6 +125,52 @@ void ModelBench::Rescore(Run& run) const {
   run.best = best;
 }
 
+std::optional<int> ModelBench::OracleTrials(const std::vector<const Run*>& runs,
+                                            double fraction) const {
+  const size_t n = layers_.size();
+  std::vector<std::vector<double>> longest(n);  // per layer, the times of its longest sequence
+  for (const Run* run : runs) {
+    std::vector<std::vector<double>> of_layer(n);
+    for (const Trial& trial : run->measured) {
+      const std::optional<double>* secs =
+          times_.table().Find(layers_[trial.layer].workload.ToString(),
+                              std::string(trial.tpl->name), ConfigToString(trial.config));
+      of_layer[trial.layer].push_back(secs != nullptr && secs->has_value() ? **secs : kInf);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (of_layer[i].size() > longest[i].size()) {
+        longest[i] = std::move(of_layer[i]);
+      }
+    }
+  }
+  double reference_total = 0;
+  // least[b]: the least weighted total of the layers so far, given b trials among them.
+  std::vector<double> least = {0};
+  for (size_t i = 0; i < n; ++i) {
+    reference_total += layers_[i].weight * Reference(i);
+    std::vector<double> cost;  // weight · best after k trials of layer i
+    double best = DefaultTime(i);
+    cost.push_back(layers_[i].weight * best);
+    for (double secs : longest[i]) {
+      best = std::min(best, secs);
+      cost.push_back(layers_[i].weight * best);
+    }
+    std::vector<double> next(least.size() + cost.size() - 1, kInf);
+    for (size_t b = 0; b < least.size(); ++b) {
+      for (size_t k = 0; k < cost.size(); ++k) {
+        next[b + k] = std::min(next[b + k], least[b] + cost[k]);
+      }
+    }
+    least = std::move(next);
+  }
+  for (size_t b = 0; b < least.size(); ++b) {
+    if (reference_total / least[b] >= fraction) {
+      return static_cast<int>(b);
+    }
+  }
+  return std::nullopt;
+}
+
 double ModelBench::Reference(size_t i) const {
   return times_.table().Best(layers_[i].workload.ToString());
 }

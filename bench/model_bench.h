@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,14 @@ class ModelBench {
   /// Recomputes a run's totals and bests from the table's times of its trials (after
   /// RemeasureFastest, the re-measured configs count with their re-measured time).
   void Rescore(Run& run) const;
+
+  /// The fewest trials in which an allocation that knew each layer's search in advance reaches
+  /// `fraction` of the reference performance (Σ weight · Reference over Σ weight · best): each
+  /// layer takes a prefix of the longest sequence of trials that any of `runs` measured for it
+  /// (with none it counts at its untuned default), the prefixes chosen by a knapsack over the
+  /// layers. A bound on what any policy could do with these searches, not a policy. nullopt
+  /// when no choice of prefixes reaches it.
+  std::optional<int> OracleTrials(const std::vector<const Run*>& runs, double fraction) const;
 
   /// The fastest time the table holds for layer i.
   double Reference(size_t i) const;
