@@ -1,6 +1,7 @@
 #include "codegen/templates/conv2d_cpu_winograd.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -268,7 +269,8 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const Config def = DefaultConfig(workload, target);
   const ConfigSpace space = Space(workload, target);
-  std::vector<std::pair<std::pair<int, int>, Config>> ranked;  // ((changes, which), class)
+  // (what differs from the default: 1 the register tile, 2 the tile size, 4 the order; class)
+  std::vector<std::pair<unsigned, Config>> ranked;
   for (int64_t order : {0, 1, 2}) {
     for (int64_t m : {2, 4}) {
       for (int64_t kv : {2, 1}) {
@@ -278,17 +280,17 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
         if ((order == 2 && !space.IsValid(seed)) || seed == def || seen) {
           continue;
         }
-        const bool kv_differs = seed.at("kv") != def.at("kv");
-        const bool m_differs = m != def.at("m");
-        const bool order_differs = order != def.at("order");
-        const int changes = int{kv_differs} + int{m_differs} + int{order_differs};
-        const int which = int{kv_differs} + 2 * int{m_differs} + 4 * int{order_differs};
-        ranked.emplace_back(std::make_pair(changes, which), std::move(seed));
+        const unsigned differs = (seed.at("kv") != def.at("kv") ? 1u : 0u) |
+                                 (m != def.at("m") ? 2u : 0u) |
+                                 (order != def.at("order") ? 4u : 0u);
+        ranked.emplace_back(differs, std::move(seed));
       }
     }
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Fewest changes first; among as many, the register tile before the tile size before the order.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return std::pair(std::popcount(a.first), a.first) < std::pair(std::popcount(b.first), b.first);
+  });
   std::vector<Config> seeds;
   for (auto& [rank, seed] : ranked) {
     seeds.push_back(std::move(seed));
