@@ -1,11 +1,11 @@
 // tune-bench-model: how a model job's task scheduler (search/task_scheduler.h) spends a trial
-// budget over a model's layers, on real measurements: the gradient policy (Ansor-style) against
-// round robin (uniform allocation).
+// budget over a model's layers, on real measurements: the gradient policy (each trial where its
+// expected gain is largest) against round robin (uniform allocation).
 //
 // The runs are ModelBench's (model_bench.h). Every policy runs with the same seeds, so a layer's
 // search proposes the same sequence under each and only the allocation differs. `--first-chunk
-// 2,8` runs the gradient policy once with each size of a layer's first chunk; round robin gives
-// every decision `--chunk` trials.
+// 1,2` runs the gradient policy once with each size of a layer's first chunk; round robin gives
+// every decision `--chunk` trials (`--uniform-chunk 8,2,1`: one run per size).
 //
 // The reference for each layer is the fastest time the table holds for it after every run,
 // including a per-layer run of `--reference` trials with the same strategy, once the fastest

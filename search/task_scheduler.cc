@@ -11,9 +11,6 @@ namespace tune::search {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// The backward gradient looks at the improvement over the latest half of a task's trials, at
-// most this many.
-constexpr int kMaxWindow = 16;
 
 }  // namespace
 
@@ -30,9 +27,14 @@ void TaskScheduler::Allocate(int task, int trials) { state_[task].allocated += t
 
 void TaskScheduler::Observe(int task, std::optional<double> secs) {
   std::vector<double>& history = state_[task].history;
-  double best = history.empty() ? kInf : history.back();
+  const double before = history.empty() ? kInf : history.back();
+  double best = before;
   if (secs && *secs > 0) {
     best = std::min(best, *secs);
+  }
+  if (best < before && before != kInf) {
+    ++improvements_;
+    improvement_sum_ += (before - best) / before;
   }
   history.push_back(best);
 }
@@ -92,6 +94,21 @@ double TaskScheduler::BestThroughput(const std::string& group) const {
   return rate;
 }
 
+double TaskScheduler::Chance(int task) const {
+  const std::vector<double>& history = state_[task].history;
+  const int n = static_cast<int>(history.size());
+  const int from = std::max(0, n - kChanceWindow);
+  int improvements = 0;
+  for (int i = from; i < n; ++i) {
+    improvements += history[i] < (i == 0 ? kInf : history[i - 1]) ? 1 : 0;
+  }
+  return (improvements + 1.0) / (n - from + 2.0);
+}
+
+double TaskScheduler::MeanImprovement() const {
+  return (improvement_sum_ + kPriorImprovement) / (improvements_ + 1.0);
+}
+
 double TaskScheduler::ExpectedGain(int task) const {
   const State& s = state_[task];
   if (s.closed) {
@@ -104,31 +121,13 @@ double TaskScheduler::ExpectedGain(int task) const {
   if (!b) {
     return 0;  // its results are still to come, or every one failed
   }
-  const int n = static_cast<int>(s.history.size());
-  const int window = std::clamp(n / 2, 1, kMaxWindow);
-  double backward = 0;
-  if (n > window && s.history[n - 1 - window] != kInf) {
-    backward = (s.history[n - 1 - window] - *b) / window;
-  }
-  double forward = *b / s.allocated;
+  const double chance = Chance(task);
+  double gain = *b * MeanImprovement() * chance;
   const TaskInfo& info = tasks_[task];
   if (double rate = BestThroughput(info.group); rate > 0 && info.flops > 0) {
-    // What the task would take at the group's best throughput, with slack: a task far slower
-    // than its group's best may gain more than its mean so far (Ansor takes the more optimistic
-    // of the two guesses). The gap is what the whole search might still win, not one trial's
-    // share: it counts in proportion to the chance that a trial of this task finds a faster
-    // config, estimated from its own trials by Laplace's rule. A layer that its group's best
-    // kernels do not suit (Winograd's tiles on a 7x7 image) stops drawing trials once its
-    // trials stop finding anything, rather than taking the rest of the budget (584 of 768 on
-    // ResNet-50, bench/RESULTS.md).
-    int improvements = 0;
-    for (int i = 0; i < n; ++i) {
-      improvements += s.history[i] < (i == 0 ? kInf : s.history[i - 1]) ? 1 : 0;
-    }
-    const double chance = (improvements + 1.0) / (n + 2.0);
-    forward = std::max(forward, (*b - kBeta * info.flops / rate) * chance);
+    gain = std::max(gain, std::max(0.0, *b - info.flops / rate) * chance * chance);
   }
-  return info.weight * (kAlpha * backward + (1 - kAlpha) * forward);
+  return info.weight * gain;
 }
 
 std::optional<int> TaskScheduler::Next() const {

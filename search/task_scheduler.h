@@ -4,19 +4,30 @@
 //
 // The job's objective is the weighted total Σ weight_i · best_i. Each decision gives one task
 // the next chunk of trials:
-//   - every task first gets one (smaller) chunk, the heaviest (weight x flops) first, so that
-//     each has a measured best;
-//   - then the task with the largest expected gain per trial, weight_i · (α · backward_i +
-//     (1 - α) · forward_i), where backward_i is the best's improvement per trial over its latest
-//     window of trials and forward_i an optimistic guess of the next trial's improvement: the
-//     larger of best_i / trials_i (the mean improvement so far) and the gap between best_i and
-//     what the best throughput among tasks of the same group (ThroughputGroupOf) would give it,
-//     with slack β, times the chance that one of its trials finds a faster config (Laplace's
-//     rule over its trials so far: (improvements + 1) / (trials + 2));
+//   - every task first gets one chunk, the heaviest (weight x flops) first, so that each has a
+//     measured best;
+//   - then the task with the largest expected gain of its next trial, weight_i · max(
+//     best_i · ρ · chance_i, gap_i · chance_i²), where
+//       chance_i is the chance that its next trial finds a faster config, by Laplace's rule over
+//         its latest kChanceWindow trials ((improvements + 1) / (trials + 2)): a task whose
+//         recent trials found nothing expects little, whatever its earlier ones found;
+//       ρ is the mean relative size of an improvement over every task's trials after its first
+//         (what a faster config has been worth in this job);
+//       gap_i is how much faster the task would run at the best throughput among tasks of its
+//         group (ThroughputGroupOf). The gap is what its whole search might still win, not what
+//         one trial wins, and some layers cannot reach their group's best at all (Winograd's
+//         tiles on a 7x7 image): it counts only while the task keeps improving, hence the
+//         square of the chance;
 //   - a task whose search is exhausted or stopped is closed and gets nothing more.
 // `kRoundRobin` gives each chunk to the open task with the fewest trials instead (uniform
 // allocation, the baseline it is measured against); so does the gradient policy when no task
 // expects a gain (e.g. every result is still to come).
+//
+// The rule replaced Ansor's (Zheng et al., OSDI 2020, section 6: a mix of each task's recent
+// improvement per trial and the larger of its mean improvement and its group gap), which cycled
+// through nearly every layer of ResNet-50 like weighted round robin; replayed over the same
+// searches this rule reaches 95% of the per-layer best total in about two thirds of its trials
+// (bench/RESULTS.md, 2026-11-29, fourth session).
 //
 // Deterministic: the same allocations and observations in the same order give the same
 // decisions, so a resumed job that replays its tasks' records decides as the uninterrupted one
@@ -50,13 +61,14 @@ TaskInfo TaskInfoOf(const Workload& workload, double weight);
 
 enum class TaskPolicy { kGradient, kRoundRobin };
 
-/// Trials per decision: a task's first chunk, then every later one. A first chunk of 2 (the
-/// default and the likeliest seed, or the second template's default) times every layer of
-/// ResNet-50 in 48 trials rather than 192, and reached 90% of the per-layer best total in 47
-/// trials against 185 with first chunks of 8 (bench/RESULTS.md, 2026-11-27, late).
+/// Trials per decision: a task's first chunk, then every later one. One trial per decision: the
+/// first times every layer's default (24 trials for ResNet-50), and each later one goes where the
+/// latest results say; chunks of 8 spent most of a chunk on a layer after its search had found
+/// what it would (bench/RESULTS.md, 2026-11-29, fourth session). The daemon decides again as soon
+/// as a chunk is proposed, not measured, so workers stay busy.
 struct TaskChunks {
-  int first = 2;
-  int then = 8;
+  int first = 1;
+  int then = 1;
 };
 
 /// The chunks of a model job of `budget` trials over `tasks` tasks: `usual`, with the first
@@ -66,9 +78,11 @@ TaskChunks ChunksFor(int budget, int tasks, TaskChunks usual = {});
 
 class TaskScheduler {
  public:
-  /// α (weight of the observed improvement) and β (slack on the best throughput of a group).
-  static constexpr double kAlpha = 0.2;
-  static constexpr double kBeta = 2.0;
+  /// The latest trials whose improvements give a task's chance that its next trial improves.
+  static constexpr int kChanceWindow = 4;
+  /// The relative size of an improvement assumed before any task's trials have shown one, with
+  /// the weight of one observed improvement.
+  static constexpr double kPriorImprovement = 0.1;
 
   explicit TaskScheduler(std::vector<TaskInfo> tasks, TaskPolicy policy = TaskPolicy::kGradient,
                          TaskChunks chunks = {});
@@ -96,9 +110,14 @@ class TaskScheduler {
   std::optional<double> best(int task) const;
   /// Σ weight · best over the tasks; nullopt until every task has a best.
   std::optional<double> EstimatedTotal() const;
-  /// The expected gain per trial that Next ranks by (0 for a closed task; +inf before its
-  /// first chunk). Exposed for people (status) and tests.
+  /// The expected gain of the task's next trial that Next ranks by (0 for a closed task; +inf
+  /// before its first chunk). Exposed for people (status) and tests.
   double ExpectedGain(int task) const;
+  /// The chance that the task's next trial finds a faster config (Laplace's rule over its latest
+  /// kChanceWindow trials; 1/2 before any).
+  double Chance(int task) const;
+  /// ρ: the mean relative size of an improvement after a task's first trial, over every task.
+  double MeanImprovement() const;
 
  private:
   struct State {
@@ -112,6 +131,8 @@ class TaskScheduler {
   TaskPolicy policy_;
   TaskChunks chunks_;
   std::vector<State> state_;
+  int improvements_ = 0;        // improvements after a task's first success, over every task
+  double improvement_sum_ = 0;  // the sum of their relative sizes
 };
 
 }  // namespace tune::search

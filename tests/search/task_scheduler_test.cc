@@ -147,10 +147,10 @@ TEST(TaskScheduler, ATaskFarFromItsGroupsBestThroughputExpectsMore) {
   EXPECT_GT(scheduler.ExpectedGain(1), scheduler.ExpectedGain(0));
 }
 
-// The gap to the group's best throughput counts as much as the task's own trials say a trial
-// finds something: after 40 trials that found nothing faster than the first, a task expects a
-// 21st of the gap that it expected while each trial improved on the last.
-TEST(TaskScheduler, ATaskWhoseTrialsStopFindingFasterConfigsExpectsLessOfItsGroupsGap) {
+// The gap to the group's best throughput counts with the square of the chance that the task's
+// next trial improves, by Laplace's rule over its latest trials: a task whose latest trials
+// found nothing expects 1/36 of its gap; one whose every trial improved, 25/36.
+TEST(TaskScheduler, ATaskWhoseLatestTrialsFoundNothingExpectsLittleOfItsGroupsGap) {
   constexpr int kTrials = 40;
   auto after = [&](bool improving) {
     TaskScheduler scheduler(
@@ -167,13 +167,44 @@ TEST(TaskScheduler, ATaskWhoseTrialsStopFindingFasterConfigsExpectsLessOfItsGrou
   };
   const TaskScheduler stuck = after(false);
   const TaskScheduler improving = after(true);
-  const double best = *stuck.best(1);
-  const double gap = best - TaskScheduler::kBeta * 1e-3;
-  EXPECT_DOUBLE_EQ(stuck.ExpectedGain(1),
-                   (1 - TaskScheduler::kAlpha) * gap * 2.0 / (kTrials + 2.0));
-  EXPECT_GT(improving.ExpectedGain(1), 15 * stuck.ExpectedGain(1));
-  EXPECT_GT(stuck.ExpectedGain(1), (1 - TaskScheduler::kAlpha) * best / kTrials)
-      << "still above its mean improvement: the gap is large";
+  static_assert(TaskScheduler::kChanceWindow == 4);
+  EXPECT_DOUBLE_EQ(stuck.Chance(1), 1.0 / 6);
+  EXPECT_DOUBLE_EQ(improving.Chance(1), 5.0 / 6);
+  const double gap = *stuck.best(1) - 1e-3;
+  EXPECT_DOUBLE_EQ(stuck.ExpectedGain(1), gap / 36);
+  EXPECT_DOUBLE_EQ(improving.ExpectedGain(1), (*improving.best(1) - 1e-3) * 25 / 36);
+}
+
+// Only the latest kChanceWindow trials count: a task whose first trials improved a lot and whose
+// latest four found nothing expects what one that never improved expects.
+TEST(TaskScheduler, OnlyATasksLatestTrialsSayWhetherItsNextWillImprove) {
+  TaskScheduler scheduler({{.weight = 1}, {.weight = 1}});
+  scheduler.Allocate(0, 8);
+  scheduler.Allocate(1, 8);
+  for (double secs : {8e-3, 4e-3, 2e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3}) {
+    scheduler.Observe(0, secs);
+  }
+  for (int i = 0; i < 8; ++i) {
+    scheduler.Observe(1, 1e-3);
+  }
+  EXPECT_DOUBLE_EQ(scheduler.Chance(0), scheduler.Chance(1));
+  EXPECT_DOUBLE_EQ(scheduler.ExpectedGain(0), scheduler.ExpectedGain(1));
+  scheduler.Observe(1, 0.5e-3);
+  EXPECT_GT(scheduler.Chance(1), scheduler.Chance(0));
+}
+
+// ρ, what an improvement has been worth in this job, is the mean relative size of the
+// improvements after every task's first trial (a prior of 0.1 counted as one of them).
+TEST(TaskScheduler, AnImprovementIsExpectedToBeWorthWhatImprovementsHaveBeenWorthSoFar) {
+  TaskScheduler scheduler({{.weight = 1}, {.weight = 1}});
+  EXPECT_DOUBLE_EQ(scheduler.MeanImprovement(), TaskScheduler::kPriorImprovement);
+  scheduler.Observe(0, 4e-3);  // a first trial: no improvement on anything
+  scheduler.Observe(0, 3e-3);  // a quarter faster
+  scheduler.Observe(1, 2e-3);
+  scheduler.Observe(1, std::nullopt);
+  scheduler.Observe(1, 1e-3);  // half
+  EXPECT_DOUBLE_EQ(scheduler.MeanImprovement(),
+                   (0.25 + 0.5 + TaskScheduler::kPriorImprovement) / 3);
 }
 
 Workload ParseWorkload(const char* text) { return *Workload::Parse(text); }
@@ -195,7 +226,7 @@ TEST(TaskScheduler, ConvolutionsGroupByFilterAndStrideAndMatrixVectorStandsApart
 
 // A 1x1 stride-2 layer at a twelfth of the throughput of a 3x3 layer (whose Winograd kernel
 // reads above the FMA peak in nominal flops): measured against it, it would expect a share of
-// the gap; against its own kind it expects only its mean improvement.
+// the gap; against its own kind it expects only what an improvement has been worth.
 TEST(TaskScheduler, ALayerIsComparedOnlyWithLayersOfItsKind) {
   const Workload fast = ParseWorkload("conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1");
   const Workload slow = ParseWorkload("conv2d:N=1,C=1024,H=14,W=14,K=2048,R=1,S=1,stride=2,pad=0");
@@ -208,7 +239,8 @@ TEST(TaskScheduler, ALayerIsComparedOnlyWithLayersOfItsKind) {
     scheduler.Observe(0, fast_secs);
     scheduler.Observe(1, slow_secs);
   }
-  EXPECT_DOUBLE_EQ(scheduler.ExpectedGain(1), (1 - TaskScheduler::kAlpha) * slow_secs / kChunk);
+  EXPECT_DOUBLE_EQ(scheduler.ExpectedGain(1),
+                   slow_secs * scheduler.MeanImprovement() * scheduler.Chance(1));
   // The same two tasks in one group: the slow one expects the gap to the fast one's throughput.
   TaskScheduler one_group({{.weight = 1, .flops = fast.Flops(), .group = "conv2d"},
                            {.weight = 1, .flops = slow.Flops(), .group = "conv2d"}});
