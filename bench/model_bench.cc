@@ -108,11 +108,8 @@ void ModelBench::Rescore(Run& run) const {
   std::vector<double> best(layers_.size(), kInf);
   run.totals.clear();
   for (const Trial& trial : run.measured) {
-    const Layer& layer = layers_[trial.layer];
-    const std::optional<double>* secs = times_.table().Find(
-        layer.workload.ToString(), std::string(trial.tpl->name), ConfigToString(trial.config));
-    if (secs != nullptr && secs->has_value()) {
-      best[trial.layer] = std::min(best[trial.layer], **secs);
+    if (std::optional<double> secs = TimeOf(trial)) {
+      best[trial.layer] = std::min(best[trial.layer], *secs);
     }
     double total = 0;
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -132,10 +129,7 @@ std::optional<int> ModelBench::OracleTrials(const std::vector<const Run*>& runs,
   for (const Run* run : runs) {
     std::vector<std::vector<double>> of_layer(n);
     for (const Trial& trial : run->measured) {
-      const std::optional<double>* secs =
-          times_.table().Find(layers_[trial.layer].workload.ToString(),
-                              std::string(trial.tpl->name), ConfigToString(trial.config));
-      of_layer[trial.layer].push_back(secs != nullptr && secs->has_value() ? **secs : kInf);
+      of_layer[trial.layer].push_back(TimeOf(trial).value_or(kInf));
     }
     for (size_t i = 0; i < n; ++i) {
       if (of_layer[i].size() > longest[i].size()) {
@@ -177,11 +171,16 @@ double ModelBench::Reference(size_t i) const {
 
 double ModelBench::DefaultTime(size_t i) const {
   const Layer& layer = layers_[i];
-  const KernelTemplate& first = *layer.templates.front();
+  const KernelTemplate* first = layer.templates.front();
+  return TimeOf({static_cast<int>(i), first, first->default_config(layer.workload, target_)})
+      .value_or(kInf);
+}
+
+std::optional<double> ModelBench::TimeOf(const Trial& trial) const {
   const std::optional<double>* secs =
-      times_.table().Find(layer.workload.ToString(), std::string(first.name),
-                          ConfigToString(first.default_config(layer.workload, target_)));
-  return secs != nullptr && secs->has_value() ? **secs : kInf;
+      times_.table().Find(layers_[trial.layer].workload.ToString(), std::string(trial.tpl->name),
+                          ConfigToString(trial.config));
+  return secs != nullptr ? *secs : std::nullopt;
 }
 
 std::unique_ptr<tuner::JobSearch> ModelBench::NewSearch(size_t i, uint64_t seed) const {

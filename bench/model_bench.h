@@ -112,6 +112,8 @@ class ModelBench {
 
  private:
   std::unique_ptr<tuner::JobSearch> NewSearch(size_t i, uint64_t seed) const;
+  // The table's time of a trial's config (nullopt: it failed or was never measured).
+  std::optional<double> TimeOf(const Trial& trial) const;
 
   // Proposes up to n configs of layer i, measures each and reports it to the search and (when
   // given) the scheduler, keeping the scheduler's total after each in chunk_totals_, and lends
