@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -122,7 +123,9 @@ double TaskScheduler::ExpectedGain(int task) const {
     return 0;  // its results are still to come, or every one failed
   }
   const double chance = Chance(task);
-  double gain = *b * MeanImprovement() * chance;
+  // The chance that one of the next kHorizon trials improves, per trial.
+  const double per_trial = (1 - std::pow(1 - chance, kHorizon)) / kHorizon;
+  double gain = *b * MeanImprovement() * per_trial;
   const TaskInfo& info = tasks_[task];
   if (double rate = BestThroughput(info.group); rate > 0 && info.flops > 0) {
     gain = std::max(gain, std::max(0.0, *b - info.flops / rate) * chance * chance);

@@ -1,24 +1,27 @@
 // TaskScheduler: spends the trials of a model job across its workloads (tasks) where the
-// expected gain in weighted total time of the next trial is largest.
+// expected gain in weighted total time per trial is largest.
 //
 // The job's objective is the weighted total Σ weight_i · best_i. Each decision gives one task
 // the next chunk of trials:
 //   - every task first gets one chunk, the heaviest (weight x flops) first, so that each has a
 //     measured best;
-//   - then the task with the largest expected gain of its next trial, weight_i · max(
-//     best_i · ρ · chance_i, gap_i · chance_i²), where
+//   - then the task with the largest expected gain per trial over its next kHorizon trials,
+//     weight_i · max(best_i · ρ · (1 - (1 - chance_i)^kHorizon) / kHorizon, gap_i · chance_i²),
+//     where
 //       chance_i is the chance that its next trial finds a faster config, by Laplace's rule over
 //         its latest kChanceWindow trials ((improvements + 1) / (trials + 2)): a task whose
-//         recent trials found nothing expects little, whatever its earlier ones found;
+//         recent trials found nothing expects little, whatever its earlier ones found; over two
+//         trials rather than one, a task whose latest trials missed is not starved for as long
+//         while its search still has a faster config a few trials on;
 //       ρ is the mean relative size of an improvement over every task's trials after its first
 //         (what a faster config has been worth in this job);
 //       gap_i is how much faster the task would run at the best throughput among tasks of its
 //         group (ThroughputGroupOf). The gap is what its whole search might still win, not what
 //         one trial wins, and some layers cannot reach their group's best at all (Winograd's
 //         tiles on a 7x7 image): it counts only while the task keeps improving, hence the
-//         square of the chance. On ResNet-50 it chose nothing that best · ρ · chance did not
-//         (with the chance unsquared it poured trials into 512 3x3 7x7); it guards a layer far
-//         below its kind;
+//         square of the chance. On replays of ResNet-50 it moved the trials to 95% by one at
+//         most (with the chance unsquared it poured trials into 512 3x3 7x7); it guards a layer
+//         far below its kind;
 //   - a task whose search is exhausted or stopped is closed and gets nothing more.
 // `kRoundRobin` gives each chunk to the open task with the fewest trials instead (uniform
 // allocation, the baseline it is measured against); so does the gradient policy when no task
@@ -29,7 +32,9 @@
 // through nearly every layer of ResNet-50 like weighted round robin: on ResNet-50 this rule
 // reaches 95% of the per-layer best total in 140 trials where that one took 201 and uniform
 // allocation one trial at a time 263 (bench/RESULTS.md, 2026-11-29, fourth session). The window
-// of 4 trials was chosen on replays of logged searches; 6 or 8 cost 35-60% more trials.
+// of 4 trials was chosen on replays of logged searches; 6 or 8 cost 35-60% more trials. The
+// horizon of 2 trials took 6-15% fewer trials than 1 on the replays of four logs, 1.5 to 2.5
+// about as few (bench/RESULTS.md, 2026-11-29, fifth session).
 //
 // Deterministic: the same allocations and observations in the same order give the same
 // decisions, so a resumed job that replays its tasks' records decides as the uninterrupted one
@@ -82,6 +87,9 @@ class TaskScheduler {
  public:
   /// The latest trials whose improvements give a task's chance that its next trial improves.
   static constexpr int kChanceWindow = 4;
+  /// The next trials of a task whose chance of one improvement its expected gain per trial
+  /// counts.
+  static constexpr int kHorizon = 2;
   /// The relative size of an improvement assumed before any task's trials have shown one, with
   /// the weight of one observed improvement.
   static constexpr double kPriorImprovement = 0.1;
@@ -112,8 +120,8 @@ class TaskScheduler {
   std::optional<double> best(int task) const;
   /// Σ weight · best over the tasks; nullopt until every task has a best.
   std::optional<double> EstimatedTotal() const;
-  /// The expected gain of the task's next trial that Next ranks by (0 for a closed task; +inf
-  /// before its first chunk). Exposed for people (status) and tests.
+  /// The expected gain per trial of the task's next kHorizon trials that Next ranks by (0 for a
+  /// closed task; +inf before its first chunk). Exposed for people (status) and tests.
   double ExpectedGain(int task) const;
   /// The chance that the task's next trial finds a faster config (Laplace's rule over its latest
   /// kChanceWindow trials; 1/2 before any).

@@ -193,6 +193,28 @@ TEST(TaskScheduler, OnlyATasksLatestTrialsSayWhetherItsNextWillImprove) {
   EXPECT_GT(scheduler.Chance(1), scheduler.Chance(0));
 }
 
+// A task's expected gain counts the chance that one of its next two trials improves, shared
+// over them: a task four times as heavy whose latest four trials missed (chance 1/6) gets the
+// next trial before one whose every trial improves (chance 5/6), as it would not if only the
+// next trial counted (4 / 6 < 5 / 6, but 4 · 11/72 > 35/72).
+TEST(TaskScheduler, AHeavyTaskWhoseLatestTrialsMissedIsNotStarvedByALightOneThatKeepsImproving) {
+  static_assert(TaskScheduler::kHorizon == 2);
+  TaskScheduler scheduler({{.weight = 4}, {.weight = 1}});
+  constexpr int kTrials = 8;
+  scheduler.Allocate(0, kTrials);
+  scheduler.Allocate(1, kTrials);
+  for (int i = 0; i < kTrials; ++i) {
+    scheduler.Observe(0, 1e-3);
+    scheduler.Observe(1, 1e-3 - i * 1e-6);  // keeps improving, by almost nothing each time
+  }
+  ASSERT_DOUBLE_EQ(scheduler.Chance(0), 1.0 / 6);
+  ASSERT_DOUBLE_EQ(scheduler.Chance(1), 5.0 / 6);
+  const double rho = scheduler.MeanImprovement();
+  EXPECT_DOUBLE_EQ(scheduler.ExpectedGain(0), 4 * *scheduler.best(0) * rho * 11 / 72);
+  EXPECT_DOUBLE_EQ(scheduler.ExpectedGain(1), *scheduler.best(1) * rho * 35 / 72);
+  EXPECT_EQ(scheduler.Next(), 0);
+}
+
 // ρ, what an improvement has been worth in this job, is the mean relative size of the
 // improvements after every task's first trial (a prior of 0.1 counted as one of them).
 TEST(TaskScheduler, AnImprovementIsExpectedToBeWorthWhatImprovementsHaveBeenWorthSoFar) {
@@ -239,8 +261,9 @@ TEST(TaskScheduler, ALayerIsComparedOnlyWithLayersOfItsKind) {
     scheduler.Observe(0, fast_secs);
     scheduler.Observe(1, slow_secs);
   }
+  const double chance = scheduler.Chance(1);
   EXPECT_DOUBLE_EQ(scheduler.ExpectedGain(1),
-                   slow_secs * scheduler.MeanImprovement() * scheduler.Chance(1));
+                   slow_secs * scheduler.MeanImprovement() * (1 - (1 - chance) * (1 - chance)) / 2);
   // The same two tasks in one group: the slow one expects the gap to the fast one's throughput.
   TaskScheduler one_group({{.weight = 1, .flops = fast.Flops(), .group = "conv2d"},
                            {.weight = 1, .flops = slow.Flops(), .group = "conv2d"}});
