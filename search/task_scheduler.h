@@ -33,8 +33,9 @@
 // reaches 95% of the per-layer best total in 140 trials where that one took 201 and uniform
 // allocation one trial at a time 263 (bench/RESULTS.md, 2026-11-29, fourth session). The window
 // of 4 trials was chosen on replays of logged searches; 6 or 8 cost 35-60% more trials. The
-// horizon of 2 trials took 6-15% fewer trials than 1 on the replays of four logs, 1.5 to 2.5
-// about as few (bench/RESULTS.md, 2026-11-29, fifth session).
+// horizon of 2 trials took 6-15% fewer trials than 1 on the replays of four logs (1.5 to 2.5
+// about as few), and live 114-123 to 95% where uniform allocation one trial at a time took
+// 263-338 (bench/RESULTS.md, 2026-11-29, fifth session).
 //
 // Deterministic: the same allocations and observations in the same order give the same
 // decisions, so a resumed job that replays its tasks' records decides as the uninterrupted one
