@@ -236,6 +236,12 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
   return config;
 }
 
+// True when the filters transformed for F(m,3) ((m + 2)^2 x C x K floats) fit in a core's L2
+// cache (2 MiB), where order 0 keeps them between its GEMMs.
+bool TransformedFiltersFitL2(const Conv2dShape& s, int64_t m) {
+  return (m + 2) * (m + 2) * s.c * s.k * 4 <= (int64_t{2} << 20);
+}
+
 // Measured on AVX-512 (bench/RESULTS.md): F(4,3) from 14x14 outputs up, F(2,3) below (at 7x7
 // F(4,3) leaves 4 tiles, too few rows for the GEMMs' register tiles); the filters transformed
 // once (order 0) while they fit in a core's L2 cache (2 MiB), else per chunk of output and
@@ -243,14 +249,13 @@ Config ClassConfig(const Workload& workload, const Target& target, int64_t m, in
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   const int64_t m = std::min(s.p(), s.q()) >= 14 ? 4 : 2;
-  const int64_t u_bytes = (m + 2) * (m + 2) * s.c * s.k * 4;
   // Transformed filters beyond L2: chunks of output channels, each transforming its filters while
   // the GEMMs run (order 2); with prepared weights there is no transform to hide, and order 1
   // with the whole reduction per chunk was the best of a 32-trial search at 7x7/512 (384 GFLOPS
   // against 324 for the order-2 default, bench/RESULTS.md, 2026-11-27).
   const int64_t big_u_order = workload.prepared_weights() ? 1 : 2;
   Config config =
-      ClassConfig(workload, target, m, u_bytes > (int64_t{2} << 20) ? big_u_order : 0, 2);
+      ClassConfig(workload, target, m, TransformedFiltersFitL2(s, m) ? 0 : big_u_order, 2);
   if (!Space(workload, target).IsValid(config)) {
     config = ClassConfig(workload, target, m, 1, 2);  // too few input channels to chunk
   }
@@ -258,14 +263,17 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   return config;
 }
 
-// Both tile sizes in every order (order 2 where the input channels make more than one chunk),
-// with register tiles of up to 2 and of 1 vector, less the default's own class; the classes
-// nearest the default first (fewest of register tile, tile size and order changed; of one
-// change, the register tile first, then the tile size). The default was chosen by measurements
-// on other machines, and where a machine differs its nearest neighbours are the likeliest
-// winners: on Zen 4 (bench/RESULTS.md, 2026-11-29) the default's class with one vector of
-// output channels came within 1.02-1.12x of the best on three of ResNet-50's four 3x3 stride-1
-// layers, where the classes first in the order of orders, tile sizes and tiles ran 1.44-2.98x.
+// Both tile sizes in every order (order 2 where the input channels make more than one chunk,
+// order 0 where its transformed filters fit in L2), with register tiles of up to 2 and of 1
+// vector, less the default's own class; the classes nearest the default first (fewest of
+// register tile, tile size and order changed; of one change, the register tile first, then the
+// tile size). The default was chosen by measurements on other machines, and where a machine
+// differs its nearest neighbours are the likeliest winners: on Zen 4 (bench/RESULTS.md,
+// 2026-11-29) the default's class with one vector of output channels came within 1.02-1.12x of
+// the best on three of ResNet-50's four 3x3 stride-1 layers, where the classes first in the
+// order of orders, tile sizes and tiles ran 1.44-2.98x. Order 0 beyond L2 is the default's own
+// exclusion: there its best of 325-441 configs ran 1.21x (14x14/256) and 2.43x (7x7/512) the
+// layer's best (bench/RESULTS.md, 2026-11-29, fifth session).
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const Config def = DefaultConfig(workload, target);
   const ConfigSpace space = Space(workload, target);
@@ -277,7 +285,8 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
         Config seed = ClassConfig(workload, target, m, order, kv);
         const bool seen = std::any_of(ranked.begin(), ranked.end(),
                                       [&seed](const auto& r) { return r.second == seed; });
-        if ((order == 2 && !space.IsValid(seed)) || seed == def || seen) {
+        if ((order == 2 && !space.IsValid(seed)) ||
+            (order == 0 && !TransformedFiltersFitL2(workload.conv2d(), m)) || seed == def || seen) {
           continue;
         }
         const unsigned differs = (seed.at("kv") != def.at("kv") ? 1u : 0u) |

@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "codegen/templates/conv2d_cpu_direct.h"
@@ -14,6 +15,7 @@ namespace tune {
 namespace {
 
 using testing::CheckKernels;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::KernelCase;
@@ -256,6 +258,30 @@ TEST(Conv2dCpuWinograd, SeedsNearestTheDefaultComeFirstRegisterTileBeforeTileSiz
       EXPECT_LE(changes(seeds[i - 1]), changes(seeds[i])) << text << ", seed " << i;
     }
   }
+}
+
+// Order 0 keeps all the transformed filters ((m + 2)^2 x C x K floats) between its GEMMs: a seed
+// only where they fit in L2 (2 MiB), for each tile size apart.
+TEST(Conv2dCpuWinograd, SeedsTryOrderZeroOnlyWhereItsTransformedFiltersFitInL2) {
+  const Target avx512 = ParseTarget("llvm -mcpu=skylake-avx512 -threads=1");
+  auto order0_tiles = [&](const char* text) {
+    std::set<int64_t> m;
+    for (const Config& c : kConv2dCpuWinograd.seeds(ParseWorkload(text), avx512)) {
+      if (c.at("order") == 0) {
+        m.insert(c.at("m"));
+      }
+    }
+    return m;
+  };
+  // 64 x 64 channels: 0.6 MiB at F(4,3), so both tile sizes (the default is order 0 itself).
+  EXPECT_THAT(order0_tiles("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"),
+              ElementsAre(2, 4));
+  // 128 x 128: 1 MiB at F(2,3), 2.25 MiB at F(4,3).
+  EXPECT_THAT(order0_tiles("conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1"),
+              ElementsAre(2));
+  // 256 x 256 and 512 x 512: 4 MiB and more at either size.
+  EXPECT_THAT(order0_tiles("conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1"), IsEmpty());
+  EXPECT_THAT(order0_tiles("conv2d:N=1,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1"), IsEmpty());
 }
 
 TEST(Conv2dCpuWinograd, Avx2TargetsComputeTheReferenceWithBlocksOfTwoVectors) {
