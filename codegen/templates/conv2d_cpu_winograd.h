@@ -50,8 +50,8 @@
 // with the fields that do not fit (KernelTemplate::check_shape).
 //
 // Knobs: m, jt, kv, tr, order, cc, gemm_order, unroll_c, it_order, ot_order. Seeds: both tile
-// sizes in every order (order 2 where C allows a chunk), kv 2 and 1 (the other knobs at their
-// defaults).
+// sizes in every order (order 2 where C allows a chunk, order 0 where its transformed filters
+// fit in L2), kv 2 and 1 (the other knobs at their defaults).
 #pragma once
 
 #include "codegen/templates/template.h"
