@@ -34,8 +34,8 @@
 // allocation one trial at a time 263 (bench/RESULTS.md, 2026-11-29, fourth session). The window
 // of 4 trials was chosen on replays of logged searches; 6 or 8 cost 35-60% more trials. The
 // horizon of 2 trials took 6-15% fewer trials than 1 on the replays of four logs (1.5 to 2.5
-// about as few), and live 114-123 to 95% where uniform allocation one trial at a time took
-// 263-338 (bench/RESULTS.md, 2026-11-29, fifth session).
+// about as few), and live 114-127 to 95% where uniform allocation one trial at a time took
+// 235-338 (bench/RESULTS.md, 2026-11-29, fifth session).
 //
 // Deterministic: the same allocations and observations in the same order give the same
 // decisions, so a resumed job that replays its tasks' records decides as the uninterrupted one
@@ -88,8 +88,8 @@ class TaskScheduler {
  public:
   /// The latest trials whose improvements give a task's chance that its next trial improves.
   static constexpr int kChanceWindow = 4;
-  /// The next trials of a task whose chance of one improvement its expected gain per trial
-  /// counts.
+  /// How many of a task's next trials its expected gain looks over: the chance that one of them
+  /// improves, per trial.
   static constexpr int kHorizon = 2;
   /// The relative size of an improvement assumed before any task's trials have shown one, with
   /// the weight of one observed improvement.
