@@ -281,12 +281,14 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   std::vector<std::pair<unsigned, Config>> ranked;
   for (int64_t order : {0, 1, 2}) {
     for (int64_t m : {2, 4}) {
+      if (order == 0 && !TransformedFiltersFitL2(workload.conv2d(), m)) {
+        continue;
+      }
       for (int64_t kv : {2, 1}) {
         Config seed = ClassConfig(workload, target, m, order, kv);
         const bool seen = std::any_of(ranked.begin(), ranked.end(),
                                       [&seed](const auto& r) { return r.second == seed; });
-        if ((order == 2 && !space.IsValid(seed)) ||
-            (order == 0 && !TransformedFiltersFitL2(workload.conv2d(), m)) || seed == def || seen) {
+        if ((order == 2 && !space.IsValid(seed)) || seed == def || seen) {
           continue;
         }
         const unsigned differs = (seed.at("kv") != def.at("kv") ? 1u : 0u) |
