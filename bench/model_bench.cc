@@ -204,10 +204,12 @@ int ModelBench::MeasureChunk(int i, tuner::JobSearch& search, int n, uint64_t se
                    layer.workload.ToString().c_str(), std::string(c.tpl->name).c_str(),
                    ConfigToString(c.config).c_str(), secs.value_or(0));
     }
-    search.Observe(c.tpl, TrialOutcome{c.config, secs.has_value(), secs.value_or(0)});
+    // A failure of any kind but TIMEOUT is learnt as no time: RUNTIME_CRASH stands for it.
+    const ErrorKind kind = secs ? ErrorKind::kNone : ErrorKind::kRuntimeCrash;
+    search.Observe(c.tpl, TrialOutcome{c.config, kind, secs.value_or(0)});
     if (siblings != nullptr && options_.transfer) {
-      const TemplateTrial lent{layer.workload.ToString(), ConfigToString(c.config),
-                               secs.has_value(), secs.value_or(0)};
+      const TemplateTrial lent{layer.workload.ToString(), ConfigToString(c.config), kind,
+                               secs.value_or(0)};
       for (auto& sibling : *siblings) {
         if (sibling.get() != &search) {
           sibling->Lend(c.tpl, lent);

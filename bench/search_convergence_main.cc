@@ -118,8 +118,10 @@ class SearchBench {
     std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
     for (const Workload& other : others) {
       for (const Table::Entry& entry : times_.table().Of(other.ToString())) {
+        // A failure of any kind but TIMEOUT is learnt as no time: RUNTIME_CRASH stands for it.
         transfer[std::string(tpl_.name)].push_back(TemplateTrial{
-            other.ToString(), entry.config, entry.secs.has_value(), entry.secs.value_or(0)});
+            other.ToString(), entry.config,
+            entry.secs ? ErrorKind::kNone : ErrorKind::kRuntimeCrash, entry.secs.value_or(0)});
       }
     }
     absl::StatusOr<std::unique_ptr<tuner::JobSearch>> search =

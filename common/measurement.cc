@@ -8,7 +8,7 @@
 namespace tune {
 namespace {
 
-constexpr std::array<std::pair<ErrorKind, std::string_view>, 8> kNames = {{
+constexpr std::array<std::pair<ErrorKind, std::string_view>, kErrorKindCount> kNames = {{
     {ErrorKind::kNone, "NONE"},
     {ErrorKind::kBuildError, "BUILD_ERROR"},
     {ErrorKind::kLoadError, "LOAD_ERROR"},
@@ -17,9 +17,27 @@ constexpr std::array<std::pair<ErrorKind, std::string_view>, 8> kNames = {{
     {ErrorKind::kWrongAnswer, "WRONG_ANSWER"},
     {ErrorKind::kUnsupported, "UNSUPPORTED"},
     {ErrorKind::kWorkerLost, "WORKER_LOST"},
+    {ErrorKind::kWorkerError, "WORKER_ERROR"},
 }};
 
 }  // namespace
+
+bool IsVerdict(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kNone:
+    case ErrorKind::kBuildError:
+    case ErrorKind::kLoadError:
+    case ErrorKind::kRuntimeCrash:
+    case ErrorKind::kTimeout:
+    case ErrorKind::kWrongAnswer:
+    case ErrorKind::kUnsupported:
+      return true;
+    case ErrorKind::kWorkerLost:
+    case ErrorKind::kWorkerError:
+      return false;
+  }
+  return false;
+}
 
 std::string_view ErrorKindName(ErrorKind kind) {
   for (const auto& [k, name] : kNames) {
@@ -40,6 +58,24 @@ std::optional<ErrorKind> ParseErrorKind(std::string_view name) {
 }
 
 double Measurement::MedianSecs() const { return Median(round_secs); }
+
+double LearnedSecs(const Measurement& m, int timeout_ms) {
+  switch (m.error) {
+    case ErrorKind::kNone:
+      return m.MedianSecs();
+    case ErrorKind::kTimeout:
+      return timeout_ms / 1000.0;
+    case ErrorKind::kBuildError:
+    case ErrorKind::kLoadError:
+    case ErrorKind::kRuntimeCrash:
+    case ErrorKind::kWrongAnswer:
+    case ErrorKind::kUnsupported:
+    case ErrorKind::kWorkerLost:
+    case ErrorKind::kWorkerError:
+      return 0;
+  }
+  return 0;
+}
 
 bool EnoughRounds(const std::vector<double>& round_secs, const TimingOptions& options) {
   const size_t rounds = round_secs.size();

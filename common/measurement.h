@@ -2,6 +2,7 @@
 // and the result. Shared by the worker (which produces it), the daemon and the tuning log.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,18 +11,32 @@
 
 namespace tune {
 
-/// How a trial ended. A failed trial is data, recorded like a successful one.
+/// How a trial ended. A failed trial is data, recorded like a successful one. Whether a kind is
+/// a verdict on the config (what a search may learn from) is IsVerdict's to say.
 enum class ErrorKind : uint8_t {
   kNone = 0,      // measured and correct
   kBuildError,    // codegen or linking failed
-  kLoadError,     // the artifact could not be loaded (dlopen / missing symbol)
+  kLoadError,     // the artifact's own code could not be loaded (bad object, missing symbol)
   kRuntimeCrash,  // the kernel crashed (signal) or returned non-zero
   kTimeout,       // the kernel did not finish before the deadline
   kWrongAnswer,   // the output differed from the reference
-  kUnsupported,   // the kernel cannot run on workers of this device key (format, library)
-  kWorkerLost,    // not the kernel's verdict: given up after its workers were lost or could not
-                  // measure it too many times; later jobs measure the config again
+  kUnsupported,   // the kernel asks for more than workers of this device key offer (launch
+                  // limits, device memory, a shape its library rejects)
+  kWorkerLost,    // not a verdict: given up after its workers were lost or could not measure
+                  // it too many times; later jobs measure the config again
+  kWorkerError,   // not a verdict: the worker or its device could not measure it (a library
+                  // or driver it lacks, a busy device); the daemon measures it again elsewhere
 };
+
+/// The last ErrorKind, and how many there are.
+inline constexpr ErrorKind kLastErrorKind = ErrorKind::kWorkerError;
+inline constexpr size_t kErrorKindCount = static_cast<size_t>(kLastErrorKind) + 1;
+
+/// True when a trial that ended so says something about its config: it was measured, or its own
+/// code failed (BUILD_ERROR, LOAD_ERROR, RUNTIME_CRASH, TIMEOUT, WRONG_ANSWER, UNSUPPORTED).
+/// False for what the infrastructure caused (WORKER_LOST, WORKER_ERROR): such a trial is never
+/// shown to a search or a cost model, never counts in a job's budget, and is measured again.
+bool IsVerdict(ErrorKind kind);
 
 std::string_view ErrorKindName(ErrorKind kind);  // "NONE", "BUILD_ERROR", ...
 /// Inverse of ErrorKindName; nullopt for unknown names.
@@ -61,5 +76,10 @@ struct Measurement {
   /// Median(round_secs) (common/stats.h; 0 when empty).
   double MedianSecs() const;
 };
+
+/// The seconds a search learns from a trial that ended with `m`, timed with a deadline of
+/// `timeout_ms`: the median when it succeeded; the deadline when it timed out (it is at least
+/// that slow); 0 for any other outcome.
+double LearnedSecs(const Measurement& m, int timeout_ms);
 
 }  // namespace tune

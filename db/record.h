@@ -90,10 +90,10 @@ struct ConfigKey {
 /// One trial of a template on some workload: what a search learns from when it transfers
 /// knowledge from other workloads.
 struct TemplateTrial {
-  std::string workload;  // canonical text
-  std::string config;    // canonical text
-  bool ok = false;
-  double median_secs = 0;  // when ok
+  std::string workload;                // canonical text
+  std::string config;                  // canonical text
+  ErrorKind error = ErrorKind::kNone;  // a verdict (IsVerdict)
+  double secs = 0;  // LearnedSecs: the median when ok, the deadline of a TIMEOUT, else 0
 };
 
 /// Checks every field of a record that is about to be stored and rewrites workload, target and

@@ -19,6 +19,21 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
 
+// "('NONE', 'BUILD_ERROR', ...)": the error kinds that are verdicts (IsVerdict), as an SQL list.
+const std::string& VerdictKindsSql() {
+  static const std::string* const list = [] {
+    std::string out;
+    for (size_t i = 0; i < kErrorKindCount; ++i) {
+      const auto kind = static_cast<ErrorKind>(i);
+      if (IsVerdict(kind)) {
+        StrAppend(&out, out.empty() ? "(" : ", ", "'", ErrorKindName(kind), "'");
+      }
+    }
+    return new std::string(out + ")");
+  }();
+  return *list;
+}
+
 // Applies the connection settings; the journal mode is persistent, the others per connection.
 absl::Status Configure(sqlite::Connection& db, bool read_only) {
   RETURN_IF_ERROR(db.Execute(StrCat("PRAGMA busy_timeout = ", kBusyTimeoutMs)));
@@ -337,12 +352,13 @@ absl::StatusOr<std::vector<ConfigKey>> TuningLog::MeasuredConfigs(const std::str
   if (!workload_id || !target_id) {
     return configs;
   }
-  ASSIGN_OR_RETURN(sqlite::Statement stmt,
-                   db_->Prepare("SELECT c.template, c.template_version, c.text "
-                                "FROM records r CROSS JOIN configs c ON c.id = r.config_id "
-                                "WHERE r.workload_id = ?1 AND r.target_id = ?2 "
-                                "AND r.error_kind <> 'WORKER_LOST' "
-                                "GROUP BY r.config_id ORDER BY MIN(r.id)"));
+  ASSIGN_OR_RETURN(
+      sqlite::Statement stmt,
+      db_->Prepare(StrCat("SELECT c.template, c.template_version, c.text "
+                          "FROM records r CROSS JOIN configs c ON c.id = r.config_id "
+                          "WHERE r.workload_id = ?1 AND r.target_id = ?2 "
+                          "AND r.error_kind IN ",
+                          VerdictKindsSql(), " GROUP BY r.config_id ORDER BY MIN(r.id)")));
   stmt.BindAll(*workload_id, *target_id);
   while (true) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -364,15 +380,16 @@ absl::StatusOr<std::vector<TemplateTrial>> TuningLog::TrialsOfTemplate(
   if (!target_id || limit < 1) {
     return trials;
   }
-  ASSIGN_OR_RETURN(sqlite::Statement stmt,
-                   db_->Prepare("SELECT w.text, c.text, r.median_secs "
-                                "FROM records r INDEXED BY records_by_target "
-                                "CROSS JOIN configs c ON c.id = r.config_id "
-                                "CROSS JOIN workloads w ON w.id = r.workload_id "
-                                "WHERE r.target_id = ?1 AND c.template = ?2 "
-                                "AND c.template_version = ?3 AND r.flush_cache = ?4 "
-                                "AND w.text <> ?5 AND r.error_kind <> 'WORKER_LOST' "
-                                "ORDER BY r.id DESC LIMIT ?6"));
+  ASSIGN_OR_RETURN(
+      sqlite::Statement stmt,
+      db_->Prepare(StrCat("SELECT w.text, c.text, r.median_secs, r.error_kind, r.timing "
+                          "FROM records r INDEXED BY records_by_target "
+                          "CROSS JOIN configs c ON c.id = r.config_id "
+                          "CROSS JOIN workloads w ON w.id = r.workload_id "
+                          "WHERE r.target_id = ?1 AND c.template = ?2 "
+                          "AND c.template_version = ?3 AND r.flush_cache = ?4 "
+                          "AND w.text <> ?5 AND r.error_kind IN ",
+                          VerdictKindsSql(), " ORDER BY r.id DESC LIMIT ?6")));
   stmt.BindAll(*target_id, template_name, template_version, flush_cache ? 1 : 0, except_workload,
                limit);
   while (true) {
@@ -380,8 +397,14 @@ absl::StatusOr<std::vector<TemplateTrial>> TuningLog::TrialsOfTemplate(
     if (!row) {
       break;
     }
-    std::optional<double> secs = stmt.ColumnOptionalDouble(2);
-    trials.push_back({stmt.ColumnText(0), stmt.ColumnText(1), secs.has_value(), secs.value_or(0)});
+    Measurement m;
+    m.error = ParseErrorKind(stmt.ColumnText(3)).value_or(ErrorKind::kRuntimeCrash);
+    if (std::optional<double> median = stmt.ColumnOptionalDouble(2)) {
+      m.round_secs = {*median};
+    }
+    // Records from before their timing was kept were timed with the defaults.
+    const int timeout_ms = TimingFromJson(stmt.ColumnText(4)).value_or(TimingOptions()).timeout_ms;
+    trials.push_back({stmt.ColumnText(0), stmt.ColumnText(1), m.error, LearnedSecs(m, timeout_ms)});
   }
   return trials;
 }

@@ -82,16 +82,16 @@ class TuningLog {
   /// How many records match `filter` (after_id applies; limit does not).
   absl::StatusOr<int64_t> CountRecords(const RecordFilter& filter = {});
 
-  /// Every config measured for (workload, target), whatever the outcome except WORKER_LOST (a
-  /// trial given up is not a verdict: it is worth measuring again), once each, in the order
+  /// Every config with a verdict (IsVerdict) for (workload, target), of any outcome (a trial
+  /// given up is not a verdict: it is worth measuring again), once each, in the order
   /// they were first measured. Lets a search skip what it already tried. The target must be
   /// resolved (no -mcpu=native).
   absl::StatusOr<std::vector<ConfigKey>> MeasuredConfigs(const std::string& workload,
                                                          const std::string& target);
 
   /// The newest `limit` trials of template `template_name` (that version) on `target` (resolved)
-  /// in one cache state, of every workload but `except_workload`, newest first, WORKER_LOST
-  /// excepted: what a new search of another shape learns from (transfer).
+  /// in one cache state, of every workload but `except_workload`, newest first, verdicts only
+  /// (IsVerdict): what a new search of another shape learns from (transfer).
   absl::StatusOr<std::vector<TemplateTrial>> TrialsOfTemplate(
       const std::string& template_name, int template_version, const std::string& target,
       bool flush_cache, const std::string& except_workload, int limit);
@@ -124,7 +124,8 @@ class TuningLog {
   absl::Status SaveJobProgress(int64_t id, const JobProgress& progress);
 
   /// In ONE transaction: commits the record (as CommitRecord), adds one to its job's
-  /// trials_done (and trials_failed when the trial failed) and stores `progress` (unless
+  /// trials_done (and trials_failed when the trial failed) when the record is a verdict
+  /// (IsVerdict: a trial given up is no trial of the budget) and stores `progress` (unless
   /// `progress.counts` is false: a finalist's re-measurement only updates the job's time). Either
   /// all of it is on disk when this returns OK, or none of it. The record's job_id is required
   /// (InvalidArgument) and must name a job (NotFound).

@@ -177,8 +177,10 @@ absl::StatusOr<std::vector<Record>> TuningLog::CommitTrials(std::vector<TrialCom
       it = updates.insert(updates.end(), JobUpdate{*record.job_id});
     }
     if (trials[i].progress.counts) {
-      ++it->done;
-      it->failed += record.measurement.ok() ? 0 : 1;
+      // A trial given up (no verdict) is recorded, but is no trial of the job's budget.
+      const bool verdict = IsVerdict(record.measurement.error);
+      it->done += verdict ? 1 : 0;
+      it->failed += verdict && !record.measurement.ok() ? 1 : 0;
       it->last_counted = &trials[i].progress;
     }
   }

@@ -22,6 +22,8 @@ v1::ErrorKind ErrorKindToProto(ErrorKind kind) {
       return v1::ERROR_KIND_UNSUPPORTED;
     case ErrorKind::kWorkerLost:
       return v1::ERROR_KIND_WORKER_LOST;
+    case ErrorKind::kWorkerError:
+      return v1::ERROR_KIND_WORKER_ERROR;
   }
   return v1::ERROR_KIND_UNSPECIFIED;
 }
@@ -44,6 +46,8 @@ absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind, std::string_vie
       return ErrorKind::kUnsupported;
     case v1::ERROR_KIND_WORKER_LOST:
       return ErrorKind::kWorkerLost;
+    case v1::ERROR_KIND_WORKER_ERROR:
+      return ErrorKind::kWorkerError;
     case v1::ERROR_KIND_UNSPECIFIED:
     case v1::ErrorKind_INT_MIN_SENTINEL_DO_NOT_USE_:
     case v1::ErrorKind_INT_MAX_SENTINEL_DO_NOT_USE_:
@@ -51,7 +55,7 @@ absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind, std::string_vie
   }
   return absl::InvalidArgumentError(
       StrCat(field, " ", static_cast<int>(kind),
-             " is not valid; expected ERROR_KIND_NONE .. ERROR_KIND_WORKER_LOST"));
+             " is not valid; expected ERROR_KIND_NONE .. ERROR_KIND_WORKER_ERROR"));
 }
 
 v1::TimingOptions TimingOptionsToProto(const TimingOptions& options) {

@@ -18,6 +18,7 @@
 #include "rpc_server/gpu/gpu_device.h"
 #include "rpc_server/gpu/gpu_measure.h"
 #include "rpc_server/preload.h"
+#include "rpc_server/worker_faults.h"
 
 namespace tune::rpc {
 namespace {
@@ -104,14 +105,15 @@ const std::vector<float>& ChildMeasurer::Reference(const Workload& workload, uin
 
 Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
                                    const std::function<void()>& on_started) {
+  // A request this worker cannot read (another tune version) says nothing of the config.
   absl::StatusOr<Workload> workload = Workload::Parse(trial.workload());
   if (!workload.ok()) {
-    return Failure(ErrorKind::kUnsupported,
+    return Failure(ErrorKind::kWorkerError,
                    StrCat("workload: ", std::string(workload.status().message())));
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
   if (!timing.ok()) {
-    return Failure(ErrorKind::kUnsupported, std::string(timing.status().message()));
+    return Failure(ErrorKind::kWorkerError, std::string(timing.status().message()));
   }
   const size_t arity = workload->Arguments().size();
   if (arity < kMinKernelArgs || arity > kMaxKernelArgs) {
@@ -124,7 +126,8 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
   dlerror();
   LibraryHandle library(dlopen(trial.artifact_path().c_str(), RTLD_NOW | RTLD_LOCAL));
   if (library.get() == nullptr) {
-    return Failure(ErrorKind::kLoadError, StrCat("cannot load artifact: ", DlError()));
+    const std::string error = DlError();
+    return Failure(DlopenFailureKind(error), StrCat("cannot load artifact: ", error));
   }
   dlerror();
   void* entry = dlsym(library.get(), trial.entry_symbol().c_str());

@@ -46,26 +46,29 @@ bool BindsThreads(const std::string& target) {
   return t.ok() && t->kind == TargetKind::kLlvm && t->bind != ThreadBinding::kNone;
 }
 
-// Checks what the worker can decide without the child. Returns the failure, if any.
+// Checks what the worker can decide without the child. Returns the failure, if any: WORKER_ERROR
+// for a request this worker cannot read (another tune version) or run (another device kind, a
+// library it did not preload), which another worker could; a verdict for the artifact's own
+// faults.
 std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& request,
                                                    const std::vector<std::string>& preloaded,
                                                    TargetKind device_kind) {
   if (absl::StatusOr<Workload> w = Workload::Parse(request.workload()); !w.ok()) {
-    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+    return Failure(v1::ERROR_KIND_WORKER_ERROR,
                    StrCat("workload: ", std::string(w.status().message())));
   }
   // Libraries by any name: whether this worker can run the artifact is whether it preloaded
   // what the artifact needs (checked below), not whether it knows the library.
   absl::StatusOr<Target> target = Target::Parse(request.target(), Target::Libs::kAny);
   if (!target.ok()) {
-    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+    return Failure(v1::ERROR_KIND_WORKER_ERROR,
                    StrCat("target: ", std::string(target.status().message())));
   }
   const std::string_view runs = device_kind == TargetKind::kCuda   ? "cuda"
                                 : device_kind == TargetKind::kRocm ? "rocm"
                                                                    : "llvm";
   if (target->kind != device_kind) {
-    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+    return Failure(v1::ERROR_KIND_WORKER_ERROR,
                    StrCat("target '", request.target(), "' is not a ",
                           device_kind == TargetKind::kLlvm ? "CPU" : runs,
                           " target; this worker runs ", runs, " targets only"));
@@ -76,7 +79,7 @@ std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& req
                                         ? v1::ARTIFACT_FORMAT_HSACO
                                         : v1::ARTIFACT_FORMAT_SHARED_OBJECT;
   if (artifact.format() != v1::ARTIFACT_FORMAT_SHARED_OBJECT && artifact.format() != native) {
-    return Failure(v1::ERROR_KIND_UNSUPPORTED,
+    return Failure(v1::ERROR_KIND_WORKER_ERROR,
                    StrCat("artifact.format ", v1::ArtifactFormat_Name(artifact.format()),
                           " is not supported; this worker loads ",
                           native == v1::ARTIFACT_FORMAT_SHARED_OBJECT
@@ -101,7 +104,7 @@ std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& req
   }
   for (const std::string& lib : artifact.needed_libs()) {
     if (!IsLibraryPreloaded(lib, preloaded)) {
-      return Failure(v1::ERROR_KIND_UNSUPPORTED,
+      return Failure(v1::ERROR_KIND_WORKER_ERROR,
                      StrCat("artifact needs library '", lib,
                             "', which this worker has not preloaded (start it with --preload)"));
     }
@@ -304,7 +307,7 @@ absl::StatusOr<v1::Measurement> MeasureSupervisor::MeasureValidated(
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(request.timing());
   if (!timing.ok()) {
-    return Failure(v1::ERROR_KIND_UNSUPPORTED, std::string(timing.status().message()));
+    return Failure(v1::ERROR_KIND_WORKER_ERROR, std::string(timing.status().message()));
   }
   const v1::Artifact& artifact = request.artifact();
 

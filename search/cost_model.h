@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/measurement.h"
 
 namespace tune {
 
@@ -32,6 +33,19 @@ class FeatureMatrix {
   std::vector<float> values_;
 };
 
+/// A measured config as a cost model learns from it.
+struct RankingSample {
+  ErrorKind error = ErrorKind::kNone;  // a verdict (IsVerdict; checked)
+  double secs = 0;                     // LearnedSecs: the median, or a TIMEOUT's deadline
+  uint32_t group = 0;                  // its workload
+};
+
+/// The labels CostModel::Fit takes, one per sample (higher = faster): the fastest time in the
+/// sample's group over its own time, for a success and for a TIMEOUT alike (a TIMEOUT's time is
+/// its deadline: it ranks as at least that slow, below every success of its group, and above
+/// the failures); 0 for every other failure, which computed nothing or nothing right.
+std::vector<float> RankingLabels(std::span<const RankingSample> samples);
+
 class CostModel {
  public:
   struct Options {
@@ -49,8 +63,8 @@ class CostModel {
   CostModel(const CostModel&) = delete;
   CostModel& operator=(const CostModel&) = delete;
 
-  /// Fits a fresh model: `labels[i]` is row i's relevance (higher = faster; 0 for a config that
-  /// failed), `groups[i]` the id of its workload. Rows are compared only within their group.
+  /// Fits a fresh model: `labels[i]` is row i's relevance (RankingLabels), `groups[i]` the id
+  /// of its workload. Rows are compared only within their group.
   /// InvalidArgument when the sizes disagree or there are no rows; Internal with XGBoost's
   /// message when it fails.
   /// `group_weights` weighs the pairs of a group (by id; groups not named weigh 1).

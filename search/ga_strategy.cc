@@ -52,8 +52,11 @@ class GaStrategy final : public SearchStrategy {
 
   void Observe(const std::vector<TrialOutcome>& outcomes) override {
     for (const TrialOutcome& outcome : outcomes) {
+      if (!IsVerdict(outcome.error)) {
+        continue;
+      }
       pool_.Take(outcome.config);
-      if (outcome.ok && outcome.secs > 0 && space_.IndexOf(outcome.config)) {
+      if (outcome.ok() && outcome.secs > 0 && space_.IndexOf(outcome.config)) {
         population_.emplace_back(outcome.secs, outcome.config);
       }
     }

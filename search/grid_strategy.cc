@@ -39,9 +39,11 @@ class GridStrategy final : public SearchStrategy {
 
   void Observe(const std::vector<TrialOutcome>& outcomes) override {
     for (const TrialOutcome& outcome : outcomes) {
-      Exclude(outcome.config);
+      if (IsVerdict(outcome.error)) {
+        Exclude(outcome.config);
+        ++observed_;
+      }
     }
-    observed_ += outcomes.size();
   }
 
   std::string SaveState() const override {

@@ -68,8 +68,9 @@ std::pair<double, double> MeanAndDeviation(const Range& values, Value value) {
 
 struct Observation {
   uint64_t index = 0;  // raw index of the config
-  bool ok = false;
-  double secs = 0;
+  ErrorKind error = ErrorKind::kNone;
+  double secs = 0;  // LearnedSecs
+  bool ok() const { return error == ErrorKind::kNone; }
 };
 
 class ModelStrategy final : public SearchStrategy {
@@ -127,11 +128,11 @@ class ModelStrategy final : public SearchStrategy {
   void Observe(const std::vector<TrialOutcome>& outcomes) override {
     for (const TrialOutcome& outcome : outcomes) {
       std::optional<uint64_t> index = space_.IndexOf(outcome.config);
-      if (!index) {
+      if (!index || !IsVerdict(outcome.error)) {
         continue;
       }
       pool_.Take(outcome.config);
-      observations_.push_back(Observation{*index, outcome.ok, outcome.secs});
+      observations_.push_back(Observation{*index, outcome.error, outcome.secs});
     }
   }
 
@@ -150,7 +151,7 @@ class ModelStrategy final : public SearchStrategy {
   void Transfer(std::vector<TransferSample> samples) override {
     const size_t width = FeaturesOf(space_.ConfigAt(0)).size();
     for (TransferSample& sample : samples) {
-      if (sample.features.size() == width && sample.group >= 1) {
+      if (sample.features.size() == width && sample.group >= 1 && IsVerdict(sample.error)) {
         transfer_.push_back(std::move(sample));
       }
     }
@@ -197,48 +198,44 @@ class ModelStrategy final : public SearchStrategy {
   // transferred samples), the fastest and slowest successful times.
   std::map<uint32_t, std::pair<double, double>> TimeRanges(size_t count) const {
     std::map<uint32_t, std::pair<double, double>> range;
-    auto note = [&](uint32_t group, bool ok, double secs) {
-      if (ok && secs > 0) {
+    auto note = [&](uint32_t group, ErrorKind error, double secs) {
+      if (error == ErrorKind::kNone && secs > 0) {
         auto [it, fresh] = range.emplace(group, std::make_pair(secs, secs));
         it->second = {std::min(it->second.first, secs), std::max(it->second.second, secs)};
       }
     };
     for (size_t i = 0; i < count; ++i) {
-      note(0, observations_[i].ok, observations_[i].secs);
+      note(0, observations_[i].error, observations_[i].secs);
     }
     for (const TransferSample& t : transfer_) {
-      note(t.group, t.ok, t.secs);
+      note(t.group, t.error, t.secs);
     }
     return range;
   }
 
-  // Fits the model on the transferred samples and the first `count` observations (labels: the
-  // fastest time of the sample's workload over its time; 0 for failures). False, with a
-  // warning, when XGBoost fails.
+  // Fits the model on the transferred samples and the first `count` observations (labels:
+  // RankingLabels). False, with a warning, when XGBoost fails.
   bool Fit(size_t count) {
-    const std::map<uint32_t, std::pair<double, double>> range = TimeRanges(count);
-    auto label = [&](uint32_t group, bool ok, double secs) {
-      return ok && secs > 0 ? static_cast<float>(range.at(group).first / secs) : 0.0f;
-    };
     std::vector<Config> observed;
     for (size_t i = 0; i < count; ++i) {
       observed.push_back(space_.ConfigAt(observations_[i].index));
     }
     ComputeFeatures(observed);
     FeatureMatrix x(FeaturesOf(space_.ConfigAt(0)).size());
-    std::vector<float> labels;
+    std::vector<RankingSample> samples;
     std::vector<uint32_t> groups;
     for (const TransferSample& t : transfer_) {
       x.Append(t.features);
-      labels.push_back(label(t.group, t.ok, t.secs));
+      samples.push_back({t.error, t.secs, t.group});
       groups.push_back(t.group);
     }
     for (size_t i = 0; i < count; ++i) {
       const Observation& o = observations_[i];
       x.Append(FeaturesOf(space_.ConfigAt(o.index)));
-      labels.push_back(label(0, o.ok, o.secs));
+      samples.push_back({o.error, o.secs, 0});
       groups.push_back(0);
     }
+    const std::vector<float> labels = RankingLabels(samples);
     // The search's own workload weighs as much as all the lent ones together: a model fitted on
     // thousands of lent trials would otherwise all but ignore the few of its own workload, and
     // keep exploiting where the other shapes were fast.
@@ -437,7 +434,7 @@ class ModelStrategy final : public SearchStrategy {
     std::vector<Config> walkers;
     std::vector<const Observation*> best;
     for (size_t i = 0; i < count; ++i) {
-      if (observations_[i].ok) {
+      if (observations_[i].ok()) {
         best.push_back(&observations_[i]);
       }
     }

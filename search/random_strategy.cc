@@ -68,9 +68,11 @@ class ShuffledRandomStrategy final : public SearchStrategy {
 
   void Observe(const std::vector<TrialOutcome>& outcomes) override {
     for (const TrialOutcome& outcome : outcomes) {
-      Exclude(outcome.config);
+      if (IsVerdict(outcome.error)) {
+        Exclude(outcome.config);
+        ++observed_;
+      }
     }
-    observed_ += outcomes.size();
   }
 
   std::string SaveState() const override {
@@ -148,9 +150,11 @@ class DrawnRandomStrategy final : public SearchStrategy {
 
   void Observe(const std::vector<TrialOutcome>& outcomes) override {
     for (const TrialOutcome& outcome : outcomes) {
-      excluded_.insert(outcome.config);
+      if (IsVerdict(outcome.error)) {
+        excluded_.insert(outcome.config);
+        ++observed_;
+      }
     }
-    observed_ += outcomes.size();
   }
 
   std::string SaveState() const override {

@@ -11,16 +11,21 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/measurement.h"
 #include "search/config_space.h"
 #include "search/features.h"
 
 namespace tune {
 
-/// The result of measuring one proposed config.
+/// The result of measuring one proposed config: a verdict on it (IsVerdict). Strategies ignore
+/// an outcome of any other kind (the caller never passes one: a trial its workers could not
+/// measure says nothing of its config).
 struct TrialOutcome {
   Config config;
-  bool ok = false;  // measured successfully (built, ran, correct)
-  double secs = 0;  // best time of the trial when ok
+  ErrorKind error = ErrorKind::kNone;
+  double secs = 0;  // LearnedSecs: the median when ok, the deadline of a TIMEOUT, else 0
+
+  bool ok() const { return error == ErrorKind::kNone; }
 };
 
 /// A measured config of another workload of the same template and device, for a cost model to
@@ -29,9 +34,9 @@ struct TrialOutcome {
 /// compared only within one workload.
 struct TransferSample {
   std::vector<float> features;
-  bool ok = false;
-  double secs = 0;
-  uint32_t group = 1;  // >= 1, one per workload
+  ErrorKind error = ErrorKind::kNone;  // a verdict, as TrialOutcome's
+  double secs = 0;                     // as TrialOutcome's
+  uint32_t group = 1;                  // >= 1, one per workload
 };
 
 /// One search over one ConfigSpace. Not thread-safe: the caller serialises calls.
@@ -46,9 +51,10 @@ class SearchStrategy {
   /// `measured` set it was created with. Fewer (possibly none) when the space is exhausted.
   virtual std::vector<Config> Propose(int n) = 0;
 
-  /// Feeds back results (model-based strategies learn from them; grid/random note them and
-  /// never propose their configs afterwards). Outcomes of configs this strategy did not propose
-  /// are allowed: a new strategy may be warmed up with records of earlier jobs.
+  /// Feeds back verdicts (model-based strategies learn from them; grid/random note them and
+  /// never propose their configs afterwards); outcomes that are no verdict are ignored. Outcomes
+  /// of configs this strategy did not propose are allowed: a new strategy may be warmed up with
+  /// records of earlier jobs.
   virtual void Observe(const std::vector<TrialOutcome>& outcomes) = 0;
 
   /// True for strategies that learn a cost model (and so use Transfer and features).
@@ -57,7 +63,8 @@ class SearchStrategy {
   /// Measurements of other workloads to learn from, given before the first Propose or at any
   /// time after (a model job's sibling tasks lend theirs as they are recorded); the model learns
   /// from them at its next fit, the latest 2,000 at most. Samples whose feature width differs
-  /// from this space's are ignored. Strategies without a model ignore all of them.
+  /// from this space's, or that are no verdict, are ignored. Strategies without a model ignore all
+  /// of them.
   virtual void Transfer(std::vector<TransferSample> samples) { (void)samples; }
 
   /// Configs worth measuring early that the caller would otherwise propose before the

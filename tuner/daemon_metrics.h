@@ -55,7 +55,7 @@ class DaemonMetrics {
 
  private:
   metrics::Registry registry_;
-  std::array<metrics::Counter*, static_cast<size_t>(ErrorKind::kWorkerLost) + 1> trials_{};
+  std::array<metrics::Counter*, kErrorKindCount> trials_{};
   metrics::Family<metrics::Gauge>& jobs_;
   metrics::Family<metrics::Gauge>& pending_trials_;
   metrics::Family<metrics::Gauge>& workers_;

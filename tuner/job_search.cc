@@ -105,8 +105,8 @@ TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& work
     if (!config.ok() || !other.space.IsValid(*config)) {
       continue;
     }
-    if (trial.ok && (!other.best || trial.median_secs < other.best->first)) {
-      other.best = std::make_pair(trial.median_secs, *config);
+    if (trial.error == ErrorKind::kNone && (!other.best || trial.secs < other.best->first)) {
+      other.best = std::make_pair(trial.secs, *config);
     }
     other.configs.push_back(*std::move(config));
     other.of.push_back(&trial);
@@ -120,7 +120,7 @@ TemplateTransfer PrepareTransfer(const KernelTemplate& tpl, const Workload& work
                 : KnobFeatureFn(other->space)(other->configs);
     for (size_t i = 0; i < rows.size(); ++i) {
       out.samples.push_back(
-          {std::move(rows[i]), other->of[i]->ok, other->of[i]->median_secs, other->group});
+          {std::move(rows[i]), other->of[i]->error, other->of[i]->secs, other->group});
     }
   }
   const std::vector<float> here = WorkloadFeatures(workload);
@@ -239,8 +239,8 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
       }
       absl::StatusOr<Config> config = ParseConfig(trial.key.config);
       if (config.ok()) {
-        known.push_back(TrialOutcome{*std::move(config), trial.ok, trial.secs});
-        if (trial.ok && (!best || trial.secs < *best)) {
+        known.push_back(TrialOutcome{*std::move(config), trial.error, trial.secs});
+        if (trial.ok() && (!best || trial.secs < *best)) {
           best = trial.secs;
         }
       }
@@ -421,6 +421,8 @@ std::vector<Candidate> JobSearch::Propose(int n, const TemplateFilter& usable) {
 }
 
 void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) {
+  TUNE_CHECK(IsVerdict(outcome.error))
+      << "a search learns from verdicts only, not from " << ErrorKindName(outcome.error);
   EraseCandidate(outstanding_, tpl, outcome.config);
   auto replayed = std::find_if(replay_.begin(), replay_.end(), [&](const Candidate& c) {
     return SameCandidate(c, tpl, outcome.config);
@@ -436,10 +438,19 @@ void JobSearch::Observe(const KernelTemplate* tpl, const TrialOutcome& outcome) 
       // Measured by another job meanwhile: no need to propose it.
       EraseConfig(part.seeds_pending, outcome.config);
       part.strategy->Observe({outcome});
-      if (outcome.ok && (!part.best || outcome.secs < *part.best)) {
+      if (outcome.ok() && (!part.best || outcome.secs < *part.best)) {
         part.best = outcome.secs;
       }
     }
+  }
+}
+
+void JobSearch::GiveUp(const KernelTemplate* tpl, const Config& config) {
+  EraseCandidate(outstanding_, tpl, config);
+  auto replayed = std::find_if(replay_.begin(), replay_.end(),
+                               [&](const Candidate& c) { return SameCandidate(c, tpl, config); });
+  if (replayed != replay_.end()) {
+    replay_.erase(replayed);
   }
 }
 
@@ -506,8 +517,8 @@ void JobSearch::Lend(const KernelTemplate* tpl, const TemplateTrial& trial) {
       DescribedByIr(*tpl, workload_.op())
           ? std::move(source_->Rows(*tpl, lender.workload, target_, lender.space, {*config})[0])
           : KnobFeatures(lender.space, *config);
-  part->strategy->Transfer({TransferSample{std::move(features), trial.ok, trial.median_secs,
-                                           groups_.Of(trial.workload)}});
+  part->strategy->Transfer(
+      {TransferSample{std::move(features), trial.error, trial.secs, groups_.Of(trial.workload)}});
 }
 
 bool JobSearch::Exhausted() const {

@@ -53,8 +53,9 @@ struct Candidate {
 /// A trial the tuning log already holds for the job's workload and target.
 struct PastTrial {
   ConfigKey key;
-  bool ok = false;
-  double secs = 0;  // median seconds, when ok
+  ErrorKind error = ErrorKind::kNone;  // a verdict (IsVerdict)
+  double secs = 0;  // LearnedSecs: the median when ok, the deadline of a TIMEOUT, else 0
+  bool ok() const { return error == ErrorKind::kNone; }
 };
 
 /// How many of the nearest other workloads lend their best config to a new search.
@@ -112,10 +113,17 @@ class JobSearch {
   /// outstanding candidates for later). Each candidate is outstanding until Observe() reports it.
   std::vector<Candidate> Propose(int n, const TemplateFilter& usable = {});
 
-  /// Reports the outcome of a config of template `tpl`: a trial of this job, or a record that
-  /// another job made of a config this search may have proposed. It stops being outstanding
-  /// and its strategy learns of it (and never proposes it).
+  /// Reports the verdict on a config of template `tpl` (IsVerdict; anything else is a bug,
+  /// checked): a trial of this job, or a record that another job made of a config this search
+  /// may have proposed. It stops being outstanding and its strategy learns of it (and never
+  /// proposes it).
   void Observe(const KernelTemplate* tpl, const TrialOutcome& outcome);
+
+  /// A proposed config of `tpl` that was given up without a verdict (its workers were lost or
+  /// could not measure it): it stops being outstanding and nothing learns of it. The strategy
+  /// does not propose it again; later jobs, which do not find it among the measured configs,
+  /// do.
+  void GiveUp(const KernelTemplate* tpl, const Config& config);
 
   /// Lends a trial of template `tpl` on another workload of the same target (a sibling task of
   /// a model job, recorded while this search runs) to that template's cost model, as Create's

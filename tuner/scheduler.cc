@@ -285,8 +285,10 @@ void Scheduler::PumpLocked() {
                            " trials in a row without improvement")
                   : StrCat("search space exhausted after ", job->row.trials_done, " trials");
       }
-      if (!job->skipped.empty()) {
-        why = why.empty() ? job->skipped : StrCat(why, "; ", job->skipped);
+      for (const std::string& note : {job->skipped, GivenUpNote(*job)}) {
+        if (!note.empty()) {
+          why = why.empty() ? note : StrCat(why, "; ", note);
+        }
       }
       if (!job->verdict.empty()) {
         why = why.empty() ? job->verdict : StrCat(why, "; ", job->verdict);

@@ -43,9 +43,12 @@
 //     committed together in one transaction (TuningLog::CommitTrials), each job's search state
 //     saved once per group.
 //   - A worker whose stream breaks, that sends nothing for the heartbeat deadline, or that
-//     cannot measure a trial (a worker_error) gives the trial back to the front of its job's
-//     queue; after max_dispatch_attempts attempts the trial is recorded as WORKER_LOST, which
-//     later jobs measure again.
+//     cannot measure a trial (a worker_error, or a measurement that is no verdict: IsVerdict)
+//     gives the trial back to the front of its job's queue; after max_dispatch_attempts
+//     attempts the trial is given up: recorded as WORKER_LOST, which no search learns from, no
+//     job's budget counts and later jobs measure again. Its job proposes another config
+//     instead, says which trials it gave up, and fails after max_given_up_in_a_row in a row.
+//   - Searches and cost models learn from verdicts only, running or resumed alike.
 //   - Every trial is committed (record, counters and the search's saved state, outstanding
 //     proposals included, in one transaction) before it counts.
 //   - A finished job leaves memory once its final state is on disk and no trial of it remains.
@@ -103,9 +106,13 @@ struct SchedulerOptions {
   /// Codegen plugin executables, installed in this process already; the builders install them
   /// too.
   std::vector<std::string> codegen_plugins = {};
-  /// A trial whose workers were lost or could not measure it this many times is recorded as
-  /// WORKER_LOST.
+  /// A trial whose workers were lost or could not measure it (a worker_error, or a measurement
+  /// that is no verdict: WORKER_ERROR) this many times is given up: recorded as WORKER_LOST, it
+  /// is no trial of its job's budget, and the job proposes another config instead.
   int max_dispatch_attempts = 3;
+  /// A job that gives up this many trials in a row (with no verdict between them) fails, saying
+  /// so: its workers cannot measure its trials.
+  int max_given_up_in_a_row = 8;
   /// The artifact store's directory (tuner/artifact_store.h); empty or a bound of 0: none.
   std::string artifact_store_dir = {};
   uint64_t artifact_store_bytes = 0;
@@ -275,6 +282,10 @@ class Scheduler {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Tells the searches of the other live jobs of this workload and target about a record.
   void ShareRecordLocked(const JobRuntime& source, const Trial& trial, const TrialOutcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A trial given up (recorded as WORKER_LOST) leaves: no trial of its job's budget, noted in
+  /// the job's message; the job fails after max_given_up_in_a_row in a row.
+  void GiveUpLocked(JobRuntime& job, Trial& trial, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Puts an in-flight trial back at the front of its job's queue, or hands it to the log
   /// writer as WORKER_LOST when its attempts are used up.

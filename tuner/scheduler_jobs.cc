@@ -116,23 +116,40 @@ double EtaSeconds(const JobRuntime& job) {
   return std::max(0, job.row.spec.trials - job.row.trials_done) / rate;
 }
 
+// How many given-up trials a job's message names; the others are counted.
+constexpr size_t kGivenUpNamed = 3;
+
 // The most trials of other workloads a job's search learns from, per template (the newest).
 constexpr int kTransferTrials = 2000;
 
-// The log's trials of the job's workload on its exact target and cache state, oldest first:
-// what its search learns from before proposing. Trials given up on lost workers are no verdict.
-absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row) {
+// The log's verdicts (IsVerdict) on configs of the job's workload on its exact target and cache
+// state, oldest first: what its search learns from before proposing, as a running search learns
+// from them (Scheduler::WriteTrials).
+// With `given_up`, also the job's own trials given up (JobRuntime::given_up and
+// given_up_in_a_row), as a running job counts them.
+absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row,
+                                                  JobRuntime* given_up = nullptr) {
   ASSIGN_OR_RETURN(std::vector<Record> records,
                    log.ListRecords(RecordFilter{.workload = row.spec.workload,
                                                 .device_key = row.spec.device_key}));
   std::vector<PastTrial> trials;
   for (const Record& r : records) {
-    if (r.target != row.spec.target || ColdCache(r) != row.spec.timing.flush_cache ||
-        r.measurement.error == ErrorKind::kWorkerLost) {
+    if (given_up != nullptr && r.job_id == row.id && !r.final) {
+      if (IsVerdict(r.measurement.error)) {
+        given_up->given_up_in_a_row = 0;
+      } else {
+        given_up->given_up.push_back(
+            StrCat(r.template_name, " ", r.config, ": ", r.measurement.message));
+        ++given_up->given_up_in_a_row;
+      }
+    }
+    if (r.target != row.spec.target || ColdCache(r) != row.spec.timing.flush_cache || r.final ||
+        !IsVerdict(r.measurement.error)) {
       continue;
     }
+    const int timeout_ms = r.timing.value_or(TimingOptions()).timeout_ms;
     trials.push_back(PastTrial{ConfigKey{r.template_name, r.template_version, r.config},
-                               r.measurement.ok(), r.measurement.MedianSecs()});
+                               r.measurement.error, LearnedSecs(r.measurement, timeout_ms)});
   }
   return trials;
 }
@@ -141,7 +158,7 @@ absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row
 std::optional<double> SecsOf(const std::vector<PastTrial>& history, const KernelTemplate& tpl,
                              const std::string& config) {
   for (const PastTrial& trial : history) {
-    if (trial.ok && trial.key.template_name == tpl.name &&
+    if (trial.ok() && trial.key.template_name == tpl.name &&
         trial.key.template_version == tpl.version && trial.key.config == config) {
       return trial.secs;
     }
@@ -150,6 +167,21 @@ std::optional<double> SecsOf(const std::vector<PastTrial>& history, const Kernel
 }
 
 }  // namespace
+
+std::string GivenUpNote(const JobRuntime& job) {
+  if (job.given_up.empty()) {
+    return "";
+  }
+  std::string note = StrCat("gave up ", job.given_up.size(),
+                            " trial(s) without a verdict, not counted in the budget: ");
+  for (size_t i = 0; i < job.given_up.size() && i < kGivenUpNamed; ++i) {
+    StrAppend(&note, i == 0 ? "" : "; ", job.given_up[i]);
+  }
+  if (job.given_up.size() > kGivenUpNamed) {
+    StrAppend(&note, "; and ", job.given_up.size() - kGivenUpNamed, " more");
+  }
+  return note;
+}
 
 absl::StatusOr<std::optional<double>> Scheduler::DefaultSecsFromLog(const Job& task) {
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(task.spec.workload));
@@ -175,7 +207,8 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
       ResolveTemplates(workload, target, row.spec.templates, options_.allow_fault_templates));
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log_->MeasuredConfigs(row.spec.workload, row.spec.target));
-  ASSIGN_OR_RETURN(std::vector<PastTrial> history, PastTrials(*log_, row));
+  auto job = std::make_shared<JobRuntime>();
+  ASSIGN_OR_RETURN(std::vector<PastTrial> history, PastTrials(*log_, row, job.get()));
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
   if (row.spec.transfer) {
     for (const KernelTemplate* tpl : templates) {
@@ -189,7 +222,6 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
       std::unique_ptr<JobSearch> search,
       JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed, measured,
                         row.search_state, history, transfer, features_.get()));
-  auto job = std::make_shared<JobRuntime>();
   {
     std::lock_guard search_lock(job->search_mu);
     job->search = std::move(search);
@@ -322,11 +354,14 @@ v1::Job Scheduler::JobProtoLocked(const JobRuntime& job) const {
     out.set_message(job.waiting);
   } else if (std::string finals = FinalsNote(job); !finals.empty()) {
     out.set_message(finals);
-  } else if (!job.skipped.empty()) {
-    out.set_message(job.last_error.empty() ? job.skipped
-                                           : StrCat(job.skipped, "; ", job.last_error));
   } else {
-    out.set_message(job.last_error);
+    std::string message;
+    for (const std::string& part : {job.skipped, GivenUpNote(job), job.last_error}) {
+      if (!part.empty()) {
+        StrAppend(&message, message.empty() ? "" : "; ", part);
+      }
+    }
+    out.set_message(message);
   }
   return out;
 }

@@ -90,7 +90,7 @@ bool Scheduler::AwaitsChunkLocked(const JobRuntime& task) const {
 
 void Scheduler::OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const TrialOutcome& outcome,
                                   ErrorKind kind) {
-  if (outcome.ok && trial.tpl == task.templates.front() &&
+  if (outcome.ok() && trial.tpl == task.templates.front() &&
       trial.config_text == task.default_config) {
     task.default_secs = outcome.secs;
   }
@@ -101,7 +101,7 @@ void Scheduler::OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const Tr
   const std::vector<int64_t>& ids = model->model->task_ids;
   const auto index = std::find(ids.begin(), ids.end(), task.row.id) - ids.begin();
   model->model->allocator.Observe(static_cast<int>(index),
-                                  outcome.ok ? std::optional(outcome.secs) : std::nullopt);
+                                  outcome.ok() ? std::optional(outcome.secs) : std::nullopt);
   ++model->row.trials_done;
   if (kind != ErrorKind::kNone) {
     ++model->row.trials_failed;
@@ -111,14 +111,13 @@ void Scheduler::OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const Tr
   if (model->recent.size() > kRecentTrials) {
     model->recent.pop_front();
   }
-  if (kind != ErrorKind::kWorkerLost) {  // a trial given up says nothing of its config
-    LendToSiblingsLocked(*model, task, trial, outcome);
-  }
+  LendToSiblingsLocked(*model, task, trial, outcome);
 }
 
 void Scheduler::LendToSiblingsLocked(const JobRuntime& model, const JobRuntime& task,
                                      const Trial& trial, const TrialOutcome& outcome) {
-  const TemplateTrial lent{task.workload.ToString(), trial.config_text, outcome.ok, outcome.secs};
+  const TemplateTrial lent{task.workload.ToString(), trial.config_text, outcome.error,
+                           outcome.secs};
   for (int64_t id : model.model->task_ids) {
     JobRuntime* sibling = jobs_.Find(id);
     if (sibling == nullptr || sibling == &task || IsTerminal(sibling->row.state) ||

@@ -176,11 +176,12 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
       p.tpl = trial->tpl;
       p.final = trial->final;
       const bool ok = pending.measurement.ok();
-      const double secs = ok ? pending.measurement.MedianSecs() : 0;
-      p.outcome = TrialOutcome{trial->config, ok, secs};
+      const double secs = LearnedSecs(pending.measurement, job->row.spec.timing.timeout_ms);
+      p.outcome = TrialOutcome{trial->config, pending.measurement.error, secs};
       TuningLog::TrialCommit& commit = commits.emplace_back();
       commit.progress.counts = !p.final;
-      if (!p.final) {
+      commit.progress.since_improvement = since_improvement;
+      if (!p.final && IsVerdict(p.outcome.error)) {
         p.improved = ok && (!best_secs || secs < *best_secs);
         if (p.improved) {
           best_secs = secs;
@@ -208,12 +209,17 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
   if (prepared.empty()) {
     return;
   }
-  // The searches learn of the trials; each job's search state, outstanding proposals included,
-  // is saved once, after its last trial of the group, and written in the same transaction.
+  // The searches learn of the verdicts, and forget the trials given up; each job's search state,
+  // outstanding proposals included, is saved once, after its last trial of the group, and
+  // written in the same transaction.
   for (const PreparedTrial& p : prepared) {
     if (!p.final) {
       std::lock_guard search_lock(p.job->search_mu);
-      p.job->search->Observe(p.tpl, p.outcome);
+      if (IsVerdict(p.outcome.error)) {
+        p.job->search->Observe(p.tpl, p.outcome);
+      } else {
+        p.job->search->GiveUp(p.tpl, p.outcome.config);
+      }
     }
   }
   std::set<const JobRuntime*> saved;
@@ -264,8 +270,11 @@ void Scheduler::CountTrialLocked(JobRuntime& job, const PreparedTrial& p,
     const std::string claim = trials_.Erase(trial.id, job, nullptr);
     ReleaseClaimLocked(claim, true);
     PushEventLocked(job);
+  } else if (committed.ok() && !IsVerdict(kind)) {
+    GiveUpLocked(job, trial, pending.measurement.message);
   } else if (committed.ok()) {
     metrics_.CountTrial(kind);
+    job.given_up_in_a_row = 0;
     ++job.row.trials_done;
     if (kind != ErrorKind::kNone) {
       ++job.row.trials_failed;
@@ -286,14 +295,10 @@ void Scheduler::CountTrialLocked(JobRuntime& job, const PreparedTrial& p,
         kind == ErrorKind::kNone
             ? fmt::format("{:.3f} GFLOPS", job.workload.Flops() / outcome.secs / 1e9)
             : job.last_error);
-    // A trial given up is not a verdict on the config: nobody learns of it but this job.
-    const bool verdict = kind != ErrorKind::kWorkerLost;
-    if (verdict) {
-      ShareRecordLocked(job, trial, outcome);
-    }
+    ShareRecordLocked(job, trial, outcome);
     OnTaskTrialLocked(job, trial, outcome, kind);
     const std::string claim = trials_.Erase(trial.id, job, nullptr);
-    ReleaseClaimLocked(claim, verdict);
+    ReleaseClaimLocked(claim, true);
     PushEventLocked(job);
   } else {
     std::string why = StrCat("cannot record trial ", trial.id, " in ", log_->path(), ": ",
@@ -305,6 +310,26 @@ void Scheduler::CountTrialLocked(JobRuntime& job, const PreparedTrial& p,
       FinishLocked(job, JobState::kFailed, why);
     }
   }
+}
+
+void Scheduler::GiveUpLocked(JobRuntime& job, Trial& trial, const std::string& why) {
+  // Recorded, but no verdict: no trial of the budget (the job proposes another config), and
+  // nobody learns of it; other jobs waiting on its claim measure the config themselves.
+  metrics_.CountTrial(ErrorKind::kWorkerLost);
+  job.given_up.push_back(StrCat(trial.tpl->name, " ", trial.config_text, ": ", why));
+  ++job.given_up_in_a_row;
+  Logger("daemon")->warn("job {}: trial {} ({} {}) given up, not counted in the budget: {}",
+                         job.row.id, trial.id, trial.tpl->name, trial.config_text, why);
+  const std::string claim = trials_.Erase(trial.id, job, nullptr);
+  ReleaseClaimLocked(claim, false);
+  if (job.given_up_in_a_row >= options_.max_given_up_in_a_row && !IsTerminal(job.row.state)) {
+    FinishLocked(job, JobState::kFailed,
+                 StrCat("gave up ", job.given_up_in_a_row,
+                        " trials in a row: its workers were lost or could not measure them (",
+                        options_.max_dispatch_attempts, " attempts each); the last: ", why));
+    return;
+  }
+  PushEventLocked(job);
 }
 
 std::vector<absl::StatusOr<Record>> Scheduler::CommitWhenSpaceAllows(

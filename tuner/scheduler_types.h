@@ -139,7 +139,12 @@ struct JobRuntime {
   int64_t model_id = 0;
   std::string default_config;
   std::optional<double> default_secs;
-  std::string last_error;                // "KIND: message" of the latest failed trial
+  std::string last_error;  // "KIND: message" of the latest failed trial
+  // Its trials given up without a verdict (WORKER_LOST records: no trial of its budget), as
+  // "<template> <config>: <why>", oldest first; and how many of them came after its latest
+  // verdict.
+  std::vector<std::string> given_up;
+  int given_up_in_a_row = 0;
   std::string waiting;                   // why a queued job is not running, for people
   std::string skipped;                   // library templates left out for want of a worker
   std::deque<Clock::time_point> recent;  // completion times of the latest trials (for the ETA)
@@ -160,6 +165,10 @@ struct JobRuntime {
     return !IsTerminal(row.state) && !exhausted && !EarlyStopped() && Allocated() < row.spec.trials;
   }
 };
+
+/// "gave up N trial(s) without a verdict: <the first few of JobRuntime::given_up>"; empty when
+/// none was given up.
+std::string GivenUpNote(const JobRuntime& job);
 
 struct WorkerEntry {
   std::string id;

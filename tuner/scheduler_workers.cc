@@ -25,6 +25,7 @@ Measurement Sanitize(const v1::Measurement& proto) {
     return m;
   }
   m = std::move(*parsed);
+  // Kinds only the daemon sets; a worker that cannot measure says WORKER_ERROR.
   if (m.error == ErrorKind::kWorkerLost || m.error == ErrorKind::kBuildError) {
     m.error = ErrorKind::kRuntimeCrash;
     m.message = StrCat("the worker sent error kind ", ErrorKindName(parsed->error),
@@ -142,12 +143,22 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
     PumpLocked();
     return;
   }
+  Measurement measurement = Sanitize(result.measurement());
+  if (!IsVerdict(measurement.error)) {
+    // The worker or its device could not measure it (WORKER_ERROR): as a worker_error.
+    const std::string why = StrCat(ErrorKindName(measurement.error), ": ", measurement.message);
+    Logger("daemon")->warn("trial {}: worker {} could not measure it: {}", trial->id,
+                           worker->reg.name(), why);
+    RequeueLocked(*trial, worker, worker->reg.name(), why);
+    PumpLocked();
+    return;
+  }
   metrics_.ObserveMeasurement(
       std::chrono::duration<double>(Clock::now() - trial->dispatched_at).count());
   JobRuntime& job = *jobs_.Find(trial->job_id);
   trials_.Answered(*trial, job, worker);
   ++worker->trials_done;
-  PendingCommit pending{trial->id, Sanitize(result.measurement()), worker->reg.name(),
+  PendingCommit pending{trial->id, std::move(measurement), worker->reg.name(),
                         worker->reg.device_key()};
   trials_.Remember(*trial, pending);  // for trials of the same code built later
   // Trials of the same code, device and timing (of this job or others) take this measurement.

@@ -14,6 +14,7 @@
 #include "proto/convert.h"
 #include "rpc_server/gpu/reference_ptx.h"
 #include "rpc_server/timing.h"
+#include "rpc_server/worker_faults.h"
 
 namespace tune::gpu {
 namespace {
@@ -206,9 +207,10 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
                                  const std::function<void()>& on_started) {
   GpuDevice& dev = *device_;
   const GpuDeviceInfo& info = dev.info();
+  // A request this worker cannot read (another tune version) says nothing of the config.
   absl::StatusOr<Workload> workload = Workload::Parse(trial.workload());
   if (!workload.ok()) {
-    return Failure(ErrorKind::kUnsupported,
+    return Failure(ErrorKind::kWorkerError,
                    StrCat("workload: ", std::string(workload.status().message())));
   }
   if (workload->prepared_weights()) {
@@ -218,7 +220,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
   if (!timing.ok()) {
-    return Failure(ErrorKind::kUnsupported, std::string(timing.status().message()));
+    return Failure(ErrorKind::kWorkerError, std::string(timing.status().message()));
   }
   const std::vector<TensorArg> args = workload->Arguments();
   if (args.size() < rpc::kMinKernelArgs || args.size() > rpc::kMaxKernelArgs) {
@@ -233,7 +235,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   const v1::ArtifactFormat native =
       info.kind == TargetKind::kCuda ? v1::ARTIFACT_FORMAT_PTX : v1::ARTIFACT_FORMAT_HSACO;
   if (format != native && format != v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
-    return Failure(ErrorKind::kUnsupported,
+    return Failure(ErrorKind::kWorkerError,
                    StrCat("artifact.format ", v1::ArtifactFormat_Name(format), " cannot run on ",
                           DeviceName(info.kind, info.index), "; accepted: ",
                           v1::ArtifactFormat_Name(native), ", ARTIFACT_FORMAT_SHARED_OBJECT"));
@@ -242,12 +244,21 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   // Buffers, inputs and the reference output.
   Buffers buffers(&dev);
   std::vector<DevicePtr> ptrs;
+  int64_t needed_bytes = 0;  // the arguments and the reference output
+  for (const TensorArg& a : args) {
+    needed_bytes += a.NumElements() * 4;
+  }
+  needed_bytes += args.back().NumElements() * 4;
   for (const TensorArg& a : args) {
     absl::StatusOr<DevicePtr> p = buffers.Add(static_cast<size_t>(a.NumElements()) * sizeof(float));
     if (!p.ok()) {
-      return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kUnsupported,
-                     StrCat("cannot allocate ", a.name, " (", a.NumElements() * 4,
-                            " bytes) on the device: ", p.status().message()));
+      // More than the device has is the workload's verdict; less, a device busy with others.
+      const ErrorKind kind = dev.broken()                             ? ErrorKind::kRuntimeCrash
+                             : needed_bytes > info.total_memory_bytes ? ErrorKind::kUnsupported
+                                                                      : ErrorKind::kWorkerError;
+      return Failure(kind, StrCat("cannot allocate ", a.name, " (", a.NumElements() * 4, " bytes; ",
+                                  needed_bytes, " in all, the device has ", info.total_memory_bytes,
+                                  ") on the device: ", p.status().message()));
     }
     ptrs.push_back(*p);
   }
@@ -256,8 +267,9 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   const size_t out_bytes = static_cast<size_t>(out_elems) * sizeof(float);
   const std::string reference_key = StrCat(workload->ToString(), "#", timing->seed);
   const bool have_reference = reference_key == reference_key_;
+  // The worker's own kernels and copies: no verdict on the candidate.
   auto setup_failure = [&](const absl::Status& s) {
-    return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kUnsupported,
+    return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kWorkerError,
                    StrCat("preparing inputs and the reference failed: ", s.message()));
   };
   if (info.kind == TargetKind::kCuda) {
@@ -322,8 +334,8 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     void* handle = dlopen(trial.artifact_path().c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* e = dlerror();
-      return Failure(ErrorKind::kLoadError,
-                     StrCat("cannot load artifact: ", e != nullptr ? e : "unknown error"));
+      const std::string error = e != nullptr ? e : "unknown error";
+      return Failure(rpc::DlopenFailureKind(error), StrCat("cannot load artifact: ", error));
     }
     library = std::make_unique<LibraryHandle>(handle);
     void* entry = dlsym(handle, trial.entry_symbol().c_str());
@@ -350,15 +362,17 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     };
   } else {
     absl::StatusOr<std::string> image = ReadFile(trial.artifact_path());
-    if (!image.ok()) {
-      return Failure(ErrorKind::kLoadError, std::string(image.status().message()));
+    if (!image.ok()) {  // the worker's cached copy
+      return Failure(ErrorKind::kWorkerError, std::string(image.status().message()));
     }
     if (image->empty()) {
       return Failure(ErrorKind::kLoadError, "artifact is empty");
     }
     absl::StatusOr<void*> loaded = dev.LoadModule(*image);
     if (!loaded.ok()) {
-      return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kLoadError,
+      return Failure(dev.broken()
+                         ? ErrorKind::kRuntimeCrash
+                         : rpc::ModuleLoadFailureKind(std::string(loaded.status().message())),
                      std::string(loaded.status().message()));
     }
     module = *loaded;
@@ -407,7 +421,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     if (!dev.broken() && absl::IsUnimplemented(s)) {
       kind = ErrorKind::kUnsupported;
     } else if (!dev.broken() && absl::IsFailedPrecondition(s)) {
-      kind = ErrorKind::kLoadError;
+      kind = ErrorKind::kWorkerError;  // a vendor library this worker cannot open
     }
     Measurement m = Failure(kind, StrCat(s.message(), when));
     m.library_info = library_info;

@@ -197,6 +197,22 @@ TEST_F(JobTest, CommitTrialCountsTrialsStoresStateAndTracksTheBest) {
   EXPECT_EQ(log_->GetJob(id)->since_improvement, 4);
 }
 
+TEST_F(JobTest, ATrialGivenUpIsRecordedWithItsSearchStateButIsNoTrialOfTheBudget) {
+  int64_t id = log_->CreateJob(SampleSpec())->id;
+  Record ok = SampleRecord(R"({"mc":1})", 2e-3);
+  ok.job_id = id;
+  Record lost = FailedRecord(ErrorKind::kWorkerLost, R"({"mc":2})");
+  lost.job_id = id;
+  ASSERT_TRUE(log_->CommitTrial(ok, {"state-1"}).ok());
+  ASSERT_TRUE(log_->CommitTrial(lost, {"state-2"}).ok());
+
+  Job job = *log_->GetJob(id);
+  EXPECT_EQ(job.trials_done, 1);
+  EXPECT_EQ(job.trials_failed, 0);
+  EXPECT_EQ(job.search_state, "state-2") << "the search forgot the trial given up";
+  EXPECT_EQ(log_->ListRecords({.job_id = id})->size(), 2u);
+}
+
 TEST_F(JobTest, CommitTrialIsAllOrNothing) {
   int64_t id = log_->CreateJob(SampleSpec())->id;
   Record first = SampleRecord();

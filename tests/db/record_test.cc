@@ -214,9 +214,11 @@ TEST_F(RecordTest, BestForATargetMatchesItsThreadsLibrariesAndCacheStateExactly)
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(RecordTest, ATrialGivenUpAfterLosingItsWorkersIsNotAMeasuredConfig) {
+TEST_F(RecordTest, ATrialWithoutAVerdictIsNotAMeasuredConfig) {
   ASSERT_TRUE(log_->CommitRecord(FailedRecord(ErrorKind::kWorkerLost, R"({"mc":1})")).ok());
   ASSERT_TRUE(log_->CommitRecord(FailedRecord(ErrorKind::kRuntimeCrash, R"({"mc":2})")).ok());
+  // Not written by a daemon, but a log may import it.
+  ASSERT_TRUE(log_->CommitRecord(FailedRecord(ErrorKind::kWorkerError, R"({"mc":3})")).ok());
   absl::StatusOr<std::vector<ConfigKey>> measured = log_->MeasuredConfigs(kGemm, testing::kTarget);
   ASSERT_TRUE(measured.ok()) << measured.status();
   ASSERT_EQ(measured->size(), 1u);
@@ -280,6 +282,10 @@ TEST_F(RecordTest, TrialsOfTemplateListOtherWorkloadsOfTheTargetNewestFirst) {
   Record lost = FailedRecord(ErrorKind::kWorkerLost, R"({"mc":3})");
   lost.workload = "gemm:M=16,N=64,K=64";
   ASSERT_TRUE(log_->CommitRecord(lost).ok());
+  Record timeout = FailedRecord(ErrorKind::kTimeout, R"({"mc":6})");
+  timeout.workload = "gemm:M=16,N=64,K=64";
+  timeout.timing = TimingOptions{.timeout_ms = 2500};
+  ASSERT_TRUE(log_->CommitRecord(timeout).ok());
   Record other_template = on("gemm:M=16,N=64,K=64", "{}", 1e-3);
   other_template.template_name = "gemm.cpu.extern_blas";
   ASSERT_TRUE(log_->CommitRecord(other_template).ok());
@@ -291,13 +297,18 @@ TEST_F(RecordTest, TrialsOfTemplateListOtherWorkloadsOfTheTargetNewestFirst) {
   absl::StatusOr<std::vector<TemplateTrial>> trials =
       log_->TrialsOfTemplate("gemm.cpu.blocked", 1, kTarget, false, kGemm, 10);
   ASSERT_TRUE(trials.ok()) << trials.status();
-  ASSERT_EQ(trials->size(), 3u);
+  ASSERT_EQ(trials->size(), 4u);
   EXPECT_EQ((*trials)[0].config, R"({"mc":5})");
-  EXPECT_TRUE((*trials)[0].ok);
-  EXPECT_DOUBLE_EQ((*trials)[0].median_secs, 3e-3);
-  EXPECT_EQ((*trials)[1].config, R"({"mc":2})");
-  EXPECT_FALSE((*trials)[1].ok);
-  EXPECT_EQ((*trials)[2].workload, "gemm:M=32,N=64,K=64");
+  EXPECT_EQ((*trials)[0].error, ErrorKind::kNone);
+  EXPECT_DOUBLE_EQ((*trials)[0].secs, 3e-3);
+  // A TIMEOUT is lent as at least as slow as its deadline.
+  EXPECT_EQ((*trials)[1].config, R"({"mc":6})");
+  EXPECT_EQ((*trials)[1].error, ErrorKind::kTimeout);
+  EXPECT_DOUBLE_EQ((*trials)[1].secs, 2.5);
+  EXPECT_EQ((*trials)[2].config, R"({"mc":2})");
+  EXPECT_EQ((*trials)[2].error, ErrorKind::kBuildError);
+  EXPECT_EQ((*trials)[2].secs, 0);
+  EXPECT_EQ((*trials)[3].workload, "gemm:M=32,N=64,K=64");
   EXPECT_EQ(log_->TrialsOfTemplate("gemm.cpu.blocked", 1, kTarget, false, kGemm, 1)->size(), 1u);
   EXPECT_TRUE(log_->TrialsOfTemplate("gemm.cpu.blocked", 2, kTarget, false, kGemm, 10)->empty());
   EXPECT_TRUE(log_->TrialsOfTemplate("gemm.cpu.blocked", 1, kTarget, true, kGemm, 10)->empty());

@@ -6,9 +6,8 @@ namespace tune {
 namespace {
 
 TEST(ConvertTest, EveryErrorKindSurvivesTheWireWithTheSameName) {
-  for (ErrorKind kind : {ErrorKind::kNone, ErrorKind::kBuildError, ErrorKind::kLoadError,
-                         ErrorKind::kRuntimeCrash, ErrorKind::kTimeout, ErrorKind::kWrongAnswer,
-                         ErrorKind::kUnsupported, ErrorKind::kWorkerLost}) {
+  for (size_t i = 0; i < kErrorKindCount; ++i) {
+    const auto kind = static_cast<ErrorKind>(i);
     v1::ErrorKind wire = ErrorKindToProto(kind);
     EXPECT_EQ(v1::ErrorKind_Name(wire), "ERROR_KIND_" + std::string(ErrorKindName(kind)));
     absl::StatusOr<ErrorKind> back = ErrorKindFromProto(wire);

@@ -196,7 +196,7 @@ TEST(GpuRequestCheckTest, ACudaWorkerTakesPtxAndHostAbiObjectsOfCudaTargetsOnly)
   request.mutable_artifact()->set_format(v1::ARTIFACT_FORMAT_HSACO);
   std::optional<v1::Measurement> hsaco = supervisor->CheckRequest(request);
   ASSERT_TRUE(hsaco.has_value());
-  EXPECT_EQ(hsaco->error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_EQ(hsaco->error_kind(), v1::ERROR_KIND_WORKER_ERROR);
   EXPECT_NE(hsaco->message().find("ARTIFACT_FORMAT_PTX and ARTIFACT_FORMAT_SHARED_OBJECT"),
             std::string::npos)
       << hsaco->message();
@@ -205,7 +205,7 @@ TEST(GpuRequestCheckTest, ACudaWorkerTakesPtxAndHostAbiObjectsOfCudaTargetsOnly)
   request.set_target("llvm -mcpu=znver4 -threads=1");
   std::optional<v1::Measurement> cpu = supervisor->CheckRequest(request);
   ASSERT_TRUE(cpu.has_value());
-  EXPECT_EQ(cpu->error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_EQ(cpu->error_kind(), v1::ERROR_KIND_WORKER_ERROR);
   EXPECT_NE(cpu->message().find("runs cuda targets only"), std::string::npos) << cpu->message();
 }
 
@@ -355,9 +355,10 @@ TEST_F(GpuMeasureTest, AKernelThatSpinsForeverIsATimeout) {
   EXPECT_EQ(next.error_kind(), v1::ERROR_KIND_NONE) << next.message();
 }
 
-TEST_F(GpuMeasureTest, PtxOfAnIsaVersionTheDriverLacksIsALoadError) {
+// A newer driver would load it: the worker's lack, not the kernel's verdict.
+TEST_F(GpuMeasureTest, PtxOfAnIsaVersionTheDriverLacksIsAWorkerError) {
   v1::Measurement m = MeasurePtx("gemm_future", GemmPtx("gemm_future", FutureVersion()));
-  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WORKER_ERROR) << m.message();
   EXPECT_NE(m.message().find("cuModuleLoadDataEx"), std::string::npos) << m.message();
 }
 

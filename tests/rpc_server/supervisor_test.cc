@@ -190,6 +190,14 @@ TEST_F(SupervisorTest, APreparationMissingOrFailingIsALoadErrorOrACrashNamingIt)
   EXPECT_EQ(f.round_secs_size(), 0);
 }
 
+TEST_F(SupervisorTest, AnArtifactFileMissingOnTheWorkerIsAWorkerErrorNotAVerdict) {
+  auto supervisor = Make();
+  v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
+  v1::Measurement m = MeasureOk(*supervisor, request, cache_dir_ + "/gone.so");
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WORKER_ERROR) << m.message();
+  EXPECT_NE(m.message().find("cannot open shared object file"), std::string::npos) << m.message();
+}
+
 TEST_F(SupervisorTest, MissingEntrySymbolIsLoadErrorNamingIt) {
   auto supervisor = Make();
   v1::Measurement m =
@@ -208,6 +216,7 @@ TEST_F(SupervisorTest, BytesThatAreNotASharedObjectAreLoadError) {
   EXPECT_NE(m.message().find("cannot load artifact"), std::string::npos) << m.message();
 }
 
+// The artifact did not say it needs the library (Artifact.needed_libs): its own fault.
 TEST_F(SupervisorTest, ExternCallFailsToLoadWithoutItsLibraryPreloaded) {
   auto supervisor = Make();
   v1::Measurement m =
@@ -228,7 +237,7 @@ TEST_F(SupervisorTest, ExternCallResolvesAgainstAPreloadedLibrary) {
   EXPECT_EQ(m.round_secs_size(), 3);
 }
 
-TEST_F(SupervisorTest, NeededLibraryThatIsNotPreloadedIsUnsupported) {
+TEST_F(SupervisorTest, NeededLibraryThatIsNotPreloadedIsAWorkerErrorNotAVerdict) {
   SupervisorOptions options = FixtureSupervisorOptions();
   options.preload_paths = {TUNE_TEST_MICROKERNEL};
   auto supervisor = Make(options);
@@ -238,26 +247,26 @@ TEST_F(SupervisorTest, NeededLibraryThatIsNotPreloadedIsUnsupported) {
             v1::ERROR_KIND_NONE);
   request.mutable_artifact()->add_needed_libs("openblas");
   v1::Measurement m = MeasureOk(*supervisor, request, TUNE_TEST_EXTERN_KERNEL);
-  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WORKER_ERROR);
   EXPECT_NE(m.message().find("'openblas'"), std::string::npos) << m.message();
 }
 
-TEST_F(SupervisorTest, GpuTargetIsUnsupportedOnACpuWorker) {
+TEST_F(SupervisorTest, GpuTargetOnACpuWorkerIsAWorkerErrorNotAVerdict) {
   auto supervisor = Make();
   v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
   request.set_target("cuda -arch=sm_90");
   v1::Measurement m = MeasureOk(*supervisor, request);
-  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WORKER_ERROR);
   EXPECT_NE(m.message().find("llvm"), std::string::npos) << m.message();
   EXPECT_EQ(supervisor->children_started(), 0) << "refused before any process starts";
 }
 
-TEST_F(SupervisorTest, MalformedWorkloadIsUnsupportedNamingTheField) {
+TEST_F(SupervisorTest, AWorkloadTheWorkerCannotReadIsAWorkerErrorNamingTheField) {
   auto supervisor = Make();
   v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
   request.set_workload("gemm:M=16");
   v1::Measurement m = MeasureOk(*supervisor, request);
-  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WORKER_ERROR);
   EXPECT_TRUE(m.message().starts_with("workload: ")) << m.message();
 }
 
@@ -270,12 +279,12 @@ TEST_F(SupervisorTest, AHashThatIsNotASha256IsLoadError) {
   EXPECT_NE(m.message().find("artifact.hash"), std::string::npos) << m.message();
 }
 
-TEST_F(SupervisorTest, NegativeTimingFieldIsUnsupportedNamingIt) {
+TEST_F(SupervisorTest, ATimingTheWorkerCannotReadIsAWorkerErrorNamingTheField) {
   auto supervisor = Make();
   v1::MeasureRequest request = FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_correct");
   request.mutable_timing()->set_repeat(-1);
   v1::Measurement m = MeasureOk(*supervisor, request);
-  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_WORKER_ERROR);
   EXPECT_NE(m.message().find("timing.repeat"), std::string::npos) << m.message();
 }
 

@@ -66,7 +66,7 @@ int TrialsToWithin5Percent(std::string_view strategy, uint64_t seed, int budget,
       if (Secs(c) <= target) {
         return trials;
       }
-      outcomes.push_back({c, true, Secs(c)});
+      outcomes.push_back({c, ErrorKind::kNone, Secs(c)});
     }
     (*search)->Observe(outcomes);
   }
@@ -109,8 +109,8 @@ int TransferTrials(int size, const std::vector<int>& others, uint64_t seed) {
     FeatureFn features = SizedFeatures(space, other);
     for (int i = 0; i < 200; ++i) {
       Config c = *space.Sample(rng);
-      samples.push_back(
-          {features({c}).front(), true, SecsOf(other, c), static_cast<uint32_t>(other + 1)});
+      samples.push_back({features({c}).front(), ErrorKind::kNone, SecsOf(other, c),
+                         static_cast<uint32_t>(other + 1)});
     }
   }
   search->Transfer(samples);
@@ -122,7 +122,7 @@ int TransferTrials(int size, const std::vector<int>& others, uint64_t seed) {
       if (SecsOf(size, c) <= 1.05 * best) {
         return trials;
       }
-      outcomes.push_back({c, true, SecsOf(size, c)});
+      outcomes.push_back({c, ErrorKind::kNone, SecsOf(size, c)});
     }
     search->Observe(outcomes);
   }
@@ -200,7 +200,7 @@ TEST(XgbStrategyTest, SuggestedConfigsAreMeasuredWhenTheModelRanksThemHigh) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 1000; ++i) {
     Config c = *space.Sample(rng);
-    samples.push_back({KnobFeatures(space, c), true, secs(c), 1});
+    samples.push_back({KnobFeatures(space, c), ErrorKind::kNone, secs(c), 1});
   }
   auto first_batch = [&](bool suggest) {
     auto search = *MakeStrategy("xgb", space, 1, {});
@@ -222,7 +222,8 @@ TEST(XgbStrategyTest, SuggestedConfigsAreMeasuredWhenTheModelRanksThemHigh) {
 TEST(XgbStrategyTest, TransferredSamplesOfAnotherFeatureWidthAreIgnored) {
   const ConfigSpace space = TileSpace();
   auto search = *MakeStrategy("xgb", space, 1, {});
-  search->Transfer({{{1.0f, 2.0f}, true, 1e-3, 1}, {{1.0f, 3.0f}, true, 2e-3, 1}});
+  search->Transfer(
+      {{{1.0f, 2.0f}, ErrorKind::kNone, 1e-3, 1}, {{1.0f, 3.0f}, ErrorKind::kNone, 2e-3, 1}});
   // Nothing usable was transferred: the first batches are drawn at random, without error.
   EXPECT_EQ(search->Propose(8).size(), 8u);
 }
@@ -237,7 +238,7 @@ TEST(XgbStrategyTest, ResumedWithTheLogsRecordsItProposesWhatTheUninterruptedSea
       std::vector<TrialOutcome> outcomes;
       for (const Config& c : search.Propose(8)) {
         proposed.push_back(c);
-        outcomes.push_back({c, true, Secs(c)});
+        outcomes.push_back({c, ErrorKind::kNone, Secs(c)});
       }
       search.Observe(outcomes);
       log.insert(log.end(), outcomes.begin(), outcomes.end());
@@ -273,11 +274,37 @@ TEST(XgbStrategyTest, FailedTrialsAreNeverProposedAgainAndDoNotStopTheModel) {
       EXPECT_TRUE(space.IsValid(c));
       // Every config with a == 16 "crashes".
       const bool ok = c.at("a") != 16;
-      outcomes.push_back({c, ok, ok ? Secs(c) : 0});
+      outcomes.push_back({c, ok ? ErrorKind::kNone : ErrorKind::kRuntimeCrash, ok ? Secs(c) : 0});
     }
     search->Observe(outcomes);
   }
   EXPECT_EQ(seen.size(), 64u);
+}
+
+TEST(CostModelTest, ATimeoutIsLabelledAtLeastAsSlowAsItsDeadlineNotLikeAWrongAnswer) {
+  const std::vector<RankingSample> samples = {
+      {ErrorKind::kNone, 1e-3, 0},      {ErrorKind::kNone, 4e-3, 0},
+      {ErrorKind::kTimeout, 2.0, 0},    {ErrorKind::kWrongAnswer, 0, 0},
+      {ErrorKind::kRuntimeCrash, 0, 0}, {ErrorKind::kTimeout, 0.5, 1},  // a group of timeouts
+      {ErrorKind::kUnsupported, 0, 1},
+  };
+  const std::vector<float> labels = RankingLabels(samples);
+  ASSERT_EQ(labels.size(), samples.size());
+  EXPECT_FLOAT_EQ(labels[0], 1.0f);
+  EXPECT_FLOAT_EQ(labels[1], 0.25f);
+  EXPECT_FLOAT_EQ(labels[2], 1e-3f / 2.0f);  // the fastest over the deadline
+  EXPECT_GT(labels[2], labels[3]);
+  EXPECT_LT(labels[2], labels[1]);
+  EXPECT_EQ(labels[3], 0.0f);
+  EXPECT_EQ(labels[4], 0.0f);
+  EXPECT_FLOAT_EQ(labels[5], 1.0f);
+  EXPECT_EQ(labels[6], 0.0f);
+}
+
+TEST(CostModelDeathTest, LearnsFromNothingThatIsNoVerdict) {
+  const std::vector<RankingSample> lost = {{ErrorKind::kNone, 1e-3, 0},
+                                           {ErrorKind::kWorkerLost, 0, 0}};
+  EXPECT_DEATH(RankingLabels(lost), "verdicts only");
 }
 
 TEST(CostModelTest, RanksUnseenConfigsInTheOrderOfTheirTimes) {

@@ -100,6 +100,21 @@ TEST_P(EveryStrategyTest, NeverProposesMeasuredConfigs) {
   EXPECT_EQ(AsSet(proposed).size(), proposed.size());
 }
 
+// A trial its workers could not measure says nothing of its config: the strategy neither notes
+// it (its saved state is unchanged) nor stops proposing it.
+TEST_P(EveryStrategyTest, IgnoresOutcomesThatAreNoVerdict) {
+  ConfigSpace space = SmallSpace();
+  std::vector<Config> valid = space.EnumerateValid(1000);
+  auto strategy = Make(GetParam(), space, 5);
+  const std::string before = strategy->SaveState();
+  strategy->Observe(
+      {{valid[3], ErrorKind::kWorkerLost, 0}, {valid[4], ErrorKind::kWorkerError, 0}});
+  EXPECT_EQ(strategy->SaveState(), before);
+  std::set<Config> proposed = AsSet(Drain(*strategy, 4));
+  EXPECT_TRUE(proposed.contains(valid[3]));
+  EXPECT_TRUE(proposed.contains(valid[4]));
+}
+
 TEST_P(EveryStrategyTest, NeverProposesObservedConfigs) {
   ConfigSpace space = SmallSpace();
   std::vector<Config> valid = space.EnumerateValid(1000);
@@ -107,11 +122,11 @@ TEST_P(EveryStrategyTest, NeverProposesObservedConfigs) {
   std::vector<Config> first = strategy->Propose(4);
   std::vector<TrialOutcome> outcomes;
   for (const Config& c : first) {
-    outcomes.push_back({c, true, 1e-3});
+    outcomes.push_back({c, ErrorKind::kNone, 1e-3});
   }
   // Records of another job, warmed up into this search.
-  outcomes.push_back({valid[18], true, 2e-3});
-  outcomes.push_back({valid[2], false, 0});
+  outcomes.push_back({valid[18], ErrorKind::kNone, 2e-3});
+  outcomes.push_back({valid[2], ErrorKind::kWrongAnswer, 0});
   strategy->Observe(outcomes);
   std::vector<Config> rest = Drain(*strategy, 4);
   std::set<Config> covered = AsSet(first);

@@ -133,7 +133,7 @@ TEST(JobSearchTest, ResumesTheSameSequenceFromItsSavedState) {
   auto a = JobSearch::Create(s.workload, s.target, s.templates, "random", 3, {}, "");
   ASSERT_TRUE(a.ok()) << a.status();
   for (const Candidate& c : (*a)->Propose(4)) {
-    (*a)->Observe(c.tpl, TrialOutcome{c.config, true, 1e-3});
+    (*a)->Observe(c.tpl, TrialOutcome{c.config, ErrorKind::kNone, 1e-3});
   }
   std::string state = (*a)->SaveState();
   std::vector<Candidate> next_a = (*a)->Propose(4);
@@ -218,11 +218,11 @@ std::vector<std::string> RunJob(std::string_view strategy, int trials, int windo
     Candidate done = ahead.back();
     ahead.pop_back();
     const double secs = 1e-3 * (1 + static_cast<double>(std::hash<std::string>()(Key(done)) % 97));
-    search->Observe(done.tpl, TrialOutcome{done.config, true, secs});
+    search->Observe(done.tpl, TrialOutcome{done.config, ErrorKind::kNone, secs});
     saved = search->SaveState();
     recorded.push_back(Key(done));
     log.push_back({std::string(done.tpl->name), done.tpl->version, ConfigToString(done.config)});
-    history.push_back(PastTrial{log.back(), true, secs});
+    history.push_back(PastTrial{log.back(), ErrorKind::kNone, secs});
   }
   return recorded;
 }
@@ -256,10 +256,11 @@ TEST(JobSearchTest, ProposesTheNearestWorkloadsBestConfigsRightAfterTheDefault) 
   ASSERT_EQ(lend.size(), 3u) << "no config valid in both spaces";
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
   transfer[std::string(tpl->name)] = {
-      {near.ToString(), ConfigToString(lend[0]), true, 1e-3},
-      {near.ToString(), ConfigToString(lend[1]), true, 2e-3},  // slower: not lent
-      {far.ToString(), ConfigToString(lend[2]), true, 1e-3},
-      {"conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3", ConfigToString(lend[1]), true, 1e-4},  // other op
+      {near.ToString(), ConfigToString(lend[0]), ErrorKind::kNone, 1e-3},
+      {near.ToString(), ConfigToString(lend[1]), ErrorKind::kNone, 2e-3},  // slower: not lent
+      {far.ToString(), ConfigToString(lend[2]), ErrorKind::kNone, 1e-3},
+      {"conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3", ConfigToString(lend[1]), ErrorKind::kNone,
+       1e-4},  // other op
   };
   // Three lent trials cannot train xgb's model: both strategies propose the seeds themselves.
   for (const std::string& strategy : {std::string("random"), std::string("xgb")}) {
@@ -292,7 +293,8 @@ TEST(JobSearchTest, WithAModelTrainedOnLentTrialsTheSeedsAreNotProposedFirst) {
   ASSERT_EQ(valid.size(), 64u);
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
   for (size_t i = 0; i < valid.size(); ++i) {
-    transfer[std::string(tpl->name)].push_back({near.ToString(), ConfigToString(valid[i]), true,
+    transfer[std::string(tpl->name)].push_back({near.ToString(), ConfigToString(valid[i]),
+                                                ErrorKind::kNone,
                                                 1e-3 * static_cast<double>(1 + (i * 7) % 13)});
   }
   auto search = JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 1, {}, "", {}, transfer);
@@ -328,7 +330,8 @@ TEST(JobSearchTest, AResumedJobWithTransferProposesWhatTheUninterruptedOneWould)
   const std::vector<Config> valid = tpl->space(near, s.target).EnumerateValid(64);
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
   for (size_t i = 0; i < valid.size(); ++i) {
-    transfer[std::string(tpl->name)].push_back({near.ToString(), ConfigToString(valid[i]), true,
+    transfer[std::string(tpl->name)].push_back({near.ToString(), ConfigToString(valid[i]),
+                                                ErrorKind::kNone,
                                                 1e-3 * static_cast<double>(1 + (i * 5) % 11)});
   }
   auto secs = [](const Candidate& c) {
@@ -340,9 +343,9 @@ TEST(JobSearchTest, AResumedJobWithTransferProposesWhatTheUninterruptedOneWould)
   std::vector<PastTrial> history;
   std::vector<std::string> before;
   for (const Candidate& c : uninterrupted->Propose(12)) {
-    uninterrupted->Observe(c.tpl, TrialOutcome{c.config, true, secs(c)});
+    uninterrupted->Observe(c.tpl, TrialOutcome{c.config, ErrorKind::kNone, secs(c)});
     log.push_back({std::string(c.tpl->name), c.tpl->version, ConfigToString(c.config)});
-    history.push_back(PastTrial{log.back(), true, secs(c)});
+    history.push_back(PastTrial{log.back(), ErrorKind::kNone, secs(c)});
     before.push_back(Key(c));
   }
   const std::string saved = uninterrupted->SaveState();
@@ -372,7 +375,8 @@ TEST(JobSearchTest, LentTrialsOfAnotherWorkloadTrainTheModelAndOthersAreIgnored)
     auto search = JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 7, {}, "");
     EXPECT_TRUE(search.ok()) << search.status();
     for (size_t i = 0; i < valid.size() && !lent_workload.empty(); ++i) {
-      (*search)->Lend(tpl, {lent_workload, ConfigToString(valid[i]), i % 7 != 3,
+      (*search)->Lend(tpl, {lent_workload, ConfigToString(valid[i]),
+                            i % 7 != 3 ? ErrorKind::kNone : ErrorKind::kWrongAnswer,
                             1e-3 * static_cast<double>(1 + (i * 5) % 11)});
     }
     std::vector<std::string> keys;
@@ -401,10 +405,11 @@ TEST(JobSearchTest, AModelSearchOfATemplateWhoseBuildAbortsNeverBuildsItInTheDae
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
   for (size_t i = 0; i < 20; ++i) {
     history.push_back(PastTrial{{std::string(tpl->name), tpl->version, ConfigToString(valid[i])},
-                                true,
+                                ErrorKind::kNone,
                                 1e-3 * static_cast<double>(1 + i % 5)});
     transfer[std::string(tpl->name)].push_back(
-        {"gemm:M=64,N=64,K=48", ConfigToString(valid[20 + i]), i % 2 == 0, 2e-3});
+        {"gemm:M=64,N=64,K=48", ConfigToString(valid[20 + i]),
+         i % 2 == 0 ? ErrorKind::kNone : ErrorKind::kWrongAnswer, 2e-3});
   }
   auto search = JobSearch::Create(s.workload, s.target, {tpl}, "xgb", 1, {}, "", history, transfer);
   ASSERT_TRUE(search.ok()) << search.status();
@@ -436,7 +441,8 @@ std::unique_ptr<JobSearch> SearchWhoseSecondTemplateTrails(const TwoTemplateCase
   std::vector<Candidate> defaults = (*search)->Propose(2);
   EXPECT_EQ(defaults.size(), 2u);
   for (const Candidate& c : defaults) {
-    (*search)->Observe(c.tpl, TrialOutcome{c.config, true, c.tpl == s.templates[0] ? 1e-3 : 2e-3});
+    (*search)->Observe(
+        c.tpl, TrialOutcome{c.config, ErrorKind::kNone, c.tpl == s.templates[0] ? 1e-3 : 2e-3});
   }
   return std::move(*search);
 }
@@ -456,7 +462,7 @@ TEST(JobSearchTest, ATemplateTrailingTheJobsBestTakesOneTurnInFourUntilItCatches
   EXPECT_GE(count[trailing], 40 / 5 - 1);
   EXPECT_LE(count[trailing], 40 / 5 + 1);
   for (const Candidate& c : batch) {
-    search->Observe(c.tpl, TrialOutcome{c.config, true, c.tpl == leader ? 1e-3 : 2e-3});
+    search->Observe(c.tpl, TrialOutcome{c.config, ErrorKind::kNone, c.tpl == leader ? 1e-3 : 2e-3});
   }
 
   // One of its configs comes within kTrailingFactor of the best: turns are even again.
@@ -466,7 +472,7 @@ TEST(JobSearchTest, ATemplateTrailingTheJobsBestTakesOneTurnInFourUntilItCatches
   ASSERT_NE(caught_up, next.end());
   for (const Candidate& c : next) {
     const bool close = &c == &*caught_up;
-    search->Observe(c.tpl, TrialOutcome{c.config, true, close ? 1.05e-3 : 2e-3});
+    search->Observe(c.tpl, TrialOutcome{c.config, ErrorKind::kNone, close ? 1.05e-3 : 2e-3});
   }
   count = CountByTemplate(search->Propose(20));
   EXPECT_EQ(count[leader], 10);
@@ -497,9 +503,9 @@ TEST(JobSearchTest, AResumedSearchKnowsWhichTemplateTrailsFromTheLogAndKeepsItsR
   for (int i = 0; i < 3; ++i) {
     for (const Candidate& c : (*a)->Propose(5)) {
       const double secs = c.tpl == leader ? 1e-3 : 3e-3;
-      (*a)->Observe(c.tpl, TrialOutcome{c.config, true, secs});
+      (*a)->Observe(c.tpl, TrialOutcome{c.config, ErrorKind::kNone, secs});
       log.push_back({std::string(c.tpl->name), c.tpl->version, ConfigToString(c.config)});
-      history.push_back({log.back(), true, secs});
+      history.push_back({log.back(), ErrorKind::kNone, secs});
     }
   }
   const std::string state = (*a)->SaveState();
@@ -545,7 +551,7 @@ TEST(JobSearchTest, OutstandingProposalsOfASavedStateComeFirstUnlessRecordedMean
   ASSERT_TRUE(a.ok()) << a.status();
   std::vector<Candidate> proposed = (*a)->Propose(4);
   ASSERT_EQ(proposed.size(), 4u);
-  (*a)->Observe(proposed[1].tpl, TrialOutcome{proposed[1].config, true, 1e-3});
+  (*a)->Observe(proposed[1].tpl, TrialOutcome{proposed[1].config, ErrorKind::kNone, 1e-3});
   EXPECT_EQ((*a)->outstanding().size(), 3u);
   std::string state = (*a)->SaveState();
 

@@ -104,6 +104,16 @@ void TestWorker::Answer(const v1::MeasureRequest& request, double secs) {
   scheduler_->OnResult(id_, result);
 }
 
+void TestWorker::AnswerFailure(const v1::MeasureRequest& request, v1::ErrorKind kind,
+                               const std::string& message) {
+  v1::MeasureResult result;
+  result.set_trial_id(request.trial_id());
+  result.mutable_measurement()->set_error_kind(kind);
+  result.mutable_measurement()->set_message(message);
+  result.mutable_measurement()->set_device_fingerprint("test worker");
+  scheduler_->OnResult(id_, result);
+}
+
 void TestWorker::Fail(const v1::MeasureRequest& request, const std::string& why) {
   v1::MeasureResult result;
   result.set_trial_id(request.trial_id());

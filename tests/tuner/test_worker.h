@@ -47,6 +47,9 @@ class TestWorker final : public WorkerChannel {
 
   /// Answers a request with a correct measurement of `secs` per call.
   void Answer(const v1::MeasureRequest& request, double secs);
+  /// Answers a request with a failed measurement of `kind`.
+  void AnswerFailure(const v1::MeasureRequest& request, v1::ErrorKind kind,
+                     const std::string& message);
   /// Answers a request with a worker_error.
   void Fail(const v1::MeasureRequest& request, const std::string& why);
   /// A heartbeat listing `in_flight`.
