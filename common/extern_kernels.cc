@@ -214,10 +214,13 @@ absl::StatusOr<bool> ElfDefinesSymbol(const std::string& path, std::string_view 
 }
 
 absl::StatusOr<ExternKernel> LoadExternKernel(const std::string& manifest_path) {
-  absl::StatusOr<std::string> text = ReadFile(manifest_path);
+  absl::StatusOr<std::string> text =
+      ReadTrustedFile(manifest_path, "extern kernel manifest", kCodeFileRule);
+  if (absl::IsFailedPrecondition(text.status())) {
+    return text.status();
+  }
   if (!text.ok()) {
-    return absl::InvalidArgumentError(
-        StrCat("extern kernel manifest ", manifest_path, ": ", text.status().message()));
+    return absl::InvalidArgumentError(text.status().message());
   }
   Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
@@ -278,6 +281,11 @@ absl::StatusOr<ExternKernel> LoadExternKernel(const std::string& manifest_path) 
   }
   k.library_path = lib_path.lexically_normal().string();
   k.library_file = lib_path.filename().string();
+  if (absl::Status trusted =
+          CheckTrustedPath(k.library_path, "extern kernel library", kCodeFileRule);
+      absl::IsFailedPrecondition(trusted)) {
+    return trusted;
+  }
   absl::StatusOr<bool> defined = ElfDefinesSymbol(k.library_path, k.symbol);
   if (!defined.ok()) {
     return Bad(manifest_path, "library", std::string(defined.status().message()));

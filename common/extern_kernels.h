@@ -47,7 +47,9 @@ struct ExternKernel {
 /// Reads and checks a manifest. Every error is InvalidArgument naming the file, the field and
 /// the accepted form: a missing or mistyped field, an unknown role, packing or ISA, a block size
 /// out of range, a signature that is not the role's, a library that does not exist or is not
-/// an ELF shared object, a symbol the library does not export.
+/// an ELF shared object, a symbol the library does not export. A manifest or library that
+/// another user could have written (CheckTrustedPath with kCodeFileRule) is FailedPrecondition
+/// naming its owner and mode and the fix.
 absl::StatusOr<ExternKernel> LoadExternKernel(const std::string& manifest_path);
 
 /// Loads every manifest and installs them for this process (replacing any earlier set). Two

@@ -18,18 +18,6 @@ constexpr size_t kIdHexDigits = 16;
 constexpr size_t kSecretHexDigits = 64;
 constexpr std::string_view kTokenForm = "tune_<16 hex digits>_<64 hex digits>";
 
-std::string RandomHex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  TUNE_CHECK(RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) == 1)
-      << "the random source failed";
-  std::string hex;
-  hex.reserve(2 * bytes);
-  for (unsigned char c : raw) {
-    hex += fmt::format("{:02x}", c);
-  }
-  return hex;
-}
-
 bool IsLowerHex(std::string_view s, size_t length) {
   if (s.size() != length) {
     return false;
@@ -43,6 +31,18 @@ bool IsLowerHex(std::string_view s, size_t length) {
 }
 
 }  // namespace
+
+std::string RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  TUNE_CHECK(RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) == 1)
+      << "the random source failed";
+  std::string hex;
+  hex.reserve(2 * bytes);
+  for (unsigned char c : raw) {
+    hex += fmt::format("{:02x}", c);
+  }
+  return hex;
+}
 
 std::string_view RoleName(Role role) {
   switch (role) {

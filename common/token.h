@@ -29,6 +29,9 @@ struct TokenParts {
   std::string secret;  // 64 lowercase hex digits
 };
 
+/// `bytes` bytes from the kernel's random source (via OpenSSL), as 2 * `bytes` lowercase hex
+/// digits. A failing random source aborts.
+std::string RandomHex(size_t bytes);
 /// A fresh token from the kernel's random source.
 TokenParts NewToken();
 /// `tune_<id>_<secret>`.

@@ -1,10 +1,14 @@
 #include "db/tuning_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <istream>
 #include <ostream>
 #include <unordered_set>
 
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -93,6 +97,32 @@ absl::Status CheckIntegrity(sqlite::Connection& db) {
   return damaged(StrCat("is damaged (integrity check: ", Join(problems, "; "), ")"));
 }
 
+// The files SQLite keeps beside a log: the WAL and its shared memory, and a rollback journal
+// (which SQLite would play back into the log on its first read).
+constexpr const char* kLogFileSuffixes[] = {"", "-wal", "-shm", "-journal"};
+
+// The writer trusts what the log holds (tokens, jobs, the best configs): each of its files that
+// exists must be this user's, writable by nobody else (CheckTrustedPath).
+absl::Status CheckWriterFiles(const std::string& path) {
+  for (const char* suffix : kLogFileSuffixes) {
+    absl::Status trusted = CheckTrustedPath(StrCat(path, suffix), "tuning log");
+    if (!trusted.ok() && !absl::IsNotFound(trusted)) {
+      return trusted;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Creates a missing log as an empty file of mode 0640 (less the umask), which SQLite reads as an
+// empty database; its WAL and shared-memory files take the same mode. An existing file is left
+// as it is; any other failure is left for SQLite's open to report.
+void CreateLogFile(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+  if (fd >= 0) {
+    close(fd);
+  }
+}
+
 absl::StatusOr<std::string> CanonicalTarget(const std::string& text, std::string_view field) {
   absl::StatusOr<Target> target = Target::Parse(text);
   if (!target.ok()) {
@@ -115,6 +145,10 @@ TuningLog::~TuningLog() = default;
 
 absl::StatusOr<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path, Mode mode) {
   bool read_only = mode == Mode::kReadOnly;
+  if (!read_only && !path.empty()) {
+    RETURN_IF_ERROR(CheckWriterFiles(path));
+    CreateLogFile(path);
+  }
   ASSIGN_OR_RETURN(
       std::unique_ptr<sqlite::Connection> db,
       sqlite::Connection::Open(path, read_only ? sqlite::Connection::Access::kReadOnly
@@ -123,6 +157,11 @@ absl::StatusOr<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& pa
     RETURN_IF_ERROR(CheckIntegrity(*db));
   }
   RETURN_IF_ERROR(Configure(*db, read_only));
+  if (!read_only) {
+    // Again, now that SQLite has opened the WAL and shared-memory files: one made by someone
+    // else between the first check and the open is refused too.
+    RETURN_IF_ERROR(CheckWriterFiles(path));
+  }
   if (read_only) {
     ASSIGN_OR_RETURN(int version, ReadSchemaVersion(*db));
     if (version == 0) {

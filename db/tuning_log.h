@@ -35,6 +35,12 @@ class TuningLog {
   /// kSchemaVersion. A newer schema, an older one in kReadOnly (it cannot be migrated) and a
   /// file with foreign tables are FailedPrecondition; a missing file in kReadOnly is NotFound.
   /// Every error names the path.
+  ///
+  /// kReadWrite trusts the file: the log, its -wal, -shm and -journal must each be owned by this
+  /// process's user and writable by nobody else (its group may write when it is the process's
+  /// own group), else FailedPrecondition naming the file, its owner and mode and the chown /
+  /// chmod that fixes it (CheckTrustedPath). A new log is created with mode 0640 (less the
+  /// umask), and SQLite gives its -wal and -shm the same. kReadOnly opens a log of any owner.
   static absl::StatusOr<std::unique_ptr<TuningLog>> Open(const std::string& path,
                                                          Mode mode = Mode::kReadWrite);
   ~TuningLog();

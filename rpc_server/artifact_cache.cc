@@ -47,7 +47,8 @@ absl::Status MakeDirs(const std::string& dir) {
 }
 
 // Refuses a directory whose contents someone else could choose: owned by another user, or
-// writable by its group or by everyone.
+// writable by its group or by everyone (CheckTrustedPath, with no exception for the group: a
+// worker runs the code in its cache).
 absl::Status CheckPrivate(const std::string& dir) {
   struct stat st{};
   if (stat(dir.c_str(), &st) != 0) {
@@ -58,19 +59,10 @@ absl::Status CheckPrivate(const std::string& dir) {
     return absl::InvalidArgumentError(
         StrCat("artifact cache directory ", dir, ": not a directory"));
   }
-  if (st.st_uid != geteuid()) {
-    return absl::InvalidArgumentError(
-        StrCat("artifact cache directory ", dir, ": owned by uid ", st.st_uid,
-               ", not by this worker's uid ", geteuid(),
-               "; a worker runs the code in its cache, so the directory must be its own "
-               "(choose another --cache-dir)"));
-  }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return absl::InvalidArgumentError(
-        StrCat("artifact cache directory ", dir, ": writable by its group or by others (mode ",
-               fmt::format("{:04o}", st.st_mode & 07777),
-               "); a worker runs the code in its cache, so only its owner may write there "
-               "(chmod 700 it, or choose another --cache-dir)"));
+  absl::Status trusted =
+      CheckTrustedStat(st, dir, "artifact cache directory", {.own_group_may_write = false});
+  if (!trusted.ok()) {
+    return absl::InvalidArgumentError(StrCat(trusted.message(), ", or choose another --cache-dir"));
   }
   return absl::OkStatus();
 }

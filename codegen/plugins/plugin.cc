@@ -15,6 +15,7 @@
 
 #include "codegen/plugins/plugin_reply.h"
 #include "codegen/templates/template_util.h"
+#include "common/files.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -291,6 +292,7 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
       return absl::InvalidArgumentError(
           StrCat("codegen plugin ", path, ": not an executable file (", std::strerror(errno), ")"));
     }
+    RETURN_IF_ERROR(CheckTrustedPath(path, "codegen plugin", kCodeFileRule));
     v1::PluginRequest request;
     request.set_tune_version(std::string(kTuneVersion));
     request.mutable_describe();

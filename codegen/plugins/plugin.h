@@ -26,6 +26,9 @@ inline constexpr std::chrono::milliseconds kPluginDescribeDeadline{20000};
 inline constexpr std::chrono::milliseconds kPluginBuildDeadline{120000};
 
 /// Runs every plugin's describe request and installs its families (replacing an earlier set).
+/// A plugin that another user could have written (CheckTrustedPath with kCodeFileRule: owned by
+/// this user or root, writable by nobody else, in a directory nobody else can rename files in) is
+/// FailedPrecondition naming its owner and mode and the fix, before it is run.
 /// Fails with InvalidArgument naming the plugin and what is wrong: not an executable file, a
 /// non-zero exit, a crash, a hang past the deadline, an answer that is not a PluginResponse, an
 /// error answer, a family with a bad or taken name, an unknown op or target kind, a version

@@ -1,10 +1,12 @@
 // The daemon's artifact store: keyed by build task and build environment, checked on read,
-// bounded by bytes.
+// bounded by bytes, and refusing what another local user could have planted.
 #include "tuner/artifact_store.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include "common/artifact_hash.h"
@@ -16,6 +18,10 @@ namespace tune::tuner {
 namespace {
 
 using ::testing::HasSubstr;
+
+// uid and gid 65534: nobody and nogroup, another user than the test's.
+constexpr uid_t kOtherUser = 65534;
+constexpr gid_t kOtherGroup = 65534;
 
 v1::BuildChildTask Task(const std::string& config) {
   v1::BuildChildTask task;
@@ -146,6 +152,118 @@ TEST(ArtifactStoreTest, ADirectoryThatCannotBeCreatedIsRefusedNamingIt) {
       ArtifactStore::Open("/dev/null/store", 1 << 20, "env");
   EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(store.status().message(), HasSubstr("/dev/null/store"));
+}
+
+std::string EntryPath(const std::string& store_dir, const std::string& key) {
+  return store_dir + "/" + key.substr(0, 2) + "/" + key;
+}
+
+TEST(ArtifactStoreTest, AStoreEveryUserCanWriteIsRefusedNamingItsModeAndTheFix) {
+  TempDir dir = *TempDir::Create();
+  const std::string store_dir = dir.File("tuning.db.artifacts");
+  ASSERT_EQ(mkdir(store_dir.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(store_dir.c_str(), 0777), 0);  // made by someone before the daemon started
+  absl::StatusOr<std::unique_ptr<ArtifactStore>> store =
+      ArtifactStore::Open(store_dir, 1 << 20, "env");
+  ASSERT_TRUE(absl::IsFailedPrecondition(store.status())) << store.status();
+  EXPECT_THAT(store.status().message(), HasSubstr("artifact store " + store_dir));
+  EXPECT_THAT(store.status().message(), HasSubstr("mode 0777"));
+  EXPECT_THAT(store.status().message(), HasSubstr("chmod -R o-w " + store_dir));
+  struct stat st{};
+  ASSERT_EQ(stat(store_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777u) << "a refused store is left as it was";
+}
+
+TEST(ArtifactStoreTest, AStoreOfAnotherUserIsRefused) {
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "giving a directory to another user needs root";
+  }
+  TempDir dir = *TempDir::Create();
+  const std::string store_dir = dir.File("tuning.db.artifacts");
+  ASSERT_EQ(mkdir(store_dir.c_str(), 0700), 0);
+  ASSERT_EQ(chown(store_dir.c_str(), kOtherUser, kOtherGroup), 0);
+  absl::StatusOr<std::unique_ptr<ArtifactStore>> store =
+      ArtifactStore::Open(store_dir, 1 << 20, "env");
+  ASSERT_TRUE(absl::IsFailedPrecondition(store.status())) << store.status();
+  EXPECT_THAT(store.status().message(), HasSubstr("owned by uid 65534"));
+  EXPECT_THAT(store.status().message(), HasSubstr("chown -R root " + store_dir));
+}
+
+TEST(ArtifactStoreTest, AStoreItsOwnGroupMayWriteIsUsedAsOnAnFsGroupVolume) {
+  TempDir dir = *TempDir::Create();
+  const std::string store_dir = dir.File("tuning.db.artifacts");
+  ASSERT_EQ(mkdir(store_dir.c_str(), 0700), 0);
+  ASSERT_EQ(chown(store_dir.c_str(), -1, getegid()), 0);
+  ASSERT_EQ(chmod(store_dir.c_str(), 02770), 0);  // what kubelet makes of an fsGroup volume
+  absl::StatusOr<std::unique_ptr<ArtifactStore>> store =
+      ArtifactStore::Open(store_dir, 1 << 20, "env");
+  ASSERT_TRUE(store.ok()) << store.status();
+  const std::string key = (*store)->Key(Task("{}"));
+  (*store)->Insert(key, Built("code"));
+  ASSERT_EQ(chmod(EntryPath(store_dir, key).c_str(), 0660), 0);
+  EXPECT_TRUE((*store)->Find(key).has_value());
+}
+
+TEST(ArtifactStoreTest, TheStoreKeepsItsSecretPrivateAndKeysDifferFromAnotherStores) {
+  TempDir dir = *TempDir::Create();
+  std::unique_ptr<ArtifactStore> store = OpenStore(dir);
+  struct stat st{};
+  ASSERT_EQ(stat((dir.File("store") + "/secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(OpenStore(dir)->Key(Task("{}")), store->Key(Task("{}"))) << "stable across opens";
+  TempDir other_dir = *TempDir::Create();
+  EXPECT_NE(OpenStore(other_dir)->Key(Task("{}")), store->Key(Task("{}")));
+}
+
+TEST(ArtifactStoreTest, AnEntryPlantedUnderTheNameAnotherStoreGivesIsNotUsed) {
+  // Someone builds the entry in a store of their own and copies it where a store keyed like
+  // theirs would look for it: a valid artifact, a name that is right everywhere but here.
+  TempDir theirs_dir = *TempDir::Create();
+  std::unique_ptr<ArtifactStore> theirs = OpenStore(theirs_dir);
+  const std::string planted_key = theirs->Key(Task("{}"));
+  theirs->Insert(planted_key, Built("their constructor"));
+  TempDir dir = *TempDir::Create();
+  std::unique_ptr<ArtifactStore> store = OpenStore(dir);
+  const std::string target = EntryPath(dir.File("store"), planted_key);
+  std::filesystem::create_directories(std::filesystem::path(target).parent_path());
+  std::filesystem::copy_file(EntryPath(theirs_dir.File("store"), planted_key), target);
+  EXPECT_FALSE(store->Find(store->Key(Task("{}"))).has_value());
+}
+
+TEST(ArtifactStoreTest, AnEntryOfAnotherUserOrThatOthersCanWriteIsNotUsedAndIsRemoved) {
+  TempDir dir = *TempDir::Create();
+  std::unique_ptr<ArtifactStore> store = OpenStore(dir);
+  const std::string key = store->Key(Task("{}"));
+  const std::string path = EntryPath(dir.File("store"), key);
+  store->Insert(key, Built("code"));
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  EXPECT_FALSE(store->Find(key).has_value());
+  struct stat st{};
+  EXPECT_NE(stat(path.c_str(), &st), 0) << "the entry others could write is still there";
+
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "giving a file to another user needs root";
+  }
+  store->Insert(key, Built("code"));
+  ASSERT_EQ(chown(path.c_str(), kOtherUser, kOtherGroup), 0);
+  EXPECT_FALSE(store->Find(key).has_value());
+  EXPECT_NE(stat(path.c_str(), &st), 0) << "the entry of another user is still there";
+  EXPECT_EQ(store->counts().hits, 0u);
+}
+
+TEST(ArtifactStoreTest, TheSecretIsNotEvictedWithTheEntries) {
+  TempDir dir = *TempDir::Create();
+  std::unique_ptr<ArtifactStore> store = OpenStore(dir, 2500);
+  const std::string secret = dir.File("store") + "/secret";
+  struct timespec oldest[2] = {{1, 0}, {1, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, secret.c_str(), oldest, 0), 0);
+  for (int i = 0; i < 4; ++i) {
+    store->Insert(store->Key(Task("{\"mc\":" + std::to_string(i) + "}")),
+                  Built(std::string(1000, 'x') + std::to_string(i)));
+  }
+  ASSERT_GE(store->counts().evicted, 1u);
+  struct stat st{};
+  EXPECT_EQ(stat(secret.c_str(), &st), 0);
 }
 
 }  // namespace
