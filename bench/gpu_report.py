@@ -7,6 +7,12 @@ library template (cuBLAS, cuDNN, rocBLAS, MIOpen: the library's own algorithms a
 template's configs), their times, GFLOPS, % of the theoretical FP32 peak and the ratio
 library time / tune time (> 1: tune is faster).
 
+Like is compared with like: where a job's finalists were re-measured (records with `final`: tune's
+fastest configs and the library's best, in the same interleaved passes, tuner/finalists.h), both
+sides are those re-measurements, each config's every re-measured round pooled as the daemon
+decides; the column "compared on" says so. Otherwise (an export without them) each side is its
+fastest single search record, tune's the fastest of many and the library's of a few.
+
 Usage: gpu_report.py EXPORT.jsonl [--workloads FILE] [--peak-gflops X] [--peak-note TEXT]
                      [--trials N] [--title TEXT] [--out REPORT.md]
 A record's time is the median of its round_secs (each round: the mean of `number` calls).
@@ -77,12 +83,37 @@ def canonical(text):
     return f"{op}:{','.join(items)}"
 
 
+def final_bests(records):
+    """{workload: {'tune': (secs, record), 'library': (secs, record)}} from the finalists'
+    re-measurements: per config, the median of every round of every pass; per kind, the fastest."""
+    pooled = {}
+    for r in records:
+        if not r.get("final") or r.get("error", "NONE") != "NONE":
+            continue
+        key = (r.get("workload", "?"), r.get("template", ""),
+               json.dumps(r.get("config", {}), sort_keys=True))
+        rounds, _ = pooled.setdefault(key, ([], r))
+        rounds += [x for x in r.get("round_secs", []) if isinstance(x, (int, float)) and x > 0]
+    table = {}
+    for (workload, _, _), (rounds, record) in pooled.items():
+        if not rounds:
+            continue
+        secs = statistics.median(rounds)
+        row = table.setdefault(workload, {"tune": None, "library": None})
+        kind = "library" if is_library(record) else "tune"
+        if row[kind] is None or secs < row[kind][0]:
+            row[kind] = (secs, record)
+    return table
+
+
 def best_per_workload(records):
-    """{workload: {'tune': (secs, record), 'library': (secs, record), 'trials': n, 'failed': n}}."""
+    """{workload: {'tune': (secs, record), 'library': (secs, record), 'trials': n, 'failed': n,
+    'basis': text}}: the final re-measurements where both kinds have them, else the search's."""
     table = {}
     for r in records:
         row = table.setdefault(r.get("workload", "?"),
-                               {"tune": None, "library": None, "trials": 0, "failed": 0})
+                               {"tune": None, "library": None, "trials": 0, "failed": 0,
+                                "basis": "search records"})
         row["trials"] += 1
         if r.get("error", "NONE") != "NONE":
             row["failed"] += 1
@@ -93,6 +124,9 @@ def best_per_workload(records):
         kind = "library" if is_library(r) else "tune"
         if row[kind] is None or secs < row[kind][0]:
             row[kind] = (secs, r)
+    for workload, finals in final_bests(records).items():
+        if finals["tune"] and finals["library"]:
+            table[workload].update(finals, basis="final re-measurements")
     return table
 
 
@@ -117,21 +151,23 @@ def report(records, workloads, peak, peak_note, trials, title):
         lines.append(f"FP32 peak: {peak:.0f} GFLOPS ({peak_note}); % columns are of this "
                      "theoretical peak.")
     lines += ["Times are the median round of each record, in microseconds; ratio = library time /"
-              " tune time (> 1: tune's kernel is faster).", "",
+              " tune time (> 1: tune's kernel is faster). Compared on final re-measurements: both"
+              " sides re-measured in the same interleaved passes at the job's end (every round of"
+              " every pass); on search records: each side's fastest single record.", "",
               "| workload | tune us | tune GFLOPS | tune % peak | library us | library GFLOPS | "
-              "library % peak | ratio | records (failed) | tune best | library best |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "library % peak | ratio | records (failed) | tune best | library best | compared on |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for workload in order:
         row = table.get(workload)
         if row is None:
-            lines.append(f"| {workload} | - | - | - | - | - | - | - | 0 | not measured | |")
+            lines.append(f"| {workload} | - | - | - | - | - | - | - | 0 | not measured | | |")
             continue
         work = flops(workload)
         t, lib = cell(row["tune"], work, peak), cell(row["library"], work, peak)
         ratio = (f"{row['library'][0] / row['tune'][0]:.2f}"
                  if row["tune"] and row["library"] else "-")
         lines.append(f"| {workload} | {t[0]} | {t[1]} | {t[2]} | {lib[0]} | {lib[1]} | {lib[2]} | "
-                     f"{ratio} | {row['trials']} ({row['failed']}) | {t[3]} | {lib[3]} |")
+                     f"{ratio} | {row['trials']} ({row['failed']}) | {t[3]} | {lib[3]} | {row['basis']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/gpu_report.py on a hand-made export: the best successful record per kind, its GFLOPS and
-# % of peak, the library/tune ratio, and workloads of the list that have no records.
+# % of peak, the library/tune ratio, workloads of the list that have no records, and the final
+# re-measurements of both kinds taking the place of the search's records where there are some.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(python3 "$here/gpu_report.py" "$here/testdata/gpu_export_sample.jsonl" --peak-gflops 1000 \
@@ -15,4 +16,10 @@ expect 'gemm.cuda.cublas `{"algo": 3}`'
 expect "| conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0 | 100.0 | 1028 | 102.8% | - | - | - | - | 1 (0) |"
 expect "| gemm:M=1,N=4096,K=4096 | - | - | - | - | - | - | - | 0 | not measured"
 expect "Trial budget: 48"
+# gemm 4096^3: the search read tune at 1000 us and cuBLAS at 2500 us (2.50); the finalists'
+# re-measurements, every round of every pass pooled per config, read 2000 us (2.1, 1.9, 2.0) and
+# 1800 us (2.2, 1.8, 1.6): cuBLAS is faster, 0.90.
+expect "| gemm:M=4096,N=4096,K=4096 | 2000.0 | 68719 | 6871.9% | 1800.0 | 76355 | 7635.5% | 0.90 | 6 (0) |"
+expect 'gemm.cuda.cublas `{"algo": 1}` | final re-measurements |'
+expect 'gemm.cuda.cublas `{"algo": 3}` | search records |'
 echo "gpu_report_test: OK"

@@ -31,7 +31,7 @@ struct CompareResult {
 /// Compares `got` with `want` element-wise. The standard bound, for kernels that sum the same
 /// products as the reference in another order, grows with the reduction length L (K for GEMM,
 /// C*R*S for conv2d):
-///   |got - want| <= 1e-5 * (L + 1) + 1e-4 * |want|.
+///   |got - want| <= 1e-6 * (L + 1) + 1e-5 * |want|.
 /// `tolerance_scale` (>= 1) multiplies it for kernels whose arithmetic rounds differently by
 /// design (Winograd's transforms: KernelTemplate::tolerance); the message of a mismatch names
 /// the bound and the scale. NaN or Inf in `got` is always a mismatch.

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds, and runs a local tuning session on the embedded
-# defaults: tune-daemon with an SQLite tuning log and two local CPU workers on loopback tunes
-# gemm 512^3 and a ResNet-50 conv2d, shows each job's progress, prints each best config with its
-# GFLOPS next to OpenBLAS's and oneDNN's for the same shape (measured in the same run), and finally builds a
-# kernel library from the log with tune-compile.
+# The main job: installs what running tune needs and builds only the five programs it runs (no
+# test tools, no tests: scripts/build.sh --programs), then runs a local tuning session on the
+# embedded defaults: tune-daemon with an SQLite tuning log and two local CPU workers on loopback
+# tunes gemm 512^3 and a ResNet-50 conv2d, shows each job's progress, prints each best config with
+# its GFLOPS next to OpenBLAS's and oneDNN's for the same shape (measured in the same run), and
+# finally builds a kernel library from the log with tune-compile.
 #
 # Environment: TUNE_DEMO_DIR (default out/demo), TUNE_DEMO_TRIALS (default 32 per workload).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh
+scripts/build.sh --programs "tune-daemon tune-server tune-client tune-bench tune-compile"
 
 build=${TUNE_BUILD_DIR:-build}
 dir=${TUNE_DEMO_DIR:-out/demo}

@@ -254,6 +254,20 @@ nlohmann::json RecordJson(const v1::Record& record) {
   };
 }
 
+nlohmann::json BestJson(const v1::QueryBestResponse& best, const std::string& requested_target) {
+  const bool fallback = best.match() == v1::BEST_MATCH_SAME_DEVICE;
+  nlohmann::json out = nlohmann::json::array();
+  for (const v1::Record& r : best.records()) {
+    nlohmann::json j = RecordJson(r);
+    j["fallback"] = fallback;
+    if (fallback) {
+      j["requested_target"] = requested_target;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 std::string JobText(const v1::Job& job) {
   const v1::JobSpec& spec = job.spec();
   std::string out = fmt::format("job {}{}: {}\n", job.job_id(),

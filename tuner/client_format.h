@@ -18,6 +18,11 @@ nlohmann::json JobJson(const v1::Job& job);
 nlohmann::json EventJson(const v1::JobEvent& event);
 nlohmann::json WorkerJson(const v1::WorkerInfo& worker);
 nlohmann::json RecordJson(const v1::Record& record);
+/// `best --json`: the answer's records (RecordJson), each with `fallback`: true when the daemon
+/// had nothing for the requested target and cache state and answered with records of other
+/// targets or cache states on the same device (BEST_MATCH_SAME_DEVICE), which then also carry
+/// `requested_target` (the target as asked). An array, empty when there are no records.
+nlohmann::json BestJson(const v1::QueryBestResponse& best, const std::string& requested_target);
 
 /// Several lines describing one job.
 std::string JobText(const v1::Job& job);

@@ -264,19 +264,15 @@ int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& requ
   if (!best.ok()) {
     return Report(best.status(), g);
   }
-  std::vector<v1::Record> records(best->records().begin(), best->records().end());
+  // A fallback is never silent: each JSON record says so, and the text says what was matched
+  // before the records.
   if (g.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const v1::Record& r : records) {
-      out.push_back(RecordJson(r));
-    }
-    PrintJson(out);
+    PrintJson(BestJson(*best, request.target()));
   } else {
-    // A fallback is never silent: say what was matched before the records.
     if (best->match() == v1::BEST_MATCH_SAME_DEVICE) {
       fmt::print(stderr, "tune-client: {}\n", best->note());
     }
-    fmt::print("{}", BestText(records));
+    fmt::print("{}", BestText({best->records().begin(), best->records().end()}));
   }
   return kExitOk;
 }

@@ -1,10 +1,12 @@
 // Finalists: what makes a job's best survive a second measurement. When a job has spent its
 // budget, the fastest configs the log holds for its workload and target (the decided best, the
-// incumbent, among them; at least two, else there is nothing to choose) are measured again in
-// kFinalPasses interleaved passes (A B C, A B C,
-// ...) with more rounds than a search trial (FinalTiming), so that a drift of the machine
-// touches every finalist alike. The best then rests on those figures: the finalist with the
-// lowest median over all its re-measured rounds, except that a challenger replaces the
+// incumbent, among them; at least two, else there is nothing to choose) and the fastest config
+// of a library template the job may use (gemm.cuda.cublas, conv2d.cpu.dnnl, ...: re-measured
+// even when it is not among the fastest, so that tune's kernels and the library are compared on
+// figures measured side by side) are measured again in kFinalPasses interleaved passes (A B C L,
+// A B C L, ...) with more rounds than a search trial (FinalTiming), so that a drift of the
+// machine touches every finalist alike. The best then rests on those figures: the finalist with
+// the lowest median over all its re-measured rounds, except that a challenger replaces the
 // incumbent only when it is faster beyond the noise, i.e. when the upper end of its median's
 // 95% confidence interval lies below the lower end of the incumbent's.
 #pragma once
@@ -20,7 +22,8 @@
 
 namespace tune::tuner {
 
-/// Configs re-measured at a job's end, and passes over them.
+/// The fastest configs re-measured at a job's end (the library's best comes beside them), and
+/// passes over them.
 inline constexpr int kFinalists = 3;
 inline constexpr int kFinalPasses = 3;
 

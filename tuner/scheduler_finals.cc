@@ -1,12 +1,15 @@
 // The scheduler's finalists (tuner/finalists.h): a job whose budget is spent re-measures the
-// fastest configs the log holds for its workload and target, in interleaved passes, and the
-// best rests on those figures. The planner picks the finalists and admits their
-// re-measurements as trials of the job (they build, dispatch and commit as any trial, but count
-// in no budget); once all are in, the log writer decides and stores the decided best.
+// fastest configs the log holds for its workload and target, and its best library candidate
+// beside them, in interleaved passes, and the best rests on those figures. The planner picks
+// the finalists and admits their re-measurements as trials of the job (they build, dispatch and
+// commit as any trial, but count in no budget); once all are in, the log writer decides and
+// stores the decided best.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/logging.h"
+#include "common/stats.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "tuner/finalists.h"
@@ -25,6 +28,29 @@ std::string KeyText(const ConfigKey& key) {
 BestQuery QueryOf(const JobSpec& spec) {
   return BestQuery{
       .workload = spec.workload, .target = spec.target, .flush_cache = spec.timing.flush_cache};
+}
+
+// The fastest record of a library template (one that calls a vendor library: cuBLAS, cuDNN,
+// OpenBLAS, oneDNN, ...) among `templates` that is not `unusable`, for the job's workload and
+// target; nullopt when the log holds none.
+absl::StatusOr<std::optional<Record>> BestLibraryRecord(
+    TuningLog& log, const JobSpec& spec, const std::vector<const KernelTemplate*>& templates,
+    const std::set<const KernelTemplate*>& unusable) {
+  std::optional<Record> best;
+  for (const KernelTemplate* t : templates) {
+    if (t->library.empty() || unusable.contains(t)) {
+      continue;
+    }
+    BestQuery query = QueryOf(spec);
+    query.template_name = std::string(t->name);
+    query.template_version = t->version;
+    ASSIGN_OR_RETURN(std::optional<Record> record, log.QueryBest(query));
+    if (record &&
+        (!best || Median(record->measurement.round_secs) < Median(best->measurement.round_secs))) {
+      best = std::move(record);
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -71,32 +97,46 @@ void Scheduler::PlanFinals(const JobPtr& job, const std::set<const KernelTemplat
   absl::StatusOr<std::vector<Record>> top = log_->QueryTopK(QueryOf(spec), kFinalistScan);
   absl::StatusOr<std::vector<Record>> mine =
       top.ok() ? log_->ListRecords(RecordFilter{.job_id = job->row.id}) : top.status();
+  absl::StatusOr<std::optional<Record>> library =
+      mine.ok() ? BestLibraryRecord(*log_, spec, job->templates, unusable)
+                : absl::StatusOr<std::optional<Record>>(mine.status());
   std::vector<std::pair<Candidate, int>> passes;  // (candidate, passes already recorded)
-  if (top.ok() && mine.ok()) {
+  if (top.ok() && mine.ok() && library.ok()) {
     std::map<std::string, int> done;
     for (const Record& r : *mine) {
       if (r.final) {
         ++done[KeyText(ConfigKey{r.template_name, r.template_version, r.config})];
       }
     }
-    for (const Record& r : *top) {
+    std::set<std::string> taken;
+    // Adds `r`'s config when this job builds it and it is not a finalist already.
+    auto add = [&](const Record& r) {
+      const std::string key = KeyText(ConfigKey{r.template_name, r.template_version, r.config});
       auto tpl =
           std::find_if(job->templates.begin(), job->templates.end(), [&](const KernelTemplate* t) {
             return t->name == r.template_name && t->version == r.template_version;
           });
       absl::StatusOr<Config> config = ParseConfig(r.config);
-      if (tpl == job->templates.end() || unusable.contains(*tpl) || !config.ok()) {
-        continue;
+      if (tpl == job->templates.end() || unusable.contains(*tpl) || !config.ok() ||
+          !taken.insert(key).second) {
+        return;
       }
-      passes.emplace_back(Candidate{*tpl, *config},
-                          done[KeyText(ConfigKey{r.template_name, r.template_version, r.config})]);
+      passes.emplace_back(Candidate{*tpl, *config}, done[key]);
+    };
+    for (const Record& r : *top) {
       if (passes.size() == kFinalists) {
         break;
       }
+      add(r);
+    }
+    // The library's best is re-measured next to tune's finalists even when it is not among
+    // the fastest, so that the two are compared on figures measured side by side.
+    if (*library) {
+      add(**library);
     }
   } else {
     Logger("daemon")->error("job {}: cannot pick its finalists: {}", job->row.id,
-                            top.ok() ? mine.status() : top.status());
+                            !top.ok() ? top.status() : library.status());
   }
 
   std::lock_guard lock(mu_);
@@ -104,7 +144,7 @@ void Scheduler::PlanFinals(const JobPtr& job, const std::set<const KernelTemplat
     PruneLocked(*job);
     return;
   }
-  if (!top.ok() || !mine.ok() || passes.size() < 2) {
+  if (!top.ok() || !mine.ok() || !library.ok() || passes.size() < 2) {
     // The job ends on its search's best: the log could not be read, or there is nothing to
     // choose between.
     job->final_stage = JobRuntime::FinalStage::kDecided;

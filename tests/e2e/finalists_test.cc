@@ -1,18 +1,23 @@
 // The end of a job: its finalists (the fastest configs the log holds for its workload and
 // target) are re-measured in interleaved passes with more rounds, the best rests on those
-// figures, and a later job re-measures the incumbent next to its own finalists.
+// figures, a later job re-measures the incumbent next to its own finalists, and the library's
+// best is re-measured beside them even when it is not among the fastest.
 #include "tuner/finalists.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "codegen/templates/template.h"
+#include "common/host_cpu.h"
 #include "common/target.h"
 #include "db/tuning_log.h"
+#include "search/config_space.h"
 #include "tests/e2e/harness.h"
 #include "tests/e2e/test_util.h"
 
@@ -116,6 +121,77 @@ TEST(FinalistsTest, ALaterJobReMeasuresTheIncumbentNextToItsOwnFinalists) {
   ASSERT_TRUE(decision.ok() && decision->has_value());
   EXPECT_EQ((*decision)->job_id, static_cast<int64_t>(second->job_id()))
       << "the later job decided, on figures measured side by side";
+}
+
+TEST(FinalistsTest, TheLibrarysBestIsReMeasuredBesideTheFinalistsWhenNotAmongTheFastest) {
+  TempDir dir;
+  const std::string db = dir.File("tuning.db");
+  v1::JobSpec spec = FastSpec(kGemm, 3);
+  spec.set_target("llvm -mcpu=native -threads=1 -libs=openblas");
+  spec.add_templates("gemm.cpu.blocked");
+  spec.add_templates("gemm.cpu.openblas");
+  const Target target = Target::Parse(spec.target())->Resolved();
+  // Three generated configs the log holds as faster than anything can run (1 ns), so that they
+  // are the fastest three and OpenBLAS cannot be among them.
+  std::set<std::string> fastest;
+  {
+    auto log = TuningLog::Open(db, TuningLog::Mode::kReadWrite);
+    ASSERT_TRUE(log.ok()) << log.status();
+    const KernelTemplate* blocked = FindTemplate("gemm.cpu.blocked");
+    ASSERT_NE(blocked, nullptr);
+    const Workload workload = *Workload::Parse(kGemm);
+    const ConfigSpace space = blocked->space(workload, target);
+    std::mt19937_64 rng(3);
+    while (fastest.size() < 3) {
+      std::optional<Config> config = space.Sample(rng);
+      ASSERT_TRUE(config.has_value());
+      if (!fastest.insert(ConfigToString(*config)).second) {
+        continue;
+      }
+      Record r;
+      r.workload = kGemm;
+      r.target = target.ToString();
+      r.device_key = "cpu/x86_64/" + GetHostCpu().name;
+      r.template_name = std::string(blocked->name);
+      r.template_version = blocked->version;
+      r.config = ConfigToString(*config);
+      r.measurement.round_secs = {1e-9, 1e-9};
+      r.measurement.number = 1;
+      ASSERT_TRUE((*log)->CommitRecord(r).ok());
+    }
+  }
+
+  auto daemon =
+      Daemon::Start(dir, db, {.local_workers = 1, .extra = {"--local-worker-arg=--libs=openblas"}});
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  const std::string address = (*daemon)->address();
+  auto job = SubmitJob(address, spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto done = WaitForJob(address, job->job_id(), seconds(240));
+  ASSERT_TRUE(done.ok()) << done.status() << (*daemon)->process().Log();
+  ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message();
+  EXPECT_THAT(done->message(), HasSubstr("finalists re-measured"));
+
+  auto finals = FinalRecordsOfJob(db, static_cast<int64_t>(job->job_id()));
+  ASSERT_TRUE(finals.ok()) << finals.status();
+  constexpr size_t kPerPass = tuner::kFinalists + 1;  // the three fastest and the library
+  ASSERT_EQ(finals->size(), kPerPass * tuner::kFinalPasses);
+  std::set<std::string> generated;
+  for (size_t pass = 0; pass < tuner::kFinalPasses; ++pass) {
+    int library = 0;
+    for (size_t i = 0; i < kPerPass; ++i) {
+      const Record& r = (*finals)[pass * kPerPass + i];
+      ASSERT_TRUE(r.measurement.ok()) << r.template_name << ": " << r.measurement.message;
+      if (r.template_name == "gemm.cpu.openblas") {
+        ++library;
+        EXPECT_GT(r.measurement.round_secs.front(), 1e-9) << "measured, not copied";
+      } else {
+        generated.insert(r.config);
+      }
+    }
+    EXPECT_EQ(library, 1) << "pass " << pass << ": the library is measured once in every pass";
+  }
+  EXPECT_EQ(generated, fastest) << "tune's finalists are the log's fastest three";
 }
 
 }  // namespace

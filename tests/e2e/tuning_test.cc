@@ -89,6 +89,18 @@ TEST(TuningTest, TwoWorkersTuneGemmAndConvAndRecordEveryTrialOnce) {
   ASSERT_EQ(top.size(), 1u);
   EXPECT_EQ(top[0]["uid"], (*best)->uid);
   EXPECT_GT(top[0]["gflops"].get<double>(), 0.0);
+  EXPECT_EQ(top[0]["fallback"], false);
+
+  // Nothing was measured with two threads: the device's records answer, and each says so.
+  const char kTwoThreads[] = "llvm -mcpu=native -threads=2";
+  CommandResult fallback_cli =
+      RunClient(address, {"--json", "best", "--workload", kGemm, "--target", kTwoThreads});
+  ASSERT_EQ(fallback_cli.exit_code, 0) << fallback_cli.err;
+  nlohmann::json other = nlohmann::json::parse(fallback_cli.out);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0]["fallback"], true);
+  EXPECT_EQ(other[0]["requested_target"], kTwoThreads);
+  EXPECT_EQ(other[0]["target"], resolved);
 
   CommandResult jobs = RunClient(address, {"--json", "jobs"});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;

@@ -91,6 +91,44 @@ TEST(ClientFormatTest, BestShowsHowALibraryCandidatesLibraryRan) {
   EXPECT_EQ(text.find("library:"), text.rfind("library:")) << "only the library candidate";
 }
 
+TEST(ClientFormatTest, BestJsonMarksEveryRecordOfAFallbackWithTheTargetAsked) {
+  Record record;
+  record.uid = "u2";
+  record.workload = "gemm:M=64,N=64,K=64";
+  record.target = "llvm -mcpu=znver4 -threads=2";
+  record.device_key = "cpu/x86_64/znver4";
+  record.template_name = "gemm.cpu.blocked";
+  record.config = "{}";
+  record.measurement.round_secs = {1e-5};
+  record.measurement.number = 1;
+  v1::QueryBestResponse best;
+  *best.add_records() = RecordToProto(record);
+  *best.add_records() = RecordToProto(record);
+
+  best.set_match(v1::BEST_MATCH_EXACT);
+  nlohmann::json exact = BestJson(best, "llvm -mcpu=znver4 -threads=2");
+  ASSERT_EQ(exact.size(), 2u);
+  for (const nlohmann::json& r : exact) {
+    EXPECT_EQ(r["fallback"], false);
+    EXPECT_FALSE(r.contains("requested_target")) << r.dump();
+    EXPECT_EQ(r["uid"], "u2");
+  }
+
+  best.set_match(v1::BEST_MATCH_SAME_DEVICE);
+  nlohmann::json fallback = BestJson(best, "llvm -mcpu=native -threads=1");
+  ASSERT_EQ(fallback.size(), 2u);
+  for (const nlohmann::json& r : fallback) {
+    EXPECT_EQ(r["fallback"], true);
+    EXPECT_EQ(r["requested_target"], "llvm -mcpu=native -threads=1");
+    EXPECT_EQ(r["target"], "llvm -mcpu=znver4 -threads=2") << "the record's own target stays";
+  }
+
+  best.set_match(v1::BEST_MATCH_DEVICE);
+  EXPECT_EQ(BestJson(best, "")[0]["fallback"], false) << "a device key asks for every target";
+  best.clear_records();
+  EXPECT_EQ(BestJson(best, ""), nlohmann::json::array());
+}
+
 TEST(ClientFormatTest, DurationsReadNaturally) {
   EXPECT_EQ(Duration(0), "0s");
   EXPECT_EQ(Duration(59.4), "59s");

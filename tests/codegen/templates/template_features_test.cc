@@ -1,8 +1,6 @@
 #include "codegen/templates/template_features.h"
 
-#include <chrono>
 #include <cmath>
-#include <iostream>
 #include <random>
 
 #include "codegen/ir/loop_features.h"
@@ -53,25 +51,6 @@ TEST(TemplateFeaturesTest, WorkloadFeaturesTellShapesApart) {
             WorkloadFeatures(*Workload::Parse("gemm:M=128,N=3072,K=768")));
   EXPECT_EQ(WorkloadFeatures(*Workload::Parse("gemm:M=1,N=2,K=3")).size(),
             WorkloadFeatures(*Workload::Parse("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3")).size());
-}
-
-// How fast rows are made (a figure for bench/RESULTS.md, not a bound).
-TEST(TemplateFeaturesTest, ReportsFeatureRowsPerSecond) {
-  const Target target = *Target::Parse("llvm -mcpu=native -threads=1");
-  const Workload workload = *Workload::Parse("gemm:M=1024,N=1024,K=1024");
-  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
-  ASSERT_NE(tpl, nullptr);
-  FeatureFn features = TemplateFeatureFn(*tpl, workload, target);
-  const ConfigSpace space = tpl->space(workload, target);
-  std::mt19937_64 rng(1);
-  const auto start = std::chrono::steady_clock::now();
-  int rows = 0;
-  for (; rows < 200; ++rows) {
-    EXPECT_FALSE(features({*space.Sample(rng)}).front().empty());
-  }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "gemm.cpu.blocked feature rows: " << rows / secs << " per second\n";
 }
 
 }  // namespace
