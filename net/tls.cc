@@ -1,5 +1,8 @@
 #include "net/tls.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cstdlib>
 
 #include "common/files.h"
@@ -101,7 +104,21 @@ bool IsLoopbackAddress(std::string_view host_port) {
   } else if (size_t colon = host.rfind(':'); colon != std::string_view::npos) {
     host = host.substr(0, colon);
   }
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
+  if (host == "localhost") {
+    return true;
+  }
+  // Addresses parsed, never matched by prefix: "127.example.com" is a name like any other.
+  const std::string text(host);
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;  // 127.0.0.0/8
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    return IN6_IS_ADDR_LOOPBACK(&v6) ||
+           (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);  // ::ffff:127.0.0.0/104
+  }
+  return false;
 }
 
 absl::StatusOr<std::string> ResolveToken(const std::string& token_file) {

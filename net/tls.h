@@ -46,7 +46,9 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
 /// Sets the TLS name override of `args` when `files.server_name` is set.
 void ApplyServerName(const TlsFiles& files, grpc::ChannelArguments* args);
 
-/// Whether HOST:PORT names a loopback address only (127.0.0.0/8, localhost, [::1]).
+/// Whether HOST:PORT names a loopback address only: an IPv4 address of 127.0.0.0/8, [::1] (or
+/// an IPv4-mapped [::ffff:127.x.y.z]) or `localhost`. Addresses are parsed: a name that merely
+/// starts with "127." is no loopback address.
 bool IsLoopbackAddress(std::string_view host_port);
 
 /// A client's token: the first line of `token_file` when given, else $TUNE_TOKEN, else "".

@@ -26,6 +26,7 @@
 #include "common/logging.h"
 #include "common/runtime_libs.h"
 #include "common/strings.h"
+#include "net/grpc_log.h"
 #include "net/tls.h"
 #include "rpc_server/device_info.h"
 #include "rpc_server/measure_child.h"
@@ -149,6 +150,7 @@ int Serve(int argc, char** argv) {
   if (absl::Status s = tune::SetLogFormat(log_format); !s.ok()) {
     return Fail(kExitUsage, std::string(s.message()));
   }
+  tune::net::RouteGrpcLogs();
   absl::StatusOr<tune::rpc::DeviceSpec> device_spec = tune::rpc::ParseDeviceSpec(device);
   if (!device_spec.ok()) {
     return Fail(kExitUsage, device_spec.status().message());

@@ -160,7 +160,9 @@ absl::Status Worker::Run() {
       }
     }
     auto delay = std::chrono::milliseconds(static_cast<int64_t>(backoff_ms * jitter(rng)));
-    if (!WaitForDaemon(delay)) {
+    // Dial at once only after a session or at start; a daemon still unreachable is redialed on
+    // the channel's backoff.
+    if (!WaitForDaemon(delay, /*dial_now=*/attempts == 0)) {
       {
         std::lock_guard lock(mu_);
         if (stopping_) {
@@ -202,10 +204,12 @@ absl::Status Worker::Run() {
   return absl::OkStatus();
 }
 
-bool Worker::WaitForDaemon(std::chrono::milliseconds budget) {
+bool Worker::WaitForDaemon(std::chrono::milliseconds budget, bool dial_now) {
   // The channel dials at once after a reset; it stays in TRANSIENT_FAILURE while the daemon is
   // down, and calls on it would fail at once with a stale error, so wait for READY instead.
-  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
+  if (dial_now) {
+    grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
+  }
   const Clock::time_point deadline = Clock::now() + budget;
   while (true) {
     {

@@ -90,9 +90,12 @@ class Worker {
 
   Worker(WorkerOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials);
 
-  /// Waits up to `budget` for the channel to the daemon to be connected (dialing at once).
-  /// False when it is not, or on Shutdown().
-  bool WaitForDaemon(std::chrono::milliseconds budget);
+  /// Waits up to `budget` for the channel to the daemon to be connected. With `dial_now` it
+  /// dials at once (the channel's reconnection backoff reset); otherwise the channel redials on
+  /// its own exponential backoff (initial_backoff_ms growing to max_backoff_ms), so that a daemon
+  /// that refuses every connection (TLS) is dialed ever less often, not several times a second.
+  /// False when it is not connected, or on Shutdown().
+  bool WaitForDaemon(std::chrono::milliseconds budget, bool dial_now);
   /// One stream from dial to end. Returns true when the daemon accepted the registration.
   bool RunSession();
   void Handle(const v1::DaemonMessage& message, const std::shared_ptr<Session>& session);

@@ -65,6 +65,15 @@ absl::StatusOr<Caller> Authorizer::Check(std::string_view authorization, Role ne
     return Caller{local_worker_.id, "local-worker", Role::kWorker};
   }
   if (tokens_.empty()) {
+    // A daemon without tokens is open to every caller that reaches it, but never so far as to
+    // hand out the first admin token: that one comes from the daemon's own host.
+    if (needed == Role::kAdmin) {
+      return absl::UnauthenticatedError(
+          StrCat("this request needs an admin token, and ", log_->path(),
+                 " holds no token yet: create the first one on the daemon's host with `tune-daemon "
+                 "token create --db ",
+                 log_->path(), " --name NAME --role admin`"));
+    }
     return Caller{};
   }
   const std::string needs = StrCat("this request needs a token with role ", RoleName(needed),

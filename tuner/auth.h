@@ -3,7 +3,9 @@
 //
 // Tokens are on once the log holds any token, revoked ones included: revoking the last token
 // never opens a daemon again. With no token ever created, every request is allowed (a
-// developer's loopback daemon); tune-daemon warns when it serves beyond loopback so.
+// developer's loopback daemon; tune-daemon warns when it serves beyond loopback so) except
+// those that need role admin: the first admin token comes only from `tune-daemon token create`
+// on the daemon's host, never from a remote caller.
 //
 // The daemon's local workers get an ephemeral worker token held in memory only
 // (LocalWorkerToken), so they work whether tokens are on or not.
@@ -40,8 +42,9 @@ class Authorizer {
 
   /// Checks the `authorization` value of a request (empty when the request had none) against a
   /// request that needs `needed`. Unauthenticated when tokens are on and it carries no valid
-  /// token (missing, malformed, unknown, revoked); PermissionDenied naming the role needed and
-  /// the role held when its role does not grant `needed`.
+  /// token (missing, malformed, unknown, revoked), and when `needed` is admin and the log holds
+  /// no token yet (naming `tune-daemon token create`); PermissionDenied naming the role needed
+  /// and the role held when its role does not grant `needed`.
   absl::StatusOr<Caller> Check(std::string_view authorization, Role needed);
 
   /// Whether requests need a token.

@@ -16,8 +16,13 @@
 namespace tune::tuner {
 namespace {
 
-// Artifacts travel inside MeasureRequest; the worker accepts the same size.
-constexpr int kMaxMessageBytes = 256 << 20;
+// Artifacts travel inside MeasureRequest, daemon to worker; the worker accepts the same size.
+constexpr int kMaxSendBytes = 256 << 20;
+// What the daemon accepts per message. Nothing it receives is large: client requests, worker
+// registrations, results and heartbeats, and imported records (one message each) are KiBs. A
+// caller without a token costs the daemon its metadata only (tuner_service.h); this bounds what
+// a caller with one, or the health and reflection services, can make it hold.
+constexpr int kMaxReceiveBytes = 4 << 20;
 constexpr auto kShutdownGrace = std::chrono::seconds(2);
 
 // The host part of HOST:PORT, as a local process should dial it.
@@ -53,18 +58,45 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> CheckedCredentials(
         "--local-workers with TLS needs --tls-ca: the local workers check the daemon's "
         "certificate against it");
   }
-  // The HTTP side has no TLS: it stays on loopback unless told otherwise, as gRPC does.
-  if (!options.http_listen.empty() && !net::IsLoopbackAddress(options.http_listen) &&
-      !options.insecure) {
+  // The HTTP side serves HTTPS with the daemon's certificate; without one it stays on loopback
+  // unless told otherwise, as gRPC does.
+  if (!options.http_listen.empty() && options.tls.cert.empty() &&
+      !net::IsLoopbackAddress(options.http_listen) && !options.insecure) {
     return absl::InvalidArgumentError(StrCat(
         "--http ", options.http_listen,
-        ": refusing to serve HTTP (plaintext: tokens and results readable on the way) beyond "
-        "loopback; put it behind a TLS proxy on loopback, or give --insecure"));
+        ": refusing to serve plain HTTP (tokens and results readable on the way) beyond "
+        "loopback; give --tls-cert and --tls-key to serve HTTPS, put it behind a TLS proxy on "
+        "loopback, or give --insecure"));
   }
   return net::ServerCredentialsFor(options.tls);
 }
 
 }  // namespace
+
+std::vector<std::string> PlaintextWarnings(const DaemonOptions& options, bool tokens_on) {
+  std::vector<std::string> warnings;
+  if (!options.tls.enabled() && !net::IsLoopbackAddress(options.listen)) {
+    warnings.push_back(
+        StrCat("gRPC on ", options.listen,
+               " is plaintext (--insecure): ", tokens_on ? "client and worker tokens, " : "",
+               "jobs and records cross the network "
+               "readable and changeable by anyone on the path; give --tls-cert and --tls-key"));
+  }
+  if (!options.http_listen.empty() && options.tls.cert.empty() &&
+      !net::IsLoopbackAddress(options.http_listen)) {
+    warnings.push_back(StrCat(
+        "the dashboard, the JSON API and /metrics on ", options.http_listen,
+        " are plain HTTP (--insecure): ", tokens_on ? "the tokens typed into the page, " : "",
+        "jobs and records cross the network readable by anyone on the path; give --tls-cert "
+        "and --tls-key to serve HTTPS"));
+  }
+  if (!tokens_on && !options.http_listen.empty() && !net::IsLoopbackAddress(options.http_listen)) {
+    warnings.push_back(StrCat("the dashboard on ", options.http_listen,
+                              " needs no token: the log holds none, so anyone who reaches it "
+                              "reads every job and record"));
+  }
+  return warnings;
+}
 
 absl::Status CheckSecurityOptions(const DaemonOptions& options) {
   return CheckedCredentials(options).status();
@@ -95,6 +127,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
         "an admin token with `tune-daemon token create --db {} --name NAME --role admin`",
         options.listen, options.db_path);
   }
+  const std::vector<std::string> warnings =
+      PlaintextWarnings(options, daemon->authorizer_->enabled());
+  for (const std::string& warning : warnings) {
+    log->warn("{}", warning);
+  }
   daemon->scheduler_ = std::make_unique<Scheduler>(daemon->log_.get(), options.scheduler);
   RETURN_IF_ERROR(daemon->scheduler_->Start());
   daemon->tuner_service_ = std::make_unique<TunerService>(
@@ -106,8 +143,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &daemon->port_);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  builder.SetMaxSendMessageSize(kMaxSendBytes);
   // Workers ping every 30 s to notice a vanished daemon; allow it.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
@@ -159,7 +196,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (!options.http_listen.empty()) {
     ASSIGN_OR_RETURN(daemon->http_,
                      HttpServer::Start(HttpServerOptions{.listen = options.http_listen,
-                                                         .db_path = options.db_path},
+                                                         .db_path = options.db_path,
+                                                         .tls_cert = options.tls.cert,
+                                                         .tls_key = options.tls.key,
+                                                         .warnings = warnings},
                                        daemon->scheduler_.get(), daemon->authorizer_.get()));
     if (!options.http_port_file.empty()) {
       RETURN_IF_ERROR(WritePortFile(options.http_port_file, daemon->http_->port()));

@@ -40,7 +40,7 @@ struct DaemonOptions {
   /// Serve plaintext on an address beyond loopback (refused otherwise).
   bool insecure = false;
   /// HOST:PORT for the dashboard, the JSON API and /metrics (tuner/http_server.h; port 0 picks
-  /// a free port); empty: no HTTP.
+  /// a free port), over HTTPS with tls.cert and tls.key when given; empty: no HTTP.
   std::string http_listen;
   /// When not empty, the HTTP port is written there (one line) once the daemon serves.
   std::string http_port_file;
@@ -48,10 +48,15 @@ struct DaemonOptions {
 };
 
 /// The checks of Daemon::Start on the listen address and TLS files, alone (for tune-daemon's exit
-/// code): plaintext beyond loopback without `insecure` (gRPC, and HTTP, which is always
-/// plaintext), TLS files that cannot be used, local workers under TLS without a CA are
-/// InvalidArgument naming the flag.
+/// code): plaintext beyond loopback without `insecure` (gRPC; HTTP, which serves HTTPS with the
+/// daemon's certificate when it has one), TLS files that cannot be used, local workers under TLS
+/// without a CA are InvalidArgument naming the flag.
 absl::Status CheckSecurityOptions(const DaemonOptions& options);
+
+/// What the daemon warns about at start and in the dashboard: gRPC or HTTP in plaintext beyond
+/// loopback (tokens, when `tokens_on`, and data cross the network readable), and a dashboard
+/// beyond loopback that needs no token.
+std::vector<std::string> PlaintextWarnings(const DaemonOptions& options, bool tokens_on);
 
 class Daemon {
  public:

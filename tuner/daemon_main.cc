@@ -34,6 +34,7 @@
 #include "common/extern_kernels.h"
 #include "common/logging.h"
 #include "common/strings.h"
+#include "net/grpc_log.h"
 #include "tuner/build_child.h"
 #include "tuner/daemon.h"
 #include "tuner/token_admin.h"
@@ -124,7 +125,8 @@ int Serve(int argc, char** argv) {
   CLI::Option* http =
       app.add_option("--http", options.http_listen,
                      "HOST:PORT to serve the dashboard, the JSON API (/api/) and Prometheus "
-                     "metrics (/metrics) on, over plain HTTP (port 0 picks a free port)");
+                     "metrics (/metrics) on: HTTPS with --tls-cert and --tls-key, else plain HTTP, "
+                     "which beyond loopback needs --insecure (port 0 picks a free port)");
   app.add_option("--http-port-file", options.http_port_file,
                  "write the HTTP port to this file once ready (for scripts and tests)")
       ->needs(http);
@@ -148,6 +150,8 @@ int Serve(int argc, char** argv) {
   if (absl::Status s = tune::SetLogFormat(log_format); !s.ok()) {
     return Fail(kExitUsage, std::string(s.message()));
   }
+  // A peer that fails every TLS handshake must not flood the log (net/grpc_log.h).
+  tune::net::RouteGrpcLogs();
   if (log_format != "text") {
     options.local_worker_args.push_back(tune::StrCat("--log-format=", log_format));
   }

@@ -142,7 +142,8 @@ HttpReply ErrorReply(const absl::Status& status) {
 }
 
 HttpReply JsonApi::Health() const {
-  return JsonReply({{"status", "SERVING"}, {"tune_version", kTuneVersion}});
+  return JsonReply(
+      {{"status", "SERVING"}, {"tune_version", kTuneVersion}, {"warnings", warnings_}});
 }
 
 HttpReply JsonApi::Jobs(const QueryParams& params) const {

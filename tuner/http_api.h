@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "db/tuning_log.h"
@@ -39,10 +40,12 @@ HttpReply ErrorReply(const absl::Status& status);
 
 class JsonApi {
  public:
-  /// `scheduler` and `records` (a read-only log) must outlive the API.
-  JsonApi(Scheduler* scheduler, TuningLog* records) : scheduler_(scheduler), records_(records) {}
+  /// `scheduler` and `records` (a read-only log) must outlive the API; `warnings` are what
+  /// /api/health reports (and the page shows).
+  JsonApi(Scheduler* scheduler, TuningLog* records, std::vector<std::string> warnings = {})
+      : scheduler_(scheduler), records_(records), warnings_(std::move(warnings)) {}
 
-  /// GET /api/health: {"status":"SERVING","tune_version":...}.
+  /// GET /api/health: {"status":"SERVING","tune_version":...,"warnings":[...]}.
   HttpReply Health() const;
   /// GET /api/jobs[?limit=N][&state=RUNNING,QUEUED]: {"jobs":[...]}, newest first, each job as
   /// tune-client's (tasks of model jobs included, with their model_job_id) plus eta_seconds
@@ -63,6 +66,7 @@ class JsonApi {
  private:
   Scheduler* const scheduler_;
   TuningLog* const records_;
+  const std::vector<std::string> warnings_;
 };
 
 }  // namespace tune::tuner

@@ -61,45 +61,63 @@ void Send(httplib::Response& res, const HttpReply& reply) {
 
 class HttpServer::Impl {
  public:
-  Impl(Scheduler* scheduler, std::unique_ptr<TuningLog> records, Authorizer* authorizer)
-      : records_(std::move(records)), api_(scheduler, records_.get()), authorizer_(authorizer) {}
+  Impl(Scheduler* scheduler, std::unique_ptr<TuningLog> records, Authorizer* authorizer,
+       std::vector<std::string> warnings)
+      : records_(std::move(records)),
+        api_(scheduler, records_.get(), std::move(warnings)),
+        authorizer_(authorizer) {}
 
   absl::Status Serve(const HttpServerOptions& options) {
     ASSIGN_OR_RETURN(HostPort address, ParseListen(options.listen));
+    const bool tls = !options.tls_cert.empty();
+    if (tls) {
+      // Browsers authenticate with tokens, not client certificates: no client CA here.
+      auto server =
+          std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
+      if (!server->is_valid()) {
+        return absl::InvalidArgumentError(
+            StrCat("--http ", options.listen, ": cannot serve HTTPS with --tls-cert ",
+                   options.tls_cert, " and --tls-key ", options.tls_key,
+                   "; accepted form: a PEM certificate chain and its PEM private key"));
+      }
+      server_ = std::move(server);
+    } else {
+      server_ = std::make_unique<httplib::Server>();
+    }
     const size_t threads = static_cast<size_t>(std::max(1, options.threads));
-    server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    server_.set_keep_alive_timeout(kKeepAliveSecs);
-    server_.set_read_timeout(kReadTimeoutSecs, 0);
-    server_.set_default_headers({{"X-Content-Type-Options", "nosniff"}});
+    server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    server_->set_keep_alive_timeout(kKeepAliveSecs);
+    server_->set_read_timeout(kReadTimeoutSecs, 0);
+    server_->set_default_headers({{"X-Content-Type-Options", "nosniff"}});
     Route();
     port_ = address.port == 0
-                ? server_.bind_to_any_port(address.host)
-                : (server_.bind_to_port(address.host, address.port) ? address.port : -1);
+                ? server_->bind_to_any_port(address.host)
+                : (server_->bind_to_port(address.host, address.port) ? address.port : -1);
     if (port_ <= 0) {
       return absl::UnavailableError(StrCat("cannot serve HTTP on ", options.listen,
                                            ": the address is in use or not valid (expected "
                                            "HOST:PORT, e.g. 127.0.0.1:8080; port 0 picks one)"));
     }
     thread_ = std::thread([this] {
-      server_.listen_after_bind();
+      server_->listen_after_bind();
       listening_ended_ = true;
     });
     // httplib's stop() only takes effect once the accept loop runs: wait for it to start.
-    while (!server_.is_running() && !listening_ended_) {
+    while (!server_->is_running() && !listening_ended_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    Logger("http")->info("dashboard and JSON API on http://{}:{}/ (metrics: /metrics)",
-                         address.host, port_);
+    Logger("http")->info("dashboard and JSON API on {}://{}:{}/ (metrics: /metrics)",
+                         tls ? "https" : "http", address.host, port_);
     return absl::OkStatus();
   }
 
   int port() const { return port_; }
 
   void Stop() {
-    if (!thread_.joinable()) {
+    if (!thread_.joinable() || server_ == nullptr) {
       return;
     }
-    server_.stop();
+    server_->stop();
     thread_.join();
   }
 
@@ -115,7 +133,7 @@ class HttpServer::Impl {
   }
 
   void Route() {
-    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       absl::Status allowed = Authorize(req);
       if (allowed.ok()) {
         return httplib::Server::HandlerResponse::Unhandled;
@@ -123,38 +141,38 @@ class HttpServer::Impl {
       Send(res, ErrorReply(allowed));
       return httplib::Server::HandlerResponse::Handled;
     });
-    server_.Get("/api/health", [this](const httplib::Request&, httplib::Response& res) {
+    server_->Get("/api/health", [this](const httplib::Request&, httplib::Response& res) {
       Send(res, api_.Health());
     });
-    server_.Get("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Get("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) {
       Send(res, api_.Jobs(req.params));
     });
-    server_.Get(R"(/api/jobs/([^/]+))",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  Send(res, api_.Job(req.matches[1].str()));
-                });
-    server_.Get(R"(/api/jobs/([^/]+)/records)",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  Send(res, api_.JobRecords(req.matches[1].str(), req.params));
-                });
-    server_.Get("/api/workers", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Get(R"(/api/jobs/([^/]+))",
+                 [this](const httplib::Request& req, httplib::Response& res) {
+                   Send(res, api_.Job(req.matches[1].str()));
+                 });
+    server_->Get(R"(/api/jobs/([^/]+)/records)",
+                 [this](const httplib::Request& req, httplib::Response& res) {
+                   Send(res, api_.JobRecords(req.matches[1].str(), req.params));
+                 });
+    server_->Get("/api/workers", [this](const httplib::Request& req, httplib::Response& res) {
       Send(res, api_.Workers(req.params));
     });
-    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       Send(res, api_.Metrics());
     });
-    server_.Get(R"(/|/[a-z_]+\.(html|js|css))",
-                [](const httplib::Request& req, httplib::Response& res) {
-                  const EmbeddedFile* file = FindDashboardFile(req.path);
-                  if (file == nullptr) {
-                    Send(res, ErrorReply(absl::NotFoundError(StrCat("no such file: ", req.path))));
-                    return;
-                  }
-                  res.set_content(std::string(file->body), std::string(ContentTypeOf(file->path)));
-                  res.set_header("Cache-Control", "no-cache");
-                  res.set_header("Content-Security-Policy",
-                                 "default-src 'self'; img-src 'self' data:; object-src 'none'");
-                });
+    server_->Get(R"(/|/[a-z_]+\.(html|js|css))",
+                 [](const httplib::Request& req, httplib::Response& res) {
+                   const EmbeddedFile* file = FindDashboardFile(req.path);
+                   if (file == nullptr) {
+                     Send(res, ErrorReply(absl::NotFoundError(StrCat("no such file: ", req.path))));
+                     return;
+                   }
+                   res.set_content(std::string(file->body), std::string(ContentTypeOf(file->path)));
+                   res.set_header("Cache-Control", "no-cache");
+                   res.set_header("Content-Security-Policy",
+                                  "default-src 'self'; img-src 'self' data:; object-src 'none'");
+                 });
     // Anything else: a JSON error naming what was asked and what there is.
     auto unknown = [](const httplib::Request& req, httplib::Response& res) {
       Send(res, ErrorReply(absl::NotFoundError(
@@ -169,12 +187,12 @@ class HttpServer::Impl {
       Send(res, reply);
       res.set_header("Allow", "GET, HEAD");
     };
-    server_.Get(".*", unknown);
-    server_.Post(".*", read_only);
-    server_.Put(".*", read_only);
-    server_.Patch(".*", read_only);
-    server_.Delete(".*", read_only);
-    server_.set_exception_handler(
+    server_->Get(".*", unknown);
+    server_->Post(".*", read_only);
+    server_->Put(".*", read_only);
+    server_->Patch(".*", read_only);
+    server_->Delete(".*", read_only);
+    server_->set_exception_handler(
         [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
           std::string what = "unknown exception";
           try {
@@ -187,7 +205,7 @@ class HttpServer::Impl {
           Send(res, ErrorReply(absl::InternalError(StrCat("daemon error: ", what))));
         });
     // Errors httplib answers itself (a malformed request, a URI too long) get a JSON body too.
-    server_.set_error_handler(httplib::Server::HandlerWithResponse(
+    server_->set_error_handler(httplib::Server::HandlerWithResponse(
         [](const httplib::Request& req, httplib::Response& res) {
           if (!res.body.empty()) {
             return httplib::Server::HandlerResponse::Unhandled;
@@ -198,7 +216,7 @@ class HttpServer::Impl {
           res.set_content(reply.body, reply.content_type.c_str());
           return httplib::Server::HandlerResponse::Handled;
         }));
-    server_.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    server_->set_logger([](const httplib::Request& req, const httplib::Response& res) {
       Logger("http")->debug("{} {} {}", req.method, req.path, res.status);
     });
   }
@@ -206,7 +224,7 @@ class HttpServer::Impl {
   std::unique_ptr<TuningLog> records_;
   JsonApi api_;
   Authorizer* const authorizer_;
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::atomic<bool> listening_ended_{false};
   int port_ = 0;
@@ -217,7 +235,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
                                                               Authorizer* authorizer) {
   ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> records,
                    TuningLog::Open(options.db_path, TuningLog::Mode::kReadOnly));
-  auto impl = std::make_unique<Impl>(scheduler, std::move(records), authorizer);
+  auto impl = std::make_unique<Impl>(scheduler, std::move(records), authorizer, options.warnings);
   RETURN_IF_ERROR(impl->Serve(options));
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }

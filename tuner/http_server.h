@@ -4,6 +4,9 @@
 // the gRPC threads; its handlers only take the scheduler's snapshots (its lock for
 // microseconds) and read records on a read-only connection to the tuning log.
 //
+// With a certificate (the daemon's --tls-cert and --tls-key) it serves HTTPS; browsers
+// authenticate with tokens, never client certificates, so no client CA is asked for.
+//
 // Authentication follows gRPC's: every request but those for the page's own files (which hold
 // no data, and which a browser must load before it can ask for a token) is checked with
 // Authorizer::Check(its Authorization header, Role::kRead): Unauthenticated is 401,
@@ -12,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "tuner/auth.h"
@@ -26,11 +30,17 @@ struct HttpServerOptions {
   std::string db_path;
   /// Threads serving connections (each holds one connection at a time).
   int threads = 8;
+  /// The certificate chain and private key (PEM) to serve HTTPS with; empty: plain HTTP.
+  std::string tls_cert;
+  std::string tls_key;
+  /// What the page and /api/health warn about (e.g. tokens crossing the network in plaintext).
+  std::vector<std::string> warnings;
 };
 
 class HttpServer {
  public:
-  /// Opens the log read-only (its error as is), binds (Unavailable naming the address when it
+  /// Opens the log read-only (its error as is), refuses TLS files it cannot use
+  /// (InvalidArgument naming them), binds (Unavailable naming the address when it
   /// cannot: in use, or not HOST:PORT) and serves. `scheduler` must outlive the server, and so
   /// must `authorizer` when not null; null allows every request.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options,

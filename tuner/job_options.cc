@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/llvm/cpu_names.h"
 #include "common/gpu_arch.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -172,6 +173,13 @@ absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
   absl::StatusOr<Target> parsed_target = Target::Parse(spec.target());
   if (!parsed_target.ok()) {
     return Invalid("target", std::string(parsed_target.status().message()));
+  }
+  // A CPU that LLVM does not know would match no worker's device key: its job would wait
+  // forever. (GPU names are checked with the templates, GpuArchFor.)
+  if (parsed_target->kind == TargetKind::kLlvm) {
+    if (absl::Status known = CheckX86CpuName(parsed_target->cpu); !known.ok()) {
+      return Invalid("target", std::string(known.message()));
+    }
   }
   // "native" means the daemon's host: workers on other CPUs register other device keys.
   Target target = parsed_target->Resolved();

@@ -89,6 +89,8 @@ int TokenAdminMain(int argc, char** argv) {
     if (!created.ok()) {
       return Fail(ExitCodeOf(created.status()), created.status().message());
     }
+    Logger("audit")->info("token {} ({}, role {}) created by `tune-daemon token create` on {}",
+                          created->info.id, name, role, db);
     fmt::print("{}\n", created->text);
     fmt::print(stderr, "token for {} (role {}) stored in {}; it is shown only now\n", name, role,
                db);
@@ -99,6 +101,8 @@ int TokenAdminMain(int argc, char** argv) {
     if (!revoked.ok()) {
       return Fail(ExitCodeOf(revoked.status()), revoked.status().message());
     }
+    Logger("audit")->info("token {} ({}) revoked by `tune-daemon token revoke` on {}", id,
+                          revoked->name, db);
     fmt::print("revoked {}\n", id);
     return kExitOk;
   }

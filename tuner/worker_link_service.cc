@@ -104,6 +104,31 @@ class WriterThread {
   std::thread thread_;
 };
 
+// The longest worker name or device key accepted.
+constexpr size_t kMaxRegisteredText = 128;
+
+// A worker's name and device key reach the daemon's log, its listings and the records: printable
+// ASCII only, so that no newline or control character forges a line of the log or a column of a
+// table. Refused, not rewritten: a worker is told why and its owner fixes --name.
+absl::Status CheckRegisteredText(std::string_view field, std::string_view text) {
+  const std::string accepted =
+      StrCat("; accepted form: 1 to ", kMaxRegisteredText,
+             " printable ASCII characters without spaces, e.g. 'gpu-host-3' (tune-server --name)");
+  if (text.empty() || text.size() > kMaxRegisteredText) {
+    return absl::InvalidArgumentError(
+        StrCat("register.", field, ": has ", text.size(), " characters", accepted));
+  }
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c <= 0x20 || c >= 0x7f) {
+      return absl::InvalidArgumentError(StrCat("register.", field, ": byte ", i, " is ",
+                                               fmt::format("0x{:02x}", c),
+                                               ", not a printable character", accepted));
+    }
+  }
+  return absl::OkStatus();
+}
+
 grpc::Status Serve(Scheduler& scheduler, grpc::ServerContext* context, Stream* stream) {
   auto log = Logger("daemon");
   v1::WorkerMessage message;
@@ -113,6 +138,13 @@ grpc::Status Serve(Scheduler& scheduler, grpc::ServerContext* context, Stream* s
   if (!message.has_register_()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "register: the first message of a WorkerLink stream must be Register");
+  }
+  for (const auto& [field, text] : {std::pair{"name", message.register_().name()},
+                                    {"device_key", message.register_().device_key()}}) {
+    if (absl::Status s = CheckRegisteredText(field, text); !s.ok()) {
+      log->warn("registration from {} refused: {}", context->peer(), s.message());
+      return ToGrpcStatus(s);
+    }
   }
   auto channel = std::make_shared<StreamChannel>(context, stream);
   WriterThread writer(channel);

@@ -1,16 +1,19 @@
 #include "codegen/llvm/cpu_backend.h"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <mutex>
 #include <set>
 
 #include "codegen/llvm/codegen_cpu.h"
+#include "codegen/llvm/cpu_names.h"
 #include "common/host_cpu.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -196,6 +199,33 @@ absl::StatusOr<std::string> EmitCpuObject(const std::vector<ir::LoweredFunc>& fu
 absl::StatusOr<std::string> EmitCpuAssembly(const std::vector<ir::LoweredFunc>& funcs,
                                             const CpuCodegenOptions& options) {
   return Emit(funcs, {}, options, llvm::CodeGenFileType::AssemblyFile, nullptr);
+}
+
+absl::Status CheckX86CpuName(std::string_view cpu) {
+  if (cpu == "native") {
+    return absl::OkStatus();
+  }
+  const bool printable =
+      !cpu.empty() && cpu.size() <= 64 && std::all_of(cpu.begin(), cpu.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (printable) {
+    InitializeX86();
+    std::string error;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+    if (target == nullptr) {
+      return absl::InternalError(StrCat("LLVM has no x86-64 target: ", error));
+    }
+    std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(kTriple, "", ""));
+    if (info != nullptr && info->isCPUStringValid(cpu)) {
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(
+      StrCat("-mcpu=", printable ? cpu : "(a value with characters no CPU name has)",
+             " is not an x86-64 CPU that LLVM ", LLVM_VERSION_STRING,
+             " knows; accepted form: native or an LLVM x86-64 CPU name such as haswell, "
+             "skylake-avx512, sapphirerapids, znver4 (llc -mtriple=x86_64 -mcpu=help lists them)"));
 }
 
 std::string LlvmHostCpuName() { return llvm::sys::getHostCPUName().str(); }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the tune image and runs it the way deploy/README.md says, on this host's loopback:
 #   1. the image is built from deploy/container/Dockerfile (skipped with --no-build);
-#   2. a daemon container (the image's entrypoint, TLS from deploy/tls/make-dev-certs.sh) starts,
-#      runs as the image's non-root user, and its health check passes;
+#   2. a daemon container started with the image's own default command (no arguments: gRPC on
+#      0.0.0.0:7070 with mutual TLS, the dashboard on 0.0.0.0:8080 over HTTPS, TLS from
+#      deploy/tls/make-dev-certs.sh) starts, runs as the image's non-root user, and its health
+#      check passes;
 #   3. a worker container (entrypoint tune-server) registers with it over mutual TLS;
 #   4. a client container (entrypoint tune-client) submits a small GEMM job and waits for it, and
 #      `best` answers from the log; the daemon's /metrics counts the job's trials;
@@ -15,7 +17,8 @@
 # Environment: TUNE_CONTAINER_ENGINE (docker; podman works too), TUNE_ENGINE_FLAGS (global flags
 # of the engine, e.g. "--storage-driver vfs --runtime runc"), TUNE_RUN_FLAGS (extra flags of
 # `run` and `build`, e.g. ulimits a sandbox needs). Containers use the host's network, so nothing
-# needs a bridge or published ports; the daemon listens on 127.0.0.1 only.
+# needs a bridge or published ports; the daemon listens where its default command says, so the
+# host's ports 7070 and 8080 must be free.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -73,18 +76,20 @@ trap cleanup EXIT
 # Development certificates; the container's user (uid 10001) must read its keys.
 deploy/tls/make-dev-certs.sh "$scratch/tls" >/dev/null
 chown -R 10001:10001 "$scratch/tls" 2>/dev/null || chmod a+r "$scratch/tls"/*.pem
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port=$(free_port)
-http=$(free_port)
+# The ports of the image's default command (its CMD).
+port=7070
+http=8080
+for p in $port $http; do
+  python3 -c "import socket, sys; socket.socket().bind(('0.0.0.0', int(sys.argv[1])))" "$p" ||
+    fail "port $p is taken on this host; the image's default command listens there"
+done
 tls=(--tls-ca /etc/tune/tls/ca.pem)
 common=("${run_flags[@]}" --network host -v "$scratch/tls:/etc/tune/tls:ro")
 
-step "daemon container on 127.0.0.1:$port (gRPC) and :$http (HTTP)"
+step "daemon container with the image's default command: gRPC on :$port, HTTPS on :$http"
 "${engine[@]}" volume create "$name-log" >/dev/null
 "${engine[@]}" run -d --name "$name-daemon" "${common[@]}" -v "$name-log:/var/lib/tune" \
-  -e "TUNE_HEALTH_ADDRESS=127.0.0.1:$port" "$image" \
-  --listen "127.0.0.1:$port" --http "127.0.0.1:$http" --db /var/lib/tune/tuning.db \
-  --tls-cert /etc/tune/tls/daemon.pem --tls-key /etc/tune/tls/daemon-key.pem "${tls[@]}" >/dev/null
+  "$image" >/dev/null
 wait_healthy() {
   for _ in $(seq 1 120); do
     if "${engine[@]}" exec "$name-daemon" tune-healthcheck >/dev/null 2>&1; then
@@ -129,15 +134,17 @@ step "client container: $workload, 8 trials"
 client submit --workload "$workload" --target "$target" --trials 8 --wait ||
   fail "the job did not finish"
 client best --workload "$workload" --target "$target" || fail "no best config for $workload"
-recorded=$(python3 - "$http" <<'EOF'
-import sys, urllib.request
-text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=10).read().decode()
+recorded=$(python3 - "$http" "$scratch/tls/ca.pem" <<'EOF'
+import ssl, sys, urllib.request
+context = ssl.create_default_context(cafile=sys.argv[2])
+text = urllib.request.urlopen(f"https://localhost:{sys.argv[1]}/metrics", timeout=10,
+                              context=context).read().decode()
 print(int(sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
               if l.startswith("tune_trials_total{"))))
 EOF
 ) || fail "/metrics did not answer"
 [[ $recorded -ge 8 ]] || fail "/metrics counts $recorded trials, expected at least 8"
-echo "/metrics: $recorded trials"
+echo "/metrics over HTTPS: $recorded trials"
 
 step "daemon container restarted: the log survives in its volume"
 "${engine[@]}" restart "$name-daemon" >/dev/null

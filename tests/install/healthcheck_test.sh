@@ -48,10 +48,16 @@ expect_health() {
 
 start_daemon plain
 expect_health 0 "plaintext daemon serving" "$work/no-tls"
-# Tokens on (the log holds one): a refusal is an answer too; with the token, a full call.
-token=$("$bin/tune-client" --daemon "127.0.0.1:$port" token create --name health --role read 2>/dev/null)
-rc=0
-"$bin/tune-client" --daemon "127.0.0.1:$port" jobs >/dev/null 2>&1 || rc=$?
+# Tokens on (the log holds one, created on the daemon's host as the first token must be): a
+# refusal is an answer too; with the token, a full call.
+token=$("$bin/tune-daemon" token create --db "$work/plain.db" --name health --role read 2>/dev/null)
+# The daemon sees a token made beside it within a second: wait for that.
+for _ in $(seq 1 600); do
+  rc=0
+  "$bin/tune-client" --daemon "127.0.0.1:$port" jobs >/dev/null 2>&1 || rc=$?
+  [[ $rc -eq 7 ]] && break
+  sleep 0.05
+done
 [[ $rc -eq 7 ]] || fail "with tokens on, tune-client jobs without a token exited $rc, expected 7"
 expect_health 0 "tokens on, no token" "$work/no-tls"
 echo "$token" >"$work/token"

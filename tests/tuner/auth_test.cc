@@ -77,10 +77,14 @@ class AuthorizerTest : public ::testing::Test {
   std::unique_ptr<Authorizer> authorizer_;
 };
 
-TEST_F(AuthorizerTest, WithNoTokenEverCreatedEveryRequestIsAllowed) {
+TEST_F(AuthorizerTest, WithNoTokenEverCreatedEveryRequestButAdminOnesIsAllowed) {
   EXPECT_FALSE(authorizer_->enabled());
-  EXPECT_TRUE(authorizer_->Check("", Role::kAdmin).ok());
+  EXPECT_TRUE(authorizer_->Check("", Role::kSubmit).ok());
   EXPECT_TRUE(authorizer_->Check("Bearer nonsense", Role::kSubmit).ok());
+  // The first admin token comes from the daemon's host, never from a caller.
+  absl::Status admin = authorizer_->Check("", Role::kAdmin).status();
+  EXPECT_EQ(admin.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(admin.message(), HasSubstr("tune-daemon token create"));
 }
 
 TEST_F(AuthorizerTest, OnceATokenExistsRequestsAreCheckedByRole) {
@@ -159,6 +163,17 @@ TEST(NetTest, LoopbackAddressesAreRecognisedAndOthersAreNot) {
   EXPECT_FALSE(net::IsLoopbackAddress("[::]:7070"));
   EXPECT_FALSE(net::IsLoopbackAddress("tuner.example:7070"));
   EXPECT_FALSE(net::IsLoopbackAddress("10.0.0.1:7070"));
+}
+
+TEST(NetTest, ANameThatStartsWith127IsNoLoopbackAddress) {
+  EXPECT_FALSE(net::IsLoopbackAddress("127.attacker.example:7070"));
+  EXPECT_FALSE(net::IsLoopbackAddress("127.0.0.1.nip.io:7070"));
+  EXPECT_FALSE(net::IsLoopbackAddress("127.:7070"));
+  EXPECT_FALSE(net::IsLoopbackAddress("[::2]:7070"));
+  EXPECT_FALSE(net::IsLoopbackAddress("localhost.example:7070"));
+  EXPECT_TRUE(net::IsLoopbackAddress("127.255.255.254:7070"));
+  EXPECT_TRUE(net::IsLoopbackAddress("[::ffff:127.0.0.1]:7070"));
+  EXPECT_FALSE(net::IsLoopbackAddress("[::ffff:10.0.0.1]:7070"));
 }
 
 TEST(NetTest, TlsFilesThatCannotBeUsedAreRefusedNamingTheFlag) {

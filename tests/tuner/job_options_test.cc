@@ -26,6 +26,23 @@ std::string ErrorOf(const v1::JobSpec& spec, ValidationOptions options = {}) {
   return std::string(job.status().message());
 }
 
+TEST(ValidateJobSpecTest, ACpuThatLlvmDoesNotKnowIsRefusedWithoutEchoingAPath) {
+  v1::JobSpec path = Valid();
+  path.set_target("llvm -mcpu=/tmp/evil.so -threads=1");
+  std::string error = ErrorOf(path);
+  EXPECT_THAT(error, HasSubstr("spec.target: -mcpu="));
+  EXPECT_THAT(error, HasSubstr("accepted form: native or an LLVM x86-64 CPU name"));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr("/tmp/evil.so")));
+  v1::JobSpec unknown = Valid();
+  unknown.set_target("llvm -mcpu=pentium9 -threads=1");
+  EXPECT_THAT(ErrorOf(unknown), HasSubstr("-mcpu=pentium9 is not an x86-64 CPU that LLVM"));
+  for (const char* known : {"haswell", "znver4", "sapphirerapids", "x86-64"}) {
+    v1::JobSpec spec = Valid();
+    spec.set_target(std::string("llvm -mcpu=") + known + " -threads=1");
+    EXPECT_TRUE(ValidateJobSpec(spec, {}).ok()) << known;
+  }
+}
+
 TEST(ValidateJobSpecTest, CanonicalizesAndResolvesNativeToTheDaemonHost) {
   absl::StatusOr<ValidatedJob> job = ValidateJobSpec(Valid(), {});
   ASSERT_TRUE(job.ok()) << job.status();

@@ -288,6 +288,26 @@ function setStatus(text, kind = '') {
   status.className = `status ${kind}`;
 }
 
+// Loopback as the browser reached it: the page itself tells whether it came in plaintext.
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+// What the daemon warns about (/api/health), and what the browser sees itself before any token
+// is typed: a page that came over plain HTTP from beyond loopback sends the token in the clear.
+function showWarnings(fromDaemon) {
+  const warnings = [...fromDaemon];
+  if (location.protocol === 'http:' && !LOOPBACK.test(location.hostname)) {
+    warnings.unshift('This page came over plain HTTP: a token typed here, and every job and ' +
+                     'record shown, cross the network unencrypted.');
+  }
+  const box = document.getElementById('warnings');
+  box.replaceChildren(...[...new Set(warnings)].map((text) => {
+    const p = document.createElement('p');
+    p.textContent = `Warning: ${text}`;
+    return p;
+  }));
+  box.hidden = warnings.length === 0;
+}
+
 function askForToken(message) {
   const form = document.getElementById('token-form');
   form.hidden = false;
@@ -304,6 +324,7 @@ async function refresh() {
   try {
     // Health first: when a token is needed, one request is refused, not every one.
     const health = await api('/api/health');
+    showWarnings(health.warnings || []);
     const render = await (jobId === undefined ? loadOverview() : loadJob(jobId));
     if (current !== generation) {
       return;  // the page moved on while this poll was under way
@@ -337,4 +358,5 @@ document.getElementById('token-form').addEventListener('submit', (event) => {
   }
 });
 window.addEventListener('hashchange', refresh);
+showWarnings([]);
 refresh();
