@@ -164,7 +164,9 @@ class SearchBench {
                        ConfigToString(config).c_str(), secs.value_or(0));
         }
         measured.push_back(config);
-        outcomes.push_back({config, secs.has_value(), secs.value_or(0)});
+        // A config that failed is a verdict on it (the table keeps no error kind).
+        outcomes.push_back(TrialOutcome{config, secs ? ErrorKind::kNone : ErrorKind::kRuntimeCrash,
+                                        secs.value_or(0)});
       }
       observe(outcomes);
     }
