@@ -77,7 +77,7 @@ TEST(DnnlSweepTest, MeasuresEveryConvolutionAlgorithmInEachLayoutAndNamesTheFast
 }
 
 TEST(DnnlSweepTest, AnAlgorithmOneDnnRefusesIsSkippedNotAnError) {
-  // oneDNN's Winograd is F(4x4, 3x3): it refuses a 1x1 filter in every layout.
+  // oneDNN's Winograd takes 3x3 filters only: it refuses a 1x1 filter in every layout.
   const Workload w = *Workload::Parse("conv2d:N=1,C=16,H=7,W=7,K=32,R=1,S=1,stride=1,pad=0");
   TensorSet tensors(w, 4);
   absl::StatusOr<DnnlSweep> sweep =
