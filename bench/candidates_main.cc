@@ -4,10 +4,12 @@
 // `--random` random configs are measured through tune-server's measurement supervisor (the
 // same child process, timing rule and correctness check as a tuning job), the best config of
 // each template (and of each `epilogue` choice of library templates) kept. Then the best of each
-// template and the libraries called directly (OpenBLAS; oneDNN on plain and on blocked tensors)
-// are measured `--runs` times, interleaved, and their medians printed as Markdown tables:
-// GFLOPS, the log's best with libraries against the faster library, each library candidate
-// against the same library called directly, and the epilogue trade-off.
+// template and the libraries called directly (OpenBLAS; oneDNN at its best on plain and on
+// blocked tensors, dnnl_baseline.h) are measured `--runs` times, interleaved, and their medians
+// printed as Markdown tables: GFLOPS, the log's best with libraries against the faster library,
+// each library candidate against the same library called directly, and the epilogue trade-off.
+// OpenBLAS, here and in the measurement children, runs the kernels of this CPU's widest vectors
+// (RestartForBestOpenblasCoretype).
 //
 //   build/bin/tune-bench-candidates --random 8 --runs 3
 #include <cstdio>
@@ -115,10 +117,15 @@ class Bench {
       args.push_back(static_cast<float*>(p));
     }
     OpenblasKernel blas(w);
-    DnnlKernel dnnl_plain(w, DnnlLayout::kPlain, options_.threads, args);
-    DnnlKernel dnnl_blocked(w, DnnlLayout::kBlocked, options_.threads, args);
+    // oneDNN at its best in each layout: the fastest of the algorithms it accepts.
+    absl::StatusOr<DnnlSweep> dnnl =
+        DnnlSweep::Create(w, {DnnlLayout::kPlain, DnnlLayout::kBlocked}, options_.threads, args);
+    if (!dnnl.ok()) {
+      std::fprintf(stderr, "  %s\n", std::string(dnnl.status().message()).c_str());
+      return;
+    }
     std::vector<const float*> inputs = tensors.InputPointers();
-    std::vector<double> t_blas, t_plain, t_blocked;
+    std::vector<double> t_blas;
     for (int run = 0; run < options_.runs; ++run) {
       for (auto& [key, cand] : best) {
         if (absl::StatusOr<double> secs = Measure(w, *cand.tpl, cand.config); secs.ok()) {
@@ -126,16 +133,18 @@ class Bench {
         }
       }
       t_blas.push_back(TimeInProcess([&] { blas.Run(inputs, tensors.output()); }, options_.timing));
-      t_plain.push_back(TimeInProcess([&] { dnnl_plain.Run(); }, options_.timing));
-      t_blocked.push_back(TimeInProcess([&] { dnnl_blocked.Run(); }, options_.timing));
+      dnnl->MeasureRun(options_.timing);
     }
+    const DnnlSweep::Variant* plain = dnnl->Fastest(DnnlLayout::kPlain);
+    const DnnlSweep::Variant* blocked = dnnl->Fastest(DnnlLayout::kBlocked);
     Row row{w,
             {},
             Median(t_blas),
-            Median(t_plain),
-            Median(t_blocked),
-            dnnl_plain.impl(),
-            dnnl_blocked.impl()};
+            plain != nullptr ? Median(plain->secs) : 0,
+            blocked != nullptr ? Median(blocked->secs) : 0,
+            plain != nullptr ? plain->Name() : "refused",
+            blocked != nullptr ? blocked->Name() : "refused",
+            dnnl->Summary(w.Flops() / 1e9)};
     for (auto& [key, cand] : best) {
       if (!cand.runs.empty()) {
         row.candidates[key] = {Median(cand.runs), ConfigToString(cand.config)};
@@ -151,6 +160,8 @@ class Bench {
         {"gemm.cpu.dnnl", "conv2d.cpu.dnnl"},
         {"gemm.cpu.ukernel", "conv2d.cpu.ukernel"},
         {"gemm.cpu.c_codegen", ""}};
+    std::printf("OpenBLAS core '%s' (here and in the measurement children), threads %d\n\n",
+                OpenblasCoreName().c_str(), options_.threads);
     std::printf(
         "| workload | generated | OpenBLAS cand. | oneDNN cand. | ukernel cand. | plugin cand. | "
         "OpenBLAS direct | oneDNN plain | oneDNN blocked | best with libs / faster library (plain)"
@@ -212,9 +223,9 @@ class Bench {
         std::printf("- `%s` %s: %.1f GFLOPS `%s`\n", r.workload.ToString().c_str(), name.c_str(),
                     Gflops(r.workload, value.first), value.second.c_str());
       }
-      std::printf("- `%s` oneDNN implementations: plain `%s`, blocked `%s`\n",
+      std::printf("- `%s` oneDNN's fastest: plain `%s`, blocked `%s`; each variant (GFLOPS): %s\n",
                   r.workload.ToString().c_str(), r.dnnl_plain_impl.c_str(),
-                  r.dnnl_blocked_impl.c_str());
+                  r.dnnl_blocked_impl.c_str(), r.dnnl_variants.c_str());
     }
   }
 
@@ -223,7 +234,8 @@ class Bench {
     Workload workload;
     std::map<std::string, std::pair<double, std::string>> candidates;  // secs, config
     double blas = 0, dnnl_plain = 0, dnnl_blocked = 0;
-    std::string dnnl_plain_impl, dnnl_blocked_impl;
+    std::string dnnl_plain_impl, dnnl_blocked_impl;  // each layout's fastest variant
+    std::string dnnl_variants;                       // DnnlSweep::Summary
   };
   const Options& options_;
   Target target_;
@@ -232,6 +244,7 @@ class Bench {
 };
 
 int Main(int argc, char** argv) {
+  RestartForBestOpenblasCoretype("tune-bench-candidates", argv);
   Options options;
   CLI::App app{"tune-bench-candidates: every kind of candidate next to the libraries, one run"};
   app.add_option("--workload", options.workloads, "workloads (canonical text)");

@@ -2,9 +2,14 @@
 
 #include <omp.h>
 
-#include <string>
+#include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
+#include "bench/in_process_timing.h"
+#include "bench/library_epilogue.h"
+#include "common/stats.h"
+#include "common/strings.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace tune::bench {
@@ -13,20 +18,81 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using Dt = memory::data_type;
 
+std::string_view DnnlLayoutName(DnnlLayout layout) {
+  switch (layout) {
+    case DnnlLayout::kPlain:
+      return "plain";
+    case DnnlLayout::kBlocked:
+      return "blocked";
+    case DnnlLayout::kPlainPackedWeights:
+      return "plain, weights prepacked";
+  }
+  return "?";
+}
+
+std::string_view DnnlAlgorithmName(DnnlAlgorithm algorithm) {
+  switch (algorithm) {
+    case DnnlAlgorithm::kMatmul:
+      return "matmul";
+    case DnnlAlgorithm::kSgemm:
+      return "sgemm";
+    case DnnlAlgorithm::kConvAuto:
+      return "auto";
+    case DnnlAlgorithm::kConvDirect:
+      return "direct";
+    case DnnlAlgorithm::kConvWinograd:
+      return "winograd";
+  }
+  return "?";
+}
+
 struct DnnlKernel::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
-  dnnl::primitive primitive;
+  dnnl::primitive primitive;  // unset for dnnl_sgemm
   std::unordered_map<int, memory> args;
+  memory::desc plain_dst;  // the output's canonical layout
   std::string impl;
   int threads = 1;
+  // dnnl_sgemm's operands (row-major A, B, C), bias and epilogue.
+  Workload workload;
+  std::vector<float*> user_args;
 };
 
-DnnlKernel::DnnlKernel(const Workload& workload, DnnlLayout layout, int threads,
-                       const std::vector<float*>& args)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->threads = threads;
-  omp_set_num_threads(threads);
+namespace {
+
+dnnl::algorithm ConvAlgorithm(DnnlAlgorithm algorithm) {
+  switch (algorithm) {
+    case DnnlAlgorithm::kConvAuto:
+      return dnnl::algorithm::convolution_auto;
+    case DnnlAlgorithm::kConvDirect:
+      return dnnl::algorithm::convolution_direct;
+    case DnnlAlgorithm::kConvWinograd:
+      return dnnl::algorithm::convolution_winograd;
+    case DnnlAlgorithm::kMatmul:
+    case DnnlAlgorithm::kSgemm:
+      break;
+  }
+  return dnnl::algorithm::undef;
+}
+
+bool Computes(DnnlAlgorithm algorithm, OpKind op) {
+  switch (algorithm) {
+    case DnnlAlgorithm::kMatmul:
+    case DnnlAlgorithm::kSgemm:
+      return op == OpKind::kGemm;
+    case DnnlAlgorithm::kConvAuto:
+    case DnnlAlgorithm::kConvDirect:
+    case DnnlAlgorithm::kConvWinograd:
+      return op == OpKind::kConv2d;
+  }
+  return false;
+}
+
+}  // namespace
+
+void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorithm,
+                                DnnlLayout layout, const std::vector<float*>& args, Impl* impl_) {
   dnnl::engine& eng = impl_->engine;
   const bool has_bias = EpilogueHasBias(workload.epilogue());
   dnnl::primitive_attr attr;
@@ -58,6 +124,7 @@ DnnlKernel::DnnlKernel(const Workload& workload, DnnlLayout layout, int threads,
                   : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b_any, c), attr, eng);
     impl_->primitive = dnnl::matmul(pd);
     impl_->impl = pd.impl_info_str();
+    impl_->plain_dst = c;
     impl_->args[DNNL_ARG_SRC] = memory(a, eng, args[0]);
     impl_->args[DNNL_ARG_WEIGHTS] = bind(pd.weights_desc(), b, args[1]);
     impl_->args[DNNL_ARG_DST] = memory(c, eng, args.back());
@@ -79,18 +146,18 @@ DnnlKernel::DnnlKernel(const Workload& workload, DnnlLayout layout, int threads,
                      pad_l = {s.pad, s.pad},
                      pad_r = {(p - 1) * s.stride + (s.r - 1) * s.dilation + 1 - s.h - s.pad,
                               (q - 1) * s.stride + (s.s - 1) * s.dilation + 1 - s.w - s.pad};
-  auto desc = has_bias
-                  ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                    dnnl::algorithm::convolution_auto,
-                                                    any(src, any_data), any(wei, any_weights), bias,
-                                                    any(dst, any_data), strides, dil, pad_l, pad_r)
-                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                    dnnl::algorithm::convolution_auto,
-                                                    any(src, any_data), any(wei, any_weights),
-                                                    any(dst, any_data), strides, dil, pad_l, pad_r);
+  const dnnl::algorithm alg = ConvAlgorithm(algorithm);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  auto desc =
+      has_bias
+          ? dnnl::convolution_forward::desc(prop, alg, any(src, any_data), any(wei, any_weights),
+                                            bias, any(dst, any_data), strides, dil, pad_l, pad_r)
+          : dnnl::convolution_forward::desc(prop, alg, any(src, any_data), any(wei, any_weights),
+                                            any(dst, any_data), strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
   impl_->primitive = dnnl::convolution_forward(pd);
   impl_->impl = pd.impl_info_str();
+  impl_->plain_dst = dst;
   impl_->args[DNNL_ARG_SRC] = bind(pd.src_desc(), src, args[0]);
   impl_->args[DNNL_ARG_WEIGHTS] = bind(pd.weights_desc(), wei, args[1]);
   impl_->args[DNNL_ARG_DST] =
@@ -100,14 +167,152 @@ DnnlKernel::DnnlKernel(const Workload& workload, DnnlLayout layout, int threads,
   }
 }
 
+DnnlKernel::DnnlKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+absl::StatusOr<std::unique_ptr<DnnlKernel>> DnnlKernel::Create(const Workload& workload,
+                                                               DnnlAlgorithm algorithm,
+                                                               DnnlLayout layout, int threads,
+                                                               const std::vector<float*>& args) {
+  if (!Computes(algorithm, workload.op())) {
+    return absl::InvalidArgumentError(StrCat("oneDNN algorithm '", DnnlAlgorithmName(algorithm),
+                                             "' does not compute ", workload.ToString()));
+  }
+  if (algorithm == DnnlAlgorithm::kSgemm && layout != DnnlLayout::kPlain) {
+    return absl::InvalidArgumentError(StrCat("oneDNN's dnnl_sgemm takes plain matrices only, not '",
+                                             DnnlLayoutName(layout), "'; accepted: plain"));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->threads = threads;
+  impl->workload = workload;
+  impl->user_args = args;
+  omp_set_num_threads(threads);
+  if (algorithm == DnnlAlgorithm::kSgemm) {
+    const GemmShape& g = workload.gemm();
+    impl->impl = "dnnl_sgemm";
+    impl->plain_dst = memory::desc({g.m, g.n}, Dt::f32, Tag::ab);
+    return std::unique_ptr<DnnlKernel>(new DnnlKernel(std::move(impl)));
+  }
+  try {
+    BuildPrimitive(workload, algorithm, layout, args, impl.get());
+  } catch (const dnnl::error& e) {
+    std::string what = StrCat("oneDNN ", DnnlAlgorithmName(algorithm), " (", DnnlLayoutName(layout),
+                              ") for ", workload.ToString(), ": ", e.what());
+    if (e.status == dnnl_unimplemented) {
+      return absl::UnimplementedError(what);
+    }
+    return absl::InternalError(what);
+  }
+  return std::unique_ptr<DnnlKernel>(new DnnlKernel(std::move(impl)));
+}
+
 DnnlKernel::~DnnlKernel() = default;
 
 void DnnlKernel::Run() {
   omp_set_num_threads(impl_->threads);
+  if (!impl_->primitive) {
+    const GemmShape& g = impl_->workload.gemm();
+    const std::vector<float*>& a = impl_->user_args;
+    dnnl_sgemm('N', 'N', g.m, g.n, g.k, 1.0f, a[0], g.k, a[1], g.n, 0.0f, a.back(), g.n);
+    const Epilogue e = impl_->workload.epilogue();
+    ApplyEpilogue(e, EpilogueHasBias(e) ? a[2] : nullptr, a.back(), g.m, g.n,
+                  /*bias_per_row=*/false);
+    return;
+  }
   impl_->primitive.execute(impl_->stream, impl_->args);
   impl_->stream.wait();
 }
 
+void DnnlKernel::ReadOutput(float* out) {
+  if (!impl_->primitive) {
+    std::memcpy(out, impl_->user_args.back(), impl_->plain_dst.get_size());
+    return;
+  }
+  memory user(impl_->plain_dst, impl_->engine, out);
+  memory& dst = impl_->args[DNNL_ARG_DST];
+  dnnl::reorder(dst, user).execute(impl_->stream, dst, user);
+  impl_->stream.wait();
+}
+
 const char* DnnlKernel::impl() const { return impl_->impl.c_str(); }
+
+std::string DnnlSweep::Variant::Name() const {
+  std::string name = StrCat(DnnlAlgorithmName(algorithm), ", ", DnnlLayoutName(layout));
+  if (kernel != nullptr) {
+    StrAppend(&name, " (", kernel->impl(), ")");
+  }
+  return name;
+}
+
+std::vector<DnnlAlgorithm> DnnlSweep::AlgorithmsFor(OpKind op) {
+  switch (op) {
+    case OpKind::kGemm:
+      return {DnnlAlgorithm::kMatmul, DnnlAlgorithm::kSgemm};
+    case OpKind::kConv2d:
+      return {DnnlAlgorithm::kConvAuto, DnnlAlgorithm::kConvDirect, DnnlAlgorithm::kConvWinograd};
+  }
+  return {};
+}
+
+absl::StatusOr<DnnlSweep> DnnlSweep::Create(const Workload& workload,
+                                            const std::vector<DnnlLayout>& layouts, int threads,
+                                            const std::vector<float*>& args) {
+  DnnlSweep sweep;
+  bool any_accepted = false;
+  for (DnnlLayout layout : layouts) {
+    for (DnnlAlgorithm algorithm : AlgorithmsFor(workload.op())) {
+      if (algorithm == DnnlAlgorithm::kSgemm && layout != DnnlLayout::kPlain) {
+        continue;
+      }
+      Variant v{
+          .algorithm = algorithm, .layout = layout, .kernel = nullptr, .refused = {}, .secs = {}};
+      absl::StatusOr<std::unique_ptr<DnnlKernel>> kernel =
+          DnnlKernel::Create(workload, algorithm, layout, threads, args);
+      if (kernel.ok()) {
+        v.kernel = *std::move(kernel);
+        any_accepted = true;
+      } else if (absl::IsUnimplemented(kernel.status())) {
+        v.refused = std::string(kernel.status().message());
+      } else {
+        return kernel.status();
+      }
+      sweep.variants_.push_back(std::move(v));
+    }
+  }
+  if (!any_accepted) {
+    return absl::FailedPreconditionError(
+        StrCat("oneDNN refused every algorithm for ", workload.ToString()));
+  }
+  return sweep;
+}
+
+void DnnlSweep::MeasureRun(const TimingOptions& timing) {
+  for (Variant& v : variants_) {
+    if (v.kernel != nullptr) {
+      v.secs.push_back(TimeInProcess([&] { v.kernel->Run(); }, timing));
+    }
+  }
+}
+
+const DnnlSweep::Variant* DnnlSweep::Fastest(std::optional<DnnlLayout> layout) const {
+  const Variant* best = nullptr;
+  for (const Variant& v : variants_) {
+    if (v.secs.empty() || (layout && v.layout != *layout)) {
+      continue;
+    }
+    if (best == nullptr || Median(v.secs) < Median(best->secs)) {
+      best = &v;
+    }
+  }
+  return best;
+}
+
+std::string DnnlSweep::Summary(double gflop) const {
+  std::vector<std::string> parts;
+  for (const Variant& v : variants_) {
+    parts.push_back(v.secs.empty() ? StrCat(v.Name(), ": refused")
+                                   : fmt::format("{}: {:.1f}", v.Name(), gflop / Median(v.secs)));
+  }
+  return Join(parts, "; ");
+}
 
 }  // namespace tune::bench

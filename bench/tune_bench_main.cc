@@ -1,18 +1,17 @@
 // tune-bench: tune's generated kernels next to OpenBLAS and the measured FMA peak, in one run.
 //
 // For each workload: the template's default config, the best of N random configs (searched
-// once), and OpenBLAS (im2col + sgemm for conv2d), each then re-measured in `--runs` rounds
-// whose medians are reported. Kernels are measured through tune-server's measurement
-// supervisor (the same child process, timing rule and correctness check as a tuning job);
-// OpenBLAS is timed in-process with the same rule. Prints a Markdown table with ratios.
-#include <unistd.h>
+// once), OpenBLAS (im2col + sgemm for conv2d) and oneDNN at its best (every algorithm and layout
+// it accepts, dnnl_baseline.h), each then re-measured in `--runs` interleaved rounds whose
+// medians are reported. Kernels are measured through tune-server's measurement supervisor (the
+// same child process, timing rule and correctness check as a tuning job); the libraries are
+// timed in-process with the same rule. Prints a Markdown table with ratios, and names oneDNN's
+// fastest algorithm.
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -30,7 +29,6 @@
 #include "common/host_cpu.h"
 #include "common/logging.h"
 #include "common/reference.h"
-#include "common/runtime_libs.h"
 #include "common/stats.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -226,20 +224,24 @@ class Bench {
     TensorSet tensors(base, options_.seed);
     OpenblasKernel blas(base);
     std::vector<const float*> inputs = tensors.InputPointers();
-    std::vector<double> t_def, t_best, t_blas, t_dnnl, t_dnnl_blocked;
+    std::vector<double> t_def, t_best, t_blas;
 #ifdef TUNE_BENCH_DNNL
-    // oneDNN on its own buffers (its blocked variant keeps the output blocked).
+    // oneDNN at its best, on its own buffers: every algorithm it accepts, on canonical tensors
+    // and in its preferred layouts. With weights=prepared, tune's preparation runs once before
+    // timing; oneDNN's weights are then prepacked once too, like for like.
     TensorSet dnnl_tensors(base, options_.seed);
     std::vector<float*> dnnl_args;
     for (void* p : dnnl_tensors.AbiPointers()) {
       dnnl_args.push_back(static_cast<float*>(p));
     }
-    // With weights=prepared, tune's preparation runs once before timing; oneDNN's weights are
-    // then prepacked once too, like for like.
-    DnnlKernel dnnl_plain(
-        base, w.prepared_weights() ? DnnlLayout::kPlainPackedWeights : DnnlLayout::kPlain,
-        target_.threads, dnnl_args);
-    DnnlKernel dnnl_blocked(base, DnnlLayout::kBlocked, target_.threads, dnnl_args);
+    const DnnlLayout dnnl_plain_layout =
+        w.prepared_weights() ? DnnlLayout::kPlainPackedWeights : DnnlLayout::kPlain;
+    absl::StatusOr<DnnlSweep> dnnl = DnnlSweep::Create(
+        base, {dnnl_plain_layout, DnnlLayout::kBlocked}, target_.threads, dnnl_args);
+    if (!dnnl.ok()) {
+      std::fprintf(stderr, "tune-bench: %s\n", std::string(dnnl.status().message()).c_str());
+      return 1;
+    }
 #endif
     for (int run = 0; run < options_.runs; ++run) {
       absl::StatusOr<double> d = MeasureConfig(w, tpl, def);
@@ -253,8 +255,7 @@ class Bench {
       t_best.push_back(*b);
       t_blas.push_back(TimeInProcess([&] { blas.Run(inputs, tensors.output()); }, options_.timing));
 #ifdef TUNE_BENCH_DNNL
-      t_dnnl.push_back(TimeInProcess([&] { dnnl_plain.Run(); }, options_.timing));
-      t_dnnl_blocked.push_back(TimeInProcess([&] { dnnl_blocked.Run(); }, options_.timing));
+      dnnl->MeasureRun(options_.timing);
 #endif
     }
     // The baseline's answer is checked like ours.
@@ -267,9 +268,8 @@ class Bench {
     }
     double gf = w.Flops() / 1e9;
     rows_.push_back(Row{w.ToString(), tpl.name, ConfigToString(def), ConfigToString(best),
-                        best_label, gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas),
-                        t_dnnl.empty() ? 0 : gf / Median(t_dnnl),
-                        t_dnnl_blocked.empty() ? 0 : gf / Median(t_dnnl_blocked), ""});
+                        best_label, gf / Median(t_def), gf / Median(t_best), gf / Median(t_blas), 0,
+                        0, 0, "", ""});
     auto range = [gf](const std::vector<double>& secs) {
       const auto [fastest, slowest] = std::minmax_element(secs.begin(), secs.end());
       return std::pair<double, double>(gf / *slowest, gf / *fastest);
@@ -277,7 +277,16 @@ class Bench {
     rows_.back().runs_default = range(t_def);
     rows_.back().runs_best = range(t_best);
 #ifdef TUNE_BENCH_DNNL
-    rows_.back().dnnl_impls = StrCat(dnnl_plain.impl(), " / ", dnnl_blocked.impl());
+    // Each layout's fastest algorithm, the fastest of all named, and every variant's reading.
+    const DnnlSweep::Variant* plain = dnnl->Fastest(dnnl_plain_layout);
+    const DnnlSweep::Variant* blocked = dnnl->Fastest(DnnlLayout::kBlocked);
+    const DnnlSweep::Variant* fastest = dnnl->Fastest();
+    Row& row = rows_.back();
+    row.gflops_dnnl = plain != nullptr ? gf / Median(plain->secs) : 0;
+    row.gflops_dnnl_blocked = blocked != nullptr ? gf / Median(blocked->secs) : 0;
+    row.gflops_dnnl_best = gf / Median(fastest->secs);
+    row.dnnl_winner = fastest->Name();
+    row.dnnl_variants = dnnl->Summary(gf);
 #endif
     return 0;
   }
@@ -294,22 +303,25 @@ class Bench {
                 options_.timing.repeat, options_.timing.min_repeat_ms);
     std::printf(
         "oneDNN plain: canonical tensors (with weights=prepared: its weights prepacked once, "
-        "before timing); oneDNN blocked: its preferred layouts for every tensor\n\n");
+        "before timing); oneDNN blocked: its preferred layouts for every tensor; each the fastest "
+        "of its algorithms (conv2d: auto, direct, Winograd where oneDNN accepts it; GEMM: matmul, "
+        "and dnnl_sgemm on plain matrices), the fastest of all named below\n\n");
     std::printf(
         "| workload | tune default GFLOPS | tune best GFLOPS | OpenBLAS GFLOPS | oneDNN plain "
         "GFLOPS | oneDNN blocked GFLOPS | default/OpenBLAS | best/OpenBLAS | best/oneDNN plain | "
-        "best/oneDNN blocked | best/peak |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "best/oneDNN blocked | best/oneDNN best | best/peak |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     auto ratio = [](double a, double b) { return b > 0 ? fmt::format("{:.2f}", a / b) : "-"; };
     auto g = [](double v) { return v > 0 ? fmt::format("{:.1f}", v) : "-"; };
     for (const Row& r : rows_) {
-      std::printf("| `%s` | %.1f | %.1f (%s) | %.1f | %s | %s | %.2f | %.2f | %s | %s | %.2f |\n",
-                  r.workload.c_str(), r.gflops_default, r.gflops_best, r.best_label.c_str(),
-                  r.gflops_blas, g(r.gflops_dnnl).c_str(), g(r.gflops_dnnl_blocked).c_str(),
-                  r.gflops_default / r.gflops_blas, r.gflops_best / r.gflops_blas,
-                  ratio(r.gflops_best, r.gflops_dnnl).c_str(),
-                  ratio(r.gflops_best, r.gflops_dnnl_blocked).c_str(),
-                  peak > 0 ? r.gflops_best / peak : 0.0);
+      std::printf(
+          "| `%s` | %.1f | %.1f (%s) | %.1f | %s | %s | %.2f | %.2f | %s | %s | %s | %.2f |\n",
+          r.workload.c_str(), r.gflops_default, r.gflops_best, r.best_label.c_str(), r.gflops_blas,
+          g(r.gflops_dnnl).c_str(), g(r.gflops_dnnl_blocked).c_str(),
+          r.gflops_default / r.gflops_blas, r.gflops_best / r.gflops_blas,
+          ratio(r.gflops_best, r.gflops_dnnl).c_str(),
+          ratio(r.gflops_best, r.gflops_dnnl_blocked).c_str(),
+          ratio(r.gflops_best, r.gflops_dnnl_best).c_str(), peak > 0 ? r.gflops_best / peak : 0.0);
     }
     std::printf("\n");
     for (const Row& r : rows_) {
@@ -319,7 +331,10 @@ class Bench {
           r.workload.c_str(), std::string(r.tpl).c_str(), r.default_config.c_str(),
           r.best_config.c_str(), r.runs_default.first, r.runs_default.second, r.runs_best.first,
           r.runs_best.second,
-          r.dnnl_impls.empty() ? "" : StrCat("; oneDNN plain / blocked: ", r.dnnl_impls).c_str());
+          r.dnnl_winner.empty() ? ""
+                                : StrCat("; oneDNN's fastest: ", r.dnnl_winner,
+                                         "; each variant (GFLOPS): ", r.dnnl_variants)
+                                      .c_str());
     }
   }
 
@@ -329,8 +344,11 @@ class Bench {
     std::string_view tpl;
     std::string default_config, best_config, best_label;
     double gflops_default, gflops_best, gflops_blas;
-    double gflops_dnnl = 0, gflops_dnnl_blocked = 0;  // 0: built without oneDNN
-    std::string dnnl_impls;  // oneDNN's implementations (plain / blocked), when built with it
+    // oneDNN's fastest algorithm on canonical tensors, in its preferred layouts, and of all
+    // (0: built without oneDNN, or none accepted in that layout).
+    double gflops_dnnl = 0, gflops_dnnl_blocked = 0, gflops_dnnl_best = 0;
+    std::string dnnl_winner;    // the fastest: algorithm, layout, implementation
+    std::string dnnl_variants;  // every variant's GFLOPS, or that oneDNN refused it
     // The slowest and fastest run of the default and the best (GFLOPS): how far one reading can
     // stray from the median on this machine.
     std::pair<double, double> runs_default = {}, runs_best = {};
@@ -372,40 +390,8 @@ class Bench {
   std::vector<Row> rows_;
 };
 
-// OpenBLAS reads OPENBLAS_CORETYPE when it is loaded, before main, so the baseline's core type
-// is chosen by restarting this program: once without a type set from outside (these machines set
-// Haswell, AVX2 kernels only), and once more with a better type when OpenBLAS's own detection
-// falls short of this CPU's widest vectors (BetterOpenblasCoretype). TUNE_BENCH_OPENBLAS_CORETYPE
-// marks a type this program chose. Returns only when no restart is needed or it failed.
-void ChooseOpenblasCoretype(char** argv) {
-  const char* chosen = std::getenv("TUNE_BENCH_OPENBLAS_CORETYPE");
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  if (chosen != nullptr && coretype != nullptr && std::string(chosen) == coretype) {
-    return;
-  }
-  if (coretype != nullptr) {
-    std::fprintf(stderr,
-                 "tune-bench: OPENBLAS_CORETYPE=%s is set; restarting without it so that OpenBLAS "
-                 "runs at its best\n",
-                 coretype);
-    unsetenv("OPENBLAS_CORETYPE");
-  } else if (std::optional<std::string> better = BetterOpenblasCoretype(OpenblasCoreName())) {
-    std::fprintf(stderr,
-                 "tune-bench: OpenBLAS detected core '%s', without this CPU's widest vectors; "
-                 "restarting with OPENBLAS_CORETYPE=%s\n",
-                 OpenblasCoreName().c_str(), better->c_str());
-    setenv("OPENBLAS_CORETYPE", better->c_str(), 1);
-    setenv("TUNE_BENCH_OPENBLAS_CORETYPE", better->c_str(), 1);
-  } else {
-    return;
-  }
-  execv("/proc/self/exe", argv);
-  std::fprintf(stderr, "tune-bench: restart failed (%s); OpenBLAS keeps core '%s'\n",
-               std::strerror(errno), OpenblasCoreName().c_str());
-}
-
 int Main(int argc, char** argv) {
-  ChooseOpenblasCoretype(argv);
+  RestartForBestOpenblasCoretype("tune-bench", argv);
   Options options;
   CLI::App app{"tune-bench: tune's kernels next to OpenBLAS and the FMA peak, in one run"};
   app.add_option("--workload", options.workloads, "workloads (canonical text)");

@@ -79,7 +79,11 @@ std::optional<std::string> BetterOpenblasCoretype(std::string_view detected_core
   auto is_any = [&](std::initializer_list<std::string_view> names) {
     return std::find(names.begin(), names.end(), detected_core) != names.end();
   };
-  if (cpu.HasFeature("avx512f")) {
+  // OpenBLAS's AVX-512 kernels (SkylakeX, and Cooperlake and SapphireRapids that build on them)
+  // need AVX-512 F, BW, DQ and VL: on Intel Skylake-SP and later and on AMD Zen 4 and later alike.
+  // (Xeon Phi's AVX-512 lacks BW and VL; it gets Haswell's AVX2.)
+  if (cpu.HasFeature("avx512f") && cpu.HasFeature("avx512bw") && cpu.HasFeature("avx512dq") &&
+      cpu.HasFeature("avx512vl")) {
     if (is_any({"SkylakeX", "Cooperlake", "SapphireRapids"})) {
       return std::nullopt;
     }

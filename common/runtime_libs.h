@@ -52,7 +52,9 @@ absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library);
 /// The OpenBLAS core type (OPENBLAS_CORETYPE, read when OpenBLAS loads) that gives this CPU's
 /// widest vectors, when OpenBLAS's own choice `detected_core` (openblas_get_corename) does not:
 /// Debian's OpenBLAS 0.3.21 does not know Sapphire and Emerald Rapids and picks "Prescott"
-/// (SSE3), a fifth of its AVX-512 speed there. nullopt when the detected core already uses them.
+/// (SSE3), a fifth of its AVX-512 speed there; on AMD it takes Zen 4 for an AVX2 "Zen". Decided
+/// by the CPU's features, not its vendor: "SkylakeX" where AVX-512 (F, BW, DQ, VL) exists, else
+/// "Haswell" where AVX2 and FMA do. nullopt when the detected core already uses them.
 std::optional<std::string> BetterOpenblasCoretype(std::string_view detected_core);
 
 }  // namespace tune

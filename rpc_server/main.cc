@@ -39,10 +39,10 @@ namespace {
 // With --libs openblas (preloaded by now) and no OPENBLAS_CORETYPE of the user's: the core type
 // the measurement children should run OpenBLAS with when its own detection falls short of this
 // CPU's widest vectors (tune::BetterOpenblasCoretype), so that its candidates are measured at
-// their best; nullopt otherwise.
+// their best; nullopt otherwise. A user's OPENBLAS_CORETYPE is kept, with a warning when it
+// holds OpenBLAS below this CPU's widest vectors (records say the core in library_info).
 std::optional<std::string> OpenblasCoretypeForChildren(const std::vector<std::string>& libs) {
-  if (std::find(libs.begin(), libs.end(), "openblas") == libs.end() ||
-      std::getenv("OPENBLAS_CORETYPE") != nullptr) {
+  if (std::find(libs.begin(), libs.end(), "openblas") == libs.end()) {
     return std::nullopt;
   }
   // The shim was loaded with RTLD_GLOBAL, and OpenBLAS with it.
@@ -53,6 +53,16 @@ std::optional<std::string> OpenblasCoretypeForChildren(const std::vector<std::st
   }
   const std::string core = corename();
   std::optional<std::string> better = tune::BetterOpenblasCoretype(core);
+  if (const char* users = std::getenv("OPENBLAS_CORETYPE"); users != nullptr) {
+    if (better) {
+      tune::Logger("worker")->warn(
+          "OPENBLAS_CORETYPE={} is set: OpenBLAS candidates run its '{}' kernels, without this "
+          "CPU's widest vectors (OPENBLAS_CORETYPE={} has them; unset it to let tune-server "
+          "choose)",
+          users, core, *better);
+    }
+    return std::nullopt;
+  }
   if (better) {
     tune::Logger("worker")->info(
         "OpenBLAS chose core '{}', without this CPU's widest vectors: measurements run it with "

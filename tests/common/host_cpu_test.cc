@@ -23,9 +23,13 @@ TEST(HostCpuTest, OpenblasGetsTheCoreOfTheWidestVectorsOnlyWhereItsOwnChoiceLack
   const HostCpu& cpu = GetHostCpu();
   // An SSE3 fallback (Debian's OpenBLAS on Emerald Rapids) is replaced where wider vectors exist.
   std::optional<std::string> from_prescott = BetterOpenblasCoretype("Prescott");
-  if (cpu.HasFeature("avx512f")) {
+  if (cpu.HasFeature("avx512f") && cpu.HasFeature("avx512bw") && cpu.HasFeature("avx512dq") &&
+      cpu.HasFeature("avx512vl")) {
     EXPECT_EQ(from_prescott, "SkylakeX");
     EXPECT_EQ(BetterOpenblasCoretype("Haswell"), "SkylakeX");
+    // Debian's 0.3.21 on an AVX-512 Zen 4 picks its AVX2 "Zen"; a later one picks Cooperlake.
+    EXPECT_EQ(BetterOpenblasCoretype("Zen"), "SkylakeX");
+    EXPECT_EQ(BetterOpenblasCoretype("Cooperlake"), std::nullopt);
     EXPECT_EQ(BetterOpenblasCoretype("SkylakeX"), std::nullopt);
     EXPECT_EQ(BetterOpenblasCoretype("SapphireRapids"), std::nullopt);
   } else if (cpu.HasFeature("avx2") && cpu.HasFeature("fma")) {
