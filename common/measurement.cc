@@ -19,7 +19,31 @@ constexpr std::array<std::pair<ErrorKind, std::string_view>, 8> kNames = {{
     {ErrorKind::kWorkerLost, "WORKER_LOST"},
 }};
 
+constexpr std::array<std::pair<GpuClock, std::string_view>, 3> kClockNames = {{
+    {GpuClock::kNone, ""},
+    {GpuClock::kEvents, "events"},
+    {GpuClock::kGraph, "graph"},
+}};
+
 }  // namespace
+
+std::string_view GpuClockName(GpuClock clock) {
+  for (const auto& [c, name] : kClockNames) {
+    if (c == clock) {
+      return name;
+    }
+  }
+  return "unknown";
+}
+
+std::optional<GpuClock> ParseGpuClock(std::string_view name) {
+  for (const auto& [c, n] : kClockNames) {
+    if (n == name) {
+      return c;
+    }
+  }
+  return std::nullopt;
+}
 
 std::string_view ErrorKindName(ErrorKind kind) {
   for (const auto& [k, name] : kNames) {
