@@ -273,7 +273,7 @@ int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& requ
     PrintJson(out);
   } else {
     // A fallback is never silent: say what was matched before the records.
-    if (best->match() == v1::BEST_MATCH_SAME_DEVICE) {
+    if (best->match() == v1::BEST_MATCH_SAME_DEVICE || best->events_fallback()) {
       fmt::print(stderr, "tune-client: {}\n", best->note());
     }
     fmt::print("{}", BestText(records));
