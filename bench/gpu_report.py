@@ -15,10 +15,17 @@ fastest single search record, tune's the fastest of many and the library's of a 
 
 Usage: gpu_report.py EXPORT.jsonl [--workloads FILE] [--peak-gflops X] [--peak-note TEXT]
                      [--trials N] [--title TEXT] [--out REPORT.md]
-A record's time is the median of its round_secs (each round: the mean of `number` calls).
+A record's time is the median of its round_secs (each round: the mean of `number` calls). GPU
+records timed by graph replay (gpu_clock "graph": device time) are compared; a kind (tune or
+library) of a workload falls back to records timed call by call (gpu_clock "events", and every
+GPU line without gpu_clock) only when it has no graph-timed record, and its time is then marked
+"(events)". Where a graph-timed best record's call-by-call reading (host_round_secs) differs from
+its device time by more than both medians' 95% confidence intervals (common/stats.h), the report
+lists both readings below the table.
 """
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -55,9 +62,46 @@ def is_library(record):
     return any(word in name for word in LIBRARY_WORDS)
 
 
+def positive_rounds(record, key="round_secs"):
+    return [r for r in record.get(key, []) if isinstance(r, (int, float)) and r > 0]
+
+
 def record_secs(record):
-    rounds = [r for r in record.get("round_secs", []) if isinstance(r, (int, float)) and r > 0]
+    rounds = positive_rounds(record)
     return statistics.median(rounds) if rounds else None
+
+
+def events_timed(record):
+    """True for a GPU record timed call by call (a GPU line without gpu_clock is one)."""
+    return record.get("gpu_clock", "events") == "events"
+
+
+def median_relative_ci(values):
+    """common/stats.h's MedianRelativeCi: the median's 95% confidence half-width relative to it
+    (order statistics n/2 -+ 0.98 sqrt(n) from 6 values, else half the range); inf below 2."""
+    values = sorted(values)
+    n = len(values)
+    median = statistics.median(values) if values else 0.0
+    if n < 2 or median <= 0:
+        return math.inf
+    lo, hi = 0, n - 1
+    if n >= 6:
+        spread = 0.98 * math.sqrt(n)
+        lo = int(max(0.0, math.floor((n - 1) / 2 - spread)))
+        hi = int(min(n - 1, math.ceil((n - 1) / 2 + spread)))
+    return (values[hi] - values[lo]) / 2 / median
+
+
+def readings_differ(record):
+    """common/stats.h's MediansDiffer of a graph-timed record's two readings."""
+    device, host = positive_rounds(record), positive_rounds(record, "host_round_secs")
+    if record.get("gpu_clock") != "graph" or not device or not host:
+        return False
+    ci_d, ci_h = median_relative_ci(device), median_relative_ci(host)
+    if math.isinf(ci_d) or math.isinf(ci_h):
+        return False
+    md, mh = statistics.median(device), statistics.median(host)
+    return abs(md - mh) > ci_d * md + ci_h * mh
 
 
 def load(path):
@@ -108,12 +152,14 @@ def final_bests(records):
 
 def best_per_workload(records):
     """{workload: {'tune': (secs, record), 'library': (secs, record), 'trials': n, 'failed': n,
-    'basis': text}}: the final re-measurements where both kinds have them, else the search's."""
+    'basis': text}}: the final re-measurements where both kinds have them, else per kind the
+    fastest graph-timed search record, or the fastest events-timed one when none is."""
     table = {}
     for r in records:
         row = table.setdefault(r.get("workload", "?"),
                                {"tune": None, "library": None, "trials": 0, "failed": 0,
-                                "basis": "search records"})
+                                "basis": "search records",
+                                "events": {"tune": None, "library": None}})
         row["trials"] += 1
         if r.get("error", "NONE") != "NONE":
             row["failed"] += 1
@@ -122,8 +168,13 @@ def best_per_workload(records):
         if secs is None:
             continue
         kind = "library" if is_library(r) else "tune"
-        if row[kind] is None or secs < row[kind][0]:
-            row[kind] = (secs, r)
+        best = row["events"] if events_timed(r) else row
+        if best[kind] is None or secs < best[kind][0]:
+            best[kind] = (secs, r)
+    for row in table.values():
+        for kind in ("tune", "library"):
+            if row[kind] is None:
+                row[kind] = row["events"][kind]
     for workload, finals in final_bests(records).items():
         if finals["tune"] and finals["library"]:
             table[workload].update(finals, basis="final re-measurements")
@@ -136,7 +187,8 @@ def cell(best, work, peak):
     secs, record = best
     gflops = work / secs / 1e9 if work else None
     pct = f"{100.0 * gflops / peak:.1f}%" if gflops and peak else "-"
-    return [f"{secs * 1e6:.1f}", f"{gflops:.0f}" if gflops else "-", pct,
+    clock = " (events)" if events_timed(record) else ""
+    return [f"{secs * 1e6:.1f}{clock}", f"{gflops:.0f}" if gflops else "-", pct,
             f"{record.get('template', '?')} `{json.dumps(record.get('config', {}), sort_keys=True)}`"]
 
 
@@ -150,10 +202,12 @@ def report(records, workloads, peak, peak_note, trials, title):
     if peak:
         lines.append(f"FP32 peak: {peak:.0f} GFLOPS ({peak_note}); % columns are of this "
                      "theoretical peak.")
-    lines += ["Times are the median round of each record, in microseconds; ratio = library time /"
-              " tune time (> 1: tune's kernel is faster). Compared on final re-measurements: both"
-              " sides re-measured in the same interleaved passes at the job's end (every round of"
-              " every pass); on search records: each side's fastest single record.", "",
+    lines += ["Times are the median round of each record, in microseconds, device time by graph "
+              "replay unless marked (events): timed call by call, where no record of that kind was "
+              "timed by graph; ratio = library time / tune time (> 1: tune's kernel is faster). "
+              "Compared on final re-measurements: both sides re-measured in the same interleaved "
+              "passes at the job's end (every round of every pass); on search records: each "
+              "side's fastest single record.", "",
               "| workload | tune us | tune GFLOPS | tune % peak | library us | library GFLOPS | "
               "library % peak | ratio | records (failed) | tune best | library best | compared on |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -168,6 +222,21 @@ def report(records, workloads, peak, peak_note, trials, title):
                  if row["tune"] and row["library"] else "-")
         lines.append(f"| {workload} | {t[0]} | {t[1]} | {t[2]} | {lib[0]} | {lib[1]} | {lib[2]} | "
                      f"{ratio} | {row['trials']} ({row['failed']}) | {t[3]} | {lib[3]} | {row['basis']} |")
+    differing = []
+    for workload in order:
+        row = table.get(workload)
+        for kind in ("tune", "library"):
+            if row is None or row[kind] is None or not readings_differ(row[kind][1]):
+                continue
+            secs, record = row[kind]
+            host = statistics.median(positive_rounds(record, "host_round_secs"))
+            differing.append(f"- {workload}, {kind} ({record.get('template', '?')}): device time "
+                             f"{secs * 1e6:.1f} us, call by call {host * 1e6:.1f} us "
+                             f"({host / secs:.2f}x)")
+    if differing:
+        lines += ["", "Best records whose call-by-call reading (events) differs from their device "
+                  "time (graph replay) by more than both medians' 95% confidence intervals:", ""]
+        lines += differing
     return "\n".join(lines) + "\n"
 
 

@@ -20,6 +20,12 @@ constexpr std::array<std::pair<ErrorKind, std::string_view>, kErrorKindCount> kN
     {ErrorKind::kWorkerError, "WORKER_ERROR"},
 }};
 
+constexpr std::array<std::pair<GpuClock, std::string_view>, 3> kClockNames = {{
+    {GpuClock::kNone, ""},
+    {GpuClock::kEvents, "events"},
+    {GpuClock::kGraph, "graph"},
+}};
+
 }  // namespace
 
 bool IsVerdict(ErrorKind kind) {
@@ -37,6 +43,24 @@ bool IsVerdict(ErrorKind kind) {
       return false;
   }
   return false;
+}
+
+std::string_view GpuClockName(GpuClock clock) {
+  for (const auto& [c, name] : kClockNames) {
+    if (c == clock) {
+      return name;
+    }
+  }
+  return "unknown";
+}
+
+std::optional<GpuClock> ParseGpuClock(std::string_view name) {
+  for (const auto& [c, n] : kClockNames) {
+    if (n == name) {
+      return c;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string_view ErrorKindName(ErrorKind kind) {

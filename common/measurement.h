@@ -63,14 +63,33 @@ struct TimingOptions {
 /// and either `max_repeat` rounds or a median known to within `target_ci`.
 bool EnoughRounds(const std::vector<double>& round_secs, const TimingOptions& options);
 
+/// How a GPU trial's round_secs were timed. CPU trials have no GPU clock.
+enum class GpuClock : uint8_t {
+  kNone = 0,  // not a GPU trial
+  kEvents,    // `number` calls queued one by one between two events: device time only while the
+              // host queues calls faster than the device runs them (a host-bound library call
+              // reads as the host's call rate)
+  kGraph,     // `number` calls captured once into a graph (CUDA / HIP graphs) and replayed
+              // between two events: device time, whatever a call costs the host
+};
+
+std::string_view GpuClockName(GpuClock clock);  // "", "events", "graph"
+/// Inverse of GpuClockName ("" is kNone); nullopt for unknown names.
+std::optional<GpuClock> ParseGpuClock(std::string_view name);
+
 struct Measurement {
   ErrorKind error = ErrorKind::kNone;
-  std::string message;             // empty on success; what went wrong otherwise
-  std::vector<double> round_secs;  // mean seconds per call, one entry per round
-  int number = 0;                  // calls per round actually used
-  std::string device_fingerprint;  // what ran it: CPU model, cores, library versions
-  std::string library_info;        // the external libraries the kernel called, as they ran:
-                                   // version, the kernel set or ISA chosen, the last error
+  std::string message;                   // empty on success; what went wrong otherwise
+  std::vector<double> round_secs;        // mean seconds per call, one entry per round
+  int number = 0;                        // calls per round actually used
+  std::string device_fingerprint;        // what ran it: CPU model, cores, library versions
+  std::string library_info;              // the external libraries the kernel called, as they ran:
+                                         // version, the kernel set or ISA chosen, the last error
+  GpuClock gpu_clock = GpuClock::kNone;  // how round_secs were timed (GPU trials)
+  std::vector<double> host_round_secs;   // GPU trials: rounds timed call by call (events),
+                                         // round_secs' own reading when gpu_clock is kEvents;
+                                         // empty for CPU trials and in GPU records made before
+                                         // it was kept
 
   bool ok() const { return error == ErrorKind::kNone; }
   /// Median(round_secs) (common/stats.h; 0 when empty).

@@ -36,6 +36,17 @@ double MedianRelativeCi(std::vector<double> values) {
   return (values[hi] - values[lo]) / 2 / median;
 }
 
+bool MediansDiffer(const std::vector<double>& a, const std::vector<double>& b) {
+  const double ci_a = MedianRelativeCi(a);
+  const double ci_b = MedianRelativeCi(b);
+  if (!std::isfinite(ci_a) || !std::isfinite(ci_b)) {
+    return false;
+  }
+  const double median_a = Median(a);
+  const double median_b = Median(b);
+  return std::abs(median_a - median_b) > ci_a * median_a + ci_b * median_b;
+}
+
 double Percentile(std::vector<double> values, double p) {
   if (values.empty()) {
     return 0;

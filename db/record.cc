@@ -47,6 +47,12 @@ absl::Status CheckMeasurement(const Measurement& m) {
                      fmt::format("{} is not a finite number of seconds >= 0", secs));
     }
   }
+  for (double secs : m.host_round_secs) {
+    if (!std::isfinite(secs) || secs < 0) {
+      return Invalid("measurement.host_round_secs",
+                     fmt::format("{} is not a finite number of seconds >= 0", secs));
+    }
+  }
   if (m.ok()) {
     if (m.round_secs.empty()) {
       return Invalid("measurement.round_secs",
@@ -120,6 +126,17 @@ absl::Status CanonicalizeRecord(Record& record) {
   record.config = ConfigToString(*config);
 
   RETURN_IF_ERROR(CheckMeasurement(record.measurement));
+  const bool gpu = target->kind == TargetKind::kCuda || target->kind == TargetKind::kRocm;
+  if (gpu && record.measurement.ok() && record.measurement.gpu_clock == GpuClock::kNone) {
+    // Workers and exports from before graph timing timed GPU trials call by call. (A failed
+    // trial has no times, so no clock.)
+    record.measurement.gpu_clock = GpuClock::kEvents;
+  }
+  if (!gpu && record.measurement.gpu_clock != GpuClock::kNone) {
+    return Invalid("measurement.gpu_clock", StrCat("'", GpuClockName(record.measurement.gpu_clock),
+                                                   "' is for GPU targets; '", record.target,
+                                                   "' is timed on the CPU (no gpu_clock)"));
+  }
   if (record.timing) {
     RETURN_IF_ERROR(ValidateTiming(*record.timing, "record.timing"));
   }

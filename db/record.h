@@ -37,6 +37,16 @@ struct Record {
   bool final = false;
 };
 
+/// Which records a best query compares, by how they were timed. GPU records timed call by call
+/// (events) read a host-bound library call as the host's call rate, so they are not compared
+/// with device time.
+enum class ClockScope : uint8_t {
+  kAny,         // every record
+  kDeviceTime,  // CPU records and GPU records replayed from a captured graph
+  kEvents,      // GPU records timed call by call: where capture was refused, and every GPU
+                // record measured before graph timing
+};
+
 /// Selects the successful records of one workload measured in one context: with exactly one
 /// target (CPU, threads and libraries) and cache state when `target` is set, else on any target
 /// of one device key; optionally restricted to one template, template version and/or tune
@@ -49,6 +59,7 @@ struct BestQuery {
   std::optional<std::string> template_name = {};
   std::optional<int> template_version = {};
   std::optional<std::string> tune_version = {};
+  ClockScope clocks = ClockScope::kAny;
 };
 
 /// The decided best of a workload on one target and cache state: the finalist that won when a

@@ -25,6 +25,10 @@ constexpr std::string_view kOptionalKey = "timing";
 constexpr std::string_view kLibraryInfoKey = "library_info";
 // Optional: true for a finalist's re-measurement at the end of a job.
 constexpr std::string_view kFinalKey = "final";
+// Optional, GPU records only: how round_secs were timed ("graph" or "events"; a GPU line
+// without it was timed call by call) and the call-by-call reading beside graph-timed rounds.
+constexpr std::string_view kGpuClockKey = "gpu_clock";
+constexpr std::string_view kHostRoundSecsKey = "host_round_secs";
 
 absl::Status BadKey(std::string_view key, std::string_view what) {
   return absl::InvalidArgumentError(StrCat("key \"", key, "\": ", what));
@@ -47,6 +51,21 @@ absl::StatusOr<int64_t> GetInt(const Json& j, const char* key) {
     return BadKey(key, "is out of range");
   }
   return v.get<int64_t>();
+}
+
+absl::StatusOr<std::vector<double>> GetNumbers(const Json& j, const char* key) {
+  const Json& v = j.at(key);
+  if (!v.is_array()) {
+    return BadKey(key, "is not an array of numbers");
+  }
+  std::vector<double> out;
+  for (const Json& secs : v) {
+    if (!secs.is_number()) {
+      return BadKey(key, "is not an array of numbers");
+    }
+    out.push_back(secs.get<double>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -80,6 +99,12 @@ std::string RecordToJsonLine(const Record& record) {
   if (record.final) {
     j[kFinalKey] = true;
   }
+  if (record.measurement.gpu_clock != GpuClock::kNone) {
+    j[kGpuClockKey] = std::string(GpuClockName(record.measurement.gpu_clock));
+  }
+  if (!record.measurement.host_round_secs.empty()) {
+    j[kHostRoundSecsKey] = record.measurement.host_round_secs;
+  }
   // Replace invalid UTF-8 rather than fail: messages may quote compiler or kernel output.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -94,7 +119,8 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
   }
   for (const auto& [key, value] : j.items()) {
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end() && key != kOptionalKey &&
-        key != kLibraryInfoKey && key != kFinalKey) {
+        key != kLibraryInfoKey && key != kFinalKey && key != kGpuClockKey &&
+        key != kHostRoundSecsKey) {
       return BadKey(key, "is unknown");
     }
   }
@@ -127,16 +153,7 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
   }
   r.measurement.error = *kind;
   ASSIGN_OR_RETURN(r.measurement.message, GetString(j, "message"));
-  const Json& rounds = j.at("round_secs");
-  if (!rounds.is_array()) {
-    return BadKey("round_secs", "is not an array of numbers");
-  }
-  for (const Json& secs : rounds) {
-    if (!secs.is_number()) {
-      return BadKey("round_secs", "is not an array of numbers");
-    }
-    r.measurement.round_secs.push_back(secs.get<double>());
-  }
+  ASSIGN_OR_RETURN(r.measurement.round_secs, GetNumbers(j, "round_secs"));
   ASSIGN_OR_RETURN(int64_t number, GetInt(j, "number"));
   if (number < 0 || number > INT32_MAX) {
     return BadKey("number", "is out of range");
@@ -166,6 +183,18 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
       return BadKey(kFinalKey, "is not true or false");
     }
     r.final = j[kFinalKey].get<bool>();
+  }
+  if (j.contains(kGpuClockKey)) {
+    ASSIGN_OR_RETURN(std::string clock, GetString(j, kGpuClockKey.data()));
+    std::optional<GpuClock> parsed = ParseGpuClock(clock);
+    if (!parsed || *parsed == GpuClock::kNone) {
+      return BadKey(kGpuClockKey,
+                    StrCat("'", clock, "' is not a GPU clock; accepted: graph, events"));
+    }
+    r.measurement.gpu_clock = *parsed;
+  }
+  if (j.contains(kHostRoundSecsKey)) {
+    ASSIGN_OR_RETURN(r.measurement.host_round_secs, GetNumbers(j, kHostRoundSecsKey.data()));
   }
   if (r.uid.empty()) {
     return BadKey("uid", "is empty");

@@ -10,7 +10,9 @@
 //    "timing":{"number":1,"repeat":3,"min_repeat_ms":10,"timeout_ms":10000,"flush_cache":false,
 //              "seed":1,"max_repeat":10,"target_ci":0.02}}
 //
-// "timing" is optional: lines exported before records kept their timing have none.
+// "timing" is optional: lines exported before records kept their timing have none. GPU records
+// add "gpu_clock" ("graph" or "events") and "host_round_secs" (the call-by-call reading); a GPU
+// line without "gpu_clock" was timed call by call and is read as "events" (CanonicalizeRecord).
 #pragma once
 
 #include <string>

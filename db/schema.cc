@@ -167,6 +167,18 @@ CREATE TABLE tokens (
 );
 )sql";
 
+// Version 9: GPU records say how they were timed. round_secs hold device time (gpu_clock
+// 'graph': calls replayed from a captured graph) or, where capture was refused and in every GPU
+// record made before, the call-by-call reading (gpu_clock 'events'); host_round_secs keep the
+// call-by-call reading beside graph-timed rounds. CPU records and failed trials have no GPU
+// clock ('').
+constexpr std::string_view kV9GpuClock = R"sql(
+ALTER TABLE records ADD COLUMN gpu_clock TEXT NOT NULL DEFAULT '';
+ALTER TABLE records ADD COLUMN host_round_secs TEXT NOT NULL DEFAULT '[]';
+UPDATE records SET gpu_clock = 'events' WHERE error_kind = 'NONE' AND device_id IN
+  (SELECT id FROM devices WHERE device_key LIKE 'cuda/%' OR device_key LIKE 'rocm/%');
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -180,6 +192,8 @@ const std::vector<Migration>& Migrations() {
       {6, "model jobs and their tasks", kV6ModelJobs},
       {7, "finalists' re-measurements and the decided best per workload and target", kV7Finalists},
       {8, "client tokens with roles", kV8Tokens},
+      {9, "GPU records say how they were timed (graph or events) and keep the host's reading",
+       kV9GpuClock},
   };
   return kMigrations;
 }

@@ -298,13 +298,15 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record) {
       db,
       "INSERT INTO records (uid, workload_id, target_id, device_id, config_id, error_kind, "
       "error_message, round_secs, number, median_secs, device_fingerprint, tune_version, "
-      "llvm_version, job_id, worker, created_at_ms, flush_cache, timing, library_info, final) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "llvm_version, job_id, worker, created_at_ms, flush_cache, timing, library_info, final, "
+      "gpu_clock, host_round_secs) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       record.uid, workload_id, target_id, device_id, config_id, ErrorKindName(m.error), m.message,
       nlohmann::json(m.round_secs).dump(), m.number, median, m.device_fingerprint,
       record.tune_version, record.llvm_version, record.job_id, record.worker, record.created_at_ms,
       ColdCache(record) ? 1 : 0, record.timing ? TimingToJson(*record.timing) : std::string(),
-      m.library_info, record.final ? 1 : 0);
+      m.library_info, record.final ? 1 : 0, GpuClockName(m.gpu_clock),
+      nlohmann::json(m.host_round_secs).dump());
   if (id.status().code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(
         StrCat("record uid '", record.uid, "' is already in ", db.path()));
@@ -318,7 +320,7 @@ const std::string_view kRecordColumns =
     "r.id, r.uid, w.text, t.text, d.device_key, c.template, c.template_version, c.text, "
     "r.error_kind, r.error_message, r.round_secs, r.number, r.device_fingerprint, "
     "r.tune_version, r.llvm_version, r.job_id, r.worker, r.created_at_ms, r.timing, "
-    "r.library_info, r.final";
+    "r.library_info, r.final, r.gpu_clock, r.host_round_secs";
 
 // CROSS JOIN keeps records as the outer loop, so the records indexes drive every query.
 const std::string_view kRecordFrom =
@@ -361,6 +363,13 @@ absl::StatusOr<Record> ReadRecord(const sqlite::Statement& row) {
   }
   r.measurement.library_info = row.ColumnText(19);
   r.final = row.ColumnInt(20) != 0;
+  std::string clock = row.ColumnText(21);
+  std::optional<GpuClock> gpu_clock = ParseGpuClock(clock);
+  if (!gpu_clock) {
+    return DataLoss(r.id, StrCat("unknown gpu_clock '", clock, "' (expected '', events or graph)"));
+  }
+  r.measurement.gpu_clock = *gpu_clock;
+  ASSIGN_OR_RETURN(r.measurement.host_round_secs, DecodeRoundSecs(r.id, row.ColumnText(22)));
   return r;
 }
 
@@ -373,7 +382,33 @@ std::string BestRecordsSql(BestScope scope) {
                 " AND (?3 IS NULL OR c.template = ?3)"
                 " AND (?4 IS NULL OR c.template_version = ?4)"
                 " AND (?5 IS NULL OR r.tune_version = ?5)"
+                " AND (?7 IS NULL OR (r.gpu_clock = 'events') = ?7)"
                 " ORDER BY r.median_secs, r.id");
+}
+
+std::optional<int> EventsClockParameter(ClockScope clocks) {
+  switch (clocks) {
+    case ClockScope::kAny:
+      return std::nullopt;
+    case ClockScope::kDeviceTime:
+      return 0;
+    case ClockScope::kEvents:
+      return 1;
+  }
+  return std::nullopt;
+}
+
+bool InClockScope(const Record& record, ClockScope clocks) {
+  const bool events = record.measurement.gpu_clock == GpuClock::kEvents;
+  switch (clocks) {
+    case ClockScope::kAny:
+      return true;
+    case ClockScope::kDeviceTime:
+      return !events;
+    case ClockScope::kEvents:
+      return events;
+  }
+  return true;
 }
 
 absl::StatusOr<std::optional<sqlite::Statement>> PrepareRecordQuery(sqlite::Connection& db,

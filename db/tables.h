@@ -37,7 +37,7 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record);
 /// Columns and joins of a record query: "SELECT <kRecordColumns> FROM <kRecordFrom> WHERE ...",
 /// read back with ReadRecord. The records table is aliased r and drives the joins.
 extern const std::string_view kRecordColumns;
-inline constexpr int kRecordColumnCount = 21;
+inline constexpr int kRecordColumnCount = 23;
 extern const std::string_view kRecordFrom;
 /// The record on the current row of a statement selecting kRecordColumns first. A stored
 /// value that does not decode is DataLoss naming the record id.
@@ -49,9 +49,15 @@ enum class BestScope : uint8_t { kTarget, kDevice };
 /// The query behind TuningLog::QueryTopK: kRecordColumns and then r.config_id of the
 /// successful records of ?1 workload id and, for kTarget, ?2 target id and ?6 flush_cache
 /// (0 or 1), for kDevice ?2 device id; optionally restricted to ?3 template, ?4 template
-/// version and ?5 tune version (NULL: any); fastest first. It walks the partial index
-/// records_best_by_target or records_best.
+/// version, ?5 tune version and ?7 whether the GPU clock is events (EventsClockParameter)
+/// (NULL: any); fastest first. It walks the partial index records_best_by_target or
+/// records_best.
 std::string BestRecordsSql(BestScope scope);
+
+/// The ?7 of BestRecordsSql for a clock scope: NULL for kAny, 0 for kDeviceTime, 1 for kEvents.
+std::optional<int> EventsClockParameter(ClockScope clocks);
+/// True when the record's GPU clock is within `clocks`.
+bool InClockScope(const Record& record, ClockScope clocks);
 
 /// A statement selecting kRecordColumns of the records matching `filter` in id order;
 /// nullopt when the filter names a workload or device the log does not know (nothing

@@ -258,7 +258,8 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
       ASSIGN_OR_RETURN(Record record, tables::ReadRecord(decided));
       if ((!query.template_name || record.template_name == *query.template_name) &&
           (!query.template_version || record.template_version == *query.template_version) &&
-          (!query.tune_version || record.tune_version == *query.tune_version)) {
+          (!query.tune_version || record.tune_version == *query.tune_version) &&
+          tables::InClockScope(record, query.clocks)) {
         seen_configs.insert(decided.ColumnInt64(config_id_column));
         top.push_back(std::move(record));
       }
@@ -272,6 +273,7 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
   if (scope == tables::BestScope::kTarget) {
     stmt.Bind(6, query.flush_cache ? 1 : 0);
   }
+  stmt.Bind(7, tables::EventsClockParameter(query.clocks));
   while (static_cast<int>(top.size()) < k) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) {
@@ -284,6 +286,18 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
     top.push_back(std::move(record));
   }
   return top;
+}
+
+absl::StatusOr<ClockedTopK> TuningLog::QueryTopKDeviceTimeFirst(BestQuery query, int k) {
+  query.clocks = ClockScope::kDeviceTime;
+  ClockedTopK answer;
+  ASSIGN_OR_RETURN(answer.records, QueryTopK(query, k));
+  if (answer.records.empty()) {
+    query.clocks = ClockScope::kEvents;
+    ASSIGN_OR_RETURN(answer.records, QueryTopK(query, k));
+    answer.events_fallback = !answer.records.empty();
+  }
+  return answer;
 }
 
 absl::Status TuningLog::SetBestDecision(const BestDecision& decision) {

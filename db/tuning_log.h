@@ -26,6 +26,13 @@ namespace sqlite {
 class Connection;
 }  // namespace sqlite
 
+/// A best query's answer by device time first (TuningLog::QueryTopKDeviceTimeFirst).
+struct ClockedTopK {
+  std::vector<Record> records;
+  bool events_fallback = false;  // no record timed on the device: these are GPU records timed
+                                 // call by call (events)
+};
+
 class TuningLog {
  public:
   enum class Mode { kReadWrite, kReadOnly };
@@ -71,6 +78,12 @@ class TuningLog {
   /// The k best successful records, at most one per config: QueryBest's answer first, then the
   /// fastest measurements of the other configs, fastest first. k < 1 is InvalidArgument.
   absl::StatusOr<std::vector<Record>> QueryTopK(const BestQuery& query, int k);
+
+  /// QueryTopK that compares device time (the query's `clocks` is replaced): among CPU records
+  /// and graph-timed GPU records first; only when there are none, among GPU records timed call
+  /// by call (events: where capture was refused, and every GPU record measured before graph
+  /// timing), and the answer says it fell back. Errors as QueryTopK.
+  absl::StatusOr<ClockedTopK> QueryTopKDeviceTimeFirst(BestQuery query, int k);
 
   /// Stores the decided best of a workload on a target and cache state, replacing the earlier
   /// one. Its record must be a record of that workload, target and cache state

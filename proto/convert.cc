@@ -28,6 +28,32 @@ v1::ErrorKind ErrorKindToProto(ErrorKind kind) {
   return v1::ERROR_KIND_UNSPECIFIED;
 }
 
+v1::GpuClock GpuClockToProto(GpuClock clock) {
+  switch (clock) {
+    case GpuClock::kNone:
+      return v1::GPU_CLOCK_UNSPECIFIED;
+    case GpuClock::kEvents:
+      return v1::GPU_CLOCK_EVENTS;
+    case GpuClock::kGraph:
+      return v1::GPU_CLOCK_GRAPH;
+  }
+  return v1::GPU_CLOCK_UNSPECIFIED;
+}
+
+GpuClock GpuClockFromProto(v1::GpuClock clock) {
+  switch (clock) {
+    case v1::GPU_CLOCK_EVENTS:
+      return GpuClock::kEvents;
+    case v1::GPU_CLOCK_GRAPH:
+      return GpuClock::kGraph;
+    case v1::GPU_CLOCK_UNSPECIFIED:
+    case v1::GpuClock_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case v1::GpuClock_INT_MAX_SENTINEL_DO_NOT_USE_:
+      break;
+  }
+  return GpuClock::kNone;  // unspecified, or a value from a newer peer
+}
+
 absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind, std::string_view field) {
   switch (kind) {
     case v1::ERROR_KIND_NONE:
@@ -125,6 +151,10 @@ v1::Measurement MeasurementToProto(const Measurement& m) {
   proto.set_number(m.number);
   proto.set_device_fingerprint(m.device_fingerprint);
   proto.set_library_info(m.library_info);
+  proto.set_gpu_clock(GpuClockToProto(m.gpu_clock));
+  for (double secs : m.host_round_secs) {
+    proto.add_host_round_secs(secs);
+  }
   return proto;
 }
 
@@ -140,6 +170,8 @@ absl::StatusOr<Measurement> MeasurementFromProto(const v1::Measurement& proto) {
   m.number = proto.number();
   m.device_fingerprint = proto.device_fingerprint();
   m.library_info = proto.library_info();
+  m.gpu_clock = GpuClockFromProto(proto.gpu_clock());
+  m.host_round_secs.assign(proto.host_round_secs().begin(), proto.host_round_secs().end());
   return m;
 }
 

@@ -18,6 +18,10 @@ v1::ErrorKind ErrorKindToProto(ErrorKind kind);
 absl::StatusOr<ErrorKind> ErrorKindFromProto(v1::ErrorKind kind,
                                              std::string_view field = "error_kind");
 
+v1::GpuClock GpuClockToProto(GpuClock clock);
+/// GPU_CLOCK_UNSPECIFIED (and a value this build does not know) is GpuClock::kNone.
+GpuClock GpuClockFromProto(v1::GpuClock clock);
+
 v1::TimingOptions TimingOptionsToProto(const TimingOptions& options);
 
 /// The timing options of a wire message, with common/measurement.h's default for every field

@@ -8,6 +8,7 @@
 #include "common/stats.h"
 #include "common/strings.h"
 #include "common/workload.h"
+#include "proto/convert.h"
 
 namespace tune::tuner {
 namespace {
@@ -39,6 +40,29 @@ std::string WorkerStateText(v1::WorkerState state) {
 
 double Median(const v1::Measurement& m) {
   return tune::Median(std::vector<double>(m.round_secs().begin(), m.round_secs().end()));
+}
+
+std::vector<double> HostRounds(const v1::Measurement& m) {
+  return std::vector<double>(m.host_round_secs().begin(), m.host_round_secs().end());
+}
+
+// "graph", "events", or "" (CPU records).
+std::string_view GpuClockText(const v1::Measurement& m) {
+  return GpuClockName(GpuClockFromProto(m.gpu_clock()));
+}
+
+// For a graph-timed record whose call-by-call reading disagrees beyond both readings' noise:
+// "    call by call (events): 1.6e-05 s, 1.62x the device time\n"; else "".
+std::string HostReadingText(const v1::Measurement& m) {
+  const std::vector<double> device(m.round_secs().begin(), m.round_secs().end());
+  const std::vector<double> host = HostRounds(m);
+  if (m.gpu_clock() != v1::GPU_CLOCK_GRAPH || !MediansDiffer(device, host)) {
+    return "";
+  }
+  const double host_secs = tune::Median(host);
+  return fmt::format(
+      "    call by call (events): {:.4g} s, {:.2f}x the device time (graph replay)\n", host_secs,
+      host_secs / tune::Median(device));
 }
 
 std::string ErrorKindText(v1::ErrorKind kind) {
@@ -246,6 +270,9 @@ nlohmann::json RecordJson(const v1::Record& record) {
       {"gflops", gflops},
       {"round_secs", std::vector<double>(m.round_secs().begin(), m.round_secs().end())},
       {"number", m.number()},
+      {"gpu_clock", GpuClockText(m)},
+      {"host_round_secs", HostRounds(m)},
+      {"host_median_secs", tune::Median(HostRounds(m))},
       {"worker", record.worker()},
       {"tune_version", record.tune_version()},
       {"llvm_version", record.llvm_version()},
@@ -382,6 +409,10 @@ std::string BestText(const std::vector<v1::Record>& records) {
         fmt::format("{:.3f} GFLOPS  {:.4g} s  {} {}  (record {}, worker {}, {}, {})\n",
                     j["gflops"].get<double>(), j["median_secs"].get<double>(), r.template_name(),
                     r.config(), r.uid(), r.worker(), r.device_key(), TimeText(r.created_at_ms()));
+    if (r.measurement().gpu_clock() == v1::GPU_CLOCK_EVENTS) {
+      out += "    timed call by call (events), not by graph replay\n";
+    }
+    out += HostReadingText(r.measurement());
     if (!r.measurement().library_info().empty()) {
       // How the library ran: held back by its environment (e.g. OPENBLAS_CORETYPE) shows here.
       out += fmt::format("    library: {}\n", r.measurement().library_info());

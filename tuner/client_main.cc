@@ -269,7 +269,8 @@ int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& requ
   if (g.json) {
     PrintJson(BestJson(*best, request.target()));
   } else {
-    if (best->match() == v1::BEST_MATCH_SAME_DEVICE) {
+    // A fallback is never silent: say what was matched before the records.
+    if (best->match() == v1::BEST_MATCH_SAME_DEVICE || best->events_fallback()) {
       fmt::print(stderr, "tune-client: {}\n", best->note());
     }
     fmt::print("{}", BestText({best->records().begin(), best->records().end()}));

@@ -247,7 +247,9 @@ grpc::Status TunerService::StreamedQueryBest(
         const BestQuery& query = valid.query;
         const int k = valid.top_k;
         v1::QueryBestResponse response;
-        ASSIGN_OR_RETURN(std::vector<Record> records, log_->QueryTopK(query, k));
+        // Device time first: GPU records timed call by call only when nothing else is recorded.
+        ASSIGN_OR_RETURN(ClockedTopK top, log_->QueryTopKDeviceTimeFirst(query, k));
+        std::vector<Record> records = std::move(top.records);
         if (query.target.empty()) {
           response.set_match(v1::BEST_MATCH_DEVICE);
           response.set_note(StrCat("records of every target on ", query.device_key));
@@ -259,7 +261,8 @@ grpc::Status TunerService::StreamedQueryBest(
           // Nothing in exactly this context: the device's records, and the answer says so.
           BestQuery device = query;
           device.target.clear();
-          ASSIGN_OR_RETURN(records, log_->QueryTopK(device, k));
+          ASSIGN_OR_RETURN(top, log_->QueryTopKDeviceTimeFirst(device, k));
+          records = std::move(top.records);
           response.set_match(v1::BEST_MATCH_SAME_DEVICE);
           response.set_note(StrCat("FALLBACK: nothing measured with '", query.target, "' and ",
                                    query.flush_cache ? "cold" : "warm",
@@ -270,6 +273,13 @@ grpc::Status TunerService::StreamedQueryBest(
         if (records.empty()) {
           return absl::NotFoundError(
               StrCat("no successful record for ", query.workload, " on ", query.device_key));
+        }
+        if (top.events_fallback) {
+          response.set_events_fallback(true);
+          response.set_note(StrCat(response.note(),
+                                   "; FALLBACK: no record timed by graph replay (device time); "
+                                   "these GPU records were timed call by call (events), which "
+                                   "reads a host-bound library call as the host's call rate"));
         }
         for (const Record& record : records) {
           *response.add_records() = RecordToProto(record);

@@ -48,28 +48,42 @@ BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log) {
     if (!only_template.empty()) {
       std::erase_if(templates, [&](const KernelTemplate* t) { return t->name != only_template; });
     }
-    BestQuery exact{.workload = workload.ToString(), .target = target.ToString()};
-    BestQuery device{.workload = workload.ToString(), .device_key = target.DeviceKey()};
-    for (bool current : {true, false}) {
-      ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, exact, templates, current));
-      if (record.has_value()) {
-        ASSIGN_OR_RETURN(
-            KernelChoice choice,
-            ChoiceOf(*record, StrCat("exact match: measured with '", record->target, "'")));
-        return std::optional<KernelChoice>(std::move(choice));
+    // Within each stage, device time first: GPU records timed call by call (events) only
+    // when no record of the stage was timed by graph replay.
+    auto clock_note = [](ClockScope clocks) -> std::string {
+      return clocks == ClockScope::kEvents
+                 ? "; FALLBACK: no record timed by graph replay (device time); this one was "
+                   "timed call by call (events)"
+                 : "";
+    };
+    for (ClockScope clocks : {ClockScope::kDeviceTime, ClockScope::kEvents}) {
+      BestQuery exact{
+          .workload = workload.ToString(), .target = target.ToString(), .clocks = clocks};
+      for (bool current : {true, false}) {
+        ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, exact, templates, current));
+        if (record.has_value()) {
+          ASSIGN_OR_RETURN(KernelChoice choice,
+                           ChoiceOf(*record, StrCat("exact match: measured with '", record->target,
+                                                    "'", clock_note(clocks))));
+          return std::optional<KernelChoice>(std::move(choice));
+        }
       }
     }
-    for (bool current : {true, false}) {
-      ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, device, templates, current));
-      if (record.has_value()) {
-        ASSIGN_OR_RETURN(
-            KernelChoice choice,
-            ChoiceOf(
-                *record,
-                StrCat("FALLBACK: no record for '", target.ToString(),
-                       "' with warm caches; this config was measured with '", record->target, "'",
-                       ColdCache(*record) ? " with cold caches" : "", " on ", record->device_key)));
-        return std::optional<KernelChoice>(std::move(choice));
+    for (ClockScope clocks : {ClockScope::kDeviceTime, ClockScope::kEvents}) {
+      BestQuery device{
+          .workload = workload.ToString(), .device_key = target.DeviceKey(), .clocks = clocks};
+      for (bool current : {true, false}) {
+        ASSIGN_OR_RETURN(std::optional<Record> record, Fastest(*log, device, templates, current));
+        if (record.has_value()) {
+          ASSIGN_OR_RETURN(
+              KernelChoice choice,
+              ChoiceOf(*record,
+                       StrCat("FALLBACK: no record for '", target.ToString(),
+                              "' with warm caches; this config was measured with '", record->target,
+                              "'", ColdCache(*record) ? " with cold caches" : "", " on ",
+                              record->device_key, clock_note(clocks))));
+          return std::optional<KernelChoice>(std::move(choice));
+        }
       }
     }
     return std::optional<KernelChoice>();

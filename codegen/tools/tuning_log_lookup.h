@@ -17,6 +17,9 @@ namespace tune {
 ///      config is still valid);
 ///   3. fallback: records of the target's device key measured with another target (other
 ///      threads or libraries) or cold caches, current versions first, then any version.
+/// Within each stage records timed on the device come first (CPU records, GPU records replayed
+/// from a graph); GPU records timed call by call (events) answer only when the stage has no
+/// other, and the note then says "FALLBACK: no record timed by graph replay".
 /// The choice's `note` says which stage answered and, for a fallback, with which target the
 /// record was measured, so the fallback is never silent. nullopt when no stage has a record. A
 /// record whose config text does not parse is returned as an error naming the record.

@@ -6,7 +6,8 @@
 #   bin/   tune-* programs, ld.lld, the programs of ctest tests labelled gpu, and the programs
 #          named in deploy/bundle/gpu-tests.txt
 #   lib/   tune's shared libraries and runtime shims (where tune-server --libs and tune-compile
-#          output look for them: lib/ beside bin/) and every non-system library they need
+#          output look for them: lib/ beside bin/), the test libraries of
+#          deploy/bundle/gpu-test-libs.txt, and every non-system library they need
 #   share/tune/gpu-tests.tsv   how to run the gpu tests (scripts/gpu-session.sh reads it)
 #
 # Every ELF gets RUNPATH $ORIGIN/../lib (copied libraries: $ORIGIN) and is stripped. Left to the
@@ -155,6 +156,16 @@ done
 for f in "${programs[@]}"; do
   add_elf "$f" "$stage/bin" own
 done
+# Shared objects that the gpu tests open at run time (test data, not linked: found in lib/ by
+# BuiltOrBundled, tests/rpc_server/test_support.h), named in deploy/bundle/gpu-test-libs.txt.
+while read -r lib; do
+  path=$(find "$build_dir" -name "$lib" -type f -print -quit)
+  if [ -z "$path" ]; then
+    echo "make-bundle: the gpu tests open $lib (gpu-test-libs.txt), which $build_dir lacks" >&2
+    exit 1
+  fi
+  add_elf "$path" "$stage/lib" own
+done < <(grep -v '^\s*#' "$here/gpu-test-libs.txt" | grep -v '^\s*$')
 # Symlinks of tune's own libraries (libfoo.so -> libfoo.so.1) stay symlinks.
 for f in "$build_dir"/lib/*.so*; do
   if [ -L "$f" ] && [ -e "$stage/lib/$(basename "$(readlink -f "$f")")" ]; then

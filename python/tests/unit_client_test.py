@@ -87,6 +87,25 @@ class JsonLineTest(unittest.TestCase):
         self.assertEqual(list(line)[-2:], ["library_info", "final"])
         self.assertIs(line["final"], True)
 
+    def test_gpu_records_say_their_clock_and_keep_the_host_reading_last(self):
+        record = self.record()
+        record.measurement.gpu_clock = common_pb2.GPU_CLOCK_GRAPH
+        record.measurement.host_round_secs.extend([2.5e-05, 2.0e-05])
+        line = json.loads(record_to_json_line(record))
+        self.assertEqual(list(line)[-2:], ["gpu_clock", "host_round_secs"])
+        self.assertEqual(line["gpu_clock"], "graph")
+        self.assertEqual(line["host_round_secs"], [2.5e-05, 2.0e-05])
+        record.measurement.gpu_clock = common_pb2.GPU_CLOCK_EVENTS
+        record.measurement.ClearField("host_round_secs")
+        line = json.loads(record_to_json_line(record))
+        self.assertEqual(line["gpu_clock"], "events")
+        self.assertNotIn("host_round_secs", line)
+
+    def test_cpu_records_have_no_gpu_clock(self):
+        line = json.loads(record_to_json_line(self.record()))
+        self.assertNotIn("gpu_clock", line)
+        self.assertNotIn("host_round_secs", line)
+
 
 class OptionsTest(unittest.TestCase):
     def test_timing_zeros_are_the_daemons_defaults(self):

@@ -160,7 +160,10 @@ class Client:
         """The fastest successful records of a workload (`tune-client best`): with `target`,
         the decided best first, falling back to the target's device key (response.match is then
         BEST_MATCH_SAME_DEVICE and response.note says why); or those of a whole `device_key`.
-        Exactly one of them. NOT_FOUND when nothing successful is recorded."""
+        Exactly one of them. For GPU targets records timed by graph replay (device time) are
+        compared; only when there are none, records timed call by call (response.events_fallback
+        is then True and response.note says so). NOT_FOUND when nothing successful is
+        recorded."""
         if (target is None) == (device_key is None):
             raise ValueError("best needs exactly one of target and device_key")
         request = tuner_pb2.QueryBestRequest(

@@ -3,7 +3,9 @@
 One object per line, keys in tune's fixed order (db/record_json.h), the config as a nested
 object, times printed so that they parse back to the same doubles (Python's shortest form, which
 may differ from tune-client's in the last digit, never in value), and the record's timing with
-tune's defaults in place of the wire's zeros.
+tune's defaults in place of the wire's zeros. GPU records add how they were timed
+(``gpu_clock``: ``graph`` replay, or ``events`` call by call) and the call-by-call reading
+(``host_round_secs``).
 """
 
 import json
@@ -14,6 +16,8 @@ from ._wire import common_pb2, tuner_pb2
 _TIMING_DEFAULTS = {"number": 1, "repeat": 3, "min_repeat_ms": 10, "timeout_ms": 10000,
                     "seed": 1, "max_repeat": 10, "target_ci": 0.02}
 _ERROR_PREFIX = "ERROR_KIND_"
+# common/measurement.h's GpuClockName; GPU_CLOCK_UNSPECIFIED (CPU records) has no key.
+_GPU_CLOCK_NAMES = {common_pb2.GPU_CLOCK_EVENTS: "events", common_pb2.GPU_CLOCK_GRAPH: "graph"}
 
 
 def _or_default(value, key: str):
@@ -71,6 +75,10 @@ def record_to_dict(record: tuner_pb2.Record) -> dict:
         out["library_info"] = m.library_info
     if record.final:
         out["final"] = True
+    if m.gpu_clock in _GPU_CLOCK_NAMES:
+        out["gpu_clock"] = _GPU_CLOCK_NAMES[m.gpu_clock]
+    if m.host_round_secs:
+        out["host_round_secs"] = list(m.host_round_secs)
     return out
 
 

@@ -91,6 +91,15 @@ absl::StatusOr<const CudaApi*> Load() {
                                                 "; the NVIDIA driver is too old (CUDA 11 or newer "
                                                 "is needed)"));
   }
+  std::string graph_missing;
+  Resolve(handle, &api->cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, &graph_missing);
+  Resolve(handle, &api->cuStreamEndCapture, {"cuStreamEndCapture"}, &graph_missing);
+  Resolve(handle, &api->cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"},
+          &graph_missing);
+  Resolve(handle, &api->cuGraphLaunch, {"cuGraphLaunch"}, &graph_missing);
+  Resolve(handle, &api->cuGraphExecDestroy, {"cuGraphExecDestroy"}, &graph_missing);
+  Resolve(handle, &api->cuGraphDestroy, {"cuGraphDestroy"}, &graph_missing);
+  api->missing_graph_api = graph_missing;
   return api;  // kept for the life of the process, as is the library
 }
 

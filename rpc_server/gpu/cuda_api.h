@@ -19,6 +19,8 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorNoDevice = 100;
@@ -59,6 +61,8 @@ enum CudaJitOption : int {
 };
 
 inline constexpr unsigned kCuStreamNonBlocking = 1;
+// CUstreamCaptureMode: any call that is unsafe during a capture, from any thread, fails.
+inline constexpr int kCuStreamCaptureModeGlobal = 0;
 
 /// The driver's entry points (each resolved by its versioned name where cuda.h maps one).
 struct CudaApi {
@@ -100,6 +104,18 @@ struct CudaApi {
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float* ms, CUevent start, CUevent end);
+
+  // Stream capture and graphs (CUDA 11.4 and newer). Null when the driver lacks one: graph
+  // timing is then refused and the events reading stands.
+  CUresult (*cuStreamBeginCapture)(CUstream stream, int mode) = nullptr;
+  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph* graph) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph,
+                                          unsigned long long flags) = nullptr;
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream) = nullptr;
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec) = nullptr;
+  CUresult (*cuGraphDestroy)(CUgraph graph) = nullptr;
+  /// The first graph entry point the driver lacks; empty when it has them all.
+  std::string missing_graph_api;
 
   /// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)", or the number
   /// when the driver does not know the code.

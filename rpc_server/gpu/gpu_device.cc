@@ -162,6 +162,41 @@ class CudaDevice final : public GpuDevice {
   absl::Status Synchronize() override {
     return Check(cu_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
   }
+  absl::Status BeginCapture() override {
+    if (!cu_.missing_graph_api.empty()) {
+      return absl::UnimplementedError(
+          StrCat("the driver (", cu_.library_path, ") lacks ", cu_.missing_graph_api));
+    }
+    RETURN_IF_ERROR(Check(cu_.cuStreamBeginCapture(stream_, kCuStreamCaptureModeGlobal),
+                          "cuStreamBeginCapture"));
+    capturing_ = true;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<void*> EndCapture() override {
+    capturing_ = false;
+    CUgraph graph = nullptr;
+    // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED when a call was refused during the capture.
+    absl::Status s = Check(cu_.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    if (s.ok()) {
+      s = Check(cu_.cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+    }
+    if (graph != nullptr) {
+      cu_.cuGraphDestroy(graph);
+    }
+    if (!s.ok()) {
+      return s;
+    }
+    return static_cast<void*>(exec);
+  }
+  absl::Status LaunchGraph(void* graph) override {
+    return Check(cu_.cuGraphLaunch(static_cast<CUgraphExec>(graph), stream_), "cuGraphLaunch");
+  }
+  void DestroyGraph(void* graph) override {
+    if (graph != nullptr && !broken_) {
+      cu_.cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
+    }
+  }
 
  private:
   explicit CudaDevice(const CudaApi& cu) : cu_(cu) {}
@@ -224,8 +259,10 @@ class CudaDevice final : public GpuDevice {
     return absl::InternalError(StrCat(call, ": ", cu_.ErrorText(r)));
   }
   // A sticky error makes every later call fail, synchronisation included.
+  // Not while capturing: synchronising would itself be refused and end the capture; nothing
+  // runs during a capture, so its failures are never sticky.
   void NoteFailure(CUresult) {
-    if (!broken_ && cu_.cuCtxSynchronize() != kCudaSuccess) {
+    if (!broken_ && !capturing_ && cu_.cuCtxSynchronize() != kCudaSuccess) {
       broken_ = true;
     }
   }
@@ -234,6 +271,7 @@ class CudaDevice final : public GpuDevice {
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
+  bool capturing_ = false;
 };
 
 // The arch name inside a hipDeviceProp_t (gcnArchName, e.g. "gfx90a:sramecc+:xnack-"), found
@@ -386,6 +424,41 @@ class HipDevice final : public GpuDevice {
   absl::Status Synchronize() override {
     return Check(hip_.hipStreamSynchronize(stream_), "hipStreamSynchronize");
   }
+  absl::Status BeginCapture() override {
+    if (!hip_.missing_graph_api.empty()) {
+      return absl::UnimplementedError(
+          StrCat("the runtime (", hip_.library_path, ") lacks ", hip_.missing_graph_api));
+    }
+    RETURN_IF_ERROR(Check(hip_.hipStreamBeginCapture(stream_, kHipStreamCaptureModeGlobal),
+                          "hipStreamBeginCapture"));
+    capturing_ = true;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<void*> EndCapture() override {
+    capturing_ = false;
+    hipGraph_t graph = nullptr;
+    absl::Status s = Check(hip_.hipStreamEndCapture(stream_, &graph), "hipStreamEndCapture");
+    hipGraphExec_t exec = nullptr;
+    if (s.ok()) {
+      s = Check(hip_.hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0), "hipGraphInstantiate");
+    }
+    if (graph != nullptr) {
+      hip_.hipGraphDestroy(graph);
+    }
+    if (!s.ok()) {
+      return s;
+    }
+    return static_cast<void*>(exec);
+  }
+  absl::Status LaunchGraph(void* graph) override {
+    return Check(hip_.hipGraphLaunch(static_cast<hipGraphExec_t>(graph), stream_),
+                 "hipGraphLaunch");
+  }
+  void DestroyGraph(void* graph) override {
+    if (graph != nullptr && !broken_) {
+      hip_.hipGraphExecDestroy(static_cast<hipGraphExec_t>(graph));
+    }
+  }
 
  private:
   explicit HipDevice(const HipApi& hip) : hip_(hip) {}
@@ -443,14 +516,16 @@ class HipDevice final : public GpuDevice {
     NoteFailure();
     return absl::InternalError(StrCat(call, ": ", hip_.ErrorText(r)));
   }
+  // Not while capturing (as CudaDevice::NoteFailure).
   void NoteFailure() {
-    if (!broken_ && hip_.hipDeviceSynchronize() != kHipSuccess) {
+    if (!broken_ && !capturing_ && hip_.hipDeviceSynchronize() != kHipSuccess) {
       broken_ = true;
     }
   }
 
   const HipApi& hip_;
   hipStream_t stream_ = nullptr;
+  bool capturing_ = false;
 };
 
 }  // namespace

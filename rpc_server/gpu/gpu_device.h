@@ -92,6 +92,21 @@ class GpuDevice {
   /// Waits for everything queued on the stream.
   virtual absl::Status Synchronize() = 0;
 
+  /// Starts capturing the stream's work into a graph (cuStreamBeginCapture /
+  /// hipStreamBeginCapture, global mode: a call that is unsafe during a capture, such as a
+  /// synchronisation or an allocation, fails instead of running). Until EndCapture, launches
+  /// and fills on the stream are recorded, not run. Unimplemented when the runtime has no
+  /// graph API. Every BeginCapture that succeeds must be followed by EndCapture.
+  virtual absl::Status BeginCapture() = 0;
+  /// Ends the capture and instantiates what was captured; returns an executable graph for
+  /// LaunchGraph and DestroyGraph. When a call was refused during the capture (the runtime
+  /// then invalidates it) or instantiating fails, the capture is still ended, nothing is left
+  /// allocated, and the error names the runtime's refusal.
+  virtual absl::StatusOr<void*> EndCapture() = 0;
+  /// Queues one replay of an executable graph on the stream.
+  virtual absl::Status LaunchGraph(void* graph) = 0;
+  virtual void DestroyGraph(void* graph) = 0;
+
   /// True once an error was sticky (an illegal address, a launch failure, ...): the context is
   /// unusable and the process must end for the device to be used again.
   bool broken() const { return broken_; }

@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "proto/convert.h"
+#include "rpc_server/gpu/gpu_timing.h"
 #include "rpc_server/gpu/reference_ptx.h"
 #include "rpc_server/timing.h"
 #include "rpc_server/worker_faults.h"
@@ -23,8 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kQuietNan = 0x7fc00000u;
 constexpr unsigned kRefBlock = 256;
-// `number` never grows past this (as timing.cc).
-constexpr int64_t kMaxNumber = int64_t{1} << 30;
 // Flush buffer when the device reports no L2 size.
 constexpr int64_t kDefaultFlushBytes = int64_t{128} << 20;
 
@@ -125,21 +124,6 @@ class LibraryHandle {
 
  private:
   void* handle_;
-};
-
-class Event {
- public:
-  explicit Event(GpuDevice* device) : device_(device) {}
-  ~Event() { device_->DestroyEvent(event_); }
-  absl::Status Create() {
-    ASSIGN_OR_RETURN(event_, device_->CreateEvent());
-    return absl::OkStatus();
-  }
-  void* get() const { return event_; }
-
- private:
-  GpuDevice* device_;
-  void* event_ = nullptr;
 };
 
 // Calls a host entry with the GPU host ABI: the device pointers, then the stream.
@@ -454,80 +438,26 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     return m;
   }
 
-  // Timing: TVM's rule, device time between events.
-  Event start(&dev), end(&dev);
-  if (s = start.Create(); s.ok()) {
-    s = end.Create();
-  }
-  DevicePtr flush = 0;
-  int64_t flush_bytes = 0;
-  if (s.ok() && timing->flush_cache) {
-    flush_bytes = info.l2_cache_bytes > 0 ? 2 * info.l2_cache_bytes : kDefaultFlushBytes;
-    absl::StatusOr<DevicePtr> f = buffers.Add(static_cast<size_t>(flush_bytes));
-    s = f.status();
-    flush = f.ok() ? *f : 0;
-  }
-  if (!s.ok()) {
-    return crash(s, " (setting up timing)");
-  }
-  // Runs `number` calls and returns their device time in seconds; with flush_cache each call
-  // starts after a write of twice the L2 size and only the calls are timed.
-  auto round = [&](int64_t number) -> absl::StatusOr<double> {
-    double secs = 0;
-    if (timing->flush_cache) {
-      for (int64_t i = 0; i < number; ++i) {
-        RETURN_IF_ERROR(dev.Memset8(flush, static_cast<uint8_t>(i), size_t(flush_bytes)));
-        RETURN_IF_ERROR(dev.Record(start.get()));
-        RETURN_IF_ERROR(call());
-        RETURN_IF_ERROR(dev.Record(end.get()));
-        ASSIGN_OR_RETURN(float ms, dev.ElapsedMs(start.get(), end.get()));
-        secs += ms * 1e-3;
-      }
-      return secs;
+  // Timing: device time by graph replay, and the call-by-call reading (gpu_timing.h).
+  GpuFlush flush;
+  if (timing->flush_cache) {
+    flush.bytes = info.l2_cache_bytes > 0 ? 2 * info.l2_cache_bytes : kDefaultFlushBytes;
+    absl::StatusOr<DevicePtr> f = buffers.Add(static_cast<size_t>(flush.bytes));
+    if (!f.ok()) {
+      return crash(f.status(), " (setting up timing)");
     }
-    RETURN_IF_ERROR(dev.Record(start.get()));
-    for (int64_t i = 0; i < number; ++i) {
-      RETURN_IF_ERROR(call());
-    }
-    RETURN_IF_ERROR(dev.Record(end.get()));
-    ASSIGN_OR_RETURN(float ms, dev.ElapsedMs(start.get(), end.get()));
-    return ms * 1e-3;
-  };
-
-  Measurement m;
+    flush.data = *f;
+  }
+  absl::StatusOr<GpuTimes> times = TimeOnGpu(dev, call, *timing, deadline, flush);
+  if (!times.ok()) {
+    return crash(times.status(), " (during timing)");
+  }
+  Measurement m = std::move(times->measurement);
   m.library_info = library_info;
-  const double min_round = std::max(timing->min_repeat_ms, 0) * 1e-3;
-  int64_t number = std::max(timing->number, 1);
-  double secs_per_call = 0;
-  while (!EnoughRounds(m.round_secs, *timing)) {
-    while (true) {
-      if (secs_per_call > 0) {
-        auto predicted = std::chrono::duration<double>(secs_per_call * static_cast<double>(number));
-        if (Clock::now() + std::chrono::duration_cast<Clock::duration>(predicted) > deadline) {
-          m.error = ErrorKind::kTimeout;
-          m.message = fmt::format(
-              "kernel too slow for timeout_ms={}: {} rounds done, the next of {} calls at {:.3g} s "
-              "per call would pass the deadline",
-              timing->timeout_ms, m.round_secs.size(), number, secs_per_call);
-          m.round_secs.clear();
-          return m;
-        }
-      }
-      absl::StatusOr<double> elapsed = round(number);
-      if (!elapsed.ok()) {
-        return crash(elapsed.status(), " (during timing)");
-      }
-      secs_per_call = std::max(*elapsed / static_cast<double>(number), 1e-12);
-      if (*elapsed >= min_round || number >= kMaxNumber) {
-        m.round_secs.push_back(*elapsed / static_cast<double>(number));
-        break;
-      }
-      double wanted = std::ceil(min_round / secs_per_call * 1.1);
-      number = std::min<int64_t>(
-          kMaxNumber, std::max<int64_t>(number * 2, static_cast<int64_t>(std::min(wanted, 1e18))));
-    }
+  if (!times->graph_refused.empty()) {
+    m.library_info = StrCat(library_info.empty() ? "" : StrCat(library_info, " | "),
+                            "timing: events, graph capture refused: ", times->graph_refused);
   }
-  m.number = static_cast<int>(std::min<int64_t>(number, INT32_MAX));
   return m;
 }
 

@@ -1,7 +1,8 @@
 // Measurement of one trial on a GPU, inside the measurement child: device buffers for the
 // workload, seeded inputs (generated on the device for CUDA, on the host for ROCm), the trusted
 // reference (hand-written PTX kernels on CUDA, common/reference.h on the host for ROCm), one
-// checked warm-up run with a NaN-poisoned output, then TVM's timing rule with device events.
+// checked warm-up run with a NaN-poisoned output, then TVM's timing rule on the device
+// (gpu_timing.h: replaying a graph of the calls, and call by call between events).
 //
 // Artifacts: PTX (CUDA) and HSACO (ROCm) kernels with the GPU kernel ABI (one global float*
 // per workload argument, launched with the artifact's LaunchDims), or SHARED_OBJECT host code
@@ -53,7 +54,8 @@ class GpuMeasurer {
   /// Measures one trial. Every failure is data: UNSUPPORTED (workload, format, launch beyond
   /// the device's limits, memory), LOAD_ERROR (module load with the JIT log, missing kernel,
   /// dlopen), RUNTIME_CRASH (a driver error name, or a host entry's non-zero return),
-  /// WRONG_ANSWER. library_info gets "kernel: regs=R local=L shared=S" for PTX / HSACO kernels.
+  /// WRONG_ANSWER. library_info gets "kernel: regs=R local=L shared=S" for PTX / HSACO kernels,
+  /// and "timing: events, graph capture refused: <why>" when the calls could not be captured.
   /// After a RUNTIME_CRASH check device()->broken(): the context is then unusable.
   Measurement Measure(const v1::MeasureChildTrial& trial, const std::function<void()>& on_started);
 

@@ -90,6 +90,14 @@ absl::StatusOr<const HipApi*> Load() {
     return absl::FailedPreconditionError(
         StrCat(opened, " lacks ", missing, "; ROCm 5 or newer is needed"));
   }
+  std::string graph_missing;
+  Resolve(handle, &api->hipStreamBeginCapture, {"hipStreamBeginCapture"}, &graph_missing);
+  Resolve(handle, &api->hipStreamEndCapture, {"hipStreamEndCapture"}, &graph_missing);
+  Resolve(handle, &api->hipGraphInstantiate, {"hipGraphInstantiate"}, &graph_missing);
+  Resolve(handle, &api->hipGraphLaunch, {"hipGraphLaunch"}, &graph_missing);
+  Resolve(handle, &api->hipGraphExecDestroy, {"hipGraphExecDestroy"}, &graph_missing);
+  Resolve(handle, &api->hipGraphDestroy, {"hipGraphDestroy"}, &graph_missing);
+  api->missing_graph_api = graph_missing;
   return api;
 }
 

@@ -18,6 +18,9 @@ using hipModule_t = struct ihipModule_t*;
 using hipFunction_t = struct ihipModuleSymbol_t*;
 using hipStream_t = struct ihipStream_t*;
 using hipEvent_t = struct ihipEvent_t*;
+using hipGraph_t = struct ihipGraph*;
+using hipGraphExec_t = struct hipGraphExec*;
+using hipGraphNode_t = struct hipGraphNode*;
 
 inline constexpr hipError_t kHipSuccess = 0;
 
@@ -47,6 +50,8 @@ enum HipFunctionAttribute : int {
 inline constexpr int kHipMemcpyHostToDevice = 1;
 inline constexpr int kHipMemcpyDeviceToHost = 2;
 inline constexpr unsigned kHipStreamNonBlocking = 1;
+// hipStreamCaptureMode: any call that is unsafe during a capture, from any thread, fails.
+inline constexpr int kHipStreamCaptureModeGlobal = 0;
 
 struct HipApi {
   std::string library_path;
@@ -83,6 +88,19 @@ struct HipApi {
   hipError_t (*hipEventCreate)(hipEvent_t* event);
   hipError_t (*hipEventDestroy)(hipEvent_t event);
   hipError_t (*hipEventRecord)(hipEvent_t event, hipStream_t stream);
+
+  // Stream capture and graphs. Null when the runtime lacks one: graph timing is then refused
+  // and the events reading stands.
+  hipError_t (*hipStreamBeginCapture)(hipStream_t stream, int mode) = nullptr;
+  hipError_t (*hipStreamEndCapture)(hipStream_t stream, hipGraph_t* graph) = nullptr;
+  hipError_t (*hipGraphInstantiate)(hipGraphExec_t* exec, hipGraph_t graph,
+                                    hipGraphNode_t* error_node, char* log,
+                                    size_t log_bytes) = nullptr;
+  hipError_t (*hipGraphLaunch)(hipGraphExec_t exec, hipStream_t stream) = nullptr;
+  hipError_t (*hipGraphExecDestroy)(hipGraphExec_t exec) = nullptr;
+  hipError_t (*hipGraphDestroy)(hipGraph_t graph) = nullptr;
+  /// The first graph entry point the runtime lacks; empty when it has them all.
+  std::string missing_graph_api;
   hipError_t (*hipEventSynchronize)(hipEvent_t event);
   hipError_t (*hipEventElapsedTime)(float* ms, hipEvent_t start, hipEvent_t end);
 

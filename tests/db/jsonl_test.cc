@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "db/record_json.h"
 #include "db/tuning_log.h"
 #include "fmt/format.h"
@@ -16,6 +17,7 @@ namespace {
 
 using testing::FailedRecord;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::OpenLog;
 using testing::SampleRecord;
 using ::testing::StartsWith;
@@ -160,6 +162,65 @@ TEST_F(JsonlTest, AFinalistsReMeasurementRoundTripsAndOnlyItCarriesTheKey) {
   EXPECT_FALSE(records[0].final);
   EXPECT_TRUE(records[1].final);
   EXPECT_EQ(Export(*other), text);
+}
+
+TEST_F(JsonlTest, GpuClocksAndTheCallByCallReadingRoundTripAndCpuLinesCarryNeither) {
+  Record graph = testing::GpuRecord(R"({"mc":1})", 1.1e-5, GpuClock::kGraph);
+  graph.measurement.host_round_secs = {0.1 + 0.2, 1.7e-5, 1.75e-5};  // not exact in few digits
+  Record events = testing::GpuRecord(R"({"mc":2})", 2e-5, GpuClock::kEvents);
+  events.measurement.library_info =
+      "timing: events, graph capture refused: cuStreamEndCapture: "
+      "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+  auto log = OpenLog(dir_.File("tuning.db"));
+  ASSERT_TRUE(log->CommitRecord(graph).ok());
+  ASSERT_TRUE(log->CommitRecord(events).ok());
+  ASSERT_TRUE(log->CommitRecord(SampleRecord(R"({"mc":3})", 1e-3)).ok());
+  std::string text = Export(*log);
+  EXPECT_THAT(text, HasSubstr(R"("gpu_clock":"graph","host_round_secs":[0.30000000000000004,)"));
+  EXPECT_THAT(text, HasSubstr(R"("gpu_clock":"events")"));
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_THAT(lines[2], Not(HasSubstr("gpu_clock")));
+  EXPECT_THAT(lines[2], Not(HasSubstr("host_round_secs")));
+
+  auto other = OpenLog(dir_.File("other.db"));
+  ASSERT_TRUE(Import(*other, text).ok());
+  std::vector<Record> records = *other->ListRecords();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].measurement.gpu_clock, GpuClock::kGraph);
+  EXPECT_EQ(records[0].measurement.host_round_secs, graph.measurement.host_round_secs);
+  EXPECT_EQ(records[1].measurement.gpu_clock, GpuClock::kEvents);
+  EXPECT_EQ(records[2].measurement.gpu_clock, GpuClock::kNone);
+  EXPECT_TRUE(records[2].measurement.host_round_secs.empty());
+  EXPECT_EQ(Export(*other), text);
+}
+
+TEST_F(JsonlTest, AGpuLineWithoutAClockWasTimedCallByCallAndABadClockIsRefused) {
+  // A line exported before GPU records said how they were timed.
+  Record old = testing::GpuRecord(R"({"mc":1})", 2e-5, GpuClock::kNone);
+  old.measurement.host_round_secs.clear();
+  old.uid = "old-gpu-line";
+  std::string line = RecordToJsonLine(old);
+  ASSERT_THAT(line, Not(HasSubstr("gpu_clock")));
+  auto log = OpenLog(dir_.File("tuning.db"));
+  ASSERT_TRUE(Import(*log, line + "\n").ok());
+  std::vector<Record> records = *log->ListRecords();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].measurement.gpu_clock, GpuClock::kEvents);
+
+  std::string bad = line;
+  bad.insert(bad.size() - 1, R"(,"gpu_clock":"cycles")");
+  absl::StatusOr<Record> parsed = RecordFromJsonLine(bad);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(
+      std::string(parsed.status().message()),
+      HasSubstr(R"(key "gpu_clock": 'cycles' is not a GPU clock; accepted: graph, events)"));
+  // A CPU record has no GPU clock.
+  Record cpu = SampleRecord(R"({"mc":4})", 1e-3);
+  cpu.measurement.gpu_clock = GpuClock::kGraph;
+  absl::StatusOr<Record> committed = log->CommitRecord(cpu);
+  ASSERT_FALSE(committed.ok());
+  EXPECT_THAT(std::string(committed.status().message()), HasSubstr("measurement.gpu_clock"));
 }
 
 TEST_F(JsonlTest, ImportingTheSameFileTwiceAddsNothingTheSecondTime) {

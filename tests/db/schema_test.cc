@@ -214,6 +214,67 @@ TEST_F(SchemaTest, AVersion2LogMovesJobOptionsOutOfTheSearchStateIntoColumns) {
   EXPECT_EQ((*best)->measurement.library_info, "") << "version 4: no library recorded";
 }
 
+TEST_F(SchemaTest, AVersion8LogReadsItsGpuRecordsAsTimedCallByCallAndBestPrefersGraphTiming) {
+  // A log as version 8 wrote it: a CPU record and a GPU record, which was timed call by call.
+  {
+    auto raw = Raw(path_);
+    ASSERT_TRUE(raw->Execute(kVersion1).ok());
+    for (const Migration& step : Migrations()) {
+      if (step.version >= 2 && step.version <= 8) {
+        ASSERT_TRUE(raw->Execute(step.sql).ok()) << step.version;
+        ASSERT_TRUE(
+            raw->Execute(fmt::format("INSERT INTO schema_version VALUES ({}, 1)", step.version))
+                .ok());
+      }
+    }
+    ASSERT_TRUE(raw->Execute(R"sql(
+      INSERT INTO devices VALUES (2, 'cuda/sm_90');
+      INSERT INTO targets VALUES (2, 'cuda -arch=sm_90', 2);
+      INSERT INTO configs VALUES (2, 'gemm.gpu.tiled', 1, '{"mc":8}');
+      INSERT INTO records (id, uid, workload_id, target_id, device_id, config_id, error_kind,
+        error_message, round_secs, number, median_secs, device_fingerprint, tune_version,
+        llvm_version, job_id, worker, created_at_ms, flush_cache, timing, library_info, final)
+        VALUES (2, 'old-gpu', 1, 2, 2, 2, 'NONE', '', '[2e-05,2e-05,2e-05]', 100, 2e-05,
+        'NVIDIA H200', '0.1.0', '19.1.7', NULL, 'g', 1700000000002, 0, '', '', 0);)sql")
+                    .ok());
+  }
+  auto log = OpenLog(path_);
+  EXPECT_EQ(log->SchemaVersion(), kSchemaVersion);
+  std::vector<Record> records = *log->ListRecords();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].measurement.gpu_clock, GpuClock::kNone) << "a CPU record";
+  EXPECT_EQ(records[1].measurement.gpu_clock, GpuClock::kEvents);
+  EXPECT_TRUE(records[1].measurement.host_round_secs.empty()) << "not kept before version 9";
+
+  // Only the old GPU record: best falls back to it and says so.
+  const BestQuery gpu{.workload = kGemm, .target = testing::kGpuTarget};
+  absl::StatusOr<ClockedTopK> top = log->QueryTopKDeviceTimeFirst(gpu, 5);
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_EQ(top->records.size(), 1u);
+  EXPECT_EQ(top->records[0].uid, "old-gpu");
+  EXPECT_TRUE(top->events_fallback);
+  // A graph-timed record, slower than the old reading, is preferred, and the old one is left out:
+  // the two clocks are never compared.
+  ASSERT_TRUE(log->CommitRecord(testing::GpuRecord(R"({"mc":16})", 3e-5, GpuClock::kGraph)).ok());
+  top = log->QueryTopKDeviceTimeFirst(gpu, 5);
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_EQ(top->records.size(), 1u);
+  EXPECT_EQ(top->records[0].config, R"({"mc":16})");
+  EXPECT_FALSE(top->events_fallback);
+  // The same by device key; and a CPU target's records are all device time.
+  top = log->QueryTopKDeviceTimeFirst({.workload = kGemm, .device_key = testing::kGpuDevice}, 5);
+  ASSERT_TRUE(top.ok() && top->records.size() == 1u) << top.status();
+  EXPECT_EQ(top->records[0].config, R"({"mc":16})");
+  top = log->QueryTopKDeviceTimeFirst({.workload = kGemm, .target = testing::kTarget}, 5);
+  ASSERT_TRUE(top.ok() && top->records.size() == 1u) << top.status();
+  EXPECT_EQ(top->records[0].uid, "old-record");
+  EXPECT_FALSE(top->events_fallback);
+  // QueryTopK itself still sees every clock.
+  absl::StatusOr<std::vector<Record>> any = log->QueryTopK(gpu, 5);
+  ASSERT_TRUE(any.ok()) << any.status();
+  EXPECT_EQ(any->size(), 2u);
+}
+
 TEST_F(SchemaTest, ANewerSchemaIsRefusedInBothModesNamingBothVersions) {
   OpenLog(path_);
   ASSERT_TRUE(

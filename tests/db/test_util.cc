@@ -22,6 +22,21 @@ Record SampleRecord(const std::string& config, double secs) {
   return r;
 }
 
+Record GpuRecord(const std::string& config, double secs, GpuClock clock) {
+  Record r = SampleRecord(config, secs);
+  r.target = kGpuTarget;
+  r.device_key = kGpuDevice;
+  r.template_name = "gemm.gpu.tiled";
+  r.measurement.device_fingerprint = "NVIDIA H200";
+  r.measurement.gpu_clock = clock;
+  if (clock == GpuClock::kGraph) {
+    r.measurement.host_round_secs = {secs * 1.6, secs * 1.62, secs * 1.58};
+  } else {
+    r.measurement.host_round_secs = r.measurement.round_secs;
+  }
+  return r;
+}
+
 Record FailedRecord(ErrorKind kind, const std::string& config) {
   Record r = SampleRecord(config);
   r.measurement.error = kind;
@@ -55,6 +70,8 @@ void ExpectSameRecord(const Record& actual, const Record& expected) {
   EXPECT_EQ(actual.measurement.number, expected.measurement.number);
   EXPECT_EQ(actual.measurement.device_fingerprint, expected.measurement.device_fingerprint);
   EXPECT_EQ(actual.measurement.library_info, expected.measurement.library_info);
+  EXPECT_EQ(actual.measurement.gpu_clock, expected.measurement.gpu_clock);
+  EXPECT_EQ(actual.measurement.host_round_secs, expected.measurement.host_round_secs);
   EXPECT_EQ(actual.tune_version, expected.tune_version);
   EXPECT_EQ(actual.llvm_version, expected.llvm_version);
   EXPECT_EQ(actual.job_id, expected.job_id);

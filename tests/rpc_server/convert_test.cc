@@ -78,6 +78,28 @@ TEST(ConvertTest, MeasurementRoundTrip) {
   EXPECT_EQ(back->number, 8);
   EXPECT_EQ(back->device_fingerprint, m.device_fingerprint);
   EXPECT_EQ(back->library_info, m.library_info);
+  EXPECT_EQ(back->gpu_clock, GpuClock::kNone);
+  EXPECT_TRUE(back->host_round_secs.empty());
+}
+
+TEST(ConvertTest, AGpuMeasurementKeepsItsClockAndItsCallByCallReading) {
+  for (GpuClock clock : {GpuClock::kNone, GpuClock::kEvents, GpuClock::kGraph}) {
+    Measurement m;
+    m.round_secs = {1e-5, 1.1e-5};
+    m.number = 64;
+    m.gpu_clock = clock;
+    m.host_round_secs = {0.1 + 0.2, 1.6e-5};
+    v1::Measurement wire = MeasurementToProto(m);
+    absl::StatusOr<Measurement> back = MeasurementFromProto(wire);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->gpu_clock, clock) << GpuClockName(clock);
+    EXPECT_EQ(back->host_round_secs, m.host_round_secs);
+    EXPECT_EQ(GpuClockFromProto(GpuClockToProto(clock)), clock);
+  }
+  EXPECT_EQ(GpuClockToProto(GpuClock::kGraph), v1::GPU_CLOCK_GRAPH);
+  EXPECT_EQ(GpuClockToProto(GpuClock::kEvents), v1::GPU_CLOCK_EVENTS);
+  // A value this build does not know (a newer peer's) reads as no clock.
+  EXPECT_EQ(GpuClockFromProto(static_cast<v1::GpuClock>(42)), GpuClock::kNone);
 }
 
 }  // namespace

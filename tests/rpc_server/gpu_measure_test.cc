@@ -9,14 +9,17 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 #include "common/artifact_hash.h"
 #include "common/files.h"
 #include "common/reference.h"
+#include "common/stats.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
 #include "rpc_server/gpu/gpu_device.h"
+#include "rpc_server/gpu/gpu_timing.h"
 #include "rpc_server/gpu/reference_ptx.h"
 #include "rpc_server/supervisor.h"
 #include "tests/rpc_server/test_support.h"
@@ -27,7 +30,7 @@ namespace {
 using testing::FastTiming;
 using testing::FixtureSupervisorOptions;
 
-constexpr int kM = 64, kN = 48, kK = 40;
+constexpr int kM = TUNE_TEST_GPU_M, kN = TUNE_TEST_GPU_N, kK = TUNE_TEST_GPU_K;
 constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
 
 // A naive gemm A[M][K] x B[K][N] -> C[M][N] with tune's GPU kernel ABI, one thread per output
@@ -268,6 +271,27 @@ class GpuMeasureTest : public ::testing::Test {
     return m.ok() ? *m : v1::Measurement();
   }
 
+  // Measures entry `symbol` of the host-ABI test library on the gemm workload.
+  v1::Measurement MeasureHostEntry(const std::string& symbol) {
+    v1::MeasureRequest request;
+    request.set_trial_id(++trial_id_);
+    request.set_workload(GemmWorkload());
+    request.set_target(StrCat("cuda -arch=", supervisor_->gpu().arch()));
+    const std::string path = testing::BuiltOrBundled(TUNE_TEST_GPU_HOST_ABI);
+    v1::Artifact* a = request.mutable_artifact();
+    a->set_hash(ArtifactHash(CodeFormat::kSharedObject, testing::ReadFileBytes(path)));
+    a->set_entry_symbol(symbol);
+    a->set_format(v1::ARTIFACT_FORMAT_SHARED_OBJECT);
+    *request.mutable_timing() = FastTiming();
+    absl::StatusOr<v1::Measurement> m = supervisor_->Measure(request, path);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? *m : v1::Measurement();
+  }
+
+  static double MedianOf(const google::protobuf::RepeatedField<double>& rounds) {
+    return Median(std::vector<double>(rounds.begin(), rounds.end()));
+  }
+
   static MeasureSupervisor* supervisor_;
   static TempDir* dir_;
   static std::string* skip_reason_;
@@ -300,6 +324,24 @@ TEST_F(GpuMeasureTest, ACorrectKernelIsMeasuredWithPositiveTimesAndItsRegisterCo
   }
   EXPECT_GE(m.number(), 1);
   EXPECT_NE(m.library_info().find("kernel: regs="), std::string::npos) << m.library_info();
+}
+
+TEST_F(GpuMeasureTest, AKernelIsTimedByGraphReplayWithTheCallByCallReadingBeside) {
+  v1::TimingOptions timing = FastTiming();
+  timing.set_min_repeat_ms(2);
+  v1::Measurement m = MeasurePtx("gemm_graph", GemmPtx("gemm_graph"), timing);
+  ASSERT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  EXPECT_EQ(m.gpu_clock(), v1::GPU_CLOCK_GRAPH) << m.library_info();
+  EXPECT_EQ(m.library_info().find("refused"), std::string::npos) << m.library_info();
+  ASSERT_GE(m.host_round_secs_size(), 3);
+  for (double s : m.host_round_secs()) {
+    EXPECT_GT(s, 0);
+  }
+  // A round replays whole graphs of up to kMaxCallsPerGraph calls.
+  EXPECT_TRUE(m.number() < gpu::kMaxCallsPerGraph || m.number() % gpu::kMaxCallsPerGraph == 0)
+      << m.number();
+  std::cout << "PTX gemm " << GemmWorkload() << ": graph " << MedianOf(m.round_secs()) * 1e6
+            << " us, events " << MedianOf(m.host_round_secs()) * 1e6 << " us per call\n";
 }
 
 TEST_F(GpuMeasureTest, ColdL2TimingMeasuresTheSameKernel) {
@@ -397,6 +439,31 @@ TEST_F(GpuMeasureTest, AHostAbiLibraryThatReturnsAnErrorIsARuntimeCrash) {
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->error_kind(), v1::ERROR_KIND_RUNTIME_CRASH) << m->message();
   EXPECT_NE(m->message().find("entry returned 7"), std::string::npos) << m->message();
+}
+
+TEST_F(GpuMeasureTest, AHostEntryIsTimedByGraphReplayOfItsCallsOnTheStream) {
+  v1::Measurement m = MeasureHostEntry("gpu_entry_gemm");
+  ASSERT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  EXPECT_EQ(m.gpu_clock(), v1::GPU_CLOCK_GRAPH) << m.library_info();
+  EXPECT_FALSE(m.host_round_secs().empty());
+  std::cout << "host entry gemm " << GemmWorkload() << ": graph " << MedianOf(m.round_secs()) * 1e6
+            << " us, events " << MedianOf(m.host_round_secs()) * 1e6 << " us per call\n";
+}
+
+TEST_F(GpuMeasureTest, AHostEntryThatSynchronisesIsTimedByEventsAndTheRecordSaysWhy) {
+  v1::Measurement m = MeasureHostEntry("gpu_entry_gemm_synchronizes");
+  ASSERT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  EXPECT_EQ(m.gpu_clock(), v1::GPU_CLOCK_EVENTS);
+  EXPECT_NE(m.library_info().find("timing: events, graph capture refused"), std::string::npos)
+      << m.library_info();
+  EXPECT_NE(m.library_info().find("entry returned 4"), std::string::npos) << m.library_info();
+  ASSERT_FALSE(m.round_secs().empty());
+  EXPECT_EQ(std::vector<double>(m.round_secs().begin(), m.round_secs().end()),
+            std::vector<double>(m.host_round_secs().begin(), m.host_round_secs().end()));
+  // The refused capture left the child's stream usable: the next trial is timed by graph.
+  v1::Measurement next = MeasureHostEntry("gpu_entry_gemm");
+  ASSERT_EQ(next.error_kind(), v1::ERROR_KIND_NONE) << next.message();
+  EXPECT_EQ(next.gpu_clock(), v1::GPU_CLOCK_GRAPH) << next.library_info();
 }
 
 // The device reference kernels, in this process, against common/reference.h on the host.

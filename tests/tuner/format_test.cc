@@ -33,6 +33,15 @@ TEST(ProtoConvertTest, RecordsRoundTripThroughTheWire) {
   EXPECT_EQ(back->measurement.round_secs, record.measurement.round_secs);
   EXPECT_EQ(back->template_version, 2);
   EXPECT_FALSE(back->job_id.has_value());  // job ids are local to one log
+
+  record.target = "cuda -arch=sm_90";
+  record.device_key = "cuda/sm_90";
+  record.measurement.gpu_clock = GpuClock::kGraph;
+  record.measurement.host_round_secs = {1.6e-5, 2.6e-5};
+  back = RecordFromProto(RecordToProto(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->measurement.gpu_clock, GpuClock::kGraph);
+  EXPECT_EQ(back->measurement.host_round_secs, record.measurement.host_round_secs);
 }
 
 TEST(ProtoConvertTest, JobStatesMapBothWaysAndUnspecifiedIsRejected) {
@@ -127,6 +136,44 @@ TEST(ClientFormatTest, BestJsonMarksEveryRecordOfAFallbackWithTheTargetAsked) {
   EXPECT_EQ(BestJson(best, "")[0]["fallback"], false) << "a device key asks for every target";
   best.clear_records();
   EXPECT_EQ(BestJson(best, ""), nlohmann::json::array());
+}
+
+TEST(ClientFormatTest, BestShowsTheCallByCallReadingOnlyWhereItDiffersBeyondTheIntervals) {
+  Record record;
+  record.uid = "g1";
+  record.workload = "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1";
+  record.device_key = "cuda/sm_90";
+  record.template_name = "conv2d.cuda.cudnn";
+  record.config = "{}";
+  record.measurement.round_secs = {1.0e-5, 1.01e-5, 0.99e-5};
+  record.measurement.host_round_secs = {1.6e-5, 1.62e-5, 1.58e-5};
+  record.measurement.number = 64;
+  record.measurement.gpu_clock = GpuClock::kGraph;
+  Record agreeing = record;
+  agreeing.uid = "g2";
+  agreeing.template_name = "conv2d.gpu.direct";
+  agreeing.measurement.host_round_secs = {1.02e-5, 1.0e-5, 0.98e-5};
+  Record events = record;
+  events.uid = "e1";
+  events.measurement.gpu_clock = GpuClock::kEvents;
+  events.measurement.host_round_secs = events.measurement.round_secs;
+  std::string text =
+      BestText({RecordToProto(record), RecordToProto(agreeing), RecordToProto(events)});
+  EXPECT_NE(text.find("\n    call by call (events): 1.6e-05 s, 1.60x the device time (graph "
+                      "replay)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("call by call (events):"), text.rfind("call by call (events):"))
+      << "only the record whose readings differ";
+  EXPECT_NE(text.find("(record e1,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n    timed call by call (events), not by graph replay\n"),
+            std::string::npos)
+      << text;
+
+  nlohmann::json j = RecordJson(RecordToProto(record));
+  EXPECT_EQ(j["gpu_clock"], "graph");
+  EXPECT_DOUBLE_EQ(j["host_median_secs"].get<double>(), 1.6e-5);
+  EXPECT_EQ(RecordJson(RecordToProto(events))["gpu_clock"], "events");
 }
 
 TEST(ClientFormatTest, DurationsReadNaturally) {

@@ -234,6 +234,16 @@ function renderPlots(series) {
   }
 }
 
+// A record's median; GPU records name their clock (graph replay, or events: call by call) and a
+// graph-timed one gives its call-by-call reading on hover.
+function medianCell(r) {
+  const text = secondsText(r.median_secs) + (r.gpu_clock ? ` (${r.gpu_clock})` : '');
+  const host = r.gpu_clock === 'graph' && (r.host_round_secs || []).length > 0
+      ? `device time by graph replay; call by call (events): ${secondsText(r.host_median_secs)}`
+      : '';
+  return el('td', host ? {title: host} : {}, text);
+}
+
 function renderRecords(records) {
   const rows = records.slice(-MAX_RECORD_ROWS).reverse().map((r) => {
     const outcome = r.error === 'NONE' ? (r.final ? 'ok (finalist)' : 'ok') : r.error;
@@ -241,7 +251,7 @@ function renderRecords(records) {
               el('td', {}, r.id), el('td', {class: 'mono'}, r.workload), el('td', {}, r.template),
               el('td', {class: 'mono'}, JSON.stringify(r.config)), el('td', {}, outcome),
               el('td', {}, r.gflops > 0 ? r.gflops.toFixed(2) : '–'),
-              el('td', {}, secondsText(r.median_secs)), el('td', {}, r.worker || '–'));
+              medianCell(r), el('td', {}, r.worker || '–'));
   });
   setRows(document.querySelector('#records tbody'), rows);
 }

@@ -9,6 +9,7 @@
 
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
+#include "codegen/templates/gemm_gpu_tiled.h"
 #include "codegen/tools/tuning_log_lookup.h"
 #include "common/files.h"
 #include "common/reference.h"
@@ -398,6 +399,35 @@ TEST(TuningLogLookup, FallsBackToAnyVersionWhenTheCurrentOneHasNoRecord) {
   EXPECT_EQ(choice->config, old);
   EXPECT_EQ(choice->template_version, kGemmCpuBlocked.version);
   EXPECT_THAT(origin, HasSubstr("template version"));
+}
+
+TEST(TuningLogLookup, OnAGpuTargetGraphTimedRecordsWinAndAnEventsFallbackIsSaid) {
+  const Target gpu = ParseTarget("cuda -arch=sm_90");
+  const Workload w = ParseWorkload("gemm:M=64,N=64,K=64");
+  auto record = [&](const std::string& config, double secs, GpuClock clock) {
+    absl::StatusOr<Config> c = ParseConfig(config);
+    EXPECT_TRUE(c.ok()) << c.status();
+    Record r = MakeRecord(w, gpu, "gemm.gpu.tiled", kGemmGpuTiled.version, *c, secs);
+    r.measurement.gpu_clock = clock;
+    return r;
+  };
+  TempDir dir = TempDir::Create().value();
+  auto log = TuningLog::Open(dir.File("tuning.db"));
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::shared_ptr<TuningLog> shared(std::move(*log));
+  BestConfigLookup lookup = TuningLogLookup(shared);
+  // Only a record timed call by call: it answers, and the note says it is a fallback.
+  ASSERT_TRUE(shared->CommitRecord(record(R"({"bm":16})", 1e-5, GpuClock::kEvents)).ok());
+  absl::StatusOr<std::optional<KernelChoice>> got = lookup(w, gpu, "");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->config, ParseConfig(R"({"bm":16})").value());
+  EXPECT_THAT((*got)->note, HasSubstr("FALLBACK: no record timed by graph replay"));
+  // A graph-timed record wins over the faster events reading, with no fallback said.
+  ASSERT_TRUE(shared->CommitRecord(record(R"({"bm":32})", 2e-5, GpuClock::kGraph)).ok());
+  got = lookup(w, gpu, "");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->config, ParseConfig(R"({"bm":32})").value());
+  EXPECT_THAT((*got)->note, Not(HasSubstr("FALLBACK")));
 }
 
 }  // namespace
