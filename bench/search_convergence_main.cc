@@ -205,7 +205,8 @@ class SearchBench {
         absl::StatusOr<Config> config = ParseConfig(entry.config);
         if (config.ok() && space.IsValid(*config)) {
           samples.push_back({TemplateFeatures(tpl_, other, timer_.target(), space, *config),
-                             entry.secs.has_value(), entry.secs.value_or(0), group});
+                             entry.secs ? ErrorKind::kNone : ErrorKind::kRuntimeCrash,
+                             entry.secs.value_or(0), group});
         }
       }
       ++group;
