@@ -18,6 +18,7 @@
 #include "tests/e2e/harness.h"
 #include "tests/e2e/http_test_util.h"
 #include "tests/e2e/test_util.h"
+#include "tests/e2e/token_util.h"
 #include "tune/v1/tuner.grpc.pb.h"
 
 namespace tune::testing {
@@ -27,24 +28,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr int kExitDenied = 7;
-
-// `tune-daemon token create` on `db`; the token's text.
-std::string CreateToken(const std::string& db, const std::string& name, const std::string& role) {
-  CommandResult r = RunCommand(
-      {Binaries::Daemon(), "token", "create", "--db", db, "--name", name, "--role", role});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string text = r.out;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
-
-std::string TokenFile(const TempDir& dir, const std::string& name, const std::string& token) {
-  std::string path = dir.File(name);
-  EXPECT_TRUE(WriteFileAtomically(path, token + "\n").ok());
-  return path;
-}
 
 bool LogShows(Process& process, const std::string& text) {
   return WaitFor([&] { return process.Log().find(text) != std::string::npos; }, seconds(60));

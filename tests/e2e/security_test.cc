@@ -11,6 +11,7 @@
 #include "db/tuning_log.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/harness.h"
+#include "tests/e2e/token_util.h"
 #include "tuner/client.h"
 
 namespace tune::testing {
@@ -21,25 +22,6 @@ using ::testing::Not;
 
 constexpr int kExitDenied = 7;
 constexpr int kExitUnreachable = 3;
-
-// `tune-daemon token create` on `db`; the token's text.
-std::string CreateToken(const std::string& db, const std::string& name, const std::string& role) {
-  CommandResult r = RunCommand(
-      {Binaries::Daemon(), "token", "create", "--db", db, "--name", name, "--role", role});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string text = r.out;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
-
-// A file holding `token`, for --token-file.
-std::string TokenFile(const TempDir& dir, const std::string& name, const std::string& token) {
-  std::string path = dir.File(name);
-  EXPECT_TRUE(WriteFileAtomically(path, token + "\n").ok());
-  return path;
-}
 
 // Development certificates in `dir`/`sub` (ca.pem, daemon.pem, worker.pem, client.pem, keys).
 std::string MakeCerts(const TempDir& dir, const std::string& sub) {
