@@ -59,11 +59,23 @@ class SchedulerTest : public ::testing::Test {
     auto log = TuningLog::Open(dir_->File("tuning.db"));
     ASSERT_TRUE(log.ok()) << log.status();
     log_ = std::move(*log);
+    scheduler_ = std::make_unique<Scheduler>(log_.get(), ForTests(std::move(options)));
+    ASSERT_TRUE(scheduler_->Start().ok());
+  }
+  // Stops the scheduler as a daemon stops (what the log writer holds is written, running jobs
+  // go back to QUEUED in the log) and starts another on the same log, which resumes them. Every
+  // worker registered with the first must be gone.
+  void Restart(SchedulerOptions options = WithoutFinalists()) {
+    scheduler_->Shutdown();
+    scheduler_.reset();
+    scheduler_ = std::make_unique<Scheduler>(log_.get(), ForTests(std::move(options)));
+    ASSERT_TRUE(scheduler_->Start().ok());
+  }
+  static SchedulerOptions ForTests(SchedulerOptions options) {
     options.builder_executable = TUNE_DAEMON_PATH;
     options.allow_fault_templates = true;
     options.heartbeat_deadline_ms = 3600000;  // liveness is not what these tests look at
-    scheduler_ = std::make_unique<Scheduler>(log_.get(), options);
-    ASSERT_TRUE(scheduler_->Start().ok());
+    return options;
   }
   void TearDown() override {
     if (scheduler_) {
