@@ -317,17 +317,17 @@ TEST(JobQueueTest, ActiveJobsComeByPriorityThenSubmissionAndFinishedOnesAreLeftO
 TEST(EventHubTest, AWatcherKeepsReadingAStreamDroppedAfterItsLastEvent) {
   EventHub hub;
   std::shared_ptr<JobEvents> stream = hub.For(7);
-  v1::JobEvent running;
-  running.set_state(v1::JOB_STATE_RUNNING);
+  JobView running;
+  running.row.state = JobState::kRunning;
   stream->Push(running);
-  v1::JobEvent done;
-  done.set_state(v1::JOB_STATE_SUCCEEDED);
+  JobView done;
+  done.row.state = JobState::kDone;
   stream->Push(done);
   hub.Drop(7);
   EXPECT_EQ(hub.Find(7), nullptr);
   JobEvents::Batch batch = stream->WaitAfter(0, std::chrono::milliseconds(0));
   ASSERT_EQ(batch.events.size(), 2u);
-  EXPECT_EQ(batch.events[1].state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(batch.events[1].row.state, JobState::kDone);
   EXPECT_TRUE(batch.closed);
   EXPECT_EQ(batch.last_seq, 2u);
 }
@@ -337,26 +337,26 @@ TEST(EventHubTest, AWaitingWatcherWakesOnTheNextEvent) {
   std::shared_ptr<JobEvents> stream = hub.For(1);
   std::promise<JobEvents::Batch> got;
   std::thread watcher([&] { got.set_value(stream->WaitAfter(0, std::chrono::hours(1))); });
-  v1::JobEvent event;
-  event.set_trials_done(3);
+  JobView event;
+  event.row.trials_done = 3;
   stream->Push(event);
   JobEvents::Batch batch = got.get_future().get();
   watcher.join();
   ASSERT_EQ(batch.events.size(), 1u);
-  EXPECT_EQ(batch.events[0].trials_done(), 3);
+  EXPECT_EQ(batch.events[0].row.trials_done, 3);
   EXPECT_FALSE(batch.closed);
 }
 
 TEST(EventHubTest, AStreamKeepsOnlyItsLatestEvents) {
   JobEvents stream;
   for (size_t i = 0; i < JobEvents::kKept + 10; ++i) {
-    v1::JobEvent event;
-    event.set_trials_done(static_cast<int>(i));
+    JobView event;
+    event.row.trials_done = static_cast<int>(i);
     stream.Push(event);
   }
   JobEvents::Batch batch = stream.WaitAfter(0, std::chrono::milliseconds(0));
   ASSERT_EQ(batch.events.size(), JobEvents::kKept);
-  EXPECT_EQ(batch.events.back().trials_done(), static_cast<int>(JobEvents::kKept + 9));
+  EXPECT_EQ(batch.events.back().row.trials_done, static_cast<int>(JobEvents::kKept + 9));
 }
 
 TEST(SerialExecutorTest, TasksRunOneAtATimeInOrderAndStopRunsWhatWasPosted) {

@@ -2,7 +2,7 @@
 
 namespace tune::tuner {
 
-void JobEvents::Push(v1::JobEvent event) {
+void JobEvents::Push(JobView event) {
   std::lock_guard lock(mu_);
   if (closed_) {
     return;

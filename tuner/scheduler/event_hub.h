@@ -1,7 +1,9 @@
 // EventHub: the fan-out of job progress to watchers (WatchJob streams). Each job has one
 // JobEvents stream that the scheduler appends to and any number of watchers read from; a
 // watcher holds its stream by shared_ptr, so a job leaving the scheduler's memory never
-// invalidates what a watcher reads. Thread-safe; a stream's lock is taken after the scheduler's.
+// invalidates what a watcher reads. An event is a JobView (job_view.h), a snapshot the
+// scheduler copies under its lock; the watcher turns it into a v1::JobEvent (EventOf) outside
+// any lock. Thread-safe; a stream's lock is taken after the scheduler's.
 #pragma once
 
 #include <chrono>
@@ -14,7 +16,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "tune/v1/tuner.pb.h"
+#include "tuner/scheduler/job_view.h"
 
 namespace tune::tuner {
 
@@ -26,7 +28,7 @@ class JobEvents {
   static constexpr size_t kKept = 256;
 
   /// Appends an event and wakes the watchers. Ignored once closed.
-  void Push(v1::JobEvent event);
+  void Push(JobView event);
 
   /// No event follows (the job ended and its last event was pushed, or the daemon stops).
   void Close();
@@ -35,9 +37,9 @@ class JobEvents {
   uint64_t LatestSeq() const;
 
   struct Batch {
-    std::vector<v1::JobEvent> events;  // every kept event after the asked sequence number
-    uint64_t last_seq = 0;             // sequence number of the last one (or the asked one)
-    bool closed = false;               // no more events will come
+    std::vector<JobView> events;  // every kept event after the asked sequence number
+    uint64_t last_seq = 0;        // sequence number of the last one (or the asked one)
+    bool closed = false;          // no more events will come
   };
   /// Events after `after`, waiting up to `timeout` for one when there are none.
   Batch WaitAfter(uint64_t after, std::chrono::milliseconds timeout);
@@ -45,7 +47,7 @@ class JobEvents {
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<uint64_t, v1::JobEvent>> events_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::pair<uint64_t, JobView>> events_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };

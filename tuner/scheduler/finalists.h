@@ -27,6 +27,14 @@ namespace tune::tuner {
 inline constexpr int kFinalists = 3;
 inline constexpr int kFinalPasses = 3;
 
+/// Where a search job's finalist phase stands (finalist_phase.h).
+struct FinalsProgress {
+  enum class Stage : uint8_t { kSearching, kPlanning, kMeasuring, kDeciding, kDecided };
+  Stage stage = Stage::kSearching;
+  size_t finalists = 0;
+  int pass = 0;  // the pass being measured, from 0
+};
+
 /// The timing of a re-measurement: the job's, with at least 5 and at most 20 rounds, stopping
 /// once the median is known to within 1%.
 TimingOptions FinalTiming(const TimingOptions& job);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/status.h"
+#include "common/strings.h"
 
 namespace tune::tuner {
 
@@ -61,6 +62,34 @@ std::vector<JobRuntime*> JobQueue::All() const {
     all.push_back(job.get());
   }
   return all;
+}
+
+Admission::Ticket Admission::Ask(const JobRuntime& job, int capacity, bool none_usable) {
+  const std::string& key = job.row.spec.device_key;
+  Ticket ticket;
+  ticket.capacity = capacity;
+  ticket.none_usable = none_usable;
+  ticket.no_worker = capacity == 0 || none_usable;
+  if (auto first = blocker_.find(key); first != blocker_.end()) {
+    if (first->second->row.spec.priority > job.row.spec.priority) {
+      ticket.blocking = first->second;
+    } else if (auto own = client_blocker_.find(StrCat(key, "|", job.client_key));
+               own != client_blocker_.end()) {
+      ticket.blocking = own->second;
+    }
+  }
+  ticket.may_propose = !ticket.no_worker && ticket.blocking == nullptr && !storage_paused_;
+  ticket.room = capacity - pipelined_[key] - job.Pipelined();
+  return ticket;
+}
+
+void Admission::Passed(const JobRuntime& job, const Ticket& ticket, bool wants_more) {
+  const std::string& key = job.row.spec.device_key;
+  pipelined_[key] += job.Pipelined();  // with what it just proposed: later jobs wait behind it
+  if (wants_more && ticket.blocking == nullptr) {
+    blocker_.emplace(key, &job);
+    client_blocker_.emplace(StrCat(key, "|", job.client_key), &job);
+  }
 }
 
 }  // namespace tune::tuner

@@ -165,14 +165,15 @@ Scheduler::MemoryUse Scheduler::Memory() {
   return MemoryUse{jobs_.size(), trials_.size(), trials_.claims()};
 }
 
-std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRuntime& job) const {
+std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRuntime& job,
+                                                                   const SearchJob& search) const {
   std::set<const KernelTemplate*> unusable;
-  for (const KernelTemplate* tpl : job.templates) {
-    std::optional<TemplateLibrary> lib = LibraryOf(*tpl, job.target);
+  for (const KernelTemplate* tpl : search.templates()) {
+    std::optional<TemplateLibrary> lib = LibraryOf(*tpl, search.target());
     if (!lib) {
       continue;
     }
-    WorkerNeeds needs = NeedsOf(job, nullptr);
+    WorkerNeeds needs = search.Needs(job, nullptr);
     needs.needed_libs = {lib->file};
     if (workers_.Capacity(needs) == 0) {
       unusable.insert(tpl);
@@ -181,149 +182,39 @@ std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRunt
   return unusable;
 }
 
-std::string Scheduler::LibrariesOf(const JobRuntime& job) {
-  std::set<std::string> libs;
-  for (const KernelTemplate* tpl : job.templates) {
-    if (std::optional<TemplateLibrary> lib = LibraryOf(*tpl, job.target)) {
-      libs.insert(lib->name);
-    }
-  }
-  return Join(std::vector<std::string>(libs.begin(), libs.end()), " or ");
-}
-
-std::string Scheduler::SkippedNote(const JobRuntime& job,
-                                   const std::set<const KernelTemplate*>& unusable) {
-  std::vector<std::string> parts;
-  for (const KernelTemplate* tpl : unusable) {
-    std::optional<TemplateLibrary> lib = LibraryOf(*tpl, job.target);
-    parts.push_back(StrCat(tpl->name, " (no worker with ", lib ? lib->name : "its library", ")"));
-  }
-  std::sort(parts.begin(), parts.end());
-  return StrCat("skipped ", Join(parts, ", "));
-}
-
-WorkerNeeds Scheduler::NeedsOf(const JobRuntime& job, const Trial* trial) {
-  WorkerNeeds needs;
-  needs.device_key = job.row.spec.device_key;
-  needs.threads = job.target.threads;
-  if (trial != nullptr && trial->artifact) {
-    needs.needed_libs.assign(trial->artifact->needed_libs().begin(),
-                             trial->artifact->needed_libs().end());
-  }
-  return needs;
-}
-
 void Scheduler::PumpLocked() {
   if (shutting_down_) {
     return;
   }
-  // Artifacts proposed, building or waiting for a worker, per device key, of the jobs so far.
-  std::map<std::string, int> pipelined;
-  // The first job on a device key that still wants to propose: later jobs of a lower priority,
-  // and later jobs of the same client, wait for it (other clients of its priority share the
-  // workers with it: the dispatch order puts the least served client first).
-  std::map<std::string, const JobRuntime*> blocker;
-  std::map<std::string, const JobRuntime*> client_blocker;  // by device key and client
-
+  Admission admission(!storage_paused_.empty());
   for (JobRuntime* job : jobs_.ActiveInDispatchOrder()) {
     if (IsTerminal(job->row.state)) {
       continue;  // ended earlier in this pass (a model job ends its tasks)
     }
-    if (job->model != nullptr) {
-      PumpModelLocked(*job);  // before its tasks, which come after it in dispatch order
-      continue;
-    }
-    const std::string& key = job->row.spec.device_key;
-    const int capacity = workers_.Capacity(NeedsOf(*job, nullptr));
-    // Library templates no connected worker can run are left out for now; a job all of whose
-    // templates are such waits like a job without a worker.
-    std::set<const KernelTemplate*> unusable = UnusableTemplatesLocked(*job);
-    const bool none_usable = unusable.size() == job->templates.size();
-    job->skipped = unusable.empty() || none_usable ? "" : SkippedNote(*job, unusable);
-    const bool no_worker = capacity == 0 || none_usable;
-    const std::string client_key = StrCat(key, "|", job->client_key);
-    const JobRuntime* blocking = nullptr;
-    if (auto first = blocker.find(key); first != blocker.end()) {
-      if (first->second->row.spec.priority > job->row.spec.priority) {
-        blocking = first->second;
-      } else if (auto own = client_blocker.find(client_key); own != client_blocker.end()) {
-        blocking = own->second;
-      }
-    }
-    const bool blocked = blocking != nullptr;
-    auto pipeline = [job] {
-      return job->proposing + static_cast<int>(job->deferred.size()) + job->building +
-             static_cast<int>(job->ready.size());
-    };
-    if (job->WantsMore() && !no_worker && !blocked && storage_paused_.empty()) {
-      int room = capacity - pipelined[key] - pipeline();
-      int n = std::min(room, job->row.spec.trials - job->Allocated());
-      if (n > 0) {
-        ProposeLocked(*job, n, std::move(unusable));
-      }
-    }
-    pipelined[key] += pipeline();  // with what was just proposed: later jobs wait behind it
-    if (job->WantsMore() && !blocked) {
-      blocker.emplace(key, job);
-      client_blocker.emplace(client_key, job);
-    }
-
-    if (!job->WantsMore() && job->Outstanding() == 0) {
-      if (AwaitsChunkLocked(*job)) {
-        // A task whose chunk is spent: its model job gives it more, or ends it.
-        SetWaitingLocked(*job,
-                         StrCat("waiting for model job ", job->model_id, " to give it trials"));
-        continue;
-      }
-      if (FinalizeLocked(*job)) {
-        continue;  // its finalists are being re-measured
-      }
-      std::string why;
-      if (job->row.trials_done < job->row.spec.trials) {
-        why = job->EarlyStopped()
-                  ? StrCat("early stopping: ", job->since_improvement,
-                           " trials in a row without improvement")
-                  : StrCat("search space exhausted after ", job->row.trials_done, " trials");
-      }
-      for (const std::string& note : {job->skipped, GivenUpNote(*job)}) {
-        if (!note.empty()) {
-          why = why.empty() ? note : StrCat(why, "; ", note);
-        }
-      }
-      if (!job->verdict.empty()) {
-        why = why.empty() ? job->verdict : StrCat(why, "; ", job->verdict);
-      }
-      FinishLocked(*job, JobState::kDone, why);
-      continue;
-    }
-    const bool active =
-        job->in_flight + job->committing > 0 || (!no_worker && job->Outstanding() > 0);
-    if (active) {
-      job->waiting.clear();
-      if (job->row.state == JobState::kQueued) {
-        SetActiveStateLocked(*job, JobState::kRunning);
-      }
-      continue;
-    }
-    std::string waiting;
-    if (capacity > 0 && none_usable) {
-      waiting = StrCat("waiting for a worker with device key ", key, " and ", LibrariesOf(*job),
-                       " (every template of this job calls one; start tune-server with --libs)");
-    } else if (no_worker) {
-      waiting = StrCat("waiting for a worker with device key ", key,
-                       job->target.threads > 1
-                           ? StrCat(" offering at least ", job->target.threads, " threads")
-                           : "",
-                       " (none connected)");
-    } else if (blocked) {
-      waiting = StrCat("waiting for job ", blocking->row.id, " (priority ",
-                       blocking->row.spec.priority, ") on ", key);
+    if (ModelJob* model = job->driver->AsModel(); model != nullptr) {
+      // Before its tasks, which come after it in dispatch order.
+      ApplyStepLocked(*job, model->Next(*job, jobs_));
     } else {
-      waiting = StrCat("waiting for a free worker with device key ", key);
+      PumpSearchLocked(*job, *job->driver->AsSearch(), admission);
     }
-    SetWaitingLocked(*job, std::move(waiting));
   }
   DispatchLocked();
+}
+
+void Scheduler::PumpSearchLocked(JobRuntime& job, SearchJob& search, Admission& admission) {
+  // Library templates no connected worker can run are left out for now; a job all of whose
+  // templates are such waits like a job without a worker.
+  std::set<const KernelTemplate*> unusable = UnusableTemplatesLocked(job, search);
+  const bool none_usable = unusable.size() == search.templates().size();
+  const Admission::Ticket ticket =
+      admission.Ask(job, workers_.Capacity(search.Needs(job, nullptr)), none_usable);
+  JobStep step = search.Next(job, ticket, unusable, AwaitsChunkLocked(job));
+  if (step.action == JobStep::Action::kPropose) {
+    ProposeLocked(job, step.n, std::move(unusable));
+    step.action = JobStep::Action::kNone;
+  }
+  admission.Passed(job, ticket, search.WantsMore(job));
+  ApplyStepLocked(job, std::move(step));
 }
 
 void Scheduler::DispatchLocked() {
@@ -338,9 +229,10 @@ void Scheduler::DispatchLocked() {
   }
   std::vector<WorkerEntry*> workers = workers_.ByLoad();
   // Another worker than `worker` that can run `trial` and has not failed it.
-  auto other_could_run = [&](const WorkerEntry& worker, const JobRuntime& job, const Trial& trial) {
+  auto other_could_run = [&](const WorkerEntry& worker, const WorkerNeeds& needs,
+                             const Trial& trial) {
     return std::any_of(workers.begin(), workers.end(), [&](const WorkerEntry* other) {
-      return other != &worker && CanRun(*other, NeedsOf(job, &trial)) &&
+      return other != &worker && CanRun(*other, needs) &&
              !trial.failed_on.contains(other->reg.name());
     });
   };
@@ -354,10 +246,11 @@ void Scheduler::DispatchLocked() {
       JobRuntime* job = nullptr;
       if (static_cast<int>(worker.in_flight.size()) < worker.capacity) {
         for (JobRuntime* candidate : order) {
+          const SearchJob& search = *candidate->driver->AsSearch();
           trial = trials_.TakeReady(*candidate, [&](const Trial& t) {
-            return CanRun(worker, NeedsOf(*candidate, &t)) &&
-                   (!t.failed_on.contains(worker.reg.name()) ||
-                    !other_could_run(worker, *candidate, t));
+            const WorkerNeeds needs = search.Needs(*candidate, &t);
+            return CanRun(worker, needs) &&
+                   (!t.failed_on.contains(worker.reg.name()) || !other_could_run(worker, needs, t));
           });
           if (trial != nullptr) {
             job = candidate;

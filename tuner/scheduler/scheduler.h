@@ -6,12 +6,15 @@
 //   BuilderPool     supervised builder processes (builder_pool.h)
 //   planner         a SerialExecutor that runs the searches (proposals)
 //   log writer      a SerialExecutor through which every write to the tuning log goes
+//   JobDriver       what each kind of job does next: SearchJob (its search, then its finalists)
+//                   and ModelJob (its task jobs' budgets) (job_driver.h)
 //
-// Locking: one mutex (mu_) guards the in-memory bookkeeping of the first three pieces, and no
-// disk write, search work, build or artifact copy ever happens while it is held: heartbeats and
-// results take it for microseconds. A job's search has its own lock (JobRuntime::search_mu),
-// taken only by the planner and the log writer, never while mu_ is held; event streams have
-// theirs, taken after mu_.
+// Locking: one mutex (mu_) guards the in-memory bookkeeping of the first three pieces and the
+// drivers' state, and no disk write, search work, build, artifact copy or formatting of a job's
+// view ever happens while it is held: heartbeats and results take it for microseconds. Views
+// for watchers and the dashboard are snapshots copied under it (JobView) and formatted after.
+// A job's search has its own lock (in SearchJob), taken only by the planner and the log writer,
+// never while mu_ is held; event streams have theirs, taken after mu_.
 //
 // Scheduling rules:
 //   - Jobs run in priority order (higher first). Within a priority, clients share the workers
@@ -77,9 +80,13 @@
 #include "tuner/builder/feature_source.h"
 #include "tuner/scheduler/daemon_metrics.h"
 #include "tuner/scheduler/event_hub.h"
+#include "tuner/scheduler/job_driver.h"
 #include "tuner/scheduler/job_options.h"
 #include "tuner/scheduler/job_queue.h"
+#include "tuner/scheduler/job_view.h"
+#include "tuner/scheduler/model_job.h"
 #include "tuner/scheduler/scheduler_types.h"
+#include "tuner/scheduler/search_job.h"
 #include "tuner/scheduler/serial_executor.h"
 #include "tuner/scheduler/trial_pipeline.h"
 #include "tuner/scheduler/worker_channel.h"
@@ -229,33 +236,72 @@ class Scheduler {
   using JobPtr = std::shared_ptr<JobRuntime>;
 
   // --- scheduler.cc: the loop ---
-  /// Proposes, finishes, updates waiting messages and dispatches after any change.
+  /// After any change: the admission policy (which jobs may propose, Admission), then each
+  /// live job's driver says what the job does next (ApplyStepLocked does it), then dispatch.
   void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A search job's turn in the pump: its admission and its step.
+  void PumpSearchLocked(JobRuntime& job, SearchJob& search, Admission& admission)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DispatchLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool SendTrialLocked(WorkerEntry& worker, Trial& trial, JobRuntime& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// What a trial of `job` needs of a worker (libraries once it is built).
-  static WorkerNeeds NeedsOf(const JobRuntime& job, const Trial* trial);
+  /// The job's library templates whose library no connected worker (of its device key and
+  /// threads) has loaded.
+  std::set<const KernelTemplate*> UnusableTemplatesLocked(const JobRuntime& job,
+                                                          const SearchJob& search) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // --- scheduler_trials.cc: proposals, builds, commits ---
+  // --- scheduler_steps.cc: doing what a driver decided ---
+  /// Takes `step`'s action, then sets the job's standing (running, waiting, or ended).
+  void ApplyStepLocked(JobRuntime& job, JobStep step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// On the planner: picks a search job's finalists from the log, then admits the first pass.
+  void PlanFinals(const JobPtr& job, const std::set<const KernelTemplate*>& unusable);
+  /// Admits re-measurements of a search job's finalists as trials.
+  void AdmitFinalistsLocked(JobRuntime& job, const std::vector<Candidate>& finalists)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// On the log writer: decides a search job's best from the re-measurements.
+  void DecideFinals(const JobPtr& job);
+  /// The live model job of a task job; null for other jobs or once the model job left memory.
+  JobRuntime* ModelOfLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// True for a task job whose model job may still give it trials: it waits instead of ending
+  /// when its budget is spent.
+  bool AwaitsChunkLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A task job's trial was counted: notes the untuned default's time, tells its model job and
+  /// lends the trial to the sibling tasks' cost models that search the same template (and
+  /// transfer), on the planner: the tasks of one model learn from each other as they run.
+  void OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const TrialOutcome& outcome,
+                         ErrorKind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CancelModelTasksLocked(JobRuntime& model, std::string_view why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // --- scheduler_trials.cc: proposals, builds, claims ---
   /// Asks the planner for `n` more candidates of `job`.
   void ProposeLocked(JobRuntime& job, int n, std::set<const KernelTemplate*> unusable)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// The job's library templates whose library no connected worker (of its device key and
-  /// threads) has loaded.
-  std::set<const KernelTemplate*> UnusableTemplatesLocked(const JobRuntime& job) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// "dnnl or openblas": the libraries the job's templates call.
-  static std::string LibrariesOf(const JobRuntime& job);
-  /// "skipped gemm.cpu.dnnl (no worker with dnnl), ...".
-  static std::string SkippedNote(const JobRuntime& job,
-                                 const std::set<const KernelTemplate*>& unusable);
   /// On the planner: runs the search and admits its candidates.
   void Plan(const JobPtr& job, int n, const std::set<const KernelTemplate*>& unusable);
   /// A candidate becomes a trial (building), or waits on the trial that holds its claim.
   void AdmitLocked(JobRuntime& job, Candidate candidate) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SubmitBuildLocked(JobRuntime& job, const Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnBuilt(uint64_t trial_id, BuildOutcome outcome);
+  /// A trial's claim was released: wakes the candidates of other jobs that waited on it.
+  /// `recorded` says whether the config is now in the log.
+  void ReleaseClaimLocked(const std::string& claim, bool recorded)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Tells the searches of the other live jobs of this workload and target about a record.
+  void ShareRecordLocked(const JobRuntime& source, const Trial& trial, const TrialOutcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Puts an in-flight trial back at the front of its job's queue, or hands it to the log
+  /// writer as WORKER_LOST when its attempts are used up.
+  void RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_view worker_name,
+                     std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// A trial leaves without a verdict on its code: the trials that followed it (waiting for its
+  /// measurement) go back to be measured, the first leading the others.
+  void RejoinFollowersLocked(Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Drops a trial (its job ended): off its worker (cancelled there), its queue and its claim.
+  void DropTrialLocked(Trial& trial, std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // --- scheduler_commits.cc: the log writer ---
   /// Posts a write to the log writer after the trials handed to it so far (closing the open
   /// commit group, so that writes reach the log in the order they were decided).
   bool PostWriteLocked(std::function<void()> write) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -276,33 +322,17 @@ class Scheduler {
       std::vector<TuningLog::TrialCommit> trials) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::vector<Record>> CommitGroupWhenSpaceAllows(
       const std::vector<TuningLog::TrialCommit>& trials) ABSL_LOCKS_EXCLUDED(mu_);
-  /// A trial's claim was released: wakes the candidates of other jobs that waited on it.
-  /// `recorded` says whether the config is now in the log.
-  void ReleaseClaimLocked(const std::string& claim, bool recorded)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Tells the searches of the other live jobs of this workload and target about a record.
-  void ShareRecordLocked(const JobRuntime& source, const Trial& trial, const TrialOutcome& outcome)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// A trial given up (recorded as WORKER_LOST) leaves: no trial of its job's budget, noted in
   /// the job's message; the job fails after max_given_up_in_a_row in a row.
   void GiveUpLocked(JobRuntime& job, Trial& trial, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Puts an in-flight trial back at the front of its job's queue, or hands it to the log
-  /// writer as WORKER_LOST when its attempts are used up.
-  void RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_view worker_name,
-                     std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// A trial leaves without a verdict on its code: the trials that followed it (waiting for its
-  /// measurement) go back to be measured, the first leading the others.
-  void RejoinFollowersLocked(Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Drops a trial (its job ended): off its worker (cancelled there), its queue and its claim.
-  void DropTrialLocked(Trial& trial, std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // --- scheduler_jobs.cc: job states and clients ---
-  absl::StatusOr<JobPtr> LoadRuntime(const Job& row);
-  /// The build pool's settings (and those of the feature source's builder).
-  static BuilderOptions BuilderOptionsOf(const SchedulerOptions& options);
+  // --- scheduler_states.cc: a job's state, its ending and its events ---
   /// Moves a live job to QUEUED or RUNNING: in memory at once, on disk through the writer.
   void SetActiveStateLocked(JobRuntime& job, JobState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Says why a job that is not running waits (empty: it does not), once: a RUNNING job that
+  /// now waits goes back to QUEUED; otherwise watchers get an event.
+  void SetWaitingLocked(JobRuntime& job, std::string waiting) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Ends a job: drops its trials that are not committing, and writes the final state through
   /// the writer; the job leaves memory once that is done and its last trial is counted.
   /// `done` (optional) runs on the writer once the state is on disk.
@@ -310,56 +340,16 @@ class Scheduler {
                     std::function<void()> done = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Removes a finished job whose state is on disk and whose trials are all counted.
   void PruneLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Gives the job's watchers (and its model job's) a snapshot of it.
   void PushEventLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Says why a job that is not running waits (empty: it does not), once: a RUNNING job that
-  /// now waits goes back to QUEUED; otherwise watchers get an event.
-  void SetWaitingLocked(JobRuntime& job, std::string waiting) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  v1::Job JobProtoLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  v1::JobEvent EventLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// A job known only to the log.
-  absl::StatusOr<v1::Job> JobProtoFromLog(const Job& row);
+  /// A snapshot of a live job (job_view.h), formatted later outside the lock.
+  JobView ViewLocked(const JobRuntime& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // --- scheduler_finals.cc: finalists (tuner/finalists.h) ---
-  /// Takes a job whose budget is spent and whose trials are all in through the re-measurement
-  /// of its finalists; true while that is under way (the job must not end yet).
-  bool FinalizeLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// On the planner: picks the finalists from the log, then admits the first pass.
-  void PlanFinals(const JobPtr& job, const std::set<const KernelTemplate*>& unusable);
-  /// Admits the re-measurements of the job's current pass (those not recorded before); false
-  /// when there is none left to measure.
-  bool AdmitFinalPassLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// On the log writer: decides the best from the re-measurements and stores the decision.
-  void DecideFinals(const JobPtr& job);
-
-  // --- scheduler_models.cc: model jobs ---
-  /// A model job's runtime: its allocator, told what its tasks were given and measured.
-  absl::StatusOr<JobPtr> LoadModelRuntime(const Job& row);
-  /// Gives the next chunk of trials to the task that the allocator picks once the previous
-  /// chunk is proposed, follows its tasks' states, and ends the model job and its tasks once
-  /// the budget is spent or no task can take more.
-  void PumpModelLocked(JobRuntime& model) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// A task job's trial was counted: notes the untuned default's time, tells the model's
-  /// allocator and lends the trial to the sibling tasks' cost models.
-  void OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const TrialOutcome& outcome,
-                         ErrorKind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// Lends a task's trial to the cost models of its sibling tasks that search the same template
-  /// (and transfer), on the planner: the tasks of one model learn from each other as they run.
-  void LendToSiblingsLocked(const JobRuntime& model, const JobRuntime& task, const Trial& trial,
-                            const TrialOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// The live model job of a task job; null for other jobs or once the model job left memory.
-  JobRuntime* ModelOfLocked(const JobRuntime& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// True for a task job whose model job may still give it trials: it waits instead of ending
-  /// when its budget is spent.
-  bool AwaitsChunkLocked(const JobRuntime& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CancelModelTasksLocked(JobRuntime& model, std::string_view why)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  /// A model job's tasks and totals.
-  void FillModelLocked(const JobRuntime& model, v1::Job* out) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FillModelFromLog(const Job& row, v1::Job* out);
-  /// The time of a task job's untuned default (its first template's default config) as the log
-  /// holds it for its workload and target, if measured.
-  absl::StatusOr<std::optional<double>> DefaultSecsFromLog(const Job& task);
+  // --- scheduler_jobs.cc: loading jobs, and the client-facing calls ---
+  /// A job's runtime and driver, loaded from its row (its search, or its model's allocation).
+  absl::StatusOr<JobPtr> LoadRuntime(const Job& row);
+  /// The build pool's settings (and those of the feature source's builder).
+  static BuilderOptions BuilderOptionsOf(const SchedulerOptions& options);
 
   // --- scheduler_workers.cc: liveness ---
   void RemoveWorkerLocked(const std::string& worker_id, std::string_view reason)

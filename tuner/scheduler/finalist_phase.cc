@@ -1,0 +1,227 @@
+#include "tuner/scheduler/finalist_phase.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/logging.h"
+#include "common/stats.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune::tuner {
+namespace {
+
+// How many of the log's fastest configs are read to find kFinalists this job can build.
+constexpr int kFinalistScan = 16;
+
+std::string KeyText(const ConfigKey& key) {
+  return StrCat(key.template_name, "|", key.template_version, "|", key.config);
+}
+
+BestQuery QueryOf(const JobSpec& spec) {
+  return BestQuery{
+      .workload = spec.workload, .target = spec.target, .flush_cache = spec.timing.flush_cache};
+}
+
+// The fastest record of a library template (one that calls a vendor library: cuBLAS, cuDNN,
+// OpenBLAS, oneDNN, ...) among `templates` that is not `unusable`, for the job's workload and
+// target; nullopt when the log holds none.
+absl::StatusOr<std::optional<Record>> BestLibraryRecord(
+    TuningLog& log, const JobSpec& spec, const std::vector<const KernelTemplate*>& templates,
+    const std::set<const KernelTemplate*>& unusable) {
+  std::optional<Record> best;
+  for (const KernelTemplate* t : templates) {
+    if (t->library.empty() || unusable.contains(t)) {
+      continue;
+    }
+    BestQuery query = QueryOf(spec);
+    query.template_name = std::string(t->name);
+    query.template_version = t->version;
+    ASSIGN_OR_RETURN(std::optional<Record> record, log.QueryBest(query));
+    if (record &&
+        (!best || Median(record->measurement.round_secs) < Median(best->measurement.round_secs))) {
+      best = std::move(record);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+FinalistPhase::Step FinalistPhase::Next(bool stands_behind) {
+  switch (stage_) {
+    case Stage::kSearching:
+      if (!enabled_ || !stands_behind) {
+        stage_ = Stage::kDecided;  // nothing of its own to stand behind
+        return Step::kNone;
+      }
+      stage_ = Stage::kPlanning;
+      return Step::kPlan;
+    case Stage::kPlanning:
+    case Stage::kDeciding:
+      return Step::kUnderWay;
+    case Stage::kMeasuring:
+      // Every re-measurement of the pass is in (the job has nothing outstanding): the next
+      // pass, or the verdict. One pass at a time: each finalist is measured once per pass.
+      ++pass_;
+      if (pass_ < kFinalPasses && !PassCandidates().empty()) {
+        return Step::kMeasure;
+      }
+      stage_ = Stage::kDeciding;
+      return Step::kDecide;
+    case Stage::kDecided:
+      return Step::kNone;
+  }
+  return Step::kNone;
+}
+
+std::vector<Candidate> FinalistPhase::Planned(
+    std::optional<std::vector<PlannedFinalist>> finalists) {
+  if (!finalists || finalists->size() < 2) {
+    // The job ends on its search's best: the log could not be read, or there is nothing to
+    // choose between.
+    stage_ = Stage::kDecided;
+    return {};
+  }
+  finalists_ = std::move(*finalists);
+  pass_ = 0;
+  stage_ = Stage::kMeasuring;
+  std::vector<Candidate> first = PassCandidates();
+  while (first.empty() && ++pass_ < kFinalPasses) {
+    first = PassCandidates();  // the passes before were recorded before a restart
+  }
+  return first;  // none: every pass was recorded already, and the next Next decides
+}
+
+void FinalistPhase::Decided(std::string verdict) {
+  stage_ = Stage::kDecided;
+  if (!verdict.empty()) {
+    verdict_ = std::move(verdict);
+  }
+}
+
+std::vector<Candidate> FinalistPhase::PassCandidates() const {
+  std::vector<Candidate> pass;
+  if (pass_ >= kFinalPasses) {
+    return pass;
+  }
+  for (const auto& [candidate, recorded] : finalists_) {
+    if (pass_ >= recorded) {
+      pass.push_back(candidate);
+    }
+  }
+  return pass;
+}
+
+absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
+    TuningLog& log, int64_t job_id, const JobSpec& spec,
+    const std::vector<const KernelTemplate*>& templates,
+    const std::set<const KernelTemplate*>& unusable) {
+  // The log's fastest configs (the decided best first) that this job's templates build, and
+  // how many passes over each an earlier run of this finalization already recorded.
+  ASSIGN_OR_RETURN(std::vector<Record> top, log.QueryTopK(QueryOf(spec), kFinalistScan));
+  ASSIGN_OR_RETURN(std::vector<Record> mine, log.ListRecords(RecordFilter{.job_id = job_id}));
+  ASSIGN_OR_RETURN(std::optional<Record> library,
+                   BestLibraryRecord(log, spec, templates, unusable));
+  std::map<std::string, int> done;
+  for (const Record& r : mine) {
+    if (r.final) {
+      ++done[KeyText(ConfigKey{r.template_name, r.template_version, r.config})];
+    }
+  }
+  std::vector<PlannedFinalist> passes;
+  std::set<std::string> taken;
+  // Adds `r`'s config when this job builds it and it is not a finalist already.
+  auto add = [&](const Record& r) {
+    const std::string key = KeyText(ConfigKey{r.template_name, r.template_version, r.config});
+    auto tpl = std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate* t) {
+      return t->name == r.template_name && t->version == r.template_version;
+    });
+    absl::StatusOr<Config> config = ParseConfig(r.config);
+    if (tpl == templates.end() || unusable.contains(*tpl) || !config.ok() ||
+        !taken.insert(key).second) {
+      return;
+    }
+    passes.emplace_back(Candidate{*tpl, *config}, done[key]);
+  };
+  for (const Record& r : top) {
+    if (passes.size() == kFinalists) {
+      break;
+    }
+    add(r);
+  }
+  // The library's best is re-measured next to tune's finalists even when it is not among the
+  // fastest, so that the two are compared on figures measured side by side.
+  if (library) {
+    add(*library);
+  }
+  return passes;
+}
+
+std::optional<FinalistPhase::Decision> FinalistPhase::Decide(TuningLog& log, int64_t job_id,
+                                                             const JobSpec& spec) {
+  std::vector<Finalist> finalists;
+  std::optional<size_t> incumbent;
+  bool has_decision = false;
+  absl::Status status = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Record> mine, log.ListRecords(RecordFilter{.job_id = job_id}));
+    std::map<std::string, size_t> index;
+    for (const Record& r : mine) {
+      if (!r.final) {
+        continue;
+      }
+      ConfigKey key{r.template_name, r.template_version, r.config};
+      auto [it, added] = index.emplace(KeyText(key), finalists.size());
+      if (added) {
+        finalists.push_back(Finalist{key, {}, 0, ""});
+      }
+      Finalist& f = finalists[it->second];
+      if (r.measurement.ok()) {
+        f.rounds.insert(f.rounds.end(), r.measurement.round_secs.begin(),
+                        r.measurement.round_secs.end());
+        f.record_id = r.id;
+        f.record_uid = r.uid;
+      }
+    }
+    ASSIGN_OR_RETURN(std::optional<BestDecision> decision,
+                     log.GetBestDecision(spec.workload, spec.target, spec.timing.flush_cache));
+    if (decision) {
+      has_decision = true;
+      ASSIGN_OR_RETURN(std::optional<Record> held, log.GetRecord(decision->record_id));
+      if (held) {
+        auto it = index.find(
+            KeyText(ConfigKey{held->template_name, held->template_version, held->config}));
+        if (it != index.end()) {
+          incumbent = it->second;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }();
+  std::optional<Verdict> verdict =
+      status.ok() ? tuner::Decide(finalists, incumbent) : std::optional<Verdict>();
+  // The decision changes only on a comparison with the incumbent (or when there is none): a
+  // job that could not re-measure it (another template, a library no worker has) keeps its own
+  // verdict for itself.
+  if (verdict && (!has_decision || incumbent)) {
+    const Finalist& winner = finalists[verdict->winner];
+    status = log.SetBestDecision(BestDecision{.workload = spec.workload,
+                                              .target = spec.target,
+                                              .flush_cache = spec.timing.flush_cache,
+                                              .record_id = winner.record_id,
+                                              .median_secs = verdict->median_secs,
+                                              .relative_ci = verdict->relative_ci,
+                                              .job_id = job_id});
+  }
+  if (!status.ok()) {
+    Logger("daemon")->error("job {}: cannot decide its best from the re-measurements: {}", job_id,
+                            status);
+    return std::nullopt;
+  }
+  if (!verdict) {
+    return std::nullopt;
+  }
+  return Decision{*verdict, finalists[verdict->winner]};
+}
+
+}  // namespace tune::tuner

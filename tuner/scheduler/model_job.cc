@@ -1,0 +1,172 @@
+#include "tuner/scheduler/model_job.h"
+
+#include <algorithm>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/strings.h"
+#include "tuner/scheduler/job_messages.h"
+#include "tuner/scheduler/search_job.h"
+
+namespace tune::tuner {
+namespace {
+
+search::TaskInfo TaskInfoOf(const JobTask& task) {
+  absl::StatusOr<Workload> workload = Workload::Parse(task.workload);
+  if (!workload.ok()) {
+    return search::TaskInfo{.weight = task.weight};
+  }
+  return search::TaskInfoOf(*workload, task.weight);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ModelJob>> ModelJob::Load(TuningLog& log, Job& row) {
+  std::vector<search::TaskInfo> infos;
+  for (const JobTask& task : row.spec.tasks) {
+    infos.push_back(TaskInfoOf(task));
+  }
+  const search::TaskChunks chunks =
+      search::ChunksFor(row.spec.trials, static_cast<int>(infos.size()));
+  std::unique_ptr<ModelJob> model(
+      new ModelJob(search::TaskScheduler(infos, search::TaskPolicy::kGradient, chunks)));
+  row.trials_done = 0;
+  row.trials_failed = 0;
+  // The allocator replays what the tasks were given and measured, in the order they measured
+  // it, so a resumed model job decides as the uninterrupted one would.
+  for (size_t i = 0; i < row.spec.tasks.size(); ++i) {
+    const int64_t task_id = row.spec.tasks[i].job_id;
+    model->task_ids_.push_back(task_id);
+    ASSIGN_OR_RETURN(Job task, log.GetJob(task_id));
+    model->allocator_.Allocate(static_cast<int>(i), task.spec.trials);
+    ASSIGN_OR_RETURN(std::vector<Record> records, log.ListRecords(RecordFilter{.job_id = task_id}));
+    for (const Record& r : records) {
+      model->allocator_.Observe(static_cast<int>(i), r.measurement.ok()
+                                                         ? std::optional(r.measurement.MedianSecs())
+                                                         : std::nullopt);
+    }
+    if (IsTerminal(task.state)) {
+      model->allocator_.Close(static_cast<int>(i));
+    }
+    row.trials_done += task.trials_done;
+    row.trials_failed += task.trials_failed;
+  }
+  return model;
+}
+
+JobStep ModelJob::Next(JobRuntime& model, JobQueue& jobs) {
+  int allocated = 0;
+  bool chunk_open = false;  // a task still proposes its chunk
+  bool running = false;
+  int outstanding = 0;
+  std::vector<JobRuntime*> live;
+  for (size_t i = 0; i < task_ids_.size(); ++i) {
+    JobRuntime* task = jobs.Find(task_ids_[i]);
+    const int index = static_cast<int>(i);
+    if (task == nullptr || IsTerminal(task->row.state)) {
+      allocator_.Close(index);  // it failed (or was never loaded)
+      continue;
+    }
+    const SearchJob& search = *task->driver->AsSearch();
+    live.push_back(task);
+    if (search.exhausted() || search.EarlyStopped(*task)) {
+      allocator_.Close(index);
+    }
+    chunk_open = chunk_open || search.WantsMore(*task);
+    running = running || task->row.state == JobState::kRunning;
+    outstanding += task->Outstanding();
+  }
+  for (int i = 0; i < allocator_.size(); ++i) {
+    allocated += allocator_.allocated(i);  // tasks that ended included
+  }
+  JobStep step;
+  if (!allocation_done_ && !chunk_open && allocated < model.row.spec.trials) {
+    if (std::optional<int> next = allocator_.Next()) {
+      JobRuntime* task = jobs.Find(task_ids_[*next]);
+      const int n = std::min(allocator_.ChunkOf(*next), model.row.spec.trials - allocated);
+      allocator_.Allocate(*next, n);
+      task->row.spec.trials += n;
+      chunk_open = true;
+      Logger("daemon")->debug("model job {}: {} more trials to job {} ({})", model.row.id, n,
+                              task->row.id, task->row.spec.workload);
+      step.action = JobStep::Action::kAllocate;
+      step.task = task->row.id;
+      step.n = task->row.spec.trials;
+    }
+  }
+  if (!allocation_done_ && !chunk_open && outstanding == 0) {
+    // Nothing more to give: each task re-measures its finalists and ends on its own.
+    allocation_done_ = true;
+    tasks_failed_ = live.empty();
+    if (model.row.trials_done < model.row.spec.trials) {
+      why_ = ModelEndedShort(tasks_failed_, model.row.trials_done);
+    }
+    Logger("daemon")->info("model job {}: its {} trials are spent{}", model.row.id,
+                           model.row.trials_done, why_.empty() ? "" : StrCat(" (", why_, ")"));
+  }
+  if (allocation_done_) {
+    // Its tasks re-measure their finalists and end; then it ends.
+    if (live.empty()) {
+      return JobStep::Ended(tasks_failed_ ? JobState::kFailed : JobState::kDone, why_);
+    }
+    return step;
+  }
+  if (running) {
+    step.standing = model.row.state == JobState::kRunning ? JobStep::Standing::kUnchanged
+                                                          : JobStep::Standing::kRunning;
+    return step;
+  }
+  // Why nothing runs: what the task holding the chunk waits for.
+  step.standing = JobStep::Standing::kWaiting;
+  for (JobRuntime* task : live) {
+    if (task->driver->AsSearch()->WantsMore(*task)) {
+      step.why = task->waiting;
+    }
+  }
+  return step;
+}
+
+void ModelJob::TaskTrialCounted(JobRuntime& model, const JobRuntime& task,
+                                const TrialOutcome& outcome, ErrorKind kind) {
+  const auto index = std::find(task_ids_.begin(), task_ids_.end(), task.row.id) - task_ids_.begin();
+  allocator_.Observe(static_cast<int>(index),
+                     outcome.ok() ? std::optional(outcome.secs) : std::nullopt);
+  ++model.row.trials_done;
+  if (kind != ErrorKind::kNone) {
+    ++model.row.trials_failed;
+    model.last_error = StrCat("job ", task.row.id, ": ", task.last_error);
+  }
+  model.NoteCompleted(Clock::now());
+}
+
+void ModelJob::Snapshot(const JobRuntime& model, const JobQueue& jobs, JobView& view) const {
+  int in_flight = 0;
+  for (size_t i = 0; i < task_ids_.size(); ++i) {
+    const JobTask& spec = model.row.spec.tasks[i];
+    TaskView& t = view.tasks.emplace_back();
+    t.job_id = spec.job_id;
+    t.workload = spec.workload;
+    t.weight = spec.weight;
+    const JobRuntime* task = jobs.Find(spec.job_id);
+    if (task == nullptr) {
+      // Finished and pruned: what the model job knows of it.
+      t.state = model.row.state;
+      t.trials_allocated = allocator_.allocated(static_cast<int>(i));
+      t.trials_done = allocator_.observed(static_cast<int>(i));
+      t.best_secs = allocator_.best(static_cast<int>(i));
+      continue;
+    }
+    const SearchJob& search = *task->driver->AsSearch();
+    t.state = task->row.state;
+    t.trials_allocated = task->row.spec.trials;
+    t.trials_done = task->row.trials_done;
+    t.in_flight = task->in_flight;
+    t.best = search.best();
+    t.best_secs = search.best() ? std::optional(search.best()->secs) : std::nullopt;
+    t.default_secs = search.default_secs();
+    in_flight += task->in_flight;
+  }
+  view.trials_in_flight = in_flight;
+}
+
+}  // namespace tune::tuner
