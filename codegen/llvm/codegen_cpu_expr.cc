@@ -13,7 +13,7 @@
 
 namespace tune::llvm_backend {
 
-using ir::NodeKind;
+using ir::ExprKind;
 
 void CodeGenCpu::Fail(absl::Status status) {
   if (status_.ok()) {
@@ -66,14 +66,14 @@ llvm::Value* CodeGenCpu::DenseAddress(const ir::Buffer& buffer, const ir::Expr& 
 
 llvm::Value* CodeGenCpu::Emit(const ir::Expr& e) {
   switch (e.kind()) {
-    case NodeKind::kIntImm: {
+    case ExprKind::kIntImm: {
       const auto* op = e.As<ir::IntImm>();
       return llvm::ConstantInt::get(LlvmType(op->type), static_cast<uint64_t>(op->value),
                                     !op->type.is_bool());
     }
-    case NodeKind::kFloatImm:
+    case ExprKind::kFloatImm:
       return llvm::ConstantFP::get(builder_.getFloatTy(), e.As<ir::FloatImm>()->value);
-    case NodeKind::kVar: {
+    case ExprKind::kVar: {
       const auto* op = e.As<ir::Variable>();
       auto it = vars_.find(op);
       if (it == vars_.end()) {
@@ -82,67 +82,58 @@ llvm::Value* CodeGenCpu::Emit(const ir::Expr& e) {
       }
       return it->second;
     }
-    case NodeKind::kAdd:
-    case NodeKind::kSub:
-    case NodeKind::kMul:
-    case NodeKind::kDiv:
-    case NodeKind::kMod:
-    case NodeKind::kMin:
-    case NodeKind::kMax:
-    case NodeKind::kEQ:
-    case NodeKind::kNE:
-    case NodeKind::kLT:
-    case NodeKind::kLE:
-    case NodeKind::kGT:
-    case NodeKind::kGE:
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
       return EmitBinary(e);
-    case NodeKind::kNot:
+    case ExprKind::kNot:
       return builder_.CreateNot(Emit(e.As<ir::Not>()->a));
-    case NodeKind::kSelect: {
+    case ExprKind::kSelect: {
       const auto* op = e.As<ir::Select>();
       llvm::Value* c = Emit(op->condition);
       llvm::Value* t = Emit(op->true_value);
       llvm::Value* f = Emit(op->false_value);
       return builder_.CreateSelect(c, t, f);
     }
-    case NodeKind::kCast:
+    case ExprKind::kCast:
       return EmitCast(e.type(), e.As<ir::Cast>()->value);
-    case NodeKind::kBroadcast: {
+    case ExprKind::kBroadcast: {
       const auto* op = e.As<ir::Broadcast>();
       LlvmType(op->type);  // records the vector width
       return builder_.CreateVectorSplat(static_cast<unsigned>(op->lanes), Emit(op->value));
     }
-    case NodeKind::kRamp:
+    case ExprKind::kRamp:
       return EmitRamp(e.As<ir::Ramp>());
-    case NodeKind::kLoad:
+    case ExprKind::kLoad:
       return EmitLoad(e.As<ir::Load>());
-    case NodeKind::kFma: {
+    case ExprKind::kFma: {
       const auto* op = e.As<ir::Fma>();
       llvm::Value* a = Emit(op->a);
       llvm::Value* b = Emit(op->b);
       llvm::Value* c = Emit(op->c);
       return builder_.CreateIntrinsic(llvm::Intrinsic::fma, {LlvmType(op->type)}, {a, b, c});
     }
-    case NodeKind::kCallExtern:
+    case ExprKind::kCallExtern:
       return EmitCall(e.As<ir::CallExtern>());
-    case NodeKind::kAddressOf: {
+    case ExprKind::kAddressOf: {
       const auto* op = e.As<ir::AddressOf>();
       return builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer),
                                         Emit(op->index));
     }
-    case NodeKind::kStore:
-    case NodeKind::kFor:
-    case NodeKind::kBlock:
-    case NodeKind::kIfThenElse:
-    case NodeKind::kLetStmt:
-    case NodeKind::kAllocate:
-    case NodeKind::kEvaluate:
-    case NodeKind::kBarrier:
-      break;
   }
-  Fail(absl::InternalError(StrCat("CPU codegen: statement kind ", ir::NodeKindName(e.kind()),
+  Fail(absl::InternalError(StrCat("CPU codegen: statement kind ", ir::ExprKindName(e.kind()),
                                   " used as an expression")));
   return llvm::PoisonValue::get(builder_.getInt32Ty());
 }

@@ -17,7 +17,8 @@
 
 namespace tune::llvm_backend {
 
-using ir::NodeKind;
+using ir::ExprKind;
+using ir::StmtKind;
 
 namespace {
 
@@ -92,21 +93,21 @@ void CodeGenGpu::AnnotateKernel(llvm::Function* f, const GpuLaunch& launch) {
 
 void CodeGenGpu::Emit(const ir::Stmt& s) {
   switch (s.kind()) {
-    case NodeKind::kStore:
+    case StmtKind::kStore:
       EmitStore(s.As<ir::Store>());
       return;
-    case NodeKind::kFor:
+    case StmtKind::kFor:
       EmitFor(s.As<ir::For>());
       return;
-    case NodeKind::kBlock:
+    case StmtKind::kBlock:
       for (const ir::Stmt& child : s.As<ir::Block>()->stmts) {
         Emit(child);
       }
       return;
-    case NodeKind::kIfThenElse:
+    case StmtKind::kIfThenElse:
       EmitIfThenElse(s.As<ir::IfThenElse>());
       return;
-    case NodeKind::kLetStmt: {
+    case StmtKind::kLetStmt: {
       const auto* op = s.As<ir::LetStmt>();
       vars_[op->var.get()] = Emit(op->value);
       if (op->value.type().is_int() && op->value.type().is_scalar()) {
@@ -117,22 +118,20 @@ void CodeGenGpu::Emit(const ir::Stmt& s) {
       multiples_.erase(op->var.get());
       return;
     }
-    case NodeKind::kAllocate:
+    case StmtKind::kAllocate:
       EmitAllocate(s.As<ir::Allocate>());
       return;
-    case NodeKind::kEvaluate:
+    case StmtKind::kEvaluate:
       Fail(absl::UnimplementedError(StrCat("GPU codegen: kernel ", func_name_, " evaluates `",
                                            ir::ToText(s.As<ir::Evaluate>()->value),
                                            "`; GPU kernels cannot call host code")));
       return;
-    case NodeKind::kBarrier:
+    case StmtKind::kBarrier:
       EmitBarrier(s.As<ir::Barrier>());
       return;
-    default:
-      break;
   }
   Fail(absl::InternalError(
-      StrCat("GPU codegen: expression kind ", ir::NodeKindName(s.kind()), " used as a statement")));
+      StrCat("GPU codegen: expression kind ", ir::StmtKindName(s.kind()), " used as a statement")));
 }
 
 void CodeGenGpu::EmitStore(const ir::Store* op) {

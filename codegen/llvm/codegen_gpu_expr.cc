@@ -15,7 +15,7 @@
 
 namespace tune::llvm_backend {
 
-using ir::NodeKind;
+using ir::ExprKind;
 
 namespace {
 
@@ -34,51 +34,68 @@ int64_t PowerOfTwoPart(int64_t v) {
 
 int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int64_t>& vars) {
   switch (e.kind()) {
-    case NodeKind::kIntImm:
+    case ExprKind::kIntImm:
       return PowerOfTwoPart(e.As<ir::IntImm>()->value);
-    case NodeKind::kVar: {
+    case ExprKind::kVar: {
       auto it = vars.find(e.As<ir::Variable>());
       return it != vars.end() ? it->second : 1;
     }
-    case NodeKind::kAdd: {
+    case ExprKind::kAdd: {
       const auto* op = e.As<ir::Add>();
       return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
     }
-    case NodeKind::kSub: {
+    case ExprKind::kSub: {
       const auto* op = e.As<ir::Sub>();
       return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
     }
-    case NodeKind::kMul: {
+    case ExprKind::kMul: {
       const auto* op = e.As<ir::Mul>();
       return std::min(kMaxKnownMultiple, KnownMultiple(op->a, vars) * KnownMultiple(op->b, vars));
     }
-    case NodeKind::kMin: {  // either operand: a multiple of both operands' common part
+    case ExprKind::kMin: {  // either operand: a multiple of both operands' common part
       const auto* op = e.As<ir::Min>();
       return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
     }
-    case NodeKind::kMax: {
+    case ExprKind::kMax: {
       const auto* op = e.As<ir::Max>();
       return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
     }
-    case NodeKind::kMod: {  // a - b * floor(a / b)
+    case ExprKind::kMod: {  // a - b * floor(a / b)
       const auto* op = e.As<ir::Mod>();
       return e.type().is_int() ? std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars))
                                : 1;
     }
-    case NodeKind::kSelect: {
+    case ExprKind::kSelect: {
       const auto* op = e.As<ir::Select>();
       return e.type().is_int() && e.type().is_scalar()
                  ? std::min(KnownMultiple(op->true_value, vars),
                             KnownMultiple(op->false_value, vars))
                  : 1;
     }
-    case NodeKind::kCast: {
+    case ExprKind::kCast: {
       const auto* op = e.As<ir::Cast>();
       return op->value.type().is_int() && e.type().is_int() ? KnownMultiple(op->value, vars) : 1;
     }
-    default:
+    case ExprKind::kFloatImm:
+    case ExprKind::kDiv:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
+    case ExprKind::kNot:
+    case ExprKind::kBroadcast:
+    case ExprKind::kRamp:
+    case ExprKind::kLoad:
+    case ExprKind::kFma:
+    case ExprKind::kCallExtern:
+    case ExprKind::kAddressOf:
       return 1;
   }
+  return 1;
 }
 
 void CodeGenGpu::Fail(absl::Status status) {
@@ -125,14 +142,14 @@ llvm::Align CodeGenGpu::DenseAlignment(const ir::Buffer& buffer, const ir::Expr&
 
 llvm::Value* CodeGenGpu::Emit(const ir::Expr& e) {
   switch (e.kind()) {
-    case NodeKind::kIntImm: {
+    case ExprKind::kIntImm: {
       const auto* op = e.As<ir::IntImm>();
       return llvm::ConstantInt::get(LlvmType(op->type), static_cast<uint64_t>(op->value),
                                     !op->type.is_bool());
     }
-    case NodeKind::kFloatImm:
+    case ExprKind::kFloatImm:
       return llvm::ConstantFP::get(builder_.getFloatTy(), e.As<ir::FloatImm>()->value);
-    case NodeKind::kVar: {
+    case ExprKind::kVar: {
       const auto* op = e.As<ir::Variable>();
       auto it = vars_.find(op);
       if (it == vars_.end()) {
@@ -141,69 +158,60 @@ llvm::Value* CodeGenGpu::Emit(const ir::Expr& e) {
       }
       return it->second;
     }
-    case NodeKind::kAdd:
-    case NodeKind::kSub:
-    case NodeKind::kMul:
-    case NodeKind::kDiv:
-    case NodeKind::kMod:
-    case NodeKind::kMin:
-    case NodeKind::kMax:
-    case NodeKind::kEQ:
-    case NodeKind::kNE:
-    case NodeKind::kLT:
-    case NodeKind::kLE:
-    case NodeKind::kGT:
-    case NodeKind::kGE:
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
       return EmitBinary(e);
-    case NodeKind::kNot:
+    case ExprKind::kNot:
       return builder_.CreateNot(Emit(e.As<ir::Not>()->a));
-    case NodeKind::kSelect: {
+    case ExprKind::kSelect: {
       const auto* op = e.As<ir::Select>();
       llvm::Value* c = Emit(op->condition);
       llvm::Value* t = Emit(op->true_value);
       llvm::Value* f = Emit(op->false_value);
       return builder_.CreateSelect(c, t, f);
     }
-    case NodeKind::kCast:
+    case ExprKind::kCast:
       return EmitCast(e.type(), e.As<ir::Cast>()->value);
-    case NodeKind::kBroadcast: {
+    case ExprKind::kBroadcast: {
       const auto* op = e.As<ir::Broadcast>();
       return builder_.CreateVectorSplat(static_cast<unsigned>(op->lanes), Emit(op->value));
     }
-    case NodeKind::kRamp:
+    case ExprKind::kRamp:
       return EmitRamp(e.As<ir::Ramp>());
-    case NodeKind::kLoad:
+    case ExprKind::kLoad:
       return EmitLoad(e.As<ir::Load>());
-    case NodeKind::kFma: {
+    case ExprKind::kFma: {
       const auto* op = e.As<ir::Fma>();
       llvm::Value* a = Emit(op->a);
       llvm::Value* b = Emit(op->b);
       llvm::Value* c = Emit(op->c);
       return builder_.CreateIntrinsic(llvm::Intrinsic::fma, {LlvmType(op->type)}, {a, b, c});
     }
-    case NodeKind::kCallExtern:
+    case ExprKind::kCallExtern:
       Fail(absl::UnimplementedError(
           StrCat("GPU codegen: kernel ", func_name_, " calls the external function ",
                  e.As<ir::CallExtern>()->symbol, "; GPU kernels cannot call host code")));
       return llvm::PoisonValue::get(LlvmType(e.type()));
-    case NodeKind::kAddressOf:
+    case ExprKind::kAddressOf:
       Fail(absl::UnimplementedError(
           StrCat("GPU codegen: kernel ", func_name_, " takes the address of ",
                  e.As<ir::AddressOf>()->buffer.name(), " (only external calls use addresses)")));
       return llvm::PoisonValue::get(builder_.getPtrTy());
-    case NodeKind::kStore:
-    case NodeKind::kFor:
-    case NodeKind::kBlock:
-    case NodeKind::kIfThenElse:
-    case NodeKind::kLetStmt:
-    case NodeKind::kAllocate:
-    case NodeKind::kEvaluate:
-    case NodeKind::kBarrier:
-      break;
   }
-  Fail(absl::InternalError(StrCat("GPU codegen: statement kind ", ir::NodeKindName(e.kind()),
+  Fail(absl::InternalError(StrCat("GPU codegen: statement kind ", ir::ExprKindName(e.kind()),
                                   " used as an expression")));
   return llvm::PoisonValue::get(builder_.getInt32Ty());
 }

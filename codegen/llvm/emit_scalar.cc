@@ -6,7 +6,7 @@
 namespace tune::llvm_backend {
 namespace {
 
-using ir::NodeKind;
+using ir::ExprKind;
 
 // The value of an integer immediate or a broadcast of one.
 std::optional<int64_t> ConstantDivisor(const ir::Expr& e) {
@@ -21,44 +21,56 @@ std::optional<int64_t> ConstantDivisor(const ir::Expr& e) {
 
 }  // namespace
 
-llvm::Value* EmitBinaryOp(llvm::IRBuilder<>& builder, ir::NodeKind kind, llvm::Value* a,
+llvm::Value* EmitBinaryOp(llvm::IRBuilder<>& builder, ir::ExprKind kind, llvm::Value* a,
                           llvm::Value* b, const ir::Expr& divisor, bool is_float) {
   switch (kind) {
-    case NodeKind::kAdd:
+    case ExprKind::kAdd:
       return is_float ? builder.CreateFAdd(a, b) : builder.CreateAdd(a, b);
-    case NodeKind::kSub:
+    case ExprKind::kSub:
       return is_float ? builder.CreateFSub(a, b) : builder.CreateSub(a, b);
-    case NodeKind::kMul:
+    case ExprKind::kMul:
       return is_float ? builder.CreateFMul(a, b) : builder.CreateMul(a, b);
-    case NodeKind::kDiv:
+    case ExprKind::kDiv:
       return is_float ? builder.CreateFDiv(a, b) : EmitFloorDivMod(builder, a, b, divisor, true);
-    case NodeKind::kMod:
+    case ExprKind::kMod:
       return EmitFloorDivMod(builder, a, b, divisor, false);
-    case NodeKind::kMin:
+    case ExprKind::kMin:
       return is_float ? builder.CreateSelect(builder.CreateFCmpOLT(a, b), a, b)
                       : builder.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, b);
-    case NodeKind::kMax:
+    case ExprKind::kMax:
       return is_float ? builder.CreateSelect(builder.CreateFCmpOGT(a, b), a, b)
                       : builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, b);
-    case NodeKind::kEQ:
+    case ExprKind::kEQ:
       return is_float ? builder.CreateFCmpOEQ(a, b) : builder.CreateICmpEQ(a, b);
-    case NodeKind::kNE:
+    case ExprKind::kNE:
       return is_float ? builder.CreateFCmpUNE(a, b) : builder.CreateICmpNE(a, b);
-    case NodeKind::kLT:
+    case ExprKind::kLT:
       return is_float ? builder.CreateFCmpOLT(a, b) : builder.CreateICmpSLT(a, b);
-    case NodeKind::kLE:
+    case ExprKind::kLE:
       return is_float ? builder.CreateFCmpOLE(a, b) : builder.CreateICmpSLE(a, b);
-    case NodeKind::kGT:
+    case ExprKind::kGT:
       return is_float ? builder.CreateFCmpOGT(a, b) : builder.CreateICmpSGT(a, b);
-    case NodeKind::kGE:
+    case ExprKind::kGE:
       return is_float ? builder.CreateFCmpOGE(a, b) : builder.CreateICmpSGE(a, b);
-    case NodeKind::kAnd:
+    case ExprKind::kAnd:
       return builder.CreateAnd(a, b);
-    case NodeKind::kOr:
+    case ExprKind::kOr:
       return builder.CreateOr(a, b);
-    default:
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm:
+    case ExprKind::kVar:
+    case ExprKind::kNot:
+    case ExprKind::kSelect:
+    case ExprKind::kCast:
+    case ExprKind::kBroadcast:
+    case ExprKind::kRamp:
+    case ExprKind::kLoad:
+    case ExprKind::kFma:
+    case ExprKind::kCallExtern:
+    case ExprKind::kAddressOf:
       return nullptr;
   }
+  return nullptr;
 }
 
 llvm::Value* EmitFloorDivMod(llvm::IRBuilder<>& builder, llvm::Value* a, llvm::Value* b,

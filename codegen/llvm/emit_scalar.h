@@ -13,7 +13,7 @@ namespace tune::llvm_backend {
 /// `a op b` for a binary node kind (Add ... Or) on operands already emitted; `divisor` is the
 /// IR of `b` (a constant power of two makes floor Div/Mod a shift/mask). nullptr for a kind that
 /// is not binary.
-llvm::Value* EmitBinaryOp(llvm::IRBuilder<>& builder, ir::NodeKind kind, llvm::Value* a,
+llvm::Value* EmitBinaryOp(llvm::IRBuilder<>& builder, ir::ExprKind kind, llvm::Value* a,
                           llvm::Value* b, const ir::Expr& divisor, bool is_float);
 
 /// Floor division (`is_div`) or floor modulo of signed integers, as the IR defines them.
