@@ -1,131 +1,51 @@
 // Saved states written by the daemon's search of two templates (one a random job's, one an xgb
-// job's, with lent trials of other workloads), kept as they were written, with the records the
-// log held then and what the search proposed when it resumed from them. A job that resumes from
-// a state written by an earlier daemon proposes what that daemon would have: its outstanding
-// proposals again, then what its strategies would have proposed next, the xgb model refitted on
-// the log's records. The templates have hand-made spaces and knob features, so that the states
-// depend on no template of the table.
+// job's, with lent trials of other workloads) before that search moved to search/, kept as they
+// were written, with the records the log held then and what the search proposed when it
+// resumed from them. A job that resumes from a state written by an earlier daemon proposes what
+// that daemon would have: its outstanding proposals again, then what its strategies would have
+// proposed next, the xgb model refitted on the log's records. The spaces are hand-made
+// (synthetic_spaces.h), so that the states depend on no template of the table.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "tuner/job_search.h"
+#include "search/composite_search.h"
+#include "tests/search/synthetic_spaces.h"
 
-namespace tune::tuner {
+namespace tune {
 namespace {
 
-ConfigSpace SyntheticSpaceA() {
-  ConfigSpace space;
-  space.AddKnob("x", {1, 2, 4, 8, 16, 32});
-  space.AddKnob("y", {1, 2, 3, 4, 5, 6, 7, 8});
-  space.AddKnob("z", {0, 1});
-  space.AddConstraint("x * y <= 128", [](const Config& c) { return c.at("x") * c.at("y") <= 128; });
-  return space;
-}
-
-ConfigSpace SyntheticSpaceB() {
-  ConfigSpace space;
-  space.AddKnob("u", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
-  space.AddKnob("v", {16, 32, 64});
-  return space;
-}
-
-const KernelTemplate kSyntheticA{
-    .name = "synthetic.a",
-    .version = 3,
-    .op = OpKind::kGemm,
-    .target_kind = TargetKind::kLlvm,
-    .space = [](const Workload&, const Target&) { return SyntheticSpaceA(); },
-    .default_config = [](const Workload&,
-                         const Target&) { return Config{{"x", 4}, {"y", 2}, {"z", 0}}; },
-    .build = {},
-    .seeds =
-        [](const Workload&, const Target&) {
-          return std::vector<Config>{{{"x", 8}, {"y", 4}, {"z", 1}},
-                                     {{"x", 16}, {"y", 2}, {"z", 0}},
-                                     {{"x", 2}, {"y", 8}, {"z", 1}}};
-        },
-};
-
-const KernelTemplate kSyntheticB{
-    .name = "synthetic.b",
-    .version = 1,
-    .op = OpKind::kGemm,
-    .target_kind = TargetKind::kLlvm,
-    .space = [](const Workload&, const Target&) { return SyntheticSpaceB(); },
-    .default_config = [](const Workload&, const Target&) { return Config{{"u", 1}, {"v", 32}}; },
-    .build = {},
-    .seeds = [](const Workload&,
-                const Target&) { return std::vector<Config>{{{"u", 4}, {"v", 64}}}; },
-};
-
-// Describes configs by their knob values (the templates build no IR).
-class KnobFeatureSource final : public FeatureSource {
- public:
-  std::vector<std::vector<float>> Rows(const KernelTemplate&, const Workload&, const Target&,
-                                       const ConfigSpace& space,
-                                       const std::vector<Config>& configs) override {
-    return KnobFeatureFn(space)(configs);
-  }
-};
-
-// A fixed verdict per config: a time that depends on every knob, and some wrong answers.
-TrialOutcome SyntheticOutcome(const Config& config) {
-  int64_t sum = 0, k = 0;
-  for (const auto& [name, value] : config) {
-    sum += value * (2 * k++ + 3);
-  }
-  if (sum % 11 == 0) {
-    return TrialOutcome{config, ErrorKind::kWrongAnswer, 0};
-  }
-  return TrialOutcome{config, ErrorKind::kNone, 1e-3 * static_cast<double>(1 + sum % 17)};
-}
-
 struct SyntheticJob {
-  Workload workload = *Workload::Parse("gemm:M=64,N=64,K=64");
-  Target target = *Target::Parse("llvm");
-  std::vector<const KernelTemplate*> templates = {&kSyntheticA, &kSyntheticB};
+  std::string workload = Workload::Parse("gemm:M=64,N=64,K=64")->ToString();
+  std::vector<float> shape = synthetic::Shape(*Workload::Parse(workload));
   // 24 trials of synthetic.a on two other workloads, the nearer of which lends its best.
-  std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer = [] {
-    std::map<std::string, std::vector<TemplateTrial>, std::less<>> lent;
-    const std::vector<Config> valid = SyntheticSpaceA().EnumerateValid(24);
+  std::map<std::string, std::vector<LentTrial>, std::less<>> transfer = [] {
+    std::map<std::string, std::vector<LentTrial>, std::less<>> lent;
+    const std::vector<Config> valid = synthetic::SpaceA().EnumerateValid(24);
     for (size_t i = 0; i < valid.size(); ++i) {
-      const TrialOutcome o = SyntheticOutcome(valid[(i * 5) % valid.size()]);
+      const TrialOutcome o = synthetic::Outcome(valid[(i * 5) % valid.size()]);
       lent["synthetic.a"].push_back({i < 2 ? "gemm:M=64,N=64,K=32" : "gemm:M=64,N=64,K=48",
                                      ConfigToString(o.config), o.error, 1.5 * o.secs});
     }
     return lent;
   }();
-  KnobFeatureSource features;
-};
 
-struct SavedJob {
-  std::string state;
-  std::vector<ConfigKey> log;  // the records, in order
-};
-
-// Eight rounds of three proposals, the first and the last of each recorded and the middle one
-// still outstanding when the state is saved.
-SavedJob RunUntilSaved(SyntheticJob& job, const std::string& strategy) {
-  auto search = JobSearch::Create(job.workload, job.target, job.templates, strategy, 9, {}, "", {},
-                                  job.transfer, &job.features);
-  EXPECT_TRUE(search.ok()) << search.status();
-  SavedJob saved;
-  for (int round = 0; round < 8; ++round) {
-    std::vector<Candidate> batch = (*search)->Propose(3);
-    for (size_t i = 0; i < batch.size(); i += 2) {
-      (*search)->Observe(batch[i].tpl, SyntheticOutcome(batch[i].config));
-      saved.log.push_back({std::string(batch[i].tpl->name), batch[i].tpl->version,
-                           ConfigToString(batch[i].config)});
-    }
+  std::unique_ptr<CompositeSearch> Create(const std::string& strategy,
+                                          const std::vector<RecordedConfig>& measured,
+                                          std::string_view state,
+                                          const std::vector<RecordedTrial>& history) const {
+    auto search =
+        CompositeSearch::Create(workload, shape, {synthetic::DescribeA(), synthetic::DescribeB()},
+                                strategy, 9, measured, state, history, transfer);
+    EXPECT_TRUE(search.ok()) << search.status();
+    return search.ok() ? std::move(search).value() : nullptr;
   }
-  saved.state = (*search)->SaveState();
-  return saved;
-}
+};
 
 // Written by the search of random jobs before it moved to search/.
 constexpr std::string_view kRandomState =
@@ -221,40 +141,46 @@ std::vector<Golden> Goldens() {
           {"xgb", kXgbState, &kXgbLog, &kXgbResumed}};
 }
 
-TEST(JobSearchSavedStateTest, AJobRecordsAndSavesWhatItDidBefore) {
+// Eight rounds of three proposals, the first and the last of each recorded and the middle one
+// still outstanding when the state is saved: the job that wrote the goldens.
+TEST(CompositeSearchSavedStateTest, AJobRecordsAndSavesWhatItDidBefore) {
   for (const Golden& golden : Goldens()) {
     SyntheticJob job;
-    const SavedJob saved = RunUntilSaved(job, golden.strategy);
-    EXPECT_EQ(saved.state, golden.state) << golden.strategy;
+    std::unique_ptr<CompositeSearch> search = job.Create(golden.strategy, {}, "", {});
+    ASSERT_NE(search, nullptr);
     std::vector<std::pair<std::string, std::string>> log;
-    for (const ConfigKey& key : saved.log) {
-      log.emplace_back(key.template_name, key.config);
+    for (int round = 0; round < 8; ++round) {
+      std::vector<Proposal> batch = search->Propose(3);
+      for (size_t i = 0; i < batch.size(); i += 2) {
+        search->Observe(batch[i].space, synthetic::Outcome(batch[i].config));
+        log.emplace_back(search->space(batch[i].space).name, ConfigToString(batch[i].config));
+      }
     }
+    EXPECT_EQ(search->SaveState(), golden.state) << golden.strategy;
     EXPECT_EQ(log, *golden.log) << golden.strategy;
   }
 }
 
-TEST(JobSearchSavedStateTest, AStateWrittenBeforeResumesWithTheSameProposals) {
+TEST(CompositeSearchSavedStateTest, AStateWrittenBeforeResumesWithTheSameProposals) {
   for (const Golden& golden : Goldens()) {
     SyntheticJob job;
-    std::vector<ConfigKey> log;
-    std::vector<PastTrial> history;
+    std::vector<RecordedConfig> measured;
+    std::vector<RecordedTrial> history;
     for (const auto& [name, text] : *golden.log) {
-      const KernelTemplate* tpl = name == kSyntheticA.name ? &kSyntheticA : &kSyntheticB;
-      const TrialOutcome o = SyntheticOutcome(*ParseConfig(text));
-      log.push_back({name, tpl->version, text});
-      history.push_back({log.back(), o.error, o.secs});
+      const TrialOutcome o = synthetic::Outcome(*ParseConfig(text));
+      measured.push_back({name, name == "synthetic.a" ? 3 : 1, text});
+      history.push_back({measured.back(), o.error, o.secs});
     }
-    auto resumed = JobSearch::Create(job.workload, job.target, job.templates, golden.strategy, 9,
-                                     log, golden.state, history, job.transfer, &job.features);
-    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    std::unique_ptr<CompositeSearch> resumed =
+        job.Create(golden.strategy, measured, golden.state, history);
+    ASSERT_NE(resumed, nullptr);
     std::vector<std::string> proposed;
-    for (const Candidate& c : (*resumed)->Propose(20)) {
-      proposed.push_back(std::string(c.tpl->name) + " " + ConfigToString(c.config));
+    for (const Proposal& p : resumed->Propose(20)) {
+      proposed.push_back(resumed->space(p.space).name + " " + ConfigToString(p.config));
     }
     EXPECT_EQ(proposed, *golden.resumed) << golden.strategy;
   }
 }
 
 }  // namespace
-}  // namespace tune::tuner
+}  // namespace tune
