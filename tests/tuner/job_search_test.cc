@@ -1,7 +1,7 @@
 // The job's search as the daemon drives it: tune's templates described by SearchSpaceOf and
 // proposals named by template. The search's own rules (defaults, seeds, transfer, turns, resume)
 // are tested over hand-made spaces in tests/search/composite_search_test.cc.
-#include "tuner/job_search.h"
+#include "tuner/scheduler/job_search.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "codegen/templates/template_features.h"
-#include "tuner/fault_templates.h"
+#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
