@@ -95,7 +95,7 @@ absl::Status CheckRecorded(const KernelChoice& recorded, const Workload& workloa
     return absl::NotFoundError(
         StrCat("template '", recorded.template_name, "' is unknown to this build"));
   }
-  if (tpl->op != workload.op() || tpl->target_kind != target.kind ||
+  if (tpl->op != workload.op() || !TemplateBuildsFor(*tpl, target.kind) ||
       (!required_template.empty() && tpl->name != required_template)) {
     return absl::InvalidArgumentError(
         StrCat("template '", recorded.template_name, "' does not apply"));
@@ -228,7 +228,7 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
   const KernelTemplate* tpl = nullptr;
   if (!request.template_name.empty()) {
     tpl = FindTemplate(request.template_name, target_.kind);
-    if (tpl == nullptr || tpl->op != workload.op() || tpl->target_kind != target_.kind) {
+    if (tpl == nullptr || tpl->op != workload.op() || !TemplateBuildsFor(*tpl, target_.kind)) {
       return absl::InvalidArgumentError(StrCat("template '", request.template_name,
                                                "' does not build '", workload.ToString(),
                                                "' for target '", target_.ToString(), "'"));

@@ -327,7 +327,7 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
       family->tpl.name = family->name;
       family->tpl.version = f.version();
       family->tpl.op = *op;
-      family->tpl.target_kind = TargetKind::kLlvm;
+      family->tpl.targets = TemplateTargets::kLlvm;
       family->tpl.space = [raw](const Workload& w, const Target& t) { return raw->Space(w, t); };
       family->tpl.default_config = [raw](const Workload& w, const Target& t) {
         return raw->Default(w, t);
