@@ -4,6 +4,7 @@
 #include <string>
 
 #include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/gpu_tiled_matmul.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
 #include "common/strings.h"
