@@ -1,13 +1,13 @@
 // The cost models' features computed in a builder process (tuner/feature_source.h), with real
 // builder processes (tune-daemon --build-child) and real templates.
-#include "tuner/feature_source.h"
+#include "tuner/builder/feature_source.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "codegen/templates/template_features.h"
-#include "tuner/fault_templates.h"
+#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
