@@ -25,8 +25,8 @@
 #include "common/strings.h"
 #include "common/target.h"
 #include "common/workload.h"
-#include "tuner/artifact_store.h"
-#include "tuner/builder_pool.h"
+#include "tuner/builder/artifact_store.h"
+#include "tuner/builder/builder_pool.h"
 
 namespace tune::bench {
 namespace {

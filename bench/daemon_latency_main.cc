@@ -24,7 +24,7 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "db/tuning_log.h"
-#include "tuner/scheduler.h"
+#include "tuner/scheduler/scheduler.h"
 
 namespace tune::bench {
 namespace {

@@ -3,7 +3,7 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "proto/convert.h"
-#include "tuner/build_child.h"
+#include "tuner/builder/build_child.h"
 
 namespace tune::bench {
 

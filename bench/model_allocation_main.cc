@@ -43,7 +43,7 @@
 #include "common/workload_list.h"
 #include "search/strategy.h"
 #include "search/task_scheduler.h"
-#include "tuner/job_search.h"
+#include "tuner/scheduler/job_search.h"
 
 namespace tune::bench {
 namespace {

@@ -1,6 +1,6 @@
 // ModelBench: the model jobs of tune-bench-model (model_allocation_main.cc), run on real
 // measurements. A run drives a model's layers as the daemon drives a model job's tasks
-// (tuner/scheduler_models.cc): TaskScheduler::Next() picks a layer, Allocate(layer,
+// (tuner/scheduler/scheduler_models.cc): TaskScheduler::Next() picks a layer, Allocate(layer,
 // ChunkOf(layer)), the layer's search proposes that many configs, each is measured and given to
 // the search and the scheduler (Observe) and lent to the other layers' searches. A layer's search
 // is what a task job of a fresh tuning log runs: tuner::JobSearch over the templates that apply
@@ -20,7 +20,7 @@
 #include "common/target.h"
 #include "common/workload.h"
 #include "search/task_scheduler.h"
-#include "tuner/job_search.h"
+#include "tuner/scheduler/job_search.h"
 
 namespace tune::bench {
 

@@ -37,7 +37,7 @@
 #include "common/status.h"
 #include "common/strings.h"
 #include "search/strategy.h"
-#include "tuner/job_search.h"
+#include "tuner/scheduler/job_search.h"
 
 namespace tune::bench {
 namespace {

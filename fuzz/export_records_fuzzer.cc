@@ -20,7 +20,7 @@
 #include "fuzz/fuzz_util.h"
 #include "fuzz/query_fuzz_util.h"
 #include "tune/v1/tuner.pb.h"
-#include "tuner/record_queries.h"
+#include "tuner/daemon/record_queries.h"
 
 namespace {
 

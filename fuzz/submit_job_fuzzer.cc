@@ -22,7 +22,7 @@
 #include "db/tuning_log.h"
 #include "fuzz/fuzz_util.h"
 #include "tune/v1/tuner.pb.h"
-#include "tuner/job_options.h"
+#include "tuner/scheduler/job_options.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // target) are re-measured in interleaved passes with more rounds, the best rests on those
 // figures, a later job re-measures the incumbent next to its own finalists, and the library's
 // best is re-measured beside them even when it is not among the fastest.
-#include "tuner/finalists.h"
+#include "tuner/scheduler/finalists.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
-#include "tuner/client.h"
+#include "tuner/api/client.h"
 
 namespace tune::testing {
 namespace {

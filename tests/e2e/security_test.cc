@@ -12,7 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/e2e/harness.h"
 #include "tests/e2e/token_util.h"
-#include "tuner/client.h"
+#include "tuner/api/client.h"
 
 namespace tune::testing {
 namespace {

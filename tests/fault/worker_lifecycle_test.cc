@@ -10,7 +10,7 @@
 
 #include "tests/e2e/harness.h"
 #include "tests/e2e/test_util.h"
-#include "tuner/fault_templates.h"
+#include "tuner/builder/fault_templates.h"
 
 namespace tune::testing {
 namespace {

@@ -1,5 +1,5 @@
 // The builder's memory of compiled artifacts, through BuildOne with real templates and LLVM.
-#include "tuner/artifact_memo.h"
+#include "tuner/builder/artifact_memo.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "tuner/build_child.h"
+#include "tuner/builder/build_child.h"
 
 namespace tune::tuner {
 namespace {

@@ -1,6 +1,6 @@
 // The daemon's artifact store: keyed by build task and build environment, checked on read,
 // bounded by bytes, and refusing what another local user could have planted.
-#include "tuner/artifact_store.h"
+#include "tuner/builder/artifact_store.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

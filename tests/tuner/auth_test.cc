@@ -1,5 +1,5 @@
 // Tokens and roles, from the text form to the Authorizer's verdicts, on a real tuning log.
-#include "tuner/auth.h"
+#include "tuner/auth/auth.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The builder's build of one task (tuner/build_child.h) with real templates and LLVM: the
 // features it reads off the kernel it lowered are those the cost model computes for the config.
-#include "tuner/build_child.h"
+#include "tuner/builder/build_child.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The cost models' features computed in a builder process (tuner/feature_source.h), with real
 // builder processes (tune-daemon --build-child) and real templates.
-#include "tuner/feature_source.h"
+#include "tuner/builder/feature_source.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 
 #include "codegen/templates/template_features.h"
 #include "common/files.h"
-#include "tuner/artifact_store.h"
-#include "tuner/builder_pool.h"
-#include "tuner/fault_templates.h"
+#include "tuner/builder/artifact_store.h"
+#include "tuner/builder/builder_pool.h"
+#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {

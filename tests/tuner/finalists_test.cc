@@ -1,4 +1,4 @@
-#include "tuner/finalists.h"
+#include "tuner/scheduler/finalists.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "db/record.h"
-#include "tuner/client_format.h"
-#include "tuner/grpc_status.h"
-#include "tuner/proto_convert.h"
+#include "tuner/api/client_format.h"
+#include "tuner/api/grpc_status.h"
+#include "tuner/api/proto_convert.h"
 
 namespace tune::tuner {
 namespace {

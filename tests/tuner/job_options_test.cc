@@ -1,10 +1,10 @@
-#include "tuner/job_options.h"
+#include "tuner/scheduler/job_options.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/host_cpu.h"
-#include "tuner/fault_templates.h"
+#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/job_search.h"
+#include "tuner/scheduler/job_search.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <set>
 
 #include "common/host_cpu.h"
-#include "tuner/fault_templates.h"
+#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {

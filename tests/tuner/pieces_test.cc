@@ -7,11 +7,11 @@
 #include <thread>
 
 #include "common/strings.h"
-#include "tuner/event_hub.h"
-#include "tuner/job_queue.h"
-#include "tuner/serial_executor.h"
-#include "tuner/trial_pipeline.h"
-#include "tuner/worker_registry.h"
+#include "tuner/scheduler/event_hub.h"
+#include "tuner/scheduler/job_queue.h"
+#include "tuner/scheduler/serial_executor.h"
+#include "tuner/scheduler/trial_pipeline.h"
+#include "tuner/scheduler/worker_registry.h"
 
 namespace tune::tuner {
 namespace {

@@ -1,6 +1,6 @@
 // QueryBest and ExportRecords requests checked and translated into the log's queries
 // (tuner/record_queries.h), without a daemon.
-#include "tuner/record_queries.h"
+#include "tuner/daemon/record_queries.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

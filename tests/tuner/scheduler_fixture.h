@@ -13,7 +13,7 @@
 
 #include "common/files.h"
 #include "tests/tuner/test_worker.h"
-#include "tuner/scheduler.h"
+#include "tuner/scheduler/scheduler.h"
 
 namespace tune::tuner {
 

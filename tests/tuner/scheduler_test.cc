@@ -1,7 +1,7 @@
 // The scheduler through its WorkerChannel seam: a real tuning log, real builder processes and
 // real LLVM builds, with test-driven workers in place of gRPC streams. Every wait is on an
 // event (a request arriving, a job event); none is on elapsed time.
-#include "tuner/scheduler.h"
+#include "tuner/scheduler/scheduler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include "common/target.h"
 #include "tests/tuner/scheduler_fixture.h"
 #include "tests/tuner/test_worker.h"
-#include "tuner/fault_templates.h"
-#include "tuner/finalists.h"
+#include "tuner/builder/fault_templates.h"
+#include "tuner/scheduler/finalists.h"
 
 namespace tune::tuner {
 namespace {

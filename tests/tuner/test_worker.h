@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/scheduler.h"
-#include "tuner/worker_channel.h"
+#include "tuner/scheduler/scheduler.h"
+#include "tuner/scheduler/worker_channel.h"
 
 namespace tune::tuner::testing {
 
