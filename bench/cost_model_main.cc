@@ -24,7 +24,7 @@
 #include "common/target.h"
 #include "common/workload.h"
 #include "search/config_space.h"
-#include "search/cost_model.h"
+#include "search/xgb_cost_model.h"
 
 namespace tune {
 namespace {
@@ -89,7 +89,7 @@ int Run(int runs, int records, int candidates, int configs, const Workload& work
     std::vector<float> labels;
     RandomRows(records, kWidth, rng, x, &labels);
     RandomRows(candidates, kWidth, rng, scored, nullptr);
-    CostModel cost_model;
+    XgbCostModel cost_model;
     Clock::time_point start = Clock::now();
     if (absl::Status s = cost_model.Fit(x, labels, std::vector<uint32_t>(labels.size(), 0));
         !s.ok()) {
@@ -119,7 +119,7 @@ int Run(int runs, int records, int candidates, int configs, const Workload& work
       tx.Append(r);
       tlabels.push_back(1.0f / (1.0f + r[12]));
     }
-    CostModel template_model;
+    XgbCostModel template_model;
     if (!template_model.Fit(tx, tlabels, std::vector<uint32_t>(tlabels.size(), 0)).ok()) {
       std::fprintf(stderr, "tune-bench-cost-model: fit on the template's rows failed\n");
       return 1;

@@ -1,13 +1,14 @@
-// CostModel: a gradient-boosted tree model (XGBoost's C API) that ranks configs by predicted
-// speed. It is fitted on measured samples grouped by workload (a pairwise ranking objective
-// compares samples of one group only, so workloads of different sizes can share one model) and
-// predicts a score per feature row: higher means faster. Only the order of scores means
-// anything.
+// CostModel: what a model-based search learns from measured configs, an interface shaped like
+// TVM MetaSchedule's CostModel (Update / Predict): fitted on feature rows and ranking labels, it
+// scores unmeasured configs. XgbCostModel (xgb_cost_model.h) is the one implementation; the
+// model strategies choose theirs in model_strategy.cc's table. The rows and labels both sides
+// share are here.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -46,43 +47,31 @@ struct RankingSample {
 /// the failures); 0 for every other failure, which computed nothing or nothing right.
 std::vector<float> RankingLabels(std::span<const RankingSample> samples);
 
+/// A model that ranks configs by predicted speed from their feature rows: fitted on measured
+/// samples grouped by workload (samples are compared within their group only, so workloads of
+/// different sizes can share one model), it predicts a score per row, higher meaning faster.
+/// Only the order of scores means anything. Its state is not saved: a resumed search fits it
+/// again on the tuning log's records. Not thread-safe.
 class CostModel {
  public:
-  struct Options {
-    int rounds = 48;    // boosting rounds per fit
-    int max_depth = 6;  // of each tree
-    double eta = 0.3;   // learning rate
-    uint64_t seed = 0;  // XGBoost's seed (subsampling is off, so fits repeat exactly)
-  };
+  virtual ~CostModel() = default;
 
-  CostModel() : CostModel(Options()) {}
-  explicit CostModel(Options options);
-  ~CostModel();
-  CostModel(CostModel&& other) noexcept;
-  CostModel& operator=(CostModel&& other) noexcept;
-  CostModel(const CostModel&) = delete;
-  CostModel& operator=(const CostModel&) = delete;
-
-  /// Fits a fresh model: `labels[i]` is row i's relevance (RankingLabels), `groups[i]` the id
-  /// of its workload. Rows are compared only within their group.
-  /// InvalidArgument when the sizes disagree or there are no rows; Internal with XGBoost's
-  /// message when it fails.
+  /// Fits a fresh model, replacing the last: `labels[i]` is row i's relevance (RankingLabels),
+  /// `groups[i]` the id of its workload. Rows are compared only within their group.
   /// `group_weights` weighs the pairs of a group (by id; groups not named weigh 1).
-  absl::Status Fit(const FeatureMatrix& x, const std::vector<float>& labels,
-                   const std::vector<uint32_t>& groups,
-                   const std::map<uint32_t, float>& group_weights = {});
+  /// InvalidArgument when the sizes disagree or there are no rows; Internal when the model's
+  /// library fails (with its message). A failed fit leaves the last model in place.
+  virtual absl::Status Fit(const FeatureMatrix& x, const std::vector<float>& labels,
+                           const std::vector<uint32_t>& groups,
+                           const std::map<uint32_t, float>& group_weights = {}) = 0;
 
-  /// One score per row of `x` (FailedPrecondition before the first Fit).
-  absl::StatusOr<std::vector<float>> Predict(const FeatureMatrix& x) const;
-
-  bool trained() const { return booster_ != nullptr; }
-
- private:
-  void Free();
-
-  Options options_;
-  void* booster_ = nullptr;  // BoosterHandle
-  size_t cols_ = 0;
+  /// One score per row of `x`: FailedPrecondition before the first Fit, InvalidArgument when
+  /// the rows are not as wide as those of the fit.
+  virtual absl::StatusOr<std::vector<float>> Predict(const FeatureMatrix& x) const = 0;
 };
+
+/// Makes the cost model of one search; fits with the same `seed` on the same rows repeat
+/// exactly.
+using CostModelFactory = std::unique_ptr<CostModel> (*)(uint64_t seed);
 
 }  // namespace tune

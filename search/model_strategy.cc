@@ -1,16 +1,17 @@
-// Model-based search ("xgb" and "auto"). A plan is made by fitting a CostModel on the
-// observations so far and running simulated annealing under it (walkers change one knob per
-// step); it keeps the kPlanSize best-ranked configs visited. A batch takes the plan's best
+// Model-based search ("xgb" and "auto"). A plan is made by fitting a CostModel (the one kXgb or
+// kAuto names) on the observations so far and running simulated annealing under it
+// (annealing_planner.h: walkers change one knob per step); it keeps the kPlanSize best-ranked
+// configs visited. A batch takes the plan's best
 // untaken candidates, with a bonus for (knob, value) pairs the plan's picks do not cover yet,
 // plus an epsilon share of random picks so that a wrong model cannot starve whole regions.
 // Suggested configs (a template's seeds, when a model learnt from other workloads' trials can
 // rank them) start walkers of every plan, so the model decides when they are measured.
 // A new plan is made once kRefitEvery new observations have arrived (or the plan is used up),
 // so the model is refitted after every batch of trials, not after every trial. Until the model
-// has enough data the batches are random: "xgb" needs kXgbWarmup observations, "auto"
-// kAutoWarmup. Random picks are covering draws: of a few uniform draws, the one holding the
-// most knob values no config taken so far holds, so the first batches try every value of every
-// knob (a space-filling design) and the model sees each before it must rank it.
+// has enough data the batches are random: "xgb" needs 16 observations, "auto" 32. Random picks
+// are covering draws: of a few uniform draws, the one holding the most knob values no config
+// taken so far holds, so the first batches try every value of every knob (a space-filling
+// design) and the model sees each before it must rank it.
 //
 // The saved state is the seed, the number of batches (each batch draws from its own random
 // stream), every config taken, and which batch made the current plan on how many observations.
@@ -18,72 +19,53 @@
 // job resumes, and the plan is rebuilt from the same observations and the same random stream,
 // so a resumed search proposes what the uninterrupted one would have.
 #include <algorithm>
-#include <cmath>
 #include <map>
+#include <memory>
 #include <set>
-#include <tuple>
+#include <span>
 #include <unordered_map>
 #include <utility>
 
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "search/annealing_planner.h"
 #include "search/cost_model.h"
 #include "search/features.h"
 #include "search/proposal_pool.h"
 #include "search/strategy_state.h"
+#include "search/xgb_cost_model.h"
 
 namespace tune::search_internal {
 namespace {
 
-constexpr std::string_view kXgb = "xgb";
-constexpr std::string_view kAuto = "auto";
-constexpr size_t kXgbWarmup = 16;
-constexpr size_t kAutoWarmup = 32;
+// The model-based strategies: the name MakeStrategy knows, the observations (with lent
+// samples) its model needs before the first plan, and the cost model it fits.
+struct ModelEntry {
+  std::string_view name;
+  size_t warmup;
+  CostModelFactory model;
+};
+constexpr ModelEntry kXgb = {"xgb", 16, &MakeXgbCostModel};
+constexpr ModelEntry kAuto = {"auto", 32, &MakeXgbCostModel};
+
 constexpr double kEpsilon = 0.15;         // share of a batch drawn uniformly
-constexpr double kNoveltyBonus = 1.0;     // plan rank bonus (in score deviations) for a config
-                                          // holding a knob value no observation has
-constexpr int kChains = 64;               // annealing walkers
-constexpr int kSteps = 32;                // annealing steps per plan
-constexpr size_t kPlanSize = 128;         // candidates a plan keeps
 constexpr size_t kRefitEvery = 8;         // new observations that make a new plan
-constexpr int kStartFromBest = 16;        // walkers that start at the best measured configs
 constexpr double kDiversityWeight = 0.2;  // weight of new (knob, value) pairs in a batch
 constexpr int kCoverCandidates = 32;      // random configs a covering draw chooses among
 constexpr size_t kMaxTransfer = 2000;     // lent samples kept (the latest)
 
-// The mean and standard deviation of `value(v)` over `values` (0 and 0 when empty).
-template <typename Range, typename Value>
-std::pair<double, double> MeanAndDeviation(const Range& values, Value value) {
-  const double n = static_cast<double>(std::size(values));
-  double mean = 0, spread = 0;
-  for (const auto& v : values) {
-    mean += value(v) / n;
-  }
-  for (const auto& v : values) {
-    spread += (value(v) - mean) * (value(v) - mean) / n;
-  }
-  return {mean, std::sqrt(spread)};
-}
-
-struct Observation {
-  uint64_t index = 0;  // raw index of the config
-  ErrorKind error = ErrorKind::kNone;
-  double secs = 0;  // LearnedSecs
-  bool ok() const { return error == ErrorKind::kNone; }
-};
-
 class ModelStrategy final : public SearchStrategy {
  public:
-  ModelStrategy(std::string_view name, size_t warmup, const ConfigSpace& space, PoolState progress,
+  ModelStrategy(const ModelEntry& entry, const ConfigSpace& space, PoolState progress,
                 FeatureFn features)
-      : name_(name),
-        warmup_(warmup),
+      : name_(entry.name),
+        warmup_(entry.warmup),
         space_(space),
         pool_(space_),
         progress_(progress),
         features_(std::move(features)),
-        model_(CostModel::Options{.seed = progress.seed}) {
+        model_(entry.model(progress.seed)) {
     if (!features_) {
       features_ = KnobFeatureFn(space_);
     }
@@ -241,7 +223,7 @@ class ModelStrategy final : public SearchStrategy {
     // keep exploiting where the other shapes were fast.
     const float own = static_cast<float>(std::max<size_t>(1, transfer_.size())) /
                       static_cast<float>(std::max<size_t>(1, count));
-    absl::Status fitted = model_.Fit(x, labels, groups, {{0u, std::max(1.0f, own)}});
+    absl::Status fitted = model_->Fit(x, labels, groups, {{0u, std::max(1.0f, own)}});
     scores_.clear();
     if (!fitted.ok()) {
       Logger("search")->warn("{} search: {}; proposing at random", name_, fitted.message());
@@ -317,7 +299,7 @@ class ModelStrategy final : public SearchStrategy {
       const size_t count = std::min<size_t>(plan_.observations, observations_.size());
       plan_.built = true;
       if (EnoughData(count) && Fit(count)) {
-        plan_.ranked = Anneal(plan_.batch, count);
+        plan_.ranked = MakePlan(plan_.batch, count);
       }
     }
     if (!EnoughData(observations_.size())) {
@@ -329,7 +311,7 @@ class ModelStrategy final : public SearchStrategy {
       if (!Fit(observations_.size())) {
         return false;
       }
-      plan_.ranked = Anneal(plan_.batch, plan_.observations);
+      plan_.ranked = MakePlan(plan_.batch, plan_.observations);
     }
     return PlanHasCandidates();
   }
@@ -392,7 +374,7 @@ class ModelStrategy final : public SearchStrategy {
     for (size_t i : missing) {
       x.Append(FeaturesOf(configs[i]));
     }
-    absl::StatusOr<std::vector<float>> predicted = model_.Predict(x);
+    absl::StatusOr<std::vector<float>> predicted = model_->Predict(x);
     for (size_t k = 0; k < missing.size(); ++k) {
       const double score = predicted.ok() ? (*predicted)[k] : 0.0;
       out[missing[k]] = score;
@@ -401,129 +383,13 @@ class ModelStrategy final : public SearchStrategy {
     return out;
   }
 
-  // `config` with one knob moved to another of its values, valid; `config` itself when a few
-  // tries found no valid neighbour.
-  Config Mutate(const Config& config, std::mt19937_64& rng) const {
-    const std::vector<Knob>& knobs = space_.knobs();
-    for (int attempt = 0; attempt < 8; ++attempt) {
-      const Knob& knob = knobs[UniformIndex(rng, knobs.size())];
-      if (knob.values.size() < 2) {
-        continue;
-      }
-      Config next = config;
-      next[knob.name] = knob.values[UniformIndex(rng, knob.values.size())];
-      if (next != config && space_.ConstraintsHold(next)) {
-        return next;
-      }
-    }
-    return config;
-  }
-
-  // Simulated annealing over the space under the model: kChains walkers, started at the best
-  // of the first `count` observations and at random points, take kSteps steps each, accepting a
-  // worse neighbour with the Metropolis probability at a temperature falling linearly to zero.
-  // Returns the best kPlanSize configs visited that are not among those observations, best
-  // first (a function of `batch` and the observations only, so that a resumed search rebuilds
-  // it; configs proposed since are skipped when picking).
-  std::vector<std::pair<double, Config>> Anneal(uint64_t batch, size_t count) {
-    std::mt19937_64 rng(progress_.seed ^ (0xBF58476D1CE4E5B9ull * batch));
-    std::set<uint64_t> observed;
-    for (size_t i = 0; i < count; ++i) {
-      observed.insert(observations_[i].index);
-    }
-    std::vector<Config> walkers;
-    std::vector<const Observation*> best;
-    for (size_t i = 0; i < count; ++i) {
-      if (observations_[i].ok()) {
-        best.push_back(&observations_[i]);
-      }
-    }
-    std::sort(best.begin(), best.end(),
-              [](const Observation* a, const Observation* b) { return a->secs < b->secs; });
-    for (size_t i = 0; i < best.size() && static_cast<int>(walkers.size()) < kStartFromBest; ++i) {
-      walkers.push_back(space_.ConfigAt(best[i]->index));
-    }
-    // The suggested configs are ranked (as walkers' starting points, or as visited) like every
-    // config the walkers reach.
-    std::vector<Config> suggested;
-    for (uint64_t index : suggested_) {
-      suggested.push_back(space_.ConfigAt(index));
-      if (static_cast<int>(walkers.size()) < kChains) {
-        walkers.push_back(suggested.back());
-      }
-    }
-    while (static_cast<int>(walkers.size()) < kChains) {
-      std::optional<Config> config = space_.Sample(rng, 1000);
-      if (!config) {
-        break;
-      }
-      walkers.push_back(std::move(*config));
-    }
-    std::map<uint64_t, double> visited;  // unproposed configs seen, with their scores
-    auto visit = [&](const std::vector<Config>& configs, const std::vector<double>& scores) {
-      for (size_t i = 0; i < configs.size(); ++i) {
-        const uint64_t index = *space_.IndexOf(configs[i]);
-        if (!observed.contains(index)) {
-          visited[index] = scores[i];
-        }
-      }
-    };
-    visit(suggested, Score(suggested));
-    std::vector<double> scores = Score(walkers);
-    visit(walkers, scores);
-    std::uniform_real_distribution<double> coin(0.0, 1.0);
-    for (int step = 0; step < kSteps; ++step) {
-      std::vector<Config> next;
-      next.reserve(walkers.size());
-      for (const Config& config : walkers) {
-        next.push_back(Mutate(config, rng));
-      }
-      std::vector<double> next_scores = Score(next);
-      visit(next, next_scores);
-      const double deviation = MeanAndDeviation(scores, [](double s) { return s; }).second;
-      const double temperature =
-          (1.0 - static_cast<double>(step) / kSteps) * std::max(deviation, 1e-6);
-      for (size_t i = 0; i < walkers.size(); ++i) {
-        const double gain = next_scores[i] - scores[i];
-        if (gain >= 0 || coin(rng) < std::exp(gain / temperature)) {
-          walkers[i] = std::move(next[i]);
-          scores[i] = next_scores[i];
-        }
-      }
-    }
-    // Rank by the model's score in standard deviations of the visited configs' scores, plus
-    // kNoveltyBonus for a config holding a knob value none of the observations has: the model
-    // knows nothing of such a value, and a search that only exploits never tries it. Ties go
-    // by a hash of the index, not by the index (which would favour one corner of the space).
-    const auto [mean, deviation] =
-        MeanAndDeviation(visited, [](const auto& entry) { return entry.second; });
-    const double scale = std::max(deviation, 1e-9);
-    std::set<std::pair<size_t, int64_t>> seen_values;
-    for (size_t i = 0; i < count; ++i) {
-      const Config config = space_.ConfigAt(observations_[i].index);
-      for (size_t k = 0; k < space_.knobs().size(); ++k) {
-        seen_values.emplace(k, config.at(space_.knobs()[k].name));
-      }
-    }
-    std::vector<std::tuple<double, uint64_t, uint64_t>> order;  // (key, tie-break, index)
-    for (const auto& [index, score] : visited) {
-      const Config config = space_.ConfigAt(index);
-      bool novel = false;
-      for (size_t k = 0; k < space_.knobs().size() && !novel; ++k) {
-        novel = !seen_values.contains({k, config.at(space_.knobs()[k].name)});
-      }
-      order.emplace_back((score - mean) / scale + (novel ? kNoveltyBonus : 0.0),
-                         (index + 1) * 0x9E3779B97F4A7C15ull ^ batch, index);
-    }
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b)
-                                              : std::get<1>(a) < std::get<1>(b);
-    });
-    std::vector<std::pair<double, Config>> ranked;
-    for (size_t i = 0; i < order.size() && i < kPlanSize; ++i) {
-      ranked.emplace_back(std::get<0>(order[i]), space_.ConfigAt(std::get<2>(order[i])));
-    }
-    return ranked;
+  // The annealing planner's ranking under the model fitted on the first `count` observations
+  // (a function of `batch` and those observations only, so that a resumed search rebuilds it;
+  // configs proposed since are skipped when picking).
+  std::vector<std::pair<double, Config>> MakePlan(uint64_t batch, size_t count) {
+    return AnnealPlan(space_, progress_.seed, batch,
+                      std::span<const Observation>(observations_.data(), count), suggested_,
+                      [this](const std::vector<Config>& configs) { return Score(configs); });
   }
 
   // The plan's untaken candidate with the highest rank-based score (1 for the best, falling
@@ -569,7 +435,7 @@ class ModelStrategy final : public SearchStrategy {
   ProposalPool pool_;
   PoolState progress_;
   FeatureFn features_;
-  CostModel model_;
+  const std::unique_ptr<CostModel> model_;
   std::vector<Observation> observations_;
   std::vector<TransferSample> transfer_;
   std::vector<uint64_t> suggested_;  // raw indices of the configs Suggest() was given
@@ -579,7 +445,7 @@ class ModelStrategy final : public SearchStrategy {
 };
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeModelStrategy(
-    std::string_view name, size_t warmup, const ConfigSpace& space, uint64_t seed,
+    const ModelEntry& entry, const ConfigSpace& space, uint64_t seed,
     const std::vector<Config>& measured, const nlohmann::json* state, FeatureFn features) {
   ASSIGN_OR_RETURN(PoolState progress, ReadPoolState(state, seed));
   uint64_t plan_batch = 0, plan_observations = 0;
@@ -587,8 +453,7 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeModelStrategy(
     ASSIGN_OR_RETURN(plan_batch, StateUint(*state, "plan_batch"));
     ASSIGN_OR_RETURN(plan_observations, StateUint(*state, "plan_observations"));
   }
-  auto strategy =
-      std::make_unique<ModelStrategy>(name, warmup, space, progress, std::move(features));
+  auto strategy = std::make_unique<ModelStrategy>(entry, space, progress, std::move(features));
   strategy->RestorePlan(plan_batch, plan_observations);
   RETURN_IF_ERROR(FillPool(strategy->pool(), state, measured));
   return strategy;
@@ -601,13 +466,13 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeXgbStrategy(const ConfigSpac
                                                                 const std::vector<Config>& measured,
                                                                 const nlohmann::json* state,
                                                                 FeatureFn features) {
-  return MakeModelStrategy(kXgb, kXgbWarmup, space, seed, measured, state, std::move(features));
+  return MakeModelStrategy(kXgb, space, seed, measured, state, std::move(features));
 }
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeAutoStrategy(
     const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
     const nlohmann::json* state, FeatureFn features) {
-  return MakeModelStrategy(kAuto, kAutoWarmup, space, seed, measured, state, std::move(features));
+  return MakeModelStrategy(kAuto, space, seed, measured, state, std::move(features));
 }
 
 }  // namespace tune::search_internal

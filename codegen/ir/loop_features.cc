@@ -109,25 +109,6 @@ class Extractor {
     if (!e.defined()) {
       return std::nullopt;
     }
-    if (const IntImm* imm = e.As<IntImm>()) {
-      return imm->value;
-    }
-    if (const Variable* var = e.As<Variable>()) {
-      auto it = env_.find(var);
-      return it == env_.end() ? 0 : it->second;
-    }
-    if (const Cast* cast = e.As<Cast>()) {
-      return Eval(cast->value);
-    }
-    if (const Ramp* ramp = e.As<Ramp>()) {
-      return Eval(ramp->base);
-    }
-    if (const Broadcast* broadcast = e.As<Broadcast>()) {
-      return Eval(broadcast->value);
-    }
-    if (const Select* select = e.As<Select>()) {
-      return Eval(select->true_value);
-    }
     auto binary = [&](const BinaryExprNode* op, auto fn) -> std::optional<int64_t> {
       std::optional<int64_t> a = Eval(op->a), b = Eval(op->b);
       if (!a || !b) {
@@ -136,26 +117,54 @@ class Extractor {
       return fn(*a, *b);
     };
     switch (e.kind()) {
-      case NodeKind::kAdd:
+      case ExprKind::kIntImm:
+        return e.As<IntImm>()->value;
+      case ExprKind::kVar: {
+        auto it = env_.find(e.As<Variable>());
+        return it == env_.end() ? 0 : it->second;
+      }
+      case ExprKind::kCast:
+        return Eval(e.As<Cast>()->value);
+      case ExprKind::kRamp:
+        return Eval(e.As<Ramp>()->base);
+      case ExprKind::kBroadcast:
+        return Eval(e.As<Broadcast>()->value);
+      case ExprKind::kSelect:
+        return Eval(e.As<Select>()->true_value);
+      case ExprKind::kAdd:
         return binary(e.As<Add>(), [](int64_t a, int64_t b) { return a + b; });
-      case NodeKind::kSub:
+      case ExprKind::kSub:
         return binary(e.As<Sub>(), [](int64_t a, int64_t b) { return a - b; });
-      case NodeKind::kMul:
+      case ExprKind::kMul:
         return binary(e.As<Mul>(), [](int64_t a, int64_t b) { return a * b; });
-      case NodeKind::kDiv:
+      case ExprKind::kDiv:
         return binary(e.As<Div>(), [](int64_t a, int64_t b) {
           return b == 0 ? 0 : (a >= 0 ? a / b : -((-a + b - 1) / b));
         });
-      case NodeKind::kMod:
+      case ExprKind::kMod:
         return binary(e.As<Mod>(),
                       [](int64_t a, int64_t b) { return b == 0 ? 0 : ((a % b) + b) % b; });
-      case NodeKind::kMin:
+      case ExprKind::kMin:
         return binary(e.As<Min>(), [](int64_t a, int64_t b) { return std::min(a, b); });
-      case NodeKind::kMax:
+      case ExprKind::kMax:
         return binary(e.As<Max>(), [](int64_t a, int64_t b) { return std::max(a, b); });
-      default:
+      case ExprKind::kFloatImm:
+      case ExprKind::kEQ:
+      case ExprKind::kNE:
+      case ExprKind::kLT:
+      case ExprKind::kLE:
+      case ExprKind::kGT:
+      case ExprKind::kGE:
+      case ExprKind::kAnd:
+      case ExprKind::kOr:
+      case ExprKind::kNot:
+      case ExprKind::kLoad:
+      case ExprKind::kFma:
+      case ExprKind::kCallExtern:
+      case ExprKind::kAddressOf:
         return std::nullopt;
     }
+    return std::nullopt;
   }
 
   double Trips() const {
@@ -232,7 +241,7 @@ class Extractor {
     const int lanes = e.type().lanes();
     const bool is_float = e.type().is_float();
     switch (e.kind()) {
-      case NodeKind::kFma: {
+      case ExprKind::kFma: {
         const Fma* op = e.As<Fma>();
         fma_ += lanes * Trips();
         fma_here_ += lanes * Trips();
@@ -241,18 +250,18 @@ class Extractor {
         Walk(op->c);
         return;
       }
-      case NodeKind::kLoad: {
+      case ExprKind::kLoad: {
         const Load* op = e.As<Load>();
         Access(op->buffer, op->index, lanes, /*store=*/false);
         Walk(op->index);
         return;
       }
-      case NodeKind::kAdd:
-      case NodeKind::kSub:
-      case NodeKind::kMul:
-      case NodeKind::kDiv:
-      case NodeKind::kMin:
-      case NodeKind::kMax: {
+      case ExprKind::kAdd:
+      case ExprKind::kSub:
+      case ExprKind::kMul:
+      case ExprKind::kDiv:
+      case ExprKind::kMin:
+      case ExprKind::kMax: {
         const auto* op = static_cast<const BinaryExprNode*>(e.get());
         if (is_float) {
           float_ops_ += lanes * Trips();
@@ -261,29 +270,43 @@ class Extractor {
         Walk(op->b);
         return;
       }
-      case NodeKind::kSelect: {
+      case ExprKind::kSelect: {
         const Select* op = e.As<Select>();
         Walk(op->condition);
         Walk(op->true_value);
         Walk(op->false_value);
         return;
       }
-      case NodeKind::kCast:
+      case ExprKind::kCast:
         Walk(e.As<Cast>()->value);
         return;
-      case NodeKind::kBroadcast:
+      case ExprKind::kBroadcast:
         vector_lanes_ = std::max<int64_t>(vector_lanes_, e.As<Broadcast>()->lanes);
         Walk(e.As<Broadcast>()->value);
         return;
-      case NodeKind::kRamp:
+      case ExprKind::kRamp:
         vector_lanes_ = std::max<int64_t>(vector_lanes_, e.As<Ramp>()->lanes);
         return;
-      case NodeKind::kCallExtern:
+      case ExprKind::kCallExtern:
         for (const Expr& arg : e.As<CallExtern>()->args) {
           Walk(arg);
         }
         return;
-      default:
+      // Not counted, nor walked below: leaves, integer Mod, comparisons, logic, addresses.
+      case ExprKind::kIntImm:
+      case ExprKind::kFloatImm:
+      case ExprKind::kVar:
+      case ExprKind::kMod:
+      case ExprKind::kEQ:
+      case ExprKind::kNE:
+      case ExprKind::kLT:
+      case ExprKind::kLE:
+      case ExprKind::kGT:
+      case ExprKind::kGE:
+      case ExprKind::kAnd:
+      case ExprKind::kOr:
+      case ExprKind::kNot:
+      case ExprKind::kAddressOf:
         return;
     }
   }
@@ -293,7 +316,7 @@ class Extractor {
       return;
     }
     switch (s.kind()) {
-      case NodeKind::kFor: {
+      case StmtKind::kFor: {
         const For* op = s.As<For>();
         const int64_t extent = std::max<int64_t>(1, Eval(op->extent).value_or(1));
         switch (op->loop_kind) {
@@ -309,8 +332,9 @@ class Extractor {
           case LoopKind::kUnrolled:
             ++loops_by_kind_[3];
             break;
-          default:
+          case LoopKind::kSerial:
             ++loops_by_kind_[0];
+            break;
         }
         loops_.push_back(Loop{op->var.get(), extent, op->loop_kind});
         max_depth_ = std::max(max_depth_, loops_.size());
@@ -325,19 +349,19 @@ class Extractor {
         loops_.pop_back();
         return;
       }
-      case NodeKind::kBlock:
+      case StmtKind::kBlock:
         for (const Stmt& stmt : s.As<Block>()->stmts) {
           Walk(stmt);
         }
         return;
-      case NodeKind::kIfThenElse: {
+      case StmtKind::kIfThenElse: {
         const IfThenElse* op = s.As<IfThenElse>();
         Walk(op->condition);
         Walk(op->then_case);
         Walk(op->else_case);
         return;
       }
-      case NodeKind::kLetStmt: {
+      case StmtKind::kLetStmt: {
         const LetStmt* op = s.As<LetStmt>();
         Walk(op->value);
         if (std::optional<int64_t> value = Eval(op->value)) {
@@ -347,13 +371,13 @@ class Extractor {
         env_.erase(op->var.get());
         return;
       }
-      case NodeKind::kAllocate: {
+      case StmtKind::kAllocate: {
         const Allocate* op = s.As<Allocate>();
         stack_bytes_ += 4.0 * static_cast<double>(op->size);
         Walk(op->body);
         return;
       }
-      case NodeKind::kStore: {
+      case StmtKind::kStore: {
         const Store* op = s.As<Store>();
         fma_here_ = 0;
         Walk(op->value);
@@ -368,10 +392,10 @@ class Extractor {
         }
         return;
       }
-      case NodeKind::kEvaluate:
+      case StmtKind::kEvaluate:
         Walk(s.As<Evaluate>()->value);
         return;
-      default:
+      case StmtKind::kBarrier:
         return;
     }
   }

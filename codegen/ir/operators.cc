@@ -64,26 +64,26 @@ std::optional<int64_t> AsConstInt(const Expr& e) {
   if (!a || !b) {
     return std::nullopt;
   }
-  NodeKind k = e.kind();
-  if (k == NodeKind::kAdd) {
+  ExprKind k = e.kind();
+  if (k == ExprKind::kAdd) {
     return *a + *b;
   }
-  if (k == NodeKind::kSub) {
+  if (k == ExprKind::kSub) {
     return *a - *b;
   }
-  if (k == NodeKind::kMul) {
+  if (k == ExprKind::kMul) {
     return *a * *b;
   }
-  if (k == NodeKind::kDiv && *b != 0) {
+  if (k == ExprKind::kDiv && *b != 0) {
     return FloorDiv(*a, *b);
   }
-  if (k == NodeKind::kMod && *b != 0) {
+  if (k == ExprKind::kMod && *b != 0) {
     return FloorMod(*a, *b);
   }
-  if (k == NodeKind::kMin) {
+  if (k == ExprKind::kMin) {
     return std::min(*a, *b);
   }
-  if (k == NodeKind::kMax) {
+  if (k == ExprKind::kMax) {
     return std::max(*a, *b);
   }
   return std::nullopt;  // division by zero, comparisons and logic

@@ -33,75 +33,75 @@ class Printer {
       return "<undefined>";
     }
     switch (e.kind()) {
-      case NodeKind::kIntImm: {
+      case ExprKind::kIntImm: {
         const auto* op = e.As<IntImm>();
         if (op->type.is_bool()) {
           return op->value != 0 ? "true" : "false";
         }
         return op->type == Type::Int32() ? StrCat(op->value, "i32") : StrCat(op->value);
       }
-      case NodeKind::kFloatImm:
+      case ExprKind::kFloatImm:
         return FloatText(e.As<FloatImm>()->value);
-      case NodeKind::kVar:
+      case ExprKind::kVar:
         return e.As<Variable>()->name;
-      case NodeKind::kAdd:
+      case ExprKind::kAdd:
         return Infix(e, "+");
-      case NodeKind::kSub:
+      case ExprKind::kSub:
         return Infix(e, "-");
-      case NodeKind::kMul:
+      case ExprKind::kMul:
         return Infix(e, "*");
-      case NodeKind::kDiv:
+      case ExprKind::kDiv:
         return Infix(e, "/");
-      case NodeKind::kMod:
+      case ExprKind::kMod:
         return Infix(e, "%");
-      case NodeKind::kMin:
+      case ExprKind::kMin:
         return Call(e, "min");
-      case NodeKind::kMax:
+      case ExprKind::kMax:
         return Call(e, "max");
-      case NodeKind::kEQ:
+      case ExprKind::kEQ:
         return Infix(e, "==");
-      case NodeKind::kNE:
+      case ExprKind::kNE:
         return Infix(e, "!=");
-      case NodeKind::kLT:
+      case ExprKind::kLT:
         return Infix(e, "<");
-      case NodeKind::kLE:
+      case ExprKind::kLE:
         return Infix(e, "<=");
-      case NodeKind::kGT:
+      case ExprKind::kGT:
         return Infix(e, ">");
-      case NodeKind::kGE:
+      case ExprKind::kGE:
         return Infix(e, ">=");
-      case NodeKind::kAnd:
+      case ExprKind::kAnd:
         return Infix(e, "&&");
-      case NodeKind::kOr:
+      case ExprKind::kOr:
         return Infix(e, "||");
-      case NodeKind::kNot:
+      case ExprKind::kNot:
         return StrCat("!", Print(e.As<Not>()->a));
-      case NodeKind::kSelect: {
+      case ExprKind::kSelect: {
         const auto* op = e.As<Select>();
         return StrCat("select(", Print(op->condition), ", ", Print(op->true_value), ", ",
                       Print(op->false_value), ")");
       }
-      case NodeKind::kCast: {
+      case ExprKind::kCast: {
         const auto* op = e.As<Cast>();
         return StrCat(op->type.ToString(), "(", Print(op->value), ")");
       }
-      case NodeKind::kBroadcast: {
+      case ExprKind::kBroadcast: {
         const auto* op = e.As<Broadcast>();
         return StrCat("broadcast(", Print(op->value), ", ", op->lanes, ")");
       }
-      case NodeKind::kRamp: {
+      case ExprKind::kRamp: {
         const auto* op = e.As<Ramp>();
         return StrCat("ramp(", Print(op->base), ", ", Print(op->stride), ", ", op->lanes, ")");
       }
-      case NodeKind::kLoad: {
+      case ExprKind::kLoad: {
         const auto* op = e.As<Load>();
         return StrCat(op->buffer.name(), "[", Print(op->index), "]");
       }
-      case NodeKind::kFma: {
+      case ExprKind::kFma: {
         const auto* op = e.As<Fma>();
         return StrCat("fma(", Print(op->a), ", ", Print(op->b), ", ", Print(op->c), ")");
       }
-      case NodeKind::kCallExtern: {
+      case ExprKind::kCallExtern: {
         const auto* op = e.As<CallExtern>();
         std::vector<std::string> args;
         args.reserve(op->args.size());
@@ -111,21 +111,12 @@ class Printer {
         return StrCat("call_extern<", op->type.ToString(), "> ", op->symbol, "(", Join(args, ", "),
                       ")");
       }
-      case NodeKind::kAddressOf: {
+      case ExprKind::kAddressOf: {
         const auto* op = e.As<AddressOf>();
         return StrCat("&", op->buffer.name(), "[", Print(op->index), "]");
       }
-      case NodeKind::kStore:
-      case NodeKind::kFor:
-      case NodeKind::kBlock:
-      case NodeKind::kIfThenElse:
-      case NodeKind::kLetStmt:
-      case NodeKind::kAllocate:
-      case NodeKind::kEvaluate:
-      case NodeKind::kBarrier:
-        break;
     }
-    return StrCat("<", NodeKindName(e.kind()), ">");
+    return StrCat("<", ExprKindName(e.kind()), ">");
   }
 
   void Print(const Stmt& s, int indent) {
@@ -133,7 +124,7 @@ class Printer {
       return;
     }
     switch (s.kind()) {
-      case NodeKind::kStore: {
+      case StmtKind::kStore: {
         const auto* op = s.As<Store>();
         Line(indent, StrCat(op->buffer.name(), "[", Print(op->index), "]",
                             op->atomic_add   ? " atomic+= "
@@ -142,7 +133,7 @@ class Printer {
                             Print(op->value)));
         return;
       }
-      case NodeKind::kFor: {
+      case StmtKind::kFor: {
         const auto* op = s.As<For>();
         std::string kind(LoopKindName(op->loop_kind));
         if (IsGpuLoop(op->loop_kind)) {
@@ -154,7 +145,7 @@ class Printer {
         Line(indent, "}");
         return;
       }
-      case NodeKind::kBlock: {
+      case StmtKind::kBlock: {
         const auto* op = s.As<Block>();
         if (op->stmts.empty()) {
           Line(indent, "nop");
@@ -164,7 +155,7 @@ class Printer {
         }
         return;
       }
-      case NodeKind::kIfThenElse: {
+      case StmtKind::kIfThenElse: {
         const auto* op = s.As<IfThenElse>();
         Line(indent, StrCat("if (", Print(op->condition), ") {"));
         Print(op->then_case, indent + 1);
@@ -175,7 +166,7 @@ class Printer {
         Line(indent, "}");
         return;
       }
-      case NodeKind::kLetStmt: {
+      case StmtKind::kLetStmt: {
         const auto* op = s.As<LetStmt>();
         std::string type =
             op->var.type() == Type::Int64() ? "" : StrCat(": ", op->var.type().ToString());
@@ -183,7 +174,7 @@ class Printer {
         Print(op->body, indent);
         return;
       }
-      case NodeKind::kAllocate: {
+      case StmtKind::kAllocate: {
         const auto* op = s.As<Allocate>();
         Line(indent,
              StrCat("allocate ", op->buffer.name(), ": ", op->buffer.element_type().ToString(), "[",
@@ -192,13 +183,13 @@ class Printer {
         Line(indent, "}");
         return;
       }
-      case NodeKind::kEvaluate: {
+      case StmtKind::kEvaluate: {
         const auto* op = s.As<Evaluate>();
         Line(indent, op->return_on_error ? StrCat("return_if_nonzero(", Print(op->value), ")")
                                          : Print(op->value));
         return;
       }
-      case NodeKind::kBarrier: {
+      case StmtKind::kBarrier: {
         const auto* op = s.As<Barrier>();
         std::string args;
         if (op->commit_async) {
@@ -210,36 +201,8 @@ class Printer {
         Line(indent, StrCat("barrier(", args, ")"));
         return;
       }
-      case NodeKind::kIntImm:
-      case NodeKind::kFloatImm:
-      case NodeKind::kVar:
-      case NodeKind::kAdd:
-      case NodeKind::kSub:
-      case NodeKind::kMul:
-      case NodeKind::kDiv:
-      case NodeKind::kMod:
-      case NodeKind::kMin:
-      case NodeKind::kMax:
-      case NodeKind::kEQ:
-      case NodeKind::kNE:
-      case NodeKind::kLT:
-      case NodeKind::kLE:
-      case NodeKind::kGT:
-      case NodeKind::kGE:
-      case NodeKind::kAnd:
-      case NodeKind::kOr:
-      case NodeKind::kNot:
-      case NodeKind::kSelect:
-      case NodeKind::kCast:
-      case NodeKind::kBroadcast:
-      case NodeKind::kRamp:
-      case NodeKind::kLoad:
-      case NodeKind::kFma:
-      case NodeKind::kCallExtern:
-      case NodeKind::kAddressOf:
-        break;
     }
-    Line(indent, StrCat("<", NodeKindName(s.kind()), ">"));
+    Line(indent, StrCat("<", StmtKindName(s.kind()), ">"));
   }
 
   std::string Take() { return std::move(out_); }

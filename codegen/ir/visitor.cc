@@ -1,7 +1,5 @@
 #include "codegen/ir/visitor.h"
 
-#include "common/status.h"
-
 namespace tune::ir {
 // --- IrVisitor ------------------------------------------------------------------------------
 void IrVisitor::VisitExpr(const Expr& e) {
@@ -9,70 +7,60 @@ void IrVisitor::VisitExpr(const Expr& e) {
     return;
   }
   switch (e.kind()) {
-    case NodeKind::kIntImm:
+    case ExprKind::kIntImm:
       return Visit(static_cast<const IntImm*>(e.get()));
-    case NodeKind::kFloatImm:
+    case ExprKind::kFloatImm:
       return Visit(static_cast<const FloatImm*>(e.get()));
-    case NodeKind::kVar:
+    case ExprKind::kVar:
       return Visit(static_cast<const Variable*>(e.get()));
-    case NodeKind::kAdd:
+    case ExprKind::kAdd:
       return Visit(static_cast<const Add*>(e.get()));
-    case NodeKind::kSub:
+    case ExprKind::kSub:
       return Visit(static_cast<const Sub*>(e.get()));
-    case NodeKind::kMul:
+    case ExprKind::kMul:
       return Visit(static_cast<const Mul*>(e.get()));
-    case NodeKind::kDiv:
+    case ExprKind::kDiv:
       return Visit(static_cast<const Div*>(e.get()));
-    case NodeKind::kMod:
+    case ExprKind::kMod:
       return Visit(static_cast<const Mod*>(e.get()));
-    case NodeKind::kMin:
+    case ExprKind::kMin:
       return Visit(static_cast<const Min*>(e.get()));
-    case NodeKind::kMax:
+    case ExprKind::kMax:
       return Visit(static_cast<const Max*>(e.get()));
-    case NodeKind::kEQ:
+    case ExprKind::kEQ:
       return Visit(static_cast<const EQ*>(e.get()));
-    case NodeKind::kNE:
+    case ExprKind::kNE:
       return Visit(static_cast<const NE*>(e.get()));
-    case NodeKind::kLT:
+    case ExprKind::kLT:
       return Visit(static_cast<const LT*>(e.get()));
-    case NodeKind::kLE:
+    case ExprKind::kLE:
       return Visit(static_cast<const LE*>(e.get()));
-    case NodeKind::kGT:
+    case ExprKind::kGT:
       return Visit(static_cast<const GT*>(e.get()));
-    case NodeKind::kGE:
+    case ExprKind::kGE:
       return Visit(static_cast<const GE*>(e.get()));
-    case NodeKind::kAnd:
+    case ExprKind::kAnd:
       return Visit(static_cast<const And*>(e.get()));
-    case NodeKind::kOr:
+    case ExprKind::kOr:
       return Visit(static_cast<const Or*>(e.get()));
-    case NodeKind::kNot:
+    case ExprKind::kNot:
       return Visit(static_cast<const Not*>(e.get()));
-    case NodeKind::kSelect:
+    case ExprKind::kSelect:
       return Visit(static_cast<const Select*>(e.get()));
-    case NodeKind::kCast:
+    case ExprKind::kCast:
       return Visit(static_cast<const Cast*>(e.get()));
-    case NodeKind::kBroadcast:
+    case ExprKind::kBroadcast:
       return Visit(static_cast<const Broadcast*>(e.get()));
-    case NodeKind::kRamp:
+    case ExprKind::kRamp:
       return Visit(static_cast<const Ramp*>(e.get()));
-    case NodeKind::kLoad:
+    case ExprKind::kLoad:
       return Visit(static_cast<const Load*>(e.get()));
-    case NodeKind::kFma:
+    case ExprKind::kFma:
       return Visit(static_cast<const Fma*>(e.get()));
-    case NodeKind::kCallExtern:
+    case ExprKind::kCallExtern:
       return Visit(static_cast<const CallExtern*>(e.get()));
-    case NodeKind::kAddressOf:
+    case ExprKind::kAddressOf:
       return Visit(static_cast<const AddressOf*>(e.get()));
-    case NodeKind::kStore:
-    case NodeKind::kFor:
-    case NodeKind::kBlock:
-    case NodeKind::kIfThenElse:
-    case NodeKind::kLetStmt:
-    case NodeKind::kAllocate:
-    case NodeKind::kEvaluate:
-    case NodeKind::kBarrier:
-      TUNE_CHECK(false) << "VisitExpr: statement node " << NodeKindName(e.kind());
-      return;
   }
 }
 
@@ -81,51 +69,22 @@ void IrVisitor::VisitStmt(const Stmt& s) {
     return;
   }
   switch (s.kind()) {
-    case NodeKind::kStore:
+    case StmtKind::kStore:
       return Visit(static_cast<const Store*>(s.get()));
-    case NodeKind::kFor:
+    case StmtKind::kFor:
       return Visit(static_cast<const For*>(s.get()));
-    case NodeKind::kBlock:
+    case StmtKind::kBlock:
       return Visit(static_cast<const Block*>(s.get()));
-    case NodeKind::kIfThenElse:
+    case StmtKind::kIfThenElse:
       return Visit(static_cast<const IfThenElse*>(s.get()));
-    case NodeKind::kLetStmt:
+    case StmtKind::kLetStmt:
       return Visit(static_cast<const LetStmt*>(s.get()));
-    case NodeKind::kAllocate:
+    case StmtKind::kAllocate:
       return Visit(static_cast<const Allocate*>(s.get()));
-    case NodeKind::kEvaluate:
+    case StmtKind::kEvaluate:
       return Visit(static_cast<const Evaluate*>(s.get()));
-    case NodeKind::kBarrier:
+    case StmtKind::kBarrier:
       return Visit(static_cast<const Barrier*>(s.get()));
-    case NodeKind::kIntImm:
-    case NodeKind::kFloatImm:
-    case NodeKind::kVar:
-    case NodeKind::kAdd:
-    case NodeKind::kSub:
-    case NodeKind::kMul:
-    case NodeKind::kDiv:
-    case NodeKind::kMod:
-    case NodeKind::kMin:
-    case NodeKind::kMax:
-    case NodeKind::kEQ:
-    case NodeKind::kNE:
-    case NodeKind::kLT:
-    case NodeKind::kLE:
-    case NodeKind::kGT:
-    case NodeKind::kGE:
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
-    case NodeKind::kNot:
-    case NodeKind::kSelect:
-    case NodeKind::kCast:
-    case NodeKind::kBroadcast:
-    case NodeKind::kRamp:
-    case NodeKind::kLoad:
-    case NodeKind::kFma:
-    case NodeKind::kCallExtern:
-    case NodeKind::kAddressOf:
-      TUNE_CHECK(false) << "VisitStmt: expression node " << NodeKindName(s.kind());
-      return;
   }
 }
 
@@ -209,70 +168,60 @@ Expr IrMutator::Mutate(const Expr& e) {
     return e;
   }
   switch (e.kind()) {
-    case NodeKind::kIntImm:
+    case ExprKind::kIntImm:
       return Visit(static_cast<const IntImm*>(e.get()));
-    case NodeKind::kFloatImm:
+    case ExprKind::kFloatImm:
       return Visit(static_cast<const FloatImm*>(e.get()));
-    case NodeKind::kVar:
+    case ExprKind::kVar:
       return Visit(static_cast<const Variable*>(e.get()));
-    case NodeKind::kAdd:
+    case ExprKind::kAdd:
       return Visit(static_cast<const Add*>(e.get()));
-    case NodeKind::kSub:
+    case ExprKind::kSub:
       return Visit(static_cast<const Sub*>(e.get()));
-    case NodeKind::kMul:
+    case ExprKind::kMul:
       return Visit(static_cast<const Mul*>(e.get()));
-    case NodeKind::kDiv:
+    case ExprKind::kDiv:
       return Visit(static_cast<const Div*>(e.get()));
-    case NodeKind::kMod:
+    case ExprKind::kMod:
       return Visit(static_cast<const Mod*>(e.get()));
-    case NodeKind::kMin:
+    case ExprKind::kMin:
       return Visit(static_cast<const Min*>(e.get()));
-    case NodeKind::kMax:
+    case ExprKind::kMax:
       return Visit(static_cast<const Max*>(e.get()));
-    case NodeKind::kEQ:
+    case ExprKind::kEQ:
       return Visit(static_cast<const EQ*>(e.get()));
-    case NodeKind::kNE:
+    case ExprKind::kNE:
       return Visit(static_cast<const NE*>(e.get()));
-    case NodeKind::kLT:
+    case ExprKind::kLT:
       return Visit(static_cast<const LT*>(e.get()));
-    case NodeKind::kLE:
+    case ExprKind::kLE:
       return Visit(static_cast<const LE*>(e.get()));
-    case NodeKind::kGT:
+    case ExprKind::kGT:
       return Visit(static_cast<const GT*>(e.get()));
-    case NodeKind::kGE:
+    case ExprKind::kGE:
       return Visit(static_cast<const GE*>(e.get()));
-    case NodeKind::kAnd:
+    case ExprKind::kAnd:
       return Visit(static_cast<const And*>(e.get()));
-    case NodeKind::kOr:
+    case ExprKind::kOr:
       return Visit(static_cast<const Or*>(e.get()));
-    case NodeKind::kNot:
+    case ExprKind::kNot:
       return Visit(static_cast<const Not*>(e.get()));
-    case NodeKind::kSelect:
+    case ExprKind::kSelect:
       return Visit(static_cast<const Select*>(e.get()));
-    case NodeKind::kCast:
+    case ExprKind::kCast:
       return Visit(static_cast<const Cast*>(e.get()));
-    case NodeKind::kBroadcast:
+    case ExprKind::kBroadcast:
       return Visit(static_cast<const Broadcast*>(e.get()));
-    case NodeKind::kRamp:
+    case ExprKind::kRamp:
       return Visit(static_cast<const Ramp*>(e.get()));
-    case NodeKind::kLoad:
+    case ExprKind::kLoad:
       return Visit(static_cast<const Load*>(e.get()));
-    case NodeKind::kFma:
+    case ExprKind::kFma:
       return Visit(static_cast<const Fma*>(e.get()));
-    case NodeKind::kCallExtern:
+    case ExprKind::kCallExtern:
       return Visit(static_cast<const CallExtern*>(e.get()));
-    case NodeKind::kAddressOf:
+    case ExprKind::kAddressOf:
       return Visit(static_cast<const AddressOf*>(e.get()));
-    case NodeKind::kStore:
-    case NodeKind::kFor:
-    case NodeKind::kBlock:
-    case NodeKind::kIfThenElse:
-    case NodeKind::kLetStmt:
-    case NodeKind::kAllocate:
-    case NodeKind::kEvaluate:
-    case NodeKind::kBarrier:
-      TUNE_CHECK(false) << "Mutate: statement node " << NodeKindName(e.kind()) << " as expression";
-      return e;
   }
   return e;
 }
@@ -282,51 +231,22 @@ Stmt IrMutator::Mutate(const Stmt& s) {
     return s;
   }
   switch (s.kind()) {
-    case NodeKind::kStore:
+    case StmtKind::kStore:
       return Visit(static_cast<const Store*>(s.get()));
-    case NodeKind::kFor:
+    case StmtKind::kFor:
       return Visit(static_cast<const For*>(s.get()));
-    case NodeKind::kBlock:
+    case StmtKind::kBlock:
       return Visit(static_cast<const Block*>(s.get()));
-    case NodeKind::kIfThenElse:
+    case StmtKind::kIfThenElse:
       return Visit(static_cast<const IfThenElse*>(s.get()));
-    case NodeKind::kLetStmt:
+    case StmtKind::kLetStmt:
       return Visit(static_cast<const LetStmt*>(s.get()));
-    case NodeKind::kAllocate:
+    case StmtKind::kAllocate:
       return Visit(static_cast<const Allocate*>(s.get()));
-    case NodeKind::kEvaluate:
+    case StmtKind::kEvaluate:
       return Visit(static_cast<const Evaluate*>(s.get()));
-    case NodeKind::kBarrier:
+    case StmtKind::kBarrier:
       return Visit(static_cast<const Barrier*>(s.get()));
-    case NodeKind::kIntImm:
-    case NodeKind::kFloatImm:
-    case NodeKind::kVar:
-    case NodeKind::kAdd:
-    case NodeKind::kSub:
-    case NodeKind::kMul:
-    case NodeKind::kDiv:
-    case NodeKind::kMod:
-    case NodeKind::kMin:
-    case NodeKind::kMax:
-    case NodeKind::kEQ:
-    case NodeKind::kNE:
-    case NodeKind::kLT:
-    case NodeKind::kLE:
-    case NodeKind::kGT:
-    case NodeKind::kGE:
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
-    case NodeKind::kNot:
-    case NodeKind::kSelect:
-    case NodeKind::kCast:
-    case NodeKind::kBroadcast:
-    case NodeKind::kRamp:
-    case NodeKind::kLoad:
-    case NodeKind::kFma:
-    case NodeKind::kCallExtern:
-    case NodeKind::kAddressOf:
-      TUNE_CHECK(false) << "Mutate: expression node " << NodeKindName(s.kind()) << " as statement";
-      return s;
   }
   return s;
 }

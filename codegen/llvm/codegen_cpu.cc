@@ -1,11 +1,11 @@
-// Statements and functions: IR statement -> LLVM control flow, parallel loops -> libgomp.
+// The x86-64 emitter: functions of the C ABI, parallel loops -> libgomp, stack and heap
+// allocations, external calls, returned statuses, masked gathers and scatters.
 #include "codegen/llvm/codegen_cpu.h"
 
 #include <set>
 
 #include "codegen/ir/printer.h"
 #include "codegen/ir/visitor.h"
-#include "codegen/llvm/emit_scalar.h"
 #include "codegen/llvm/thread_binding.h"
 #include "common/strings.h"
 #include "llvm/IR/BasicBlock.h"
@@ -15,8 +15,6 @@
 #include "llvm/IR/Intrinsics.h"
 
 namespace tune::llvm_backend {
-
-using ir::NodeKind;
 
 namespace {
 
@@ -59,28 +57,16 @@ class UseCollector final : public ir::IrVisitor {
 
 CodeGenCpu::CodeGenCpu(llvm::Module* module, int threads, std::string cpu, std::string features,
                        ThreadBinding bind)
-    : module_(module),
-      ctx_(module->getContext()),
-      builder_(module->getContext()),
+    : CodeGenLlvm(module, "CPU codegen", std::move(cpu), std::move(features)),
       threads_(threads),
-      bind_(bind),
-      cpu_(std::move(cpu)),
-      features_(std::move(features)) {
-  llvm::FastMathFlags fmf;
-  fmf.setAllowContract(true);
-  builder_.setFastMathFlags(fmf);
-}
+      bind_(bind) {}
 
 llvm::Function* CodeGenCpu::NewFunction(const std::string& name, llvm::FunctionType* type,
                                         bool external) {
   llvm::Function* f = llvm::Function::Create(
       type, external ? llvm::Function::ExternalLinkage : llvm::Function::InternalLinkage, name,
       module_);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  f->addFnAttr("target-cpu", cpu_);
-  if (!features_.empty()) {
-    f->addFnAttr("target-features", features_);
-  }
+  AddTargetAttributes(f);
   created_.push_back(f);
   return f;
 }
@@ -102,29 +88,13 @@ absl::Status CodeGenCpu::AddFunction(const ir::LoweredFunc& func) {
                                                " is also called as an external function with "
                                                "another signature"));
     }
-    f->addFnAttr(llvm::Attribute::NoUnwind);
-    f->addFnAttr("target-cpu", cpu_);
-    if (!features_.empty()) {
-      f->addFnAttr("target-features", features_);
-    }
+    AddTargetAttributes(f);
     created_.push_back(f);
   } else {
     f = NewFunction(func.name, type, /*external=*/true);
   }
-  status_ = absl::OkStatus();
-  vars_.clear();
-  buffers_.clear();
-  function_ = f;
-  func_name_ = func.name;
   parallel_count_ = 0;
-  max_vector_bits_ = 0;
-  for (size_t i = 0; i < func.params.size(); ++i) {
-    llvm::Argument* arg = f->getArg(static_cast<unsigned>(i));
-    arg->setName(func.params[i].name());
-    arg->addAttr(llvm::Attribute::NoAlias);
-    buffers_[func.params[i].get()] = arg;
-  }
-  builder_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
+  BeginFunction(f, func);
   if (func.stream_param.defined()) {
     llvm::Argument* stream = f->getArg(static_cast<unsigned>(func.params.size()));
     stream->setName(func.stream_param.name());
@@ -140,87 +110,6 @@ absl::Status CodeGenCpu::AddFunction(const ir::LoweredFunc& func) {
   }
   created_.clear();
   return status_;
-}
-
-void CodeGenCpu::Emit(const ir::Stmt& s) {
-  switch (s.kind()) {
-    case NodeKind::kStore:
-      EmitStore(s.As<ir::Store>());
-      return;
-    case NodeKind::kFor:
-      EmitFor(s.As<ir::For>());
-      return;
-    case NodeKind::kBlock:
-      for (const ir::Stmt& child : s.As<ir::Block>()->stmts) {
-        Emit(child);
-      }
-      return;
-    case NodeKind::kIfThenElse:
-      EmitIfThenElse(s.As<ir::IfThenElse>());
-      return;
-    case NodeKind::kLetStmt: {
-      const auto* op = s.As<ir::LetStmt>();
-      vars_[op->var.get()] = Emit(op->value);
-      Emit(op->body);
-      vars_.erase(op->var.get());
-      return;
-    }
-    case NodeKind::kAllocate:
-      EmitAllocate(s.As<ir::Allocate>());
-      return;
-    case NodeKind::kEvaluate:
-      EmitEvaluate(s.As<ir::Evaluate>());
-      return;
-    case NodeKind::kBarrier:
-      Fail(absl::UnimplementedError("CPU codegen: barrier() needs a GPU backend"));
-      return;
-    case NodeKind::kIntImm:
-    case NodeKind::kFloatImm:
-    case NodeKind::kVar:
-    case NodeKind::kAdd:
-    case NodeKind::kSub:
-    case NodeKind::kMul:
-    case NodeKind::kDiv:
-    case NodeKind::kMod:
-    case NodeKind::kMin:
-    case NodeKind::kMax:
-    case NodeKind::kEQ:
-    case NodeKind::kNE:
-    case NodeKind::kLT:
-    case NodeKind::kLE:
-    case NodeKind::kGT:
-    case NodeKind::kGE:
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
-    case NodeKind::kNot:
-    case NodeKind::kSelect:
-    case NodeKind::kCast:
-    case NodeKind::kBroadcast:
-    case NodeKind::kRamp:
-    case NodeKind::kLoad:
-    case NodeKind::kFma:
-    case NodeKind::kCallExtern:
-    case NodeKind::kAddressOf:
-      break;
-  }
-  Fail(absl::InternalError(
-      StrCat("CPU codegen: expression kind ", ir::NodeKindName(s.kind()), " used as a statement")));
-}
-
-void CodeGenCpu::EmitStore(const ir::Store* op) {
-  llvm::Value* value = Emit(op->value);
-  if (op->atomic_add) {  // a compare-and-swap loop per lane on x86-64
-    EmitAtomicAdds(builder_, BufferBase(op->buffer), Emit(op->index), value,
-                   op->index.type().lanes(), llvm::SyncScope::System);
-    return;
-  }
-  if (llvm::Value* ptr = DenseAddress(op->buffer, op->index)) {
-    builder_.CreateAlignedStore(value, ptr, llvm::Align(4));
-    return;
-  }
-  llvm::Value* ptrs =
-      builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer), Emit(op->index));
-  builder_.CreateMaskedScatter(value, ptrs, llvm::Align(4));
 }
 
 void CodeGenCpu::EmitFor(const ir::For* op) {
@@ -241,30 +130,7 @@ void CodeGenCpu::EmitFor(const ir::For* op) {
     case ir::LoopKind::kUnrolled:
       break;
   }
-  llvm::Value* min = Emit(op->min);
-  llvm::Value* extent = Emit(op->extent);
-  EmitSerialLoop(op->var, min, builder_.CreateAdd(min, extent), op->body);
-}
-
-void CodeGenCpu::EmitSerialLoop(const ir::Var& var, llvm::Value* begin, llvm::Value* end,
-                                const ir::Stmt& body) {
-  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, var.name() + ".loop", function_);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, var.name() + ".exit");
-  builder_.CreateCondBr(builder_.CreateICmpSLT(begin, end), loop, exit);
-  builder_.SetInsertPoint(loop);
-  llvm::PHINode* phi = builder_.CreatePHI(begin->getType(), 2, var.name());
-  phi->addIncoming(begin, preheader);
-  vars_[var.get()] = phi;
-  Emit(body);
-  vars_.erase(var.get());
-  llvm::Value* next = builder_.CreateAdd(phi, llvm::ConstantInt::get(begin->getType(), 1),
-                                         var.name() + ".next", /*HasNUW=*/false,
-                                         /*HasNSW=*/true);
-  builder_.CreateCondBr(builder_.CreateICmpSLT(next, end), loop, exit);
-  phi->addIncoming(next, builder_.GetInsertBlock());
-  exit->insertInto(function_);
-  builder_.SetInsertPoint(exit);
+  EmitCountedLoop(op);
 }
 
 // A parallel loop becomes three pieces:
@@ -418,26 +284,6 @@ void CodeGenCpu::EmitParallelFor(const ir::For* op) {
                        builder_.getInt32(0)});
 }
 
-void CodeGenCpu::EmitIfThenElse(const ir::IfThenElse* op) {
-  llvm::Value* cond = Emit(op->condition);
-  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
-  llvm::BasicBlock* else_bb =
-      op->else_case.defined() ? llvm::BasicBlock::Create(ctx_, "else") : nullptr;
-  llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "endif");
-  builder_.CreateCondBr(cond, then_bb, else_bb != nullptr ? else_bb : merge);
-  builder_.SetInsertPoint(then_bb);
-  Emit(op->then_case);
-  builder_.CreateBr(merge);
-  if (else_bb != nullptr) {
-    else_bb->insertInto(function_);
-    builder_.SetInsertPoint(else_bb);
-    Emit(op->else_case);
-    builder_.CreateBr(merge);
-  }
-  merge->insertInto(function_);
-  builder_.SetInsertPoint(merge);
-}
-
 llvm::AllocaInst* CodeGenCpu::EntryAlloca(llvm::Type* type, const std::string& name) {
   llvm::BasicBlock& entry = function_->getEntryBlock();
   llvm::IRBuilder<> at_entry(&entry, entry.begin());
@@ -509,6 +355,55 @@ void CodeGenCpu::EmitEvaluate(const ir::Evaluate* op) {
   }
   builder_.CreateRet(value);
   builder_.SetInsertPoint(ok);
+}
+
+void CodeGenCpu::EmitBarrier(const ir::Barrier* op) {
+  Fail(absl::UnimplementedError("CPU codegen: barrier() needs a GPU backend"));
+}
+
+// A compare-and-swap loop per lane on x86-64.
+void CodeGenCpu::EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) {
+  EmitAtomicAdds(base, Emit(index), value, index.type().lanes(), llvm::SyncScope::System);
+}
+
+// Dense accesses assume only the element's own alignment.
+llvm::Align CodeGenCpu::DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base) {
+  return llvm::Align(4);
+}
+
+llvm::Value* CodeGenCpu::EmitGather(llvm::Type* type, llvm::Value* base, llvm::Value* index,
+                                    int lanes) {
+  llvm::Value* ptrs = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, index);
+  return builder_.CreateMaskedGather(type, ptrs, llvm::Align(4));
+}
+
+void CodeGenCpu::EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) {
+  llvm::Value* ptrs = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, index);
+  builder_.CreateMaskedScatter(value, ptrs, llvm::Align(4));
+}
+
+llvm::Value* CodeGenCpu::EmitAddressOf(const ir::AddressOf* op) {
+  return builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer), Emit(op->index));
+}
+
+llvm::Value* CodeGenCpu::EmitCallExtern(const ir::CallExtern* op) {
+  std::vector<llvm::Type*> arg_types;
+  std::vector<llvm::Value*> args;
+  for (const ir::Expr& arg : op->args) {
+    args.push_back(Emit(arg));
+    arg_types.push_back(LlvmType(arg.type()));
+  }
+  llvm::FunctionType* type = llvm::FunctionType::get(LlvmType(op->type), arg_types, false);
+  llvm::Function* callee = module_->getFunction(op->symbol);
+  if (callee == nullptr) {
+    callee = llvm::Function::Create(type, llvm::Function::ExternalLinkage, op->symbol, module_);
+  } else if (callee->getFunctionType() != type) {
+    Fail(absl::InvalidArgumentError(StrCat("CPU codegen: external function ", op->symbol,
+                                           " is called with two different signatures (last: `",
+                                           ir::ToText(ir::Expr(op)), "`)")));
+    return llvm::PoisonValue::get(LlvmType(op->type));
+  }
+  return builder_.CreateCall(type, callee, args);
 }
 
 }  // namespace tune::llvm_backend

@@ -1,9 +1,13 @@
-// GPU statements and kernels: GPU loops -> block/thread index reads, gpu_shared -> addrspace(3)
-// arrays, gpu_local -> entry-block allocas, Barrier -> the target's block barrier.
+// The NVPTX / AMDGPU emitter: kernels, GPU loops -> block/thread index reads, gpu_shared ->
+// addrspace(3) arrays, gpu_local -> entry-block allocas, Barrier -> the target's block barrier,
+// asynchronous copies, device-scope atomic adds, lane-by-lane gathers and scatters, and the
+// alignment of dense accesses that KnownMultiple proves.
 #include "codegen/llvm/codegen_gpu.h"
 
+#include <algorithm>
+#include <bit>
+
 #include "codegen/ir/printer.h"
-#include "codegen/llvm/emit_scalar.h"
 #include "common/strings.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Constants.h"
@@ -17,21 +21,96 @@
 
 namespace tune::llvm_backend {
 
-using ir::NodeKind;
-
 namespace {
+
+using ir::ExprKind;
 
 constexpr unsigned kGlobalAddressSpace = 1;  // NVPTX and AMDGPU agree on 1 (global), 3 (shared)
 constexpr unsigned kSharedAddressSpace = 3;
 
+constexpr int64_t kMaxKnownMultiple = int64_t{1} << 20;
+
+// The largest power of two dividing v (v != 0), capped.
+int64_t PowerOfTwoPart(int64_t v) {
+  if (v == 0) {
+    return kMaxKnownMultiple;
+  }
+  auto u = static_cast<uint64_t>(v < 0 ? -v : v);
+  return std::min<int64_t>(kMaxKnownMultiple, int64_t{1} << std::countr_zero(u));
+}
+
 }  // namespace
 
-CodeGenGpu::CodeGenGpu(llvm::Module* module, const GpuArch& arch)
-    : module_(module), ctx_(module->getContext()), builder_(module->getContext()), arch_(arch) {
-  llvm::FastMathFlags fmf;
-  fmf.setAllowContract(true);
-  builder_.setFastMathFlags(fmf);
+int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int64_t>& vars) {
+  switch (e.kind()) {
+    case ExprKind::kIntImm:
+      return PowerOfTwoPart(e.As<ir::IntImm>()->value);
+    case ExprKind::kVar: {
+      auto it = vars.find(e.As<ir::Variable>());
+      return it != vars.end() ? it->second : 1;
+    }
+    case ExprKind::kAdd: {
+      const auto* op = e.As<ir::Add>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case ExprKind::kSub: {
+      const auto* op = e.As<ir::Sub>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case ExprKind::kMul: {
+      const auto* op = e.As<ir::Mul>();
+      return std::min(kMaxKnownMultiple, KnownMultiple(op->a, vars) * KnownMultiple(op->b, vars));
+    }
+    case ExprKind::kMin: {  // either operand: a multiple of both operands' common part
+      const auto* op = e.As<ir::Min>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case ExprKind::kMax: {
+      const auto* op = e.As<ir::Max>();
+      return std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars));
+    }
+    case ExprKind::kMod: {  // a - b * floor(a / b)
+      const auto* op = e.As<ir::Mod>();
+      return e.type().is_int() ? std::min(KnownMultiple(op->a, vars), KnownMultiple(op->b, vars))
+                               : 1;
+    }
+    case ExprKind::kSelect: {
+      const auto* op = e.As<ir::Select>();
+      return e.type().is_int() && e.type().is_scalar()
+                 ? std::min(KnownMultiple(op->true_value, vars),
+                            KnownMultiple(op->false_value, vars))
+                 : 1;
+    }
+    case ExprKind::kCast: {
+      const auto* op = e.As<ir::Cast>();
+      return op->value.type().is_int() && e.type().is_int() ? KnownMultiple(op->value, vars) : 1;
+    }
+    case ExprKind::kFloatImm:
+    case ExprKind::kDiv:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
+    case ExprKind::kNot:
+    case ExprKind::kBroadcast:
+    case ExprKind::kRamp:
+    case ExprKind::kLoad:
+    case ExprKind::kFma:
+    case ExprKind::kCallExtern:
+    case ExprKind::kAddressOf:
+      return 1;
+  }
+  return 1;
 }
+
+CodeGenGpu::CodeGenGpu(llvm::Module* module, const GpuArch& arch)
+    : CodeGenLlvm(module, "GPU codegen", std::string(arch.llvm_cpu),
+                  std::string(arch.llvm_features)),
+      arch_(arch) {}
 
 absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch& launch) {
   if (module_->getFunction(func.name) != nullptr) {
@@ -43,27 +122,11 @@ absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch&
   llvm::FunctionType* type = llvm::FunctionType::get(builder_.getVoidTy(), params, false);
   llvm::Function* f =
       llvm::Function::Create(type, llvm::Function::ExternalLinkage, func.name, module_);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  f->addFnAttr("target-cpu", arch_.llvm_cpu);
-  if (!arch_.llvm_features.empty()) {
-    f->addFnAttr("target-features", arch_.llvm_features);
-  }
+  AddTargetAttributes(f);
   AnnotateKernel(f, launch);
 
-  status_ = absl::OkStatus();
-  vars_.clear();
   multiples_.clear();
-  buffers_.clear();
-  function_ = f;
-  func_name_ = func.name;
-  for (size_t i = 0; i < func.params.size(); ++i) {
-    llvm::Argument* arg = f->getArg(static_cast<unsigned>(i));
-    arg->setName(func.params[i].name());
-    arg->addAttr(llvm::Attribute::NoAlias);
-    buffers_[func.params[i].get()] = arg;
-  }
-  entry_ = llvm::BasicBlock::Create(ctx_, "entry", f);
-  builder_.SetInsertPoint(entry_);
+  entry_ = BeginFunction(f, func);
   Emit(func.body);
   builder_.CreateRetVoid();
   return status_;
@@ -90,49 +153,61 @@ void CodeGenGpu::AnnotateKernel(llvm::Function* f, const GpuLaunch& launch) {
   f->addFnAttr("uniform-work-group-size", "true");
 }
 
-void CodeGenGpu::Emit(const ir::Stmt& s) {
-  switch (s.kind()) {
-    case NodeKind::kStore:
-      EmitStore(s.As<ir::Store>());
-      return;
-    case NodeKind::kFor:
-      EmitFor(s.As<ir::For>());
-      return;
-    case NodeKind::kBlock:
-      for (const ir::Stmt& child : s.As<ir::Block>()->stmts) {
-        Emit(child);
-      }
-      return;
-    case NodeKind::kIfThenElse:
-      EmitIfThenElse(s.As<ir::IfThenElse>());
-      return;
-    case NodeKind::kLetStmt: {
-      const auto* op = s.As<ir::LetStmt>();
-      vars_[op->var.get()] = Emit(op->value);
-      if (op->value.type().is_int() && op->value.type().is_scalar()) {
-        multiples_[op->var.get()] = KnownMultiple(op->value, multiples_);
-      }
-      Emit(op->body);
-      vars_.erase(op->var.get());
-      multiples_.erase(op->var.get());
-      return;
-    }
-    case NodeKind::kAllocate:
-      EmitAllocate(s.As<ir::Allocate>());
-      return;
-    case NodeKind::kEvaluate:
-      Fail(absl::UnimplementedError(StrCat("GPU codegen: kernel ", func_name_, " evaluates `",
-                                           ir::ToText(s.As<ir::Evaluate>()->value),
-                                           "`; GPU kernels cannot call host code")));
-      return;
-    case NodeKind::kBarrier:
-      EmitBarrier(s.As<ir::Barrier>());
-      return;
-    default:
-      break;
+void CodeGenGpu::EmitLetStmt(const ir::LetStmt* op) {
+  if (op->value.type().is_int() && op->value.type().is_scalar()) {
+    multiples_[op->var.get()] = KnownMultiple(op->value, multiples_);
   }
-  Fail(absl::InternalError(
-      StrCat("GPU codegen: expression kind ", ir::NodeKindName(s.kind()), " used as a statement")));
+  CodeGenLlvm::EmitLetStmt(op);
+  multiples_.erase(op->var.get());
+}
+
+void CodeGenGpu::EmitEvaluate(const ir::Evaluate* op) {
+  Fail(absl::UnimplementedError(StrCat("GPU codegen: kernel ", func_name_, " evaluates `",
+                                       ir::ToText(op->value),
+                                       "`; GPU kernels cannot call host code")));
+}
+
+llvm::Value* CodeGenGpu::EmitCallExtern(const ir::CallExtern* op) {
+  Fail(absl::UnimplementedError(StrCat("GPU codegen: kernel ", func_name_,
+                                       " calls the external function ", op->symbol,
+                                       "; GPU kernels cannot call host code")));
+  return llvm::PoisonValue::get(LlvmType(op->type));
+}
+
+llvm::Value* CodeGenGpu::EmitAddressOf(const ir::AddressOf* op) {
+  Fail(absl::UnimplementedError(StrCat("GPU codegen: kernel ", func_name_, " takes the address of ",
+                                       op->buffer.name(), " (only external calls use addresses)")));
+  return llvm::PoisonValue::get(builder_.getPtrTy());
+}
+
+llvm::Align CodeGenGpu::DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base) {
+  int64_t buffer_align =
+      buffer.scope() == ir::MemoryScope::kGlobal ? kGpuParamAlignment : kGpuArrayAlignment;
+  int64_t bytes = std::min(buffer_align, 4 * KnownMultiple(base, multiples_));
+  return llvm::Align(static_cast<uint64_t>(std::max<int64_t>(4, bytes)));
+}
+
+// GPUs gather lane by lane.
+llvm::Value* CodeGenGpu::EmitGather(llvm::Type* type, llvm::Value* base, llvm::Value* index,
+                                    int lanes) {
+  llvm::Value* result = llvm::PoisonValue::get(type);
+  for (int i = 0; i < lanes; ++i) {
+    llvm::Value* lane = builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, lane);
+    llvm::Value* value = builder_.CreateAlignedLoad(builder_.getFloatTy(), ptr, llvm::Align(4));
+    result = builder_.CreateInsertElement(result, value, static_cast<uint64_t>(i));
+  }
+  return result;
+}
+
+// And scatter lane by lane.
+void CodeGenGpu::EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) {
+  for (int i = 0; i < lanes; ++i) {
+    llvm::Value* lane = builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, lane);
+    builder_.CreateAlignedStore(builder_.CreateExtractElement(value, static_cast<uint64_t>(i)), ptr,
+                                llvm::Align(4));
+  }
 }
 
 void CodeGenGpu::EmitStore(const ir::Store* op) {
@@ -142,31 +217,7 @@ void CodeGenGpu::EmitStore(const ir::Store* op) {
   }
   // Elsewhere an asynchronous copy is a plain store: it is complete before any barrier (so is
   // one that simplification reduced to zeros).
-  llvm::Value* value = Emit(op->value);
-  llvm::Value* base = BufferBase(op->buffer);
-  if (op->atomic_add) {
-    EmitAtomicAdd(base, op->index, value);
-    return;
-  }
-  if (op->index.type().is_scalar()) {
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(op->index));
-    builder_.CreateAlignedStore(value, ptr, llvm::Align(4));
-    return;
-  }
-  const auto* ramp = op->index.As<ir::Ramp>();
-  if (ramp != nullptr && ir::IsConst(ramp->stride, 1)) {
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(ramp->base));
-    builder_.CreateAlignedStore(value, ptr, DenseAlignment(op->buffer, ramp->base));
-    return;
-  }
-  // A scatter: lane by lane.
-  llvm::Value* index = Emit(op->index);
-  for (int i = 0; i < op->index.type().lanes(); ++i) {
-    llvm::Value* lane = builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, lane);
-    builder_.CreateAlignedStore(builder_.CreateExtractElement(value, static_cast<uint64_t>(i)), ptr,
-                                llvm::Align(4));
-  }
+  CodeGenLlvm::EmitStore(op);
 }
 
 // cp.async.ca.shared.global of 4, 8 or 16 bytes (cg for 16: past L1, as the data is staged in
@@ -217,7 +268,7 @@ void CodeGenGpu::EmitAtomicAdd(llvm::Value* base, const ir::Expr& index_expr, ll
   const llvm::SyncScope::ID scope =
       nvptx() ? llvm::SyncScope::ID{llvm::SyncScope::System} : ctx_.getOrInsertSyncScopeID("agent");
   std::vector<llvm::AtomicRMWInst*> adds =
-      EmitAtomicAdds(builder_, base, Emit(index_expr), value, index_expr.type().lanes(), scope);
+      EmitAtomicAdds(base, Emit(index_expr), value, index_expr.type().lanes(), scope);
   if (nvptx()) {
     return;
   }
@@ -258,45 +309,7 @@ void CodeGenGpu::EmitFor(const ir::For* op) {
     return;
   }
   // Serial, unrolled and vectorized loops that the passes left: a counted loop.
-  llvm::Value* begin = Emit(op->min);
-  llvm::Value* end = builder_.CreateAdd(begin, Emit(op->extent));
-  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, op->var.name() + ".loop", function_);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, op->var.name() + ".exit");
-  builder_.CreateCondBr(builder_.CreateICmpSLT(begin, end), loop, exit);
-  builder_.SetInsertPoint(loop);
-  llvm::PHINode* phi = builder_.CreatePHI(begin->getType(), 2, op->var.name());
-  phi->addIncoming(begin, preheader);
-  vars_[op->var.get()] = phi;
-  Emit(op->body);
-  vars_.erase(op->var.get());
-  llvm::Value* next = builder_.CreateAdd(phi, llvm::ConstantInt::get(begin->getType(), 1),
-                                         op->var.name() + ".next", /*HasNUW=*/false,
-                                         /*HasNSW=*/true);
-  builder_.CreateCondBr(builder_.CreateICmpSLT(next, end), loop, exit);
-  phi->addIncoming(next, builder_.GetInsertBlock());
-  exit->insertInto(function_);
-  builder_.SetInsertPoint(exit);
-}
-
-void CodeGenGpu::EmitIfThenElse(const ir::IfThenElse* op) {
-  llvm::Value* cond = Emit(op->condition);
-  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
-  llvm::BasicBlock* else_bb =
-      op->else_case.defined() ? llvm::BasicBlock::Create(ctx_, "else") : nullptr;
-  llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "endif");
-  builder_.CreateCondBr(cond, then_bb, else_bb != nullptr ? else_bb : merge);
-  builder_.SetInsertPoint(then_bb);
-  Emit(op->then_case);
-  builder_.CreateBr(merge);
-  if (else_bb != nullptr) {
-    else_bb->insertInto(function_);
-    builder_.SetInsertPoint(else_bb);
-    Emit(op->else_case);
-    builder_.CreateBr(merge);
-  }
-  merge->insertInto(function_);
-  builder_.SetInsertPoint(merge);
+  EmitCountedLoop(op);
 }
 
 // gpu_shared: a module-level addrspace(3) array per allocation (static shared memory, 16-byte

@@ -4,13 +4,11 @@
 
 #include <map>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "codegen/ir/ir.h"
+#include "codegen/llvm/codegen_llvm.h"
 #include "common/gpu_arch.h"
-#include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
 namespace tune::llvm_backend {
@@ -29,7 +27,11 @@ int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int
 absl::Status LinkHsaCodeObject(const std::string& object_path, const std::string& out_path);
 
 /// Emits one kernel per LoweredFunc into a module for `arch`. Not thread-safe; one per module.
-class CodeGenGpu {
+/// The expressions and the shared statements are CodeGenLlvm's; this adds the kernel ABI, GPU
+/// loops as block / thread indices, gpu_shared and gpu_local arrays, barriers, asynchronous
+/// copies, device-scope atomic adds, lane-by-lane gathers and scatters, and the alignment of
+/// dense accesses that KnownMultiple proves.
+class CodeGenGpu final : public CodeGenLlvm {
  public:
   CodeGenGpu(llvm::Module* module, const GpuArch& arch);
 
@@ -41,43 +43,28 @@ class CodeGenGpu {
  private:
   bool nvptx() const { return arch_.kind == TargetKind::kCuda; }
 
-  // Expressions (codegen_gpu_expr.cc).
-  llvm::Value* Emit(const ir::Expr& e);
-  llvm::Value* EmitBinary(const ir::Expr& e);
-  llvm::Value* EmitCast(ir::Type to, const ir::Expr& value);
-  llvm::Value* EmitRamp(const ir::Ramp* op);
-  llvm::Value* EmitLoad(const ir::Load* op);
-  llvm::Value* BufferBase(const ir::Buffer& buffer);
-  /// Alignment of a dense access at element offset `base` of `buffer`.
-  llvm::Align DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base);
-  llvm::Type* LlvmType(ir::Type t);
+  // Hooks of CodeGenLlvm.
+  llvm::Value* EmitCallExtern(const ir::CallExtern* op) override;
+  llvm::Value* EmitAddressOf(const ir::AddressOf* op) override;
+  llvm::Align DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base) override;
+  llvm::Value* EmitGather(llvm::Type* type, llvm::Value* base, llvm::Value* index,
+                          int lanes) override;
+  void EmitStore(const ir::Store* op) override;
+  void EmitLetStmt(const ir::LetStmt* op) override;
+  void EmitFor(const ir::For* op) override;
+  void EmitAllocate(const ir::Allocate* op) override;
+  void EmitEvaluate(const ir::Evaluate* op) override;
+  void EmitBarrier(const ir::Barrier* op) override;
+  void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) override;
+  void EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) override;
 
-  // Statements (codegen_gpu.cc).
-  void Emit(const ir::Stmt& s);
-  void EmitStore(const ir::Store* op);
-  void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value);
-  void EmitFor(const ir::For* op);
-  void EmitIfThenElse(const ir::IfThenElse* op);
-  void EmitAllocate(const ir::Allocate* op);
-  void EmitBarrier(const ir::Barrier* op);
   void EmitAsyncCopy(const ir::Store* op);
   llvm::Value* GpuIndex(bool block, int axis);
   void AnnotateKernel(llvm::Function* f, const GpuLaunch& launch);
 
-  void Fail(absl::Status status);
-
-  llvm::Module* module_;
-  llvm::LLVMContext& ctx_;
-  llvm::IRBuilder<> builder_;
   GpuArch arch_;
-
-  llvm::Function* function_ = nullptr;
-  llvm::BasicBlock* entry_ = nullptr;  // allocas go here
-  std::string func_name_;
-  std::map<const ir::Variable*, llvm::Value*> vars_;
+  llvm::BasicBlock* entry_ = nullptr;                 // allocas go here
   std::map<const ir::Variable*, int64_t> multiples_;  // let-bound variables' known multiples
-  std::map<const ir::BufferNode*, llvm::Value*> buffers_;
-  absl::Status status_;
 };
 
 }  // namespace tune::llvm_backend

@@ -46,28 +46,31 @@ class ShapeChecker {
       return false;
     }
     switch (s.kind()) {
-      case ir::NodeKind::kFor: {
+      case ir::StmtKind::kFor: {
         const auto* op = s.As<ir::For>();
         return op->loop_kind == ir::LoopKind::kGpuBlock || HasBlockLoop(op->body);
       }
-      case ir::NodeKind::kBlock:
+      case ir::StmtKind::kBlock:
         for (const ir::Stmt& c : s.As<ir::Block>()->stmts) {
           if (HasBlockLoop(c)) {
             return true;
           }
         }
         return false;
-      case ir::NodeKind::kIfThenElse: {
+      case ir::StmtKind::kIfThenElse: {
         const auto* op = s.As<ir::IfThenElse>();
         return HasBlockLoop(op->then_case) || HasBlockLoop(op->else_case);
       }
-      case ir::NodeKind::kLetStmt:
+      case ir::StmtKind::kLetStmt:
         return HasBlockLoop(s.As<ir::LetStmt>()->body);
-      case ir::NodeKind::kAllocate:
+      case ir::StmtKind::kAllocate:
         return HasBlockLoop(s.As<ir::Allocate>()->body);
-      default:
+      case ir::StmtKind::kStore:
+      case ir::StmtKind::kEvaluate:
+      case ir::StmtKind::kBarrier:
         return false;
     }
+    return false;
   }
 
   void Fail(std::string message) {
@@ -81,15 +84,15 @@ class ShapeChecker {
       return;
     }
     switch (s.kind()) {
-      case ir::NodeKind::kFor:
+      case ir::StmtKind::kFor:
         WalkFor(s.As<ir::For>(), ctx);
         return;
-      case ir::NodeKind::kBlock:
+      case ir::StmtKind::kBlock:
         for (const ir::Stmt& c : s.As<ir::Block>()->stmts) {
           Walk(c, ctx);
         }
         return;
-      case ir::NodeKind::kIfThenElse: {
+      case ir::StmtKind::kIfThenElse: {
         const auto* op = s.As<ir::IfThenElse>();
         Context inner = ctx;
         inner.conditional = ctx.in_thread || ctx.conditional;
@@ -97,13 +100,13 @@ class ShapeChecker {
         Walk(op->else_case, inner);
         return;
       }
-      case ir::NodeKind::kLetStmt:
+      case ir::StmtKind::kLetStmt:
         Walk(s.As<ir::LetStmt>()->body, ctx);
         return;
-      case ir::NodeKind::kAllocate:
+      case ir::StmtKind::kAllocate:
         WalkAllocate(s.As<ir::Allocate>(), ctx);
         return;
-      case ir::NodeKind::kBarrier:
+      case ir::StmtKind::kBarrier:
         if (!ctx.in_thread) {
           Fail(
               "barrier() outside the gpu_thread loops: a barrier must sit inside the thread "
@@ -114,14 +117,14 @@ class ShapeChecker {
               "may not depend on a condition");
         }
         return;
-      case ir::NodeKind::kStore:
+      case ir::StmtKind::kStore:
         if (has_block_loops_ && !ctx.in_block) {
           Fail(StrCat("store to ", s.As<ir::Store>()->buffer.name(),
                       " outside the gpu_block loops: every thread of every block would run it; "
                       "block loops must be outermost"));
         }
         return;
-      default:
+      case ir::StmtKind::kEvaluate:
         return;
     }
   }

@@ -62,24 +62,24 @@ std::optional<Interval> IntervalScope::Of(const Expr& e) const {
     return std::nullopt;
   }
   switch (e.kind()) {
-    case NodeKind::kAdd:
+    case ExprKind::kAdd:
       return Hull({AddChecked(a->lo, b->lo), AddChecked(a->hi, b->hi)});
-    case NodeKind::kSub:
+    case ExprKind::kSub:
       return Hull({SubChecked(a->lo, b->hi), SubChecked(a->hi, b->lo)});
-    case NodeKind::kMul:
+    case ExprKind::kMul:
       return Hull({MulChecked(a->lo, b->lo), MulChecked(a->lo, b->hi), MulChecked(a->hi, b->lo),
                    MulChecked(a->hi, b->hi)});
-    case NodeKind::kMin:
+    case ExprKind::kMin:
       return Interval{std::min(a->lo, b->lo), std::min(a->hi, b->hi)};
-    case NodeKind::kMax:
+    case ExprKind::kMax:
       return Interval{std::max(a->lo, b->lo), std::max(a->hi, b->hi)};
-    case NodeKind::kDiv: {
+    case ExprKind::kDiv: {
       if (!b->IsPoint() || b->lo == 0 || (b->lo == -1 && a->lo == INT64_MIN)) {
         return std::nullopt;
       }
       return Hull({FloorDiv(a->lo, b->lo), FloorDiv(a->hi, b->lo)});
     }
-    case NodeKind::kMod: {
+    case ExprKind::kMod: {
       if (!b->IsPoint() || b->lo == 0) {
         return std::nullopt;
       }
@@ -89,34 +89,26 @@ std::optional<Interval> IntervalScope::Of(const Expr& e) const {
       }
       return c > 0 ? Interval{0, c - 1} : Interval{c + 1, 0};
     }
-    case NodeKind::kIntImm:
-    case NodeKind::kFloatImm:
-    case NodeKind::kVar:
-    case NodeKind::kEQ:
-    case NodeKind::kNE:
-    case NodeKind::kLT:
-    case NodeKind::kLE:
-    case NodeKind::kGT:
-    case NodeKind::kGE:
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
-    case NodeKind::kNot:
-    case NodeKind::kSelect:
-    case NodeKind::kCast:
-    case NodeKind::kBroadcast:
-    case NodeKind::kRamp:
-    case NodeKind::kLoad:
-    case NodeKind::kFma:
-    case NodeKind::kCallExtern:
-    case NodeKind::kAddressOf:
-    case NodeKind::kStore:
-    case NodeKind::kFor:
-    case NodeKind::kBlock:
-    case NodeKind::kIfThenElse:
-    case NodeKind::kLetStmt:
-    case NodeKind::kAllocate:
-    case NodeKind::kEvaluate:
-    case NodeKind::kBarrier:
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm:
+    case ExprKind::kVar:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
+    case ExprKind::kNot:
+    case ExprKind::kSelect:
+    case ExprKind::kCast:
+    case ExprKind::kBroadcast:
+    case ExprKind::kRamp:
+    case ExprKind::kLoad:
+    case ExprKind::kFma:
+    case ExprKind::kCallExtern:
+    case ExprKind::kAddressOf:
       break;
   }
   return std::nullopt;
@@ -140,17 +132,17 @@ Expr IntervalScope::Fold(const Expr& e) const {
     if (!a || !b) {
       return e;
     }
-    NodeKind k = e.kind();
-    if (k == NodeKind::kMod && b->IsPoint() && b->lo > 0 &&
+    ExprKind k = e.kind();
+    if (k == ExprKind::kMod && b->IsPoint() && b->lo > 0 &&
         FloorDiv(a->lo, b->lo) == FloorDiv(a->hi, b->lo)) {
       int64_t offset = FloorDiv(a->lo, b->lo) * b->lo;
       return offset == 0 ? bin->a : Sub::Make(bin->a, IntImm::Make(offset, e.type()));
     }
-    if (k == NodeKind::kMin || k == NodeKind::kMax) {
+    if (k == ExprKind::kMin || k == ExprKind::kMax) {
       bool a_first = a->hi <= b->lo;
       bool b_first = b->hi <= a->lo;
       if (a_first || b_first) {
-        return (k == NodeKind::kMin) == a_first ? bin->a : bin->b;
+        return (k == ExprKind::kMin) == a_first ? bin->a : bin->b;
       }
     }
     return e;
@@ -164,24 +156,24 @@ Expr IntervalScope::Fold(const Expr& e) const {
     return e;
   }
   std::optional<bool> decided;
-  NodeKind k = e.kind();
-  if (k == NodeKind::kLT || k == NodeKind::kGE) {
+  ExprKind k = e.kind();
+  if (k == ExprKind::kLT || k == ExprKind::kGE) {
     if (a->hi < b->lo) {
-      decided = k == NodeKind::kLT;
+      decided = k == ExprKind::kLT;
     } else if (a->lo >= b->hi) {
-      decided = k == NodeKind::kGE;
+      decided = k == ExprKind::kGE;
     }
-  } else if (k == NodeKind::kLE || k == NodeKind::kGT) {
+  } else if (k == ExprKind::kLE || k == ExprKind::kGT) {
     if (a->hi <= b->lo) {
-      decided = k == NodeKind::kLE;
+      decided = k == ExprKind::kLE;
     } else if (a->lo > b->hi) {
-      decided = k == NodeKind::kGT;
+      decided = k == ExprKind::kGT;
     }
-  } else if (k == NodeKind::kEQ || k == NodeKind::kNE) {
+  } else if (k == ExprKind::kEQ || k == ExprKind::kNE) {
     bool disjoint = a->hi < b->lo || b->hi < a->lo;
     bool same_point = a->IsPoint() && b->IsPoint() && a->lo == b->lo;
     if (disjoint || same_point) {
-      decided = (k == NodeKind::kEQ) == same_point;
+      decided = (k == ExprKind::kEQ) == same_point;
     }
   }
   return decided ? IntImm::Make(*decided ? 1 : 0, Type::Bool()) : e;

@@ -302,18 +302,18 @@ template <typename T>
 Expr SCompare(Expr a, Expr b) {
   int lanes = a.type().lanes();
   auto decide = [](auto x, auto y) {
-    if constexpr (T::kKind == NodeKind::kEQ) {
+    if constexpr (T::kKind == ExprKind::kEQ) {
       return x == y;
-    } else if constexpr (T::kKind == NodeKind::kNE) {
+    } else if constexpr (T::kKind == ExprKind::kNE) {
       return x != y;
-    } else if constexpr (T::kKind == NodeKind::kLT) {
+    } else if constexpr (T::kKind == ExprKind::kLT) {
       return x < y;
-    } else if constexpr (T::kKind == NodeKind::kLE) {
+    } else if constexpr (T::kKind == ExprKind::kLE) {
       return x <= y;
-    } else if constexpr (T::kKind == NodeKind::kGT) {
+    } else if constexpr (T::kKind == ExprKind::kGT) {
       return x > y;
     } else {
-      static_assert(T::kKind == NodeKind::kGE);
+      static_assert(T::kKind == ExprKind::kGE);
       return x >= y;
     }
   };

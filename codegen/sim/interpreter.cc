@@ -10,45 +10,7 @@
 namespace tune::sim {
 namespace {
 
-using ir::NodeKind;
-
-Value MakeValue(ir::Type type) {
-  Value v;
-  v.type = type;
-  if (type.lanes() == 1) {
-    v.lanes.push_back(Lane{.i = 0});  // cheaper than the generic resize for scalars
-  } else {
-    v.lanes.resize(type.lanes());
-  }
-  return v;
-}
-
-Value IntValue(ir::Type type, int64_t i) {
-  Value v;
-  v.type = type;
-  v.lanes.push_back(Lane{.i = i});
-  return v;
-}
-
-// Lane `i` of `v`, a scalar standing for every lane.
-inline const Lane& LaneOf(const Value& v, int i) { return v.lanes[v.lanes.size() == 1 ? 0 : i]; }
-
-inline int64_t Wrap(int64_t v, const ir::Type& t) {
-  return t.bits() == 32 ? static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v))) : v;
-}
-
-inline float FloatMin(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) {
-    return std::numeric_limits<float>::quiet_NaN();
-  }
-  return b < a ? b : a;
-}
-inline float FloatMax(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) {
-    return std::numeric_limits<float>::quiet_NaN();
-  }
-  return a < b ? b : a;
-}
+using ir::StmtKind;
 
 std::string ScopeText(const SimBuffer& b) {
   if (b.param_index >= 0) {
@@ -190,21 +152,6 @@ void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
   }
 }
 
-Value Interpreter::EvalLoad(const ir::Load* op) {
-  SimBuffer* b = LookupBuffer(op->buffer.get());
-  Value index = Eval(op->index);
-  Value v = MakeValue(op->type);
-  const bool shared = !b->cells.empty();
-  for (int i = 0; i < op->type.lanes(); ++i) {
-    int64_t k = CheckedIndex(*b, LaneOf(index, i).i, "load from");
-    if (shared) {
-      TrackShared(*b, k, /*write=*/false);
-    }
-    v.lanes[i].f = b->data[k];
-  }
-  return v;
-}
-
 void Interpreter::ExecStore(const ir::Store* op) {
   SimBuffer* b = LookupBuffer(op->buffer.get());
   Value value = Eval(op->value);
@@ -310,18 +257,18 @@ void Interpreter::Exec(const ir::Stmt& s) {
     return;
   }
   switch (s.kind()) {
-    case NodeKind::kStore:
+    case StmtKind::kStore:
       ExecStore(s.As<ir::Store>());
       return;
-    case NodeKind::kFor:
+    case StmtKind::kFor:
       ExecFor(s.As<ir::For>());
       return;
-    case NodeKind::kBlock:
+    case StmtKind::kBlock:
       for (const ir::Stmt& child : s.As<ir::Block>()->stmts) {
         Exec(child);
       }
       return;
-    case NodeKind::kIfThenElse: {
+    case StmtKind::kIfThenElse: {
       const auto* op = s.As<ir::IfThenElse>();
       if (Eval(op->condition).lanes[0].i != 0) {
         Exec(op->then_case);
@@ -330,7 +277,7 @@ void Interpreter::Exec(const ir::Stmt& s) {
       }
       return;
     }
-    case NodeKind::kLetStmt: {
+    case StmtKind::kLetStmt: {
       const auto* op = s.As<ir::LetStmt>();
       Value v = Eval(op->value);
       vars_.emplace_back(op->var.get(), std::move(v));
@@ -338,290 +285,22 @@ void Interpreter::Exec(const ir::Stmt& s) {
       vars_.pop_back();
       return;
     }
-    case NodeKind::kAllocate:
+    case StmtKind::kAllocate:
       ExecAllocate(s.As<ir::Allocate>());
       return;
-    case NodeKind::kEvaluate:
+    case StmtKind::kEvaluate:
       Eval(s.As<ir::Evaluate>()->value);
       return;
-    case NodeKind::kBarrier:
+    case StmtKind::kBarrier:
       if (!in_threads_) {
         Fail(absl::StatusCode::kInvalidArgument,
              "barrier() outside gpu_thread loops (a barrier synchronises the threads of a block)");
       }
       hooks_->Barrier(*this, s.As<ir::Barrier>());
       return;
-    default:
-      Fail(absl::StatusCode::kInternal,
-           absl::StrCat("unexpected statement kind ", std::string(ir::NodeKindName(s.kind()))));
   }
-}
-
-Value Interpreter::EvalArith(const ir::ExprNode* n) {
-  const auto* op = static_cast<const ir::BinaryExprNode*>(n);
-  const ir::Type t = n->type;
-  Value a = Eval(op->a);
-  Value b = Eval(op->b);
-  Value r = MakeValue(t);
-  const int lanes = t.lanes();
-  if (t.is_float()) {
-    for (int i = 0; i < lanes; ++i) {
-      float x = LaneOf(a, i).f, y = LaneOf(b, i).f, z = 0;
-      switch (n->kind) {
-        case NodeKind::kAdd:
-          z = x + y;
-          break;
-        case NodeKind::kSub:
-          z = x - y;
-          break;
-        case NodeKind::kMul:
-          z = x * y;
-          break;
-        case NodeKind::kDiv:
-          z = x / y;
-          break;
-        case NodeKind::kMin:
-          z = FloatMin(x, y);
-          break;
-        case NodeKind::kMax:
-          z = FloatMax(x, y);
-          break;
-        default:
-          Fail(absl::StatusCode::kInvalidArgument, "Mod of float32 values (Mod is integer)");
-      }
-      r.lanes[i].f = z;
-    }
-    return r;
-  }
-  for (int i = 0; i < lanes; ++i) {
-    int64_t x = LaneOf(a, i).i, y = LaneOf(b, i).i, z = 0;
-    const auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
-    switch (n->kind) {
-      case NodeKind::kAdd:
-        z = static_cast<int64_t>(ux + uy);
-        break;
-      case NodeKind::kSub:
-        z = static_cast<int64_t>(ux - uy);
-        break;
-      case NodeKind::kMul:
-        z = static_cast<int64_t>(ux * uy);
-        break;
-      case NodeKind::kDiv:
-      case NodeKind::kMod:
-        if (y == 0) {
-          Fail(absl::StatusCode::kFailedPrecondition,
-               absl::StrCat("integer division by zero (", x,
-                            n->kind == NodeKind::kDiv ? " / " : " % ", y, ")"));
-        }
-        if (y == -1) {
-          z = n->kind == NodeKind::kDiv ? static_cast<int64_t>(0 - ux) : 0;
-        } else {
-          z = n->kind == NodeKind::kDiv ? ir::FloorDiv(x, y) : ir::FloorMod(x, y);
-        }
-        break;
-      case NodeKind::kMin:
-        z = y < x ? y : x;
-        break;
-      default:
-        z = x < y ? y : x;
-        break;
-    }
-    r.lanes[i].i = Wrap(z, t);
-  }
-  return r;
-}
-
-Value Interpreter::EvalCompare(const ir::ExprNode* n) {
-  const auto* op = static_cast<const ir::BinaryExprNode*>(n);
-  Value a = Eval(op->a);
-  Value b = Eval(op->b);
-  Value r = MakeValue(n->type);
-  const bool fl = a.type.is_float();
-  for (int i = 0; i < n->type.lanes(); ++i) {
-    // float32 lanes compare exactly as doubles.
-    double x = fl ? LaneOf(a, i).f : 0, y = fl ? LaneOf(b, i).f : 0;
-    int64_t p = fl ? 0 : LaneOf(a, i).i, q = fl ? 0 : LaneOf(b, i).i;
-    bool z;
-    switch (n->kind) {
-      case NodeKind::kEQ:
-        z = fl ? x == y : p == q;
-        break;
-      case NodeKind::kNE:
-        z = fl ? x != y : p != q;
-        break;
-      case NodeKind::kLT:
-        z = fl ? x < y : p < q;
-        break;
-      case NodeKind::kLE:
-        z = fl ? x <= y : p <= q;
-        break;
-      case NodeKind::kGT:
-        z = fl ? x > y : p > q;
-        break;
-      default:
-        z = fl ? x >= y : p >= q;
-        break;
-    }
-    r.lanes[i].i = z ? 1 : 0;
-  }
-  return r;
-}
-
-Value Interpreter::EvalLogic(const ir::ExprNode* n) {
-  Value r = MakeValue(n->type);
-  if (n->kind == NodeKind::kNot) {
-    Value a = Eval(static_cast<const ir::Not*>(n)->a);
-    for (int i = 0; i < n->type.lanes(); ++i) {
-      r.lanes[i].i = LaneOf(a, i).i != 0 ? 0 : 1;
-    }
-    return r;
-  }
-  const auto* op = static_cast<const ir::BinaryExprNode*>(n);
-  Value a = Eval(op->a);
-  Value b = Eval(op->b);
-  for (int i = 0; i < n->type.lanes(); ++i) {
-    bool x = LaneOf(a, i).i != 0, y = LaneOf(b, i).i != 0;
-    r.lanes[i].i = (n->kind == NodeKind::kAnd ? (x && y) : (x || y)) ? 1 : 0;
-  }
-  return r;
-}
-
-Value Interpreter::EvalSelect(const ir::Select* op) {
-  Value c = Eval(op->condition);
-  Value x = Eval(op->true_value);
-  Value y = Eval(op->false_value);
-  Value r = MakeValue(op->type);
-  for (int i = 0; i < op->type.lanes(); ++i) {
-    r.lanes[i] = LaneOf(c, i).i != 0 ? LaneOf(x, i) : LaneOf(y, i);
-  }
-  return r;
-}
-
-Value Interpreter::EvalCast(const ir::Cast* op) {
-  const ir::Type t = op->type;
-  Value a = Eval(op->value);
-  Value r = MakeValue(t);
-  for (int i = 0; i < t.lanes(); ++i) {
-    const Lane& l = LaneOf(a, i);
-    if (t.is_float()) {
-      r.lanes[i].f = a.type.is_float() ? l.f : static_cast<float>(l.i);
-    } else if (t.is_bool()) {
-      r.lanes[i].i = (a.type.is_float() ? l.f != 0 : l.i != 0) ? 1 : 0;
-    } else if (a.type.is_float()) {
-      const double limit = t.bits() == 32 ? 2147483648.0 : 9223372036854775808.0;
-      if (!(std::fabs(static_cast<double>(l.f)) < limit)) {
-        Fail(absl::StatusCode::kFailedPrecondition,
-             absl::StrCat("cast of float32 ", l.f, " to ", t.ToString(), " (NaN or out of range)"));
-      }
-      r.lanes[i].i = static_cast<int64_t>(l.f);
-    } else {
-      r.lanes[i].i = Wrap(l.i, t);
-    }
-  }
-  return r;
-}
-
-Value Interpreter::EvalVector(const ir::ExprNode* n) {
-  const ir::Type t = n->type;
-  Value r = MakeValue(t);
-  if (n->kind == NodeKind::kBroadcast) {
-    Value a = Eval(static_cast<const ir::Broadcast*>(n)->value);
-    for (int i = 0; i < t.lanes(); ++i) {
-      r.lanes[i] = a.lanes[0];
-    }
-    return r;
-  }
-  const auto* op = static_cast<const ir::Ramp*>(n);
-  const int64_t base = Eval(op->base).lanes[0].i;
-  const int64_t stride = Eval(op->stride).lanes[0].i;
-  for (int i = 0; i < t.lanes(); ++i) {
-    r.lanes[i].i = Wrap(
-        static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(stride) * i), t);
-  }
-  return r;
-}
-
-Value Interpreter::EvalFma(const ir::Fma* op) {
-  Value a = Eval(op->a);
-  Value b = Eval(op->b);
-  Value c = Eval(op->c);
-  Value r = MakeValue(op->type);
-  for (int i = 0; i < op->type.lanes(); ++i) {
-    r.lanes[i].f = std::fma(LaneOf(a, i).f, LaneOf(b, i).f, LaneOf(c, i).f);
-  }
-  return r;
-}
-
-Value Interpreter::Eval(const ir::Expr& e) {
-  const ir::ExprNode* n = e.get();
-  if (in_threads_ && ++depth_ > kMaxThreadExprDepth) {
-    Fail(absl::StatusCode::kResourceExhausted,
-         absl::StrCat("expression nested deeper than ", kMaxThreadExprDepth,
-                      " levels in thread code (the simulator's fiber stack limit)"));
-  }
-  struct DepthGuard {
-    int* depth;
-    bool on;
-    ~DepthGuard() {
-      if (on) {
-        --*depth;
-      }
-    }
-  } guard{&depth_, in_threads_};
-  switch (n->kind) {
-    case NodeKind::kIntImm:
-      return IntValue(n->type, static_cast<const ir::IntImm*>(n)->value);
-    case NodeKind::kFloatImm: {
-      Value v;
-      v.type = n->type;
-      v.lanes.push_back(Lane{.f = static_cast<float>(static_cast<const ir::FloatImm*>(n)->value)});
-      return v;
-    }
-    case NodeKind::kVar:
-      return LookupVar(static_cast<const ir::Variable*>(n));
-    case NodeKind::kAdd:
-    case NodeKind::kSub:
-    case NodeKind::kMul:
-    case NodeKind::kDiv:
-    case NodeKind::kMod:
-    case NodeKind::kMin:
-    case NodeKind::kMax:
-      return EvalArith(n);
-    case NodeKind::kEQ:
-    case NodeKind::kNE:
-    case NodeKind::kLT:
-    case NodeKind::kLE:
-    case NodeKind::kGT:
-    case NodeKind::kGE:
-      return EvalCompare(n);
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
-    case NodeKind::kNot:
-      return EvalLogic(n);
-    case NodeKind::kSelect:
-      return EvalSelect(static_cast<const ir::Select*>(n));
-    case NodeKind::kCast:
-      return EvalCast(static_cast<const ir::Cast*>(n));
-    case NodeKind::kBroadcast:
-    case NodeKind::kRamp:
-      return EvalVector(n);
-    case NodeKind::kLoad:
-      return EvalLoad(static_cast<const ir::Load*>(n));
-    case NodeKind::kFma:
-      return EvalFma(static_cast<const ir::Fma*>(n));
-    case NodeKind::kCallExtern:
-      Fail(absl::StatusCode::kUnimplemented,
-           absl::StrCat("call of the external function `",
-                        static_cast<const ir::CallExtern*>(n)->symbol,
-                        "` (the GPU simulator does not run external code)"));
-    case NodeKind::kAddressOf:
-      Fail(absl::StatusCode::kUnimplemented,
-           absl::StrCat("address of buffer `", static_cast<const ir::AddressOf*>(n)->buffer.name(),
-                        "` (the GPU simulator does not run external code)"));
-    default:
-      Fail(absl::StatusCode::kInternal,
-           absl::StrCat("unexpected expression kind ", std::string(ir::NodeKindName(n->kind))));
-  }
+  Fail(absl::StatusCode::kInternal,
+       absl::StrCat("unexpected statement kind ", std::string(ir::StmtKindName(s.kind()))));
 }
 
 }  // namespace tune::sim

@@ -4,6 +4,7 @@
 // per-element tracking of gpu_shared accesses. What happens at the GPU loops and at Barrier is
 // delegated to ExecHooks, which gpu_sim.cc implements with fibers.
 //
+// Statements run in interpreter.cc, expressions are evaluated in interpreter_eval.cc.
 // Faults are thrown as SimError (caught by the simulator and turned into the returned status);
 // nothing here is part of codegen's public interface.
 #pragma once
@@ -33,6 +34,26 @@ struct Value {
   ir::Type type;
   absl::InlinedVector<Lane, 8> lanes;
 };
+
+/// A value of `type` with zeroed lanes.
+inline Value MakeValue(ir::Type type) {
+  Value v;
+  v.type = type;
+  if (type.lanes() == 1) {
+    v.lanes.push_back(Lane{.i = 0});  // cheaper than the generic resize for scalars
+  } else {
+    v.lanes.resize(type.lanes());
+  }
+  return v;
+}
+
+/// A scalar integer value.
+inline Value IntValue(ir::Type type, int64_t i) {
+  Value v;
+  v.type = type;
+  v.lanes.push_back(Lane{.i = i});
+  return v;
+}
 
 /// A fault of the simulated kernel, or IR the simulator cannot run.
 struct SimError {
@@ -112,15 +133,24 @@ class Interpreter {
   SimBuffer* LookupBuffer(const ir::BufferNode* node) const;
   int64_t CheckedIndex(const SimBuffer& buffer, int64_t index, const char* access) const;
   void TrackShared(SimBuffer& buffer, int64_t index, bool write) const;
-  // One per kind of node, out of line so that Eval's frame (on a fiber stack) stays small.
-  [[gnu::noinline]] Value EvalArith(const ir::ExprNode* n);
-  [[gnu::noinline]] Value EvalCompare(const ir::ExprNode* n);
-  [[gnu::noinline]] Value EvalLogic(const ir::ExprNode* n);
+  // Expressions (interpreter_eval.cc): one function per kind of node, out of line so that
+  // Eval's frame (on a fiber stack) stays small. The binary ones take the operator lane-wise.
+  template <typename FloatOp, typename IntOp>
+  [[gnu::noinline]] Value EvalArith(const ir::BinaryExprNode* op, FloatOp float_op, IntOp int_op);
+  template <typename Op>
+  [[gnu::noinline]] Value EvalCompare(const ir::BinaryExprNode* op, Op compare);
+  template <typename Op>
+  [[gnu::noinline]] Value EvalLogic(const ir::BinaryExprNode* op, Op logic);
+  [[gnu::noinline]] Value EvalNot(const ir::Not* op);
   [[gnu::noinline]] Value EvalSelect(const ir::Select* op);
   [[gnu::noinline]] Value EvalCast(const ir::Cast* op);
-  [[gnu::noinline]] Value EvalVector(const ir::ExprNode* n);
+  [[gnu::noinline]] Value EvalBroadcast(const ir::Broadcast* op);
+  [[gnu::noinline]] Value EvalRamp(const ir::Ramp* op);
   [[gnu::noinline]] Value EvalFma(const ir::Fma* op);
   [[gnu::noinline]] Value EvalLoad(const ir::Load* op);
+  /// Floor division (`div`) or floor modulo of integers; division by zero is a fault.
+  int64_t IntDivMod(int64_t x, int64_t y, bool div) const;
+  // Statements (interpreter.cc).
   void ExecStore(const ir::Store* op);
   void ExecFor(const ir::For* op);
   void ExecAllocate(const ir::Allocate* op);

@@ -11,8 +11,8 @@
 #include <set>
 #include <string>
 
-#include "search/cost_model.h"
 #include "search/strategy.h"
+#include "search/xgb_cost_model.h"
 
 namespace tune {
 namespace {
@@ -326,7 +326,7 @@ TEST(CostModelTest, RanksUnseenConfigsInTheOrderOfTheirTimes) {
       test_secs.push_back(Secs(valid[i]));
     }
   }
-  CostModel model;
+  XgbCostModel model;
   ASSERT_TRUE(model.Fit(train, labels, std::vector<uint32_t>(labels.size(), 0)).ok());
   absl::StatusOr<std::vector<float>> scores = model.Predict(test);
   ASSERT_TRUE(scores.ok()) << scores.status();
@@ -347,7 +347,7 @@ TEST(CostModelTest, RanksUnseenConfigsInTheOrderOfTheirTimes) {
 }
 
 TEST(CostModelTest, RefusesToPredictBeforeFittingAndMismatchedInput) {
-  CostModel model;
+  XgbCostModel model;
   FeatureMatrix x(2);
   x.Append(std::vector<float>{1, 2});
   EXPECT_EQ(model.Predict(x).status().code(), absl::StatusCode::kFailedPrecondition);

@@ -1,0 +1,268 @@
+#include "codegen/ir/expr.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "codegen/ir/ir.h"
+#include "codegen/ir/node_util.h"
+#include "common/status.h"
+
+namespace tune::ir {
+namespace {
+
+void MatchTypes(ExprKind op, Expr* a, Expr* b) {
+  TUNE_CHECK(a->defined() && b->defined()) << ExprKindName(op) << ": undefined operand";
+  if (a->type() == b->type()) {
+    return;
+  }
+  if (a->type().Element() != b->type().Element()) {
+    Expr ca = ConvertImmediate(*a, b->type().Element());
+    if (ca.defined() && a->type().is_scalar()) {
+      *a = ca;
+    } else {
+      Expr cb = ConvertImmediate(*b, a->type().Element());
+      if (cb.defined() && b->type().is_scalar()) {
+        *b = cb;
+      }
+    }
+  }
+  int lanes = std::max(a->type().lanes(), b->type().lanes());
+  if (a->type().is_scalar() && lanes > 1) {
+    *a = Broadcast::Make(*a, lanes);
+  }
+  if (b->type().is_scalar() && lanes > 1) {
+    *b = Broadcast::Make(*b, lanes);
+  }
+  TUNE_CHECK(a->type() == b->type())
+      << ExprKindName(op) << ": operand types differ: " << a->type().ToString() << " vs "
+      << b->type().ToString();
+}
+
+bool IsNumeric(Type t) { return t.is_int() || t.is_float(); }
+
+template <typename T>
+Expr MakeBinary(Expr a, Expr b, Type result_elem_or_operand) {
+  auto node = std::make_shared<T>();
+  node->type = result_elem_or_operand;
+  node->a = std::move(a);
+  node->b = std::move(b);
+  return Expr(std::shared_ptr<const ExprNode>(std::move(node)));
+}
+
+template <typename T>
+Expr MakeArith(Expr a, Expr b, bool int_only) {
+  MatchTypes(T::kKind, &a, &b);
+  Type t = a.type();
+  TUNE_CHECK(int_only ? t.is_int() : IsNumeric(t))
+      << ExprKindName(T::kKind) << ": operands must be " << (int_only ? "integers" : "numeric")
+      << ", got " << t.ToString();
+  return MakeBinary<T>(std::move(a), std::move(b), t);
+}
+
+template <typename T>
+Expr MakeCompare(Expr a, Expr b, bool allow_bool) {
+  MatchTypes(T::kKind, &a, &b);
+  Type t = a.type();
+  TUNE_CHECK(IsNumeric(t) || (allow_bool && t.is_bool()))
+      << ExprKindName(T::kKind) << ": cannot compare " << t.ToString();
+  return MakeBinary<T>(std::move(a), std::move(b), Type::Bool(t.lanes()));
+}
+
+template <typename T>
+Expr MakeLogic(Expr a, Expr b) {
+  MatchTypes(T::kKind, &a, &b);
+  Type t = a.type();
+  TUNE_CHECK(t.is_bool()) << ExprKindName(T::kKind) << ": operands must be bool, got "
+                          << t.ToString();
+  return MakeBinary<T>(std::move(a), std::move(b), t);
+}
+
+template <typename T>
+std::shared_ptr<T> NewExpr(Type type) {
+  auto node = std::make_shared<T>();
+  node->type = type;
+  return node;
+}
+
+template <typename T>
+Expr Wrap(std::shared_ptr<T> node) {
+  return Expr(std::shared_ptr<const ExprNode>(std::move(node)));
+}
+
+}  // namespace
+
+// --- expressions ----------------------------------------------------------------------------
+
+Expr IntImm::Make(int64_t value, Type type) {
+  TUNE_CHECK(type == Type::Int64() || type == Type::Int32() || type == Type::Bool())
+      << "IntImm: type must be int64, int32 or bool, got " << type.ToString();
+  if (type == Type::Int32()) {
+    TUNE_CHECK(value >= std::numeric_limits<int32_t>::min() &&
+               value <= std::numeric_limits<int32_t>::max())
+        << "IntImm: " << value << " does not fit int32";
+  }
+  if (type.is_bool()) {
+    TUNE_CHECK(value == 0 || value == 1) << "IntImm: bool value must be 0 or 1, got " << value;
+  }
+  auto node = NewExpr<IntImm>(type);
+  node->value = value;
+  return Wrap(std::move(node));
+}
+
+Expr FloatImm::Make(double value, Type type) {
+  TUNE_CHECK(type == Type::Float32()) << "FloatImm: type must be float32, got " << type.ToString();
+  auto node = NewExpr<FloatImm>(type);
+  node->value = static_cast<double>(static_cast<float>(value));
+  return Wrap(std::move(node));
+}
+
+Var Variable::Make(std::string name, Type type) {
+  TUNE_CHECK(IsIdentifier(name)) << "Var: name '" << name << "' is not an identifier";
+  TUNE_CHECK(type.IsSupported() && !type.is_handle())
+      << "Var " << name << ": unsupported type " << type.ToString();
+  auto node = NewExpr<Variable>(type);
+  node->name = std::move(name);
+  const Variable* raw = node.get();
+  Expr holder = Wrap(std::move(node));
+  return Var(raw);
+}
+
+Expr Add::Make(Expr a, Expr b) { return MakeArith<Add>(std::move(a), std::move(b), false); }
+Expr Sub::Make(Expr a, Expr b) { return MakeArith<Sub>(std::move(a), std::move(b), false); }
+Expr Mul::Make(Expr a, Expr b) { return MakeArith<Mul>(std::move(a), std::move(b), false); }
+Expr Div::Make(Expr a, Expr b) { return MakeArith<Div>(std::move(a), std::move(b), false); }
+Expr Mod::Make(Expr a, Expr b) { return MakeArith<Mod>(std::move(a), std::move(b), true); }
+Expr Min::Make(Expr a, Expr b) { return MakeArith<Min>(std::move(a), std::move(b), false); }
+Expr Max::Make(Expr a, Expr b) { return MakeArith<Max>(std::move(a), std::move(b), false); }
+Expr EQ::Make(Expr a, Expr b) { return MakeCompare<EQ>(std::move(a), std::move(b), true); }
+Expr NE::Make(Expr a, Expr b) { return MakeCompare<NE>(std::move(a), std::move(b), true); }
+Expr LT::Make(Expr a, Expr b) { return MakeCompare<LT>(std::move(a), std::move(b), false); }
+Expr LE::Make(Expr a, Expr b) { return MakeCompare<LE>(std::move(a), std::move(b), false); }
+Expr GT::Make(Expr a, Expr b) { return MakeCompare<GT>(std::move(a), std::move(b), false); }
+Expr GE::Make(Expr a, Expr b) { return MakeCompare<GE>(std::move(a), std::move(b), false); }
+Expr And::Make(Expr a, Expr b) { return MakeLogic<And>(std::move(a), std::move(b)); }
+Expr Or::Make(Expr a, Expr b) { return MakeLogic<Or>(std::move(a), std::move(b)); }
+
+Expr Not::Make(Expr a) {
+  TUNE_CHECK(a.defined() && a.type().is_bool()) << "Not: operand must be bool";
+  auto node = NewExpr<Not>(a.type());
+  node->a = std::move(a);
+  return Wrap(std::move(node));
+}
+
+Expr Select::Make(Expr condition, Expr true_value, Expr false_value) {
+  TUNE_CHECK(condition.defined() && condition.type().is_bool()) << "Select: condition must be bool";
+  MatchTypes(kKind, &true_value, &false_value);
+  int lanes = true_value.type().lanes();
+  if (condition.type().lanes() > lanes) {
+    lanes = condition.type().lanes();
+    true_value = BroadcastTo(true_value, lanes);
+    false_value = BroadcastTo(false_value, lanes);
+  }
+  TUNE_CHECK(condition.type().is_scalar() || condition.type().lanes() == lanes)
+      << "Select: condition lanes " << condition.type().lanes() << " vs value lanes " << lanes;
+  auto node = NewExpr<Select>(true_value.type());
+  node->condition = std::move(condition);
+  node->true_value = std::move(true_value);
+  node->false_value = std::move(false_value);
+  return Wrap(std::move(node));
+}
+
+Expr Cast::Make(Type type, Expr value) {
+  TUNE_CHECK(value.defined()) << "Cast: undefined value";
+  TUNE_CHECK(type.IsSupported() && !type.is_handle() && !value.type().is_handle())
+      << "Cast: cannot cast " << value.type().ToString() << " to " << type.ToString();
+  TUNE_CHECK(type.lanes() == value.type().lanes())
+      << "Cast: lanes differ: " << value.type().ToString() << " to " << type.ToString();
+  auto node = NewExpr<Cast>(type);
+  node->value = std::move(value);
+  return Wrap(std::move(node));
+}
+
+Expr Broadcast::Make(Expr value, int lanes) {
+  TUNE_CHECK(value.defined() && value.type().is_scalar() && !value.type().is_handle())
+      << "Broadcast: value must be a non-pointer scalar";
+  TUNE_CHECK(lanes >= 2) << "Broadcast: lanes must be >= 2, got " << lanes;
+  auto node = NewExpr<Broadcast>(value.type().WithLanes(lanes));
+  node->value = std::move(value);
+  node->lanes = lanes;
+  return Wrap(std::move(node));
+}
+
+Expr Ramp::Make(Expr base, Expr stride, int lanes) {
+  TUNE_CHECK(base.defined() && stride.defined()) << "Ramp: undefined operand";
+  TUNE_CHECK(base.type().is_scalar() && stride.type().is_scalar())
+      << "Ramp: base and stride must be scalars";
+  MatchTypes(kKind, &base, &stride);
+  TUNE_CHECK(base.type().is_int())
+      << "Ramp: base must be an integer, got " << base.type().ToString();
+  TUNE_CHECK(lanes >= 2) << "Ramp: lanes must be >= 2, got " << lanes;
+  auto node = NewExpr<Ramp>(base.type().WithLanes(lanes));
+  node->base = std::move(base);
+  node->stride = std::move(stride);
+  node->lanes = lanes;
+  return Wrap(std::move(node));
+}
+
+Expr Load::Make(Buffer buffer, Expr index) {
+  TUNE_CHECK(buffer.defined()) << "Load: undefined buffer";
+  TUNE_CHECK(index.defined() && index.type().is_int())
+      << "Load " << buffer.name() << ": index must be an integer";
+  auto node = NewExpr<Load>(buffer.element_type().WithLanes(index.type().lanes()));
+  node->buffer = std::move(buffer);
+  node->index = std::move(index);
+  return Wrap(std::move(node));
+}
+
+Expr Load::Make(Buffer buffer, Expr base, int lanes) {
+  TUNE_CHECK(lanes >= 1) << "Load: lanes must be >= 1";
+  if (lanes == 1) {
+    return Make(std::move(buffer), std::move(base));
+  }
+  return Make(std::move(buffer), Ramp::Make(std::move(base), 1, lanes));
+}
+
+Expr Fma::Make(Expr a, Expr b, Expr c) {
+  TUNE_CHECK(a.defined() && b.defined() && c.defined()) << "Fma: undefined operand";
+  int lanes = std::max({a.type().lanes(), b.type().lanes(), c.type().lanes()});
+  for (Expr* e : {&a, &b, &c}) {
+    CoerceTo(e, Type::Float32(), lanes);
+    TUNE_CHECK(e->type() == Type::Float32(lanes))
+        << "Fma: operands must be float32 with " << lanes << " lanes, got " << e->type().ToString();
+  }
+  auto node = NewExpr<Fma>(a.type());
+  node->a = std::move(a);
+  node->b = std::move(b);
+  node->c = std::move(c);
+  return Wrap(std::move(node));
+}
+
+Expr CallExtern::Make(Type type, std::string symbol, std::vector<Expr> args) {
+  TUNE_CHECK(IsIdentifier(symbol)) << "CallExtern: symbol '" << symbol << "' is not a C identifier";
+  TUNE_CHECK(type == Type::Int32() || type == Type::Int64() || type == Type::Float32())
+      << "CallExtern " << symbol << ": result must be int32, int64 or float32, got "
+      << type.ToString();
+  for (const Expr& arg : args) {
+    TUNE_CHECK(arg.defined()) << "CallExtern " << symbol << ": undefined argument";
+    Type t = arg.type();
+    TUNE_CHECK(t == Type::Int32() || t == Type::Int64() || t == Type::Float32() ||
+               t == Type::FloatPtr())
+        << "CallExtern " << symbol << ": unsupported argument type " << t.ToString();
+  }
+  auto node = NewExpr<CallExtern>(type);
+  node->symbol = std::move(symbol);
+  node->args = std::move(args);
+  return Wrap(std::move(node));
+}
+
+Expr AddressOf::Make(Buffer buffer, Expr index) {
+  TUNE_CHECK(buffer.defined()) << "AddressOf: undefined buffer";
+  TUNE_CHECK(index.defined() && index.type().is_int() && index.type().is_scalar())
+      << "AddressOf " << buffer.name() << ": index must be a scalar integer";
+  auto node = NewExpr<AddressOf>(Type::FloatPtr());
+  node->buffer = std::move(buffer);
+  node->index = std::move(index);
+  return Wrap(std::move(node));
+}
+
+}  // namespace tune::ir
