@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "codegen/plugins/plugin.h"
 #include "codegen/templates/conv2d_cpu_blocked.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
@@ -16,6 +15,7 @@
 #include "codegen/templates/gemm_cpu_library.h"
 #include "codegen/templates/gemm_gpu_library.h"
 #include "codegen/templates/gemm_gpu_tiled.h"
+#include "codegen/templates/plugin_families.h"
 #include "codegen/templates/ukernel_templates.h"
 #include "common/runtime_libs.h"
 #include "common/status.h"
@@ -41,7 +41,7 @@ const std::array<const KernelTemplate*, 18>& Table() {
 // The built-in templates, then the installed plugins' families.
 std::vector<const KernelTemplate*> Everything() {
   std::vector<const KernelTemplate*> all(Table().begin(), Table().end());
-  std::vector<const KernelTemplate*> plugins = InstalledPluginTemplates();
+  std::vector<const KernelTemplate*> plugins = PluginFamilies();
   all.insert(all.end(), plugins.begin(), plugins.end());
   return all;
 }
