@@ -1,7 +1,8 @@
 #include "codegen/compiler.h"
 
-#include <cctype>
 #include <filesystem>
+#include <iterator>
+#include <map>
 #include <set>
 
 #include "codegen/c_header.h"
@@ -95,7 +96,7 @@ absl::Status CheckRecorded(const KernelChoice& recorded, const Workload& workloa
     return absl::NotFoundError(
         StrCat("template '", recorded.template_name, "' is unknown to this build"));
   }
-  if (tpl->op != workload.op() || tpl->target_kind != target.kind ||
+  if (tpl->op != workload.op() || !TemplateBuildsFor(*tpl, target.kind) ||
       (!required_template.empty() && tpl->name != required_template)) {
     return absl::InvalidArgumentError(
         StrCat("template '", recorded.template_name, "' does not apply"));
@@ -103,123 +104,104 @@ absl::Status CheckRecorded(const KernelChoice& recorded, const Workload& workloa
   return tpl->space(workload, target).Validate(recorded.config);
 }
 
-}  // namespace
-
-bool IsCIdentifier(std::string_view name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {
-    return false;
-  }
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
-      return false;
-    }
-  }
-  return true;
-}
-
-Compiler::Compiler(Target target, BestConfigLookup lookup, LowerOptions lower)
-    : target_(std::move(target)), lookup_(std::move(lookup)), lower_(std::move(lower)) {}
-
-absl::StatusOr<ir::LoweredFunc> Compiler::BuildLowered(const Workload& workload,
-                                                       const KernelTemplate& tpl,
-                                                       const Config& config,
-                                                       std::string_view func_name) const {
+absl::Status CheckFunctionName(std::string_view func_name) {
   if (!IsCIdentifier(func_name)) {
     return absl::InvalidArgumentError(
         StrCat("function name '", func_name, "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
   }
-  ASSIGN_OR_RETURN(ir::LoweredFunc func, tpl.build(workload, target_, config, func_name));
-  return Lower(std::move(func), lower_);
-}
-
-absl::Status Compiler::AddWeightPreparation(const Workload& workload, const KernelTemplate& tpl,
-                                            const Config& config, std::string_view func_name,
-                                            std::vector<ir::LoweredFunc>* funcs,
-                                            std::vector<ExportedConstant>* constants) const {
-  if (!workload.prepared_weights()) {
-    return absl::OkStatus();
-  }
-  ASSIGN_OR_RETURN(PreparedWeights prepared,
-                   PrepareWeights(tpl, workload, target_, config, func_name));
-  ASSIGN_OR_RETURN(ir::LoweredFunc lowered, Lower(std::move(prepared.func), lower_));
-  funcs->push_back(std::move(lowered));
-  constants->push_back({PreparedFloatsName(func_name), prepared.floats});
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Compiler::LoweredText(const Workload& workload,
-                                                  const KernelTemplate& tpl, const Config& config,
-                                                  std::string_view func_name) const {
-  if (tpl.build_object) {
-    return absl::NotFoundError(StrCat(tpl.name, " is compiled by its codegen plugin"));
-  }
-  ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
-  std::string text = ir::ToText(func);
-  // Prepared weights: the preparation is part of the artifact (the kernel's IR alone may be the
-  // same as for canonical weights).
-  std::vector<ir::LoweredFunc> preparation;
-  std::vector<ExportedConstant> constants;
-  RETURN_IF_ERROR(AddWeightPreparation(workload, tpl, config, func_name, &preparation, &constants));
-  for (const ir::LoweredFunc& f : preparation) {
-    StrAppend(&text, "\n", ir::ToText(f));
-  }
-  for (const ExportedConstant& c : constants) {
-    StrAppend(&text, "\nconst int64 ", c.name, " = ", c.value, "\n");
-  }
-  return text;
-}
-
-absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
-                                                 const KernelTemplate& tpl, const Config& config,
-                                                 std::string_view func_name) {
-  Artifact artifact;
-  Linked linked;
-  if (tpl.build_object) {
-    // A codegen plugin's family: its object, linked and checked like ours.
-    RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
-    if (!IsCIdentifier(func_name)) {
-      return absl::InvalidArgumentError(
-          StrCat("function name '", func_name, "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
-    }
-    ASSIGN_OR_RETURN(std::string object, tpl.build_object(workload, target_, config, func_name));
-    ASSIGN_OR_RETURN(linked, LinkInScratch({object}, "", {}, {std::string(func_name)}));
-  } else {
-    ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(workload, tpl, config, func_name));
-    artifact.external_libs = func.external_libs;
-    if (target_.kind != TargetKind::kLlvm && HasGpuLoops(func.body)) {
-      GpuCodegenOptions options;
-      options.target = target_;
-      ASSIGN_OR_RETURN(GpuModule module, EmitGpuModule({func}, options));
-      artifact.format = module.format;
-      artifact.code = std::move(module.code);
-      artifact.entry_symbol = std::string(func_name);
-      artifact.launch = module.kernels.front().launch;
-      artifact.hash = ArtifactHash(artifact.format, artifact.code);
-      artifact.llvm_ir = std::move(module.llvm_ir);
-      artifact.template_name = std::string(tpl.name);
-      artifact.template_version = tpl.version;
-      artifact.config = ConfigToString(config);
-      artifact.tolerance_scale = TemplateTolerance(tpl, workload, config);
-      return artifact;
-    }
-    std::vector<ir::LoweredFunc> funcs = {std::move(func)};
-    std::vector<ExportedConstant> constants;
-    RETURN_IF_ERROR(AddWeightPreparation(workload, tpl, config, func_name, &funcs, &constants));
-    const CpuCodegenOptions options =
-        IsGpuLibraryTemplate(tpl, target_) ? GpuLibraryHostOptions() : CodegenOptions(target_);
-    ASSIGN_OR_RETURN(std::string object,
-                     EmitCpuObject(funcs, options, &artifact.llvm_ir, constants));
-    ASSIGN_OR_RETURN(linked, LinkInScratch({object}));
-  }
-  artifact.format = CodeFormat::kSharedObject;
-  artifact.code = std::move(linked.shared_object);
+// The fields of an artifact that come from its template and config.
+void Describe(const KernelTemplate& tpl, const Workload& workload, const Config& config,
+              std::string_view func_name, Artifact& artifact) {
   artifact.entry_symbol = std::string(func_name);
   artifact.hash = ArtifactHash(artifact.format, artifact.code);
-  artifact.needed_libs = std::move(linked.needed_libs);
   artifact.template_name = std::string(tpl.name);
   artifact.template_version = tpl.version;
   artifact.config = ConfigToString(config);
   artifact.tolerance_scale = TemplateTolerance(tpl, workload, config);
+}
+
+}  // namespace
+
+Compiler::Compiler(Target target, BestConfigLookup lookup, LowerOptions lower)
+    : target_(std::move(target)), lookup_(std::move(lookup)), lower_(std::move(lower)) {}
+
+absl::StatusOr<LoweredKernel> Compiler::Lower(const Workload& workload, const KernelTemplate& tpl,
+                                              const Config& config,
+                                              std::string_view func_name) const {
+  if (tpl.build_object) {
+    return absl::NotFoundError(StrCat(tpl.name, " is compiled by its codegen plugin"));
+  }
+  RETURN_IF_ERROR(CheckFunctionName(func_name));
+  LoweredKernel kernel{&tpl, workload, config, std::string(func_name)};
+  ASSIGN_OR_RETURN(kernel.source, tpl.build(workload, target_, config, func_name));
+  ASSIGN_OR_RETURN(ir::LoweredFunc func, tune::Lower(kernel.source, lower_));
+  kernel.text = ir::ToText(func);
+  kernel.funcs.push_back(std::move(func));
+  if (!workload.prepared_weights()) {
+    return kernel;
+  }
+  // Prepared weights: the preparation is part of the artifact (the kernel's IR alone may be the
+  // same as for canonical weights).
+  ASSIGN_OR_RETURN(PreparedWeights prepared,
+                   PrepareWeights(tpl, workload, target_, config, func_name));
+  ASSIGN_OR_RETURN(ir::LoweredFunc preparation, tune::Lower(std::move(prepared.func), lower_));
+  StrAppend(&kernel.text, "\n", ir::ToText(preparation));
+  kernel.funcs.push_back(std::move(preparation));
+  kernel.constants.push_back({PreparedFloatsName(func_name), prepared.floats});
+  StrAppend(&kernel.text, "\nconst int64 ", kernel.constants.back().name, " = ",
+            kernel.constants.back().value, "\n");
+  return kernel;
+}
+
+absl::StatusOr<Artifact> Compiler::Emit(const LoweredKernel& kernel) const {
+  TUNE_CHECK(kernel.tpl != nullptr && !kernel.funcs.empty()) << "Emit needs a lowered kernel";
+  const KernelTemplate& tpl = *kernel.tpl;
+  const ir::LoweredFunc& func = kernel.funcs.front();
+  Artifact artifact;
+  artifact.external_libs = func.external_libs;
+  if (target_.kind != TargetKind::kLlvm && HasGpuLoops(func.body)) {
+    GpuCodegenOptions options;
+    options.target = target_;
+    ASSIGN_OR_RETURN(GpuModule module, EmitGpuModule({func}, options));
+    artifact.format = module.format;
+    artifact.code = std::move(module.code);
+    artifact.launch = module.kernels.front().launch;
+    artifact.llvm_ir = std::move(module.llvm_ir);
+    Describe(tpl, kernel.workload, kernel.config, kernel.func_name, artifact);
+    return artifact;
+  }
+  const CpuCodegenOptions options =
+      IsGpuLibraryTemplate(tpl, target_) ? GpuLibraryHostOptions() : CodegenOptions(target_);
+  ASSIGN_OR_RETURN(std::string object,
+                   EmitCpuObject(kernel.funcs, options, &artifact.llvm_ir, kernel.constants));
+  ASSIGN_OR_RETURN(Linked linked, LinkInScratch({object}));
+  artifact.format = CodeFormat::kSharedObject;
+  artifact.code = std::move(linked.shared_object);
+  artifact.needed_libs = std::move(linked.needed_libs);
+  Describe(tpl, kernel.workload, kernel.config, kernel.func_name, artifact);
+  return artifact;
+}
+
+absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
+                                                 const KernelTemplate& tpl, const Config& config,
+                                                 std::string_view func_name) const {
+  if (!tpl.build_object) {
+    ASSIGN_OR_RETURN(LoweredKernel kernel, Lower(workload, tpl, config, func_name));
+    return Emit(kernel);
+  }
+  // A codegen plugin's family: its object, linked and checked like ours.
+  RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
+  RETURN_IF_ERROR(CheckFunctionName(func_name));
+  ASSIGN_OR_RETURN(std::string object, tpl.build_object(workload, target_, config, func_name));
+  ASSIGN_OR_RETURN(Linked linked, LinkInScratch({object}, "", {}, {std::string(func_name)}));
+  Artifact artifact;
+  artifact.format = CodeFormat::kSharedObject;
+  artifact.code = std::move(linked.shared_object);
+  artifact.needed_libs = std::move(linked.needed_libs);
+  Describe(tpl, workload, config, func_name, artifact);
   return artifact;
 }
 
@@ -228,7 +210,7 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
   const KernelTemplate* tpl = nullptr;
   if (!request.template_name.empty()) {
     tpl = FindTemplate(request.template_name, target_.kind);
-    if (tpl == nullptr || tpl->op != workload.op() || tpl->target_kind != target_.kind) {
+    if (tpl == nullptr || tpl->op != workload.op() || !TemplateBuildsFor(*tpl, target_.kind)) {
       return absl::InvalidArgumentError(StrCat("template '", request.template_name,
                                                "' does not build '", workload.ToString(),
                                                "' for target '", target_.ToString(), "'"));
@@ -304,7 +286,7 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
                                                      const std::string& header_path) {
   if (target_.kind != TargetKind::kLlvm) {
     // cuda / rocm: device code plus host stubs (codegen/gpu_library.h).
-    return BuildGpuLibrary(*this, lower_, requests, so_path, header_path, EmitGpuModule);
+    return BuildGpuLibrary(requests, so_path, header_path);
   }
   if (requests.empty()) {
     return absl::InvalidArgumentError("no kernels requested: give at least one workload");
@@ -344,11 +326,10 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
       plugin_objects.push_back(std::move(object));
       plugin_symbols.push_back(kernel.func_name);
     } else {
-      ASSIGN_OR_RETURN(ir::LoweredFunc func, BuildLowered(request.workload, *tpl,
-                                                          kernel.choice.config, kernel.func_name));
-      funcs.push_back(std::move(func));
-      RETURN_IF_ERROR(AddWeightPreparation(request.workload, *tpl, kernel.choice.config,
-                                           kernel.func_name, &funcs, &constants));
+      ASSIGN_OR_RETURN(LoweredKernel lowered,
+                       Lower(request.workload, *tpl, kernel.choice.config, kernel.func_name));
+      std::move(lowered.funcs.begin(), lowered.funcs.end(), std::back_inserter(funcs));
+      constants.insert(constants.end(), lowered.constants.begin(), lowered.constants.end());
     }
     result.kernels.push_back(std::move(kernel));
   }
@@ -393,6 +374,96 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
                             k.choice.template_version, ConfigToString(k.choice.config), k.origin});
   }
   RETURN_IF_ERROR(WriteFileAtomically(so_path, linked.shared_object));
+  absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
+  if (!header.ok()) {
+    std::error_code ec;
+    fs::remove(so_path, ec);
+    return header;
+  }
+  return result;
+}
+
+absl::StatusOr<LibraryResult> Compiler::BuildGpuLibrary(const std::vector<KernelRequest>& requests,
+                                                        const std::string& so_path,
+                                                        const std::string& header_path) {
+  const Target& target = target_;
+  if (requests.empty()) {
+    return absl::InvalidArgumentError("no kernels requested: give at least one workload");
+  }
+  LibraryResult result;
+  result.so_path = so_path;
+  result.header_path = header_path;
+  std::set<std::string> names;
+  std::vector<ir::LoweredFunc> funcs;
+  for (const KernelRequest& request : requests) {
+    LibraryKernel kernel{
+        request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
+        request.workload, KernelChoice{}, ""};
+    if (!IsCIdentifier(kernel.func_name)) {
+      return absl::InvalidArgumentError(StrCat("function name '", kernel.func_name,
+                                               "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+    }
+    if (!names.insert(kernel.func_name).second) {
+      return absl::InvalidArgumentError(
+          StrCat("function name '", kernel.func_name,
+                 "' is used twice: give each workload a distinct name"));
+    }
+    ASSIGN_OR_RETURN(kernel.choice, Choose(request, &kernel.origin));
+    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name, target_.kind);
+    if (tpl == nullptr || !tpl->build) {
+      return absl::UnimplementedError(
+          StrCat("template '", kernel.choice.template_name,
+                 "' has no IR builder (codegen plugins build CPU objects only): it cannot be part "
+                 "of a GPU library"));
+    }
+    // A GPU template's IR has GPU loops and becomes device code plus a host stub; a library
+    // template's IR is host code with the stream parameter (LinkGpuLibrary tells them apart).
+    ASSIGN_OR_RETURN(ir::LoweredFunc func,
+                     tpl->build(request.workload, target, kernel.choice.config, kernel.func_name));
+    ASSIGN_OR_RETURN(func, tune::Lower(std::move(func), lower_));
+    if (func.params.size() != request.workload.Arguments().size()) {
+      return absl::InternalError(StrCat("template '", tpl->name, "' built ", func.params.size(),
+                                        " parameters for '", request.workload.ToString(),
+                                        "', which has ", request.workload.Arguments().size(),
+                                        " arguments"));
+    }
+    func.param_elements.clear();
+    for (const TensorArg& arg : request.workload.Arguments()) {
+      func.param_elements.push_back(arg.NumElements());
+    }
+    funcs.push_back(std::move(func));
+    result.kernels.push_back(std::move(kernel));
+  }
+  ASSIGN_OR_RETURN(
+      GpuLibraryBinary binary,
+      LinkGpuLibrary(target, funcs, fs::path(so_path).filename().string(), EmitGpuModule));
+  result.needed_libs = binary.needed_libs;
+  result.external_libs = binary.external_libs;
+  result.llvm_ir = std::move(binary.llvm_ir);
+
+  std::map<std::string, GpuLaunch> launches;
+  for (const GpuKernel& kernel : binary.kernels) {
+    launches[kernel.name] = kernel.launch;
+  }
+  HeaderSpec spec;
+  spec.guard_name = fs::path(header_path).filename().string();
+  spec.library_name = fs::path(so_path).filename().string();
+  spec.target = target;
+  spec.needed_libs = result.needed_libs;
+  spec.external_libs = result.external_libs;
+  for (const LibraryKernel& k : result.kernels) {
+    HeaderKernel header{k.func_name,
+                        k.workload,
+                        k.choice.template_name,
+                        k.choice.template_version,
+                        ConfigToString(k.choice.config),
+                        k.origin};
+    if (auto it = launches.find(k.func_name); it != launches.end()) {
+      header.launch = it->second;
+    }
+    spec.kernels.push_back(std::move(header));
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(so_path, binary.shared_object));
   absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
   if (!header.ok()) {
     std::error_code ec;

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/ir/ir.h"
+#include "codegen/llvm/c_identifier.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "codegen/lower.h"
 #include "codegen/templates/template.h"
@@ -65,6 +67,21 @@ struct Artifact {
   std::string llvm_ir;         // optimised LLVM IR of the kernel
 };
 
+/// One config's kernel after lowering (Compiler::Lower): what Compiler::Emit compiles. With the
+/// target and the template, its `text` decides the artifact's code, so a builder remembers
+/// artifacts by it.
+struct LoweredKernel {
+  const KernelTemplate* tpl = nullptr;  // templates live for the program
+  Workload workload;
+  Config config;
+  std::string func_name;
+  ir::LoweredFunc source = {};              // the template's IR of the kernel, before lowering
+  std::vector<ir::LoweredFunc> funcs = {};  // lowered: the kernel, then its weights' preparation
+                                            // (prepared weights)
+  std::vector<ExportedConstant> constants = {};  // the prepared weights' size (PreparedFloatsName)
+  std::string text = {};                         // canonical text of `funcs` and `constants`
+};
+
 /// One kernel of a built library, with where its config came from.
 struct LibraryKernel {
   std::string func_name;
@@ -94,22 +111,25 @@ class Compiler {
 
   const Target& target() const { return target_; }
 
-  /// Builds one artifact for one config: template IR -> lowering -> LLVM -> object -> shared
-  /// library, read back into memory. For cuda / rocm targets, a kernel with GPU loops becomes
-  /// PTX (kPtx) or an HSA code object (kHsaco) with its launch geometry; one without GPU loops
-  /// (a library candidate's host code) is a host shared object built for generic x86-64. Used by
-  /// the tuning daemon's build pool (thread-safe: no shared mutable state). A config outside the
-  /// template's space or a workload the template does not build is InvalidArgument; a codegen or
-  /// link failure is the backend's status.
-  absl::StatusOr<Artifact> BuildArtifact(const Workload& workload, const KernelTemplate& tpl,
-                                         const Config& config, std::string_view func_name);
+  /// Builds the template's IR for one config and lowers it, with the weights' preparation for
+  /// prepared weights. NotFound for templates whose code someone else compiles (build_object);
+  /// a config outside the template's space, a workload the template does not build or a
+  /// function name that is not a C identifier is InvalidArgument; a lowering error otherwise.
+  absl::StatusOr<LoweredKernel> Lower(const Workload& workload, const KernelTemplate& tpl,
+                                      const Config& config, std::string_view func_name) const;
 
-  /// The text of the lowered IR that BuildArtifact compiles for this config (with the weights'
-  /// preparation, for prepared weights): with the target and the template, what determines the
-  /// artifact's code (a builder remembers artifacts by it). NotFound for templates whose code
-  /// someone else compiles (build_object); the template's or lowering's error otherwise.
-  absl::StatusOr<std::string> LoweredText(const Workload& workload, const KernelTemplate& tpl,
-                                          const Config& config, std::string_view func_name) const;
+  /// Compiles a kernel this compiler lowered: LLVM -> object -> shared library, read back into
+  /// memory. For cuda / rocm targets, a kernel with GPU loops becomes PTX (kPtx) or an HSA code
+  /// object (kHsaco) with its launch geometry; one without GPU loops (a library candidate's host
+  /// code) is a host shared object built for generic x86-64. A codegen or link failure is the
+  /// backend's status. Thread-safe (no shared mutable state).
+  absl::StatusOr<Artifact> Emit(const LoweredKernel& kernel) const;
+
+  /// Builds one artifact for one config: Lower, then Emit; for a codegen plugin's family, the
+  /// plugin's object, linked and checked. Used by tune-compile's callers and tests; the tuning
+  /// daemon's builder calls Lower and Emit itself, to remember artifacts by the lowered text.
+  absl::StatusOr<Artifact> BuildArtifact(const Workload& workload, const KernelTemplate& tpl,
+                                         const Config& config, std::string_view func_name) const;
 
   /// Picks the template and config of one kernel: the request's own config when given, else
   /// the lookup's record when it is still valid today, else the template's default config;
@@ -130,24 +150,15 @@ class Compiler {
                                              const std::string& header_path);
 
  private:
-  /// Template IR for one kernel, lowered.
-  absl::StatusOr<ir::LoweredFunc> BuildLowered(const Workload& workload, const KernelTemplate& tpl,
-                                               const Config& config,
-                                               std::string_view func_name) const;
-  /// For a workload with prepared weights: appends kernel `func_name`'s preparation function,
-  /// lowered, to `funcs` and the size of its prepared weights to `constants`
-  /// (PrepareWeights); nothing otherwise.
-  absl::Status AddWeightPreparation(const Workload& workload, const KernelTemplate& tpl,
-                                    const Config& config, std::string_view func_name,
-                                    std::vector<ir::LoweredFunc>* funcs,
-                                    std::vector<ExportedConstant>* constants) const;
+  /// The GPU part of BuildLibrary (cuda / rocm targets): device code plus host stubs
+  /// (codegen/gpu_library.h), with the same contract.
+  absl::StatusOr<LibraryResult> BuildGpuLibrary(const std::vector<KernelRequest>& requests,
+                                                const std::string& so_path,
+                                                const std::string& header_path);
 
   Target target_;
   BestConfigLookup lookup_;
   LowerOptions lower_;
 };
-
-/// True for a C identifier ([A-Za-z_][A-Za-z0-9_]*) that is not reserved by tune's runtime.
-bool IsCIdentifier(std::string_view name);
 
 }  // namespace tune

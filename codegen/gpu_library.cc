@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "codegen/c_header.h"
+#include "codegen/llvm/c_identifier.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "codegen/llvm/gpu_launch.h"
 #include "codegen/llvm/host_stub.h"
@@ -181,97 +181,6 @@ absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
   }
   ASSIGN_OR_RETURN(out.shared_object, ReadFile(so_path));
   return out;
-}
-
-absl::StatusOr<LibraryResult> BuildGpuLibrary(Compiler& compiler, const LowerOptions& lower,
-                                              const std::vector<KernelRequest>& requests,
-                                              const std::string& so_path,
-                                              const std::string& header_path,
-                                              const GpuModuleEmitter& emit) {
-  const Target& target = compiler.target();
-  if (requests.empty()) {
-    return absl::InvalidArgumentError("no kernels requested: give at least one workload");
-  }
-  LibraryResult result;
-  result.so_path = so_path;
-  result.header_path = header_path;
-  std::set<std::string> names;
-  std::vector<ir::LoweredFunc> funcs;
-  for (const KernelRequest& request : requests) {
-    LibraryKernel kernel{
-        request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
-        request.workload, KernelChoice{}, ""};
-    if (!IsCIdentifier(kernel.func_name)) {
-      return absl::InvalidArgumentError(StrCat("function name '", kernel.func_name,
-                                               "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
-    }
-    if (!names.insert(kernel.func_name).second) {
-      return absl::InvalidArgumentError(
-          StrCat("function name '", kernel.func_name,
-                 "' is used twice: give each workload a distinct name"));
-    }
-    ASSIGN_OR_RETURN(kernel.choice, compiler.Choose(request, &kernel.origin));
-    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name, compiler.target().kind);
-    if (tpl == nullptr || !tpl->build) {
-      return absl::UnimplementedError(
-          StrCat("template '", kernel.choice.template_name,
-                 "' has no IR builder (codegen plugins build CPU objects only): it cannot be part "
-                 "of a GPU library"));
-    }
-    // A GPU template's IR has GPU loops and becomes device code plus a host stub; a library
-    // template's IR is host code with the stream parameter (LinkGpuLibrary tells them apart).
-    ASSIGN_OR_RETURN(ir::LoweredFunc func,
-                     tpl->build(request.workload, target, kernel.choice.config, kernel.func_name));
-    ASSIGN_OR_RETURN(func, Lower(std::move(func), lower));
-    if (func.params.size() != request.workload.Arguments().size()) {
-      return absl::InternalError(StrCat("template '", tpl->name, "' built ", func.params.size(),
-                                        " parameters for '", request.workload.ToString(),
-                                        "', which has ", request.workload.Arguments().size(),
-                                        " arguments"));
-    }
-    func.param_elements.clear();
-    for (const TensorArg& arg : request.workload.Arguments()) {
-      func.param_elements.push_back(arg.NumElements());
-    }
-    funcs.push_back(std::move(func));
-    result.kernels.push_back(std::move(kernel));
-  }
-  ASSIGN_OR_RETURN(GpuLibraryBinary binary,
-                   LinkGpuLibrary(target, funcs, fs::path(so_path).filename().string(), emit));
-  result.needed_libs = binary.needed_libs;
-  result.external_libs = binary.external_libs;
-  result.llvm_ir = std::move(binary.llvm_ir);
-
-  std::map<std::string, GpuLaunch> launches;
-  for (const GpuKernel& kernel : binary.kernels) {
-    launches[kernel.name] = kernel.launch;
-  }
-  HeaderSpec spec;
-  spec.guard_name = fs::path(header_path).filename().string();
-  spec.library_name = fs::path(so_path).filename().string();
-  spec.target = target;
-  spec.needed_libs = result.needed_libs;
-  spec.external_libs = result.external_libs;
-  for (const LibraryKernel& k : result.kernels) {
-    HeaderKernel header{k.func_name,
-                        k.workload,
-                        k.choice.template_name,
-                        k.choice.template_version,
-                        ConfigToString(k.choice.config),
-                        k.origin};
-    if (auto it = launches.find(k.func_name); it != launches.end()) {
-      header.launch = it->second;
-    }
-    spec.kernels.push_back(std::move(header));
-  }
-  RETURN_IF_ERROR(WriteFileAtomically(so_path, binary.shared_object));
-  absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
-  if (!header.ok()) {
-    std::error_code ec;
-    fs::remove(so_path, ec);
-    return header;
-  }
-  return result;
 }
 
 }  // namespace tune

@@ -1,4 +1,4 @@
-// GPU kernel libraries: what Compiler::BuildLibrary builds for cuda and rocm targets. One host
+// GPU kernel libraries: what Compiler::BuildLibrary links for cuda and rocm targets. One host
 // shared object (x86-64) with the GPU host ABI of codegen/README.md,
 //
 //   int NAME(const float* A, const float* B, [const float* bias,] float* C, void* stream)
@@ -20,10 +20,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "codegen/compiler.h"
 #include "codegen/ir/ir.h"
 #include "codegen/llvm/gpu_backend.h"
-#include "codegen/lower.h"
 #include "common/target.h"
 
 namespace tune {
@@ -55,14 +53,5 @@ absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
                                                 const std::vector<ir::LoweredFunc>& funcs,
                                                 const std::string& soname,
                                                 const GpuModuleEmitter& emit);
-
-/// Compiler::BuildLibrary for a cuda or rocm target: chooses each kernel's template and config
-/// with `compiler.Choose`, builds and lowers its IR, links the library with LinkGpuLibrary and
-/// writes it and its header (the same contract as BuildLibrary).
-absl::StatusOr<LibraryResult> BuildGpuLibrary(Compiler& compiler, const LowerOptions& lower,
-                                              const std::vector<KernelRequest>& requests,
-                                              const std::string& so_path,
-                                              const std::string& header_path,
-                                              const GpuModuleEmitter& emit);
 
 }  // namespace tune

@@ -16,10 +16,22 @@ namespace {
 // The GPU shims build everywhere (they open their vendor library at run time): no package.
 constexpr std::string_view kAlwaysBuilt = "nothing (the shim is always built)";
 
+// OpenMP's variable (oneDNN's runtime, OpenBLAS's OpenMP build) and OpenBLAS's own (its pthread
+// build).
+constexpr std::string_view kOpenblasThreads[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
+constexpr std::string_view kDnnlThreads[] = {"OMP_NUM_THREADS"};
+// Libraries a worker may load without a shim of tune's (--preload, a micro-kernel's library).
+constexpr std::string_view kOtherLibraryThreads[] = {"MKL_NUM_THREADS"};
+
+// Debian's OpenBLAS 0.3.21 picks a core below Sapphire Rapids' AVX-512 (BetterOpenblasCoretype).
+constexpr CoreTypeChoice kOpenblasCoreType = {"OpenBLAS", "OPENBLAS_CORETYPE",
+                                              "openblas_get_corename", &BetterOpenblasCoretype};
+
 constexpr std::array<RuntimeLibrary, 6> kLibraries = {{
     {"openblas", "libtune_openblas.so", "tune_openblas_describe", "libopenblas-dev",
-     TargetKind::kLlvm},
-    {"dnnl", "libtune_dnnl.so", "tune_dnnl_describe", "libdnnl-dev", TargetKind::kLlvm},
+     TargetKind::kLlvm, kOpenblasThreads, &kOpenblasCoreType},
+    {"dnnl", "libtune_dnnl.so", "tune_dnnl_describe", "libdnnl-dev", TargetKind::kLlvm,
+     kDnnlThreads},
     {"cublas", "libtune_cublas.so", "tune_cublas_describe", kAlwaysBuilt, TargetKind::kCuda},
     {"cudnn", "libtune_cudnn.so", "tune_cudnn_describe", kAlwaysBuilt, TargetKind::kCuda},
     {"rocblas", "libtune_rocblas.so", "tune_rocblas_describe", kAlwaysBuilt, TargetKind::kRocm},
@@ -48,6 +60,22 @@ const RuntimeLibrary* FindRuntimeLibraryByShim(std::string_view file) {
     }
   }
   return nullptr;
+}
+
+std::vector<std::string_view> LibraryThreadVariables() {
+  std::vector<std::string_view> out;
+  auto add = [&](std::span<const std::string_view> vars) {
+    for (std::string_view v : vars) {
+      if (std::find(out.begin(), out.end(), v) == out.end()) {
+        out.push_back(v);
+      }
+    }
+  };
+  for (const RuntimeLibrary& lib : kLibraries) {
+    add(lib.thread_env);
+  }
+  add(kOtherLibraryThreads);
+  return out;
 }
 
 std::string RuntimeLibraryDir() {

@@ -3,6 +3,8 @@
 // shim's file, the Debian package a build needs for it, and where a process finds it.
 //
 //   name       shim                   describe symbol            build needs
+//   (each entry also says which environment variables set the library's threads, and any choice
+//   of core type tune-server makes for it: OPENBLAS_CORETYPE)
 //   openblas   libtune_openblas.so    tune_openblas_describe     libopenblas-dev
 //   dnnl       libtune_dnnl.so        tune_dnnl_describe         libdnnl-dev
 //   cublas     libtune_cublas.so      tune_cublas_describe       nothing (cuda targets)
@@ -18,11 +20,25 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/target.h"
 
 namespace tune {
+
+/// A library's own choice of kernel set, made when it loads from what it detects of the CPU and
+/// overridden by an environment variable (OpenBLAS's OPENBLAS_CORETYPE), when that choice may
+/// fall short of the CPU: tune-server then sets the variable for its measurement processes so
+/// that the library's candidates are measured at their best (a user's own setting is kept).
+struct CoreTypeChoice {
+  std::string_view library_name;  // as people know it, for messages: "OpenBLAS"
+  std::string_view env;           // the variable the library reads when it loads
+  std::string_view core_symbol;   // `char* f()`: the core type the loaded library chose
+  /// The value that gives this CPU's widest vectors when the detected core does not; nullopt
+  /// when the detected core already uses them.
+  std::optional<std::string> (*better)(std::string_view detected_core);
+};
 
 struct RuntimeLibrary {
   std::string_view name;             // as in -libs=, e.g. "dnnl"
@@ -30,6 +46,11 @@ struct RuntimeLibrary {
   std::string_view describe_symbol;  // `int32_t f(char* buf, int64_t size)` of the shim
   std::string_view package;          // the Debian package the build needs to make the shim
   TargetKind target_kind;            // the kind of targets whose -libs= may name it
+  /// The environment variables that set how many threads the library runs (read when it
+  /// loads); tune-server sets each to --threads for its measurement processes.
+  std::span<const std::string_view> thread_env = {};
+  /// The library's core-type choice, or nullptr when it makes none tune-server corrects.
+  const CoreTypeChoice* core_type = nullptr;
 };
 
 /// Every library tune has a shim for, in a fixed order.
@@ -48,6 +69,12 @@ std::string RuntimeLibraryDir();
 /// The path of `library`'s shim. NotFound naming the path looked at, the library and the
 /// package to install (then rebuild tune) when it is not there.
 absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library);
+
+/// Every variable that sets a library's thread count, each once: those of the table's libraries
+/// (RuntimeLibrary::thread_env, in table order), then those of libraries that a worker may load
+/// without a shim of tune's (--preload, a micro-kernel's library: Intel MKL's MKL_NUM_THREADS).
+/// tune-server sets them all to --threads, whichever libraries it was asked for.
+std::vector<std::string_view> LibraryThreadVariables();
 
 /// The OpenBLAS core type (OPENBLAS_CORETYPE, read when OpenBLAS loads) that gives this CPU's
 /// widest vectors, when OpenBLAS's own choice `detected_core` (openblas_get_corename) does not:

@@ -36,40 +36,43 @@
 
 namespace {
 
-// With --libs openblas (preloaded by now) and no OPENBLAS_CORETYPE of the user's: the core type
-// the measurement children should run OpenBLAS with when its own detection falls short of this
-// CPU's widest vectors (tune::BetterOpenblasCoretype), so that its candidates are measured at
-// their best; nullopt otherwise. A user's OPENBLAS_CORETYPE is kept, with a warning when it
-// holds OpenBLAS below this CPU's widest vectors (records say the core in library_info).
-std::optional<std::string> OpenblasCoretypeForChildren(const std::vector<std::string>& libs) {
-  if (std::find(libs.begin(), libs.end(), "openblas") == libs.end()) {
+// The core type the measurement children should run `lib` with (common/runtime_libs.h,
+// CoreTypeChoice: OpenBLAS's OPENBLAS_CORETYPE), as "VAR=value", when its own detection falls
+// short of this CPU's widest vectors, so that its candidates are measured at their best; nullopt
+// otherwise. The library is preloaded by now. A user's own setting of the variable is kept, with
+// a warning when it holds the library below this CPU's widest vectors (records say the core in
+// library_info).
+std::optional<std::string> CoreTypeForChildren(const tune::RuntimeLibrary& lib) {
+  if (lib.core_type == nullptr) {
     return std::nullopt;
   }
-  // The shim was loaded with RTLD_GLOBAL, and OpenBLAS with it.
+  const tune::CoreTypeChoice& choice = *lib.core_type;
+  // The shim was loaded with RTLD_GLOBAL, and the library with it.
   using CoreName = char* (*)();
-  auto corename = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  auto corename =
+      reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, std::string(choice.core_symbol).c_str()));
   if (corename == nullptr) {
     return std::nullopt;
   }
   const std::string core = corename();
-  std::optional<std::string> better = tune::BetterOpenblasCoretype(core);
-  if (const char* users = std::getenv("OPENBLAS_CORETYPE"); users != nullptr) {
+  std::optional<std::string> better = choice.better(core);
+  if (const char* users = std::getenv(std::string(choice.env).c_str()); users != nullptr) {
     if (better) {
       tune::Logger("worker")->warn(
-          "OPENBLAS_CORETYPE={} is set: OpenBLAS candidates run its '{}' kernels, without this "
-          "CPU's widest vectors (OPENBLAS_CORETYPE={} has them; unset it to let tune-server "
-          "choose)",
-          users, core, *better);
+          "{}={} is set: {} candidates run its '{}' kernels, without this CPU's widest vectors "
+          "({}={} has them; unset it to let tune-server choose)",
+          choice.env, users, choice.library_name, core, choice.env, *better);
     }
     return std::nullopt;
   }
-  if (better) {
-    tune::Logger("worker")->info(
-        "OpenBLAS chose core '{}', without this CPU's widest vectors: measurements run it with "
-        "OPENBLAS_CORETYPE={} (set OPENBLAS_CORETYPE to choose otherwise)",
-        core, *better);
+  if (!better) {
+    return std::nullopt;
   }
-  return better;
+  tune::Logger("worker")->info(
+      "{} chose core '{}', without this CPU's widest vectors: measurements run it with {}={} (set "
+      "{} to choose otherwise)",
+      choice.library_name, core, choice.env, *better, choice.env);
+  return tune::StrCat(choice.env, "=", *better);
 }
 
 constexpr int kExitStartupError = 1;
@@ -110,9 +113,13 @@ int Serve(int argc, char** argv) {
                  "runtime shims are preloaded like --preload)")
       ->delimiter(',');
   app.add_option("--name", name, "worker name (default: <hostname>-<pid>)");
+  std::string thread_variables;
+  for (std::string_view var : tune::LibraryThreadVariables()) {
+    thread_variables += StrCat(thread_variables.empty() ? "" : ", ", var);
+  }
   app.add_option("--threads", threads,
-                 "threads a kernel may use (sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS for "
-                 "measurements; default: all cores)");
+                 StrCat("threads a kernel may use (sets ", thread_variables,
+                        " for measurements; default: all cores)"));
   app.add_option("--cpus", cpu_list,
                  "CPUs the measurement process and its kernels' threads are pinned to, e.g. "
                  "2-3 (default: any; --threads defaults to their count)");
@@ -267,11 +274,13 @@ int Serve(int argc, char** argv) {
   options.cache_max_bytes = cache_max_mb << 20;
   options.supervisor.device_fingerprint = options.registration.capabilities().device_fingerprint();
   const std::string options_fingerprint = options.supervisor.device_fingerprint;
-  if (std::optional<std::string> coretype = OpenblasCoretypeForChildren(libs)) {
-    options.supervisor.child_env.push_back(StrCat("OPENBLAS_CORETYPE=", *coretype));
+  for (const std::string& lib : libs) {
+    if (std::optional<std::string> setting = CoreTypeForChildren(*tune::FindRuntimeLibrary(lib))) {
+      options.supervisor.child_env.push_back(*setting);
+    }
   }
   if (threads > 0) {
-    for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    for (std::string_view var : tune::LibraryThreadVariables()) {
       options.supervisor.child_env.push_back(StrCat(var, "=", threads));
     }
   }

@@ -302,7 +302,9 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cudnn_conv2d(
       if (rc = tune_gpu::AllocDevice(*cu, sizeof(float) * K, &p.zero_bias); rc != 0) {
         return Failed(rc, tune_gpu_last_error());
       }
-      if (tune_gpu::CUresult r = cu->cuMemsetD32Async(p.zero_bias, 0, K, stream); r != 0) {
+      if (tune_gpu::CUresult r =
+              cu->cuMemsetD32Async(p.zero_bias, 0, K, static_cast<tune_gpu::CUstream>(stream));
+          r != 0) {
         return Failed(TUNE_GPU_LIBRARY_ERROR, tune_gpu::CudaError("cuMemsetD32Async", r));
       }
     }

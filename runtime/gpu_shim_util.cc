@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <type_traits>
 
 #include "runtime/tune_gpu_runtime.h"
 
@@ -147,21 +146,8 @@ const CudaDriver* Driver() {
       return nullptr;
     }
     auto* cu = new CudaDriver();  // lives as long as the process
-    std::string missing;
-    auto get = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(Symbol(lib, name, &missing));
-    };
-    get(cu->cuInit, "cuInit");
-    get(cu->cuCtxGetCurrent, "cuCtxGetCurrent");
-    get(cu->cuCtxGetDevice, "cuCtxGetDevice");
-    get(cu->cuModuleLoadData, "cuModuleLoadData");
-    get(cu->cuModuleGetFunction, "cuModuleGetFunction");
-    get(cu->cuLaunchKernel, "cuLaunchKernel");
-    get(cu->cuMemAlloc, "cuMemAlloc_v2");
-    get(cu->cuMemsetD32Async, "cuMemsetD32Async");
-    get(cu->cuGetErrorString, "cuGetErrorString");
-    if (!missing.empty()) {
-      Fail(TUNE_GPU_NOT_FOUND, "CUDA driver libcuda.so.1: " + missing);
+    if (const char* missing = tune_cuda_driver_resolve(lib, cu, nullptr); missing != nullptr) {
+      Fail(TUNE_GPU_NOT_FOUND, std::string("CUDA driver libcuda.so.1: no symbol ") + missing);
       return nullptr;
     }
     g_resolved_driver = cu;
@@ -171,6 +157,29 @@ const CudaDriver* Driver() {
     return cu;
   }();
   return driver;
+}
+
+const tune_hip_runtime* HipRuntime(std::string* error) {
+  static std::string why;
+  static const tune_hip_runtime* hip = []() -> const tune_hip_runtime* {
+    std::string opened;
+    void* lib =
+        OpenFirst({"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"}, &why, &opened);
+    if (lib == nullptr) {
+      return nullptr;
+    }
+    auto* table = new tune_hip_runtime();  // lives as long as the process
+    if (const char* missing = tune_hip_runtime_resolve(lib, table, nullptr); missing != nullptr) {
+      why = opened + ": no symbol " + missing;
+      delete table;
+      return nullptr;
+    }
+    return table;
+  }();
+  if (hip == nullptr) {
+    *error = why;
+  }
+  return hip;
 }
 
 std::string CudaError(const char* what, CUresult rc) {
@@ -201,7 +210,7 @@ int32_t AllocDevice(const CudaDriver& cu, size_t bytes, CUdeviceptr* ptr) {
 }
 
 int32_t LaunchEpilogue(const CudaDriver& cu, float* y, const float* bias, uint64_t total,
-                       uint64_t channels, uint64_t inner, uint32_t mode, CUstream stream) {
+                       uint64_t channels, uint64_t inner, uint32_t mode, void* stream) {
   if (mode == 0 || total == 0) {
     return 0;
   }
@@ -232,7 +241,7 @@ int32_t LaunchEpilogue(const CudaDriver& cu, float* y, const float* bias, uint64
   const float* bias_arg = bias != nullptr ? bias : y;  // never read without the bias bit
   void* params[] = {&y, &bias_arg, &total, &channels, &inner, &mode};
   if (CUresult rc = cu.cuLaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1, kBlock, 1, 1, 0,
-                                      stream, params, nullptr);
+                                      static_cast<CUstream>(stream), params, nullptr);
       rc != 0) {
     return Fail(TUNE_GPU_LIBRARY_ERROR, CudaError("cuLaunchKernel(tune_bias_relu)", rc));
   }

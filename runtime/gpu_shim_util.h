@@ -1,12 +1,16 @@
 // What the GPU shims share (compiled into each of them; not an interface of its own): opening
 // vendor libraries lazily, recording failures for tune_gpu_last_error(), the few functions of
-// the CUDA driver API they need (libcuda.so.1, opened with dlopen) and the epilogue kernel.
+// the CUDA driver API and the HIP runtime (tune_cuda_driver.h, tune_hip_runtime.h: libcuda.so.1 and
+// libamdhip64.so, opened with dlopen) and the epilogue kernel.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+
+#include "runtime/tune_cuda_driver.h"
+#include "runtime/tune_hip_runtime.h"
 
 // Records the last failure; exported so that all loaded shims share the first one's record.
 extern "C" void tune_gpu_record_error(const char* message);
@@ -23,30 +27,24 @@ void* Symbol(void* lib, const char* name, std::string* missing);
 // Records `message` as the last failure of the GPU shims of this process and returns `code`.
 int32_t Fail(int32_t code, const std::string& message);
 
-// The CUDA driver API, as much as the shims use of it (CUDA 12/13 ABI; handles are pointers).
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void*;
-using CUmodule = void*;
-using CUfunction = void*;
-using CUstream = void*;
-using CUdeviceptr = unsigned long long;
-
-struct CudaDriver {
-  CUresult (*cuInit)(unsigned int);
-  CUresult (*cuCtxGetCurrent)(CUcontext*);
-  CUresult (*cuCtxGetDevice)(CUdevice*);
-  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
-  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
-                             unsigned int, unsigned int, unsigned int, CUstream, void**, void**);
-  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
-  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
-  CUresult (*cuGetErrorString)(CUresult, const char**);
-};
+// The CUDA driver API: the table of tune_cuda_driver.h, shared with the GPU runtime and the
+// worker (handles are pointers).
+using CUresult = tune_cu_result;
+using CUdevice = tune_cu_device;
+using CUcontext = tune_cu_context;
+using CUmodule = tune_cu_module;
+using CUfunction = tune_cu_function;
+using CUstream = tune_cu_stream;
+using CUdeviceptr = tune_cu_deviceptr;
+using CudaDriver = tune_cuda_driver;
 
 // libcuda.so.1, opened at the first call; nullptr after recording why (TUNE_GPU_NOT_FOUND).
 const CudaDriver* Driver();
+
+// The HIP runtime (libamdhip64.so, .so.6 or .so.5; the table of tune_hip_runtime.h), opened at
+// the first call; nullptr with `error` set to why ("libamdhip64.so or ... not found (...)",
+// "libamdhip64.so: no symbol ...").
+const tune_hip_runtime* HipRuntime(std::string* error);
 
 // "<what> failed: CUDA error <code> (<name>)".
 std::string CudaError(const char* what, CUresult rc);
@@ -61,7 +59,7 @@ int32_t AllocDevice(const CudaDriver& cu, size_t bytes, CUdeviceptr* ptr);
 // y[i] = relu?(y[i] + bias[(i / inner) % channels]) for i < total, on `stream` (mode bit 0: bias,
 // bit 1: ReLU) with the shim's PTX kernel, loaded once per context.
 int32_t LaunchEpilogue(const CudaDriver& cu, float* y, const float* bias, uint64_t total,
-                       uint64_t channels, uint64_t inner, uint32_t mode, CUstream stream);
+                       uint64_t channels, uint64_t inner, uint32_t mode, void* stream);
 
 // The epilogue's TUNE_GPU_EPILOGUE_* value as launch mode bits, and a check of the arguments.
 bool ValidEpilogue(int32_t epilogue, int32_t mode, const float* bias);

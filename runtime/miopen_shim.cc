@@ -51,8 +51,7 @@ struct Miopen {
   miopenStatus_t (*ConvolutionForward)(miopenHandle_t, const void*, Desc, const void*, Desc,
                                        const void*, Desc, int, const void*, Desc, void*, void*,
                                        size_t);
-  int (*HipGetDevice)(int*);
-  int (*HipMalloc)(void**, size_t);
+  const tune_hip_runtime* hip;  // the HIP runtime (tune_hip_runtime.h)
 };
 
 std::mutex g_mu;
@@ -71,18 +70,18 @@ int32_t Failed(int32_t code, const std::string& message) {
 const Miopen* Load(int32_t* code) {
   static std::string error;
   static const Miopen* lib = []() -> const Miopen* {
-    std::string opened, hip_opened;
+    std::string opened;
     void* h = tune_gpu::OpenFirst({"libMIOpen.so", "libMIOpen.so.1"}, &error, &opened);
     if (h == nullptr) {
       return nullptr;
     }
-    void* hip = tune_gpu::OpenFirst({"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"},
-                                    &error, &hip_opened);
+    const tune_hip_runtime* hip = tune_gpu::HipRuntime(&error);
     if (hip == nullptr) {
       return nullptr;
     }
     auto* m = new Miopen();  // lives as long as the process
     m->file = opened;
+    m->hip = hip;
     std::string missing;
     auto get = [&](void* from, auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
@@ -99,8 +98,6 @@ const Miopen* Load(int32_t* code) {
     get(h, m->ForwardGetWorkSpaceSize, "miopenConvolutionForwardGetWorkSpaceSize");
     get(h, m->FindForwardAlgorithm, "miopenFindConvolutionForwardAlgorithm");
     get(h, m->ConvolutionForward, "miopenConvolutionForward");
-    get(hip, m->HipGetDevice, "hipGetDevice");
-    get(hip, m->HipMalloc, "hipMalloc");
     if (!missing.empty()) {
       error = opened + ": " + missing;
       return nullptr;
@@ -157,7 +154,7 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_conv2d(
     return rc;
   }
   int device = 0;
-  if (int e = m->HipGetDevice(&device); e != 0) {
+  if (int e = m->hip->hipGetDevice(&device); e != 0) {
     return Failed(TUNE_GPU_LIBRARY_ERROR, Format("hipGetDevice failed: HIP error %d", e));
   }
   thread_local std::map<int, miopenHandle_t> handles;
@@ -203,7 +200,7 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_conv2d(
       return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*m, "MIOpen descriptors", s));
     }
     if (p.workspace_size > 0) {
-      if (int e = m->HipMalloc(&p.workspace, p.workspace_size); e != 0) {
+      if (int e = m->hip->hipMalloc(&p.workspace, p.workspace_size); e != 0) {
         return Failed(TUNE_GPU_LIBRARY_ERROR,
                       Format("hipMalloc(%zu) failed: HIP error %d", p.workspace_size, e));
       }

@@ -35,7 +35,7 @@ struct Rocblas {
   rocblas_status (*GetVersionString)(char*, size_t);
   const char* (*StatusToString)(rocblas_status);       // may be absent
   rocblas_status (*SetMathMode)(rocblas_handle, int);  // may be absent (before ROCm 5.7)
-  int (*HipGetDevice)(int*);
+  const tune_hip_runtime* hip;                         // the HIP runtime (tune_hip_runtime.h)
 };
 
 std::mutex g_mu;
@@ -54,19 +54,19 @@ int32_t Failed(int32_t code, const std::string& message) {
 const Rocblas* Load(int32_t* code) {
   static std::string error;
   static const Rocblas* lib = []() -> const Rocblas* {
-    std::string opened, hip_opened;
+    std::string opened;
     void* h = tune_gpu::OpenFirst({"librocblas.so", "librocblas.so.4", "librocblas.so.5"}, &error,
                                   &opened);
     if (h == nullptr) {
       return nullptr;
     }
-    void* hip = tune_gpu::OpenFirst({"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"},
-                                    &error, &hip_opened);
+    const tune_hip_runtime* hip = tune_gpu::HipRuntime(&error);
     if (hip == nullptr) {
       return nullptr;
     }
     auto* r = new Rocblas();  // lives as long as the process
     r->file = opened;
+    r->hip = hip;
     std::string missing;
     auto get = [&](void* from, auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
@@ -76,7 +76,6 @@ const Rocblas* Load(int32_t* code) {
     get(h, r->SetStream, "rocblas_set_stream");
     get(h, r->Sgemm, "rocblas_sgemm");
     get(h, r->GetVersionString, "rocblas_get_version_string");
-    get(hip, r->HipGetDevice, "hipGetDevice");
     if (!missing.empty()) {
       error = opened + ": " + missing;
       return nullptr;
@@ -119,7 +118,7 @@ tune_rocblas_sgemm(const float* A, const float* B, const float* bias_or_null, fl
     return rc;
   }
   int device = 0;
-  if (int e = r->HipGetDevice(&device); e != 0) {
+  if (int e = r->hip->hipGetDevice(&device); e != 0) {
     return Failed(TUNE_GPU_LIBRARY_ERROR, Format("hipGetDevice failed: HIP error %d", e));
   }
   thread_local std::map<int, rocblas_handle> handles;

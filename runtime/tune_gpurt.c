@@ -1,6 +1,7 @@
 /* libtune_gpurt.so (see tune_gpurt.h): module loading and kernel launches through the CUDA driver
- * API or the HIP module API, both opened with dlopen. The few driver types and functions used
- * are declared here; no CUDA or ROCm header is needed. */
+ * API or the HIP module API, both opened with dlopen. Their entry points are the tables of
+ * tune_cuda_driver.h and tune_hip_runtime.h (shared with the library shims); no CUDA or ROCm
+ * header is needed. */
 #define _GNU_SOURCE
 #include "tune_gpurt.h"
 
@@ -11,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Driver declarations (the subset used; ABI-stable since CUDA 4 / HIP 1). ---------------- */
+#include "tune_cuda_driver.h"
+#include "tune_hip_runtime.h"
+
+/* ---- Driver tables (tune_cuda_driver.h, tune_hip_runtime.h). ------------------------------ */
 
 typedef int drv_result; /* CUresult / hipError_t: 0 is success */
 typedef void* drv_handle;
@@ -22,43 +26,14 @@ typedef void* drv_handle;
 #define CU_JIT_ERROR_LOG_BUFFER 5
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 
-typedef struct cuda_api {
-  drv_result (*init)(unsigned int);
-  drv_result (*ctx_get_current)(drv_handle*);
-  drv_result (*ctx_set_current)(drv_handle);
-  drv_result (*stream_get_ctx)(drv_handle, drv_handle*);
-  drv_result (*device_get)(int*, int);
-  drv_result (*primary_ctx_retain)(drv_handle*, int);
-  drv_result (*module_load_data_ex)(drv_handle*, const void*, unsigned int, int*, void**);
-  drv_result (*module_get_function)(drv_handle*, drv_handle, const char*);
-  drv_result (*launch_kernel)(drv_handle, unsigned int, unsigned int, unsigned int, unsigned int,
-                              unsigned int, unsigned int, unsigned int, drv_handle, void**, void**);
-  drv_result (*memset_d32_async)(uint64_t, unsigned int, size_t, drv_handle);
-  drv_result (*get_error_name)(drv_result, const char**);
-  drv_result (*get_error_string)(drv_result, const char**);
-} cuda_api;
-
-typedef struct hip_api {
-  drv_result (*init)(unsigned int);
-  drv_result (*get_device)(int*);
-  drv_result (*module_load_data)(drv_handle*, const void*);
-  drv_result (*module_get_function)(drv_handle*, drv_handle, const char*);
-  drv_result (*module_launch_kernel)(drv_handle, unsigned int, unsigned int, unsigned int,
-                                     unsigned int, unsigned int, unsigned int, unsigned int,
-                                     drv_handle, void**, void**);
-  drv_result (*memset_d32_async)(void*, int, size_t, drv_handle);
-  const char* (*get_error_name)(drv_result);
-  const char* (*get_error_string)(drv_result);
-} hip_api;
-
 /* ---- Process state. ------------------------------------------------------------------------- */
 
 /* One lock for every load: loading is rare (once per module and context), launches never take
  * it. Published pointers are read with acquire loads and written with release stores. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static cuda_api g_cuda;
+static tune_cuda_driver g_cuda;
 static int g_cuda_ready; /* 1 once g_cuda is loaded and cuInit succeeded (under g_lock) */
-static hip_api g_hip;
+static tune_hip_runtime g_hip;
 static int g_hip_ready;
 
 static uint64_t g_module_loads; /* written under g_lock, read atomically */
@@ -119,31 +94,22 @@ static void* open_driver(const char* const* names, char* tried, size_t tried_siz
   return NULL;
 }
 
-#define RESOLVE(lib, field, symbol, library_name)                                        \
-  do {                                                                                   \
-    *(void**)(&(field)) = dlsym((lib), (symbol));                                        \
-    if ((field) == NULL) {                                                               \
-      return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "GPU driver %s has no function %s", \
-                  (library_name), (symbol));                                             \
-    }                                                                                    \
-  } while (0)
-
 static const char* cuda_error_text(drv_result code, char* buf, size_t size) {
   const char* name = NULL;
   const char* text = NULL;
-  if (g_cuda.get_error_name != NULL) {
-    g_cuda.get_error_name(code, &name);
+  if (g_cuda.cuGetErrorName != NULL) {
+    g_cuda.cuGetErrorName(code, &name);
   }
-  if (g_cuda.get_error_string != NULL) {
-    g_cuda.get_error_string(code, &text);
+  if (g_cuda.cuGetErrorString != NULL) {
+    g_cuda.cuGetErrorString(code, &text);
   }
   snprintf(buf, size, "%s (%d): %s", name ? name : "CUDA error", code, text ? text : "");
   return buf;
 }
 
 static const char* hip_error_text(drv_result code, char* buf, size_t size) {
-  const char* name = g_hip.get_error_name ? g_hip.get_error_name(code) : NULL;
-  const char* text = g_hip.get_error_string ? g_hip.get_error_string(code) : NULL;
+  const char* name = g_hip.hipGetErrorName ? g_hip.hipGetErrorName(code) : NULL;
+  const char* text = g_hip.hipGetErrorString ? g_hip.hipGetErrorString(code) : NULL;
   snprintf(buf, size, "%s (%d): %s", name ? name : "HIP error", code, text ? text : "");
   return buf;
 }
@@ -162,23 +128,14 @@ static int32_t load_cuda(void) {
                 "TUNE_GPURT_DRIVER names another): %s",
                 tried);
   }
-  cuda_api api;
-  memset(&api, 0, sizeof api);
-  const char* name = "libcuda.so.1";
-  RESOLVE(lib, api.init, "cuInit", name);
-  RESOLVE(lib, api.ctx_get_current, "cuCtxGetCurrent", name);
-  RESOLVE(lib, api.ctx_set_current, "cuCtxSetCurrent", name);
-  RESOLVE(lib, api.stream_get_ctx, "cuStreamGetCtx", name);
-  RESOLVE(lib, api.device_get, "cuDeviceGet", name);
-  RESOLVE(lib, api.primary_ctx_retain, "cuDevicePrimaryCtxRetain", name);
-  RESOLVE(lib, api.module_load_data_ex, "cuModuleLoadDataEx", name);
-  RESOLVE(lib, api.module_get_function, "cuModuleGetFunction", name);
-  RESOLVE(lib, api.launch_kernel, "cuLaunchKernel", name);
-  RESOLVE(lib, api.memset_d32_async, "cuMemsetD32Async", name);
-  RESOLVE(lib, api.get_error_name, "cuGetErrorName", name);
-  RESOLVE(lib, api.get_error_string, "cuGetErrorString", name);
+  tune_cuda_driver api;
+  const char* missing = tune_cuda_driver_resolve(lib, &api, NULL);
+  if (missing != NULL) {
+    return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "GPU driver %s has no function %s",
+                "libcuda.so.1", missing);
+  }
   g_cuda = api; /* the library stays loaded for the life of the process */
-  drv_result rc = g_cuda.init(0);
+  drv_result rc = g_cuda.cuInit(0);
   if (rc != 0) {
     char buf[256];
     return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuInit failed: %s",
@@ -203,19 +160,14 @@ static int32_t load_hip(void) {
                 "names another): %s",
                 tried);
   }
-  hip_api api;
-  memset(&api, 0, sizeof api);
-  const char* name = "libamdhip64.so";
-  RESOLVE(lib, api.init, "hipInit", name);
-  RESOLVE(lib, api.get_device, "hipGetDevice", name);
-  RESOLVE(lib, api.module_load_data, "hipModuleLoadData", name);
-  RESOLVE(lib, api.module_get_function, "hipModuleGetFunction", name);
-  RESOLVE(lib, api.module_launch_kernel, "hipModuleLaunchKernel", name);
-  RESOLVE(lib, api.memset_d32_async, "hipMemsetD32Async", name);
-  RESOLVE(lib, api.get_error_name, "hipGetErrorName", name);
-  RESOLVE(lib, api.get_error_string, "hipGetErrorString", name);
+  tune_hip_runtime api;
+  const char* missing = tune_hip_runtime_resolve(lib, &api, NULL);
+  if (missing != NULL) {
+    return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND, "GPU driver %s has no function %s",
+                "libamdhip64.so", missing);
+  }
   g_hip = api;
-  drv_result rc = g_hip.init(0);
+  drv_result rc = g_hip.hipInit(0);
   if (rc != 0) {
     char buf[256];
     return fail(TUNE_GPURT_ERROR_NO_DEVICE, "hipInit failed: %s",
@@ -229,28 +181,30 @@ static int32_t load_hip(void) {
 
 /* The CUDA context to load in and launch on (see tune_gpurt.h); made current. Under no lock:
  * the driver's own calls are thread-safe, and g_cuda is published before g_cuda_ready. */
-static int32_t cuda_context(void* stream, drv_handle* ctx) {
+static int32_t cuda_context(void* stream, drv_handle* key) {
   char buf[256];
-  *ctx = NULL;
-  drv_result rc = g_cuda.ctx_get_current(ctx);
+  tune_cu_context ctx = NULL;
+  *key = NULL;
+  drv_result rc = g_cuda.cuCtxGetCurrent(&ctx);
   if (rc != 0) {
     return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuCtxGetCurrent failed: %s",
                 cuda_error_text(rc, buf, sizeof buf));
   }
-  if (*ctx != NULL) {
+  if (ctx != NULL) {
+    *key = ctx;
     return TUNE_GPURT_OK;
   }
   if (stream != NULL) {
-    rc = g_cuda.stream_get_ctx(stream, ctx);
+    rc = g_cuda.cuStreamGetCtx((tune_cu_stream)stream, &ctx);
     if (rc != 0) {
       return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuStreamGetCtx of the given stream failed: %s",
                   cuda_error_text(rc, buf, sizeof buf));
     }
   } else {
     int device = 0;
-    rc = g_cuda.device_get(&device, 0);
+    rc = g_cuda.cuDeviceGet(&device, 0);
     if (rc == 0) {
-      rc = g_cuda.primary_ctx_retain(ctx, device);
+      rc = g_cuda.cuDevicePrimaryCtxRetain(&ctx, device);
     }
     if (rc != 0) {
       return fail(TUNE_GPURT_ERROR_NO_DEVICE,
@@ -259,11 +213,12 @@ static int32_t cuda_context(void* stream, drv_handle* ctx) {
                   cuda_error_text(rc, buf, sizeof buf));
     }
   }
-  rc = g_cuda.ctx_set_current(*ctx);
+  rc = g_cuda.cuCtxSetCurrent(ctx);
   if (rc != 0) {
     return fail(TUNE_GPURT_ERROR_NO_DEVICE, "cuCtxSetCurrent failed: %s",
                 cuda_error_text(rc, buf, sizeof buf));
   }
+  *key = ctx;
   return TUNE_GPURT_OK;
 }
 
@@ -288,7 +243,9 @@ static int32_t load_module(tune_gpurt_module* module, drv_handle key, loaded_mod
                      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {error_log, (void*)(uintptr_t)sizeof error_log, info_log,
                       (void*)(uintptr_t)sizeof info_log};
-    drv_result rc = g_cuda.module_load_data_ex(&handle, module->image, 4, options, values);
+    tune_cu_module cu_module = NULL;
+    drv_result rc = g_cuda.cuModuleLoadDataEx(&cu_module, module->image, 4, options, values);
+    handle = cu_module;
     if (rc != 0) {
       return fail(TUNE_GPURT_ERROR_MODULE_LOAD,
                   "cuModuleLoadDataEx rejected the library's PTX (%llu bytes): %s%s%s",
@@ -296,7 +253,9 @@ static int32_t load_module(tune_gpurt_module* module, drv_handle key, loaded_mod
                   error_log[0] ? "; JIT log: " : "", error_log);
     }
   } else {
-    drv_result rc = g_hip.module_load_data(&handle, module->image);
+    tune_hip_module hip_module = NULL;
+    drv_result rc = g_hip.hipModuleLoadData(&hip_module, module->image);
+    handle = hip_module;
     if (rc != 0) {
       return fail(TUNE_GPURT_ERROR_MODULE_LOAD,
                   "hipModuleLoadData rejected the library's code object (%llu bytes): %s",
@@ -334,9 +293,16 @@ static int32_t resolve_function(tune_gpurt_module* module, loaded_module* loaded
     *function = f;
     return TUNE_GPURT_OK;
   }
-  drv_result rc = module->api == TUNE_GPURT_API_CUDA
-                      ? g_cuda.module_get_function(&f, loaded->module, name)
-                      : g_hip.module_get_function(&f, loaded->module, name);
+  drv_result rc;
+  if (module->api == TUNE_GPURT_API_CUDA) {
+    tune_cu_function cu_function = NULL;
+    rc = g_cuda.cuModuleGetFunction(&cu_function, (tune_cu_module)loaded->module, name);
+    f = cu_function;
+  } else {
+    tune_hip_function hip_function = NULL;
+    rc = g_hip.hipModuleGetFunction(&hip_function, (tune_hip_module)loaded->module, name);
+    f = hip_function;
+  }
   if (rc != 0 || f == NULL) {
     return fail(TUNE_GPURT_ERROR_KERNEL_NOT_FOUND, "the library's module has no kernel '%s': %s",
                 name,
@@ -388,7 +354,7 @@ static int32_t prepare(tune_gpurt_module* module, void* stream, drv_handle* key)
   }
   char buf[256];
   int device = 0;
-  drv_result rc = g_hip.get_device(&device);
+  drv_result rc = g_hip.hipGetDevice(&device);
   if (rc != 0) {
     return fail(TUNE_GPURT_ERROR_NO_DEVICE, "hipGetDevice failed: %s",
                 hip_error_text(rc, buf, sizeof buf));
@@ -434,11 +400,12 @@ int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
     }
   }
 
-  drv_result rc =
-      cuda ? g_cuda.launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                  shared_bytes, stream, args, NULL)
-           : g_hip.module_launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1],
-                                        block[2], shared_bytes, stream, args, NULL);
+  drv_result rc = cuda ? g_cuda.cuLaunchKernel((tune_cu_function)function, grid[0], grid[1],
+                                               grid[2], block[0], block[1], block[2], shared_bytes,
+                                               (tune_cu_stream)stream, args, NULL)
+                       : g_hip.hipModuleLaunchKernel(
+                             (tune_hip_function)function, grid[0], grid[1], grid[2], block[0],
+                             block[1], block[2], shared_bytes, (tune_hip_stream)stream, args, NULL);
   if (rc != 0) {
     return fail(TUNE_GPURT_ERROR_LAUNCH,
                 "launching '%s' with grid (%u,%u,%u), block (%u,%u,%u), %u shared bytes "
@@ -464,9 +431,9 @@ int32_t tune_gpurt_zero(tune_gpurt_module* module, void* device_ptr, uint64_t by
   }
   char buf[256];
   const int cuda = module->api == TUNE_GPURT_API_CUDA;
-  drv_result rc =
-      cuda ? g_cuda.memset_d32_async((uint64_t)(uintptr_t)device_ptr, 0, bytes / 4, stream)
-           : g_hip.memset_d32_async(device_ptr, 0, bytes / 4, stream);
+  drv_result rc = cuda ? g_cuda.cuMemsetD32Async((tune_cu_deviceptr)(uintptr_t)device_ptr, 0,
+                                                 bytes / 4, (tune_cu_stream)stream)
+                       : g_hip.hipMemsetD32Async(device_ptr, 0, bytes / 4, (tune_hip_stream)stream);
   if (rc != 0) {
     return fail(TUNE_GPURT_ERROR_LAUNCH, "zeroing %llu bytes at %p failed: %s",
                 (unsigned long long)bytes, device_ptr,

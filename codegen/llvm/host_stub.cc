@@ -4,7 +4,7 @@
 #include <mutex>
 #include <set>
 
-#include "codegen/compiler.h"
+#include "codegen/llvm/c_identifier.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "llvm/IR/Constants.h"

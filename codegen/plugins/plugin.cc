@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "codegen/plugins/plugin_reply.h"
+#include "codegen/templates/plugin_families.h"
 #include "codegen/templates/template_util.h"
 #include "common/files.h"
 #include "common/logging.h"
@@ -196,6 +197,17 @@ Installed& State() {
   return *state;
 }
 
+// The families of the set last installed (state.mu held).
+std::vector<const KernelTemplate*> InstalledLocked(Installed& state) {
+  std::vector<const KernelTemplate*> out;
+  if (!state.sets.empty()) {
+    for (const auto& family : state.sets.back()) {
+      out.push_back(&family->tpl);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::PluginResponse> ParsePluginResponse(std::string_view plugin,
@@ -327,7 +339,7 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
       family->tpl.name = family->name;
       family->tpl.version = f.version();
       family->tpl.op = *op;
-      family->tpl.target_kind = TargetKind::kLlvm;
+      family->tpl.targets = TemplateTargets::kLlvm;
       family->tpl.space = [raw](const Workload& w, const Target& t) { return raw->Space(w, t); };
       family->tpl.default_config = [raw](const Workload& w, const Target& t) {
         return raw->Default(w, t);
@@ -345,19 +357,14 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
   Installed& state = State();
   std::lock_guard lock(state.mu);
   state.sets.push_back(std::move(families));
+  SetPluginFamilies(InstalledLocked(state));
   return absl::OkStatus();
 }
 
 std::vector<const KernelTemplate*> InstalledPluginTemplates() {
   Installed& state = State();
   std::lock_guard lock(state.mu);
-  std::vector<const KernelTemplate*> out;
-  if (!state.sets.empty()) {
-    for (const auto& family : state.sets.back()) {
-      out.push_back(&family->tpl);
-    }
-  }
-  return out;
+  return InstalledLocked(state);
 }
 
 std::string PluginOf(const KernelTemplate& tpl) {

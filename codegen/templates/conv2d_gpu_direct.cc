@@ -145,9 +145,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
-  const KernelTemplate& tpl =
-      target.kind == TargetKind::kRocm ? kConv2dGpuDirectRocm : kConv2dGpuDirect;
-  RETURN_IF_ERROR(CheckBuildRequest(tpl, workload, target, config));
+  RETURN_IF_ERROR(CheckBuildRequest(kConv2dGpuDirect, workload, target, config));
   const Conv2dShape s = workload.conv2d();
   const Knobs k = KnobsOf(config);
   const GpuArch arch = GpuArchOrDefault(target);
@@ -300,17 +298,7 @@ const KernelTemplate kConv2dGpuDirect = {
     .name = "conv2d.gpu.direct",
     .version = 1,
     .op = OpKind::kConv2d,
-    .target_kind = TargetKind::kCuda,
-    .space = &Space,
-    .default_config = &DefaultConfig,
-    .build = &Build,
-};
-
-const KernelTemplate kConv2dGpuDirectRocm = {
-    .name = "conv2d.gpu.direct",
-    .version = 1,
-    .op = OpKind::kConv2d,
-    .target_kind = TargetKind::kRocm,
+    .targets = TemplateTargets::kGpu,
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,

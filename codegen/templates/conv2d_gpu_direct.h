@@ -10,8 +10,8 @@
 // with the copies only. Stores are guarded at the edges and apply the epilogue (bias[K], relu,
 // bias_relu).
 //
-// Knobs: tile_f, tile_y, tile_x, tile_rc, vf, vx. Listed for cuda (kConv2dGpuDirect) and rocm
-// (kConv2dGpuDirectRocm) under one name.
+// Knobs: tile_f, tile_y, tile_x, tile_rc, vf, vx. One entry for cuda and rocm targets
+// (TemplateTargets::kGpu).
 #pragma once
 
 #include "codegen/templates/template.h"
@@ -19,6 +19,5 @@
 namespace tune {
 
 extern const KernelTemplate kConv2dGpuDirect;
-extern const KernelTemplate kConv2dGpuDirectRocm;
 
 }  // namespace tune

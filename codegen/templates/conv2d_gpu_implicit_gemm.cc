@@ -4,6 +4,7 @@
 #include <string>
 
 #include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/gpu_tiled_matmul.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -169,9 +170,7 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
-  const KernelTemplate& tpl =
-      target.kind == TargetKind::kRocm ? kConv2dGpuImplicitGemmRocm : kConv2dGpuImplicitGemm;
-  RETURN_IF_ERROR(CheckBuildRequest(tpl, workload, target, config));
+  RETURN_IF_ERROR(CheckBuildRequest(kConv2dGpuImplicitGemm, workload, target, config));
   const Conv2dShape s = workload.conv2d();
   const GemmView g = ViewOf(s);
   const Knobs k = KnobsOf(config);
@@ -278,18 +277,7 @@ const KernelTemplate kConv2dGpuImplicitGemm = {
     .name = "conv2d.gpu.implicit_gemm",
     .version = 3,
     .op = OpKind::kConv2d,
-    .target_kind = TargetKind::kCuda,
-    .space = &Space,
-    .default_config = &DefaultConfig,
-    .build = &Build,
-    .seeds = &Seeds,
-};
-
-const KernelTemplate kConv2dGpuImplicitGemmRocm = {
-    .name = "conv2d.gpu.implicit_gemm",
-    .version = 3,
-    .op = OpKind::kConv2d,
-    .target_kind = TargetKind::kRocm,
+    .targets = TemplateTargets::kGpu,
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,

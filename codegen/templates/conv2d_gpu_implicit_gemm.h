@@ -9,8 +9,8 @@
 // split-K; consecutive threads own consecutive pixels so that the NKPQ output is written
 // contiguously, with the epilogue (bias[K], relu, bias_relu) applied at the store.
 //
-// Knobs: bm, bn, tm, tn, bk, stages, vec. Listed for cuda (kConv2dGpuImplicitGemm) and rocm
-// (kConv2dGpuImplicitGemmRocm) under one name.
+// Knobs: bm, bn, tm, tn, bk, stages, vec. One entry for cuda and rocm targets
+// (TemplateTargets::kGpu).
 #pragma once
 
 #include "codegen/templates/template.h"
@@ -18,6 +18,5 @@
 namespace tune {
 
 extern const KernelTemplate kConv2dGpuImplicitGemm;
-extern const KernelTemplate kConv2dGpuImplicitGemmRocm;
 
 }  // namespace tune

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/gpu_tiled_matmul.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -219,8 +220,7 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
-  const KernelTemplate& tpl = target.kind == TargetKind::kRocm ? kGemmGpuTiledRocm : kGemmGpuTiled;
-  RETURN_IF_ERROR(CheckBuildRequest(tpl, workload, target, config));
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmGpuTiled, workload, target, config));
   const GemmShape& g = workload.gemm();
   const GemmKnobs k = KnobsOf(config);
   ir::Buffer a("A"), b("B"), bias("bias"), c("C");
@@ -282,18 +282,7 @@ const KernelTemplate kGemmGpuTiled = {
     .name = "gemm.gpu.tiled",
     .version = 4,
     .op = OpKind::kGemm,
-    .target_kind = TargetKind::kCuda,
-    .space = &Space,
-    .default_config = &DefaultConfig,
-    .build = &Build,
-    .seeds = &Seeds,
-};
-
-const KernelTemplate kGemmGpuTiledRocm = {
-    .name = "gemm.gpu.tiled",
-    .version = 4,
-    .op = OpKind::kGemm,
-    .target_kind = TargetKind::kRocm,
+    .targets = TemplateTargets::kGpu,
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,

@@ -10,17 +10,15 @@
 // rows, more threads along N and K). Edge tiles use clamped loads (zero outside A and B) and
 // guarded stores; the epilogue (bias, relu, bias_relu) is applied at the store.
 //
-// Knobs: bm, bn, tm, tn, bk, stages, vec, splitk. The same template is listed for cuda and for
-// rocm targets (kGemmGpuTiled, kGemmGpuTiledRocm: one name, one space and builder).
+// Knobs: bm, bn, tm, tn, bk, stages, vec, splitk. One entry for cuda and rocm targets
+// (TemplateTargets::kGpu).
 #pragma once
 
 #include "codegen/templates/template.h"
 
 namespace tune {
 
-/// gemm.gpu.tiled for cuda targets.
+/// gemm.gpu.tiled, for cuda and rocm targets.
 extern const KernelTemplate kGemmGpuTiled;
-/// gemm.gpu.tiled for rocm targets.
-extern const KernelTemplate kGemmGpuTiledRocm;
 
 }  // namespace tune

@@ -20,7 +20,9 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gemm_gpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_gpu_tiled.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_tiled_matmul.cc
   ${CMAKE_CURRENT_LIST_DIR}/library_call.cc
+  ${CMAKE_CURRENT_LIST_DIR}/plugin_families.cc
   ${CMAKE_CURRENT_LIST_DIR}/template.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_features.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_util.cc

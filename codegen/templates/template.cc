@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "codegen/plugins/plugin.h"
 #include "codegen/templates/conv2d_cpu_blocked.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_library.h"
@@ -16,6 +15,7 @@
 #include "codegen/templates/gemm_cpu_library.h"
 #include "codegen/templates/gemm_gpu_library.h"
 #include "codegen/templates/gemm_gpu_tiled.h"
+#include "codegen/templates/plugin_families.h"
 #include "codegen/templates/ukernel_templates.h"
 #include "common/runtime_libs.h"
 #include "common/status.h"
@@ -25,18 +25,15 @@ namespace tune {
 namespace {
 
 // Every template, best first within each (op, target kind): tune's own code, then the
-// libraries (which apply only to targets that name them).
-// The GPU templates have one entry per target kind under one name (a kernel's template name
-// plus its target kind identify the builder).
-const std::array<const KernelTemplate*, 21>& Table() {
-  static const std::array<const KernelTemplate*, 21> table = {
-      &kGemmCpuBlocked,   &kConv2dCpuPointwise,      &kConv2dCpuDirect,
-      &kConv2dCpuBlocked, &kConv2dCpuWinograd,       &kGemmCpuOpenblas,
-      &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas, &kConv2dCpuDnnl,
-      &kGemmCpuUkernel,   &kConv2dCpuUkernel,        &kGemmGpuTiled,
-      &kGemmGpuTiledRocm, &kConv2dGpuImplicitGemm,   &kConv2dGpuImplicitGemmRocm,
-      &kConv2dGpuDirect,  &kConv2dGpuDirectRocm,     &kGemmCudaCublas,
-      &kConv2dCudaCudnn,  &kGemmRocmRocblas,         &kConv2dRocmMiopen,
+// libraries (which apply only to targets that name them). A template of generated GPU code is
+// one entry for cuda and rocm targets alike (TemplateTargets::kGpu).
+const std::array<const KernelTemplate*, 18>& Table() {
+  static const std::array<const KernelTemplate*, 18> table = {
+      &kGemmCpuBlocked,        &kConv2dCpuPointwise, &kConv2dCpuDirect,  &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd,     &kGemmCpuOpenblas,    &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,         &kGemmCpuUkernel,     &kConv2dCpuUkernel, &kGemmGpuTiled,
+      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,    &kGemmCudaCublas,   &kConv2dCudaCudnn,
+      &kGemmRocmRocblas,       &kConv2dRocmMiopen,
   };
   return table;
 }
@@ -44,7 +41,7 @@ const std::array<const KernelTemplate*, 21>& Table() {
 // The built-in templates, then the installed plugins' families.
 std::vector<const KernelTemplate*> Everything() {
   std::vector<const KernelTemplate*> all(Table().begin(), Table().end());
-  std::vector<const KernelTemplate*> plugins = InstalledPluginTemplates();
+  std::vector<const KernelTemplate*> plugins = PluginFamilies();
   all.insert(all.end(), plugins.begin(), plugins.end());
   return all;
 }
@@ -55,10 +52,38 @@ namespace {
 
 bool TemplateBuildsWeightForm(const KernelTemplate& tpl, const Workload& workload) {
   return !workload.prepared_weights() ||
-         (tpl.target_kind == TargetKind::kLlvm && tpl.build && !tpl.build_object);
+         (tpl.targets == TemplateTargets::kLlvm && tpl.build && !tpl.build_object);
 }
 
 }  // namespace
+
+bool TemplateBuildsFor(const KernelTemplate& tpl, TargetKind kind) {
+  switch (tpl.targets) {
+    case TemplateTargets::kLlvm:
+      return kind == TargetKind::kLlvm;
+    case TemplateTargets::kCuda:
+      return kind == TargetKind::kCuda;
+    case TemplateTargets::kRocm:
+      return kind == TargetKind::kRocm;
+    case TemplateTargets::kGpu:
+      return kind == TargetKind::kCuda || kind == TargetKind::kRocm;
+  }
+  return false;
+}
+
+std::string_view TemplateTargetsName(const KernelTemplate& tpl) {
+  switch (tpl.targets) {
+    case TemplateTargets::kLlvm:
+      return TargetKindName(TargetKind::kLlvm);
+    case TemplateTargets::kCuda:
+      return TargetKindName(TargetKind::kCuda);
+    case TemplateTargets::kRocm:
+      return TargetKindName(TargetKind::kRocm);
+    case TemplateTargets::kGpu:
+      return "cuda and rocm";
+  }
+  return "";
+}
 
 bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload) {
   if (!TemplateBuildsWeightForm(tpl, workload)) {
@@ -129,7 +154,7 @@ PreparedWeights CopyOfWeights(const Workload& workload, std::string_view func_na
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
   std::vector<const KernelTemplate*> out;
   for (const KernelTemplate* t : Everything()) {
-    if (t->op == workload.op() && t->target_kind == target.kind &&
+    if (t->op == workload.op() && TemplateBuildsFor(*t, target.kind) &&
         TemplateBuildsLayout(*t, workload) && CheckTemplateShape(*t, workload).ok() &&
         (t->library.empty() || target.HasLib(t->library)) &&
         (!t->uses_extern_kernel || UkernelOf(target) != nullptr) &&
@@ -168,7 +193,7 @@ const KernelTemplate* FindTemplate(std::string_view name) {
 
 const KernelTemplate* FindTemplate(std::string_view name, TargetKind kind) {
   for (const KernelTemplate* t : Everything()) {
-    if (t->name == name && t->target_kind == kind) {
+    if (t->name == name && TemplateBuildsFor(*t, kind)) {
       return t;
     }
   }

@@ -19,6 +19,11 @@
 
 namespace tune {
 
+/// The kinds of targets a template builds for: one kind, or both GPU kinds alike (kGpu: a
+/// template of generated GPU code, one entry for cuda and rocm targets, whose lowering picks
+/// NVPTX or AMDGPU).
+enum class TemplateTargets : uint8_t { kLlvm, kCuda, kRocm, kGpu };
+
 /// The conv2d data layouts a template builds: plain NCHW (layout=NCHW), the blocked layouts
 /// (layout=NCHW<b>c), or both.
 enum class ConvLayouts : uint8_t { kPlain, kBlocked, kBoth };
@@ -48,7 +53,7 @@ struct KernelTemplate {
   std::string_view name;  // e.g. "gemm.cpu.blocked"
   int version;            // bumped whenever the generated code changes meaning or speed
   OpKind op;
-  TargetKind target_kind;
+  TemplateTargets targets;
   /// The knobs, their candidates (which depend on the workload and the target) and the
   /// constraints between them.
   SpaceFn space;
@@ -97,6 +102,11 @@ struct KernelTemplate {
   PrepareFn prepare = {};
 };
 
+/// Whether `tpl` builds kernels for targets of `kind`.
+bool TemplateBuildsFor(const KernelTemplate& tpl, TargetKind kind);
+/// The kinds of targets `tpl` builds for, for messages: "llvm", "cuda", "rocm", "cuda and rocm".
+std::string_view TemplateTargetsName(const KernelTemplate& tpl);
+
 /// The library a template's kernels call on a target, as people name it (-libs=) and as
 /// workers must have loaded it.
 struct TemplateLibrary {
@@ -138,11 +148,12 @@ double TemplateTolerance(const KernelTemplate& tpl, const Workload& workload, co
 /// when none applies.
 std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target);
 
-/// The template called `name`, or nullptr. A GPU template has one entry per GPU target kind
-/// under one name (gemm.gpu.tiled for cuda and rocm); this returns the first.
+/// The template called `name` (the first, where a library's templates for cuda and rocm share
+/// one), or nullptr. A template of generated GPU code is one entry for cuda and rocm targets
+/// (TemplateTargets::kGpu).
 const KernelTemplate* FindTemplate(std::string_view name);
-/// The entry called `name` for targets of `kind`, else the first entry called `name` (whose
-/// target kind then differs: callers check it), else nullptr.
+/// The entry called `name` that builds for targets of `kind`, else the first entry called `name`
+/// (which then does not build for `kind`: callers check TemplateBuildsFor), else nullptr.
 const KernelTemplate* FindTemplate(std::string_view name, TargetKind kind);
 
 /// Every template, in table order.

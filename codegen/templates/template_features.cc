@@ -59,6 +59,12 @@ std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& w
   return Assemble(workload, loops, space, config);
 }
 
+std::vector<float> TemplateFeaturesOfIr(const ir::LoweredFunc& template_ir,
+                                        const Workload& workload, const ConfigSpace& space,
+                                        const Config& config) {
+  return Assemble(workload, ir::LoopFeatures(template_ir), space, config);
+}
+
 std::vector<float> TemplateFeaturesWithoutIr(const Workload& workload, const ConfigSpace& space,
                                              const Config& config) {
   return Assemble(workload, std::vector<float>(ir::kLoopFeatureCount, 0.0f), space, config);

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "codegen/ir/ir.h"
 #include "codegen/templates/template.h"
 #include "common/target.h"
 #include "common/workload.h"
@@ -23,6 +24,13 @@ std::vector<float> WorkloadFeatures(const Workload& workload);
 std::vector<float> TemplateFeatures(const KernelTemplate& tpl, const Workload& workload,
                                     const Target& target, const ConfigSpace& space,
                                     const Config& config);
+
+/// TemplateFeatures of `config` read off `template_ir`, the kernel `tpl` built for it (before
+/// lowering; its function name does not matter): what a builder that built the kernel anyway
+/// reports with the artifact, equal to TemplateFeatures for the same config.
+std::vector<float> TemplateFeaturesOfIr(const ir::LoweredFunc& template_ir,
+                                        const Workload& workload, const ConfigSpace& space,
+                                        const Config& config);
 
 /// The row TemplateFeatures gives a config whose template builds no IR: its loop features are
 /// zeros. Needs no template code to run.

@@ -94,9 +94,9 @@ absl::Status CheckBuildRequest(const KernelTemplate& tpl, const Workload& worklo
     return absl::InvalidArgumentError(StrCat("template ", tpl.name, " builds ", OpKindName(tpl.op),
                                              " kernels, not '", workload.ToString(), "'"));
   }
-  if (target.kind != tpl.target_kind) {
+  if (!TemplateBuildsFor(tpl, target.kind)) {
     return absl::InvalidArgumentError(StrCat("template ", tpl.name, " is for ",
-                                             TargetKindName(tpl.target_kind), " targets, not '",
+                                             TemplateTargetsName(tpl), " targets, not '",
                                              target.ToString(), "'"));
   }
   RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));

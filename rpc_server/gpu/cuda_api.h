@@ -1,5 +1,6 @@
-// The CUDA driver API functions tune-server's measurement child uses, opened at run time with
-// dlopen("libcuda.so.1"), so that nothing in the build needs the CUDA toolkit. The types and
+// The CUDA driver API as tune-server's measurement child opens it: dlopen("libcuda.so.1") at run
+// time, so that nothing in the build needs the CUDA toolkit. The entry points are the one table
+// of runtime/tune_cuda_driver.h (shared with the GPU runtime and the library shims); the
 // constants below are the driver's own values (cuda.h), declared here under tune's names.
 #pragma once
 
@@ -8,19 +9,20 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "runtime/tune_cuda_driver.h"
 
 namespace tune::gpu {
 
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = uint64_t;
-using CUcontext = struct CUctx_st*;
-using CUmodule = struct CUmod_st*;
-using CUfunction = struct CUfunc_st*;
-using CUstream = struct CUstream_st*;
-using CUevent = struct CUevent_st*;
-using CUgraph = struct CUgraph_st*;
-using CUgraphExec = struct CUgraphExec_st*;
+using CUresult = tune_cu_result;
+using CUdevice = tune_cu_device;
+using CUdeviceptr = tune_cu_deviceptr;
+using CUcontext = tune_cu_context;
+using CUmodule = tune_cu_module;
+using CUfunction = tune_cu_function;
+using CUstream = tune_cu_stream;
+using CUevent = tune_cu_event;
+using CUgraph = tune_cu_graph;
+using CUgraphExec = tune_cu_graph_exec;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorNoDevice = 100;
@@ -64,56 +66,11 @@ inline constexpr unsigned kCuStreamNonBlocking = 1;
 // CUstreamCaptureMode: any call that is unsafe during a capture, from any thread, fails.
 inline constexpr int kCuStreamCaptureModeGlobal = 0;
 
-/// The driver's entry points (each resolved by its versioned name where cuda.h maps one).
-struct CudaApi {
+/// The driver's entry points (tune_cuda_driver.h: each resolved by its versioned name where
+/// cuda.h maps one). The stream capture and graph entries (CUDA 11.4 and newer) are null when
+/// the driver lacks one: graph timing is then refused and the events reading stands.
+struct CudaApi : tune_cuda_driver {
   std::string library_path;  // where libcuda.so.1 was found (dladdr), for the fingerprint
-
-  CUresult (*cuInit)(unsigned flags);
-  CUresult (*cuDriverGetVersion)(int* version);
-  CUresult (*cuGetErrorName)(CUresult error, const char** name);
-  CUresult (*cuGetErrorString)(CUresult error, const char** text);
-  CUresult (*cuDeviceGetCount)(int* count);
-  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal);
-  CUresult (*cuDeviceGetName)(char* name, int len, CUdevice device);
-  CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device);
-  CUresult (*cuDeviceTotalMem)(size_t* bytes, CUdevice device);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* context, CUdevice device);
-  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
-  CUresult (*cuCtxSetCurrent)(CUcontext context);
-  CUresult (*cuCtxSynchronize)();
-  CUresult (*cuMemAlloc)(CUdeviceptr* ptr, size_t bytes);
-  CUresult (*cuMemFree)(CUdeviceptr ptr);
-  CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);
-  CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);
-  CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t count, CUstream s);
-  CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned value, size_t count, CUstream s);
-  CUresult (*cuModuleLoadDataEx)(CUmodule* module, const void* image, unsigned num_options,
-                                 int* options, void** values);
-  CUresult (*cuModuleUnload)(CUmodule module);
-  CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
-  CUresult (*cuFuncGetAttribute)(int* value, int attribute, CUfunction function);
-  CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute, int value);
-  CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
-                             unsigned block_x, unsigned block_y, unsigned block_z,
-                             unsigned shared_bytes, CUstream stream, void** params, void** extra);
-  CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);
-  CUresult (*cuStreamDestroy)(CUstream stream);
-  CUresult (*cuStreamSynchronize)(CUstream stream);
-  CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
-  CUresult (*cuEventDestroy)(CUevent event);
-  CUresult (*cuEventRecord)(CUevent event, CUstream stream);
-  CUresult (*cuEventSynchronize)(CUevent event);
-  CUresult (*cuEventElapsedTime)(float* ms, CUevent start, CUevent end);
-
-  // Stream capture and graphs (CUDA 11.4 and newer). Null when the driver lacks one: graph
-  // timing is then refused and the events reading stands.
-  CUresult (*cuStreamBeginCapture)(CUstream stream, int mode) = nullptr;
-  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph* graph) = nullptr;
-  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph,
-                                          unsigned long long flags) = nullptr;
-  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream) = nullptr;
-  CUresult (*cuGraphExecDestroy)(CUgraphExec exec) = nullptr;
-  CUresult (*cuGraphDestroy)(CUgraph graph) = nullptr;
   /// The first graph entry point the driver lacks; empty when it has them all.
   std::string missing_graph_api;
 

@@ -378,7 +378,7 @@ KernelTemplate AddTemplate() {
   tpl.name = "test.gpu.add";
   tpl.version = 1;
   tpl.op = OpKind::kGemm;
-  tpl.target_kind = TargetKind::kCuda;
+  tpl.targets = TemplateTargets::kCuda;
   tpl.space = [](const Workload&, const Target&) { return ConfigSpace(); };
   tpl.default_config = [](const Workload&, const Target&) { return Config(); };
   tpl.build = [](const Workload&, const Target&, const Config&,

@@ -37,9 +37,9 @@ TEST(ArtifactMemoTest, ConfigsThatLowerToTheSameIrAreCompiledOnce) {
   std::optional<std::pair<Config, Config>> twins;
   std::optional<Config> other;
   for (const Config& c : tpl->space(w, t).EnumerateValid(5000)) {
-    absl::StatusOr<std::string> ir = compiler.LoweredText(w, *tpl, c, "kernel");
-    ASSERT_TRUE(ir.ok()) << ir.status();
-    auto [it, fresh] = by_ir.emplace(*ir, c);
+    absl::StatusOr<LoweredKernel> lowered = compiler.Lower(w, *tpl, c, "kernel");
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    auto [it, fresh] = by_ir.emplace(lowered->text, c);
     if (!fresh && !twins) {
       twins = std::make_pair(it->second, c);
     } else if (fresh && by_ir.size() > 1 && !other) {

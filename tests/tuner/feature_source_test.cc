@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <random>
 
 #include "codegen/templates/template_features.h"
+#include "common/files.h"
+#include "tuner/builder/artifact_store.h"
+#include "tuner/builder/builder_pool.h"
 #include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
@@ -53,6 +57,71 @@ TEST(BuilderFeatureSourceTest, RowsFromTheBuilderEqualThoseComputedInProcess) {
   EXPECT_NE(rows, WithoutIr(c, space, configs)) << "the rows carry no loop features";
   EXPECT_EQ(source.fallbacks(), 0);
   EXPECT_EQ(source.started(), 1);
+}
+
+// The build pool hands the rows its builders read off the kernels they built to the feature
+// source, which answers those configs without a builder of its own (here one that cannot
+// start, so any request would fall back); a config nobody built is still asked for. An artifact
+// the store answers carries its row too.
+TEST(BuilderFeatureSourceTest, ConfigsThePoolBuiltAreAnsweredWithTheBuildsRows) {
+  Case c;
+  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
+  ASSERT_NE(tpl, nullptr);
+  const ConfigSpace space = tpl->space(c.workload, c.target);
+  std::vector<Config> configs = space.EnumerateValid(4);
+  ASSERT_EQ(configs.size(), 4u);
+  const Config unbuilt = configs.back();
+  configs.pop_back();
+  absl::StatusOr<TempDir> dir = TempDir::Create("tune-feature-source-test-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  absl::StatusOr<std::unique_ptr<ArtifactStore>> store = ArtifactStore::Open(
+      dir->File("store"), uint64_t{1} << 28, ArtifactStore::BuildEnvironment({}, {}, false));
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto build_all = [&](BuilderFeatureSource& features) {
+    int built = 0;
+    std::mutex mu;
+    BuilderPool pool(
+        Options(),
+        [&](uint64_t, BuildOutcome outcome) {
+          std::lock_guard lock(mu);
+          built += outcome.artifact != nullptr && !outcome.features.empty() ? 1 : 0;
+        },
+        store->get(), &features);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      BuildTask task;
+      task.trial_id = i + 1;
+      task.task.set_workload(c.workload.ToString());
+      task.task.set_target(c.target.ToString());
+      task.task.set_template_name(std::string(tpl->name));
+      task.task.set_template_version(tpl->version);
+      task.task.set_config(ConfigToString(configs[i]));
+      task.task.set_func_name("kernel");
+      pool.Submit(std::move(task));
+    }
+    pool.WaitIdle();
+    return built;
+  };
+  InProcessFeatureSource here;
+  std::vector<Config> asked = configs;
+  asked.push_back(unbuilt);
+  std::vector<std::vector<float>> expected = here.Rows(*tpl, c.workload, c.target, space, configs);
+  expected.push_back(TemplateFeaturesWithoutIr(c.workload, space, unbuilt));
+
+  BuilderOptions no_builder = Options();
+  no_builder.executable = "/nonexistent/tune-daemon";
+  BuilderFeatureSource built_here(no_builder);
+  ASSERT_EQ(build_all(built_here), 3);
+  EXPECT_EQ(built_here.Rows(*tpl, c.workload, c.target, space, asked), expected);
+  EXPECT_EQ(built_here.remembered_rows_used(), 3);
+  EXPECT_EQ(built_here.fallbacks(), 1) << "only the config nobody built was asked for";
+
+  BuilderFeatureSource from_store(no_builder);
+  ASSERT_EQ(build_all(from_store), 3);
+  EXPECT_EQ((*store)->counts().hits, 3u);
+  EXPECT_EQ(from_store.Rows(*tpl, c.workload, c.target, space, configs),
+            here.Rows(*tpl, c.workload, c.target, space, configs));
+  EXPECT_EQ(from_store.remembered_rows_used(), 3);
+  EXPECT_EQ(from_store.fallbacks(), 0);
 }
 
 // A template that aborts while building IR (as a failed check would) ends the builder, not the

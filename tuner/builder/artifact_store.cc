@@ -232,6 +232,7 @@ void ArtifactStore::Insert(const std::string& key, const v1::BuildChildResult& r
   v1::BuildChildResult stored;
   *stored.mutable_artifact() = result.artifact();
   *stored.mutable_code() = result.code();
+  *stored.mutable_features() = result.features();  // the cost model's row, read off the kernel
   if (!Intact(stored)) {
     return;
   }

@@ -57,8 +57,8 @@ class ArtifactStore {
   /// The stored artifact and code for `key`, if present, intact, owned by this user and writable
   /// by nobody else (CheckTrustedPath); a file that fails is removed.
   std::optional<v1::BuildChildResult> Find(const std::string& key);
-  /// Stores a successful build (no error, an artifact and its code). A write that fails is
-  /// logged once and otherwise ignored: the store only saves work.
+  /// Stores a successful build (no error, an artifact, its code and its features). A write that
+  /// fails is logged once and otherwise ignored: the store only saves work.
   void Insert(const std::string& key, const v1::BuildChildResult& result);
 
   const std::string& dir() const { return dir_; }

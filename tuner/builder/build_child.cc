@@ -47,6 +47,24 @@ const KernelTemplate* TaskTemplate(const std::string& name, int32_t version, con
 
 }  // namespace
 
+namespace {
+
+// A successful build's result: the artifact, its code and the config's features (if any).
+v1::BuildChildResult Built(uint64_t task_id, bool reused, Artifact built,
+                           const std::vector<float>& features) {
+  v1::BuildChildResult result;
+  result.set_task_id(task_id);
+  result.set_reused(reused);
+  *result.mutable_artifact() = ArtifactToProto(built);
+  *result.mutable_code() = ArtifactCodeToProto(built.hash, built.format, std::move(built.code));
+  if (!features.empty()) {
+    result.mutable_features()->mutable_values()->Add(features.begin(), features.end());
+  }
+  return result;
+}
+
+}  // namespace
+
 v1::Artifact ArtifactToProto(const Artifact& built) {
   v1::Artifact artifact;
   artifact.set_hash(built.hash);
@@ -97,22 +115,32 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
     return Error(id, StrCat("config: ", std::string(config.status().message())));
   }
   Compiler compiler(*target);
-  // Configs that lower to IR already compiled reuse its artifact (only the config and its
-  // tolerance differ).
+  if (tpl->build_object) {
+    // A codegen plugin's family: the plugin compiles it (no IR of ours to remember it by).
+    absl::StatusOr<Artifact> built =
+        compiler.BuildArtifact(*workload, *tpl, *config, task.func_name());
+    if (!built.ok()) {
+      return Error(id, std::string(built.status().message()));
+    }
+    return Built(id, false, *std::move(built), {});
+  }
+  // The config is lowered once: its text finds an artifact compiled before (configs that lower
+  // alike differ only in the config and its tolerance), or the kernel is emitted; the features
+  // are read off the same kernel's template IR.
+  absl::StatusOr<LoweredKernel> lowered =
+      compiler.Lower(*workload, *tpl, *config, task.func_name());
+  if (!lowered.ok()) {
+    return Error(id, std::string(lowered.status().message()));
+  }
   std::string key;
   std::optional<Artifact> known;
   if (memo != nullptr) {
-    if (absl::StatusOr<std::string> ir =
-            compiler.LoweredText(*workload, *tpl, *config, task.func_name());
-        ir.ok()) {
-      key = ArtifactMemo::Key(*target, *tpl, *ir);
-      known = memo->Find(key);
-    }
+    key = ArtifactMemo::Key(*target, *tpl, lowered->text);
+    known = memo->Find(key);
   }
   const bool reused = known.has_value();
   absl::StatusOr<Artifact> built =
-      known ? absl::StatusOr<Artifact>(*std::move(known))
-            : compiler.BuildArtifact(*workload, *tpl, *config, task.func_name());
+      known ? absl::StatusOr<Artifact>(*std::move(known)) : compiler.Emit(*lowered);
   if (!built.ok()) {
     return Error(id, std::string(built.status().message()));
   }
@@ -121,14 +149,10 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
   }
   built->config = ConfigToString(*config);
   built->tolerance_scale = TemplateTolerance(*tpl, *workload, *config);
-  v1::BuildChildResult result;
-  result.set_task_id(id);
-  result.set_reused(reused);
-  *result.mutable_artifact() = ArtifactToProto(*built);
-  *result.mutable_code() = ArtifactCodeToProto(built->hash, built->format, std::move(built->code));
-  return result;
+  return Built(
+      id, reused, *std::move(built),
+      TemplateFeaturesOfIr(lowered->source, *workload, tpl->space(*workload, *target), *config));
 }
-
 v1::FeatureChildResult FeaturesOne(const v1::FeatureChildTask& task, bool allow_fault_templates) {
   using Result = v1::FeatureChildResult;
   const uint64_t id = task.task_id();

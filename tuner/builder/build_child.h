@@ -21,10 +21,12 @@ inline constexpr int kBuildReplyFd = 4;
 /// object names itself, like libgomp, are the dynamic loader's), template, config, code size.
 v1::Artifact ArtifactToProto(const Artifact& built);
 
-/// Builds one task in this process: the artifact and its code, or `error` naming why the config
+/// Builds one task in this process: the artifact, its code and the config's features (read off
+/// the kernel it lowered, for templates whose IR tune builds), or `error` naming why the config
 /// does not build (an unknown template or version, a config outside the space, a codegen or
-/// link failure). `allow_fault_templates` admits tuner/fault_templates.h. With a `memo`, a
-/// config whose lowered IR was compiled before reuses that artifact (`reused` is set).
+/// link failure). The config is lowered once (Compiler::Lower) and emitted from that. With a
+/// `memo`, a config whose lowered IR was compiled before reuses that artifact (`reused` is set).
+/// `allow_fault_templates` admits tuner/fault_templates.h.
 v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates,
                               ArtifactMemo* memo = nullptr);
 

@@ -79,6 +79,7 @@ class BuilderPool::Builder {
     BuildOutcome outcome;
     outcome.artifact = std::make_shared<const v1::Artifact>(std::move(*result.mutable_artifact()));
     outcome.code = std::make_shared<const v1::ArtifactCode>(std::move(*result.mutable_code()));
+    outcome.features.assign(result.features().values().begin(), result.features().values().end());
     return outcome;
   }
 
@@ -87,8 +88,9 @@ class BuilderPool::Builder {
   BuilderProcess process_;
 };
 
-BuilderPool::BuilderPool(BuilderOptions options, DoneFn done, ArtifactStore* store)
-    : options_(std::move(options)), done_(std::move(done)), store_(store) {
+BuilderPool::BuilderPool(BuilderOptions options, DoneFn done, ArtifactStore* store,
+                         BuilderFeatureSource* features)
+    : options_(std::move(options)), done_(std::move(done)), store_(store), features_(features) {
   TUNE_CHECK(options_.processes >= 1)
       << "a builder pool needs at least one process, got " << options_.processes;
   // A write to a builder that just died must be an error, not a signal that ends the daemon.
@@ -188,6 +190,8 @@ void BuilderPool::Loop(size_t slot) {
       outcome.artifact =
           std::make_shared<const v1::Artifact>(std::move(*stored->mutable_artifact()));
       outcome.code = std::make_shared<const v1::ArtifactCode>(std::move(*stored->mutable_code()));
+      outcome.features.assign(stored->features().values().begin(),
+                              stored->features().values().end());
       outcome.from_store = true;
     } else {
       outcome = builders_[slot]->Build(task.task, &cancelled);
@@ -195,8 +199,13 @@ void BuilderPool::Loop(size_t slot) {
         v1::BuildChildResult result;
         *result.mutable_artifact() = *outcome.artifact;
         *result.mutable_code() = *outcome.code;
+        result.mutable_features()->mutable_values()->Add(outcome.features.begin(),
+                                                         outcome.features.end());
         store_->Insert(key, result);
       }
+    }
+    if (features_ != nullptr && !outcome.features.empty()) {
+      features_->Remember(task.task, outcome.features);
     }
     outcome.build_secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

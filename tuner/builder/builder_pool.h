@@ -24,6 +24,7 @@
 #include "tune/v1/worker.pb.h"
 #include "tuner/builder/artifact_store.h"
 #include "tuner/builder/builder_process.h"
+#include "tuner/builder/feature_source.h"
 
 namespace tune::tuner {
 
@@ -47,6 +48,9 @@ struct BuildOutcome {
   double build_secs = 0;
   /// The artifact came from the artifact store: nothing was built.
   bool from_store = false;
+  /// The config's features, read off the kernel its builder lowered (BuildChildResult.features;
+  /// empty for a codegen plugin's family and for a stored artifact built before they were kept).
+  std::vector<float> features;
 };
 
 class BuilderPool {
@@ -56,8 +60,11 @@ class BuilderPool {
 
   /// Starts `options.processes` (>= 1, checked) pool threads; builders start on first use.
   /// With a `store` (which must outlive the pool), a task whose artifact it holds is answered
-  /// from it without a build, and every artifact built is added to it.
-  BuilderPool(BuilderOptions options, DoneFn done, ArtifactStore* store = nullptr);
+  /// from it without a build, and every artifact built is added to it. With `features` (which
+  /// must outlive the pool), the features of every artifact built or found in the store are
+  /// remembered there, so that the cost model does not build the config's IR again.
+  BuilderPool(BuilderOptions options, DoneFn done, ArtifactStore* store = nullptr,
+              BuilderFeatureSource* features = nullptr);
   /// Stop().
   ~BuilderPool();
   BuilderPool(const BuilderPool&) = delete;
@@ -89,6 +96,7 @@ class BuilderPool {
   const BuilderOptions options_;
   DoneFn done_;
   ArtifactStore* const store_;
+  BuilderFeatureSource* const features_;
   std::vector<std::unique_ptr<Builder>> builders_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -107,11 +107,16 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   return func;
 }
 
-#define TUNE_FAULT_TEMPLATES(name, fault)                                                       \
-  const KernelTemplate kGemm##fault{                                                            \
-      name, 1, OpKind::kGemm, TargetKind::kLlvm, Space, DefaultConfig, Build<Fault::k##fault>}; \
-  const KernelTemplate kConv##fault {                                                           \
-    name, 1, OpKind::kConv2d, TargetKind::kLlvm, Space, DefaultConfig, Build<Fault::k##fault>   \
+#define TUNE_FAULT_TEMPLATES(name, fault)                                                          \
+  const KernelTemplate kGemm##fault{name,                                                          \
+                                    1,                                                             \
+                                    OpKind::kGemm,                                                 \
+                                    TemplateTargets::kLlvm,                                        \
+                                    Space,                                                         \
+                                    DefaultConfig,                                                 \
+                                    Build<Fault::k##fault>};                                       \
+  const KernelTemplate kConv##fault {                                                              \
+    name, 1, OpKind::kConv2d, TemplateTargets::kLlvm, Space, DefaultConfig, Build<Fault::k##fault> \
   }
 
 TUNE_FAULT_TEMPLATES(kFaultWrongTemplate, Wrong);
@@ -121,17 +126,17 @@ TUNE_FAULT_TEMPLATES(kFaultBuildCrashTemplate, BuildCrash);
 TUNE_FAULT_TEMPLATES(kFaultBuildHangTemplate, BuildHang);
 #undef TUNE_FAULT_TEMPLATES
 
-const KernelTemplate kGemmCrash{kFaultCrashTemplate, 1,     OpKind::kGemm,
-                                TargetKind::kLlvm,   Space, DefaultConfig,
+const KernelTemplate kGemmCrash{kFaultCrashTemplate,    1,     OpKind::kGemm,
+                                TemplateTargets::kLlvm, Space, DefaultConfig,
                                 Build<Fault::kCrash>};
-const KernelTemplate kConvCrash{kFaultCrashTemplate, 1,     OpKind::kConv2d,
-                                TargetKind::kLlvm,   Space, DefaultConfig,
+const KernelTemplate kConvCrash{kFaultCrashTemplate,    1,     OpKind::kConv2d,
+                                TemplateTargets::kLlvm, Space, DefaultConfig,
                                 Build<Fault::kCrash>};
-const KernelTemplate kGemmHang{kFaultHangTemplate, 1,     OpKind::kGemm,
-                               TargetKind::kLlvm,  Space, DefaultConfig,
+const KernelTemplate kGemmHang{kFaultHangTemplate,     1,     OpKind::kGemm,
+                               TemplateTargets::kLlvm, Space, DefaultConfig,
                                Build<Fault::kHang>};
-const KernelTemplate kConvHang{kFaultHangTemplate, 1,     OpKind::kConv2d,
-                               TargetKind::kLlvm,  Space, DefaultConfig,
+const KernelTemplate kConvHang{kFaultHangTemplate,     1,     OpKind::kConv2d,
+                               TemplateTargets::kLlvm, Space, DefaultConfig,
                                Build<Fault::kHang>};
 
 }  // namespace

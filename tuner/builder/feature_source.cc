@@ -17,6 +17,14 @@ std::vector<std::vector<float>> WithoutIr(const Workload& workload, const Config
   return rows;
 }
 
+// What identifies a config's row: the template at its version, the canonical workload and
+// target texts and the canonical config text.
+std::string RowKey(std::string_view tpl, int version, const Workload& workload,
+                   const Target& target, const Config& config) {
+  return StrCat(tpl, '\0', version, '\0', workload.ToString(), '\0', target.ToString(), '\0',
+                ConfigToString(config));
+}
+
 }  // namespace
 
 std::vector<std::vector<float>> InProcessFeatureSource::Rows(const KernelTemplate& tpl,
@@ -35,6 +43,22 @@ std::vector<std::vector<float>> InProcessFeatureSource::Rows(const KernelTemplat
 BuilderFeatureSource::BuilderFeatureSource(BuilderOptions options, int timeout_ms)
     : options_(std::move(options)), timeout_ms_(timeout_ms), process_(options_) {}
 
+void BuilderFeatureSource::Remember(const v1::BuildChildTask& task, std::vector<float> row) {
+  absl::StatusOr<Workload> workload = Workload::Parse(task.workload());
+  absl::StatusOr<Target> target = Target::Parse(task.target());
+  absl::StatusOr<Config> config = ParseConfig(task.config());
+  if (row.empty() || !workload.ok() || !target.ok() || !config.ok()) {
+    return;
+  }
+  std::string key =
+      RowKey(task.template_name(), task.template_version(), *workload, *target, *config);
+  std::lock_guard stats(stats_mu_);
+  if (remembered_.size() >= kMaxRemembered) {
+    remembered_.clear();
+  }
+  remembered_.insert_or_assign(std::move(key), std::move(row));
+}
+
 std::vector<std::vector<float>> BuilderFeatureSource::Rows(const KernelTemplate& tpl,
                                                            const Workload& workload,
                                                            const Target& target,
@@ -43,6 +67,40 @@ std::vector<std::vector<float>> BuilderFeatureSource::Rows(const KernelTemplate&
   if (configs.empty()) {
     return {};
   }
+  const size_t width = TemplateFeaturesWithoutIr(workload, space, configs.front()).size();
+  // The remembered rows; the other configs are asked of the builder.
+  std::vector<std::vector<float>> rows(configs.size());
+  std::vector<size_t> missing;
+  {
+    std::lock_guard stats(stats_mu_);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      auto it = remembered_.find(RowKey(tpl.name, tpl.version, workload, target, configs[i]));
+      if (it != remembered_.end() && it->second.size() == width) {
+        rows[i] = it->second;
+        ++remembered_rows_used_;
+      } else {
+        missing.push_back(i);
+      }
+    }
+  }
+  if (missing.empty()) {
+    return rows;
+  }
+  std::vector<Config> asked;
+  asked.reserve(missing.size());
+  for (size_t i : missing) {
+    asked.push_back(configs[i]);
+  }
+  std::vector<std::vector<float>> computed = Compute(tpl, workload, target, space, asked, width);
+  for (size_t k = 0; k < missing.size(); ++k) {
+    rows[missing[k]] = std::move(computed[k]);
+  }
+  return rows;
+}
+
+std::vector<std::vector<float>> BuilderFeatureSource::Compute(
+    const KernelTemplate& tpl, const Workload& workload, const Target& target,
+    const ConfigSpace& space, const std::vector<Config>& configs, size_t width) {
   std::lock_guard lock(mu_);
   auto fall_back = [&](std::string_view why) {
     {
@@ -93,7 +151,6 @@ std::vector<std::vector<float>> BuilderFeatureSource::Rows(const KernelTemplate&
   if (!result.error().empty()) {
     return fall_back(result.error());
   }
-  const size_t width = TemplateFeaturesWithoutIr(workload, space, configs.front()).size();
   std::vector<std::vector<float>> rows;
   rows.reserve(configs.size());
   for (const v1::FeatureRow& row : result.rows()) {
@@ -121,6 +178,11 @@ void BuilderFeatureSource::Stop() {
 int BuilderFeatureSource::fallbacks() const {
   std::lock_guard stats(stats_mu_);
   return fallbacks_;
+}
+
+int BuilderFeatureSource::remembered_rows_used() const {
+  std::lock_guard stats(stats_mu_);
+  return remembered_rows_used_;
 }
 
 }  // namespace tune::tuner

@@ -46,7 +46,7 @@ absl::Status CheckTemplateKnown(const Record& record) {
     return absl::InvalidArgumentError(StrCat("record.target: ", target.status().message()));
   }
   const KernelTemplate* known = FindTemplate(record.template_name, target->kind);
-  if (known == nullptr || known->target_kind != target->kind) {
+  if (known == nullptr || !TemplateBuildsFor(*known, target->kind)) {
     return absl::InvalidArgumentError(
         StrCat("record.template: '", record.template_name,
                "' is not a template of this daemon for ", TargetKindName(target->kind),

@@ -62,7 +62,8 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
     if (found == nullptr) {
       // A template of this op and target that refuses the workload's layout or shape says why.
       if (const KernelTemplate* known = FindTemplate(name, target.kind);
-          known != nullptr && known->op == workload.op() && known->target_kind == target.kind) {
+          known != nullptr && known->op == workload.op() &&
+          TemplateBuildsFor(*known, target.kind)) {
         absl::Status fits = CheckTemplateLayout(*known, workload);
         if (fits.ok()) {
           fits = CheckTemplateShape(*known, workload);

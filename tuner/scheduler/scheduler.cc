@@ -74,7 +74,8 @@ absl::Status Scheduler::Start() {
   }
   builders_ = std::make_unique<BuilderPool>(
       BuilderOptionsOf(options_),
-      [this](uint64_t id, BuildOutcome outcome) { OnBuilt(id, std::move(outcome)); }, store_.get());
+      [this](uint64_t id, BuildOutcome outcome) { OnBuilt(id, std::move(outcome)); }, store_.get(),
+      features_.get());
   monitor_ = std::thread([this] { MonitorLoop(); });
   std::lock_guard lock(mu_);
   for (JobPtr& job : resumed) {

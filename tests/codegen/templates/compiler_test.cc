@@ -132,6 +132,56 @@ TEST(CompilerArtifact, IsASharedObjectWithAStableContentHash) {
   EXPECT_NE(a->hash, c->hash);
 }
 
+TEST(CompilerArtifact, EmitCompilesWhatLowerLoweredIntoTheArtifactBuildArtifactGives) {
+  Compiler compiler(kTarget);
+  Config config = kGemmCpuBlocked.default_config(kGemm, kTarget);
+  absl::StatusOr<LoweredKernel> kernel = compiler.Lower(kGemm, kGemmCpuBlocked, config, "kern");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  ASSERT_EQ(kernel->funcs.size(), 1u);
+  EXPECT_EQ(kernel->funcs.front().name, "kern");
+  EXPECT_EQ(kernel->source.name, "kern");
+  EXPECT_TRUE(kernel->constants.empty());
+  absl::StatusOr<Artifact> emitted = compiler.Emit(*kernel);
+  absl::StatusOr<Artifact> built = compiler.BuildArtifact(kGemm, kGemmCpuBlocked, config, "kern");
+  ASSERT_TRUE(emitted.ok()) << emitted.status();
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(emitted->hash, built->hash);
+  EXPECT_EQ(emitted->config, built->config);
+  EXPECT_EQ(emitted->tolerance_scale, built->tolerance_scale);
+
+  // Prepared weights: the preparation and its size are part of the kernel and of its text.
+  const Workload prepared = ParseWorkload("gemm:M=33,N=20,K=17,weights=prepared");
+  absl::StatusOr<LoweredKernel> with_prep = compiler.Lower(
+      prepared, kGemmCpuBlocked, kGemmCpuBlocked.default_config(prepared, kTarget), "kern");
+  ASSERT_TRUE(with_prep.ok()) << with_prep.status();
+  ASSERT_EQ(with_prep->funcs.size(), 2u);
+  EXPECT_EQ(with_prep->funcs[1].name, "kern_prepare");
+  ASSERT_EQ(with_prep->constants.size(), 1u);
+  EXPECT_THAT(with_prep->text, HasSubstr("const int64 kern_prepared_floats = "));
+  EXPECT_NE(with_prep->text, kernel->text);
+
+  // A GPU kernel becomes PTX the same way.
+  const Target cuda = ParseTarget("cuda -arch=sm_80");
+  Compiler gpu(cuda);
+  const Config tiled = kGemmGpuTiled.default_config(kGemm, cuda);
+  absl::StatusOr<LoweredKernel> device = gpu.Lower(kGemm, kGemmGpuTiled, tiled, "kern");
+  ASSERT_TRUE(device.ok()) << device.status();
+  absl::StatusOr<Artifact> ptx = gpu.Emit(*device);
+  absl::StatusOr<Artifact> ptx_built = gpu.BuildArtifact(kGemm, kGemmGpuTiled, tiled, "kern");
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  ASSERT_TRUE(ptx_built.ok()) << ptx_built.status();
+  EXPECT_EQ(ptx->format, CodeFormat::kPtx);
+  EXPECT_EQ(ptx->hash, ptx_built->hash);
+}
+
+TEST(CompilerArtifact, LowerRefusesAFunctionNameThatIsNotACIdentifier) {
+  Compiler compiler(kTarget);
+  absl::StatusOr<LoweredKernel> kernel = compiler.Lower(
+      kGemm, kGemmCpuBlocked, kGemmCpuBlocked.default_config(kGemm, kTarget), "9kern");
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(kernel.status().message(), HasSubstr("'9kern' is not a C identifier"));
+}
+
 TEST(CompilerArtifact, ParallelKernelsNeedTheOpenMpRuntime) {
   Target threaded = ParseTarget("llvm -mcpu=native -threads=4");
   Compiler compiler(threaded);

@@ -214,7 +214,7 @@ TEST(GemmGpuTiled, IsListedForCudaAndRocmUnderOneName) {
     std::vector<const KernelTemplate*> list = TemplatesFor(w, target);
     ASSERT_FALSE(list.empty()) << text;
     EXPECT_EQ(list.front()->name, "gemm.gpu.tiled") << text;
-    EXPECT_EQ(list.front()->target_kind, target.kind) << text;
+    EXPECT_TRUE(TemplateBuildsFor(*list.front(), target.kind)) << text;
   }
 }
 

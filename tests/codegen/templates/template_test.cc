@@ -1,5 +1,7 @@
 #include "codegen/templates/template.h"
 
+#include <algorithm>
+
 #include "codegen/plugins/plugin_reply.h"
 #include "codegen/templates/cpu_vector_info.h"
 #include "gmock/gmock.h"
@@ -39,19 +41,46 @@ TEST(TemplateTable, GpuTargetsGetOnlyTemplatesOfTheirKind) {
     ASSERT_FALSE(found.empty()) << target;
     EXPECT_EQ(found.front()->name, "gemm.gpu.tiled") << target;
     for (const KernelTemplate* tpl : found) {
-      EXPECT_EQ(tpl->target_kind, t.kind) << target << ": " << tpl->name;
+      EXPECT_TRUE(TemplateBuildsFor(*tpl, t.kind)) << target << ": " << tpl->name;
     }
   }
 }
 
 TEST(TemplateTable, FindTemplateKnowsEveryTableEntryAndNothingElse) {
   for (const KernelTemplate* t : AllTemplates()) {
-    EXPECT_EQ(FindTemplate(t->name, t->target_kind), t);
+    for (TargetKind kind : {TargetKind::kLlvm, TargetKind::kCuda, TargetKind::kRocm}) {
+      if (TemplateBuildsFor(*t, kind)) {
+        EXPECT_EQ(FindTemplate(t->name, kind), t) << t->name << " for " << TargetKindName(kind);
+      }
+    }
     ASSERT_NE(FindTemplate(t->name), nullptr);
     EXPECT_EQ(FindTemplate(t->name)->name, t->name);
     EXPECT_GE(t->version, 1);
   }
   EXPECT_EQ(FindTemplate("gemm.cpu.nonexistent"), nullptr);
+}
+
+// A record names a template by name and version; its target's kind picks the entry. The GPU
+// templates of generated code are one entry for cuda and rocm, so a record of either kind, old or
+// new, resolves to the same template and version; the library templates stay one per vendor.
+TEST(TemplateTable, GeneratedGpuTemplatesAreOneEntryForCudaAndRocm) {
+  for (std::string_view name :
+       {"gemm.gpu.tiled", "conv2d.gpu.implicit_gemm", "conv2d.gpu.direct"}) {
+    const KernelTemplate* cuda = FindTemplate(name, TargetKind::kCuda);
+    ASSERT_NE(cuda, nullptr) << name;
+    EXPECT_EQ(FindTemplate(name, TargetKind::kRocm), cuda) << name;
+    EXPECT_EQ(cuda->targets, TemplateTargets::kGpu) << name;
+    EXPECT_FALSE(TemplateBuildsFor(*cuda, TargetKind::kLlvm)) << name;
+    EXPECT_EQ(TemplateTargetsName(*cuda), "cuda and rocm");
+  }
+  const KernelTemplate* cublas = FindTemplate("gemm.cuda.cublas", TargetKind::kRocm);
+  ASSERT_NE(cublas, nullptr);
+  EXPECT_FALSE(TemplateBuildsFor(*cublas, TargetKind::kRocm));
+  std::vector<std::string_view> names;
+  for (const KernelTemplate* t : AllTemplates()) {
+    names.push_back(t->name);
+  }
+  EXPECT_EQ(std::count(names.begin(), names.end(), "gemm.gpu.tiled"), 1);
 }
 
 TEST(DefaultFunctionName, NamesEveryShapeFieldTheLayoutAndTheEpilogue) {
