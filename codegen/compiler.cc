@@ -123,6 +123,40 @@ void Describe(const KernelTemplate& tpl, const Workload& workload, const Config&
   artifact.tolerance_scale = TemplateTolerance(tpl, workload, config);
 }
 
+// Writes a built library's code to `so_path` and its C header (one entry per kernel of
+// `result`, with its launch geometry when `launches` has one) to `header_path`. Nothing is left
+// at `so_path` when the header cannot be written.
+absl::Status WriteLibraryFiles(const LibraryResult& result, const Target& target,
+                               const std::string& code,
+                               const std::map<std::string, GpuLaunch>& launches,
+                               const std::string& so_path, const std::string& header_path) {
+  HeaderSpec spec;
+  spec.guard_name = fs::path(header_path).filename().string();
+  spec.library_name = fs::path(so_path).filename().string();
+  spec.target = target;
+  spec.needed_libs = result.needed_libs;
+  spec.external_libs = result.external_libs;
+  for (const LibraryKernel& k : result.kernels) {
+    HeaderKernel header{k.func_name,
+                        k.workload,
+                        k.choice.template_name,
+                        k.choice.template_version,
+                        ConfigToString(k.choice.config),
+                        k.origin};
+    if (auto it = launches.find(k.func_name); it != launches.end()) {
+      header.launch = it->second;
+    }
+    spec.kernels.push_back(std::move(header));
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(so_path, code));
+  absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
+  if (!header.ok()) {
+    std::error_code ec;
+    fs::remove(so_path, ec);
+  }
+  return header;
+}
+
 }  // namespace
 
 Compiler::Compiler(Target target, BestConfigLookup lookup, LowerOptions lower)
@@ -363,23 +397,8 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
   result.needed_libs = std::move(linked.needed_libs);
   result.needed_libs.insert(result.needed_libs.end(), shims.begin(), shims.end());
 
-  HeaderSpec spec;
-  spec.guard_name = fs::path(header_path).filename().string();
-  spec.library_name = fs::path(so_path).filename().string();
-  spec.target = target_;
-  spec.needed_libs = result.needed_libs;
-  spec.external_libs = result.external_libs;
-  for (const LibraryKernel& k : result.kernels) {
-    spec.kernels.push_back({k.func_name, k.workload, k.choice.template_name,
-                            k.choice.template_version, ConfigToString(k.choice.config), k.origin});
-  }
-  RETURN_IF_ERROR(WriteFileAtomically(so_path, linked.shared_object));
-  absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
-  if (!header.ok()) {
-    std::error_code ec;
-    fs::remove(so_path, ec);
-    return header;
-  }
+  RETURN_IF_ERROR(
+      WriteLibraryFiles(result, target_, linked.shared_object, {}, so_path, header_path));
   return result;
 }
 
@@ -445,31 +464,8 @@ absl::StatusOr<LibraryResult> Compiler::BuildGpuLibrary(const std::vector<Kernel
   for (const GpuKernel& kernel : binary.kernels) {
     launches[kernel.name] = kernel.launch;
   }
-  HeaderSpec spec;
-  spec.guard_name = fs::path(header_path).filename().string();
-  spec.library_name = fs::path(so_path).filename().string();
-  spec.target = target;
-  spec.needed_libs = result.needed_libs;
-  spec.external_libs = result.external_libs;
-  for (const LibraryKernel& k : result.kernels) {
-    HeaderKernel header{k.func_name,
-                        k.workload,
-                        k.choice.template_name,
-                        k.choice.template_version,
-                        ConfigToString(k.choice.config),
-                        k.origin};
-    if (auto it = launches.find(k.func_name); it != launches.end()) {
-      header.launch = it->second;
-    }
-    spec.kernels.push_back(std::move(header));
-  }
-  RETURN_IF_ERROR(WriteFileAtomically(so_path, binary.shared_object));
-  absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
-  if (!header.ok()) {
-    std::error_code ec;
-    fs::remove(so_path, ec);
-    return header;
-  }
+  RETURN_IF_ERROR(
+      WriteLibraryFiles(result, target, binary.shared_object, launches, so_path, header_path));
   return result;
 }
 

@@ -11,10 +11,11 @@
 #ifndef TUNE_CUDA_DRIVER_H_
 #define TUNE_CUDA_DRIVER_H_
 
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "tune_dl_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,22 +150,9 @@ static inline const char* tune_cuda_driver_resolve(void* lib, tune_cuda_driver* 
     *missing_optional = NULL;
   }
   memset(table, 0, sizeof *table);
-#define TUNE_CU_RESOLVE_(field, ret, params, symbol, fallback, need)             \
-  {                                                                              \
-    void* sym = dlsym(lib, symbol);                                              \
-    const char* fallback_name = fallback;                                        \
-    if (sym == NULL && fallback_name != NULL) {                                  \
-      sym = dlsym(lib, fallback_name);                                           \
-    }                                                                            \
-    memcpy(&table->field, &sym, sizeof sym);                                     \
-    if (sym == NULL && (need) == TUNE_CU_REQUIRED && missing == NULL) {          \
-      missing = symbol;                                                          \
-    }                                                                            \
-    if (sym == NULL && (need) == TUNE_CU_OPTIONAL && missing_optional != NULL && \
-        *missing_optional == NULL) {                                             \
-      *missing_optional = symbol;                                                \
-    }                                                                            \
-  }
+#define TUNE_CU_RESOLVE_(field, ret, params, symbol, fallback, need)                     \
+  tune_dl_table_resolve_entry(lib, &table->field, sizeof table->field, symbol, fallback, \
+                              (need) == TUNE_CU_REQUIRED, &missing, missing_optional);
   TUNE_CUDA_DRIVER_API(TUNE_CU_RESOLVE_)
 #undef TUNE_CU_RESOLVE_
   return missing;

@@ -10,10 +10,11 @@
 #ifndef TUNE_HIP_RUNTIME_H_
 #define TUNE_HIP_RUNTIME_H_
 
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "tune_dl_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,22 +130,9 @@ static inline const char* tune_hip_runtime_resolve(void* lib, tune_hip_runtime* 
     *missing_optional = NULL;
   }
   memset(table, 0, sizeof *table);
-#define TUNE_HIP_RESOLVE_(field, ret, params, symbol, fallback, need)             \
-  {                                                                               \
-    void* sym = dlsym(lib, symbol);                                               \
-    const char* fallback_name = fallback;                                         \
-    if (sym == NULL && fallback_name != NULL) {                                   \
-      sym = dlsym(lib, fallback_name);                                            \
-    }                                                                             \
-    memcpy(&table->field, &sym, sizeof sym);                                      \
-    if (sym == NULL && (need) == TUNE_HIP_REQUIRED && missing == NULL) {          \
-      missing = symbol;                                                           \
-    }                                                                             \
-    if (sym == NULL && (need) == TUNE_HIP_OPTIONAL && missing_optional != NULL && \
-        *missing_optional == NULL) {                                              \
-      *missing_optional = symbol;                                                 \
-    }                                                                             \
-  }
+#define TUNE_HIP_RESOLVE_(field, ret, params, symbol, fallback, need)                    \
+  tune_dl_table_resolve_entry(lib, &table->field, sizeof table->field, symbol, fallback, \
+                              (need) == TUNE_HIP_REQUIRED, &missing, missing_optional);
   TUNE_HIP_RUNTIME_API(TUNE_HIP_RESOLVE_)
 #undef TUNE_HIP_RESOLVE_
   return missing;
