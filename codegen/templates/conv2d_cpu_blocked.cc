@@ -27,15 +27,32 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   const int64_t registers = cpu.registers;
   const int64_t p = s.p(), q = s.q();
   ConfigSpace space;
+  // Each register-tile knob lists only the values that fit the vector registers with the other
+  // two at 1 (the constraint below): on 16 registers (AVX2) wide tiles cannot, and a value no
+  // config can take only misleads the search.
+  auto fits = [per_block, registers](int64_t pt, int64_t qt, int64_t kb) {
+    return pt * qt * kb * per_block + kb * per_block + 1 <= registers;
+  };
   std::vector<int64_t> kbs;
   for (int64_t kb : {1, 2, 3, 4}) {
-    if (blocks % kb == 0) {
+    if (blocks % kb == 0 && fits(1, 1, kb)) {
       kbs.push_back(kb);
     }
   }
+  std::vector<int64_t> qts;
+  for (int64_t qt : AtMost({1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 28}, q, 1)) {
+    if (fits(1, qt, 1)) {
+      qts.push_back(qt);
+    }
+  }
+  std::vector<int64_t> pts;
+  for (int64_t pt : AtMost({1, 2, 3, 4, 6, 8}, p, 1)) {
+    if (fits(pt, 1, 1)) {
+      pts.push_back(pt);
+    }
+  }
   space.AddKnob("kb", kbs, "blocks of output channels in the register tile (dividing K / block)");
-  space.AddKnob("qt", AtMost({1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 28}, q, 1),
-                "output positions along the width in the register tile");
+  space.AddKnob("qt", qts, "output positions along the width in the register tile");
   space.AddKnob("unroll_rs", {0, 1, 2}, "unroll the filter loops: 0 neither, 1 r and s, 2 s only");
   std::vector<int64_t> unroll_ci = {0, 1};
   for (int64_t f : {2, 4, 8}) {
@@ -49,8 +66,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("loop_order", {0, 1},
                 "parallel loop order: 0 channel-block group outer, output row block inner; 1 the "
                 "reverse");
-  space.AddKnob("pt", AtMost({1, 2, 3, 4, 6, 8}, p, 1),
-                "output rows in the register tile (the tile is pt x qt positions)");
+  space.AddKnob("pt", pts, "output rows in the register tile (the tile is pt x qt positions)");
   space.AddKnob("kt", AtMost({1, 2, 3, 4, 6, 8}, blocks, 1),
                 "register tiles of output blocks (groups of kb) per parallel iteration (cache "
                 "tile of output channels)");

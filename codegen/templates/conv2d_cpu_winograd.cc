@@ -78,7 +78,15 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   const int64_t registers = cpu.registers;
   ConfigSpace space;
   space.AddKnob("m", {2, 4}, "output tile m x m: Winograd F(m,3)");
-  space.AddKnob("jt", {2, 4, 6, 7, 8, 10, 12, 14, 16}, "tiles in the register tile of the GEMMs");
+  // Only register tiles that fit with one vector of filters (kv = 1): on 16 registers (AVX2) a
+  // 16-tile register tile cannot, and a value no config can take only misleads the search.
+  std::vector<int64_t> jts;
+  for (int64_t jt : {2, 4, 6, 7, 8, 10, 12, 14, 16}) {
+    if (jt + 1 + 1 <= registers) {
+      jts.push_back(jt);
+    }
+  }
+  space.AddKnob("jt", jts, "tiles in the register tile of the GEMMs");
   std::vector<int64_t> kvs;
   for (int64_t kv : {1, 2, 3, 4}) {
     if (kvecs % kv == 0) {
