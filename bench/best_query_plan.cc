@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -29,7 +30,7 @@ absl::StatusOr<TemplateSpec> FromTable(std::string_view name, std::string_view w
                                        std::string_view library_info = {}) {
   ASSIGN_OR_RETURN(Workload w, Workload::Parse(workload));
   ASSIGN_OR_RETURN(Target t, Target::Parse(target));
-  const KernelTemplate* tpl = FindTemplate(name, t.kind);
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(name, t.kind);
   if (tpl == nullptr || !TemplateBuildsFor(*tpl, t.kind)) {
     return absl::NotFoundError(StrCat("template ", name, " is not in tune's table for ",
                                       TargetKindName(t.kind), " targets"));

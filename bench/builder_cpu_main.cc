@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/files.h"
 #include "common/logging.h"
@@ -65,7 +66,7 @@ double CpuSecondsOfChildren() {
 absl::StatusOr<std::vector<v1::BuildChildTask>> TasksOf(const Entry& entry) {
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(entry.workload));
   ASSIGN_OR_RETURN(Target target, Target::Parse(entry.target));
-  const KernelTemplate* tpl = FindTemplate(entry.template_name, target.kind);
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(entry.template_name, target.kind);
   if (tpl == nullptr) {
     return absl::NotFoundError(StrCat("no template ", entry.template_name));
   }
@@ -104,10 +105,9 @@ struct PoolRun {
 absl::StatusOr<PoolRun> RunPool(const std::string& daemon,
                                 const std::vector<v1::BuildChildTask>& tasks) {
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("tune-bench-builder-"));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<tuner::ArtifactStore> store,
-      tuner::ArtifactStore::Open(dir.File("store"), uint64_t{1} << 30,
-                                 tuner::ArtifactStore::BuildEnvironment({}, {}, false)));
+  ASSIGN_OR_RETURN(std::unique_ptr<tuner::ArtifactStore> store,
+                   tuner::ArtifactStore::Open(dir.File("store"), uint64_t{1} << 30,
+                                              tuner::ArtifactStore::BuildEnvironment({})));
   PoolRun run;
   std::mutex mu;
   const double before = CpuSecondsOfChildren();

@@ -25,6 +25,7 @@
 #include "bench/openblas_baseline.h"
 #include "codegen/compiler.h"
 #include "codegen/plugins/plugin.h"
+#include "codegen/templates/catalog.h"
 #include "common/extern_kernels.h"
 #include "common/logging.h"
 #include "common/reference.h"
@@ -65,9 +66,10 @@ struct Candidate {
 
 class Bench {
  public:
-  Bench(const Options& options, Target target, std::unique_ptr<rpc::MeasureSupervisor> sup,
-        std::unique_ptr<rpc::ArtifactCache> cache)
+  Bench(const Options& options, Catalog catalog, Target target,
+        std::unique_ptr<rpc::MeasureSupervisor> sup, std::unique_ptr<rpc::ArtifactCache> cache)
       : options_(options),
+        catalog_(std::move(catalog)),
         target_(target),
         timer_(std::move(target), options.timing, std::move(sup), std::move(cache)) {}
 
@@ -81,7 +83,7 @@ class Bench {
     std::mt19937_64 rng(options_.seed);
     // The best of each template, and of each epilogue choice of the library templates.
     std::map<std::string, Candidate> best;
-    for (const KernelTemplate* tpl : TemplatesFor(w, target_)) {
+    for (const KernelTemplate* tpl : catalog_.TemplatesFor(w, target_)) {
       ConfigSpace space = tpl->space(w, target_);
       std::vector<Config> configs = {tpl->default_config(w, target_)};
       for (int i = 0; i < options_.random; ++i) {
@@ -238,6 +240,7 @@ class Bench {
     std::string dnnl_variants;                       // DnnlSweep::Summary
   };
   const Options& options_;
+  Catalog catalog_;
   Target target_;
   KernelTimer timer_;
   std::vector<Row> rows_;
@@ -262,14 +265,13 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "tune-bench-candidates: %s\n", std::string(s.message()).c_str());
     return 1;
   };
-  if (absl::Status s = InstallExternKernels({options.manifest}); !s.ok()) {
-    return fail(s);
+  absl::StatusOr<Catalog> catalog = LoadCatalog(
+      {.extern_kernel_manifests = {options.manifest}, .codegen_plugins = {options.plugin}});
+  if (!catalog.ok()) {
+    return fail(catalog.status());
   }
-  if (absl::Status s = InstallCodegenPlugins({options.plugin}); !s.ok()) {
-    return fail(s);
-  }
-  const ExternKernel* ukernel = InstalledExternKernels().front();
-  absl::StatusOr<Target> target = Target::Parse(StrCat(
+  const ExternKernel* ukernel = &catalog->extern_kernels().front();
+  absl::StatusOr<Target> target = catalog->ParseTarget(StrCat(
       "llvm -mcpu=native -threads=", options.threads, " -libs=dnnl,openblas,", ukernel->name));
   if (!target.ok()) {
     return fail(target.status());
@@ -297,7 +299,7 @@ int Main(int argc, char** argv) {
   if (!cache.ok()) {
     return fail(cache.status());
   }
-  Bench bench(options, target->Resolved(), std::move(*sup), std::move(*cache));
+  Bench bench(options, *catalog, target->Resolved(), std::move(*sup), std::move(*cache));
   for (const std::string& text : options.workloads) {
     absl::StatusOr<Workload> w = Workload::Parse(text);
     if (!w.ok()) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "codegen/templates/template_features.h"
 #include "common/stats.h"
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
         std::string((!workload.ok() ? workload.status() : target.status()).message()).c_str());
     return 2;
   }
-  const tune::KernelTemplate* tpl = tune::FindTemplate(template_name);
+  const tune::KernelTemplate* tpl = tune::Catalog::BuiltIn().FindTemplate(template_name);
   if (tpl == nullptr || !tpl->build) {
     std::fprintf(stderr,
                  "tune-bench-cost-model: --template: '%s' is not a template that builds IR; "

@@ -12,7 +12,7 @@ KernelTimer::KernelTimer(Target target, TimingOptions timing,
                          std::unique_ptr<rpc::ArtifactCache> cache)
     : target_(std::move(target)),
       timing_(timing),
-      compiler_(target_),
+      compiler_(Catalog::BuiltIn(), target_),  // it builds the templates it is given
       sup_(std::move(sup)),
       cache_(std::move(cache)) {}
 

@@ -36,6 +36,7 @@
 #include "bench/kernel_timer.h"
 #include "bench/measure_table.h"
 #include "bench/model_bench.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -119,8 +120,8 @@ absl::StatusOr<std::vector<Layer>> LayersOf(const std::vector<WeightedWorkload>&
   std::vector<Layer> layers;
   for (const WeightedWorkload& ww : list) {
     Layer layer{ww.workload, ww.weight, {}};
-    for (const KernelTemplate* tpl : TemplatesFor(ww.workload, target)) {
-      if (!LibraryOf(*tpl, target) && (tpl->build || tpl->build_object)) {
+    for (const KernelTemplate* tpl : Catalog::BuiltIn().TemplatesFor(ww.workload, target)) {
+      if (!Catalog::BuiltIn().LibraryOf(*tpl, target) && (tpl->build || tpl->build_object)) {
         layer.templates.push_back(tpl);
       }
     }

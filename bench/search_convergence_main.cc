@@ -32,6 +32,7 @@
 #include "CLI/CLI.hpp"
 #include "bench/kernel_timer.h"
 #include "bench/measure_table.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template_features.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -273,7 +274,8 @@ int Main(int argc, char** argv) {
                  std::string(target.status().message()).c_str());
     return 2;
   }
-  const KernelTemplate* tpl = FindTemplate(options.template_name, TargetKind::kLlvm);
+  const KernelTemplate* tpl =
+      Catalog::BuiltIn().FindTemplate(options.template_name, TargetKind::kLlvm);
   if (tpl == nullptr || !tpl->build) {
     std::fprintf(stderr,
                  "tune-bench-search: --template: '%s' is not a CPU template that builds IR (e.g. "
@@ -286,7 +288,7 @@ int Main(int argc, char** argv) {
     absl::StatusOr<Workload> w = Workload::Parse(text);
     std::vector<const KernelTemplate*> applicable;
     if (w.ok()) {
-      applicable = TemplatesFor(*w, *target);
+      applicable = Catalog::BuiltIn().TemplatesFor(*w, *target);
     }
     if (!w.ok() || std::find(applicable.begin(), applicable.end(), tpl) == applicable.end()) {
       std::fprintf(stderr, "tune-bench-search: --workload '%s': %s\n", text.c_str(),

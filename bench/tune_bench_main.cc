@@ -21,6 +21,7 @@
 #include "bench/in_process_timing.h"
 #include "bench/kernel_timer.h"
 #include "bench/openblas_baseline.h"
+#include "codegen/templates/catalog.h"
 #ifdef TUNE_BENCH_DNNL
 #include "bench/dnnl_baseline.h"
 #endif
@@ -116,7 +117,7 @@ class Bench {
   int RunWorkload(const Workload& w) {
     std::vector<const KernelTemplate*> own;
     std::vector<std::string> names;
-    for (const KernelTemplate* t : TemplatesFor(w, target_)) {
+    for (const KernelTemplate* t : Catalog::BuiltIn().TemplatesFor(w, target_)) {
       if (t->library.empty() && !t->uses_extern_kernel && t->build) {
         names.emplace_back(t->name);
         if (options_.template_name.empty() || t->name == options_.template_name) {

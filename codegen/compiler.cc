@@ -89,9 +89,10 @@ absl::StatusOr<Linked> LinkInScratch(const std::vector<std::string>& objects,
 // OK when a recorded choice can be built today: its template still exists, builds the workload
 // for the target (and is `required_template` when one was asked for), and its config is a
 // point of today's space. Otherwise the reason.
-absl::Status CheckRecorded(const KernelChoice& recorded, const Workload& workload,
-                           const Target& target, std::string_view required_template) {
-  const KernelTemplate* tpl = FindTemplate(recorded.template_name, target.kind);
+absl::Status CheckRecorded(const Catalog& catalog, const KernelChoice& recorded,
+                           const Workload& workload, const Target& target,
+                           std::string_view required_template) {
+  const KernelTemplate* tpl = catalog.FindTemplate(recorded.template_name, target.kind);
   if (tpl == nullptr) {
     return absl::NotFoundError(
         StrCat("template '", recorded.template_name, "' is unknown to this build"));
@@ -159,8 +160,11 @@ absl::Status WriteLibraryFiles(const LibraryResult& result, const Target& target
 
 }  // namespace
 
-Compiler::Compiler(Target target, BestConfigLookup lookup, LowerOptions lower)
-    : target_(std::move(target)), lookup_(std::move(lookup)), lower_(std::move(lower)) {}
+Compiler::Compiler(Catalog catalog, Target target, BestConfigLookup lookup, LowerOptions lower)
+    : catalog_(std::move(catalog)),
+      target_(std::move(target)),
+      lookup_(std::move(lookup)),
+      lower_(std::move(lower)) {}
 
 absl::StatusOr<LoweredKernel> Compiler::Lower(const Workload& workload, const KernelTemplate& tpl,
                                               const Config& config,
@@ -243,7 +247,7 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
   const Workload& workload = request.workload;
   const KernelTemplate* tpl = nullptr;
   if (!request.template_name.empty()) {
-    tpl = FindTemplate(request.template_name, target_.kind);
+    tpl = catalog_.FindTemplate(request.template_name, target_.kind);
     if (tpl == nullptr || tpl->op != workload.op() || !TemplateBuildsFor(*tpl, target_.kind)) {
       return absl::InvalidArgumentError(StrCat("template '", request.template_name,
                                                "' does not build '", workload.ToString(),
@@ -251,7 +255,7 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
     }
     RETURN_IF_ERROR(CheckTemplateLayout(*tpl, workload));
   } else {
-    std::vector<const KernelTemplate*> candidates = TemplatesFor(workload, target_);
+    std::vector<const KernelTemplate*> candidates = catalog_.TemplatesFor(workload, target_);
     if (candidates.empty() && workload.prepared_weights() && target_.kind != TargetKind::kLlvm) {
       return absl::InvalidArgumentError(StrCat("'", workload.ToString(),
                                                "': weights=prepared is built for llvm (CPU) "
@@ -289,9 +293,11 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
       why = StrCat("no record for '", target_.ToString(), "' nor for device ", target_.DeviceKey(),
                    " in the tuning log");
     } else {
-      absl::Status usable = CheckRecorded(*recorded, workload, target_, request.template_name);
+      absl::Status usable =
+          CheckRecorded(catalog_, *recorded, workload, target_, request.template_name);
       if (usable.ok()) {
-        const KernelTemplate* rec_tpl = FindTemplate(recorded->template_name, target_.kind);
+        const KernelTemplate* rec_tpl =
+            catalog_.FindTemplate(recorded->template_name, target_.kind);
         std::string text = "the tuning log";
         if (!recorded->note.empty()) {
           StrAppend(&text, ", ", recorded->note);
@@ -351,7 +357,7 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
       }
     }
     ASSIGN_OR_RETURN(kernel.choice, Choose(request, &kernel.origin));
-    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name, target_.kind);
+    const KernelTemplate* tpl = catalog_.FindTemplate(kernel.choice.template_name, target_.kind);
     TUNE_CHECK(tpl != nullptr);
     if (tpl->build_object) {
       ASSIGN_OR_RETURN(
@@ -428,7 +434,7 @@ absl::StatusOr<LibraryResult> Compiler::BuildGpuLibrary(const std::vector<Kernel
                  "' is used twice: give each workload a distinct name"));
     }
     ASSIGN_OR_RETURN(kernel.choice, Choose(request, &kernel.origin));
-    const KernelTemplate* tpl = FindTemplate(kernel.choice.template_name, target_.kind);
+    const KernelTemplate* tpl = catalog_.FindTemplate(kernel.choice.template_name, target_.kind);
     if (tpl == nullptr || !tpl->build) {
       return absl::UnimplementedError(
           StrCat("template '", kernel.choice.template_name,

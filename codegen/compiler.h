@@ -14,6 +14,7 @@
 #include "codegen/llvm/c_identifier.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "codegen/lower.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/artifact_hash.h"
 #include "common/gpu_arch.h"
@@ -28,7 +29,7 @@ struct KernelRequest {
   Workload workload;
   std::string func_name;         // empty: DefaultFunctionName(workload)
   std::optional<Config> config;  // set: build exactly this config (it must be valid)
-  std::string template_name;     // empty: the best template for the workload (TemplatesFor)
+  std::string template_name;  // empty: the best template for the workload (Catalog::TemplatesFor)
 };
 
 /// The template and config chosen for a kernel.
@@ -104,11 +105,14 @@ struct LibraryResult {
 
 class Compiler {
  public:
-  /// `target` is an llvm, cuda or rocm target; `lookup` may be empty (every kernel then uses its
-  /// template's default config). `lower` is passed to the lowering pipeline of every kernel
-  /// (e.g. to print the IR after each stage).
-  Compiler(Target target, BestConfigLookup lookup = nullptr, LowerOptions lower = {});
+  /// `catalog` names the templates requests and records may use; `target` is an llvm, cuda or
+  /// rocm target; `lookup` may be empty (every kernel then uses its template's default config).
+  /// `lower` is passed to the lowering pipeline of every kernel (e.g. to print the IR after
+  /// each stage).
+  Compiler(Catalog catalog, Target target, BestConfigLookup lookup = nullptr,
+           LowerOptions lower = {});
 
+  const Catalog& catalog() const { return catalog_; }
   const Target& target() const { return target_; }
 
   /// Builds the template's IR for one config and lowers it, with the weights' preparation for
@@ -156,6 +160,7 @@ class Compiler {
                                                 const std::string& so_path,
                                                 const std::string& header_path);
 
+  Catalog catalog_;
   Target target_;
   BestConfigLookup lookup_;
   LowerOptions lower_;

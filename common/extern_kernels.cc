@@ -10,8 +10,6 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
-#include <list>
-#include <mutex>
 
 #include "common/files.h"
 #include "common/runtime_libs.h"
@@ -32,17 +30,6 @@ constexpr std::string_view kForm =
 // The role's C signature with the names left out: return type and parameter types.
 constexpr std::string_view kGemmBlockSignature =
     "void(int64_t,const float*,const float*,float*,int64_t,int32_t)";
-
-struct Installed {
-  std::mutex mu;
-  // Every set ever installed stays alive (pointers handed out remain valid); the last is used.
-  std::list<std::vector<ExternKernel>> sets;
-};
-
-Installed& State() {
-  static auto* state = new Installed();
-  return *state;
-}
 
 absl::Status Bad(const std::string& path, std::string_view field, std::string_view what) {
   return absl::InvalidArgumentError(StrCat("extern kernel manifest ", path, ": \"", field, "\" ",
@@ -297,7 +284,8 @@ absl::StatusOr<ExternKernel> LoadExternKernel(const std::string& manifest_path) 
   return k;
 }
 
-absl::Status InstallExternKernels(const std::vector<std::string>& manifest_paths) {
+absl::StatusOr<std::vector<ExternKernel>> LoadExternKernels(
+    const std::vector<std::string>& manifest_paths) {
   std::vector<ExternKernel> kernels;
   for (const std::string& path : manifest_paths) {
     ASSIGN_OR_RETURN(ExternKernel k, LoadExternKernel(path));
@@ -311,36 +299,7 @@ absl::Status InstallExternKernels(const std::vector<std::string>& manifest_paths
   }
   std::sort(kernels.begin(), kernels.end(),
             [](const ExternKernel& a, const ExternKernel& b) { return a.name < b.name; });
-  Installed& state = State();
-  std::lock_guard lock(state.mu);
-  state.sets.push_back(std::move(kernels));
-  return absl::OkStatus();
-}
-
-const ExternKernel* FindExternKernel(std::string_view name) {
-  Installed& state = State();
-  std::lock_guard lock(state.mu);
-  if (state.sets.empty()) {
-    return nullptr;
-  }
-  for (const ExternKernel& k : state.sets.back()) {
-    if (k.name == name) {
-      return &k;
-    }
-  }
-  return nullptr;
-}
-
-std::vector<const ExternKernel*> InstalledExternKernels() {
-  Installed& state = State();
-  std::lock_guard lock(state.mu);
-  std::vector<const ExternKernel*> out;
-  if (!state.sets.empty()) {
-    for (const ExternKernel& k : state.sets.back()) {
-      out.push_back(&k);
-    }
-  }
-  return out;
+  return kernels;
 }
 
 }  // namespace tune

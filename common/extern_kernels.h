@@ -20,9 +20,9 @@
 // The role's contract: c[i*ldc + j] = (accumulate ? c[i*ldc + j] : 0) + sum over p < kc of
 // a[p*mr + i] * b[p*nr + j], for i < mr and j < nr.
 //
-// A process that builds kernels (tune-daemon and its builder processes, tune-compile) installs
-// the manifests it was given once, in main(), before any template is asked for; Target::Parse
-// then accepts their names in -libs=.
+// A program that builds kernels (tune-daemon and its builder processes, tune-compile) loads the
+// manifests it was given in main() into its catalog (codegen/templates/catalog.h), whose
+// ParseTarget then accepts their names in -libs=.
 #pragma once
 
 #include <string>
@@ -52,15 +52,10 @@ struct ExternKernel {
 /// naming its owner and mode and the fix.
 absl::StatusOr<ExternKernel> LoadExternKernel(const std::string& manifest_path);
 
-/// Loads every manifest and installs them for this process (replacing any earlier set). Two
-/// manifests of one name, or a name that is also a built-in library's, are InvalidArgument.
-absl::Status InstallExternKernels(const std::vector<std::string>& manifest_paths);
-
-/// The installed micro-kernel called `name`, or nullptr.
-const ExternKernel* FindExternKernel(std::string_view name);
-
-/// The installed micro-kernels, by name.
-std::vector<const ExternKernel*> InstalledExternKernels();
+/// Loads every manifest (LoadExternKernel), sorted by name. Two manifests of one name, or a name
+/// that is also a built-in library's, are InvalidArgument.
+absl::StatusOr<std::vector<ExternKernel>> LoadExternKernels(
+    const std::vector<std::string>& manifest_paths);
 
 /// True when `path` is an ELF shared object whose dynamic symbol table defines `symbol`; an
 /// error names the path and what is wrong with it.

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 
-#include "common/extern_kernels.h"
 #include "common/host_cpu.h"
-#include "common/runtime_libs.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -20,35 +18,17 @@ constexpr std::string_view kForms =
     "'cuda -arch=sm_<nn> [-libs=cublas,cudnn]' or "
     "'rocm -mcpu=gfx<nnn> [-code-object-version=4|5] [-libs=rocblas,miopen]'";
 
-absl::Status Invalid(std::string_view text, std::string_view what) {
+}  // namespace
+
+absl::Status InvalidTarget(std::string_view text, std::string_view what) {
   return absl::InvalidArgumentError(
       StrCat("target '", text, "': ", what, "; accepted forms: ", kForms));
 }
 
-// The libraries of common/runtime_libs.h for `kind`, sorted, and for llvm the installed extern
-// kernels.
-std::vector<std::string_view> AllowedLibs(TargetKind kind) {
-  std::vector<std::string_view> libs;
-  for (const RuntimeLibrary& lib : RuntimeLibraries()) {
-    if (lib.target_kind == kind) {
-      libs.push_back(lib.name);
-    }
-  }
-  std::sort(libs.begin(), libs.end());
-  if (kind == TargetKind::kLlvm) {
-    for (const ExternKernel* k : InstalledExternKernels()) {
-      libs.push_back(k->name);  // the installed sets live as long as the process
-    }
-  }
-  return libs;
-}
+namespace {
 
-// " (a library of cuda targets)" when `lib` is a runtime library of another kind, else "".
-std::string OtherKindNote(std::string_view lib) {
-  const RuntimeLibrary* runtime = FindRuntimeLibrary(lib);
-  return runtime == nullptr ? std::string()
-                            : StrCat("; ", lib, " is a library of ",
-                                     TargetKindName(runtime->target_kind), " targets");
+absl::Status Invalid(std::string_view text, std::string_view what) {
+  return InvalidTarget(text, what);
 }
 
 }  // namespace
@@ -65,7 +45,7 @@ std::string_view TargetKindName(TargetKind kind) {
   return "?";
 }
 
-absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) {
+absl::StatusOr<Target> Target::Parse(std::string_view text) {
   std::vector<std::string_view> words = Split(text, ' ', /*skip_empty=*/true);
   if (words.empty()) {
     return Invalid(text, "empty target");
@@ -145,31 +125,17 @@ absl::StatusOr<Target> Target::Parse(std::string_view text, Libs libs_accepted) 
         return Invalid(text, "option -libs is given twice");
       }
       seen_libs = true;
-      std::vector<std::string_view> allowed = AllowedLibs(t.kind);
       for (std::string_view lib : Split(value, ',')) {
-        const bool any_ok =
-            libs_accepted == Libs::kAny && !lib.empty() &&
-            std::all_of(lib.begin(), lib.end(), [](char c) { return IsAlnum(c) || c == '_'; });
-        if (!any_ok && std::find(allowed.begin(), allowed.end(), lib) == allowed.end()) {
-          return Invalid(
-              text, StrCat("library '", lib, "' is not available for ", TargetKindName(t.kind),
-                           " targets (accepted: ", fmt::format("{}", fmt::join(allowed, ", ")), ")",
-                           OtherKindNote(lib)));
+        // Syntax only: which names exist is the catalog's to say (Catalog::CheckTarget).
+        if (lib.empty() ||
+            !std::all_of(lib.begin(), lib.end(), [](char c) { return IsAlnum(c) || c == '_'; })) {
+          return Invalid(text, StrCat("library name '", lib,
+                                      "' is not a name (letters, digits and '_', e.g. dnnl)"));
         }
         t.libs.emplace_back(lib);
       }
       std::sort(t.libs.begin(), t.libs.end());
       t.libs.erase(std::unique(t.libs.begin(), t.libs.end()), t.libs.end());
-      std::vector<std::string> ukernels;
-      for (const std::string& lib : t.libs) {
-        if (FindExternKernel(lib) != nullptr) {
-          ukernels.push_back(lib);
-        }
-      }
-      if (ukernels.size() > 1) {
-        return Invalid(text, StrCat("-libs names ", ukernels.size(), " micro-kernel libraries (",
-                                    Join(ukernels, ", "), "); a target may name one"));
-      }
     } else {
       return Invalid(text, StrCat("option -", key, " is unknown for ", TargetKindName(t.kind)));
     }

@@ -30,6 +30,10 @@ std::string_view ThreadBindingName(ThreadBinding binding);
 
 std::string_view TargetKindName(TargetKind kind);
 
+/// InvalidArgument "target '<text>': <what>; accepted forms: ..." (Parse's errors, and a
+/// catalog's about the target's libraries).
+absl::Status InvalidTarget(std::string_view text, std::string_view what);
+
 /// The HSA code object version rocm targets get unless -code-object-version says otherwise.
 inline constexpr int kDefaultCodeObjectVersion = 5;
 
@@ -43,16 +47,11 @@ struct Target {
   // rocm: -code-object-version (4 or 5), the HSA code object version of its kernels.
   int code_object_version = kDefaultCodeObjectVersion;
 
-  /// Which -libs names Parse accepts.
-  enum class Libs : uint8_t {
-    kKnown,  // the built-in libraries and the installed extern kernels (common/extern_kernels.h)
-    kAny,    // any name of the form [a-z][a-z0-9_]* (a worker, which knows no manifests: what
-             // it needs is that the artifact's libraries are preloaded)
-  };
-
-  /// Parses the text form. Unknown kinds, options or libraries and bad values are
-  /// InvalidArgument naming the part and the accepted form.
-  static absl::StatusOr<Target> Parse(std::string_view text, Libs libs = Libs::kKnown);
+  /// Parses the text form: syntax only. Unknown kinds or options, bad values and -libs names
+  /// that are not names are InvalidArgument naming the part and the accepted form. Which
+  /// libraries exist for which kind is a catalog's question (Catalog::CheckTarget,
+  /// codegen/templates/catalog.h): a worker, which knows no catalog, takes any name.
+  static absl::StatusOr<Target> Parse(std::string_view text);
 
   /// The canonical text form: kind, then -mcpu/-arch, -threads (llvm), -bind (llvm, when not
   /// none), -code-object-version (rocm, when not the default), -libs (when any).

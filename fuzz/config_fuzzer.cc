@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
@@ -97,7 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!workload.ok() || !target.ok()) {
     return 0;
   }
-  for (const tune::KernelTemplate* tpl : tune::TemplatesFor(*workload, *target)) {
+  for (const tune::KernelTemplate* tpl :
+       tune::Catalog::BuiltIn().TemplatesFor(*workload, *target)) {
     if (tpl->name == *name) {
       CheckTemplate(*tpl, *workload, *target, config);
     }

@@ -2,7 +2,7 @@
 // library (the worked example's, examples/ukernel, as libtune_example_ukernel.so in the scratch
 // directory). Invariants: a rejection is InvalidArgument naming the manifest; an accepted
 // manifest has a -libs= name, a block in [1, 64], a known ISA and an absolute library path that
-// exports the symbol, and once installed its name is accepted by Target::Parse.
+// exports the symbol, LoadExternKernels loads it alike, and its name parses in -libs=.
 #include <unistd.h>
 
 #include <cstddef>
@@ -54,9 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<bool> exported = tune::ElfDefinesSymbol(kernel->library_path, kernel->symbol);
   TUNE_CHECK(exported.ok() && *exported) << kernel->library_path << " " << kernel->symbol;
 
-  TUNE_CHECK(tune::InstallExternKernels({manifest_path}).ok());
-  const tune::ExternKernel* installed = tune::FindExternKernel(kernel->name);
-  TUNE_CHECK(installed != nullptr && installed->symbol == kernel->symbol) << kernel->name;
+  absl::StatusOr<std::vector<tune::ExternKernel>> loaded = tune::LoadExternKernels({manifest_path});
+  TUNE_CHECK(loaded.ok() && loaded->size() == 1 && loaded->front().symbol == kernel->symbol)
+      << kernel->name;
   absl::StatusOr<tune::Target> target =
       tune::Target::Parse("llvm -mcpu=skylake-avx512 -threads=1 -libs=" + kernel->name);
   TUNE_CHECK(target.ok() && target->HasLib(kernel->name)) << target.status();

@@ -21,6 +21,7 @@
 #include "db/job.h"
 #include "db/tuning_log.h"
 #include "fuzz/fuzz_util.h"
+#include "tests/fault/fault_templates.h"
 #include "tune/v1/tuner.pb.h"
 #include "tuner/scheduler/job_options.h"
 
@@ -85,10 +86,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!ParseRequest(data, size, request)) {
     return 0;
   }
+  static const tune::Catalog* const faults =
+      new tune::Catalog(tune::Catalog().WithTemplates(tune::tuner::FaultTemplates()));
   absl::StatusOr<tune::tuner::ValidatedJob> valid =
       tune::tuner::ValidateJobSpec(request.spec(), tune::tuner::ValidationOptions{});
-  absl::StatusOr<tune::tuner::ValidatedJob> with_faults = tune::tuner::ValidateJobSpec(
-      request.spec(), tune::tuner::ValidationOptions{.allow_fault_templates = true});
+  absl::StatusOr<tune::tuner::ValidatedJob> with_faults =
+      tune::tuner::ValidateJobSpec(request.spec(), tune::tuner::ValidationOptions{*faults});
   if (!valid.ok()) {
     TUNE_CHECK(absl::IsInvalidArgument(valid.status())) << valid.status();
     TUNE_CHECK(tune::fuzz::StartsWith(valid.status().message(), "spec.")) << valid.status();

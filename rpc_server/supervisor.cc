@@ -42,7 +42,7 @@ v1::Measurement Failure(v1::ErrorKind kind, std::string message) {
 
 // Whether the kernels of `target` pin their threads (llvm -bind=close|spread).
 bool BindsThreads(const std::string& target) {
-  absl::StatusOr<Target> t = Target::Parse(target, Target::Libs::kAny);
+  absl::StatusOr<Target> t = Target::Parse(target);
   return t.ok() && t->kind == TargetKind::kLlvm && t->bind != ThreadBinding::kNone;
 }
 
@@ -59,7 +59,7 @@ std::optional<v1::Measurement> CheckRequestAgainst(const v1::MeasureRequest& req
   }
   // Libraries by any name: whether this worker can run the artifact is whether it preloaded
   // what the artifact needs (checked below), not whether it knows the library.
-  absl::StatusOr<Target> target = Target::Parse(request.target(), Target::Libs::kAny);
+  absl::StatusOr<Target> target = Target::Parse(request.target());
   if (!target.ok()) {
     return Failure(v1::ERROR_KIND_WORKER_ERROR,
                    StrCat("target: ", std::string(target.status().message())));

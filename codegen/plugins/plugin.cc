@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,7 +13,6 @@
 #include <tuple>
 
 #include "codegen/plugins/plugin_reply.h"
-#include "codegen/templates/plugin_families.h"
 #include "codegen/templates/template_util.h"
 #include "common/files.h"
 #include "common/logging.h"
@@ -186,28 +184,6 @@ struct Family {
   }
 };
 
-struct Installed {
-  std::mutex mu;
-  // Every set ever installed stays alive (templates handed out remain valid); the last is used.
-  std::list<std::vector<std::unique_ptr<Family>>> sets;
-};
-
-Installed& State() {
-  static auto* state = new Installed();
-  return *state;
-}
-
-// The families of the set last installed (state.mu held).
-std::vector<const KernelTemplate*> InstalledLocked(Installed& state) {
-  std::vector<const KernelTemplate*> out;
-  if (!state.sets.empty()) {
-    for (const auto& family : state.sets.back()) {
-      out.push_back(&family->tpl);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<v1::PluginResponse> ParsePluginResponse(std::string_view plugin,
@@ -297,8 +273,9 @@ Config DefaultOfReply(const v1::SpaceReply& reply) {
   return config;
 }
 
-absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths) {
-  std::vector<std::unique_ptr<Family>> families;
+absl::StatusOr<Catalog> WithCodegenPlugins(const Catalog& base,
+                                           const std::vector<std::string>& plugin_paths) {
+  std::vector<std::shared_ptr<Family>> families;
   for (const std::string& path : plugin_paths) {
     if (access(path.c_str(), X_OK) != 0) {
       return absl::InvalidArgumentError(
@@ -323,16 +300,17 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
       if (!op.ok()) {
         return bad(std::string(op.status().message()));
       }
-      if (const KernelTemplate* taken = FindTemplate(f.name());
-          taken != nullptr && PluginOf(*taken).empty()) {
-        return bad("the name is taken by a built-in template");
+      if (base.FindTemplate(f.name()) != nullptr) {
+        const std::string source = base.SourceOf(*base.FindTemplate(f.name()));
+        return bad(StrCat("the name is taken by ",
+                          source.empty() ? std::string("a built-in template") : source));
       }
       for (const auto& other : families) {
         if (other->name == f.name()) {
           return bad(StrCat("the name is taken by ", other->plugin_path));
         }
       }
-      auto family = std::make_unique<Family>();
+      auto family = std::make_shared<Family>();
       family->plugin_path = path;
       family->name = f.name();
       Family* raw = family.get();
@@ -354,30 +332,23 @@ absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths)
       families.push_back(std::move(family));
     }
   }
-  Installed& state = State();
-  std::lock_guard lock(state.mu);
-  state.sets.push_back(std::move(families));
-  SetPluginFamilies(InstalledLocked(state));
-  return absl::OkStatus();
-}
-
-std::vector<const KernelTemplate*> InstalledPluginTemplates() {
-  Installed& state = State();
-  std::lock_guard lock(state.mu);
-  return InstalledLocked(state);
-}
-
-std::string PluginOf(const KernelTemplate& tpl) {
-  Installed& state = State();
-  std::lock_guard lock(state.mu);
-  for (const auto& set : state.sets) {
-    for (const auto& family : set) {
-      if (&family->tpl == &tpl) {
-        return family->plugin_path;
-      }
-    }
+  std::vector<CatalogFamily> added;
+  for (std::shared_ptr<Family>& family : families) {
+    // The template shares the family's life: its functions call the family.
+    const std::string source = family->plugin_path;
+    const KernelTemplate* tpl = &family->tpl;
+    added.push_back(
+        CatalogFamily{std::shared_ptr<const KernelTemplate>(std::move(family), tpl), source});
   }
-  return "";
+  return base.WithFamilies(std::move(added));
+}
+
+absl::StatusOr<Catalog> LoadCatalog(const CatalogSources& sources) {
+  ASSIGN_OR_RETURN(std::vector<ExternKernel> kernels,
+                   LoadExternKernels(sources.extern_kernel_manifests));
+  const Catalog base =
+      Catalog().WithExternKernels(std::move(kernels)).WithTemplates(sources.extra_templates);
+  return WithCodegenPlugins(base, sources.codegen_plugins);
 }
 
 }  // namespace tune

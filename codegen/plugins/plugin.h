@@ -3,12 +3,11 @@
 // PluginRequest on the plugin's stdin, one PluginResponse on its stdout, one process per
 // request. examples/c_codegen_plugin is the worked case.
 //
-// A process that builds kernels (tune-daemon and its builder processes, tune-compile) installs
-// its plugins once, in main(), before any template is asked for: each plugin is asked to
-// describe its families, and every family becomes a KernelTemplate whose space comes from the
-// plugin (asked once per workload and target, then cached) and whose code is the ELF object the
-// plugin builds (KernelTemplate::build_object). TemplatesFor and FindTemplate list them after
-// the built-in templates.
+// A program that builds kernels (tune-daemon and its builder processes, tune-compile) adds its
+// plugins to its catalog in main() (LoadCatalog): each plugin is asked to describe its families,
+// and every family becomes a KernelTemplate whose space comes from the plugin (asked once per
+// workload and target, then cached) and whose code is the ELF object the plugin builds
+// (KernelTemplate::build_object). The catalog lists them after the built-in templates.
 #pragma once
 
 #include <chrono>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 
 namespace tune {
@@ -25,20 +25,20 @@ namespace tune {
 inline constexpr std::chrono::milliseconds kPluginDescribeDeadline{20000};
 inline constexpr std::chrono::milliseconds kPluginBuildDeadline{120000};
 
-/// Runs every plugin's describe request and installs its families (replacing an earlier set).
-/// A plugin that another user could have written (CheckTrustedPath with kCodeFileRule: owned by
-/// this user or root, writable by nobody else, in a directory nobody else can rename files in) is
+/// `base` with every plugin's families added: each plugin's describe request is run. A plugin
+/// that another user could have written (CheckTrustedPath with kCodeFileRule: owned by this user
+/// or root, writable by nobody else, in a directory nobody else can rename files in) is
 /// FailedPrecondition naming its owner and mode and the fix, before it is run.
 /// Fails with InvalidArgument naming the plugin and what is wrong: not an executable file, a
 /// non-zero exit, a crash, a hang past the deadline, an answer that is not a PluginResponse, an
 /// error answer, a family with a bad or taken name, an unknown op or target kind, a version
 /// below 1.
-absl::Status InstallCodegenPlugins(const std::vector<std::string>& plugin_paths);
+absl::StatusOr<Catalog> WithCodegenPlugins(const Catalog& base,
+                                           const std::vector<std::string>& plugin_paths);
 
-/// The installed plugins' families, in installation order.
-std::vector<const KernelTemplate*> InstalledPluginTemplates();
-
-/// The plugin executable a template came from, or "" for built-in templates.
-std::string PluginOf(const KernelTemplate& tpl);
+/// The catalog of a program: the built-in templates, the micro-kernels of the manifests
+/// (LoadExternKernels), the extra templates, then the plugins' families (WithCodegenPlugins).
+/// The first error of any of them.
+absl::StatusOr<Catalog> LoadCatalog(const CatalogSources& sources);
 
 }  // namespace tune

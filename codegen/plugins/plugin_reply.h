@@ -19,7 +19,7 @@ absl::StatusOr<v1::PluginResponse> ParsePluginResponse(std::string_view plugin,
                                                        std::string_view bytes);
 
 /// The operator of a described family, once its op, target kind and version are checked (the
-/// name is checked against the other templates by InstallCodegenPlugins). InvalidArgument
+/// name is checked against the other templates by WithCodegenPlugins). InvalidArgument
 /// naming the field otherwise.
 absl::StatusOr<OpKind> CheckPluginFamily(const v1::PluginFamily& family);
 

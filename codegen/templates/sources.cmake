@@ -1,6 +1,7 @@
 # Library sources of the schedule templates and the compiler driver, compiled into tune_codegen
 # (codegen/CMakeLists.txt includes this file before add_library).
 set(TUNE_TEMPLATE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/catalog.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct.cc
@@ -22,7 +23,6 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_tiled_matmul.cc
   ${CMAKE_CURRENT_LIST_DIR}/library_call.cc
-  ${CMAKE_CURRENT_LIST_DIR}/plugin_families.cc
   ${CMAKE_CURRENT_LIST_DIR}/template.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_features.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_util.cc

@@ -1,52 +1,11 @@
 #include "codegen/templates/template.h"
 
 #include <algorithm>
-#include <array>
 
-#include "codegen/templates/conv2d_cpu_blocked.h"
-#include "codegen/templates/conv2d_cpu_direct.h"
-#include "codegen/templates/conv2d_cpu_library.h"
-#include "codegen/templates/conv2d_cpu_pointwise.h"
-#include "codegen/templates/conv2d_cpu_winograd.h"
-#include "codegen/templates/conv2d_gpu_direct.h"
-#include "codegen/templates/conv2d_gpu_implicit_gemm.h"
-#include "codegen/templates/conv2d_gpu_library.h"
-#include "codegen/templates/gemm_cpu_blocked.h"
-#include "codegen/templates/gemm_cpu_library.h"
-#include "codegen/templates/gemm_gpu_library.h"
-#include "codegen/templates/gemm_gpu_tiled.h"
-#include "codegen/templates/plugin_families.h"
-#include "codegen/templates/ukernel_templates.h"
-#include "common/runtime_libs.h"
 #include "common/status.h"
 #include "common/strings.h"
 
 namespace tune {
-namespace {
-
-// Every template, best first within each (op, target kind): tune's own code, then the
-// libraries (which apply only to targets that name them). A template of generated GPU code is
-// one entry for cuda and rocm targets alike (TemplateTargets::kGpu).
-const std::array<const KernelTemplate*, 18>& Table() {
-  static const std::array<const KernelTemplate*, 18> table = {
-      &kGemmCpuBlocked,        &kConv2dCpuPointwise, &kConv2dCpuDirect,  &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd,     &kGemmCpuOpenblas,    &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,         &kGemmCpuUkernel,     &kConv2dCpuUkernel, &kGemmGpuTiled,
-      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,    &kGemmCudaCublas,   &kConv2dCudaCudnn,
-      &kGemmRocmRocblas,       &kConv2dRocmMiopen,
-  };
-  return table;
-}
-
-// The built-in templates, then the installed plugins' families.
-std::vector<const KernelTemplate*> Everything() {
-  std::vector<const KernelTemplate*> all(Table().begin(), Table().end());
-  std::vector<const KernelTemplate*> plugins = PluginFamilies();
-  all.insert(all.end(), plugins.begin(), plugins.end());
-  return all;
-}
-
-}  // namespace
 
 namespace {
 
@@ -150,57 +109,6 @@ PreparedWeights CopyOfWeights(const Workload& workload, std::string_view func_na
                                 ir::Store::Make(prepared, i, ir::Load::Make(weight, i)));
   return out;
 }
-
-std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target) {
-  std::vector<const KernelTemplate*> out;
-  for (const KernelTemplate* t : Everything()) {
-    if (t->op == workload.op() && TemplateBuildsFor(*t, target.kind) &&
-        TemplateBuildsLayout(*t, workload) && CheckTemplateShape(*t, workload).ok() &&
-        (t->library.empty() || target.HasLib(t->library)) &&
-        (!t->uses_extern_kernel || UkernelOf(target) != nullptr) &&
-        (!t->applies || t->applies(workload, target))) {
-      out.push_back(t);
-    }
-  }
-  std::stable_partition(out.begin(), out.end(), [&](const KernelTemplate* t) {
-    return t->leads && t->leads(workload, target);
-  });
-  return out;
-}
-
-std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target& target) {
-  if (!tpl.library.empty()) {
-    const RuntimeLibrary* lib = FindRuntimeLibrary(tpl.library);
-    return TemplateLibrary{std::string(tpl.library),
-                           lib != nullptr ? std::string(lib->shim_file) : std::string(tpl.library)};
-  }
-  if (tpl.uses_extern_kernel) {
-    if (const ExternKernel* k = UkernelOf(target); k != nullptr) {
-      return TemplateLibrary{k->name, k->library_file};
-    }
-  }
-  return std::nullopt;
-}
-
-const KernelTemplate* FindTemplate(std::string_view name) {
-  for (const KernelTemplate* t : Everything()) {
-    if (t->name == name) {
-      return t;
-    }
-  }
-  return nullptr;
-}
-
-const KernelTemplate* FindTemplate(std::string_view name, TargetKind kind) {
-  for (const KernelTemplate* t : Everything()) {
-    if (t->name == name && TemplateBuildsFor(*t, kind)) {
-      return t;
-    }
-  }
-  return FindTemplate(name);
-}
-
-std::vector<const KernelTemplate*> AllTemplates() { return Everything(); }
 
 std::string DefaultFunctionName(const Workload& workload) {
   std::string name;

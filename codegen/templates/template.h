@@ -1,7 +1,9 @@
 // Schedule templates: named schedule families for one operator and one target kind. A template
 // turns (workload, target, config) into a LoweredFunc with the workload's canonical C ABI.
 //
-// The table of templates is explicit (template.cc lists them); nothing registers itself.
+// The table of templates is explicit (catalog.cc lists them); nothing registers itself. Which
+// templates a program knows, its plugins' families included, is its catalog's to say
+// (catalog.h).
 #pragma once
 
 #include <cstdint>
@@ -67,7 +69,7 @@ struct KernelTemplate {
   /// empty for code tune generates itself. A library template applies only to targets that
   /// name the library in -libs=.
   std::string_view library = {};
-  /// True for templates that call the installed micro-kernel the target names in -libs=
+  /// True for templates that call the catalog's micro-kernel the target names in -libs=
   /// (codegen/templates/ukernel_templates.h).
   bool uses_extern_kernel = false;
   /// For families of codegen plugins (codegen/plugins/): the kernel for one config as an ELF
@@ -100,6 +102,13 @@ struct KernelTemplate {
   /// (`build` then reads it). Empty: the kernel reads the canonical layout, and the prepared
   /// form is a copy of it (PrepareWeights).
   PrepareFn prepare = {};
+  /// False for a template that a job gets only by naming it: Catalog::TemplatesFor never offers
+  /// it (the tests' fault templates, tests/fault/fault_templates.h).
+  bool offered = true;
+  /// False when the daemon must not build this template's IR to describe its configs to the
+  /// cost model (builds that abort or hang by design: the tests' fault templates); its knobs
+  /// describe them instead.
+  bool ir_features = true;
 };
 
 /// Whether `tpl` builds kernels for targets of `kind`.
@@ -108,14 +117,11 @@ bool TemplateBuildsFor(const KernelTemplate& tpl, TargetKind kind);
 std::string_view TemplateTargetsName(const KernelTemplate& tpl);
 
 /// The library a template's kernels call on a target, as people name it (-libs=) and as
-/// workers must have loaded it.
+/// workers must have loaded it (Catalog::LibraryOf).
 struct TemplateLibrary {
   std::string name;  // e.g. "dnnl", or a micro-kernel manifest's name
   std::string file;  // e.g. "libtune_dnnl.so", or the micro-kernel's library file
 };
-
-/// What `tpl` calls on `target`; nullopt for code that calls no library.
-std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl, const Target& target);
 
 /// Whether `tpl` builds the data layout of `workload` (every GEMM; a conv2d whose layout,
 /// plain or blocked, is one the template builds) and its weight form (prepared weights: the CPU
@@ -141,23 +147,6 @@ absl::Status CheckTemplateShape(const KernelTemplate& tpl, const Workload& workl
 /// The multiple of the standard output tolerance that `tpl`'s kernel for `config` is held to
 /// (KernelTemplate::tolerance; 1 when the template states none).
 double TemplateTolerance(const KernelTemplate& tpl, const Workload& workload, const Config& config);
-
-/// The templates that apply to a workload on a target, best first (the first one's default is
-/// what tune-compile uses when the tuning log knows nothing, and what a search measures first):
-/// those that lead on it (KernelTemplate::leads), then the others, each in table order. Empty
-/// when none applies.
-std::vector<const KernelTemplate*> TemplatesFor(const Workload& workload, const Target& target);
-
-/// The template called `name` (the first, where a library's templates for cuda and rocm share
-/// one), or nullptr. A template of generated GPU code is one entry for cuda and rocm targets
-/// (TemplateTargets::kGpu).
-const KernelTemplate* FindTemplate(std::string_view name);
-/// The entry called `name` that builds for targets of `kind`, else the first entry called `name`
-/// (which then does not build for `kind`: callers check TemplateBuildsFor), else nullptr.
-const KernelTemplate* FindTemplate(std::string_view name, TargetKind kind);
-
-/// Every template, in table order.
-std::vector<const KernelTemplate*> AllTemplates();
 
 /// The preparation of the weights of kernel `kernel_name` (a workload with prepared weights):
 /// the template's own (KernelTemplate::prepare), else a copy of the canonical weights; the

@@ -178,8 +178,9 @@ Blocking BlockingOf(const Config& config, const Target& target) {
                   static_cast<int>(KnobValue(config, "order")), target.threads > 1};
 }
 
-absl::Status NeedUkernel(const KernelTemplate& tpl, const Target& target) {
-  if (UkernelOf(target) == nullptr) {
+absl::Status NeedUkernel(const UkernelTemplates& set, const KernelTemplate& tpl,
+                         const Target& target) {
+  if (set.UkernelOf(target) == nullptr) {
     return absl::InvalidArgumentError(
         StrCat("template ", tpl.name,
                " needs a target that names an installed micro-kernel in -libs= "
@@ -191,20 +192,17 @@ absl::Status NeedUkernel(const KernelTemplate& tpl, const Target& target) {
 
 // --- gemm.cpu.ukernel -------------------------------------------------------------------------
 
-ConfigSpace GemmSpace(const Workload& workload, const Target& target) {
+ConfigSpace GemmSpace(const UkernelTemplates& set, const Workload& workload, const Target& target) {
   const GemmShape& g = workload.gemm();
-  return UkernelSpace(g.m, g.n, g.k, UkernelOf(target));
+  return UkernelSpace(g.m, g.n, g.k, set.UkernelOf(target));
 }
 
-Config GemmDefault(const Workload& workload, const Target& target) {
-  return UkernelDefault(GemmSpace(workload, target));
-}
-
-absl::StatusOr<ir::LoweredFunc> BuildGemm(const Workload& workload, const Target& target,
-                                          const Config& config, std::string_view func_name) {
-  RETURN_IF_ERROR(NeedUkernel(kGemmCpuUkernel, target));
-  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuUkernel, workload, target, config));
-  const ExternKernel& uk = *UkernelOf(target);
+absl::StatusOr<ir::LoweredFunc> BuildGemm(const UkernelTemplates& set, const Workload& workload,
+                                          const Target& target, const Config& config,
+                                          std::string_view func_name) {
+  RETURN_IF_ERROR(NeedUkernel(set, set.gemm(), target));
+  RETURN_IF_ERROR(CheckBuildRequest(set.gemm(), workload, target, config));
+  const ExternKernel& uk = *set.UkernelOf(target);
   const GemmShape& s = workload.gemm();
   std::vector<Buffer> params = KernelParams(workload);
   const Buffer a = params[0], b = params[1], c = params.back();
@@ -235,20 +233,17 @@ absl::StatusOr<ir::LoweredFunc> BuildGemm(const Workload& workload, const Target
 
 // --- conv2d.cpu.ukernel -----------------------------------------------------------------------
 
-ConfigSpace ConvSpace(const Workload& workload, const Target& target) {
+ConfigSpace ConvSpace(const UkernelTemplates& set, const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
-  return UkernelSpace(s.k, s.p() * s.q(), s.c * s.r * s.s, UkernelOf(target));
+  return UkernelSpace(s.k, s.p() * s.q(), s.c * s.r * s.s, set.UkernelOf(target));
 }
 
-Config ConvDefault(const Workload& workload, const Target& target) {
-  return UkernelDefault(ConvSpace(workload, target));
-}
-
-absl::StatusOr<ir::LoweredFunc> BuildConv(const Workload& workload, const Target& target,
-                                          const Config& config, std::string_view func_name) {
-  RETURN_IF_ERROR(NeedUkernel(kConv2dCpuUkernel, target));
-  RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuUkernel, workload, target, config));
-  const ExternKernel& uk = *UkernelOf(target);
+absl::StatusOr<ir::LoweredFunc> BuildConv(const UkernelTemplates& set, const Workload& workload,
+                                          const Target& target, const Config& config,
+                                          std::string_view func_name) {
+  RETURN_IF_ERROR(NeedUkernel(set, set.conv2d(), target));
+  RETURN_IF_ERROR(CheckBuildRequest(set.conv2d(), workload, target, config));
+  const ExternKernel& uk = *set.UkernelOf(target);
   const Conv2dShape& s = workload.conv2d();
   const int64_t p = s.p(), q = s.q(), pq = p * q, crs = s.c * s.r * s.s;
   if (p < 1 || q < 1) {
@@ -287,12 +282,49 @@ absl::StatusOr<ir::LoweredFunc> BuildConv(const Workload& workload, const Target
 
 }  // namespace
 
-const ExternKernel* UkernelOf(const Target& target) {
+UkernelTemplates::UkernelTemplates(std::vector<ExternKernel> kernels)
+    : kernels_(std::move(kernels)) {
+  gemm_ = {
+      .name = "gemm.cpu.ukernel",
+      .version = 1,
+      .op = OpKind::kGemm,
+      .targets = TemplateTargets::kLlvm,
+      .space = [this](const Workload& w, const Target& t) { return GemmSpace(*this, w, t); },
+      .default_config = [this](const Workload& w,
+                               const Target& t) { return UkernelDefault(GemmSpace(*this, w, t)); },
+      .build = [this](const Workload& w, const Target& t, const Config& c,
+                      std::string_view name) { return BuildGemm(*this, w, t, c, name); },
+      .uses_extern_kernel = true,
+  };
+  conv2d_ = {
+      .name = "conv2d.cpu.ukernel",
+      .version = 1,
+      .op = OpKind::kConv2d,
+      .targets = TemplateTargets::kLlvm,
+      .space = [this](const Workload& w, const Target& t) { return ConvSpace(*this, w, t); },
+      .default_config = [this](const Workload& w,
+                               const Target& t) { return UkernelDefault(ConvSpace(*this, w, t)); },
+      .build = [this](const Workload& w, const Target& t, const Config& c,
+                      std::string_view name) { return BuildConv(*this, w, t, c, name); },
+      .uses_extern_kernel = true,
+  };
+}
+
+const ExternKernel* UkernelTemplates::Find(std::string_view name) const {
+  for (const ExternKernel& k : kernels_) {
+    if (k.name == name) {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+const ExternKernel* UkernelTemplates::UkernelOf(const Target& target) const {
   if (target.kind != TargetKind::kLlvm) {
     return nullptr;
   }
   for (const std::string& lib : target.libs) {
-    if (const ExternKernel* k = FindExternKernel(lib); k != nullptr) {
+    if (const ExternKernel* k = Find(lib); k != nullptr) {
       const CpuVectorInfo cpu = CpuVectorInfoFor(target);
       const bool has_isa = k->isa == "avx512f" ? cpu.lanes >= 16 : cpu.lanes >= 8 && cpu.fma;
       return has_isa ? k : nullptr;
@@ -300,27 +332,5 @@ const ExternKernel* UkernelOf(const Target& target) {
   }
   return nullptr;
 }
-
-const KernelTemplate kGemmCpuUkernel = {
-    .name = "gemm.cpu.ukernel",
-    .version = 1,
-    .op = OpKind::kGemm,
-    .targets = TemplateTargets::kLlvm,
-    .space = &GemmSpace,
-    .default_config = &GemmDefault,
-    .build = &BuildGemm,
-    .uses_extern_kernel = true,
-};
-
-const KernelTemplate kConv2dCpuUkernel = {
-    .name = "conv2d.cpu.ukernel",
-    .version = 1,
-    .op = OpKind::kConv2d,
-    .targets = TemplateTargets::kLlvm,
-    .space = &ConvSpace,
-    .default_config = &ConvDefault,
-    .build = &BuildConv,
-    .uses_extern_kernel = true,
-};
 
 }  // namespace tune

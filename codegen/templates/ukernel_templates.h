@@ -12,8 +12,8 @@
 //                        that never exists whole), with zeros for the padding.
 //
 // Knobs: mc, nc (multiples of the micro-kernel's mr and nr), kc, order. mr and nr come from the
-// manifest. The templates apply to a target that names an installed micro-kernel in -libs= and
-// whose CPU has the manifest's ISA; the kernel's LoweredFunc names the micro-kernel's library,
+// manifest. The templates apply to a target that names one of the catalog's micro-kernels in -libs=
+// and whose CPU has the manifest's ISA; the kernel's LoweredFunc names the micro-kernel's library,
 // which workers must have preloaded. -threads > 1 runs the row blocks (GEMM) or the images and
 // row blocks (conv2d) in parallel.
 #pragma once
@@ -23,11 +23,29 @@
 
 namespace tune {
 
-extern const KernelTemplate kGemmCpuUkernel;
-extern const KernelTemplate kConv2dCpuUkernel;
+/// gemm.cpu.ukernel and conv2d.cpu.ukernel over one set of micro-kernels: a catalog's
+/// (codegen/templates/catalog.h), which holds it for as long as its templates are used. Not
+/// copyable: the templates' functions refer to the set.
+class UkernelTemplates {
+ public:
+  explicit UkernelTemplates(std::vector<ExternKernel> kernels);
+  UkernelTemplates(const UkernelTemplates&) = delete;
+  UkernelTemplates& operator=(const UkernelTemplates&) = delete;
 
-/// The installed micro-kernel that `target` names in -libs= and whose ISA its CPU has, or
-/// nullptr.
-const ExternKernel* UkernelOf(const Target& target);
+  /// The micro-kernels, by name.
+  const std::vector<ExternKernel>& kernels() const { return kernels_; }
+  /// The micro-kernel called `name`, or nullptr.
+  const ExternKernel* Find(std::string_view name) const;
+  /// The micro-kernel that `target` names in -libs= and whose ISA its CPU has, or nullptr.
+  const ExternKernel* UkernelOf(const Target& target) const;
+
+  const KernelTemplate& gemm() const { return gemm_; }
+  const KernelTemplate& conv2d() const { return conv2d_; }
+
+ private:
+  std::vector<ExternKernel> kernels_;
+  KernelTemplate gemm_;
+  KernelTemplate conv2d_;
+};
 
 }  // namespace tune

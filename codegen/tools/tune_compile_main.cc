@@ -160,7 +160,7 @@ absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
 }
 
 // The lookup over --db, or none when --db is not given or names no file yet.
-absl::StatusOr<BestConfigLookup> OpenLookup(const std::string& db) {
+absl::StatusOr<BestConfigLookup> OpenLookup(const std::string& db, const Catalog& catalog) {
   if (db.empty()) {
     fmt::print(stderr, "tune-compile: no --db given: every kernel uses its default config\n");
     return BestConfigLookup();
@@ -173,7 +173,7 @@ absl::StatusOr<BestConfigLookup> OpenLookup(const std::string& db) {
     return BestConfigLookup();
   }
   ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(db, TuningLog::Mode::kReadOnly));
-  return TuningLogLookup(std::shared_ptr<TuningLog>(std::move(log)));
+  return TuningLogLookup(std::shared_ptr<TuningLog>(std::move(log)), catalog);
 }
 
 int Run(const Flags& flags) {
@@ -181,15 +181,18 @@ int Run(const Flags& flags) {
     Fail(std::string(s.message()));
     return kExitUsage;
   }
-  if (absl::Status s = InstallExternKernels(flags.extern_kernels); !s.ok()) {
-    Fail(StrCat("--extern-kernels: ", std::string(s.message())));
+  absl::StatusOr<std::vector<ExternKernel>> kernels = LoadExternKernels(flags.extern_kernels);
+  if (!kernels.ok()) {
+    Fail(StrCat("--extern-kernels: ", std::string(kernels.status().message())));
     return kExitUsage;
   }
-  if (absl::Status s = InstallCodegenPlugins(flags.codegen_plugins); !s.ok()) {
-    Fail(StrCat("--codegen-plugin: ", std::string(s.message())));
+  absl::StatusOr<Catalog> catalog =
+      WithCodegenPlugins(Catalog().WithExternKernels(*std::move(kernels)), flags.codegen_plugins);
+  if (!catalog.ok()) {
+    Fail(StrCat("--codegen-plugin: ", std::string(catalog.status().message())));
     return kExitUsage;
   }
-  absl::StatusOr<Target> target = Target::Parse(flags.target);
+  absl::StatusOr<Target> target = catalog->ParseTarget(flags.target);
   if (!target.ok()) {
     Fail(StrCat("--target: ", std::string(target.status().message())));
     return kExitUsage;
@@ -199,7 +202,7 @@ int Run(const Flags& flags) {
     Fail(std::string(requests.status().message()));
     return kExitUsage;
   }
-  absl::StatusOr<BestConfigLookup> lookup = OpenLookup(flags.db);
+  absl::StatusOr<BestConfigLookup> lookup = OpenLookup(flags.db, *catalog);
   if (!lookup.ok()) {
     Fail(StrCat("--db: ", std::string(lookup.status().message())));
     return kExitFailure;
@@ -211,7 +214,7 @@ int Run(const Flags& flags) {
       fmt::print(stderr, "// ----- IR after {} -----\n{}\n", stage, text);
     };
   }
-  Compiler compiler(*target, *std::move(lookup), std::move(lower));
+  Compiler compiler(*catalog, *target, *std::move(lookup), std::move(lower));
   absl::StatusOr<LibraryResult> result = compiler.BuildLibrary(*requests, flags.out, flags.header);
   if (!result.ok()) {
     Fail(std::string(result.status().message()));

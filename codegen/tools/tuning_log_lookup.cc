@@ -39,12 +39,12 @@ absl::StatusOr<std::optional<Record>> Fastest(TuningLog& log, const BestQuery& q
 
 }  // namespace
 
-BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log) {
-  return [log = std::move(log)](
+BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log, Catalog catalog) {
+  return [log = std::move(log), catalog = std::move(catalog)](
              const Workload& workload, const Target& given,
              std::string_view only_template) -> absl::StatusOr<std::optional<KernelChoice>> {
     const Target target = given.Resolved();  // records name the CPU, never "native"
-    std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
+    std::vector<const KernelTemplate*> templates = catalog.TemplatesFor(workload, target);
     if (!only_template.empty()) {
       std::erase_if(templates, [&](const KernelTemplate* t) { return t->name != only_template; });
     }

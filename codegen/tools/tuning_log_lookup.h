@@ -23,6 +23,6 @@ namespace tune {
 /// The choice's `note` says which stage answered and, for a fallback, with which target the
 /// record was measured, so the fallback is never silent. nullopt when no stage has a record. A
 /// record whose config text does not parse is returned as an error naming the record.
-BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log);
+BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log, Catalog catalog);
 
 }  // namespace tune

@@ -400,7 +400,7 @@ TEST(GpuCompilerTest, BuildArtifactMakesPtxForCudaAndHsacoForRocmWithTheLaunch) 
   };
   for (const Case& c : {Case{"cuda -arch=sm_90", CodeFormat::kPtx},
                         Case{"rocm -mcpu=gfx90a", CodeFormat::kHsaco}}) {
-    Compiler compiler(ParseTarget(c.target));
+    Compiler compiler(Catalog::BuiltIn(), ParseTarget(c.target));
     absl::StatusOr<Artifact> artifact = compiler.BuildArtifact(*workload, tpl, Config(), "k_add");
     ASSERT_TRUE(artifact.ok()) << c.target << ": " << artifact.status();
     EXPECT_EQ(artifact->format, c.format);

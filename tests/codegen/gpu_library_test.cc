@@ -91,7 +91,7 @@ class GpuLibraryTest : public ::testing::Test {
       EXPECT_TRUE(workload.ok()) << workload.status();
       requests.push_back({*workload, "", std::nullopt, ""});
     }
-    Compiler compiler(*target);
+    Compiler compiler(Catalog::BuiltIn(), *target);
     absl::StatusOr<LibraryResult> result =
         compiler.BuildLibrary(requests, dir_->File("lib" + stem + ".so"), dir_->File(stem + ".h"));
     EXPECT_TRUE(result.ok()) << result.status();

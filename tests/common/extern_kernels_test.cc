@@ -1,5 +1,6 @@
-// Extern micro-kernel manifests: the worked example loads and installs (and -libs= then accepts
-// its name), and every kind of bad manifest is refused naming the file, the field and the form.
+// Extern micro-kernel manifests: the worked example loads, and every kind of bad manifest is
+// refused naming the file, the field and the form. (A catalog's use of them:
+// tests/codegen/templates/catalog_test.cc.)
 #include "common/extern_kernels.h"
 
 #include <elf.h>
@@ -11,7 +12,6 @@
 #include <fstream>
 
 #include "common/files.h"
-#include "common/target.h"
 #include "nlohmann/json.hpp"
 
 namespace tune {
@@ -54,22 +54,19 @@ TEST_F(ExternKernelsTest, TheExampleManifestLoadsWithItsLibraryBesideIt) {
             std::filesystem::path(TUNE_EXAMPLE_UKERNEL_LIBRARY).lexically_normal());
 }
 
-TEST_F(ExternKernelsTest, AnInstalledKernelsNameIsAcceptedInLibsAndOneTargetNamesOneAtMost) {
-  EXPECT_FALSE(Target::Parse("llvm -libs=example_ukernel").ok());
-  ASSERT_TRUE(InstallExternKernels({TUNE_EXAMPLE_UKERNEL_MANIFEST}).ok());
-  EXPECT_TRUE(Target::Parse("llvm -libs=example_ukernel,dnnl").ok());
-  ASSERT_NE(FindExternKernel("example_ukernel"), nullptr);
-  const std::string other = Manifest([](nlohmann::json& j) { j["name"] = "second_ukernel"; });
-  ASSERT_TRUE(InstallExternKernels({TUNE_EXAMPLE_UKERNEL_MANIFEST, other}).ok());
-  absl::StatusOr<Target> both = Target::Parse("llvm -libs=example_ukernel,second_ukernel");
-  ASSERT_FALSE(both.ok());
-  EXPECT_THAT(both.status().message(), HasSubstr("a target may name one"));
-  ASSERT_TRUE(InstallExternKernels({}).ok());
-  EXPECT_FALSE(Target::Parse("llvm -libs=example_ukernel").ok()) << "uninstalled again";
+TEST_F(ExternKernelsTest, ManifestsLoadSortedByName) {
+  const std::string other = Manifest([](nlohmann::json& j) { j["name"] = "another_ukernel"; });
+  absl::StatusOr<std::vector<ExternKernel>> kernels =
+      LoadExternKernels({TUNE_EXAMPLE_UKERNEL_MANIFEST, other});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  ASSERT_EQ(kernels->size(), 2u);
+  EXPECT_EQ((*kernels)[0].name, "another_ukernel");
+  EXPECT_EQ((*kernels)[1].name, "example_ukernel");
 }
 
 TEST_F(ExternKernelsTest, TwoManifestsOfOneNameAreRefused) {
-  absl::Status s = InstallExternKernels({TUNE_EXAMPLE_UKERNEL_MANIFEST, Manifest([](auto&) {})});
+  absl::Status s =
+      LoadExternKernels({TUNE_EXAMPLE_UKERNEL_MANIFEST, Manifest([](auto&) {})}).status();
   ASSERT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_THAT(s.message(), HasSubstr("'example_ukernel' is defined by both"));
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/host_cpu.h"
 #include "common/target.h"
@@ -137,7 +138,7 @@ TEST(FinalistsTest, TheLibrarysBestIsReMeasuredBesideTheFinalistsWhenNotAmongThe
   {
     auto log = TuningLog::Open(db, TuningLog::Mode::kReadWrite);
     ASSERT_TRUE(log.ok()) << log.status();
-    const KernelTemplate* blocked = FindTemplate("gemm.cpu.blocked");
+    const KernelTemplate* blocked = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
     ASSERT_NE(blocked, nullptr);
     const Workload workload = *Workload::Parse(kGemm);
     const ConfigSpace space = blocked->space(workload, target);

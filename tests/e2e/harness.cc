@@ -39,6 +39,7 @@ std::atomic<int> g_counter{0};
 }  // namespace
 
 std::string Binaries::Daemon() { return TUNE_DAEMON_PATH; }
+std::string Binaries::FaultDaemon() { return TUNE_FAULT_DAEMON_PATH; }
 std::string Binaries::Client() { return TUNE_CLIENT_PATH; }
 std::string Binaries::Server() { return TUNE_SERVER_PATH; }
 std::string Binaries::Compile() { return TUNE_COMPILE_PATH; }
@@ -112,23 +113,24 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const TempDir& dir, const 
                                                       const DaemonFlags& flags) {
   const int n = g_counter++;
   const std::string port_file = dir.File(StrCat("daemon-", n, ".port"));
-  std::vector<std::string> argv = {Binaries::Daemon(),
-                                   "--listen",
-                                   StrCat("127.0.0.1:", flags.port),
-                                   "--db",
-                                   db,
-                                   "--port-file",
-                                   port_file,
-                                   "--local-workers",
-                                   std::to_string(flags.local_workers),
-                                   "--worker-binary",
-                                   Binaries::Server(),
-                                   "--heartbeat-ms",
-                                   std::to_string(flags.heartbeat_ms),
-                                   "--worker-deadline-ms",
-                                   std::to_string(flags.worker_deadline_ms),
-                                   "--build-threads",
-                                   std::to_string(flags.build_threads)};
+  std::vector<std::string> argv = {
+      flags.fault_templates ? Binaries::FaultDaemon() : Binaries::Daemon(),
+      "--listen",
+      StrCat("127.0.0.1:", flags.port),
+      "--db",
+      db,
+      "--port-file",
+      port_file,
+      "--local-workers",
+      std::to_string(flags.local_workers),
+      "--worker-binary",
+      Binaries::Server(),
+      "--heartbeat-ms",
+      std::to_string(flags.heartbeat_ms),
+      "--worker-deadline-ms",
+      std::to_string(flags.worker_deadline_ms),
+      "--build-threads",
+      std::to_string(flags.build_threads)};
   const std::string http_port_file = dir.File(StrCat("daemon-", n, ".http-port"));
   if (flags.http) {
     argv.insert(argv.end(), {"--http", "127.0.0.1:0", "--http-port-file", http_port_file});

@@ -25,6 +25,8 @@ using std::chrono::seconds;
 /// Built executables (absolute paths, from the build system).
 struct Binaries {
   static std::string Daemon();
+  /// tune-fault-daemon: tune-daemon with the fault templates (tests/fault/fault_templates.h).
+  static std::string FaultDaemon();
   static std::string Client();
   static std::string Server();
   static std::string Compile();
@@ -88,12 +90,13 @@ struct DaemonFlags {
   int heartbeat_ms = 200;
   int worker_deadline_ms = 3000;
   int build_threads = 2;
-  bool http = false;  // also serve the dashboard and JSON API (--http) on a free port
+  bool http = false;             // also serve the dashboard and JSON API (--http) on a free port
+  bool fault_templates = false;  // run tune-fault-daemon: jobs may name the fault templates
   std::vector<std::string> extra = {};  // more flags
   std::vector<std::string> env = {};    // "NAME=value" added to its environment
 };
 
-/// A tune-daemon process on 127.0.0.1.
+/// A tune-daemon (or tune-fault-daemon) process on 127.0.0.1.
 class Daemon {
  public:
   /// Starts it with --db `db` and waits (up to 30 s) for its port file. Its log goes to

@@ -8,7 +8,7 @@
 
 #include "tests/e2e/harness.h"
 #include "tests/e2e/test_util.h"
-#include "tuner/builder/fault_templates.h"
+#include "tests/fault/fault_templates.h"
 
 namespace tune::testing {
 namespace {
@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 TEST(JobControlTest, CancellingARunningJobFromTheClientStopsItsKernelAndFreesTheWorker) {
   TempDir dir;
   const std::string db = dir.File("tuning.db");
-  auto daemon = Daemon::Start(dir, db, {.extra = {"--enable-fault-templates"}});
+  auto daemon = Daemon::Start(dir, db, {.fault_templates = true});
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   const std::string address = (*daemon)->address();
   auto worker = StartWorker(dir, address, "only");
@@ -103,7 +103,7 @@ TEST(JobControlTest, AJobAtTwoThreadsWaitsForAWorkerOfferingTwoAndRunsOnlyThere)
 TEST(JobControlTest, AKernelCallingAPreloadedLibraryRunsOnTheWorkerThatPreloadedIt) {
   TempDir dir;
   const std::string db = dir.File("tuning.db");
-  auto daemon = Daemon::Start(dir, db, {.extra = {"--enable-fault-templates"}});
+  auto daemon = Daemon::Start(dir, db, {.fault_templates = true});
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   const std::string address = (*daemon)->address();
   auto plain = StartWorker(dir, address, "plain");

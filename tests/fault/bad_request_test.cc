@@ -21,6 +21,33 @@ struct BadSubmit {
   std::string field;  // what the message must name
 };
 
+TEST(BadRequestTest, TheClientRefusesATargetThatDoesNotParseBeforeDialingTheDaemon) {
+  // Nothing listens on port 1: a request that reached the network would be "cannot reach" (3).
+  CommandResult r = RunClient("127.0.0.1:1", {"submit", "--workload", "gemm:M=16,N=16,K=16",
+                                              "--target", "llvm -threads=0", "--trials", "1"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("invalid request: spec.target: target 'llvm -threads=0'")) << r.err;
+  CommandResult unknown_library =
+      RunClient("127.0.0.1:1", {"submit", "--workload", "gemm:M=16,N=16,K=16", "--target",
+                                "llvm -libs=no_such_library", "--trials", "1"});
+  EXPECT_EQ(unknown_library.exit_code, 3)
+      << "the daemon's catalog says which libraries exist: " << unknown_library.err;
+}
+
+TEST(BadRequestTest, ALibraryTheDaemonsCatalogLacksIsRefusedNamingTheAcceptedOnes) {
+  TempDir dir;
+  auto daemon = Daemon::Start(dir, dir.File("tuning.db"));
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  CommandResult r =
+      RunClient((*daemon)->address(), {"submit", "--workload", "gemm:M=16,N=16,K=16", "--target",
+                                       "llvm -libs=no_such_library", "--trials", "1"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("spec.target: target 'llvm -libs=no_such_library': library "
+                               "'no_such_library' is not available for llvm targets (accepted: "
+                               "dnnl, openblas)"))
+      << r.err;
+}
+
 TEST(BadRequestTest, InvalidJobsAreRejectedWithNothingWrittenAndTheDaemonKeepsServing) {
   TempDir dir;
   const std::string db = dir.File("tuning.db");

@@ -20,7 +20,7 @@ struct FaultRig {
 };
 
 void Start(FaultRig& s) {
-  auto daemon = Daemon::Start(s.dir, s.db, {.extra = {"--enable-fault-templates"}});
+  auto daemon = Daemon::Start(s.dir, s.db, {.fault_templates = true});
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   s.daemon = std::move(*daemon);
   auto worker = StartWorker(s.dir, s.daemon->address(), "sturdy");
@@ -97,7 +97,7 @@ TEST(KernelFaultTest, WrongAnswerIsRecordedAsSuchAndNeverBecomesTheBest) {
   ExpectWorkerStillMeasures(s);
 }
 
-TEST(KernelFaultTest, FaultTemplatesAreRefusedWithoutTheDaemonFlag) {
+TEST(KernelFaultTest, TuneDaemonKnowsNoFaultTemplates) {
   TempDir dir;
   auto daemon = Daemon::Start(dir, dir.File("tuning.db"));
   ASSERT_TRUE(daemon.ok()) << daemon.status();

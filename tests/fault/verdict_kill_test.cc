@@ -46,10 +46,13 @@ void RunJob(const TempDir& dir, const std::string& db, const v1::JobSpec& spec,
   auto job = SubmitJob(address, spec);
   ASSERT_TRUE(job.ok()) << job.status();
   for (int after : kill_after) {
+    // The worker to stop must have registered and taken a trial: one stopped before it dials
+    // never takes one. (Fast trials can pass `after` before a restarted worker is back.)
     ASSERT_TRUE(WaitFor(
         [&] {
           auto j = GetJob(address, job->job_id());
-          return j.ok() && j->trials_done() >= after;
+          auto w = ConnectedWorker(address, kWorker);
+          return j.ok() && j->trials_done() >= after && w.ok() && w->in_flight() >= 1;
         },
         seconds(240)))
         << (*daemon)->process().Log();

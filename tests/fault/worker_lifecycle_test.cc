@@ -10,7 +10,7 @@
 
 #include "tests/e2e/harness.h"
 #include "tests/e2e/test_util.h"
-#include "tuner/builder/fault_templates.h"
+#include "tests/fault/fault_templates.h"
 
 namespace tune::testing {
 namespace {
@@ -108,10 +108,8 @@ TEST(WorkerLifecycleTest, AMeasurementLongerThanTheHeartbeatDeadlineKeepsItsWork
   TempDir dir;
   const std::string db = dir.File("tuning.db");
   constexpr int kDeadlineMs = 1000;
-  auto daemon = Daemon::Start(dir, db,
-                              {.heartbeat_ms = 200,
-                               .worker_deadline_ms = kDeadlineMs,
-                               .extra = {"--enable-fault-templates"}});
+  auto daemon = Daemon::Start(
+      dir, db, {.heartbeat_ms = 200, .worker_deadline_ms = kDeadlineMs, .fault_templates = true});
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   const std::string address = (*daemon)->address();
   auto worker = StartWorker(dir, address, "patient");

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "codegen/templates/catalog.h"
 #include "tuner/builder/build_child.h"
 
 namespace tune::tuner {
@@ -28,11 +29,12 @@ v1::BuildChildTask Task(uint64_t id, const Workload& w, const Target& t, const K
 TEST(ArtifactMemoTest, ConfigsThatLowerToTheSameIrAreCompiledOnce) {
   const Workload w = *Workload::Parse("gemm:M=8,N=16,K=8");
   const Target t = Target::Parse("llvm -threads=1")->Resolved();
-  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked", TargetKind::kLlvm);
+  const KernelTemplate* tpl =
+      Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked", TargetKind::kLlvm);
   ASSERT_NE(tpl, nullptr);
   // Two configs with the same lowered IR (knobs this small shape makes irrelevant) and one
   // with other IR.
-  Compiler compiler(t);
+  Compiler compiler(Catalog::BuiltIn(), t);
   std::map<std::string, Config> by_ir;
   std::optional<std::pair<Config, Config>> twins;
   std::optional<Config> other;
@@ -52,20 +54,23 @@ TEST(ArtifactMemoTest, ConfigsThatLowerToTheSameIrAreCompiledOnce) {
             << "\n";
 
   ArtifactMemo memo;
-  v1::BuildChildResult first = BuildOne(Task(1, w, t, *tpl, twins->first), false, &memo);
+  v1::BuildChildResult first =
+      BuildOne(Catalog::BuiltIn(), Task(1, w, t, *tpl, twins->first), &memo);
   ASSERT_EQ(first.error(), "");
   EXPECT_FALSE(first.reused());
-  v1::BuildChildResult second = BuildOne(Task(2, w, t, *tpl, twins->second), false, &memo);
+  v1::BuildChildResult second =
+      BuildOne(Catalog::BuiltIn(), Task(2, w, t, *tpl, twins->second), &memo);
   ASSERT_EQ(second.error(), "");
   EXPECT_TRUE(second.reused());
   EXPECT_EQ(second.artifact().hash(), first.artifact().hash());
   EXPECT_EQ(second.artifact().config(), ConfigToString(twins->second)) << "the request's config";
   EXPECT_EQ(second.code().shared_object(), first.code().shared_object());
-  v1::BuildChildResult third = BuildOne(Task(3, w, t, *tpl, *other), false, &memo);
+  v1::BuildChildResult third = BuildOne(Catalog::BuiltIn(), Task(3, w, t, *tpl, *other), &memo);
   ASSERT_EQ(third.error(), "");
   EXPECT_FALSE(third.reused());
   EXPECT_EQ(memo.entries(), 2u);
-  EXPECT_FALSE(BuildOne(Task(4, w, t, *tpl, twins->second), false).reused()) << "no memo";
+  EXPECT_FALSE(BuildOne(Catalog::BuiltIn(), Task(4, w, t, *tpl, twins->second)).reused())
+      << "no memo";
 }
 
 TEST(ArtifactMemoTest, ForgetsTheLeastRecentlyUsedBeyondItsBytes) {

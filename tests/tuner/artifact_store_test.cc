@@ -85,11 +85,15 @@ TEST(ArtifactStoreTest, RebuildingACodegenPluginChangesTheBuildEnvironment) {
   TempDir dir = *TempDir::Create();
   const std::string plugin = dir.File("plugin");
   ASSERT_TRUE(WriteFileAtomically(plugin, "version 1", 0755).ok());
-  const std::string first = ArtifactStore::BuildEnvironment({}, {plugin}, false);
+  const std::string first = ArtifactStore::BuildEnvironment({.codegen_plugins = {plugin}});
   ASSERT_TRUE(WriteFileAtomically(plugin, "version 2, longer", 0755).ok());
-  EXPECT_NE(ArtifactStore::BuildEnvironment({}, {plugin}, false), first);
-  EXPECT_NE(ArtifactStore::BuildEnvironment({}, {}, false),
-            ArtifactStore::BuildEnvironment({}, {}, true));
+  EXPECT_NE(ArtifactStore::BuildEnvironment({.codegen_plugins = {plugin}}), first);
+}
+
+TEST(ArtifactStoreTest, AProgramsOwnTemplatesChangeTheBuildEnvironment) {
+  const KernelTemplate* blocked = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
+  EXPECT_NE(ArtifactStore::BuildEnvironment({}),
+            ArtifactStore::BuildEnvironment({.extra_templates = {blocked}}));
 }
 
 TEST(ArtifactStoreTest, ADamagedEntryIsAMissAndIsRemoved) {

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template_features.h"
 
 namespace tune::tuner {
@@ -36,7 +37,7 @@ TEST(BuildChildTest, TheFeaturesABuildReturnsEqualThoseComputedForTheConfig) {
     SCOPED_TRACE(c.template_name + std::string(" ") + c.workload);
     const Workload w = *Workload::Parse(c.workload);
     const Target t = Target::Parse(c.target)->Resolved();
-    const KernelTemplate* tpl = FindTemplate(c.template_name, t.kind);
+    const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(c.template_name, t.kind);
     ASSERT_NE(tpl, nullptr);
     const ConfigSpace space = tpl->space(w, t);
     std::mt19937_64 rng(7);
@@ -54,7 +55,7 @@ TEST(BuildChildTest, TheFeaturesABuildReturnsEqualThoseComputedForTheConfig) {
       task.set_template_version(tpl->version);
       task.set_config(ConfigToString(config));
       task.set_func_name(DefaultFunctionName(w));
-      const v1::BuildChildResult result = BuildOne(task, false, &memo);
+      const v1::BuildChildResult result = BuildOne(Catalog::BuiltIn(), task, &memo);
       ASSERT_EQ(result.error(), "") << ConfigToString(config);
       const std::vector<float> built(result.features().values().begin(),
                                      result.features().values().end());

@@ -7,18 +7,17 @@
 #include <mutex>
 #include <random>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template_features.h"
 #include "common/files.h"
+#include "tests/fault/fault_templates.h"
 #include "tuner/builder/artifact_store.h"
 #include "tuner/builder/builder_pool.h"
-#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
 
-BuilderOptions Options() {
-  return BuilderOptions{.executable = TUNE_DAEMON_PATH, .allow_fault_templates = true};
-}
+BuilderOptions Options() { return BuilderOptions{.executable = TUNE_FAULT_DAEMON_PATH}; }
 
 struct Case {
   Workload workload = *Workload::Parse("gemm:M=64,N=48,K=32");
@@ -45,7 +44,7 @@ std::vector<std::vector<float>> WithoutIr(const Case& c, const ConfigSpace& spac
 
 TEST(BuilderFeatureSourceTest, RowsFromTheBuilderEqualThoseComputedInProcess) {
   Case c;
-  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
   ASSERT_NE(tpl, nullptr);
   const ConfigSpace space = tpl->space(c.workload, c.target);
   const std::vector<Config> configs = Samples(space, 12);
@@ -65,7 +64,7 @@ TEST(BuilderFeatureSourceTest, RowsFromTheBuilderEqualThoseComputedInProcess) {
 // the store answers carries its row too.
 TEST(BuilderFeatureSourceTest, ConfigsThePoolBuiltAreAnsweredWithTheBuildsRows) {
   Case c;
-  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
   ASSERT_NE(tpl, nullptr);
   const ConfigSpace space = tpl->space(c.workload, c.target);
   std::vector<Config> configs = space.EnumerateValid(4);
@@ -75,7 +74,7 @@ TEST(BuilderFeatureSourceTest, ConfigsThePoolBuiltAreAnsweredWithTheBuildsRows) 
   absl::StatusOr<TempDir> dir = TempDir::Create("tune-feature-source-test-");
   ASSERT_TRUE(dir.ok()) << dir.status();
   absl::StatusOr<std::unique_ptr<ArtifactStore>> store = ArtifactStore::Open(
-      dir->File("store"), uint64_t{1} << 28, ArtifactStore::BuildEnvironment({}, {}, false));
+      dir->File("store"), uint64_t{1} << 28, ArtifactStore::BuildEnvironment({}));
   ASSERT_TRUE(store.ok()) << store.status();
   auto build_all = [&](BuilderFeatureSource& features) {
     int built = 0;
@@ -131,7 +130,7 @@ TEST(BuilderFeatureSourceTest,
      ATemplateAbortingInItsIrEndsTheBuilderAndItsConfigsGetRowsWithoutIr) {
   Case c;
   const KernelTemplate* crash = FindFaultTemplate(kFaultBuildCrashTemplate, OpKind::kGemm);
-  const KernelTemplate* blocked = FindTemplate("gemm.cpu.blocked");
+  const KernelTemplate* blocked = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
   ASSERT_NE(crash, nullptr);
   const ConfigSpace crash_space = crash->space(c.workload, c.target);
   const std::vector<Config> crash_configs = Samples(crash_space, 3);
@@ -163,7 +162,7 @@ TEST(BuilderFeatureSourceTest,
 
 TEST(BuilderFeatureSourceTest, AfterStopEveryRequestGetsRowsWithoutIrAndStartsNoBuilder) {
   Case c;
-  const KernelTemplate* tpl = FindTemplate("gemm.cpu.blocked");
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
   const ConfigSpace space = tpl->space(c.workload, c.target);
   const std::vector<Config> configs = Samples(space, 2);
   BuilderFeatureSource source(Options());

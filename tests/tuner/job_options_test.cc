@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/host_cpu.h"
-#include "tuner/builder/fault_templates.h"
+#include "tests/fault/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
@@ -138,11 +138,12 @@ TEST(ValidateJobSpecTest, AWinogradTemplateOnALayerItDoesNotFitIsRefusedSayingWh
   EXPECT_EQ(job->templates.front()->name, "conv2d.cpu.winograd");
 }
 
-TEST(ValidateJobSpecTest, FaultTemplatesNeedTheDaemonFlag) {
+TEST(ValidateJobSpecTest, FaultTemplatesExistOnlyInACatalogThatHasThem) {
   v1::JobSpec spec = Valid();
   spec.add_templates(std::string(kFaultCrashTemplate));
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.templates"));
-  absl::StatusOr<ValidatedJob> job = ValidateJobSpec(spec, {.allow_fault_templates = true});
+  absl::StatusOr<ValidatedJob> job =
+      ValidateJobSpec(spec, {.catalog = Catalog().WithTemplates(FaultTemplates())});
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_EQ(job->templates.size(), 1u);
   EXPECT_EQ(job->templates.front()->name, kFaultCrashTemplate);

@@ -10,8 +10,9 @@
 #include <optional>
 #include <set>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template_features.h"
-#include "tuner/builder/fault_templates.h"
+#include "tests/fault/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 struct GemmCase {
   Workload workload = *Workload::Parse("gemm:M=64,N=64,K=64");
   Target target = Target::Parse("llvm -threads=1")->Resolved();
-  std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
+  std::vector<const KernelTemplate*> templates = Catalog::BuiltIn().TemplatesFor(workload, target);
 };
 
 std::string Key(const Candidate& c) {
@@ -54,7 +55,7 @@ TEST(JobSearchTest, NeverProposesAConfigTwiceNorOneAlreadyMeasured) {
 struct GpuGemmCase {
   Workload workload = *Workload::Parse("gemm:M=1024,N=1024,K=1024");
   Target target = *Target::Parse("cuda -arch=sm_90");
-  const KernelTemplate* tpl = FindTemplate("gemm.gpu.tiled", TargetKind::kCuda);
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate("gemm.gpu.tiled", TargetKind::kCuda);
   std::vector<Config> seeds = tpl->seeds(workload, target);
 };
 
@@ -200,7 +201,7 @@ TEST(JobSearchTest, AModelSearchOfATemplateWhoseBuildAbortsNeverBuildsItInTheDae
 struct TwoTemplateCase {
   Workload workload = *Workload::Parse("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
   Target target = *Target::Parse("llvm -mcpu=znver4 -threads=1");
-  std::vector<const KernelTemplate*> templates = TemplatesFor(workload, target);
+  std::vector<const KernelTemplate*> templates = Catalog::BuiltIn().TemplatesFor(workload, target);
 };
 
 std::map<const KernelTemplate*, int> CountByTemplate(const std::vector<Candidate>& candidates) {

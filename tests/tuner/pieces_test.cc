@@ -6,6 +6,7 @@
 #include <future>
 #include <thread>
 
+#include "codegen/templates/catalog.h"
 #include "common/strings.h"
 #include "tuner/scheduler/event_hub.h"
 #include "tuner/scheduler/job_queue.h"
@@ -29,7 +30,7 @@ std::shared_ptr<JobRuntime> MakeJob(int64_t id, int priority = 0,
   return job;
 }
 
-const KernelTemplate& Gemm() { return *FindTemplate("gemm.cpu.blocked"); }
+const KernelTemplate& Gemm() { return *Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked"); }
 
 Candidate CandidateOf(int kc) { return Candidate{&Gemm(), Config{{"kc", kc}}}; }
 

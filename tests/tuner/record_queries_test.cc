@@ -89,11 +89,22 @@ TEST(QueryBestRequestTest, BadWorkloadIsRefusedNamingTheField) {
 }
 
 TEST(QueryBestRequestTest, BadTargetIsRefusedNamingTheField) {
-  for (std::string target : {"fpga -speed=11", "llvm -mcpu=znver4 -threads=0", "llvm -libs=nope"}) {
+  for (std::string target :
+       {"fpga -speed=11", "llvm -mcpu=znver4 -threads=0", "llvm -libs=no-pe"}) {
     v1::QueryBestRequest request = ValidBest();
     request.set_target(target);
     EXPECT_THAT(ErrorOf(request), StartsWith("target: ")) << target;
   }
+}
+
+TEST(QueryBestRequestTest, ALibraryThisDaemonDoesNotLoadStillQueriesTheRecordsMadeWithIt) {
+  // Records of a micro-kernel outlive the --extern-kernels that made them (another daemon, an
+  // import): a query reads the log, and the log's targets need no catalog.
+  v1::QueryBestRequest request = ValidBest();
+  request.set_target("llvm -mcpu=znver4 -threads=1 -libs=my_ukernel");
+  absl::StatusOr<ValidatedBestQuery> valid = ValidateQueryBest(request);
+  ASSERT_TRUE(valid.ok()) << valid.status();
+  EXPECT_EQ(valid->query.target, "llvm -mcpu=znver4 -threads=1 -libs=my_ukernel");
 }
 
 TEST(QueryBestRequestTest, NegativeTemplateVersionIsRefusedNamingTheField) {

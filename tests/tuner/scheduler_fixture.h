@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "tests/fault/fault_templates.h"
 #include "tests/tuner/test_worker.h"
 #include "tuner/scheduler/scheduler.h"
 
@@ -72,8 +73,8 @@ class SchedulerTest : public ::testing::Test {
     ASSERT_TRUE(scheduler_->Start().ok());
   }
   static SchedulerOptions ForTests(SchedulerOptions options) {
-    options.builder_executable = TUNE_DAEMON_PATH;
-    options.allow_fault_templates = true;
+    options.builder_executable = TUNE_FAULT_DAEMON_PATH;
+    options.catalog = Catalog().WithTemplates(FaultTemplates());
     options.heartbeat_deadline_ms = 3600000;  // liveness is not what these tests look at
     return options;
   }

@@ -14,9 +14,9 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "common/target.h"
+#include "tests/fault/fault_templates.h"
 #include "tests/tuner/scheduler_fixture.h"
 #include "tests/tuner/test_worker.h"
-#include "tuner/builder/fault_templates.h"
 #include "tuner/scheduler/finalists.h"
 
 namespace tune::tuner {

@@ -167,12 +167,13 @@ ArtifactStore::ArtifactStore(std::string dir, uint64_t max_bytes, std::string en
       secret_(std::move(secret)),
       bytes_(bytes) {}
 
-std::string ArtifactStore::BuildEnvironment(const std::vector<std::string>& extern_kernel_manifests,
-                                            const std::vector<std::string>& codegen_plugins,
-                                            bool allow_fault_templates) {
-  std::string environment = StrCat("tune ", kTuneVersion, "\nllvm ", kLlvmVersion,
-                                   "\nfault templates ", allow_fault_templates ? 1 : 0, "\n");
-  for (const std::string& manifest : extern_kernel_manifests) {
+std::string ArtifactStore::BuildEnvironment(const CatalogSources& sources) {
+  std::string environment = StrCat("tune ", kTuneVersion, "\nllvm ", kLlvmVersion, "\n");
+  for (const KernelTemplate* tpl : sources.extra_templates) {
+    environment +=
+        StrCat("template ", tpl->name, " ", OpKindName(tpl->op), " ", tpl->version, "\n");
+  }
+  for (const std::string& manifest : sources.extern_kernel_manifests) {
     environment += StrCat("manifest ", FileStamp(manifest), "\n");
     // The library beside the manifest changes the code the builders link against; stamp every
     // file of the manifest's directory that is a shared object.
@@ -184,7 +185,7 @@ std::string ArtifactStore::BuildEnvironment(const std::vector<std::string>& exte
       }
     }
   }
-  for (const std::string& plugin : codegen_plugins) {
+  for (const std::string& plugin : sources.codegen_plugins) {
     environment += StrCat("plugin ", FileStamp(plugin), "\n");
   }
   return environment;

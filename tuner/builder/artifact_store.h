@@ -29,6 +29,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "codegen/templates/catalog.h"
 #include "tune/v1/builder.pb.h"
 
 namespace tune::tuner {
@@ -43,12 +44,11 @@ class ArtifactStore {
   static absl::StatusOr<std::unique_ptr<ArtifactStore>> Open(std::string dir, uint64_t max_bytes,
                                                              std::string environment);
 
-  /// The build environment's part of every key: tune's and LLVM's versions, whether the fault
-  /// templates are on, and each manifest and plugin (with the library a manifest names) by path,
-  /// size and modification time, so that rebuilding one of them invalidates what it built.
-  static std::string BuildEnvironment(const std::vector<std::string>& extern_kernel_manifests,
-                                      const std::vector<std::string>& codegen_plugins,
-                                      bool allow_fault_templates);
+  /// The build environment's part of every key: tune's and LLVM's versions, the program's own
+  /// templates by name and version, and each manifest and plugin (with the library a manifest
+  /// names) by path, size and modification time, so that rebuilding one of them invalidates
+  /// what it built.
+  static std::string BuildEnvironment(const CatalogSources& sources);
 
   /// The key of a build task: 64 hex digits, from the store's secret, the environment and the
   /// task.

@@ -10,11 +10,9 @@
 #include "codegen/compiler.h"
 #include "codegen/plugins/plugin.h"
 #include "codegen/templates/template_features.h"
-#include "common/extern_kernels.h"
 #include "common/strings.h"
 #include "proto/convert.h"
 #include "proto/framing.h"
-#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
@@ -28,11 +26,11 @@ Result Error(uint64_t task_id, std::string message) {
 }
 
 // The template a task names, at the version it expects; nullptr with `error` set otherwise.
-const KernelTemplate* TaskTemplate(const std::string& name, int32_t version, const Target& target,
-                                   OpKind op, bool allow_fault_templates, std::string* error) {
-  const KernelTemplate* tpl = FindTemplate(name, target.kind);
-  if (tpl == nullptr && allow_fault_templates) {
-    tpl = FindFaultTemplate(name, op);
+const KernelTemplate* TaskTemplate(const Catalog& catalog, const std::string& name, int32_t version,
+                                   const Target& target, OpKind op, std::string* error) {
+  const KernelTemplate* tpl = catalog.FindTemplate(name, target.kind, op);
+  if (tpl == nullptr) {
+    tpl = catalog.FindTemplate(name, target.kind);
   }
   if (tpl == nullptr) {
     *error = StrCat("template '", name, "' is unknown to this builder");
@@ -93,7 +91,7 @@ v1::Artifact ArtifactToProto(const Artifact& built) {
   return artifact;
 }
 
-v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates,
+v1::BuildChildResult BuildOne(const Catalog& catalog, const v1::BuildChildTask& task,
                               ArtifactMemo* memo) {
   const uint64_t id = task.task_id();
   absl::StatusOr<Workload> workload = Workload::Parse(task.workload());
@@ -105,8 +103,8 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
     return Error(id, StrCat("target: ", std::string(target.status().message())));
   }
   std::string error;
-  const KernelTemplate* tpl = TaskTemplate(task.template_name(), task.template_version(), *target,
-                                           workload->op(), allow_fault_templates, &error);
+  const KernelTemplate* tpl = TaskTemplate(catalog, task.template_name(), task.template_version(),
+                                           *target, workload->op(), &error);
   if (tpl == nullptr) {
     return Error(id, std::move(error));
   }
@@ -114,7 +112,7 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
   if (!config.ok()) {
     return Error(id, StrCat("config: ", std::string(config.status().message())));
   }
-  Compiler compiler(*target);
+  Compiler compiler(catalog, *target);
   if (tpl->build_object) {
     // A codegen plugin's family: the plugin compiles it (no IR of ours to remember it by).
     absl::StatusOr<Artifact> built =
@@ -153,7 +151,7 @@ v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_t
       id, reused, *std::move(built),
       TemplateFeaturesOfIr(lowered->source, *workload, tpl->space(*workload, *target), *config));
 }
-v1::FeatureChildResult FeaturesOne(const v1::FeatureChildTask& task, bool allow_fault_templates) {
+v1::FeatureChildResult FeaturesOne(const Catalog& catalog, const v1::FeatureChildTask& task) {
   using Result = v1::FeatureChildResult;
   const uint64_t id = task.task_id();
   absl::StatusOr<Workload> workload = Workload::Parse(task.workload());
@@ -165,8 +163,8 @@ v1::FeatureChildResult FeaturesOne(const v1::FeatureChildTask& task, bool allow_
     return Error<Result>(id, StrCat("target: ", std::string(target.status().message())));
   }
   std::string error;
-  const KernelTemplate* tpl = TaskTemplate(task.template_name(), task.template_version(), *target,
-                                           workload->op(), allow_fault_templates, &error);
+  const KernelTemplate* tpl = TaskTemplate(catalog, task.template_name(), task.template_version(),
+                                           *target, workload->op(), &error);
   if (tpl == nullptr) {
     return Error<Result>(id, std::move(error));
   }
@@ -185,7 +183,8 @@ v1::FeatureChildResult FeaturesOne(const v1::FeatureChildTask& task, bool allow_
   return result;
 }
 
-int RunBuildChild(int in_fd, int out_fd) {
+int RunBuildChild(int in_fd, int out_fd,
+                  const std::vector<const KernelTemplate*>& program_templates) {
   v1::BuildChildRequest request;
   std::string error;
   if (ReadFrame(in_fd, &request, std::nullopt, -1, &error) != ReadOutcome::kOk ||
@@ -193,12 +192,16 @@ int RunBuildChild(int in_fd, int out_fd) {
     return 1;
   }
   const v1::BuildChildSetup setup = request.setup();
-  std::vector<std::string> manifests(setup.extern_kernel_manifests().begin(),
-                                     setup.extern_kernel_manifests().end());
-  std::vector<std::string> plugins(setup.codegen_plugins().begin(), setup.codegen_plugins().end());
-  // The daemon checked both at start-up: a failure here means a file changed since, and the
-  // daemon reports the builder's exit.
-  if (!InstallExternKernels(manifests).ok() || !InstallCodegenPlugins(plugins).ok()) {
+  CatalogSources sources{
+      .extern_kernel_manifests = {setup.extern_kernel_manifests().begin(),
+                                  setup.extern_kernel_manifests().end()},
+      .codegen_plugins = {setup.codegen_plugins().begin(), setup.codegen_plugins().end()},
+      .extra_templates = program_templates,
+  };
+  // The daemon checked its sources at start-up: a failure here means a file changed since, and
+  // the daemon reports the builder's exit.
+  absl::StatusOr<Catalog> catalog = LoadCatalog(sources);
+  if (!catalog.ok()) {
     return 1;
   }
   ArtifactMemo memo;
@@ -224,9 +227,9 @@ int RunBuildChild(int in_fd, int out_fd) {
     }
     v1::BuildChildReply reply;
     if (request.has_task()) {
-      *reply.mutable_result() = BuildOne(request.task(), setup.allow_fault_templates(), &memo);
+      *reply.mutable_result() = BuildOne(*catalog, request.task(), &memo);
     } else if (request.has_features()) {
-      *reply.mutable_features() = FeaturesOne(request.features(), setup.allow_fault_templates());
+      *reply.mutable_features() = FeaturesOne(*catalog, request.features());
     } else {
       return 1;
     }

@@ -4,6 +4,8 @@
 // supervises it). The protocol is tune/v1/builder.proto, framed as in proto/framing.h.
 #pragma once
 
+#include <vector>
+
 #include "codegen/compiler.h"
 #include "tune/v1/builder.pb.h"
 #include "tuner/builder/artifact_memo.h"
@@ -26,19 +28,22 @@ v1::Artifact ArtifactToProto(const Artifact& built);
 /// does not build (an unknown template or version, a config outside the space, a codegen or
 /// link failure). The config is lowered once (Compiler::Lower) and emitted from that. With a
 /// `memo`, a config whose lowered IR was compiled before reuses that artifact (`reused` is set).
-/// `allow_fault_templates` admits tuner/fault_templates.h.
-v1::BuildChildResult BuildOne(const v1::BuildChildTask& task, bool allow_fault_templates,
+/// The task's template is looked up in `catalog`.
+v1::BuildChildResult BuildOne(const Catalog& catalog, const v1::BuildChildTask& task,
                               ArtifactMemo* memo = nullptr);
 
 /// Computes the features of a FeatureChildTask's configs in this process (TemplateFeatures):
 /// one row per config, or `error` naming an unknown template or version, or a config that is
-/// not a valid point of the space. `allow_fault_templates` admits tuner/fault_templates.h.
-v1::FeatureChildResult FeaturesOne(const v1::FeatureChildTask& task, bool allow_fault_templates);
+/// not a valid point of the space. The task's template is looked up in `catalog`.
+v1::FeatureChildResult FeaturesOne(const Catalog& catalog, const v1::FeatureChildTask& task);
 
 /// The builder's main loop on (in_fd, out_fd): answers the setup message, then builds each task
 /// (or computes each feature task's rows) until `in_fd` reaches end of file or the daemon is gone.
-/// Returns the process exit code: 0 after EOF, 1 when the pipes broke or the first message was not
-/// a setup.
-int RunBuildChild(int in_fd, int out_fd);
+/// Its catalog is made of the setup's manifests and plugins and `program_templates` (the
+/// program's own: tune-fault-daemon's fault templates; none in tune-daemon). Returns the process
+/// exit code: 0 after EOF, 1 when the pipes broke, the first message was not a setup or the
+/// catalog cannot be loaded.
+int RunBuildChild(int in_fd, int out_fd,
+                  const std::vector<const KernelTemplate*>& program_templates = {});
 
 }  // namespace tune::tuner

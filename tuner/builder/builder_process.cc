@@ -127,11 +127,10 @@ BuilderProcess::Exchange BuilderProcess::Start() {
   ++started_;
   v1::BuildChildRequest setup;
   setup.mutable_setup()->set_parent_pid(getpid());
-  setup.mutable_setup()->set_allow_fault_templates(options_.allow_fault_templates);
-  for (const std::string& manifest : options_.extern_kernel_manifests) {
+  for (const std::string& manifest : options_.sources.extern_kernel_manifests) {
     setup.mutable_setup()->add_extern_kernel_manifests(manifest);
   }
-  for (const std::string& plugin : options_.codegen_plugins) {
+  for (const std::string& plugin : options_.sources.codegen_plugins) {
     setup.mutable_setup()->add_codegen_plugins(plugin);
   }
   if (!WriteFrame(to_child_, setup).ok()) {

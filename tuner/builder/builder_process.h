@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/templates/catalog.h"
 #include "tune/v1/builder.pb.h"
 
 namespace tune::tuner {
@@ -24,12 +25,9 @@ struct BuilderOptions {
   int build_timeout_ms = 300000;
   /// Limit for a builder to start and answer its setup.
   int start_timeout_ms = 30000;
-  /// Builders accept the test-only fault templates.
-  bool allow_fault_templates = false;
-  /// Extern micro-kernel manifests every builder installs.
-  std::vector<std::string> extern_kernel_manifests = {};
-  /// Codegen plugin executables every builder installs.
-  std::vector<std::string> codegen_plugins = {};
+  /// What every builder's catalog is made of: the manifests and plugins it loads (the
+  /// daemon's, Catalog::sources). A builder adds its own program's templates itself.
+  CatalogSources sources = {};
 };
 
 class BuilderProcess {

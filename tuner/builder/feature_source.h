@@ -44,7 +44,7 @@ class InProcessFeatureSource final : public FeatureSource {
 /// for the configs it does not remember.
 class BuilderFeatureSource final : public FeatureSource {
  public:
-  /// `options` are the build pool's (executable, fault templates, plugins); copied. A request
+  /// `options` are the build pool's (executable, catalog sources); copied. A request
   /// that takes longer than `timeout_ms` falls back (and its builder is killed).
   explicit BuilderFeatureSource(BuilderOptions options, int timeout_ms = 60000);
 

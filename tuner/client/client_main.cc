@@ -31,6 +31,7 @@
 #include "common/files.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "common/target.h"
 #include "common/workload_list.h"
 #include "db/record_json.h"
 #include "tuner/api/client.h"
@@ -189,6 +190,17 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   best.set_flush_cache(best_cold);
+  // The target's syntax is checked here, before a round trip; which libraries exist is the
+  // daemon's catalog's to say.
+  for (const auto& [target, field] :
+       {std::pair{submit_cmd->parsed() ? &submit.spec.target() : nullptr, "spec.target"},
+        std::pair{best_cmd->parsed() ? &best.target() : nullptr, "target"}}) {
+    if (target != nullptr && !target->empty()) {
+      if (absl::Status s = Target::Parse(*target).status(); !s.ok()) {
+        return Report(absl::InvalidArgumentError(StrCat(field, ": ", s.message())), g);
+      }
+    }
+  }
 
   if (models_cmd->parsed()) {
     if (model_name.empty()) {

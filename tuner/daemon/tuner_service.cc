@@ -38,14 +38,14 @@ std::string Who(const Caller& caller, const grpc::ServerContext& context) {
   return StrCat(caller.name, " (token ", caller.token_id, ") from ", context.peer());
 }
 
-// A record names a template of this daemon's table (built-in, or an installed codegen plugin's
-// family) for its target's kind: a name nothing builds would only mislead `best`.
-absl::Status CheckTemplateKnown(const Record& record) {
-  absl::StatusOr<Target> target = Target::Parse(record.target);
+// A record names a template of this daemon's catalog (built-in, or a codegen plugin's family)
+// for its target's kind: a name nothing builds would only mislead `best`.
+absl::Status CheckTemplateKnown(const Catalog& catalog, const Record& record) {
+  absl::StatusOr<Target> target = catalog.ParseTarget(record.target);
   if (!target.ok()) {
     return absl::InvalidArgumentError(StrCat("record.target: ", target.status().message()));
   }
-  const KernelTemplate* known = FindTemplate(record.template_name, target->kind);
+  const KernelTemplate* known = catalog.FindTemplate(record.template_name, target->kind);
   if (known == nullptr || !TemplateBuildsFor(*known, target->kind)) {
     return absl::InvalidArgumentError(
         StrCat("record.template: '", record.template_name,
@@ -374,7 +374,7 @@ grpc::Status TunerService::RawImportRecords(grpc::ServerContext* context,
         reject(proto, ok);
         continue;
       }
-      if (absl::Status ok = CheckTemplateKnown(*record); !ok.ok()) {
+      if (absl::Status ok = CheckTemplateKnown(scheduler_->catalog(), *record); !ok.ok()) {
         reject(proto, ok);
         continue;
       }

@@ -13,7 +13,7 @@ namespace {
 std::string LibrariesOf(const SearchJob& search) {
   std::set<std::string> libs;
   for (const KernelTemplate* tpl : search.templates()) {
-    if (std::optional<TemplateLibrary> lib = LibraryOf(*tpl, search.target())) {
+    if (std::optional<TemplateLibrary> lib = search.LibraryOf(*tpl)) {
       libs.insert(lib->name);
     }
   }
@@ -71,10 +71,10 @@ std::string LiveMessage(const JobView& view) {
 
 }  // namespace
 
-std::string SkippedNote(const Target& target, const std::set<const KernelTemplate*>& unusable) {
+std::string SkippedNote(const SearchJob& search, const std::set<const KernelTemplate*>& unusable) {
   std::vector<std::string> parts;
   for (const KernelTemplate* tpl : unusable) {
-    std::optional<TemplateLibrary> lib = LibraryOf(*tpl, target);
+    std::optional<TemplateLibrary> lib = search.LibraryOf(*tpl);
     parts.push_back(StrCat(tpl->name, " (no worker with ", lib ? lib->name : "its library", ")"));
   }
   std::sort(parts.begin(), parts.end());

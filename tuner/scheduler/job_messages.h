@@ -24,7 +24,7 @@ inline constexpr size_t kGivenUpNamed = 3;
 
 /// "skipped gemm.cpu.dnnl (no worker with dnnl), ...": library templates left out for want of
 /// a worker.
-std::string SkippedNote(const Target& target, const std::set<const KernelTemplate*>& unusable);
+std::string SkippedNote(const SearchJob& search, const std::set<const KernelTemplate*>& unusable);
 
 /// Why a search job that does not run waits, from its admission `ticket`: for a worker of its
 /// device key (with its threads, or one of the libraries its templates call), for the job

@@ -8,7 +8,6 @@
 #include "common/strings.h"
 #include "proto/convert.h"
 #include "search/strategy.h"
-#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
@@ -28,14 +27,14 @@ std::string TemplateNames(const std::vector<const KernelTemplate*>& templates) {
 }  // namespace
 
 absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
-    const Workload& workload, const Target& target, const std::vector<std::string>& names,
-    bool allow_fault_templates) {
+    const Catalog& catalog, const Workload& workload, const Target& target,
+    const std::vector<std::string>& names) {
   if (target.kind != TargetKind::kLlvm) {
     if (absl::StatusOr<GpuArch> arch = GpuArchFor(target); !arch.ok()) {
       return Invalid("target", std::string(arch.status().message()));
     }
   }
-  std::vector<const KernelTemplate*> applicable = TemplatesFor(workload, target);
+  std::vector<const KernelTemplate*> applicable = catalog.TemplatesFor(workload, target);
   if (applicable.empty() && workload.prepared_weights() && target.kind != TargetKind::kLlvm) {
     return Invalid("workload",
                    StrCat("weights=prepared is built for llvm (CPU) targets, not '",
@@ -56,12 +55,13 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
         found = t;
       }
     }
-    if (found == nullptr && allow_fault_templates) {
-      found = FindFaultTemplate(name, workload.op());
+    if (const KernelTemplate* named = catalog.FindTemplate(name, target.kind, workload.op());
+        found == nullptr && named != nullptr && !named->offered) {
+      found = named;  // a template a job gets only by naming it
     }
     if (found == nullptr) {
       // A template of this op and target that refuses the workload's layout or shape says why.
-      if (const KernelTemplate* known = FindTemplate(name, target.kind);
+      if (const KernelTemplate* known = catalog.FindTemplate(name, target.kind);
           known != nullptr && known->op == workload.op() &&
           TemplateBuildsFor(*known, target.kind)) {
         absl::Status fits = CheckTemplateLayout(*known, workload);
@@ -171,7 +171,7 @@ absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
   if (spec.target().empty()) {
     return Invalid("target", "is empty; expected e.g. 'llvm -mcpu=native -threads=1'");
   }
-  absl::StatusOr<Target> parsed_target = Target::Parse(spec.target());
+  absl::StatusOr<Target> parsed_target = options.catalog.ParseTarget(spec.target());
   if (!parsed_target.ok()) {
     return Invalid("target", std::string(parsed_target.status().message()));
   }
@@ -214,8 +214,8 @@ absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
   job.spec.early_stopping = spec.early_stopping();
   job.spec.name = spec.name();
   job.spec.transfer = !spec.no_transfer();
-  ASSIGN_OR_RETURN(job.templates, ResolveTemplates(*workload, target, job.spec.templates,
-                                                   options.allow_fault_templates));
+  ASSIGN_OR_RETURN(job.templates,
+                   ResolveTemplates(options.catalog, *workload, target, job.spec.templates));
   job.spec.workload = workload->ToString();
   job.spec.target = target.ToString();
   job.spec.device_key = target.DeviceKey();

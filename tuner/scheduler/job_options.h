@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/target.h"
 #include "common/workload.h"
@@ -32,24 +33,25 @@ struct ValidatedJob {
 };
 
 struct ValidationOptions {
-  /// Accept the test-only templates of tuner/fault_templates.h (daemon flag
-  /// --enable-fault-templates).
-  bool allow_fault_templates = false;
+  /// The templates and libraries that exist (the daemon's catalog).
+  Catalog catalog;
 };
 
-/// Checks a submitted spec: the workload parses; the target parses and a template exists for
-/// it ("-mcpu=native" is resolved to the daemon host's CPU); trials in [1, kMaxTrials]; the
-/// strategy is one of StrategyNames() (empty: kDefaultStrategy); priority in
-/// [kMinPriority, kMaxPriority]; timing fields >= 0; named templates exist and apply;
-/// early_stopping >= 0. Any problem is InvalidArgument "spec.<field>: <problem>; <accepted form>".
+/// Checks a submitted spec: the workload parses; the target parses, names libraries the catalog
+/// has for its kind (Catalog::CheckTarget) and a template exists for it ("-mcpu=native" is resolved
+/// to the daemon host's CPU); trials in [1, kMaxTrials]; the strategy is one of StrategyNames()
+/// (empty: kDefaultStrategy); priority in [kMinPriority, kMaxPriority]; timing fields >= 0; named
+/// templates exist and apply; early_stopping >= 0. Any problem is InvalidArgument "spec.<field>:
+/// <problem>; <accepted form>".
 absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
                                              const ValidationOptions& options);
 
-/// The templates a job searches: each of `names` (which must exist and build the workload on
-/// the target), or every template that applies when `names` is empty. InvalidArgument naming
-/// `spec.templates` or `spec.target` when there is none.
+/// The templates a job searches: each of `names` (which must exist in `catalog` and build the
+/// workload on the target; a template not offered is found by its name), or every template the
+/// catalog offers when `names` is empty. InvalidArgument naming `spec.templates` or
+/// `spec.target` when there is none.
 absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
-    const Workload& workload, const Target& target, const std::vector<std::string>& names,
-    bool allow_fault_templates);
+    const Catalog& catalog, const Workload& workload, const Target& target,
+    const std::vector<std::string>& names);
 
 }  // namespace tune::tuner

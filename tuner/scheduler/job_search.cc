@@ -5,7 +5,6 @@
 
 #include "codegen/templates/template_features.h"
 #include "common/status.h"
-#include "tuner/builder/fault_templates.h"
 
 namespace tune::tuner {
 namespace {
@@ -16,18 +15,13 @@ FeatureSource* InProcessSource() {
   return source;
 }
 
-// Whether a cost model may describe the configs of `tpl` by the loop nest each builds (tune's own
-// templates). The fault templates' builds abort or hang by design (a builder process runs them,
-// never the daemon), so their configs are described by their knobs only.
-bool DescribedByIr(const KernelTemplate& tpl, OpKind op) {
-  return FindFaultTemplate(tpl.name, op) != &tpl;
-}
-
 // The features of `tpl`'s configs for (workload, target) in `space`; empty (the knob values)
 // for templates not described by their IR.
 FeatureFn FeaturesOf(const KernelTemplate& tpl, const Workload& workload, const Target& target,
                      const ConfigSpace& space, FeatureSource& source) {
-  if (!DescribedByIr(tpl, workload.op())) {
+  // A template whose builds may abort or hang by design (KernelTemplate::ir_features) is
+  // described by its knobs: a builder process runs its builds, never the daemon.
+  if (!tpl.ir_features) {
     return FeatureFn();
   }
   return

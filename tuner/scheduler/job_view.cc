@@ -16,7 +16,7 @@ std::optional<BestSoFar> BestOf(const Record& record) {
                    record.uid};
 }
 
-absl::StatusOr<JobView> ViewFromLog(TuningLog& log, const Job& row, bool allow_fault_templates) {
+absl::StatusOr<JobView> ViewFromLog(TuningLog& log, const Job& row, const Catalog& catalog) {
   JobView view;
   view.row = row;
   view.taken_at_ms = UnixNowMs();
@@ -24,7 +24,7 @@ absl::StatusOr<JobView> ViewFromLog(TuningLog& log, const Job& row, bool allow_f
     int done = 0, failed = 0;
     for (const JobTask& spec : row.spec.tasks) {
       ASSIGN_OR_RETURN(Job task, log.GetJob(spec.job_id));
-      ASSIGN_OR_RETURN(JobView task_view, ViewFromLog(log, task, allow_fault_templates));
+      ASSIGN_OR_RETURN(JobView task_view, ViewFromLog(log, task, catalog));
       TaskView& t = view.tasks.emplace_back();
       t.job_id = spec.job_id;
       t.workload = spec.workload;
@@ -34,7 +34,7 @@ absl::StatusOr<JobView> ViewFromLog(TuningLog& log, const Job& row, bool allow_f
       t.trials_done = task.trials_done;
       t.best = task_view.best;
       t.best_secs = task_view.best ? std::optional(task_view.best->secs) : std::nullopt;
-      ASSIGN_OR_RETURN(t.default_secs, DefaultSecsFromLog(log, task, allow_fault_templates));
+      ASSIGN_OR_RETURN(t.default_secs, DefaultSecsFromLog(log, task, catalog));
       done += task.trials_done;
       failed += task.trials_failed;
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/templates/catalog.h"
 #include "db/job.h"
 #include "db/tuning_log.h"
 #include "tune/v1/tuner.pb.h"
@@ -74,6 +75,6 @@ std::optional<BestSoFar> BestOf(const Record& record);
 /// The view of a job the scheduler holds no more (or never loaded), from the log: its row, its
 /// best (the finalists' decided figure when its re-measurement decided the best), a model
 /// job's tasks and totals. A log error is returned as is.
-absl::StatusOr<JobView> ViewFromLog(TuningLog& log, const Job& row, bool allow_fault_templates);
+absl::StatusOr<JobView> ViewFromLog(TuningLog& log, const Job& row, const Catalog& catalog);
 
 }  // namespace tune::tuner

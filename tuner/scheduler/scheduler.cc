@@ -23,9 +23,7 @@ BuilderOptions Scheduler::BuilderOptionsOf(const SchedulerOptions& options) {
   return BuilderOptions{.executable = options.builder_executable,
                         .processes = std::max(1, options.build_threads),
                         .build_timeout_ms = options.build_timeout_ms,
-                        .allow_fault_templates = options.allow_fault_templates,
-                        .extern_kernel_manifests = options.extern_kernel_manifests,
-                        .codegen_plugins = options.codegen_plugins};
+                        .sources = options.catalog.sources()};
 }
 
 absl::Status Scheduler::Start() {
@@ -60,10 +58,9 @@ absl::Status Scheduler::Start() {
   writer_ = std::make_unique<SerialExecutor>();
   planner_ = std::make_unique<SerialExecutor>();
   if (!options_.artifact_store_dir.empty() && options_.artifact_store_bytes > 0) {
-    absl::StatusOr<std::unique_ptr<ArtifactStore>> store = ArtifactStore::Open(
-        options_.artifact_store_dir, options_.artifact_store_bytes,
-        ArtifactStore::BuildEnvironment(options_.extern_kernel_manifests, options_.codegen_plugins,
-                                        options_.allow_fault_templates));
+    absl::StatusOr<std::unique_ptr<ArtifactStore>> store =
+        ArtifactStore::Open(options_.artifact_store_dir, options_.artifact_store_bytes,
+                            ArtifactStore::BuildEnvironment(options_.catalog.sources()));
     if (store.ok()) {
       store_ = std::move(*store);
       logger->info("artifact store {}: {:.1f} of {:.0f} MiB", store_->dir(),
@@ -170,7 +167,7 @@ std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRunt
                                                                    const SearchJob& search) const {
   std::set<const KernelTemplate*> unusable;
   for (const KernelTemplate* tpl : search.templates()) {
-    std::optional<TemplateLibrary> lib = LibraryOf(*tpl, search.target());
+    std::optional<TemplateLibrary> lib = search.LibraryOf(*tpl);
     if (!lib) {
       continue;
     }

@@ -105,14 +105,10 @@ struct SchedulerOptions {
   int heartbeat_interval_ms = 1000;
   /// A worker that sends nothing for this long is dropped.
   int heartbeat_deadline_ms = 5000;
-  /// Accept the test-only fault templates (tuner/fault_templates.h).
-  bool allow_fault_templates = false;
-  /// Extern micro-kernel manifests, installed in this process already; the builders install
-  /// them too.
-  std::vector<std::string> extern_kernel_manifests = {};
-  /// Codegen plugin executables, installed in this process already; the builders install them
-  /// too.
-  std::vector<std::string> codegen_plugins = {};
+  /// The templates and libraries jobs may name: the daemon's catalog (its micro-kernels and
+  /// plugins, which the builders load too, and its program's own templates, which the builder
+  /// executable has as well).
+  Catalog catalog;
   /// A trial whose workers were lost or could not measure it (a worker_error, or a measurement
   /// that is no verdict: WORKER_ERROR) this many times is given up: recorded as WORKER_LOST, it
   /// is no trial of its job's budget, and the job proposes another config instead.
@@ -231,6 +227,9 @@ class Scheduler {
     size_t claims = 0;
   };
   MemoryUse Memory();
+
+  /// The templates and libraries jobs may name (SchedulerOptions::catalog).
+  const Catalog& catalog() const { return options_.catalog; }
 
  private:
   using JobPtr = std::shared_ptr<JobRuntime>;

@@ -44,7 +44,7 @@ absl::StatusOr<Scheduler::JobPtr> Scheduler::LoadRuntime(const Job& row) {
     ASSIGN_OR_RETURN(job->driver,
                      SearchJob::Load(*log_, row,
                                      SearchJobOptions{
-                                         .allow_fault_templates = options_.allow_fault_templates,
+                                         .catalog = options_.catalog,
                                          .remeasure_finalists = options_.remeasure_finalists,
                                          .features = features_.get(),
                                      }));
@@ -79,8 +79,7 @@ QueueDepth Scheduler::Depth() {
 }
 
 absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::string_view client) {
-  ASSIGN_OR_RETURN(ValidatedJob valid,
-                   ValidateJobSpec(spec, ValidationOptions{options_.allow_fault_templates}));
+  ASSIGN_OR_RETURN(ValidatedJob valid, ValidateJobSpec(spec, ValidationOptions{options_.catalog}));
   {
     std::lock_guard lock(mu_);
     if (shutting_down_) {
@@ -170,7 +169,7 @@ absl::StatusOr<v1::Job> Scheduler::GetJob(uint64_t id) {
   if (!row.ok()) {
     return row.status();
   }
-  ASSIGN_OR_RETURN(JobView view, ViewFromLog(*log_, *row, options_.allow_fault_templates));
+  ASSIGN_OR_RETURN(JobView view, ViewFromLog(*log_, *row, options_.catalog));
   return JobProtoOf(view);
 }
 
@@ -208,7 +207,7 @@ absl::StatusOr<std::vector<v1::Job>> Scheduler::ListJobs(const std::vector<JobSt
     if (found != live.end()) {
       out.push_back(found->second);
     } else {
-      ASSIGN_OR_RETURN(JobView view, ViewFromLog(*log_, *row, options_.allow_fault_templates));
+      ASSIGN_OR_RETURN(JobView view, ViewFromLog(*log_, *row, options_.catalog));
       out.push_back(JobProtoOf(view));
     }
   }
@@ -287,7 +286,7 @@ absl::Status Scheduler::WatchJob(uint64_t id, const std::function<bool(const v1:
     if (!row.ok()) {
       return row.status();
     }
-    ASSIGN_OR_RETURN(JobView view, ViewFromLog(*log_, *row, options_.allow_fault_templates));
+    ASSIGN_OR_RETURN(JobView view, ViewFromLog(*log_, *row, options_.catalog));
     sink(EventOf(view));
     return absl::OkStatus();
   }

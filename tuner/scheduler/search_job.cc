@@ -56,11 +56,11 @@ absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row
 }
 
 absl::StatusOr<std::optional<double>> DefaultSecsFromLog(TuningLog& log, const Job& task,
-                                                         bool allow_fault_templates) {
+                                                         const Catalog& catalog) {
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(task.spec.workload));
-  ASSIGN_OR_RETURN(Target target, Target::Parse(task.spec.target));
+  ASSIGN_OR_RETURN(Target target, catalog.ParseTarget(task.spec.target));
   absl::StatusOr<std::vector<const KernelTemplate*>> templates =
-      ResolveTemplates(workload, target, task.spec.templates, allow_fault_templates);
+      ResolveTemplates(catalog, workload, target, task.spec.templates);
   if (!templates.ok()) {
     return std::nullopt;  // the templates are gone: no default to speak of
   }
@@ -69,17 +69,27 @@ absl::StatusOr<std::optional<double>> DefaultSecsFromLog(TuningLog& log, const J
   return SecsOf(history, tpl, ConfigToString(tpl.default_config(workload, target)));
 }
 
+std::optional<TemplateLibrary> SearchJob::LibraryOf(const KernelTemplate& tpl) const {
+  auto it = libraries_.find(&tpl);
+  return it == libraries_.end() ? std::nullopt : std::optional<TemplateLibrary>(it->second);
+}
+
 absl::StatusOr<std::unique_ptr<SearchJob>> SearchJob::Load(TuningLog& log, const Job& row,
                                                            const SearchJobOptions& options) {
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(row.spec.workload));
-  ASSIGN_OR_RETURN(Target target, Target::Parse(row.spec.target));
-  ASSIGN_OR_RETURN(
-      std::vector<const KernelTemplate*> templates,
-      ResolveTemplates(workload, target, row.spec.templates, options.allow_fault_templates));
+  ASSIGN_OR_RETURN(Target target, options.catalog.ParseTarget(row.spec.target));
+  ASSIGN_OR_RETURN(std::vector<const KernelTemplate*> templates,
+                   ResolveTemplates(options.catalog, workload, target, row.spec.templates));
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log.MeasuredConfigs(row.spec.workload, row.spec.target));
-  std::unique_ptr<SearchJob> job(
-      new SearchJob(workload, target, templates, options.remeasure_finalists));
+  std::map<const KernelTemplate*, TemplateLibrary> libraries;
+  for (const KernelTemplate* tpl : templates) {
+    if (std::optional<TemplateLibrary> lib = options.catalog.LibraryOf(*tpl, target)) {
+      libraries.emplace(tpl, *std::move(lib));
+    }
+  }
+  std::unique_ptr<SearchJob> job(new SearchJob(workload, target, templates, std::move(libraries),
+                                               options.remeasure_finalists));
   ASSIGN_OR_RETURN(std::vector<PastTrial> history,
                    PastTrials(log, row, &job->given_up_, &job->given_up_in_a_row_));
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
@@ -177,7 +187,7 @@ JobStep SearchJob::Next(const JobRuntime& job, const Admission::Ticket& ticket,
                         const std::set<const KernelTemplate*>& unusable, bool awaits_chunk) {
   // Library templates no connected worker can run are left out for now (the admission counted
   // a job all of whose templates are such as one without a worker).
-  skipped_ = unusable.empty() || ticket.none_usable ? "" : SkippedNote(target_, unusable);
+  skipped_ = unusable.empty() || ticket.none_usable ? "" : SkippedNote(*this, unusable);
   if (ticket.may_propose && WantsMore(job)) {
     const int n = std::min(ticket.room, job.row.spec.trials - job.Allocated());
     if (n > 0) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "codegen/templates/catalog.h"
 #include "db/tuning_log.h"
 #include "tuner/builder/feature_source.h"
 #include "tuner/scheduler/finalist_phase.h"
@@ -51,10 +53,11 @@ absl::StatusOr<std::vector<PastTrial>> PastTrials(TuningLog& log, const Job& row
 /// The time of a task job's untuned default (its first template's default config) as the log
 /// holds it for its workload and target; nullopt when unmeasured or its templates are gone.
 absl::StatusOr<std::optional<double>> DefaultSecsFromLog(TuningLog& log, const Job& task,
-                                                         bool allow_fault_templates);
+                                                         const Catalog& catalog);
 
 struct SearchJobOptions {
-  bool allow_fault_templates = false;
+  /// The templates and libraries the job's names refer to (the daemon's catalog).
+  Catalog catalog;
   /// FinalistPhase's `enabled` (SchedulerOptions::remeasure_finalists).
   bool remeasure_finalists = true;
   /// Computes the cost models' features; must outlive the job. Null: in this process.
@@ -78,6 +81,8 @@ class SearchJob final : public JobDriver {
   // --- Set when loaded, then read-only ---
   const Workload& workload() const { return workload_; }
   const Target& target() const { return target_; }
+  /// What one of its templates calls on its target (Catalog::LibraryOf when it was loaded).
+  std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl) const;
   const std::vector<const KernelTemplate*>& templates() const { return templates_; }
   /// True when `tpl` is one of the job's templates.
   bool Searches(const KernelTemplate* tpl) const;
@@ -142,15 +147,17 @@ class SearchJob final : public JobDriver {
 
  private:
   SearchJob(Workload workload, Target target, std::vector<const KernelTemplate*> templates,
-            bool remeasure_finalists)
+            std::map<const KernelTemplate*, TemplateLibrary> libraries, bool remeasure_finalists)
       : workload_(std::move(workload)),
         target_(std::move(target)),
         templates_(std::move(templates)),
+        libraries_(std::move(libraries)),
         finals_(remeasure_finalists) {}
 
   const Workload workload_;
   const Target target_;
   const std::vector<const KernelTemplate*> templates_;
+  const std::map<const KernelTemplate*, TemplateLibrary> libraries_;
   int64_t model_id_ = 0;
   std::string default_config_;  // a task's untuned default: its first template's default config
 

@@ -8,6 +8,7 @@
 
 #include "codegen/ir/printer.h"
 #include "codegen/lower.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "gtest/gtest.h"
 
@@ -30,7 +31,7 @@ std::string LoweredText(const GoldenCase& c) {
   Target target = *Target::Parse(c.target != nullptr ? c.target : kTarget);
   Workload workload = *Workload::Parse(c.workload);
   const KernelTemplate* tpl = nullptr;
-  for (const KernelTemplate* t : TemplatesFor(workload, target)) {
+  for (const KernelTemplate* t : Catalog::BuiltIn().TemplatesFor(workload, target)) {
     if (t->name == c.template_name) {
       tpl = t;
     }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/templates/gemm_gpu_tiled.h"
@@ -42,7 +43,7 @@ const Target kTarget = ParseTarget("llvm -mcpu=native -threads=1");
 const Workload kGemm = ParseWorkload("gemm:M=33,N=20,K=17");
 
 TEST(CompilerChoose, WithoutALookupTheDefaultConfigIsUsedAndSaidSo) {
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   std::string origin;
   absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
   ASSERT_TRUE(choice.ok()) << choice.status();
@@ -56,7 +57,8 @@ TEST(CompilerChoose, AValidRecordedConfigIsUsed) {
   Config recorded = kGemmCpuBlocked.default_config(kGemm, kTarget);
   recorded["unroll_k"] = 1;
   recorded["pack_a"] = 0;
-  Compiler compiler(kTarget, Fixed(KernelChoice{"gemm.cpu.blocked", 1, recorded, true}));
+  Compiler compiler(Catalog::BuiltIn(), kTarget,
+                    Fixed(KernelChoice{"gemm.cpu.blocked", 1, recorded, true}));
   std::string origin;
   absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
   ASSERT_TRUE(choice.ok()) << choice.status();
@@ -68,7 +70,8 @@ TEST(CompilerChoose, AValidRecordedConfigIsUsed) {
 TEST(CompilerChoose, AStaleRecordedConfigFallsBackToTheDefault) {
   Config stale = kGemmCpuBlocked.default_config(kGemm, kTarget);
   stale["mr"] = 5;  // not a candidate today
-  Compiler compiler(kTarget, Fixed(KernelChoice{"gemm.cpu.blocked", 1, stale, true}));
+  Compiler compiler(Catalog::BuiltIn(), kTarget,
+                    Fixed(KernelChoice{"gemm.cpu.blocked", 1, stale, true}));
   std::string origin;
   absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
   ASSERT_TRUE(choice.ok()) << choice.status();
@@ -78,7 +81,8 @@ TEST(CompilerChoose, AStaleRecordedConfigFallsBackToTheDefault) {
 }
 
 TEST(CompilerChoose, ARecordOfAnUnknownTemplateFallsBackToTheDefault) {
-  Compiler compiler(kTarget, Fixed(KernelChoice{"gemm.cpu.retired", 3, Config{{"x", 1}}, true}));
+  Compiler compiler(Catalog::BuiltIn(), kTarget,
+                    Fixed(KernelChoice{"gemm.cpu.retired", 3, Config{{"x", 1}}, true}));
   std::string origin;
   absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
   ASSERT_TRUE(choice.ok()) << choice.status();
@@ -88,7 +92,7 @@ TEST(CompilerChoose, ARecordOfAnUnknownTemplateFallsBackToTheDefault) {
 }
 
 TEST(CompilerChoose, AnInvalidGivenConfigIsAnError) {
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   absl::StatusOr<KernelChoice> choice =
       compiler.Choose({kGemm, "", Config{{"mr", 3}}, "gemm.cpu.blocked"});
   ASSERT_FALSE(choice.ok());
@@ -96,7 +100,7 @@ TEST(CompilerChoose, AnInvalidGivenConfigIsAnError) {
 }
 
 TEST(CompilerChoose, ALookupErrorIsReturned) {
-  Compiler compiler(kTarget,
+  Compiler compiler(Catalog::BuiltIn(), kTarget,
                     [](const Workload&, const Target&,
                        std::string_view) -> absl::StatusOr<std::optional<KernelChoice>> {
                       return absl::UnavailableError("database is locked");
@@ -106,7 +110,7 @@ TEST(CompilerChoose, ALookupErrorIsReturned) {
 }
 
 TEST(CompilerArtifact, IsASharedObjectWithAStableContentHash) {
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   Config config = kGemmCpuBlocked.default_config(kGemm, kTarget);
   absl::StatusOr<Artifact> a = compiler.BuildArtifact(kGemm, kGemmCpuBlocked, config, "kern");
   absl::StatusOr<Artifact> b = compiler.BuildArtifact(kGemm, kGemmCpuBlocked, config, "kern");
@@ -133,7 +137,7 @@ TEST(CompilerArtifact, IsASharedObjectWithAStableContentHash) {
 }
 
 TEST(CompilerArtifact, EmitCompilesWhatLowerLoweredIntoTheArtifactBuildArtifactGives) {
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   Config config = kGemmCpuBlocked.default_config(kGemm, kTarget);
   absl::StatusOr<LoweredKernel> kernel = compiler.Lower(kGemm, kGemmCpuBlocked, config, "kern");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -162,7 +166,7 @@ TEST(CompilerArtifact, EmitCompilesWhatLowerLoweredIntoTheArtifactBuildArtifactG
 
   // A GPU kernel becomes PTX the same way.
   const Target cuda = ParseTarget("cuda -arch=sm_80");
-  Compiler gpu(cuda);
+  Compiler gpu(Catalog::BuiltIn(), cuda);
   const Config tiled = kGemmGpuTiled.default_config(kGemm, cuda);
   absl::StatusOr<LoweredKernel> device = gpu.Lower(kGemm, kGemmGpuTiled, tiled, "kern");
   ASSERT_TRUE(device.ok()) << device.status();
@@ -175,7 +179,7 @@ TEST(CompilerArtifact, EmitCompilesWhatLowerLoweredIntoTheArtifactBuildArtifactG
 }
 
 TEST(CompilerArtifact, LowerRefusesAFunctionNameThatIsNotACIdentifier) {
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   absl::StatusOr<LoweredKernel> kernel = compiler.Lower(
       kGemm, kGemmCpuBlocked, kGemmCpuBlocked.default_config(kGemm, kTarget), "9kern");
   EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument);
@@ -184,7 +188,7 @@ TEST(CompilerArtifact, LowerRefusesAFunctionNameThatIsNotACIdentifier) {
 
 TEST(CompilerArtifact, ParallelKernelsNeedTheOpenMpRuntime) {
   Target threaded = ParseTarget("llvm -mcpu=native -threads=4");
-  Compiler compiler(threaded);
+  Compiler compiler(Catalog::BuiltIn(), threaded);
   Workload w = ParseWorkload("gemm:M=256,N=64,K=32");
   absl::StatusOr<Artifact> a = compiler.BuildArtifact(
       w, kGemmCpuBlocked, kGemmCpuBlocked.default_config(w, threaded), "kern");
@@ -193,7 +197,7 @@ TEST(CompilerArtifact, ParallelKernelsNeedTheOpenMpRuntime) {
 }
 
 TEST(CompilerArtifact, AConfigOutsideTheSpaceIsInvalidArgument) {
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   absl::StatusOr<Artifact> a =
       compiler.BuildArtifact(kGemm, kGemmCpuBlocked, Config{{"mr", 1}}, "kern");
   EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
@@ -204,7 +208,7 @@ TEST(CompilerLibrary, BuildsOneLibraryAndAHeaderThatDocumentsEachKernel) {
   Workload conv = ParseWorkload("conv2d:N=1,C=3,H=9,W=9,K=5,R=3,S=3,stride=2,pad=1,epilogue=bias");
   Config recorded = kGemmCpuBlocked.default_config(kGemm, kTarget);
   recorded["pack_a"] = 0;
-  Compiler compiler(kTarget,
+  Compiler compiler(Catalog::BuiltIn(), kTarget,
                     [&](const Workload& w, const Target&,
                         std::string_view) -> absl::StatusOr<std::optional<KernelChoice>> {
                       if (w == kGemm) {
@@ -261,7 +265,7 @@ TEST(CompilerLibrary, BuildsOneLibraryAndAHeaderThatDocumentsEachKernel) {
 
 TEST(CompilerLibrary, DuplicateOrInvalidFunctionNamesAreInvalidArgument) {
   TempDir dir = TempDir::Create().value();
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   absl::StatusOr<LibraryResult> twice =
       compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}, {kGemm, "", std::nullopt, ""}},
                             dir.File("l.so"), dir.File("l.h"));
@@ -281,7 +285,7 @@ TEST(CompilerLibrary, KernelsOnPreparedWeightsExportTheirPreparationAndComputeTh
   const Workload conv = ParseWorkload(
       "conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1,epilogue=bias,weights=prepared");
   const Workload gemm = kGemm.WithWeightForm(WeightForm::kPrepared);
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   absl::StatusOr<LibraryResult> result = compiler.BuildLibrary(
       {{conv, "wino", std::nullopt, "conv2d.cpu.winograd"}, {gemm, "", std::nullopt, ""}},
       dir.File("libp.so"), dir.File("p.h"));
@@ -327,8 +331,8 @@ TEST(CompilerLibrary, KernelsOnPreparedWeightsExportTheirPreparationAndComputeTh
     ASSERT_EQ(rc, 0) << name;
     std::vector<float> want(tensors.output_size());
     RunReference(workload, tensors.InputPointers(), want.data());
-    const double tolerance =
-        TemplateTolerance(*FindTemplate(k.choice.template_name), workload, k.choice.config);
+    const double tolerance = TemplateTolerance(
+        *Catalog::BuiltIn().FindTemplate(k.choice.template_name), workload, k.choice.config);
     CompareResult cmp =
         CompareOutputs(workload, tensors.output(), want.data(), want.size(), tolerance);
     EXPECT_TRUE(cmp.ok) << name << ": " << cmp.message;
@@ -339,14 +343,14 @@ TEST(CompilerLibrary, KernelsOnPreparedWeightsExportTheirPreparationAndComputeTh
 TEST(CompilerLibrary, PreparedWeightsOnAGpuTargetOrAPreparationNameTakenAreRefused) {
   TempDir dir = TempDir::Create().value();
   const Workload gemm = kGemm.WithWeightForm(WeightForm::kPrepared);
-  Compiler gpu(ParseTarget("cuda -arch=sm_90"));
+  Compiler gpu(Catalog::BuiltIn(), ParseTarget("cuda -arch=sm_90"));
   absl::StatusOr<LibraryResult> on_gpu =
       gpu.BuildLibrary({{gemm, "", std::nullopt, ""}}, dir.File("g.so"), dir.File("g.h"));
   EXPECT_EQ(on_gpu.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(on_gpu.status().message()),
               HasSubstr("weights=prepared is built for llvm (CPU) targets"));
   // `k` on prepared weights brings k_prepare, which another kernel may not be called.
-  Compiler cpu(kTarget);
+  Compiler cpu(Catalog::BuiltIn(), kTarget);
   absl::StatusOr<LibraryResult> taken =
       cpu.BuildLibrary({{gemm, "k", std::nullopt, ""}, {kGemm, "k_prepare", std::nullopt, ""}},
                        dir.File("c.so"), dir.File("c.h"));
@@ -359,7 +363,7 @@ TEST(CompilerLibrary, PreparedWeightsOnAGpuTargetOrAPreparationNameTakenAreRefus
 TEST(CompilerLibrary, AGpuTargetBuildsAHostLibraryTakingAStream) {
   // (tests/codegen/gpu_library_test.cc checks GPU libraries in detail.)
   TempDir dir = TempDir::Create().value();
-  Compiler compiler(ParseTarget("cuda -arch=sm_90"));
+  Compiler compiler(Catalog::BuiltIn(), ParseTarget("cuda -arch=sm_90"));
   absl::StatusOr<LibraryResult> r =
       compiler.BuildLibrary({{kGemm, "", std::nullopt, ""}}, dir.File("l.so"), dir.File("l.h"));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -370,7 +374,7 @@ TEST(CompilerLibrary, AGpuTargetBuildsAHostLibraryTakingAStream) {
 
 TEST(CompilerLibrary, AnUnwritableOutputLeavesNothingBehind) {
   TempDir dir = TempDir::Create().value();
-  Compiler compiler(kTarget);
+  Compiler compiler(Catalog::BuiltIn(), kTarget);
   absl::StatusOr<LibraryResult> r = compiler.BuildLibrary(
       {{kGemm, "", std::nullopt, ""}}, dir.File("l.so"), dir.File("missing/dir/l.h"));
   ASSERT_FALSE(r.ok());
@@ -416,7 +420,8 @@ TEST(TuningLogLookup, PicksTheFastestRecordOfTheCurrentTemplateVersion) {
   ASSERT_TRUE(
       (*log)->CommitRecord(MakeRecord(kGemm, kTarget, "gemm.cpu.blocked", v - 1, old, 1e-4)).ok());
 
-  BestConfigLookup lookup = TuningLogLookup(std::shared_ptr<TuningLog>(std::move(*log)));
+  BestConfigLookup lookup =
+      TuningLogLookup(std::shared_ptr<TuningLog>(std::move(*log)), Catalog::BuiltIn());
   absl::StatusOr<std::optional<KernelChoice>> got = lookup(kGemm, kTarget, "");
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_TRUE(got->has_value());
@@ -441,7 +446,9 @@ TEST(TuningLogLookup, FallsBackToAnyVersionWhenTheCurrentOneHasNoRecord) {
                   ->CommitRecord(MakeRecord(kGemm, kTarget, "gemm.cpu.blocked",
                                             kGemmCpuBlocked.version - 1, old, 1e-3))
                   .ok());
-  Compiler compiler(kTarget, TuningLogLookup(std::shared_ptr<TuningLog>(std::move(*log))));
+  Compiler compiler(
+      Catalog::BuiltIn(), kTarget,
+      TuningLogLookup(std::shared_ptr<TuningLog>(std::move(*log)), Catalog::BuiltIn()));
   std::string origin;
   absl::StatusOr<KernelChoice> choice = compiler.Choose({kGemm, "", std::nullopt, ""}, &origin);
   ASSERT_TRUE(choice.ok()) << choice.status();
@@ -465,7 +472,7 @@ TEST(TuningLogLookup, OnAGpuTargetGraphTimedRecordsWinAndAnEventsFallbackIsSaid)
   auto log = TuningLog::Open(dir.File("tuning.db"));
   ASSERT_TRUE(log.ok()) << log.status();
   std::shared_ptr<TuningLog> shared(std::move(*log));
-  BestConfigLookup lookup = TuningLogLookup(shared);
+  BestConfigLookup lookup = TuningLogLookup(shared, Catalog::BuiltIn());
   // Only a record timed call by call: it answers, and the note says it is a fallback.
   ASSERT_TRUE(shared->CommitRecord(record(R"({"bm":16})", 1e-5, GpuClock::kEvents)).ok());
   absl::StatusOr<std::optional<KernelChoice>> got = lookup(w, gpu, "");

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -83,8 +84,10 @@ TEST(Conv2dCpuBlocked, ChunkedReductionsApplyTheEpilogueOnce) {
   Workload w = ParseWorkload("conv2d:N=1,C=48,H=7,W=9,K=32,R=3,S=3,stride=1,pad=1,layout=NCHW16c");
   Config c = kConv2dCpuBlocked.default_config(w, target);
   c["cbc"] = 2;
+  c["kb"] = 1;
   c["pt"] = 2;
-  c["qt"] = 4;
+  c["qt"] = 2;  // a register tile that fits 16 vector registers (AVX2) as well as 32; 9 = 4 * 2 + 1
+  ASSERT_TRUE(kConv2dCpuBlocked.space(w, target).IsValid(c)) << ConfigToString(c);
   std::vector<KernelCase> cases;
   for (Epilogue e : {Epilogue::kNone, Epilogue::kBias, Epilogue::kRelu, Epilogue::kBiasRelu}) {
     for (int64_t outer : {0, 1}) {
@@ -177,14 +180,14 @@ TEST(Conv2dCpuBlocked, Avx2TargetsComputeTheReferenceWithBlocksOfTwoVectors) {
 TEST(Conv2dCpuBlocked, OnlyBlockedWorkloadsGetTheBlockedTemplate) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1");
   std::vector<std::string> names;
-  for (const KernelTemplate* t : TemplatesFor(
+  for (const KernelTemplate* t : Catalog::BuiltIn().TemplatesFor(
            ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,layout=NCHW16c"),
            target)) {
     names.push_back(std::string(t->name));
   }
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("conv2d.cpu.blocked", "conv2d.cpu.winograd"));
   Workload plain = ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1");
-  for (const KernelTemplate* t : TemplatesFor(plain, target)) {
+  for (const KernelTemplate* t : Catalog::BuiltIn().TemplatesFor(plain, target)) {
     EXPECT_NE(t->name, "conv2d.cpu.blocked");
   }
 }

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -114,11 +115,13 @@ TEST(Conv2dCpuPointwise, RefusesLayersItDoesNotApplyToNamingTheFields) {
            {"conv2d:N=1,C=16,H=8,W=8,K=16,R=1,S=1,stride=1,pad=1", "pad=1"}}) {
     Workload w = ParseWorkload(text);
     EXPECT_THAT(CheckTemplateShape(kConv2dCpuPointwise, w).message(), HasSubstr(field)) << text;
-    EXPECT_THAT(TemplatesFor(w, target), ::testing::Not(::testing::Contains(&kConv2dCpuPointwise)));
+    EXPECT_THAT(Catalog::BuiltIn().TemplatesFor(w, target),
+                ::testing::Not(::testing::Contains(&kConv2dCpuPointwise)));
   }
-  EXPECT_THAT(TemplatesFor(ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=1,S=1,stride=1,pad=0,"
-                                         "layout=NCHW16c"),
-                           target),
+  EXPECT_THAT(Catalog::BuiltIn().TemplatesFor(
+                  ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=1,S=1,stride=1,pad=0,"
+                                "layout=NCHW16c"),
+                  target),
               ::testing::Not(::testing::Contains(&kConv2dCpuPointwise)));
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/template_util.h"
 #include "gmock/gmock.h"
@@ -322,7 +323,8 @@ TEST(Conv2dCpuWinograd, RefusesLayersItDoesNotApplyToNamingTheFields) {
     absl::Status shape = CheckTemplateShape(kConv2dCpuWinograd, w);
     EXPECT_THAT(shape.message(), HasSubstr(c.field)) << c.workload;
     EXPECT_THAT(shape.message(), HasSubstr("R=3,S=3,stride=1,dilation=1")) << c.workload;
-    EXPECT_THAT(TemplatesFor(w, target), ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
+    EXPECT_THAT(Catalog::BuiltIn().TemplatesFor(w, target),
+                ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
     Config config = {{"m", 2}, {"jt", 4}, {"kv", 1}, {"tr", 1}};
     absl::StatusOr<ir::LoweredFunc> built =
         kConv2dCpuWinograd.build(w, target, config, "tune_wino");
@@ -333,13 +335,14 @@ TEST(Conv2dCpuWinograd, RefusesLayersItDoesNotApplyToNamingTheFields) {
 
 TEST(Conv2dCpuWinograd, AppliesToThreeByThreeStrideOneLayersInBlockedAndPlainLayouts) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1");
-  EXPECT_THAT(TemplatesFor(ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,"
-                                         "layout=NCHW16c"),
-                           target),
+  EXPECT_THAT(Catalog::BuiltIn().TemplatesFor(
+                  ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,"
+                                "layout=NCHW16c"),
+                  target),
               ::testing::Contains(&kConv2dCpuWinograd));
-  EXPECT_THAT(
-      TemplatesFor(ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1"), target),
-      ::testing::Contains(&kConv2dCpuWinograd));
+  EXPECT_THAT(Catalog::BuiltIn().TemplatesFor(
+                  ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1"), target),
+              ::testing::Contains(&kConv2dCpuWinograd));
 }
 
 // Its default beats the direct and blocked templates' from 16 input channels up and loses below
@@ -348,7 +351,7 @@ TEST(Conv2dCpuWinograd, AppliesToThreeByThreeStrideOneLayersInBlockedAndPlainLay
 TEST(Conv2dCpuWinograd, LeadsTheTemplatesFromSixteenInputChannelsAndFollowsBelow) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1");
   auto first = [&](const char* workload) {
-    return TemplatesFor(ParseWorkload(workload), target).front()->name;
+    return Catalog::BuiltIn().TemplatesFor(ParseWorkload(workload), target).front()->name;
   };
   EXPECT_EQ(first("conv2d:N=1,C=16,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1"), "conv2d.cpu.winograd");
   EXPECT_EQ(first("conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1"),
@@ -357,8 +360,8 @@ TEST(Conv2dCpuWinograd, LeadsTheTemplatesFromSixteenInputChannelsAndFollowsBelow
             "conv2d.cpu.winograd");
   EXPECT_EQ(first("conv2d:N=1,C=8,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"), "conv2d.cpu.direct");
   EXPECT_EQ(first("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=2,pad=1"), "conv2d.cpu.direct");
-  std::vector<const KernelTemplate*> all =
-      TemplatesFor(ParseWorkload("conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,stride=1,pad=1"), target);
+  std::vector<const KernelTemplate*> all = Catalog::BuiltIn().TemplatesFor(
+      ParseWorkload("conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,stride=1,pad=1"), target);
   EXPECT_THAT(all, ::testing::ElementsAre(&kConv2dCpuWinograd, &kConv2dCpuDirect));
 }
 
@@ -369,7 +372,8 @@ TEST(Conv2dCpuWinograd, RefusesPlainLayersWhoseChannelsDoNotGroupByFour) {
   absl::Status shape = CheckTemplateShape(kConv2dCpuWinograd, w);
   EXPECT_THAT(shape.message(), HasSubstr("C=3,K=16"));
   EXPECT_THAT(shape.message(), HasSubstr("layout=NCHW with C and K multiples of 4"));
-  EXPECT_THAT(TemplatesFor(w, target), ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
+  EXPECT_THAT(Catalog::BuiltIn().TemplatesFor(w, target),
+              ::testing::Not(::testing::Contains(&kConv2dCpuWinograd)));
 }
 
 // Plain NCHW kernels gather the input's and the weights' vectors of channels and scatter the

@@ -7,6 +7,7 @@
 
 #include "codegen/compiler.h"
 #include "codegen/ir/printer.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/conv2d_gpu_library.h"
 #include "codegen/templates/gemm_gpu_library.h"
 #include "codegen/templates/library_call.h"
@@ -30,7 +31,8 @@ Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text);
 
 std::vector<std::string_view> NamesFor(const std::string& workload, const char* target) {
   std::vector<std::string_view> names;
-  for (const KernelTemplate* t : TemplatesFor(ParseWorkload(workload), ParseTarget(target))) {
+  for (const KernelTemplate* t :
+       Catalog::BuiltIn().TemplatesFor(ParseWorkload(workload), ParseTarget(target))) {
     if (!t->library.empty()) {
       names.push_back(t->name);
     }
@@ -60,17 +62,17 @@ TEST(GpuLibraryTemplates, RocmLibrariesApplyOnlyToWorkloadsWithoutAnEpilogue) {
 }
 
 TEST(GpuLibraryTemplates, TargetsRejectTheLibrariesOfAnotherKindNamingTheAcceptedOnes) {
-  absl::StatusOr<Target> llvm = Target::Parse("llvm -mcpu=native -libs=cublas");
+  absl::StatusOr<Target> llvm = Catalog::BuiltIn().ParseTarget("llvm -mcpu=native -libs=cublas");
   ASSERT_TRUE(absl::IsInvalidArgument(llvm.status()));
   EXPECT_THAT(llvm.status().message(), HasSubstr("accepted: dnnl, openblas"));
   EXPECT_THAT(llvm.status().message(), HasSubstr("cublas is a library of cuda targets"));
-  absl::StatusOr<Target> rocm = Target::Parse("rocm -mcpu=gfx90a -libs=cudnn");
+  absl::StatusOr<Target> rocm = Catalog::BuiltIn().ParseTarget("rocm -mcpu=gfx90a -libs=cudnn");
   ASSERT_TRUE(absl::IsInvalidArgument(rocm.status()));
   EXPECT_THAT(rocm.status().message(), HasSubstr("accepted: miopen, rocblas"));
-  absl::StatusOr<Target> cuda = Target::Parse("cuda -arch=sm_90 -libs=miopen");
+  absl::StatusOr<Target> cuda = Catalog::BuiltIn().ParseTarget("cuda -arch=sm_90 -libs=miopen");
   ASSERT_TRUE(absl::IsInvalidArgument(cuda.status()));
   EXPECT_THAT(cuda.status().message(), HasSubstr("accepted: cublas, cudnn"));
-  EXPECT_TRUE(Target::Parse("cuda -arch=sm_90 -libs=cudnn,cublas").ok());
+  EXPECT_TRUE(Catalog::BuiltIn().ParseTarget("cuda -arch=sm_90 -libs=cudnn,cublas").ok());
 }
 
 TEST(GpuLibraryTemplates, KnobsAreTheEpilogueAndCudnnsAlgorithms) {
@@ -125,7 +127,7 @@ void ExpectHostArtifact(const KernelTemplate& tpl, const char* target_text,
   SCOPED_TRACE(std::string(tpl.name) + " " + workload_text);
   Target target = ParseTarget(target_text);
   Workload w = ParseWorkload(workload_text);
-  Compiler compiler(target);
+  Compiler compiler(Catalog::BuiltIn(), target);
   absl::StatusOr<Artifact> artifact =
       compiler.BuildArtifact(w, tpl, tpl.default_config(w, target), "entry");
   ASSERT_TRUE(artifact.ok()) << artifact.status();

@@ -29,7 +29,7 @@ std::string Describe(const KernelCase& c) {
 
 std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate& tpl,
                                       const std::vector<KernelCase>& cases,
-                                      std::vector<double>* error_ratios) {
+                                      std::vector<double>* error_ratios, const Catalog& catalog) {
   std::vector<std::string> failures;
   if (error_ratios != nullptr) {
     error_ratios->assign(cases.size(), -1.0);
@@ -43,7 +43,7 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
     requests.push_back(
         {cases[i].workload, StrCat("kernel_", i), cases[i].config, std::string(tpl.name)});
   }
-  Compiler compiler(target);
+  Compiler compiler(catalog, target);
   const std::string so = dir->File("kernels.so");
   absl::StatusOr<LibraryResult> built = compiler.BuildLibrary(requests, so, dir->File("kernels.h"));
   if (!built.ok()) {

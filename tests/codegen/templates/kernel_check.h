@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/target.h"
 #include "common/workload.h"
@@ -25,10 +26,11 @@ struct KernelCase {
 /// (TemplateTolerance). Returns one line per failure (build errors included); empty when every
 /// kernel is correct. With `error_ratios`, also gives each case's largest error as a fraction
 /// of the standard bound (CompareResult::max_error_ratio at scale 1), in case order (-1 for a
-/// case that did not run).
+/// case that did not run). `catalog` must hold `tpl` (the library names it).
 std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate& tpl,
                                       const std::vector<KernelCase>& cases,
-                                      std::vector<double>* error_ratios = nullptr);
+                                      std::vector<double>* error_ratios = nullptr,
+                                      const Catalog& catalog = Catalog::BuiltIn());
 
 /// `per_shape` random valid configs of `tpl` for each workload text in `shapes`, the workload
 /// taking the four epilogues (none, bias, relu, bias_relu) in turn; seeded by `seed`.

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "codegen/compiler.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/gemm_cpu_library.h"
 #include "common/files.h"
@@ -26,7 +27,8 @@ Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text);
 
 std::vector<std::string_view> NamesFor(const std::string& workload, const char* target) {
   std::vector<std::string_view> names;
-  for (const KernelTemplate* t : TemplatesFor(ParseWorkload(workload), ParseTarget(target))) {
+  for (const KernelTemplate* t :
+       Catalog::BuiltIn().TemplatesFor(ParseWorkload(workload), ParseTarget(target))) {
     names.push_back(t->name);
   }
   return names;
@@ -153,7 +155,7 @@ TEST(LibraryTemplates, TwoThreadKernelsComputeTheReference) {
 TEST(LibraryTemplates, AKernelLibraryLinksTheShimsItCallsAndItsHeaderSaysSo) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1 -libs=openblas,dnnl");
   TempDir dir = TempDir::Create().value();
-  Compiler compiler(target);
+  Compiler compiler(Catalog::BuiltIn(), target);
   Workload gemm = ParseWorkload("gemm:M=8,N=8,K=8");
   Workload conv = ParseWorkload("conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3,pad=1");
   absl::StatusOr<LibraryResult> built =

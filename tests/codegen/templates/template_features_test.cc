@@ -4,6 +4,7 @@
 #include <random>
 
 #include "codegen/ir/loop_features.h"
+#include "codegen/templates/catalog.h"
 #include "gtest/gtest.h"
 
 namespace tune {
@@ -18,7 +19,7 @@ TEST(TemplateFeaturesTest, RowsHaveOneWidthPerSpaceAndDistinguishConfigsByTheirL
        {"gemm:M=197,N=768,K=768", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
         "conv2d:N=1,C=64,H=28,W=28,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c"}) {
     const Workload workload = *Workload::Parse(text);
-    for (const KernelTemplate* tpl : TemplatesFor(workload, target)) {
+    for (const KernelTemplate* tpl : Catalog::BuiltIn().TemplatesFor(workload, target)) {
       if (!tpl->build) {
         continue;
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "codegen/plugins/plugin_reply.h"
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/cpu_vector_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,17 +28,18 @@ std::vector<std::string_view> Names(const std::vector<const KernelTemplate*>& te
 
 TEST(TemplateTable, CpuTargetsGetOneTemplatePerOp) {
   Target cpu = ParseTarget("llvm -mcpu=znver4 -threads=1");
-  EXPECT_THAT(Names(TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), cpu)),
+  EXPECT_THAT(Names(Catalog::BuiltIn().TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), cpu)),
               ElementsAre("gemm.cpu.blocked"));
-  EXPECT_THAT(
-      Names(TemplatesFor(ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1"), cpu)),
-      ElementsAre("conv2d.cpu.direct"));
+  EXPECT_THAT(Names(Catalog::BuiltIn().TemplatesFor(
+                  ParseWorkload("conv2d:N=1,C=3,H=8,W=8,K=4,R=3,S=3,stride=1,pad=1"), cpu)),
+              ElementsAre("conv2d.cpu.direct"));
 }
 
 TEST(TemplateTable, GpuTargetsGetOnlyTemplatesOfTheirKind) {
   for (const char* target : {"cuda -arch=sm_90", "rocm -mcpu=gfx90a"}) {
     const Target t = ParseTarget(target);
-    std::vector<const KernelTemplate*> found = TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), t);
+    std::vector<const KernelTemplate*> found =
+        Catalog::BuiltIn().TemplatesFor(ParseWorkload("gemm:M=8,N=8,K=8"), t);
     ASSERT_FALSE(found.empty()) << target;
     EXPECT_EQ(found.front()->name, "gemm.gpu.tiled") << target;
     for (const KernelTemplate* tpl : found) {
@@ -47,17 +49,18 @@ TEST(TemplateTable, GpuTargetsGetOnlyTemplatesOfTheirKind) {
 }
 
 TEST(TemplateTable, FindTemplateKnowsEveryTableEntryAndNothingElse) {
-  for (const KernelTemplate* t : AllTemplates()) {
+  for (const KernelTemplate* t : Catalog::BuiltIn().templates()) {
     for (TargetKind kind : {TargetKind::kLlvm, TargetKind::kCuda, TargetKind::kRocm}) {
       if (TemplateBuildsFor(*t, kind)) {
-        EXPECT_EQ(FindTemplate(t->name, kind), t) << t->name << " for " << TargetKindName(kind);
+        EXPECT_EQ(Catalog::BuiltIn().FindTemplate(t->name, kind), t)
+            << t->name << " for " << TargetKindName(kind);
       }
     }
-    ASSERT_NE(FindTemplate(t->name), nullptr);
-    EXPECT_EQ(FindTemplate(t->name)->name, t->name);
+    ASSERT_NE(Catalog::BuiltIn().FindTemplate(t->name), nullptr);
+    EXPECT_EQ(Catalog::BuiltIn().FindTemplate(t->name)->name, t->name);
     EXPECT_GE(t->version, 1);
   }
-  EXPECT_EQ(FindTemplate("gemm.cpu.nonexistent"), nullptr);
+  EXPECT_EQ(Catalog::BuiltIn().FindTemplate("gemm.cpu.nonexistent"), nullptr);
 }
 
 // A record names a template by name and version; its target's kind picks the entry. The GPU
@@ -66,18 +69,19 @@ TEST(TemplateTable, FindTemplateKnowsEveryTableEntryAndNothingElse) {
 TEST(TemplateTable, GeneratedGpuTemplatesAreOneEntryForCudaAndRocm) {
   for (std::string_view name :
        {"gemm.gpu.tiled", "conv2d.gpu.implicit_gemm", "conv2d.gpu.direct"}) {
-    const KernelTemplate* cuda = FindTemplate(name, TargetKind::kCuda);
+    const KernelTemplate* cuda = Catalog::BuiltIn().FindTemplate(name, TargetKind::kCuda);
     ASSERT_NE(cuda, nullptr) << name;
-    EXPECT_EQ(FindTemplate(name, TargetKind::kRocm), cuda) << name;
+    EXPECT_EQ(Catalog::BuiltIn().FindTemplate(name, TargetKind::kRocm), cuda) << name;
     EXPECT_EQ(cuda->targets, TemplateTargets::kGpu) << name;
     EXPECT_FALSE(TemplateBuildsFor(*cuda, TargetKind::kLlvm)) << name;
     EXPECT_EQ(TemplateTargetsName(*cuda), "cuda and rocm");
   }
-  const KernelTemplate* cublas = FindTemplate("gemm.cuda.cublas", TargetKind::kRocm);
+  const KernelTemplate* cublas =
+      Catalog::BuiltIn().FindTemplate("gemm.cuda.cublas", TargetKind::kRocm);
   ASSERT_NE(cublas, nullptr);
   EXPECT_FALSE(TemplateBuildsFor(*cublas, TargetKind::kRocm));
   std::vector<std::string_view> names;
-  for (const KernelTemplate* t : AllTemplates()) {
+  for (const KernelTemplate* t : Catalog::BuiltIn().templates()) {
     names.push_back(t->name);
   }
   EXPECT_EQ(std::count(names.begin(), names.end(), "gemm.gpu.tiled"), 1);

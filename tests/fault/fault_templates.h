@@ -1,7 +1,8 @@
 // Test-only schedule templates that produce deliberately broken (or unusual) kernels and builds,
-// so that the fault tests can check what a real daemon and real workers do with them. They are
-// reachable only when the daemon runs with the hidden flag --enable-fault-templates AND a job
-// names them in spec.templates; nothing else ever selects them.
+// so that the fault tests can check what a real daemon and real workers do with them. Only the
+// test programs have them: tune-fault-daemon (fault_daemon_main.cc: tune-daemon with these in
+// its catalog) and the tests that build a catalog with them. A job gets one only by naming it
+// in spec.templates (KernelTemplate::offered is false).
 //
 //   fault.crash        the op's first real template, plus a store 4 TiB before the output buffer
 //                      (SIGSEGV on the first call)
@@ -23,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/workload.h"
 
@@ -41,6 +43,9 @@ inline constexpr int kFaultSlowMicros = 1500000;
 /// The library fault.extern_call kernels call into, and its symbol.
 inline constexpr std::string_view kFaultExternLibrary = "libtune_test_microkernel.so";
 inline constexpr std::string_view kFaultExternSymbol = "tune_test_microkernel";
+
+/// Every fault template, for GEMM and conv2d (they live for the program).
+std::vector<const KernelTemplate*> FaultTemplates();
 
 /// The fault template called `name` for `op`, or nullptr when `name` is not one.
 const KernelTemplate* FindFaultTemplate(std::string_view name, OpKind op);

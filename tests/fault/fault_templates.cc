@@ -1,4 +1,4 @@
-#include "tuner/builder/fault_templates.h"
+#include "tests/fault/fault_templates.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -14,9 +14,9 @@ namespace {
 
 enum class Fault { kCrash, kHang, kWrong, kSlow, kExternCall, kBuildCrash, kBuildHang };
 
-// The template that a fault template wraps: the first real one for the workload and target.
+// The template that a fault template wraps: the first built-in one for the workload and target.
 absl::StatusOr<const KernelTemplate*> Wrapped(const Workload& workload, const Target& target) {
-  std::vector<const KernelTemplate*> real = TemplatesFor(workload, target);
+  std::vector<const KernelTemplate*> real = Catalog::BuiltIn().TemplatesFor(workload, target);
   if (real.empty()) {
     return absl::InvalidArgumentError(
         StrCat("no template builds '", workload.ToString(), "' for '", target.ToString(), "'"));
@@ -107,47 +107,55 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   return func;
 }
 
-#define TUNE_FAULT_TEMPLATES(name, fault)                                                          \
-  const KernelTemplate kGemm##fault{name,                                                          \
-                                    1,                                                             \
-                                    OpKind::kGemm,                                                 \
-                                    TemplateTargets::kLlvm,                                        \
-                                    Space,                                                         \
-                                    DefaultConfig,                                                 \
-                                    Build<Fault::k##fault>};                                       \
-  const KernelTemplate kConv##fault {                                                              \
-    name, 1, OpKind::kConv2d, TemplateTargets::kLlvm, Space, DefaultConfig, Build<Fault::k##fault> \
-  }
+// A fault template: offered to no job that does not name it, and described to the cost model by
+// its knobs (its builds may abort or hang).
+KernelTemplate FaultTemplate(std::string_view name, OpKind op, KernelTemplate::BuildFn build) {
+  return KernelTemplate{.name = name,
+                        .version = 1,
+                        .op = op,
+                        .targets = TemplateTargets::kLlvm,
+                        .space = &Space,
+                        .default_config = &DefaultConfig,
+                        .build = std::move(build),
+                        .offered = false,
+                        .ir_features = false};
+}
 
-TUNE_FAULT_TEMPLATES(kFaultWrongTemplate, Wrong);
-TUNE_FAULT_TEMPLATES(kFaultSlowTemplate, Slow);
-TUNE_FAULT_TEMPLATES(kFaultExternCallTemplate, ExternCall);
-TUNE_FAULT_TEMPLATES(kFaultBuildCrashTemplate, BuildCrash);
-TUNE_FAULT_TEMPLATES(kFaultBuildHangTemplate, BuildHang);
-#undef TUNE_FAULT_TEMPLATES
-
-const KernelTemplate kGemmCrash{kFaultCrashTemplate,    1,     OpKind::kGemm,
-                                TemplateTargets::kLlvm, Space, DefaultConfig,
-                                Build<Fault::kCrash>};
-const KernelTemplate kConvCrash{kFaultCrashTemplate,    1,     OpKind::kConv2d,
-                                TemplateTargets::kLlvm, Space, DefaultConfig,
-                                Build<Fault::kCrash>};
-const KernelTemplate kGemmHang{kFaultHangTemplate,     1,     OpKind::kGemm,
-                               TemplateTargets::kLlvm, Space, DefaultConfig,
-                               Build<Fault::kHang>};
-const KernelTemplate kConvHang{kFaultHangTemplate,     1,     OpKind::kConv2d,
-                               TemplateTargets::kLlvm, Space, DefaultConfig,
-                               Build<Fault::kHang>};
+// Each fault for GEMM and conv2d, in the order of FaultTemplateNames().
+const std::vector<KernelTemplate>& Table() {
+  static const auto* const table = new std::vector<KernelTemplate>{
+      FaultTemplate(kFaultCrashTemplate, OpKind::kGemm, &Build<Fault::kCrash>),
+      FaultTemplate(kFaultCrashTemplate, OpKind::kConv2d, &Build<Fault::kCrash>),
+      FaultTemplate(kFaultHangTemplate, OpKind::kGemm, &Build<Fault::kHang>),
+      FaultTemplate(kFaultHangTemplate, OpKind::kConv2d, &Build<Fault::kHang>),
+      FaultTemplate(kFaultWrongTemplate, OpKind::kGemm, &Build<Fault::kWrong>),
+      FaultTemplate(kFaultWrongTemplate, OpKind::kConv2d, &Build<Fault::kWrong>),
+      FaultTemplate(kFaultSlowTemplate, OpKind::kGemm, &Build<Fault::kSlow>),
+      FaultTemplate(kFaultSlowTemplate, OpKind::kConv2d, &Build<Fault::kSlow>),
+      FaultTemplate(kFaultExternCallTemplate, OpKind::kGemm, &Build<Fault::kExternCall>),
+      FaultTemplate(kFaultExternCallTemplate, OpKind::kConv2d, &Build<Fault::kExternCall>),
+      FaultTemplate(kFaultBuildCrashTemplate, OpKind::kGemm, &Build<Fault::kBuildCrash>),
+      FaultTemplate(kFaultBuildCrashTemplate, OpKind::kConv2d, &Build<Fault::kBuildCrash>),
+      FaultTemplate(kFaultBuildHangTemplate, OpKind::kGemm, &Build<Fault::kBuildHang>),
+      FaultTemplate(kFaultBuildHangTemplate, OpKind::kConv2d, &Build<Fault::kBuildHang>),
+  };
+  return *table;
+}
 
 }  // namespace
 
+std::vector<const KernelTemplate*> FaultTemplates() {
+  std::vector<const KernelTemplate*> out;
+  for (const KernelTemplate& t : Table()) {
+    out.push_back(&t);
+  }
+  return out;
+}
+
 const KernelTemplate* FindFaultTemplate(std::string_view name, OpKind op) {
-  for (const KernelTemplate* t :
-       {&kGemmCrash, &kConvCrash, &kGemmHang, &kConvHang, &kGemmWrong, &kConvWrong, &kGemmSlow,
-        &kConvSlow, &kGemmExternCall, &kConvExternCall, &kGemmBuildCrash, &kConvBuildCrash,
-        &kGemmBuildHang, &kConvBuildHang}) {
-    if (t->name == name && t->op == op) {
-      return t;
+  for (const KernelTemplate& t : Table()) {
+    if (t.name == name && t.op == op) {
+      return &t;
     }
   }
   return nullptr;
