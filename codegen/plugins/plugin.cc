@@ -300,16 +300,7 @@ absl::StatusOr<Catalog> WithCodegenPlugins(const Catalog& base,
       if (!op.ok()) {
         return bad(std::string(op.status().message()));
       }
-      if (base.FindTemplate(f.name()) != nullptr) {
-        const std::string source = base.SourceOf(*base.FindTemplate(f.name()));
-        return bad(StrCat("the name is taken by ",
-                          source.empty() ? std::string("a built-in template") : source));
-      }
-      for (const auto& other : families) {
-        if (other->name == f.name()) {
-          return bad(StrCat("the name is taken by ", other->plugin_path));
-        }
-      }
+      // A name taken by another template is Catalog::WithFamilies' to refuse (below).
       auto family = std::make_shared<Family>();
       family->plugin_path = path;
       family->name = f.name();
