@@ -36,6 +36,20 @@ void ForEachWeight(const Conv2dShape& s, F f) {
   }
 }
 
+// Calls f(nchw index, nhwc index) for every element of [N][C][H][W].
+template <typename F>
+void ForEachChannelsLast(int64_t n, int64_t channels, int64_t h, int64_t w, F f) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t y = 0; y < h; ++y) {
+        for (int64_t x = 0; x < w; ++x) {
+          f(((i * channels + c) * h + y) * w + x, ((i * h + y) * w + x) * channels + c);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<float> BlockActivations(const float* plain, int64_t n, int64_t channels, int64_t h,
@@ -63,6 +77,29 @@ std::vector<float> UnblockWeights(const float* blocked, const Conv2dShape& s) {
   std::vector<float> out(s.k * s.c * s.r * s.s);
   ForEachWeight(s, [&](int64_t p, int64_t b) { out[p] = blocked[b]; });
   return out;
+}
+
+std::vector<float> NchwToNhwc(const float* nchw, int64_t n, int64_t channels, int64_t h,
+                              int64_t w) {
+  std::vector<float> out(n * channels * h * w);
+  ForEachChannelsLast(n, channels, h, w, [&](int64_t p, int64_t last) { out[last] = nchw[p]; });
+  return out;
+}
+
+std::vector<float> NhwcToNchw(const float* nhwc, int64_t n, int64_t channels, int64_t h,
+                              int64_t w) {
+  std::vector<float> out(n * channels * h * w);
+  ForEachChannelsLast(n, channels, h, w, [&](int64_t p, int64_t last) { out[p] = nhwc[last]; });
+  return out;
+}
+
+// KCRS and KRSC are NCHW and NHWC with K images of C channels of R x S.
+std::vector<float> KcrsToKrsc(const float* kcrs, const Conv2dShape& s) {
+  return NchwToNhwc(kcrs, s.k, s.c, s.r, s.s);
+}
+
+std::vector<float> KrscToKcrs(const float* krsc, const Conv2dShape& s) {
+  return NhwcToNchw(krsc, s.k, s.c, s.r, s.s);
 }
 
 }  // namespace tune

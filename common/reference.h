@@ -1,6 +1,17 @@
-// The trusted reference: simple implementations of every op in the canonical layouts, seeded
-// random inputs, and the tolerance check that decides WRONG_ANSWER. Used by tests, by
+// The trusted reference: simple implementations of every op in every layout and element type,
+// seeded random inputs, and the tolerance check that decides WRONG_ANSWER. Used by tests, by
 // tune-server's measurement child and by tune-compile's self-check.
+//
+// Inputs (TensorSet) are seeded per argument: f32 uniform in [-1, 1); the 16- and 8-bit float
+// types and tf32 the same uniform values rounded to nearest even into the type, so every input
+// is exactly representable and the reference reads what the kernel reads; i8 uniform integers in
+// [-128, 127], u8 in [0, 255]; a bias in the output type (i32: integers in [-2^15, 2^15]); scales
+// uniform in [2, 4), so that a kernel dropping either one is off by 2x or more.
+//
+// The reference accumulates in double from the inputs' exact values, applies the scales, the
+// bias and ReLU, and writes ReferenceType(workload): the exact sum wrapped to i32 (two's
+// complement, as integer matrix units without saturation do) for an integer output, otherwise
+// f32.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/element_type.h"
 #include "common/workload.h"
 
 namespace tune {
@@ -15,8 +27,13 @@ namespace tune {
 /// Fills `data[0..n)` with uniform values in [-1, 1) from a deterministic generator.
 void FillRandom(float* data, int64_t n, uint64_t seed);
 
-/// Computes the workload's output into `output` from `inputs` (in the order of
-/// Workload::Arguments(), without the output). Accumulates in double.
+/// What the reference writes: i32 for an integer output, f32 for every other.
+ElementType ReferenceType(const Workload& workload);
+
+/// Computes the workload's output, in ReferenceType(workload), into `want` from `inputs`: every
+/// argument of Workload::Arguments() but the output, in order, each of its element type.
+void RunReference(const Workload& workload, const std::vector<const void*>& inputs, void* want);
+/// The same for f32 workloads (checked), whose inputs and output are floats.
 void RunReference(const Workload& workload, const std::vector<const float*>& inputs, float* output);
 
 struct CompareResult {
@@ -28,13 +45,29 @@ struct CompareResult {
   std::string message;         // empty when ok; otherwise names the first bad element
 };
 
-/// Compares `got` with `want` element-wise. The standard bound, for kernels that sum the same
-/// products as the reference in another order, grows with the reduction length L (K for GEMM,
-/// C*R*S for conv2d):
-///   |got - want| <= 1e-6 * (L + 1) + 1e-5 * |want|.
-/// `tolerance_scale` (>= 1) multiplies it for kernels whose arithmetic rounds differently by
-/// design (Winograd's transforms: KernelTemplate::tolerance); the message of a mismatch names
-/// the bound and the scale. NaN or Inf in `got` is always a mismatch.
+/// The bound |got - want| must keep, for a kernel that sums the same products as the reference
+/// in another order with f32 (or exact integer) accumulation. With L the reduction length
+/// (ReductionLength: K for GEMM, C*R*S for conv2d), S the product of the two scales (1 without
+/// them), w the reference value and g the kernel's output:
+///   integer output:  0: the result is exact.
+///   f32 output:      1e-6 * (L + 1) * S + 1e-5 * |w|
+///   other floats:    1e-6 * (L + 1) * S + max(1e-5 * |w|, 2 * ulp(max(|g|, |w|)))
+/// where ulp is the output type's spacing there (bf16 2^-7, f16 2^-10 of the binade; the
+/// subnormal spacing below): the output's own rounding plus one unit, so a correctly rounded
+/// result one ulp off passes, even where rounding carried it into the next binade.
+/// `tolerance_scale` (>= 1) multiplies the bound for kernels whose arithmetic rounds differently
+/// by design (Winograd's transforms: KernelTemplate::tolerance). Inputs are exact in their type,
+/// so the first term holds for every float dtype whose products the kernel sums in f32.
+double OutputBound(const Workload& workload, double want, double got, double scale_product,
+                   double tolerance_scale = 1.0);
+
+/// Compares `got` (n elements of workload.out_type()) with `want` (n elements of
+/// ReferenceType(workload)) element-wise with OutputBound. `scale_product` is S above (1 when the
+/// workload has no scales). The message of a mismatch names the element, the bound, the output
+/// type and the scale. NaN or Inf in `got` is always a mismatch.
+CompareResult CompareOutputs(const Workload& workload, const void* got, const void* want, int64_t n,
+                             double tolerance_scale = 1.0, double scale_product = 1.0);
+/// The same for f32 outputs (checked).
 CompareResult CompareOutputs(const Workload& workload, const float* got, const float* want,
                              int64_t n, double tolerance_scale = 1.0);
 
@@ -45,18 +78,33 @@ inline constexpr double kMaxToleranceScale = 64.0;
 /// Length of the reduction behind each output element.
 int64_t ReductionLength(const Workload& workload);
 
-/// Owns one set of seeded random inputs plus an output buffer for a workload, in ABI order.
+/// Owns one set of seeded random inputs plus an output buffer for a workload, one buffer per
+/// argument of Workload::Arguments(), each of its element type. The output is filled with a
+/// value no kernel computes by accident (NaN for floats).
 class TensorSet {
  public:
   TensorSet(const Workload& workload, uint64_t seed);
-  /// Pointers in C ABI order (inputs, optional bias, output).
+  /// Pointers in C ABI order (every argument, the output and any scales included).
   std::vector<void*> AbiPointers();
+  /// Every argument but the output, in order: what RunReference reads.
+  std::vector<const void*> Inputs() const;
+  /// The same for f32 workloads (checked).
   std::vector<const float*> InputPointers() const;
-  float* output() { return buffers_.back().data(); }
-  int64_t output_size() const { return static_cast<int64_t>(buffers_.back().size()); }
+  void* output_data() { return buffers_[output_index_].data(); }
+  /// The output of an f32 workload (checked).
+  float* output();
+  ElementType output_type() const { return types_[output_index_]; }
+  int64_t output_size() const { return sizes_[output_index_]; }
+  /// S of OutputBound: the product of the scales, 1 without them.
+  double scale_product() const { return scale_product_; }
 
  private:
-  std::vector<std::vector<float>> buffers_;
+  // 4-byte words keep every buffer aligned as a float array is, whatever its element type.
+  std::vector<std::vector<uint32_t>> buffers_;
+  std::vector<ElementType> types_;
+  std::vector<int64_t> sizes_;
+  size_t output_index_ = 0;
+  double scale_product_ = 1;
 };
 
 }  // namespace tune

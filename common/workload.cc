@@ -10,11 +10,12 @@ namespace tune {
 namespace {
 
 constexpr std::string_view kGemmForm =
-    "gemm:M=<int>,N=<int>,K=<int>[,epilogue=bias|bias_relu|relu][,weights=canonical|prepared]";
+    "gemm:M=<int>,N=<int>,K=<int>[,layout=NN|NT][,dtype=<dtype>][,out=<type>]"
+    "[,epilogue=bias|bias_relu|relu][,weights=canonical|prepared]";
 constexpr std::string_view kConvForm =
     "conv2d:N=<int>,C=<int>,H=<int>,W=<int>,K=<int>,R=<int>,S=<int>,stride=<int>,pad=<int>"
-    "[,dilation=<int>][,layout=NCHW|NCHW4c|NCHW8c|NCHW16c][,epilogue=bias|bias_relu|relu]"
-    "[,weights=canonical|prepared]";
+    "[,dilation=<int>][,layout=NCHW|NCHW4c|NCHW8c|NCHW16c|NHWC][,dtype=<dtype>][,out=<type>]"
+    "[,epilogue=bias|bias_relu|relu][,weights=canonical|prepared]";
 
 absl::Status Invalid(std::string_view text, std::string_view what, std::string_view form) {
   return absl::InvalidArgumentError(
@@ -98,10 +99,48 @@ absl::StatusOr<WeightForm> ParseWeightForm(std::string_view text, std::string_vi
   return Invalid(text, StrCat("weights '", value, "' is unknown (canonical, prepared)"), form);
 }
 
-// Takes the fields common to every op (epilogue, weights, dtype) and rejects anything left over.
+std::string OutputNames(Dtype dtype) {
+  std::string names;
+  for (ElementType t : AcceptedOutputTypes(dtype)) {
+    StrAppend(&names, names.empty() ? "" : ", ", ElementTypeName(t));
+  }
+  return names;
+}
+
+// Takes `dtype=` and `out=`: a dtype of element_type.h and one of its accepted outputs.
+absl::Status TakeTypes(std::map<std::string, std::string, std::less<>>& fields,
+                       std::string_view text, std::string_view form, Dtype* dtype,
+                       ElementType* out) {
+  *dtype = Dtype::kF32;
+  if (auto it = fields.find("dtype"); it != fields.end()) {
+    std::optional<Dtype> parsed = ParseDtype(it->second);
+    if (!parsed) {
+      return Invalid(text, StrCat("dtype '", it->second, "' is unknown (", DtypeNames(), ")"),
+                     form);
+    }
+    *dtype = *parsed;
+    fields.erase(it);
+  }
+  *out = DefaultOutputType(*dtype);
+  if (auto it = fields.find("out"); it != fields.end()) {
+    std::optional<ElementType> parsed = ParseElementType(it->second);
+    if (!parsed || !AcceptsOutput(*dtype, *parsed)) {
+      return Invalid(text,
+                     StrCat("out=", it->second, " is not an output of dtype=", DtypeName(*dtype),
+                            " (", OutputNames(*dtype), ")"),
+                     form);
+    }
+    *out = *parsed;
+    fields.erase(it);
+  }
+  return absl::OkStatus();
+}
+
+// Takes the fields common to every op (epilogue, weights, dtype, out) and rejects anything left
+// over.
 absl::Status TakeCommonAndFinish(std::map<std::string, std::string, std::less<>>& fields,
                                  std::string_view text, std::string_view form, Epilogue* epilogue,
-                                 WeightForm* weights) {
+                                 WeightForm* weights, Dtype* dtype, ElementType* out) {
   *epilogue = Epilogue::kNone;
   if (auto it = fields.find("epilogue"); it != fields.end()) {
     ASSIGN_OR_RETURN(*epilogue, ParseEpilogue(text, it->second, form));
@@ -112,11 +151,12 @@ absl::Status TakeCommonAndFinish(std::map<std::string, std::string, std::less<>>
     ASSIGN_OR_RETURN(*weights, ParseWeightForm(text, it->second, form));
     fields.erase(it);
   }
-  if (auto it = fields.find("dtype"); it != fields.end()) {
-    if (it->second != "f32") {
-      return Invalid(text, StrCat("dtype '", it->second, "' is not supported (f32)"), form);
-    }
-    fields.erase(it);
+  RETURN_IF_ERROR(TakeTypes(fields, text, form, dtype, out));
+  if (*weights == WeightForm::kPrepared && *dtype != Dtype::kF32) {
+    return Invalid(text,
+                   StrCat("weights=prepared is taken for dtype=f32 only, not dtype=",
+                          DtypeName(*dtype), " (prepared weights are counted in floats)"),
+                   form);
   }
   if (!fields.empty()) {
     return Invalid(text, StrCat("field '", fields.begin()->first, "' is unknown"), form);
@@ -124,11 +164,26 @@ absl::Status TakeCommonAndFinish(std::map<std::string, std::string, std::less<>>
   return absl::OkStatus();
 }
 
-// The channel block of a conv2d layout: 1 for NCHW, b for NCHW<b>c (b of 4, 8, 16, dividing
-// both C and K).
+absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view text, std::string_view value) {
+  if (value == "NN") {
+    return GemmLayout::kNN;
+  }
+  if (value == "NT") {
+    return GemmLayout::kNT;
+  }
+  return Invalid(text, StrCat("layout '", value, "' is unknown (NN, NT)"), kGemmForm);
+}
+
+// The channel block of a conv2d layout: 1 for NCHW and NHWC (which sets c->nhwc), b for
+// NCHW<b>c (b of 4, 8, 16, dividing both C and K).
 absl::StatusOr<int64_t> ParseConvLayout(std::string_view text, std::string_view value,
-                                        const Conv2dShape& c) {
+                                        Conv2dShape* c_out) {
+  const Conv2dShape& c = *c_out;
   if (value == "NCHW") {
+    return 1;
+  }
+  if (value == "NHWC") {
+    c_out->nhwc = true;
     return 1;
   }
   std::optional<int64_t> block;
@@ -136,9 +191,9 @@ absl::StatusOr<int64_t> ParseConvLayout(std::string_view text, std::string_view 
     block = ParseInt(value.substr(4, value.size() - 5));
   }
   if (!block || (*block != 4 && *block != 8 && *block != 16)) {
-    return Invalid(text,
-                   StrCat("layout '", value, "' is unknown (NCHW, NCHW4c, NCHW8c or NCHW16c)"),
-                   kConvForm);
+    return Invalid(
+        text, StrCat("layout '", value, "' is unknown (NCHW, NCHW4c, NCHW8c, NCHW16c or NHWC)"),
+        kConvForm);
   }
   if (c.c % *block != 0 || c.k % *block != 0) {
     return Invalid(text,
@@ -195,6 +250,10 @@ std::string_view WeightFormName(WeightForm form) {
   return form == WeightForm::kPrepared ? "prepared" : "canonical";
 }
 
+std::string_view GemmLayoutName(GemmLayout layout) {
+  return layout == GemmLayout::kNT ? "NT" : "NN";
+}
+
 std::string PrepareFunctionName(std::string_view kernel_name) {
   return StrCat(kernel_name, "_prepare");
 }
@@ -228,7 +287,12 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
     ASSIGN_OR_RETURN(w.gemm_.m, TakeInt(fields, text, "M", std::nullopt, 1, kGemmForm));
     ASSIGN_OR_RETURN(w.gemm_.n, TakeInt(fields, text, "N", std::nullopt, 1, kGemmForm));
     ASSIGN_OR_RETURN(w.gemm_.k, TakeInt(fields, text, "K", std::nullopt, 1, kGemmForm));
-    RETURN_IF_ERROR(TakeCommonAndFinish(fields, text, kGemmForm, &w.epilogue_, &w.weight_form_));
+    if (auto it = fields.find("layout"); it != fields.end()) {
+      ASSIGN_OR_RETURN(w.gemm_.layout, ParseGemmLayout(text, it->second));
+      fields.erase(it);
+    }
+    RETURN_IF_ERROR(TakeCommonAndFinish(fields, text, kGemmForm, &w.epilogue_, &w.weight_form_,
+                                        &w.dtype_, &w.out_));
     RETURN_IF_ERROR(CheckTensorSizes(text, w, kGemmForm));
     return w;
   }
@@ -252,10 +316,11 @@ absl::StatusOr<Workload> Workload::Parse(std::string_view text) {
                      kConvForm);
     }
     if (auto it = fields.find("layout"); it != fields.end()) {
-      ASSIGN_OR_RETURN(c.block, ParseConvLayout(text, it->second, c));
+      ASSIGN_OR_RETURN(c.block, ParseConvLayout(text, it->second, &c));
       fields.erase(it);
     }
-    RETURN_IF_ERROR(TakeCommonAndFinish(fields, text, kConvForm, &w.epilogue_, &w.weight_form_));
+    RETURN_IF_ERROR(TakeCommonAndFinish(fields, text, kConvForm, &w.epilogue_, &w.weight_form_,
+                                        &w.dtype_, &w.out_));
     // The dilated filter must fit the padded input. (p() and q() alone do not say so: their
     // division rounds a negative remainder up to 0 when the stride is above 1.)
     if (c.h + 2 * c.pad < c.dilation * (c.r - 1) + 1 ||
@@ -300,11 +365,23 @@ Workload Workload::InPlainLayout() const {
   return plain;
 }
 
+Workload Workload::WithTypes(Dtype dtype, std::optional<ElementType> out) const {
+  Workload typed = *this;
+  typed.dtype_ = dtype;
+  typed.out_ = out.value_or(DefaultOutputType(dtype));
+  TUNE_CHECK(AcceptsOutput(dtype, typed.out_))
+      << "out=" << ElementTypeName(typed.out_) << " is not an output of dtype=" << DtypeName(dtype);
+  return typed;
+}
+
 std::string Workload::ToString() const {
   std::string out;
   switch (op_) {
     case OpKind::kGemm:
       out = StrCat("gemm:M=", gemm_.m, ",N=", gemm_.n, ",K=", gemm_.k);
+      if (gemm_.layout != GemmLayout::kNN) {
+        StrAppend(&out, ",layout=", GemmLayoutName(gemm_.layout));
+      }
       break;
     case OpKind::kConv2d: {
       const Conv2dShape& c = conv2d_;
@@ -315,9 +392,17 @@ std::string Workload::ToString() const {
       }
       if (c.blocked()) {
         StrAppend(&out, ",layout=NCHW", c.block, "c");
+      } else if (c.nhwc) {
+        StrAppend(&out, ",layout=NHWC");
       }
       break;
     }
+  }
+  if (dtype_ != Dtype::kF32) {
+    StrAppend(&out, ",dtype=", DtypeName(dtype_));
+  }
+  if (out_ != DefaultOutputType(dtype_)) {
+    StrAppend(&out, ",out=", ElementTypeName(out_));
   }
   if (epilogue_ != Epilogue::kNone) {
     StrAppend(&out, ",epilogue=", EpilogueName(epilogue_));
@@ -341,38 +426,64 @@ double Workload::Flops() const {
 }
 
 std::vector<TensorArg> Workload::Arguments() const {
+  const ElementType in = input_type();
+  const ElementType wt = weight_type();
   std::vector<TensorArg> args;
+  auto add = [&](std::string name, std::vector<int64_t> shape, ElementType type, ArgRole role) {
+    args.push_back({std::move(name), std::move(shape), role == ArgRole::kOutput, type, role});
+  };
   switch (op_) {
-    case OpKind::kGemm:
-      args.push_back({"A", {gemm_.m, gemm_.k}, false});
-      args.push_back({"B", {gemm_.k, gemm_.n}, false});
-      if (EpilogueHasBias(epilogue_)) {
-        args.push_back({"bias", {gemm_.n}, false});
+    case OpKind::kGemm: {
+      const GemmShape& g = gemm_;
+      add("A", {g.m, g.k}, in, ArgRole::kInput);
+      if (g.layout == GemmLayout::kNT) {
+        add("B", {g.n, g.k}, wt, ArgRole::kWeight);
+      } else {
+        add("B", {g.k, g.n}, wt, ArgRole::kWeight);
       }
-      args.push_back({"C", {gemm_.m, gemm_.n}, true});
+      if (EpilogueHasBias(epilogue_)) {
+        add("bias", {g.n}, out_, ArgRole::kBias);
+      }
+      add("C", {g.m, g.n}, out_, ArgRole::kOutput);
+      if (has_scales()) {
+        add("scale_A", {1}, ElementType::kF32, ArgRole::kScale);
+        add("scale_B", {1}, ElementType::kF32, ArgRole::kScale);
+      }
       break;
+    }
     case OpKind::kConv2d: {
       const Conv2dShape& c = conv2d_;
       const int64_t b = c.block;
       if (c.blocked()) {
-        args.push_back({"input", {c.n, c.c / b, c.h, c.w, b}, false});
-        args.push_back({"weight", {c.k / b, c.c / b, c.r, c.s, b, b}, false});
+        add("input", {c.n, c.c / b, c.h, c.w, b}, in, ArgRole::kInput);
+        add("weight", {c.k / b, c.c / b, c.r, c.s, b, b}, wt, ArgRole::kWeight);
+      } else if (c.nhwc) {
+        add("input", {c.n, c.h, c.w, c.c}, in, ArgRole::kInput);
+        add("weight", {c.k, c.r, c.s, c.c}, wt, ArgRole::kWeight);
       } else {
-        args.push_back({"input", {c.n, c.c, c.h, c.w}, false});
-        args.push_back({"weight", {c.k, c.c, c.r, c.s}, false});
+        add("input", {c.n, c.c, c.h, c.w}, in, ArgRole::kInput);
+        add("weight", {c.k, c.c, c.r, c.s}, wt, ArgRole::kWeight);
       }
       if (EpilogueHasBias(epilogue_)) {
-        args.push_back({"bias", {c.k}, false});
+        add("bias", {c.k}, out_, ArgRole::kBias);
       }
       if (c.blocked()) {
-        args.push_back({"output", {c.n, c.k / b, c.p(), c.q(), b}, true});
+        add("output", {c.n, c.k / b, c.p(), c.q(), b}, out_, ArgRole::kOutput);
+      } else if (c.nhwc) {
+        add("output", {c.n, c.p(), c.q(), c.k}, out_, ArgRole::kOutput);
       } else {
-        args.push_back({"output", {c.n, c.k, c.p(), c.q()}, true});
+        add("output", {c.n, c.k, c.p(), c.q()}, out_, ArgRole::kOutput);
+      }
+      if (has_scales()) {
+        add("scale_input", {1}, ElementType::kF32, ArgRole::kScale);
+        add("scale_weight", {1}, ElementType::kF32, ArgRole::kScale);
       }
       break;
     }
   }
   return args;
 }
+
+int Workload::OutputIndex() const { return EpilogueHasBias(epilogue_) ? 3 : 2; }
 
 }  // namespace tune

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "common/workload_list.h"
+
 namespace tune {
 namespace {
 
@@ -109,6 +113,148 @@ TEST(WorkloadTest, ATensorTooLargeToCountIsRefusedNamingIt) {
   EXPECT_EQ(largest->Arguments()[0].NumElements(), kMaxTensorElements);
 }
 
+TEST(WorkloadTest, F32TextsOfEveryExistingFormAreUnchanged) {
+  // dtype=f32, out= of the dtype's default, layout=NN and layout=NCHW are all omitted, so every
+  // key an older log holds reads back as the same text.
+  for (const char* text : {
+           "gemm:M=512,N=3072,K=768",
+           "gemm:M=1,N=1000,K=2048,epilogue=bias",
+           "gemm:M=64,N=64,K=64,weights=prepared",
+           "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,epilogue=bias_relu",
+           "conv2d:N=1,C=32,H=7,W=7,K=64,R=3,S=3,stride=1,pad=1,layout=NCHW16c,weights=prepared",
+           "conv2d:N=1,C=8,H=9,W=9,K=8,R=3,S=3,stride=2,pad=2,dilation=2",
+       }) {
+    auto w = Workload::Parse(text);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->ToString(), text);
+    EXPECT_EQ(w->dtype(), Dtype::kF32);
+    EXPECT_EQ(w->out_type(), ElementType::kF32);
+    EXPECT_FALSE(w->has_scales());
+    for (const TensorArg& arg : w->Arguments()) {
+      EXPECT_EQ(arg.type, ElementType::kF32) << text << " " << arg.name;
+    }
+  }
+  auto spelled = Workload::Parse("gemm:M=2,N=3,K=4,layout=NN,dtype=f32,out=f32");
+  ASSERT_TRUE(spelled.ok()) << spelled.status();
+  EXPECT_EQ(spelled->ToString(), "gemm:M=2,N=3,K=4");
+  auto nchw = Workload::Parse("conv2d:N=1,C=2,H=3,W=3,K=2,R=1,S=1,layout=NCHW,dtype=f32");
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  EXPECT_EQ(nchw->ToString(), "conv2d:N=1,C=2,H=3,W=3,K=2,R=1,S=1,stride=1,pad=0");
+}
+
+TEST(WorkloadTest, DtypeOutAndLayoutRoundTripAndTheDefaultOutIsDropped) {
+  auto w = Workload::Parse("gemm:dtype=bf16,M=64,N=4096,K=4096,out=bf16,layout=NT,epilogue=bias");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->ToString(), "gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16,epilogue=bias");
+  EXPECT_EQ(w->dtype(), Dtype::kBf16);
+  EXPECT_EQ(w->out_type(), ElementType::kBf16);
+  EXPECT_EQ(w->gemm().layout, GemmLayout::kNT);
+  auto f32_out = Workload::Parse("gemm:M=8,N=8,K=8,dtype=f16,out=f32");
+  ASSERT_TRUE(f32_out.ok()) << f32_out.status();
+  EXPECT_EQ(f32_out->ToString(), "gemm:M=8,N=8,K=8,dtype=f16,out=f32");
+  EXPECT_FALSE(*f32_out == f32_out->WithTypes(Dtype::kF16));
+  EXPECT_EQ(f32_out->WithTypes(Dtype::kF16).ToString(), "gemm:M=8,N=8,K=8,dtype=f16");
+  for (Dtype d : AllDtypes()) {
+    for (ElementType out : AcceptedOutputTypes(d)) {
+      const Workload typed = w->WithTypes(d, out);
+      auto again = Workload::Parse(typed.ToString());
+      ASSERT_TRUE(again.ok()) << again.status();
+      EXPECT_EQ(again->ToString(), typed.ToString());
+      EXPECT_EQ(again->dtype(), d);
+      EXPECT_EQ(again->out_type(), out);
+    }
+  }
+}
+
+TEST(WorkloadTest, NtLayoutStoresBAsNByK) {
+  auto w = Workload::Parse("gemm:M=3,N=5,K=7,layout=NT,dtype=f16");
+  ASSERT_TRUE(w.ok()) << w.status();
+  const std::vector<TensorArg> args = w->Arguments();
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(args[0].shape, (std::vector<int64_t>{3, 7}));
+  EXPECT_EQ(args[1].shape, (std::vector<int64_t>{5, 7}));
+  EXPECT_EQ(args[1].type, ElementType::kF16);
+  EXPECT_EQ(args[1].NumBytes(), 5 * 7 * 2);
+  EXPECT_EQ(args[2].type, ElementType::kF16);
+  EXPECT_TRUE(args[2].is_output);
+}
+
+TEST(WorkloadTest, NhwcStoresKrscWeightsAndNpqkOutput) {
+  auto w = Workload::Parse(
+      "conv2d:N=2,C=16,H=8,W=8,K=32,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=bf16,"
+      "epilogue=bias_relu");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(w->conv2d().nhwc);
+  EXPECT_FALSE(w->conv2d().blocked());
+  EXPECT_EQ(w->ToString(),
+            "conv2d:N=2,C=16,H=8,W=8,K=32,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=bf16,"
+            "epilogue=bias_relu");
+  const std::vector<TensorArg> args = w->Arguments();
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[0].shape, (std::vector<int64_t>{2, 8, 8, 16}));
+  EXPECT_EQ(args[1].shape, (std::vector<int64_t>{32, 3, 3, 16}));
+  EXPECT_EQ(args[2].shape, (std::vector<int64_t>{32}));
+  EXPECT_EQ(args[2].type, ElementType::kBf16);
+  EXPECT_EQ(args[3].shape, (std::vector<int64_t>{2, 4, 4, 32}));
+  EXPECT_EQ(w->OutputIndex(), 3);
+}
+
+TEST(WorkloadTest, Fp8ArgumentsEndWithTwoF32ScalesAfterTheOutput) {
+  auto w = Workload::Parse("gemm:M=16,N=32,K=64,layout=NT,dtype=fp8e4m3,epilogue=bias");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(w->has_scales());
+  const std::vector<TensorArg> args = w->Arguments();
+  ASSERT_EQ(args.size(), 6u);
+  EXPECT_EQ(args[0].type, ElementType::kFp8E4m3);
+  EXPECT_EQ(args[2].name, "bias");
+  EXPECT_EQ(args[2].type, ElementType::kBf16);
+  EXPECT_EQ(w->OutputIndex(), 3);
+  EXPECT_EQ(args[3].name, "C");
+  EXPECT_EQ(args[3].type, ElementType::kBf16);
+  EXPECT_EQ(args[4].name, "scale_A");
+  EXPECT_EQ(args[4].role, ArgRole::kScale);
+  EXPECT_EQ(args[4].type, ElementType::kF32);
+  EXPECT_EQ(args[4].shape, (std::vector<int64_t>{1}));
+  EXPECT_EQ(args[5].name, "scale_B");
+}
+
+TEST(WorkloadTest, IntegerDtypesOutputI32AndCountIntegerOps) {
+  auto w = Workload::Parse("gemm:M=4,N=4,K=4,dtype=u8i8,epilogue=bias");
+  ASSERT_TRUE(w.ok()) << w.status();
+  const std::vector<TensorArg> args = w->Arguments();
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[0].type, ElementType::kU8);
+  EXPECT_EQ(args[1].type, ElementType::kI8);
+  EXPECT_EQ(args[2].type, ElementType::kI32);
+  EXPECT_EQ(args[3].type, ElementType::kI32);
+  EXPECT_TRUE(w->CountsIntegerOps());
+  EXPECT_FALSE(w->has_scales());
+  // A float output of an integer dtype is scaled: C = scale_A * scale_B * (A x B) + bias.
+  const Workload dequantised = w->WithTypes(Dtype::kI8, ElementType::kF32);
+  EXPECT_TRUE(dequantised.has_scales());
+  EXPECT_EQ(dequantised.Arguments().size(), 6u);
+  EXPECT_EQ(dequantised.Arguments()[2].type, ElementType::kF32);
+}
+
+TEST(WorkloadTest, EveryLineOfTheGpuBenchSuitesParsesToItsOwnCanonicalText) {
+  for (const char* file : {"gpu_workloads.txt", "gpu_matrix_workloads.txt"}) {
+    absl::StatusOr<std::vector<WeightedWorkload>> list =
+        ReadWorkloadList(std::string(TUNE_BENCH_DIR) + "/" + file);
+    ASSERT_TRUE(list.ok()) << file << ": " << list.status();
+    EXPECT_GE(list->size(), 18u) << file;
+    // Each line is written in the canonical form, as records and exports will show it.
+    std::ifstream in(std::string(TUNE_BENCH_DIR) + "/" + file);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') {
+        continue;
+      }
+      auto w = Workload::Parse(line);
+      ASSERT_TRUE(w.ok()) << file << ": " << w.status();
+      EXPECT_EQ(w->ToString(), line) << file;
+    }
+  }
+}
+
 struct BadWorkload {
   const char* text;
   const char* names;  // a substring the error must contain
@@ -137,16 +283,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadWorkload{"gemm:M=1,M=2,N=1,K=1", "given twice"},
         BadWorkload{"gemm:M=1,,N=1,K=1", "key=value"},
         BadWorkload{"gemm:M=1,N=1,K=1,epilogue=gelu", "epilogue 'gelu'"},
-        BadWorkload{"gemm:M=1,N=1,K=1,dtype=f16", "dtype 'f16'"},
+        BadWorkload{"gemm:M=1,N=1,K=1,dtype=float16",
+                    "dtype 'float16' is unknown (f32|tf32|f16|bf16|i8|u8i8|fp8e4m3|"},
+        BadWorkload{"gemm:M=1,N=1,K=1,dtype=bf16,out=f16",
+                    "out=f16 is not an output of dtype=bf16 (bf16, f32)"},
+        BadWorkload{"gemm:M=1,N=1,K=1,out=bf16", "out=bf16 is not an output of dtype=f32 (f32)"},
+        BadWorkload{"gemm:M=1,N=1,K=1,dtype=i8,out=i8",
+                    "out=i8 is not an output of dtype=i8 (i32, f32)"},
+        BadWorkload{"gemm:M=1,N=1,K=1,dtype=bf16,weights=prepared",
+                    "weights=prepared is taken for dtype=f32 only, not dtype=bf16"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=5,S=5,stride=1,pad=0", "output would be empty"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=1,S=1,stride=0,pad=0", "'stride' = 0"},
         BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"},
         BadWorkload{"conv2d:N=1,C=3,H=8,W=8,K=64,R=3,S=3,pad=1,layout=NCHW16c",
                     "multiples of 16 (C=3, K=64)"},
-        BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NHWC", "layout 'NHWC'"},
+        BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NWHC",
+                    "layout 'NWHC' is unknown (NCHW, NCHW4c, NCHW8c, NCHW16c or NHWC)"},
         BadWorkload{"conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NCHW32c",
                     "layout 'NCHW32c'"},
-        BadWorkload{"gemm:M=1,N=1,K=1,layout=NCHW16c", "'layout' is unknown"},
+        BadWorkload{"gemm:M=1,N=1,K=1,layout=NCHW16c", "layout 'NCHW16c' is unknown (NN, NT)"},
         BadWorkload{"gemm:M=1,N=1,K=1,weights=packed",
                     "weights 'packed' is unknown (canonical, "
                     "prepared)"},
