@@ -14,7 +14,9 @@ decides; the column "compared on" says so. Otherwise (an export without them) ea
 fastest single search record, tune's the fastest of many and the library's of a few.
 
 Usage: gpu_report.py EXPORT.jsonl [--workloads FILE] [--peak-gflops X] [--peak-note TEXT]
-                     [--trials N] [--title TEXT] [--out REPORT.md]
+                     [--peak DTYPE=GFLOPS ...] [--trials N] [--title TEXT] [--out REPORT.md]
+--peak-gflops is the FP32 peak (dtype=f32 rows); --peak gives another dtype's (bf16=989000):
+a row's "% peak" is of its dtype's peak, and "-" where none is given, never of another dtype's.
 A record's time is the median of its round_secs (each round: the mean of `number` calls). GPU
 records timed by graph replay (gpu_clock "graph": device time) are compared; a kind (tune or
 library) of a workload falls back to records timed call by call (gpu_clock "events", and every
@@ -192,16 +194,25 @@ def cell(best, work, peak):
             f"{record.get('template', '?')} `{json.dumps(record.get('config', {}), sort_keys=True)}`"]
 
 
-def report(records, workloads, peak, peak_note, trials, title):
+def dtype_of(workload):
+    """The workload's dtype= field ("f32" when absent)."""
+    _, fields = parse_workload(workload)
+    return fields.get("dtype", "f32")
+
+
+def report(records, workloads, peak, peak_note, trials, title, peaks=None):
+    peaks = dict(peaks or {})
+    if peak:
+        peaks.setdefault("f32", peak)
     table = best_per_workload(records)
     order = [canonical(w) for w in workloads] if workloads else []
     order += sorted(w for w in table if w not in order)
     lines = [f"# {title}", ""]
     if trials:
         lines.append(f"Trial budget: {trials} measurements per workload (all templates together).")
-    if peak:
-        lines.append(f"FP32 peak: {peak:.0f} GFLOPS ({peak_note}); % columns are of this "
-                     "theoretical peak.")
+    for dtype, value in sorted(peaks.items()):
+        lines.append(f"{dtype} peak: {value:.0f} GFLOPS ({peak_note}); % columns of {dtype} rows "
+                     "are of this peak.")
     lines += ["Times are the median round of each record, in microseconds, device time by graph "
               "replay unless marked (events): timed call by call, where no record of that kind was "
               "timed by graph; ratio = library time / tune time (> 1: tune's kernel is faster). "
@@ -217,7 +228,8 @@ def report(records, workloads, peak, peak_note, trials, title):
             lines.append(f"| {workload} | - | - | - | - | - | - | - | 0 | not measured | | |")
             continue
         work = flops(workload)
-        t, lib = cell(row["tune"], work, peak), cell(row["library"], work, peak)
+        row_peak = peaks.get(dtype_of(workload), 0.0)
+        t, lib = cell(row["tune"], work, row_peak), cell(row["library"], work, row_peak)
         ratio = (f"{row['library'][0] / row['tune'][0]:.2f}"
                  if row["tune"] and row["library"] else "-")
         lines.append(f"| {workload} | {t[0]} | {t[1]} | {t[2]} | {lib[0]} | {lib[1]} | {lib[2]} | "
@@ -246,6 +258,8 @@ def main():
     parser.add_argument("--workloads", help="file of workloads, one per line (# comments)")
     parser.add_argument("--peak-gflops", type=float, default=0.0)
     parser.add_argument("--peak-note", default="theoretical")
+    parser.add_argument("--peak", action="append", default=[],
+                        help="DTYPE=GFLOPS: the peak of another dtype's rows (repeatable)")
     parser.add_argument("--trials", type=int, default=0)
     parser.add_argument("--title", default="tune on GPU: generated kernels vs vendor libraries")
     parser.add_argument("--out")
@@ -255,8 +269,15 @@ def main():
         with open(args.workloads) as f:
             workloads = [l.split("#", 1)[0].strip() for l in f]
         workloads = [w for w in workloads if w]
+    peaks = {}
+    for item in args.peak:
+        dtype, _, value = item.partition("=")
+        try:
+            peaks[dtype] = float(value)
+        except ValueError:
+            parser.error(f"--peak {item}: expected DTYPE=GFLOPS, e.g. bf16=989000")
     text = report(load(args.export), workloads, args.peak_gflops, args.peak_note, args.trials,
-                  args.title)
+                  args.title, peaks)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)

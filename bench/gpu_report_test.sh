@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(python3 "$here/gpu_report.py" "$here/testdata/gpu_export_sample.jsonl" --peak-gflops 1000 \
-  --trials 48 --workloads <(printf 'gemm:M=1024,N=1024,K=1024\nconv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0\ngemm:M=1,N=4096,K=4096\n'))
+  --peak bf16=100000 --trials 48 --workloads <(printf 'gemm:M=1024,N=1024,K=1024\nconv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0\ngemm:M=1,N=4096,K=4096\n'))
 expect() {
   grep -qF -- "$1" <<<"$out" || { echo "missing: $1"; echo "$out"; exit 1; }
 }
@@ -31,4 +31,8 @@ expect "Trial budget: 48"
 expect "| gemm:M=4096,N=4096,K=4096 | 2000.0 | 68719 | 6871.9% | 1800.0 | 76355 | 7635.5% | 0.90 | 6 (0) |"
 expect 'gemm.cuda.cublas `{"algo": 1}` | final re-measurements |'
 expect 'gemm.cuda.cublas `{"algo": 3}` | search records |'
+# A bf16 row is a percentage of the bf16 peak, not of FP32's: 2.147e9 flop in 100 us is 21475
+# GFLOPS, 21.5% of 100000; cuBLASLt's 10 us is 214748, 214.7%.
+expect "| gemm:M=1024,N=1024,K=1024,layout=NT,dtype=bf16 | 100.0 | 21475 | 21.5% | 10.0 | 214748 | 214.7% | 0.10 |"
+expect "bf16 peak: 100000 GFLOPS"
 echo "gpu_report_test: OK"

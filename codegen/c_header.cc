@@ -18,15 +18,96 @@ std::string Dims(const std::vector<int64_t>& shape) {
   return out;
 }
 
-// What each argument is, in the canonical layouts of common/workload.h.
+// The C type of an element type; the 16- and 8-bit float types are the header's own structs
+// (kElementTypedefs), so that a caller needs no CUDA or compiler-specific header.
+std::string_view CTypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kF32:
+      return "float";
+    case ElementType::kF16:
+      return "tune_f16";
+    case ElementType::kBf16:
+      return "tune_bf16";
+    case ElementType::kI8:
+      return "int8_t";
+    case ElementType::kU8:
+      return "uint8_t";
+    case ElementType::kI32:
+      return "int32_t";
+    case ElementType::kFp8E4m3:
+      return "tune_fp8e4m3";
+    case ElementType::kFp8E5m2:
+      return "tune_fp8e5m2";
+    case ElementType::kFp8E4m3Fnuz:
+      return "tune_fp8e4m3fnuz";
+    case ElementType::kFp8E5m2Fnuz:
+      return "tune_fp8e5m2fnuz";
+  }
+  return "void";
+}
+
+// One-member structs: the size and alignment of CUDA's __half / __nv_bfloat16 / __nv_fp8_*
+// and HIP's equivalents, and a C compiler catches a bf16 array passed where f16 is expected.
+constexpr std::string_view kElementTypedefs =
+    "#ifndef TUNE_ELEMENT_TYPES\n"
+    "#define TUNE_ELEMENT_TYPES\n"
+    "/* 16- and 8-bit floating-point elements, as their bits. */\n"
+    "typedef struct { uint16_t bits; } tune_f16;  /* IEEE binary16 */\n"
+    "typedef struct { uint16_t bits; } tune_bf16; /* bfloat16: the high half of a binary32 */\n"
+    "typedef struct { uint8_t bits; } tune_fp8e4m3;     /* OCP E4M3FN: no Inf, NaN 0x7f/0xff */\n"
+    "typedef struct { uint8_t bits; } tune_fp8e5m2;     /* OCP E5M2 */\n"
+    "typedef struct { uint8_t bits; } tune_fp8e4m3fnuz; /* E4M3 FNUZ (AMD): NaN 0x80 only */\n"
+    "typedef struct { uint8_t bits; } tune_fp8e5m2fnuz; /* E5M2 FNUZ (AMD): NaN 0x80 only */\n"
+    "#endif\n\n";
+
+bool IsTyped(const Workload& workload) {
+  for (const TensorArg& arg : workload.Arguments()) {
+    if (arg.type != ElementType::kF32) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// How a typed kernel computes, for its comment: "dtype=bf16: f32 accumulation, output bf16
+// rounded to nearest even".
+std::string TypesLine(const Workload& workload) {
+  const ElementType out = workload.out_type();
+  std::string line = StrCat("dtype=", DtypeName(workload.dtype()), ": ");
+  if (workload.dtype() == Dtype::kTf32) {
+    line += "f32 arrays whose values are read as TF32 (10 mantissa bits), ";
+  }
+  StrAppend(&line, ElementTypeName(workload.accumulator_type()), " accumulation");
+  if (IsIntegerElement(out)) {
+    line += ", i32 output (wraps modulo 2^32, no saturation)";
+  } else if (out != ElementType::kF32) {
+    StrAppend(&line, ", output ", ElementTypeName(out), " rounded to nearest even");
+  } else {
+    line += ", f32 output";
+  }
+  if (workload.has_scales()) {
+    const std::vector<TensorArg> args = workload.Arguments();
+    StrAppend(&line, ";\n *     result = (*", args[workload.OutputIndex() + 1].name, ") * (*",
+              args[workload.OutputIndex() + 2].name, ") * sum of products",
+              EpilogueHasBias(workload.epilogue()) ? " + bias" : "");
+  }
+  return line;
+}
+
+// What each argument is, in the layouts of common/workload.h.
 std::string Layout(const Workload& workload, const TensorArg& arg) {
+  if (arg.role == ArgRole::kScale) {
+    return "one f32 value, the tensor's scale";
+  }
   switch (workload.op()) {
     case OpKind::kGemm:
       if (arg.name == "A") {
         return "row-major A[M][K]";
       }
       if (arg.name == "B") {
-        return "row-major B[K][N]";
+        return workload.gemm().layout == GemmLayout::kNT
+                   ? "row-major B[N][K] (layout=NT: C = A x B^T)"
+                   : "row-major B[K][N]";
       }
       if (arg.name == "bias") {
         return "bias[N], added to every row";
@@ -48,6 +129,15 @@ std::string Layout(const Workload& workload, const TensorArg& arg) {
                         "], input channel block then output channel innermost");
         }
         return StrCat("NKPQ", b, "k: output[N][K/", b, "][P][Q][", b, "], written");
+      }
+      if (s.nhwc) {
+        if (arg.name == "input") {
+          return "NHWC: channels innermost";
+        }
+        if (arg.name == "weight") {
+          return "KRSC: input channels innermost";
+        }
+        return "NPQK, written";
       }
       if (arg.name == "input") {
         return "NCHW";
@@ -76,7 +166,8 @@ std::string ShapeLine(const Workload& workload) {
   switch (workload.op()) {
     case OpKind::kGemm: {
       const GemmShape& g = workload.gemm();
-      return StrCat("C = A x B with M=", g.m, ", N=", g.n, ", K=", g.k);
+      return StrCat(g.layout == GemmLayout::kNT ? "C = A x B^T" : "C = A x B", " with M=", g.m,
+                    ", N=", g.n, ", K=", g.k);
     }
     case OpKind::kConv2d: {
       const Conv2dShape& s = workload.conv2d();
@@ -88,7 +179,7 @@ std::string ShapeLine(const Workload& workload) {
 }
 
 // The GPU host ABI of a cuda/rocm library: device pointers, the stream, return codes.
-std::string GpuPreamble(const HeaderSpec& spec) {
+std::string GpuPreamble(const HeaderSpec& spec, bool typed) {
   const bool cuda = spec.target.kind == TargetKind::kCuda;
   std::string out;
   StrAppend(&out, " * GPU library (", cuda ? "CUDA" : "ROCm/HIP", ", target ",
@@ -96,10 +187,13 @@ std::string GpuPreamble(const HeaderSpec& spec) {
   StrAppend(
       &out, " *   - Every function takes DEVICE pointers (memory from ",
       cuda ? "cuMemAlloc / cudaMalloc" : "hipMalloc",
-      "; dense\n"
-      " *     float32 arrays in the layouts given below, which must not overlap the output),\n"
-      " *     then `stream`: ",
-      cuda ? "a CUstream / cudaStream_t" : "a hipStream_t",
+      typed ? "; dense\n"
+              " *     arrays of the element types and layouts given below, which must not overlap\n"
+              " *     the output),\n"
+            : "; dense\n"
+              " *     float32 arrays in the layouts given below, which must not overlap the "
+              "output),\n",
+      " *     then `stream`: ", cuda ? "a CUstream / cudaStream_t" : "a hipStream_t",
       " to run on; NULL is the legacy default stream.\n");
   out +=
       " *   - A call queues the work on the stream and returns without waiting for it:\n"
@@ -162,7 +256,7 @@ std::string CPrototype(const std::string& func_name, const Workload& workload, b
     // The second argument is the weights (B, weight): prepared ones when the workload says so.
     const std::string name =
         i == 1 && workload.prepared_weights() ? StrCat("prepared_", args[i].name) : args[i].name;
-    StrAppend(&out, args[i].is_output ? "float* " : "const float* ", name);
+    StrAppend(&out, args[i].is_output ? "" : "const ", CTypeName(args[i].type), "* ", name);
   }
   if (stream) {
     out += ", void* stream";
@@ -190,8 +284,16 @@ std::string RenderCHeader(const HeaderSpec& spec) {
               " (called but not linked: load them with RTLD_GLOBAL before this library).\n");
   }
   const bool gpu = spec.target.kind != TargetKind::kLlvm;
+  const bool typed = std::any_of(spec.kernels.begin(), spec.kernels.end(),
+                                 [](const HeaderKernel& k) { return IsTyped(k.workload); });
   if (gpu) {
-    out += " *\n" + GpuPreamble(spec) + " */\n";
+    out += " *\n" + GpuPreamble(spec, typed) + " */\n";
+  } else if (typed) {
+    out +=
+        " *\n"
+        " * Every function takes dense arrays of the element types and layouts given below,\n"
+        " * which must not overlap the output, and returns 0 on success.\n"
+        " */\n";
   } else {
     out +=
         " *\n"
@@ -203,8 +305,11 @@ std::string RenderCHeader(const HeaderSpec& spec) {
   const bool prepared =
       std::any_of(spec.kernels.begin(), spec.kernels.end(),
                   [](const HeaderKernel& k) { return k.workload.prepared_weights(); });
-  if (gpu || prepared) {
+  if (gpu || prepared || typed) {
     out += "#include <stdint.h>\n\n";
+  }
+  if (typed) {
+    out += kElementTypedefs;
   }
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   if (gpu) {
@@ -213,9 +318,12 @@ std::string RenderCHeader(const HeaderSpec& spec) {
   for (const HeaderKernel& k : spec.kernels) {
     StrAppend(&out, "/* ", k.workload.ToString(), "\n");
     StrAppend(&out, " *   ", ShapeLine(k.workload), "\n");
+    if (IsTyped(k.workload)) {
+      StrAppend(&out, " *   ", TypesLine(k.workload), "\n");
+    }
     for (const TensorArg& arg : k.workload.Arguments()) {
-      StrAppend(&out, " *   ", arg.name, ": float", Dims(arg.shape), ", ", Layout(k.workload, arg),
-                "\n");
+      StrAppend(&out, " *   ", arg.name, ": ", CTypeName(arg.type), Dims(arg.shape), ", ",
+                Layout(k.workload, arg), "\n");
     }
     if (k.workload.epilogue() != Epilogue::kNone) {
       StrAppend(&out, " *   epilogue: ", EpilogueName(k.workload.epilogue()), "\n");

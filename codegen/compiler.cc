@@ -6,6 +6,7 @@
 #include <set>
 
 #include "codegen/c_header.h"
+#include "codegen/dtype_support.h"
 #include "codegen/gpu_library.h"
 #include "codegen/ir/printer.h"
 #include "codegen/llvm/cpu_backend.h"
@@ -231,7 +232,7 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
     return Emit(kernel);
   }
   // A codegen plugin's family: its object, linked and checked like ours.
-  RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
+  RETURN_IF_ERROR(CheckTemplateForm(tpl, workload));
   RETURN_IF_ERROR(CheckFunctionName(func_name));
   ASSIGN_OR_RETURN(std::string object, tpl.build_object(workload, target_, config, func_name));
   ASSIGN_OR_RETURN(Linked linked, LinkInScratch({object}, "", {}, {std::string(func_name)}));
@@ -245,6 +246,7 @@ absl::StatusOr<Artifact> Compiler::BuildArtifact(const Workload& workload,
 
 absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std::string* origin) {
   const Workload& workload = request.workload;
+  RETURN_IF_ERROR(CheckDtypeOnTarget(workload, target_));
   const KernelTemplate* tpl = nullptr;
   if (!request.template_name.empty()) {
     tpl = catalog_.FindTemplate(request.template_name, target_.kind);
@@ -253,7 +255,7 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
                                                "' does not build '", workload.ToString(),
                                                "' for target '", target_.ToString(), "'"));
     }
-    RETURN_IF_ERROR(CheckTemplateLayout(*tpl, workload));
+    RETURN_IF_ERROR(CheckTemplateForm(*tpl, workload));
   } else {
     std::vector<const KernelTemplate*> candidates = catalog_.TemplatesFor(workload, target_);
     if (candidates.empty() && workload.prepared_weights() && target_.kind != TargetKind::kLlvm) {

@@ -34,6 +34,17 @@ using cublasLtMatmulDesc_t = void*;
 using cublasLtMatrixLayout_t = void*;
 using cublasLtMatmulPreference_t = void*;
 constexpr int CUBLAS_OP_N = 0;
+constexpr int CUBLAS_OP_T = 1;
+constexpr int CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
+constexpr int CUDA_R_16F = 2;
+constexpr int CUDA_R_16BF = 14;
+constexpr int CUDA_R_8F_E4M3 = 28;
+constexpr int CUDA_R_8F_E5M2 = 29;
+constexpr int CUBLASLT_MATMUL_DESC_TRANSA = 3;
+constexpr int CUBLASLT_MATMUL_DESC_TRANSB = 4;
+constexpr int CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = 17;
+constexpr int CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = 18;
+constexpr int CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26;
 constexpr int CUBLAS_DEFAULT_MATH = 0;
 constexpr int CUBLAS_TF32_TENSOR_OP_MATH = 3;
 constexpr int CUBLAS_COMPUTE_32F = 68;
@@ -314,7 +325,216 @@ int32_t LtSgemm(const CudaDriver& cu, CUdevice device, const float* A, const flo
   return 0;
 }
 
+// The cuBLASLt handle of the calling thread for `device`.
+int32_t LtHandle(const CublasLt& lt, CUdevice device, cublasLtHandle_t* out) {
+  thread_local std::map<CUdevice, cublasLtHandle_t> handles;
+  auto h = handles.find(device);
+  if (h == handles.end()) {
+    cublasLtHandle_t handle = nullptr;
+    if (cublasStatus_t s = lt.Create(&handle); s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLtCreate", s));
+    }
+    h = handles.emplace(device, handle).first;
+  }
+  *out = h->second;
+  return 0;
+}
+
+// cudaDataType of a TUNE_GPU_TYPE_* (TF32 inputs are f32 data); -1 for an unknown code.
+int CudaType(int32_t type) {
+  switch (type) {
+    case TUNE_GPU_TYPE_F32:
+    case TUNE_GPU_TYPE_TF32:
+      return CUDA_R_32F;
+    case TUNE_GPU_TYPE_F16:
+      return CUDA_R_16F;
+    case TUNE_GPU_TYPE_BF16:
+      return CUDA_R_16BF;
+    case TUNE_GPU_TYPE_FP8E4M3:
+      return CUDA_R_8F_E4M3;
+    case TUNE_GPU_TYPE_FP8E5M2:
+      return CUDA_R_8F_E5M2;
+    default:
+      return -1;
+  }
+}
+
+const char* TypeName(int32_t type) {
+  static constexpr const char* kNames[] = {"f32", "tf32", "f16", "bf16", "fp8e4m3", "fp8e5m2"};
+  return type >= 0 && type <= TUNE_GPU_TYPE_FP8E5M2 ? kNames[type] : "?";
+}
+
+// A typed cuBLASLt matmul of one (device, shape, types, layout, epilogue, algorithm).
+int32_t LtTypedGemm(const CudaDriver& cu, CUdevice device, const void* A, const void* B,
+                    const void* bias, void* C, const float* scale_a, const float* scale_b,
+                    int64_t M, int64_t N, int64_t K, int32_t in_type, int32_t out_type, int32_t nt,
+                    int32_t epilogue, int32_t algo, void* stream) {
+  int32_t rc = 0;
+  const CublasLt* lt = LoadCublasLt(&rc);
+  if (lt == nullptr) {
+    return rc;
+  }
+  cublasLtHandle_t handle = nullptr;
+  if (rc = LtHandle(*lt, device, &handle); rc != 0) {
+    return rc;
+  }
+  const bool fp8 = in_type == TUNE_GPU_TYPE_FP8E4M3 || in_type == TUNE_GPU_TYPE_FP8E5M2;
+  const uint32_t lt_epilogue = epilogue == TUNE_GPU_EPILOGUE_NONE ? 1u  // CUBLASLT_EPILOGUE_DEFAULT
+                               : epilogue == TUNE_GPU_EPILOGUE_BIAS ? CUBLASLT_EPILOGUE_BIAS
+                               : epilogue == TUNE_GPU_EPILOGUE_RELU ? CUBLASLT_EPILOGUE_RELU
+                                                                    : CUBLASLT_EPILOGUE_RELU_BIAS;
+  using Key =
+      std::tuple<CUdevice, int64_t, int64_t, int64_t, int32_t, int32_t, int32_t, int32_t, int32_t>;
+  thread_local std::map<Key, LtPlan> plans;
+  const Key key{device, M, N, K, in_type, out_type, nt, epilogue, algo};
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    LtPlan p;
+    // Row-major C[M][N] = A B is column-major C^T[N][M] = op(B) A^T: cuBLASLt's first operand is
+    // our B, [K][N] row-major (an N x K column-major matrix, no transpose) or [N][K] row-major
+    // (K x N column-major, transposed: the TN order); its second is A^T, K x M column-major.
+    const int in = CudaType(in_type), out = CudaType(out_type);
+    const int compute =
+        in_type == TUNE_GPU_TYPE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const int transa = nt ? CUBLAS_OP_T : CUBLAS_OP_N, transb = CUBLAS_OP_N;
+    cublasStatus_t s = lt->MatmulDescCreate(&p.desc, compute, CUDA_R_32F);
+    if (s == 0) {
+      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa));
+    }
+    if (s == 0) {
+      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb));
+    }
+    if (s == 0) {
+      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &lt_epilogue,
+                                     sizeof(lt_epilogue));
+    }
+    if (s == 0 && (epilogue & TUNE_GPU_EPILOGUE_BIAS) != 0) {
+      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &out,
+                                     sizeof(out));
+    }
+    if (s == 0 && fp8) {
+      // cuBLASLt's A is our B: its scale is scale_b.
+      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b,
+                                     sizeof(scale_b));
+      if (s == 0) {
+        s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a,
+                                       sizeof(scale_a));
+      }
+    }
+    if (s == 0) {
+      s = nt ? lt->MatrixLayoutCreate(&p.a, in, K, N, K)
+             : lt->MatrixLayoutCreate(&p.a, in, N, K, N);
+    }
+    if (s == 0) {
+      s = lt->MatrixLayoutCreate(&p.b, in, K, M, K);
+    }
+    if (s == 0) {
+      s = lt->MatrixLayoutCreate(&p.c, out, N, M, N);
+    }
+    cublasLtMatmulPreference_t pref = nullptr;
+    if (s == 0) {
+      s = lt->PreferenceCreate(&pref);
+    }
+    if (s == 0) {
+      s = lt->PreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                     &kLtWorkspaceLimit, sizeof(kLtWorkspaceLimit));
+    }
+    if (s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLt descriptors", s));
+    }
+    constexpr int kAlgos = 8;
+    cublasLtMatmulHeuristicResult_t results[kAlgos] = {};
+    int found = 0;
+    s = lt->AlgoGetHeuristic(handle, p.desc, p.a, p.b, p.c, p.c, pref, kAlgos, results, &found);
+    if (s != 0 || found == 0) {
+      return Failed(TUNE_GPU_UNSUPPORTED,
+                    Format("cublasLtMatmulAlgoGetHeuristic found no algorithm for %s x %s -> %s "
+                           "M=%lld N=%lld K=%lld (%s) with epilogue %u (status %d)",
+                           TypeName(in_type), TypeName(in_type), TypeName(out_type),
+                           static_cast<long long>(M), static_cast<long long>(N),
+                           static_cast<long long>(K), nt ? "TN" : "NN", lt_epilogue, s));
+    }
+    if (algo >= found) {
+      return Failed(
+          TUNE_GPU_ALGO_UNSUPPORTED,
+          Format("the heuristic returned %d algorithms for this problem, not %d", found, algo + 1));
+    }
+    p.algo = results[algo].algo;
+    p.workspace_size = results[algo].workspaceSize;
+    if (int32_t a = tune_gpu::AllocDevice(cu, p.workspace_size, &p.workspace); a != 0) {
+      return a;
+    }
+    int id = -1;
+    if (lt->AlgoConfigGetAttribute != nullptr) {
+      lt->AlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), nullptr);
+    }
+    p.name = Format(
+        "cublasLtMatmul (cuBLASLt %zu, %s) %s -> %s %s, heuristic choice %d of %d (algo id %d), "
+        "epilogue %u, workspace %zu B, compute %s",
+        lt->GetVersion(), lt->file.c_str(), TypeName(in_type), TypeName(out_type), nt ? "TN" : "NN",
+        algo + 1, found, id, lt_epilogue, p.workspace_size,
+        in_type == TUNE_GPU_TYPE_TF32 ? "32F_FAST_TF32" : "32F");
+    it = plans.emplace(key, p).first;
+  }
+  LtPlan& p = it->second;
+  if ((epilogue & TUNE_GPU_EPILOGUE_BIAS) != 0) {
+    if (cublasStatus_t s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                      &bias, sizeof(bias));
+        s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLt bias pointer", s));
+    }
+  }
+  if (fp8) {  // the pointers of this call (a plan outlives the buffers it was made with)
+    cublasStatus_t s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                  &scale_b, sizeof(scale_b));
+    if (s == 0) {
+      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a,
+                                     sizeof(scale_a));
+    }
+    if (s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLt scale pointers", s));
+    }
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  if (cublasStatus_t s =
+          lt->Matmul(handle, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
+                     reinterpret_cast<void*>(p.workspace), p.workspace_size, stream);
+      s != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLtMatmul", s));
+  }
+  std::lock_guard lock(g_mu);
+  g_last_path = p.name;
+  return 0;
+}
+
 }  // namespace
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_cublaslt_gemm(
+    const void* A, const void* B, const void* bias_or_null, void* C, const float* scale_a,
+    const float* scale_b, int64_t M, int64_t N, int64_t K, int32_t in_type, int32_t out_type,
+    int32_t nt, int32_t epilogue, int32_t algo, void* stream) {
+  const bool fp8 = in_type == TUNE_GPU_TYPE_FP8E4M3 || in_type == TUNE_GPU_TYPE_FP8E5M2;
+  if (A == nullptr || B == nullptr || C == nullptr || M < 1 || N < 1 || K < 1 || M > 0x7fffffff ||
+      N > 0x7fffffff || K > 0x7fffffff || CudaType(in_type) < 0 || CudaType(out_type) < 0 ||
+      out_type == TUNE_GPU_TYPE_TF32 || (nt != 0 && nt != 1) || algo < 0 || algo >= 8 ||
+      (fp8 && (scale_a == nullptr || scale_b == nullptr)) ||
+      !tune_gpu::ValidEpilogue(epilogue, TUNE_GPU_EPILOGUE_LIBRARY,
+                               static_cast<const float*>(bias_or_null))) {
+    return Failed(TUNE_GPU_BAD_ARGUMENT,
+                  "tune_cublaslt_gemm: null pointer, shape out of [1, 2^31), unknown type, nt "
+                  "not 0 or 1, algo not in [0, 8), missing fp8 scales or bad epilogue");
+  }
+  const CudaDriver* cu = tune_gpu::Driver();
+  if (cu == nullptr) {
+    return Failed(TUNE_GPU_NOT_FOUND, tune_gpu_last_error());
+  }
+  CUdevice device = 0;
+  if (int32_t rc = tune_gpu::CurrentDevice(*cu, &device); rc != 0) {
+    return Failed(rc, tune_gpu_last_error());
+  }
+  return LtTypedGemm(*cu, device, A, B, bias_or_null, C, scale_a, scale_b, M, N, K, in_type,
+                     out_type, nt, epilogue, algo, stream);
+}
 
 extern "C" __attribute__((visibility("default"))) int32_t
 tune_cublas_sgemm(const float* A, const float* B, const float* bias_or_null, float* C, int64_t M,

@@ -1,9 +1,10 @@
 /* The runtime shims of tune's GPU library candidates: a C ABI of tune's own over the vendor
  * libraries, one function per operator, called by the host kernels of the library templates
- * (gemm.cuda.cublas, conv2d.cuda.cudnn, gemm.rocm.rocblas, conv2d.rocm.miopen).
+ * (gemm.cuda.cublas, gemm.cuda.cublaslt, conv2d.cuda.cudnn, gemm.rocm.rocblas,
+ * conv2d.rocm.miopen).
  *
- *   libtune_cublas.so    tune_cublas_sgemm, tune_cublas_describe     (loads libcublas.so.13/.12,
- *                                                                     libcublasLt, libcuda.so.1)
+ *   libtune_cublas.so    tune_cublas_sgemm, tune_cublaslt_gemm,      (loads libcublas.so.13/.12,
+ *                        tune_cublas_describe                         libcublasLt, libcuda.so.1)
  *   libtune_cudnn.so     tune_cudnn_conv2d, tune_cudnn_describe      (loads libcudnn.so.9,
  *                                                                     libcuda.so.1)
  *   libtune_rocblas.so   tune_rocblas_sgemm, tune_rocblas_describe   (loads librocblas.so)
@@ -58,6 +59,25 @@ extern "C" {
 int32_t tune_cublas_sgemm(const float* A, const float* B, const float* bias_or_null, float* C,
                           int64_t M, int64_t N, int64_t K, int32_t epilogue, int32_t epilogue_mode,
                           void* stream);
+
+/* Element types of tune_cublaslt_gemm: the workload's dtype= (inputs) and out=. */
+#define TUNE_GPU_TYPE_F32 0
+#define TUNE_GPU_TYPE_TF32 1 /* inputs only: f32 storage, multiplied on TF32 tensor cores */
+#define TUNE_GPU_TYPE_F16 2
+#define TUNE_GPU_TYPE_BF16 3
+#define TUNE_GPU_TYPE_FP8E4M3 4
+#define TUNE_GPU_TYPE_FP8E5M2 5
+
+/* C[M][N] = epilogue(scale_a * scale_b * A[M][K] x B) (+ bias[N], of C's type) (ReLU) through
+ * cublasLtMatmul, f32 accumulation: A and B of `in_type`, B stored [K][N] (nt = 0) or [N][K]
+ * (nt = 1, cuBLASLt's TN order, the one its fp8 kernels take), C of `out_type`. `algo` picks the
+ * algo-th of the heuristic's first eight algorithms for this problem (0: its first choice;
+ * TUNE_GPU_ALGO_UNSUPPORTED beyond those it returns). The scales are device pointers to one f32
+ * each, read by fp8 and ignored (may be NULL) otherwise. */
+int32_t tune_cublaslt_gemm(const void* A, const void* B, const void* bias_or_null, void* C,
+                           const float* scale_a, const float* scale_b, int64_t M, int64_t N,
+                           int64_t K, int32_t in_type, int32_t out_type, int32_t nt,
+                           int32_t epilogue, int32_t algo, void* stream);
 
 /* y[N][K][P][Q] = conv(x[N][C][H][W], w[K][C][R][S]) (+ bias[K]) (ReLU) with cuDNN's
  * convolution (CUDNN_FMA_MATH: no TF32). The library epilogue is

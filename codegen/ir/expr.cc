@@ -38,7 +38,8 @@ void MatchTypes(ExprKind op, Expr* a, Expr* b) {
       << b->type().ToString();
 }
 
-bool IsNumeric(Type t) { return t.is_int() || t.is_float(); }
+// Arithmetic and comparisons take the compute types (a storage type is cast first).
+bool IsNumeric(Type t) { return (t.is_int() || t.is_float()) && t.is_compute(); }
 
 template <typename T>
 Expr MakeBinary(Expr a, Expr b, Type result_elem_or_operand) {
@@ -53,7 +54,7 @@ template <typename T>
 Expr MakeArith(Expr a, Expr b, bool int_only) {
   MatchTypes(T::kKind, &a, &b);
   Type t = a.type();
-  TUNE_CHECK(int_only ? t.is_int() : IsNumeric(t))
+  TUNE_CHECK(int_only ? t.is_int() && t.is_compute() : IsNumeric(t))
       << ExprKindName(T::kKind) << ": operands must be " << (int_only ? "integers" : "numeric")
       << ", got " << t.ToString();
   return MakeBinary<T>(std::move(a), std::move(b), t);
@@ -170,8 +171,20 @@ Expr Select::Make(Expr condition, Expr true_value, Expr false_value) {
 
 Expr Cast::Make(Type type, Expr value) {
   TUNE_CHECK(value.defined()) << "Cast: undefined value";
-  TUNE_CHECK(type.IsSupported() && !type.is_handle() && !value.type().is_handle())
-      << "Cast: cannot cast " << value.type().ToString() << " to " << type.ToString();
+  const Type from = value.type();
+  TUNE_CHECK(type.IsSupported() && !type.is_handle() && !from.is_handle())
+      << "Cast: cannot cast " << from.ToString() << " to " << type.ToString();
+  // A storage type is cast only to or from its compute type (float32 or int32); the 8-bit
+  // floats only from: kernels read them and never write them.
+  if (type.is_storage_only() || from.is_storage_only()) {
+    const Type storage = type.is_storage_only() ? type : from;
+    const Type other = type.is_storage_only() ? from : type;
+    TUNE_CHECK(!(type.is_storage_only() && from.is_storage_only()) &&
+               other.Element() == storage.ComputeType().Element() && !(type.is_fp8()))
+        << "Cast: cannot cast " << from.ToString() << " to " << type.ToString()
+        << " (a storage type converts to and from " << storage.ComputeType().Element().ToString()
+        << " only; 8-bit floats only to it)";
+  }
   TUNE_CHECK(type.lanes() == value.type().lanes())
       << "Cast: lanes differ: " << value.type().ToString() << " to " << type.ToString();
   auto node = NewExpr<Cast>(type);

@@ -72,6 +72,10 @@ Expr BroadcastTo(Expr e, int lanes);
 /// Load(buffer, index, lanes), or zeros where `valid` (a scalar bool; undefined: always valid)
 /// is false: Select(valid, Load, 0). `index` must stay in range either way.
 Expr LoadOrZero(Buffer buffer, Expr index, int lanes, Expr valid);
+/// `lanes` elements of `buffer` from `index` read as its compute type (float32, or int32 for
+/// int8 and uint8: a Cast from a storage type; the load itself for a compute one), zero where
+/// `valid` (undefined: always valid) is false.
+Expr LoadAsOrZero(Buffer buffer, Expr index, int lanes, Expr valid);
 
 }  // namespace tune::ir
 

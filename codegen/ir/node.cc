@@ -152,11 +152,11 @@ Expr ConvertImmediate(const Expr& e, Type to) {
         i->value <= std::numeric_limits<int32_t>::max()) {
       return IntImm::Make(i->value, to);
     }
-    if (to.is_float()) {
+    if (to == Type::Float32()) {
       return FloatImm::Make(static_cast<double>(i->value), to);
     }
   }
-  if (const auto* f = e.As<FloatImm>(); f != nullptr && to.is_float()) {
+  if (const auto* f = e.As<FloatImm>(); f != nullptr && to == Type::Float32()) {
     return FloatImm::Make(f->value, to);
   }
   return Expr();
@@ -203,8 +203,10 @@ const std::string& Var::name() const { return get()->name; }
 
 Buffer::Buffer(std::string name, MemoryScope scope, Type element_type) {
   TUNE_CHECK(IsIdentifier(name)) << "Buffer: name '" << name << "' is not an identifier";
-  TUNE_CHECK(element_type == Type::Float32())
-      << "Buffer " << name << ": element type must be float32, got " << element_type.ToString();
+  TUNE_CHECK(element_type.IsSupported() && element_type.is_scalar() && !element_type.is_handle() &&
+             !element_type.is_bool())
+      << "Buffer " << name << ": element type must be a scalar number type, got "
+      << element_type.ToString();
   auto node = std::make_shared<BufferNode>();
   node->name = std::move(name);
   node->element_type = element_type;

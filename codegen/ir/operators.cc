@@ -106,11 +106,28 @@ bool IsConst(const Expr& e, double value) {
 }
 
 Expr LoadOrZero(Buffer buffer, Expr index, int lanes, Expr valid) {
+  TUNE_CHECK(buffer.element_type() == Type::Float32())
+      << "LoadOrZero " << buffer.name() << ": a float32 buffer, not "
+      << buffer.element_type().ToString() << " (LoadAsOrZero reads storage types)";
   Expr value = Load::Make(std::move(buffer), std::move(index), lanes);
   if (!valid.defined()) {
     return value;
   }
   return Select::Make(std::move(valid), value, BroadcastTo(FloatImm::Make(0.0), lanes));
+}
+
+Expr LoadAsOrZero(Buffer buffer, Expr index, int lanes, Expr valid) {
+  const Type storage = buffer.element_type();
+  Expr value = Load::Make(std::move(buffer), std::move(index), lanes);
+  if (storage.is_storage_only()) {
+    value = Cast::Make(storage.ComputeType().WithLanes(value.type().lanes()), value);
+  }
+  if (!valid.defined()) {
+    return value;
+  }
+  Expr zero = storage.ComputeType().is_float() ? FloatImm::Make(0.0)
+                                               : IntImm::Make(0, storage.ComputeType().Element());
+  return Select::Make(std::move(valid), value, BroadcastTo(zero, value.type().lanes()));
 }
 
 Expr BroadcastTo(Expr e, int lanes) {

@@ -45,8 +45,8 @@ class Verifier final : public IrVisitor {
       if (!b.defined()) {
         return Error("parameter", "is undefined");
       }
-      if (b.scope() != MemoryScope::kGlobal || b.element_type() != Type::Float32()) {
-        return Error(StrCat("parameter ", b.name()), "must be a global float32 buffer");
+      if (b.scope() != MemoryScope::kGlobal) {
+        return Error(StrCat("parameter ", b.name()), "must be a global buffer");
       }
       if (!names.insert(b.name()).second) {
         return Error(StrCat("parameter ", b.name()), "appears twice");

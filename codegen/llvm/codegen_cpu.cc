@@ -303,10 +303,10 @@ void CodeGenCpu::EmitAllocate(const ir::Allocate* op) {
                                          ir::MemoryScopeName(op->buffer.scope()), " memory")));
     return;
   }
-  int64_t bytes = op->size * 4;
+  int64_t bytes = op->size * op->buffer.element_type().Bytes();
   if (bytes <= kMaxStackAllocationBytes) {
     buffers_[op->buffer.get()] =
-        EntryAlloca(llvm::ArrayType::get(builder_.getFloatTy(), static_cast<uint64_t>(op->size)),
+        EntryAlloca(llvm::ArrayType::get(ElementType(op->buffer), static_cast<uint64_t>(op->size)),
                     op->buffer.name());
     Emit(op->body);
     buffers_.erase(op->buffer.get());
@@ -368,22 +368,25 @@ void CodeGenCpu::EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::V
 
 // Dense accesses assume only the element's own alignment.
 llvm::Align CodeGenCpu::DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base) {
-  return llvm::Align(4);
+  return ElementAlign(buffer);
 }
 
 llvm::Value* CodeGenCpu::EmitGather(llvm::Type* type, llvm::Value* base, llvm::Value* index,
                                     int lanes) {
-  llvm::Value* ptrs = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, index);
-  return builder_.CreateMaskedGather(type, ptrs, llvm::Align(4));
+  llvm::Type* element = type->getScalarType();
+  llvm::Value* ptrs = builder_.CreateInBoundsGEP(element, base, index);
+  return builder_.CreateMaskedGather(type, ptrs, ScalarAlign(element));
 }
 
 void CodeGenCpu::EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) {
-  llvm::Value* ptrs = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, index);
-  builder_.CreateMaskedScatter(value, ptrs, llvm::Align(4));
+  llvm::Type* element = value->getType()->getScalarType();
+  llvm::Value* ptrs = builder_.CreateInBoundsGEP(element, base, index);
+  builder_.CreateMaskedScatter(value, ptrs, ScalarAlign(element));
 }
 
 llvm::Value* CodeGenCpu::EmitAddressOf(const ir::AddressOf* op) {
-  return builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer), Emit(op->index));
+  return builder_.CreateInBoundsGEP(ElementType(op->buffer), BufferBase(op->buffer),
+                                    Emit(op->index));
 }
 
 llvm::Value* CodeGenCpu::EmitCallExtern(const ir::CallExtern* op) {

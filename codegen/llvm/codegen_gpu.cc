@@ -183,18 +183,20 @@ llvm::Value* CodeGenGpu::EmitAddressOf(const ir::AddressOf* op) {
 llvm::Align CodeGenGpu::DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base) {
   int64_t buffer_align =
       buffer.scope() == ir::MemoryScope::kGlobal ? kGpuParamAlignment : kGpuArrayAlignment;
-  int64_t bytes = std::min(buffer_align, 4 * KnownMultiple(base, multiples_));
-  return llvm::Align(static_cast<uint64_t>(std::max<int64_t>(4, bytes)));
+  const int64_t element = buffer.element_type().Bytes();
+  int64_t bytes = std::min(buffer_align, element * KnownMultiple(base, multiples_));
+  return llvm::Align(static_cast<uint64_t>(std::max<int64_t>(element, bytes)));
 }
 
 // GPUs gather lane by lane.
 llvm::Value* CodeGenGpu::EmitGather(llvm::Type* type, llvm::Value* base, llvm::Value* index,
                                     int lanes) {
   llvm::Value* result = llvm::PoisonValue::get(type);
+  llvm::Type* element = type->getScalarType();
   for (int i = 0; i < lanes; ++i) {
     llvm::Value* lane = builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, lane);
-    llvm::Value* value = builder_.CreateAlignedLoad(builder_.getFloatTy(), ptr, llvm::Align(4));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(element, base, lane);
+    llvm::Value* value = builder_.CreateAlignedLoad(element, ptr, ScalarAlign(element));
     result = builder_.CreateInsertElement(result, value, static_cast<uint64_t>(i));
   }
   return result;
@@ -202,11 +204,12 @@ llvm::Value* CodeGenGpu::EmitGather(llvm::Type* type, llvm::Value* base, llvm::V
 
 // And scatter lane by lane.
 void CodeGenGpu::EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) {
+  llvm::Type* element = value->getType()->getScalarType();
   for (int i = 0; i < lanes; ++i) {
     llvm::Value* lane = builder_.CreateExtractElement(index, static_cast<uint64_t>(i));
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, lane);
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(element, base, lane);
     builder_.CreateAlignedStore(builder_.CreateExtractElement(value, static_cast<uint64_t>(i)), ptr,
-                                llvm::Align(4));
+                                ScalarAlign(element));
   }
 }
 
@@ -237,9 +240,9 @@ void CodeGenGpu::EmitAsyncCopy(const ir::Store* op) {
     const auto* ramp = index.As<ir::Ramp>();
     return ramp != nullptr ? ramp->base : index;
   };
-  llvm::Value* dst = builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(op->buffer),
+  llvm::Value* dst = builder_.CreateInBoundsGEP(ElementType(op->buffer), BufferBase(op->buffer),
                                                 Emit(base_of(op->index)));
-  llvm::Value* src = builder_.CreateInBoundsGEP(builder_.getFloatTy(), BufferBase(load->buffer),
+  llvm::Value* src = builder_.CreateInBoundsGEP(ElementType(load->buffer), BufferBase(load->buffer),
                                                 Emit(base_of(load->index)));
   static constexpr llvm::Intrinsic::ID kCopy[3][2] = {
       {llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4,
@@ -316,7 +319,7 @@ void CodeGenGpu::EmitFor(const ir::For* op) {
 // aligned), named <kernel>_<buffer>. gpu_local: an alloca in the entry block (addrspace 5 on
 // AMDGPU), which SROA / mem2reg turn into registers when every index is a constant.
 void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
-  llvm::Type* type = llvm::ArrayType::get(builder_.getFloatTy(), static_cast<uint64_t>(op->size));
+  llvm::Type* type = llvm::ArrayType::get(ElementType(op->buffer), static_cast<uint64_t>(op->size));
   llvm::Value* storage = nullptr;
   switch (op->buffer.scope()) {
     case ir::MemoryScope::kGpuShared: {

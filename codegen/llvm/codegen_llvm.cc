@@ -97,13 +97,13 @@ void CodeGenLlvm::EmitStore(const ir::Store* op) {
     return;
   }
   if (op->index.type().is_scalar()) {
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(op->index));
-    builder_.CreateAlignedStore(value, ptr, llvm::Align(4));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(ElementType(op->buffer), base, Emit(op->index));
+    builder_.CreateAlignedStore(value, ptr, ElementAlign(op->buffer));
     return;
   }
   const auto* ramp = op->index.As<ir::Ramp>();
   if (ramp != nullptr && ir::IsConst(ramp->stride, 1)) {
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(ramp->base));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(ElementType(op->buffer), base, Emit(ramp->base));
     builder_.CreateAlignedStore(value, ptr, DenseAlignment(op->buffer, ramp->base));
     return;
   }

@@ -49,6 +49,12 @@ class CodeGenLlvm {
   llvm::Type* LlvmType(ir::Type t);
   /// The start of a buffer in scope (a parameter or an allocation).
   llvm::Value* BufferBase(const ir::Buffer& buffer);
+  /// The LLVM type of one element of `buffer` (bfloat16 as i16 and the 8-bit floats as i8:
+  /// their bits, converted by casts), and the alignment of a scalar access to it.
+  llvm::Type* ElementType(const ir::Buffer& buffer);
+  llvm::Align ElementAlign(const ir::Buffer& buffer);
+  /// The alignment of a scalar access of LLVM type `type`: its size.
+  static llvm::Align ScalarAlign(llvm::Type* type);
   /// Floor division (`is_div`) or floor modulo of signed integers, as the IR defines them;
   /// `divisor` is the IR of `b` (a constant power of two makes them a shift / a mask).
   llvm::Value* EmitFloorDivMod(llvm::Value* a, llvm::Value* b, const ir::Expr& divisor,
@@ -66,7 +72,7 @@ class CodeGenLlvm {
   virtual llvm::Value* EmitAddressOf(const ir::AddressOf* op) = 0;
   /// The alignment of a dense vector access at element offset `base` of `buffer`.
   virtual llvm::Align DenseAlignment(const ir::Buffer& buffer, const ir::Expr& base) = 0;
-  /// A load of the `lanes` elements at the float offsets `index` (a vector) from `base`.
+  /// A load of the `lanes` elements at the element offsets `index` (a vector) from `base`.
   virtual llvm::Value* EmitGather(llvm::Type* type, llvm::Value* base, llvm::Value* index,
                                   int lanes) = 0;
 
@@ -88,7 +94,8 @@ class CodeGenLlvm {
   virtual void EmitBarrier(const ir::Barrier* op) = 0;
   /// `base[index] += value` atomically, lane by lane (`value` already emitted).
   virtual void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) = 0;
-  /// A store of the `lanes` lanes of `value` at the float offsets `index` (a vector) of `base`.
+  /// A store of the `lanes` lanes of `value` at the element offsets `index` (a vector) of
+  /// `base`.
   virtual void EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value,
                            int lanes) = 0;
 

@@ -2,6 +2,7 @@
 // depend on the target; loads differ only in alignment and in how a gather is done.
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
 
 #include "codegen/llvm/codegen_llvm.h"
@@ -26,12 +27,133 @@ std::optional<int64_t> ConstantDivisor(const ir::Expr& e) {
   return std::nullopt;
 }
 
+// An integer constant of `bits` bits, splat to `lanes` lanes.
+llvm::Constant* IntSplat(llvm::IRBuilder<>& builder, int bits, int lanes, uint64_t value) {
+  llvm::Constant* c = llvm::ConstantInt::get(builder.getIntNTy(static_cast<unsigned>(bits)), value);
+  return lanes == 1 ? c
+                    : llvm::ConstantVector::getSplat(
+                          llvm::ElementCount::getFixed(static_cast<unsigned>(lanes)), c);
+}
+
+llvm::Type* WithLanes(llvm::Type* scalar, int lanes) {
+  return lanes == 1 ? scalar : llvm::FixedVectorType::get(scalar, static_cast<unsigned>(lanes));
+}
+
+// float32 -> bfloat16 bits (i16), to nearest even, a NaN kept a quiet NaN of its sign: integer
+// arithmetic, alike on every target (an fptrunc to bfloat may become a call to __truncsfbf2 on
+// x86-64, which the libgcc of Debian 12 lacks: a kernel needs nothing but libc).
+llvm::Value* EmitF32ToBf16(llvm::IRBuilder<>& builder, llvm::Value* v, int lanes) {
+  llvm::Value* bits = builder.CreateBitCast(v, WithLanes(builder.getInt32Ty(), lanes));
+  llvm::Value* lsb = builder.CreateAnd(builder.CreateLShr(bits, IntSplat(builder, 32, lanes, 16)),
+                                       IntSplat(builder, 32, lanes, 1));
+  llvm::Value* rounded =
+      builder.CreateAdd(builder.CreateAdd(bits, IntSplat(builder, 32, lanes, 0x7fff)), lsb);
+  llvm::Value* quiet = builder.CreateOr(bits, IntSplat(builder, 32, lanes, 0x400000));
+  llvm::Value* chosen = builder.CreateSelect(builder.CreateFCmpUNO(v, v), quiet, rounded);
+  return builder.CreateTrunc(builder.CreateLShr(chosen, IntSplat(builder, 32, lanes, 16)),
+                             WithLanes(builder.getInt16Ty(), lanes));
+}
+
+// bfloat16 bits (i16) -> float32: the high half of its bits.
+llvm::Value* EmitBf16ToF32(llvm::IRBuilder<>& builder, llvm::Value* v, int lanes) {
+  llvm::Value* wide = builder.CreateZExt(v, WithLanes(builder.getInt32Ty(), lanes));
+  return builder.CreateBitCast(builder.CreateShl(wide, IntSplat(builder, 32, lanes, 16)),
+                               WithLanes(builder.getFloatTy(), lanes));
+}
+
+// 8-bit float bits (i8) of `code` -> float32, exactly, by arithmetic alike on every target:
+// normal numbers rebias their exponent, subnormals are mantissa x 2^(1 - bias - mantissa bits),
+// and each encoding's NaN and infinity codes (common/element_type.h) are chosen by selects.
+llvm::Value* EmitFp8ToF32(llvm::IRBuilder<>& builder, llvm::Value* v, ir::TypeCode code,
+                          int lanes) {
+  const bool e4m3 = code == ir::TypeCode::kFp8E4m3 || code == ir::TypeCode::kFp8E4m3Fnuz;
+  const bool fnuz = code == ir::TypeCode::kFp8E4m3Fnuz || code == ir::TypeCode::kFp8E5m2Fnuz;
+  const int mantissa_bits = e4m3 ? 3 : 2;
+  const int exponent_mask = e4m3 ? 0xf : 0x1f;
+  const int bias = (e4m3 ? 7 : 15) + (fnuz ? 1 : 0);
+  llvm::Type* i32 = WithLanes(builder.getInt32Ty(), lanes);
+  llvm::Type* f32 = WithLanes(builder.getFloatTy(), lanes);
+  auto k = [&](uint64_t value) { return IntSplat(builder, 32, lanes, value); };
+  llvm::Value* b = builder.CreateZExt(v, i32);
+  llvm::Value* sign = builder.CreateShl(builder.CreateAnd(b, k(0x80)), k(24));
+  llvm::Value* exponent =
+      builder.CreateAnd(builder.CreateLShr(b, k(mantissa_bits)), k(exponent_mask));
+  llvm::Value* mantissa = builder.CreateAnd(b, k((1u << mantissa_bits) - 1));
+  llvm::Value* normal =
+      builder.CreateOr(builder.CreateShl(builder.CreateAdd(exponent, k(127 - bias)), k(23)),
+                       builder.CreateShl(mantissa, k(23 - mantissa_bits)));
+  // Subnormal: an exact float product, signed by or-ing the sign bit into its bits.
+  llvm::Value* subnormal_magnitude =
+      builder.CreateFMul(builder.CreateUIToFP(mantissa, f32),
+                         llvm::ConstantFP::get(f32, std::ldexp(1.0, 1 - bias - mantissa_bits)));
+  llvm::Value* subnormal = builder.CreateBitCast(subnormal_magnitude, i32);
+  llvm::Value* magnitude =
+      builder.CreateSelect(builder.CreateICmpEQ(exponent, k(0)), subnormal, normal);
+  llvm::Value* value = builder.CreateOr(sign, magnitude);
+  const uint64_t nan_bits = 0x7fc00000;
+  llvm::Value* special = nullptr;  // the code is NaN (or, E5M2, infinity)
+  if (fnuz) {
+    special = builder.CreateICmpEQ(b, k(0x80));
+  } else if (e4m3) {
+    special = builder.CreateICmpEQ(builder.CreateAnd(b, k(0x7f)), k(0x7f));
+  } else {
+    special = builder.CreateICmpEQ(exponent, k(0x1f));
+    llvm::Value* infinity = builder.CreateOr(sign, k(0x7f800000));
+    llvm::Value* nan = builder.CreateOr(sign, k(nan_bits));
+    llvm::Value* inf_or_nan =
+        builder.CreateSelect(builder.CreateICmpEQ(mantissa, k(0)), infinity, nan);
+    return builder.CreateBitCast(builder.CreateSelect(special, inf_or_nan, value), f32);
+  }
+  llvm::Value* nan = fnuz ? k(nan_bits) : builder.CreateOr(sign, k(nan_bits));
+  return builder.CreateBitCast(builder.CreateSelect(special, nan, value), f32);
+}
+
+// A cast to or from a storage type (ir::Cast allows each with its compute type only).
+llvm::Value* EmitStorageCast(llvm::IRBuilder<>& builder, llvm::Value* v, ir::Type from, ir::Type to,
+                             llvm::Type* type) {
+  const int lanes = to.lanes();
+  if (from.is_storage_only()) {
+    switch (from.code()) {
+      case ir::TypeCode::kInt:
+        return builder.CreateSExt(v, type);
+      case ir::TypeCode::kUInt:
+        return builder.CreateZExt(v, type);
+      case ir::TypeCode::kFloat:  // float16
+        return builder.CreateFPExt(v, type);
+      case ir::TypeCode::kBFloat:
+        return EmitBf16ToF32(builder, v, lanes);
+      case ir::TypeCode::kFp8E4m3:
+      case ir::TypeCode::kFp8E5m2:
+      case ir::TypeCode::kFp8E4m3Fnuz:
+      case ir::TypeCode::kFp8E5m2Fnuz:
+        return EmitFp8ToF32(builder, v, from.code(), lanes);
+      case ir::TypeCode::kHandle:
+        return nullptr;
+    }
+    return nullptr;
+  }
+  switch (to.code()) {
+    case ir::TypeCode::kInt:
+    case ir::TypeCode::kUInt:
+      return builder.CreateTrunc(v, type);  // int32 -> int8 / uint8: wraps
+    case ir::TypeCode::kFloat:              // float32 -> float16, to nearest even
+      return builder.CreateFPTrunc(v, type);
+    case ir::TypeCode::kBFloat:
+      return EmitF32ToBf16(builder, v, lanes);
+    default:
+      return nullptr;  // no cast writes an 8-bit float
+  }
+}
+
 // `v` (of IR type `from`) converted to IR type `to` (LLVM type `type`) as ir::Cast defines it;
 // nullptr for a pair of types the IR has no cast for.
 llvm::Value* EmitCastValue(llvm::IRBuilder<>& builder, llvm::Value* v, ir::Type from, ir::Type to,
                            llvm::Type* type) {
   if (from == to) {
     return v;
+  }
+  if (from.is_storage_only() || to.is_storage_only()) {
+    return EmitStorageCast(builder, v, from, to, type);
   }
   if (to.is_bool()) {
     llvm::Value* zero = llvm::Constant::getNullValue(v->getType());
@@ -62,7 +184,16 @@ llvm::Type* CodeGenLlvm::LlvmType(ir::Type t) {
       elem = builder_.getIntNTy(static_cast<unsigned>(t.bits()));
       break;
     case ir::TypeCode::kFloat:
-      elem = builder_.getFloatTy();
+      elem = t.bits() == 16 ? builder_.getHalfTy() : builder_.getFloatTy();
+      break;
+    case ir::TypeCode::kBFloat:  // its bits: converted by casts (EmitF32ToBf16, EmitBf16ToF32)
+      elem = builder_.getInt16Ty();
+      break;
+    case ir::TypeCode::kFp8E4m3:
+    case ir::TypeCode::kFp8E5m2:
+    case ir::TypeCode::kFp8E4m3Fnuz:
+    case ir::TypeCode::kFp8E5m2Fnuz:
+      elem = builder_.getInt8Ty();
       break;
     case ir::TypeCode::kHandle:
       elem = builder_.getPtrTy();
@@ -73,6 +204,18 @@ llvm::Type* CodeGenLlvm::LlvmType(ir::Type t) {
   }
   max_vector_bits_ = std::max(max_vector_bits_, t.lanes() * t.bits());
   return llvm::FixedVectorType::get(elem, static_cast<unsigned>(t.lanes()));
+}
+
+llvm::Type* CodeGenLlvm::ElementType(const ir::Buffer& buffer) {
+  return LlvmType(buffer.element_type());
+}
+
+llvm::Align CodeGenLlvm::ScalarAlign(llvm::Type* type) {
+  return llvm::Align(std::max<uint64_t>(1, type->getPrimitiveSizeInBits().getFixedValue() / 8));
+}
+
+llvm::Align CodeGenLlvm::ElementAlign(const ir::Buffer& buffer) {
+  return ScalarAlign(ElementType(buffer));
 }
 
 llvm::Value* CodeGenLlvm::BufferBase(const ir::Buffer& buffer) {
@@ -263,12 +406,12 @@ llvm::Value* CodeGenLlvm::EmitLoad(const ir::Load* op) {
   llvm::Type* type = LlvmType(op->type);
   llvm::Value* base = BufferBase(op->buffer);
   if (op->index.type().is_scalar()) {
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(op->index));
-    return builder_.CreateAlignedLoad(type, ptr, llvm::Align(4));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(ElementType(op->buffer), base, Emit(op->index));
+    return builder_.CreateAlignedLoad(type, ptr, ElementAlign(op->buffer));
   }
   const auto* ramp = op->index.As<ir::Ramp>();
   if (ramp != nullptr && ir::IsConst(ramp->stride, 1)) {
-    llvm::Value* ptr = builder_.CreateInBoundsGEP(builder_.getFloatTy(), base, Emit(ramp->base));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(ElementType(op->buffer), base, Emit(ramp->base));
     return builder_.CreateAlignedLoad(type, ptr, DenseAlignment(op->buffer, ramp->base));
   }
   return EmitGather(type, base, Emit(op->index), op->type.lanes());

@@ -228,6 +228,22 @@ absl::Status CheckX86CpuName(std::string_view cpu) {
              "skylake-avx512, sapphirerapids, znver4 (llc -mtriple=x86_64 -mcpu=help lists them)"));
 }
 
+bool X86CpuHasFeature(std::string_view cpu, std::string_view feature) {
+  InitializeX86();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) {
+    return false;
+  }
+  const llvm::StringRef name(cpu.data(), cpu.size());
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(kTriple, "", ""));
+  if (generic == nullptr || !generic->isCPUStringValid(name)) {
+    return false;  // (creating the info of an unknown name would print a warning)
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(kTriple, name, ""));
+  return info != nullptr && info->checkFeatures(StrCat("+", feature));
+}
+
 std::string LlvmHostCpuName() { return llvm::sys::getHostCPUName().str(); }
 
 }  // namespace tune

@@ -210,7 +210,8 @@ class ShapeChecker {
                              " is outside the gpu_block loops; shared arrays belong between the "
                              "block and the thread loops"));
         }
-        shared_bytes += (op->size * 4 + 15) / 16 * 16;  // each array 16-byte aligned
+        shared_bytes += (op->size * op->buffer.element_type().Bytes() + 15) / 16 *
+                        16;  // each array 16-byte aligned
         ctx.in_shared = true;
         break;
       case ir::MemoryScope::kGpuLocal:

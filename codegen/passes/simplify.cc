@@ -350,7 +350,10 @@ Expr SCast(Type t, Expr v) {
   if (v.type() == t) {
     return v;
   }
-  if (t.is_scalar()) {
+  // A cast to or from a storage type is never folded: its rounding is done in one place, by
+  // the backends and the simulator.
+  const bool storage = t.is_storage_only() || v.type().is_storage_only();
+  if (t.is_scalar() && !storage) {
     if (auto i = IntConst(v)) {
       if (t.is_float()) {
         return FloatImm::Make(static_cast<double>(*i));

@@ -356,6 +356,21 @@ class Simulator final : public sim::ExecHooks {
 
 absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::span<float>>& args,
                           const GpuSimOptions& options) {
+  std::vector<std::span<std::byte>> bytes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < func.params.size() && func.params[i].element_type() != ir::Type::Float32()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "parameter %s of `%s` holds %s, not float32: pass its bytes", func.params[i].name(),
+          func.name, func.params[i].element_type().ToString()));
+    }
+    bytes.push_back(std::as_writable_bytes(args[i]));
+  }
+  return RunGpuKernel(func, bytes, options);
+}
+
+absl::Status RunGpuKernel(const ir::LoweredFunc& func,
+                          const std::vector<std::span<std::byte>>& args,
+                          const GpuSimOptions& options) {
   if (args.size() != func.params.size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("kernel `%s` has %d parameters but %d buffers were passed", func.name,
@@ -372,8 +387,9 @@ absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::sp
     b.name = func.params[i].name();
     b.scope = ir::MemoryScope::kGlobal;
     b.param_index = static_cast<int>(i);
+    b.element = func.params[i].element_type();
     b.data = args[i].data();
-    b.size = static_cast<int64_t>(args[i].size());
+    b.size = static_cast<int64_t>(args[i].size()) / b.element.Bytes();
     interp.BindBuffer(func.params[i].get(), &b);
   }
   try {
@@ -392,24 +408,25 @@ absl::Status SimulateAgainstReference(const Workload& workload, const ir::Lowere
   TensorSet tensors(workload, seed);
   std::vector<TensorArg> args = workload.Arguments();
   std::vector<void*> pointers = tensors.AbiPointers();
-  std::vector<std::span<float>> spans;
+  std::vector<std::span<std::byte>> spans;
   for (size_t i = 0; i < args.size() && i < pointers.size(); ++i) {
-    spans.emplace_back(static_cast<float*>(pointers[i]),
-                       static_cast<size_t>(args[i].NumElements()));
+    spans.emplace_back(static_cast<std::byte*>(pointers[i]),
+                       static_cast<size_t>(args[i].NumBytes()));
   }
-  // As a launcher does: the outputs the kernel accumulates into start at zero.
+  // As a launcher does: the outputs the kernel accumulates into (float32) start at zero.
   for (int param : ir::AtomicallyAccumulatedParams(func)) {
     if (static_cast<size_t>(param) < spans.size()) {
-      std::fill(spans[param].begin(), spans[param].end(), 0.0f);
+      std::fill(spans[param].begin(), spans[param].end(), std::byte{0});
     }
   }
   if (absl::Status status = RunGpuKernel(func, spans, options); !status.ok()) {
     return status;
   }
-  std::vector<float> want(static_cast<size_t>(tensors.output_size()));
-  RunReference(workload, tensors.InputPointers(), want.data());
-  CompareResult result =
-      CompareOutputs(workload, tensors.output(), want.data(), tensors.output_size());
+  // ReferenceType has 4-byte elements (f32 or i32).
+  std::vector<uint32_t> want(static_cast<size_t>(tensors.output_size()));
+  RunReference(workload, tensors.Inputs(), want.data());
+  CompareResult result = CompareOutputs(workload, tensors.output_data(), want.data(),
+                                        tensors.output_size(), 1.0, tensors.scale_product());
   if (!result.ok) {
     return absl::FailedPreconditionError(
         absl::StrCat("kernel `", func.name, "` on ", workload.ToString(), ": ", result.message));

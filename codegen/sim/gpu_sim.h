@@ -13,7 +13,8 @@
 //   - gpu_shared allocations are per block, gpu_local and stack allocations per thread, and all
 //     of them start filled with NaN (a read of an unwritten element poisons the result);
 //   - integers as the IR defines them (int64/int32 wrap-around, floor Div/Mod), floats as
-//     float32, Fma as std::fma on float.
+//     float32, Fma as std::fma on float; storage types (float16, bfloat16, int8, uint8, 8-bit
+//     floats) in their own bytes, converted by casts as common/element_type.h does.
 //
 // Errors (absl::Status, naming the block and thread): an out-of-bounds access to any buffer
 // (naming the buffer, the index and the size), a Barrier not reached by every thread of the
@@ -60,6 +61,12 @@ struct GpuSimOptions {
 /// nested more than a few hundred levels deep (a fiber's stack bounds it). On error, the
 /// buffers hold whatever the kernel wrote before the fault.
 absl::Status RunGpuKernel(const ir::LoweredFunc& func, const std::vector<std::span<float>>& args,
+                          const GpuSimOptions& options = {});
+/// The same for parameters of any element type: each span holds a parameter's elements as
+/// bytes (the element type is the parameter buffer's; loads decode and stores round exactly as
+/// common/element_type.h does, so the simulator rounds like the reference).
+absl::Status RunGpuKernel(const ir::LoweredFunc& func,
+                          const std::vector<std::span<std::byte>>& args,
                           const GpuSimOptions& options = {});
 
 /// Runs `func`, a kernel of `workload` (parameters in Workload::Arguments() order), on seeded

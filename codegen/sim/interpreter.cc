@@ -8,6 +8,79 @@
 #include "absl/strings/str_format.h"
 
 namespace tune::sim {
+
+void SimBuffer::Allocate(ir::Type element_type, int64_t elements) {
+  element = element_type;
+  size = elements;
+  storage.assign(static_cast<size_t>((elements * element.Bytes() + 7) / 8), 0);
+  data = reinterpret_cast<std::byte*>(storage.data());
+  for (int64_t k = 0; k < elements; ++k) {
+    Write(k, element.is_int() || element.code() == ir::TypeCode::kUInt
+                 ? Lane{.i = 0x7f7f7f7f}
+                 : Lane{.f = std::numeric_limits<float>::quiet_NaN()});
+  }
+}
+
+Lane SimBuffer::Read(int64_t k) const {
+  switch (element.code()) {
+    case ir::TypeCode::kInt:
+      if (element.bits() == 8) {
+        return Lane{.i = reinterpret_cast<const int8_t*>(data)[k]};
+      }
+      if (element.bits() == 32) {
+        return Lane{.i = reinterpret_cast<const int32_t*>(data)[k]};
+      }
+      return Lane{.i = reinterpret_cast<const int64_t*>(data)[k]};
+    case ir::TypeCode::kUInt:
+      return Lane{.i = reinterpret_cast<const uint8_t*>(data)[k]};
+    case ir::TypeCode::kFloat:
+      if (element.bits() == 32) {
+        return Lane{.f = floats()[k]};
+      }
+      [[fallthrough]];
+    case ir::TypeCode::kBFloat:
+    case ir::TypeCode::kFp8E4m3:
+    case ir::TypeCode::kFp8E5m2:
+    case ir::TypeCode::kFp8E4m3Fnuz:
+    case ir::TypeCode::kFp8E5m2Fnuz:
+      return Lane{.f = static_cast<float>(DecodeElement(element.AsElementType(), data, k))};
+    case ir::TypeCode::kHandle:
+      break;
+  }
+  return Lane{.i = 0};
+}
+
+void SimBuffer::Write(int64_t k, Lane lane) {
+  switch (element.code()) {
+    case ir::TypeCode::kInt:
+      if (element.bits() == 8) {
+        reinterpret_cast<int8_t*>(data)[k] = static_cast<int8_t>(lane.i);
+      } else if (element.bits() == 32) {
+        reinterpret_cast<int32_t*>(data)[k] = static_cast<int32_t>(lane.i);
+      } else {
+        reinterpret_cast<int64_t*>(data)[k] = lane.i;
+      }
+      return;
+    case ir::TypeCode::kUInt:
+      reinterpret_cast<uint8_t*>(data)[k] = static_cast<uint8_t>(lane.i);
+      return;
+    case ir::TypeCode::kFloat:
+      if (element.bits() == 32) {
+        floats()[k] = lane.f;
+        return;
+      }
+      [[fallthrough]];
+    case ir::TypeCode::kBFloat:
+    case ir::TypeCode::kFp8E4m3:
+    case ir::TypeCode::kFp8E5m2:
+    case ir::TypeCode::kFp8E4m3Fnuz:
+    case ir::TypeCode::kFp8E5m2Fnuz:
+      EncodeElement(element.AsElementType(), lane.f, data, k);
+      return;
+    case ir::TypeCode::kHandle:
+      return;
+  }
+}
 namespace {
 
 using ir::StmtKind;
@@ -41,10 +114,7 @@ Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
     auto copy = std::make_shared<SimBuffer>();
     copy->name = buffer->name;
     copy->scope = buffer->scope;
-    copy->size = buffer->size;
-    copy->storage.assign(static_cast<size_t>(buffer->size),
-                         std::numeric_limits<float>::quiet_NaN());
-    copy->data = copy->storage.data();
+    copy->Allocate(buffer->element, buffer->size);
     buffer = copy.get();
     t.private_buffers_.push_back(std::move(copy));
   }
@@ -165,10 +235,10 @@ void Interpreter::ExecStore(const ir::Store* op) {
       TrackShared(*b, k, /*write=*/true);
     }
     if (op->atomic_add) {
-      // Blocks may run on several OS threads (GpuSimOptions::block_workers).
-      std::atomic_ref<float>(b->data[k]).fetch_add(value.lanes[i].f, std::memory_order_relaxed);
+      // Blocks may run on several OS threads (GpuSimOptions::block_workers); float32 only.
+      std::atomic_ref<float>(b->floats()[k]).fetch_add(value.lanes[i].f, std::memory_order_relaxed);
     } else {
-      b->data[k] = value.lanes[i].f;
+      b->Write(k, value.lanes[i]);
     }
   }
 }
@@ -240,9 +310,7 @@ void Interpreter::ExecAllocate(const ir::Allocate* op) {
   SimBuffer b;
   b.name = op->buffer.name();
   b.scope = scope;
-  b.size = op->size;
-  b.storage.assign(static_cast<size_t>(op->size), std::numeric_limits<float>::quiet_NaN());
-  b.data = b.storage.data();
+  b.Allocate(op->buffer.element_type(), op->size);
   if (scope == ir::MemoryScope::kGpuShared &&
       (options_->check_shared_races || options_->check_uninitialized_shared)) {
     b.cells.resize(static_cast<size_t>(op->size));

@@ -24,6 +24,8 @@
 namespace tune::sim {
 
 /// One lane of a value: int32/int64/bool lanes use `i` (bool as 0/1), float32 lanes use `f`.
+/// Lanes of a storage type hold the element's exact value: int8 and uint8 in `i`; float16,
+/// bfloat16 and the 8-bit floats in `f` (every such value is a float32 too).
 union Lane {
   int64_t i;
   float f;
@@ -78,10 +80,20 @@ struct SimBuffer {
   std::string name;
   ir::MemoryScope scope = ir::MemoryScope::kGlobal;
   int param_index = -1;  // global buffers: the parameter position
-  float* data = nullptr;
-  int64_t size = 0;
-  std::vector<float> storage;  // allocated buffers own their elements
-  std::vector<Cell> cells;     // gpu_shared with checks on: one per element
+  ir::Type element = ir::Type::Float32();
+  std::byte* data = nullptr;
+  int64_t size = 0;               // in elements
+  std::vector<uint64_t> storage;  // allocated buffers own their elements (8-byte aligned words)
+  std::vector<Cell> cells;        // gpu_shared with checks on: one per element
+
+  /// Owns `size` elements of `element`, each NaN (floats) or 0x7f.. (integers): a read of an
+  /// unwritten element poisons what it reaches.
+  void Allocate(ir::Type element_type, int64_t elements);
+  /// Element `k` as a lane (decoded exactly), and a lane stored as element `k` (a float lane
+  /// of a narrow float type is exact in it already: a Cast rounded it).
+  Lane Read(int64_t k) const;
+  void Write(int64_t k, Lane lane);
+  float* floats() const { return reinterpret_cast<float*>(data); }
 };
 
 class Interpreter;

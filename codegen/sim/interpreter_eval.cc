@@ -224,7 +224,27 @@ Value Interpreter::EvalCast(const ir::Cast* op) {
   Value r = MakeValue(t);
   for (int i = 0; i < t.lanes(); ++i) {
     const Lane& l = LaneOf(a, i);
-    if (t.is_float()) {
+    if (t.is_storage_only()) {  // from its compute type: round (floats) or wrap (integers)
+      switch (t.code()) {
+        case ir::TypeCode::kInt:
+          r.lanes[i].i = static_cast<int8_t>(l.i);
+          break;
+        case ir::TypeCode::kUInt:
+          r.lanes[i].i = static_cast<uint8_t>(l.i);
+          break;
+        case ir::TypeCode::kFloat:
+          r.lanes[i].f = F16ToFloat(RoundToF16(l.f));
+          break;
+        case ir::TypeCode::kBFloat:
+          r.lanes[i].f = Bf16ToFloat(RoundToBf16(l.f));
+          break;
+        default:
+          Fail(absl::StatusCode::kInvalidArgument,
+               absl::StrCat("cast to ", t.ToString(), " (nothing writes 8-bit floats)"));
+      }
+    } else if (a.type.is_storage_only()) {  // to its compute type: the lane's value, exact
+      r.lanes[i] = l;
+    } else if (t.is_float()) {
       r.lanes[i].f = a.type.is_float() ? l.f : static_cast<float>(l.i);
     } else if (t.is_bool()) {
       r.lanes[i].i = (a.type.is_float() ? l.f != 0 : l.i != 0) ? 1 : 0;
@@ -283,7 +303,7 @@ Value Interpreter::EvalLoad(const ir::Load* op) {
     if (shared) {
       TrackShared(*b, k, /*write=*/false);
     }
-    v.lanes[i].f = b->data[k];
+    v.lanes[i] = b->Read(k);
   }
   return v;
 }

@@ -40,7 +40,7 @@ std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& uker
       &kConv2dCpuWinograd,     &kGemmCpuOpenblas,    &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas,
       &kConv2dCpuDnnl,         &ukernels.gemm(),     &ukernels.conv2d(), &kGemmGpuTiled,
       &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,    &kGemmCudaCublas,   &kConv2dCudaCudnn,
-      &kGemmRocmRocblas,       &kConv2dRocmMiopen,
+      &kGemmCudaCublasLt,      &kGemmRocmRocblas,    &kConv2dRocmMiopen,
   };
 }
 
@@ -124,7 +124,7 @@ std::vector<const KernelTemplate*> Catalog::TemplatesFor(const Workload& workloa
   std::vector<const KernelTemplate*> out;
   for (const KernelTemplate* t : state_->all) {
     if (t->offered && t->op == workload.op() && TemplateBuildsFor(*t, target.kind) &&
-        TemplateBuildsLayout(*t, workload) && CheckTemplateShape(*t, workload).ok() &&
+        TemplateBuildsForm(*t, workload) && CheckTemplateShape(*t, workload).ok() &&
         (t->library.empty() || target.HasLib(t->library)) &&
         (!t->uses_extern_kernel || UkernelOf(target) != nullptr) &&
         (!t->applies || t->applies(workload, target))) {

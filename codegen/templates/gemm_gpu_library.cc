@@ -26,6 +26,71 @@ Config CublasDefault(const Workload& workload, const Target& target) {
 
 Config RocblasDefault(const Workload&, const Target&) { return Config(); }
 
+// cuBLASLt's heuristic ranks the algorithms for a problem; the knob measures its first eight.
+ConfigSpace CublasLtSpace(const Workload&, const Target&) {
+  ConfigSpace space;
+  space.AddKnob("algo", {0, 1, 2, 3, 4, 5, 6, 7},
+                "which of cuBLASLt's heuristic algorithms for the problem (0: its first choice)");
+  return space;
+}
+
+Config CublasLtDefault(const Workload& workload, const Target& target) { return {{"algo", 0}}; }
+
+// The shim's TUNE_GPU_TYPE_* of an element type (and tf32 for tf32 inputs).
+int64_t ShimType(ElementType type, Dtype dtype) {
+  switch (type) {
+    case ElementType::kF16:
+      return TUNE_GPU_TYPE_F16;
+    case ElementType::kBf16:
+      return TUNE_GPU_TYPE_BF16;
+    case ElementType::kFp8E4m3:
+      return TUNE_GPU_TYPE_FP8E4M3;
+    case ElementType::kFp8E5m2:
+      return TUNE_GPU_TYPE_FP8E5M2;
+    default:
+      return dtype == Dtype::kTf32 ? TUNE_GPU_TYPE_TF32 : TUNE_GPU_TYPE_F32;
+  }
+}
+
+// cuBLASLt's fp8 kernels take the TN operand order (our layout=NT) and 16-byte aligned leading
+// dimensions (K and N multiples of 16).
+absl::Status CublasLtShape(const Workload& workload) {
+  if (!IsFp8Dtype(workload.dtype())) {
+    return absl::OkStatus();
+  }
+  const GemmShape& g = workload.gemm();
+  if (g.layout != GemmLayout::kNT || g.k % 16 != 0 || g.n % 16 != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("template gemm.cuda.cublaslt builds fp8 GEMMs in layout=NT with K and N multiples "
+               "of 16 (cuBLASLt's fp8 kernels), not '",
+               workload.ToString(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ir::LoweredFunc> BuildCublasLt(const Workload& workload, const Target& target,
+                                              const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCudaCublasLt, workload, target, config));
+  RETURN_IF_ERROR(CublasLtShape(workload));
+  const GemmShape& g = workload.gemm();
+  std::vector<Buffer> params = KernelParams(workload);
+  const bool has_bias = EpilogueHasBias(workload.epilogue());
+  const size_t out = static_cast<size_t>(workload.OutputIndex());
+  const bool scales = workload.has_scales();
+  ir::Var stream("stream");
+  ir::Stmt call = CallShim(
+      "tune_cublaslt_gemm",
+      {Ptr(params[0]), Ptr(params[1]), has_bias ? Ptr(params[2]) : I64(0), Ptr(params[out]),
+       scales ? Ptr(params[out + 1]) : I64(0), scales ? Ptr(params[out + 2]) : I64(0), I64(g.m),
+       I64(g.n), I64(g.k), I32(ShimType(workload.input_type(), workload.dtype())),
+       I32(ShimType(workload.out_type(), Dtype::kF32)), I32(g.layout == GemmLayout::kNT ? 1 : 0),
+       I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
+  ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
+                                     RuntimeLibraryNamed(kGemmCudaCublasLt.library));
+  func.stream_param = stream;
+  return func;
+}
+
 bool RocblasApplies(const Workload& workload, const Target&) {
   return workload.epilogue() == Epilogue::kNone;
 }
@@ -75,6 +140,21 @@ const KernelTemplate kGemmCudaCublas = {
     .default_config = &CublasDefault,
     .build = &BuildCublas,
     .library = "cublas",
+};
+
+const KernelTemplate kGemmCudaCublasLt = {
+    .name = "gemm.cuda.cublaslt",
+    .version = 1,
+    .op = OpKind::kGemm,
+    .targets = TemplateTargets::kCuda,
+    .space = &CublasLtSpace,
+    .default_config = &CublasLtDefault,
+    .build = &BuildCublasLt,
+    .library = "cublas",
+    .gemm_layouts = GemmLayouts::kBoth,
+    // f32 is gemm.cuda.cublas's (cuBLAS's sgemm, cuBLASLt for a fused epilogue).
+    .dtypes = DtypeSet{Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kFp8E4m3, Dtype::kFp8E5m2},
+    .check_shape = &CublasLtShape,
 };
 
 const KernelTemplate kGemmRocmRocblas = {

@@ -41,9 +41,19 @@ MatmulTiling TilingOf(const GemmKnobs& k) {
   return t;
 }
 
-// Load widths: vec where the dimension and the tile keep every load's offset a multiple of it.
+// Load widths: vec where the dimension and the tile keep every load's offset a multiple of it
+// (B in NT runs along K, as A does).
 int64_t LanesA(const GemmShape& g, const GemmKnobs& k) { return LanesDividing(k.vec, {g.k, k.bk}); }
-int64_t LanesB(const GemmShape& g, const GemmKnobs& k) { return LanesDividing(k.vec, {g.n, k.bn}); }
+int64_t LanesB(const GemmShape& g, const GemmKnobs& k) {
+  return g.layout == GemmLayout::kNT ? LanesDividing(k.vec, {g.k, k.bk})
+                                     : LanesDividing(k.vec, {g.n, k.bn});
+}
+
+// Typed workloads (dtype= other than f32) read their operands as float32 through casts and
+// round the output as it is stored: no asynchronous copies (they move raw elements into the
+// float32 tiles) and, for an output narrower than float32, no grid split (atomic adds are
+// float32).
+bool Typed(const Workload& workload) { return workload.dtype() != Dtype::kF32; }
 
 ConfigSpace Space(const Workload& workload, const Target& target) {
   const GemmShape& g = workload.gemm();
@@ -60,11 +70,11 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("bk", AtMost({4, 8, 16, 32, 64, 128}, std::max<int64_t>(4, NextPow2(g.k)), 4),
                 "reduction step staged in shared memory");
   // Asynchronous copies (cp.async) are an NVPTX instruction; AMDGPU stages through registers.
-  const bool cuda = target.kind == TargetKind::kCuda;
-  space.AddKnob("stages", cuda ? std::vector<int64_t>{1, 2, 3, 4} : std::vector<int64_t>{1, 2},
+  const bool copies = target.kind == TargetKind::kCuda && !Typed(workload);
+  space.AddKnob("stages", copies ? std::vector<int64_t>{1, 2, 3, 4} : std::vector<int64_t>{1, 2},
                 "shared-memory buffers (2: load step k+1 while computing k; 3 and 4: copies "
                 "issued stages-1 steps ahead, with async)");
-  space.AddKnob("async", cuda ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0},
+  space.AddKnob("async", copies ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0},
                 "1: global tiles go to shared memory by asynchronous copies (cp.async), not "
                 "through registers; 2: B's tiles by copies, A's through registers");
   std::vector<int64_t> vecs = {1};
@@ -78,7 +88,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "thread groups that share each step's reduction (summed in shared memory)");
   // Blocks sharing a reduction: what fills the GPU when M x N has few tiles and K is long.
   std::vector<int64_t> gridks = {1};
-  if (!EpilogueHasRelu(workload.epilogue())) {
+  if (!EpilogueHasRelu(workload.epilogue()) && workload.out_type() == ElementType::kF32) {
     for (int64_t v : {2, 3, 4, 6, 8, 12, 16, 24, 32}) {
       if (v <= g.k / 64) {
         gridks.push_back(v);
@@ -87,7 +97,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   }
   space.AddKnob("gridk", gridks,
                 "blocks that share each tile's reduction (grid z; their sums are added "
-                "atomically into a zeroed C; not with a ReLU epilogue)");
+                "atomically into a zeroed C; not with a ReLU epilogue nor a narrow output)");
   space.AddKnob("fragpipe", {0, 1},
                 "1: read the next row of shared-memory fragments while the current row's FMAs "
                 "run (two register sets)");
@@ -223,7 +233,13 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   RETURN_IF_ERROR(CheckBuildRequest(kGemmGpuTiled, workload, target, config));
   const GemmShape& g = workload.gemm();
   const GemmKnobs k = KnobsOf(config);
-  ir::Buffer a("A"), b("B"), bias("bias"), c("C");
+  const ir::MemoryScope global = ir::MemoryScope::kGlobal;
+  ir::Buffer a("A", global, ir::Type::Of(workload.input_type()));
+  ir::Buffer b("B", global, ir::Type::Of(workload.weight_type()));
+  ir::Buffer bias("bias", global, ir::Type::Of(workload.out_type()));
+  ir::Buffer c("C", global, ir::Type::Of(workload.out_type()));
+  ir::Buffer scale_a("scale_A"), scale_b("scale_B");
+  const bool nt = g.layout == GemmLayout::kNT;
   MatmulProblem p;
   p.m = g.m;
   p.n = g.n;
@@ -246,16 +262,21 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
     return {row * g.k + col, in};
   };
   p.b.lanes = lanes_b;
-  p.b.vector_along_k = false;
+  p.b.vector_along_k = nt;
   p.b.source = b;
   p.b.source_index = [=](const std::vector<ir::Var>&, const Expr& n,
                          const Expr& kk) -> std::pair<Expr, Expr> {
-    Expr row = full_k ? kk : ir::Min::Make(kk, g.k - 1);
-    Expr col = full_n ? n : ir::Min::Make(n, g.n - lanes_b);
     Expr in;
     if (!full_n || !full_k) {
       in = full_k ? (n < g.n) : (full_n ? (kk < g.k) : (kk < g.k && n < g.n));
     }
+    if (nt) {  // B[N][K]: the lanes run along K, as A's do
+      Expr row = full_n ? n : ir::Min::Make(n, g.n - 1);
+      Expr col = full_k ? kk : ir::Min::Make(kk, g.k - lanes_b);
+      return {row * g.k + col, in};
+    }
+    Expr row = full_k ? kk : ir::Min::Make(kk, g.k - 1);
+    Expr col = full_n ? n : ir::Min::Make(n, g.n - lanes_b);
     return {row * g.n + col, in};
   };
   p.out.lanes = LanesDividing(4, {g.n});
@@ -264,6 +285,9 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.out_buffer = c;
   p.epilogue = workload.epilogue();
   p.bias = bias;
+  if (workload.has_scales()) {
+    p.scale = ir::Load::Make(scale_a, Expr(int64_t{0})) * ir::Load::Make(scale_b, Expr(int64_t{0}));
+  }
 
   ir::LoweredFunc func;
   func.name = std::string(func_name);
@@ -272,6 +296,10 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
     func.params.push_back(bias);
   }
   func.params.push_back(c);
+  if (workload.has_scales()) {
+    func.params.push_back(scale_a);
+    func.params.push_back(scale_b);
+  }
   func.body = BuildTiledMatmul(p, TilingOf(k));
   return func;
 }
@@ -286,6 +314,9 @@ const KernelTemplate kGemmGpuTiled = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .gemm_layouts = GemmLayouts::kBoth,
+    .dtypes = DtypeSet{Dtype::kF32, Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kFp8E4m3,
+                       Dtype::kFp8E5m2, Dtype::kFp8E4m3Fnuz, Dtype::kFp8E5m2Fnuz},
     .seeds = &Seeds,
 };
 

@@ -182,7 +182,8 @@ class MatmulBuilder {
       return c.op->load(c.let_vars[j], c.xg[j], k);
     }
     auto [index, valid] = c.op->source_index(c.let_vars[j], c.xg[j], k);
-    return ir::LoadOrZero(c.op->source, index, static_cast<int>(c.op->lanes), valid);
+    // An operand of a storage type (bf16, f16, fp8) is read as float32.
+    return ir::LoadAsOrZero(c.op->source, index, static_cast<int>(c.op->lanes), valid);
   }
 
   // Global -> staging registers for tile k0.
@@ -306,9 +307,12 @@ class MatmulBuilder {
   }
 
   Expr EpilogueValue(Expr value, const Expr& n, int64_t lanes_along_n) const {
+    if (p_.scale.defined()) {
+      value = value * p_.scale;
+    }
     Expr bias;
     if (EpilogueHasBias(p_.epilogue)) {
-      bias = DenseLoad(p_.bias, n, lanes_along_n);
+      bias = ir::LoadAsOrZero(p_.bias, n, static_cast<int>(lanes_along_n), Expr());
       if (t_.gridk > 1) {
         // Every split adds into the output: the bias is the first split's.
         bias = ir::Select::Make(bz_ == 0, bias,
@@ -318,10 +322,16 @@ class MatmulBuilder {
     return ApplyEpilogue(p_.epilogue, std::move(value), bias);
   }
 
-  // The output store: an atomic add when blocks share the reduction.
+  // The output store: an atomic add when blocks share the reduction; a narrower output type
+  // rounds the float32 value (Cast) as it is stored.
   Stmt OutputStore(Expr index, Expr value) const {
     if (t_.gridk > 1) {
       return Store::MakeAtomicAdd(p_.out_buffer, std::move(index), std::move(value));
+    }
+    const ir::Type out = p_.out_buffer.element_type();
+    if (out.is_storage_only()) {
+      const int lanes = value.type().lanes();
+      value = ir::Cast::Make(out.WithLanes(lanes), std::move(value));
     }
     return Store::Make(p_.out_buffer, std::move(index), std::move(value));
   }

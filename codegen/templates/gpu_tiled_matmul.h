@@ -92,6 +92,9 @@ struct MatmulOutput {
   std::function<ir::Expr(const ir::Expr& m, const ir::Expr& n)> index;
 };
 
+/// Operands and the output may be of storage types (bf16, f16, fp8: read as float32, the
+/// output rounded as it is stored); the shared tiles and the accumulation are float32. Atomic
+/// adds (MatmulTiling::gridk > 1) and asynchronous copies need float32 buffers.
 struct MatmulProblem {
   int64_t m = 0, n = 0, k = 0;
   MatmulOperand a, b;
@@ -99,6 +102,9 @@ struct MatmulProblem {
   ir::Buffer out_buffer;
   Epilogue epilogue = Epilogue::kNone;
   ir::Buffer bias;  // bias[n], read when the epilogue has one
+  /// A float32 factor applied to each sum before the epilogue (the product of fp8 scales);
+  /// undefined: none.
+  ir::Expr scale = {};
 };
 
 /// The kernel body (block loops down) of C = epilogue(A x B) with the tiling.

@@ -77,7 +77,7 @@ const RuntimeLibrary& RuntimeLibraryNamed(std::string_view name) {
 std::vector<Buffer> KernelParams(const Workload& workload) {
   std::vector<Buffer> params;
   for (const TensorArg& arg : workload.Arguments()) {
-    params.emplace_back(arg.name);
+    params.emplace_back(arg.name, ir::MemoryScope::kGlobal, ir::Type::Of(arg.type));
   }
   return params;
 }

@@ -44,18 +44,65 @@ std::string_view TemplateTargetsName(const KernelTemplate& tpl) {
   return "";
 }
 
-bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload) {
-  if (!TemplateBuildsWeightForm(tpl, workload)) {
-    return false;
+namespace {
+
+bool TemplateBuildsLayoutOf(const KernelTemplate& tpl, const Workload& workload) {
+  switch (workload.op()) {
+    case OpKind::kGemm: {
+      const bool nt = workload.gemm().layout == GemmLayout::kNT;
+      return tpl.gemm_layouts == GemmLayouts::kBoth || (tpl.gemm_layouts == GemmLayouts::kNT) == nt;
+    }
+    case OpKind::kConv2d: {
+      const Conv2dShape& c = workload.conv2d();
+      switch (tpl.conv_layouts) {
+        case ConvLayouts::kPlain:
+          return !c.blocked() && !c.nhwc;
+        case ConvLayouts::kBlocked:
+          return c.blocked();
+        case ConvLayouts::kBoth:
+          return !c.nhwc;
+        case ConvLayouts::kNhwc:
+          return c.nhwc;
+      }
+      return false;
+    }
   }
-  if (workload.op() != OpKind::kConv2d || tpl.conv_layouts == ConvLayouts::kBoth) {
-    return true;
-  }
-  return (tpl.conv_layouts == ConvLayouts::kBlocked) == workload.conv2d().blocked();
+  return false;
 }
 
-absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload) {
-  if (TemplateBuildsLayout(tpl, workload)) {
+}  // namespace
+
+std::string TemplateLayoutsText(const KernelTemplate& tpl) {
+  if (tpl.op == OpKind::kGemm) {
+    switch (tpl.gemm_layouts) {
+      case GemmLayouts::kNN:
+        return "layout=NN";
+      case GemmLayouts::kNT:
+        return "layout=NT";
+      case GemmLayouts::kBoth:
+        return "layout=NN|NT";
+    }
+  }
+  switch (tpl.conv_layouts) {
+    case ConvLayouts::kPlain:
+      return "layout=NCHW";
+    case ConvLayouts::kBlocked:
+      return "layout=NCHW4c|NCHW8c|NCHW16c";
+    case ConvLayouts::kBoth:
+      return "layout=NCHW|NCHW4c|NCHW8c|NCHW16c";
+    case ConvLayouts::kNhwc:
+      return "layout=NHWC";
+  }
+  return "";
+}
+
+bool TemplateBuildsForm(const KernelTemplate& tpl, const Workload& workload) {
+  return TemplateBuildsWeightForm(tpl, workload) && tpl.dtypes.Has(workload.dtype()) &&
+         TemplateBuildsLayoutOf(tpl, workload);
+}
+
+absl::Status CheckTemplateForm(const KernelTemplate& tpl, const Workload& workload) {
+  if (TemplateBuildsForm(tpl, workload)) {
     return absl::OkStatus();
   }
   if (!TemplateBuildsWeightForm(tpl, workload)) {
@@ -65,11 +112,14 @@ absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& work
                "whose code tune generates (llvm targets), not '",
                workload.ToString(), "'"));
   }
-  return absl::InvalidArgumentError(StrCat("template ", tpl.name, " builds conv2d kernels in the ",
-                                           tpl.conv_layouts == ConvLayouts::kBlocked
-                                               ? "blocked layouts (layout=NCHW4c|NCHW8c|NCHW16c)"
-                                               : "plain layout (layout=NCHW)",
-                                           ", not '", workload.ToString(), "'"));
+  if (!tpl.dtypes.Has(workload.dtype())) {
+    return absl::InvalidArgumentError(StrCat("template ", tpl.name,
+                                             " builds dtype=", tpl.dtypes.Names(), ", not '",
+                                             workload.ToString(), "'"));
+  }
+  return absl::InvalidArgumentError(StrCat("template ", tpl.name, " builds ", OpKindName(tpl.op),
+                                           " kernels in ", TemplateLayoutsText(tpl), ", not '",
+                                           workload.ToString(), "'"));
 }
 
 absl::Status CheckTemplateShape(const KernelTemplate& tpl, const Workload& workload) {
@@ -84,7 +134,7 @@ double TemplateTolerance(const KernelTemplate& tpl, const Workload& workload,
 absl::StatusOr<PreparedWeights> PrepareWeights(const KernelTemplate& tpl, const Workload& workload,
                                                const Target& target, const Config& config,
                                                std::string_view kernel_name) {
-  RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
+  RETURN_IF_ERROR(CheckTemplateForm(tpl, workload));
   if (!workload.prepared_weights()) {
     return absl::InvalidArgumentError(
         StrCat("'", workload.ToString(), "' takes canonical weights: nothing to prepare"));
@@ -116,6 +166,9 @@ std::string DefaultFunctionName(const Workload& workload) {
     case OpKind::kGemm: {
       const GemmShape& g = workload.gemm();
       name = StrCat("tune_gemm_M", g.m, "_N", g.n, "_K", g.k);
+      if (g.layout == GemmLayout::kNT) {
+        name += "_nt";
+      }
       break;
     }
     case OpKind::kConv2d: {
@@ -127,9 +180,18 @@ std::string DefaultFunctionName(const Workload& workload) {
       }
       if (s.blocked()) {
         StrAppend(&name, "_nchw", s.block, "c");  // a layout is another function
+      } else if (s.nhwc) {
+        name += "_nhwc";
       }
       break;
     }
+  }
+  // Other element types are other functions: "_bf16", "_fp8e4m3_outf32".
+  if (workload.dtype() != Dtype::kF32) {
+    StrAppend(&name, "_", DtypeName(workload.dtype()));
+  }
+  if (workload.out_type() != DefaultOutputType(workload.dtype())) {
+    StrAppend(&name, "_out", ElementTypeName(workload.out_type()));
   }
   if (workload.epilogue() != Epilogue::kNone) {
     StrAppend(&name, "_", EpilogueName(workload.epilogue()));

@@ -27,8 +27,11 @@ namespace tune {
 enum class TemplateTargets : uint8_t { kLlvm, kCuda, kRocm, kGpu };
 
 /// The conv2d data layouts a template builds: plain NCHW (layout=NCHW), the blocked layouts
-/// (layout=NCHW<b>c), or both.
-enum class ConvLayouts : uint8_t { kPlain, kBlocked, kBoth };
+/// (layout=NCHW<b>c), both of those, or channels innermost (layout=NHWC).
+enum class ConvLayouts : uint8_t { kPlain, kBlocked, kBoth, kNhwc };
+
+/// The GEMM layouts a template builds: B as [K][N] (layout=NN), as [N][K] (layout=NT), or both.
+enum class GemmLayouts : uint8_t { kNN, kNT, kBoth };
 
 /// How a kernel prepares its weights when the workload takes them prepared (WeightForm::kPrepared,
 /// common/workload.h): `func`, with parameters (weight, prepared), writes the `floats` floats
@@ -83,8 +86,13 @@ struct KernelTemplate {
   /// layers with enough channels, whose default beats the direct template's by 1.8-2.6x on
   /// ResNet-50. Empty: never.
   AppliesFn leads = {};
-  /// For conv2d templates: the data layouts it builds (TemplateBuildsLayout).
+  /// For conv2d templates: the data layouts it builds (TemplateBuildsForm).
   ConvLayouts conv_layouts = ConvLayouts::kPlain;
+  /// For GEMM templates: the layouts of B it builds.
+  GemmLayouts gemm_layouts = GemmLayouts::kNN;
+  /// The dtypes (workload field dtype=) it builds, each with every output type the dtype
+  /// accepts. A template that does not name a dtype is never handed a workload of it.
+  DtypeSet dtypes = DtypeSet{Dtype::kF32};
   /// Configs worth measuring right after the default, best guesses first: the variants a
   /// schedule writer would try for this shape class (tile shapes, splits of the reduction).
   /// A search proposes the valid ones it has not measured before its strategy's own. Empty: none.
@@ -123,13 +131,15 @@ struct TemplateLibrary {
   std::string file;  // e.g. "libtune_dnnl.so", or the micro-kernel's library file
 };
 
-/// Whether `tpl` builds the data layout of `workload` (every GEMM; a conv2d whose layout,
-/// plain or blocked, is one the template builds) and its weight form (prepared weights: the CPU
-/// templates whose IR tune generates, not codegen plugins' objects nor GPU kernels).
-bool TemplateBuildsLayout(const KernelTemplate& tpl, const Workload& workload);
-/// OK when `tpl` builds the layout and weight form of `workload`, else InvalidArgument naming
-/// what the template builds and the workload.
-absl::Status CheckTemplateLayout(const KernelTemplate& tpl, const Workload& workload);
+/// Whether `tpl` builds the form of `workload` beyond its op: its weight form (prepared weights:
+/// the CPU templates whose IR tune generates, not codegen plugins' objects nor GPU kernels), its
+/// dtype (KernelTemplate::dtypes) and its layout (gemm_layouts, conv_layouts).
+bool TemplateBuildsForm(const KernelTemplate& tpl, const Workload& workload);
+/// OK when `tpl` builds the form of `workload`, else InvalidArgument naming the first field that
+/// does not fit, what the template builds and the workload.
+absl::Status CheckTemplateForm(const KernelTemplate& tpl, const Workload& workload);
+/// "layout=NN|NT", "layout=NHWC", ...: the layouts a template builds, for messages.
+std::string TemplateLayoutsText(const KernelTemplate& tpl);
 
 /// Tolerances (KernelTemplate::tolerance) of kernels that compute a convolution through
 /// transforms. Winograd F(4,3)'s error is about 17 times F(2,3)'s and a third of the standard

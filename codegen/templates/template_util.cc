@@ -99,7 +99,7 @@ absl::Status CheckBuildRequest(const KernelTemplate& tpl, const Workload& worklo
                                              TemplateTargetsName(tpl), " targets, not '",
                                              target.ToString(), "'"));
   }
-  RETURN_IF_ERROR(CheckTemplateLayout(tpl, workload));
+  RETURN_IF_ERROR(CheckTemplateForm(tpl, workload));
   RETURN_IF_ERROR(CheckTemplateShape(tpl, workload));
   if (!tpl.library.empty() && !target.HasLib(tpl.library)) {
     return absl::InvalidArgumentError(StrCat("template ", tpl.name, " calls ", tpl.library,

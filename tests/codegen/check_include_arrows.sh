@@ -16,9 +16,10 @@ declare -A allowed=(
   [plugins]="templates ir"
   [lower]="passes ir"
   [c_header]=""
+  [dtype_support]="llvm"
   [gpu_library]="llvm ir"
-  [compiler]="gpu_library c_header lower templates llvm passes ir"
-  [tools]="compiler gpu_library c_header lower plugins templates llvm passes ir"
+  [compiler]="gpu_library c_header dtype_support lower templates llvm passes ir"
+  [tools]="compiler gpu_library c_header dtype_support lower plugins templates llvm passes ir"
 )
 
 room_of() {  # path relative to codegen/ -> room

@@ -176,6 +176,44 @@ TEST_F(IrDeathTest, MakeRejectsBrokenInvariants) {
                "unsupported argument type");
 }
 
+TEST(TypeTest, StorageTypesPrintTheirFormatAndReadAsTheirComputeType) {
+  EXPECT_EQ(Type::BFloat16(8).ToString(), "bfloat16x8");
+  EXPECT_EQ(Type::Float16().ToString(), "float16");
+  EXPECT_EQ(Type::Int8().ToString(), "int8");
+  EXPECT_EQ(Type::UInt8(4).ToString(), "uint8x4");
+  EXPECT_EQ(Type::Of(ElementType::kFp8E4m3Fnuz).ToString(), "float8_e4m3fnuz");
+  EXPECT_TRUE(Type::BFloat16().is_storage_only());
+  EXPECT_FALSE(Type::Float32().is_storage_only());
+  EXPECT_FALSE(Type::Bool().is_storage_only());
+  EXPECT_EQ(Type::BFloat16(4).ComputeType(), Type::Float32(4));
+  EXPECT_EQ(Type::UInt8().ComputeType(), Type::Int32());
+  EXPECT_EQ(Type::Of(ElementType::kFp8E5m2).Bytes(), 1);
+  EXPECT_EQ(Type::Of(ElementType::kBf16).AsElementType(), ElementType::kBf16);
+  EXPECT_FALSE(Type(TypeCode::kBFloat, 32).IsSupported());
+  // A typed parameter prints its element type; float32 ones read as before.
+  Buffer a("A", MemoryScope::kGlobal, Type::BFloat16());
+  EXPECT_EQ(Load::Make(a, Var("i")).type(), Type::BFloat16());
+  EXPECT_EQ(Cast::Make(Type::Float32(), Load::Make(a, Var("i"))).type(), Type::Float32());
+}
+
+TEST_F(IrDeathTest, StorageTypesAreRefusedByArithmeticAndCastOnlyToTheirComputeType) {
+  Var i("i");
+  Buffer h("h", MemoryScope::kGlobal, Type::BFloat16());
+  Buffer q("q", MemoryScope::kGlobal, Type::Int8());
+  Buffer f8("f8", MemoryScope::kGlobal, Type::Of(ElementType::kFp8E4m3));
+  EXPECT_DEATH(Add::Make(h(i), h(i)), "numeric");
+  EXPECT_DEATH(Mul::Make(q(i), q(i)), "numeric");
+  EXPECT_DEATH(LT::Make(h(i), h(i)), "cannot compare");
+  EXPECT_DEATH(Cast::Make(Type::Int32(), h(i)), "converts to and from float32 only");
+  EXPECT_DEATH(Cast::Make(Type::Float16(), h(i)), "cannot cast bfloat16 to float16");
+  EXPECT_DEATH(Cast::Make(Type::Of(ElementType::kFp8E4m3), Expr(1.0f)), "8-bit floats only to it");
+  EXPECT_DEATH(Store::Make(h, i, Expr(1.0f)), "does not match");
+  EXPECT_DEATH(Store::MakeAtomicAdd(h, i, Cast::Make(Type::BFloat16(), Expr(1.0f))),
+               "global float32 buffers only");
+  EXPECT_DEATH(LoadOrZero(f8, i, 1, i < 4), "LoadAsOrZero reads storage types");
+  EXPECT_DEATH(Buffer("b", MemoryScope::kGlobal, Type::Bool()), "scalar number type");
+}
+
 class CountingVisitor final : public IrVisitor {
  public:
   int loads = 0;

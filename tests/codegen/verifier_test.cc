@@ -101,7 +101,7 @@ TEST(VerifierTest, RejectsBadNamesDuplicateParametersAndRebinding) {
   EXPECT_EQ(Verify(LoweredFunc{"2bad", {y}, store}).code(), absl::StatusCode::kInvalidArgument);
   ExpectRejected(LoweredFunc{"f", {y, y2}, store}, {"parameter y", "appears twice"});
   ExpectRejected(LoweredFunc{"f", {y, Buffer("s", MemoryScope::kStack)}, store},
-                 {"global float32"});
+                 {"parameter s", "must be a global buffer"});
   Stmt rebind = For::Make(i, 0, 2, LoopKind::kSerial,
                           For::Make(i, 0, 2, LoopKind::kSerial, Store::Make(y, i, 0.0f)));
   ExpectRejected(LoweredFunc{"f", {y}, rebind}, {"binds variable i again"});

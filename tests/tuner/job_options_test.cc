@@ -111,6 +111,25 @@ TEST(ValidateJobSpecTest, PreparedWeightsAreTunedOnCpuTargetsAndRefusedOnGpuOnes
   EXPECT_THAT(error, HasSubstr("weights=canonical"));
 }
 
+TEST(ValidateJobSpecTest, Fp8OnSm80IsRefusedAtSubmitNamingTheFieldTheTargetAndTheAccepted) {
+  v1::JobSpec spec = Valid();
+  spec.set_workload("gemm:M=64,N=64,K=64,layout=NT,dtype=fp8e4m3");
+  spec.set_target("cuda -arch=sm_80");
+  std::string error = ErrorOf(spec);
+  EXPECT_THAT(error, HasSubstr("spec.workload: dtype=fp8e4m3 is not run on 'cuda -arch=sm_80'"));
+  EXPECT_THAT(error, HasSubstr("accepted there: f32|tf32|f16|bf16|i8|u8i8"));
+}
+
+TEST(ValidateJobSpecTest, ADtypeWithNoTemplateYetSaysWhichFormsTheTemplatesThereBuild) {
+  v1::JobSpec spec = Valid();
+  spec.set_workload("gemm:M=64,N=64,K=64,layout=NT,dtype=i8");
+  spec.set_target("cuda -arch=sm_90");
+  std::string error = ErrorOf(spec);
+  EXPECT_THAT(error, HasSubstr("spec.workload: no template builds dtype=i8, layout=NT for gemm on "
+                               "'cuda -arch=sm_90' yet; templates there build dtype="));
+  EXPECT_THAT(error, HasSubstr("layout=NN"));
+}
+
 TEST(ValidateJobSpecTest, AWinogradTemplateOnALayerItDoesNotFitIsRefusedSayingWhy) {
   v1::JobSpec spec = Valid();
   spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NCHW16c");

@@ -1,7 +1,9 @@
 #include "tuner/scheduler/job_options.h"
 
 #include <algorithm>
+#include <set>
 
+#include "codegen/dtype_support.h"
 #include "codegen/llvm/cpu_names.h"
 #include "common/gpu_arch.h"
 #include "common/status.h"
@@ -24,6 +26,41 @@ std::string TemplateNames(const std::vector<const KernelTemplate*>& templates) {
   return names.empty() ? "none" : Join(names, ", ");
 }
 
+// Why no template applies to a workload whose dtype or layout templates of its op and target
+// exist for, but not that one: "no template builds dtype=bf16, layout=NT for gemm on 'cuda
+// -arch=sm_90' yet; templates there build dtype=f32 in layout=NN". Empty when the op itself has
+// no template there.
+std::string FormRefusal(const Catalog& catalog, const Workload& workload, const Target& target) {
+  std::vector<std::string> form;
+  if (workload.dtype() != Dtype::kF32) {
+    form.push_back(StrCat("dtype=", DtypeName(workload.dtype())));
+  }
+  if (workload.op() == OpKind::kGemm && workload.gemm().layout == GemmLayout::kNT) {
+    form.push_back("layout=NT");
+  }
+  if (workload.op() == OpKind::kConv2d && workload.conv2d().nhwc) {
+    form.push_back("layout=NHWC");
+  }
+  if (form.empty()) {
+    return "";
+  }
+  DtypeSet dtypes;
+  std::set<std::string> layouts;
+  for (const KernelTemplate* t : catalog.templates()) {
+    if (t->op == workload.op() && t->offered && TemplateBuildsFor(*t, target.kind) &&
+        (t->library.empty() || target.HasLib(t->library))) {
+      dtypes = dtypes | t->dtypes;
+      layouts.insert(TemplateLayoutsText(*t));
+    }
+  }
+  if (dtypes.empty()) {
+    return "";
+  }
+  return StrCat("no template builds ", Join(form, ", "), " for ", OpKindName(workload.op()),
+                " on '", target.ToString(), "' yet; templates there build dtype=", dtypes.Names(),
+                " in ", Join(std::vector<std::string>(layouts.begin(), layouts.end()), " or "));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
@@ -34,6 +71,9 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
       return Invalid("target", std::string(arch.status().message()));
     }
   }
+  if (absl::Status runs = CheckDtypeOnTarget(workload, target); !runs.ok()) {
+    return Invalid("workload", std::string(runs.message()));
+  }
   std::vector<const KernelTemplate*> applicable = catalog.TemplatesFor(workload, target);
   if (applicable.empty() && workload.prepared_weights() && target.kind != TargetKind::kLlvm) {
     return Invalid("workload",
@@ -41,6 +81,9 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
                           target.ToString(), "'; accepted: weights=canonical (the default)"));
   }
   if (applicable.empty()) {
+    if (std::string refusal = FormRefusal(catalog, workload, target); !refusal.empty()) {
+      return Invalid("workload", refusal);
+    }
     return Invalid("target", StrCat("no template for ", OpKindName(workload.op()), " on '",
                                     target.ToString(), "'"));
   }
@@ -64,7 +107,7 @@ absl::StatusOr<std::vector<const KernelTemplate*>> ResolveTemplates(
       if (const KernelTemplate* known = catalog.FindTemplate(name, target.kind);
           known != nullptr && known->op == workload.op() &&
           TemplateBuildsFor(*known, target.kind)) {
-        absl::Status fits = CheckTemplateLayout(*known, workload);
+        absl::Status fits = CheckTemplateForm(*known, workload);
         if (fits.ok()) {
           fits = CheckTemplateShape(*known, workload);
         }

@@ -162,6 +162,41 @@ TEST(GpuLibraryTemplates, BuildHostSharedObjectsWithTheStreamEntryForCudaAndRocm
                      "tune_miopen_conv2d");
 }
 
+TEST(GpuLibraryTemplates, CublasLtTakesTheTypedGemmsWithTheHeuristicsAlgorithmAsItsKnob) {
+  EXPECT_THAT(
+      NamesFor("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16", "cuda -arch=sm_90 -libs=cublas"),
+      ElementsAre("gemm.cuda.cublaslt"));
+  EXPECT_THAT(
+      NamesFor("gemm:M=64,N=48,K=32,dtype=tf32,epilogue=bias", "cuda -arch=sm_90 -libs=cublas"),
+      ElementsAre("gemm.cuda.cublaslt"));
+  // fp8 in the TN order with 16-aligned K and N only; f32 stays cuBLAS's sgemm.
+  EXPECT_THAT(
+      NamesFor("gemm:M=333,N=4096,K=777,layout=NT,dtype=fp8e4m3", "cuda -arch=sm_90 -libs=cublas"),
+      IsEmpty());
+  EXPECT_THAT(NamesFor("gemm:M=64,N=64,K=64,dtype=fp8e4m3", "cuda -arch=sm_90 -libs=cublas"),
+              IsEmpty());
+  EXPECT_THAT(
+      NamesFor("gemm:M=64,N=64,K=64,layout=NT,dtype=fp8e5m2", "cuda -arch=sm_90 -libs=cublas"),
+      ElementsAre("gemm.cuda.cublaslt"));
+  const Workload fp8 = ParseWorkload("gemm:M=16,N=32,K=64,layout=NT,dtype=fp8e4m3,epilogue=bias");
+  const Target cuda = ParseTarget("cuda -arch=sm_90 -libs=cublas");
+  EXPECT_EQ(kGemmCudaCublasLt.space(fp8, cuda).FindKnob("algo")->values.size(), 8u);
+  absl::StatusOr<ir::LoweredFunc> func = kGemmCudaCublasLt.build(fp8, cuda, {{"algo", 3}}, "q");
+  ASSERT_TRUE(func.ok()) << func.status();
+  const std::string text = ir::ToText(*func);
+  EXPECT_THAT(text,
+              HasSubstr("func q(A: float8_e4m3fn*, B: float8_e4m3fn*, bias: bfloat16*, "
+                        "C: bfloat16*, scale_A: float32*, scale_B: float32*, stream: stream)"));
+  EXPECT_THAT(text, HasSubstr("tune_cublaslt_gemm("));
+  absl::Status nn =
+      kGemmCudaCublasLt.check_shape(ParseWorkload("gemm:M=16,N=32,K=64,dtype=fp8e4m3"));
+  EXPECT_THAT(nn.message(),
+              HasSubstr("builds fp8 GEMMs in layout=NT with K and N multiples of 16"));
+  ExpectHostArtifact(kGemmCudaCublasLt, "cuda -arch=sm_90 -libs=cublas",
+                     "gemm:M=64,N=48,K=32,layout=NT,dtype=bf16,epilogue=bias_relu",
+                     "tune_cublaslt_gemm");
+}
+
 TEST(GpuLibraryTemplates, ATargetWithoutTheLibraryIsRefusedNamingTheOption) {
   Target cuda = ParseTarget("cuda -arch=sm_90");
   Workload w = ParseWorkload(kConv);

@@ -103,6 +103,48 @@ TEST(DefaultFunctionName, NamesEveryShapeFieldTheLayoutAndTheEpilogue) {
             "tune_conv2d_N1_C32_H8_W8_K32_R1_S1_s1_p0_nchw16c");
 }
 
+TEST(DefaultFunctionName, TypesAndLayoutsAreOtherFunctionsAndF32NamesAreUnchanged) {
+  EXPECT_EQ(DefaultFunctionName(ParseWorkload("gemm:M=2,N=3,K=4,layout=NT,dtype=bf16")),
+            "tune_gemm_M2_N3_K4_nt_bf16");
+  EXPECT_EQ(
+      DefaultFunctionName(ParseWorkload("gemm:M=2,N=3,K=4,dtype=fp8e4m3,out=f32,epilogue=bias")),
+      "tune_gemm_M2_N3_K4_fp8e4m3_outf32_bias");
+  EXPECT_EQ(DefaultFunctionName(ParseWorkload(
+                "conv2d:N=1,C=8,H=8,W=8,K=8,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=i8")),
+            "tune_conv2d_N1_C8_H8_W8_K8_R1_S1_s1_p0_nhwc_i8");
+  EXPECT_EQ(DefaultFunctionName(ParseWorkload("gemm:M=2,N=3,K=4,dtype=f32,out=f32,layout=NN")),
+            "tune_gemm_M2_N3_K4");
+}
+
+TEST(TemplateForm, EveryF32OnlyTemplateRefusesATypedWorkloadNamingTheDtypeItBuilds) {
+  for (const KernelTemplate* t : Catalog::BuiltIn().templates()) {
+    EXPECT_FALSE(t->dtypes.Has(Dtype::kI8)) << t->name;
+    if (!(t->dtypes == DtypeSet{Dtype::kF32})) {
+      continue;  // gemm.gpu.tiled and gemm.cuda.cublaslt (gpu_templates_typed_test.cc)
+    }
+    const Workload typed =
+        ParseWorkload(t->op == OpKind::kGemm ? "gemm:M=64,N=64,K=64,dtype=bf16"
+                                             : "conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,"
+                                               "pad=1,dtype=bf16");
+    absl::Status s = CheckTemplateForm(*t, typed);
+    EXPECT_FALSE(s.ok()) << t->name;
+    EXPECT_NE(s.message().find("builds dtype=f32, not"), std::string_view::npos) << s.message();
+  }
+  const KernelTemplate* blocked = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
+  ASSERT_NE(blocked, nullptr);
+  absl::Status nt = CheckTemplateForm(*blocked, ParseWorkload("gemm:M=64,N=64,K=64,layout=NT"));
+  EXPECT_EQ(nt.message(),
+            "template gemm.cpu.blocked builds gemm kernels in layout=NN, not "
+            "'gemm:M=64,N=64,K=64,layout=NT'");
+  const KernelTemplate* direct = Catalog::BuiltIn().FindTemplate("conv2d.cpu.direct");
+  ASSERT_NE(direct, nullptr);
+  absl::Status nhwc = CheckTemplateForm(
+      *direct, ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC"));
+  EXPECT_NE(nhwc.message().find("builds conv2d kernels in layout=NCHW, not"),
+            std::string_view::npos)
+      << nhwc.message();
+}
+
 TEST(CpuVectorInfo, KnownCpuNamesGiveTheirVectorUnit) {
   EXPECT_EQ(CpuVectorInfoForName("znver4").lanes, 16);
   EXPECT_EQ(CpuVectorInfoForName("znver4").registers, 32);
