@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
+#include "common/element_type.h"
 #include "common/gpu_arch.h"
 #include "common/host.h"
 #include "common/strings.h"
 #include "common/target.h"
 #include "common/version.h"
+#include "rpc_server/gpu/reference_ptx.h"
 
 namespace tune::rpc {
 namespace {
@@ -123,6 +126,27 @@ v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capa
                                  const std::vector<PreloadedLibrary>& preloaded) {
   v1::Capabilities caps = HostCpuCapabilities(threads, capacity, preloaded);
   *caps.mutable_gpu() = gpu;
+  // What the measurement child references there: on CUDA the device kernels' dtypes
+  // (gpu/reference_ptx.h; fp8 from sm_89 on, the first with fp8 conversions), on ROCm the
+  // host's (every dtype). Which ones the GPU runs at all is checked at submit time.
+  if (gpu.runtime() == "cuda") {
+    DtypeSet dtypes = gpu::CudaReferenceDtypes();
+    int sm = 0;
+    if (gpu.arch().starts_with("sm_")) {
+      sm = std::atoi(gpu.arch().c_str() + 3);
+    }
+    std::vector<std::string> names;
+    for (Dtype d : dtypes.ToVector()) {
+      if (!IsFp8Dtype(d) || sm >= 89) {
+        names.emplace_back(DtypeName(d));
+      }
+    }
+    std::sort(names.begin(), names.end());
+    caps.clear_dtypes();
+    for (std::string& n : names) {
+      caps.add_dtypes(std::move(n));
+    }
+  }
   caps.set_device_fingerprint(GpuDeviceFingerprint(gpu, preloaded));
   return caps;
 }
@@ -179,6 +203,15 @@ v1::Capabilities HostCpuCapabilities(int threads, int capacity,
   caps.set_pid(getpid());
   caps.set_cpu_name(cpu.name);
   caps.set_device_fingerprint(DeviceFingerprint(cpu, threads, preloaded));
+  // The measurement child generates, references and checks every element type on the host.
+  std::vector<std::string> dtypes;
+  for (Dtype d : AllDtypes()) {
+    dtypes.emplace_back(DtypeName(d));
+  }
+  std::sort(dtypes.begin(), dtypes.end());
+  for (std::string& d : dtypes) {
+    caps.add_dtypes(std::move(d));
+  }
   return caps;
 }
 

@@ -25,8 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Reference outputs kept at most (in floats, ~1 GiB); the cache is emptied beyond it.
-constexpr size_t kMaxReferenceFloats = size_t{256} << 20;
+// Reference outputs kept at most (in elements of 4 bytes, f32 or i32: ~1 GiB); the cache is
+// emptied beyond it.
+constexpr size_t kMaxReferenceElements = size_t{256} << 20;
 
 Measurement Failure(ErrorKind kind, std::string message) {
   Measurement m;
@@ -86,20 +87,21 @@ absl::StatusOr<std::vector<float>> PrepareWeights(void* library, const std::stri
 
 }  // namespace
 
-const std::vector<float>& ChildMeasurer::Reference(const Workload& workload, uint64_t seed) {
+const std::vector<uint32_t>& ChildMeasurer::Reference(const Workload& workload, uint64_t seed) {
   std::string key = StrCat(workload.ToString(), "#", seed);
   auto it = references_.find(key);
   if (it != references_.end()) {
     return it->second;
   }
   TensorSet inputs(workload, seed);
-  std::vector<float> output(inputs.output_size());
-  RunReference(workload, inputs.InputPointers(), output.data());
-  if (reference_floats_ + output.size() > kMaxReferenceFloats) {
+  // ReferenceType (f32 or i32) has 4-byte elements.
+  std::vector<uint32_t> output(inputs.output_size());
+  RunReference(workload, inputs.Inputs(), output.data());
+  if (reference_elements_ + output.size() > kMaxReferenceElements) {
     references_.clear();
-    reference_floats_ = 0;
+    reference_elements_ = 0;
   }
-  reference_floats_ += output.size();
+  reference_elements_ += output.size();
   return references_.emplace(std::move(key), std::move(output)).first->second;
 }
 
@@ -136,12 +138,12 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
                    StrCat("entry symbol '", trial.entry_symbol(), "' not found: ", DlError()));
   }
 
-  const std::vector<float>& want = Reference(*workload, timing->seed);
+  const std::vector<uint32_t>& want = Reference(*workload, timing->seed);
   TensorSet tensors(*workload, timing->seed);
   std::vector<void*> pointers = tensors.AbiPointers();
   std::vector<size_t> bytes;
   for (const TensorArg& arg : workload->Arguments()) {
-    bytes.push_back(static_cast<size_t>(arg.NumElements()) * sizeof(float));
+    bytes.push_back(static_cast<size_t>(arg.NumBytes()));
   }
   // Prepared weights: the artifact's own preparation, once and untimed; the kernel then takes
   // them in place of the canonical weights (argument 1).
@@ -172,8 +174,9 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
   if (int32_t rc = call(); rc != 0) {
     return Failure(ErrorKind::kRuntimeCrash, StrCat("kernel returned ", rc));
   }
-  CompareResult compared = CompareOutputs(*workload, tensors.output(), want.data(),
-                                          tensors.output_size(), trial.tolerance_scale());
+  CompareResult compared =
+      CompareOutputs(*workload, tensors.output_data(), want.data(), tensors.output_size(),
+                     trial.tolerance_scale(), tensors.scale_product());
   if (!compared.ok) {
     return Failure(ErrorKind::kWrongAnswer, compared.message);
   }

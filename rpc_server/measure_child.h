@@ -39,10 +39,10 @@ class ChildMeasurer {
   Measurement Measure(const v1::MeasureChildTrial& trial, const std::function<void()>& on_started);
 
  private:
-  const std::vector<float>& Reference(const Workload& workload, uint64_t seed);
+  const std::vector<uint32_t>& Reference(const Workload& workload, uint64_t seed);
 
-  std::map<std::string, std::vector<float>> references_;
-  size_t reference_floats_ = 0;
+  std::map<std::string, std::vector<uint32_t>> references_;
+  size_t reference_elements_ = 0;
 };
 
 /// The child's main loop on (in_fd, out_fd): answers the setup message, then measures each

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+#include <utility>
 
 #include "common/status.h"
 #include "common/strings.h"
@@ -27,16 +29,34 @@ KernelCall::KernelCall(void* fn, std::vector<void*> args) : fn_(fn), args_(std::
       << "kernel with " << args_.size() << " arguments";
 }
 
+namespace {
+
+// Calls `fn` as int32_t fn(void*, ..., void*) with the N pointers of `args`: every kernel
+// argument is a pointer, whatever its element type, so one signature per arity fits them all.
+template <size_t... I>
+int32_t CallWithPointers(void* fn, const std::vector<void*>& args, std::index_sequence<I...>) {
+  using Fn = int32_t (*)(std::conditional_t<true, void*, decltype(I)>...);
+  return reinterpret_cast<Fn>(fn)(args[I]...);
+}
+
+}  // namespace
+
 int32_t KernelCall::operator()() const {
-  auto p = [this](size_t i) { return static_cast<float*>(args_[i]); };
   switch (args_.size()) {
     case 2:
-      return reinterpret_cast<int32_t (*)(float*, float*)>(fn_)(p(0), p(1));
+      return CallWithPointers(fn_, args_, std::make_index_sequence<2>());
     case 3:
-      return reinterpret_cast<int32_t (*)(float*, float*, float*)>(fn_)(p(0), p(1), p(2));
+      return CallWithPointers(fn_, args_, std::make_index_sequence<3>());
     case 4:
-      return reinterpret_cast<int32_t (*)(float*, float*, float*, float*)>(fn_)(p(0), p(1), p(2),
-                                                                                p(3));
+      return CallWithPointers(fn_, args_, std::make_index_sequence<4>());
+    case 5:
+      return CallWithPointers(fn_, args_, std::make_index_sequence<5>());
+    case 6:
+      return CallWithPointers(fn_, args_, std::make_index_sequence<6>());
+    case 7:
+      return CallWithPointers(fn_, args_, std::make_index_sequence<7>());
+    case 8:
+      return CallWithPointers(fn_, args_, std::make_index_sequence<8>());
     default:
       TUNE_CHECK(false) << "kernel with " << args_.size() << " arguments";
   }

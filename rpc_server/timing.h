@@ -12,8 +12,9 @@
 
 namespace tune::rpc {
 
-/// The most pointer arguments a kernel may take (C ABI `int32_t fn(float*, ...)`).
-inline constexpr int kMaxKernelArgs = 4;
+/// The most pointer arguments a kernel may take (C ABI `int32_t fn(T*, ...)`, each T an element
+/// type of its argument): A, B, bias, C and two scales, with room for a quantised output's.
+inline constexpr int kMaxKernelArgs = 8;
 /// The fewest.
 inline constexpr int kMinKernelArgs = 2;
 

@@ -6,8 +6,9 @@ import tempfile
 import unittest
 from unittest import mock
 
-from tune_client import (Client, Timing, common_pb2, parse_workloads, read_workloads_file,
-                         record_to_json_line, tuner_pb2)
+from tune_client import (Client, Timing, common_pb2, parse_workloads, rate_unit,
+                         read_workloads_file, record_to_json_line, tuner_pb2, workload_dtype,
+                         workload_out_type)
 from tune_client.workloads import normalize_workloads
 
 
@@ -50,6 +51,23 @@ class WorkloadsTest(unittest.TestCase):
             normalize_workloads([])
         with self.assertRaisesRegex(ValueError, 'b: weight "-1"'):
             normalize_workloads({"b": -1})
+
+
+class DtypeTest(unittest.TestCase):
+    def test_dtype_defaults_to_f32_and_reads_fnuz_whole(self):
+        self.assertEqual(workload_dtype("gemm:M=1,N=2,K=3"), "f32")
+        self.assertEqual(workload_dtype("gemm:M=1,N=2,K=3,dtype=fp8e4m3fnuz"), "fp8e4m3fnuz")
+        self.assertEqual(workload_dtype("gemm:M=1,N=2,K=3,layout=NT,dtype=bf16,epilogue=bias"),
+                         "bf16")
+
+    def test_output_types_and_rate_units_follow_the_dtype(self):
+        self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=bf16"), "bf16")
+        self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=bf16,out=f32"), "f32")
+        self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=u8i8"), "i32")
+        self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=fp8e5m2"), "bf16")
+        self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=tf32"), "f32")
+        self.assertEqual(rate_unit("gemm:M=1,N=2,K=3,dtype=i8"), "GOPS")
+        self.assertEqual(rate_unit("gemm:M=1,N=2,K=3,dtype=f16"), "GFLOPS")
 
 
 class JsonLineTest(unittest.TestCase):

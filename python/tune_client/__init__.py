@@ -18,10 +18,11 @@ from .client import FINAL_STATES, Client, Timing, state_name
 from .errors import TuneError
 from .records import record_to_dict, record_to_json_line
 from .workloads import (builtin_model, builtin_model_names, builtin_model_text, parse_workloads,
-                        read_workloads_file)
+                        rate_unit, read_workloads_file, workload_dtype, workload_out_type)
 
 __all__ = [
     "Client", "FINAL_STATES", "Timing", "TuneError", "builtin_model", "builtin_model_names",
     "builtin_model_text", "common_pb2", "parse_workloads", "read_workloads_file",
-    "record_to_dict", "record_to_json_line", "state_name", "tuner_pb2",
+    "rate_unit", "record_to_dict", "record_to_json_line", "state_name", "tuner_pb2",
+    "workload_dtype", "workload_out_type",
 ]

@@ -35,6 +35,38 @@ _MODELS_PACKAGE = "tune.models"
 _MODEL_SUFFIX = ".txt"
 
 
+# Workload fields of element types (common/element_type.h): dtype= names the inputs, out= the
+# output; each is absent from the canonical text when it is the default.
+_DEFAULT_OUT = {"f16": "f16", "bf16": "bf16", "i8": "i32", "u8i8": "i32", "fp8e4m3": "bf16",
+                "fp8e5m2": "bf16", "fp8e4m3fnuz": "bf16", "fp8e5m2fnuz": "bf16"}
+_INTEGER_DTYPES = ("i8", "u8i8")
+
+
+def _field(workload: str, key: str) -> Union[str, None]:
+    _, _, body = workload.partition(":")
+    for field in body.split(","):
+        name, _, value = field.partition("=")
+        if name == key:
+            return value
+    return None
+
+
+def workload_dtype(workload: str) -> str:
+    """The element type a workload text names for its inputs (dtype=), "f32" when absent."""
+    return _field(workload, "dtype") or "f32"
+
+
+def workload_out_type(workload: str) -> str:
+    """The element type of a workload's output (out=, else its dtype's default)."""
+    return _field(workload, "out") or _DEFAULT_OUT.get(workload_dtype(workload), "f32")
+
+
+def rate_unit(workload: str) -> str:
+    """The unit of a workload's rates as tune reports them: "GOPS" (integer operations) for the
+    integer dtypes, "GFLOPS" otherwise; 2 per multiply-add either way."""
+    return "GOPS" if workload_dtype(workload) in _INTEGER_DTYPES else "GFLOPS"
+
+
 def _weight_error(weight: object, where: str) -> ValueError:
     return ValueError(f'{where}weight "{weight}" is not a positive number (how many times the '
                       f'layer runs per inference, e.g. 3 or 0.5, at most 1e9)')

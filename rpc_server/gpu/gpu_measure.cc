@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <type_traits>
+#include <utility>
 
 #include "common/files.h"
 #include "common/reference.h"
@@ -126,18 +129,31 @@ class LibraryHandle {
   void* handle_;
 };
 
+// Calls `fn` as int32_t fn(void*, ..., void*, void* stream) with the N device pointers.
+template <size_t... I>
+int32_t CallWithStream(void* fn, const std::vector<DevicePtr>& args, void* stream,
+                       std::index_sequence<I...>) {
+  using Fn = int32_t (*)(std::conditional_t<true, void*, decltype(I)>..., void*);
+  return reinterpret_cast<Fn>(fn)(reinterpret_cast<void*>(args[I])..., stream);
+}
+
 // Calls a host entry with the GPU host ABI: the device pointers, then the stream.
 int32_t CallHostEntry(void* fn, const std::vector<DevicePtr>& args, void* stream) {
-  auto p = [&](size_t i) { return reinterpret_cast<float*>(args[i]); };
   switch (args.size()) {
     case 2:
-      return reinterpret_cast<int32_t (*)(float*, float*, void*)>(fn)(p(0), p(1), stream);
+      return CallWithStream(fn, args, stream, std::make_index_sequence<2>());
     case 3:
-      return reinterpret_cast<int32_t (*)(float*, float*, float*, void*)>(fn)(p(0), p(1), p(2),
-                                                                              stream);
+      return CallWithStream(fn, args, stream, std::make_index_sequence<3>());
     case 4:
-      return reinterpret_cast<int32_t (*)(float*, float*, float*, float*, void*)>(fn)(
-          p(0), p(1), p(2), p(3), stream);
+      return CallWithStream(fn, args, stream, std::make_index_sequence<4>());
+    case 5:
+      return CallWithStream(fn, args, stream, std::make_index_sequence<5>());
+    case 6:
+      return CallWithStream(fn, args, stream, std::make_index_sequence<6>());
+    case 7:
+      return CallWithStream(fn, args, stream, std::make_index_sequence<7>());
+    case 8:
+      return CallWithStream(fn, args, stream, std::make_index_sequence<8>());
     default:
       return -1;
   }
@@ -147,12 +163,46 @@ int32_t CallHostEntry(void* fn, const std::vector<DevicePtr>& args, void* stream
 
 uint64_t ArgumentSeed(uint64_t seed, size_t i) { return seed * 1000003u + i; }
 
+namespace {
+
+// The device kernels' kind of an element type (reference_ptx.h); nullopt for one they lack.
+std::optional<TypedKind> KindOf(ElementType type) {
+  switch (type) {
+    case ElementType::kF32:
+      return TypedKind::kF32;
+    case ElementType::kF16:
+      return TypedKind::kF16;
+    case ElementType::kBf16:
+      return TypedKind::kBf16;
+    case ElementType::kFp8E4m3:
+      return TypedKind::kFp8E4m3;
+    case ElementType::kFp8E5m2:
+      return TypedKind::kFp8E5m2;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether the CUDA reference kernels check `workload`: f32 ones, and typed GEMMs of
+// CudaReferenceDtypes().
+bool CudaReferenceChecks(const Workload& workload) {
+  if (workload.dtype() == Dtype::kF32) {
+    return true;
+  }
+  return workload.op() == OpKind::kGemm && CudaReferenceDtypes().Has(workload.dtype()) &&
+         KindOf(workload.out_type()).has_value();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ReferenceKernels>> ReferenceKernels::Load(GpuDevice* device) {
   auto refs = std::unique_ptr<ReferenceKernels>(new ReferenceKernels(device));
   ASSIGN_OR_RETURN(refs->module_, device->LoadModule(ReferencePtx()));
   ASSIGN_OR_RETURN(refs->fill_, device->GetFunction(refs->module_, kFillKernel));
   ASSIGN_OR_RETURN(refs->gemm_, device->GetFunction(refs->module_, kGemmKernel));
   ASSIGN_OR_RETURN(refs->conv2d_, device->GetFunction(refs->module_, kConv2dKernel));
+  ASSIGN_OR_RETURN(refs->fill_typed_, device->GetFunction(refs->module_, kFillTypedKernel));
+  ASSIGN_OR_RETURN(refs->gemm_typed_, device->GetFunction(refs->module_, kGemmTypedKernel));
   return refs;
 }
 
@@ -164,8 +214,58 @@ absl::Status ReferenceKernels::Fill(DevicePtr data, int64_t n, uint64_t seed) {
   return device_->Launch(fill_, OneDimensional(n), params);
 }
 
+absl::Status ReferenceKernels::FillTyped(const Workload& workload, const TensorArg& arg,
+                                         DevicePtr data, uint64_t seed) {
+  std::optional<TypedKind> kind = KindOf(arg.type);
+  if (arg.role == ArgRole::kScale) {
+    kind = TypedKind::kScale;
+  } else if (kind == TypedKind::kF32 && workload.dtype() == Dtype::kTf32 &&
+             arg.role != ArgRole::kBias) {
+    kind = TypedKind::kTf32;
+  }
+  if (!kind) {
+    return absl::InvalidArgumentError(StrCat("no device inputs of ", ElementTypeName(arg.type)));
+  }
+  uint64_t count = static_cast<uint64_t>(arg.NumElements());
+  uint32_t code = static_cast<uint32_t>(*kind);
+  void* params[] = {&data, &count, &seed, &code};
+  return device_->Launch(fill_typed_, OneDimensional(arg.NumElements()), params);
+}
+
 absl::Status ReferenceKernels::Run(const Workload& workload, const std::vector<DevicePtr>& inputs,
                                    DevicePtr output) {
+  if (workload.dtype() != Dtype::kF32 || workload.out_type() != ElementType::kF32) {
+    if (workload.op() != OpKind::kGemm) {
+      return absl::InvalidArgumentError(
+          StrCat("no device reference of typed conv2d: ", workload.ToString()));
+    }
+    const std::vector<TensorArg> args = workload.Arguments();
+    const bool has_bias = EpilogueHasBias(workload.epilogue());
+    // Inputs: A, B, [bias], [scale_A, scale_B] (the output is not among them).
+    DevicePtr a = inputs.at(0), b = inputs.at(1);
+    DevicePtr bias = has_bias ? inputs.at(2) : 0;
+    DevicePtr scale_a = 0, scale_b = 0;
+    if (workload.has_scales()) {
+      scale_a = inputs.at(has_bias ? 3 : 2);
+      scale_b = inputs.at(has_bias ? 4 : 3);
+    }
+    std::optional<TypedKind> ka = KindOf(args[0].type), kb = KindOf(args[1].type),
+                             kbias = KindOf(workload.out_type());
+    if (!ka || !kb || !kbias) {
+      return absl::InvalidArgumentError(StrCat("no device reference of ", workload.ToString()));
+    }
+    const GemmShape& g = workload.gemm();
+    uint32_t flags = (has_bias ? kRefFlagBias : 0) |
+                     (EpilogueHasRelu(workload.epilogue()) ? kRefFlagRelu : 0) |
+                     (g.layout == GemmLayout::kNT ? kRefFlagNt : 0) |
+                     (workload.has_scales() ? kRefFlagScales : 0);
+    uint32_t kinds = static_cast<uint32_t>(*ka) | (static_cast<uint32_t>(*kb) << 4) |
+                     (static_cast<uint32_t>(*kbias) << 8);
+    uint32_t m = static_cast<uint32_t>(g.m), n = static_cast<uint32_t>(g.n),
+             k = static_cast<uint32_t>(g.k);
+    void* params[] = {&a, &b, &bias, &output, &scale_a, &scale_b, &m, &n, &k, &flags, &kinds};
+    return device_->Launch(gemm_typed_, OneDimensional(g.m * g.n), params);
+  }
   const bool has_bias = EpilogueHasBias(workload.epilogue());
   uint32_t flags =
       (has_bias ? kRefFlagBias : 0) | (EpilogueHasRelu(workload.epilogue()) ? kRefFlagRelu : 0);
@@ -202,6 +302,13 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
                    StrCat("workload ", trial.workload(),
                           ": weights=prepared is measured on CPU workers only"));
   }
+  if (info.kind == TargetKind::kCuda && !CudaReferenceChecks(*workload)) {
+    // A worker that cannot check an answer does not time the kernel.
+    return Failure(
+        ErrorKind::kUnsupported,
+        StrCat("workload ", trial.workload(), ": this worker's device references ",
+               "check dtype=", CudaReferenceDtypes().Names(), " GEMMs (conv2d in f32 only)"));
+  }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
   if (!timing.ok()) {
     return Failure(ErrorKind::kWorkerError, std::string(timing.status().message()));
@@ -228,27 +335,30 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   // Buffers, inputs and the reference output.
   Buffers buffers(&dev);
   std::vector<DevicePtr> ptrs;
-  int64_t needed_bytes = 0;  // the arguments and the reference output
+  const size_t out_index = static_cast<size_t>(workload->OutputIndex());
+  int64_t needed_bytes = 0;  // the arguments and the reference output (f32)
   for (const TensorArg& a : args) {
-    needed_bytes += a.NumElements() * 4;
+    needed_bytes += a.NumBytes();
   }
-  needed_bytes += args.back().NumElements() * 4;
+  needed_bytes += args[out_index].NumElements() * 4;
   for (const TensorArg& a : args) {
-    absl::StatusOr<DevicePtr> p = buffers.Add(static_cast<size_t>(a.NumElements()) * sizeof(float));
+    absl::StatusOr<DevicePtr> p = buffers.Add(static_cast<size_t>(a.NumBytes()));
     if (!p.ok()) {
       // More than the device has is the workload's verdict; less, a device busy with others.
       const ErrorKind kind = dev.broken()                             ? ErrorKind::kRuntimeCrash
                              : needed_bytes > info.total_memory_bytes ? ErrorKind::kUnsupported
                                                                       : ErrorKind::kWorkerError;
-      return Failure(kind, StrCat("cannot allocate ", a.name, " (", a.NumElements() * 4, " bytes; ",
+      return Failure(kind, StrCat("cannot allocate ", a.name, " (", a.NumBytes(), " bytes; ",
                                   needed_bytes, " in all, the device has ", info.total_memory_bytes,
                                   ") on the device: ", p.status().message()));
     }
     ptrs.push_back(*p);
   }
-  const DevicePtr output = ptrs.back();
-  const int64_t out_elems = args.back().NumElements();
-  const size_t out_bytes = static_cast<size_t>(out_elems) * sizeof(float);
+  const DevicePtr output = ptrs[out_index];
+  const int64_t out_elems = args[out_index].NumElements();
+  const size_t out_bytes = static_cast<size_t>(args[out_index].NumBytes());
+  const bool typed = workload->dtype() != Dtype::kF32 || workload->out_type() != ElementType::kF32;
+  double scale_product = 1;
   const std::string reference_key = StrCat(workload->ToString(), "#", timing->seed);
   const bool have_reference = reference_key == reference_key_;
   // The worker's own kernels and copies: no verdict on the candidate.
@@ -264,24 +374,34 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
       }
       references_ = *std::move(refs);
     }
-    std::vector<DevicePtr> inputs(ptrs.begin(), ptrs.end() - 1);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (absl::Status s =
-              references_->Fill(inputs[i], args[i].NumElements(), ArgumentSeed(timing->seed, i));
-          !s.ok()) {
+    std::vector<DevicePtr> inputs;
+    for (size_t i = 0; i < ptrs.size(); ++i) {
+      if (i == out_index) {
+        continue;
+      }
+      inputs.push_back(ptrs[i]);
+      const uint64_t seed = ArgumentSeed(timing->seed, i);
+      absl::Status s = typed ? references_->FillTyped(*workload, args[i], ptrs[i], seed)
+                             : references_->Fill(ptrs[i], args[i].NumElements(), seed);
+      if (s.ok() && args[i].role == ArgRole::kScale) {
+        float scale = 0;
+        s = dev.CopyToHost(&scale, ptrs[i], sizeof(float));
+        scale_product *= scale;
+      }
+      if (!s.ok()) {
         return setup_failure(s);
       }
     }
     if (!have_reference) {
       reference_key_.clear();
       reference_.assign(out_elems, 0.0f);
-      absl::StatusOr<DevicePtr> ref_out = buffers.Add(out_bytes);
+      absl::StatusOr<DevicePtr> ref_out = buffers.Add(static_cast<size_t>(out_elems) * 4);
       absl::Status s = ref_out.status();
       if (s.ok()) {
         s = references_->Run(*workload, inputs, *ref_out);
       }
       if (s.ok()) {
-        s = dev.CopyToHost(reference_.data(), *ref_out, out_bytes);
+        s = dev.CopyToHost(reference_.data(), *ref_out, static_cast<size_t>(out_elems) * 4);
       }
       if (!s.ok()) {
         return setup_failure(s);
@@ -289,17 +409,21 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     }
   } else {
     TensorSet host(*workload, timing->seed);
-    for (size_t i = 0; i + 1 < args.size(); ++i) {
+    scale_product = host.scale_product();
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (i == out_index) {
+        continue;
+      }
       if (absl::Status s = dev.CopyToDevice(ptrs[i], host.AbiPointers()[i],
-                                            static_cast<size_t>(args[i].NumElements()) * 4);
+                                            static_cast<size_t>(args[i].NumBytes()));
           !s.ok()) {
         return setup_failure(s);
       }
     }
     if (!have_reference) {
       reference_key_.clear();
-      reference_.assign(out_elems, 0.0f);
-      RunReference(*workload, host.InputPointers(), reference_.data());
+      reference_.assign(out_elems, 0.0f);  // ReferenceType: f32 (no GPU dtype outputs i32)
+      RunReference(*workload, host.Inputs(), reference_.data());
     }
   }
   reference_key_ = reference_key;
@@ -391,8 +515,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     // is part of the measured time, as it is part of every call of the kernel.
     call = [function, &launch, &params, &ptrs, &args, &dev]() {
       for (uint32_t arg : launch.zeroed_args) {
-        if (absl::Status s =
-                dev.Memset32(ptrs[arg], 0, static_cast<size_t>(args[arg].NumElements()));
+        if (absl::Status s = dev.Memset8(ptrs[arg], 0, static_cast<size_t>(args[arg].NumBytes()));
             !s.ok()) {
           return s;
         }
@@ -415,23 +538,26 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   on_started();
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timing->timeout_ms);
 
-  // Warm-up: the only run whose output is checked; the output is poisoned first.
-  absl::Status s = dev.Memset32(output, kQuietNan, static_cast<size_t>(out_elems));
+  // Warm-up: the only run whose output is checked; the output is poisoned first (f32: a quiet
+  // NaN; 16-bit floats: 0xffff, a NaN of f16 and bf16 alike).
+  absl::Status s = args[out_index].type == ElementType::kF32
+                       ? dev.Memset32(output, kQuietNan, static_cast<size_t>(out_elems))
+                       : dev.Memset8(output, 0xff, out_bytes);
   if (s.ok()) {
     s = call();
   }
   if (s.ok()) {
     s = dev.Synchronize();
   }
-  std::vector<float> got(out_elems);
+  std::vector<uint32_t> got((out_bytes + 3) / 4);  // the output's bytes, 4-byte aligned
   if (s.ok()) {
     s = dev.CopyToHost(got.data(), output, out_bytes);
   }
   if (!s.ok()) {
     return crash(s, "");
   }
-  CompareResult compared =
-      CompareOutputs(*workload, got.data(), want.data(), out_elems, trial.tolerance_scale());
+  CompareResult compared = CompareOutputs(*workload, got.data(), want.data(), out_elems,
+                                          trial.tolerance_scale(), scale_product);
   if (!compared.ok) {
     Measurement m = Failure(ErrorKind::kWrongAnswer, compared.message);
     m.library_info = library_info;

@@ -29,6 +29,10 @@ class ReferenceKernels {
 
   /// Fills `n` floats at `data` with uniform values in [-1, 1) from `seed` (asynchronous).
   absl::Status Fill(DevicePtr data, int64_t n, uint64_t seed);
+  /// Fills argument `arg` of `workload` (typed: its element type, a scale for a scale) from
+  /// `seed` (asynchronous). InvalidArgument for an element type the device kernels lack.
+  absl::Status FillTyped(const Workload& workload, const TensorArg& arg, DevicePtr data,
+                         uint64_t seed);
   /// Computes the workload's output from `inputs` (Workload::Arguments() order, without the
   /// output) into `output` (asynchronous).
   absl::Status Run(const Workload& workload, const std::vector<DevicePtr>& inputs,
@@ -41,6 +45,8 @@ class ReferenceKernels {
   void* fill_ = nullptr;
   void* gemm_ = nullptr;
   void* conv2d_ = nullptr;
+  void* fill_typed_ = nullptr;
+  void* gemm_typed_ = nullptr;
 };
 
 /// The seed of the workload's `i`-th argument for a trial seed (as TensorSet uses).

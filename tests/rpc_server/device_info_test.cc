@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+
+#include "common/element_type.h"
 #include "common/host_cpu.h"
 #include "common/target.h"
 
@@ -50,6 +53,13 @@ TEST(DeviceInfoTest, GpuKeyCapabilitiesAndFingerprintComeFromTheDevicesFacts) {
   EXPECT_TRUE(CheckGpuArchSupported(gpu).ok());
   v1::Capabilities caps = GpuCapabilities(gpu, 0, 1, {});
   EXPECT_EQ(caps.gpu().arch(), "sm_90");
+  // The dtypes its device-side references make: the float ones, fp8 from sm_89 on.
+  EXPECT_EQ(std::vector<std::string>(caps.dtypes().begin(), caps.dtypes().end()),
+            (std::vector<std::string>{"bf16", "f16", "f32", "fp8e4m3", "fp8e5m2", "tf32"}));
+  gpu.set_arch("sm_80");
+  v1::Capabilities ampere = GpuCapabilities(gpu, 0, 1, {});
+  EXPECT_EQ(std::vector<std::string>(ampere.dtypes().begin(), ampere.dtypes().end()),
+            (std::vector<std::string>{"bf16", "f16", "f32", "tf32"}));
   EXPECT_EQ(caps.device_fingerprint(),
             "cuda/sm_90 name='NVIDIA H100 80GB HBM3' sms=132 mem=80.0GiB sm_clock=1980MHz "
             "mem_clock=2619MHz l2=50.0MiB driver=12040");
@@ -91,6 +101,9 @@ TEST(DeviceInfoTest, CapabilitiesDescribeHostThreadsAndPreloads) {
   EXPECT_NE(caps.device_fingerprint().find("preload=libopenblas.so.0"), std::string::npos);
   EXPECT_EQ(HostCpuCapabilities(3, 0, {}).threads(), 3);
   EXPECT_EQ(HostCpuCapabilities(3, 0, {}).capacity(), 1);
+  // A CPU measurement child references every dtype on the host.
+  EXPECT_EQ(caps.dtypes_size(), kNumDtypes);
+  EXPECT_TRUE(std::is_sorted(caps.dtypes().begin(), caps.dtypes().end()));
 }
 
 TEST(DeviceInfoTest, FingerprintChangesWithThreadsAndFeatures) {

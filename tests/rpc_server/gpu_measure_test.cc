@@ -532,5 +532,83 @@ INSTANTIATE_TEST_SUITE_P(
                       "epilogue=bias_relu",
                       "conv2d:N=1,C=2,H=7,W=7,K=3,R=1,S=1,stride=1,pad=0,epilogue=bias"));
 
+// The typed device inputs and reference (reference_ptx.h's tune_fill_typed and
+// tune_ref_gemm_typed) against common/reference.h on the same inputs, copied back: the inputs
+// are exact in their type and the two references agree within the f32 bound.
+class GpuTypedReferenceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuTypedReferenceTest, TheDeviceReferenceAgreesWithTheHostReferenceOnTheDevicesInputs) {
+  absl::StatusOr<std::unique_ptr<gpu::GpuDevice>> device =
+      gpu::GpuDevice::Open(TargetKind::kCuda, 0);
+  if (!device.ok()) {
+    GTEST_SKIP() << "no CUDA device can be opened: " << device.status().message();
+  }
+  gpu::GpuDevice& dev = **device;
+  absl::StatusOr<std::unique_ptr<gpu::ReferenceKernels>> refs = gpu::ReferenceKernels::Load(&dev);
+  ASSERT_TRUE(refs.ok()) << refs.status();
+  const Workload w = *Workload::Parse(GetParam());
+  const std::vector<TensorArg> args = w.Arguments();
+  const size_t out = static_cast<size_t>(w.OutputIndex());
+  std::vector<gpu::DevicePtr> ptrs, inputs;
+  std::vector<std::vector<uint32_t>> host(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const size_t bytes =
+        static_cast<size_t>(i == out ? args[i].NumElements() * 4 : args[i].NumBytes());
+    absl::StatusOr<gpu::DevicePtr> p = dev.Allocate(bytes);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ptrs.push_back(*p);
+    host[i].resize((bytes + 3) / 4);
+    if (i != out) {
+      inputs.push_back(*p);
+      ASSERT_TRUE((*refs)->FillTyped(w, args[i], *p, gpu::ArgumentSeed(5, i)).ok());
+      ASSERT_TRUE(dev.CopyToHost(host[i].data(), *p, bytes).ok());
+      // Every input is a finite value of its type below 1 in magnitude (scales: in [2, 4)),
+      // and a tf32 operand has no bits below its 10 mantissa bits.
+      for (int64_t e = 0; e < args[i].NumElements(); ++e) {
+        const double v = DecodeElement(args[i].type, host[i].data(), e);
+        ASSERT_TRUE(std::isfinite(v)) << args[i].name << "[" << e << "]";
+        if (args[i].role == ArgRole::kScale) {
+          ASSERT_TRUE(v >= 2 && v < 4) << v;
+        } else {
+          ASSERT_LT(std::abs(v), 1.0) << args[i].name << "[" << e << "]";
+        }
+        if (w.dtype() == Dtype::kTf32 && args[i].role != ArgRole::kBias &&
+            args[i].role != ArgRole::kScale) {
+          ASSERT_EQ(host[i][e] & 0x1fff, 0u) << args[i].name << "[" << e << "]";
+        }
+      }
+    }
+  }
+  ASSERT_TRUE((*refs)->Run(w, inputs, ptrs[out]).ok());
+  std::vector<float> got(args[out].NumElements());
+  ASSERT_TRUE(dev.CopyToHost(got.data(), ptrs[out], got.size() * sizeof(float)).ok());
+  std::vector<const void*> host_inputs;
+  for (size_t i = 0; i < host.size(); ++i) {
+    if (i != out) {
+      host_inputs.push_back(host[i].data());
+    }
+  }
+  std::vector<float> want(got.size());
+  RunReference(w, host_inputs, want.data());
+  // Both are f32 sums of the same exact products: the f32 bound holds between them.
+  const Workload as_f32_output = w.WithTypes(w.dtype(), ElementType::kF32);
+  for (size_t e = 0; e < got.size(); ++e) {
+    ASSERT_LE(std::abs(got[e] - want[e]), OutputBound(as_f32_output, want[e], got[e], 16.0))
+        << GetParam() << " output[" << e << "] = " << got[e] << ", host " << want[e];
+  }
+  for (gpu::DevicePtr p : ptrs) {
+    dev.Free(p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Dtypes, GpuTypedReferenceTest,
+    ::testing::Values("gemm:M=33,N=65,K=40,dtype=bf16,out=f32,epilogue=bias_relu",
+                      "gemm:M=16,N=48,K=64,layout=NT,dtype=f16,out=f32",
+                      "gemm:M=17,N=24,K=32,layout=NT,dtype=bf16,epilogue=bias",
+                      "gemm:M=8,N=32,K=128,layout=NT,dtype=fp8e4m3,out=f32,epilogue=bias",
+                      "gemm:M=8,N=8,K=16,dtype=fp8e5m2",
+                      "gemm:M=9,N=7,K=33,dtype=tf32,epilogue=bias"));
+
 }  // namespace
 }  // namespace tune::rpc

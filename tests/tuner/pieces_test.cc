@@ -250,6 +250,28 @@ TEST_F(PipelineTest, FollowersOfATrialDroppedWithoutAVerdictAreMeasuredTheFirstL
   EXPECT_EQ(pipeline_.size(), 0u);
 }
 
+TEST(WorkerRegistryTest, ATypedTrialGoesOnlyToWorkersThatMeasureItsDtype) {
+  WorkerRegistry registry;
+  v1::Register old;  // a worker from before dtypes lists none: f32 only
+  old.set_name("old");
+  old.set_device_key("cuda/sm_90");
+  old.mutable_capabilities()->set_threads(1);
+  WorkerEntry& old_worker = registry.Add(old, "peer", nullptr, Clock::now(), 0);
+  EXPECT_TRUE(CanRun(old_worker, {"cuda/sm_90", 1, {}, Dtype::kF32}));
+  EXPECT_FALSE(CanRun(old_worker, {"cuda/sm_90", 1, {}, Dtype::kBf16}));
+  EXPECT_EQ(registry.Capacity({"cuda/sm_90", 1, {}, Dtype::kBf16}), 0);
+
+  v1::Register typed = old;
+  typed.set_name("typed");
+  typed.mutable_capabilities()->add_dtypes("bf16");
+  typed.mutable_capabilities()->add_dtypes("f32");
+  WorkerEntry& typed_worker = registry.Add(typed, "peer", nullptr, Clock::now(), 0);
+  EXPECT_TRUE(CanRun(typed_worker, {"cuda/sm_90", 1, {}, Dtype::kBf16}));
+  EXPECT_FALSE(CanRun(typed_worker, {"cuda/sm_90", 1, {}, Dtype::kFp8E4m3}));
+  EXPECT_EQ(registry.Capacity({"cuda/sm_90", 1, {}, Dtype::kBf16}), 1);
+  EXPECT_EQ(registry.Capacity({"cuda/sm_90", 1, {}, Dtype::kF32}), 2);
+}
+
 TEST(WorkerRegistryTest, AWorkerRunsOnlyTrialsItsDeviceThreadsAndLibrariesAllow) {
   WorkerRegistry registry;
   v1::Register reg;

@@ -13,6 +13,19 @@
 namespace tune::tuner {
 namespace {
 
+// The element types of a workload text ("f32" for one without dtype=, or that does not parse)
+// and the unit of its rate: billions of integer operations for i8 and u8i8, of floating-point
+// ones otherwise (2 per multiply-add either way).
+std::string_view DtypeOfText(std::string_view workload) {
+  absl::StatusOr<Workload> w = Workload::Parse(workload);
+  return DtypeName(w.ok() ? w->dtype() : Dtype::kF32);
+}
+
+std::string_view RateUnitOfText(std::string_view workload) {
+  absl::StatusOr<Workload> w = Workload::Parse(workload);
+  return w.ok() && w->CountsIntegerOps() ? "GOPS" : "GFLOPS";
+}
+
 std::string TimeText(int64_t ms) {
   if (ms <= 0) {
     return "-";
@@ -185,6 +198,10 @@ nlohmann::json JobJson(const v1::Job& job) {
       {"message", job.message()},
       {"best", nullptr},
   };
+  if (!job.spec().workload().empty()) {
+    j["dtype"] = DtypeOfText(job.spec().workload());
+    j["rate_unit"] = RateUnitOfText(job.spec().workload());
+  }
   if (job.has_best()) {
     j["best"] = {{"gflops", job.best().gflops()},
                  {"secs", job.best().secs()},
@@ -222,6 +239,18 @@ nlohmann::json EventJson(const v1::JobEvent& event) {
   return j;
 }
 
+namespace {
+
+// The dtypes a worker measures (f32 alone for a worker from before dtypes).
+std::vector<std::string> WorkerDtypes(const v1::Capabilities& caps) {
+  if (caps.dtypes().empty()) {
+    return {std::string(DtypeName(Dtype::kF32))};
+  }
+  return {caps.dtypes().begin(), caps.dtypes().end()};
+}
+
+}  // namespace
+
 nlohmann::json WorkerJson(const v1::WorkerInfo& worker) {
   const v1::Capabilities& caps = worker.capabilities();
   std::vector<std::string> preloaded;
@@ -229,6 +258,7 @@ nlohmann::json WorkerJson(const v1::WorkerInfo& worker) {
     preloaded.push_back(lib.path());
   }
   return {
+      {"dtypes", WorkerDtypes(caps)},
       {"worker_id", worker.worker_id()},
       {"name", worker.name()},
       {"device_key", worker.device_key()},
@@ -268,6 +298,8 @@ nlohmann::json RecordJson(const v1::Record& record) {
       {"message", m.message()},
       {"median_secs", secs},
       {"gflops", gflops},
+      {"dtype", DtypeOfText(record.workload())},
+      {"rate_unit", RateUnitOfText(record.workload())},
       {"round_secs", std::vector<double>(m.round_secs().begin(), m.round_secs().end())},
       {"number", m.number()},
       {"gpu_clock", GpuClockText(m)},
@@ -324,9 +356,9 @@ std::string JobText(const v1::Job& job) {
     StrAppend(&out, "  total:      ",
               ModelTotalText(job.estimated_total_secs(), job.default_total_secs()), "\n");
   } else if (job.has_best()) {
-    StrAppend(&out,
-              fmt::format("  best:       {:.3f} GFLOPS ({:.4g} s) {} {}\n", job.best().gflops(),
-                          job.best().secs(), job.best().template_name(), job.best().config()));
+    StrAppend(&out, fmt::format("  best:       {:.3f} {} ({:.4g} s) {} {}\n", job.best().gflops(),
+                                RateUnitOfText(spec.workload()), job.best().secs(),
+                                job.best().template_name(), job.best().config()));
   } else {
     StrAppend(&out, "  best:       none yet\n");
   }
@@ -371,13 +403,14 @@ std::string JobsTable(const std::vector<v1::Job>& jobs) {
 }
 
 std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers) {
-  std::string out = fmt::format("{:<24}  {:<5}  {:<5}  {:<28}  {:>9}  {:>6}  {}\n", "NAME", "ID",
-                                "STATE", "DEVICE KEY", "IN FLIGHT", "DONE", "PEER");
+  std::string out = fmt::format("{:<24}  {:<5}  {:<5}  {:<28}  {:>9}  {:>6}  {:<24}  {}\n", "NAME",
+                                "ID", "STATE", "DEVICE KEY", "IN FLIGHT", "DONE", "DTYPES", "PEER");
   for (const v1::WorkerInfo& w : workers) {
-    out += fmt::format("{:<24}  {:<5}  {:<5}  {:<28}  {:>9}  {:>6}  {}\n", w.name(), w.worker_id(),
-                       WorkerStateText(w.state()), w.device_key(),
+    const std::vector<std::string> dtypes = WorkerDtypes(w.capabilities());
+    out += fmt::format("{:<24}  {:<5}  {:<5}  {:<28}  {:>9}  {:>6}  {:<24}  {}\n", w.name(),
+                       w.worker_id(), WorkerStateText(w.state()), w.device_key(),
                        StrCat(w.in_flight(), "/", w.capabilities().capacity()), w.trials_done(),
-                       w.peer());
+                       dtypes.size() == AllDtypes().size() ? "all" : Join(dtypes, ","), w.peer());
   }
   return out;
 }
@@ -405,10 +438,10 @@ std::string BestText(const std::vector<v1::Record>& records) {
   std::string out;
   for (const v1::Record& r : records) {
     nlohmann::json j = RecordJson(r);
-    out +=
-        fmt::format("{:.3f} GFLOPS  {:.4g} s  {} {}  (record {}, worker {}, {}, {})\n",
-                    j["gflops"].get<double>(), j["median_secs"].get<double>(), r.template_name(),
-                    r.config(), r.uid(), r.worker(), r.device_key(), TimeText(r.created_at_ms()));
+    out += fmt::format("{:.3f} {}  {:.4g} s  {} {}  (record {}, worker {}, {}, {})\n",
+                       j["gflops"].get<double>(), RateUnitOfText(r.workload()),
+                       j["median_secs"].get<double>(), r.template_name(), r.config(), r.uid(),
+                       r.worker(), r.device_key(), TimeText(r.created_at_ms()));
     if (r.measurement().gpu_clock() == v1::GPU_CLOCK_EVENTS) {
       out += "    timed call by call (events), not by graph replay\n";
     }

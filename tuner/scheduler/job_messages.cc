@@ -90,8 +90,10 @@ std::string WaitingForTurn(const JobRuntime& job, const SearchJob& search,
   }
   if (ticket.no_worker) {
     const int threads = search.target().threads;
+    const Dtype dtype = search.workload().dtype();
     return StrCat("waiting for a worker with device key ", key,
                   threads > 1 ? StrCat(" offering at least ", threads, " threads") : "",
+                  dtype != Dtype::kF32 ? StrCat(" that measures dtype=", DtypeName(dtype)) : "",
                   " (none connected)");
   }
   if (ticket.blocking != nullptr) {

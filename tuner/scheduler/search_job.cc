@@ -133,6 +133,7 @@ WorkerNeeds SearchJob::Needs(const JobRuntime& job, const Trial* trial) const {
   WorkerNeeds needs;
   needs.device_key = job.row.spec.device_key;
   needs.threads = target_.threads;
+  needs.dtype = workload_.dtype();
   if (trial != nullptr && trial->artifact) {
     needs.needed_libs.assign(trial->artifact->needed_libs().begin(),
                              trial->artifact->needed_libs().end());

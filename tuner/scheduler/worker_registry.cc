@@ -18,8 +18,17 @@ bool Preloaded(const WorkerEntry& worker, const std::string& lib) {
 
 }  // namespace
 
+bool MeasuresDtype(const WorkerEntry& worker, Dtype dtype) {
+  const auto& dtypes = worker.reg.capabilities().dtypes();
+  if (dtypes.empty()) {
+    return dtype == Dtype::kF32;
+  }
+  return std::find(dtypes.begin(), dtypes.end(), DtypeName(dtype)) != dtypes.end();
+}
+
 bool CanRun(const WorkerEntry& worker, const WorkerNeeds& needs) {
-  if (worker.reg.device_key() != needs.device_key || worker.threads < needs.threads) {
+  if (worker.reg.device_key() != needs.device_key || worker.threads < needs.threads ||
+      !MeasuresDtype(worker, needs.dtype)) {
     return false;
   }
   return std::all_of(needs.needed_libs.begin(), needs.needed_libs.end(),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/element_type.h"
 #include "tune/v1/tuner.pb.h"
 #include "tuner/scheduler/scheduler_types.h"
 
@@ -20,11 +21,16 @@ struct WorkerNeeds {
   std::string device_key;
   int threads = 1;                       // the target's -threads
   std::vector<std::string> needed_libs;  // the artifact's needed libraries (empty before build)
+  Dtype dtype = Dtype::kF32;             // the workload's element types
 };
 
+/// Whether `worker` measures trials of `dtype` (Capabilities.dtypes; f32 only when it lists
+/// none).
+bool MeasuresDtype(const WorkerEntry& worker, Dtype dtype);
+
 /// True when `worker` can run a trial needing `needs`: the same device key, at least as many
-/// kernel threads on offer, and every needed library preloaded (a library is named by its file
-/// name, "libopenblas.so.0", or its short name, "openblas").
+/// kernel threads on offer, every needed library preloaded (a library is named by its file
+/// name, "libopenblas.so.0", or its short name, "openblas") and the workload's dtype measured.
 bool CanRun(const WorkerEntry& worker, const WorkerNeeds& needs);
 
 /// Whether a job of `threads` kernel threads on `device_key` fits the machines of the connected

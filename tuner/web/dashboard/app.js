@@ -95,11 +95,17 @@ function jobLabel(job) {
   return job.workload;
 }
 
+// The unit of a job's or record's rates: GOPS for the integer dtypes, GFLOPS otherwise.
+function rateUnit(item) {
+  return item.rate_unit || 'GFLOPS';
+}
+
 function bestText(job) {
   if (job.tasks) {
     return job.estimated_total_secs ? `${secondsText(job.estimated_total_secs)} / inference` : '–';
   }
-  return job.best ? `${job.best.gflops.toFixed(2)} GFLOPS (${secondsText(job.best.secs)})` : '–';
+  return job.best ? `${job.best.gflops.toFixed(2)} ${rateUnit(job)} (${secondsText(job.best.secs)})`
+                  : '–';
 }
 
 function progress(job) {
@@ -145,6 +151,8 @@ function capabilities(worker) {
   if (libs.length > 0) {
     parts.push(libs.join(', '));
   }
+  const dtypes = worker.dtypes || ['f32'];
+  parts.push(`dtypes ${dtypes.join(', ')}`);
   return parts.join(' · ');
 }
 
@@ -250,7 +258,7 @@ function renderRecords(records) {
     return el('tr', {class: r.error === 'NONE' ? 'ok' : 'failed', title: r.message || ''},
               el('td', {}, r.id), el('td', {class: 'mono'}, r.workload), el('td', {}, r.template),
               el('td', {class: 'mono'}, JSON.stringify(r.config)), el('td', {}, outcome),
-              el('td', {}, r.gflops > 0 ? r.gflops.toFixed(2) : '–'),
+              el('td', {}, r.gflops > 0 ? `${r.gflops.toFixed(2)} ${rateUnit(r)}` : '–'),
               medianCell(r), el('td', {}, r.worker || '–'));
   });
   setRows(document.querySelector('#records tbody'), rows);
