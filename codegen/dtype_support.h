@@ -29,7 +29,8 @@ namespace tune {
 /// The dtypes the target's hardware runs (the table above); empty for an unknown GPU arch.
 DtypeSet TargetDtypes(const Target& target);
 
-/// OK when the target runs the workload's dtype; otherwise InvalidArgument naming the dtype, the
+/// OK when the target runs the workload's dtype (or names a GPU arch tune does not know: that is
+/// the target's error, which GpuArchFor names); otherwise InvalidArgument naming the dtype, the
 /// target, why, and the dtypes it accepts:
 ///   "dtype=fp8e4m3 is not run on 'cuda -arch=sm_80': FP8 tensor cores need sm_89 or later;
 ///    accepted there: f32|tf32|f16|bf16|i8|u8i8"

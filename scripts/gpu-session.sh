@@ -13,7 +13,8 @@
 # Environment (defaults): TUNE_GPU_TRIALS (48) trials per workload; TUNE_GPU_SESSION_S (470)
 # seconds for the whole script; TUNE_GPU_TESTS_S (120) for the tests; TUNE_GPU_DEVICE (cuda:0);
 # TUNE_GPU_LIBS (cublas,cudnn); TUNE_GPU_WORKLOADS (bench/gpu_workloads.txt); TUNE_GPU_ARCH
-# (detected, e.g. sm_90).
+# (detected, e.g. sm_90); TUNE_GPU_PEAKS (none): the report's peaks of other dtypes, e.g.
+# "bf16=989000 fp8e4m3=1979000" in GFLOPS (bench/gpu_report.py --peak).
 set -uo pipefail
 started=$SECONDS
 bundle_tar=${1:?usage: gpu-session.sh BUNDLE.tar.xz OUT_DIR}
@@ -244,8 +245,10 @@ wait "$daemon_pid" 2>/dev/null
 
 # --- 7. report -------------------------------------------------------------------------------
 if [ -s "$out/export.jsonl" ]; then
+  peak_args=()
+  for p in ${TUNE_GPU_PEAKS:-}; do peak_args+=(--peak "$p"); done
   python3 "$repo/bench/gpu_report.py" "$out/export.jsonl" --workloads "$workloads_file" \
-    --peak-gflops "${peak:-0}" --peak-note "$peak_note" --trials "$trials" \
+    --peak-gflops "${peak:-0}" --peak-note "$peak_note" --trials "$trials" "${peak_args[@]}" \
     --title "tune on $(json_field name) ($arch), target '$target'" \
     --out "$out/report.md" >/dev/null 2>"$out/report.log" || fail report "$(tail -1 "$out/report.log")"
 else
