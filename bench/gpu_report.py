@@ -211,7 +211,8 @@ def report(records, workloads, peak, peak_note, trials, title, peaks=None):
     if trials:
         lines.append(f"Trial budget: {trials} measurements per workload (all templates together).")
     for dtype, value in sorted(peaks.items()):
-        lines.append(f"{dtype} peak: {value:.0f} GFLOPS ({peak_note}); % columns of {dtype} rows "
+        note = peak_note if dtype == "f32" and peak else "given with --peak"
+        lines.append(f"{dtype} peak: {value:.0f} GFLOPS ({note}); % columns of {dtype} rows "
                      "are of this peak.")
     lines += ["Times are the median round of each record, in microseconds, device time by graph "
               "replay unless marked (events): timed call by call, where no record of that kind was "
