@@ -1,11 +1,13 @@
 // libtune_cublas.so: tune's shim over cuBLAS and cuBLASLt (runtime/tune_gpu_runtime.h).
 //
-// libcublas (and libcublasLt, for the library epilogue) are opened at the first call. Handles
-// are made per (thread, device) and kept; so are the cuBLASLt descriptors, the algorithm its
-// heuristic chose and its workspace, per (thread, device, shape, epilogue), so that after the
-// warm-up a call only queues work on the caller's stream. FP32 throughout: the cuBLAS handle's
-// math mode is CUBLAS_DEFAULT_MATH (no TF32 tensor ops) and cuBLASLt computes in
-// CUBLAS_COMPUTE_32F (not CUBLAS_COMPUTE_32F_FAST_TF32).
+// libcublas (and libcublasLt, for fused epilogues and typed GEMMs) are opened at the first call.
+// Handles are made per (thread, device) and kept; so are the cuBLASLt descriptors, the algorithm
+// chosen among its heuristic's and its workspace, per (thread, device, shape, types, layout,
+// epilogue, algorithm), so that after the warm-up a call only queues work on the caller's
+// stream. tune_cublas_sgemm is FP32 throughout: the cuBLAS handle's math mode is
+// CUBLAS_DEFAULT_MATH (no TF32 tensor ops) and cuBLASLt computes in CUBLAS_COMPUTE_32F.
+// tune_cublaslt_gemm computes in CUBLAS_COMPUTE_32F too, CUBLAS_COMPUTE_32F_FAST_TF32 for tf32
+// inputs only, and reduces split-K partial sums in f32.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -219,8 +221,8 @@ int32_t Handle(const Cublas& c, CUdevice device, cublasHandle_t* out) {
   return 0;
 }
 
-// A cuBLASLt matmul of one (device, shape, epilogue): descriptors, the heuristic's algorithm
-// and its workspace.
+// A cuBLASLt matmul of one problem (LtTypedGemm's key): descriptors, the algorithm and its
+// workspace.
 struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
@@ -229,103 +231,6 @@ struct LtPlan {
   size_t workspace_size = 0;
   std::string name;
 };
-
-int32_t LtSgemm(const CudaDriver& cu, CUdevice device, const float* A, const float* B,
-                const float* bias, float* C, int64_t M, int64_t N, int64_t K, int32_t epilogue,
-                void* stream) {
-  int32_t rc = 0;
-  const CublasLt* lt = LoadCublasLt(&rc);
-  if (lt == nullptr) {
-    return rc;
-  }
-  thread_local std::map<CUdevice, cublasLtHandle_t> handles;
-  auto h = handles.find(device);
-  if (h == handles.end()) {
-    cublasLtHandle_t handle = nullptr;
-    if (cublasStatus_t s = lt->Create(&handle); s != 0) {
-      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLtCreate", s));
-    }
-    h = handles.emplace(device, handle).first;
-  }
-  const uint32_t lt_epilogue = epilogue == TUNE_GPU_EPILOGUE_BIAS   ? CUBLASLT_EPILOGUE_BIAS
-                               : epilogue == TUNE_GPU_EPILOGUE_RELU ? CUBLASLT_EPILOGUE_RELU
-                                                                    : CUBLASLT_EPILOGUE_RELU_BIAS;
-  using Key = std::tuple<CUdevice, int64_t, int64_t, int64_t, int32_t>;
-  thread_local std::map<Key, LtPlan> plans;
-  const Key key{device, M, N, K, epilogue};
-  auto it = plans.find(key);
-  if (it == plans.end()) {
-    LtPlan p;
-    // Row-major C[M][N] = A B is column-major C^T[N][M] = B^T[N][K] A^T[K][M].
-    cublasStatus_t s = lt->MatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-    if (s == 0) {
-      s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &lt_epilogue,
-                                     sizeof(lt_epilogue));
-    }
-    if (s == 0) {
-      s = lt->MatrixLayoutCreate(&p.a, CUDA_R_32F, N, K, N);
-    }
-    if (s == 0) {
-      s = lt->MatrixLayoutCreate(&p.b, CUDA_R_32F, K, M, K);
-    }
-    if (s == 0) {
-      s = lt->MatrixLayoutCreate(&p.c, CUDA_R_32F, N, M, N);
-    }
-    cublasLtMatmulPreference_t pref = nullptr;
-    if (s == 0) {
-      s = lt->PreferenceCreate(&pref);
-    }
-    if (s == 0) {
-      s = lt->PreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                     &kLtWorkspaceLimit, sizeof(kLtWorkspaceLimit));
-    }
-    if (s != 0) {
-      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLt descriptors", s));
-    }
-    cublasLtMatmulHeuristicResult_t result = {};
-    int found = 0;
-    s = lt->AlgoGetHeuristic(h->second, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
-    if (s != 0 || found == 0) {
-      return Failed(TUNE_GPU_UNSUPPORTED,
-                    Format("cublasLtMatmulAlgoGetHeuristic found no algorithm for M=%lld N=%lld "
-                           "K=%lld with epilogue %d (status %d)",
-                           static_cast<long long>(M), static_cast<long long>(N),
-                           static_cast<long long>(K), lt_epilogue, s));
-    }
-    p.algo = result.algo;
-    p.workspace_size = result.workspaceSize;
-    if (int32_t a = tune_gpu::AllocDevice(cu, p.workspace_size, &p.workspace); a != 0) {
-      return a;
-    }
-    int id = -1;
-    if (lt->AlgoConfigGetAttribute != nullptr) {
-      lt->AlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), nullptr);
-    }
-    p.name = Format(
-        "cublasLtMatmul (cuBLASLt %zu, %s) heuristic algo id %d, epilogue %u, "
-        "workspace %zu B, compute 32F",
-        lt->GetVersion(), lt->file.c_str(), id, lt_epilogue, p.workspace_size);
-    it = plans.emplace(key, p).first;
-  }
-  LtPlan& p = it->second;
-  if ((epilogue & TUNE_GPU_EPILOGUE_BIAS) != 0) {
-    if (cublasStatus_t s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                      &bias, sizeof(bias));
-        s != 0) {
-      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLt bias pointer", s));
-    }
-  }
-  const float alpha = 1.0f, beta = 0.0f;
-  if (cublasStatus_t s =
-          lt->Matmul(h->second, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
-                     reinterpret_cast<void*>(p.workspace), p.workspace_size, stream);
-      s != 0) {
-    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLtMatmul", s));
-  }
-  std::lock_guard lock(g_mu);
-  g_last_path = p.name;
-  return 0;
-}
 
 // The cuBLASLt handle of the calling thread for `device`.
 int32_t LtHandle(const CublasLt& lt, CUdevice device, cublasLtHandle_t* out) {
@@ -569,7 +474,9 @@ tune_cublas_sgemm(const float* A, const float* B, const float* bias_or_null, flo
     return Failed(rc, tune_gpu_last_error());
   }
   if (epilogue != TUNE_GPU_EPILOGUE_NONE && epilogue_mode == TUNE_GPU_EPILOGUE_LIBRARY) {
-    return LtSgemm(*cu, device, A, B, bias_or_null, C, M, N, K, epilogue, stream);
+    return LtTypedGemm(*cu, device, A, B, bias_or_null, C, nullptr, nullptr, M, N, K,
+                       TUNE_GPU_TYPE_F32, TUNE_GPU_TYPE_F32, /*nt=*/0, epilogue, /*algo=*/0,
+                       stream);
   }
   cublasHandle_t h = nullptr;
   if (rc = Handle(*c, device, &h); rc != 0) {

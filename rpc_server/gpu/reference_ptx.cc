@@ -8,6 +8,30 @@ constexpr char kPtx[] = R"PTX(
 .target sm_70
 .address_size 64
 
+// splitmix64(seed + (index + 1) * 0x9E3779B97F4A7C15): the hash every input is drawn from.
+.func (.param .u64 p_value) tune_hash(
+    .param .u64 p_index,
+    .param .u64 p_seed)
+{
+    .reg .b64 %rd<5>;
+
+    ld.param.u64 %rd1, [p_index];
+    ld.param.u64 %rd2, [p_seed];
+    add.u64 %rd3, %rd1, 1;
+    mul.lo.u64 %rd3, %rd3, 0x9E3779B97F4A7C15;
+    add.u64 %rd3, %rd3, %rd2;
+    shr.u64 %rd4, %rd3, 30;
+    xor.b64 %rd3, %rd3, %rd4;
+    mul.lo.u64 %rd3, %rd3, 0xBF58476D1CE4E5B9;
+    shr.u64 %rd4, %rd3, 27;
+    xor.b64 %rd3, %rd3, %rd4;
+    mul.lo.u64 %rd3, %rd3, 0x94D049BB133111EB;
+    shr.u64 %rd4, %rd3, 31;
+    xor.b64 %rd3, %rd3, %rd4;
+    st.param.u64 [p_value], %rd3;
+    ret;
+}
+
 .visible .entry tune_fill_uniform(
     .param .u64 p_out,
     .param .u64 p_n,
@@ -29,17 +53,15 @@ constexpr char kPtx[] = R"PTX(
     add.u64 %rd4, %rd4, %rd5;
     setp.ge.u64 %p1, %rd4, %rd2;
     @%p1 bra $L_fill_done;
-    add.u64 %rd6, %rd4, 1;
-    mul.lo.u64 %rd6, %rd6, 0x9E3779B97F4A7C15;
-    add.u64 %rd6, %rd6, %rd3;
-    shr.u64 %rd7, %rd6, 30;
-    xor.b64 %rd6, %rd6, %rd7;
-    mul.lo.u64 %rd6, %rd6, 0xBF58476D1CE4E5B9;
-    shr.u64 %rd7, %rd6, 27;
-    xor.b64 %rd6, %rd6, %rd7;
-    mul.lo.u64 %rd6, %rd6, 0x94D049BB133111EB;
-    shr.u64 %rd7, %rd6, 31;
-    xor.b64 %rd6, %rd6, %rd7;
+    {
+      .param .u64 h_index;
+      .param .u64 h_seed;
+      .param .u64 h_value;
+      st.param.u64 [h_index], %rd4;
+      st.param.u64 [h_seed], %rd3;
+      call.uni (h_value), tune_hash, (h_index, h_seed);
+      ld.param.u64 %rd6, [h_value];
+    }
     shr.u64 %rd7, %rd6, 40;
     cvt.rn.f32.u64 %f1, %rd7;
     fma.rn.f32 %f2, %f1, 0f34000000, 0fBF800000;
@@ -306,17 +328,15 @@ $L_conv_done:
     add.u64 %rd4, %rd4, %rd5;
     setp.ge.u64 %p1, %rd4, %rd2;
     @%p1 bra $L_typed_fill_done;
-    add.u64 %rd6, %rd4, 1;
-    mul.lo.u64 %rd6, %rd6, 0x9E3779B97F4A7C15;
-    add.u64 %rd6, %rd6, %rd3;
-    shr.u64 %rd7, %rd6, 30;
-    xor.b64 %rd6, %rd6, %rd7;
-    mul.lo.u64 %rd6, %rd6, 0xBF58476D1CE4E5B9;
-    shr.u64 %rd7, %rd6, 27;
-    xor.b64 %rd6, %rd6, %rd7;
-    mul.lo.u64 %rd6, %rd6, 0x94D049BB133111EB;
-    shr.u64 %rd7, %rd6, 31;
-    xor.b64 %rd6, %rd6, %rd7;
+    {
+      .param .u64 h_index;
+      .param .u64 h_seed;
+      .param .u64 h_value;
+      st.param.u64 [h_index], %rd4;
+      st.param.u64 [h_seed], %rd3;
+      call.uni (h_value), tune_hash, (h_index, h_seed);
+      ld.param.u64 %rd6, [h_value];
+    }
     shr.u64 %rd7, %rd6, 40;
     cvt.rn.f32.u64 %f1, %rd7;
     fma.rn.f32 %f2, %f1, 0f34000000, 0fBF800000;
