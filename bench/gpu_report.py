@@ -14,7 +14,8 @@ decides; the column "compared on" says so. Otherwise (an export without them) ea
 fastest single search record, tune's the fastest of many and the library's of a few.
 
 Usage: gpu_report.py EXPORT.jsonl [--workloads FILE] [--peak-gflops X] [--peak-note TEXT]
-                     [--peak DTYPE=GFLOPS ...] [--trials N] [--title TEXT] [--out REPORT.md]
+                     [--peak DTYPE=GFLOPS ...] [--peaks-note TEXT] [--trials N] [--title TEXT]
+                     [--out REPORT.md]
 --peak-gflops is the FP32 peak (dtype=f32 rows); --peak gives another dtype's (bf16=989000):
 a row's "% peak" is of its dtype's peak, and "-" where none is given, never of another dtype's.
 A record's time is the median of its round_secs (each round: the mean of `number` calls). GPU
@@ -200,7 +201,8 @@ def dtype_of(workload):
     return fields.get("dtype", "f32")
 
 
-def report(records, workloads, peak, peak_note, trials, title, peaks=None):
+def report(records, workloads, peak, peak_note, trials, title, peaks=None,
+           peaks_note="given with --peak"):
     peaks = dict(peaks or {})
     if peak:
         peaks.setdefault("f32", peak)
@@ -211,7 +213,7 @@ def report(records, workloads, peak, peak_note, trials, title, peaks=None):
     if trials:
         lines.append(f"Trial budget: {trials} measurements per workload (all templates together).")
     for dtype, value in sorted(peaks.items()):
-        note = peak_note if dtype == "f32" and peak else "given with --peak"
+        note = peak_note if dtype == "f32" and peak else peaks_note
         lines.append(f"{dtype} peak: {value:.0f} GFLOPS ({note}); % columns of {dtype} rows "
                      "are of this peak.")
     lines += ["Times are the median round of each record, in microseconds, device time by graph "
@@ -261,6 +263,8 @@ def main():
     parser.add_argument("--peak-note", default="theoretical")
     parser.add_argument("--peak", action="append", default=[],
                         help="DTYPE=GFLOPS: the peak of another dtype's rows (repeatable)")
+    parser.add_argument("--peaks-note", default="given with --peak",
+                        help="where the --peak figures come from")
     parser.add_argument("--trials", type=int, default=0)
     parser.add_argument("--title", default="tune on GPU: generated kernels vs vendor libraries")
     parser.add_argument("--out")
@@ -278,7 +282,7 @@ def main():
         except ValueError:
             parser.error(f"--peak {item}: expected DTYPE=GFLOPS, e.g. bf16=989000")
     text = report(load(args.export), workloads, args.peak_gflops, args.peak_note, args.trials,
-                  args.title, peaks)
+                  args.title, peaks, args.peaks_note)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)

@@ -13,8 +13,9 @@
 # Environment (defaults): TUNE_GPU_TRIALS (48) trials per workload; TUNE_GPU_SESSION_S (470)
 # seconds for the whole script; TUNE_GPU_TESTS_S (120) for the tests; TUNE_GPU_DEVICE (cuda:0);
 # TUNE_GPU_LIBS (cublas,cudnn); TUNE_GPU_WORKLOADS (bench/gpu_workloads.txt); TUNE_GPU_ARCH
-# (detected, e.g. sm_90); TUNE_GPU_PEAKS (none): the report's peaks of other dtypes, e.g.
-# "bf16=989000 fp8e4m3=1979000" in GFLOPS (bench/gpu_report.py --peak).
+# (detected, e.g. sm_90); TUNE_GPU_PEAKS (the peaks tune-bench-gpu-peak measures, when the
+# bundle has it): the report's peaks of other dtypes, e.g. "bf16=989000 fp8e4m3=1979000" in
+# GFLOPS (bench/gpu_report.py --peak).
 set -uo pipefail
 started=$SECONDS
 bundle_tar=${1:?usage: gpu-session.sh BUNDLE.tar.xz OUT_DIR}
@@ -112,6 +113,21 @@ fi
 peak=$(json_field peak_gflops)
 peak_note="theoretical: $(json_field sm_count) SMs x $(json_field fp32_lanes_per_sm) FP32 lanes x 2 x $(json_field max_sm_clock_mhz) MHz max SM clock, $(json_field name)"
 step_log "GPU $(json_field name), $arch, FP32 peak ${peak:-?} GFLOPS"
+# The measured tensor-core peaks per dtype (bench/gpu_matrix_peak_main.cc), when the bundle has
+# the program: OUT_DIR/matrix_peaks.txt, and the report's peaks unless TUNE_GPU_PEAKS gives them.
+matrix_peaks=${TUNE_GPU_PEAKS:-}
+peaks_note="given by TUNE_GPU_PEAKS"
+if [ -x "$bin/tune-bench-gpu-peak" ]; then
+  if timeout 120 "$bin/tune-bench-gpu-peak" >"$out/matrix_peaks.txt" 2>&1; then
+    if [ -z "$matrix_peaks" ]; then
+      matrix_peaks=$(awk '!/^#/ && $2 ~ /^[0-9]+$/ {printf "%s=%s ", $1, $2}' "$out/matrix_peaks.txt")
+      peaks_note="measured by tune-bench-gpu-peak, a loop of mma.sync; on sm_90 kernels using wgmma, cuBLASLt's among them, exceed it"
+    fi
+    step_log "matrix peaks (measured, mma.sync): $(grep -v '^#' "$out/matrix_peaks.txt" | awk '{printf "%s %s %s; ", $1, $2, $3}')"
+  else
+    fail matrix-peaks "$(tail -1 "$out/matrix_peaks.txt")"
+  fi
+fi
 
 # --- 3. gpu tests ----------------------------------------------------------------------------
 tests_deadline=$((SECONDS + tests_budget))
@@ -246,9 +262,10 @@ wait "$daemon_pid" 2>/dev/null
 # --- 7. report -------------------------------------------------------------------------------
 if [ -s "$out/export.jsonl" ]; then
   peak_args=()
-  for p in ${TUNE_GPU_PEAKS:-}; do peak_args+=(--peak "$p"); done
+  for p in $matrix_peaks; do peak_args+=(--peak "$p"); done
   python3 "$repo/bench/gpu_report.py" "$out/export.jsonl" --workloads "$workloads_file" \
     --peak-gflops "${peak:-0}" --peak-note "$peak_note" --trials "$trials" "${peak_args[@]}" \
+    --peaks-note "$peaks_note" \
     --title "tune on $(json_field name) ($arch), target '$target'" \
     --out "$out/report.md" >/dev/null 2>"$out/report.log" || fail report "$(tail -1 "$out/report.log")"
 else
