@@ -3,12 +3,13 @@
 #include <cmath>
 
 #include "codegen/ir/loop_features.h"
+#include "common/status.h"
 
 namespace tune {
 namespace {
 
-constexpr size_t kWorkloadFeatureCount = 12;
-constexpr size_t kFmaLanes = 14;  // LoopFeatureNames()[14], log2(1 + multiply-add lanes)
+constexpr size_t kWorkloadSizeCount = 12;  // then the dtype and the layout
+constexpr size_t kFmaLanes = 14;           // LoopFeatureNames()[14], log2(1 + multiply-add lanes)
 
 float Log(int64_t x) { return static_cast<float>(std::log2(1.0 + static_cast<double>(x))); }
 
@@ -24,7 +25,13 @@ std::vector<float> WorkloadFeatures(const Workload& workload) {
     row = {Log(s.n), Log(s.c),      Log(s.h),   Log(s.w),        Log(s.k),    Log(s.r),
            Log(s.s), Log(s.stride), Log(s.pad), Log(s.dilation), Log(s.block)};
   }
-  row.resize(kWorkloadFeatureCount, 0.0f);
+  row.resize(kWorkloadSizeCount, 0.0f);
+  const bool other_layout = workload.op() == OpKind::kGemm
+                                ? workload.gemm().layout == GemmLayout::kNT
+                                : workload.conv2d().nhwc;
+  row.push_back(static_cast<float>(static_cast<int>(workload.dtype())));
+  row.push_back(other_layout ? 1.0f : 0.0f);
+  TUNE_CHECK(row.size() == kWorkloadFeatureCount);
   return row;
 }
 

@@ -14,8 +14,12 @@
 namespace tune {
 
 /// Workload sizes as log2(1 + x): GEMM M, N, K; conv2d N, C, H, W, K, R, S, stride, pad,
-/// dilation; padded with zeros to a fixed width of 12.
+/// dilation, block; padded with zeros to 12; then the form, so that one cost model learns across
+/// dtypes and layouts: the dtype's position in common/element_type.h (f32: 0) and 1 for B as
+/// [N][K] (layout=NT) or NHWC (else 0). An f32 workload's row is its sizes and two zeros.
 std::vector<float> WorkloadFeatures(const Workload& workload);
+/// The width of WorkloadFeatures' rows.
+inline constexpr size_t kWorkloadFeatureCount = 14;
 
 /// Features of `config`: WorkloadFeatures, then the loop features of the kernel
 /// `tpl` builds for it (zeros when the template builds no IR or the build fails), the share of

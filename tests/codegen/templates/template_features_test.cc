@@ -1,5 +1,6 @@
 #include "codegen/templates/template_features.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -26,7 +27,9 @@ TEST(TemplateFeaturesTest, RowsHaveOneWidthPerSpaceAndDistinguishConfigsByTheirL
       const ConfigSpace space = tpl->space(workload, target);
       const std::vector<float> base =
           TemplateFeatures(*tpl, workload, target, space, tpl->default_config(workload, target));
-      ASSERT_EQ(base.size(), 12 + ir::kLoopFeatureCount + 1 + space.knobs().size()) << tpl->name;
+      ASSERT_EQ(base.size(),
+                kWorkloadFeatureCount + ir::kLoopFeatureCount + 1 + space.knobs().size())
+          << tpl->name;
       int differ = 0;
       for (int i = 0; i < 8; ++i) {
         std::optional<Config> config = space.Sample(rng);
@@ -36,8 +39,9 @@ TEST(TemplateFeaturesTest, RowsHaveOneWidthPerSpaceAndDistinguishConfigsByTheirL
         for (float v : row) {
           EXPECT_TRUE(std::isfinite(v)) << tpl->name << " " << ConfigToString(*config);
         }
-        differ += std::equal(row.begin() + 12, row.begin() + 12 + ir::kLoopFeatureCount,
-                             base.begin() + 12)
+        const size_t loops = kWorkloadFeatureCount;
+        differ += std::equal(row.begin() + loops, row.begin() + loops + ir::kLoopFeatureCount,
+                             base.begin() + loops)
                       ? 0
                       : 1;
       }
@@ -55,4 +59,19 @@ TEST(TemplateFeaturesTest, WorkloadFeaturesTellShapesApart) {
 }
 
 }  // namespace
+TEST(TemplateFeatures, TheDtypeAndLayoutAreFeaturesAndAnF32RowEndsInTwoZeros) {
+  const std::vector<float> f32 = WorkloadFeatures(*Workload::Parse("gemm:M=64,N=4096,K=4096"));
+  const std::vector<float> bf16_nt =
+      WorkloadFeatures(*Workload::Parse("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16"));
+  ASSERT_EQ(f32.size(), bf16_nt.size());
+  EXPECT_EQ(f32[f32.size() - 2], 0.0f);
+  EXPECT_EQ(f32.back(), 0.0f);
+  EXPECT_EQ(bf16_nt[bf16_nt.size() - 2], static_cast<float>(static_cast<int>(Dtype::kBf16)));
+  EXPECT_EQ(bf16_nt.back(), 1.0f);
+  EXPECT_TRUE(std::equal(f32.begin(), f32.end() - 2, bf16_nt.begin()));
+  const std::vector<float> nhwc = WorkloadFeatures(
+      *Workload::Parse("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC"));
+  EXPECT_EQ(nhwc.back(), 1.0f);
+}
+
 }  // namespace tune
