@@ -25,7 +25,7 @@ class OutputWriter {
         out_(out) {}
 
   void Put(int64_t index, double sum, int64_t channel) const {
-    double v = scale_product_ == 1 ? sum : sum * scale_product_;
+    double v = sum * scale_product_;  // exact when there are no scales (1)
     if (EpilogueHasBias(epilogue_)) {
       v += DecodeElement(bias_type_, bias_, channel);
     }

@@ -40,6 +40,19 @@ std::string MachineName() {
   return u.machine;
 }
 
+// Capabilities.dtypes: the names of `dtypes`, sorted.
+void SetDtypes(DtypeSet dtypes, v1::Capabilities* caps) {
+  std::vector<std::string> names;
+  for (Dtype d : dtypes.ToVector()) {
+    names.emplace_back(DtypeName(d));
+  }
+  std::sort(names.begin(), names.end());
+  caps->clear_dtypes();
+  for (std::string& name : names) {
+    caps->add_dtypes(std::move(name));
+  }
+}
+
 }  // namespace
 
 std::string DeviceSpec::ToString() const {
@@ -131,21 +144,11 @@ v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capa
   // host's (every dtype). Which ones the GPU runs at all is checked at submit time.
   if (gpu.runtime() == "cuda") {
     DtypeSet dtypes = gpu::CudaReferenceDtypes();
-    int sm = 0;
-    if (gpu.arch().starts_with("sm_")) {
-      sm = std::atoi(gpu.arch().c_str() + 3);
+    const int sm = gpu.arch().starts_with("sm_") ? std::atoi(gpu.arch().c_str() + 3) : 0;
+    if (sm < 89) {
+      dtypes = dtypes & DtypeSet{Dtype::kF32, Dtype::kTf32, Dtype::kF16, Dtype::kBf16};
     }
-    std::vector<std::string> names;
-    for (Dtype d : dtypes.ToVector()) {
-      if (!IsFp8Dtype(d) || sm >= 89) {
-        names.emplace_back(DtypeName(d));
-      }
-    }
-    std::sort(names.begin(), names.end());
-    caps.clear_dtypes();
-    for (std::string& n : names) {
-      caps.add_dtypes(std::move(n));
-    }
+    SetDtypes(dtypes, &caps);
   }
   caps.set_device_fingerprint(GpuDeviceFingerprint(gpu, preloaded));
   return caps;
@@ -204,14 +207,7 @@ v1::Capabilities HostCpuCapabilities(int threads, int capacity,
   caps.set_cpu_name(cpu.name);
   caps.set_device_fingerprint(DeviceFingerprint(cpu, threads, preloaded));
   // The measurement child generates, references and checks every element type on the host.
-  std::vector<std::string> dtypes;
-  for (Dtype d : AllDtypes()) {
-    dtypes.emplace_back(DtypeName(d));
-  }
-  std::sort(dtypes.begin(), dtypes.end());
-  for (std::string& d : dtypes) {
-    caps.add_dtypes(std::move(d));
-  }
+  SetDtypes(DtypeSet::All(), &caps);
   return caps;
 }
 

@@ -14,73 +14,41 @@ void SimBuffer::Allocate(ir::Type element_type, int64_t elements) {
   size = elements;
   storage.assign(static_cast<size_t>((elements * element.Bytes() + 7) / 8), 0);
   data = reinterpret_cast<std::byte*>(storage.data());
+  const Lane poison = element.ComputeType().is_float()
+                          ? Lane{.f = std::numeric_limits<float>::quiet_NaN()}
+                          : Lane{.i = 0x7f7f7f7f};
   for (int64_t k = 0; k < elements; ++k) {
-    Write(k, element.is_int() || element.code() == ir::TypeCode::kUInt
-                 ? Lane{.i = 0x7f7f7f7f}
-                 : Lane{.f = std::numeric_limits<float>::quiet_NaN()});
+    Write(k, poison);
   }
 }
 
+// float32 and int64 directly (int64 is no element type of common/element_type.h); every other
+// type through its exact decoding and rounding there.
 Lane SimBuffer::Read(int64_t k) const {
-  switch (element.code()) {
-    case ir::TypeCode::kInt:
-      if (element.bits() == 8) {
-        return Lane{.i = reinterpret_cast<const int8_t*>(data)[k]};
-      }
-      if (element.bits() == 32) {
-        return Lane{.i = reinterpret_cast<const int32_t*>(data)[k]};
-      }
-      return Lane{.i = reinterpret_cast<const int64_t*>(data)[k]};
-    case ir::TypeCode::kUInt:
-      return Lane{.i = reinterpret_cast<const uint8_t*>(data)[k]};
-    case ir::TypeCode::kFloat:
-      if (element.bits() == 32) {
-        return Lane{.f = floats()[k]};
-      }
-      [[fallthrough]];
-    case ir::TypeCode::kBFloat:
-    case ir::TypeCode::kFp8E4m3:
-    case ir::TypeCode::kFp8E5m2:
-    case ir::TypeCode::kFp8E4m3Fnuz:
-    case ir::TypeCode::kFp8E5m2Fnuz:
-      return Lane{.f = static_cast<float>(DecodeElement(element.AsElementType(), data, k))};
-    case ir::TypeCode::kHandle:
-      break;
+  if (element == ir::Type::Float32()) {
+    return Lane{.f = floats()[k]};
   }
-  return Lane{.i = 0};
+  if (element == ir::Type::Int64()) {
+    return Lane{.i = reinterpret_cast<const int64_t*>(data)[k]};
+  }
+  const double value = DecodeElement(element.AsElementType(), data, k);
+  return element.ComputeType().is_float() ? Lane{.f = static_cast<float>(value)}
+                                          : Lane{.i = static_cast<int64_t>(value)};
 }
 
 void SimBuffer::Write(int64_t k, Lane lane) {
-  switch (element.code()) {
-    case ir::TypeCode::kInt:
-      if (element.bits() == 8) {
-        reinterpret_cast<int8_t*>(data)[k] = static_cast<int8_t>(lane.i);
-      } else if (element.bits() == 32) {
-        reinterpret_cast<int32_t*>(data)[k] = static_cast<int32_t>(lane.i);
-      } else {
-        reinterpret_cast<int64_t*>(data)[k] = lane.i;
-      }
-      return;
-    case ir::TypeCode::kUInt:
-      reinterpret_cast<uint8_t*>(data)[k] = static_cast<uint8_t>(lane.i);
-      return;
-    case ir::TypeCode::kFloat:
-      if (element.bits() == 32) {
-        floats()[k] = lane.f;
-        return;
-      }
-      [[fallthrough]];
-    case ir::TypeCode::kBFloat:
-    case ir::TypeCode::kFp8E4m3:
-    case ir::TypeCode::kFp8E5m2:
-    case ir::TypeCode::kFp8E4m3Fnuz:
-    case ir::TypeCode::kFp8E5m2Fnuz:
-      EncodeElement(element.AsElementType(), lane.f, data, k);
-      return;
-    case ir::TypeCode::kHandle:
-      return;
+  if (element == ir::Type::Float32()) {
+    floats()[k] = lane.f;
+  } else if (element == ir::Type::Int64()) {
+    reinterpret_cast<int64_t*>(data)[k] = lane.i;
+  } else {
+    EncodeElement(element.AsElementType(),
+                  element.ComputeType().is_float() ? static_cast<double>(lane.f)
+                                                   : static_cast<double>(lane.i),
+                  data, k);
   }
 }
+
 namespace {
 
 using ir::StmtKind;

@@ -13,16 +13,14 @@
 namespace tune::tuner {
 namespace {
 
-// The element types of a workload text ("f32" for one without dtype=, or that does not parse)
-// and the unit of its rate: billions of integer operations for i8 and u8i8, of floating-point
-// ones otherwise (2 per multiply-add either way).
-std::string_view DtypeOfText(std::string_view workload) {
-  absl::StatusOr<Workload> w = Workload::Parse(workload);
+// The element types of a workload ("f32" for a text that does not parse) and the unit of its
+// rate: billions of integer operations for i8 and u8i8, of floating-point ones otherwise (2 per
+// multiply-add either way).
+std::string_view DtypeOf(const absl::StatusOr<Workload>& w) {
   return DtypeName(w.ok() ? w->dtype() : Dtype::kF32);
 }
 
-std::string_view RateUnitOfText(std::string_view workload) {
-  absl::StatusOr<Workload> w = Workload::Parse(workload);
+std::string_view RateUnitOf(const absl::StatusOr<Workload>& w) {
   return w.ok() && w->CountsIntegerOps() ? "GOPS" : "GFLOPS";
 }
 
@@ -199,8 +197,9 @@ nlohmann::json JobJson(const v1::Job& job) {
       {"best", nullptr},
   };
   if (!job.spec().workload().empty()) {
-    j["dtype"] = DtypeOfText(job.spec().workload());
-    j["rate_unit"] = RateUnitOfText(job.spec().workload());
+    const absl::StatusOr<Workload> workload = Workload::Parse(job.spec().workload());
+    j["dtype"] = DtypeOf(workload);
+    j["rate_unit"] = RateUnitOf(workload);
   }
   if (job.has_best()) {
     j["best"] = {{"gflops", job.best().gflops()},
@@ -282,7 +281,8 @@ nlohmann::json RecordJson(const v1::Record& record) {
   const v1::Measurement& m = record.measurement();
   double secs = Median(m);
   double gflops = 0;
-  if (auto workload = Workload::Parse(record.workload()); workload.ok() && secs > 0) {
+  const absl::StatusOr<Workload> workload = Workload::Parse(record.workload());
+  if (workload.ok() && secs > 0) {
     gflops = workload->Flops() / secs / 1e9;
   }
   nlohmann::json config = nlohmann::json::parse(record.config(), nullptr, false);
@@ -298,8 +298,8 @@ nlohmann::json RecordJson(const v1::Record& record) {
       {"message", m.message()},
       {"median_secs", secs},
       {"gflops", gflops},
-      {"dtype", DtypeOfText(record.workload())},
-      {"rate_unit", RateUnitOfText(record.workload())},
+      {"dtype", DtypeOf(workload)},
+      {"rate_unit", RateUnitOf(workload)},
       {"round_secs", std::vector<double>(m.round_secs().begin(), m.round_secs().end())},
       {"number", m.number()},
       {"gpu_clock", GpuClockText(m)},
@@ -357,7 +357,7 @@ std::string JobText(const v1::Job& job) {
               ModelTotalText(job.estimated_total_secs(), job.default_total_secs()), "\n");
   } else if (job.has_best()) {
     StrAppend(&out, fmt::format("  best:       {:.3f} {} ({:.4g} s) {} {}\n", job.best().gflops(),
-                                RateUnitOfText(spec.workload()), job.best().secs(),
+                                RateUnitOf(Workload::Parse(spec.workload())), job.best().secs(),
                                 job.best().template_name(), job.best().config()));
   } else {
     StrAppend(&out, "  best:       none yet\n");
@@ -439,7 +439,7 @@ std::string BestText(const std::vector<v1::Record>& records) {
   for (const v1::Record& r : records) {
     nlohmann::json j = RecordJson(r);
     out += fmt::format("{:.3f} {}  {:.4g} s  {} {}  (record {}, worker {}, {}, {})\n",
-                       j["gflops"].get<double>(), RateUnitOfText(r.workload()),
+                       j["gflops"].get<double>(), j["rate_unit"].get<std::string>(),
                        j["median_secs"].get<double>(), r.template_name(), r.config(), r.uid(),
                        r.worker(), r.device_key(), TimeText(r.created_at_ms()));
     if (r.measurement().gpu_clock() == v1::GPU_CLOCK_EVENTS) {
