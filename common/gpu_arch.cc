@@ -7,17 +7,18 @@ namespace tune {
 namespace {
 
 // Per-block and per-multiprocessor limits from the vendors' programming guides (CUDA C++
-// Programming Guide, "Compute Capabilities"; AMD CDNA2/CDNA3/RDNA3 ISA guides). PTX ISA
-// versions are the lowest that LLVM 19 accepts for the arch, so older drivers load the PTX.
+// Programming Guide, "Compute Capabilities", whose opt-in maximum is the dynamic shared memory;
+// AMD CDNA2/CDNA3/RDNA3 ISA guides). PTX ISA versions are the lowest that LLVM 19 accepts for
+// the arch, so older drivers load the PTX.
 const GpuArch kArchs[] = {
     {TargetKind::kCuda, "sm_80", 32, 1024, 48 * 1024, 255, 65536, 2048, 32, "nvptx64-nvidia-cuda",
-     "sm_80", "+ptx70"},
+     "sm_80", "+ptx70", 163 * 1024},
     {TargetKind::kCuda, "sm_86", 32, 1024, 48 * 1024, 255, 65536, 1536, 16, "nvptx64-nvidia-cuda",
-     "sm_86", "+ptx71"},
+     "sm_86", "+ptx71", 99 * 1024},
     {TargetKind::kCuda, "sm_89", 32, 1024, 48 * 1024, 255, 65536, 1536, 24, "nvptx64-nvidia-cuda",
-     "sm_89", "+ptx78"},
+     "sm_89", "+ptx78", 99 * 1024},
     {TargetKind::kCuda, "sm_90", 32, 1024, 48 * 1024, 255, 65536, 2048, 32, "nvptx64-nvidia-cuda",
-     "sm_90", "+ptx78"},
+     "sm_90", "+ptx78", 227 * 1024},
     // CDNA2/CDNA3: 4 SIMDs of 512 VGPRs x 64 lanes per CU, 64 KiB LDS per workgroup.
     {TargetKind::kRocm, "gfx90a", 64, 1024, 64 * 1024, 512, 131072, 2048, 32, "amdgcn-amd-amdhsa",
      "gfx90a", ""},

@@ -33,6 +33,9 @@ struct GpuArch {
   std::string_view llvm_triple;    // "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"
   std::string_view llvm_cpu;       // "sm_90", "gfx90a"
   std::string_view llvm_features;  // e.g. "+ptx80" for NVPTX
+  /// Shared memory a block may have beyond max_shared_bytes_per_block, allocated dynamically
+  /// (the launch opts in: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES); 0: none beyond it.
+  int64_t max_dynamic_shared_bytes_per_block = 0;
 };
 
 /// The arch a (cuda or rocm) target names; InvalidArgument naming the arch and the accepted

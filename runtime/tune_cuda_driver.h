@@ -32,6 +32,9 @@ typedef struct CUevent_st* tune_cu_event;
 typedef struct CUgraph_st* tune_cu_graph;
 typedef struct CUgraphExec_st* tune_cu_graph_exec;
 
+/* CUfunction_attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (cuda.h). */
+#define TUNE_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+
 /* Whether a consumer can work without the entry point. */
 #define TUNE_CU_REQUIRED 1
 #define TUNE_CU_OPTIONAL 0 /* stream capture and graphs: graph timing is refused without them */

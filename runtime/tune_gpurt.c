@@ -400,6 +400,17 @@ int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
     }
   }
 
+  /* Shared memory past the 48 KiB every CUDA kernel may have is an opt-in of the function. */
+  if (cuda && shared_bytes > 48 * 1024) {
+    drv_result set = g_cuda.cuFuncSetAttribute((tune_cu_function)function,
+                                               TUNE_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               (int)shared_bytes);
+    if (set != 0) {
+      return fail(TUNE_GPURT_ERROR_LAUNCH,
+                  "'%s' asks for %u bytes of dynamic shared memory, which the device refuses: %s",
+                  kernel_name, shared_bytes, cuda_error_text(set, buf, sizeof buf));
+    }
+  }
   drv_result rc = cuda ? g_cuda.cuLaunchKernel((tune_cu_function)function, grid[0], grid[1],
                                                grid[2], block[0], block[1], block[2], shared_bytes,
                                                (tune_cu_stream)stream, args, NULL)

@@ -397,6 +397,24 @@ class Extractor {
         return;
       case StmtKind::kBarrier:
         return;
+      case StmtKind::kWarpMma: {
+        // Per lane: its 1/32 of the warp's multiply-adds, and the fragments it loads (16 bytes
+        // of A per row pair and of B per tile pair, as ldmatrix moves them).
+        const WarpMma* op = s.As<WarpMma>();
+        const double tiles = double(op->m_tiles) * op->n_tiles;
+        const double fmas = tiles * 16 * 8 * double(WarpMmaK(op->dtype)) / 32 * Trips();
+        fma_ += fmas;
+        if (fmas > heaviest_fma_) {
+          heaviest_fma_ = fmas;
+          heaviest_nest_.clear();
+          for (const Loop& loop : loops_) {
+            heaviest_nest_.push_back(loop.extent);
+          }
+        }
+        Access(op->a, op->a_index, 4 * op->m_tiles, /*store=*/false);
+        Access(op->b, op->b_index, 2 * op->n_tiles, /*store=*/false);
+        return;
+      }
     }
   }
 

@@ -86,6 +86,8 @@ std::string_view StmtKindName(StmtKind kind) {
       return "Evaluate";
     case StmtKind::kBarrier:
       return "Barrier";
+    case StmtKind::kWarpMma:
+      return "WarpMma";
   }
   return "?";
 }

@@ -55,6 +55,7 @@ enum class StmtKind : uint8_t {
   kAllocate,
   kEvaluate,
   kBarrier,
+  kWarpMma,
 };
 
 /// "IntImm", "Add", ... / "Store", "For", ... (the struct name).

@@ -126,11 +126,12 @@ class Printer {
     switch (s.kind()) {
       case StmtKind::kStore: {
         const auto* op = s.As<Store>();
-        Line(indent, StrCat(op->buffer.name(), "[", Print(op->index), "]",
-                            op->atomic_add   ? " atomic+= "
-                            : op->async_copy ? " async= "
-                                             : " = ",
-                            Print(op->value)));
+        Line(indent,
+             StrCat(op->buffer.name(), "[", Print(op->index), "]",
+                    op->atomic_add   ? " atomic+= "
+                    : op->async_copy ? " async= "
+                                     : " = ",
+                    Print(op->value), op->valid.defined() ? StrCat(" if ", Print(op->valid)) : ""));
         return;
       }
       case StmtKind::kFor: {
@@ -199,6 +200,15 @@ class Printer {
           args += StrCat(args.empty() ? "" : ", ", "wait_async=", op->wait_async);
         }
         Line(indent, StrCat("barrier(", args, ")"));
+        return;
+      }
+      case StmtKind::kWarpMma: {
+        const auto* op = s.As<WarpMma>();
+        Line(indent, StrCat("warp_mma.", DtypeName(op->dtype), "(", op->acc.name(), "[",
+                            op->acc_offset, "], ", op->m_tiles, "x", op->n_tiles, " tiles, ",
+                            op->a.name(), "[", Print(op->a_index), "] stride ", op->a_stride, ", ",
+                            op->b.name(), "[", Print(op->b_index), "] stride ", op->b_stride,
+                            op->b_k_contiguous ? " [n][k]" : " [k][n]", ")"));
         return;
       }
     }

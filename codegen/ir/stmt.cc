@@ -20,7 +20,8 @@ Stmt WrapStmt(std::shared_ptr<T> node) {
 
 namespace {
 
-Stmt MakeStore(Buffer buffer, Expr index, Expr value, bool atomic_add, bool async_copy = false) {
+Stmt MakeStore(Buffer buffer, Expr index, Expr value, bool atomic_add, bool async_copy = false,
+               Expr valid = Expr()) {
   TUNE_CHECK(buffer.defined()) << "Store: undefined buffer";
   TUNE_CHECK(index.defined() && index.type().is_int())
       << "Store " << buffer.name() << ": index must be an integer";
@@ -41,6 +42,9 @@ Stmt MakeStore(Buffer buffer, Expr index, Expr value, bool atomic_add, bool asyn
   node->value = std::move(value);
   node->atomic_add = atomic_add;
   node->async_copy = async_copy;
+  TUNE_CHECK(!valid.defined() || (async_copy && valid.type() == Type::Bool()))
+      << "Store " << node->buffer.name() << ": a validity is a scalar bool of an async copy";
+  node->valid = std::move(valid);
   return WrapStmt(std::move(node));
 }
 
@@ -64,19 +68,22 @@ Stmt Store::MakeAsyncCopy(Buffer dst, Expr dst_index, Buffer src, Expr src_index
              src.scope() == MemoryScope::kGlobal && dst.element_type() == src.element_type())
       << "Store: asynchronous copies go from a global buffer to a gpu_shared one of the same "
          "element type";
-  TUNE_CHECK(lanes == 1 || lanes == 2 || lanes == 4)
-      << "Store " << dst.name() << ": an asynchronous copy moves 1, 2 or 4 elements";
+  const int64_t bytes = int64_t{lanes} * dst.element_type().Bytes();
+  TUNE_CHECK(bytes == 4 || bytes == 8 || bytes == 16)
+      << "Store " << dst.name() << ": an asynchronous copy moves 4, 8 or 16 bytes, not " << lanes
+      << " elements of " << dst.element_type().ToString();
   TUNE_CHECK(dst_index.defined() && dst_index.type().is_scalar() && src_index.defined() &&
              src_index.type().is_scalar())
       << "Store " << dst.name() << ": an asynchronous copy takes scalar base indexes";
-  Expr value = LoadOrZero(std::move(src), std::move(src_index), lanes, std::move(valid));
-  return MakeStore(std::move(dst), std::move(dst_index), std::move(value), false, true);
+  Expr value = Load::Make(std::move(src), std::move(src_index), lanes);
+  return MakeStore(std::move(dst), std::move(dst_index), std::move(value), false, true,
+                   std::move(valid));
 }
 
-Stmt Store::MakeLike(const Store* like, Expr index, Expr value) {
+Stmt Store::MakeLike(const Store* like, Expr index, Expr value, Expr valid) {
   TUNE_CHECK(like != nullptr);
   return MakeStore(like->buffer, std::move(index), std::move(value), like->atomic_add,
-                   like->async_copy);
+                   like->async_copy, std::move(valid));
 }
 
 Stmt For::Make(Var var, Expr min, Expr extent, LoopKind kind, Stmt body, int thread_axis) {
@@ -168,6 +175,68 @@ Stmt Evaluate::Make(Expr value, bool return_on_error) {
   auto node = std::make_shared<Evaluate>();
   node->value = std::move(value);
   node->return_on_error = return_on_error;
+  return WrapStmt(std::move(node));
+}
+
+int64_t WarpMmaK(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kF16:
+    case Dtype::kBf16:
+      return 16;
+    case Dtype::kTf32:
+      return 8;
+    case Dtype::kI8:
+    case Dtype::kU8I8:
+    case Dtype::kFp8E4m3:
+    case Dtype::kFp8E5m2:
+      return 32;
+    case Dtype::kF32:
+    case Dtype::kFp8E4m3Fnuz:
+    case Dtype::kFp8E5m2Fnuz:
+      return 0;
+  }
+  return 0;
+}
+
+Stmt WarpMma::Make(Dtype dtype, Buffer a, Expr a_index, int64_t a_stride, Buffer b, Expr b_index,
+                   int64_t b_stride, bool b_k_contiguous, Buffer acc, int64_t acc_offset,
+                   int m_tiles, int n_tiles) {
+  const int64_t k = WarpMmaK(dtype);
+  TUNE_CHECK(k > 0) << "WarpMma: no tensor-core instruction for dtype " << DtypeName(dtype);
+  TUNE_CHECK(a.defined() && b.defined() && acc.defined()) << "WarpMma: undefined buffer";
+  TUNE_CHECK(a.scope() == MemoryScope::kGpuShared && b.scope() == MemoryScope::kGpuShared)
+      << "WarpMma: A and B must be gpu_shared, got " << MemoryScopeName(a.scope()) << " and "
+      << MemoryScopeName(b.scope());
+  TUNE_CHECK(a.element_type() == Type::Of(ActivationType(dtype)) &&
+             b.element_type() == Type::Of(WeightType(dtype)))
+      << "WarpMma " << DtypeName(dtype) << ": A and B hold " << a.element_type().ToString()
+      << " and " << b.element_type().ToString() << ", not the dtype's storage types";
+  TUNE_CHECK(acc.scope() == MemoryScope::kGpuLocal &&
+             acc.element_type() == Type::Of(AccumulatorType(dtype)))
+      << "WarpMma: the accumulators must be gpu_local "
+      << Type::Of(AccumulatorType(dtype)).ToString();
+  TUNE_CHECK(b_k_contiguous || ElementBytes(WeightType(dtype)) == 2)
+      << "WarpMma " << DtypeName(dtype) << ": B stored [k][n] needs a 16-bit dtype";
+  TUNE_CHECK(a_index.defined() && a_index.type().is_int() && a_index.type().is_scalar() &&
+             b_index.defined() && b_index.type().is_int() && b_index.type().is_scalar())
+      << "WarpMma: indexes must be scalar integers";
+  TUNE_CHECK(m_tiles >= 1 && n_tiles >= 1 && a_stride >= k && acc_offset >= 0 &&
+             b_stride >= (b_k_contiguous ? k : 8 * n_tiles))
+      << "WarpMma: tiles " << m_tiles << "x" << n_tiles << ", strides " << a_stride << "/"
+      << b_stride << " or accumulator offset " << acc_offset << " out of range";
+  auto node = std::make_shared<WarpMma>();
+  node->dtype = dtype;
+  node->a = std::move(a);
+  node->b = std::move(b);
+  node->acc = std::move(acc);
+  node->a_index = std::move(a_index);
+  node->b_index = std::move(b_index);
+  node->a_stride = a_stride;
+  node->b_stride = b_stride;
+  node->b_k_contiguous = b_k_contiguous;
+  node->m_tiles = m_tiles;
+  node->n_tiles = n_tiles;
+  node->acc_offset = acc_offset;
   return WrapStmt(std::move(node));
 }
 

@@ -18,12 +18,12 @@ namespace tune::ir {
 /// their partial sums into an output the caller has zeroed (GpuLaunch::zeroed_args).
 ///
 /// With `async_copy`, a GPU copy from global to shared memory that completes asynchronously:
-/// `buffer` is gpu_shared, the index dense (scalar or Ramp of stride 1, 1, 2 or 4 lanes) and
-/// the value `Load(src, i)` of a global buffer, or `Select(valid, Load(src, i), 0)` (zeros
-/// without reading where `valid` is false; passes may reduce it to zeros alone, a plain store
-/// in effect). The copied values may be read only after a
-/// Barrier that waits for the copy's group (Barrier::MakeAfterAsyncCopies). NVPTX emits
-/// cp.async; elsewhere (AMDGPU, the simulator) it is a plain store.
+/// `buffer` is gpu_shared, the index dense (scalar or Ramp of stride 1, of 4, 8 or 16 bytes) and
+/// the value `Load(src, i)` of a global buffer of the same element type; where `valid` (a
+/// scalar bool; undefined: always) is false, zeros are stored without reading (the source
+/// index must still be in range). The copied values may be read only after a Barrier that
+/// waits for the copy's group (Barrier::MakeAfterAsyncCopies). NVPTX emits cp.async (a source
+/// size of 0 where not valid); elsewhere (AMDGPU, the simulator) it is a plain store.
 struct Store final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kStore;
   Store() : StmtNode(kKind) {}
@@ -31,16 +31,17 @@ struct Store final : StmtNode {
   Expr index, value;
   bool atomic_add = false;
   bool async_copy = false;
+  Expr valid;  // async copies only
   static Stmt Make(Buffer buffer, Expr index, Expr value);
   /// buffer[index] += value atomically; `buffer` global float32 (checked).
   static Stmt MakeAtomicAdd(Buffer buffer, Expr index, Expr value);
-  /// An asynchronous copy of `lanes` (1, 2 or 4) consecutive elements src[src_index...] to
+  /// An asynchronous copy of `lanes` consecutive elements (4, 8 or 16 bytes) src[src_index...] to
   /// dst[dst_index...], zeros where `valid` (a scalar bool; undefined: always) is false.
   static Stmt MakeAsyncCopy(Buffer dst, Expr dst_index, Buffer src, Expr src_index, int lanes,
                             Expr valid = Expr());
-  /// A store of the same kind as `like` (plain, atomic add or async copy) with a new index and
-  /// value: what passes use to rebuild a store.
-  static Stmt MakeLike(const Store* like, Expr index, Expr value);
+  /// A store of the same kind as `like` (plain, atomic add or async copy) with a new index,
+  /// value and (async copies) validity: what passes use to rebuild a store.
+  static Stmt MakeLike(const Store* like, Expr index, Expr value, Expr valid);
 };
 
 /// for var in [min, min + extent) with a loop kind. GPU kinds carry a thread axis 0..2 (x,y,z).
@@ -126,6 +127,43 @@ struct Barrier final : StmtNode {
   /// `wait_pending` >= -1 (-1: no wait).
   static Stmt MakeAfterAsyncCopies(bool commit, int wait_pending);
 };
+
+/// A warp-level tensor-core multiply-accumulate: NVPTX `mma.sync.aligned.m16n8k<K>.row.col` on
+/// fragments loaded by `ldmatrix`. All 32 lanes of a warp execute it together (warp w: the threads
+/// whose linear index in the block lies in [32w, 32w + 32); the block's threads are a whole number
+/// of warps, and no lane of a warp skips it) with the same buffers and indexes.
+///
+/// With K = WarpMmaK(dtype), for mi < m_tiles and ni < n_tiles, C(mi, ni) += A(mi) x B(ni):
+///   A(mi)[r][k] = a[a_index + (16 mi + r) * a_stride + k]                  (16 x K, k innermost)
+///   B(ni)[k][c] = b[b_index + (8 ni + c) * b_stride + k]         (b_k_contiguous: stored [n][k])
+///               = b[b_index + k * b_stride + 8 ni + c]           (otherwise: stored [k][n])
+/// `a` and `b` are gpu_shared buffers of the dtype's storage types (tf32: float32; u8i8: uint8 A,
+/// int8 B). Every row the instruction reads is 16-byte aligned: indexes and strides are
+/// multiples of 16 bytes' elements. B stored [k][n] is for 16-bit dtypes only (ldmatrix.trans).
+/// C(mi, ni), 16 x 8, is spread over the warp: lane l holds, for j < 4, row l / 4 + 8 (j / 2),
+/// column 2 (l % 4) + j % 2, in acc[acc_offset + 4 (mi * n_tiles + ni) + j], `acc` a gpu_local
+/// float32 buffer (int32 for the integer dtypes, whose sums wrap). Products are exact; float sums
+/// are float32 accurate, in an order the hardware chooses.
+struct WarpMma final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kWarpMma;
+  WarpMma() : StmtNode(kKind) {}
+  Dtype dtype = Dtype::kF16;
+  Buffer a, b, acc;
+  Expr a_index, b_index;
+  int64_t a_stride = 0, b_stride = 0;
+  bool b_k_contiguous = true;
+  int m_tiles = 1, n_tiles = 1;
+  int64_t acc_offset = 0;
+  /// Checks everything above but alignment and warp uniformity (the verifier and the simulator
+  /// check alignment where the indexes are known).
+  static Stmt Make(Dtype dtype, Buffer a, Expr a_index, int64_t a_stride, Buffer b, Expr b_index,
+                   int64_t b_stride, bool b_k_contiguous, Buffer acc, int64_t acc_offset,
+                   int m_tiles, int n_tiles);
+};
+
+/// K of the tensor-core instruction WarpMma issues for `dtype`: 16 (f16, bf16), 8 (tf32), 32 (i8,
+/// u8i8, the 8-bit floats); 0 for a dtype it does not take (f32, the FNUZ fp8 encodings).
+int64_t WarpMmaK(Dtype dtype);
 
 // ---------------------------------------------------------------------------------------------
 // A kernel entry point: C ABI `int32_t name(float* p0, float* p1, ...)` returning 0 on success.

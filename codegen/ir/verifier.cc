@@ -253,32 +253,24 @@ class Verifier final : public IrVisitor {
     IrVisitor::Visit(op);
   }
 
-  // The form Store::MakeAsyncCopy builds: gpu_shared <- Load of a global buffer (or a Select of
-  // one and zeros, or zeros alone once simplified), 1, 2 or 4 dense lanes, inside the
-  // gpu_thread loops.
+  // The form Store::MakeAsyncCopy builds: gpu_shared <- Load of a global buffer, 4, 8 or 16
+  // bytes of dense lanes, inside the gpu_thread loops (or zeros, once simplified: a plain store).
   void CheckAsyncCopy(const Store* op, const std::string& text) {
     if (IsConst(op->value, 0.0)) {
-      return;  // a copy that simplification proved out of range: zeros (a plain store)
+      return;
     }
-    const Expr* value = &op->value;
-    if (const auto* select = value->As<Select>()) {
-      if (!select->condition.type().is_scalar() || !IsConst(select->false_value, 0.0)) {
-        Fail(StrCat("`", text, "`"),
-             "is an asynchronous copy whose value is a Select other than (valid, Load, 0)");
-        return;
-      }
-      value = &select->true_value;
-    }
-    const auto* load = value->As<Load>();
+    const auto* load = op->value.As<Load>();
     const int lanes = op->index.defined() ? op->index.type().lanes() : 0;
     const auto* ramp = op->index.As<Ramp>();
     if (load == nullptr || load->buffer.scope() != MemoryScope::kGlobal ||
         op->buffer.scope() != MemoryScope::kGpuShared) {
       Fail(StrCat("`", text, "`"),
            "is an asynchronous copy that is not gpu_shared <- Load of a global buffer");
-    } else if ((lanes != 1 && lanes != 2 && lanes != 4) ||
+    } else if (const int64_t bytes = int64_t{lanes} * op->buffer.element_type().Bytes();
+               (bytes != 4 && bytes != 8 && bytes != 16) ||
                (lanes > 1 && (ramp == nullptr || !IsConst(ramp->stride, 1)))) {
-      Fail(StrCat("`", text, "`"), "is an asynchronous copy of other than 1, 2 or 4 dense lanes");
+      Fail(StrCat("`", text, "`"),
+           "is an asynchronous copy of other than 4, 8 or 16 bytes of dense lanes");
     } else if (gpu_thread_depth_ == 0) {
       Fail(StrCat("`", text, "`"), "is an asynchronous copy outside a gpu_thread loop");
     }
@@ -288,6 +280,14 @@ class Verifier final : public IrVisitor {
     if (gpu_thread_depth_ == 0) {
       Fail("`barrier()`", "is outside a gpu_thread loop");
     }
+  }
+
+  void Visit(const WarpMma* op) override {
+    if (gpu_thread_depth_ == 0) {
+      Fail(StrCat("`warp_mma(", op->a.name(), ", ", op->b.name(), ")`"),
+           "is outside a gpu_thread loop");
+    }
+    IrVisitor::Visit(op);
   }
 
  private:

@@ -85,6 +85,8 @@ void IrVisitor::VisitStmt(const Stmt& s) {
       return Visit(static_cast<const Evaluate*>(s.get()));
     case StmtKind::kBarrier:
       return Visit(static_cast<const Barrier*>(s.get()));
+    case StmtKind::kWarpMma:
+      return Visit(static_cast<const WarpMma*>(s.get()));
   }
 }
 
@@ -138,6 +140,7 @@ void IrVisitor::Visit(const AddressOf* op) { VisitExpr(op->index); }
 void IrVisitor::Visit(const Store* op) {
   VisitExpr(op->index);
   VisitExpr(op->value);
+  VisitExpr(op->valid);
 }
 void IrVisitor::Visit(const For* op) {
   VisitExpr(op->min);
@@ -161,6 +164,10 @@ void IrVisitor::Visit(const LetStmt* op) {
 void IrVisitor::Visit(const Allocate* op) { VisitStmt(op->body); }
 void IrVisitor::Visit(const Evaluate* op) { VisitExpr(op->value); }
 void IrVisitor::Visit(const Barrier* op) {}
+void IrVisitor::Visit(const WarpMma* op) {
+  VisitExpr(op->a_index);
+  VisitExpr(op->b_index);
+}
 
 // --- IrMutator ------------------------------------------------------------------------------
 Expr IrMutator::Mutate(const Expr& e) {
@@ -247,6 +254,8 @@ Stmt IrMutator::Mutate(const Stmt& s) {
       return Visit(static_cast<const Evaluate*>(s.get()));
     case StmtKind::kBarrier:
       return Visit(static_cast<const Barrier*>(s.get()));
+    case StmtKind::kWarpMma:
+      return Visit(static_cast<const WarpMma*>(s.get()));
   }
   return s;
 }
@@ -328,10 +337,11 @@ Expr IrMutator::Visit(const AddressOf* op) {
 Stmt IrMutator::Visit(const Store* op) {
   Expr index = Mutate(op->index);
   Expr value = Mutate(op->value);
-  if (index.same_as(op->index) && value.same_as(op->value)) {
+  Expr valid = Mutate(op->valid);
+  if (index.same_as(op->index) && value.same_as(op->value) && valid.same_as(op->valid)) {
     return Stmt(op);
   }
-  return Store::MakeLike(op, std::move(index), std::move(value));
+  return Store::MakeLike(op, std::move(index), std::move(value), std::move(valid));
 }
 Stmt IrMutator::Visit(const For* op) {
   Expr min = Mutate(op->min);
@@ -380,5 +390,15 @@ Stmt IrMutator::Visit(const Evaluate* op) {
                                   : Evaluate::Make(std::move(value), op->return_on_error);
 }
 Stmt IrMutator::Visit(const Barrier* op) { return Stmt(op); }
+Stmt IrMutator::Visit(const WarpMma* op) {
+  Expr a_index = Mutate(op->a_index);
+  Expr b_index = Mutate(op->b_index);
+  if (a_index.same_as(op->a_index) && b_index.same_as(op->b_index)) {
+    return Stmt(op);
+  }
+  return WarpMma::Make(op->dtype, op->a, std::move(a_index), op->a_stride, op->b,
+                       std::move(b_index), op->b_stride, op->b_k_contiguous, op->acc,
+                       op->acc_offset, op->m_tiles, op->n_tiles);
+}
 
 }  // namespace tune::ir

@@ -126,6 +126,8 @@ absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch&
   AnnotateKernel(f, launch);
 
   multiples_.clear();
+  dynamic_shared_ = launch.dynamic_shared_bytes > 0;
+  shared_offset_ = 0;
   entry_ = BeginFunction(f, func);
   Emit(func.body);
   builder_.CreateRetVoid();
@@ -226,15 +228,10 @@ void CodeGenGpu::EmitStore(const ir::Store* op) {
 // cp.async.ca.shared.global of 4, 8 or 16 bytes (cg for 16: past L1, as the data is staged in
 // shared memory anyway), the .s form with a source size of 0 where the copy is not valid: the
 // destination is zero-filled and nothing is read. The verifier checked the form
-// (Store::MakeAsyncCopy): value Load(src, i) or Select(valid, Load(src, i), 0).
+// (Store::MakeAsyncCopy): value Load(src, i), zeros where op->valid is false.
 void CodeGenGpu::EmitAsyncCopy(const ir::Store* op) {
-  const ir::Expr* value = &op->value;
-  ir::Expr valid;
-  if (const auto* select = value->As<ir::Select>()) {
-    valid = select->condition;
-    value = &select->true_value;
-  }
-  const auto* load = value->As<ir::Load>();
+  const ir::Expr& valid = op->valid;
+  const auto* load = op->value.As<ir::Load>();
   const int lanes = op->index.type().lanes();
   auto base_of = [](const ir::Expr& index) {
     const auto* ramp = index.As<ir::Ramp>();
@@ -251,14 +248,15 @@ void CodeGenGpu::EmitAsyncCopy(const ir::Store* op) {
        llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s},
       {llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16,
        llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s}};
-  const int row = lanes == 4 ? 2 : lanes - 1;
+  const int copy_bytes = lanes * op->buffer.element_type().Bytes();
+  const int row = copy_bytes == 16 ? 2 : copy_bytes / 4 - 1;
   if (!valid.defined()) {
     builder_.CreateIntrinsic(kCopy[row][0], {}, {dst, src});
     return;
   }
-  llvm::Value* bytes =
-      builder_.CreateSelect(Emit(valid), builder_.getInt32(4 * lanes), builder_.getInt32(0));
-  builder_.CreateIntrinsic(kCopy[row][1], {}, {dst, src, bytes});
+  llvm::Value* source_bytes =
+      builder_.CreateSelect(Emit(valid), builder_.getInt32(copy_bytes), builder_.getInt32(0));
+  builder_.CreateIntrinsic(kCopy[row][1], {}, {dst, src, source_bytes});
 }
 
 // One relaxed atomicrmw fadd per lane (red.global.add.f32 on NVPTX, global_atomic_add_f32 on
@@ -316,13 +314,23 @@ void CodeGenGpu::EmitFor(const ir::For* op) {
 }
 
 // gpu_shared: a module-level addrspace(3) array per allocation (static shared memory, 16-byte
-// aligned), named <kernel>_<buffer>. gpu_local: an alloca in the entry block (addrspace 5 on
-// AMDGPU), which SROA / mem2reg turn into registers when every index is a constant.
+// aligned), named <kernel>_<buffer>; with dynamic shared memory, the next 16-byte aligned
+// offset of the module's one dynamic region (GpuLaunchOf summed the sizes the same way). gpu_local:
+// an alloca in the entry block (addrspace 5 on AMDGPU), which SROA / mem2reg turn into registers
+// when every index is a constant.
 void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
   llvm::Type* type = llvm::ArrayType::get(ElementType(op->buffer), static_cast<uint64_t>(op->size));
   llvm::Value* storage = nullptr;
   switch (op->buffer.scope()) {
     case ir::MemoryScope::kGpuShared: {
+      if (dynamic_shared_) {
+        storage = builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), DynamicShared(),
+                                                      static_cast<uint64_t>(shared_offset_));
+        shared_offset_ += (static_cast<int64_t>(module_->getDataLayout().getTypeAllocSize(type)) +
+                           kGpuArrayAlignment - 1) /
+                          kGpuArrayAlignment * kGpuArrayAlignment;
+        break;
+      }
       auto* global = new llvm::GlobalVariable(
           *module_, type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
           llvm::UndefValue::get(type), StrCat(func_name_, "_", op->buffer.name()), nullptr,
@@ -349,6 +357,21 @@ void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
   buffers_[op->buffer.get()] = storage;
   Emit(op->body);
   buffers_.erase(op->buffer.get());
+}
+
+// The module's dynamic shared memory (CUDA's `extern __shared__`): an external addrspace(3)
+// array of no size, which the launch sizes.
+llvm::Value* CodeGenGpu::DynamicShared() {
+  constexpr const char* kName = "tune_dynamic_shared";
+  if (llvm::GlobalVariable* existing = module_->getNamedGlobal(kName)) {
+    return existing;
+  }
+  llvm::Type* type = llvm::ArrayType::get(builder_.getInt8Ty(), 0);
+  auto* global = new llvm::GlobalVariable(
+      *module_, type, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage, nullptr, kName,
+      nullptr, llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  global->setAlignment(llvm::Align(kGpuArrayAlignment));
+  return global;
 }
 
 // NVPTX: bar.sync 0. AMDGPU: a workgroup-scope release fence, s_barrier, an acquire fence (what

@@ -55,15 +55,21 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitAllocate(const ir::Allocate* op) override;
   void EmitEvaluate(const ir::Evaluate* op) override;
   void EmitBarrier(const ir::Barrier* op) override;
+  void EmitWarpMma(const ir::WarpMma* op) override;  // codegen_gpu_mma.cc
   void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) override;
   void EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) override;
 
   void EmitAsyncCopy(const ir::Store* op);
   llvm::Value* GpuIndex(bool block, int axis);
+  llvm::Value* DynamicShared();
   void AnnotateKernel(llvm::Function* f, const GpuLaunch& launch);
 
   GpuArch arch_;
-  llvm::BasicBlock* entry_ = nullptr;                 // allocas go here
+  llvm::BasicBlock* entry_ = nullptr;  // allocas go here
+  // With dynamic shared memory (GpuLaunch::dynamic_shared_bytes), the gpu_shared arrays lie
+  // in one region at 16-byte aligned offsets, in the order they are allocated.
+  bool dynamic_shared_ = false;
+  int64_t shared_offset_ = 0;
   std::map<const ir::Variable*, int64_t> multiples_;  // let-bound variables' known multiples
 };
 

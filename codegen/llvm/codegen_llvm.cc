@@ -84,13 +84,25 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
     case StmtKind::kBarrier:
       EmitBarrier(s.As<ir::Barrier>());
       return;
+    case StmtKind::kWarpMma:
+      EmitWarpMma(s.As<ir::WarpMma>());
+      return;
   }
   Fail(absl::InternalError(
       StrCat(target_name_, ": unknown statement kind ", ir::StmtKindName(s.kind()))));
 }
 
+void CodeGenLlvm::EmitWarpMma(const ir::WarpMma* op) {
+  Fail(absl::UnimplementedError(
+      StrCat(target_name_, ": warp_mma is a tensor-core instruction of NVPTX kernels")));
+}
+
 void CodeGenLlvm::EmitStore(const ir::Store* op) {
   llvm::Value* value = Emit(op->value);
+  if (op->valid.defined()) {  // an asynchronous copy stored plainly: zeros where not valid
+    value = builder_.CreateSelect(Emit(op->valid), value,
+                                  llvm::Constant::getNullValue(value->getType()));
+  }
   llvm::Value* base = BufferBase(op->buffer);
   if (op->atomic_add) {
     EmitAtomicAdd(base, op->index, value);

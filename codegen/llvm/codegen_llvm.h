@@ -92,6 +92,8 @@ class CodeGenLlvm {
   virtual void EmitAllocate(const ir::Allocate* op) = 0;
   virtual void EmitEvaluate(const ir::Evaluate* op) = 0;
   virtual void EmitBarrier(const ir::Barrier* op) = 0;
+  /// A warp-level tensor-core step (GPU only; elsewhere Unimplemented).
+  virtual void EmitWarpMma(const ir::WarpMma* op);
   /// `base[index] += value` atomically, lane by lane (`value` already emitted).
   virtual void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) = 0;
   /// A store of the `lanes` lanes of `value` at the element offsets `index` (a vector) of

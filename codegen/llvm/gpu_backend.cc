@@ -1,9 +1,11 @@
 #include "codegen/llvm/gpu_backend.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <set>
 
+#include "codegen/ir/visitor.h"
 #include "codegen/llvm/codegen_gpu.h"
 #include "common/files.h"
 #include "common/status.h"
@@ -39,6 +41,7 @@ void InitializeGpuTargets() {
 }
 
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const GpuArch& arch,
+                                                                       std::string_view features,
                                                                        int opt_level) {
   InitializeGpuTargets();
   std::string triple(arch.llvm_triple);
@@ -53,14 +56,24 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const Gpu
                                 : opt_level == 1 ? llvm::CodeGenOptLevel::Less
                                 : opt_level == 2 ? llvm::CodeGenOptLevel::Default
                                                  : llvm::CodeGenOptLevel::Aggressive;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, std::string(arch.llvm_cpu), std::string(arch.llvm_features), target_options,
-      llvm::Reloc::PIC_, std::nullopt, level));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, std::string(arch.llvm_cpu), std::string(features),
+                                  target_options, llvm::Reloc::PIC_, std::nullopt, level));
   if (machine == nullptr) {
     return absl::InternalError(
         StrCat("LLVM could not create a target machine for ", triple, " ", arch.llvm_cpu));
   }
   return machine;
+}
+
+bool HasFp8WarpMma(const ir::Stmt& body) {
+  class Finder final : public ir::IrVisitor {
+   public:
+    bool found = false;
+    void Visit(const ir::WarpMma* op) override { found = found || IsFp8Dtype(op->dtype); }
+  } finder;
+  finder.VisitStmt(body);
+  return finder.found;
 }
 
 // The O3 (or opt_level) pipeline with the target machine's own passes registered (NVVM
@@ -127,8 +140,17 @@ absl::StatusOr<GpuModule> EmitGpuModule(const std::vector<ir::LoweredFunc>& func
     result.kernels.push_back({func.name, launch});
   }
 
-  ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
-                   MakeTargetMachine(arch, options.opt_level));
+  // mma.sync with 8-bit float operands is PTX ISA 8.4: only modules that issue it ask drivers
+  // for that version.
+  const bool fp8_mma = std::any_of(funcs.begin(), funcs.end(),
+                                   [](const ir::LoweredFunc& f) { return HasFp8WarpMma(f.body); });
+  if (fp8_mma && arch.name != "sm_89" && arch.name != "sm_90") {
+    return absl::InvalidArgumentError(
+        StrCat("GPU codegen: mma.sync on 8-bit floats needs sm_89 or later, not ", arch.name));
+  }
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<llvm::TargetMachine> machine,
+      MakeTargetMachine(arch, fp8_mma ? "+ptx84" : arch.llvm_features, options.opt_level));
   llvm::LLVMContext context;
   auto module = std::make_unique<llvm::Module>("tune", context);
   module->setTargetTriple(std::string(arch.llvm_triple));

@@ -29,6 +29,7 @@ class ShapeChecker {
   std::array<std::optional<int64_t>, 3> grid;
   std::array<std::optional<int64_t>, 3> block;
   int64_t shared_bytes = 0;
+  bool has_warp_mma = false;
 
  private:
   struct Context {
@@ -68,6 +69,7 @@ class ShapeChecker {
       case ir::StmtKind::kStore:
       case ir::StmtKind::kEvaluate:
       case ir::StmtKind::kBarrier:
+      case ir::StmtKind::kWarpMma:
         return false;
     }
     return false;
@@ -125,6 +127,12 @@ class ShapeChecker {
         }
         return;
       case ir::StmtKind::kEvaluate:
+        return;
+      case ir::StmtKind::kWarpMma:
+        if (!ctx.in_thread) {
+          Fail("warp_mma outside the gpu_thread loops: the lanes of a warp execute it together");
+        }
+        has_warp_mma = true;
         return;
     }
   }
@@ -249,6 +257,11 @@ bool HasGpuLoops(const ir::Stmt& stmt) {
   return finder.found;
 }
 
+bool UsesDynamicSharedMemory(int64_t shared_bytes, const GpuArch* arch) {
+  return arch != nullptr && shared_bytes > arch->max_shared_bytes_per_block &&
+         shared_bytes <= arch->max_dynamic_shared_bytes_per_block;
+}
+
 absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch* arch) {
   if (!func.body.defined()) {
     return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name, " has no body"));
@@ -283,18 +296,29 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
         ",", launch.block[1], ",", launch.block[2], ")) exceed the max_threads_per_block limit of ",
         arch->name, " (", arch->max_threads_per_block, ")"));
   }
-  if (arch != nullptr && checker.shared_bytes > arch->max_shared_bytes_per_block) {
-    return absl::InvalidArgumentError(
-        StrCat("GPU kernel ", func.name, ": ", checker.shared_bytes,
-               " bytes of static shared memory (gpu_shared allocations) exceed the "
-               "max_shared_bytes_per_block limit of ",
-               arch->name, " (", arch->max_shared_bytes_per_block, " bytes)"));
+  if (checker.has_warp_mma && threads % 32 != 0) {
+    return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name,
+                                             ": warp_mma needs whole warps, but the block has ",
+                                             threads, " threads (not a multiple of 32)"));
+  }
+  const bool dynamic = UsesDynamicSharedMemory(checker.shared_bytes, arch);
+  if (arch != nullptr && !dynamic && checker.shared_bytes > arch->max_shared_bytes_per_block) {
+    return absl::InvalidArgumentError(StrCat(
+        "GPU kernel ", func.name, ": ", checker.shared_bytes,
+        " bytes of shared memory (gpu_shared allocations) exceed the "
+        "max_shared_bytes_per_block limit of ",
+        arch->name, " (", arch->max_shared_bytes_per_block, " bytes",
+        arch->max_dynamic_shared_bytes_per_block > 0
+            ? StrCat(", or ", arch->max_dynamic_shared_bytes_per_block, " allocated dynamically")
+            : "",
+        ")"));
   }
   if (checker.shared_bytes > UINT32_MAX) {
     return absl::InvalidArgumentError(
         StrCat("GPU kernel ", func.name, ": ", checker.shared_bytes, " bytes of shared memory"));
   }
-  launch.static_shared_bytes = static_cast<uint32_t>(checker.shared_bytes);
+  (dynamic ? launch.dynamic_shared_bytes : launch.static_shared_bytes) =
+      static_cast<uint32_t>(checker.shared_bytes);
   for (int param : ir::AtomicallyAccumulatedParams(func)) {
     launch.zeroed_args.push_back(static_cast<uint32_t>(param));
   }

@@ -19,11 +19,18 @@ bool HasGpuLoops(const ir::Stmt& stmt);
 ///     every loop on one axis has the same extent;
 ///   - gpu_shared allocations sit outside thread loops; barriers inside them;
 ///   - a barrier is not under a condition inside the thread loops (every thread must reach it);
-///   - with `arch`: threads per block <= arch->max_threads_per_block and the static shared
-///     bytes (the sum of gpu_shared allocations, 4 bytes per element, each
-///     rounded up to 16 bytes) <= the arch's limit.
+///   - warp_mma only inside the thread loops, and then whole warps (threads a multiple of 32);
+///   - with `arch`: threads per block <= arch->max_threads_per_block and the shared bytes (the
+///     sum of gpu_shared allocations, each rounded up to 16 bytes) <= the arch's limit for
+///     static shared memory, or for dynamic (UsesDynamicSharedMemory), which the launch then
+///     carries in dynamic_shared_bytes.
 /// Every violation is InvalidArgument naming the loop, buffer or limit and the value. The
 /// launch's zeroed_args are the parameters the kernel adds into atomically.
+
+/// Whether a kernel with `shared_bytes` of gpu_shared arrays gets them as dynamic shared memory
+/// (one region the launch sizes, past the arch's static limit: CUDA's opt-in maximum) rather
+/// than as static arrays. The backend lays them out accordingly.
+bool UsesDynamicSharedMemory(int64_t shared_bytes, const GpuArch* arch);
 
 absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch* arch = nullptr);
 

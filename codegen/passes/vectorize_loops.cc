@@ -67,7 +67,7 @@ class Widener final : public IrMutator {
       failed_ = true;  // every lane would write the same element
       return Stmt(op);
     }
-    return Store::MakeLike(op, std::move(index), std::move(value));
+    return Store::MakeLike(op, std::move(index), std::move(value), Mutate(op->valid));
   }
 
   Stmt Visit(const For* op) override {

@@ -72,6 +72,7 @@ Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
   t.thread_index_ = thread_index;
   t.thread_id_ = static_cast<int32_t>(
       thread_index[0] + block_dims[0] * (thread_index[1] + block_dims[1] * thread_index[2]));
+  t.block_threads_ = block_dims[0] * block_dims[1] * block_dims[2];
   // gpu_local and stack arrays allocated around the thread loops are private to each thread
   // (registers or a stack slot of the kernel function): each thread gets fresh elements.
   t.private_buffers_.clear();
@@ -192,7 +193,9 @@ void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
 
 void Interpreter::ExecStore(const ir::Store* op) {
   SimBuffer* b = LookupBuffer(op->buffer.get());
-  Value value = Eval(op->value);
+  // An asynchronous copy that is not valid stores zeros and reads nothing.
+  const bool zeros = op->valid.defined() && Eval(op->valid).lanes[0].i == 0;
+  Value value = zeros ? MakeValue(op->value.type()) : Eval(op->value);  // zero bits: +0
   Value index = Eval(op->index);
   const int lanes = static_cast<int>(value.lanes.size());
   const bool dense = index.lanes.size() == 1;
@@ -333,6 +336,9 @@ void Interpreter::Exec(const ir::Stmt& s) {
              "barrier() outside gpu_thread loops (a barrier synchronises the threads of a block)");
       }
       hooks_->Barrier(*this, s.As<ir::Barrier>());
+      return;
+    case StmtKind::kWarpMma:
+      ExecWarpMma(s.As<ir::WarpMma>());
       return;
   }
   Fail(absl::StatusCode::kInternal,

@@ -166,6 +166,8 @@ class Interpreter {
   void ExecStore(const ir::Store* op);
   void ExecFor(const ir::For* op);
   void ExecAllocate(const ir::Allocate* op);
+  // The warp's multiply-accumulate, this lane's share of it (interpreter_mma.cc).
+  void ExecWarpMma(const ir::WarpMma* op);
 
   ExecHooks* hooks_;
   const GpuSimOptions* options_;
@@ -176,6 +178,7 @@ class Interpreter {
   std::array<int64_t, 3> block_index_{0, 0, 0};
   std::array<int64_t, 3> thread_index_{0, 0, 0};
   int32_t thread_id_ = 0;
+  int64_t block_threads_ = 1;
   // Expression nesting in thread code, bounded so that a fiber's stack cannot overflow.
   static constexpr int kMaxThreadExprDepth = 300;
   int depth_ = 0;  // linear thread index in the block

@@ -90,7 +90,9 @@ int64_t RegisterBudget(const GpuArch& arch, int64_t threads) {
 }
 
 void AddGpuLimitConstraints(ConfigSpace& space, const GpuArch& arch,
-                            std::function<GpuBlockCost(const Config&)> cost) {
+                            std::function<GpuBlockCost(const Config&)> cost,
+                            GpuLimitOptions options) {
+  const bool dynamic_shared = options.dynamic_shared;
   const int64_t max_threads = arch.max_threads_per_block;
   const int64_t warp = arch.warp_size;
   space.AddConstraint(
@@ -102,10 +104,28 @@ void AddGpuLimitConstraints(ConfigSpace& space, const GpuArch& arch,
                         int64_t t = cost(c).threads;
                         return t % warp == 0 || t < warp;
                       });
-  const int64_t max_shared = arch.max_shared_bytes_per_block;
+  const int64_t max_shared = dynamic_shared ? std::max(arch.max_shared_bytes_per_block,
+                                                       arch.max_dynamic_shared_bytes_per_block)
+                                            : arch.max_shared_bytes_per_block;
   space.AddConstraint(
-      StrCat("static shared bytes <= max_shared_bytes_per_block (", max_shared, ") of ", arch.name),
+      dynamic_shared ? StrCat("shared bytes <= max_dynamic_shared_bytes_per_block (", max_shared,
+                              ") of ", arch.name)
+                     : StrCat("static shared bytes <= max_shared_bytes_per_block (", max_shared,
+                              ") of ", arch.name),
       [cost, max_shared](const Config& c) { return cost(c).shared_bytes <= max_shared; });
+  if (options.one_block_per_multiprocessor) {
+    space.AddConstraint(StrCat("estimated registers per thread <= min(max_registers_per_thread (",
+                               arch.max_registers_per_thread, "), registers_per_multiprocessor (",
+                               arch.registers_per_multiprocessor, ") / threads) of ", arch.name),
+                        [cost, arch](const Config& c) {
+                          const GpuBlockCost k = cost(c);
+                          return k.registers <=
+                                 std::min<int64_t>(arch.max_registers_per_thread,
+                                                   arch.registers_per_multiprocessor /
+                                                       std::max<int64_t>(k.threads, 1));
+                        });
+    return;
+  }
   space.AddConstraint(
       StrCat("estimated registers per thread <= min(max_registers_per_thread (",
              arch.max_registers_per_thread, "), max(128, registers_per_multiprocessor (",

@@ -64,12 +64,23 @@ struct GpuBlockCost {
 /// up to 255 on NVIDIA GPUs, the low-occupancy, high-ILP shape of the fastest FP32 GEMMs.
 int64_t RegisterBudget(const GpuArch& arch, int64_t threads);
 
+/// What a template's kernels may use beyond the limits every GPU template keeps to.
+struct GpuLimitOptions {
+  /// Shared memory allocated dynamically, up to max_dynamic_shared_bytes_per_block (the
+  /// backend allocates it so past max_shared_bytes_per_block: UsesDynamicSharedMemory).
+  bool dynamic_shared = false;
+  /// Registers for one block per multiprocessor (registers_per_multiprocessor / threads), not
+  /// two: the tensor-core kernels' large accumulator tiles.
+  bool one_block_per_multiprocessor = false;
+};
+
 /// Adds the constraints every GPU template shares, each described with the limit it checks:
 /// threads per block <= max_threads_per_block and a multiple of warp_size (or fewer than a
-/// warp), static shared bytes <= max_shared_bytes_per_block, estimated registers per thread
-/// <= RegisterBudget(arch, threads).
+/// warp), static shared bytes <= max_shared_bytes_per_block (or the dynamic limit), estimated
+/// registers per thread <= RegisterBudget(arch, threads) (or one block's share).
 void AddGpuLimitConstraints(ConfigSpace& space, const GpuArch& arch,
-                            std::function<GpuBlockCost(const Config&)> cost);
+                            std::function<GpuBlockCost(const Config&)> cost,
+                            GpuLimitOptions options = {});
 
 /// True when `gridk` blocks can share a reduction of `k` in steps of `bk`: every block gets at
 /// least one step ((gridk - 1) * ceil(steps / gridk) < steps).

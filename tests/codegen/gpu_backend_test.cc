@@ -458,17 +458,43 @@ TEST(GpuBackendErrorsTest, TooManyThreadsPerBlockNamesTheLimit) {
   ExpectInvalid({"big", {c}, body}, "rocm -mcpu=gfx90a", {"2048 threads per block"});
 }
 
-TEST(GpuBackendErrorsTest, SharedMemoryBeyondTheArchLimitNamesTheLimit) {
+// A kernel with `floats` floats of shared memory that every thread writes and reads back.
+LoweredFunc SharedMemoryKernel(int64_t floats) {
   Buffer c("C"), s("s", MemoryScope::kGpuShared);
   Var bx("bx"), tx("tx");
   Stmt body = For::Make(
       bx, 0, 4, LoopKind::kGpuBlock,
-      Allocate::Make(s, 16384,
+      Allocate::Make(s, floats,
                      For::Make(tx, 0, 64, LoopKind::kGpuThread,
                                Block::Make({Store::Make(s, tx, 1.0f), Barrier::Make(),
                                             Store::Make(c, tx, Load::Make(s, 63 - tx))}))));
-  ExpectInvalid({"smem", {c}, body}, "cuda -arch=sm_90",
-                {"65536 bytes", "max_shared_bytes_per_block", "sm_90", "49152"});
+  return {"smem", {c}, body};
+}
+
+TEST(GpuBackendErrorsTest, SharedMemoryBeyondTheArchLimitNamesTheLimit) {
+  // 256 KiB: past sm_90's 227 KiB of dynamic shared memory.
+  ExpectInvalid(SharedMemoryKernel(65536), "cuda -arch=sm_90",
+                {"262144 bytes", "max_shared_bytes_per_block", "sm_90", "49152", "232448"});
+  // 128 KiB on gfx90a, whose LDS is 64 KiB and static only.
+  ExpectInvalid(SharedMemoryKernel(32768), "rocm -mcpu=gfx90a",
+                {"131072 bytes", "max_shared_bytes_per_block", "gfx90a", "65536 bytes)"});
+}
+
+TEST(GpuBackendTest, SharedMemoryPastTheStaticLimitIsOneDynamicRegionTheLaunchSizes) {
+  absl::StatusOr<GpuModule> module =
+      EmitGpuModule({SharedMemoryKernel(16384)}, {.target = ParseTarget("cuda -arch=sm_90")});
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(module->kernels.size(), 1u);
+  EXPECT_EQ(module->kernels[0].launch.dynamic_shared_bytes, 65536u);
+  EXPECT_EQ(module->kernels[0].launch.static_shared_bytes, 0u);
+  EXPECT_NE(module->code.find(".extern .shared .align 16 .b8 tune_dynamic_shared[]"),
+            std::string::npos);
+  // Within the static limit nothing changes.
+  module = EmitGpuModule({SharedMemoryKernel(1024)}, {.target = ParseTarget("cuda -arch=sm_90")});
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(module->kernels[0].launch.dynamic_shared_bytes, 0u);
+  EXPECT_EQ(module->kernels[0].launch.static_shared_bytes, 4096u);
+  EXPECT_EQ(module->code.find("tune_dynamic_shared"), std::string::npos);
 }
 
 TEST(GpuBackendErrorsTest, BarrierOutsideTheThreadLoopsIsRefused) {

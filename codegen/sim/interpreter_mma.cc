@@ -1,0 +1,91 @@
+// The simulator's warp-level tensor-core step (ir::WarpMma). Each lane computes its own
+// accumulators from shared memory, as the fragments it would receive from ldmatrix define them:
+// no exchange between lanes is needed, so the lanes of a warp run as independent fibers like any
+// other code. What the hardware requires is checked: whole warps, in-bounds rows, 16-byte
+// aligned rows, and shared elements written before the barrier that precedes the step.
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "codegen/sim/interpreter.h"
+
+namespace tune::sim {
+namespace {
+
+// tf32 operands: the tensor cores read the top 19 bits of each float32.
+float TruncateToTf32(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  bits &= 0xffffe000u;
+  std::memcpy(&value, &bits, sizeof bits);
+  return value;
+}
+
+}  // namespace
+
+void Interpreter::ExecWarpMma(const ir::WarpMma* op) {
+  if (!in_threads_) {
+    Fail(absl::StatusCode::kInvalidArgument, "warp_mma outside gpu_thread loops");
+  }
+  if (block_threads_ % 32 != 0) {
+    Fail(absl::StatusCode::kInvalidArgument,
+         absl::StrFormat("warp_mma needs whole warps; the block has %d threads", block_threads_));
+  }
+  SimBuffer& a = *LookupBuffer(op->a.get());
+  SimBuffer& b = *LookupBuffer(op->b.get());
+  SimBuffer& acc = *LookupBuffer(op->acc.get());
+  const int64_t a_index = Eval(op->a_index).lanes[0].i;
+  const int64_t b_index = Eval(op->b_index).lanes[0].i;
+  const int64_t a_bytes = a.element.Bytes();
+  const int64_t b_bytes = b.element.Bytes();
+  auto misaligned = [](int64_t elements, int64_t bytes) { return elements * bytes % 16 != 0; };
+  if (misaligned(a_index, a_bytes) || misaligned(op->a_stride, a_bytes) ||
+      misaligned(b_index, b_bytes) || misaligned(op->b_stride, b_bytes)) {
+    Fail(
+        absl::StatusCode::kFailedPrecondition,
+        absl::StrFormat("warp_mma rows are not 16-byte aligned: %s[%d] stride %d, %s[%d] stride %d",
+                        a.name, a_index, op->a_stride, b.name, b_index, op->b_stride));
+  }
+  const int64_t k_step = ir::WarpMmaK(op->dtype);
+  const bool tf32 = op->dtype == Dtype::kTf32;
+  const bool integer = IsIntegerDtype(op->dtype);
+  const int64_t lane = thread_id_ % 32;
+  auto read = [&](SimBuffer& buffer, int64_t index) {
+    CheckedIndex(buffer, index, "warp_mma read of");
+    TrackShared(buffer, index, /*write=*/false);
+    return buffer.Read(index);
+  };
+  for (int mi = 0; mi < op->m_tiles; ++mi) {
+    for (int ni = 0; ni < op->n_tiles; ++ni) {
+      for (int j = 0; j < 4; ++j) {
+        const int64_t row = 16 * mi + lane / 4 + 8 * (j / 2);
+        const int64_t col = 8 * ni + 2 * (lane % 4) + j % 2;
+        double sum = 0;
+        int64_t isum = 0;
+        for (int64_t k = 0; k < k_step; ++k) {
+          const Lane x = read(a, a_index + row * op->a_stride + k);
+          const Lane y = read(
+              b, b_index + (op->b_k_contiguous ? col * op->b_stride + k : k * op->b_stride + col));
+          if (integer) {
+            isum += x.i * y.i;
+          } else if (tf32) {
+            sum += double(TruncateToTf32(x.f)) * double(TruncateToTf32(y.f));
+          } else {
+            sum += double(x.f) * double(y.f);
+          }
+        }
+        const int64_t slot = CheckedIndex(
+            acc, op->acc_offset + 4 * (int64_t{mi} * op->n_tiles + ni) + j, "warp_mma access of");
+        Lane c = acc.Read(slot);
+        if (integer) {
+          c.i = static_cast<int32_t>(static_cast<uint32_t>(c.i) + static_cast<uint32_t>(isum));
+        } else {
+          c.f = static_cast<float>(double(c.f) + sum);
+        }
+        acc.Write(slot, c);
+      }
+    }
+  }
+}
+
+}  // namespace tune::sim
