@@ -13,7 +13,8 @@
 # Environment (defaults): TUNE_GPU_TRIALS (48) trials per workload; TUNE_GPU_SESSION_S (470)
 # seconds for the whole script; TUNE_GPU_TESTS_S (120) for the tests; TUNE_GPU_DEVICE (cuda:0);
 # TUNE_GPU_LIBS (cublas,cudnn); TUNE_GPU_WORKLOADS (bench/gpu_workloads.txt); TUNE_GPU_ARCH
-# (detected, e.g. sm_90); TUNE_GPU_PEAKS (the peaks tune-bench-gpu-peak measures, when the
+# (detected, e.g. sm_90); TUNE_GPU_TEMPLATES (all that apply): the templates jobs may use,
+# space-separated, e.g. "gemm.cuda.mma gemm.cuda.cublaslt"; TUNE_GPU_PEAKS (the peaks tune-bench-gpu-peak measures, when the
 # bundle has it): the report's peaks of other dtypes, e.g. "bf16=989000 fp8e4m3=1979000" in
 # GFLOPS (bench/gpu_report.py --peak).
 set -uo pipefail
@@ -27,6 +28,10 @@ tests_budget=${TUNE_GPU_TESTS_S:-120}
 device=${TUNE_GPU_DEVICE:-cuda:0}
 libs=${TUNE_GPU_LIBS:-cublas,cudnn}
 workloads_file=${TUNE_GPU_WORKLOADS:-$repo/bench/gpu_workloads.txt}
+template_args=""
+for name in ${TUNE_GPU_TEMPLATES:-}; do
+  template_args+=" --template $name"
+done
 mkdir -p "$out/tests"
 out=$(cd "$out" && pwd)
 deadline=$((started + budget))
@@ -206,8 +211,9 @@ if [ -n "$daemon" ] && [ -z "${worker_missing:-}" ]; then
     workload=${workload%%#*}
     workload=$(echo "$workload" | tr -d '[:space:]')
     [ -z "$workload" ] && continue
+    # shellcheck disable=SC2086  # one --template per name
     if id=$(client submit --workload "$workload" --target "$target" --trials "$trials" \
-      --name "gpu-session" 2>>"$out/submit.log"); then
+      --name "gpu-session" $template_args 2>>"$out/submit.log"); then
       jobs+=("$id $workload")
       echo "job $id: $workload" >>"$out/submit.log"
     else
