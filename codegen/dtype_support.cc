@@ -22,6 +22,7 @@ constexpr GpuDtypes kGpuDtypes[] = {
     {"sm_86", kAmpere},
     {"sm_89", kAmpere | DtypeSet{D::kFp8E4m3, D::kFp8E5m2}},
     {"sm_90", kAmpere | DtypeSet{D::kFp8E4m3, D::kFp8E5m2}},
+    {"sm_90a", kAmpere | DtypeSet{D::kFp8E4m3, D::kFp8E5m2}},
     {"gfx90a", DtypeSet{D::kF32, D::kF16, D::kBf16, D::kI8}},
     {"gfx942", DtypeSet{D::kF32, D::kF16, D::kBf16, D::kI8, D::kFp8E4m3Fnuz, D::kFp8E5m2Fnuz}},
     {"gfx1100", DtypeSet{D::kF32, D::kF16, D::kBf16, D::kI8, D::kU8I8}},

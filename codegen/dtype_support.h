@@ -3,7 +3,8 @@
 //
 //   target                   f32 tf32 f16 bf16 i8 u8i8 fp8e4m3 fp8e5m2 *fnuz
 //   cuda -arch=sm_80, sm_86   y   y    y   y    y   y    -       -       -
-//   cuda -arch=sm_89, sm_90   y   y    y   y    y   y    y       y       -
+//   cuda -arch=sm_89, sm_90,  y   y    y   y    y   y    y       y       -
+//             sm_90a
 //   rocm -mcpu=gfx90a         y   -    y   y    y   -    -       -       -
 //   rocm -mcpu=gfx942         y   -    y   y    y   -    -       -       y
 //   rocm -mcpu=gfx1100        y   -    y   y    y   y    -       -       -

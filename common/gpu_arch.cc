@@ -19,6 +19,9 @@ const GpuArch kArchs[] = {
      "sm_89", "+ptx78", 99 * 1024},
     {TargetKind::kCuda, "sm_90", 32, 1024, 48 * 1024, 255, 65536, 2048, 32, "nvptx64-nvidia-cuda",
      "sm_90", "+ptx78", 227 * 1024},
+    // Hopper's arch-specific features (wgmma, setmaxnreg): PTX 8.0, run by sm_90 devices only.
+    {TargetKind::kCuda, "sm_90a", 32, 1024, 48 * 1024, 255, 65536, 2048, 32, "nvptx64-nvidia-cuda",
+     "sm_90a", "+ptx80", 227 * 1024},
     // CDNA2/CDNA3: 4 SIMDs of 512 VGPRs x 64 lanes per CU, 64 KiB LDS per workgroup.
     {TargetKind::kRocm, "gfx90a", 64, 1024, 64 * 1024, 512, 131072, 2048, 32, "amdgcn-amd-amdhsa",
      "gfx90a", ""},

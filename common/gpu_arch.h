@@ -1,7 +1,8 @@
 // GPU architectures tune generates code for, with the per-block limits that schedule templates
 // and backends check configs against, and the launch geometry of a GPU kernel.
 //
-//   cuda -arch=sm_80|sm_86|sm_89|sm_90      (NVPTX, PTX text loaded by the CUDA driver)
+//   cuda -arch=sm_80|sm_86|sm_89|sm_90|sm_90a (NVPTX, PTX text loaded by the CUDA driver;
+//                                            sm_90a: Hopper's wgmma, run on sm_90 devices)
 //   rocm -mcpu=gfx90a|gfx942|gfx1100        (AMDGPU, HSA code objects loaded by the HIP runtime)
 //
 // The table is the only place these numbers live: templates size their spaces from it,
@@ -45,7 +46,7 @@ absl::StatusOr<GpuArch> GpuArchFor(const Target& target);
 /// Every supported arch of one kind, in table order.
 std::vector<GpuArch> SupportedGpuArchs(TargetKind kind);
 
-/// "sm_80, sm_86, sm_89, sm_90" or "gfx90a, gfx942, gfx1100".
+/// "sm_80, sm_86, sm_89, sm_90, sm_90a" or "gfx90a, gfx942, gfx1100".
 std::string SupportedGpuArchNames(TargetKind kind);
 
 /// Launch geometry of one GPU kernel: grid in blocks and block in threads (x, y, z; every

@@ -198,6 +198,10 @@ std::string Target::DeviceKey() const {
     case TargetKind::kLlvm:
       return StrCat("cpu/x86_64/", t.cpu);
     case TargetKind::kCuda:
+      // Arch-specific targets (sm_90a) run on the devices of their base arch, and only there.
+      if (t.cpu.size() > 3 && t.cpu.back() == 'a') {
+        return StrCat("cuda/", std::string_view(t.cpu).substr(0, t.cpu.size() - 1));
+      }
       return StrCat("cuda/", t.cpu);
     case TargetKind::kRocm:
       return StrCat("rocm/", t.cpu);

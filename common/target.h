@@ -4,6 +4,9 @@
 //   llvm -mcpu=znver4 -threads=1 [-bind=close|spread] [-libs=openblas,dnnl]
 //                                                         -> device key cpu/x86_64/znver4
 //   cuda -arch=sm_90 [-libs=cublas,cudnn]                 -> device key cuda/sm_90
+//   cuda -arch=sm_90a [-libs=...]                         -> device key cuda/sm_90 (an
+//        arch-specific target, whose wgmma code runs on sm_90 devices alone: workers of
+//        device key cuda/sm_90 run it; none of another arch does)
 //   rocm -mcpu=gfx90a [-code-object-version=4|5] [-libs=rocblas,miopen]
 //                                                         -> device key rocm/gfx90a
 #pragma once

@@ -415,6 +415,24 @@ class Extractor {
         Access(op->b, op->b_index, 2 * op->n_tiles, /*store=*/false);
         return;
       }
+      case StmtKind::kWarpGroupMma: {
+        // Per thread: its 1/128 of the warpgroup's multiply-adds. The operands stay in shared
+        // memory (read by the tensor cores through descriptors): one access each per k-step.
+        const WarpGroupMma* op = s.As<WarpGroupMma>();
+        const double fmas =
+            64.0 * op->n * double(WarpMmaK(op->dtype)) * op->k_steps / 128 * Trips();
+        fma_ += fmas;
+        if (fmas > heaviest_fma_) {
+          heaviest_fma_ = fmas;
+          heaviest_nest_.clear();
+          for (const Loop& loop : loops_) {
+            heaviest_nest_.push_back(loop.extent);
+          }
+        }
+        Access(op->a, op->a_index, op->k_steps, /*store=*/false);
+        Access(op->b, op->b_index, op->k_steps, /*store=*/false);
+        return;
+      }
     }
   }
 

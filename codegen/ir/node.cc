@@ -88,6 +88,8 @@ std::string_view StmtKindName(StmtKind kind) {
       return "Barrier";
     case StmtKind::kWarpMma:
       return "WarpMma";
+    case StmtKind::kWarpGroupMma:
+      return "WarpGroupMma";
   }
   return "?";
 }

@@ -56,6 +56,7 @@ enum class StmtKind : uint8_t {
   kEvaluate,
   kBarrier,
   kWarpMma,
+  kWarpGroupMma,
 };
 
 /// "IntImm", "Add", ... / "Store", "For", ... (the struct name).

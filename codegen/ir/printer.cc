@@ -211,6 +211,14 @@ class Printer {
                             op->b_k_contiguous ? " [n][k]" : " [k][n]", ")"));
         return;
       }
+      case StmtKind::kWarpGroupMma: {
+        const auto* op = s.As<WarpGroupMma>();
+        Line(indent, StrCat("warpgroup_mma.", DtypeName(op->dtype), "(", op->acc.name(), "[",
+                            op->acc_offset, "], m64n", op->n, " x", op->k_steps, ", ", op->a.name(),
+                            "[", Print(op->a_index), "], ", op->b.name(), "[", Print(op->b_index),
+                            "], swizzle 128B, pending ", op->pending, ")"));
+        return;
+      }
     }
     Line(indent, StrCat("<", StmtKindName(s.kind()), ">"));
   }

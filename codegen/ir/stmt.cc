@@ -240,6 +240,52 @@ Stmt WarpMma::Make(Dtype dtype, Buffer a, Expr a_index, int64_t a_stride, Buffer
   return WrapStmt(std::move(node));
 }
 
+bool WarpGroupMmaTakesN(Dtype dtype, int n) {
+  if (WarpMmaK(dtype) == 0 || n < 8 || n > 256 || n % 8 != 0) {
+    return false;
+  }
+  const bool integer = dtype == Dtype::kI8 || dtype == Dtype::kU8I8;
+  return !integer || n <= 32 || n % 16 == 0;
+}
+
+Stmt WarpGroupMma::Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_index, int n,
+                        int k_steps, Buffer acc, int64_t acc_offset, int pending) {
+  TUNE_CHECK(WarpMmaK(dtype) > 0) << "WarpGroupMma: no tensor-core instruction for dtype "
+                                  << DtypeName(dtype);
+  TUNE_CHECK(WarpGroupMmaTakesN(dtype, n))
+      << "WarpGroupMma " << DtypeName(dtype) << ": no m64n" << n << " shape";
+  TUNE_CHECK(a.defined() && b.defined() && acc.defined()) << "WarpGroupMma: undefined buffer";
+  TUNE_CHECK(a.scope() == MemoryScope::kGpuShared && b.scope() == MemoryScope::kGpuShared)
+      << "WarpGroupMma: A and B must be gpu_shared, got " << MemoryScopeName(a.scope()) << " and "
+      << MemoryScopeName(b.scope());
+  TUNE_CHECK(a.element_type() == Type::Of(ActivationType(dtype)) &&
+             b.element_type() == Type::Of(WeightType(dtype)))
+      << "WarpGroupMma " << DtypeName(dtype) << ": A and B hold " << a.element_type().ToString()
+      << " and " << b.element_type().ToString() << ", not the dtype's storage types";
+  TUNE_CHECK(acc.scope() == MemoryScope::kGpuLocal &&
+             acc.element_type() == Type::Of(AccumulatorType(dtype)))
+      << "WarpGroupMma: the accumulators must be gpu_local "
+      << Type::Of(AccumulatorType(dtype)).ToString();
+  TUNE_CHECK(a_index.defined() && a_index.type().is_int() && a_index.type().is_scalar() &&
+             b_index.defined() && b_index.type().is_int() && b_index.type().is_scalar())
+      << "WarpGroupMma: indexes must be scalar integers";
+  TUNE_CHECK(k_steps >= 1 && k_steps <= 4 && pending >= 0 && pending <= 7 && acc_offset >= 0)
+      << "WarpGroupMma: k_steps " << k_steps << ", pending " << pending << " or accumulator offset "
+      << acc_offset << " out of range";
+  auto node = std::make_shared<WarpGroupMma>();
+  node->dtype = dtype;
+  node->a = std::move(a);
+  node->b = std::move(b);
+  node->acc = std::move(acc);
+  node->a_index = std::move(a_index);
+  node->b_index = std::move(b_index);
+  node->n = n;
+  node->k_steps = k_steps;
+  node->pending = pending;
+  node->acc_offset = acc_offset;
+  return WrapStmt(std::move(node));
+}
+
 Stmt Barrier::Make() { return WrapStmt(std::make_shared<Barrier>()); }
 
 Stmt Barrier::MakeAfterAsyncCopies(bool commit, int wait_pending) {

@@ -161,6 +161,49 @@ struct WarpMma final : StmtNode {
                    int m_tiles, int n_tiles);
 };
 
+/// A warpgroup-level tensor-core step on Hopper (sm_90a): `k_steps` NVPTX
+/// `wgmma.mma_async.sync.aligned.m64n<n>k<K>` instructions (K = WarpMmaK(dtype)) reading both
+/// operands from shared memory through matrix descriptors, then a commit of them as one group and
+/// a wait until at most `pending` groups of the warpgroup are still in flight. The 128 threads of
+/// a warpgroup (those whose linear index in the block lies in [128g, 128g + 128); the block's
+/// threads are a whole number of warpgroups) execute it together with the same indexes.
+///
+/// Both operands are stored K-major in the canonical 128-byte-swizzled layout: rows of 128 bytes
+/// of K, in groups of 8 rows that occupy 1024 aligned bytes, the 16-byte chunk c of row r stored
+/// at chunk position c ^ (r % 8). With bytes(i) = i * element bytes, and for s < k_steps:
+///   A_s[r][k] = row r (< 64), byte 32 s + bytes(k) of the rows starting at a[a_index]
+///   B_s[c][k] = row c (< n),  byte 32 s + bytes(k) of the rows starting at b[b_index]
+/// where bytes(a_index) % 1024 (and b_index's) is the byte offset of K in the row: a multiple
+/// of 32 with 32 k_steps more at most 128. C += sum_s A_s x B_s^T, C (64 x n) spread over the
+/// warpgroup: thread t (t = linear index % 128, warp w = t / 32, lane l = t % 32) holds, for
+/// j < n / 2, row 16 w + l / 4 + 8 ((j / 2) % 2), column 8 (j / 4) + 2 (l % 4) + j % 2 in
+/// acc[acc_offset + j] (acc: gpu_local float32, int32 for the integer dtypes, as WarpMma's).
+///
+/// The instructions run asynchronously: until a later WarpGroupMma's wait leaves this group
+/// complete (pending = 0, or `pending` newer groups committed after it), the shared operands
+/// must not be overwritten. Programs that keep that rule see the product at the statement, as
+/// the simulator computes it. Shared memory written by plain or cp.async stores is made visible
+/// to the instructions by the barriers between the writes and the statement.
+struct WarpGroupMma final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kWarpGroupMma;
+  WarpGroupMma() : StmtNode(kKind) {}
+  Dtype dtype = Dtype::kBf16;
+  Buffer a, b, acc;
+  Expr a_index, b_index;
+  int n = 8;
+  int k_steps = 1;
+  int pending = 0;
+  int64_t acc_offset = 0;
+  /// Checks everything above but alignment and warpgroup uniformity: WarpGroupMmaTakesN,
+  /// k_steps in [1, 4], pending in [0, 7].
+  static Stmt Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_index, int n, int k_steps,
+                   Buffer acc, int64_t acc_offset, int pending);
+};
+
+/// Whether wgmma has an m64n<n> shape for `dtype` (PTX ISA 8.0): n a multiple of 8 in
+/// [8, 256]; for the integer dtypes above 32 a multiple of 16.
+bool WarpGroupMmaTakesN(Dtype dtype, int n);
+
 /// K of the tensor-core instruction WarpMma issues for `dtype`: 16 (f16, bf16), 8 (tf32), 32 (i8,
 /// u8i8, the 8-bit floats); 0 for a dtype it does not take (f32, the FNUZ fp8 encodings).
 int64_t WarpMmaK(Dtype dtype);

@@ -87,6 +87,8 @@ void IrVisitor::VisitStmt(const Stmt& s) {
       return Visit(static_cast<const Barrier*>(s.get()));
     case StmtKind::kWarpMma:
       return Visit(static_cast<const WarpMma*>(s.get()));
+    case StmtKind::kWarpGroupMma:
+      return Visit(static_cast<const WarpGroupMma*>(s.get()));
   }
 }
 
@@ -165,6 +167,10 @@ void IrVisitor::Visit(const Allocate* op) { VisitStmt(op->body); }
 void IrVisitor::Visit(const Evaluate* op) { VisitExpr(op->value); }
 void IrVisitor::Visit(const Barrier* op) {}
 void IrVisitor::Visit(const WarpMma* op) {
+  VisitExpr(op->a_index);
+  VisitExpr(op->b_index);
+}
+void IrVisitor::Visit(const WarpGroupMma* op) {
   VisitExpr(op->a_index);
   VisitExpr(op->b_index);
 }
@@ -256,6 +262,8 @@ Stmt IrMutator::Mutate(const Stmt& s) {
       return Visit(static_cast<const Barrier*>(s.get()));
     case StmtKind::kWarpMma:
       return Visit(static_cast<const WarpMma*>(s.get()));
+    case StmtKind::kWarpGroupMma:
+      return Visit(static_cast<const WarpGroupMma*>(s.get()));
   }
   return s;
 }
@@ -399,6 +407,15 @@ Stmt IrMutator::Visit(const WarpMma* op) {
   return WarpMma::Make(op->dtype, op->a, std::move(a_index), op->a_stride, op->b,
                        std::move(b_index), op->b_stride, op->b_k_contiguous, op->acc,
                        op->acc_offset, op->m_tiles, op->n_tiles);
+}
+Stmt IrMutator::Visit(const WarpGroupMma* op) {
+  Expr a_index = Mutate(op->a_index);
+  Expr b_index = Mutate(op->b_index);
+  if (a_index.same_as(op->a_index) && b_index.same_as(op->b_index)) {
+    return Stmt(op);
+  }
+  return WarpGroupMma::Make(op->dtype, op->a, std::move(a_index), op->b, std::move(b_index), op->n,
+                            op->k_steps, op->acc, op->acc_offset, op->pending);
 }
 
 }  // namespace tune::ir

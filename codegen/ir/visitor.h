@@ -53,6 +53,7 @@ class IrVisitor {
   virtual void Visit(const Evaluate* op);
   virtual void Visit(const Barrier* op);
   virtual void Visit(const WarpMma* op);
+  virtual void Visit(const WarpGroupMma* op);
 
   /// Visits both operands (the default of every binary node).
   void VisitBinary(const BinaryExprNode* op);
@@ -106,6 +107,7 @@ class IrMutator {
   virtual Stmt Visit(const Evaluate* op);
   virtual Stmt Visit(const Barrier* op);
   virtual Stmt Visit(const WarpMma* op);
+  virtual Stmt Visit(const WarpGroupMma* op);
 
   /// Mutates both operands of `op` and rebuilds it with `make` when one changed.
   template <typename T>

@@ -8,6 +8,7 @@
 #include <bit>
 
 #include "codegen/ir/printer.h"
+#include "codegen/llvm/gpu_launch.h"
 #include "common/strings.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Constants.h"
@@ -128,6 +129,7 @@ absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch&
   multiples_.clear();
   dynamic_shared_ = launch.dynamic_shared_bytes > 0;
   shared_offset_ = 0;
+  shared_alignment_ = GpuSharedAlignment(func.body);
   entry_ = BeginFunction(f, func);
   Emit(func.body);
   builder_.CreateRetVoid();
@@ -313,9 +315,10 @@ void CodeGenGpu::EmitFor(const ir::For* op) {
   EmitCountedLoop(op);
 }
 
-// gpu_shared: a module-level addrspace(3) array per allocation (static shared memory, 16-byte
-// aligned), named <kernel>_<buffer>; with dynamic shared memory, the next 16-byte aligned
-// offset of the module's one dynamic region (GpuLaunchOf summed the sizes the same way). gpu_local:
+// gpu_shared: a module-level addrspace(3) array per allocation (static shared memory, aligned
+// as GpuSharedAlignment says), named <kernel>_<buffer>; with dynamic shared memory, the next
+// offset so aligned of the module's one dynamic region (GpuLaunchOf summed the sizes the same
+// way). gpu_local:
 // an alloca in the entry block (addrspace 5 on AMDGPU), which SROA / mem2reg turn into registers
 // when every index is a constant.
 void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
@@ -327,15 +330,15 @@ void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
         storage = builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), DynamicShared(),
                                                       static_cast<uint64_t>(shared_offset_));
         shared_offset_ += (static_cast<int64_t>(module_->getDataLayout().getTypeAllocSize(type)) +
-                           kGpuArrayAlignment - 1) /
-                          kGpuArrayAlignment * kGpuArrayAlignment;
+                           shared_alignment_ - 1) /
+                          shared_alignment_ * shared_alignment_;
         break;
       }
       auto* global = new llvm::GlobalVariable(
           *module_, type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
           llvm::UndefValue::get(type), StrCat(func_name_, "_", op->buffer.name()), nullptr,
           llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-      global->setAlignment(llvm::Align(kGpuArrayAlignment));
+      global->setAlignment(llvm::Align(static_cast<uint64_t>(shared_alignment_)));
       storage = global;
       break;
     }
@@ -360,22 +363,28 @@ void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
 }
 
 // The module's dynamic shared memory (CUDA's `extern __shared__`): an external addrspace(3)
-// array of no size, which the launch sizes.
+// array of no size, which the launch sizes, aligned for every kernel of the module.
 llvm::Value* CodeGenGpu::DynamicShared() {
   constexpr const char* kName = "tune_dynamic_shared";
   if (llvm::GlobalVariable* existing = module_->getNamedGlobal(kName)) {
+    if (existing->getAlign().valueOrOne().value() < static_cast<uint64_t>(shared_alignment_)) {
+      existing->setAlignment(llvm::Align(static_cast<uint64_t>(shared_alignment_)));
+    }
     return existing;
   }
   llvm::Type* type = llvm::ArrayType::get(builder_.getInt8Ty(), 0);
   auto* global = new llvm::GlobalVariable(
       *module_, type, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage, nullptr, kName,
       nullptr, llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-  global->setAlignment(llvm::Align(kGpuArrayAlignment));
+  global->setAlignment(llvm::Align(static_cast<uint64_t>(shared_alignment_)));
   return global;
 }
 
-// NVPTX: bar.sync 0. AMDGPU: a workgroup-scope release fence, s_barrier, an acquire fence (what
-// HIP's __syncthreads() is), so that shared-memory writes before it are seen after it.
+// NVPTX: bar.sync 0, preceded in kernels with warpgroup_mma by fence.proxy.async.shared::cta
+// (so that the generic proxy's shared writes before the barrier, cp.async's included, are seen
+// by wgmma, which reads through the async proxy). AMDGPU: a workgroup-scope release fence,
+// s_barrier, an acquire fence (what HIP's __syncthreads() is), so that shared-memory writes before
+// it are seen after it.
 void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
   if (nvptx()) {
     if (op->commit_async) {
@@ -384,6 +393,9 @@ void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
     if (op->wait_async >= 0) {
       builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
                                {builder_.getInt32(op->wait_async)});
+    }
+    if (shared_alignment_ == kSwizzledSharedAlignment) {
+      EmitAsyncProxyFence();
     }
     builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
     return;

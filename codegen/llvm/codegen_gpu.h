@@ -55,7 +55,9 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitAllocate(const ir::Allocate* op) override;
   void EmitEvaluate(const ir::Evaluate* op) override;
   void EmitBarrier(const ir::Barrier* op) override;
-  void EmitWarpMma(const ir::WarpMma* op) override;  // codegen_gpu_mma.cc
+  void EmitWarpMma(const ir::WarpMma* op) override;            // codegen_gpu_mma.cc
+  void EmitWarpGroupMma(const ir::WarpGroupMma* op) override;  // codegen_gpu_wgmma.cc
+  void EmitAsyncProxyFence();                                  // codegen_gpu_wgmma.cc
   void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) override;
   void EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) override;
 
@@ -70,6 +72,8 @@ class CodeGenGpu final : public CodeGenLlvm {
   // in one region at 16-byte aligned offsets, in the order they are allocated.
   bool dynamic_shared_ = false;
   int64_t shared_offset_ = 0;
+  // GpuSharedAlignment of the kernel being emitted.
+  int64_t shared_alignment_ = 16;
   std::map<const ir::Variable*, int64_t> multiples_;  // let-bound variables' known multiples
 };
 

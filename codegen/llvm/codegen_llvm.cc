@@ -87,6 +87,9 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
     case StmtKind::kWarpMma:
       EmitWarpMma(s.As<ir::WarpMma>());
       return;
+    case StmtKind::kWarpGroupMma:
+      EmitWarpGroupMma(s.As<ir::WarpGroupMma>());
+      return;
   }
   Fail(absl::InternalError(
       StrCat(target_name_, ": unknown statement kind ", ir::StmtKindName(s.kind()))));
@@ -95,6 +98,11 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
 void CodeGenLlvm::EmitWarpMma(const ir::WarpMma* op) {
   Fail(absl::UnimplementedError(
       StrCat(target_name_, ": warp_mma is a tensor-core instruction of NVPTX kernels")));
+}
+
+void CodeGenLlvm::EmitWarpGroupMma(const ir::WarpGroupMma* op) {
+  Fail(absl::UnimplementedError(StrCat(
+      target_name_, ": warpgroup_mma is a tensor-core instruction of NVPTX kernels (sm_90a)")));
 }
 
 void CodeGenLlvm::EmitStore(const ir::Store* op) {

@@ -144,7 +144,7 @@ absl::StatusOr<GpuModule> EmitGpuModule(const std::vector<ir::LoweredFunc>& func
   // for that version.
   const bool fp8_mma = std::any_of(funcs.begin(), funcs.end(),
                                    [](const ir::LoweredFunc& f) { return HasFp8WarpMma(f.body); });
-  if (fp8_mma && arch.name != "sm_89" && arch.name != "sm_90") {
+  if (fp8_mma && arch.name != "sm_89" && arch.name != "sm_90" && arch.name != "sm_90a") {
     return absl::InvalidArgumentError(
         StrCat("GPU codegen: mma.sync on 8-bit floats needs sm_89 or later, not ", arch.name));
   }

@@ -18,7 +18,8 @@ constexpr int64_t kMaxGridYZ = 65535;
 // One recursive walk over the statements with the context of the enclosing loops.
 class ShapeChecker {
  public:
-  explicit ShapeChecker(const ir::LoweredFunc& func) : func_(func) {}
+  explicit ShapeChecker(const ir::LoweredFunc& func)
+      : func_(func), shared_alignment_(GpuSharedAlignment(func.body)) {}
 
   absl::Status Check() {
     has_block_loops_ = HasBlockLoop(func_.body);
@@ -30,6 +31,7 @@ class ShapeChecker {
   std::array<std::optional<int64_t>, 3> block;
   int64_t shared_bytes = 0;
   bool has_warp_mma = false;
+  bool has_warp_group_mma = false;
 
  private:
   struct Context {
@@ -70,6 +72,7 @@ class ShapeChecker {
       case ir::StmtKind::kEvaluate:
       case ir::StmtKind::kBarrier:
       case ir::StmtKind::kWarpMma:
+      case ir::StmtKind::kWarpGroupMma:
         return false;
     }
     return false;
@@ -133,6 +136,14 @@ class ShapeChecker {
           Fail("warp_mma outside the gpu_thread loops: the lanes of a warp execute it together");
         }
         has_warp_mma = true;
+        return;
+      case ir::StmtKind::kWarpGroupMma:
+        if (!ctx.in_thread) {
+          Fail(
+              "warpgroup_mma outside the gpu_thread loops: the 128 threads of a warpgroup "
+              "execute it together");
+        }
+        has_warp_group_mma = true;
         return;
     }
   }
@@ -218,8 +229,9 @@ class ShapeChecker {
                              " is outside the gpu_block loops; shared arrays belong between the "
                              "block and the thread loops"));
         }
-        shared_bytes += (op->size * op->buffer.element_type().Bytes() + 15) / 16 *
-                        16;  // each array 16-byte aligned
+        // Each array aligned as GpuSharedAlignment says.
+        shared_bytes += (op->size * op->buffer.element_type().Bytes() + shared_alignment_ - 1) /
+                        shared_alignment_ * shared_alignment_;
         ctx.in_shared = true;
         break;
       case ir::MemoryScope::kGpuLocal:
@@ -234,6 +246,7 @@ class ShapeChecker {
   }
 
   const ir::LoweredFunc& func_;
+  const int64_t shared_alignment_;
   bool has_block_loops_ = false;
   absl::Status status_;
 };
@@ -249,12 +262,26 @@ class GpuLoopFinder final : public ir::IrVisitor {
   }
 };
 
+class WarpGroupMmaFinder final : public ir::IrVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void Visit(const ir::WarpGroupMma* op) override { found = true; }
+};
+
 }  // namespace
 
 bool HasGpuLoops(const ir::Stmt& stmt) {
   GpuLoopFinder finder;
   finder.VisitStmt(stmt);
   return finder.found;
+}
+
+int64_t GpuSharedAlignment(const ir::Stmt& body) {
+  WarpGroupMmaFinder finder;
+  finder.VisitStmt(body);
+  return finder.found ? kSwizzledSharedAlignment : 16;
 }
 
 bool UsesDynamicSharedMemory(int64_t shared_bytes, const GpuArch* arch) {
@@ -295,6 +322,11 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
         "GPU kernel ", func.name, ": ", threads, " threads per block (block=(", launch.block[0],
         ",", launch.block[1], ",", launch.block[2], ")) exceed the max_threads_per_block limit of ",
         arch->name, " (", arch->max_threads_per_block, ")"));
+  }
+  if (checker.has_warp_group_mma && threads % 128 != 0) {
+    return absl::InvalidArgumentError(StrCat(
+        "GPU kernel ", func.name, ": warpgroup_mma needs whole warpgroups, but the block has ",
+        threads, " threads (not a multiple of 128)"));
   }
   if (checker.has_warp_mma && threads % 32 != 0) {
     return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name,

@@ -20,12 +20,20 @@ bool HasGpuLoops(const ir::Stmt& stmt);
 ///   - gpu_shared allocations sit outside thread loops; barriers inside them;
 ///   - a barrier is not under a condition inside the thread loops (every thread must reach it);
 ///   - warp_mma only inside the thread loops, and then whole warps (threads a multiple of 32);
+///     warpgroup_mma likewise, with whole warpgroups (a multiple of 128);
 ///   - with `arch`: threads per block <= arch->max_threads_per_block and the shared bytes (the
-///     sum of gpu_shared allocations, each rounded up to 16 bytes) <= the arch's limit for
-///     static shared memory, or for dynamic (UsesDynamicSharedMemory), which the launch then
+///     sum of gpu_shared allocations, each rounded up to GpuSharedAlignment) <= the arch's limit
+///     for static shared memory, or for dynamic (UsesDynamicSharedMemory), which the launch then
 ///     carries in dynamic_shared_bytes.
 /// Every violation is InvalidArgument naming the loop, buffer or limit and the value. The
 /// launch's zeroed_args are the parameters the kernel adds into atomically.
+
+/// The alignment of every gpu_shared array of a kernel with `body`: 1024 bytes where a
+/// WarpGroupMma reads shared memory (its 128-byte swizzle repeats every 1024 bytes, and the
+/// hardware swizzles absolute addresses), else 16. GpuLaunchOf sums the arrays' sizes rounded up
+/// to it; the backend places them on it.
+inline constexpr int64_t kSwizzledSharedAlignment = 1024;
+int64_t GpuSharedAlignment(const ir::Stmt& body);
 
 /// Whether a kernel with `shared_bytes` of gpu_shared arrays gets them as dynamic shared memory
 /// (one region the launch sizes, past the arch's static limit: CUDA's opt-in maximum) rather

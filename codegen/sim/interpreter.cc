@@ -340,6 +340,9 @@ void Interpreter::Exec(const ir::Stmt& s) {
     case StmtKind::kWarpMma:
       ExecWarpMma(s.As<ir::WarpMma>());
       return;
+    case StmtKind::kWarpGroupMma:
+      ExecWarpGroupMma(s.As<ir::WarpGroupMma>());
+      return;
   }
   Fail(absl::StatusCode::kInternal,
        absl::StrCat("unexpected statement kind ", std::string(ir::StmtKindName(s.kind()))));

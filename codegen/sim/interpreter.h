@@ -168,6 +168,8 @@ class Interpreter {
   void ExecAllocate(const ir::Allocate* op);
   // The warp's multiply-accumulate, this lane's share of it (interpreter_mma.cc).
   void ExecWarpMma(const ir::WarpMma* op);
+  // The warpgroup's multiply-accumulate, this thread's share of it (interpreter_mma.cc).
+  void ExecWarpGroupMma(const ir::WarpGroupMma* op);
 
   ExecHooks* hooks_;
   const GpuSimOptions* options_;

@@ -1,8 +1,12 @@
-// The simulator's warp-level tensor-core step (ir::WarpMma). Each lane computes its own
-// accumulators from shared memory, as the fragments it would receive from ldmatrix define them:
-// no exchange between lanes is needed, so the lanes of a warp run as independent fibers like any
-// other code. What the hardware requires is checked: whole warps, in-bounds rows, 16-byte
-// aligned rows, and shared elements written before the barrier that precedes the step.
+// The simulator's warp- and warpgroup-level tensor-core steps (ir::WarpMma, ir::WarpGroupMma). Each
+// lane computes its own accumulators from shared memory, as the fragments it would receive from
+// ldmatrix define them: no exchange between lanes is needed, so the lanes of a warp run as
+// independent fibers like any other code. What the hardware requires is checked: whole warps,
+// in-bounds rows, 16-byte aligned rows, and shared elements written before the barrier that
+// precedes the step. A warpgroup step reads its operands through the 128-byte swizzle of their
+// descriptors, as the hardware does (relative to the array's start, which the backend aligns to
+// 1024 bytes), and is complete at the statement: programs that keep its asynchronous rule see the
+// same result.
 #include <cstdint>
 #include <cstring>
 
@@ -85,6 +89,74 @@ void Interpreter::ExecWarpMma(const ir::WarpMma* op) {
         acc.Write(slot, c);
       }
     }
+  }
+}
+
+void Interpreter::ExecWarpGroupMma(const ir::WarpGroupMma* op) {
+  if (!in_threads_) {
+    Fail(absl::StatusCode::kInvalidArgument, "warpgroup_mma outside gpu_thread loops");
+  }
+  if (block_threads_ % 128 != 0) {
+    Fail(absl::StatusCode::kInvalidArgument,
+         absl::StrFormat("warpgroup_mma needs whole warpgroups; the block has %d threads",
+                         block_threads_));
+  }
+  SimBuffer& a = *LookupBuffer(op->a.get());
+  SimBuffer& b = *LookupBuffer(op->b.get());
+  SimBuffer& acc = *LookupBuffer(op->acc.get());
+  const int64_t a_start = Eval(op->a_index).lanes[0].i * a.element.Bytes();
+  const int64_t b_start = Eval(op->b_index).lanes[0].i * b.element.Bytes();
+  for (const auto& [buffer, start] : {std::pair{&a, a_start}, std::pair{&b, b_start}}) {
+    const int64_t k_offset = start % 1024;
+    if (k_offset % 32 != 0 || k_offset + 32 * op->k_steps > 128) {
+      Fail(
+          absl::StatusCode::kFailedPrecondition,
+          absl::StrFormat("warpgroup_mma operand %s starts at byte %d: %d bytes into its 1024-byte "
+                          "swizzle atom, where a multiple of 32 up to %d is needed",
+                          buffer->name, start, k_offset, 128 - 32 * op->k_steps));
+    }
+  }
+  const int64_t k_step = ir::WarpMmaK(op->dtype);
+  const bool tf32 = op->dtype == Dtype::kTf32;
+  const bool integer = IsIntegerDtype(op->dtype);
+  const int64_t t = thread_id_ % 128;
+  const int64_t warp = t / 32;
+  const int64_t lane = t % 32;
+  // Element k of row r of step s, through the 128-byte swizzle (chunk bits 4-6 ^= row bits 7-9).
+  auto read = [&](SimBuffer& buffer, int64_t start, int64_t r, int s, int64_t k) {
+    const int64_t bytes = buffer.element.Bytes();
+    int64_t address = start + r / 8 * 1024 + r % 8 * 128 + 32 * s + k * bytes;
+    address ^= ((address >> 7) & 7) << 4;
+    const int64_t index = CheckedIndex(buffer, address / bytes, "warpgroup_mma read of");
+    TrackShared(buffer, index, /*write=*/false);
+    return buffer.Read(index);
+  };
+  for (int j = 0; j < op->n / 2; ++j) {
+    const int64_t row = 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
+    const int64_t col = 8 * (j / 4) + 2 * (lane % 4) + j % 2;
+    double sum = 0;
+    int64_t isum = 0;
+    for (int s = 0; s < op->k_steps; ++s) {
+      for (int64_t k = 0; k < k_step; ++k) {
+        const Lane x = read(a, a_start, row, s, k);
+        const Lane y = read(b, b_start, col, s, k);
+        if (integer) {
+          isum += x.i * y.i;
+        } else if (tf32) {
+          sum += double(TruncateToTf32(x.f)) * double(TruncateToTf32(y.f));
+        } else {
+          sum += double(x.f) * double(y.f);
+        }
+      }
+    }
+    const int64_t slot = CheckedIndex(acc, op->acc_offset + j, "warpgroup_mma access of");
+    Lane c = acc.Read(slot);
+    if (integer) {
+      c.i = static_cast<int32_t>(static_cast<uint32_t>(c.i) + static_cast<uint32_t>(isum));
+    } else {
+      c.f = static_cast<float>(double(c.f) + sum);
+    }
+    acc.Write(slot, c);
   }
 }
 

@@ -31,6 +31,13 @@ TEST(TargetTest, GpuTargetsMapToTheirDeviceKeys) {
   EXPECT_EQ(rocm->DeviceKey(), "rocm/gfx90a");
 }
 
+TEST(TargetTest, AnArchSpecificCudaTargetRunsOnWorkersOfItsBaseArch) {
+  auto sm90a = Target::Parse("cuda -arch=sm_90a");
+  ASSERT_TRUE(sm90a.ok()) << sm90a.status();
+  EXPECT_EQ(sm90a->ToString(), "cuda -arch=sm_90a");
+  EXPECT_EQ(sm90a->DeviceKey(), "cuda/sm_90");
+}
+
 TEST(TargetTest, RocmCodeObjectVersionIsParsedAndPrintedOnlyWhenNotTheDefault) {
   auto v5 = Target::Parse("rocm -mcpu=gfx90a");
   ASSERT_TRUE(v5.ok()) << v5.status();
