@@ -13,6 +13,7 @@
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/templates/gemm_cpu_library.h"
 #include "codegen/templates/gemm_cuda_mma.h"
+#include "codegen/templates/gemm_cuda_wgmma.h"
 #include "codegen/templates/gemm_gpu_library.h"
 #include "codegen/templates/gemm_gpu_tiled.h"
 #include "codegen/templates/ukernel_templates.h"
@@ -37,11 +38,12 @@ namespace {
 // are the catalog's own (they call its micro-kernels).
 std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& ukernels) {
   return {
-      &kGemmCpuBlocked,    &kConv2dCpuPointwise,    &kConv2dCpuDirect,  &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd, &kGemmCpuOpenblas,       &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,     &ukernels.gemm(),        &ukernels.conv2d(), &kGemmCudaMma,
-      &kGemmGpuTiled,      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,  &kGemmCudaCublas,
-      &kConv2dCudaCudnn,   &kGemmCudaCublasLt,      &kGemmRocmRocblas,  &kConv2dRocmMiopen,
+      &kGemmCpuBlocked,    &kConv2dCpuPointwise, &kConv2dCpuDirect,       &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd, &kGemmCpuOpenblas,    &kGemmCpuDnnl,           &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,     &ukernels.gemm(),     &ukernels.conv2d(),      &kGemmCudaWgmma,
+      &kGemmCudaMma,       &kGemmGpuTiled,       &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,
+      &kGemmCudaCublas,    &kConv2dCudaCudnn,    &kGemmCudaCublasLt,      &kGemmRocmRocblas,
+      &kConv2dRocmMiopen,
   };
 }
 

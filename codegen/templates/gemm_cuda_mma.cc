@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/templates/gpu_mma_epilogue.h"
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
@@ -346,19 +347,10 @@ class MmaKernel {
     return Block::Make(std::move(stmts));
   }
 
-  struct SourceRef {
-    ir::Buffer buffer;
-    Expr index, valid;
-  };
-
-  // Element (row, col) of a row-major [rows][cols] global operand, clamped in range, and
-  // whether the `lanes` elements from it lie inside (cols is a multiple of the copy's lanes).
-  SourceRef Source(const ir::Buffer& buffer, const Expr& row, int64_t rows, const Expr& col,
-                   int64_t cols) const {
-    const int64_t lanes = Lanes();
-    Expr r = ir::Min::Make(row, Expr(rows - 1));
-    Expr c = ir::Min::Make(col, Expr(cols - lanes));
-    return {buffer, r * cols + c, row < rows && col < cols};
+  // Element (row, col) of a row-major [rows][cols] global operand, clamped in range.
+  GlobalTileSource Source(const ir::Buffer& buffer, const Expr& row, int64_t rows, const Expr& col,
+                          int64_t cols) const {
+    return ClampedSource(buffer, row, rows, col, cols, Lanes());
   }
 
   int64_t Lanes() const { return std::max<int64_t>(1, k_.copy / bytes_); }
@@ -376,7 +368,7 @@ class MmaKernel {
     Expr chunk = tx_ + c * threads;
     Expr row = chunk / per_row;
     Expr col = chunk % per_row * lanes;
-    SourceRef src = source(row, col);
+    GlobalTileSource src = source(row, col);
     Stmt copy =
         k_.copy >= 4
             ? Store::MakeAsyncCopy(dst, base + row * ld + col, src.buffer, src.index,
@@ -435,30 +427,8 @@ class MmaKernel {
   }
 
   Stmt OutputStore(const Expr& m, const Expr& n, Expr value, int lanes) const {
-    if (!value.type().is_float()) {
-      value = ir::Cast::Make(ir::Type::Float32().WithLanes(lanes), value);
-    }
-    if (w_.has_scales()) {
-      value = value * (ir::Load::Make(scale_a_, Expr(int64_t{0})) *
-                       ir::Load::Make(scale_b_, Expr(int64_t{0})));
-    }
-    Expr bias;
-    if (EpilogueHasBias(w_.epilogue())) {
-      bias = ir::LoadAsOrZero(bias_, n, lanes, Expr());
-      if (k_.gridk > 1) {  // every split adds into C: the bias is the first split's
-        bias = ir::Select::Make(bz_ == 0, bias, ir::BroadcastTo(Expr(0.0f), lanes));
-      }
-    }
-    value = ApplyEpilogue(w_.epilogue(), std::move(value), bias);
-    Expr index = m * g_.n + n;
-    if (k_.gridk > 1) {
-      return Store::MakeAtomicAdd(c_, std::move(index), std::move(value));
-    }
-    const ir::Type out = c_.element_type();
-    if (out != ir::Type::Float32()) {
-      value = ir::Cast::Make(out.WithLanes(lanes), std::move(value));
-    }
-    return Store::Make(c_, std::move(index), std::move(value));
+    return MmaEpilogue(w_, c_, bias_, scale_a_, scale_b_, bz_, k_.gridk)
+        .Store(m, n, std::move(value), lanes);
   }
 
   const Workload& w_;

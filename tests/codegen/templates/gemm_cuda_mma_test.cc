@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,8 +13,6 @@
 #include "codegen/ir/printer.h"
 #include "codegen/llvm/gpu_backend.h"
 #include "codegen/llvm/gpu_launch.h"
-#include "codegen/lower.h"
-#include "codegen/sim/gpu_sim.h"
 #include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/files.h"
@@ -23,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/templates/gpu_template_cases.h"
+#include "tests/codegen/templates/gpu_template_check.h"
 
 namespace tune {
 namespace {
@@ -42,41 +40,13 @@ const KernelTemplate* Mma(const Workload& w, const Target& target = Sm90()) {
 
 absl::StatusOr<ir::LoweredFunc> BuildLowered(const Workload& w, const Config& c,
                                              const Target& target = Sm90()) {
-  const KernelTemplate* tpl = Mma(w, target);
-  if (tpl == nullptr) {
-    return absl::NotFoundError("gemm.cuda.mma does not apply");
-  }
-  ASSIGN_OR_RETURN(ir::LoweredFunc built, tpl->build(w, target, c, DefaultFunctionName(w)));
-  return Lower(std::move(built));
+  return testing::BuildLoweredGpu("gemm.cuda.mma", w, c, target);
 }
 
 // The default, `random` sampled configs and `extra` of gemm.cuda.mma on `text`, on the
 // simulator against the reference.
 void CheckOnSimulator(const std::string& text, int random, std::vector<Config> extra = {}) {
-  const Workload w = *Workload::Parse(text);
-  const KernelTemplate* tpl = Mma(w);
-  ASSERT_NE(tpl, nullptr) << text;
-  std::vector<Config> configs = {tpl->default_config(w, Sm90())};
-  const ConfigSpace space = tpl->space(w, Sm90());
-  std::mt19937_64 rng(5);
-  for (int i = 0; i < random; ++i) {
-    std::optional<Config> c = space.Sample(rng);
-    ASSERT_TRUE(c.has_value());
-    configs.push_back(*c);
-  }
-  for (Config& c : extra) {
-    ASSERT_TRUE(space.Validate(c).ok())
-        << text << " " << ConfigToString(c) << ": " << space.Validate(c);
-    configs.push_back(std::move(c));
-  }
-  for (const Config& c : configs) {
-    absl::StatusOr<ir::LoweredFunc> lowered = BuildLowered(w, c);
-    ASSERT_TRUE(lowered.ok()) << text << " " << ConfigToString(c) << ": " << lowered.status();
-    GpuSimOptions options;
-    options.block_workers = 2;
-    const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
-    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(c) << ": " << status;
-  }
+  testing::CheckTemplateOnSimulator("gemm.cuda.mma", Sm90(), text, random, std::move(extra));
 }
 
 Config Knobs(int64_t bm, int64_t bn, int64_t bk, int64_t warps_m, int64_t warps_n, int64_t stages,

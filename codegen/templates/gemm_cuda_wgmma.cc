@@ -1,0 +1,473 @@
+#include "codegen/templates/gemm_cuda_wgmma.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codegen/templates/gpu_mma_epilogue.h"
+#include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/template_util.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+using ir::Block;
+using ir::Expr;
+using ir::For;
+using ir::IfThenElse;
+using ir::LetStmt;
+using ir::LoopKind;
+using ir::Stmt;
+using ir::Store;
+using ir::Var;
+
+constexpr char kArch[] = "sm_90a";
+constexpr int64_t kRowBytes = 128;  // K bytes per staged row: one 128-byte swizzle atom
+constexpr int kKSteps = 4;          // wgmma steps of 32 bytes of K per staged row
+
+// fp8 wgmma sums its products with fewer bits than float32 keeps (as DeepGEMM measured on
+// Hopper): over K = 4096 that puts outputs past the bound. Kernels of 8-bit floats therefore
+// promote: each step's instructions add into a second set of accumulators, zeroed before them
+// and added into the first after them (in float32), so that the tensor cores sum 128 values of K
+// at a time.
+bool Promotes(Dtype dtype) { return IsFp8Dtype(dtype); }
+
+struct WgmmaKnobs {
+  int64_t bm, bn, wg_m, wg_n, stages, copy, raster, gridk;
+  bool promote = false;
+
+  int64_t Threads() const { return 128 * wg_m * wg_n; }
+  int64_t GroupM() const { return bm / wg_m; }  // rows per warpgroup
+  int64_t GroupN() const { return bn / wg_n; }  // the instruction's n
+  int64_t MTiles() const { return GroupM() / 64; }
+  int64_t Accumulators() const { return MTiles() * GroupN() / 2; }
+  // Accumulator registers per thread: twice the accumulators where the sums are promoted.
+  int64_t AccumulatorRegisters() const { return Accumulators() * (promote ? 2 : 1); }
+  int64_t SharedBytes() const { return stages * (bm + bn) * kRowBytes; }
+};
+
+WgmmaKnobs KnobsOf(const Config& c, Dtype dtype) {
+  return {KnobValue(c, "bm"),     KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
+          KnobValue(c, "wg_n"),   KnobValue(c, "stages"), KnobValue(c, "copy"),
+          KnobValue(c, "raster"), KnobValue(c, "gridk"),  Promotes(dtype)};
+}
+
+int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
+
+bool Applies(const Workload&, const Target& target) { return target.cpu == kArch; }
+
+// The copy widths (bytes) that keep every copy inside a row of A and of B and aligned.
+std::vector<int64_t> CopyWidths(const Workload& w) {
+  const int64_t row = w.gemm().k * InputBytes(w);
+  std::vector<int64_t> widths;
+  for (int64_t c : {16, 8, 4}) {
+    if (row % c == 0) {
+      widths.push_back(c);
+    }
+  }
+  if (widths.empty()) {
+    widths.push_back(InputBytes(w));
+  }
+  return widths;
+}
+
+absl::Status CheckShape(const Workload& workload) {
+  std::vector<std::string> wrong;
+  if (workload.op() == OpKind::kGemm && InputBytes(workload) == 1 && workload.gemm().k % 4 != 0) {
+    wrong.push_back(StrCat("K=", workload.gemm().k, " with 8-bit elements"));
+  }
+  return RefuseShapeUnless(kGemmCudaWgmma.name, "GEMMs whose operands cp.async stages",
+                           "K a multiple of 4 for 8-bit dtypes", workload, wrong);
+}
+
+ConfigSpace Space(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const GpuArch arch = GpuArchOrDefault(target);
+  const Dtype dtype = workload.dtype();
+  ConfigSpace space;
+  space.AddKnob("bm", AtMost({64, 128, 192, 256}, std::max<int64_t>(64, NextPow2(g.m)), 64),
+                "rows of C per block (m64 steps of the warpgroups)");
+  space.AddKnob("bn", AtMost({32, 64, 128, 192, 256}, std::max<int64_t>(32, NextPow2(g.n)), 32),
+                "columns of C per block");
+  space.AddKnob("wg_m", {1, 2}, "warpgroups along M (each takes bm / wg_m rows)");
+  space.AddKnob("wg_n", {1, 2}, "warpgroups along N (each one m64n<bn / wg_n> instruction)");
+  space.AddKnob("stages", {3, 4, 5, 6},
+                "shared-memory buffers of 128 bytes of K per row (copies issued stages - 2 "
+                "steps ahead)");
+  space.AddKnob("copy", CopyWidths(workload),
+                "bytes per global-to-shared copy (cp.async of 16, 8 or 4 bytes; smaller: element "
+                "by element through registers)");
+  space.AddKnob("raster", {1, 4, 8, 16},
+                "block rows per raster group (blocks of a group share B's tiles in L2)");
+  std::vector<int64_t> gridks = {1};
+  if (!EpilogueHasRelu(workload.epilogue()) && workload.out_type() == ElementType::kF32) {
+    for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
+      if (v <= g.k / 256) {
+        gridks.push_back(v);
+      }
+    }
+  }
+  space.AddKnob("gridk", gridks,
+                "blocks that share each tile's reduction (grid z; their sums are added "
+                "atomically into a zeroed C; float32 outputs without a ReLU only)");
+  space.AddConstraint("bm % (64 * wg_m) == 0 (m64 steps per warpgroup)", [](const Config& c) {
+    return KnobValue(c, "bm") % (64 * KnobValue(c, "wg_m")) == 0;
+  });
+  space.AddConstraint(
+      "bn / wg_n is a wgmma n (a multiple of 8 up to 256; of 16 above 32 for "
+      "integers)",
+      [dtype](const Config& c) {
+        const int64_t n = KnobValue(c, "bn") / KnobValue(c, "wg_n");
+        return KnobValue(c, "bn") % KnobValue(c, "wg_n") == 0 &&
+               ir::WarpGroupMmaTakesN(dtype, static_cast<int>(n));
+      });
+  space.AddConstraint(
+      "(bm / wg_m / 64) * (bn / wg_n) / 2 <= 128 (accumulator registers per thread; twice as "
+      "many for the 8-bit floats, which promote their sums)",
+      [dtype](const Config& c) {
+        const WgmmaKnobs k = KnobsOf(c, dtype);
+        return k.bm % (64 * k.wg_m) != 0 || k.AccumulatorRegisters() <= 128;
+                      });
+  const int64_t kdim = g.k;
+  const int64_t bk = kRowBytes / InputBytes(workload);
+  space.AddConstraint(
+      "every one of the gridk blocks gets at least one step of K",
+      [kdim, bk](const Config& c) { return GridSplitFits(kdim, bk, KnobValue(c, "gridk")); });
+  // Registers: the accumulators, and addresses, descriptors and the copy loop's state.
+  auto cost = [dtype](const Config& c) {
+    const WgmmaKnobs k = KnobsOf(c, dtype);
+    GpuBlockCost cost;
+    cost.threads = k.Threads();
+    cost.shared_bytes = k.SharedBytes();
+    if (k.bm % (64 * k.wg_m) == 0 && k.bn % k.wg_n == 0) {
+      cost.registers = k.AccumulatorRegisters() + 56;
+    }
+    return cost;
+  };
+  AddGpuLimitConstraints(space, arch, cost,
+                         {.dynamic_shared = true, .one_block_per_multiprocessor = true});
+  return space;
+}
+
+// Large tiles of two warpgroups for large problems (CUTLASS's Hopper defaults are 128 x 128
+// and 128 x 256); one warpgroup of m64 and narrower n for skinny ones.
+std::vector<Config> Presets(const Workload& workload, const ConfigSpace& space) {
+  const GemmShape& g = workload.gemm();
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  auto make = [&](int64_t bm, int64_t bn, int64_t wm, int64_t wn, int64_t stages) {
+    Config c;
+    c["bm"] = snap("bm", bm);
+    c["bn"] = snap("bn", bn);
+    c["wg_m"] = std::min(wm, c["bm"] / 64);
+    c["wg_n"] = wn;
+    c["stages"] = stages;
+    c["copy"] = space.FindKnob("copy")->values.front();
+    c["raster"] = 8;
+    c["gridk"] = 1;
+    return c;
+  };
+  std::vector<Config> presets;
+  if (g.m <= 64) {
+    for (int64_t bn : {64, 128, 32, 256}) {
+      presets.push_back(make(64, bn, 1, 1, 5));
+    }
+    presets.push_back(make(64, 128, 1, 2, 5));
+  }
+  presets.push_back(make(128, 256, 2, 1, 4));
+  presets.push_back(make(128, 128, 2, 1, 5));
+  presets.push_back(make(256, 128, 2, 1, 4));
+  presets.push_back(make(128, 256, 1, 2, 4));
+  presets.push_back(make(128, 64, 2, 1, 6));
+  presets.push_back(make(64, 256, 1, 1, 5));
+  presets.push_back(make(64, 128, 1, 1, 6));
+  return presets;
+}
+
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const ConfigSpace space = Space(workload, target);
+  return MatmulDefault(space, Presets(workload, space), {g.m, g.n, g.k}, 132,
+                       StrCat("gemm.cuda.wgmma for ", workload.ToString()));
+}
+
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  const GemmShape& g = workload.gemm();
+  const ConfigSpace space = Space(workload, target);
+  std::vector<Config> variants;
+  for (const Config& preset : Presets(workload, space)) {
+    variants.push_back(preset);
+    Config deeper = preset;
+    deeper["stages"] = std::min<int64_t>(6, preset.at("stages") + 1);
+    variants.push_back(std::move(deeper));
+  }
+  return MatmulSeeds(space, variants, {g.m, g.n, g.k});
+}
+
+// a ^ b for a, b in [0, 8), from the IR's integer arithmetic (it has no bitwise operators): the
+// sum of each bit's (a_i + b_i) % 2.
+Expr Xor3(const Expr& a, const Expr& b) {
+  Expr out = (a + b) % 2;
+  out = out + (a / 2 + b / 2) % 2 * 2;
+  return out + (a / 4 + b / 4) % 2 * 4;
+}
+
+// The kernel, knob by knob; the comments of gemm_cuda_wgmma.h describe its shape.
+class WgmmaKernel {
+ public:
+  WgmmaKernel(const Workload& w, const WgmmaKnobs& k)
+      : w_(w),
+        g_(w.gemm()),
+        k_(k),
+        bytes_(InputBytes(w)),
+        row_(kRowBytes / bytes_),
+        a_("A", ir::MemoryScope::kGlobal, ir::Type::Of(w.input_type())),
+        b_("B", ir::MemoryScope::kGlobal, ir::Type::Of(w.weight_type())),
+        bias_("bias", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
+        c_("C", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
+        as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w.input_type())),
+        bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w.weight_type())),
+        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))),
+        part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))) {}
+
+  ir::LoweredFunc Build(std::string_view name) const {
+    ir::LoweredFunc func;
+    func.name = std::string(name);
+    func.params = {a_, b_};
+    if (EpilogueHasBias(w_.epilogue())) {
+      func.params.push_back(bias_);
+    }
+    func.params.push_back(c_);
+    if (w_.has_scales()) {
+      func.params.push_back(scale_a_);
+      func.params.push_back(scale_b_);
+    }
+    func.body = Body();
+    return func;
+  }
+
+ private:
+  int64_t TilesM() const { return GpuCeilDiv(g_.m, k_.bm); }
+  int64_t TilesN() const { return GpuCeilDiv(g_.n, k_.bn); }
+  int64_t Steps() const { return GpuCeilDiv(g_.k, row_); }
+  int64_t StepsPerSplit() const { return GpuCeilDiv(Steps(), k_.gridk); }
+  int64_t AStage() const { return k_.bm * row_; }  // elements per stage
+  int64_t BStage() const { return k_.bn * row_; }
+  int64_t Ahead() const { return k_.stages - 2; }
+
+  Stmt Body() const {
+    const int64_t group = k_.raster * TilesN();
+    Expr first_m = bx_ / group * k_.raster;
+    Expr rows = ir::Min::Make(TilesM() - first_m, Expr(k_.raster));
+    Expr local = bx_ % group;
+    Stmt threads = For::Make(tx_, 0, k_.Threads(), LoopKind::kGpuThread, ThreadBody(), 0);
+    Stmt body = ir::Allocate::Make(as_, k_.stages * AStage(),
+                                   ir::Allocate::Make(bs_, k_.stages * BStage(), threads));
+    body = LetStmt::Make(
+        step_count_, ir::Min::Make(Expr(StepsPerSplit()), Expr(Steps()) - bz_ * StepsPerSplit()),
+        body);
+    body = LetStmt::Make(tile_n_, local / rows, body);
+    body = LetStmt::Make(tile_m_, first_m + local % rows, body);
+    if (k_.gridk > 1) {
+      body = For::Make(bz_, 0, k_.gridk, LoopKind::kGpuBlock, body, 2);
+    } else {
+      body = LetStmt::Make(bz_, Expr(int64_t{0}), body);
+    }
+    return For::Make(bx_, 0, TilesM() * TilesN(), LoopKind::kGpuBlock, body, 0);
+  }
+
+  Stmt ThreadBody() const {
+    std::vector<Stmt> stmts;
+    Var i("i");
+    stmts.push_back(For::Make(i, 0, k_.Accumulators(), LoopKind::kUnrolled,
+                              Store::Make(acc_, i, ir::Cast::Make(acc_.element_type(), Expr(0)))));
+    // Prologue: steps 0 .. stages - 3, each its own group (the last is committed in the loop).
+    for (int64_t s = 0; s < Ahead(); ++s) {
+      stmts.push_back(IfThenElse::Make(Expr(s) < step_count_, CopyStep(Expr(s), Expr(s))));
+      if (s + 1 < Ahead()) {
+        stmts.push_back(ir::Barrier::MakeAfterAsyncCopies(true, -1));
+      }
+    }
+    // Step t: close the group of step t + stages - 3, wait for step t's, fill the buffer that
+    // step t - 2 read (complete in every warpgroup: each waited for it in step t - 1, before
+    // this barrier), and issue step t's instructions, leaving them in flight (pending 1) but for
+    // the last step.
+    auto step = [&](const Expr& t, int pending) {
+      Expr ahead = t + Ahead();
+      return Block::Make({
+          ir::Barrier::MakeAfterAsyncCopies(true, static_cast<int>(Ahead() - 1)),
+          IfThenElse::Make(ahead < step_count_, CopyStep(ahead, ahead % k_.stages)),
+          Multiply(t % k_.stages, pending),
+      });
+    };
+    Var t("t");
+    stmts.push_back(For::Make(t, 0, step_count_ - 1, LoopKind::kSerial, step(t, 1)));
+    stmts.push_back(step(step_count_ - 1, 0));
+    stmts.push_back(StoreAccumulators());
+    Expr group = tx_ / 128;
+    Stmt body = LetStmt::Make(group_m_, group / k_.wg_n,
+                              LetStmt::Make(group_n_, group % k_.wg_n,
+                                            LetStmt::Make(lane_, tx_ % 32, Block::Make(stmts))));
+    if (k_.promote) {
+      body = ir::Allocate::Make(part_, k_.Accumulators(), std::move(body));
+    }
+    return ir::Allocate::Make(acc_, k_.Accumulators(), std::move(body));
+  }
+
+  // The copies of reduction step `step` (of this block's range) into shared buffer `stage`.
+  Stmt CopyStep(const Expr& step, const Expr& stage) const {
+    Expr k0 = (bz_ * StepsPerSplit() + step) * row_;
+    return Block::Make({
+        CopyTile(as_, stage * AStage(), k_.bm,
+                 [&](const Expr& r, const Expr& col) {
+                   return ClampedSource(a_, tile_m_ * k_.bm + r, g_.m, k0 + col, g_.k, Lanes());
+                 }),
+        CopyTile(bs_, stage * BStage(), k_.bn,
+                 [&](const Expr& r, const Expr& col) {
+                   return ClampedSource(b_, tile_n_ * k_.bn + r, g_.n, k0 + col, g_.k, Lanes());
+                 }),
+    });
+  }
+
+  int64_t Lanes() const { return std::max<int64_t>(1, k_.copy / bytes_); }
+
+  // Copies `rows` rows of 128 bytes of K into `dst` at `base`, `copy` bytes at a time spread
+  // over the block's threads, each chunk to its swizzled place: 16-byte chunk c of row r at
+  // c ^ (r % 8).
+  template <typename SourceFn>
+  Stmt CopyTile(const ir::Buffer& dst, const Expr& base, int64_t rows, SourceFn source) const {
+    const int64_t lanes = Lanes();
+    const int64_t per_row = row_ / lanes;
+    const int64_t chunks = rows * per_row;
+    const int64_t threads = k_.Threads();
+    const int64_t per_chunk16 = 16 / bytes_;  // elements per 16-byte chunk
+    Var c("c");
+    Expr chunk = tx_ + c * threads;
+    Expr row = chunk / per_row;
+    Expr col = chunk % per_row * lanes;  // element of K within the row
+    Expr swizzled = Xor3(col / per_chunk16, row % 8) * per_chunk16 + col % per_chunk16;
+    Expr at = base + row * row_ + swizzled;
+    GlobalTileSource src = source(row, col);
+    Stmt copy =
+        k_.copy >= 4
+            ? Store::MakeAsyncCopy(dst, at, src.buffer, src.index, static_cast<int>(lanes),
+                                   src.valid)
+            : Store::Make(dst, at,
+                          ir::Cast::Make(dst.element_type(),
+                                         ir::LoadAsOrZero(src.buffer, src.index, 1, src.valid)));
+    if (chunks % threads != 0) {
+      copy = IfThenElse::Make(chunk < chunks, copy);
+    }
+    return For::Make(c, 0, GpuCeilDiv(chunks, threads), LoopKind::kUnrolled, copy);
+  }
+
+  // This warpgroup's instructions on shared buffer `stage`: one statement per m64 step. Promoted
+  // sums (fp8) go through `part`: zeroed, summed into by the step's instructions (waited for at
+  // once), added into `acc`.
+  Stmt Multiply(const Expr& stage, int pending) const {
+    std::vector<Stmt> stmts;
+    const int n = static_cast<int>(k_.GroupN());
+    for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
+      Expr a_index = stage * AStage() + (group_m_ * k_.GroupM() + 64 * mi) * row_;
+      Expr b_index = stage * BStage() + group_n_ * k_.GroupN() * row_;
+      const int64_t first = mi * n / 2;
+      if (!k_.promote) {
+        stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,
+                                               acc_, first, pending));
+        continue;
+      }
+      Var j("j");
+      stmts.push_back(For::Make(j, first, n / 2, LoopKind::kUnrolled,
+                                Store::Make(part_, j, Expr(0.0f))));
+      stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,
+                                             part_, first, 0));
+      Var i("i");
+      stmts.push_back(For::Make(
+          i, first, n / 2, LoopKind::kUnrolled,
+          Store::Make(acc_, i, ir::Load::Make(acc_, i) + ir::Load::Make(part_, i))));
+    }
+    return Block::Make(std::move(stmts));
+  }
+
+  // Each thread's accumulators, two adjacent columns at a time, with the epilogue: thread
+  // (warp w, lane l) of a warpgroup holds, for j < n / 2 of m64 step mi, row 64 mi + 16 w +
+  // l / 4 + 8 ((j / 2) % 2) and column 8 (j / 4) + 2 (l % 4) + j % 2.
+  Stmt StoreAccumulators() const {
+    const MmaEpilogue epilogue(w_, c_, bias_, scale_a_, scale_b_, bz_, k_.gridk);
+    Expr warp = tx_ % 128 / 32;
+    Expr row0 = tile_m_ * k_.bm + group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
+    Expr col0 = tile_n_ * k_.bn + group_n_ * k_.GroupN() + lane_ % 4 * 2;
+    const bool pairs = g_.n % 2 == 0;
+    const int64_t n = k_.GroupN();
+    std::vector<Stmt> stmts;
+    for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
+      for (int64_t j = 0; j < n / 2; j += 2) {
+        const int64_t slot = mi * n / 2 + j;
+        Expr m = row0 + (64 * mi + 8 * ((j / 2) % 2));
+        Expr col = col0 + 8 * (j / 4);
+        if (pairs) {
+          Expr value = ir::Load::Make(acc_, ir::Ramp::Make(Expr(slot), 1, 2));
+          stmts.push_back(
+              IfThenElse::Make(m < g_.m && col < g_.n, epilogue.Store(m, col, value, 2)));
+          continue;
+        }
+        for (int64_t e = 0; e < 2; ++e) {
+          Expr value = ir::Load::Make(acc_, Expr(slot + e));
+          stmts.push_back(
+              IfThenElse::Make(m < g_.m && col + e < g_.n, epilogue.Store(m, col + e, value, 1)));
+        }
+      }
+    }
+    return Block::Make(std::move(stmts));
+  }
+
+  const Workload& w_;
+  const GemmShape& g_;
+  WgmmaKnobs k_;
+  int64_t bytes_, row_;
+  ir::Buffer a_, b_, bias_, c_, as_, bs_, acc_, part_;
+  ir::Buffer scale_a_{"scale_A"}, scale_b_{"scale_B"};
+  Var bx_{"bx"}, bz_{"bz"}, tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
+  Var tile_m_{"tile_m"}, tile_n_{"tile_n"}, step_count_{"steps"};
+};
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCudaWgmma, workload, target, config));
+  if (!Applies(workload, target)) {
+    return absl::InvalidArgumentError(
+        StrCat("gemm.cuda.wgmma builds for cuda -arch=sm_90a (wgmma is an arch-specific "
+               "instruction of Hopper), not for '",
+               target.ToString(), "'"));
+  }
+  RETURN_IF_ERROR(CheckShape(workload));
+  return WgmmaKernel(workload, KnobsOf(config, workload.dtype())).Build(func_name);
+}
+
+// As gemm.cuda.mma's: fp8 products are summed with fewer bits than float32 keeps.
+double Tolerance(const Workload& workload, const Config&) {
+  return IsFp8Dtype(workload.dtype()) ? 4 : 1;
+}
+
+}  // namespace
+
+const KernelTemplate kGemmCudaWgmma = {
+    .name = "gemm.cuda.wgmma",
+    .version = 1,
+    .op = OpKind::kGemm,
+    .targets = TemplateTargets::kCuda,
+    .space = &Space,
+    .default_config = &DefaultConfig,
+    .build = &Build,
+    .applies = &Applies,
+    .gemm_layouts = GemmLayouts::kNT,
+    .dtypes = DtypeSet{Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kFp8E4m3, Dtype::kFp8E5m2},
+    .seeds = &Seeds,
+    .check_shape = &CheckShape,
+    .tolerance = &Tolerance,
+};
+
+}  // namespace tune

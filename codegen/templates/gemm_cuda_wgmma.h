@@ -1,0 +1,26 @@
+// gemm.cuda.wgmma: GEMMs of tf32, f16, bf16 and 8-bit float inputs on Hopper's warpgroup tensor
+// cores (cuda -arch=sm_90a), through wgmma.mma_async (ir::WarpGroupMma) reading both operands
+// from 128-byte-swizzled shared memory.
+//
+// Each block computes a bm x bn tile of C with wg_m x wg_n warpgroups of 128 threads; each
+// warpgroup takes (bm / wg_m) rows in m64 steps and (bn / wg_n) columns as one m64n<bn / wg_n>
+// instruction shape, with its accumulators in registers. The K loop stages 128 bytes of K per
+// row (64 bf16, 32 tf32, 128 fp8) in `stages` shared buffers of A [bm] and B [bn] rows (layout
+// NT: both K-major, as wgmma reads 8-bit and tf32 operands). cp.async copies of `copy` bytes
+// (element copies through registers where rows are not a multiple of 4 bytes) write each row's
+// 16-byte chunk c at position c ^ (row % 8), the swizzle the descriptors name; they are issued
+// stages - 2 steps ahead, so that one step's instructions stay in flight while the block
+// waits for the next (the buffer being refilled is the one two steps back, which every
+// warpgroup has finished). Edges are zero-filled and stores guarded; blocks are rasterised in
+// groups of `raster` block rows; `gridk` > 1 splits the reduction over blocks that add into a
+// zeroed C (float32 outputs without a ReLU). The epilogue is gemm.cuda.mma's (MmaEpilogue).
+#pragma once
+
+#include "codegen/templates/template.h"
+
+namespace tune {
+
+/// gemm.cuda.wgmma, for cuda -arch=sm_90a targets.
+extern const KernelTemplate kGemmCudaWgmma;
+
+}  // namespace tune

@@ -1,0 +1,204 @@
+// gemm.cuda.wgmma, Hopper's warpgroup tensor-core GEMM: its kernels on the simulator against the
+// typed reference (every dtype, edges, element copies, the grid split, one and two m64 steps per
+// warpgroup), the targets and layouts it refuses, its launch (whole warpgroups, 1024-byte aligned
+// shared arrays) and its PTX (wgmma, the async-proxy fence; no spills, no serialised wgmma)
+// through ptxas when it is installed.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/printer.h"
+#include "codegen/llvm/gpu_backend.h"
+#include "codegen/llvm/gpu_launch.h"
+#include "codegen/templates/catalog.h"
+#include "codegen/templates/template.h"
+#include "common/files.h"
+#include "common/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/gpu_template_cases.h"
+#include "tests/codegen/templates/gpu_template_check.h"
+
+namespace tune {
+namespace {
+
+using testing::GpuTemplate;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kName[] = "gemm.cuda.wgmma";
+
+const Target& Sm90a() {
+  static const Target target = *Target::Parse("cuda -arch=sm_90a");
+  return target;
+}
+
+void CheckOnSimulator(const std::string& text, int random, std::vector<Config> extra = {}) {
+  testing::CheckTemplateOnSimulator(kName, Sm90a(), text, random, std::move(extra));
+}
+
+Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
+             int64_t raster = 1, int64_t gridk = 1) {
+  return {{"bm", bm},         {"bn", bn},     {"wg_m", wg_m},     {"wg_n", wg_n},
+          {"stages", stages}, {"copy", copy}, {"raster", raster}, {"gridk", gridk}};
+}
+
+TEST(GemmCudaWgmmaSim, Bf16AndF16GemmsMatchTheReference) {
+  CheckOnSimulator("gemm:M=128,N=128,K=192,layout=NT,dtype=bf16", 1,
+                   {Knobs(64, 64, 1, 1, 3, 16), Knobs(128, 64, 1, 1, 4, 16, 4),
+                    Knobs(128, 128, 2, 1, 3, 8), Knobs(64, 128, 1, 2, 5, 16)});
+  CheckOnSimulator("gemm:M=64,N=96,K=128,layout=NT,dtype=f16,epilogue=bias_relu", 1,
+                   {Knobs(64, 64, 1, 1, 3, 16)});
+}
+
+TEST(GemmCudaWgmmaSim, EdgesThatAreNotMultiplesOfTheTileAreZeroFilledAndGuarded) {
+  // K = 200: the last step is part zeros; M and N leave partial block tiles; N odd: single
+  // columns.
+  CheckOnSimulator("gemm:M=70,N=75,K=200,layout=NT,dtype=bf16,out=f32,epilogue=bias", 1,
+                   {Knobs(64, 64, 1, 1, 4, 16, 4)});
+}
+
+TEST(GemmCudaWgmmaSim, RowsOfAnOddLengthAreCopiedElementByElement) {
+  const Workload w = *Workload::Parse("gemm:M=64,N=40,K=17,layout=NT,dtype=bf16");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
+  ASSERT_NE(tpl, nullptr);
+  EXPECT_EQ(tpl->space(w, Sm90a()).FindKnob("copy")->values, (std::vector<int64_t>{2}));
+  CheckOnSimulator("gemm:M=64,N=40,K=17,layout=NT,dtype=bf16", 1);
+}
+
+TEST(GemmCudaWgmmaSim, Tf32AndFp8GemmsMatchTheReferenceWithTheirScales) {
+  CheckOnSimulator("gemm:M=64,N=64,K=72,layout=NT,dtype=tf32,epilogue=bias", 1,
+                   {Knobs(64, 64, 1, 1, 3, 16)});
+  CheckOnSimulator("gemm:M=64,N=64,K=256,layout=NT,dtype=fp8e4m3", 1, {Knobs(64, 64, 1, 1, 3, 16)});
+  CheckOnSimulator("gemm:M=64,N=32,K=160,layout=NT,dtype=fp8e5m2,out=f32,epilogue=relu", 0);
+}
+
+TEST(GemmCudaWgmma, Fp8KernelsPromoteTheirSumsThroughASecondSetOfAccumulators) {
+  const Workload w = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=fp8e4m3");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
+  ASSERT_NE(tpl, nullptr);
+  // 128 accumulators a thread, and as many partial sums: past the registers of a thread.
+  EXPECT_THAT(tpl->space(w, Sm90a()).Validate(Knobs(128, 256, 2, 1, 4, 16)).message(),
+              HasSubstr("twice as many for the 8-bit floats"));
+  absl::StatusOr<ir::LoweredFunc> lowered =
+      testing::BuildLoweredGpu(kName, w, Knobs(128, 128, 2, 1, 4, 16), Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const std::string text = ir::ToText(lowered->body);
+  EXPECT_THAT(text, HasSubstr("warpgroup_mma.fp8e4m3(part[0]"));
+  EXPECT_THAT(text, HasSubstr("pending 0"));
+  EXPECT_THAT(text, Not(HasSubstr("pending 1")));
+}
+
+TEST(GemmCudaWgmmaSim, AGridSplitAddsItsPartialSumsIntoAFloatOutput) {
+  CheckOnSimulator("gemm:M=64,N=64,K=1024,layout=NT,dtype=bf16,out=f32,epilogue=bias", 0,
+                   {Knobs(64, 64, 1, 1, 3, 16, 1, 4)});
+}
+
+TEST(GemmCudaWgmma, IsOfferedForLayoutNtOnSm90aOnly) {
+  const Workload nt = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=bf16");
+  EXPECT_NE(GpuTemplate(kName, Sm90a(), nt), nullptr);
+  EXPECT_EQ(GpuTemplate(kName, *Target::Parse("cuda -arch=sm_90"), nt), nullptr);
+  EXPECT_EQ(GpuTemplate(kName, Sm90a(), *Workload::Parse("gemm:M=256,N=256,K=256,dtype=bf16")),
+            nullptr);  // layout=NN
+  EXPECT_EQ(GpuTemplate(kName, Sm90a(), *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT")),
+            nullptr);  // f32
+  // Asked for by name on another arch, the build says which target it needs.
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  const Target sm90 = *Target::Parse("cuda -arch=sm_90");
+  absl::StatusOr<ir::LoweredFunc> built = tpl->build(nt, sm90, tpl->default_config(nt, sm90), "f");
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(built.status().message(), HasSubstr("cuda -arch=sm_90a"));
+}
+
+TEST(GemmCudaWgmmaLaunch, SharedArraysAre1024ByteAlignedAndBlocksWholeWarpgroups) {
+  const Workload w = *Workload::Parse("gemm:M=1024,N=1024,K=1024,layout=NT,dtype=bf16");
+  absl::StatusOr<ir::LoweredFunc> big =
+      testing::BuildLoweredGpu(kName, w, Knobs(128, 256, 2, 1, 4, 16, 8), Sm90a());
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(GpuSharedAlignment(big->body), 1024);
+  absl::StatusOr<GpuArch> arch = GpuArchFor(Sm90a());
+  ASSERT_TRUE(arch.ok());
+  absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*big, &*arch);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  EXPECT_EQ(launch->dynamic_shared_bytes, 4u * (128 + 256) * 128);
+  EXPECT_EQ(launch->ThreadsPerBlock(), 256u);
+  // A warpgroup step in a block of 192 threads is refused.
+  ir::Buffer a("a", ir::MemoryScope::kGpuShared, ir::Type::Of(ElementType::kBf16));
+  ir::Buffer b("b", ir::MemoryScope::kGpuShared, ir::Type::Of(ElementType::kBf16));
+  ir::Buffer acc("acc", ir::MemoryScope::kGpuLocal, ir::Type::Float32());
+  ir::Var tx("tx"), bx("bx");
+  ir::Stmt mma = ir::WarpGroupMma::Make(Dtype::kBf16, a, ir::Expr(int64_t{0}), b,
+                                        ir::Expr(int64_t{0}), 64, 4, acc, 0, 0);
+  ir::LoweredFunc func;
+  func.name = "part_warpgroups";
+  func.body = ir::For::Make(
+      bx, 0, 1, ir::LoopKind::kGpuBlock,
+      ir::Allocate::Make(a, 4096,
+                         ir::Allocate::Make(b, 4096,
+                                            ir::For::Make(tx, 0, 192, ir::LoopKind::kGpuThread,
+                                                          ir::Allocate::Make(acc, 32, mma)))));
+  launch = GpuLaunchOf(func);
+  EXPECT_EQ(launch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(launch.status().message(), HasSubstr("192 threads (not a multiple of 128)"));
+  EXPECT_THAT(ir::ToText(func.body), HasSubstr("warpgroup_mma.bf16(acc[0], m64n64 x4"));
+}
+
+constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
+  if (!std::filesystem::exists(kPtxas)) {
+    GTEST_SKIP() << kPtxas << " is not installed";
+  }
+  absl::StatusOr<TempDir> dir = TempDir::Create("tune-wgmma-ptx-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  struct Case {
+    const char* text;
+    Config config;
+    const char* wgmma;  // the instruction the PTX must hold
+  };
+  for (const Case& c : {
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", Knobs(128, 256, 2, 1, 4, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=f16", Knobs(128, 128, 2, 1, 5, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"},
+           Case{"gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16,epilogue=bias",
+                Knobs(64, 128, 1, 1, 5, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=1024,N=1024,K=1024,layout=NT,dtype=tf32", Knobs(128, 128, 2, 1, 4, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
+           Case{"gemm:M=2048,N=2048,K=2048,layout=NT,dtype=fp8e4m3",
+                Knobs(128, 128, 2, 1, 4, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+       }) {
+    const Workload w = *Workload::Parse(c.text);
+    absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
+    ASSERT_TRUE(lowered.ok()) << c.text << ": " << lowered.status();
+    absl::StatusOr<GpuModule> module = EmitGpuModule({*lowered}, {.target = Sm90a()});
+    ASSERT_TRUE(module.ok()) << module.status();
+    EXPECT_THAT(module->code, HasSubstr(c.wgmma)) << c.text;
+    EXPECT_THAT(module->code, HasSubstr("fence.proxy.async.shared::cta"));
+    // One group left in flight, but where fp8 sums are promoted (waited for at once).
+    const bool fp8 = IsFp8Dtype(w.dtype());
+    EXPECT_THAT(module->code, HasSubstr(fp8 ? "wgmma.wait_group.sync.aligned 0"
+                                            : "wgmma.wait_group.sync.aligned 1"));
+    EXPECT_THAT(module->code, HasSubstr(".target sm_90a"));
+    const std::string ptx = dir->File(lowered->name + ".ptx");
+    const std::string log = ptx + ".log";
+    std::ofstream(ptx) << module->code;
+    const std::string cmd =
+        std::string(kPtxas) + " -arch=sm_90a -v -o /dev/null " + ptx + " > " + log + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    std::stringstream report;
+    report << std::ifstream(log).rdbuf();
+    ASSERT_EQ(rc, 0) << c.text << "\n" << report.str();
+    EXPECT_THAT(report.str(), HasSubstr("0 bytes spill stores")) << c.text << "\n" << report.str();
+    EXPECT_THAT(report.str(), Not(HasSubstr("serialized"))) << c.text << "\n" << report.str();
+  }
+}
+
+}  // namespace
+}  // namespace tune
