@@ -35,23 +35,28 @@ constexpr int kKSteps = 4;          // wgmma steps of 32 bytes of K per staged r
 bool Promotes(Dtype dtype) { return IsFp8Dtype(dtype); }
 
 struct WgmmaKnobs {
-  int64_t bm, bn, wg_m, wg_n, stages, copy, raster, gridk;
+  int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk;
   bool promote = false;
 
-  int64_t Threads() const { return 128 * wg_m * wg_n; }
+  int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
+  int64_t Threads() const { return SplitThreads() * wg_k; }
   int64_t GroupM() const { return bm / wg_m; }  // rows per warpgroup
   int64_t GroupN() const { return bn / wg_n; }  // the instruction's n
   int64_t MTiles() const { return GroupM() / 64; }
   int64_t Accumulators() const { return MTiles() * GroupN() / 2; }
   // Accumulator registers per thread: twice the accumulators where the sums are promoted.
   int64_t AccumulatorRegisters() const { return Accumulators() * (promote ? 2 : 1); }
-  int64_t SharedBytes() const { return stages * (bm + bn) * kRowBytes; }
+  // The stages of every K range, and the partial sums of all but the first (4-byte elements).
+  int64_t SharedBytes() const {
+    return wg_k * stages * (bm + bn) * kRowBytes + (wg_k - 1) * bm * bn * 4;
+  }
 };
 
 WgmmaKnobs KnobsOf(const Config& c, Dtype dtype) {
-  return {KnobValue(c, "bm"),     KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
-          KnobValue(c, "wg_n"),   KnobValue(c, "stages"), KnobValue(c, "copy"),
-          KnobValue(c, "raster"), KnobValue(c, "gridk"),  Promotes(dtype)};
+  return {KnobValue(c, "bm"),   KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
+          KnobValue(c, "wg_n"), KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
+          KnobValue(c, "copy"), KnobValue(c, "raster"), KnobValue(c, "gridk"),
+          Promotes(dtype)};
 }
 
 int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
@@ -93,6 +98,10 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "columns of C per block");
   space.AddKnob("wg_m", {1, 2}, "warpgroups along M (each takes bm / wg_m rows)");
   space.AddKnob("wg_n", {1, 2}, "warpgroups along N (each one m64n<bn / wg_n> instruction)");
+  space.AddKnob("wg_k", {1, 2, 4},
+                "warpgroups along K: the block's steps of K split into wg_k ranges, each reduced "
+                "by wg_m x wg_n warpgroups of its own and their sums added through shared memory "
+                "(shorter chains of steps for skinny shapes, whose outputs are few)");
   space.AddKnob("stages", {3, 4, 5, 6},
                 "shared-memory buffers of 128 bytes of K per row (copies issued stages - 2 "
                 "steps ahead)");
@@ -129,7 +138,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
       [dtype](const Config& c) {
         const WgmmaKnobs k = KnobsOf(c, dtype);
         return k.bm % (64 * k.wg_m) != 0 || k.AccumulatorRegisters() <= 128;
-                      });
+      });
   const int64_t kdim = g.k;
   const int64_t bk = kRowBytes / InputBytes(workload);
   space.AddConstraint(
@@ -158,12 +167,13 @@ std::vector<Config> Presets(const Workload& workload, const ConfigSpace& space) 
   auto snap = [&](std::string_view knob, int64_t want) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
-  auto make = [&](int64_t bm, int64_t bn, int64_t wm, int64_t wn, int64_t stages) {
+  auto make = [&](int64_t bm, int64_t bn, int64_t wm, int64_t wn, int64_t stages, int64_t wk = 1) {
     Config c;
     c["bm"] = snap("bm", bm);
     c["bn"] = snap("bn", bn);
     c["wg_m"] = std::min(wm, c["bm"] / 64);
     c["wg_n"] = wn;
+    c["wg_k"] = wk;
     c["stages"] = stages;
     c["copy"] = space.FindKnob("copy")->values.front();
     c["raster"] = 8;
@@ -172,6 +182,11 @@ std::vector<Config> Presets(const Workload& workload, const ConfigSpace& space) 
   };
   std::vector<Config> presets;
   if (g.m <= 64) {
+    // Skinny: few output tiles, so blocks split their K among warpgroups.
+    presets.push_back(make(64, 32, 1, 1, 4, 4));
+    presets.push_back(make(64, 64, 1, 1, 5, 2));
+    presets.push_back(make(64, 32, 1, 1, 5, 2));
+    presets.push_back(make(64, 128, 1, 1, 4, 2));
     for (int64_t bn : {64, 128, 32, 256}) {
       presets.push_back(make(64, bn, 1, 1, 5));
     }
@@ -231,7 +246,9 @@ class WgmmaKernel {
         as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w.input_type())),
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w.weight_type())),
         acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))),
-        part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))) {}
+        part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))),
+        partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w.dtype()))) {
+  }
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -264,8 +281,15 @@ class WgmmaKernel {
     Expr rows = ir::Min::Make(TilesM() - first_m, Expr(k_.raster));
     Expr local = bx_ % group;
     Stmt threads = For::Make(tx_, 0, k_.Threads(), LoopKind::kGpuThread, ThreadBody(), 0);
-    Stmt body = ir::Allocate::Make(as_, k_.stages * AStage(),
-                                   ir::Allocate::Make(bs_, k_.stages * BStage(), threads));
+    if (k_.wg_k > 1) {
+      threads = ir::Allocate::Make(partial_, (k_.wg_k - 1) * k_.Accumulators() * k_.SplitThreads(),
+                                   threads);
+    }
+    Stmt body =
+        ir::Allocate::Make(as_, k_.wg_k * k_.stages * AStage(),
+                           ir::Allocate::Make(bs_, k_.wg_k * k_.stages * BStage(), threads));
+    // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
+    body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
     body = LetStmt::Make(
         step_count_, ir::Min::Make(Expr(StepsPerSplit()), Expr(Steps()) - bz_ * StepsPerSplit()),
         body);
@@ -286,7 +310,7 @@ class WgmmaKernel {
                               Store::Make(acc_, i, ir::Cast::Make(acc_.element_type(), Expr(0)))));
     // Prologue: steps 0 .. stages - 3, each its own group (the last is committed in the loop).
     for (int64_t s = 0; s < Ahead(); ++s) {
-      stmts.push_back(IfThenElse::Make(Expr(s) < step_count_, CopyStep(Expr(s), Expr(s))));
+      stmts.push_back(IfThenElse::Make(Expr(s) < range_steps_, CopyStep(Expr(s), Expr(s))));
       if (s + 1 < Ahead()) {
         stmts.push_back(ir::Barrier::MakeAfterAsyncCopies(true, -1));
       }
@@ -299,35 +323,71 @@ class WgmmaKernel {
       Expr ahead = t + Ahead();
       return Block::Make({
           ir::Barrier::MakeAfterAsyncCopies(true, static_cast<int>(Ahead() - 1)),
-          IfThenElse::Make(ahead < step_count_, CopyStep(ahead, ahead % k_.stages)),
+          IfThenElse::Make(ahead < range_steps_, CopyStep(ahead, ahead % k_.stages)),
           Multiply(t % k_.stages, pending),
       });
     };
     Var t("t");
-    stmts.push_back(For::Make(t, 0, step_count_ - 1, LoopKind::kSerial, step(t, 1)));
-    stmts.push_back(step(step_count_ - 1, 0));
-    stmts.push_back(StoreAccumulators());
-    Expr group = tx_ / 128;
+    stmts.push_back(For::Make(t, 0, range_steps_ - 1, LoopKind::kSerial, step(t, 1)));
+    stmts.push_back(step(range_steps_ - 1, 0));
+    if (k_.wg_k > 1) {
+      // Ranges 1 .. wg_k - 1 leave their sums in shared memory; range 0 adds them and stores.
+      const int64_t accs = k_.Accumulators(), threads = k_.SplitThreads();
+      Var j("j");
+      Expr slot = ((group_k_ - 1) * accs + j) * threads + split_tx_;
+      stmts.push_back(IfThenElse::Make(
+          group_k_ > 0, For::Make(j, 0, accs, LoopKind::kUnrolled,
+                                  Store::Make(partial_, slot, ir::Load::Make(acc_, j)))));
+      stmts.push_back(ir::Barrier::Make());
+      std::vector<Stmt> first;
+      for (int64_t r = 1; r < k_.wg_k; ++r) {
+        Var i("i");
+        Expr from = ((r - 1) * accs + i) * threads + split_tx_;
+        first.push_back(For::Make(
+            i, 0, accs, LoopKind::kUnrolled,
+            Store::Make(acc_, i, ir::Load::Make(acc_, i) + ir::Load::Make(partial_, from))));
+      }
+      first.push_back(StoreAccumulators());
+      stmts.push_back(IfThenElse::Make(group_k_ == 0, Block::Make(std::move(first))));
+    } else {
+      stmts.push_back(StoreAccumulators());
+    }
+    // Warpgroup g: K range g / (wg_m wg_n), then rows and columns.
+    Expr group = tx_ / 128 % (k_.wg_m * k_.wg_n);
     Stmt body = LetStmt::Make(group_m_, group / k_.wg_n,
                               LetStmt::Make(group_n_, group % k_.wg_n,
                                             LetStmt::Make(lane_, tx_ % 32, Block::Make(stmts))));
+    body = LetStmt::Make(group_k_, tx_ / k_.SplitThreads(),
+                         LetStmt::Make(split_tx_, tx_ % k_.SplitThreads(), std::move(body)));
     if (k_.promote) {
       body = ir::Allocate::Make(part_, k_.Accumulators(), std::move(body));
     }
     return ir::Allocate::Make(acc_, k_.Accumulators(), std::move(body));
   }
 
-  // The copies of reduction step `step` (of this block's range) into shared buffer `stage`.
+  // The copies of reduction step `step` of this warpgroup's K range into its shared buffer
+  // `stage`; zeros for a step past the block's.
   Stmt CopyStep(const Expr& step, const Expr& stage) const {
-    Expr k0 = (bz_ * StepsPerSplit() + step) * row_;
+    Expr block_step = group_k_ * range_steps_ + step;
+    Expr k0 = (bz_ * StepsPerSplit() + block_step) * row_;
+    Expr inside = block_step < step_count_;
+    auto guarded = [&](GlobalTileSource src) {
+      if (k_.wg_k > 1) {
+        src.valid = src.valid && inside;
+      }
+      return src;
+    };
+    Expr range_stage = group_k_ * k_.stages + stage;
     return Block::Make({
-        CopyTile(as_, stage * AStage(), k_.bm,
+        CopyTile(as_, range_stage * AStage(), k_.bm,
                  [&](const Expr& r, const Expr& col) {
-                   return ClampedSource(a_, tile_m_ * k_.bm + r, g_.m, k0 + col, g_.k, Lanes());
+                   return guarded(
+                       ClampedSource(a_, tile_m_ * k_.bm + r, g_.m, k0 + col, g_.k, Lanes()));
                  }),
-        CopyTile(bs_, stage * BStage(), k_.bn,
+        CopyTile(bs_, range_stage * BStage(), k_.bn,
                  [&](const Expr& r, const Expr& col) {
-                   return ClampedSource(b_, tile_n_ * k_.bn + r, g_.n, k0 + col, g_.k, Lanes());
+                   return guarded(
+                       ClampedSource(b_, tile_n_ * k_.bn + r, g_.n, k0 + col, g_.k, Lanes()));
                  }),
     });
   }
@@ -342,10 +402,10 @@ class WgmmaKernel {
     const int64_t lanes = Lanes();
     const int64_t per_row = row_ / lanes;
     const int64_t chunks = rows * per_row;
-    const int64_t threads = k_.Threads();
-    const int64_t per_chunk16 = 16 / bytes_;  // elements per 16-byte chunk
+    const int64_t threads = k_.SplitThreads();  // the warpgroups of this K range
+    const int64_t per_chunk16 = 16 / bytes_;    // elements per 16-byte chunk
     Var c("c");
-    Expr chunk = tx_ + c * threads;
+    Expr chunk = split_tx_ + c * threads;
     Expr row = chunk / per_row;
     Expr col = chunk % per_row * lanes;  // element of K within the row
     Expr swizzled = Xor3(col / per_chunk16, row % 8) * per_chunk16 + col % per_chunk16;
@@ -367,8 +427,9 @@ class WgmmaKernel {
   // This warpgroup's instructions on shared buffer `stage`: one statement per m64 step. Promoted
   // sums (fp8) go through `part`: zeroed, summed into by the step's instructions (waited for at
   // once), added into `acc`.
-  Stmt Multiply(const Expr& stage, int pending) const {
+  Stmt Multiply(const Expr& local_stage, int pending) const {
     std::vector<Stmt> stmts;
+    Expr stage = group_k_ * k_.stages + local_stage;
     const int n = static_cast<int>(k_.GroupN());
     for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
       Expr a_index = stage * AStage() + (group_m_ * k_.GroupM() + 64 * mi) * row_;
@@ -380,14 +441,14 @@ class WgmmaKernel {
         continue;
       }
       Var j("j");
-      stmts.push_back(For::Make(j, first, n / 2, LoopKind::kUnrolled,
-                                Store::Make(part_, j, Expr(0.0f))));
+      stmts.push_back(
+          For::Make(j, first, n / 2, LoopKind::kUnrolled, Store::Make(part_, j, Expr(0.0f))));
       stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,
                                              part_, first, 0));
       Var i("i");
-      stmts.push_back(For::Make(
-          i, first, n / 2, LoopKind::kUnrolled,
-          Store::Make(acc_, i, ir::Load::Make(acc_, i) + ir::Load::Make(part_, i))));
+      stmts.push_back(
+          For::Make(i, first, n / 2, LoopKind::kUnrolled,
+                    Store::Make(acc_, i, ir::Load::Make(acc_, i) + ir::Load::Make(part_, i))));
     }
     return Block::Make(std::move(stmts));
   }
@@ -428,10 +489,11 @@ class WgmmaKernel {
   const GemmShape& g_;
   WgmmaKnobs k_;
   int64_t bytes_, row_;
-  ir::Buffer a_, b_, bias_, c_, as_, bs_, acc_, part_;
+  ir::Buffer a_, b_, bias_, c_, as_, bs_, acc_, part_, partial_;
   ir::Buffer scale_a_{"scale_A"}, scale_b_{"scale_B"};
   Var bx_{"bx"}, bz_{"bz"}, tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
-  Var tile_m_{"tile_m"}, tile_n_{"tile_n"}, step_count_{"steps"};
+  Var group_k_{"group_k"}, split_tx_{"split_tx"};
+  Var tile_m_{"tile_m"}, tile_n_{"tile_n"}, step_count_{"steps"}, range_steps_{"range_steps"};
 };
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,

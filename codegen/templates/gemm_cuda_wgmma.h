@@ -13,7 +13,11 @@
 // waits for the next (the buffer being refilled is the one two steps back, which every
 // warpgroup has finished). Edges are zero-filled and stores guarded; blocks are rasterised in
 // groups of `raster` block rows; `gridk` > 1 splits the reduction over blocks that add into a
-// zeroed C (float32 outputs without a ReLU). The epilogue is gemm.cuda.mma's (MmaEpilogue).
+// zeroed C (float32 outputs without a ReLU), and `wg_k` > 1 within a block: wg_k sets of
+// wg_m x wg_n warpgroups reduce a K range each, with stages of their own, and add their sums
+// through shared memory before the first set stores (any output type; for skinny shapes, whose
+// chains of steps are long and outputs few). The epilogue is gemm.cuda.mma's (MmaEpilogue). 8-bit
+// float sums are promoted to float32 every step (128 of K), as wgmma sums them with fewer bits.
 #pragma once
 
 #include "codegen/templates/template.h"

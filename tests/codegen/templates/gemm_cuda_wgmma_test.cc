@@ -41,8 +41,8 @@ void CheckOnSimulator(const std::string& text, int random, std::vector<Config> e
 }
 
 Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
-             int64_t raster = 1, int64_t gridk = 1) {
-  return {{"bm", bm},         {"bn", bn},     {"wg_m", wg_m},     {"wg_n", wg_n},
+             int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1) {
+  return {{"bm", bm},         {"bn", bn},     {"wg_m", wg_m},     {"wg_n", wg_n},  {"wg_k", wg_k},
           {"stages", stages}, {"copy", copy}, {"raster", raster}, {"gridk", gridk}};
 }
 
@@ -90,6 +90,18 @@ TEST(GemmCudaWgmma, Fp8KernelsPromoteTheirSumsThroughASecondSetOfAccumulators) {
   EXPECT_THAT(text, HasSubstr("warpgroup_mma.fp8e4m3(part[0]"));
   EXPECT_THAT(text, HasSubstr("pending 0"));
   EXPECT_THAT(text, Not(HasSubstr("pending 1")));
+}
+
+TEST(GemmCudaWgmmaSim, WarpgroupsSplittingKAddTheirSumsThroughSharedMemory) {
+  // 7 steps of K over 2 and 4 ranges: the last ranges are part or wholly zeros.
+  CheckOnSimulator("gemm:M=40,N=64,K=440,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+                   {Knobs(64, 32, 1, 1, 3, 16, 1, 1, 2), Knobs(64, 32, 1, 1, 3, 16, 1, 1, 4),
+                    Knobs(64, 64, 1, 2, 3, 8, 1, 1, 2)});
+  // With a grid split of a float output too, and with fp8's promoted sums.
+  CheckOnSimulator("gemm:M=16,N=32,K=1024,layout=NT,dtype=bf16,out=f32", 0,
+                   {Knobs(64, 32, 1, 1, 3, 16, 1, 2, 2)});
+  CheckOnSimulator("gemm:M=16,N=64,K=512,layout=NT,dtype=fp8e4m3", 0,
+                   {Knobs(64, 64, 1, 1, 3, 16, 1, 1, 2)});
 }
 
 TEST(GemmCudaWgmmaSim, AGridSplitAddsItsPartialSumsIntoAFloatOutput) {
@@ -168,6 +180,8 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16,epilogue=bias",
                 Knobs(64, 128, 1, 1, 5, 16, 8),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16", Knobs(64, 32, 1, 1, 4, 16, 8, 1, 4),
+                "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"},
            Case{"gemm:M=1024,N=1024,K=1024,layout=NT,dtype=tf32", Knobs(128, 128, 2, 1, 4, 16, 8),
                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
            Case{"gemm:M=2048,N=2048,K=2048,layout=NT,dtype=fp8e4m3",
