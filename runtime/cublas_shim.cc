@@ -50,6 +50,9 @@ constexpr int CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26;
 constexpr int CUBLAS_DEFAULT_MATH = 0;
 constexpr int CUBLAS_TF32_TENSOR_OP_MATH = 3;
 constexpr int CUBLAS_COMPUTE_32F = 68;
+constexpr int CUBLAS_COMPUTE_32I = 72;
+constexpr int CUDA_R_8I = 3;
+constexpr int CUDA_R_32I = 10;
 constexpr int CUDA_R_32F = 0;
 constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
 constexpr int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
@@ -261,14 +264,19 @@ int CudaType(int32_t type) {
       return CUDA_R_8F_E4M3;
     case TUNE_GPU_TYPE_FP8E5M2:
       return CUDA_R_8F_E5M2;
+    case TUNE_GPU_TYPE_I8:
+      return CUDA_R_8I;
+    case TUNE_GPU_TYPE_I32:
+      return CUDA_R_32I;
     default:
       return -1;
   }
 }
 
 const char* TypeName(int32_t type) {
-  static constexpr const char* kNames[] = {"f32", "tf32", "f16", "bf16", "fp8e4m3", "fp8e5m2"};
-  return type >= 0 && type <= TUNE_GPU_TYPE_FP8E5M2 ? kNames[type] : "?";
+  static constexpr const char* kNames[] = {"f32",     "tf32",    "f16", "bf16",
+                                           "fp8e4m3", "fp8e5m2", "i8",  "i32"};
+  return type >= 0 && type <= TUNE_GPU_TYPE_I32 ? kNames[type] : "?";
 }
 
 // A typed cuBLASLt matmul of one (device, shape, types, layout, epilogue, algorithm).
@@ -286,6 +294,7 @@ int32_t LtTypedGemm(const CudaDriver& cu, CUdevice device, const void* A, const 
     return rc;
   }
   const bool fp8 = in_type == TUNE_GPU_TYPE_FP8E4M3 || in_type == TUNE_GPU_TYPE_FP8E5M2;
+  const bool integer = in_type == TUNE_GPU_TYPE_I8;
   const uint32_t lt_epilogue = epilogue == TUNE_GPU_EPILOGUE_NONE ? 1u  // CUBLASLT_EPILOGUE_DEFAULT
                                : epilogue == TUNE_GPU_EPILOGUE_BIAS ? CUBLASLT_EPILOGUE_BIAS
                                : epilogue == TUNE_GPU_EPILOGUE_RELU ? CUBLASLT_EPILOGUE_RELU
@@ -301,10 +310,12 @@ int32_t LtTypedGemm(const CudaDriver& cu, CUdevice device, const void* A, const 
     // our B, [K][N] row-major (an N x K column-major matrix, no transpose) or [N][K] row-major
     // (K x N column-major, transposed: the TN order); its second is A^T, K x M column-major.
     const int in = CudaType(in_type), out = CudaType(out_type);
-    const int compute =
-        in_type == TUNE_GPU_TYPE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    // Integers: s8 x s8 summed in i32, alpha and beta i32 too (the IMMA kernels).
+    const int compute = integer                         ? CUBLAS_COMPUTE_32I
+                        : in_type == TUNE_GPU_TYPE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                        : CUBLAS_COMPUTE_32F;
     const int transa = nt ? CUBLAS_OP_T : CUBLAS_OP_N, transb = CUBLAS_OP_N;
-    cublasStatus_t s = lt->MatmulDescCreate(&p.desc, compute, CUDA_R_32F);
+    cublasStatus_t s = lt->MatmulDescCreate(&p.desc, compute, integer ? CUDA_R_32I : CUDA_R_32F);
     if (s == 0) {
       s = lt->MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa));
     }
@@ -388,7 +399,9 @@ int32_t LtTypedGemm(const CudaDriver& cu, CUdevice device, const void* A, const 
         "epilogue %u, workspace %zu B, compute %s",
         lt->GetVersion(), lt->file.c_str(), TypeName(in_type), TypeName(out_type), nt ? "TN" : "NN",
         algo + 1, found, id, lt_epilogue, p.workspace_size,
-        in_type == TUNE_GPU_TYPE_TF32 ? "32F_FAST_TF32" : "32F");
+        integer                         ? "32I"
+        : in_type == TUNE_GPU_TYPE_TF32 ? "32F_FAST_TF32"
+                                        : "32F");
     it = plans.emplace(key, p).first;
   }
   LtPlan& p = it->second;
@@ -411,8 +424,11 @@ int32_t LtTypedGemm(const CudaDriver& cu, CUdevice device, const void* A, const 
     }
   }
   const float alpha = 1.0f, beta = 0.0f;
+  const int32_t int_alpha = 1, int_beta = 0;
+  const void* alpha_ptr = integer ? static_cast<const void*>(&int_alpha) : &alpha;
+  const void* beta_ptr = integer ? static_cast<const void*>(&int_beta) : &beta;
   if (cublasStatus_t s =
-          lt->Matmul(handle, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
+          lt->Matmul(handle, p.desc, alpha_ptr, B, p.a, A, p.b, beta_ptr, C, p.c, C, p.c, &p.algo,
                      reinterpret_cast<void*>(p.workspace), p.workspace_size, stream);
       s != 0) {
     return Failed(TUNE_GPU_LIBRARY_ERROR, Status(nullptr, "cublasLtMatmul", s));
@@ -429,15 +445,21 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cublaslt_gemm(
     const float* scale_b, int64_t M, int64_t N, int64_t K, int32_t in_type, int32_t out_type,
     int32_t nt, int32_t epilogue, int32_t algo, void* stream) {
   const bool fp8 = in_type == TUNE_GPU_TYPE_FP8E4M3 || in_type == TUNE_GPU_TYPE_FP8E5M2;
+  // i8 inputs take an i32 output, the TN order and no epilogue; i32 is an output type only.
+  const bool integer_mismatch =
+      (in_type == TUNE_GPU_TYPE_I8) != (out_type == TUNE_GPU_TYPE_I32) ||
+      in_type == TUNE_GPU_TYPE_I32 || out_type == TUNE_GPU_TYPE_I8 ||
+      (in_type == TUNE_GPU_TYPE_I8 && (nt != 1 || epilogue != TUNE_GPU_EPILOGUE_NONE));
   if (A == nullptr || B == nullptr || C == nullptr || M < 1 || N < 1 || K < 1 || M > 0x7fffffff ||
       N > 0x7fffffff || K > 0x7fffffff || CudaType(in_type) < 0 || CudaType(out_type) < 0 ||
-      out_type == TUNE_GPU_TYPE_TF32 || (nt != 0 && nt != 1) || algo < 0 || algo >= 8 ||
-      (fp8 && (scale_a == nullptr || scale_b == nullptr)) ||
+      integer_mismatch || out_type == TUNE_GPU_TYPE_TF32 || (nt != 0 && nt != 1) || algo < 0 ||
+      algo >= 8 || (fp8 && (scale_a == nullptr || scale_b == nullptr)) ||
       !tune_gpu::ValidEpilogue(epilogue, TUNE_GPU_EPILOGUE_LIBRARY,
                                static_cast<const float*>(bias_or_null))) {
     return Failed(TUNE_GPU_BAD_ARGUMENT,
                   "tune_cublaslt_gemm: null pointer, shape out of [1, 2^31), unknown type, nt "
-                  "not 0 or 1, algo not in [0, 8), missing fp8 scales or bad epilogue");
+                  "not 0 or 1, algo not in [0, 8), missing fp8 scales, bad epilogue, or i8 "
+                  "inputs without an i32 output in the TN order without an epilogue");
   }
   const CudaDriver* cu = tune_gpu::Driver();
   if (cu == nullptr) {

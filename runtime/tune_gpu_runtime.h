@@ -67,13 +67,16 @@ int32_t tune_cublas_sgemm(const float* A, const float* B, const float* bias_or_n
 #define TUNE_GPU_TYPE_BF16 3
 #define TUNE_GPU_TYPE_FP8E4M3 4
 #define TUNE_GPU_TYPE_FP8E5M2 5
+#define TUNE_GPU_TYPE_I8 6  /* inputs only (s8 x s8, cuBLASLt's IMMA kernels: TN, i32 output) */
+#define TUNE_GPU_TYPE_I32 7 /* outputs only: the raw integer sums */
 
 /* C[M][N] = epilogue(scale_a * scale_b * A[M][K] x B) (+ bias[N], of C's type) (ReLU) through
  * cublasLtMatmul, f32 accumulation: A and B of `in_type`, B stored [K][N] (nt = 0) or [N][K]
  * (nt = 1, cuBLASLt's TN order, the one its fp8 kernels take), C of `out_type`. `algo` picks the
  * algo-th of the heuristic's first eight algorithms for this problem (0: its first choice;
  * TUNE_GPU_ALGO_UNSUPPORTED beyond those it returns). The scales are device pointers to one f32
- * each, read by fp8 and ignored (may be NULL) otherwise. */
+ * each, read by fp8 and ignored (may be NULL) otherwise. i8 inputs sum in i32 into an i32 C
+ * (CUBLAS_COMPUTE_32I), nt = 1 and no epilogue (cuBLASLt's IMMA kernels). */
 int32_t tune_cublaslt_gemm(const void* A, const void* B, const void* bias_or_null, void* C,
                            const float* scale_a, const float* scale_b, int64_t M, int64_t N,
                            int64_t K, int32_t in_type, int32_t out_type, int32_t nt,

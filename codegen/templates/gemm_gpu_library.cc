@@ -47,18 +47,33 @@ int64_t ShimType(ElementType type, Dtype dtype) {
       return TUNE_GPU_TYPE_FP8E4M3;
     case ElementType::kFp8E5m2:
       return TUNE_GPU_TYPE_FP8E5M2;
+    case ElementType::kI8:
+      return TUNE_GPU_TYPE_I8;
+    case ElementType::kI32:
+      return TUNE_GPU_TYPE_I32;
     default:
       return dtype == Dtype::kTf32 ? TUNE_GPU_TYPE_TF32 : TUNE_GPU_TYPE_F32;
   }
 }
 
 // cuBLASLt's fp8 kernels take the TN operand order (our layout=NT) and 16-byte aligned leading
-// dimensions (K and N multiples of 16).
+// dimensions (K and N multiples of 16); its integer (IMMA) kernels the TN order, an i32 output
+// without an epilogue (the raw sums) and K and N multiples of 4.
 absl::Status CublasLtShape(const Workload& workload) {
+  const GemmShape& g = workload.gemm();
+  if (workload.dtype() == Dtype::kI8) {
+    if (g.layout != GemmLayout::kNT || workload.out_type() != ElementType::kI32 ||
+        workload.epilogue() != Epilogue::kNone || g.k % 4 != 0 || g.n % 4 != 0) {
+      return absl::InvalidArgumentError(
+          StrCat("template gemm.cuda.cublaslt builds i8 GEMMs in layout=NT with out=i32, no "
+                 "epilogue, and K and N multiples of 4 (cuBLASLt's IMMA kernels), not '",
+                 workload.ToString(), "'"));
+    }
+    return absl::OkStatus();
+  }
   if (!IsFp8Dtype(workload.dtype())) {
     return absl::OkStatus();
   }
-  const GemmShape& g = workload.gemm();
   if (g.layout != GemmLayout::kNT || g.k % 16 != 0 || g.n % 16 != 0) {
     return absl::InvalidArgumentError(
         StrCat("template gemm.cuda.cublaslt builds fp8 GEMMs in layout=NT with K and N multiples "
@@ -161,7 +176,8 @@ const KernelTemplate kGemmCudaCublasLt = {
     .library = "cublas",
     .gemm_layouts = GemmLayouts::kBoth,
     // f32 is gemm.cuda.cublas's (cuBLAS's sgemm, cuBLASLt for a fused epilogue).
-    .dtypes = DtypeSet{Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kFp8E4m3, Dtype::kFp8E5m2},
+    .dtypes = DtypeSet{Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kI8, Dtype::kFp8E4m3,
+                       Dtype::kFp8E5m2},
     .check_shape = &CublasLtShape,
     .tolerance = &CublasLtTolerance,
 };

@@ -26,7 +26,10 @@ MmaEpilogue::MmaEpilogue(const Workload& workload, ir::Buffer c, ir::Buffer bias
       gridk_(gridk) {}
 
 ir::Stmt MmaEpilogue::Store(const Expr& m, const Expr& n, Expr value, int lanes) const {
-  if (!value.type().is_float()) {
+  // Integer accumulators stay integers for an integer output (the raw sums, wrapping) and are
+  // converted for a float one (dequantised by the scales).
+  const bool integer_out = c_.element_type().is_int();
+  if (value.type().is_int() && !integer_out) {
     value = ir::Cast::Make(ir::Type::Float32().WithLanes(lanes), value);
   }
   if (w_.has_scales()) {
@@ -46,7 +49,7 @@ ir::Stmt MmaEpilogue::Store(const Expr& m, const Expr& n, Expr value, int lanes)
     return ir::Store::MakeAtomicAdd(c_, std::move(index), std::move(value));
   }
   const ir::Type out = c_.element_type();
-  if (out != ir::Type::Float32()) {
+  if (out != value.type().Element()) {
     value = ir::Cast::Make(out.WithLanes(lanes), std::move(value));
   }
   return ir::Store::Make(c_, std::move(index), std::move(value));

@@ -58,7 +58,9 @@ ir::Expr ApplyEpilogue(Epilogue epilogue, ir::Expr value, ir::Expr bias) {
     value = value + bias;
   }
   if (EpilogueHasRelu(epilogue)) {
-    value = ir::Max::Make(value, ir::Expr(0.0f));
+    value = ir::Max::Make(value, value.type().is_int()
+                                     ? ir::Cast::Make(value.type().Element(), ir::Expr(0))
+                                     : ir::Expr(0.0f));
   }
   return value;
 }

@@ -178,6 +178,12 @@ std::optional<TypedKind> KindOf(ElementType type) {
       return TypedKind::kFp8E4m3;
     case ElementType::kFp8E5m2:
       return TypedKind::kFp8E5m2;
+    case ElementType::kI8:
+      return TypedKind::kS8;
+    case ElementType::kU8:
+      return TypedKind::kU8;
+    case ElementType::kI32:
+      return TypedKind::kI32;
     default:
       return std::nullopt;
   }
@@ -203,6 +209,7 @@ absl::StatusOr<std::unique_ptr<ReferenceKernels>> ReferenceKernels::Load(GpuDevi
   ASSIGN_OR_RETURN(refs->conv2d_, device->GetFunction(refs->module_, kConv2dKernel));
   ASSIGN_OR_RETURN(refs->fill_typed_, device->GetFunction(refs->module_, kFillTypedKernel));
   ASSIGN_OR_RETURN(refs->gemm_typed_, device->GetFunction(refs->module_, kGemmTypedKernel));
+  ASSIGN_OR_RETURN(refs->gemm_int_, device->GetFunction(refs->module_, kGemmIntKernel));
   return refs;
 }
 
@@ -264,7 +271,8 @@ absl::Status ReferenceKernels::Run(const Workload& workload, const std::vector<D
     uint32_t m = static_cast<uint32_t>(g.m), n = static_cast<uint32_t>(g.n),
              k = static_cast<uint32_t>(g.k);
     void* params[] = {&a, &b, &bias, &output, &scale_a, &scale_b, &m, &n, &k, &flags, &kinds};
-    return device_->Launch(gemm_typed_, OneDimensional(g.m * g.n), params);
+    return device_->Launch(IsIntegerDtype(workload.dtype()) ? gemm_int_ : gemm_typed_,
+                           OneDimensional(g.m * g.n), params);
   }
   const bool has_bias = EpilogueHasBias(workload.epilogue());
   uint32_t flags =
@@ -422,7 +430,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     }
     if (!have_reference) {
       reference_key_.clear();
-      reference_.assign(out_elems, 0.0f);  // ReferenceType: f32 (no GPU dtype outputs i32)
+      reference_.assign(out_elems, 0.0f);  // ReferenceType(workload)'s bits: f32 or i32
       RunReference(*workload, host.Inputs(), reference_.data());
     }
   }

@@ -47,6 +47,7 @@ class ReferenceKernels {
   void* conv2d_ = nullptr;
   void* fill_typed_ = nullptr;
   void* gemm_typed_ = nullptr;
+  void* gemm_int_ = nullptr;
 };
 
 /// The seed of the workload's `i`-th argument for a trial seed (as TensorSet uses).

@@ -22,11 +22,15 @@ namespace tune::gpu {
 /// Typed workloads (dtype= other than f32; GEMM only):
 ///   tune_fill_typed(out, u64 n, u64 seed, u32 kind): n elements of `kind` (TypedKind): the
 ///       uniform value above rounded to nearest even into the type (tf32, f16, bf16), a finite
-///       code of magnitude below 1 drawn from the same hash (fp8), or a scale in [2, 4).
+///       code of magnitude below 1 drawn from the same hash (fp8), a scale in [2, 4), a byte of
+///       the hash (s8, u8: every value) or an i32 bias in [-2^15, 2^15).
 ///   tune_ref_gemm_typed(A, B, bias, C, scale_a, scale_b, u32 M, N, K, u32 flags, u32 kinds):
 ///       C as f32 (ReferenceType), operands read as f32 exactly; kinds packs A's kind in bits
 ///       0-3, B's in 4-7 and the bias's in 8-11; flags adds bit 2 (B is [N][K], layout=NT) and
 ///       bit 3 (multiply each sum by *scale_a * *scale_b before the bias).
+///   tune_ref_gemm_int(the same parameters): i8 and u8i8 GEMMs, summed in wrapping 32-bit
+///       integers (exact); C as i32 (kinds bits 8-11: kI32) with an i32 bias, or as f32 (kF32)
+///       scaled, with an f32 bias.
 std::string_view ReferencePtx();
 
 inline constexpr char kFillKernel[] = "tune_fill_uniform";
@@ -34,17 +38,18 @@ inline constexpr char kGemmKernel[] = "tune_ref_gemm";
 inline constexpr char kConv2dKernel[] = "tune_ref_conv2d";
 inline constexpr char kFillTypedKernel[] = "tune_fill_typed";
 inline constexpr char kGemmTypedKernel[] = "tune_ref_gemm_typed";
+inline constexpr char kGemmIntKernel[] = "tune_ref_gemm_int";
 inline constexpr unsigned kRefFlagBias = 1;
 inline constexpr unsigned kRefFlagRelu = 2;
 inline constexpr unsigned kRefFlagNt = 4;
 inline constexpr unsigned kRefFlagScales = 8;
 
-/// The dtypes whose inputs and references these kernels make: f32, tf32, f16, bf16 and the OCP
-/// fp8 encodings (GEMMs of each; conv2d in f32 only). A CUDA worker offers them
+/// The dtypes whose inputs and references these kernels make: f32, tf32, f16, bf16, i8, u8i8 and
+/// the OCP fp8 encodings (GEMMs of each; conv2d in f32 only). A CUDA worker offers them
 /// (Capabilities.dtypes), the fp8 ones from sm_89 on.
 DtypeSet CudaReferenceDtypes();
 
-/// The element kinds of tune_fill_typed and tune_ref_gemm_typed.
+/// The element kinds of tune_fill_typed, tune_ref_gemm_typed and tune_ref_gemm_int.
 enum class TypedKind : unsigned {
   kF32 = 0,
   kTf32 = 1,
@@ -52,7 +57,10 @@ enum class TypedKind : unsigned {
   kBf16 = 3,
   kFp8E4m3 = 4,
   kFp8E5m2 = 5,
-  kScale = 6
+  kScale = 6,
+  kS8 = 7,
+  kI32 = 8,
+  kU8 = 9,
 };
 
 }  // namespace tune::gpu

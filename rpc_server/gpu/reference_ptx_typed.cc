@@ -10,7 +10,8 @@ namespace {
 
 constexpr char kTypedPtx[] =
     R"PTX(// Typed inputs: element kinds 0 f32, 1 tf32 (f32 rounded to 10 mantissa bits), 2 f16, 3 bf16,
-// 4 fp8 e4m3, 5 fp8 e5m2, 6 a scale (f32 in [2, 4)).
+// 4 fp8 e4m3, 5 fp8 e5m2, 6 a scale (f32 in [2, 4)), 7 s8 and 9 u8 (a byte of the hash: every
+// value of the type), 8 i32 (a bias in [-2^15, 2^15)).
 .visible .entry tune_fill_typed(
     .param .u64 p_out,
     .param .u64 p_n,
@@ -59,6 +60,12 @@ constexpr char kTypedPtx[] =
     @%p2 bra $L_typed_fill_e5m2;
     setp.eq.u32 %p2, %r9, 6;
     @%p2 bra $L_typed_fill_scale;
+    setp.eq.u32 %p2, %r9, 7;
+    @%p2 bra $L_typed_fill_int8;
+    setp.eq.u32 %p2, %r9, 9;
+    @%p2 bra $L_typed_fill_int8;
+    setp.eq.u32 %p2, %r9, 8;
+    @%p2 bra $L_typed_fill_i32;
     setp.ne.u32 %p2, %r9, 1;
     @%p2 bra $L_typed_fill_f32;
     // tf32: bits + 0xfff + bit 13, the low 13 bits cleared (nearest even)
@@ -119,6 +126,17 @@ $L_typed_fill_e5m2:
     shr.u32 %r8, %r5, 31;
     shl.b32 %r8, %r8, 7;
     or.b32 %r6, %r6, %r8;
+    bra $L_typed_fill_byte;
+$L_typed_fill_int8:
+    and.b32 %r6, %r5, 255;
+    bra $L_typed_fill_byte;
+$L_typed_fill_i32:
+    and.b32 %r6, %r5, 0xffff;
+    sub.s32 %r6, %r6, 32768;
+    shl.b64 %rd8, %rd4, 2;
+    add.u64 %rd9, %rd1, %rd8;
+    st.global.b32 [%rd9], %r6;
+    bra $L_typed_fill_done;
 $L_typed_fill_byte:
     add.u64 %rd9, %rd1, %rd4;
     st.global.u8 [%rd9], %r6;
@@ -342,6 +360,121 @@ $L_tgemm_store:
 $L_tgemm_done:
     ret;
 }
+
+// C[i][j] = sum_k A[i][k] * B(k, j) in integers, wrapped to 32 bits as the tensor cores' sums
+// are; A s8 (kinds bits 0-3: 7) or u8 (9), B s8. An i32 output (kinds bits 8-11: 8) adds the
+// i32 bias[j] and applies the ReLU to the integer; an f32 output (0) converts the sum, multiplies
+// it by the scales (flag bit 3) and adds the f32 bias. flags as tune_ref_gemm_typed's.
+.visible .entry tune_ref_gemm_int(
+    .param .u64 p_a,
+    .param .u64 p_b,
+    .param .u64 p_bias,
+    .param .u64 p_c,
+    .param .u64 p_scale_a,
+    .param .u64 p_scale_b,
+    .param .u32 p_m,
+    .param .u32 p_n,
+    .param .u32 p_k,
+    .param .u32 p_flags,
+    .param .u32 p_kinds)
+{
+    .reg .pred %p<6>;
+    .reg .b32 %r<20>;
+    .reg .b64 %rd<24>;
+    .reg .f32 %f<8>;
+
+    ld.param.u64 %rd1, [p_a];
+    ld.param.u64 %rd2, [p_b];
+    ld.param.u64 %rd3, [p_bias];
+    ld.param.u64 %rd4, [p_c];
+    ld.param.u32 %r1, [p_m];
+    ld.param.u32 %r2, [p_n];
+    ld.param.u32 %r3, [p_k];
+    ld.param.u32 %r4, [p_flags];
+    ld.param.u32 %r10, [p_kinds];
+    and.b32 %r11, %r10, 15;
+    shr.u32 %r13, %r10, 8;
+    and.b32 %r13, %r13, 15;
+    setp.eq.u32 %p5, %r11, 9;
+    cvt.u64.u32 %rd5, %r1;
+    cvt.u64.u32 %rd6, %r2;
+    cvt.u64.u32 %rd7, %r3;
+    mov.u32 %r5, %ctaid.x;
+    mov.u32 %r6, %ntid.x;
+    mov.u32 %r7, %tid.x;
+    mul.wide.u32 %rd8, %r5, %r6;
+    cvt.u64.u32 %rd9, %r7;
+    add.u64 %rd8, %rd8, %rd9;
+    mul.lo.u64 %rd9, %rd5, %rd6;
+    setp.ge.u64 %p1, %rd8, %rd9;
+    @%p1 bra $L_igemm_done;
+    div.u64 %rd10, %rd8, %rd6;
+    rem.u64 %rd11, %rd8, %rd6;
+    and.b32 %r8, %r4, 4;
+    setp.ne.u32 %p4, %r8, 0;
+    mul.lo.u64 %rd12, %rd10, %rd7;
+    mul.lo.u64 %rd13, %rd11, %rd7;
+    mov.u32 %r14, 0;
+    mov.u64 %rd15, 0;
+$L_igemm_loop:
+    add.u64 %rd16, %rd12, %rd15;
+    add.u64 %rd16, %rd1, %rd16;
+    @%p5 ld.global.u8 %r15, [%rd16];
+    @!%p5 ld.global.s8 %r15, [%rd16];
+    @%p4 add.u64 %rd17, %rd13, %rd15;
+    @!%p4 mad.lo.u64 %rd17, %rd15, %rd6, %rd11;
+    add.u64 %rd17, %rd2, %rd17;
+    ld.global.s8 %r16, [%rd17];
+    mad.lo.s32 %r14, %r15, %r16, %r14;
+    add.u64 %rd15, %rd15, 1;
+    setp.lt.u64 %p2, %rd15, %rd7;
+    @%p2 bra $L_igemm_loop;
+    shl.b64 %rd20, %rd8, 2;
+    add.u64 %rd20, %rd4, %rd20;
+    shl.b64 %rd18, %rd11, 2;
+    add.u64 %rd18, %rd3, %rd18;
+    setp.eq.u32 %p3, %r13, 0;
+    @%p3 bra $L_igemm_float;
+    and.b32 %r8, %r4, 1;
+    setp.eq.u32 %p3, %r8, 0;
+    @%p3 bra $L_igemm_int_nobias;
+    ld.global.s32 %r17, [%rd18];
+    add.s32 %r14, %r14, %r17;
+$L_igemm_int_nobias:
+    and.b32 %r8, %r4, 2;
+    setp.eq.u32 %p3, %r8, 0;
+    @%p3 bra $L_igemm_int_store;
+    max.s32 %r14, %r14, 0;
+$L_igemm_int_store:
+    st.global.s32 [%rd20], %r14;
+    bra $L_igemm_done;
+$L_igemm_float:
+    cvt.rn.f32.s32 %f1, %r14;
+    and.b32 %r8, %r4, 8;
+    setp.eq.u32 %p3, %r8, 0;
+    @%p3 bra $L_igemm_noscale;
+    ld.param.u64 %rd21, [p_scale_a];
+    ld.param.u64 %rd22, [p_scale_b];
+    ld.global.f32 %f4, [%rd21];
+    ld.global.f32 %f5, [%rd22];
+    mul.rn.f32 %f4, %f4, %f5;
+    mul.rn.f32 %f1, %f1, %f4;
+$L_igemm_noscale:
+    and.b32 %r8, %r4, 1;
+    setp.eq.u32 %p3, %r8, 0;
+    @%p3 bra $L_igemm_nobias;
+    ld.global.f32 %f6, [%rd18];
+    add.rn.f32 %f1, %f1, %f6;
+$L_igemm_nobias:
+    and.b32 %r8, %r4, 2;
+    setp.eq.u32 %p3, %r8, 0;
+    @%p3 bra $L_igemm_store;
+    max.f32 %f1, %f1, 0f00000000;
+$L_igemm_store:
+    st.global.f32 [%rd20], %f1;
+$L_igemm_done:
+    ret;
+}
 )PTX";
 
 }  // namespace
@@ -351,8 +484,8 @@ std::string_view TypedReferencePtx() { return kTypedPtx; }
 }  // namespace internal
 
 DtypeSet CudaReferenceDtypes() {
-  return DtypeSet{Dtype::kF32,  Dtype::kTf32,    Dtype::kF16,
-                  Dtype::kBf16, Dtype::kFp8E4m3, Dtype::kFp8E5m2};
+  return DtypeSet{Dtype::kF32, Dtype::kTf32, Dtype::kF16,     Dtype::kBf16,
+                  Dtype::kI8,  Dtype::kU8I8, Dtype::kFp8E4m3, Dtype::kFp8E5m2};
 }
 
 }  // namespace tune::gpu

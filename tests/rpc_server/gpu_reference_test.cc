@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,7 +122,9 @@ TEST_P(GpuTypedReferenceTest, TheDeviceReferenceAgreesWithTheHostReferenceOnTheD
         ASSERT_TRUE(std::isfinite(v)) << args[i].name << "[" << e << "]";
         if (args[i].role == ArgRole::kScale) {
           ASSERT_TRUE(v >= 2 && v < 4) << v;
-        } else {
+        } else if (args[i].type == ElementType::kI32) {
+          ASSERT_TRUE(v >= -32768 && v < 32768) << args[i].name << "[" << e << "] = " << v;
+        } else if (!IsIntegerElement(args[i].type)) {
           ASSERT_LE(std::abs(v), 1.0) << args[i].name << "[" << e << "]";
         }
         if (w.dtype() == Dtype::kTf32 && args[i].role != ArgRole::kBias &&
@@ -142,6 +145,14 @@ TEST_P(GpuTypedReferenceTest, TheDeviceReferenceAgreesWithTheHostReferenceOnTheD
   }
   std::vector<float> want(got.size());
   RunReference(w, host_inputs, want.data());
+  if (w.out_type() == ElementType::kI32) {
+    // Integer sums are exact, and wrap alike: the same bits.
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << GetParam();
+    for (gpu::DevicePtr p : ptrs) {
+      dev.Free(p);
+    }
+    return;
+  }
   // Both are f32 sums of the same exact products: the f32 bound holds between them.
   const Workload as_f32_output = w.WithTypes(w.dtype(), ElementType::kF32);
   for (size_t e = 0; e < got.size(); ++e) {
@@ -160,7 +171,10 @@ INSTANTIATE_TEST_SUITE_P(
                       "gemm:M=17,N=24,K=32,layout=NT,dtype=bf16,epilogue=bias",
                       "gemm:M=8,N=32,K=128,layout=NT,dtype=fp8e4m3,out=f32,epilogue=bias",
                       "gemm:M=8,N=8,K=16,dtype=fp8e5m2",
-                      "gemm:M=9,N=7,K=33,dtype=tf32,epilogue=bias"));
+                      "gemm:M=9,N=7,K=33,dtype=tf32,epilogue=bias",
+                      "gemm:M=19,N=33,K=4100,layout=NT,dtype=i8,epilogue=bias_relu",
+                      "gemm:M=16,N=24,K=64,dtype=u8i8",
+                      "gemm:M=8,N=16,K=96,layout=NT,dtype=i8,out=f32"));
 
 }  // namespace
 }  // namespace tune::rpc

@@ -85,6 +85,11 @@ TEST(GemmCudaMmaSim, Tf32AndFp8GemmsMatchTheReferenceWithTheirScales) {
   CheckOnSimulator("gemm:M=16,N=40,K=96,layout=NT,dtype=fp8e5m2,out=f32,epilogue=relu", 1);
 }
 
+TEST(GemmCudaMmaSim, IntegerGemmsMatchTheReferenceExactlyOrDequantised) {
+  CheckOnSimulator("gemm:M=32,N=40,K=128,layout=NT,dtype=i8,epilogue=bias_relu", 2);
+  CheckOnSimulator("gemm:M=33,N=32,K=96,layout=NT,dtype=u8i8,out=f32,epilogue=bias", 1);
+}
+
 TEST(GemmCudaMmaSim, AGridSplitAddsItsPartialSumsIntoAFloatOutput) {
   const Workload w = *Workload::Parse("gemm:M=16,N=32,K=1024,layout=NT,dtype=bf16,out=f32");
   ASSERT_NE(Mma(w), nullptr);

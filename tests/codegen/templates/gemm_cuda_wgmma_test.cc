@@ -92,6 +92,15 @@ TEST(GemmCudaWgmma, Fp8KernelsPromoteTheirSumsThroughASecondSetOfAccumulators) {
   EXPECT_THAT(text, Not(HasSubstr("pending 1")));
 }
 
+TEST(GemmCudaWgmmaSim, IntegerGemmsMatchTheReferenceExactlyOrDequantised) {
+  // i32 outputs: the wrapped sums, exact, with an i32 bias and ReLU; f32 outputs: scaled.
+  CheckOnSimulator("gemm:M=64,N=48,K=256,layout=NT,dtype=i8,epilogue=bias_relu", 1,
+                   {Knobs(64, 32, 1, 1, 3, 16)});
+  CheckOnSimulator("gemm:M=70,N=64,K=200,layout=NT,dtype=u8i8", 0, {Knobs(64, 64, 1, 1, 3, 8)});
+  CheckOnSimulator("gemm:M=64,N=32,K=384,layout=NT,dtype=i8,out=f32,epilogue=bias", 0,
+                   {Knobs(64, 32, 1, 1, 3, 16, 1, 1, 2)});
+}
+
 TEST(GemmCudaWgmmaSim, WarpgroupsSplittingKAddTheirSumsThroughSharedMemory) {
   // 7 steps of K over 2 and 4 ranges: the last ranges are part or wholly zeros.
   CheckOnSimulator("gemm:M=40,N=64,K=440,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
@@ -182,6 +191,8 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
            Case{"gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16", Knobs(64, 32, 1, 1, 4, 16, 8, 1, 4),
                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=i8", Knobs(128, 256, 2, 1, 4, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8"},
            Case{"gemm:M=1024,N=1024,K=1024,layout=NT,dtype=tf32", Knobs(128, 128, 2, 1, 4, 16, 8),
                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
            Case{"gemm:M=2048,N=2048,K=2048,layout=NT,dtype=fp8e4m3",

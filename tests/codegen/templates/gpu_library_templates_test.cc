@@ -197,6 +197,32 @@ TEST(GpuLibraryTemplates, CublasLtTakesTheTypedGemmsWithTheHeuristicsAlgorithmAs
                      "tune_cublaslt_gemm");
 }
 
+TEST(GpuLibraryTemplates, CublasLtTakesI8GemmsInItsImmaFormOnly) {
+  const char* cuda = "cuda -arch=sm_90 -libs=cublas";
+  EXPECT_THAT(NamesFor("gemm:M=64,N=4096,K=4096,layout=NT,dtype=i8", cuda),
+              ElementsAre("gemm.cuda.cublaslt"));
+  // NN, a dequantised or fused output, K not a multiple of 4, u8 activations: not its form.
+  for (const char* w :
+       {"gemm:M=64,N=64,K=64,dtype=i8", "gemm:M=64,N=64,K=64,layout=NT,dtype=i8,out=f32",
+        "gemm:M=64,N=64,K=64,layout=NT,dtype=i8,epilogue=relu",
+        "gemm:M=64,N=64,K=66,layout=NT,dtype=i8", "gemm:M=64,N=64,K=64,layout=NT,dtype=u8i8"}) {
+    EXPECT_THAT(NamesFor(w, cuda), IsEmpty()) << w;
+  }
+  EXPECT_THAT(
+      kGemmCudaCublasLt.check_shape(ParseWorkload("gemm:M=64,N=64,K=64,layout=NT,dtype=i8,out=f32"))
+          .message(),
+      HasSubstr("builds i8 GEMMs in layout=NT with out=i32, no epilogue"));
+  const Workload i8 = ParseWorkload("gemm:M=64,N=64,K=64,layout=NT,dtype=i8");
+  absl::StatusOr<ir::LoweredFunc> func =
+      kGemmCudaCublasLt.build(i8, ParseTarget(cuda), {{"algo", 0}}, "q");
+  ASSERT_TRUE(func.ok()) << func.status();
+  EXPECT_THAT(ir::ToText(*func),
+              HasSubstr("func q(A: int8*, B: int8*, C: int32*, stream: stream)"));
+  // TUNE_GPU_TYPE_I8 (6) in, TUNE_GPU_TYPE_I32 (7) out, nt 1.
+  EXPECT_THAT(ir::ToText(*func),
+              HasSubstr("64, 64, 64, int32(6), int32(7), int32(1), int32(0), int32(0), stream)"));
+}
+
 TEST(GpuLibraryTemplates, ATargetWithoutTheLibraryIsRefusedNamingTheOption) {
   Target cuda = ParseTarget("cuda -arch=sm_90");
   Workload w = ParseWorkload(kConv);
