@@ -140,13 +140,15 @@ v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capa
   v1::Capabilities caps = HostCpuCapabilities(threads, capacity, preloaded);
   *caps.mutable_gpu() = gpu;
   // What the measurement child references there: on CUDA the device kernels' dtypes
-  // (gpu/reference_ptx.h; fp8 from sm_89 on, the first with fp8 conversions), on ROCm the
+  // (gpu/reference_ptx.h; fp8 from sm_89 on, the first with fp8 conversions; the integer
+  // kernels on every arch), on ROCm the
   // host's (every dtype). Which ones the GPU runs at all is checked at submit time.
   if (gpu.runtime() == "cuda") {
     DtypeSet dtypes = gpu::CudaReferenceDtypes();
     const int sm = gpu.arch().starts_with("sm_") ? std::atoi(gpu.arch().c_str() + 3) : 0;
     if (sm < 89) {
-      dtypes = dtypes & DtypeSet{Dtype::kF32, Dtype::kTf32, Dtype::kF16, Dtype::kBf16};
+      dtypes = dtypes & DtypeSet{Dtype::kF32,  Dtype::kTf32, Dtype::kF16,
+                                 Dtype::kBf16, Dtype::kI8,   Dtype::kU8I8};
     }
     SetDtypes(dtypes, &caps);
   }

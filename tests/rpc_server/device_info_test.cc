@@ -53,13 +53,14 @@ TEST(DeviceInfoTest, GpuKeyCapabilitiesAndFingerprintComeFromTheDevicesFacts) {
   EXPECT_TRUE(CheckGpuArchSupported(gpu).ok());
   v1::Capabilities caps = GpuCapabilities(gpu, 0, 1, {});
   EXPECT_EQ(caps.gpu().arch(), "sm_90");
-  // The dtypes its device-side references make: the float ones, fp8 from sm_89 on.
-  EXPECT_EQ(std::vector<std::string>(caps.dtypes().begin(), caps.dtypes().end()),
-            (std::vector<std::string>{"bf16", "f16", "f32", "fp8e4m3", "fp8e5m2", "tf32"}));
+  // The dtypes its device-side references make: the float and integer ones, fp8 from sm_89 on.
+  EXPECT_EQ(
+      std::vector<std::string>(caps.dtypes().begin(), caps.dtypes().end()),
+      (std::vector<std::string>{"bf16", "f16", "f32", "fp8e4m3", "fp8e5m2", "i8", "tf32", "u8i8"}));
   gpu.set_arch("sm_80");
   v1::Capabilities ampere = GpuCapabilities(gpu, 0, 1, {});
   EXPECT_EQ(std::vector<std::string>(ampere.dtypes().begin(), ampere.dtypes().end()),
-            (std::vector<std::string>{"bf16", "f16", "f32", "tf32"}));
+            (std::vector<std::string>{"bf16", "f16", "f32", "i8", "tf32", "u8i8"}));
   EXPECT_EQ(caps.device_fingerprint(),
             "cuda/sm_90 name='NVIDIA H100 80GB HBM3' sms=132 mem=80.0GiB sm_clock=1980MHz "
             "mem_clock=2619MHz l2=50.0MiB driver=12040");
