@@ -135,6 +135,19 @@ TEST(GemmCudaWgmma, IsOfferedForLayoutNtOnSm90aOnly) {
   EXPECT_THAT(built.status().message(), HasSubstr("cuda -arch=sm_90a"));
 }
 
+TEST(GemmCudaWgmma, SeedsOfferTilesThatFitTwoBlocksPerMultiprocessor) {
+  // Short reductions need two blocks per multiprocessor: a 128 x 128 tile of 3 stages (96 KiB).
+  const Workload w = *Workload::Parse("gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
+  ASSERT_NE(tpl, nullptr);
+  bool found = false;
+  for (const Config& c : tpl->seeds(w, Sm90a())) {
+    found = found || (c.at("bm") == 128 && c.at("bn") == 128 && c.at("stages") == 3 &&
+                      c.at("wg_m") == 2 && c.at("wg_k") == 1);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(GemmCudaWgmmaLaunch, SharedArraysAre1024ByteAlignedAndBlocksWholeWarpgroups) {
   const Workload w = *Workload::Parse("gemm:M=1024,N=1024,K=1024,layout=NT,dtype=bf16");
   absl::StatusOr<ir::LoweredFunc> big =
