@@ -213,10 +213,14 @@ class Printer {
       }
       case StmtKind::kWarpGroupMma: {
         const auto* op = s.As<WarpGroupMma>();
-        Line(indent, StrCat("warpgroup_mma.", DtypeName(op->dtype), "(", op->acc.name(), "[",
-                            op->acc_offset, "], m64n", op->n, " x", op->k_steps, ", ", op->a.name(),
-                            "[", Print(op->a_index), "], ", op->b.name(), "[", Print(op->b_index),
-                            "], swizzle 128B, pending ", op->pending, ")"));
+        Line(indent,
+             StrCat("warpgroup_mma.", DtypeName(op->dtype), "(", op->acc.name(), "[",
+                    op->acc_offset, "], m64n", op->n, " x", op->k_steps, ", ", op->a.name(), "[",
+                    Print(op->a_index), "], ", op->b.name(), "[", Print(op->b_index), "]",
+                    op->b_mn_atom_stride > 0
+                        ? StrCat(" N-major (atoms ", op->b_mn_atom_stride, " B apart)")
+                        : std::string(),
+                    ", swizzle 128B, pending ", op->pending, ")"));
         return;
       }
     }

@@ -249,7 +249,8 @@ bool WarpGroupMmaTakesN(Dtype dtype, int n) {
 }
 
 Stmt WarpGroupMma::Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_index, int n,
-                        int k_steps, Buffer acc, int64_t acc_offset, int pending) {
+                        int k_steps, Buffer acc, int64_t acc_offset, int pending,
+                        int64_t b_mn_atom_stride) {
   TUNE_CHECK(WarpMmaK(dtype) > 0) << "WarpGroupMma: no tensor-core instruction for dtype "
                                   << DtypeName(dtype);
   TUNE_CHECK(WarpGroupMmaTakesN(dtype, n))
@@ -272,8 +273,14 @@ Stmt WarpGroupMma::Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_in
   TUNE_CHECK(k_steps >= 1 && k_steps <= 4 && pending >= 0 && pending <= 7 && acc_offset >= 0)
       << "WarpGroupMma: k_steps " << k_steps << ", pending " << pending << " or accumulator offset "
       << acc_offset << " out of range";
+  TUNE_CHECK(b_mn_atom_stride == 0 || (ElementBytes(WeightType(dtype)) == 2 && n % 64 == 0 &&
+                                       b_mn_atom_stride > 0 && b_mn_atom_stride % 1024 == 0))
+      << "WarpGroupMma " << DtypeName(dtype) << ": B stored N-major needs a 16-bit dtype, n a "
+      << "multiple of 64 and an atom stride a positive multiple of 1024, got n " << n << ", stride "
+      << b_mn_atom_stride;
   auto node = std::make_shared<WarpGroupMma>();
   node->dtype = dtype;
+  node->b_mn_atom_stride = b_mn_atom_stride;
   node->a = std::move(a);
   node->b = std::move(b);
   node->acc = std::move(acc);

@@ -174,7 +174,11 @@ struct WarpMma final : StmtNode {
 ///   A_s[r][k] = row r (< 64), byte 32 s + bytes(k) of the rows starting at a[a_index]
 ///   B_s[c][k] = row c (< n),  byte 32 s + bytes(k) of the rows starting at b[b_index]
 /// where bytes(a_index) % 1024 (and b_index's) is the byte offset of K in the row: a multiple
-/// of 32 with 32 k_steps more at most 128. C += sum_s A_s x B_s^T, C (64 x n) spread over the
+/// of 32 with 32 k_steps more at most 128. With b_mn_atom_stride > 0 (16-bit dtypes only), B is
+/// stored N-major instead, as layout=NN keeps it: rows of K, each 128 bytes of 64 columns
+/// swizzled alike, 8-row groups 1024 bytes apart, and the next 64 columns b_mn_atom_stride bytes
+/// further (a multiple of 1024); B_s[c][k] is then column c of row 16 s + k from b[b_index],
+/// which lies on a 1024-byte boundary. C += sum_s A_s x B_s^T, C (64 x n) spread over the
 /// warpgroup: thread t (t = linear index % 128, warp w = t / 32, lane l = t % 32) holds, for
 /// j < n / 2, row 16 w + l / 4 + 8 ((j / 2) % 2), column 8 (j / 4) + 2 (l % 4) + j % 2 in
 /// acc[acc_offset + j] (acc: gpu_local float32, int32 for the integer dtypes, as WarpMma's).
@@ -194,10 +198,11 @@ struct WarpGroupMma final : StmtNode {
   int k_steps = 1;
   int pending = 0;
   int64_t acc_offset = 0;
+  int64_t b_mn_atom_stride = 0;  // 0: B K-major
   /// Checks everything above but alignment and warpgroup uniformity: WarpGroupMmaTakesN,
-  /// k_steps in [1, 4], pending in [0, 7].
+  /// k_steps in [1, 4], pending in [0, 7], an N-major B of a 16-bit dtype, n a multiple of 64.
   static Stmt Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_index, int n, int k_steps,
-                   Buffer acc, int64_t acc_offset, int pending);
+                   Buffer acc, int64_t acc_offset, int pending, int64_t b_mn_atom_stride = 0);
 };
 
 /// Whether wgmma has an m64n<n> shape for `dtype` (PTX ISA 8.0): n a multiple of 8 in

@@ -4,10 +4,12 @@
 //
 // A descriptor (PTX ISA, "Matrix Descriptor Format") packs the operand's shared address >> 4 in
 // bits 0-13, the leading-dimension byte offset >> 4 in 16-29 (unused by K-major swizzled
-// layouts: 1), the stride byte offset >> 4 in 32-45 (1024 bytes between groups of 8 rows of
-// 128 bytes), and the swizzle mode in 62-63 (1: 128 bytes). Step s of a statement starts 32 s
-// bytes further into the rows: the hardware applies the swizzle to the address it computes,
-// which is why the arrays are 1024-byte aligned (GpuSharedAlignment).
+// layouts: 1; for an N-major B the stride between its 64-column atoms), the stride byte offset
+// >> 4 in 32-45 (1024 bytes between groups of 8 rows of 128 bytes), and the swizzle mode in
+// 62-63 (1: 128 bytes); these are CUTLASS's canonical GMMA layouts ((8,m),(T,2)) K-major and
+// ((T,8,m),(8,k)) MN-major. Step s of a statement starts 32 s bytes further into the rows (16
+// rows further for an N-major B, read with imm-trans-b 1): the hardware applies the swizzle to
+// the address it computes, which is why the arrays are 1024-byte aligned (GpuSharedAlignment).
 //
 // The accumulators pass through the asm statements as tied register operands: the fence before
 // the first instruction, the instructions, and the wait (whose operands tie the registers that
@@ -94,7 +96,10 @@ void CodeGenGpu::EmitWarpGroupMma(const ir::WarpGroupMma* op) {
                arch_.name)));
     return;
   }
-  const WgmmaForm form = FormOf(op->dtype);
+  WgmmaForm form = FormOf(op->dtype);
+  if (op->b_mn_atom_stride > 0) {
+    form.tail = ", 1, 1, 0, 1";  // imm-trans-b: B N-major (16-bit dtypes, checked by Make)
+  }
   if (form.types.empty()) {
     Fail(absl::InvalidArgumentError(
         StrCat("GPU codegen: no wgmma for dtype ", DtypeName(op->dtype))));
@@ -135,15 +140,20 @@ void CodeGenGpu::EmitWarpGroupMma(const ir::WarpGroupMma* op) {
     }
   };
 
-  // Descriptors: the shared address of each operand's first element, 32 bytes further per step.
-  auto descriptor = [&](const ir::Buffer& buffer, const ir::Expr& index, int step) {
+  // Descriptors: the shared address of each operand's first element, 32 bytes further per step
+  // (K-major) or 16 rows of 128 bytes further (an N-major B, whose leading byte offset is the
+  // stride between its 64-column atoms).
+  auto descriptor = [&](const ir::Buffer& buffer, const ir::Expr& index, int step,
+                        int64_t mn_atom_stride) {
     llvm::Value* ptr =
         builder_.CreateInBoundsGEP(ElementType(buffer), BufferBase(buffer), Emit(index));
     llvm::Value* address = builder_.CreatePtrToInt(ptr, i64);
-    address = builder_.CreateAdd(address, builder_.getInt64(32 * step));
+    const int64_t advance = mn_atom_stride > 0 ? 16 * 128 * step : 32 * step;
+    address = builder_.CreateAdd(address, builder_.getInt64(advance));
     llvm::Value* field = builder_.CreateAnd(builder_.CreateLShr(address, 4), 0x3FFF);
+    const uint64_t leading = mn_atom_stride > 0 ? static_cast<uint64_t>(mn_atom_stride >> 4) : 1;
     const uint64_t constant =
-        (uint64_t{1} << 16) | (uint64_t{kDescriptorStride >> 4} << 32) | (kSwizzle128 << 62);
+        (leading << 16) | (uint64_t{kDescriptorStride >> 4} << 32) | (kSwizzle128 << 62);
     return builder_.CreateOr(field, builder_.getInt64(constant));
   };
 
@@ -154,9 +164,10 @@ void CodeGenGpu::EmitWarpGroupMma(const ir::WarpGroupMma* op) {
              shape, ".", form.types, " ", OperandList(0, count), ", $", count, ", $", count + 1,
              ", p", form.tail, ";\n}");
   for (int s = 0; s < op->k_steps; ++s) {
-    through(text, "l,l,r",
-            {descriptor(op->a, op->a_index, s), descriptor(op->b, op->b_index, s),
-             llvm::ConstantInt::get(i32, 1)});
+    through(
+        text, "l,l,r",
+        {descriptor(op->a, op->a_index, s, 0),
+         descriptor(op->b, op->b_index, s, op->b_mn_atom_stride), llvm::ConstantInt::get(i32, 1)});
   }
   through("wgmma.commit_group.sync.aligned;", "", {});
   through(StrCat("wgmma.wait_group.sync.aligned ", op->pending, ";"), "", {});

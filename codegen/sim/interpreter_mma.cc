@@ -25,6 +25,18 @@ float TruncateToTf32(float value) {
   return value;
 }
 
+// Adds a step's sum into accumulator `slot`: wrapping int32 for the integer dtypes (`isum`), the
+// float32 rounding of the exact sum otherwise (`sum`).
+void Accumulate(SimBuffer& acc, int64_t slot, bool integer, double sum, int64_t isum) {
+  Lane c = acc.Read(slot);
+  if (integer) {
+    c.i = static_cast<int32_t>(static_cast<uint32_t>(c.i) + static_cast<uint32_t>(isum));
+  } else {
+    c.f = static_cast<float>(double(c.f) + sum);
+  }
+  acc.Write(slot, c);
+}
+
 }  // namespace
 
 void Interpreter::ExecWarpMma(const ir::WarpMma* op) {
@@ -80,13 +92,7 @@ void Interpreter::ExecWarpMma(const ir::WarpMma* op) {
         }
         const int64_t slot = CheckedIndex(
             acc, op->acc_offset + 4 * (int64_t{mi} * op->n_tiles + ni) + j, "warp_mma access of");
-        Lane c = acc.Read(slot);
-        if (integer) {
-          c.i = static_cast<int32_t>(static_cast<uint32_t>(c.i) + static_cast<uint32_t>(isum));
-        } else {
-          c.f = static_cast<float>(double(c.f) + sum);
-        }
-        acc.Write(slot, c);
+        Accumulate(acc, slot, integer, sum, isum);
       }
     }
   }
@@ -106,7 +112,17 @@ void Interpreter::ExecWarpGroupMma(const ir::WarpGroupMma* op) {
   SimBuffer& acc = *LookupBuffer(op->acc.get());
   const int64_t a_start = Eval(op->a_index).lanes[0].i * a.element.Bytes();
   const int64_t b_start = Eval(op->b_index).lanes[0].i * b.element.Bytes();
+  const bool b_mn = op->b_mn_atom_stride > 0;
+  if (b_mn && b_start % 1024 != 0) {
+    Fail(absl::StatusCode::kFailedPrecondition,
+         absl::StrFormat("warpgroup_mma operand %s stored N-major starts at byte %d, not on a "
+                         "1024-byte swizzle atom",
+                         b.name, b_start));
+  }
   for (const auto& [buffer, start] : {std::pair{&a, a_start}, std::pair{&b, b_start}}) {
+    if (buffer == &b && b_mn) {
+      continue;
+    }
     const int64_t k_offset = start % 1024;
     if (k_offset % 32 != 0 || k_offset + 32 * op->k_steps > 128) {
       Fail(
@@ -131,6 +147,18 @@ void Interpreter::ExecWarpGroupMma(const ir::WarpGroupMma* op) {
     TrackShared(buffer, index, /*write=*/false);
     return buffer.Read(index);
   };
+  // Element k of column c of step s of an N-major B: row 16 s + k (K_step rows of 128 bytes per
+  // step for the 16-bit dtypes), 64 columns per atom.
+  auto read_mn = [&](SimBuffer& buffer, int64_t start, int64_t c, int s, int64_t k) {
+    const int64_t bytes = buffer.element.Bytes();
+    const int64_t r = k_step * s + k;
+    int64_t address =
+        start + c / 64 * op->b_mn_atom_stride + r / 8 * 1024 + r % 8 * 128 + c % 64 * bytes;
+    address ^= ((address >> 7) & 7) << 4;
+    const int64_t index = CheckedIndex(buffer, address / bytes, "warpgroup_mma read of");
+    TrackShared(buffer, index, /*write=*/false);
+    return buffer.Read(index);
+  };
   for (int j = 0; j < op->n / 2; ++j) {
     const int64_t row = 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
     const int64_t col = 8 * (j / 4) + 2 * (lane % 4) + j % 2;
@@ -139,7 +167,7 @@ void Interpreter::ExecWarpGroupMma(const ir::WarpGroupMma* op) {
     for (int s = 0; s < op->k_steps; ++s) {
       for (int64_t k = 0; k < k_step; ++k) {
         const Lane x = read(a, a_start, row, s, k);
-        const Lane y = read(b, b_start, col, s, k);
+        const Lane y = b_mn ? read_mn(b, b_start, col, s, k) : read(b, b_start, col, s, k);
         if (integer) {
           isum += x.i * y.i;
         } else if (tf32) {
@@ -150,13 +178,7 @@ void Interpreter::ExecWarpGroupMma(const ir::WarpGroupMma* op) {
       }
     }
     const int64_t slot = CheckedIndex(acc, op->acc_offset + j, "warpgroup_mma access of");
-    Lane c = acc.Read(slot);
-    if (integer) {
-      c.i = static_cast<int32_t>(static_cast<uint32_t>(c.i) + static_cast<uint32_t>(isum));
-    } else {
-      c.f = static_cast<float>(double(c.f) + sum);
-    }
-    acc.Write(slot, c);
+    Accumulate(acc, slot, integer, sum, isum);
   }
 }
 

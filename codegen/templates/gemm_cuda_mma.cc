@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/templates/gpu_mma_epilogue.h"
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/template_util.h"
+#include "codegen/templates/tensor_core_gemm.h"
 #include "common/status.h"
 #include "common/strings.h"
 
@@ -117,15 +117,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},
                 "block rows per raster group (blocks of a group share B's tiles in L2)");
-  std::vector<int64_t> gridks = {1};
-  if (!EpilogueHasRelu(workload.epilogue()) && workload.out_type() == ElementType::kF32) {
-    for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
-      if (v <= g.k / 256) {
-        gridks.push_back(v);
-      }
-    }
-  }
-  space.AddKnob("gridk", gridks,
+  space.AddKnob("gridk", FloatOutputGridSplits(workload),
                 "blocks that share each tile's reduction (grid z; their sums are added "
                 "atomically into a zeroed C; float32 outputs without a ReLU only)");
   space.AddConstraint("bm % (16 * warps_m) == 0 (m16 fragments per warp)", [](const Config& c) {
@@ -242,10 +234,7 @@ class MmaKernel {
         bytes_(InputBytes(w)),
         k_step_(ir::WarpMmaK(w.dtype())),
         lay_(k, bytes_, nt_),
-        a_("A", ir::MemoryScope::kGlobal, ir::Type::Of(w.input_type())),
-        b_("B", ir::MemoryScope::kGlobal, ir::Type::Of(w.weight_type())),
-        bias_("bias", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
-        c_("C", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
+        p_(w),
         as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w.input_type())),
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w.weight_type())),
         acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))) {}
@@ -253,15 +242,7 @@ class MmaKernel {
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
     func.name = std::string(name);
-    func.params = {a_, b_};
-    if (EpilogueHasBias(w_.epilogue())) {
-      func.params.push_back(bias_);
-    }
-    func.params.push_back(c_);
-    if (w_.has_scales()) {
-      func.params.push_back(scale_a_);
-      func.params.push_back(scale_b_);
-    }
+    func.params = p_.InOrder();
     func.body = Body();
     return func;
   }
@@ -331,17 +312,17 @@ class MmaKernel {
     // A [bm][bk] from A[M][K].
     stmts.push_back(CopyTile(as_, stage * lay_.a_stage, lay_.lda, k_.bm, k_.bk,
                              [&](const Expr& row, const Expr& col) {
-                               return Source(a_, tile_m_ * k_.bm + row, g_.m, k0 + col, g_.k);
+                               return Source(p_.a, tile_m_ * k_.bm + row, g_.m, k0 + col, g_.k);
                              }));
     if (nt_) {  // B [bn][bk] from B[N][K]
       stmts.push_back(CopyTile(bs_, stage * lay_.b_stage, lay_.ldb, k_.bn, k_.bk,
                                [&](const Expr& row, const Expr& col) {
-                                 return Source(b_, tile_n_ * k_.bn + row, g_.n, k0 + col, g_.k);
+                                 return Source(p_.b, tile_n_ * k_.bn + row, g_.n, k0 + col, g_.k);
                                }));
     } else {  // B [bk][bn] from B[K][N]
       stmts.push_back(CopyTile(bs_, stage * lay_.b_stage, lay_.ldb, k_.bk, k_.bn,
                                [&](const Expr& row, const Expr& col) {
-                                 return Source(b_, k0 + row, g_.k, tile_n_ * k_.bn + col, g_.n);
+                                 return Source(p_.b, k0 + row, g_.k, tile_n_ * k_.bn + col, g_.n);
                                }));
     }
     return Block::Make(std::move(stmts));
@@ -369,17 +350,8 @@ class MmaKernel {
     Expr row = chunk / per_row;
     Expr col = chunk % per_row * lanes;
     GlobalTileSource src = source(row, col);
-    Stmt copy =
-        k_.copy >= 4
-            ? Store::MakeAsyncCopy(dst, base + row * ld + col, src.buffer, src.index,
-                                   static_cast<int>(lanes), src.valid)
-            : Store::Make(dst, base + row * ld + col,
-                          ir::Cast::Make(dst.element_type(),
-                                         ir::LoadAsOrZero(src.buffer, src.index, 1, src.valid)));
-    if (chunks % threads != 0) {
-      copy = IfThenElse::Make(chunk < chunks, copy);
-    }
-    return For::Make(c, 0, GpuCeilDiv(chunks, threads), LoopKind::kUnrolled, copy);
+    return SpreadOverThreads(c, chunk, chunks, threads,
+                             CopyChunk(dst, base + row * ld + col, src, lanes, k_.copy >= 4));
   }
 
   // The warp's fragments of shared buffer `stage`, one WarpMma per k-step of the instruction.
@@ -427,7 +399,7 @@ class MmaKernel {
   }
 
   Stmt OutputStore(const Expr& m, const Expr& n, Expr value, int lanes) const {
-    return MmaEpilogue(w_, c_, bias_, scale_a_, scale_b_, bz_, k_.gridk)
+    return MmaEpilogue(w_, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk)
         .Store(m, n, std::move(value), lanes);
   }
 
@@ -437,8 +409,8 @@ class MmaKernel {
   bool nt_;
   int64_t bytes_, k_step_;
   SharedLayout lay_;
-  ir::Buffer a_, b_, bias_, c_, as_, bs_, acc_;
-  ir::Buffer scale_a_{"scale_A"}, scale_b_{"scale_B"};
+  GemmParams p_;
+  ir::Buffer as_, bs_, acc_;
   Var bx_{"bx"}, bz_{"bz"}, tx_{"tx"}, lane_{"lane"};
   Var tile_m_{"tile_m"}, tile_n_{"tile_n"}, step_count_{"steps"};
 };
@@ -448,12 +420,6 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCudaMma, workload, target, config));
   RETURN_IF_ERROR(CheckShape(workload));
   return MmaKernel(workload, KnobsOf(config)).Build(func_name);
-}
-
-// fp8 products are summed by the tensor cores with fewer bits than float32 keeps (as
-// cuBLASLt's fp8 kernels are: gemm.cuda.cublaslt holds them to the same bound).
-double Tolerance(const Workload& workload, const Config&) {
-  return IsFp8Dtype(workload.dtype()) ? 4 : 1;
 }
 
 }  // namespace
@@ -471,7 +437,7 @@ const KernelTemplate kGemmCudaMma = {
                        Dtype::kFp8E4m3, Dtype::kFp8E5m2},
     .seeds = &Seeds,
     .check_shape = &CheckShape,
-    .tolerance = &Tolerance,
+    .tolerance = &TensorCoreTolerance,
 };
 
 }  // namespace tune

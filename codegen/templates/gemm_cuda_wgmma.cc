@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/templates/gpu_mma_epilogue.h"
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/template_util.h"
+#include "codegen/templates/tensor_core_gemm.h"
 #include "common/status.h"
 #include "common/strings.h"
 
@@ -63,12 +63,16 @@ int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
 
 bool Applies(const Workload&, const Target& target) { return target.cpu == kArch; }
 
-// The copy widths (bytes) that keep every copy inside a row of A and of B and aligned.
+bool Nt(const Workload& w) { return w.gemm().layout == GemmLayout::kNT; }
+
+// The copy widths (bytes) that keep every copy inside a row of A and of B and aligned (B's rows
+// are of K for layout=NT, of N for NN).
 std::vector<int64_t> CopyWidths(const Workload& w) {
-  const int64_t row = w.gemm().k * InputBytes(w);
+  const int64_t a_row = w.gemm().k * InputBytes(w);
+  const int64_t b_row = (Nt(w) ? w.gemm().k : w.gemm().n) * InputBytes(w);
   std::vector<int64_t> widths;
   for (int64_t c : {16, 8, 4}) {
-    if (row % c == 0) {
+    if (a_row % c == 0 && b_row % c == 0) {
       widths.push_back(c);
     }
   }
@@ -83,8 +87,14 @@ absl::Status CheckShape(const Workload& workload) {
   if (workload.op() == OpKind::kGemm && InputBytes(workload) == 1 && workload.gemm().k % 4 != 0) {
     wrong.push_back(StrCat("K=", workload.gemm().k, " with 8-bit elements"));
   }
-  return RefuseShapeUnless(kGemmCudaWgmma.name, "GEMMs whose operands cp.async stages",
-                           "K a multiple of 4 for 8-bit dtypes", workload, wrong);
+  if (workload.op() == OpKind::kGemm && !Nt(workload) && InputBytes(workload) != 2) {
+    wrong.push_back(StrCat("dtype=", DtypeName(workload.dtype()), " with layout=NN"));
+  }
+  return RefuseShapeUnless(kGemmCudaWgmma.name,
+                           "GEMMs whose operands cp.async stages and wgmma reads",
+                           "layout=NN for f16 and bf16 (B read N-major), layout=NT for every "
+                           "dtype; K a multiple of 4 for 8-bit dtypes",
+                           workload, wrong);
 }
 
 ConfigSpace Space(const Workload& workload, const Target& target) {
@@ -110,15 +120,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},
                 "block rows per raster group (blocks of a group share B's tiles in L2)");
-  std::vector<int64_t> gridks = {1};
-  if (!EpilogueHasRelu(workload.epilogue()) && workload.out_type() == ElementType::kF32) {
-    for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
-      if (v <= g.k / 256) {
-        gridks.push_back(v);
-      }
-    }
-  }
-  space.AddKnob("gridk", gridks,
+  space.AddKnob("gridk", FloatOutputGridSplits(workload),
                 "blocks that share each tile's reduction (grid z; their sums are added "
                 "atomically into a zeroed C; float32 outputs without a ReLU only)");
   space.AddConstraint("bm % (64 * wg_m) == 0 (m64 steps per warpgroup)", [](const Config& c) {
@@ -132,6 +134,11 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
         return KnobValue(c, "bn") % KnobValue(c, "wg_n") == 0 &&
                ir::WarpGroupMmaTakesN(dtype, static_cast<int>(n));
       });
+  if (!Nt(workload)) {
+    space.AddConstraint(
+        "bn / wg_n is a multiple of 64 (B read N-major in 64-column atoms)",
+        [](const Config& c) { return KnobValue(c, "bn") % (64 * KnobValue(c, "wg_n")) == 0; });
+  }
   space.AddConstraint(
       "(bm / wg_m / 64) * (bn / wg_n) / 2 <= 128 (accumulator registers per thread; twice as "
       "many for the 8-bit floats, which promote their sums)",
@@ -246,12 +253,10 @@ class WgmmaKernel {
       : w_(w),
         g_(w.gemm()),
         k_(k),
+        nt_(Nt(w)),
         bytes_(InputBytes(w)),
         row_(kRowBytes / bytes_),
-        a_("A", ir::MemoryScope::kGlobal, ir::Type::Of(w.input_type())),
-        b_("B", ir::MemoryScope::kGlobal, ir::Type::Of(w.weight_type())),
-        bias_("bias", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
-        c_("C", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
+        p_(w),
         as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w.input_type())),
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w.weight_type())),
         acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))),
@@ -262,15 +267,7 @@ class WgmmaKernel {
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
     func.name = std::string(name);
-    func.params = {a_, b_};
-    if (EpilogueHasBias(w_.epilogue())) {
-      func.params.push_back(bias_);
-    }
-    func.params.push_back(c_);
-    if (w_.has_scales()) {
-      func.params.push_back(scale_a_);
-      func.params.push_back(scale_b_);
-    }
+    func.params = p_.InOrder();
     func.body = Body();
     return func;
   }
@@ -283,6 +280,8 @@ class WgmmaKernel {
   int64_t AStage() const { return k_.bm * row_; }  // elements per stage
   int64_t BStage() const { return k_.bn * row_; }
   int64_t Ahead() const { return k_.stages - 2; }
+  // Bytes between B's 64-column atoms when it is stored N-major (layout=NN); 0 for NT.
+  int64_t BAtomStride() const { return nt_ ? 0 : row_ * kRowBytes; }
 
   Stmt Body() const {
     const int64_t group = k_.raster * TilesN();
@@ -391,14 +390,41 @@ class WgmmaKernel {
         CopyTile(as_, range_stage * AStage(), k_.bm,
                  [&](const Expr& r, const Expr& col) {
                    return guarded(
-                       ClampedSource(a_, tile_m_ * k_.bm + r, g_.m, k0 + col, g_.k, Lanes()));
+                       ClampedSource(p_.a, tile_m_ * k_.bm + r, g_.m, k0 + col, g_.k, Lanes()));
                  }),
-        CopyTile(bs_, range_stage * BStage(), k_.bn,
-                 [&](const Expr& r, const Expr& col) {
-                   return guarded(
-                       ClampedSource(b_, tile_n_ * k_.bn + r, g_.n, k0 + col, g_.k, Lanes()));
-                 }),
+        nt_ ? CopyTile(bs_, range_stage * BStage(), k_.bn,
+                       [&](const Expr& r, const Expr& col) {
+                         return guarded(ClampedSource(p_.b, tile_n_ * k_.bn + r, g_.n, k0 + col,
+                                                      g_.k, Lanes()));
+                       })
+            : CopyTileNMajor(bs_, range_stage * BStage(),
+                             [&](const Expr& k, const Expr& n) {
+                               return guarded(ClampedSource(p_.b, k0 + k, g_.k, tile_n_ * k_.bn + n,
+                                                            g_.n, Lanes()));
+                             }),
     });
+  }
+
+  // Copies B's [row_][bn] tile of a step (rows of K, stored N-major for layout=NN) into `dst` at
+  // `base`: 64-column atoms of row_ rows of 128 bytes each, chunk c of row k at c ^ (k % 8).
+  template <typename SourceFn>
+  Stmt CopyTileNMajor(const ir::Buffer& dst, const Expr& base, SourceFn source) const {
+    const int64_t lanes = Lanes();
+    const int64_t per_row = k_.bn / lanes;
+    const int64_t chunks = row_ * per_row;
+    const int64_t threads = k_.SplitThreads();
+    const int64_t per_chunk16 = 16 / bytes_;
+    const int64_t atom_cols = kRowBytes / bytes_;  // 64 columns of 16-bit elements
+    Var c("c");
+    Expr chunk = split_tx_ + c * threads;
+    Expr k = chunk / per_row;
+    Expr n = chunk % per_row * lanes;
+    Expr in_atom = n % atom_cols;
+    Expr swizzled = Xor3(in_atom / per_chunk16, k % 8) * per_chunk16 + in_atom % per_chunk16;
+    Expr at = base + n / atom_cols * (row_ * atom_cols) + k * atom_cols + swizzled;
+    GlobalTileSource src = source(k, n);
+    return SpreadOverThreads(c, chunk, chunks, threads,
+                             CopyChunk(dst, at, src, lanes, k_.copy >= 4));
   }
 
   int64_t Lanes() const { return std::max<int64_t>(1, k_.copy / bytes_); }
@@ -420,17 +446,8 @@ class WgmmaKernel {
     Expr swizzled = Xor3(col / per_chunk16, row % 8) * per_chunk16 + col % per_chunk16;
     Expr at = base + row * row_ + swizzled;
     GlobalTileSource src = source(row, col);
-    Stmt copy =
-        k_.copy >= 4
-            ? Store::MakeAsyncCopy(dst, at, src.buffer, src.index, static_cast<int>(lanes),
-                                   src.valid)
-            : Store::Make(dst, at,
-                          ir::Cast::Make(dst.element_type(),
-                                         ir::LoadAsOrZero(src.buffer, src.index, 1, src.valid)));
-    if (chunks % threads != 0) {
-      copy = IfThenElse::Make(chunk < chunks, copy);
-    }
-    return For::Make(c, 0, GpuCeilDiv(chunks, threads), LoopKind::kUnrolled, copy);
+    return SpreadOverThreads(c, chunk, chunks, threads,
+                             CopyChunk(dst, at, src, lanes, k_.copy >= 4));
   }
 
   // This warpgroup's instructions on shared buffer `stage`: one statement per m64 step. Promoted
@@ -446,14 +463,14 @@ class WgmmaKernel {
       const int64_t first = mi * n / 2;
       if (!k_.promote) {
         stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,
-                                               acc_, first, pending));
+                                               acc_, first, pending, BAtomStride()));
         continue;
       }
       Var j("j");
       stmts.push_back(
           For::Make(j, first, n / 2, LoopKind::kUnrolled, Store::Make(part_, j, Expr(0.0f))));
       stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,
-                                             part_, first, 0));
+                                             part_, first, 0, BAtomStride()));
       Var i("i");
       stmts.push_back(
           For::Make(i, first, n / 2, LoopKind::kUnrolled,
@@ -466,7 +483,7 @@ class WgmmaKernel {
   // (warp w, lane l) of a warpgroup holds, for j < n / 2 of m64 step mi, row 64 mi + 16 w +
   // l / 4 + 8 ((j / 2) % 2) and column 8 (j / 4) + 2 (l % 4) + j % 2.
   Stmt StoreAccumulators() const {
-    const MmaEpilogue epilogue(w_, c_, bias_, scale_a_, scale_b_, bz_, k_.gridk);
+    const MmaEpilogue epilogue(w_, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
     Expr warp = tx_ % 128 / 32;
     Expr row0 = tile_m_ * k_.bm + group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
     Expr col0 = tile_n_ * k_.bn + group_n_ * k_.GroupN() + lane_ % 4 * 2;
@@ -497,9 +514,10 @@ class WgmmaKernel {
   const Workload& w_;
   const GemmShape& g_;
   WgmmaKnobs k_;
+  bool nt_;
   int64_t bytes_, row_;
-  ir::Buffer a_, b_, bias_, c_, as_, bs_, acc_, part_, partial_;
-  ir::Buffer scale_a_{"scale_A"}, scale_b_{"scale_B"};
+  GemmParams p_;
+  ir::Buffer as_, bs_, acc_, part_, partial_;
   Var bx_{"bx"}, bz_{"bz"}, tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
   Var group_k_{"group_k"}, split_tx_{"split_tx"};
   Var tile_m_{"tile_m"}, tile_n_{"tile_n"}, step_count_{"steps"}, range_steps_{"range_steps"};
@@ -518,11 +536,6 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   return WgmmaKernel(workload, KnobsOf(config, workload.dtype())).Build(func_name);
 }
 
-// As gemm.cuda.mma's: fp8 products are summed with fewer bits than float32 keeps.
-double Tolerance(const Workload& workload, const Config&) {
-  return IsFp8Dtype(workload.dtype()) ? 4 : 1;
-}
-
 }  // namespace
 
 const KernelTemplate kGemmCudaWgmma = {
@@ -534,12 +547,12 @@ const KernelTemplate kGemmCudaWgmma = {
     .default_config = &DefaultConfig,
     .build = &Build,
     .applies = &Applies,
-    .gemm_layouts = GemmLayouts::kNT,
+    .gemm_layouts = GemmLayouts::kBoth,
     .dtypes = DtypeSet{Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kI8, Dtype::kU8I8,
                        Dtype::kFp8E4m3, Dtype::kFp8E5m2},
     .seeds = &Seeds,
     .check_shape = &CheckShape,
-    .tolerance = &Tolerance,
+    .tolerance = &TensorCoreTolerance,
 };
 
 }  // namespace tune

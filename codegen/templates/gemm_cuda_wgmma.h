@@ -6,7 +6,8 @@
 // warpgroup takes (bm / wg_m) rows in m64 steps and (bn / wg_n) columns as one m64n<bn / wg_n>
 // instruction shape, with its accumulators in registers. The K loop stages 128 bytes of K per
 // row (64 bf16, 32 tf32, 128 fp8) in `stages` shared buffers of A [bm] and B [bn] rows (layout
-// NT: both K-major, as wgmma reads 8-bit and tf32 operands). cp.async copies of `copy` bytes
+// NT: both K-major, as wgmma reads 8-bit and tf32 operands; layout=NN, 16-bit dtypes only: B
+// as 64-column atoms of K rows, read N-major). cp.async copies of `copy` bytes
 // (element copies through registers where rows are not a multiple of 4 bytes) write each row's
 // 16-byte chunk c at position c ^ (row % 8), the swizzle the descriptors name; they are issued
 // stages - 2 steps ahead, so that one step's instructions stay in flight while the block

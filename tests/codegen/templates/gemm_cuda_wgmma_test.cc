@@ -118,12 +118,27 @@ TEST(GemmCudaWgmmaSim, AGridSplitAddsItsPartialSumsIntoAFloatOutput) {
                    {Knobs(64, 64, 1, 1, 3, 16, 1, 4)});
 }
 
-TEST(GemmCudaWgmma, IsOfferedForLayoutNtOnSm90aOnly) {
+TEST(GemmCudaWgmmaSim, LayoutNnReadsBNMajorForSixteenBitDtypes) {
+  CheckOnSimulator("gemm:M=128,N=128,K=192,dtype=bf16", 1,
+                   {Knobs(64, 128, 1, 1, 3, 16), Knobs(128, 128, 2, 2, 4, 8, 4),
+                    Knobs(64, 64, 1, 1, 3, 16, 1, 1, 2)});
+  // Edges in every dimension, a bias and ReLU; N = 130: rows of 260 bytes, 4-byte copies.
+  CheckOnSimulator("gemm:M=70,N=130,K=100,dtype=f16,epilogue=bias_relu", 1,
+                   {Knobs(64, 64, 1, 1, 4, 4)});
+  // N odd: element copies.
+  CheckOnSimulator("gemm:M=64,N=65,K=64,dtype=bf16,out=f32", 0, {Knobs(64, 128, 1, 1, 3, 2)});
+}
+
+TEST(GemmCudaWgmma, IsOfferedOnSm90aOnlyAndInLayoutNnForSixteenBitDtypesOnly) {
   const Workload nt = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=bf16");
   EXPECT_NE(GpuTemplate(kName, Sm90a(), nt), nullptr);
   EXPECT_EQ(GpuTemplate(kName, *Target::Parse("cuda -arch=sm_90"), nt), nullptr);
-  EXPECT_EQ(GpuTemplate(kName, Sm90a(), *Workload::Parse("gemm:M=256,N=256,K=256,dtype=bf16")),
-            nullptr);  // layout=NN
+  EXPECT_NE(GpuTemplate(kName, Sm90a(), *Workload::Parse("gemm:M=256,N=256,K=256,dtype=bf16")),
+            nullptr);  // layout=NN: B read N-major
+  const Workload nn_tf32 = *Workload::Parse("gemm:M=256,N=256,K=256,dtype=tf32");
+  EXPECT_EQ(GpuTemplate(kName, Sm90a(), nn_tf32), nullptr);
+  EXPECT_THAT(CheckTemplateShape(*Catalog::BuiltIn().FindTemplate(kName), nn_tf32).message(),
+              HasSubstr("dtype=tf32 with layout=NN"));
   EXPECT_EQ(GpuTemplate(kName, Sm90a(), *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT")),
             nullptr);  // f32
   // Asked for by name on another arch, the build says which target it needs.
@@ -202,6 +217,8 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16,epilogue=bias",
                 Knobs(64, 128, 1, 1, 5, 16, 8),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,dtype=bf16", Knobs(128, 256, 2, 1, 4, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
            Case{"gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16", Knobs(64, 32, 1, 1, 4, 16, 8, 1, 4),
                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"},
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=i8", Knobs(128, 256, 2, 1, 4, 16, 8),
@@ -224,6 +241,10 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_THAT(module->code, HasSubstr(fp8 ? "wgmma.wait_group.sync.aligned 0"
                                             : "wgmma.wait_group.sync.aligned 1"));
     EXPECT_THAT(module->code, HasSubstr(".target sm_90a"));
+    // layout=NN reads B transposed (imm-trans-b 1).
+    EXPECT_EQ(module->code.find(", p, 1, 1, 0, 1;") != std::string::npos,
+              w.gemm().layout == GemmLayout::kNN)
+        << c.text;
     const std::string ptx = dir->File(lowered->name + ".ptx");
     const std::string log = ptx + ".log";
     std::ofstream(ptx) << module->code;

@@ -1,4 +1,4 @@
-#include "codegen/templates/gpu_mma_epilogue.h"
+#include "codegen/templates/tensor_core_gemm.h"
 
 #include <utility>
 
@@ -13,6 +13,62 @@ GlobalTileSource ClampedSource(const ir::Buffer& buffer, const Expr& row, int64_
   Expr r = ir::Min::Make(row, Expr(rows - 1));
   Expr c = ir::Min::Make(col, Expr(cols - lanes));
   return {buffer, r * cols + c, row < rows && col < cols};
+}
+
+ir::Stmt CopyChunk(const ir::Buffer& dst, const Expr& at, const GlobalTileSource& src,
+                   int64_t lanes, bool async) {
+  if (async) {
+    return ir::Store::MakeAsyncCopy(dst, at, src.buffer, src.index, static_cast<int>(lanes),
+                                    src.valid);
+  }
+  return ir::Store::Make(
+      dst, at,
+      ir::Cast::Make(dst.element_type(), ir::LoadAsOrZero(src.buffer, src.index, 1, src.valid)));
+}
+
+ir::Stmt SpreadOverThreads(const ir::Var& c, const Expr& chunk, int64_t chunks, int64_t threads,
+                           ir::Stmt copy) {
+  if (chunks % threads != 0) {
+    copy = ir::IfThenElse::Make(chunk < chunks, std::move(copy));
+  }
+  return ir::For::Make(c, 0, (chunks + threads - 1) / threads, ir::LoopKind::kUnrolled,
+                       std::move(copy));
+}
+
+GemmParams::GemmParams(const Workload& w)
+    : workload(w),
+      a("A", ir::MemoryScope::kGlobal, ir::Type::Of(w.input_type())),
+      b("B", ir::MemoryScope::kGlobal, ir::Type::Of(w.weight_type())),
+      bias("bias", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
+      c("C", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())) {}
+
+std::vector<ir::Buffer> GemmParams::InOrder() const {
+  std::vector<ir::Buffer> params = {a, b};
+  if (EpilogueHasBias(workload.epilogue())) {
+    params.push_back(bias);
+  }
+  params.push_back(c);
+  if (workload.has_scales()) {
+    params.push_back(scale_a);
+    params.push_back(scale_b);
+  }
+  return params;
+}
+
+std::vector<int64_t> FloatOutputGridSplits(const Workload& workload) {
+  std::vector<int64_t> gridks = {1};
+  if (!EpilogueHasRelu(workload.epilogue()) && workload.out_type() == ElementType::kF32) {
+    for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
+      if (v <= workload.gemm().k / 256) {
+        gridks.push_back(v);
+      }
+    }
+  }
+  return gridks;
+}
+
+double TensorCoreTolerance(const Workload& workload, const Config&) {
+  return IsFp8Dtype(workload.dtype()) ? 4 : 1;
 }
 
 MmaEpilogue::MmaEpilogue(const Workload& workload, ir::Buffer c, ir::Buffer bias,
