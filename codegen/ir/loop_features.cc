@@ -383,13 +383,7 @@ class Extractor {
         Walk(op->value);
         Walk(op->index);
         Access(op->buffer, op->index, op->value.type().lanes(), /*store=*/true);
-        if (fma_here_ > heaviest_fma_) {
-          heaviest_fma_ = fma_here_;
-          heaviest_nest_.clear();
-          for (const Loop& loop : loops_) {
-            heaviest_nest_.push_back(loop.extent);
-          }
-        }
+        NoteHeaviest(fma_here_);
         return;
       }
       case StmtKind::kEvaluate:
@@ -404,13 +398,7 @@ class Extractor {
         const double tiles = double(op->m_tiles) * op->n_tiles;
         const double fmas = tiles * 16 * 8 * double(WarpMmaK(op->dtype)) / 32 * Trips();
         fma_ += fmas;
-        if (fmas > heaviest_fma_) {
-          heaviest_fma_ = fmas;
-          heaviest_nest_.clear();
-          for (const Loop& loop : loops_) {
-            heaviest_nest_.push_back(loop.extent);
-          }
-        }
+        NoteHeaviest(fmas);
         Access(op->a, op->a_index, 4 * op->m_tiles, /*store=*/false);
         Access(op->b, op->b_index, 2 * op->n_tiles, /*store=*/false);
         return;
@@ -422,16 +410,21 @@ class Extractor {
         const double fmas =
             64.0 * op->n * double(WarpMmaK(op->dtype)) * op->k_steps / 128 * Trips();
         fma_ += fmas;
-        if (fmas > heaviest_fma_) {
-          heaviest_fma_ = fmas;
-          heaviest_nest_.clear();
-          for (const Loop& loop : loops_) {
-            heaviest_nest_.push_back(loop.extent);
-          }
-        }
+        NoteHeaviest(fmas);
         Access(op->a, op->a_index, op->k_steps, /*store=*/false);
         Access(op->b, op->b_index, op->k_steps, /*store=*/false);
         return;
+      }
+    }
+  }
+
+  // Keeps the loop nest of the statement with the most multiply-adds (`fmas` of this one).
+  void NoteHeaviest(double fmas) {
+    if (fmas > heaviest_fma_) {
+      heaviest_fma_ = fmas;
+      heaviest_nest_.clear();
+      for (const Loop& loop : loops_) {
+        heaviest_nest_.push_back(loop.extent);
       }
     }
   }

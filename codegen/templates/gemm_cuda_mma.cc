@@ -254,26 +254,11 @@ class MmaKernel {
   int64_t StepsPerSplit() const { return GpuCeilDiv(Steps(), k_.gridk); }
 
   Stmt Body() const {
-    // Raster groups: `raster` block rows at a time, the blocks of a group column by column.
-    const int64_t group = k_.raster * TilesN();
-    Expr first_m = bx_ / group * k_.raster;
-    Expr rows = ir::Min::Make(TilesM() - first_m, Expr(k_.raster));
-    Expr local = bx_ % group;
     Stmt threads = For::Make(tx_, 0, k_.Threads(), LoopKind::kGpuThread, ThreadBody(), 0);
-    Stmt body = ir::Allocate::Make(as_, k_.stages * lay_.a_stage,
-                                   ir::Allocate::Make(bs_, k_.stages * lay_.b_stage, threads));
-    // The K range of this block (grid split): steps [begin, begin + count).
-    body = LetStmt::Make(
-        step_count_, ir::Min::Make(Expr(StepsPerSplit()), Expr(Steps()) - bz_ * StepsPerSplit()),
-        body);
-    body = LetStmt::Make(tile_n_, local / rows, body);
-    body = LetStmt::Make(tile_m_, first_m + local % rows, body);
-    if (k_.gridk > 1) {
-      body = For::Make(bz_, 0, k_.gridk, LoopKind::kGpuBlock, body, 2);
-    } else {
-      body = LetStmt::Make(bz_, Expr(int64_t{0}), body);
-    }
-    return For::Make(bx_, 0, TilesM() * TilesN(), LoopKind::kGpuBlock, body, 0);
+    return RasterizedGemmBlocks(
+        TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_,
+        ir::Allocate::Make(as_, k_.stages * lay_.a_stage,
+                           ir::Allocate::Make(bs_, k_.stages * lay_.b_stage, threads)));
   }
 
   Stmt ThreadBody() const {
@@ -411,8 +396,9 @@ class MmaKernel {
   SharedLayout lay_;
   GemmParams p_;
   ir::Buffer as_, bs_, acc_;
-  Var bx_{"bx"}, bz_{"bz"}, tx_{"tx"}, lane_{"lane"};
-  Var tile_m_{"tile_m"}, tile_n_{"tile_n"}, step_count_{"steps"};
+  Var tx_{"tx"}, lane_{"lane"};
+  GemmBlockVars v_;
+  const Var &bz_ = v_.split, &tile_m_ = v_.tile_m, &tile_n_ = v_.tile_n, &step_count_ = v_.steps;
 };
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,

@@ -284,10 +284,6 @@ class WgmmaKernel {
   int64_t BAtomStride() const { return nt_ ? 0 : row_ * kRowBytes; }
 
   Stmt Body() const {
-    const int64_t group = k_.raster * TilesN();
-    Expr first_m = bx_ / group * k_.raster;
-    Expr rows = ir::Min::Make(TilesM() - first_m, Expr(k_.raster));
-    Expr local = bx_ % group;
     Stmt threads = For::Make(tx_, 0, k_.Threads(), LoopKind::kGpuThread, ThreadBody(), 0);
     if (k_.wg_k > 1) {
       threads = ir::Allocate::Make(partial_, (k_.wg_k - 1) * k_.Accumulators() * k_.SplitThreads(),
@@ -298,17 +294,7 @@ class WgmmaKernel {
                            ir::Allocate::Make(bs_, k_.wg_k * k_.stages * BStage(), threads));
     // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
     body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
-    body = LetStmt::Make(
-        step_count_, ir::Min::Make(Expr(StepsPerSplit()), Expr(Steps()) - bz_ * StepsPerSplit()),
-        body);
-    body = LetStmt::Make(tile_n_, local / rows, body);
-    body = LetStmt::Make(tile_m_, first_m + local % rows, body);
-    if (k_.gridk > 1) {
-      body = For::Make(bz_, 0, k_.gridk, LoopKind::kGpuBlock, body, 2);
-    } else {
-      body = LetStmt::Make(bz_, Expr(int64_t{0}), body);
-    }
-    return For::Make(bx_, 0, TilesM() * TilesN(), LoopKind::kGpuBlock, body, 0);
+    return RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body);
   }
 
   Stmt ThreadBody() const {
@@ -518,9 +504,11 @@ class WgmmaKernel {
   int64_t bytes_, row_;
   GemmParams p_;
   ir::Buffer as_, bs_, acc_, part_, partial_;
-  Var bx_{"bx"}, bz_{"bz"}, tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
+  Var tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
   Var group_k_{"group_k"}, split_tx_{"split_tx"};
-  Var tile_m_{"tile_m"}, tile_n_{"tile_n"}, step_count_{"steps"}, range_steps_{"range_steps"};
+  Var range_steps_{"range_steps"};
+  GemmBlockVars v_;
+  const Var &bz_ = v_.split, &tile_m_ = v_.tile_m, &tile_n_ = v_.tile_n, &step_count_ = v_.steps;
 };
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,

@@ -35,6 +35,26 @@ ir::Stmt SpreadOverThreads(const ir::Var& c, const Expr& chunk, int64_t chunks, 
                        std::move(copy));
 }
 
+ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
+                              int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner) {
+  const int64_t group = raster * tiles_n;
+  Expr first_m = v.bx / group * raster;
+  Expr rows = ir::Min::Make(tiles_m - first_m, Expr(raster));
+  Expr local = v.bx % group;
+  const int64_t per_split = (total_steps + gridk - 1) / gridk;
+  ir::Stmt body = ir::LetStmt::Make(
+      v.steps, ir::Min::Make(Expr(per_split), Expr(total_steps) - v.split * per_split),
+      std::move(inner));
+  body = ir::LetStmt::Make(v.tile_n, local / rows, std::move(body));
+  body = ir::LetStmt::Make(v.tile_m, first_m + local % rows, std::move(body));
+  if (gridk > 1) {
+    body = ir::For::Make(v.split, 0, gridk, ir::LoopKind::kGpuBlock, std::move(body), 2);
+  } else {
+    body = ir::LetStmt::Make(v.split, Expr(int64_t{0}), std::move(body));
+  }
+  return ir::For::Make(v.bx, 0, tiles_m * tiles_n, ir::LoopKind::kGpuBlock, std::move(body), 0);
+}
+
 GemmParams::GemmParams(const Workload& w)
     : workload(w),
       a("A", ir::MemoryScope::kGlobal, ir::Type::Of(w.input_type())),

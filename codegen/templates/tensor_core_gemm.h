@@ -34,6 +34,20 @@ ir::Stmt CopyChunk(const ir::Buffer& dst, const ir::Expr& at, const GlobalTileSo
 ir::Stmt SpreadOverThreads(const ir::Var& c, const ir::Expr& chunk, int64_t chunks, int64_t threads,
                            ir::Stmt copy);
 
+/// The variables the block loops of a tiled GEMM kernel bind (RasterizedGemmBlocks).
+struct GemmBlockVars {
+  ir::Var bx{"bx"}, split{"bz"}, tile_m{"tile_m"}, tile_n{"tile_n"}, steps{"steps"};
+};
+
+/// `inner` under the block loops of a GEMM kernel of tiles_m x tiles_n output tiles: one
+/// gpu_block loop (x) over the tiles in raster groups of `raster` tile rows, the tiles of a group
+/// column by column so that neighbouring blocks share tiles of A and B in L2 (binding tile_m,
+/// tile_n); with gridk > 1 a gpu_block loop (z) over the splits of the reduction (binding split;
+/// else split = 0); and steps, the count of this split's steps of K: ceil(total_steps / gridk),
+/// fewer for the last split.
+ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
+                              int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner);
+
 /// The parameters of a GEMM kernel in Workload::Arguments() order: A, B, [bias], C, [scale_A,
 /// scale_B], of the workload's element types.
 struct GemmParams {
