@@ -7,6 +7,7 @@
 #include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/conv2d_cpu_pointwise.h"
 #include "codegen/templates/conv2d_cpu_winograd.h"
+#include "codegen/templates/conv2d_cuda_tensor_core.h"
 #include "codegen/templates/conv2d_gpu_direct.h"
 #include "codegen/templates/conv2d_gpu_implicit_gemm.h"
 #include "codegen/templates/conv2d_gpu_library.h"
@@ -38,12 +39,12 @@ namespace {
 // are the catalog's own (they call its micro-kernels).
 std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& ukernels) {
   return {
-      &kGemmCpuBlocked,    &kConv2dCpuPointwise, &kConv2dCpuDirect,       &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd, &kGemmCpuOpenblas,    &kGemmCpuDnnl,           &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,     &ukernels.gemm(),     &ukernels.conv2d(),      &kGemmCudaWgmma,
-      &kGemmCudaMma,       &kGemmGpuTiled,       &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,
-      &kGemmCudaCublas,    &kConv2dCudaCudnn,    &kGemmCudaCublasLt,      &kGemmRocmRocblas,
-      &kConv2dRocmMiopen,
+      &kGemmCpuBlocked,        &kConv2dCpuPointwise, &kConv2dCpuDirect,  &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd,     &kGemmCpuOpenblas,    &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,         &ukernels.gemm(),     &ukernels.conv2d(), &kGemmCudaWgmma,
+      &kGemmCudaMma,           &kGemmGpuTiled,       &kConv2dCudaWgmma,  &kConv2dCudaMma,
+      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,    &kGemmCudaCublas,   &kConv2dCudaCudnn,
+      &kGemmCudaCublasLt,      &kGemmRocmRocblas,    &kConv2dRocmMiopen,
   };
 }
 

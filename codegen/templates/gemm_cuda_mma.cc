@@ -42,8 +42,6 @@ MmaKnobs KnobsOf(const Config& c) {
 // Bytes of one input element (A and B share their storage type for the dtypes taken here).
 int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
 
-bool Nt(const Workload& w) { return w.gemm().layout == GemmLayout::kNT; }
-
 // The shared tiles, in elements: rows padded by 16 bytes.
 struct SharedLayout {
   int64_t lda = 0, ldb = 0;          // row strides of A [bm][lda] and B ([bn][ldb] or [bk][ldb])
@@ -64,11 +62,10 @@ struct SharedLayout {
 // The copy widths (bytes) that keep every copy of a row inside the row and aligned: those
 // dividing the row length of both operands in bytes. Rows of a length that 4 does not divide
 // are copied one element at a time (16-bit dtypes; CheckShape refuses such 8-bit rows).
-std::vector<int64_t> CopyWidths(const Workload& w) {
-  const GemmShape& g = w.gemm();
-  const int64_t bytes = InputBytes(w);
-  const int64_t a_row = g.k * bytes;
-  const int64_t b_row = (Nt(w) ? g.k : g.n) * bytes;
+std::vector<int64_t> CopyWidths(const ImplicitGemm& g) {
+  const int64_t bytes = InputBytes(g.workload);
+  const int64_t a_row = g.ContiguousK() * bytes;
+  const int64_t b_row = (g.b_k_major ? g.k : g.n) * bytes;
   std::vector<int64_t> widths;
   for (int64_t c : {16, 8, 4}) {
     if (a_row % c == 0 && b_row % c == 0) {
@@ -81,22 +78,24 @@ std::vector<int64_t> CopyWidths(const Workload& w) {
   return widths;
 }
 
-absl::Status CheckShape(const Workload& workload) {
+}  // namespace
+
+std::vector<std::string> MmaShapeFaults(const ImplicitGemm& g) {
+  const Workload& w = g.workload;
   std::vector<std::string> wrong;
-  if (workload.op() == OpKind::kGemm && !Nt(workload) && InputBytes(workload) != 2) {
-    wrong.push_back(StrCat("dtype=", DtypeName(workload.dtype()), " with layout=NN"));
+  if (!g.b_k_major && InputBytes(w) != 2) {
+    wrong.push_back(StrCat("dtype=", DtypeName(w.dtype()), " with layout=NN"));
   }
-  if (workload.op() == OpKind::kGemm && InputBytes(workload) == 1 && workload.gemm().k % 4 != 0) {
-    wrong.push_back(StrCat("K=", workload.gemm().k, " with 8-bit elements"));
+  if (InputBytes(w) == 1 && g.ContiguousK() % 4 != 0) {
+    wrong.push_back(w.op() == OpKind::kGemm
+                        ? StrCat("K=", g.k, " with 8-bit elements")
+                        : StrCat("C=", g.ContiguousK(), " with 8-bit elements"));
   }
-  return RefuseShapeUnless(kGemmCudaMma.name, "GEMMs whose operands ldmatrix and cp.async read",
-                           "layout=NN for f16 and bf16, layout=NT for every dtype; K a multiple "
-                           "of 4 for 8-bit dtypes",
-                           workload, wrong);
+  return wrong;
 }
 
-ConfigSpace Space(const Workload& workload, const Target& target) {
-  const GemmShape& g = workload.gemm();
+ConfigSpace MmaSpace(const ImplicitGemm& g, const Target& target) {
+  const Workload& workload = g.workload;
   const GpuArch arch = GpuArchOrDefault(target);
   const int64_t bytes = InputBytes(workload);
   const int64_t k_step = ir::WarpMmaK(workload.dtype());
@@ -112,12 +111,12 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("warps_n", {1, 2, 4, 8}, "warps along N (each takes bn / warps_n columns)");
   space.AddKnob("stages", {2, 3, 4, 5},
                 "shared-memory buffers in the pipeline (copies issued stages - 1 steps ahead)");
-  space.AddKnob("copy", CopyWidths(workload),
+  space.AddKnob("copy", CopyWidths(g),
                 "bytes per global-to-shared copy (cp.async of 16, 8 or 4 bytes; smaller: element "
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},
                 "block rows per raster group (blocks of a group share B's tiles in L2)");
-  space.AddKnob("gridk", FloatOutputGridSplits(workload),
+  space.AddKnob("gridk", FloatOutputGridSplits(workload, g.k),
                 "blocks that share each tile's reduction (grid z; their sums are added "
                 "atomically into a zeroed C; float32 outputs without a ReLU only)");
   space.AddConstraint("bm % (16 * warps_m) == 0 (m16 fragments per warp)", [](const Config& c) {
@@ -138,7 +137,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                       [kdim](const Config& c) {
                         return GridSplitFits(kdim, KnobValue(c, "bk"), KnobValue(c, "gridk"));
                       });
-  const bool nt = Nt(workload);
+  const bool nt = g.b_k_major;
   // Registers: the accumulators, one k-step's fragments, addresses and the copy loop's state.
   // The fp8 instruction is inline PTX, around which ptxas keeps more registers live: a 64 x 64
   // warp tile spills (tests/codegen/templates/gemm_cuda_mma_test.cc), so fp8 counts 64 more.
@@ -161,9 +160,10 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
 
 // The tilings worth trying first for a shape: large tiles of 8 or 4 warps for large problems,
 // narrow ones with the whole of M in a block row for skinny ones.
-std::vector<Config> Presets(const Workload& workload, const ConfigSpace& space) {
-  const GemmShape& g = workload.gemm();
-  const int64_t k_step = ir::WarpMmaK(workload.dtype());
+namespace {
+
+std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
+  const int64_t k_step = ir::WarpMmaK(g.workload.dtype());
   auto snap = [&](std::string_view knob, int64_t want) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
@@ -203,18 +203,18 @@ std::vector<Config> Presets(const Workload& workload, const ConfigSpace& space) 
   return presets;
 }
 
-Config DefaultConfig(const Workload& workload, const Target& target) {
-  const GemmShape& g = workload.gemm();
-  const ConfigSpace space = Space(workload, target);
-  return MatmulDefault(space, Presets(workload, space), {g.m, g.n, g.k}, 132,
-                       StrCat("gemm.cuda.mma for ", workload.ToString()));
+}  // namespace
+
+Config MmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
+  const ConfigSpace space = MmaSpace(g, target);
+  return MatmulDefault(space, Presets(g, space), {g.m, g.n, g.k}, 132,
+                       StrCat(template_name, " for ", g.workload.ToString()));
 }
 
-std::vector<Config> Seeds(const Workload& workload, const Target& target) {
-  const GemmShape& g = workload.gemm();
-  const ConfigSpace space = Space(workload, target);
+std::vector<Config> MmaSeeds(const ImplicitGemm& g, const Target& target) {
+  const ConfigSpace space = MmaSpace(g, target);
   std::vector<Config> variants;
-  for (const Config& preset : Presets(workload, space)) {
+  for (const Config& preset : Presets(g, space)) {
     variants.push_back(preset);
     Config plain = preset;
     plain["raster"] = 1;
@@ -223,21 +223,23 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   return MatmulSeeds(space, variants, {g.m, g.n, g.k});
 }
 
+namespace {
+
 // The kernel, knob by knob; the comments of gemm_cuda_mma.h describe its shape.
 class MmaKernel {
  public:
-  MmaKernel(const Workload& w, const MmaKnobs& k)
-      : w_(w),
-        g_(w.gemm()),
+  MmaKernel(const ImplicitGemm& g, const MmaKnobs& k)
+      : w_(g.workload),
+        g_(g),
         k_(k),
-        nt_(Nt(w)),
-        bytes_(InputBytes(w)),
-        k_step_(ir::WarpMmaK(w.dtype())),
+        nt_(g.b_k_major),
+        bytes_(InputBytes(w_)),
+        k_step_(ir::WarpMmaK(w_.dtype())),
         lay_(k, bytes_, nt_),
-        p_(w),
-        as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w.input_type())),
-        bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w.weight_type())),
-        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))) {}
+        p_(w_),
+        as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
+        bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
+        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -297,26 +299,20 @@ class MmaKernel {
     // A [bm][bk] from A[M][K].
     stmts.push_back(CopyTile(as_, stage * lay_.a_stage, lay_.lda, k_.bm, k_.bk,
                              [&](const Expr& row, const Expr& col) {
-                               return Source(p_.a, tile_m_ * k_.bm + row, g_.m, k0 + col, g_.k);
+                               return g_.A(p_, tile_m_ * k_.bm + row, k0 + col, Lanes());
                              }));
     if (nt_) {  // B [bn][bk] from B[N][K]
       stmts.push_back(CopyTile(bs_, stage * lay_.b_stage, lay_.ldb, k_.bn, k_.bk,
                                [&](const Expr& row, const Expr& col) {
-                                 return Source(p_.b, tile_n_ * k_.bn + row, g_.n, k0 + col, g_.k);
+                                 return g_.B(p_, tile_n_ * k_.bn + row, k0 + col, Lanes());
                                }));
     } else {  // B [bk][bn] from B[K][N]
       stmts.push_back(CopyTile(bs_, stage * lay_.b_stage, lay_.ldb, k_.bk, k_.bn,
                                [&](const Expr& row, const Expr& col) {
-                                 return Source(p_.b, k0 + row, g_.k, tile_n_ * k_.bn + col, g_.n);
+                                 return g_.B(p_, k0 + row, tile_n_ * k_.bn + col, Lanes());
                                }));
     }
     return Block::Make(std::move(stmts));
-  }
-
-  // Element (row, col) of a row-major [rows][cols] global operand, clamped in range.
-  GlobalTileSource Source(const ir::Buffer& buffer, const Expr& row, int64_t rows, const Expr& col,
-                          int64_t cols) const {
-    return ClampedSource(buffer, row, rows, col, cols, Lanes());
   }
 
   int64_t Lanes() const { return std::max<int64_t>(1, k_.copy / bytes_); }
@@ -336,7 +332,8 @@ class MmaKernel {
     Expr col = chunk % per_row * lanes;
     GlobalTileSource src = source(row, col);
     return SpreadOverThreads(c, chunk, chunks, threads,
-                             CopyChunk(dst, base + row * ld + col, src, lanes, k_.copy >= 4));
+                             CopyChunk(dst, base + row * ld + col, src, lanes, k_.copy >= 4),
+                             k_.copy >= 4);
   }
 
   // The warp's fragments of shared buffer `stage`, one WarpMma per k-step of the instruction.
@@ -384,12 +381,12 @@ class MmaKernel {
   }
 
   Stmt OutputStore(const Expr& m, const Expr& n, Expr value, int lanes) const {
-    return MmaEpilogue(w_, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk)
+    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk)
         .Store(m, n, std::move(value), lanes);
   }
 
   const Workload& w_;
-  const GemmShape& g_;
+  const ImplicitGemm& g_;
   MmaKnobs k_;
   bool nt_;
   int64_t bytes_, k_step_;
@@ -401,18 +398,46 @@ class MmaKernel {
   const Var &bz_ = v_.split, &tile_m_ = v_.tile_m, &tile_n_ = v_.tile_n, &step_count_ = v_.steps;
 };
 
+}  // namespace
+
+ir::LoweredFunc BuildMmaKernel(const ImplicitGemm& g, const Config& config,
+                               std::string_view func_name) {
+  return MmaKernel(g, KnobsOf(config)).Build(func_name);
+}
+
+namespace {
+
+absl::Status CheckShape(const Workload& workload) {
+  return RefuseShapeUnless(kGemmCudaMma.name, "GEMMs whose operands ldmatrix and cp.async read",
+                           "layout=NN for f16 and bf16, layout=NT for every dtype; K a multiple "
+                           "of 4 for 8-bit dtypes",
+                           workload, MmaShapeFaults(ImplicitGemm(workload)));
+}
+
+ConfigSpace Space(const Workload& workload, const Target& target) {
+  return MmaSpace(ImplicitGemm(workload), target);
+}
+
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  return MmaDefault(ImplicitGemm(workload), target, kGemmCudaMma.name);
+}
+
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  return MmaSeeds(ImplicitGemm(workload), target);
+}
+
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCudaMma, workload, target, config));
   RETURN_IF_ERROR(CheckShape(workload));
-  return MmaKernel(workload, KnobsOf(config)).Build(func_name);
+  return BuildMmaKernel(ImplicitGemm(workload), config, func_name);
 }
 
 }  // namespace
 
 const KernelTemplate kGemmCudaMma = {
     .name = "gemm.cuda.mma",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

@@ -16,13 +16,34 @@
 //
 // B stored [k][n] (layout=NN) is read with ldmatrix.trans, which moves 16-bit elements only:
 // tf32 and fp8 GEMMs take layout=NT (the operand order cuBLASLt needs for them too).
+//
+// The kernel computes any ImplicitGemm (tensor_core_gemm.h): the functions below are shared with
+// conv2d.cuda.mma (conv2d_cuda_tensor_core.h), whose A tiles are gathered from an NHWC input.
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "codegen/templates/template.h"
+#include "codegen/templates/tensor_core_gemm.h"
 
 namespace tune {
 
 /// gemm.cuda.mma, for cuda targets.
 extern const KernelTemplate kGemmCudaMma;
+
+/// What of `g` the kernel cannot take (empty: it takes it): an N-major B of other than 16-bit
+/// elements, 8-bit elements whose contiguous runs of K are not a multiple of 4.
+std::vector<std::string> MmaShapeFaults(const ImplicitGemm& g);
+/// The kernel's knobs and constraints for `g` on `target`.
+ConfigSpace MmaSpace(const ImplicitGemm& g, const Target& target);
+/// The preset the shape class of `g` starts from (`template_name` names it in errors).
+Config MmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name);
+/// The presets and their unrasterised variants, for the search to start from.
+std::vector<Config> MmaSeeds(const ImplicitGemm& g, const Target& target);
+/// The kernel of `config` (a point of MmaSpace) for `g`.
+ir::LoweredFunc BuildMmaKernel(const ImplicitGemm& g, const Config& config,
+                               std::string_view func_name);
 
 }  // namespace tune

@@ -61,44 +61,44 @@ WgmmaKnobs KnobsOf(const Config& c, Dtype dtype) {
 
 int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
 
-bool Applies(const Workload&, const Target& target) { return target.cpu == kArch; }
-
-bool Nt(const Workload& w) { return w.gemm().layout == GemmLayout::kNT; }
-
-// The copy widths (bytes) that keep every copy inside a row of A and of B and aligned (B's rows
-// are of K for layout=NT, of N for NN).
-std::vector<int64_t> CopyWidths(const Workload& w) {
-  const int64_t a_row = w.gemm().k * InputBytes(w);
-  const int64_t b_row = (Nt(w) ? w.gemm().k : w.gemm().n) * InputBytes(w);
+// The copy widths (bytes) that keep every copy inside a contiguous run of A's K and a row of B,
+// and aligned (B's rows are of K when it is k-major, of N for a GEMM of layout=NN).
+std::vector<int64_t> CopyWidths(const ImplicitGemm& g) {
+  const int64_t bytes = InputBytes(g.workload);
+  const int64_t a_run = g.ContiguousK() * bytes;
+  const int64_t b_row = (g.b_k_major ? g.k : g.n) * bytes;
   std::vector<int64_t> widths;
   for (int64_t c : {16, 8, 4}) {
-    if (a_row % c == 0 && b_row % c == 0) {
+    if (a_run % c == 0 && b_row % c == 0) {
       widths.push_back(c);
     }
   }
   if (widths.empty()) {
-    widths.push_back(InputBytes(w));
+    widths.push_back(bytes);
   }
   return widths;
 }
 
-absl::Status CheckShape(const Workload& workload) {
+}  // namespace
+
+bool WgmmaApplies(const Target& target) { return target.cpu == kArch; }
+
+std::vector<std::string> WgmmaShapeFaults(const ImplicitGemm& g) {
   std::vector<std::string> wrong;
-  if (workload.op() == OpKind::kGemm && InputBytes(workload) == 1 && workload.gemm().k % 4 != 0) {
-    wrong.push_back(StrCat("K=", workload.gemm().k, " with 8-bit elements"));
+  const Workload& w = g.workload;
+  if (InputBytes(w) == 1 && g.ContiguousK() % 4 != 0) {
+    wrong.push_back(w.op() == OpKind::kGemm
+                        ? StrCat("K=", g.k, " with 8-bit elements")
+                        : StrCat("C=", g.ContiguousK(), " with 8-bit elements"));
   }
-  if (workload.op() == OpKind::kGemm && !Nt(workload) && InputBytes(workload) != 2) {
-    wrong.push_back(StrCat("dtype=", DtypeName(workload.dtype()), " with layout=NN"));
+  if (!g.b_k_major && InputBytes(w) != 2) {
+    wrong.push_back(StrCat("dtype=", DtypeName(w.dtype()), " with layout=NN"));
   }
-  return RefuseShapeUnless(kGemmCudaWgmma.name,
-                           "GEMMs whose operands cp.async stages and wgmma reads",
-                           "layout=NN for f16 and bf16 (B read N-major), layout=NT for every "
-                           "dtype; K a multiple of 4 for 8-bit dtypes",
-                           workload, wrong);
+  return wrong;
 }
 
-ConfigSpace Space(const Workload& workload, const Target& target) {
-  const GemmShape& g = workload.gemm();
+ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
+  const Workload& workload = g.workload;
   const GpuArch arch = GpuArchOrDefault(target);
   const Dtype dtype = workload.dtype();
   ConfigSpace space;
@@ -115,12 +115,12 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("stages", {3, 4, 5, 6},
                 "shared-memory buffers of 128 bytes of K per row (copies issued stages - 2 "
                 "steps ahead)");
-  space.AddKnob("copy", CopyWidths(workload),
+  space.AddKnob("copy", CopyWidths(g),
                 "bytes per global-to-shared copy (cp.async of 16, 8 or 4 bytes; smaller: element "
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},
                 "block rows per raster group (blocks of a group share B's tiles in L2)");
-  space.AddKnob("gridk", FloatOutputGridSplits(workload),
+  space.AddKnob("gridk", FloatOutputGridSplits(workload, g.k),
                 "blocks that share each tile's reduction (grid z; their sums are added "
                 "atomically into a zeroed C; float32 outputs without a ReLU only)");
   space.AddConstraint("bm % (64 * wg_m) == 0 (m64 steps per warpgroup)", [](const Config& c) {
@@ -134,7 +134,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
         return KnobValue(c, "bn") % KnobValue(c, "wg_n") == 0 &&
                ir::WarpGroupMmaTakesN(dtype, static_cast<int>(n));
       });
-  if (!Nt(workload)) {
+  if (!g.b_k_major) {
     space.AddConstraint(
         "bn / wg_n is a multiple of 64 (B read N-major in 64-column atoms)",
         [](const Config& c) { return KnobValue(c, "bn") % (64 * KnobValue(c, "wg_n")) == 0; });
@@ -167,10 +167,11 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   return space;
 }
 
+namespace {
+
 // Large tiles of two warpgroups for large problems (CUTLASS's Hopper defaults are 128 x 128
 // and 128 x 256); one warpgroup of m64 and narrower n for skinny ones.
-std::vector<Config> Presets(const Workload& workload, const ConfigSpace& space) {
-  const GemmShape& g = workload.gemm();
+std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
   auto snap = [&](std::string_view knob, int64_t want) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
@@ -209,34 +210,36 @@ std::vector<Config> Presets(const Workload& workload, const ConfigSpace& space) 
   return presets;
 }
 
-Config DefaultConfig(const Workload& workload, const Target& target) {
-  const GemmShape& g = workload.gemm();
-  const ConfigSpace space = Space(workload, target);
-  return MatmulDefault(space, Presets(workload, space), {g.m, g.n, g.k}, 132,
-                       StrCat("gemm.cuda.wgmma for ", workload.ToString()));
+}  // namespace
+
+Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
+  const ConfigSpace space = WgmmaSpace(g, target);
+  return MatmulDefault(space, Presets(g, space), {g.m, g.n, g.k}, 132,
+                       StrCat(template_name, " for ", g.workload.ToString()));
 }
 
-std::vector<Config> Seeds(const Workload& workload, const Target& target) {
-  const GemmShape& g = workload.gemm();
-  const ConfigSpace space = Space(workload, target);
+std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
+  const ConfigSpace space = WgmmaSpace(g, target);
   // Each preset, one stage deeper, and with three stages: shared memory for two blocks per
   // multiprocessor, which short reductions need (on the H200 every config of 4096 x 768 x 768
   // and 1024 x 3072 x 768 with one block per multiprocessor took ~16 us: two waves of blocks,
   // each filling and draining its pipeline, against cuBLASLt's 8).
   std::vector<Config> variants;
-  for (const Config& preset : Presets(workload, space)) {
+  for (const Config& preset : Presets(g, space)) {
     variants.push_back(preset);
     Config deeper = preset;
     deeper["stages"] = std::min<int64_t>(6, preset.at("stages") + 1);
     variants.push_back(std::move(deeper));
   }
-  for (const Config& preset : Presets(workload, space)) {
+  for (const Config& preset : Presets(g, space)) {
     Config shallow = preset;
     shallow["stages"] = 3;
     variants.push_back(std::move(shallow));
   }
   return MatmulSeeds(space, variants, {g.m, g.n, g.k});
 }
+
+namespace {
 
 // a ^ b for a, b in [0, 8), from the IR's integer arithmetic (it has no bitwise operators): the
 // sum of each bit's (a_i + b_i) % 2.
@@ -249,20 +252,20 @@ Expr Xor3(const Expr& a, const Expr& b) {
 // The kernel, knob by knob; the comments of gemm_cuda_wgmma.h describe its shape.
 class WgmmaKernel {
  public:
-  WgmmaKernel(const Workload& w, const WgmmaKnobs& k)
-      : w_(w),
-        g_(w.gemm()),
+  WgmmaKernel(const ImplicitGemm& g, const WgmmaKnobs& k)
+      : w_(g.workload),
+        g_(g),
         k_(k),
-        nt_(Nt(w)),
-        bytes_(InputBytes(w)),
+        nt_(g.b_k_major),
+        bytes_(InputBytes(w_)),
         row_(kRowBytes / bytes_),
-        p_(w),
-        as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w.input_type())),
-        bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w.weight_type())),
-        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))),
-        part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w.dtype()))),
-        partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w.dtype()))) {
-  }
+        p_(w_),
+        as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
+        bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
+        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        partial_("partial", ir::MemoryScope::kGpuShared,
+                 ir::Type::Of(AccumulatorType(w_.dtype()))) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -375,18 +378,15 @@ class WgmmaKernel {
     return Block::Make({
         CopyTile(as_, range_stage * AStage(), k_.bm,
                  [&](const Expr& r, const Expr& col) {
-                   return guarded(
-                       ClampedSource(p_.a, tile_m_ * k_.bm + r, g_.m, k0 + col, g_.k, Lanes()));
+                   return guarded(g_.A(p_, tile_m_ * k_.bm + r, k0 + col, Lanes()));
                  }),
         nt_ ? CopyTile(bs_, range_stage * BStage(), k_.bn,
                        [&](const Expr& r, const Expr& col) {
-                         return guarded(ClampedSource(p_.b, tile_n_ * k_.bn + r, g_.n, k0 + col,
-                                                      g_.k, Lanes()));
+                         return guarded(g_.B(p_, tile_n_ * k_.bn + r, k0 + col, Lanes()));
                        })
             : CopyTileNMajor(bs_, range_stage * BStage(),
                              [&](const Expr& k, const Expr& n) {
-                               return guarded(ClampedSource(p_.b, k0 + k, g_.k, tile_n_ * k_.bn + n,
-                                                            g_.n, Lanes()));
+                               return guarded(g_.B(p_, k0 + k, tile_n_ * k_.bn + n, Lanes()));
                              }),
     });
   }
@@ -410,7 +410,7 @@ class WgmmaKernel {
     Expr at = base + n / atom_cols * (row_ * atom_cols) + k * atom_cols + swizzled;
     GlobalTileSource src = source(k, n);
     return SpreadOverThreads(c, chunk, chunks, threads,
-                             CopyChunk(dst, at, src, lanes, k_.copy >= 4));
+                             CopyChunk(dst, at, src, lanes, k_.copy >= 4), k_.copy >= 4);
   }
 
   int64_t Lanes() const { return std::max<int64_t>(1, k_.copy / bytes_); }
@@ -433,7 +433,7 @@ class WgmmaKernel {
     Expr at = base + row * row_ + swizzled;
     GlobalTileSource src = source(row, col);
     return SpreadOverThreads(c, chunk, chunks, threads,
-                             CopyChunk(dst, at, src, lanes, k_.copy >= 4));
+                             CopyChunk(dst, at, src, lanes, k_.copy >= 4), k_.copy >= 4);
   }
 
   // This warpgroup's instructions on shared buffer `stage`: one statement per m64 step. Promoted
@@ -469,7 +469,7 @@ class WgmmaKernel {
   // (warp w, lane l) of a warpgroup holds, for j < n / 2 of m64 step mi, row 64 mi + 16 w +
   // l / 4 + 8 ((j / 2) % 2) and column 8 (j / 4) + 2 (l % 4) + j % 2.
   Stmt StoreAccumulators() const {
-    const MmaEpilogue epilogue(w_, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
+    const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
     Expr warp = tx_ % 128 / 32;
     Expr row0 = tile_m_ * k_.bm + group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
     Expr col0 = tile_n_ * k_.bn + group_n_ * k_.GroupN() + lane_ % 4 * 2;
@@ -498,7 +498,7 @@ class WgmmaKernel {
   }
 
   const Workload& w_;
-  const GemmShape& g_;
+  const ImplicitGemm& g_;
   WgmmaKnobs k_;
   bool nt_;
   int64_t bytes_, row_;
@@ -511,6 +511,37 @@ class WgmmaKernel {
   const Var &bz_ = v_.split, &tile_m_ = v_.tile_m, &tile_n_ = v_.tile_n, &step_count_ = v_.steps;
 };
 
+}  // namespace
+
+ir::LoweredFunc BuildWgmmaKernel(const ImplicitGemm& g, const Config& config,
+                                 std::string_view func_name) {
+  return WgmmaKernel(g, KnobsOf(config, g.workload.dtype())).Build(func_name);
+}
+
+namespace {
+
+bool Applies(const Workload&, const Target& target) { return WgmmaApplies(target); }
+
+absl::Status CheckShape(const Workload& workload) {
+  return RefuseShapeUnless(kGemmCudaWgmma.name,
+                           "GEMMs whose operands cp.async stages and wgmma reads",
+                           "layout=NN for f16 and bf16 (B read N-major), layout=NT for every "
+                           "dtype; K a multiple of 4 for 8-bit dtypes",
+                           workload, WgmmaShapeFaults(ImplicitGemm(workload)));
+}
+
+ConfigSpace Space(const Workload& workload, const Target& target) {
+  return WgmmaSpace(ImplicitGemm(workload), target);
+}
+
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  return WgmmaDefault(ImplicitGemm(workload), target, kGemmCudaWgmma.name);
+}
+
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  return WgmmaSeeds(ImplicitGemm(workload), target);
+}
+
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCudaWgmma, workload, target, config));
@@ -521,14 +552,13 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
                target.ToString(), "'"));
   }
   RETURN_IF_ERROR(CheckShape(workload));
-  return WgmmaKernel(workload, KnobsOf(config, workload.dtype())).Build(func_name);
+  return BuildWgmmaKernel(ImplicitGemm(workload), config, func_name);
 }
 
 }  // namespace
-
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

@@ -19,13 +19,36 @@
 // through shared memory before the first set stores (any output type; for skinny shapes, whose
 // chains of steps are long and outputs few). The epilogue is gemm.cuda.mma's (MmaEpilogue). 8-bit
 // float sums are promoted to float32 every step (128 of K), as wgmma sums them with fewer bits.
+//
+// The kernel computes any ImplicitGemm (tensor_core_gemm.h): the functions below are shared with
+// conv2d.cuda.wgmma (conv2d_cuda_tensor_core.h), whose A tiles are gathered from an NHWC input.
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "codegen/templates/template.h"
+#include "codegen/templates/tensor_core_gemm.h"
 
 namespace tune {
 
 /// gemm.cuda.wgmma, for cuda -arch=sm_90a targets.
 extern const KernelTemplate kGemmCudaWgmma;
+
+/// Whether the wgmma kernels build for `target` (cuda -arch=sm_90a).
+bool WgmmaApplies(const Target& target);
+/// What of `g` the kernel cannot take (empty: it takes it): 8-bit elements whose contiguous runs
+/// of K are not a multiple of 4, an N-major B of other than 16-bit elements.
+std::vector<std::string> WgmmaShapeFaults(const ImplicitGemm& g);
+/// The kernel's knobs and constraints for `g` on `target`.
+ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target);
+/// The preset the shape class of `g` starts from (`template_name` names it in errors).
+Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name);
+/// The presets and their stage variants, for the search to start from.
+std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target);
+/// The kernel of `config` (a point of WgmmaSpace) for `g`.
+ir::LoweredFunc BuildWgmmaKernel(const ImplicitGemm& g, const Config& config,
+                                 std::string_view func_name);
 
 }  // namespace tune

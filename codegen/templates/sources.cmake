@@ -11,6 +11,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_pointwise.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_winograd.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_winograd_nest.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cuda_tensor_core.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_implicit_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_library.cc

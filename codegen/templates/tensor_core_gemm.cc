@@ -1,5 +1,8 @@
 #include "codegen/templates/tensor_core_gemm.h"
 
+#include <algorithm>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "codegen/templates/template_util.h"
@@ -27,12 +30,23 @@ ir::Stmt CopyChunk(const ir::Buffer& dst, const Expr& at, const GlobalTileSource
 }
 
 ir::Stmt SpreadOverThreads(const ir::Var& c, const Expr& chunk, int64_t chunks, int64_t threads,
-                           ir::Stmt copy) {
-  if (chunks % threads != 0) {
+                           ir::Stmt copy, bool async) {
+  // Element copies through registers, each with its own address arithmetic, 8 at a time: fully
+  // unrolled, a 256 x 64 tile of 3-channel convolution windows held 80 per thread and spilled.
+  constexpr int64_t kElementCopiesAtOnce = 8;
+  const int64_t per_thread = (chunks + threads - 1) / threads;
+  const int64_t unroll = async ? per_thread : std::min(per_thread, kElementCopiesAtOnce);
+  if (chunks % threads != 0 || per_thread % unroll != 0) {
     copy = ir::IfThenElse::Make(chunk < chunks, std::move(copy));
   }
-  return ir::For::Make(c, 0, (chunks + threads - 1) / threads, ir::LoopKind::kUnrolled,
-                       std::move(copy));
+  if (unroll == per_thread) {
+    return ir::For::Make(c, 0, per_thread, ir::LoopKind::kUnrolled, std::move(copy));
+  }
+  ir::Var outer(c.name() + "_outer"), inner(c.name() + "_inner");
+  return ir::For::Make(
+      outer, 0, (per_thread + unroll - 1) / unroll, ir::LoopKind::kSerial,
+      ir::For::Make(inner, 0, unroll, ir::LoopKind::kUnrolled,
+                    ir::LetStmt::Make(c, outer * unroll + inner, std::move(copy))));
 }
 
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
@@ -55,12 +69,33 @@ ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, 
   return ir::For::Make(v.bx, 0, tiles_m * tiles_n, ir::LoopKind::kGpuBlock, std::move(body), 0);
 }
 
+namespace {
+
+// The name of `workload`'s argument of `role`, or `fallback` where it has none.
+std::string ArgumentName(const Workload& workload, ArgRole role, int nth,
+                         std::string_view fallback) {
+  for (const TensorArg& arg : workload.Arguments()) {
+    if (arg.role == role && nth-- == 0) {
+      return arg.name;
+    }
+  }
+  return std::string(fallback);
+}
+
+ir::Buffer Global(std::string name, ElementType type) {
+  return ir::Buffer(std::move(name), ir::MemoryScope::kGlobal, ir::Type::Of(type));
+}
+
+}  // namespace
+
 GemmParams::GemmParams(const Workload& w)
     : workload(w),
-      a("A", ir::MemoryScope::kGlobal, ir::Type::Of(w.input_type())),
-      b("B", ir::MemoryScope::kGlobal, ir::Type::Of(w.weight_type())),
-      bias("bias", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())),
-      c("C", ir::MemoryScope::kGlobal, ir::Type::Of(w.out_type())) {}
+      a(Global(ArgumentName(w, ArgRole::kInput, 0, "A"), w.input_type())),
+      b(Global(ArgumentName(w, ArgRole::kWeight, 0, "B"), w.weight_type())),
+      bias(Global("bias", w.out_type())),
+      c(Global(ArgumentName(w, ArgRole::kOutput, 0, "C"), w.out_type())),
+      scale_a(Global(ArgumentName(w, ArgRole::kScale, 0, "scale_A"), ElementType::kF32)),
+      scale_b(Global(ArgumentName(w, ArgRole::kScale, 1, "scale_B"), ElementType::kF32)) {}
 
 std::vector<ir::Buffer> GemmParams::InOrder() const {
   std::vector<ir::Buffer> params = {a, b};
@@ -75,11 +110,61 @@ std::vector<ir::Buffer> GemmParams::InOrder() const {
   return params;
 }
 
-std::vector<int64_t> FloatOutputGridSplits(const Workload& workload) {
+ImplicitGemm::ImplicitGemm(const Workload& w) : workload(w) {
+  if (w.op() == OpKind::kGemm) {
+    const GemmShape& g = w.gemm();
+    m = g.m;
+    n = g.n;
+    k = g.k;
+    b_k_major = g.layout == GemmLayout::kNT;
+    return;
+  }
+  const Conv2dShape& s = w.conv2d();
+  m = s.n * s.p() * s.q();
+  n = s.k;
+  k = s.r * s.s * s.c;
+}
+
+int64_t ImplicitGemm::ContiguousK() const {
+  return workload.op() == OpKind::kGemm ? k : workload.conv2d().c;
+}
+
+GlobalTileSource ImplicitGemm::A(const GemmParams& p, const Expr& row, const Expr& col,
+                                 int64_t lanes) const {
+  if (workload.op() == OpKind::kGemm) {
+    return ClampedSource(p.a, row, m, col, k, lanes);
+  }
+  // Pixel (image, y, x) of row m and tap (r, s, c) of column k, both clamped in range: the
+  // input element of that tap's window, clamped into the image where the window reaches into
+  // the padding (where it reads zeros).
+  const Conv2dShape& s = workload.conv2d();
+  const int64_t pq = s.p() * s.q();
+  Expr pixel = ir::Min::Make(row, Expr(m - 1));
+  Expr tap = ir::Min::Make(col, Expr(k - lanes));
+  Expr image = pixel / pq;
+  Expr y = pixel % pq / s.q() * s.stride - s.pad + tap / (s.s * s.c) * s.dilation;
+  Expr x = pixel % s.q() * s.stride - s.pad + tap / s.c % s.s * s.dilation;
+  Expr valid = row < m && col < k;
+  Expr yc = y, xc = x;
+  if (s.pad > 0) {
+    valid = valid && y >= Expr(int64_t{0}) && y < s.h && x >= Expr(int64_t{0}) && x < s.w;
+    yc = ir::Max::Make(ir::Min::Make(y, Expr(s.h - 1)), Expr(int64_t{0}));
+    xc = ir::Max::Make(ir::Min::Make(x, Expr(s.w - 1)), Expr(int64_t{0}));
+  }
+  return {p.a, ((image * s.h + yc) * s.w + xc) * s.c + tap % s.c, valid};
+}
+
+GlobalTileSource ImplicitGemm::B(const GemmParams& p, const Expr& row, const Expr& col,
+                                 int64_t lanes) const {
+  return b_k_major ? ClampedSource(p.b, row, n, col, k, lanes)
+                   : ClampedSource(p.b, row, k, col, n, lanes);
+}
+
+std::vector<int64_t> FloatOutputGridSplits(const Workload& workload, int64_t k) {
   std::vector<int64_t> gridks = {1};
   if (!EpilogueHasRelu(workload.epilogue()) && workload.out_type() == ElementType::kF32) {
     for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
-      if (v <= workload.gemm().k / 256) {
+      if (v <= k / 256) {
         gridks.push_back(v);
       }
     }
@@ -91,9 +176,10 @@ double TensorCoreTolerance(const Workload& workload, const Config&) {
   return IsFp8Dtype(workload.dtype()) ? 4 : 1;
 }
 
-MmaEpilogue::MmaEpilogue(const Workload& workload, ir::Buffer c, ir::Buffer bias,
+MmaEpilogue::MmaEpilogue(const Workload& workload, int64_t columns, ir::Buffer c, ir::Buffer bias,
                          ir::Buffer scale_a, ir::Buffer scale_b, ir::Var split, int64_t gridk)
     : w_(workload),
+      columns_(columns),
       c_(std::move(c)),
       bias_(std::move(bias)),
       scale_a_(std::move(scale_a)),
@@ -120,7 +206,7 @@ ir::Stmt MmaEpilogue::Store(const Expr& m, const Expr& n, Expr value, int lanes)
     }
   }
   value = ApplyEpilogue(w_.epilogue(), std::move(value), bias);
-  Expr index = m * w_.gemm().n + n;
+  Expr index = m * columns_ + n;
   if (gridk_ > 1) {
     return ir::Store::MakeAtomicAdd(c_, std::move(index), std::move(value));
   }

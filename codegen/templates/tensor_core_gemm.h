@@ -1,8 +1,10 @@
-// What the tensor-core GEMM templates (gemm.cuda.mma, gemm.cuda.wgmma) share: their kernels'
-// parameters, the clamped, validity-guarded reads of global tiles their copies issue and the
-// copy of one chunk, the grid splits of the reduction they offer, the epilogue that stores an
-// accumulator pair (fp8 scales, bias, ReLU, rounding to the output type, or an atomic add for a
-// split reduction), and the bound their outputs are held to.
+// What the tensor-core templates (gemm.cuda.mma, gemm.cuda.wgmma and the convolutions built on
+// their kernels, conv2d_cuda_tensor_core.h) share: the matrix product a kernel computes and where
+// its operands lie (ImplicitGemm: a GEMM's, or an NHWC convolution's as an implicit GEMM), their
+// kernels' parameters, the clamped, validity-guarded reads of global tiles their copies issue
+// and the copy of one chunk, the grid splits of the reduction they offer, the epilogue that
+// stores an accumulator pair (fp8 scales, bias, ReLU, rounding to the output type, or an atomic
+// add for a split reduction), and the bound their outputs are held to.
 #pragma once
 
 #include <cstdint>
@@ -29,10 +31,12 @@ GlobalTileSource ClampedSource(const ir::Buffer& buffer, const ir::Expr& row, in
 ir::Stmt CopyChunk(const ir::Buffer& dst, const ir::Expr& at, const GlobalTileSource& src,
                    int64_t lanes, bool async);
 
-/// `copy`, chunk `chunk` = thread + c * threads of `chunks` (c the unrolled loop variable), for
-/// every c that some thread needs: guarded where `chunks` is not a multiple of `threads`.
+/// `copy`, chunk `chunk` = thread + c * threads of `chunks`, for every c that some thread needs:
+/// guarded where `chunks` is not a multiple of `threads`. The loop over c is unrolled for
+/// `async` copies (cp.async: CopyChunk); element copies through registers run 8 at a time in a
+/// serial loop, which bounds the registers their addresses hold.
 ir::Stmt SpreadOverThreads(const ir::Var& c, const ir::Expr& chunk, int64_t chunks, int64_t threads,
-                           ir::Stmt copy);
+                           ir::Stmt copy, bool async);
 
 /// The variables the block loops of a tiled GEMM kernel bind (RasterizedGemmBlocks).
 struct GemmBlockVars {
@@ -48,19 +52,48 @@ struct GemmBlockVars {
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner);
 
-/// The parameters of a GEMM kernel in Workload::Arguments() order: A, B, [bias], C, [scale_A,
-/// scale_B], of the workload's element types.
+/// The parameters of a tensor-core kernel in Workload::Arguments() order and with its names: A, B,
+/// [bias], C, [scale_A, scale_B] of a GEMM; input, weight, [bias], output, [scale_input,
+/// scale_weight] of a convolution; of the workload's element types.
 struct GemmParams {
   explicit GemmParams(const Workload& workload);
   std::vector<ir::Buffer> InOrder() const;
 
   const Workload& workload;
-  ir::Buffer a, b, bias, c, scale_a{"scale_A"}, scale_b{"scale_B"};
+  ir::Buffer a, b, bias, c, scale_a, scale_b;
+};
+
+/// The matrix product C[m][n] = sum over k of A[m][k] B[k][n] that a tensor-core kernel computes,
+/// and where the elements of its operands lie:
+///  - a GEMM's: A [M][K], B [N][K] (layout=NT) or [K][N] (NN), C [M][N];
+///  - a conv2d's in layout=NHWC, as an implicit GEMM: m = (image, p, q) of the N*P*Q output
+///    pixels, n = the K output channels, k = (r, s, c) of the R*S*C filter taps. Row m of A is
+///    the pixel's input window, gathered from the [N][H][W][C] input (zeros in the padding); B is
+///    the KRSC weights as they lie, [K][R*S*C]; C [N*P*Q][K] is the NPQK output.
+struct ImplicitGemm {
+  explicit ImplicitGemm(const Workload& workload);
+
+  /// Element (row, col) of A, for a copy of `lanes` elements along k (a multiple of lanes, which
+  /// divides ContiguousK()).
+  GlobalTileSource A(const GemmParams& p, const ir::Expr& row, const ir::Expr& col,
+                     int64_t lanes) const;
+  /// Element (row, col) of B as it is stored: (n, k) when B is k-major, else (k, n).
+  GlobalTileSource B(const GemmParams& p, const ir::Expr& row, const ir::Expr& col,
+                     int64_t lanes) const;
+
+  /// The elements of k that lie next to each other in A and in B: K of a GEMM, C of a conv2d (one
+  /// filter tap's channels). A copy never crosses a multiple of it.
+  int64_t ContiguousK() const;
+
+  const Workload& workload;
+  int64_t m = 0, n = 0, k = 0;
+  bool b_k_major = true;  // B [N][K]; false: B [K][N] (a GEMM of layout=NN)
 };
 
 /// The values of knob gridk: 1, and for a float32 output without a ReLU the splits that leave
-/// each block at least 256 of K (their sums are added atomically into a zeroed C).
-std::vector<int64_t> FloatOutputGridSplits(const Workload& workload);
+/// each block at least 256 of the reduction's `k` (their sums are added atomically into a zeroed
+/// C).
+std::vector<int64_t> FloatOutputGridSplits(const Workload& workload, int64_t k);
 
 /// The tolerance (KernelTemplate::tolerance) of tensor-core kernels: 4 for the 8-bit floats,
 /// whose products the tensor cores sum with fewer bits than float32 keeps (cuBLASLt's fp8 kernels
@@ -71,16 +104,18 @@ double TensorCoreTolerance(const Workload& workload, const Config& config);
 /// [bias], C, [scale_A, scale_B]).
 class MmaEpilogue {
  public:
-  /// `split` is the grid-z variable of a reduction split over `gridk` > 1 blocks (undefined for
-  /// gridk 1): every split adds into C, and the bias is the first one's.
-  MmaEpilogue(const Workload& workload, ir::Buffer c, ir::Buffer bias, ir::Buffer scale_a,
-              ir::Buffer scale_b, ir::Var split, int64_t gridk);
+  /// C's rows hold `columns` elements. `split` is the grid-z variable of a reduction split over
+  /// `gridk` > 1 blocks (undefined for gridk 1): every split adds into C, and the bias is the
+  /// first one's.
+  MmaEpilogue(const Workload& workload, int64_t columns, ir::Buffer c, ir::Buffer bias,
+              ir::Buffer scale_a, ir::Buffer scale_b, ir::Var split, int64_t gridk);
 
   /// Stores `value` (`lanes` accumulators of row m, columns n .. n + lanes - 1) into C.
   ir::Stmt Store(const ir::Expr& m, const ir::Expr& n, ir::Expr value, int lanes) const;
 
  private:
   const Workload& w_;
+  int64_t columns_;
   ir::Buffer c_, bias_, scale_a_, scale_b_;
   ir::Var split_;
   int64_t gridk_;

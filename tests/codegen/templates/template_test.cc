@@ -118,8 +118,9 @@ TEST(DefaultFunctionName, TypesAndLayoutsAreOtherFunctionsAndF32NamesAreUnchange
 
 TEST(TemplateForm, EveryF32OnlyTemplateRefusesATypedWorkloadNamingTheDtypeItBuilds) {
   for (const KernelTemplate* t : Catalog::BuiltIn().templates()) {
-    // Integer GEMMs are the NVIDIA tensor-core templates' and cuBLASLt's alone.
+    // Integer GEMMs and convolutions are the NVIDIA tensor-core templates' and cuBLASLt's alone.
     const bool integer = t->name == "gemm.cuda.wgmma" || t->name == "gemm.cuda.mma" ||
+                         t->name == "conv2d.cuda.wgmma" || t->name == "conv2d.cuda.mma" ||
                          t->name == "gemm.cuda.cublaslt";
     EXPECT_EQ(t->dtypes.Has(Dtype::kI8), integer) << t->name;
     if (!(t->dtypes == DtypeSet{Dtype::kF32})) {

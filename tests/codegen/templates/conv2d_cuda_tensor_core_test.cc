@@ -1,0 +1,203 @@
+// conv2d.cuda.wgmma and conv2d.cuda.mma, NHWC convolutions as implicit GEMMs on the tensor-core
+// kernels: their kernels on the simulator against the typed reference (padding, strides,
+// dilation, 1x1 and 7x7 filters, element copies of 3-channel inputs, every dtype, the epilogue,
+// the grid split), the forms and targets they refuse, and their PTX through ptxas when it is
+// installed (no spills).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/llvm/gpu_backend.h"
+#include "codegen/templates/catalog.h"
+#include "codegen/templates/template.h"
+#include "common/files.h"
+#include "common/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/gpu_template_cases.h"
+#include "tests/codegen/templates/gpu_template_check.h"
+
+namespace tune {
+namespace {
+
+using testing::GpuTemplate;
+using ::testing::HasSubstr;
+
+constexpr char kWgmma[] = "conv2d.cuda.wgmma";
+constexpr char kMma[] = "conv2d.cuda.mma";
+
+const Target& Sm90a() {
+  static const Target target = *Target::Parse("cuda -arch=sm_90a");
+  return target;
+}
+
+const Target& Sm80() {
+  static const Target target = *Target::Parse("cuda -arch=sm_80");
+  return target;
+}
+
+Config WgmmaKnobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
+                  int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1) {
+  return {{"bm", bm},         {"bn", bn},     {"wg_m", wg_m},     {"wg_n", wg_n},  {"wg_k", wg_k},
+          {"stages", stages}, {"copy", copy}, {"raster", raster}, {"gridk", gridk}};
+}
+
+Config MmaKnobs(int64_t bm, int64_t bn, int64_t bk, int64_t warps_m, int64_t warps_n,
+                int64_t stages, int64_t copy, int64_t raster = 1, int64_t gridk = 1) {
+  return {{"bm", bm},           {"bn", bn},           {"bk", bk},
+          {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages},
+          {"copy", copy},       {"raster", raster},   {"gridk", gridk}};
+}
+
+TEST(Conv2dCudaWgmmaSim, PaddedStridedAndDilatedWindowsMatchTheReference) {
+  // 3x3, pad 1: windows reach into the padding on every side; M = 2 * 8 * 8 = 128 pixels, K =
+  // 9 * 16 = 144 taps (the last step part zeros), 24 output channels (a partial block tile).
+  testing::CheckTemplateOnSimulator(
+      kWgmma, Sm90a(), "conv2d:N=2,C=16,H=8,W=8,K=24,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
+      1, {WgmmaKnobs(64, 32, 1, 1, 3, 16), WgmmaKnobs(128, 32, 2, 1, 4, 8, 4)});
+  // Stride 2 and dilation 2, odd image sizes, a bias and ReLU.
+  testing::CheckTemplateOnSimulator(kWgmma, Sm90a(),
+                                    "conv2d:N=1,C=8,H=11,W=9,K=16,R=3,S=3,stride=2,pad=2,"
+                                    "dilation=2,layout=NHWC,dtype=f16,epilogue=bias_relu",
+                                    1, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+  // 1x1, no padding: A is the input itself.
+  testing::CheckTemplateOnSimulator(
+      kWgmma, Sm90a(), "conv2d:N=2,C=64,H=7,W=7,K=32,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16",
+      1, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+}
+
+TEST(Conv2dCudaWgmmaSim, ThreeChannelInputsAreCopiedElementByElement) {
+  // The stem layer's shape class: 7x7, stride 2, 3 channels (6 bytes per tap: no 4-byte copy).
+  testing::CheckTemplateOnSimulator(
+      kWgmma, Sm90a(),
+      "conv2d:N=1,C=3,H=20,W=20,K=16,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16,out=f32", 0,
+      {WgmmaKnobs(64, 32, 1, 1, 3, 2)});
+}
+
+TEST(Conv2dCudaWgmmaSim, IntegerTf32AndFp8ConvolutionsMatchTheReference) {
+  testing::CheckTemplateOnSimulator(
+      kWgmma, Sm90a(), "conv2d:N=1,C=32,H=6,W=6,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=i8",
+      0, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+  testing::CheckTemplateOnSimulator(kWgmma, Sm90a(),
+                                    "conv2d:N=1,C=32,H=6,W=6,K=32,R=3,S=3,stride=1,pad=1,"
+                                    "layout=NHWC,dtype=u8i8,out=f32,epilogue=bias",
+                                    0, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+  testing::CheckTemplateOnSimulator(
+      kWgmma, Sm90a(),
+      "conv2d:N=1,C=16,H=6,W=6,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=fp8e4m3", 0,
+      {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+  testing::CheckTemplateOnSimulator(
+      kWgmma, Sm90a(),
+      "conv2d:N=1,C=8,H=6,W=6,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=tf32,out=f32", 0,
+      {WgmmaKnobs(64, 32, 1, 1, 3, 16, 1, 1, 2)});
+}
+
+TEST(Conv2dCudaMmaSim, ConvolutionsMatchTheReferenceOnWarpLevelMma) {
+  testing::CheckTemplateOnSimulator(
+      kMma, Sm80(), "conv2d:N=2,C=16,H=8,W=8,K=24,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16", 1,
+      {MmaKnobs(64, 32, 32, 2, 2, 3, 16), MmaKnobs(32, 16, 64, 1, 2, 2, 8)});
+  testing::CheckTemplateOnSimulator(kMma, Sm80(),
+                                    "conv2d:N=1,C=3,H=12,W=12,K=8,R=7,S=7,stride=2,pad=3,"
+                                    "layout=NHWC,dtype=f16,epilogue=bias_relu",
+                                    0, {MmaKnobs(32, 16, 32, 2, 2, 2, 2)});
+  testing::CheckTemplateOnSimulator(
+      kMma, Sm80(), "conv2d:N=1,C=32,H=6,W=6,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=i8", 0,
+      {MmaKnobs(32, 32, 64, 2, 2, 2, 16)});
+}
+
+TEST(Conv2dCudaTensorCore, AreOfferedForTypedNhwcConvolutionsOnly) {
+  const Workload nhwc = *Workload::Parse(
+      "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16");
+  EXPECT_NE(GpuTemplate(kWgmma, Sm90a(), nhwc), nullptr);
+  EXPECT_NE(GpuTemplate(kMma, Sm90a(), nhwc), nullptr);
+  EXPECT_NE(GpuTemplate(kMma, Sm80(), nhwc), nullptr);
+  EXPECT_EQ(GpuTemplate(kWgmma, Sm80(), nhwc), nullptr);  // wgmma: sm_90a only
+  // f32, and the NCHW layout, are other templates'.
+  EXPECT_EQ(GpuTemplate(kWgmma, Sm90a(),
+                        *Workload::Parse("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,"
+                                         "layout=NHWC")),
+            nullptr);
+  EXPECT_EQ(GpuTemplate(kWgmma, Sm90a(),
+                        *Workload::Parse(
+                            "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dtype=bf16")),
+            nullptr);
+}
+
+TEST(Conv2dCudaTensorCore, EightBitInputsWhoseChannelsAreNotAMultipleOfFourAreRefusedNamingC) {
+  const Workload stem = *Workload::Parse(
+      "conv2d:N=1,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=i8");
+  EXPECT_EQ(GpuTemplate(kWgmma, Sm90a(), stem), nullptr);
+  for (const char* name : {kWgmma, kMma}) {
+    const absl::Status status = CheckTemplateShape(*Catalog::BuiltIn().FindTemplate(name), stem);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(status.message(), HasSubstr("C=3 with 8-bit elements")) << name;
+    EXPECT_THAT(status.message(), HasSubstr("C a multiple of 4 for 8-bit dtypes")) << name;
+  }
+}
+
+constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+TEST(Conv2dCudaTensorCorePtx, ResNetLayersAssembleWithoutSpills) {
+  if (!std::filesystem::exists(kPtxas)) {
+    GTEST_SKIP() << kPtxas << " is not installed";
+  }
+  absl::StatusOr<TempDir> dir = TempDir::Create("tune-conv-tc-ptx-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  struct Case {
+    const char* name;
+    const char* text;
+    const Target* target;
+    const char* arch;
+    const char* instruction;  // the PTX must hold it
+  };
+  for (const Case& c : {
+           Case{kWgmma,
+                "conv2d:N=8,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
+                &Sm90a(), "sm_90a", "wgmma.mma_async.sync.aligned"},
+           Case{kWgmma,
+                "conv2d:N=32,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=f16,"
+                "epilogue=bias_relu",
+                &Sm90a(), "sm_90a", "wgmma.mma_async.sync.aligned"},
+           Case{kWgmma,
+                "conv2d:N=8,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16",
+                &Sm90a(), "sm_90a", "wgmma.mma_async.sync.aligned"},
+           Case{kMma,
+                "conv2d:N=8,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
+                &Sm80(), "sm_80", "mma.sync.aligned"},
+       }) {
+    const Workload w = *Workload::Parse(c.text);
+    const KernelTemplate* tpl = GpuTemplate(c.name, *c.target, w);
+    ASSERT_NE(tpl, nullptr) << c.name << " " << c.text;
+    // The default and every seed.
+    std::vector<Config> configs = {tpl->default_config(w, *c.target)};
+    for (Config& s : tpl->seeds(w, *c.target)) {
+      configs.push_back(std::move(s));
+    }
+    for (const Config& config : configs) {
+      absl::StatusOr<ir::LoweredFunc> lowered =
+          testing::BuildLoweredGpu(c.name, w, config, *c.target);
+      ASSERT_TRUE(lowered.ok()) << c.text << ": " << lowered.status();
+      absl::StatusOr<GpuModule> module = EmitGpuModule({*lowered}, {.target = *c.target});
+      ASSERT_TRUE(module.ok()) << module.status();
+      EXPECT_THAT(module->code, HasSubstr(c.instruction)) << c.text;
+      const std::string ptx = dir->File(lowered->name + ".ptx");
+      const std::string log = ptx + ".log";
+      std::ofstream(ptx) << module->code;
+      const std::string cmd = std::string(kPtxas) + " -arch=" + c.arch + " -v -o /dev/null " + ptx +
+                              " > " + log + " 2>&1";
+      const int rc = std::system(cmd.c_str());
+      std::stringstream report;
+      report << std::ifstream(log).rdbuf();
+      ASSERT_EQ(rc, 0) << c.text << "\n" << report.str();
+      EXPECT_THAT(report.str(), HasSubstr("0 bytes spill stores"))
+          << c.text << " " << ConfigToString(config) << "\n"
+          << report.str();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tune
