@@ -189,14 +189,19 @@ std::optional<TypedKind> KindOf(ElementType type) {
   }
 }
 
-// Whether the CUDA reference kernels check `workload`: f32 ones, and typed GEMMs of
-// CudaReferenceDtypes().
+// Whether a conv2d is checked through tune_im2col_typed and the typed GEMM kernels.
+bool NhwcConv(const Workload& workload) {
+  return workload.op() == OpKind::kConv2d && workload.conv2d().nhwc;
+}
+
+// Whether the CUDA reference kernels check `workload`: f32 ones, and typed GEMMs and NHWC
+// convolutions of CudaReferenceDtypes().
 bool CudaReferenceChecks(const Workload& workload) {
-  if (workload.dtype() == Dtype::kF32) {
+  if (workload.dtype() == Dtype::kF32 && workload.out_type() == ElementType::kF32) {
     return true;
   }
-  return workload.op() == OpKind::kGemm && CudaReferenceDtypes().Has(workload.dtype()) &&
-         KindOf(workload.out_type()).has_value();
+  return (workload.op() == OpKind::kGemm || NhwcConv(workload)) &&
+         CudaReferenceDtypes().Has(workload.dtype()) && KindOf(workload.out_type()).has_value();
 }
 
 }  // namespace
@@ -210,6 +215,7 @@ absl::StatusOr<std::unique_ptr<ReferenceKernels>> ReferenceKernels::Load(GpuDevi
   ASSIGN_OR_RETURN(refs->fill_typed_, device->GetFunction(refs->module_, kFillTypedKernel));
   ASSIGN_OR_RETURN(refs->gemm_typed_, device->GetFunction(refs->module_, kGemmTypedKernel));
   ASSIGN_OR_RETURN(refs->gemm_int_, device->GetFunction(refs->module_, kGemmIntKernel));
+  ASSIGN_OR_RETURN(refs->im2col_, device->GetFunction(refs->module_, kIm2colTypedKernel));
   return refs;
 }
 
@@ -239,12 +245,22 @@ absl::Status ReferenceKernels::FillTyped(const Workload& workload, const TensorA
   return device_->Launch(fill_typed_, OneDimensional(arg.NumElements()), params);
 }
 
+int64_t ReferenceKernels::ScratchBytes(const Workload& workload) {
+  if (!NhwcConv(workload)) {
+    return 0;
+  }
+  const Conv2dShape& s = workload.conv2d();
+  return s.n * s.p() * s.q() * s.r * s.s * s.c * ElementBytes(workload.input_type());
+}
+
 absl::Status ReferenceKernels::Run(const Workload& workload, const std::vector<DevicePtr>& inputs,
-                                   DevicePtr output) {
-  if (workload.dtype() != Dtype::kF32 || workload.out_type() != ElementType::kF32) {
-    if (workload.op() != OpKind::kGemm) {
+                                   DevicePtr output, DevicePtr scratch) {
+  auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+  if (workload.dtype() != Dtype::kF32 || workload.out_type() != ElementType::kF32 ||
+      NhwcConv(workload)) {
+    if (workload.op() != OpKind::kGemm && !NhwcConv(workload)) {
       return absl::InvalidArgumentError(
-          StrCat("no device reference of typed conv2d: ", workload.ToString()));
+          StrCat("no device reference of typed conv2d outside layout=NHWC: ", workload.ToString()));
     }
     const std::vector<TensorArg> args = workload.Arguments();
     const bool has_bias = EpilogueHasBias(workload.epilogue());
@@ -261,15 +277,30 @@ absl::Status ReferenceKernels::Run(const Workload& workload, const std::vector<D
     if (!ka || !kb || !kbias) {
       return absl::InvalidArgumentError(StrCat("no device reference of ", workload.ToString()));
     }
-    const GemmShape& g = workload.gemm();
+    // A convolution is the GEMM of its input's im2col and its KRSC weights ([K][R*S*C]: NT).
+    GemmShape g;
+    if (NhwcConv(workload)) {
+      const Conv2dShape& s = workload.conv2d();
+      uint32_t v[] = {u32(s.n),   u32(s.c),        u32(s.h),
+                      u32(s.w),   u32(s.r),        u32(s.s),
+                      u32(s.p()), u32(s.q()),      u32(s.stride),
+                      u32(s.pad), u32(s.dilation), u32(ElementBytes(workload.input_type()))};
+      void* params[] = {&a,    &scratch, &v[0], &v[1], &v[2], &v[3],  &v[4],
+                        &v[5], &v[6],    &v[7], &v[8], &v[9], &v[10], &v[11]};
+      RETURN_IF_ERROR(
+          device_->Launch(im2col_, OneDimensional(s.n * s.p() * s.q() * s.r * s.s * s.c), params));
+      a = scratch;
+      g = {.m = s.n * s.p() * s.q(), .n = s.k, .k = s.r * s.s * s.c, .layout = GemmLayout::kNT};
+    } else {
+      g = workload.gemm();
+    }
     uint32_t flags = (has_bias ? kRefFlagBias : 0) |
                      (EpilogueHasRelu(workload.epilogue()) ? kRefFlagRelu : 0) |
                      (g.layout == GemmLayout::kNT ? kRefFlagNt : 0) |
                      (workload.has_scales() ? kRefFlagScales : 0);
     uint32_t kinds = static_cast<uint32_t>(*ka) | (static_cast<uint32_t>(*kb) << 4) |
                      (static_cast<uint32_t>(*kbias) << 8);
-    uint32_t m = static_cast<uint32_t>(g.m), n = static_cast<uint32_t>(g.n),
-             k = static_cast<uint32_t>(g.k);
+    uint32_t m = u32(g.m), n = u32(g.n), k = u32(g.k);
     void* params[] = {&a, &b, &bias, &output, &scale_a, &scale_b, &m, &n, &k, &flags, &kinds};
     return device_->Launch(IsIntegerDtype(workload.dtype()) ? gemm_int_ : gemm_typed_,
                            OneDimensional(g.m * g.n), params);
@@ -280,7 +311,6 @@ absl::Status ReferenceKernels::Run(const Workload& workload, const std::vector<D
   DevicePtr a = inputs.at(0);
   DevicePtr b = inputs.at(1);
   DevicePtr bias = has_bias ? inputs.at(2) : 0;
-  auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
   if (workload.op() == OpKind::kGemm) {
     const GemmShape& g = workload.gemm();
     uint32_t m = u32(g.m), n = u32(g.n), k = u32(g.k);
@@ -315,7 +345,8 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     return Failure(
         ErrorKind::kUnsupported,
         StrCat("workload ", trial.workload(), ": this worker's device references ",
-               "check dtype=", CudaReferenceDtypes().Names(), " GEMMs (conv2d in f32 only)"));
+               "check dtype=", CudaReferenceDtypes().Names(),
+               " GEMMs and layout=NHWC convolutions (other conv2d layouts in f32 only)"));
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
   if (!timing.ok()) {
@@ -349,6 +380,9 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     needed_bytes += a.NumBytes();
   }
   needed_bytes += args[out_index].NumElements() * 4;
+  if (info.kind == TargetKind::kCuda) {
+    needed_bytes += ReferenceKernels::ScratchBytes(*workload);
+  }
   for (const TensorArg& a : args) {
     absl::StatusOr<DevicePtr> p = buffers.Add(static_cast<size_t>(a.NumBytes()));
     if (!p.ok()) {
@@ -405,8 +439,14 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
       reference_.assign(out_elems, 0.0f);
       absl::StatusOr<DevicePtr> ref_out = buffers.Add(static_cast<size_t>(out_elems) * 4);
       absl::Status s = ref_out.status();
+      DevicePtr scratch = 0;
+      if (const int64_t bytes = ReferenceKernels::ScratchBytes(*workload); s.ok() && bytes > 0) {
+        absl::StatusOr<DevicePtr> p = buffers.Add(static_cast<size_t>(bytes));
+        s = p.status();
+        scratch = p.value_or(0);
+      }
       if (s.ok()) {
-        s = references_->Run(*workload, inputs, *ref_out);
+        s = references_->Run(*workload, inputs, *ref_out, scratch);
       }
       if (s.ok()) {
         s = dev.CopyToHost(reference_.data(), *ref_out, static_cast<size_t>(out_elems) * 4);

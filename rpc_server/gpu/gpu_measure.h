@@ -34,9 +34,12 @@ class ReferenceKernels {
   absl::Status FillTyped(const Workload& workload, const TensorArg& arg, DevicePtr data,
                          uint64_t seed);
   /// Computes the workload's output from `inputs` (Workload::Arguments() order, without the
-  /// output) into `output` (asynchronous).
-  absl::Status Run(const Workload& workload, const std::vector<DevicePtr>& inputs,
-                   DevicePtr output);
+  /// output) into `output` (asynchronous), with `scratch` of ScratchBytes(workload) bytes.
+  absl::Status Run(const Workload& workload, const std::vector<DevicePtr>& inputs, DevicePtr output,
+                   DevicePtr scratch);
+  /// The device memory Run needs besides the arguments: the im2col of an NHWC convolution's
+  /// input (tune_im2col_typed), none otherwise.
+  static int64_t ScratchBytes(const Workload& workload);
 
  private:
   explicit ReferenceKernels(GpuDevice* device) : device_(device) {}
@@ -48,6 +51,7 @@ class ReferenceKernels {
   void* fill_typed_ = nullptr;
   void* gemm_typed_ = nullptr;
   void* gemm_int_ = nullptr;
+  void* im2col_ = nullptr;
 };
 
 /// The seed of the workload's `i`-th argument for a trial seed (as TensorSet uses).

@@ -19,7 +19,8 @@ namespace tune::gpu {
 /// flags: bit 0 adds bias (per column for gemm, per output channel for conv2d), bit 1 applies
 /// relu. Launch one thread per element / output element, 1-D.
 ///
-/// Typed workloads (dtype= other than f32; GEMM only):
+/// Typed workloads (dtype= other than f32; GEMMs, and conv2d in layout=NHWC through
+/// tune_im2col_typed):
 ///   tune_fill_typed(out, u64 n, u64 seed, u32 kind): n elements of `kind` (TypedKind): the
 ///       uniform value above rounded to nearest even into the type (tf32, f16, bf16), a finite
 ///       code of magnitude below 1 drawn from the same hash (fp8), a scale in [2, 4), a byte of
@@ -31,6 +32,11 @@ namespace tune::gpu {
 ///   tune_ref_gemm_int(the same parameters): i8 and u8i8 GEMMs, summed in wrapping 32-bit
 ///       integers (exact); C as i32 (kinds bits 8-11: kI32) with an i32 bias, or as f32 (kF32)
 ///       scaled, with an f32 bias.
+///   tune_im2col_typed(input, out, u32 N, C, H, W, R, S, P, Q, stride, pad, dilation, u32 bytes):
+///       out [N*P*Q][R*S*C] = the NHWC input's window of each output pixel, taps in (r, s, c)
+///       order, zeros in the padding, elements of `bytes` bytes copied exactly: a typed NHWC
+///       conv2d is then tune_ref_gemm_typed / tune_ref_gemm_int of layout=NT with its KRSC
+///       weights as B (one thread per element of out).
 std::string_view ReferencePtx();
 
 inline constexpr char kFillKernel[] = "tune_fill_uniform";
@@ -39,14 +45,15 @@ inline constexpr char kConv2dKernel[] = "tune_ref_conv2d";
 inline constexpr char kFillTypedKernel[] = "tune_fill_typed";
 inline constexpr char kGemmTypedKernel[] = "tune_ref_gemm_typed";
 inline constexpr char kGemmIntKernel[] = "tune_ref_gemm_int";
+inline constexpr char kIm2colTypedKernel[] = "tune_im2col_typed";
 inline constexpr unsigned kRefFlagBias = 1;
 inline constexpr unsigned kRefFlagRelu = 2;
 inline constexpr unsigned kRefFlagNt = 4;
 inline constexpr unsigned kRefFlagScales = 8;
 
 /// The dtypes whose inputs and references these kernels make: f32, tf32, f16, bf16, i8, u8i8 and
-/// the OCP fp8 encodings (GEMMs of each; conv2d in f32 only). A CUDA worker offers them
-/// (Capabilities.dtypes), the fp8 ones from sm_89 on.
+/// the OCP fp8 encodings (GEMMs of each; conv2d in f32 in NCHW, and of each in NHWC). A CUDA worker
+/// offers them (Capabilities.dtypes), the fp8 ones from sm_89 on.
 DtypeSet CudaReferenceDtypes();
 
 /// The element kinds of tune_fill_typed, tune_ref_gemm_typed and tune_ref_gemm_int.

@@ -1,5 +1,6 @@
 // The typed inputs and GEMM reference of the CUDA measurement child (reference_ptx.h documents
-// the kernels): element kinds, loads that decode them exactly, and f32 accumulation.
+// the kernels): element kinds, loads that decode them exactly, f32 accumulation, and the im2col
+// that makes a typed NHWC convolution a GEMM for them.
 #include "rpc_server/gpu/reference_ptx_typed.h"
 
 #include "rpc_server/gpu/reference_ptx.h"
@@ -473,6 +474,127 @@ $L_igemm_nobias:
 $L_igemm_store:
     st.global.f32 [%rd20], %f1;
 $L_igemm_done:
+    ret;
+}
+
+// im2col of a typed NHWC input: out[m][(r, s, c)] = input[image][y * stride - pad + r * dil]
+// [x * stride - pad + s * dil][c] for pixel m = (image, y, x), zero in the padding, elements of
+// p_bytes bytes (1, 2 or 4), copied bit for bit: the A operand of the convolution as a GEMM of
+// layout=NT with the KRSC weights as B, for tune_ref_gemm_typed and tune_ref_gemm_int.
+.visible .entry tune_im2col_typed(
+    .param .u64 p_in,
+    .param .u64 p_out,
+    .param .u32 p_n,
+    .param .u32 p_c,
+    .param .u32 p_h,
+    .param .u32 p_w,
+    .param .u32 p_r,
+    .param .u32 p_s,
+    .param .u32 p_p,
+    .param .u32 p_q,
+    .param .u32 p_stride,
+    .param .u32 p_pad,
+    .param .u32 p_dil,
+    .param .u32 p_bytes)
+{
+    .reg .pred %p<6>;
+    .reg .b32 %r<20>;
+    .reg .b64 %rd<32>;
+
+    ld.param.u64 %rd1, [p_in];
+    ld.param.u64 %rd2, [p_out];
+    ld.param.u32 %r1, [p_n];
+    ld.param.u32 %r2, [p_c];
+    ld.param.u32 %r3, [p_h];
+    ld.param.u32 %r4, [p_w];
+    ld.param.u32 %r5, [p_r];
+    ld.param.u32 %r6, [p_s];
+    ld.param.u32 %r7, [p_p];
+    ld.param.u32 %r8, [p_q];
+    ld.param.u32 %r9, [p_stride];
+    ld.param.u32 %r10, [p_pad];
+    ld.param.u32 %r11, [p_dil];
+    ld.param.u32 %r12, [p_bytes];
+    mov.u32 %r13, %ctaid.x;
+    mov.u32 %r14, %ntid.x;
+    mov.u32 %r15, %tid.x;
+    mul.wide.u32 %rd3, %r13, %r14;
+    cvt.u64.u32 %rd4, %r15;
+    add.u64 %rd3, %rd3, %rd4;
+    // taps = R * S * C, pixels = N * P * Q; one thread per element of [pixels][taps].
+    mul.wide.u32 %rd5, %r5, %r6;
+    cvt.u64.u32 %rd6, %r2;
+    mul.lo.u64 %rd5, %rd5, %rd6;
+    mul.wide.u32 %rd7, %r7, %r8;
+    cvt.u64.u32 %rd8, %r1;
+    mul.lo.u64 %rd9, %rd8, %rd7;
+    mul.lo.u64 %rd9, %rd9, %rd5;
+    setp.ge.u64 %p1, %rd3, %rd9;
+    @%p1 bra $L_im2col_done;
+    div.u64 %rd10, %rd3, %rd5;
+    rem.u64 %rd11, %rd3, %rd5;
+    div.u64 %rd12, %rd10, %rd7;
+    rem.u64 %rd13, %rd10, %rd7;
+    cvt.u64.u32 %rd14, %r8;
+    div.u64 %rd15, %rd13, %rd14;
+    rem.u64 %rd16, %rd13, %rd14;
+    mul.wide.u32 %rd17, %r6, %r2;
+    div.u64 %rd18, %rd11, %rd17;
+    rem.u64 %rd19, %rd11, %rd17;
+    div.u64 %rd20, %rd19, %rd6;
+    rem.u64 %rd21, %rd19, %rd6;
+    // Input row y * stride - pad + r * dil and column x * stride - pad + s * dil (signed).
+    cvt.u64.u32 %rd22, %r9;
+    cvt.u64.u32 %rd23, %r10;
+    cvt.u64.u32 %rd24, %r11;
+    mul.lo.s64 %rd25, %rd15, %rd22;
+    sub.s64 %rd25, %rd25, %rd23;
+    mad.lo.s64 %rd25, %rd18, %rd24, %rd25;
+    mul.lo.s64 %rd26, %rd16, %rd22;
+    sub.s64 %rd26, %rd26, %rd23;
+    mad.lo.s64 %rd26, %rd20, %rd24, %rd26;
+    mov.b32 %r16, 0;
+    cvt.u64.u32 %rd27, %r3;
+    cvt.u64.u32 %rd28, %r4;
+    setp.lt.s64 %p2, %rd25, 0;
+    setp.ge.s64 %p3, %rd25, %rd27;
+    or.pred %p2, %p2, %p3;
+    setp.lt.s64 %p3, %rd26, 0;
+    or.pred %p2, %p2, %p3;
+    setp.ge.s64 %p3, %rd26, %rd28;
+    or.pred %p2, %p2, %p3;
+    @%p2 bra $L_im2col_store;
+    mad.lo.u64 %rd29, %rd12, %rd27, %rd25;
+    mad.lo.u64 %rd29, %rd29, %rd28, %rd26;
+    mad.lo.u64 %rd29, %rd29, %rd6, %rd21;
+    cvt.u64.u32 %rd30, %r12;
+    mad.lo.u64 %rd29, %rd29, %rd30, %rd1;
+    setp.eq.u32 %p4, %r12, 1;
+    @%p4 bra $L_im2col_load1;
+    setp.eq.u32 %p4, %r12, 2;
+    @%p4 bra $L_im2col_load2;
+    ld.global.b32 %r16, [%rd29];
+    bra $L_im2col_store;
+$L_im2col_load2:
+    ld.global.u16 %r16, [%rd29];
+    bra $L_im2col_store;
+$L_im2col_load1:
+    ld.global.u8 %r16, [%rd29];
+$L_im2col_store:
+    cvt.u64.u32 %rd30, %r12;
+    mad.lo.u64 %rd31, %rd3, %rd30, %rd2;
+    setp.eq.u32 %p4, %r12, 1;
+    @%p4 bra $L_im2col_store1;
+    setp.eq.u32 %p4, %r12, 2;
+    @%p4 bra $L_im2col_store2;
+    st.global.b32 [%rd31], %r16;
+    bra $L_im2col_done;
+$L_im2col_store2:
+    st.global.u16 [%rd31], %r16;
+    bra $L_im2col_done;
+$L_im2col_store1:
+    st.global.u8 [%rd31], %r16;
+$L_im2col_done:
     ret;
 }
 )PTX";

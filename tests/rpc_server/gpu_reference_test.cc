@@ -58,7 +58,8 @@ TEST_P(GpuReferenceTest, TheDeviceReferenceAgreesWithTheHostReference) {
     EXPECT_LT(lo, hi);
   }
   std::vector<gpu::DevicePtr> inputs(ptrs.begin(), ptrs.end() - 1);
-  ASSERT_TRUE((*refs)->Run(*workload, inputs, ptrs.back()).ok());
+  ASSERT_EQ(gpu::ReferenceKernels::ScratchBytes(*workload), 0);  // NCHW: no im2col
+  ASSERT_TRUE((*refs)->Run(*workload, inputs, ptrs.back(), 0).ok());
   std::vector<float>& got = host.back();
   ASSERT_TRUE(dev.CopyToHost(got.data(), ptrs.back(), got.size() * sizeof(float)).ok());
   std::vector<const float*> host_inputs;
@@ -134,7 +135,14 @@ TEST_P(GpuTypedReferenceTest, TheDeviceReferenceAgreesWithTheHostReferenceOnTheD
       }
     }
   }
-  ASSERT_TRUE((*refs)->Run(w, inputs, ptrs[out]).ok());
+  gpu::DevicePtr scratch = 0;
+  if (const int64_t bytes = gpu::ReferenceKernels::ScratchBytes(w); bytes > 0) {
+    absl::StatusOr<gpu::DevicePtr> p = dev.Allocate(static_cast<size_t>(bytes));
+    ASSERT_TRUE(p.ok()) << p.status();
+    scratch = *p;
+    ptrs.push_back(scratch);  // freed with the arguments
+  }
+  ASSERT_TRUE((*refs)->Run(w, inputs, ptrs[out], scratch).ok());
   std::vector<float> got(args[out].NumElements());
   ASSERT_TRUE(dev.CopyToHost(got.data(), ptrs[out], got.size() * sizeof(float)).ok());
   std::vector<const void*> host_inputs;
@@ -174,7 +182,19 @@ INSTANTIATE_TEST_SUITE_P(
                       "gemm:M=9,N=7,K=33,dtype=tf32,epilogue=bias",
                       "gemm:M=19,N=33,K=4100,layout=NT,dtype=i8,epilogue=bias_relu",
                       "gemm:M=16,N=24,K=64,dtype=u8i8",
-                      "gemm:M=8,N=16,K=96,layout=NT,dtype=i8,out=f32"));
+                      "gemm:M=8,N=16,K=96,layout=NT,dtype=i8,out=f32",
+                      // NHWC convolutions: the im2col of their input, then the GEMMs above.
+                      "conv2d:N=2,C=16,H=9,W=7,K=24,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16,"
+                      "epilogue=bias_relu",
+                      "conv2d:N=1,C=3,H=15,W=15,K=8,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=f16,"
+                      "out=f32",
+                      "conv2d:N=1,C=5,H=12,W=10,K=6,R=3,S=2,stride=2,pad=2,dilation=2,"
+                      "layout=NHWC,dtype=fp8e4m3,epilogue=bias",
+                      "conv2d:N=1,C=8,H=6,W=6,K=8,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=i8",
+                      "conv2d:N=1,C=8,H=6,W=6,K=8,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=u8i8,"
+                      "out=f32,epilogue=bias",
+                      "conv2d:N=1,C=4,H=5,W=5,K=4,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=tf32",
+                      "conv2d:N=1,C=4,H=5,W=5,K=4,R=3,S=3,stride=1,pad=1,layout=NHWC"));
 
 }  // namespace
 }  // namespace tune::rpc
