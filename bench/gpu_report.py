@@ -33,7 +33,7 @@ import re
 import statistics
 import sys
 
-LIBRARY_WORDS = ("cublas", "cudnn", "rocblas", "miopen")
+LIBRARY_WORDS = ("cublas", "cudnn", "rocblas", "hipblaslt", "miopen")
 
 
 def parse_workload(text):

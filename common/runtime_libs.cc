@@ -27,7 +27,7 @@ constexpr std::string_view kOtherLibraryThreads[] = {"MKL_NUM_THREADS"};
 constexpr CoreTypeChoice kOpenblasCoreType = {"OpenBLAS", "OPENBLAS_CORETYPE",
                                               "openblas_get_corename", &BetterOpenblasCoretype};
 
-constexpr std::array<RuntimeLibrary, 6> kLibraries = {{
+constexpr std::array<RuntimeLibrary, 7> kLibraries = {{
     {"openblas", "libtune_openblas.so", "tune_openblas_describe", "libopenblas-dev",
      TargetKind::kLlvm, kOpenblasThreads, &kOpenblasCoreType},
     {"dnnl", "libtune_dnnl.so", "tune_dnnl_describe", "libdnnl-dev", TargetKind::kLlvm,
@@ -35,6 +35,8 @@ constexpr std::array<RuntimeLibrary, 6> kLibraries = {{
     {"cublas", "libtune_cublas.so", "tune_cublas_describe", kAlwaysBuilt, TargetKind::kCuda},
     {"cudnn", "libtune_cudnn.so", "tune_cudnn_describe", kAlwaysBuilt, TargetKind::kCuda},
     {"rocblas", "libtune_rocblas.so", "tune_rocblas_describe", kAlwaysBuilt, TargetKind::kRocm},
+    {"hipblaslt", "libtune_hipblaslt.so", "tune_hipblaslt_describe", kAlwaysBuilt,
+     TargetKind::kRocm},
     {"miopen", "libtune_miopen.so", "tune_miopen_describe", kAlwaysBuilt, TargetKind::kRocm},
 }};
 

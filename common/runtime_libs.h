@@ -10,6 +10,7 @@
 //   cublas     libtune_cublas.so      tune_cublas_describe       nothing (cuda targets)
 //   cudnn      libtune_cudnn.so       tune_cudnn_describe        nothing (cuda targets)
 //   rocblas    libtune_rocblas.so     tune_rocblas_describe      nothing (rocm targets)
+//   hipblaslt  libtune_hipblaslt.so   tune_hipblaslt_describe    nothing (rocm targets)
 //   miopen     libtune_miopen.so      tune_miopen_describe       nothing (rocm targets)
 //
 // The GPU shims (runtime/tune_gpu_runtime.h) open their vendor library (libcublas.so.13, ...)

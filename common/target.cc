@@ -16,7 +16,7 @@ constexpr std::string_view kForms =
     "'llvm [-mcpu=<cpu>|native] [-threads=<n>] [-bind=close|spread] "
     "[-libs=openblas,dnnl,<extern kernel>]', "
     "'cuda -arch=sm_<nn> [-libs=cublas,cudnn]' or "
-    "'rocm -mcpu=gfx<nnn> [-code-object-version=4|5] [-libs=rocblas,miopen]'";
+    "'rocm -mcpu=gfx<nnn> [-code-object-version=4|5] [-libs=rocblas,hipblaslt,miopen]'";
 
 }  // namespace
 

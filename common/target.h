@@ -7,7 +7,7 @@
 //   cuda -arch=sm_90a [-libs=...]                         -> device key cuda/sm_90 (an
 //        arch-specific target, whose wgmma code runs on sm_90 devices alone: workers of
 //        device key cuda/sm_90 run it; none of another arch does)
-//   rocm -mcpu=gfx90a [-code-object-version=4|5] [-libs=rocblas,miopen]
+//   rocm -mcpu=gfx90a [-code-object-version=4|5] [-libs=rocblas,hipblaslt,miopen]
 //                                                         -> device key rocm/gfx90a
 #pragma once
 

@@ -109,8 +109,8 @@ int Serve(int argc, char** argv) {
                  "loaded in the order given");
   app.add_option("--libs", libs,
                  "external libraries whose candidates this worker runs, comma-separated: "
-                 "openblas, dnnl (cpu); cublas, cudnn (cuda); rocblas, miopen (rocm) (their "
-                 "runtime shims are preloaded like --preload)")
+                 "openblas, dnnl (cpu); cublas, cudnn (cuda); rocblas, hipblaslt, miopen (rocm) "
+                 "(their runtime shims are preloaded like --preload)")
       ->delimiter(',');
   app.add_option("--name", name, "worker name (default: <hostname>-<pid>)");
   std::string thread_variables;
@@ -198,7 +198,8 @@ int Serve(int argc, char** argv) {
   }
 
   // The libraries of the worker's device kind: CPU libraries for cpu, cuBLAS/cuDNN for cuda,
-  // rocBLAS/MIOpen for rocm (their shims load the vendor library only when a kernel calls them).
+  // rocBLAS/hipBLASLt/MIOpen for rocm (their shims load the vendor library only when a kernel
+  // calls them).
   for (const std::string& lib : libs) {
     const tune::RuntimeLibrary* runtime = tune::FindRuntimeLibrary(lib);
     if (runtime == nullptr || runtime->target_kind != device_kind) {

@@ -1,5 +1,7 @@
-// libtune_cudnn.so: tune's shim over cuDNN's convolution (runtime/tune_gpu_runtime.h), with the
-// legacy API (cudnnConvolutionForward, cudnnConvolutionBiasActivationForward).
+// libtune_cudnn.so: tune's shim over cuDNN's convolution (runtime/tune_gpu_runtime.h). This half
+// holds what both entries share (cudnn_shim_internal.h) and tune_cudnn_conv2d, the FP32 NCHW
+// convolution of the legacy API (cudnnConvolutionForward, cudnnConvolutionBiasActivationForward);
+// cudnn_graph_shim.cc holds the typed NHWC one of the graph API.
 //
 // libcudnn is opened at the first call. Handles are made per (thread, device); descriptors, the
 // chosen algorithm and its workspace per (thread, device, shape, knobs), so that after the
@@ -15,77 +17,23 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/cudnn_shim_internal.h"
 #include "runtime/gpu_shim_util.h"
 #include "runtime/tune_gpu_runtime.h"
 
-namespace {
+namespace tune_cudnn {
 
-using tune_gpu::CudaDriver;
 using tune_gpu::CUdevice;
-using tune_gpu::CUdeviceptr;
 using tune_gpu::Format;
 
-// The cuDNN ABI this shim uses (cudnn_graph.h, cudnn_ops.h, cudnn_cnn.h of cuDNN 9).
-using cudnnStatus_t = int;
-using cudnnHandle_t = void*;
-using Desc = void*;
-constexpr int CUDNN_STATUS_NOT_SUPPORTED = 3000;
-constexpr int CUDNN_STATUS_BAD_PARAM = 2000;
-constexpr int CUDNN_DATA_FLOAT = 0;
-constexpr int CUDNN_TENSOR_NCHW = 0;
-constexpr int CUDNN_CROSS_CORRELATION = 1;
-constexpr int CUDNN_FMA_MATH = 3;
-constexpr int CUDNN_ACTIVATION_RELU = 1;
-constexpr int CUDNN_ACTIVATION_IDENTITY = 5;
-constexpr int CUDNN_NOT_PROPAGATE_NAN = 0;
-constexpr int kImplicitPrecompGemm = 1;
-constexpr int kAlgoCount = 8;
-struct cudnnConvolutionFwdAlgoPerf_t {
-  int algo;
-  cudnnStatus_t status;
-  float time;
-  size_t memory;
-  int determinism;
-  int mathType;
-  int reserved[3];
-};
-constexpr const char* kAlgoNames[kAlgoCount] = {
-    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
-    "WINOGRAD",      "WINOGRAD_NONFUSED"};
-
-struct Cudnn {
-  std::string file;
-  size_t (*GetVersion)();
-  const char* (*GetErrorString)(cudnnStatus_t);
-  cudnnStatus_t (*Create)(cudnnHandle_t*);
-  cudnnStatus_t (*SetStream)(cudnnHandle_t, void*);
-  cudnnStatus_t (*CreateTensorDescriptor)(Desc*);
-  cudnnStatus_t (*SetTensor4dDescriptor)(Desc, int, int, int, int, int, int);
-  cudnnStatus_t (*CreateFilterDescriptor)(Desc*);
-  cudnnStatus_t (*SetFilter4dDescriptor)(Desc, int, int, int, int, int, int);
-  cudnnStatus_t (*CreateConvolutionDescriptor)(Desc*);
-  cudnnStatus_t (*SetConvolution2dDescriptor)(Desc, int, int, int, int, int, int, int, int);
-  cudnnStatus_t (*SetConvolutionMathType)(Desc, int);
-  cudnnStatus_t (*GetConvolution2dForwardOutputDim)(Desc, Desc, Desc, int*, int*, int*, int*);
-  cudnnStatus_t (*CreateActivationDescriptor)(Desc*);
-  cudnnStatus_t (*SetActivationDescriptor)(Desc, int, int, double);
-  cudnnStatus_t (*FindConvolutionForwardAlgorithm)(cudnnHandle_t, Desc, Desc, Desc, Desc, int, int*,
-                                                   cudnnConvolutionFwdAlgoPerf_t*);
-  cudnnStatus_t (*GetConvolutionForwardWorkspaceSize)(cudnnHandle_t, Desc, Desc, Desc, Desc, int,
-                                                      size_t*);
-  cudnnStatus_t (*ConvolutionForward)(cudnnHandle_t, const void*, Desc, const void*, Desc,
-                                      const void*, Desc, int, void*, size_t, const void*, Desc,
-                                      void*);
-  cudnnStatus_t (*ConvolutionBiasActivationForward)(cudnnHandle_t, const void*, Desc, const void*,
-                                                    Desc, const void*, Desc, int, void*, size_t,
-                                                    const void*, Desc, const void*, Desc,
-                                                    const void*, Desc, Desc, void*);
-};
+namespace {
 
 std::mutex g_mu;
 std::string g_version;     // guarded by g_mu
 std::string g_last_path;   // guarded by g_mu: how the last call ran
 std::string g_last_error;  // guarded by g_mu
+
+}  // namespace
 
 int32_t Failed(int32_t code, const std::string& message) {
   {
@@ -93,6 +41,11 @@ int32_t Failed(int32_t code, const std::string& message) {
     g_last_error = message;
   }
   return tune_gpu::Fail(code, "cudnn: " + message);
+}
+
+void RecordPath(const std::string& path) {
+  std::lock_guard lock(g_mu);
+  g_last_path = path;
 }
 
 const Cudnn* LoadCudnn(int32_t* code) {
@@ -128,10 +81,18 @@ const Cudnn* LoadCudnn(int32_t* code) {
     get(c->GetConvolutionForwardWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize");
     get(c->ConvolutionForward, "cudnnConvolutionForward");
     get(c->ConvolutionBiasActivationForward, "cudnnConvolutionBiasActivationForward");
+    get(c->BackendCreateDescriptor, "cudnnBackendCreateDescriptor");
+    get(c->BackendDestroyDescriptor, "cudnnBackendDestroyDescriptor");
+    get(c->BackendFinalize, "cudnnBackendFinalize");
+    get(c->BackendSetAttribute, "cudnnBackendSetAttribute");
+    get(c->BackendGetAttribute, "cudnnBackendGetAttribute");
+    get(c->BackendExecute, "cudnnBackendExecute");
     if (!missing.empty()) {
       error = opened + ": " + missing;
       return nullptr;
     }
+    c->GetLastErrorString =
+        reinterpret_cast<void (*)(char*, size_t)>(dlsym(h, "cudnnGetLastErrorString"));
     const size_t v = c->GetVersion();
     std::lock_guard lock(g_mu);
     g_version = Format("cuDNN %zu.%zu.%zu (%s)", v / 10000, v / 100 % 100, v % 100, opened.c_str());
@@ -142,8 +103,68 @@ const Cudnn* LoadCudnn(int32_t* code) {
 }
 
 std::string Status(const Cudnn& c, const char* what, cudnnStatus_t s) {
-  return Format("%s failed: cuDNN status %d (%s)", what, s, c.GetErrorString(s));
+  std::string line = Format("%s failed: cuDNN status %d (%s)", what, s, c.GetErrorString(s));
+  if (c.GetLastErrorString != nullptr) {
+    char detail[512] = {};
+    c.GetLastErrorString(detail, sizeof(detail));
+    if (detail[0] != '\0') {
+      line += Format(": %s", detail);
+    }
+  }
+  return line;
 }
+
+int32_t Handle(const Cudnn& c, CUdevice device, void* stream, cudnnHandle_t* out) {
+  thread_local std::map<CUdevice, cudnnHandle_t> handles;
+  auto h = handles.find(device);
+  if (h == handles.end()) {
+    cudnnHandle_t handle = nullptr;
+    if (cudnnStatus_t s = c.Create(&handle); s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(c, "cudnnCreate", s));
+    }
+    h = handles.emplace(device, handle).first;
+  }
+  if (cudnnStatus_t s = c.SetStream(h->second, stream); s != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(c, "cudnnSetStream", s));
+  }
+  *out = h->second;
+  return 0;
+}
+
+}  // namespace tune_cudnn
+
+namespace {
+
+using tune_cudnn::Cudnn;
+using tune_cudnn::CUDNN_STATUS_BAD_PARAM;
+using tune_cudnn::CUDNN_STATUS_NOT_SUPPORTED;
+using tune_cudnn::cudnnConvolutionFwdAlgoPerf_t;
+using tune_cudnn::cudnnHandle_t;
+using tune_cudnn::cudnnStatus_t;
+using tune_cudnn::Desc;
+using tune_cudnn::Failed;
+using tune_cudnn::Handle;
+using tune_cudnn::LoadCudnn;
+using tune_cudnn::RecordPath;
+using tune_cudnn::Status;
+using tune_gpu::CudaDriver;
+using tune_gpu::CUdevice;
+using tune_gpu::CUdeviceptr;
+using tune_gpu::Format;
+
+// The legacy API's constants (cudnn_graph.h, cudnn_ops.h, cudnn_cnn.h of cuDNN 9).
+constexpr int CUDNN_DATA_FLOAT = 0;
+constexpr int CUDNN_TENSOR_NCHW = 0;
+constexpr int CUDNN_CROSS_CORRELATION = 1;
+constexpr int CUDNN_FMA_MATH = 3;
+constexpr int CUDNN_ACTIVATION_RELU = 1;
+constexpr int CUDNN_ACTIVATION_IDENTITY = 5;
+constexpr int CUDNN_NOT_PROPAGATE_NAN = 0;
+constexpr int kImplicitPrecompGemm = 1;
+constexpr int kAlgoCount = 8;
+constexpr const char* kAlgoNames[kAlgoCount] = {
+    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+    "WINOGRAD",      "WINOGRAD_NONFUSED"};
 
 // One convolution of (device, shape, knobs): descriptors, algorithm, workspace.
 struct Plan {
@@ -194,18 +215,9 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cudnn_conv2d(
   if (rc = tune_gpu::CurrentDevice(*cu, &device); rc != 0) {
     return Failed(rc, tune_gpu_last_error());
   }
-  thread_local std::map<CUdevice, cudnnHandle_t> handles;
-  auto h = handles.find(device);
-  if (h == handles.end()) {
-    cudnnHandle_t handle = nullptr;
-    if (cudnnStatus_t s = c->Create(&handle); s != 0) {
-      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*c, "cudnnCreate", s));
-    }
-    h = handles.emplace(device, handle).first;
-  }
-  cudnnHandle_t handle = h->second;
-  if (cudnnStatus_t s = c->SetStream(handle, stream); s != 0) {
-    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*c, "cudnnSetStream", s));
+  cudnnHandle_t handle = nullptr;
+  if (rc = Handle(*c, device, stream, &handle); rc != 0) {
+    return rc;
   }
 
   using Key = std::vector<int64_t>;
@@ -343,10 +355,9 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cudnn_conv2d(
       return Failed(rc, tune_gpu_last_error());
     }
   }
-  std::lock_guard lock(g_mu);
-  g_last_path = p.name + (!fused && epilogue != TUNE_GPU_EPILOGUE_NONE
-                              ? ", then tune's bias/ReLU kernel on the same stream"
-                              : "");
+  RecordPath(p.name + (!fused && epilogue != TUNE_GPU_EPILOGUE_NONE
+                           ? ", then tune's bias/ReLU kernel on the same stream"
+                           : ""));
   return 0;
 }
 
@@ -355,7 +366,10 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cudnn_describe(ch
   if (buf == nullptr || size < 1) {
     return TUNE_GPU_BAD_ARGUMENT;
   }
-  std::lock_guard lock(g_mu);
+  using tune_cudnn::g_last_error;
+  using tune_cudnn::g_last_path;
+  using tune_cudnn::g_version;
+  std::lock_guard lock(tune_cudnn::g_mu);
   std::snprintf(buf, static_cast<size_t>(size), "%s; last call: %s%s%s",
                 g_version.empty() ? "cuDNN not loaded yet" : g_version.c_str(),
                 g_last_path.empty() ? "none yet" : g_last_path.c_str(),

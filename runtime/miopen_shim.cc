@@ -6,6 +6,10 @@
 // convolution on the caller's stream. MIOpen's forward convolution runs an algorithm its find
 // step has chosen, so `algo` must be TUNE_GPU_ALGO_SEARCH; there is no fused epilogue here (a
 // call with one is TUNE_GPU_UNSUPPORTED; conv2d.rocm.miopen applies to workloads without one).
+//
+// tune_miopen_conv2d_typed runs the same find and forward call on NHWC tensors of f32, f16, bf16
+// or i8 (into i32), each described by its NCHW lengths and NHWC strides. Like the FP32 entry it
+// has been compiled and its refusals tested, but it has never run on an AMD GPU.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -26,8 +30,16 @@ using tune_gpu::Format;
 using miopenStatus_t = int;
 using miopenHandle_t = void*;
 using Desc = void*;
+// miopenDataType_t. miopenInt32 is what an int8 convolution writes its raw sums as.
+constexpr int miopenHalf = 0;
 constexpr int miopenFloat = 1;
+constexpr int miopenInt32 = 2;
+constexpr int miopenInt8 = 3;
+constexpr int miopenBFloat16 = 5;
 constexpr int miopenConvolution = 0;
+// miopenStatus_t values that say MIOpen has no solution for a problem, not that it failed.
+constexpr miopenStatus_t miopenStatusNotImplemented = 6;
+constexpr miopenStatus_t miopenStatusUnsupportedOp = 8;
 struct miopenConvAlgoPerf_t {
   int fwd_algo;  // a union of the forward/backward algorithm enums in miopen.h
   float time;
@@ -42,6 +54,9 @@ struct Miopen {
   miopenStatus_t (*SetStream)(miopenHandle_t, void*);
   miopenStatus_t (*CreateTensorDescriptor)(Desc*);
   miopenStatus_t (*Set4dTensorDescriptor)(Desc, int, int, int, int, int);
+  // (desc, data type, number of dimensions, lengths, strides): lengths stay in NCHW order, the
+  // strides say where each dimension lies in memory.
+  miopenStatus_t (*SetTensorDescriptor)(Desc, int, int, const int*, const int*);
   miopenStatus_t (*CreateConvolutionDescriptor)(Desc*);
   miopenStatus_t (*InitConvolutionDescriptor)(Desc, int, int, int, int, int, int, int);
   miopenStatus_t (*ForwardGetWorkSpaceSize)(miopenHandle_t, Desc, Desc, Desc, Desc, size_t*);
@@ -93,6 +108,7 @@ const Miopen* Load(int32_t* code) {
     get(h, m->SetStream, "miopenSetStream");
     get(h, m->CreateTensorDescriptor, "miopenCreateTensorDescriptor");
     get(h, m->Set4dTensorDescriptor, "miopenSet4dTensorDescriptor");
+    get(h, m->SetTensorDescriptor, "miopenSetTensorDescriptor");
     get(h, m->CreateConvolutionDescriptor, "miopenCreateConvolutionDescriptor");
     get(h, m->InitConvolutionDescriptor, "miopenInitConvolutionDescriptor");
     get(h, m->ForwardGetWorkSpaceSize, "miopenConvolutionForwardGetWorkSpaceSize");
@@ -124,6 +140,79 @@ struct Plan {
   std::string name;
 };
 
+// The calling thread's MIOpen handle for the current device, bound to `stream`.
+int32_t Handle(const Miopen& m, void* stream, int* device, miopenHandle_t* out) {
+  if (int e = m.hip->hipGetDevice(device); e != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Format("hipGetDevice failed: HIP error %d", e));
+  }
+  thread_local std::map<int, miopenHandle_t> handles;
+  auto h = handles.find(*device);
+  if (h == handles.end()) {
+    miopenHandle_t handle = nullptr;
+    if (miopenStatus_t s = m.Create(&handle); s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(m, "miopenCreate", s));
+    }
+    h = handles.emplace(*device, handle).first;
+  }
+  if (miopenStatus_t s = m.SetStream(h->second, stream); s != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(m, "miopenSetStream", s));
+  }
+  *out = h->second;
+  return 0;
+}
+
+const char* TypeName(int32_t type) {
+  static constexpr const char* kNames[] = {"f32",     "tf32", "f16", "bf16",        "fp8e4m3",
+                                           "fp8e5m2", "i8",   "i32", "fp8e4m3fnuz", "fp8e5m2fnuz"};
+  return type >= 0 && type <= TUNE_GPU_TYPE_FP8E5M2FNUZ ? kNames[type] : "?";
+}
+
+// The miopenDataType_t of the input and of the output of a served `in` -> `out`; false when the
+// typed entry does not serve it.
+bool MiopenTypes(int32_t in, int32_t out, int* in_type, int* out_type) {
+  if (in == TUNE_GPU_TYPE_I8 && out == TUNE_GPU_TYPE_I32) {
+    *in_type = miopenInt8;
+    *out_type = miopenInt32;
+    return true;
+  }
+  if (in != out) {
+    return false;
+  }
+  *in_type = *out_type = in == TUNE_GPU_TYPE_F32    ? miopenFloat
+                         : in == TUNE_GPU_TYPE_F16  ? miopenHalf
+                         : in == TUNE_GPU_TYPE_BF16 ? miopenBFloat16
+                                                    : -1;
+  return *in_type >= 0;
+}
+
+// Why `in` -> `out` is not served, naming what is.
+std::string Unserved(int32_t in, int32_t out) {
+  const bool fp8 = in == TUNE_GPU_TYPE_FP8E4M3 || in == TUNE_GPU_TYPE_FP8E5M2 ||
+                   in == TUNE_GPU_TYPE_FP8E4M3FNUZ || in == TUNE_GPU_TYPE_FP8E5M2FNUZ;
+  const char* why =
+      fp8 || (in == TUNE_GPU_TYPE_I8 && out != TUNE_GPU_TYPE_I32)
+          ? " (a scaled form: MIOpen's alpha is a host scalar, and the scales are device "
+            "pointers that only work queued on the stream may read)"
+      : in == TUNE_GPU_TYPE_TF32 ? " (MIOpen has no tf32 reading of f32)"
+      : in == out                ? ""
+                                 : " (MIOpen's convolution writes the type it reads)";
+  return Format(
+      "%s -> %s is not served%s; tune_miopen_conv2d_typed serves f32 -> f32, f16 -> f16, "
+      "bf16 -> bf16 and i8 -> i32 (the raw sums), without an epilogue",
+      TypeName(in), TypeName(out), why);
+}
+
+// A 4-d tensor of lengths (n, c, h, w), as MIOpen orders them, laid out channels last
+// ([n][h][w][c]: NHWC, or KRSC for weights).
+miopenStatus_t SetNhwc(const Miopen& m, Desc desc, int type, int64_t n, int64_t c, int64_t h,
+                       int64_t w) {
+  const int lengths[4] = {static_cast<int>(n), static_cast<int>(c), static_cast<int>(h),
+                          static_cast<int>(w)};
+  const int strides[4] = {static_cast<int>(h * w * c), 1, static_cast<int>(w * c),
+                          static_cast<int>(c)};
+  return m.SetTensorDescriptor(desc, type, 4, lengths, strides);
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_conv2d(
@@ -154,21 +243,9 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_conv2d(
     return rc;
   }
   int device = 0;
-  if (int e = m->hip->hipGetDevice(&device); e != 0) {
-    return Failed(TUNE_GPU_LIBRARY_ERROR, Format("hipGetDevice failed: HIP error %d", e));
-  }
-  thread_local std::map<int, miopenHandle_t> handles;
-  auto h = handles.find(device);
-  if (h == handles.end()) {
-    miopenHandle_t handle = nullptr;
-    if (miopenStatus_t s = m->Create(&handle); s != 0) {
-      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*m, "miopenCreate", s));
-    }
-    h = handles.emplace(device, handle).first;
-  }
-  miopenHandle_t handle = h->second;
-  if (miopenStatus_t s = m->SetStream(handle, stream); s != 0) {
-    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*m, "miopenSetStream", s));
+  miopenHandle_t handle = nullptr;
+  if (rc = Handle(*m, stream, &device, &handle); rc != 0) {
+    return rc;
   }
   using Key = std::vector<int64_t>;
   thread_local std::map<Key, Plan> plans;
@@ -221,6 +298,118 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_conv2d(
     it = plans.emplace(key, p).first;
   }
   const Plan& p = it->second;
+  const float one = 1.0f, zero = 0.0f;
+  if (miopenStatus_t s = m->ConvolutionForward(handle, &one, p.x, x, p.w, w, p.conv, p.algo, &zero,
+                                               p.y, y, p.workspace, p.workspace_size);
+      s != 0) {
+    return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*m, "miopenConvolutionForward", s));
+  }
+  std::lock_guard lock(g_mu);
+  g_last_path = p.name;
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_conv2d_typed(
+    const void* x, const void* w, const void* bias_or_null, void* y, const float* scale_x,
+    const float* scale_w, int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R,
+    int64_t S, int64_t stride, int64_t pad, int64_t dilation, int32_t in_type, int32_t out_type,
+    int32_t epilogue, int32_t algo, void* stream) {
+  const int64_t P = (H + 2 * pad - (R - 1) * dilation - 1) / stride + 1;
+  const int64_t Q = (W + 2 * pad - (S - 1) * dilation - 1) / stride + 1;
+  const bool known_types = in_type >= TUNE_GPU_TYPE_F32 && in_type <= TUNE_GPU_TYPE_FP8E5M2FNUZ &&
+                           out_type >= TUNE_GPU_TYPE_F32 && out_type <= TUNE_GPU_TYPE_FP8E5M2FNUZ;
+  if (x == nullptr || w == nullptr || y == nullptr || N < 1 || C < 1 || H < 1 || W < 1 || K < 1 ||
+      R < 1 || S < 1 || stride < 1 || pad < 0 || dilation < 1 || P < 1 || Q < 1 ||
+      N * C * H * W > 0x7fffffff || N * K * P * Q > 0x7fffffff || K * R * S * C > 0x7fffffff ||
+      !known_types ||
+      !tune_gpu::ValidEpilogue(epilogue, TUNE_GPU_EPILOGUE_SEPARATE,
+                               static_cast<const float*>(bias_or_null))) {
+    return Failed(TUNE_GPU_BAD_ARGUMENT,
+                  "tune_miopen_conv2d_typed: null pointer, bad shape, type not a "
+                  "TUNE_GPU_TYPE_* code or bad epilogue");
+  }
+  if (epilogue != TUNE_GPU_EPILOGUE_NONE) {
+    return Failed(TUNE_GPU_UNSUPPORTED, "tune_miopen_conv2d_typed has no bias/ReLU epilogue");
+  }
+  int x_type = -1, y_type = -1;
+  if (!MiopenTypes(in_type, out_type, &x_type, &y_type)) {
+    return Failed(TUNE_GPU_UNSUPPORTED, Unserved(in_type, out_type));
+  }
+  if (algo != TUNE_GPU_ALGO_SEARCH) {
+    return Failed(TUNE_GPU_ALGO_UNSUPPORTED,
+                  Format("tune_miopen_conv2d_typed runs the algorithm MIOpen's find chooses "
+                         "(algo -1), not %d",
+                         algo));
+  }
+  int32_t rc = 0;
+  const Miopen* m = Load(&rc);
+  if (m == nullptr) {
+    return rc;
+  }
+  int device = 0;
+  miopenHandle_t handle = nullptr;
+  if (rc = Handle(*m, stream, &device, &handle); rc != 0) {
+    return rc;
+  }
+  using Key = std::vector<int64_t>;
+  thread_local std::map<Key, Plan> plans;
+  const Key key = {device, N, C, H, W, K, R, S, stride, pad, dilation, in_type, out_type};
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    Plan p;
+    miopenStatus_t s = m->CreateTensorDescriptor(&p.x);
+    auto step = [&](miopenStatus_t next) {
+      if (s == 0) {
+        s = next;
+      }
+    };
+    step(SetNhwc(*m, p.x, x_type, N, C, H, W));
+    step(m->CreateTensorDescriptor(&p.w));
+    step(SetNhwc(*m, p.w, x_type, K, C, R, S));  // KRSC: the weights' "channels" are C too
+    step(m->CreateTensorDescriptor(&p.y));
+    step(SetNhwc(*m, p.y, y_type, N, K, P, Q));
+    step(m->CreateConvolutionDescriptor(&p.conv));
+    const int pd = static_cast<int>(pad), st = static_cast<int>(stride),
+              dl = static_cast<int>(dilation);
+    step(m->InitConvolutionDescriptor(p.conv, miopenConvolution, pd, pd, st, st, dl, dl));
+    step(m->ForwardGetWorkSpaceSize(handle, p.w, p.x, p.conv, p.y, &p.workspace_size));
+    if (s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*m, "MIOpen NHWC descriptors", s));
+    }
+    if (p.workspace_size > 0) {
+      if (int e = m->hip->hipMalloc(&p.workspace, p.workspace_size); e != 0) {
+        return Failed(TUNE_GPU_LIBRARY_ERROR,
+                      Format("hipMalloc(%zu) failed: HIP error %d", p.workspace_size, e));
+      }
+    }
+    // Find runs the candidates on the caller's buffers (y is overwritten, then written again).
+    miopenConvAlgoPerf_t perf[4] = {};
+    int found = 0;
+    s = m->FindForwardAlgorithm(handle, p.x, x, p.w, w, p.conv, p.y, y, 4, &found, perf,
+                                p.workspace, p.workspace_size, false);
+    if (s == miopenStatusNotImplemented || s == miopenStatusUnsupportedOp ||
+        (s == 0 && found < 1)) {
+      return Failed(
+          TUNE_GPU_UNSUPPORTED,
+          Format("MIOpen's find has no NHWC %s -> %s convolution for N=%lld C=%lld "
+                 "H=%lld W=%lld K=%lld R=%lld S=%lld here (%s)",
+                 TypeName(in_type), TypeName(out_type), static_cast<long long>(N),
+                 static_cast<long long>(C), static_cast<long long>(H), static_cast<long long>(W),
+                 static_cast<long long>(K), static_cast<long long>(R), static_cast<long long>(S),
+                 Status(*m, "miopenFindConvolutionForwardAlgorithm", s).c_str()));
+    }
+    if (s != 0) {
+      return Failed(TUNE_GPU_LIBRARY_ERROR, Status(*m, "miopenFindConvolutionForwardAlgorithm", s));
+    }
+    p.algo = perf[0].fwd_algo;
+    p.name = Format(
+        "miopenConvolutionForward NHWC %s -> %s algo %d (found by "
+        "miopenFindConvolutionForwardAlgorithm), workspace %zu B",
+        TypeName(in_type), TypeName(out_type), p.algo, p.workspace_size);
+    it = plans.emplace(key, p).first;
+  }
+  const Plan& p = it->second;
+  // alpha and beta are floats for every data type (MIOpen's int8 path among them).
   const float one = 1.0f, zero = 0.0f;
   if (miopenStatus_t s = m->ConvolutionForward(handle, &one, p.x, x, p.w, w, p.conv, p.algo, &zero,
                                                p.y, y, p.workspace, p.workspace_size);

@@ -5,11 +5,13 @@
  *
  *   libtune_cublas.so    tune_cublas_sgemm, tune_cublaslt_gemm,      (loads libcublas.so.13/.12,
  *                        tune_cublas_describe                         libcublasLt, libcuda.so.1)
- *   libtune_cudnn.so     tune_cudnn_conv2d, tune_cudnn_describe      (loads libcudnn.so.9,
- *                                                                     libcuda.so.1)
+ *   libtune_cudnn.so     tune_cudnn_conv2d, tune_cudnn_conv2d_typed, (loads libcudnn.so.9,
+ *                        tune_cudnn_describe                          libcuda.so.1)
  *   libtune_rocblas.so   tune_rocblas_sgemm, tune_rocblas_describe   (loads librocblas.so)
- *   libtune_miopen.so    tune_miopen_conv2d, tune_miopen_describe    (loads libMIOpen.so,
- *                                                                     libamdhip64.so)
+ *   libtune_hipblaslt.so tune_hipblaslt_gemm,                        (loads libhipblaslt.so,
+ *                        tune_hipblaslt_describe                      libamdhip64.so)
+ *   libtune_miopen.so    tune_miopen_conv2d, tune_miopen_conv2d_typed, (loads libMIOpen.so,
+ *                        tune_miopen_describe                         libamdhip64.so)
  *
  * The shims need nothing of CUDA or ROCm to build or to load: each opens its vendor library
  * with dlopen at its first call, so preloading a shim never touches a GPU. Pointers are device
@@ -60,7 +62,8 @@ int32_t tune_cublas_sgemm(const float* A, const float* B, const float* bias_or_n
                           int64_t M, int64_t N, int64_t K, int32_t epilogue, int32_t epilogue_mode,
                           void* stream);
 
-/* Element types of tune_cublaslt_gemm: the workload's dtype= (inputs) and out=. */
+/* Element types of tune_cublaslt_gemm and tune_cudnn_conv2d_typed: the workload's dtype=
+ * (inputs) and out=. */
 #define TUNE_GPU_TYPE_F32 0
 #define TUNE_GPU_TYPE_TF32 1 /* inputs only: f32 storage, multiplied on TF32 tensor cores */
 #define TUNE_GPU_TYPE_F16 2
@@ -91,6 +94,24 @@ int32_t tune_cudnn_conv2d(const float* x, const float* w, const float* bias_or_n
                           int64_t S, int64_t stride, int64_t pad, int64_t dilation,
                           int32_t epilogue, int32_t epilogue_mode, int32_t algo, void* stream);
 
+/* y[N][P][Q][K] = epilogue(scale_x * scale_w * conv(x[N][H][W][C], w[K][R][S][C]) + bias[K])
+ * (NHWC input, KRSC weights, NPQK output) through cuDNN's graph API: the convolution and its
+ * epilogue (scales, bias of y's type, ReLU) are one operation graph, run by one execution plan
+ * with cudnnBackendExecute on `stream`. Inputs of `in_type`, y of `out_type` (TUNE_GPU_TYPE_*):
+ * f16 -> f16|f32, bf16 -> bf16|f32 and f32 -> f32 (tensor cores off) or tf32 -> f32 (TF32
+ * allowed), f32 accumulation; fp8e4m3|fp8e5m2 -> bf16|f32 and i8 -> f32 (s8 x s8 summed in i32)
+ * with the scales, device pointers to one f32 each (NULL otherwise); i8 -> i32 is the raw sums
+ * (no scales). `algo` picks the algo-th engine configuration of cuDNN's heuristic (mode A) that
+ * finalizes into a plan, engines computing through FFT or Winograd transforms, reduced-precision
+ * reductions or (for f32 data) down-converted inputs passed over: 0 its first choice;
+ * TUNE_GPU_ALGO_UNSUPPORTED beyond those; TUNE_GPU_UNSUPPORTED when cuDNN has none for the
+ * graph. The describe line names the engine (global index, knobs) that ran. */
+int32_t tune_cudnn_conv2d_typed(const void* x, const void* w, const void* bias_or_null, void* y,
+                                const float* scale_x, const float* scale_w, int64_t N, int64_t C,
+                                int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
+                                int64_t stride, int64_t pad, int64_t dilation, int32_t in_type,
+                                int32_t out_type, int32_t epilogue, int32_t algo, void* stream);
+
 /* The ROCm counterparts: rocblas_sgemm and MIOpen's convolution (algo must be
  * TUNE_GPU_ALGO_SEARCH: MIOpen's find). They have no epilogue: any other than NONE is
  * TUNE_GPU_UNSUPPORTED. */
@@ -102,12 +123,47 @@ int32_t tune_miopen_conv2d(const float* x, const float* w, const float* bias_or_
                            int64_t S, int64_t stride, int64_t pad, int64_t dilation,
                            int32_t epilogue, int32_t epilogue_mode, int32_t algo, void* stream);
 
+/* The FNUZ encodings of fp8 (AMD gfx942's; common/element_type.h), inputs of tune_hipblaslt_gemm
+ * beside the TUNE_GPU_TYPE_* codes above. */
+#define TUNE_GPU_TYPE_FP8E4M3FNUZ 8
+#define TUNE_GPU_TYPE_FP8E5M2FNUZ 9
+
+/* tune_cublaslt_gemm's product and arguments through hipblasLtMatmul (hipBLASLt 0.6 or later,
+ * ROCm 6.0 on): f32 accumulation in HIPBLAS_COMPUTE_32F (never xf32), the epilogue fused
+ * (HIPBLASLT_EPILOGUE_BIAS, _RELU or _RELU_BIAS; the bias of C's type), `algo` the algo-th of the
+ * heuristic's first eight algorithms (TUNE_GPU_ALGO_UNSUPPORTED beyond those it returns;
+ * TUNE_GPU_UNSUPPORTED when it returns none). Served: f32 -> f32, f16 -> f16|f32,
+ * bf16 -> bf16|f32; i8 -> i32 (s8 x s8 summed in HIPBLAS_COMPUTE_32I), NN or NT, no epilogue;
+ * fp8e4m3fnuz|fp8e5m2fnuz (gfx942) and fp8e4m3|fp8e5m2 (gfx950 and later) -> f16|bf16|f32 with
+ * the two scales (device pointers, HIPBLASLT_MATMUL_DESC_A/B_SCALE_POINTER). Any other
+ * combination of known types, tf32 inputs among them, is TUNE_GPU_UNSUPPORTED with a message
+ * naming these. Never run on an AMD GPU. */
+int32_t tune_hipblaslt_gemm(const void* A, const void* B, const void* bias_or_null, void* C,
+                            const float* scale_a, const float* scale_b, int64_t M, int64_t N,
+                            int64_t K, int32_t in_type, int32_t out_type, int32_t nt,
+                            int32_t epilogue, int32_t algo, void* stream);
+
+/* y[N][P][Q][K] = conv(x[N][H][W][C], w[K][R][S][C]) (NHWC input, KRSC weights, NPQK output;
+ * tune_cudnn_conv2d_typed's arguments) through MIOpen's find and miopenConvolutionForward, the
+ * tensors described by their NHWC strides. Served: f32 -> f32, f16 -> f16, bf16 -> bf16 and
+ * i8 -> i32 (the raw sums); `algo` must be TUNE_GPU_ALGO_SEARCH (TUNE_GPU_ALGO_UNSUPPORTED
+ * otherwise). MIOpen's call has no fused epilogue, and its alpha is a host scalar while the scales
+ * are device pointers that only the stream may read: an epilogue and every scaled form
+ * (i8 -> f32, fp8), like any other combination, are TUNE_GPU_UNSUPPORTED with a message naming
+ * what is served. Never run on an AMD GPU. */
+int32_t tune_miopen_conv2d_typed(const void* x, const void* w, const void* bias_or_null, void* y,
+                                 const float* scale_x, const float* scale_w, int64_t N, int64_t C,
+                                 int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
+                                 int64_t stride, int64_t pad, int64_t dilation, int32_t in_type,
+                                 int32_t out_type, int32_t epilogue, int32_t algo, void* stream);
+
 /* Writes a NUL-terminated line on how the library ran in this process into buf[size] (version,
  * the algorithm chosen, the math mode, the last error); returns 0. Loads nothing. */
 int32_t tune_cublas_describe(char* buf, int64_t size);
 int32_t tune_cudnn_describe(char* buf, int64_t size);
 int32_t tune_rocblas_describe(char* buf, int64_t size);
 int32_t tune_miopen_describe(char* buf, int64_t size);
+int32_t tune_hipblaslt_describe(char* buf, int64_t size);
 
 /* The last failure of any GPU shim in this process ("" when none), e.g. "libcublas.so.13:
  * cannot open shared object file". Valid until the calling thread's next call of it. */

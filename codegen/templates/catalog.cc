@@ -39,12 +39,19 @@ namespace {
 // are the catalog's own (they call its micro-kernels).
 std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& ukernels) {
   return {
-      &kGemmCpuBlocked,        &kConv2dCpuPointwise, &kConv2dCpuDirect,  &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd,     &kGemmCpuOpenblas,    &kGemmCpuDnnl,      &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,         &ukernels.gemm(),     &ukernels.conv2d(), &kGemmCudaWgmma,
-      &kGemmCudaMma,           &kGemmGpuTiled,       &kConv2dCudaWgmma,  &kConv2dCudaMma,
-      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,    &kGemmCudaCublas,   &kConv2dCudaCudnn,
-      &kGemmCudaCublasLt,      &kGemmRocmRocblas,    &kConv2dRocmMiopen,
+      &kGemmCpuBlocked,        &kConv2dCpuPointwise,
+      &kConv2dCpuDirect,       &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd,     &kGemmCpuOpenblas,
+      &kGemmCpuDnnl,           &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,         &ukernels.gemm(),
+      &ukernels.conv2d(),      &kGemmCudaWgmma,
+      &kGemmCudaMma,           &kGemmGpuTiled,
+      &kConv2dCudaWgmma,       &kConv2dCudaMma,
+      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,
+      &kGemmCudaCublas,        &kConv2dCudaCudnn,
+      &kConv2dCudaCudnnGraph,  &kGemmCudaCublasLt,
+      &kGemmRocmRocblas,       &kGemmRocmHipblasLt,
+      &kConv2dRocmMiopen,      &kConv2dRocmMiopenNhwc,
   };
 }
 

@@ -70,6 +70,89 @@ Config MiopenDefault(const Workload& workload, const Target& target) {
   return LibraryDefaultConfig(MiopenSpace(workload, target));
 }
 
+// cuDNN's heuristic ranks the engine configurations for the operation graph; the knob measures
+// the first eight that finalize (FFT, Winograd and reduced-precision engines passed over).
+ConfigSpace CudnnGraphSpace(const Workload&, const Target&) {
+  ConfigSpace space;
+  space.AddKnob("algo", {0, 1, 2, 3, 4, 5, 6, 7},
+                "which of cuDNN's heuristic engine configurations for the graph (0: its first "
+                "choice)");
+  return space;
+}
+
+Config CudnnGraphDefault(const Workload&, const Target&) { return {{"algo", 0}}; }
+
+// The shim's TUNE_GPU_TYPE_* of an element type (tf32 for tf32 inputs).
+int64_t ShimType(ElementType type, Dtype dtype) {
+  switch (type) {
+    case ElementType::kF16:
+      return TUNE_GPU_TYPE_F16;
+    case ElementType::kBf16:
+      return TUNE_GPU_TYPE_BF16;
+    case ElementType::kFp8E4m3:
+      return TUNE_GPU_TYPE_FP8E4M3;
+    case ElementType::kFp8E5m2:
+      return TUNE_GPU_TYPE_FP8E5M2;
+    case ElementType::kI8:
+      return TUNE_GPU_TYPE_I8;
+    case ElementType::kI32:
+      return TUNE_GPU_TYPE_I32;
+    default:
+      return dtype == Dtype::kTf32 ? TUNE_GPU_TYPE_TF32 : TUNE_GPU_TYPE_F32;
+  }
+}
+
+// cuDNN 9 (measured on an H200 with 9.14) has no engine for an i32 output with a ReLU and no
+// bias; every other form of the template's dtypes runs, whatever the channel counts.
+absl::Status CudnnGraphShape(const Workload& workload) {
+  if (workload.dtype() == Dtype::kI8 && workload.out_type() == ElementType::kI32 &&
+      workload.epilogue() == Epilogue::kRelu) {
+    return absl::InvalidArgumentError(
+        StrCat("template conv2d.cuda.cudnn_graph builds i8 convolutions with out=f32, or with "
+               "out=i32 and no epilogue or epilogue=bias|bias_relu (cuDNN has no engine for an "
+               "i32 ReLU without a bias), not '",
+               workload.ToString(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+// fp8 runs on the same tensor cores as gemm.cuda.cublaslt's fp8 kernels, whose accumulation
+// between promotions to f32 is narrower than f32: held to the same 4 times the bound. Every other
+// dtype to the bound itself (engines computing through transforms are passed over by the shim).
+double CudnnGraphTolerance(const Workload& workload, const Config&) {
+  return IsFp8Dtype(workload.dtype()) ? 4.0 : 1.0;
+}
+
+// `tune_cudnn_conv2d_typed(x, w, bias or 0, y, scale_x or 0, scale_w or 0, N, C, H, W, K, R, S,
+// stride, pad, dilation, in_type, out_type, epilogue, algo, stream)`.
+absl::StatusOr<ir::LoweredFunc> BuildCudnnGraph(const Workload& workload, const Target& target,
+                                                const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kConv2dCudaCudnnGraph, workload, target, config));
+  const Conv2dShape& s = workload.conv2d();
+  std::vector<Buffer> params = KernelParams(workload);
+  const bool has_bias = EpilogueHasBias(workload.epilogue());
+  const size_t out = static_cast<size_t>(workload.OutputIndex());
+  const bool scales = workload.has_scales();
+  ir::Var stream("stream");
+  std::vector<ir::Expr> args = {Ptr(params[0]),
+                                Ptr(params[1]),
+                                has_bias ? Ptr(params[2]) : I64(0),
+                                Ptr(params[out]),
+                                scales ? Ptr(params[out + 1]) : I64(0),
+                                scales ? Ptr(params[out + 2]) : I64(0)};
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.dilation}) {
+    args.push_back(I64(v));
+  }
+  args.insert(args.end(), {I32(ShimType(workload.input_type(), workload.dtype())),
+                           I32(ShimType(workload.out_type(), Dtype::kF32)),
+                           I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
+  ir::Stmt call = CallShim("tune_cudnn_conv2d_typed", std::move(args));
+  ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
+                                     RuntimeLibraryNamed(kConv2dCudaCudnnGraph.library));
+  func.stream_param = stream;
+  return func;
+}
+
 bool MiopenApplies(const Workload& workload, const Target&) {
   return workload.epilogue() == Epilogue::kNone;
 }
@@ -91,6 +174,51 @@ absl::StatusOr<ir::LoweredFunc> BuildConv(const KernelTemplate& tpl, std::string
              I32(GpuEpilogueMode(config)), I32(KnobValue(config, "algorithm")), stream});
   ir::LoweredFunc func =
       LibraryFunc(func_name, std::move(params), call, RuntimeLibraryNamed(tpl.library));
+  func.stream_param = stream;
+  return func;
+}
+
+// MIOpen's convolution writes the type it reads, except int8's raw i32 sums; a float output of
+// i8 would need the scales, which are device pointers, in MIOpen's alpha, a host scalar.
+absl::Status MiopenNhwcShape(const Workload& workload) {
+  const bool own_type = workload.out_type() == workload.input_type();
+  const bool raw_sums = workload.dtype() == Dtype::kI8 && workload.out_type() == ElementType::kI32;
+  if (!own_type && !raw_sums) {
+    return absl::InvalidArgumentError(
+        StrCat("template conv2d.rocm.miopen_nhwc builds f32, f16 and bf16 convolutions into "
+               "their own type and i8 ones with out=i32 (MIOpen writes the type it reads; its "
+               "alpha, a host scalar, cannot carry the scales), not '",
+               workload.ToString(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+// `tune_miopen_conv2d_typed(x, w, 0, y, 0, 0, N, C, H, W, K, R, S, stride, pad, dilation,
+// in_type, out_type, 0, -1, stream)`: no bias, no scales, no epilogue, MIOpen's find.
+absl::StatusOr<ir::LoweredFunc> BuildMiopenNhwc(const Workload& workload, const Target& target,
+                                                const Config& config, std::string_view func_name) {
+  if (!MiopenApplies(workload, target)) {
+    return absl::InvalidArgumentError(
+        StrCat("template conv2d.rocm.miopen_nhwc builds workloads without an epilogue, not '",
+               workload.ToString(), "'"));
+  }
+  RETURN_IF_ERROR(CheckBuildRequest(kConv2dRocmMiopenNhwc, workload, target, config));
+  RETURN_IF_ERROR(MiopenNhwcShape(workload));
+  const Conv2dShape& s = workload.conv2d();
+  std::vector<Buffer> params = KernelParams(workload);
+  ir::Var stream("stream");
+  std::vector<ir::Expr> args = {Ptr(params[0]),     Ptr(params[1]), I64(0),
+                                Ptr(params.back()), I64(0),         I64(0)};
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.dilation}) {
+    args.push_back(I64(v));
+  }
+  args.insert(args.end(),
+              {I32(ShimType(workload.input_type(), workload.dtype())),
+               I32(ShimType(workload.out_type(), Dtype::kF32)), I32(TUNE_GPU_EPILOGUE_NONE),
+               I32(KnobValue(config, "algorithm")), stream});
+  ir::Stmt call = CallShim("tune_miopen_conv2d_typed", std::move(args));
+  ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
+                                     RuntimeLibraryNamed(kConv2dRocmMiopenNhwc.library));
   func.stream_param = stream;
   return func;
 }
@@ -124,6 +252,22 @@ const KernelTemplate kConv2dCudaCudnn = {
     .tolerance = &CudnnTolerance,
 };
 
+const KernelTemplate kConv2dCudaCudnnGraph = {
+    .name = "conv2d.cuda.cudnn_graph",
+    .version = 1,
+    .op = OpKind::kConv2d,
+    .targets = TemplateTargets::kCuda,
+    .space = &CudnnGraphSpace,
+    .default_config = &CudnnGraphDefault,
+    .build = &BuildCudnnGraph,
+    .library = "cudnn",
+    .conv_layouts = ConvLayouts::kNhwc,
+    .dtypes = DtypeSet{Dtype::kF32, Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kI8,
+                       Dtype::kFp8E4m3, Dtype::kFp8E5m2},
+    .check_shape = &CudnnGraphShape,
+    .tolerance = &CudnnGraphTolerance,
+};
+
 const KernelTemplate kConv2dRocmMiopen = {
     .name = "conv2d.rocm.miopen",
     .version = 1,
@@ -134,6 +278,23 @@ const KernelTemplate kConv2dRocmMiopen = {
     .build = &BuildMiopen,
     .library = "miopen",
     .applies = &MiopenApplies,
+    .tolerance = [](const Workload&, const Config&) { return kTransformAlgorithmTolerance; },
+};
+
+const KernelTemplate kConv2dRocmMiopenNhwc = {
+    .name = "conv2d.rocm.miopen_nhwc",
+    .version = 1,
+    .op = OpKind::kConv2d,
+    .targets = TemplateTargets::kRocm,
+    .space = &MiopenSpace,
+    .default_config = &MiopenDefault,
+    .build = &BuildMiopenNhwc,
+    .library = "miopen",
+    .applies = &MiopenApplies,
+    .conv_layouts = ConvLayouts::kNhwc,
+    .dtypes = DtypeSet{Dtype::kF32, Dtype::kF16, Dtype::kBf16, Dtype::kI8},
+    .check_shape = &MiopenNhwcShape,
+    // MIOpen's find may choose Winograd or FFT solvers, as for conv2d.rocm.miopen.
     .tolerance = [](const Workload&, const Config&) { return kTransformAlgorithmTolerance; },
 };
 

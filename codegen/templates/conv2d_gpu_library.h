@@ -10,12 +10,29 @@
 //                        cudnnConvolutionForward, then the shim's bias/ReLU kernel; 1
 //                        cudnnConvolutionBiasActivationForward (a bias without ReLU needs
 //                        algorithm -1 or 1, as cuDNN requires).
+//   conv2d.cuda.cudnn_graph
+//                        cuDNN's typed NHWC convolution through its graph API
+//                        (tune_cudnn_conv2d_typed of libtune_cudnn.so; cuda targets, -libs=cudnn):
+//                        layout=NHWC with dtype=f32|tf32|f16|bf16|i8|fp8e4m3|fp8e5m2 and their
+//                        outputs, the epilogue and the scales fused into the graph (i8 with out=i32
+//                        and a ReLU alone is refused: cuDNN has no engine for it). Knob `algo`: the
+//                        index among cuDNN's heuristic engine configurations that finalize (0 its
+//                        first choice). conv2d.cuda.cudnn keeps NCHW f32 and its knobs.
 //   conv2d.rocm.miopen   MIOpen's convolution through libtune_miopen.so (rocm targets,
 //                        -libs=miopen): the algorithm miopenFindConvolutionForwardAlgorithm
 //                        chooses (`algorithm` -1 only); workloads without an epilogue only.
+//   conv2d.rocm.miopen_nhwc
+//                        MIOpen's typed convolution in layout=NHWC (tune_miopen_conv2d_typed of
+//                        libtune_miopen.so; rocm targets, -libs=miopen): dtype=f32|f16|bf16 into
+//                        their own type and i8 with out=i32 (the raw sums), no epilogue and no
+//                        scaled form (MIOpen's alpha is a host scalar, the scales device
+//                        pointers). The algorithm MIOpen's find chooses (`algorithm` -1 only).
+//                        Built and tested without an AMD GPU; never run on one.
 //
 // The kernel is host code with the GPU host ABI: `int32_t f(float* input, float* weight,
-// [float* bias,] float* output, void* stream)` on device pointers; it returns the shim's code.
+// [float* bias,] float* output, void* stream)` on device pointers (the element types follow the
+// workload's dtype and out=; scale pointers follow the output where it takes them); it returns
+// the shim's code.
 #pragma once
 
 #include "codegen/templates/template.h"
@@ -23,6 +40,8 @@
 namespace tune {
 
 extern const KernelTemplate kConv2dCudaCudnn;
+extern const KernelTemplate kConv2dCudaCudnnGraph;
 extern const KernelTemplate kConv2dRocmMiopen;
+extern const KernelTemplate kConv2dRocmMiopenNhwc;
 
 }  // namespace tune

@@ -47,6 +47,10 @@ int64_t ShimType(ElementType type, Dtype dtype) {
       return TUNE_GPU_TYPE_FP8E4M3;
     case ElementType::kFp8E5m2:
       return TUNE_GPU_TYPE_FP8E5M2;
+    case ElementType::kFp8E4m3Fnuz:
+      return TUNE_GPU_TYPE_FP8E4M3FNUZ;
+    case ElementType::kFp8E5m2Fnuz:
+      return TUNE_GPU_TYPE_FP8E5M2FNUZ;
     case ElementType::kI8:
       return TUNE_GPU_TYPE_I8;
     case ElementType::kI32:
@@ -110,6 +114,54 @@ absl::StatusOr<ir::LoweredFunc> BuildCublasLt(const Workload& workload, const Ta
        I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
   ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
                                      RuntimeLibraryNamed(kGemmCudaCublasLt.library));
+  func.stream_param = stream;
+  return func;
+}
+
+// hipBLASLt's heuristic ranks the algorithms for a problem, as cuBLASLt's does.
+ConfigSpace HipblasLtSpace(const Workload&, const Target&) {
+  ConfigSpace space;
+  space.AddKnob("algo", {0, 1, 2, 3, 4, 5, 6, 7},
+                "which of hipBLASLt's heuristic algorithms for the problem (0: its first choice)");
+  return space;
+}
+
+Config HipblasLtDefault(const Workload&, const Target&) { return {{"algo", 0}}; }
+
+// hipBLASLt's integer GEMMs sum s8 x s8 into i32 (HIPBLAS_COMPUTE_32I) and stop there: the raw
+// sums, without scales or an epilogue. Its float types take both layouts (its fp8 table holds for
+// NN, NT, TN and TT alike) and leave alignment to the heuristic, which finds no algorithm where
+// it has none (the shim's TUNE_GPU_UNSUPPORTED).
+absl::Status HipblasLtShape(const Workload& workload) {
+  if (workload.dtype() == Dtype::kI8 &&
+      (workload.out_type() != ElementType::kI32 || workload.epilogue() != Epilogue::kNone)) {
+    return absl::InvalidArgumentError(
+        StrCat("template gemm.rocm.hipblaslt builds i8 GEMMs with out=i32 and no epilogue "
+               "(hipBLASLt's HIPBLAS_COMPUTE_32I sums), not '",
+               workload.ToString(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ir::LoweredFunc> BuildHipblasLt(const Workload& workload, const Target& target,
+                                               const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmRocmHipblasLt, workload, target, config));
+  RETURN_IF_ERROR(HipblasLtShape(workload));
+  const GemmShape& g = workload.gemm();
+  std::vector<Buffer> params = KernelParams(workload);
+  const bool has_bias = EpilogueHasBias(workload.epilogue());
+  const size_t out = static_cast<size_t>(workload.OutputIndex());
+  const bool scales = workload.has_scales();
+  ir::Var stream("stream");
+  ir::Stmt call = CallShim(
+      "tune_hipblaslt_gemm",
+      {Ptr(params[0]), Ptr(params[1]), has_bias ? Ptr(params[2]) : I64(0), Ptr(params[out]),
+       scales ? Ptr(params[out + 1]) : I64(0), scales ? Ptr(params[out + 2]) : I64(0), I64(g.m),
+       I64(g.n), I64(g.k), I32(ShimType(workload.input_type(), workload.dtype())),
+       I32(ShimType(workload.out_type(), Dtype::kF32)), I32(g.layout == GemmLayout::kNT ? 1 : 0),
+       I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
+  ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
+                                     RuntimeLibraryNamed(kGemmRocmHipblasLt.library));
   func.stream_param = stream;
   return func;
 }
@@ -192,6 +244,25 @@ const KernelTemplate kGemmRocmRocblas = {
     .build = &BuildRocblas,
     .library = "rocblas",
     .applies = &RocblasApplies,
+};
+
+const KernelTemplate kGemmRocmHipblasLt = {
+    .name = "gemm.rocm.hipblaslt",
+    .version = 1,
+    .op = OpKind::kGemm,
+    .targets = TemplateTargets::kRocm,
+    .space = &HipblasLtSpace,
+    .default_config = &HipblasLtDefault,
+    .build = &BuildHipblasLt,
+    .library = "hipblaslt",
+    .gemm_layouts = GemmLayouts::kBoth,
+    // f32 is gemm.rocm.rocblas's. Which fp8 encodings a target runs is dtype_support.h's to say
+    // (gfx942 the FNUZ ones); the shim passes both kinds to hipBLASLt by their own names.
+    .dtypes = DtypeSet{Dtype::kF16, Dtype::kBf16, Dtype::kI8, Dtype::kFp8E4m3, Dtype::kFp8E5m2,
+                       Dtype::kFp8E4m3Fnuz, Dtype::kFp8E5m2Fnuz},
+    .check_shape = &HipblasLtShape,
+    // No tolerance beyond the standard bound: nothing measured on an AMD GPU says otherwise yet
+    // (gemm.cuda.cublaslt's fp8 allowance came from an H200 run).
 };
 
 }  // namespace tune

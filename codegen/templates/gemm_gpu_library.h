@@ -10,6 +10,12 @@
 //                       Knob `algo`: the n-th of cuBLASLt's heuristic algorithms for the problem.
 //   gemm.rocm.rocblas   rocblas_sgemm through libtune_rocblas.so (rocm targets, -libs=rocblas);
 //                       no knobs, workloads without an epilogue only.
+//   gemm.rocm.hipblaslt hipblasLtMatmul through libtune_hipblaslt.so (rocm targets,
+//                       -libs=hipblaslt) for f16, bf16, i8 (out=i32, no epilogue) and fp8 (the
+//                       FNUZ encodings on gfx942, the OCP ones where the target runs them), NN
+//                       and NT, f32 accumulation, the epilogue fused. Knob `algo`: the n-th of
+//                       hipBLASLt's heuristic algorithms for the problem. Built and tested
+//                       without an AMD GPU; never run on one.
 //
 // The kernel is host code with the GPU host ABI: `int32_t f(A, B, [bias,] C, [scale_A, scale_B,]
 // void* stream)` on device pointers of the workload's element types; it returns the shim's code
@@ -23,5 +29,6 @@ namespace tune {
 extern const KernelTemplate kGemmCudaCublas;
 extern const KernelTemplate kGemmCudaCublasLt;
 extern const KernelTemplate kGemmRocmRocblas;
+extern const KernelTemplate kGemmRocmHipblasLt;
 
 }  // namespace tune

@@ -90,7 +90,7 @@ host_lib() {
     libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*.so.* | \
       libresolv.so.* | libutil.so.* | libstdc++.so.* | libgcc_s.so.* | linux-vdso.so.*) return 0 ;;
     libcuda.so.* | libcublas*.so.* | libcudnn*.so.* | libamdhip64.so.* | librocblas.so.* | \
-      libMIOpen.so.*) return 0 ;;
+      libhipblaslt.so.* | libMIOpen.so.*) return 0 ;;
   esac
   return 1
 }

@@ -1,6 +1,7 @@
 // The GPU shims on a CUDA device (label gpu; skipped without libcuda.so.1 and a device):
 // tune_cublas_sgemm and tune_cudnn_conv2d on device buffers, with every epilogue in both modes
-// and cuDNN's own search as well as given algorithms, against common/reference.h.
+// and cuDNN's own search as well as given algorithms, and tune_cudnn_conv2d_typed (NHWC, f16,
+// bf16, i8, fp8, fused epilogues), against common/reference.h.
 #include <dlfcn.h>
 
 #include <string>
@@ -224,6 +225,147 @@ TEST(GpuShimsOnDevice, CudnnsSearchAndGivenAlgorithmsAgreeWithTheReference) {
     }
   }
   EXPECT_GE(ran, 3);  // the search and at least the implicit GEMMs
+}
+
+// The typed shim's TUNE_GPU_TYPE_* of an element type (tf32 for tf32 inputs).
+int32_t ShimType(ElementType type, Dtype dtype) {
+  switch (type) {
+    case ElementType::kF16:
+      return TUNE_GPU_TYPE_F16;
+    case ElementType::kBf16:
+      return TUNE_GPU_TYPE_BF16;
+    case ElementType::kFp8E4m3:
+      return TUNE_GPU_TYPE_FP8E4M3;
+    case ElementType::kFp8E5m2:
+      return TUNE_GPU_TYPE_FP8E5M2;
+    case ElementType::kI8:
+      return TUNE_GPU_TYPE_I8;
+    case ElementType::kI32:
+      return TUNE_GPU_TYPE_I32;
+    default:
+      return dtype == Dtype::kTf32 ? TUNE_GPU_TYPE_TF32 : TUNE_GPU_TYPE_F32;
+  }
+}
+
+// Runs tune_cudnn_conv2d_typed on the workload's seeded tensors and compares its output with
+// common/reference.h's, held to conv2d.cuda.cudnn_graph's tolerance (4 times the bound for fp8).
+void ExpectTypedConvolutionMatchesTheReference(Driver& cu, const std::string& text,
+                                               int32_t algo = 0) {
+  const Workload w = *Workload::Parse(text);
+  SCOPED_TRACE(w.ToString() + " algo " + std::to_string(algo));
+  TensorSet host(w, 11);
+  const std::vector<TensorArg> args = w.Arguments();
+  std::vector<void*> abi = host.AbiPointers();
+  std::vector<unsigned long long> device;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const size_t bytes = static_cast<size_t>(args[i].NumElements() * ElementBytes(args[i].type));
+    unsigned long long p = 0;
+    ASSERT_EQ(cu.cuMemAlloc(&p, bytes), 0);
+    ASSERT_EQ(cu.cuMemcpyHtoD(p, abi[i], bytes), 0);
+    device.push_back(p);
+  }
+  auto at = [&](size_t i) { return reinterpret_cast<void*>(device[i]); };
+  const Conv2dShape& s = w.conv2d();
+  const size_t out = static_cast<size_t>(w.OutputIndex());
+  const bool bias = EpilogueHasBias(w.epilogue());
+  const bool scales = w.has_scales();
+  const int32_t rc = tune_cudnn_conv2d_typed(
+      at(0), at(1), bias ? at(2) : nullptr, at(out),
+      scales ? static_cast<const float*>(at(out + 1)) : nullptr,
+      scales ? static_cast<const float*>(at(out + 2)) : nullptr, s.n, s.c, s.h, s.w, s.k, s.r, s.s,
+      s.stride, s.pad, s.dilation, ShimType(w.input_type(), w.dtype()),
+      ShimType(w.out_type(), Dtype::kF32), Code(w.epilogue()), algo, cu.stream);
+  EXPECT_EQ(rc, 0) << tune_gpu_last_error();
+  if (rc == 0) {
+    const size_t bytes = static_cast<size_t>(host.output_size() * ElementBytes(w.out_type()));
+    std::vector<char> got(bytes);
+    EXPECT_EQ(cu.cuStreamSynchronize(cu.stream), 0);
+    EXPECT_EQ(cu.cuMemcpyDtoH(got.data(), device[out], bytes), 0);
+    std::vector<char> want(static_cast<size_t>(host.output_size()) * 4);
+    RunReference(w, host.Inputs(), want.data());
+    CompareResult r = CompareOutputs(w, got.data(), want.data(), host.output_size(),
+                                     IsFp8Dtype(w.dtype()) ? 4.0 : 1.0, host.scale_product());
+    EXPECT_TRUE(r.ok) << r.message;
+    const std::string line = Describe(&tune_cudnn_describe);
+    EXPECT_NE(line.find("cudnnBackendExecute (graph API)"), std::string::npos) << line;
+    EXPECT_NE(line.find("engine "), std::string::npos) << line;
+  }
+  for (unsigned long long p : device) {
+    cu.cuMemFree(p);
+  }
+}
+
+constexpr const char* kNhwc = "conv2d:N=2,C=16,H=9,W=9,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC";
+
+TEST(GpuShimsOnDevice, CudnnTypedF16AndBf16ConvolutionsMatchTheReferenceWithAFusedBiasAndRelu) {
+  std::string why;
+  Driver* cu = OpenDevice(&why);
+  if (cu == nullptr) {
+    GTEST_SKIP() << why;
+  }
+  for (const char* form : {",dtype=f16", ",dtype=f16,epilogue=bias_relu",
+                           ",dtype=f16,out=f32,epilogue=bias", ",dtype=bf16,epilogue=bias_relu",
+                           ",dtype=bf16,out=f32", ",dtype=bf16,out=f32,epilogue=relu"}) {
+    ExpectTypedConvolutionMatchesTheReference(*cu, kNhwc + std::string(form));
+  }
+  // A strided layer with channel counts that are no multiple of 8.
+  ExpectTypedConvolutionMatchesTheReference(
+      *cu,
+      "conv2d:N=1,C=5,H=11,W=13,K=7,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=bf16,"
+      "epilogue=bias_relu");
+}
+
+TEST(GpuShimsOnDevice, CudnnTypedI8ConvolutionsGiveRawSumsOrScaledFloats) {
+  std::string why;
+  Driver* cu = OpenDevice(&why);
+  if (cu == nullptr) {
+    GTEST_SKIP() << why;
+  }
+  for (const char* form : {",dtype=i8", ",dtype=i8,epilogue=bias_relu", ",dtype=i8,out=f32",
+                           ",dtype=i8,out=f32,epilogue=bias_relu"}) {
+    ExpectTypedConvolutionMatchesTheReference(*cu, kNhwc + std::string(form));
+  }
+  // cuDNN has no engine for an i32 ReLU without a bias: refused, naming the graph.
+  float* p = reinterpret_cast<float*>(16);
+  EXPECT_EQ(tune_cudnn_conv2d_typed(p, p, nullptr, p, nullptr, nullptr, 2, 16, 9, 9, 16, 3, 3, 1, 1,
+                                    1, TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_I32, TUNE_GPU_EPILOGUE_RELU,
+                                    0, cu->stream),
+            TUNE_GPU_UNSUPPORTED);
+  EXPECT_NE(std::string(tune_gpu_last_error()).find("i8 x i8 -> i32"), std::string::npos)
+      << tune_gpu_last_error();
+}
+
+TEST(GpuShimsOnDevice, CudnnTypedFp8ConvolutionsApplyTheScalesBiasAndRelu) {
+  std::string why;
+  Driver* cu = OpenDevice(&why);
+  if (cu == nullptr) {
+    GTEST_SKIP() << why;
+  }
+  for (const char* form :
+       {",dtype=fp8e4m3", ",dtype=fp8e4m3,epilogue=bias_relu",
+        ",dtype=fp8e5m2,out=f32,epilogue=bias", ",dtype=fp8e5m2,epilogue=relu"}) {
+    ExpectTypedConvolutionMatchesTheReference(*cu, kNhwc + std::string(form));
+  }
+}
+
+TEST(GpuShimsOnDevice, CudnnTypedAlgoWalksTheHeuristicsPlansAndStopsBeyondThem) {
+  std::string why;
+  Driver* cu = OpenDevice(&why);
+  if (cu == nullptr) {
+    GTEST_SKIP() << why;
+  }
+  const std::string w = kNhwc + std::string(",dtype=bf16,epilogue=bias_relu");
+  for (int32_t algo = 0; algo < 4; ++algo) {
+    ExpectTypedConvolutionMatchesTheReference(*cu, w, algo);
+    EXPECT_NE(Describe(&tune_cudnn_describe).find("plan " + std::to_string(algo + 1) + " of"),
+              std::string::npos);
+  }
+  // f16 into f32 with a bias: cuDNN 9.14 lists one plan (its fallback engine) for it.
+  float* p = reinterpret_cast<float*>(16);
+  const int32_t rc = tune_cudnn_conv2d_typed(p, p, p, p, nullptr, nullptr, 2, 16, 9, 9, 16, 3, 3, 1,
+                                             1, 1, TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_F32,
+                                             TUNE_GPU_EPILOGUE_BIAS, 7, cu->stream);
+  EXPECT_EQ(rc, TUNE_GPU_ALGO_UNSUPPORTED) << tune_gpu_last_error();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The GPU shims without a GPU: bad arguments are refused before anything is loaded, a missing
-// vendor library is TUNE_GPU_NOT_FOUND with a message naming its file, describe lines say what
-// was (not) loaded, and the epilogue kernel's hand-written PTX assembles for sm_80.
+// The GPU shims without a GPU: bad arguments (the typed convolution's types and scales too) are
+// refused before anything is loaded, a missing vendor library is TUNE_GPU_NOT_FOUND with a
+// message naming its file, describe lines say what was (not) loaded, and the epilogue kernel's
+// hand-written PTX assembles for sm_80.
 #include <dlfcn.h>
 #include <sys/wait.h>
 
@@ -48,6 +49,46 @@ TEST(GpuShims, BadArgumentsAreRefusedBeforeAnyLibraryIsLoaded) {
   EXPECT_EQ(tune_cudnn_conv2d(p, p, nullptr, p, 1, 1, 2, 2, 1, 3, 3, 1, 0, 1, 0, 0, -1, nullptr),
             TUNE_GPU_BAD_ARGUMENT);  // the filter does not fit
   EXPECT_NE(std::string(tune_gpu_last_error()).find("tune_cudnn_conv2d"), std::string::npos);
+}
+
+// tune_cudnn_conv2d_typed on a 1x8x8x8 input and 8x3x3x8 weights (NHWC, KRSC), padding 1.
+int32_t Typed(const void* bias, const float* sx, const float* sw, int32_t in, int32_t out,
+              int32_t epilogue, int32_t algo, int64_t stride = 1) {
+  float* p = Dummy();
+  return tune_cudnn_conv2d_typed(p, p, bias, p, sx, sw, 1, 8, 8, 8, 8, 3, 3, stride, 1, 1, in, out,
+                                 epilogue, algo, nullptr);
+}
+
+TEST(GpuShims, CudnnTypedRefusesBadArgumentsBeforeAnyLibraryIsLoaded) {
+  float* p = Dummy();
+  // Types outside tune's table: f16 into bf16, fp8 into f16, i32 inputs, an i8 output, u8 codes.
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_BF16, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, p, p, TUNE_GPU_TYPE_FP8E4M3, TUNE_GPU_TYPE_F16, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_I32, TUNE_GPU_TYPE_I32, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_I8, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, 42, TUNE_GPU_TYPE_F32, 0, 0), TUNE_GPU_BAD_ARGUMENT);
+  // fp8 and i8 into a float output take both scales.
+  EXPECT_EQ(Typed(nullptr, p, nullptr, TUNE_GPU_TYPE_FP8E5M2, TUNE_GPU_TYPE_BF16, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_F32, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  // algo outside [0, 8), a bias epilogue without a bias, stride 0.
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_F16, 0, 8),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_F16, 0, -1),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_BF16, TUNE_GPU_TYPE_BF16,
+                  TUNE_GPU_EPILOGUE_BIAS_RELU, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_F16, 0, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);
+  const std::string error = tune_gpu_last_error();
+  EXPECT_NE(error.find("tune_cudnn_conv2d_typed"), std::string::npos) << error;
+  EXPECT_NE(error.find("fp8e4m3|fp8e5m2 -> bf16|f32"), std::string::npos) << error;
 }
 
 TEST(GpuShims, CudnnRefusesAFusedBiasWithoutReluOnOtherAlgorithmsThanImplicitPrecompGemm) {
@@ -124,6 +165,19 @@ TEST(GpuShims, CudnnWithoutTheLibraryOrTheDriverIsNotFoundNamingTheFile) {
       << tune_gpu_last_error();
 }
 
+TEST(GpuShims, CudnnTypedWithoutTheLibraryOrTheDriverIsNotFoundNamingTheFile) {
+  const std::string missing = MissingCudaFile("libcudnn.so.9", "libcudnn.so");
+  if (missing.empty()) {
+    GTEST_SKIP() << "cuDNN and the CUDA driver are installed here";
+  }
+  // A well-formed call (i8 raw sums: no scales needed) gets as far as loading.
+  EXPECT_EQ(Typed(nullptr, nullptr, nullptr, TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_I32, 0, 0),
+            TUNE_GPU_NOT_FOUND);
+  EXPECT_NE(std::string(tune_gpu_last_error()).find(missing), std::string::npos)
+      << tune_gpu_last_error();
+  EXPECT_NE(Describe(&tune_cudnn_describe).find("last error: "), std::string::npos);
+}
+
 TEST(GpuShims, DescribeBeforeAnyCallLoadsNothing) {
   // Only the describe line: nothing of the vendor library is opened to write it.
   EXPECT_FALSE(Describe(&tune_miopen_describe).empty());
@@ -155,6 +209,134 @@ TEST(GpuShims, TheEpilogueKernelsPtxAssemblesForSm80) {
   EXPECT_NE(std::string(tune_cuda_epilogue_ptx()).find(".visible .entry tune_bias_relu("),
             std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// tune_hipblaslt_gemm refuses what it cannot run before it opens anything: bad arguments, and
+// type combinations hipBLASLt does not serve, with a message naming the served ones.
+TEST(GpuShims, HipblasLtRefusesBadArgumentsAndUnservedTypesBeforeLoadingAnything) {
+  float* p = Dummy();
+  auto gemm = [&](const void* a, const void* bias, const float* scale, int32_t in, int32_t out,
+                  int32_t nt, int32_t epilogue, int32_t algo) {
+    return tune_hipblaslt_gemm(a, p, bias, p, scale, scale, 16, 16, 16, in, out, nt, epilogue, algo,
+                               nullptr);
+  };
+  const int32_t f16 = TUNE_GPU_TYPE_F16, fnuz = TUNE_GPU_TYPE_FP8E4M3FNUZ;
+  EXPECT_EQ(gemm(nullptr, nullptr, nullptr, f16, f16, 0, 0, 0), TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_EQ(gemm(p, nullptr, nullptr, 42, f16, 0, 0, 0), TUNE_GPU_BAD_ARGUMENT);   // no such type
+  EXPECT_EQ(gemm(p, nullptr, nullptr, f16, f16, 2, 0, 0), TUNE_GPU_BAD_ARGUMENT);  // nt
+  EXPECT_EQ(gemm(p, nullptr, nullptr, f16, f16, 0, 0, 8), TUNE_GPU_BAD_ARGUMENT);  // algo
+  EXPECT_EQ(gemm(p, nullptr, nullptr, f16, f16, 0, TUNE_GPU_EPILOGUE_BIAS, 0),
+            TUNE_GPU_BAD_ARGUMENT);  // a bias epilogue without a bias
+  EXPECT_EQ(gemm(p, nullptr, nullptr, fnuz, TUNE_GPU_TYPE_BF16, 1, 0, 0),
+            TUNE_GPU_BAD_ARGUMENT);  // fp8 without its scales
+  EXPECT_NE(std::string(tune_gpu_last_error()).find("tune_hipblaslt_gemm: null pointer"),
+            std::string::npos)
+      << tune_gpu_last_error();
+
+  struct Unserved {
+    int32_t in, out, epilogue;
+    const char* says;
+  };
+  for (const Unserved& u : {
+           Unserved{TUNE_GPU_TYPE_TF32, TUNE_GPU_TYPE_F32, 0, "tf32 -> f32 is not served"},
+           Unserved{TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_F32, 0, "i8 -> f32 is not served"},
+           Unserved{TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_I32, TUNE_GPU_EPILOGUE_RELU,
+                    "i8 -> i32 with an epilogue is not served"},
+           Unserved{TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_BF16, 0, "f16 -> bf16 is not served"},
+           Unserved{TUNE_GPU_TYPE_I32, TUNE_GPU_TYPE_I32, 0, "i32 -> i32 is not served"},
+           Unserved{fnuz, TUNE_GPU_TYPE_I32, 0, "fp8e4m3fnuz -> i32 is not served"},
+       }) {
+    EXPECT_EQ(gemm(p, nullptr, p, u.in, u.out, 1, u.epilogue, 0), TUNE_GPU_UNSUPPORTED) << u.says;
+    const std::string error = tune_gpu_last_error();
+    EXPECT_NE(error.find(u.says), std::string::npos) << error;
+    EXPECT_NE(error.find("serves f32 -> f32, f16 -> f16|f32, bf16 -> bf16|f32, i8 -> i32"),
+              std::string::npos)
+        << error;
+  }
+}
+
+TEST(GpuShims, HipblasLtWithoutTheLibraryIsNotFoundNamingItsFile) {
+  if (Loadable("libhipblaslt.so") && Loadable("libamdhip64.so")) {
+    GTEST_SKIP() << "hipBLASLt is installed here";
+  }
+  float* p = Dummy();
+  // Every form the template builds reaches the library: f16, i8 -> i32 (NN and NT) and the
+  // FNUZ fp8 of gfx942 with its scales.
+  EXPECT_EQ(tune_hipblaslt_gemm(p, p, nullptr, p, nullptr, nullptr, 16, 16, 16, TUNE_GPU_TYPE_F16,
+                                TUNE_GPU_TYPE_F16, 0, 0, 0, nullptr),
+            TUNE_GPU_NOT_FOUND);
+  const std::string error = tune_gpu_last_error();
+  EXPECT_TRUE(error.find("libhipblaslt.so") != std::string::npos ||
+              error.find("libamdhip64.so") != std::string::npos)
+      << error;
+  EXPECT_EQ(tune_hipblaslt_gemm(p, p, nullptr, p, nullptr, nullptr, 16, 16, 16, TUNE_GPU_TYPE_I8,
+                                TUNE_GPU_TYPE_I32, 0, 0, 3, nullptr),
+            TUNE_GPU_NOT_FOUND);
+  EXPECT_EQ(tune_hipblaslt_gemm(p, p, p, p, p, p, 16, 16, 16, TUNE_GPU_TYPE_FP8E5M2FNUZ,
+                                TUNE_GPU_TYPE_F32, 1, TUNE_GPU_EPILOGUE_BIAS_RELU, 7, nullptr),
+            TUNE_GPU_NOT_FOUND);
+  const std::string line = Describe(&tune_hipblaslt_describe);
+  EXPECT_NE(line.find("hipBLASLt not loaded yet"), std::string::npos) << line;
+  EXPECT_NE(line.find("last error: "), std::string::npos) << line;
+  EXPECT_EQ(tune_hipblaslt_describe(nullptr, 8), TUNE_GPU_BAD_ARGUMENT);
+}
+
+// tune_miopen_conv2d_typed: NHWC f32, f16, bf16 and i8 -> i32 only; an epilogue, the scaled
+// forms and other type pairs are refused before MIOpen is opened, naming what is served.
+TEST(GpuShims, MiopenTypedRefusesWhatItDoesNotServeBeforeLoadingAnything) {
+  float* p = Dummy();
+  auto conv = [&](const void* bias, int64_t H, int32_t in, int32_t out, int32_t epilogue,
+                  int32_t algo) {
+    return tune_miopen_conv2d_typed(p, p, bias, p, p, p, 1, 8, H, 4, 8, 3, 3, 1, 0, 1, in, out,
+                                    epilogue, algo, nullptr);
+  };
+  const int32_t f16 = TUNE_GPU_TYPE_F16;
+  EXPECT_EQ(conv(nullptr, 4, 42, f16, 0, -1), TUNE_GPU_BAD_ARGUMENT);   // no such type
+  EXPECT_EQ(conv(nullptr, 2, f16, f16, 0, -1), TUNE_GPU_BAD_ARGUMENT);  // the filter does not fit
+  EXPECT_EQ(conv(nullptr, 4, f16, f16, TUNE_GPU_EPILOGUE_BIAS, -1), TUNE_GPU_BAD_ARGUMENT);
+  EXPECT_NE(std::string(tune_gpu_last_error()).find("tune_miopen_conv2d_typed"), std::string::npos);
+
+  EXPECT_EQ(conv(p, 4, f16, f16, TUNE_GPU_EPILOGUE_BIAS_RELU, -1), TUNE_GPU_UNSUPPORTED);
+  EXPECT_NE(std::string(tune_gpu_last_error()).find("has no bias/ReLU epilogue"),
+            std::string::npos);
+  struct Unserved {
+    int32_t in, out;
+    const char* says;
+  };
+  for (const Unserved& u : {
+           Unserved{TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_F32, "i8 -> f32 is not served (a scaled form"},
+           Unserved{TUNE_GPU_TYPE_FP8E4M3FNUZ, TUNE_GPU_TYPE_BF16,
+                    "fp8e4m3fnuz -> bf16 is not served (a scaled form"},
+           Unserved{TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_F32,
+                    "f16 -> f32 is not served (MIOpen's convolution writes the type it reads)"},
+           Unserved{TUNE_GPU_TYPE_TF32, TUNE_GPU_TYPE_F32, "tf32 -> f32 is not served"},
+       }) {
+    EXPECT_EQ(conv(nullptr, 4, u.in, u.out, 0, -1), TUNE_GPU_UNSUPPORTED) << u.says;
+    const std::string error = tune_gpu_last_error();
+    EXPECT_NE(error.find(u.says), std::string::npos) << error;
+    EXPECT_NE(error.find("serves f32 -> f32, f16 -> f16, bf16 -> bf16 and i8 -> i32"),
+              std::string::npos)
+        << error;
+  }
+  EXPECT_EQ(conv(nullptr, 4, TUNE_GPU_TYPE_BF16, TUNE_GPU_TYPE_BF16, 0, 0),
+            TUNE_GPU_ALGO_UNSUPPORTED);  // MIOpen runs what its find chose
+}
+
+TEST(GpuShims, MiopenTypedWithoutTheLibraryIsNotFoundNamingItsFile) {
+  if (Loadable("libMIOpen.so") && Loadable("libamdhip64.so")) {
+    GTEST_SKIP() << "MIOpen is installed here";
+  }
+  float* p = Dummy();
+  for (auto [in, out] : {std::pair{TUNE_GPU_TYPE_F16, TUNE_GPU_TYPE_F16},
+                         std::pair{TUNE_GPU_TYPE_I8, TUNE_GPU_TYPE_I32}}) {
+    EXPECT_EQ(tune_miopen_conv2d_typed(p, p, nullptr, p, nullptr, nullptr, 1, 8, 4, 4, 8, 3, 3, 1,
+                                       1, 1, in, out, 0, -1, nullptr),
+              TUNE_GPU_NOT_FOUND);
+    const std::string error = tune_gpu_last_error();
+    EXPECT_TRUE(error.find("libMIOpen.so") != std::string::npos ||
+                error.find("libamdhip64.so") != std::string::npos)
+        << error;
+  }
 }
 
 }  // namespace

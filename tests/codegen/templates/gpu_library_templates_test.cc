@@ -1,7 +1,8 @@
-// The GPU library templates (gemm.cuda.cublas, conv2d.cuda.cudnn, gemm.rocm.rocblas,
-// conv2d.rocm.miopen): which targets and workloads they apply to, their spaces, and their host
-// artifacts (x86-64 shared objects exporting the GPU host ABI's entry with the stream). Nothing
-// here needs a GPU or a vendor library: the artifacts are built and inspected, not run.
+// The GPU library templates (gemm.cuda.cublas, gemm.cuda.cublaslt, conv2d.cuda.cudnn,
+// conv2d.cuda.cudnn_graph, gemm.rocm.rocblas, conv2d.rocm.miopen): which targets and workloads they
+// apply to, their spaces, and their host artifacts (x86-64 shared objects exporting the GPU host
+// ABI's entry with the stream). Nothing here needs a GPU or a vendor library: the artifacts are
+// built and inspected, not run.
 #include <string>
 #include <vector>
 
@@ -68,7 +69,7 @@ TEST(GpuLibraryTemplates, TargetsRejectTheLibrariesOfAnotherKindNamingTheAccepte
   EXPECT_THAT(llvm.status().message(), HasSubstr("cublas is a library of cuda targets"));
   absl::StatusOr<Target> rocm = Catalog::BuiltIn().ParseTarget("rocm -mcpu=gfx90a -libs=cudnn");
   ASSERT_TRUE(absl::IsInvalidArgument(rocm.status()));
-  EXPECT_THAT(rocm.status().message(), HasSubstr("accepted: miopen, rocblas"));
+  EXPECT_THAT(rocm.status().message(), HasSubstr("accepted: hipblaslt, miopen, rocblas"));
   absl::StatusOr<Target> cuda = Catalog::BuiltIn().ParseTarget("cuda -arch=sm_90 -libs=miopen");
   ASSERT_TRUE(absl::IsInvalidArgument(cuda.status()));
   EXPECT_THAT(cuda.status().message(), HasSubstr("accepted: cublas, cudnn"));
@@ -221,6 +222,84 @@ TEST(GpuLibraryTemplates, CublasLtTakesI8GemmsInItsImmaFormOnly) {
   // TUNE_GPU_TYPE_I8 (6) in, TUNE_GPU_TYPE_I32 (7) out, nt 1.
   EXPECT_THAT(ir::ToText(*func),
               HasSubstr("64, 64, 64, int32(6), int32(7), int32(1), int32(0), int32(0), stream)"));
+}
+
+TEST(GpuLibraryTemplates, CudnnGraphTakesTypedNhwcConvolutionsAndLeavesNchwToTheLegacyTemplate) {
+  const auto builds = [](const std::string& w) {
+    return TemplateBuildsForm(kConv2dCudaCudnnGraph, ParseWorkload(w)) &&
+           CheckTemplateShape(kConv2dCudaCudnnGraph, ParseWorkload(w)).ok();
+  };
+  const std::string nhwc = "conv2d:N=2,C=16,H=9,W=9,K=16,R=3,S=3,pad=1,layout=NHWC";
+  for (const char* form : {",dtype=f16", ",dtype=f16,out=f32", ",dtype=bf16,epilogue=bias_relu",
+                           ",dtype=fp8e4m3,epilogue=bias", ",dtype=fp8e5m2,out=f32",
+                           ",dtype=i8,out=f32,epilogue=relu", ",dtype=i8", ",dtype=tf32", ""}) {
+    EXPECT_TRUE(builds(nhwc + form)) << form;
+  }
+  // Channel counts cuDNN's 8-bit engines pad themselves.
+  EXPECT_TRUE(builds("conv2d:N=1,C=5,H=9,W=9,K=7,R=3,S=3,pad=1,layout=NHWC,dtype=fp8e4m3"));
+  // NCHW (the legacy template's), the blocked layouts and u8 activations are not its forms.
+  EXPECT_FALSE(builds("conv2d:N=2,C=16,H=9,W=9,K=16,R=3,S=3,pad=1,dtype=f16"));
+  EXPECT_FALSE(builds("conv2d:N=2,C=16,H=9,W=9,K=16,R=3,S=3,pad=1,layout=NCHW16c,dtype=f16"));
+  EXPECT_FALSE(builds(nhwc + ",dtype=u8i8"));
+  EXPECT_FALSE(TemplateBuildsForm(kConv2dCudaCudnn, ParseWorkload(nhwc + ",dtype=f16")));
+  absl::Status nchw =
+      CheckTemplateForm(kConv2dCudaCudnnGraph, ParseWorkload("conv2d:N=1,C=8,H=8,W=8,K=8,R=1,S=1"));
+  EXPECT_THAT(nchw.message(), HasSubstr("in layout=NHWC"));
+}
+
+TEST(GpuLibraryTemplates, CudnnGraphRefusesAnI32ReluWithoutBiasNamingTheAcceptedForms) {
+  const Workload relu = ParseWorkload(
+      "conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NHWC,dtype=i8,epilogue=relu");
+  absl::Status shape = kConv2dCudaCudnnGraph.check_shape(relu);
+  ASSERT_TRUE(absl::IsInvalidArgument(shape)) << shape;
+  EXPECT_THAT(shape.message(),
+              HasSubstr("builds i8 convolutions with out=f32, or with out=i32 and no epilogue or "
+                        "epilogue=bias|bias_relu"));
+  absl::StatusOr<ir::LoweredFunc> built = kConv2dCudaCudnnGraph.build(
+      relu, ParseTarget("cuda -arch=sm_90 -libs=cudnn"), {{"algo", 0}}, "k");
+  EXPECT_TRUE(absl::IsInvalidArgument(built.status())) << built.status();
+}
+
+TEST(GpuLibraryTemplates, CudnnGraphCallsTheTypedShimWithScalesAndTheHeuristicsIndex) {
+  const Target cuda = ParseTarget("cuda -arch=sm_90 -libs=cudnn");
+  const Workload fp8 = ParseWorkload(
+      "conv2d:N=2,C=16,H=9,W=9,K=32,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=fp8e4m3,"
+      "epilogue=bias_relu");
+  EXPECT_THAT(kConv2dCudaCudnnGraph.space(fp8, cuda).FindKnob("algo")->values,
+              ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_EQ(kConv2dCudaCudnnGraph.default_config(fp8, cuda).at("algo"), 0);
+  EXPECT_EQ(TemplateTolerance(kConv2dCudaCudnnGraph, fp8, {{"algo", 0}}), 4.0);
+  absl::StatusOr<ir::LoweredFunc> func = kConv2dCudaCudnnGraph.build(fp8, cuda, {{"algo", 5}}, "q");
+  ASSERT_TRUE(func.ok()) << func.status();
+  const std::string text = ir::ToText(*func);
+  EXPECT_THAT(text, HasSubstr("func q(input: float8_e4m3fn*, weight: float8_e4m3fn*, "
+                              "bias: bfloat16*, output: bfloat16*, scale_input: float32*, "
+                              "scale_weight: float32*, stream: stream)"));
+  // TUNE_GPU_TYPE_FP8E4M3 (4) in, TUNE_GPU_TYPE_BF16 (3) out, bias and ReLU (3), algo 5.
+  EXPECT_THAT(text, HasSubstr("tune_cudnn_conv2d_typed("));
+  EXPECT_THAT(text, HasSubstr("2, 1, 1, int32(4), int32(3), int32(3), int32(5), stream)"));
+  const Workload i8 =
+      ParseWorkload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NHWC,dtype=i8");
+  absl::StatusOr<ir::LoweredFunc> raw = kConv2dCudaCudnnGraph.build(i8, cuda, {{"algo", 0}}, "r");
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  // The raw i32 sums: no scale pointers (0, 0), TUNE_GPU_TYPE_I8 (6) into TUNE_GPU_TYPE_I32 (7).
+  EXPECT_THAT(ir::ToText(*raw), HasSubstr("func r(input: int8*, weight: int8*, output: int32*, "
+                                          "stream: stream)"));
+  EXPECT_THAT(ir::ToText(*raw), HasSubstr("int32(6), int32(7), int32(0), int32(0), stream)"));
+  EXPECT_EQ(TemplateTolerance(kConv2dCudaCudnnGraph, i8, {{"algo", 0}}), 1.0);
+  ExpectHostArtifact(kConv2dCudaCudnnGraph, "cuda -arch=sm_90 -libs=cudnn",
+                     "conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NHWC,dtype=bf16,"
+                     "epilogue=bias_relu",
+                     "tune_cudnn_conv2d_typed");
+}
+
+// Needs kConv2dCudaCudnnGraph in the catalog's built-in list (codegen/templates/catalog.cc).
+TEST(GpuLibraryTemplates, CudnnGraphIsOfferedForNhwcConvolutionsOnCudaTargetsWithCudnn) {
+  const std::string nhwc = "conv2d:N=2,C=16,H=9,W=9,K=16,R=3,S=3,pad=1,layout=NHWC,dtype=bf16";
+  EXPECT_THAT(NamesFor(nhwc, "cuda -arch=sm_90 -libs=cudnn"),
+              ElementsAre("conv2d.cuda.cudnn_graph"));
+  EXPECT_THAT(NamesFor(nhwc, "cuda -arch=sm_90"), IsEmpty());
+  EXPECT_THAT(NamesFor(kConv, "cuda -arch=sm_90 -libs=cudnn"), ElementsAre("conv2d.cuda.cudnn"));
 }
 
 TEST(GpuLibraryTemplates, ATargetWithoutTheLibraryIsRefusedNamingTheOption) {
