@@ -95,10 +95,11 @@ double CublasLtTolerance(const Workload& workload, const Config&) {
   return IsFp8Dtype(workload.dtype()) ? 4.0 : 1.0;
 }
 
-absl::StatusOr<ir::LoweredFunc> BuildCublasLt(const Workload& workload, const Target& target,
-                                              const Config& config, std::string_view func_name) {
-  RETURN_IF_ERROR(CheckBuildRequest(kGemmCudaCublasLt, workload, target, config));
-  RETURN_IF_ERROR(CublasLtShape(workload));
+// `shim(A, B, bias or 0, C, scale_a or 0, scale_b or 0, M, N, K, in_type, out_type, nt,
+// epilogue, algo, stream)`: the typed GEMM entries of cuBLASLt's and hipBLASLt's shims.
+absl::StatusOr<ir::LoweredFunc> BuildTypedGemm(const KernelTemplate& tpl, std::string_view shim,
+                                               const Workload& workload, const Config& config,
+                                               std::string_view func_name) {
   const GemmShape& g = workload.gemm();
   std::vector<Buffer> params = KernelParams(workload);
   const bool has_bias = EpilogueHasBias(workload.epilogue());
@@ -106,16 +107,23 @@ absl::StatusOr<ir::LoweredFunc> BuildCublasLt(const Workload& workload, const Ta
   const bool scales = workload.has_scales();
   ir::Var stream("stream");
   ir::Stmt call = CallShim(
-      "tune_cublaslt_gemm",
+      shim,
       {Ptr(params[0]), Ptr(params[1]), has_bias ? Ptr(params[2]) : I64(0), Ptr(params[out]),
        scales ? Ptr(params[out + 1]) : I64(0), scales ? Ptr(params[out + 2]) : I64(0), I64(g.m),
        I64(g.n), I64(g.k), I32(ShimType(workload.input_type(), workload.dtype())),
        I32(ShimType(workload.out_type(), Dtype::kF32)), I32(g.layout == GemmLayout::kNT ? 1 : 0),
        I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
-  ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
-                                     RuntimeLibraryNamed(kGemmCudaCublasLt.library));
+  ir::LoweredFunc func =
+      LibraryFunc(func_name, std::move(params), call, RuntimeLibraryNamed(tpl.library));
   func.stream_param = stream;
   return func;
+}
+
+absl::StatusOr<ir::LoweredFunc> BuildCublasLt(const Workload& workload, const Target& target,
+                                              const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCudaCublasLt, workload, target, config));
+  RETURN_IF_ERROR(CublasLtShape(workload));
+  return BuildTypedGemm(kGemmCudaCublasLt, "tune_cublaslt_gemm", workload, config, func_name);
 }
 
 // hipBLASLt's heuristic ranks the algorithms for a problem, as cuBLASLt's does.
@@ -147,23 +155,7 @@ absl::StatusOr<ir::LoweredFunc> BuildHipblasLt(const Workload& workload, const T
                                                const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmRocmHipblasLt, workload, target, config));
   RETURN_IF_ERROR(HipblasLtShape(workload));
-  const GemmShape& g = workload.gemm();
-  std::vector<Buffer> params = KernelParams(workload);
-  const bool has_bias = EpilogueHasBias(workload.epilogue());
-  const size_t out = static_cast<size_t>(workload.OutputIndex());
-  const bool scales = workload.has_scales();
-  ir::Var stream("stream");
-  ir::Stmt call = CallShim(
-      "tune_hipblaslt_gemm",
-      {Ptr(params[0]), Ptr(params[1]), has_bias ? Ptr(params[2]) : I64(0), Ptr(params[out]),
-       scales ? Ptr(params[out + 1]) : I64(0), scales ? Ptr(params[out + 2]) : I64(0), I64(g.m),
-       I64(g.n), I64(g.k), I32(ShimType(workload.input_type(), workload.dtype())),
-       I32(ShimType(workload.out_type(), Dtype::kF32)), I32(g.layout == GemmLayout::kNT ? 1 : 0),
-       I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
-  ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
-                                     RuntimeLibraryNamed(kGemmRocmHipblasLt.library));
-  func.stream_param = stream;
-  return func;
+  return BuildTypedGemm(kGemmRocmHipblasLt, "tune_hipblaslt_gemm", workload, config, func_name);
 }
 
 bool RocblasApplies(const Workload& workload, const Target&) {
