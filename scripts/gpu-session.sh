@@ -15,7 +15,7 @@
 # TUNE_GPU_LIBS (cublas,cudnn); TUNE_GPU_WORKLOADS (bench/gpu_workloads.txt); TUNE_GPU_ARCH
 # (detected, e.g. sm_90; sm_90a for Hopper's wgmma templates, run by the sm_90 worker);
 # TUNE_GPU_TEMPLATES (all that apply): the templates jobs may use,
-# space-separated, e.g. "gemm.cuda.mma gemm.cuda.cublaslt"; TUNE_GPU_PEAKS (the peaks tune-bench-gpu-peak measures, when the
+# space-separated, e.g. "gemm.cuda.mma gemm.cuda.cublaslt" (a workload's job gets those of its op); TUNE_GPU_PEAKS (the peaks tune-bench-gpu-peak measures, when the
 # bundle has it): the report's peaks of other dtypes, e.g. "bf16=989000 fp8e4m3=1979000" in
 # GFLOPS (bench/gpu_report.py --peak).
 set -uo pipefail
@@ -29,10 +29,15 @@ tests_budget=${TUNE_GPU_TESTS_S:-120}
 device=${TUNE_GPU_DEVICE:-cuda:0}
 libs=${TUNE_GPU_LIBS:-cublas,cudnn}
 workloads_file=${TUNE_GPU_WORKLOADS:-$repo/bench/gpu_workloads.txt}
-template_args=""
-for name in ${TUNE_GPU_TEMPLATES:-}; do
-  template_args+=" --template $name"
-done
+# One --template per name of TUNE_GPU_TEMPLATES whose op (the name's first part: gemm, conv2d)
+# is the workload's, so that one file may mix GEMMs and convolutions.
+template_args() {
+  local op=${1%%:*} args="" name
+  for name in ${TUNE_GPU_TEMPLATES:-}; do
+    [ "${name%%.*}" = "$op" ] && args+=" --template $name"
+  done
+  echo "$args"
+}
 mkdir -p "$out/tests"
 out=$(cd "$out" && pwd)
 deadline=$((started + budget))
@@ -214,7 +219,7 @@ if [ -n "$daemon" ] && [ -z "${worker_missing:-}" ]; then
     [ -z "$workload" ] && continue
     # shellcheck disable=SC2086  # one --template per name
     if id=$(client submit --workload "$workload" --target "$target" --trials "$trials" \
-      --name "gpu-session" $template_args 2>>"$out/submit.log"); then
+      --name "gpu-session" $(template_args "$workload") 2>>"$out/submit.log"); then
       jobs+=("$id $workload")
       echo "job $id: $workload" >>"$out/submit.log"
     else
