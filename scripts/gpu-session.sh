@@ -217,7 +217,7 @@ if [ -n "$daemon" ] && [ -z "${worker_missing:-}" ]; then
     workload=${workload%%#*}
     workload=$(echo "$workload" | tr -d '[:space:]')
     [ -z "$workload" ] && continue
-    # shellcheck disable=SC2086  # one --template per name
+    # shellcheck disable=SC2046  # one --template per name, split into words
     if id=$(client submit --workload "$workload" --target "$target" --trials "$trials" \
       --name "gpu-session" $(template_args "$workload") 2>>"$out/submit.log"); then
       jobs+=("$id $workload")
