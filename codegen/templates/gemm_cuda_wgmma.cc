@@ -35,8 +35,9 @@ constexpr int kKSteps = 4;          // wgmma steps of 32 bytes of K per staged r
 bool Promotes(Dtype dtype) { return IsFp8Dtype(dtype); }
 
 struct WgmmaKnobs {
-  int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk;
+  int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c;
   bool promote = false;
+  int64_t out_bytes = 4;  // C's element size
 
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
   int64_t Threads() const { return SplitThreads() * wg_k; }
@@ -46,17 +47,27 @@ struct WgmmaKnobs {
   int64_t Accumulators() const { return MTiles() * GroupN() / 2; }
   // Accumulator registers per thread: twice the accumulators where the sums are promoted.
   int64_t AccumulatorRegisters() const { return Accumulators() * (promote ? 2 : 1); }
-  // The stages of every K range, and the partial sums of all but the first (4-byte elements).
+  // Elements of C per row of the staged output tile: bn and 16 bytes, so that the rows a warp's
+  // stores reach (8 apart) start 4 banks apart.
+  int64_t StagedRow() const { return bn + 16 / out_bytes; }
+  // The stages of every K range, the partial sums of all but the first (4-byte elements), and
+  // the staged output tile.
   int64_t SharedBytes() const {
-    return wg_k * stages * (bm + bn) * kRowBytes + (wg_k - 1) * bm * bn * 4;
+    return wg_k * stages * (bm + bn) * kRowBytes + (wg_k - 1) * bm * bn * 4 +
+           stage_c * bm * StagedRow() * out_bytes;
   }
 };
 
-WgmmaKnobs KnobsOf(const Config& c, Dtype dtype) {
-  return {KnobValue(c, "bm"),   KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
-          KnobValue(c, "wg_n"), KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
-          KnobValue(c, "copy"), KnobValue(c, "raster"), KnobValue(c, "gridk"),
-          Promotes(dtype)};
+WgmmaKnobs KnobsOf(const Config& c, Dtype dtype, int64_t out_bytes) {
+  return {KnobValue(c, "bm"),      KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
+          KnobValue(c, "wg_n"),    KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
+          KnobValue(c, "copy"),    KnobValue(c, "raster"), KnobValue(c, "gridk"),
+          KnobValue(c, "stage_c"), Promotes(dtype),        out_bytes};
+}
+
+// Whether C's rows are whole 16-byte chunks, as the staged output tile's copies write them.
+bool SixteenByteRows(const ImplicitGemm& g) {
+  return g.n * ElementBytes(g.workload.out_type()) % 16 == 0;
 }
 
 int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
@@ -101,6 +112,7 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   const Workload& workload = g.workload;
   const GpuArch arch = GpuArchOrDefault(target);
   const Dtype dtype = workload.dtype();
+  const int64_t out_bytes = ElementBytes(workload.out_type());
   ConfigSpace space;
   space.AddKnob("bm", AtMost({64, 128, 192, 256}, std::max<int64_t>(64, NextPow2(g.m)), 64),
                 "rows of C per block (m64 steps of the warpgroups)");
@@ -123,6 +135,14 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddKnob("gridk", FloatOutputGridSplits(workload, g.k),
                 "blocks that share each tile's reduction (grid z; their sums are added "
                 "atomically into a zeroed C; float32 outputs without a ReLU only)");
+  space.AddKnob("stage_c",
+                SixteenByteRows(g) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+                "1: the block's output tile is staged in shared memory and written in 16-byte "
+                "rows (coalesced); 0: each thread stores its accumulator pairs");
+  space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
+    return KnobValue(c, "stage_c") == 0 ||
+           (KnobValue(c, "wg_k") == 1 && KnobValue(c, "gridk") == 1);
+  });
   space.AddConstraint("bm % (64 * wg_m) == 0 (m64 steps per warpgroup)", [](const Config& c) {
     return KnobValue(c, "bm") % (64 * KnobValue(c, "wg_m")) == 0;
   });
@@ -142,8 +162,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddConstraint(
       "(bm / wg_m / 64) * (bn / wg_n) / 2 <= 128 (accumulator registers per thread; twice as "
       "many for the 8-bit floats, which promote their sums)",
-      [dtype](const Config& c) {
-        const WgmmaKnobs k = KnobsOf(c, dtype);
+      [dtype, out_bytes](const Config& c) {
+        const WgmmaKnobs k = KnobsOf(c, dtype, out_bytes);
         return k.bm % (64 * k.wg_m) != 0 || k.AccumulatorRegisters() <= 128;
       });
   const int64_t kdim = g.k;
@@ -152,8 +172,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
       "every one of the gridk blocks gets at least one step of K",
       [kdim, bk](const Config& c) { return GridSplitFits(kdim, bk, KnobValue(c, "gridk")); });
   // Registers: the accumulators, and addresses, descriptors and the copy loop's state.
-  auto cost = [dtype](const Config& c) {
-    const WgmmaKnobs k = KnobsOf(c, dtype);
+  auto cost = [dtype, out_bytes](const Config& c) {
+    const WgmmaKnobs k = KnobsOf(c, dtype, out_bytes);
     GpuBlockCost cost;
     cost.threads = k.Threads();
     cost.shared_bytes = k.SharedBytes();
@@ -186,6 +206,11 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
     c["copy"] = space.FindKnob("copy")->values.front();
     c["raster"] = 8;
     c["gridk"] = 1;
+    // The output tile staged in shared memory where it fits beside the stages.
+    c["stage_c"] = 1;
+    if (!space.Validate(c).ok()) {
+      c["stage_c"] = 0;
+    }
     return c;
   };
   std::vector<Config> presets;
@@ -224,17 +249,26 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   // multiprocessor, which short reductions need (on the H200 every config of 4096 x 768 x 768
   // and 1024 x 3072 x 768 with one block per multiprocessor took ~16 us: two waves of blocks,
   // each filling and draining its pipeline, against cuBLASLt's 8).
+  // Last, each preset with its output stored the other way (staged in shared memory or not).
   std::vector<Config> variants;
   for (const Config& preset : Presets(g, space)) {
     variants.push_back(preset);
     Config deeper = preset;
     deeper["stages"] = std::min<int64_t>(6, preset.at("stages") + 1);
+    if (!space.Validate(deeper).ok()) {
+      deeper["stage_c"] = 0;  // the staged output tile leaves no room for another stage
+    }
     variants.push_back(std::move(deeper));
   }
   for (const Config& preset : Presets(g, space)) {
     Config shallow = preset;
     shallow["stages"] = 3;
     variants.push_back(std::move(shallow));
+  }
+  for (const Config& preset : Presets(g, space)) {
+    Config other = preset;
+    other["stage_c"] = 1 - preset.at("stage_c");
+    variants.push_back(std::move(other));
   }
   return MatmulSeeds(space, variants, {g.m, g.n, g.k});
 }
@@ -264,8 +298,8 @@ class WgmmaKernel {
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
         acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
         part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
-        partial_("partial", ir::MemoryScope::kGpuShared,
-                 ir::Type::Of(AccumulatorType(w_.dtype()))) {}
+        partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        cs_("Cs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.out_type())) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -291,6 +325,9 @@ class WgmmaKernel {
     if (k_.wg_k > 1) {
       threads = ir::Allocate::Make(partial_, (k_.wg_k - 1) * k_.Accumulators() * k_.SplitThreads(),
                                    threads);
+    }
+    if (k_.stage_c == 1) {
+      threads = ir::Allocate::Make(cs_, k_.bm * k_.StagedRow(), threads);
     }
     Stmt body =
         ir::Allocate::Make(as_, k_.wg_k * k_.stages * AStage(),
@@ -469,6 +506,9 @@ class WgmmaKernel {
   // (warp w, lane l) of a warpgroup holds, for j < n / 2 of m64 step mi, row 64 mi + 16 w +
   // l / 4 + 8 ((j / 2) % 2) and column 8 (j / 4) + 2 (l % 4) + j % 2.
   Stmt StoreAccumulators() const {
+    if (k_.stage_c == 1) {
+      return StageAccumulators();
+    }
     const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
     Expr warp = tx_ % 128 / 32;
     Expr row0 = tile_m_ * k_.bm + group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
@@ -497,13 +537,56 @@ class WgmmaKernel {
     return Block::Make(std::move(stmts));
   }
 
+  // stage_c = 1: the epilogue's values into the block's output tile in shared memory (rows of
+  // StagedRow() elements), a barrier, then the tile out to C in 16-byte chunks, consecutive
+  // threads along a row (C's rows are whole chunks: SixteenByteRows).
+  Stmt StageAccumulators() const {
+    const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
+    Expr warp = tx_ % 128 / 32;
+    Expr row0 = group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
+    Expr col0 = group_n_ * k_.GroupN() + lane_ % 4 * 2;
+    const int64_t n = k_.GroupN();
+    // Columns past C's (whose values are never copied out) read the bias of its last pair.
+    auto bias_col = [&](const Expr& col) {
+      return ir::Min::Make(tile_n_ * k_.bn + col, Expr(g_.n - 2));
+    };
+    std::vector<Stmt> stmts;
+    for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
+      for (int64_t j = 0; j < n / 2; j += 2) {
+        const int64_t slot = mi * n / 2 + j;
+        Expr row = row0 + (64 * mi + 8 * ((j / 2) % 2));
+        Expr col = col0 + 8 * (j / 4);
+        Expr value = ir::Load::Make(acc_, ir::Ramp::Make(Expr(slot), 1, 2));
+        stmts.push_back(Store::Make(cs_, ir::Ramp::Make(row * k_.StagedRow() + col, 1, 2),
+                                    epilogue.Value(bias_col(col), value, 2)));
+      }
+    }
+    stmts.push_back(ir::Barrier::Make());
+    const int64_t lanes = 16 / k_.out_bytes;
+    const int64_t per_row = k_.bn / lanes;
+    const int64_t chunks = k_.bm * per_row;
+    Var c("c_out");
+    Expr chunk = tx_ + c * k_.Threads();
+    Expr r = chunk / per_row;
+    Expr q = chunk % per_row * lanes;
+    Expr m = tile_m_ * k_.bm + r;
+    Expr col = tile_n_ * k_.bn + q;
+    Stmt copy = IfThenElse::Make(
+        m < g_.m && col < g_.n,
+        Store::Make(p_.c, ir::Ramp::Make(m * g_.n + col, 1, static_cast<int>(lanes)),
+                    ir::Load::Make(
+                        cs_, ir::Ramp::Make(r * k_.StagedRow() + q, 1, static_cast<int>(lanes)))));
+    stmts.push_back(SpreadOverThreads(c, chunk, chunks, k_.Threads(), std::move(copy), true));
+    return Block::Make(std::move(stmts));
+  }
+
   const Workload& w_;
   const ImplicitGemm& g_;
   WgmmaKnobs k_;
   bool nt_;
   int64_t bytes_, row_;
   GemmParams p_;
-  ir::Buffer as_, bs_, acc_, part_, partial_;
+  ir::Buffer as_, bs_, acc_, part_, partial_, cs_;
   Var tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
   Var group_k_{"group_k"}, split_tx_{"split_tx"};
   Var range_steps_{"range_steps"};
@@ -515,7 +598,8 @@ class WgmmaKernel {
 
 ir::LoweredFunc BuildWgmmaKernel(const ImplicitGemm& g, const Config& config,
                                  std::string_view func_name) {
-  return WgmmaKernel(g, KnobsOf(config, g.workload.dtype())).Build(func_name);
+  return WgmmaKernel(g, KnobsOf(config, g.workload.dtype(), ElementBytes(g.workload.out_type())))
+      .Build(func_name);
 }
 
 namespace {

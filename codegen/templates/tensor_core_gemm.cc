@@ -187,7 +187,7 @@ MmaEpilogue::MmaEpilogue(const Workload& workload, int64_t columns, ir::Buffer c
       split_(std::move(split)),
       gridk_(gridk) {}
 
-ir::Stmt MmaEpilogue::Store(const Expr& m, const Expr& n, Expr value, int lanes) const {
+Expr MmaEpilogue::Value(const Expr& n, Expr value, int lanes) const {
   // Integer accumulators stay integers for an integer output (the raw sums, wrapping) and are
   // converted for a float one (dequantised by the scales).
   const bool integer_out = c_.element_type().is_int();
@@ -206,13 +206,18 @@ ir::Stmt MmaEpilogue::Store(const Expr& m, const Expr& n, Expr value, int lanes)
     }
   }
   value = ApplyEpilogue(w_.epilogue(), std::move(value), bias);
+  const ir::Type out = c_.element_type();
+  if (gridk_ == 1 && out != value.type().Element()) {
+    value = ir::Cast::Make(out.WithLanes(lanes), std::move(value));
+  }
+  return value;
+}
+
+ir::Stmt MmaEpilogue::Store(const Expr& m, const Expr& n, Expr value, int lanes) const {
   Expr index = m * columns_ + n;
+  value = Value(n, std::move(value), lanes);
   if (gridk_ > 1) {
     return ir::Store::MakeAtomicAdd(c_, std::move(index), std::move(value));
-  }
-  const ir::Type out = c_.element_type();
-  if (out != value.type().Element()) {
-    value = ir::Cast::Make(out.WithLanes(lanes), std::move(value));
   }
   return ir::Store::Make(c_, std::move(index), std::move(value));
 }

@@ -112,6 +112,9 @@ class MmaEpilogue {
 
   /// Stores `value` (`lanes` accumulators of row m, columns n .. n + lanes - 1) into C.
   ir::Stmt Store(const ir::Expr& m, const ir::Expr& n, ir::Expr value, int lanes) const;
+  /// What Store writes for columns n .. n + lanes - 1: `value` scaled, with the bias and ReLU,
+  /// in C's element type (float32 for a split reduction's atomic add).
+  ir::Expr Value(const ir::Expr& n, ir::Expr value, int lanes) const;
 
  private:
   const Workload& w_;

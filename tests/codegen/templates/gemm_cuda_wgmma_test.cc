@@ -41,9 +41,10 @@ void CheckOnSimulator(const std::string& text, int random, std::vector<Config> e
 }
 
 Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
-             int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1) {
-  return {{"bm", bm},         {"bn", bn},     {"wg_m", wg_m},     {"wg_n", wg_n},  {"wg_k", wg_k},
-          {"stages", stages}, {"copy", copy}, {"raster", raster}, {"gridk", gridk}};
+             int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0) {
+  return {{"bm", bm},       {"bn", bn},          {"wg_m", wg_m}, {"wg_n", wg_n},
+          {"wg_k", wg_k},   {"stages", stages},  {"copy", copy}, {"raster", raster},
+          {"gridk", gridk}, {"stage_c", stage_c}};
 }
 
 TEST(GemmCudaWgmmaSim, Bf16AndF16GemmsMatchTheReference) {
@@ -127,6 +128,39 @@ TEST(GemmCudaWgmmaSim, LayoutNnReadsBNMajorForSixteenBitDtypes) {
                    {Knobs(64, 64, 1, 1, 4, 4)});
   // N odd: element copies.
   CheckOnSimulator("gemm:M=64,N=65,K=64,dtype=bf16,out=f32", 0, {Knobs(64, 128, 1, 1, 3, 2)});
+}
+
+TEST(GemmCudaWgmmaSim, AStagedOutputTileIsWrittenInSixteenByteRowsWithTheEpilogue) {
+  // Edges in M and N (N = 72: rows of 144 bytes, whole chunks), a bias and ReLU.
+  CheckOnSimulator(
+      "gemm:M=70,N=72,K=130,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+      {Knobs(64, 64, 1, 1, 3, 4, 1, 1, 1, 1), Knobs(128, 128, 2, 1, 3, 4, 4, 1, 1, 1)});
+  // Float32 and raw int32 outputs, fp8 scales.
+  CheckOnSimulator("gemm:M=64,N=64,K=64,layout=NT,dtype=f16,out=f32", 0,
+                   {Knobs(64, 64, 1, 1, 3, 16, 1, 1, 1, 1)});
+  CheckOnSimulator("gemm:M=64,N=96,K=128,layout=NT,dtype=i8", 0,
+                   {Knobs(64, 64, 1, 1, 3, 16, 1, 1, 1, 1)});
+  CheckOnSimulator("gemm:M=64,N=64,K=128,layout=NT,dtype=fp8e4m3,epilogue=bias", 0,
+                   {Knobs(64, 64, 1, 1, 3, 16, 1, 1, 1, 1)});
+}
+
+TEST(GemmCudaWgmma, AStagedOutputNeedsWholeSixteenByteRowsAndOneBlockPerReduction) {
+  const Workload odd = *Workload::Parse("gemm:M=64,N=100,K=64,layout=NT,dtype=bf16");  // 200 B
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), odd);
+  ASSERT_NE(tpl, nullptr);
+  EXPECT_THAT(tpl->space(odd, Sm90a()).FindKnob("stage_c")->values, ::testing::ElementsAre(0));
+  const Workload w = *Workload::Parse("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16,out=f32");
+  const ConfigSpace space = tpl->space(w, Sm90a());
+  EXPECT_TRUE(space.Validate(Knobs(64, 64, 1, 1, 3, 16, 1, 1, 1, 1)).ok());
+  EXPECT_FALSE(space.Validate(Knobs(64, 64, 1, 1, 3, 16, 1, 2, 1, 1)).ok());  // gridk 2
+  EXPECT_FALSE(space.Validate(Knobs(64, 64, 1, 1, 3, 16, 1, 1, 2, 1)).ok());  // wg_k 2
+  // Its PTX stores 16 bytes per thread.
+  absl::StatusOr<ir::LoweredFunc> lowered =
+      testing::BuildLoweredGpu(kName, w, Knobs(64, 64, 1, 1, 3, 16, 1, 1, 1, 1), Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<GpuModule> module = EmitGpuModule({*lowered}, {.target = Sm90a()});
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_THAT(module->code, HasSubstr("st.global.v4"));
 }
 
 TEST(GemmCudaWgmma, IsOfferedOnSm90aOnlyAndInLayoutNnForSixteenBitDtypesOnly) {
