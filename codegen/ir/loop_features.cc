@@ -403,6 +403,20 @@ class Extractor {
         Access(op->b, op->b_index, 2 * op->n_tiles, /*store=*/false);
         return;
       }
+      case StmtKind::kWaveMma: {
+        // Per lane: its share of the wavefront's multiply-adds, and the operand runs it reads
+        // from shared memory (one per tile of A and of B).
+        const WaveMma* op = s.As<WaveMma>();
+        const double tile = WaveMmaTile(op->shape);
+        const double fmas = double(op->m_tiles) * op->n_tiles * tile * tile * op->k /
+                            WaveMmaLanes(op->shape) * Trips();
+        fma_ += fmas;
+        NoteHeaviest(fmas);
+        const int run = WaveMmaKPerLane(op->shape, op->k);
+        Access(op->a, op->a_index, run * op->m_tiles, /*store=*/false);
+        Access(op->b, op->b_index, run * op->n_tiles, /*store=*/false);
+        return;
+      }
       case StmtKind::kWarpGroupMma: {
         // Per thread: its 1/128 of the warpgroup's multiply-adds. The operands stay in shared
         // memory (read by the tensor cores through descriptors): one access each per k-step.

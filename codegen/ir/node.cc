@@ -90,6 +90,8 @@ std::string_view StmtKindName(StmtKind kind) {
       return "WarpMma";
     case StmtKind::kWarpGroupMma:
       return "WarpGroupMma";
+    case StmtKind::kWaveMma:
+      return "WaveMma";
   }
   return "?";
 }

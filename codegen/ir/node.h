@@ -57,6 +57,7 @@ enum class StmtKind : uint8_t {
   kBarrier,
   kWarpMma,
   kWarpGroupMma,
+  kWaveMma,
 };
 
 /// "IntImm", "Add", ... / "Store", "For", ... (the struct name).

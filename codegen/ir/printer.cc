@@ -211,6 +211,16 @@ class Printer {
                             op->b_k_contiguous ? " [n][k]" : " [k][n]", ")"));
         return;
       }
+      case StmtKind::kWaveMma: {
+        const auto* op = s.As<WaveMma>();
+        Line(indent,
+             StrCat("wave_mma.", DtypeName(op->dtype), ".", WaveMmaShapeName(op->shape), "x", op->k,
+                    "(", op->acc.name(), "[", op->acc_offset, "], ", op->m_tiles, "x", op->n_tiles,
+                    " tiles, ", op->a.name(), "[", Print(op->a_index), "] stride ", op->a_stride,
+                    ", ", op->b.name(), "[", Print(op->b_index), "] stride ", op->b_stride,
+                    op->b_k_contiguous ? " [n][k]" : " [k][n]", ")"));
+        return;
+      }
       case StmtKind::kWarpGroupMma: {
         const auto* op = s.As<WarpGroupMma>();
         Line(indent,

@@ -240,6 +240,105 @@ Stmt WarpMma::Make(Dtype dtype, Buffer a, Expr a_index, int64_t a_stride, Buffer
   return WrapStmt(std::move(node));
 }
 
+std::string_view WaveMmaShapeName(WaveMmaShape shape) {
+  switch (shape) {
+    case WaveMmaShape::kMfma32x32:
+      return "mfma32x32";
+    case WaveMmaShape::kMfma16x16:
+      return "mfma16x16";
+    case WaveMmaShape::kWmma16x16:
+      return "wmma16x16";
+  }
+  return "?";
+}
+
+int WaveMmaLanes(WaveMmaShape shape) { return shape == WaveMmaShape::kWmma16x16 ? 32 : 64; }
+
+int WaveMmaTile(WaveMmaShape shape) { return shape == WaveMmaShape::kMfma32x32 ? 32 : 16; }
+
+int WaveMmaAccumulators(WaveMmaShape shape) {
+  switch (shape) {
+    case WaveMmaShape::kMfma32x32:
+      return 16;
+    case WaveMmaShape::kMfma16x16:
+      return 4;
+    case WaveMmaShape::kWmma16x16:
+      return 8;
+  }
+  return 0;
+}
+
+bool WaveMmaTakes(WaveMmaShape shape, Dtype dtype, int k) {
+  // The instructions' reduction depths by dtype, one row per shape (see stmt.h).
+  const int f16 = shape == WaveMmaShape::kMfma32x32 ? 8 : 16;
+  switch (dtype) {
+    case Dtype::kF16:
+    case Dtype::kBf16:
+      return k == f16;
+    case Dtype::kI8:
+      return shape == WaveMmaShape::kWmma16x16 ? k == 16 : (k == f16 || k == 2 * f16);
+    case Dtype::kU8I8:
+      return shape == WaveMmaShape::kWmma16x16 && k == 16;
+    case Dtype::kFp8E4m3Fnuz:
+    case Dtype::kFp8E5m2Fnuz:
+      return shape != WaveMmaShape::kWmma16x16 && k == 2 * f16;
+    case Dtype::kF32:
+    case Dtype::kTf32:
+    case Dtype::kFp8E4m3:
+    case Dtype::kFp8E5m2:
+      return false;
+  }
+  return false;
+}
+
+int WaveMmaKPerLane(WaveMmaShape shape, int k) {
+  return shape == WaveMmaShape::kWmma16x16 ? k : k / (64 / WaveMmaTile(shape));
+}
+
+Stmt WaveMma::Make(Dtype dtype, WaveMmaShape shape, int k, Buffer a, Expr a_index, int64_t a_stride,
+                   Buffer b, Expr b_index, int64_t b_stride, bool b_k_contiguous, Buffer acc,
+                   int64_t acc_offset, int m_tiles, int n_tiles) {
+  TUNE_CHECK(WaveMmaTakes(shape, dtype, k))
+      << "WaveMma: " << WaveMmaShapeName(shape) << " has no instruction of k " << k << " for dtype "
+      << DtypeName(dtype);
+  TUNE_CHECK(a.defined() && b.defined() && acc.defined()) << "WaveMma: undefined buffer";
+  TUNE_CHECK(a.scope() == MemoryScope::kGpuShared && b.scope() == MemoryScope::kGpuShared)
+      << "WaveMma: A and B must be gpu_shared, got " << MemoryScopeName(a.scope()) << " and "
+      << MemoryScopeName(b.scope());
+  TUNE_CHECK(a.element_type() == Type::Of(ActivationType(dtype)) &&
+             b.element_type() == Type::Of(WeightType(dtype)))
+      << "WaveMma " << DtypeName(dtype) << ": A and B hold " << a.element_type().ToString()
+      << " and " << b.element_type().ToString() << ", not the dtype's storage types";
+  TUNE_CHECK(acc.scope() == MemoryScope::kGpuLocal &&
+             acc.element_type() == Type::Of(AccumulatorType(dtype)))
+      << "WaveMma: the accumulators must be gpu_local "
+      << Type::Of(AccumulatorType(dtype)).ToString();
+  TUNE_CHECK(a_index.defined() && a_index.type().is_int() && a_index.type().is_scalar() &&
+             b_index.defined() && b_index.type().is_int() && b_index.type().is_scalar())
+      << "WaveMma: indexes must be scalar integers";
+  const int64_t tile = WaveMmaTile(shape);
+  TUNE_CHECK(m_tiles >= 1 && n_tiles >= 1 && a_stride >= k && acc_offset >= 0 &&
+             b_stride >= (b_k_contiguous ? k : tile * n_tiles))
+      << "WaveMma: tiles " << m_tiles << "x" << n_tiles << ", strides " << a_stride << "/"
+      << b_stride << " or accumulator offset " << acc_offset << " out of range";
+  auto node = std::make_shared<WaveMma>();
+  node->dtype = dtype;
+  node->shape = shape;
+  node->k = k;
+  node->a = std::move(a);
+  node->b = std::move(b);
+  node->acc = std::move(acc);
+  node->a_index = std::move(a_index);
+  node->b_index = std::move(b_index);
+  node->a_stride = a_stride;
+  node->b_stride = b_stride;
+  node->b_k_contiguous = b_k_contiguous;
+  node->m_tiles = m_tiles;
+  node->n_tiles = n_tiles;
+  node->acc_offset = acc_offset;
+  return WrapStmt(std::move(node));
+}
+
 bool WarpGroupMmaTakesN(Dtype dtype, int n) {
   if (WarpMmaK(dtype) == 0 || n < 8 || n > 256 || n % 8 != 0) {
     return false;

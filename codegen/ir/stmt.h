@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/ir/node.h"
@@ -203,6 +204,103 @@ struct WarpGroupMma final : StmtNode {
   /// k_steps in [1, 4], pending in [0, 7], an N-major B of a 16-bit dtype, n a multiple of 64.
   static Stmt Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_index, int n, int k_steps,
                    Buffer acc, int64_t acc_offset, int pending, int64_t b_mn_atom_stride = 0);
+};
+
+/// The matrix instructions of AMD GPUs that WaveMma issues: CDNA's MFMA on a 64-lane wavefront
+/// (gfx90a, gfx942) in its 32x32 and 16x16 single-block forms, and RDNA3's WMMA on a 32-lane
+/// wavefront (gfx1100).
+enum class WaveMmaShape : uint8_t { kMfma32x32, kMfma16x16, kWmma16x16 };
+
+/// "mfma32x32", "mfma16x16", "wmma16x16".
+std::string_view WaveMmaShapeName(WaveMmaShape shape);
+/// Lanes of the wavefront that executes the shape: 64 (MFMA) or 32 (WMMA).
+int WaveMmaLanes(WaveMmaShape shape);
+/// Rows (= columns) of the shape's output tile: 32 or 16.
+int WaveMmaTile(WaveMmaShape shape);
+/// Accumulators each lane holds per output tile: 16 (32x32), 4 (MFMA 16x16), 8 (WMMA).
+int WaveMmaAccumulators(WaveMmaShape shape);
+/// Whether the shape has an instruction of reduction depth `k` for `dtype` on some AMD GPU:
+///   mfma32x32: f16, bf16 k 8; i8 k 8 (gfx90a) or 16 (gfx942); the FNUZ fp8s k 16 (gfx942)
+///   mfma16x16: f16, bf16 k 16; i8 k 16 (gfx90a) or 32 (gfx942); the FNUZ fp8s k 32 (gfx942)
+///   wmma16x16: f16, bf16, i8, u8i8 k 16
+/// Which GPU runs which is the backend's table (it refuses the others).
+bool WaveMmaTakes(WaveMmaShape shape, Dtype dtype, int k);
+/// Elements of K each lane holds of one row of A (and of one column of B): k / (64 / tile) for
+/// MFMA (the wavefront's lanes split K into 64 / tile groups), all k for WMMA.
+int WaveMmaKPerLane(WaveMmaShape shape, int k);
+
+/// Where the operands and the accumulators of one instruction lie in the lanes, as AMD's ISA
+/// documents them (CDNA3 ISA "Matrix fused-multiply-add"; RDNA3 ISA "Wave matrix multiply
+/// accumulate"; the AMD Matrix Instruction Calculator prints the same tables). With T the tile,
+/// L the lanes and p = WaveMmaKPerLane:
+///  - A[i][k] (MFMA): lane i + T (k / p), element k % p of its operand registers; B[k][j] alike
+///    with lane j + T (k / p). WMMA: lanes i and i + 16 both hold all of row i of A (element k),
+///    lanes j and j + 16 all of column j of B.
+///  - C[i][j] (MFMA): column j = lane % T; the rows go in groups of 4 over the lane groups:
+///    accumulator r of lane l is row 4 (64 / T) (r / 4) + 4 (l / T) + r % 4. WMMA: accumulator r
+///    of lane l is row 2 r + l / 16, column l % 16.
+/// Templated so that kernels build the same formula as IR expressions (lane an ir::Expr) that
+/// the simulator evaluates on integers.
+template <typename L>
+L WaveMmaAccRow(WaveMmaShape shape, const L& lane, int r) {
+  if (shape == WaveMmaShape::kWmma16x16) {
+    return lane / 16 + 2 * r;
+  }
+  const int t = WaveMmaTile(shape);
+  return lane / t % (64 / t) * 4 + (4 * (64 / t) * (r / 4) + r % 4);
+}
+template <typename L>
+L WaveMmaAccCol(WaveMmaShape shape, const L& lane) {
+  return lane % WaveMmaTile(shape);
+}
+/// The first k of A's row (B's column) that `lane` holds: p (lane / T) for MFMA, 0 for WMMA.
+template <typename L>
+L WaveMmaOperandK(WaveMmaShape shape, int k, const L& lane) {
+  if (shape == WaveMmaShape::kWmma16x16) {
+    return lane * 0;
+  }
+  const int t = WaveMmaTile(shape);
+  return lane / t % (64 / t) * WaveMmaKPerLane(shape, k);
+}
+
+/// A wavefront-level matrix multiply-accumulate on AMD GPUs: `v_mfma_*` (CDNA) or `v_wmma_*`
+/// (RDNA3), `shape` with reduction depth `k`, operands read from shared memory (LDS) into each
+/// lane's registers as the instruction's layout assigns them (WaveMmaOperandK). All lanes of a
+/// wavefront execute it together (wavefront w: the threads whose linear index in the block lies
+/// in [L w, L w + L), L = WaveMmaLanes; the block is a whole number of wavefronts) with the same
+/// buffers and indexes. It is a sibling of WarpMma rather than a form of it because nothing of
+/// mma.sync's layout carries over: the wavefront is 64 lanes (32 for WMMA), each lane reads its
+/// own operand elements rather than ldmatrix fragments, and the accumulators of a tile are
+/// 16, 4 or 8 per lane in the column-per-lane order above.
+///
+/// With T = WaveMmaTile(shape), for mi < m_tiles and ni < n_tiles, C(mi, ni) += A(mi) x B(ni):
+///   A(mi)[r][kk] = a[a_index + (T mi + r) * a_stride + kk]               (T x k, kk innermost)
+///   B(ni)[kk][c] = b[b_index + (T ni + c) * b_stride + kk]    (b_k_contiguous: stored [n][k])
+///                = b[b_index + kk * b_stride + T ni + c]      (otherwise: stored [k][n])
+/// `a` and `b` are gpu_shared buffers of the dtype's storage types (u8i8: uint8 A, int8 B).
+/// A lane's run of WaveMmaKPerLane elements is read as one vector where it is contiguous, so
+/// a_index and a_stride (and b's, stored [n][k]) are multiples of that run. Accumulator r of
+/// tile (mi, ni) is acc[acc_offset + A (mi * n_tiles + ni) + r], A = WaveMmaAccumulators, at
+/// the row and column WaveMmaAccRow / WaveMmaAccCol give; `acc` is gpu_local float32 (int32 for
+/// the integer dtypes, whose sums wrap). Products are exact; float sums are float32 accurate,
+/// in an order the hardware chooses.
+struct WaveMma final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kWaveMma;
+  WaveMma() : StmtNode(kKind) {}
+  Dtype dtype = Dtype::kF16;
+  WaveMmaShape shape = WaveMmaShape::kMfma32x32;
+  int k = 8;
+  Buffer a, b, acc;
+  Expr a_index, b_index;
+  int64_t a_stride = 0, b_stride = 0;
+  bool b_k_contiguous = true;
+  int m_tiles = 1, n_tiles = 1;
+  int64_t acc_offset = 0;
+  /// Checks everything above but alignment and wavefront uniformity (the simulator checks
+  /// alignment where the indexes are known).
+  static Stmt Make(Dtype dtype, WaveMmaShape shape, int k, Buffer a, Expr a_index, int64_t a_stride,
+                   Buffer b, Expr b_index, int64_t b_stride, bool b_k_contiguous, Buffer acc,
+                   int64_t acc_offset, int m_tiles, int n_tiles);
 };
 
 /// Whether wgmma has an m64n<n> shape for `dtype` (PTX ISA 8.0): n a multiple of 8 in

@@ -290,6 +290,14 @@ class Verifier final : public IrVisitor {
     IrVisitor::Visit(op);
   }
 
+  void Visit(const WaveMma* op) override {
+    if (gpu_thread_depth_ == 0) {
+      Fail(StrCat("`wave_mma(", op->a.name(), ", ", op->b.name(), ")`"),
+           "is outside a gpu_thread loop");
+    }
+    IrVisitor::Visit(op);
+  }
+
   void Visit(const WarpGroupMma* op) override {
     if (gpu_thread_depth_ == 0) {
       Fail(StrCat("`warpgroup_mma(", op->a.name(), ", ", op->b.name(), ")`"),

@@ -89,6 +89,8 @@ void IrVisitor::VisitStmt(const Stmt& s) {
       return Visit(static_cast<const WarpMma*>(s.get()));
     case StmtKind::kWarpGroupMma:
       return Visit(static_cast<const WarpGroupMma*>(s.get()));
+    case StmtKind::kWaveMma:
+      return Visit(static_cast<const WaveMma*>(s.get()));
   }
 }
 
@@ -171,6 +173,10 @@ void IrVisitor::Visit(const WarpMma* op) {
   VisitExpr(op->b_index);
 }
 void IrVisitor::Visit(const WarpGroupMma* op) {
+  VisitExpr(op->a_index);
+  VisitExpr(op->b_index);
+}
+void IrVisitor::Visit(const WaveMma* op) {
   VisitExpr(op->a_index);
   VisitExpr(op->b_index);
 }
@@ -264,6 +270,8 @@ Stmt IrMutator::Mutate(const Stmt& s) {
       return Visit(static_cast<const WarpMma*>(s.get()));
     case StmtKind::kWarpGroupMma:
       return Visit(static_cast<const WarpGroupMma*>(s.get()));
+    case StmtKind::kWaveMma:
+      return Visit(static_cast<const WaveMma*>(s.get()));
   }
   return s;
 }
@@ -417,6 +425,16 @@ Stmt IrMutator::Visit(const WarpGroupMma* op) {
   return WarpGroupMma::Make(op->dtype, op->a, std::move(a_index), op->b, std::move(b_index), op->n,
                             op->k_steps, op->acc, op->acc_offset, op->pending,
                             op->b_mn_atom_stride);
+}
+Stmt IrMutator::Visit(const WaveMma* op) {
+  Expr a_index = Mutate(op->a_index);
+  Expr b_index = Mutate(op->b_index);
+  if (a_index.same_as(op->a_index) && b_index.same_as(op->b_index)) {
+    return Stmt(op);
+  }
+  return WaveMma::Make(op->dtype, op->shape, op->k, op->a, std::move(a_index), op->a_stride, op->b,
+                       std::move(b_index), op->b_stride, op->b_k_contiguous, op->acc,
+                       op->acc_offset, op->m_tiles, op->n_tiles);
 }
 
 }  // namespace tune::ir

@@ -54,6 +54,7 @@ class IrVisitor {
   virtual void Visit(const Barrier* op);
   virtual void Visit(const WarpMma* op);
   virtual void Visit(const WarpGroupMma* op);
+  virtual void Visit(const WaveMma* op);
 
   /// Visits both operands (the default of every binary node).
   void VisitBinary(const BinaryExprNode* op);
@@ -108,6 +109,7 @@ class IrMutator {
   virtual Stmt Visit(const Barrier* op);
   virtual Stmt Visit(const WarpMma* op);
   virtual Stmt Visit(const WarpGroupMma* op);
+  virtual Stmt Visit(const WaveMma* op);
 
   /// Mutates both operands of `op` and rebuilds it with `make` when one changed.
   template <typename T>

@@ -58,6 +58,7 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitWarpMma(const ir::WarpMma* op) override;            // codegen_gpu_mma.cc
   void EmitWarpGroupMma(const ir::WarpGroupMma* op) override;  // codegen_gpu_wgmma.cc
   void EmitAsyncProxyFence();                                  // codegen_gpu_wgmma.cc
+  void EmitWaveMma(const ir::WaveMma* op) override;            // codegen_gpu_wave_mma.cc
   void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) override;
   void EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) override;
 

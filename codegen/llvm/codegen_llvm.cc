@@ -90,6 +90,9 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
     case StmtKind::kWarpGroupMma:
       EmitWarpGroupMma(s.As<ir::WarpGroupMma>());
       return;
+    case StmtKind::kWaveMma:
+      EmitWaveMma(s.As<ir::WaveMma>());
+      return;
   }
   Fail(absl::InternalError(
       StrCat(target_name_, ": unknown statement kind ", ir::StmtKindName(s.kind()))));
@@ -103,6 +106,11 @@ void CodeGenLlvm::EmitWarpMma(const ir::WarpMma* op) {
 void CodeGenLlvm::EmitWarpGroupMma(const ir::WarpGroupMma* op) {
   Fail(absl::UnimplementedError(StrCat(
       target_name_, ": warpgroup_mma is a tensor-core instruction of NVPTX kernels (sm_90a)")));
+}
+
+void CodeGenLlvm::EmitWaveMma(const ir::WaveMma* op) {
+  Fail(absl::UnimplementedError(
+      StrCat(target_name_, ": wave_mma is a matrix instruction of AMDGPU kernels")));
 }
 
 void CodeGenLlvm::EmitStore(const ir::Store* op) {

@@ -95,6 +95,7 @@ class CodeGenLlvm {
   /// A warp-level tensor-core step (GPU only; elsewhere Unimplemented).
   virtual void EmitWarpMma(const ir::WarpMma* op);
   virtual void EmitWarpGroupMma(const ir::WarpGroupMma* op);
+  virtual void EmitWaveMma(const ir::WaveMma* op);
   /// `base[index] += value` atomically, lane by lane (`value` already emitted).
   virtual void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) = 0;
   /// A store of the `lanes` lanes of `value` at the element offsets `index` (a vector) of

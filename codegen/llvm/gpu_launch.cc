@@ -1,5 +1,6 @@
 #include "codegen/llvm/gpu_launch.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -32,6 +33,7 @@ class ShapeChecker {
   int64_t shared_bytes = 0;
   bool has_warp_mma = false;
   bool has_warp_group_mma = false;
+  int wave_mma_lanes = 0;  // the widest wavefront a wave_mma needs (0: none)
 
  private:
   struct Context {
@@ -73,6 +75,7 @@ class ShapeChecker {
       case ir::StmtKind::kBarrier:
       case ir::StmtKind::kWarpMma:
       case ir::StmtKind::kWarpGroupMma:
+      case ir::StmtKind::kWaveMma:
         return false;
     }
     return false;
@@ -145,6 +148,16 @@ class ShapeChecker {
         }
         has_warp_group_mma = true;
         return;
+      case ir::StmtKind::kWaveMma: {
+        const auto* op = s.As<ir::WaveMma>();
+        if (!ctx.in_thread) {
+          Fail(
+              "wave_mma outside the gpu_thread loops: the lanes of a wavefront execute it "
+              "together");
+        }
+        wave_mma_lanes = std::max(wave_mma_lanes, ir::WaveMmaLanes(op->shape));
+        return;
+      }
     }
   }
 
@@ -332,6 +345,12 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
     return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name,
                                              ": warp_mma needs whole warps, but the block has ",
                                              threads, " threads (not a multiple of 32)"));
+  }
+  if (checker.wave_mma_lanes > 0 && threads % checker.wave_mma_lanes != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("GPU kernel ", func.name, ": wave_mma needs whole wavefronts of ",
+               checker.wave_mma_lanes, " lanes, but the block has ", threads,
+               " threads (not a multiple of ", checker.wave_mma_lanes, ")"));
   }
   const bool dynamic = UsesDynamicSharedMemory(checker.shared_bytes, arch);
   if (arch != nullptr && !dynamic && checker.shared_bytes > arch->max_shared_bytes_per_block) {

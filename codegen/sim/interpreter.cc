@@ -340,6 +340,9 @@ void Interpreter::Exec(const ir::Stmt& s) {
     case StmtKind::kWarpMma:
       ExecWarpMma(s.As<ir::WarpMma>());
       return;
+    case StmtKind::kWaveMma:
+      ExecWaveMma(s.As<ir::WaveMma>());
+      return;
     case StmtKind::kWarpGroupMma:
       ExecWarpGroupMma(s.As<ir::WarpGroupMma>());
       return;

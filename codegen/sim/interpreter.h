@@ -170,6 +170,7 @@ class Interpreter {
   void ExecWarpMma(const ir::WarpMma* op);
   // The warpgroup's multiply-accumulate, this thread's share of it (interpreter_mma.cc).
   void ExecWarpGroupMma(const ir::WarpGroupMma* op);
+  void ExecWaveMma(const ir::WaveMma* op);  // interpreter_wave_mma.cc
 
   ExecHooks* hooks_;
   const GpuSimOptions* options_;
