@@ -17,6 +17,7 @@
 #include "codegen/templates/gemm_cuda_wgmma.h"
 #include "codegen/templates/gemm_gpu_library.h"
 #include "codegen/templates/gemm_gpu_tiled.h"
+#include "codegen/templates/gemm_rocm_mfma.h"
 #include "codegen/templates/ukernel_templates.h"
 #include "common/runtime_libs.h"
 #include "common/status.h"
@@ -39,19 +40,13 @@ namespace {
 // are the catalog's own (they call its micro-kernels).
 std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& ukernels) {
   return {
-      &kGemmCpuBlocked,        &kConv2dCpuPointwise,
-      &kConv2dCpuDirect,       &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd,     &kGemmCpuOpenblas,
-      &kGemmCpuDnnl,           &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,         &ukernels.gemm(),
-      &ukernels.conv2d(),      &kGemmCudaWgmma,
-      &kGemmCudaMma,           &kGemmGpuTiled,
-      &kConv2dCudaWgmma,       &kConv2dCudaMma,
-      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,
-      &kGemmCudaCublas,        &kConv2dCudaCudnn,
-      &kConv2dCudaCudnnGraph,  &kGemmCudaCublasLt,
-      &kGemmRocmRocblas,       &kGemmRocmHipblasLt,
-      &kConv2dRocmMiopen,      &kConv2dRocmMiopenNhwc,
+      &kGemmCpuBlocked,    &kConv2dCpuPointwise, &kConv2dCpuDirect,       &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd, &kGemmCpuOpenblas,    &kGemmCpuDnnl,           &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,     &ukernels.gemm(),     &ukernels.conv2d(),      &kGemmCudaWgmma,
+      &kGemmCudaMma,       &kGemmRocmMfma,       &kGemmRocmWmma,          &kGemmGpuTiled,
+      &kConv2dCudaWgmma,   &kConv2dCudaMma,      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,
+      &kGemmCudaCublas,    &kConv2dCudaCudnn,    &kConv2dCudaCudnnGraph,  &kGemmCudaCublasLt,
+      &kGemmRocmRocblas,   &kGemmRocmHipblasLt,  &kConv2dRocmMiopen,      &kConv2dRocmMiopenNhwc,
   };
 }
 
