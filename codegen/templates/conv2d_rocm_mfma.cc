@@ -1,0 +1,56 @@
+#include "codegen/templates/conv2d_rocm_mfma.h"
+
+#include "codegen/templates/gemm_rocm_mfma.h"
+#include "codegen/templates/template_util.h"
+#include "codegen/templates/tensor_core_gemm.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+absl::Status CheckShape(const Workload& workload) {
+  return RefuseShapeUnless(kConv2dRocmMfma.name,
+                           "convolutions whose input windows its global reads can zero-fill",
+                           "layout=NHWC; C a multiple of 4 for the 8-bit floats", workload,
+                           WaveMmaShapeFaults(ImplicitGemm(workload)));
+}
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kConv2dRocmMfma, workload, target, config));
+  if (!MfmaApplies(target) ||
+      WaveMmaKFor(target, workload.dtype(), KnobValue(config, "inst")) == 0) {
+    return absl::InvalidArgumentError(
+        StrCat("conv2d.rocm.mfma builds for rocm -mcpu=gfx90a|gfx942 (CDNA's MFMA) with an "
+               "instruction of tile ",
+               KnobValue(config, "inst"), " for dtype=", DtypeName(workload.dtype()),
+               ", not for target '", target.ToString(), "'"));
+  }
+  RETURN_IF_ERROR(CheckShape(workload));
+  return BuildWaveMmaKernel(ImplicitGemm(workload), target, config, func_name);
+}
+
+}  // namespace
+
+const KernelTemplate kConv2dRocmMfma = {
+    .name = "conv2d.rocm.mfma",
+    .version = 1,
+    .op = OpKind::kConv2d,
+    .targets = TemplateTargets::kRocm,
+    .space = [](const Workload& w, const Target& t) { return WaveMmaSpace(ImplicitGemm(w), t); },
+    .default_config =
+        [](const Workload& w, const Target& t) {
+          return WaveMmaDefault(ImplicitGemm(w), t, "conv2d.rocm.mfma");
+        },
+    .build = &Build,
+    .applies = [](const Workload&, const Target& t) { return MfmaApplies(t); },
+    .conv_layouts = ConvLayouts::kNhwc,
+    .dtypes =
+        DtypeSet{Dtype::kF16, Dtype::kBf16, Dtype::kI8, Dtype::kFp8E4m3Fnuz, Dtype::kFp8E5m2Fnuz},
+    .seeds = [](const Workload& w, const Target& t) { return WaveMmaSeeds(ImplicitGemm(w), t); },
+    .check_shape = &CheckShape,
+    .tolerance = &TensorCoreTolerance,
+};
+
+}  // namespace tune

@@ -1,0 +1,83 @@
+// conv2d.rocm.mfma, NHWC convolutions on gemm.rocm.mfma's kernel: the implicit GEMMs on the
+// simulator against the reference (padding, strides, the 3-channel stem read element by element,
+// i8 and FNUZ fp8 on gfx942), where it applies, and its code objects inspected (the MFMA
+// instructions present, no scratch). No AMD GPU has run these kernels.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/gpu_template_cases.h"
+#include "tests/codegen/templates/gpu_template_check.h"
+#include "tests/codegen/templates/hsaco_inspect.h"
+
+namespace tune {
+namespace {
+
+using testing::GpuTemplate;
+
+Target Rocm(const std::string& arch) { return *Target::Parse("rocm -mcpu=" + arch); }
+
+Config Knobs(int64_t bm, int64_t bn, int64_t bk, int64_t waves_m, int64_t waves_n, int64_t inst,
+             int64_t stages, int64_t copy) {
+  return {{"bm", bm},           {"bn", bn},     {"bk", bk},         {"waves_m", waves_m},
+          {"waves_n", waves_n}, {"inst", inst}, {"stages", stages}, {"copy", copy},
+          {"raster", 1},        {"gridk", 1}};
+}
+
+void CheckOnSimulator(const std::string& arch, const std::string& text, int random,
+                      std::vector<Config> extra = {}) {
+  testing::CheckTemplateOnSimulator("conv2d.rocm.mfma", Rocm(arch), text, random, std::move(extra));
+}
+
+// --- conv2d.rocm.mfma ------------------------------------------------------------------------
+
+TEST(Conv2dRocmMfmaSim, NhwcConvolutionsMatchTheReferenceAsImplicitGemms) {
+  CheckOnSimulator("gfx942",
+                   "conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16", 2,
+                   {Knobs(64, 32, 32, 2, 1, 32, 2, 16), Knobs(32, 32, 64, 2, 2, 16, 1, 8)});
+  CheckOnSimulator(
+      "gfx90a",
+      "conv2d:N=2,C=8,H=7,W=7,K=16,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=f16,epilogue=bias_relu",
+      2);
+}
+
+TEST(Conv2dRocmMfmaSim, ThreeChannelStemAndIntegerAndFp8ConvolutionsMatchTheReference) {
+  // C = 3: 6-byte windows per tap, read element by element.
+  CheckOnSimulator("gfx942",
+                   "conv2d:N=1,C=3,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=bf16", 1);
+  CheckOnSimulator("gfx942",
+                   "conv2d:N=1,C=32,H=6,W=6,K=32,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=i8", 1);
+  CheckOnSimulator(
+      "gfx942", "conv2d:N=1,C=32,H=5,W=5,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=fp8e4m3fnuz",
+      1);
+}
+
+TEST(Conv2dRocmMfma, AppliesToNhwcLayersOnMfmaArchsOnly) {
+  const Workload nhwc = *Workload::Parse(
+      "conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16");
+  EXPECT_NE(GpuTemplate("conv2d.rocm.mfma", Rocm("gfx942"), nhwc), nullptr);
+  EXPECT_EQ(GpuTemplate("conv2d.rocm.mfma", Rocm("gfx1100"), nhwc), nullptr);
+  const Workload nchw = *Workload::Parse("conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1");
+  EXPECT_EQ(GpuTemplate("conv2d.rocm.mfma", Rocm("gfx942"), nchw), nullptr);
+}
+
+TEST(Conv2dRocmMfmaCodeObject, AResNetLayerHoldsMfmaInstructionsAndNeedsNoScratch) {
+  if (!testing::HaveLlvmObjectTools()) {
+    GTEST_SKIP() << "llvm-readelf-19 / llvm-objdump-19 are not installed";
+  }
+  absl::StatusOr<TempDir> dir = TempDir::Create("tune-mfma-conv-hsaco-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  testing::ExpectMatrixKernelWithoutScratch(
+      *dir, "conv2d.rocm.mfma", "gfx942",
+      "conv2d:N=8,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
+      "v_mfma_f32_32x32x8_bf16");
+  testing::ExpectMatrixKernelWithoutScratch(
+      *dir, "conv2d.rocm.mfma", "gfx90a",
+      "conv2d:N=8,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=f16",
+      "v_mfma_f32_16x16x16f16");  // 1568 pixels: small tiles fill gfx90a's 110 CUs
+}
+
+}  // namespace
+}  // namespace tune
