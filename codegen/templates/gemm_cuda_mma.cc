@@ -59,25 +59,6 @@ struct SharedLayout {
   }
 };
 
-// The copy widths (bytes) that keep every copy of a row inside the row and aligned: those
-// dividing the row length of both operands in bytes. Rows of a length that 4 does not divide
-// are copied one element at a time (16-bit dtypes; CheckShape refuses such 8-bit rows).
-std::vector<int64_t> CopyWidths(const ImplicitGemm& g) {
-  const int64_t bytes = InputBytes(g.workload);
-  const int64_t a_row = g.ContiguousK() * bytes;
-  const int64_t b_row = (g.b_k_major ? g.k : g.n) * bytes;
-  std::vector<int64_t> widths;
-  for (int64_t c : {16, 8, 4}) {
-    if (a_row % c == 0 && b_row % c == 0) {
-      widths.push_back(c);
-    }
-  }
-  if (widths.empty()) {
-    widths.push_back(bytes);
-  }
-  return widths;
-}
-
 }  // namespace
 
 std::vector<std::string> MmaShapeFaults(const ImplicitGemm& g) {
@@ -111,7 +92,7 @@ ConfigSpace MmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddKnob("warps_n", {1, 2, 4, 8}, "warps along N (each takes bn / warps_n columns)");
   space.AddKnob("stages", {2, 3, 4, 5},
                 "shared-memory buffers in the pipeline (copies issued stages - 1 steps ahead)");
-  space.AddKnob("copy", CopyWidths(g),
+  space.AddKnob("copy", g.CopyWidths(),
                 "bytes per global-to-shared copy (cp.async of 16, 8 or 4 bytes; smaller: element "
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},

@@ -72,24 +72,6 @@ bool SixteenByteRows(const ImplicitGemm& g) {
 
 int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
 
-// The copy widths (bytes) that keep every copy inside a contiguous run of A's K and a row of B,
-// and aligned (B's rows are of K when it is k-major, of N for a GEMM of layout=NN).
-std::vector<int64_t> CopyWidths(const ImplicitGemm& g) {
-  const int64_t bytes = InputBytes(g.workload);
-  const int64_t a_run = g.ContiguousK() * bytes;
-  const int64_t b_row = (g.b_k_major ? g.k : g.n) * bytes;
-  std::vector<int64_t> widths;
-  for (int64_t c : {16, 8, 4}) {
-    if (a_run % c == 0 && b_row % c == 0) {
-      widths.push_back(c);
-    }
-  }
-  if (widths.empty()) {
-    widths.push_back(bytes);
-  }
-  return widths;
-}
-
 }  // namespace
 
 bool WgmmaApplies(const Target& target) { return target.cpu == kArch; }
@@ -127,7 +109,7 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddKnob("stages", {3, 4, 5, 6},
                 "shared-memory buffers of 128 bytes of K per row (copies issued stages - 2 "
                 "steps ahead)");
-  space.AddKnob("copy", CopyWidths(g),
+  space.AddKnob("copy", g.CopyWidths(),
                 "bytes per global-to-shared copy (cp.async of 16, 8 or 4 bytes; smaller: element "
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},

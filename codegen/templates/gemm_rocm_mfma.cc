@@ -73,24 +73,6 @@ struct LdsLayout {
   }
 };
 
-// The copy widths (bytes) that keep every global read of a row inside the row and aligned:
-// those dividing the row length of both operands in bytes; else one element at a time.
-std::vector<int64_t> CopyWidths(const ImplicitGemm& g) {
-  const int64_t bytes = InputBytes(g.workload);
-  const int64_t a_row = g.ContiguousK() * bytes;
-  const int64_t b_row = (g.b_k_major ? g.k : g.n) * bytes;
-  std::vector<int64_t> widths;
-  for (int64_t c : {16, 8, 4}) {
-    if (a_row % c == 0 && b_row % c == 0) {
-      widths.push_back(c);
-    }
-  }
-  if (widths.empty()) {
-    widths.push_back(bytes);
-  }
-  return widths;
-}
-
 // Chunks of `lanes` elements each thread copies of a [rows][cols] tile.
 int64_t ChunksPerThread(int64_t rows, int64_t cols, int64_t lanes, int64_t threads) {
   return GpuCeilDiv(rows * (cols / std::max<int64_t>(1, lanes)), threads);
@@ -167,7 +149,7 @@ ConfigSpace WaveMmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddKnob("stages", {2, 1},
                 "LDS buffers: 2 reads the next step into registers while the current one "
                 "multiplies (one barrier per step); 1 reads, stores and multiplies in turn");
-  space.AddKnob("copy", CopyWidths(g),
+  space.AddKnob("copy", g.CopyWidths(),
                 "bytes per global read of a thread (16, 8 or 4 dividing both operands' rows; "
                 "smaller: element by element)");
   space.AddKnob("raster", {1, 4, 8, 16},
@@ -562,7 +544,7 @@ ir::LoweredFunc BuildWaveMmaKernel(const ImplicitGemm& g, const Target& target,
 std::vector<std::string> WaveMmaShapeFaults(const ImplicitGemm& g) {
   const Workload& w = g.workload;
   std::vector<std::string> wrong;
-  if (IsFp8Dtype(w.dtype()) && CopyWidths(g).front() < 4) {
+  if (IsFp8Dtype(w.dtype()) && g.CopyWidths().front() < 4) {
     wrong.push_back(w.op() == OpKind::kGemm
                         ? (g.b_k_major
                                ? StrCat("K=", g.k, " with 8-bit float elements")

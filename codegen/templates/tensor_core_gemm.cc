@@ -129,6 +129,22 @@ int64_t ImplicitGemm::ContiguousK() const {
   return workload.op() == OpKind::kGemm ? k : workload.conv2d().c;
 }
 
+std::vector<int64_t> ImplicitGemm::CopyWidths() const {
+  const int64_t bytes = ElementBytes(workload.input_type());
+  const int64_t a_run = ContiguousK() * bytes;
+  const int64_t b_row = (b_k_major ? k : n) * bytes;
+  std::vector<int64_t> widths;
+  for (int64_t c : {16, 8, 4}) {
+    if (a_run % c == 0 && b_row % c == 0) {
+      widths.push_back(c);
+    }
+  }
+  if (widths.empty()) {
+    widths.push_back(bytes);
+  }
+  return widths;
+}
+
 GlobalTileSource ImplicitGemm::A(const GemmParams& p, const Expr& row, const Expr& col,
                                  int64_t lanes) const {
   if (workload.op() == OpKind::kGemm) {

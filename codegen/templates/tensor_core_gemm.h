@@ -85,6 +85,11 @@ struct ImplicitGemm {
   /// filter tap's channels). A copy never crosses a multiple of it.
   int64_t ContiguousK() const;
 
+  /// The copy widths (bytes: 16, 8, 4) that keep every copy inside a contiguous run of A's K
+  /// and a row of B, and aligned (B's rows are of K when it is k-major, of N for a GEMM of
+  /// layout=NN); else one element at a time.
+  std::vector<int64_t> CopyWidths() const;
+
   const Workload& workload;
   int64_t m = 0, n = 0, k = 0;
   bool b_k_major = true;  // B [N][K]; false: B [K][N] (a GEMM of layout=NN)
