@@ -82,26 +82,6 @@ ConfigSpace CudnnGraphSpace(const Workload&, const Target&) {
 
 Config CudnnGraphDefault(const Workload&, const Target&) { return {{"algo", 0}}; }
 
-// The shim's TUNE_GPU_TYPE_* of an element type (tf32 for tf32 inputs).
-int64_t ShimType(ElementType type, Dtype dtype) {
-  switch (type) {
-    case ElementType::kF16:
-      return TUNE_GPU_TYPE_F16;
-    case ElementType::kBf16:
-      return TUNE_GPU_TYPE_BF16;
-    case ElementType::kFp8E4m3:
-      return TUNE_GPU_TYPE_FP8E4M3;
-    case ElementType::kFp8E5m2:
-      return TUNE_GPU_TYPE_FP8E5M2;
-    case ElementType::kI8:
-      return TUNE_GPU_TYPE_I8;
-    case ElementType::kI32:
-      return TUNE_GPU_TYPE_I32;
-    default:
-      return dtype == Dtype::kTf32 ? TUNE_GPU_TYPE_TF32 : TUNE_GPU_TYPE_F32;
-  }
-}
-
 // cuDNN 9 (measured on an H200 with 9.14) has no engine for an i32 output with a ReLU and no
 // bias; every other form of the template's dtypes runs, whatever the channel counts.
 absl::Status CudnnGraphShape(const Workload& workload) {
@@ -143,8 +123,8 @@ absl::StatusOr<ir::LoweredFunc> BuildCudnnGraph(const Workload& workload, const 
   for (int64_t v : {s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.dilation}) {
     args.push_back(I64(v));
   }
-  args.insert(args.end(), {I32(ShimType(workload.input_type(), workload.dtype())),
-                           I32(ShimType(workload.out_type(), Dtype::kF32)),
+  args.insert(args.end(), {I32(GpuShimType(workload.input_type(), workload.dtype())),
+                           I32(GpuShimType(workload.out_type(), Dtype::kF32)),
                            I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
   ir::Stmt call = CallShim("tune_cudnn_conv2d_typed", std::move(args));
   ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,
@@ -213,8 +193,8 @@ absl::StatusOr<ir::LoweredFunc> BuildMiopenNhwc(const Workload& workload, const 
     args.push_back(I64(v));
   }
   args.insert(args.end(),
-              {I32(ShimType(workload.input_type(), workload.dtype())),
-               I32(ShimType(workload.out_type(), Dtype::kF32)), I32(TUNE_GPU_EPILOGUE_NONE),
+              {I32(GpuShimType(workload.input_type(), workload.dtype())),
+               I32(GpuShimType(workload.out_type(), Dtype::kF32)), I32(TUNE_GPU_EPILOGUE_NONE),
                I32(KnobValue(config, "algorithm")), stream});
   ir::Stmt call = CallShim("tune_miopen_conv2d_typed", std::move(args));
   ir::LoweredFunc func = LibraryFunc(func_name, std::move(params), call,

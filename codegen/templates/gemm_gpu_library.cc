@@ -36,30 +36,6 @@ ConfigSpace CublasLtSpace(const Workload&, const Target&) {
 
 Config CublasLtDefault(const Workload& workload, const Target& target) { return {{"algo", 0}}; }
 
-// The shim's TUNE_GPU_TYPE_* of an element type (and tf32 for tf32 inputs).
-int64_t ShimType(ElementType type, Dtype dtype) {
-  switch (type) {
-    case ElementType::kF16:
-      return TUNE_GPU_TYPE_F16;
-    case ElementType::kBf16:
-      return TUNE_GPU_TYPE_BF16;
-    case ElementType::kFp8E4m3:
-      return TUNE_GPU_TYPE_FP8E4M3;
-    case ElementType::kFp8E5m2:
-      return TUNE_GPU_TYPE_FP8E5M2;
-    case ElementType::kFp8E4m3Fnuz:
-      return TUNE_GPU_TYPE_FP8E4M3FNUZ;
-    case ElementType::kFp8E5m2Fnuz:
-      return TUNE_GPU_TYPE_FP8E5M2FNUZ;
-    case ElementType::kI8:
-      return TUNE_GPU_TYPE_I8;
-    case ElementType::kI32:
-      return TUNE_GPU_TYPE_I32;
-    default:
-      return dtype == Dtype::kTf32 ? TUNE_GPU_TYPE_TF32 : TUNE_GPU_TYPE_F32;
-  }
-}
-
 // cuBLASLt's fp8 kernels take the TN operand order (our layout=NT) and 16-byte aligned leading
 // dimensions (K and N multiples of 16); its integer (IMMA) kernels the TN order, an i32 output
 // without an epilogue (the raw sums) and K and N multiples of 4.
@@ -110,8 +86,8 @@ absl::StatusOr<ir::LoweredFunc> BuildTypedGemm(const KernelTemplate& tpl, std::s
       shim,
       {Ptr(params[0]), Ptr(params[1]), has_bias ? Ptr(params[2]) : I64(0), Ptr(params[out]),
        scales ? Ptr(params[out + 1]) : I64(0), scales ? Ptr(params[out + 2]) : I64(0), I64(g.m),
-       I64(g.n), I64(g.k), I32(ShimType(workload.input_type(), workload.dtype())),
-       I32(ShimType(workload.out_type(), Dtype::kF32)), I32(g.layout == GemmLayout::kNT ? 1 : 0),
+       I64(g.n), I64(g.k), I32(GpuShimType(workload.input_type(), workload.dtype())),
+       I32(GpuShimType(workload.out_type(), Dtype::kF32)), I32(g.layout == GemmLayout::kNT ? 1 : 0),
        I32(GpuEpilogueCode(workload)), I32(KnobValue(config, "algo")), stream});
   ir::LoweredFunc func =
       LibraryFunc(func_name, std::move(params), call, RuntimeLibraryNamed(tpl.library));

@@ -58,6 +58,29 @@ Epilogue EpilogueAfterSgemm(const Workload& workload, const Config& config) {
   return EpilogueHasRelu(workload.epilogue()) ? Epilogue::kRelu : Epilogue::kNone;
 }
 
+int64_t GpuShimType(ElementType type, Dtype dtype) {
+  switch (type) {
+    case ElementType::kF16:
+      return TUNE_GPU_TYPE_F16;
+    case ElementType::kBf16:
+      return TUNE_GPU_TYPE_BF16;
+    case ElementType::kFp8E4m3:
+      return TUNE_GPU_TYPE_FP8E4M3;
+    case ElementType::kFp8E5m2:
+      return TUNE_GPU_TYPE_FP8E5M2;
+    case ElementType::kFp8E4m3Fnuz:
+      return TUNE_GPU_TYPE_FP8E4M3FNUZ;
+    case ElementType::kFp8E5m2Fnuz:
+      return TUNE_GPU_TYPE_FP8E5M2FNUZ;
+    case ElementType::kI8:
+      return TUNE_GPU_TYPE_I8;
+    case ElementType::kI32:
+      return TUNE_GPU_TYPE_I32;
+    default:
+      return dtype == Dtype::kTf32 ? TUNE_GPU_TYPE_TF32 : TUNE_GPU_TYPE_F32;
+  }
+}
+
 int64_t GpuEpilogueCode(const Workload& workload) {
   return (EpilogueHasBias(workload.epilogue()) ? TUNE_GPU_EPILOGUE_BIAS : 0) |
          (EpilogueHasRelu(workload.epilogue()) ? TUNE_GPU_EPILOGUE_RELU : 0);

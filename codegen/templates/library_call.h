@@ -46,6 +46,9 @@ bool BiasThroughBeta(const Workload& workload, const Config& config);
 /// ReLU when the bias went through beta (kNone when nothing is left).
 Epilogue EpilogueAfterSgemm(const Workload& workload, const Config& config);
 
+/// The TUNE_GPU_TYPE_* value (tune_gpu_runtime.h) of an element type, for the typed GPU shims:
+/// TUNE_GPU_TYPE_TF32 for f32 storage of `dtype` tf32.
+int64_t GpuShimType(ElementType type, Dtype dtype);
 /// The TUNE_GPU_EPILOGUE_* value (tune_gpu_runtime.h) of the workload's epilogue.
 int64_t GpuEpilogueCode(const Workload& workload);
 
