@@ -77,6 +77,17 @@ std::string ToString(const GpuLaunch& launch) {
   if (!launch.zeroed_args.empty()) {
     StrAppend(&text, " zeroed_args=", absl::StrJoin(launch.zeroed_args, ","));
   }
+  if (launch.cluster != std::array<uint32_t, 3>{1, 1, 1}) {
+    StrAppend(&text, " cluster=(", launch.cluster[0], ",", launch.cluster[1], ",",
+              launch.cluster[2], ")");
+  }
+  if (!launch.tensor_maps.empty()) {
+    std::vector<uint32_t> args;
+    for (const GpuTensorMap& map : launch.tensor_maps) {
+      args.push_back(map.arg);
+    }
+    StrAppend(&text, " tensor_maps=", absl::StrJoin(args, ","));
+  }
   return text;
 }
 

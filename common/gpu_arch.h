@@ -49,6 +49,27 @@ std::vector<GpuArch> SupportedGpuArchs(TargetKind kind);
 /// "sm_80, sm_86, sm_89, sm_90, sm_90a" or "gfx90a, gfx942, gfx1100".
 std::string SupportedGpuArchNames(TargetKind kind);
 
+/// A TMA tensor map (CUDA's CUtensorMap, what cuTensorMapEncodeTiled encodes) over one buffer
+/// argument of a kernel. The launcher encodes it at launch time with the argument's device
+/// address and passes it by value after the kernel's arguments: one 128-byte parameter
+/// (`.param .align 64 .b8 [128]`, read in place: CUDA's __grid_constant__) per map, in order.
+/// Elements are copied as raw bytes (UINT8, UINT16 or UINT32 by element_bytes), boxes that
+/// reach outside the tensor are filled with zeros, and the L2 promotion is 128 bytes.
+struct GpuTensorMap {
+  uint32_t arg = 0;            // the kernel argument (a buffer) whose address the map describes
+  uint32_t element_bytes = 2;  // 1, 2 or 4
+  uint32_t rank = 2;           // 1..5
+  std::array<uint64_t, 5> dims = {1, 1, 1, 1, 1};  // elements per dimension, innermost first
+  /// Bytes between consecutive indexes of dims 1..rank-1 (each a multiple of 16; entries past
+  /// rank - 1 are 0).
+  std::array<uint64_t, 4> strides = {0, 0, 0, 0};
+  std::array<uint32_t, 5> box = {1, 1, 1, 1, 1};  // elements per copy per dimension, 1..256
+  /// The shared-memory swizzle of a copied box: 0 (none) or 128 (the 16-byte chunk c of each
+  /// 128-byte row r lands at chunk c ^ (r % 8); box[0] * element_bytes is then 128).
+  uint32_t swizzle_bytes = 128;
+  friend bool operator==(const GpuTensorMap&, const GpuTensorMap&) = default;
+};
+
 /// Launch geometry of one GPU kernel: grid in blocks and block in threads (x, y, z; every
 /// entry >= 1) and the dynamic shared memory in bytes. Part of a GPU artifact.
 struct GpuLaunch {
@@ -59,6 +80,11 @@ struct GpuLaunch {
   /// Kernel arguments (indexes, ascending) that the kernel accumulates into with atomic adds:
   /// whoever launches it fills each with zeros first, in the same stream.
   std::vector<uint32_t> zeroed_args = {};
+  /// Tensor maps the launcher encodes and passes after the arguments, in order (CUDA only).
+  std::vector<GpuTensorMap> tensor_maps = {};
+  /// Thread-block cluster shape in blocks (x, y, z; each divides grid; {1, 1, 1}: no cluster).
+  /// Anything else is launched with cuLaunchKernelEx's cluster-dimension attribute (CUDA only).
+  std::array<uint32_t, 3> cluster = {1, 1, 1};
 
   uint64_t ThreadsPerBlock() const { return uint64_t{block[0]} * block[1] * block[2]; }
   uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
