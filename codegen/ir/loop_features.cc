@@ -429,6 +429,20 @@ class Extractor {
         Access(op->b, op->b_index, op->k_steps, /*store=*/false);
         return;
       }
+      case StmtKind::kTensorCopy: {
+        // The issuing thread moves the whole box from global to shared memory (the copy
+        // engine's work, counted as that thread's accesses).
+        const TensorCopy* op = s.As<TensorCopy>();
+        int64_t elements = 1;
+        for (int64_t b : op->map.box) {
+          elements *= b;
+        }
+        Access(op->map.buffer, op->coords[0], static_cast<int>(elements), /*store=*/false);
+        Access(op->dst, op->dst_index, static_cast<int>(elements), /*store=*/true);
+        return;
+      }
+      case StmtKind::kMBarrierOp:
+        return;
     }
   }
 

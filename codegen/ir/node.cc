@@ -92,6 +92,10 @@ std::string_view StmtKindName(StmtKind kind) {
       return "WarpGroupMma";
     case StmtKind::kWaveMma:
       return "WaveMma";
+    case StmtKind::kTensorCopy:
+      return "TensorCopy";
+    case StmtKind::kMBarrierOp:
+      return "MBarrierOp";
   }
   return "?";
 }

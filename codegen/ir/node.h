@@ -58,6 +58,8 @@ enum class StmtKind : uint8_t {
   kWarpMma,
   kWarpGroupMma,
   kWaveMma,
+  kTensorCopy,
+  kMBarrierOp,
 };
 
 /// "IntImm", "Add", ... / "Store", "For", ... (the struct name).

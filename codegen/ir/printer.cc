@@ -1,5 +1,7 @@
 #include "codegen/ir/printer.h"
 
+#include "absl/strings/str_join.h"
+
 #include <string_view>
 
 #include "common/strings.h"
@@ -231,6 +233,29 @@ class Printer {
                         ? StrCat(" N-major (atoms ", op->b_mn_atom_stride, " B apart)")
                         : std::string(),
                     ", swizzle 128B, pending ", op->pending, ")"));
+        return;
+      }
+      case StmtKind::kTensorCopy: {
+        const auto* op = s.As<TensorCopy>();
+        std::vector<std::string> coords;
+        for (const Expr& c : op->coords) {
+          coords.push_back(Print(c));
+        }
+        const TensorMap& map = op->map;
+        Line(indent, StrCat("tensor_copy(", op->dst.name(), "[", Print(op->dst_index), "] <- ",
+                            map.buffer.name(), " dims [", absl::StrJoin(map.dims, ", "),
+                            "] strides [", absl::StrJoin(map.strides, ", "), "] box [",
+                            absl::StrJoin(map.box, ", "), "] swizzle ", map.swizzle_bytes,
+                            "B at (", absl::StrJoin(coords, ", "), "), completes on ",
+                            op->barrier.name(), "[", Print(op->barrier_index), "])"));
+        return;
+      }
+      case StmtKind::kMBarrierOp: {
+        const auto* op = s.As<MBarrierOp>();
+        Line(indent, StrCat("mbarrier_", MBarrierOpKindName(op->op), "(", op->barrier.name(), "[",
+                            Print(op->index), "]",
+                            op->value.defined() ? StrCat(", ", Print(op->value)) : std::string(),
+                            ")"));
         return;
       }
     }

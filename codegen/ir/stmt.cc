@@ -403,3 +403,108 @@ Stmt Barrier::MakeAfterAsyncCopies(bool commit, int wait_pending) {
 }
 
 }  // namespace tune::ir
+
+namespace tune::ir {
+
+int64_t TensorMap::BoxBytes() const {
+  int64_t bytes = buffer.defined() ? buffer.element_type().Bytes() : 0;
+  for (int64_t b : box) {
+    bytes *= b;
+  }
+  return bytes;
+}
+
+namespace {
+
+void CheckMBarrierArray(const Buffer& barrier, const Expr& index, std::string_view what) {
+  TUNE_CHECK(barrier.defined() && barrier.scope() == MemoryScope::kGpuShared &&
+             barrier.element_type() == Type::Int64())
+      << what << ": the barrier must be a gpu_shared int64 array";
+  TUNE_CHECK(index.defined() && index.type().is_int() && index.type().is_scalar())
+      << what << ": the barrier index must be a scalar integer";
+}
+
+}  // namespace
+
+Stmt TensorCopy::Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr dst_index,
+                      Buffer barrier, Expr barrier_index) {
+  const size_t rank = map.dims.size();
+  TUNE_CHECK(map.buffer.defined() && map.buffer.scope() == MemoryScope::kGlobal)
+      << "TensorCopy: the tensor map must describe a global buffer";
+  TUNE_CHECK(rank >= 1 && rank <= 5 && map.box.size() == rank && map.strides.size() == rank - 1)
+      << "TensorCopy: a tensor map of rank " << rank << " with " << map.box.size()
+      << " box entries and " << map.strides.size()
+      << " strides (rank 1..5, one box entry per dimension, one stride per dimension after the "
+         "first)";
+  const int64_t element_bytes = map.buffer.element_type().Bytes();
+  for (size_t d = 0; d < rank; ++d) {
+    TUNE_CHECK(map.dims[d] >= 1 && map.box[d] >= 1 && map.box[d] <= 256)
+        << "TensorCopy: dimension " << d << " of " << map.dims[d] << " elements, box "
+        << map.box[d] << " (dims >= 1, box entries 1..256)";
+    if (d > 0) {
+      TUNE_CHECK(map.strides[d - 1] >= 1 && map.strides[d - 1] * element_bytes % 16 == 0)
+          << "TensorCopy: the stride of dimension " << d << " is " << map.strides[d - 1]
+          << " elements of " << element_bytes << " bytes (a positive multiple of 16 bytes)";
+    }
+  }
+  TUNE_CHECK(map.swizzle_bytes == 0 || (map.swizzle_bytes == 128 &&
+                                        map.box[0] * element_bytes == 128))
+      << "TensorCopy: swizzle " << map.swizzle_bytes << " with a box row of "
+      << map.box[0] * element_bytes << " bytes (0, or 128 with rows of exactly 128 bytes)";
+  TUNE_CHECK(map.swizzle_bytes != 0 || map.box[0] * element_bytes % 16 == 0)
+      << "TensorCopy: a box row of " << map.box[0] * element_bytes
+      << " bytes (a multiple of 16)";
+  TUNE_CHECK(coords.size() == rank) << "TensorCopy: " << coords.size() << " coordinates for a "
+                                    << rank << "-dimensional map";
+  for (Expr& c : coords) {
+    TUNE_CHECK(c.defined() && c.type().is_int() && c.type().is_scalar())
+        << "TensorCopy: coordinates must be scalar integers";
+  }
+  TUNE_CHECK(dst.defined() && dst.scope() == MemoryScope::kGpuShared &&
+             dst.element_type() == map.buffer.element_type())
+      << "TensorCopy: the destination must be gpu_shared "
+      << map.buffer.element_type().ToString();
+  TUNE_CHECK(dst_index.defined() && dst_index.type().is_int() && dst_index.type().is_scalar())
+      << "TensorCopy: the destination index must be a scalar integer";
+  CheckMBarrierArray(barrier, barrier_index, "TensorCopy");
+  auto node = std::make_shared<TensorCopy>();
+  node->map = std::move(map);
+  node->coords = std::move(coords);
+  node->dst = std::move(dst);
+  node->dst_index = std::move(dst_index);
+  node->barrier = std::move(barrier);
+  node->barrier_index = std::move(barrier_index);
+  return WrapStmt(std::move(node));
+}
+
+std::string_view MBarrierOpKindName(MBarrierOpKind kind) {
+  switch (kind) {
+    case MBarrierOpKind::kInit:
+      return "init";
+    case MBarrierOpKind::kArrive:
+      return "arrive";
+    case MBarrierOpKind::kArriveExpectTx:
+      return "arrive_expect_tx";
+    case MBarrierOpKind::kWait:
+      return "wait";
+  }
+  return "?";
+}
+
+Stmt MBarrierOp::Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value) {
+  CheckMBarrierArray(barrier, index, "MBarrierOp");
+  const bool takes_value = op != MBarrierOpKind::kArrive;
+  TUNE_CHECK(takes_value == value.defined())
+      << "MBarrierOp " << MBarrierOpKindName(op)
+      << (takes_value ? " needs a value" : " takes no value");
+  TUNE_CHECK(!value.defined() || (value.type().is_int() && value.type().is_scalar()))
+      << "MBarrierOp " << MBarrierOpKindName(op) << ": the value must be a scalar integer";
+  auto node = std::make_shared<MBarrierOp>();
+  node->op = op;
+  node->barrier = std::move(barrier);
+  node->index = std::move(index);
+  node->value = std::move(value);
+  return WrapStmt(std::move(node));
+}
+
+}  // namespace tune::ir

@@ -206,6 +206,77 @@ struct WarpGroupMma final : StmtNode {
                    Buffer acc, int64_t acc_offset, int pending, int64_t b_mn_atom_stride = 0);
 };
 
+/// A TMA tensor map: how a TensorCopy sees a global buffer parameter, as CUDA's CUtensorMap
+/// describes it (cuTensorMapEncodeTiled). The launcher encodes one per distinct map of a kernel
+/// (GpuLaunch::tensor_maps, in the order the body first uses them) and passes it by value.
+/// `dims`, `strides` and `box` count elements, innermost dimension first: strides has one entry
+/// per dimension after the first (the element distance between its consecutive indexes; in
+/// bytes a multiple of 16), box the elements one copy moves per dimension (1..256). With
+/// `swizzle_bytes` 128, box[0] spans exactly 128 bytes and a copied box lands in shared memory
+/// as WarpGroupMma's operands lie: the 16-byte chunk c of row r at chunk c ^ (r % 8).
+struct TensorMap {
+  Buffer buffer;
+  std::vector<int64_t> dims, strides, box;
+  int swizzle_bytes = 128;  // 0 or 128
+  /// Bytes one copy moves (the product of box, times the element size).
+  int64_t BoxBytes() const;
+  friend bool operator==(const TensorMap& a, const TensorMap& b) {
+    return a.buffer.same_as(b.buffer) && a.dims == b.dims && a.strides == b.strides &&
+           a.box == b.box && a.swizzle_bytes == b.swizzle_bytes;
+  }
+};
+
+/// A TMA bulk tensor copy on Hopper (sm_90a): one box of `map` whose first element is at
+/// element coordinates `coords` (scalar int32 or int64, innermost first, one per dimension;
+/// the parts of the box outside the tensor read as zeros) into dst[dst_index...], a gpu_shared
+/// array of the buffer's element type, in the box's row-major order (swizzled as the map
+/// says; dst_index's byte offset a multiple of 1024 with the 128-byte swizzle, of 128
+/// otherwise). The copy runs asynchronously and completes map.BoxBytes() transactions on the
+/// mbarrier barrier[barrier_index] when it lands: read the box only after waiting for that
+/// barrier's phase (MBarrierOp). Every thread that reaches the statement issues a copy, so it
+/// sits under a condition that one thread meets. NVPTX:
+/// cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.
+struct TensorCopy final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kTensorCopy;
+  TensorCopy() : StmtNode(kKind) {}
+  TensorMap map;
+  std::vector<Expr> coords;
+  Buffer dst, barrier;
+  Expr dst_index, barrier_index;
+  /// Checks the map (a global buffer, rank 1..5, positive dims, strides and box within the
+  /// rules above), one coordinate per dimension, dst gpu_shared of the buffer's element type
+  /// and the barrier an mbarrier array (see MBarrierOp).
+  static Stmt Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr dst_index,
+                   Buffer barrier, Expr barrier_index);
+};
+
+/// What an MBarrierOp does.
+enum class MBarrierOpKind : uint8_t {
+  kInit,            // value: the arrivals that complete a phase (>= 1)
+  kArrive,          // one arrival (value undefined)
+  kArriveExpectTx,  // value: bytes of transactions (TensorCopy) the phase now also waits for; then one arrival
+  kWait,            // value: a phase parity (0 or 1); waits until that phase has completed
+};
+std::string_view MBarrierOpKindName(MBarrierOpKind kind);
+
+/// An operation on a shared-memory barrier (NVPTX mbarrier, sm_90 for transaction counts):
+/// barrier[index], an element of a gpu_shared int64 array. A barrier counts phases from 0; a
+/// phase completes when its arrivals reach the count given at kInit and the transaction bytes
+/// it expects have all landed, and the next phase begins with the count again. kWait with
+/// parity p returns once the current phase's parity differs from p, i.e. the last phase of
+/// parity p is complete; so a producer may wait with parity 1 on a barrier in its first phase
+/// and pass at once. kInit is done by one thread and published to the others by a Barrier.
+/// Memory written before an arrival (or landed by a counted copy) is visible to the threads
+/// that wait for the phase it completes. `value` is a scalar integer.
+struct MBarrierOp final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kMBarrierOp;
+  MBarrierOp() : StmtNode(kKind) {}
+  MBarrierOpKind op = MBarrierOpKind::kArrive;
+  Buffer barrier;
+  Expr index, value;
+  static Stmt Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value = Expr());
+};
+
 /// The matrix instructions of AMD GPUs that WaveMma issues: CDNA's MFMA on a 64-lane wavefront
 /// (gfx90a, gfx942) in its 32x32 and 16x16 single-block forms, and RDNA3's WMMA on a 32-lane
 /// wavefront (gfx1100).

@@ -1,5 +1,6 @@
 #include "codegen/ir/verifier.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -303,6 +304,31 @@ class Verifier final : public IrVisitor {
       Fail(StrCat("`warpgroup_mma(", op->a.name(), ", ", op->b.name(), ")`"),
            "is outside a gpu_thread loop");
     }
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const TensorCopy* op) override {
+    const std::string text = StrCat("`tensor_copy(", op->dst.name(), " <- ", op->map.buffer.name(), ")`");
+    if (gpu_thread_depth_ == 0) {
+      Fail(text, "is outside a gpu_thread loop");
+    }
+    if (std::find_if(func_.params.begin(), func_.params.end(), [&](const Buffer& p) {
+          return p.same_as(op->map.buffer);
+        }) == func_.params.end()) {
+      Fail(text, StrCat("maps ", op->map.buffer.name(), ", which is not a parameter of the function"));
+    }
+    CheckBuffer(op->dst, text);
+    CheckBuffer(op->barrier, text);
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const MBarrierOp* op) override {
+    const std::string text =
+        StrCat("`mbarrier_", MBarrierOpKindName(op->op), "(", op->barrier.name(), ")`");
+    if (gpu_thread_depth_ == 0) {
+      Fail(text, "is outside a gpu_thread loop");
+    }
+    CheckBuffer(op->barrier, text);
     IrVisitor::Visit(op);
   }
 

@@ -91,6 +91,10 @@ void IrVisitor::VisitStmt(const Stmt& s) {
       return Visit(static_cast<const WarpGroupMma*>(s.get()));
     case StmtKind::kWaveMma:
       return Visit(static_cast<const WaveMma*>(s.get()));
+    case StmtKind::kTensorCopy:
+      return Visit(static_cast<const TensorCopy*>(s.get()));
+    case StmtKind::kMBarrierOp:
+      return Visit(static_cast<const MBarrierOp*>(s.get()));
   }
 }
 
@@ -179,6 +183,17 @@ void IrVisitor::Visit(const WarpGroupMma* op) {
 void IrVisitor::Visit(const WaveMma* op) {
   VisitExpr(op->a_index);
   VisitExpr(op->b_index);
+}
+void IrVisitor::Visit(const TensorCopy* op) {
+  for (const Expr& c : op->coords) {
+    VisitExpr(c);
+  }
+  VisitExpr(op->dst_index);
+  VisitExpr(op->barrier_index);
+}
+void IrVisitor::Visit(const MBarrierOp* op) {
+  VisitExpr(op->index);
+  VisitExpr(op->value);
 }
 
 // --- IrMutator ------------------------------------------------------------------------------
@@ -272,6 +287,10 @@ Stmt IrMutator::Mutate(const Stmt& s) {
       return Visit(static_cast<const WarpGroupMma*>(s.get()));
     case StmtKind::kWaveMma:
       return Visit(static_cast<const WaveMma*>(s.get()));
+    case StmtKind::kTensorCopy:
+      return Visit(static_cast<const TensorCopy*>(s.get()));
+    case StmtKind::kMBarrierOp:
+      return Visit(static_cast<const MBarrierOp*>(s.get()));
   }
   return s;
 }
@@ -435,6 +454,30 @@ Stmt IrMutator::Visit(const WaveMma* op) {
   return WaveMma::Make(op->dtype, op->shape, op->k, op->a, std::move(a_index), op->a_stride, op->b,
                        std::move(b_index), op->b_stride, op->b_k_contiguous, op->acc,
                        op->acc_offset, op->m_tiles, op->n_tiles);
+}
+
+Stmt IrMutator::Visit(const TensorCopy* op) {
+  bool changed = false;
+  std::vector<Expr> coords;
+  for (const Expr& c : op->coords) {
+    coords.push_back(Mutate(c));
+    changed |= !coords.back().same_as(c);
+  }
+  Expr dst_index = Mutate(op->dst_index);
+  Expr barrier_index = Mutate(op->barrier_index);
+  if (!changed && dst_index.same_as(op->dst_index) && barrier_index.same_as(op->barrier_index)) {
+    return Stmt(op);
+  }
+  return TensorCopy::Make(op->map, std::move(coords), op->dst, std::move(dst_index), op->barrier,
+                          std::move(barrier_index));
+}
+Stmt IrMutator::Visit(const MBarrierOp* op) {
+  Expr index = Mutate(op->index);
+  Expr value = Mutate(op->value);
+  if (index.same_as(op->index) && value.same_as(op->value)) {
+    return Stmt(op);
+  }
+  return MBarrierOp::Make(op->op, op->barrier, std::move(index), std::move(value));
 }
 
 }  // namespace tune::ir

@@ -55,6 +55,8 @@ class IrVisitor {
   virtual void Visit(const WarpMma* op);
   virtual void Visit(const WarpGroupMma* op);
   virtual void Visit(const WaveMma* op);
+  virtual void Visit(const TensorCopy* op);
+  virtual void Visit(const MBarrierOp* op);
 
   /// Visits both operands (the default of every binary node).
   void VisitBinary(const BinaryExprNode* op);
@@ -110,6 +112,8 @@ class IrMutator {
   virtual Stmt Visit(const WarpMma* op);
   virtual Stmt Visit(const WarpGroupMma* op);
   virtual Stmt Visit(const WaveMma* op);
+  virtual Stmt Visit(const TensorCopy* op);
+  virtual Stmt Visit(const MBarrierOp* op);
 
   /// Mutates both operands of `op` and rebuilds it with `make` when one changed.
   template <typename T>

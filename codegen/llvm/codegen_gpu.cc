@@ -120,11 +120,29 @@ absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch&
   }
   std::vector<llvm::Type*> params(func.params.size(),
                                   llvm::PointerType::get(ctx_, kGlobalAddressSpace));
+  // The tensor maps follow the buffers, passed by value (codegen_gpu_tma.cc).
+  tensor_maps_ = TensorMapsOf(func.body);
+  if (!tensor_maps_.empty() && !nvptx()) {
+    return absl::UnimplementedError(StrCat("GPU codegen: kernel ", func.name,
+                                           " copies through TMA tensor maps, which only NVPTX "
+                                           "kernels (cuda -arch=sm_90, sm_90a) have"));
+  }
+  params.resize(func.params.size() + tensor_maps_.size(), builder_.getPtrTy());
   llvm::FunctionType* type = llvm::FunctionType::get(builder_.getVoidTy(), params, false);
   llvm::Function* f =
       llvm::Function::Create(type, llvm::Function::ExternalLinkage, func.name, module_);
+  tensor_map_args_.clear();
+  for (size_t m = 0; m < tensor_maps_.size(); ++m) {
+    llvm::Argument* arg = f->getArg(static_cast<unsigned>(func.params.size() + m));
+    arg->addAttr(llvm::Attribute::getWithByValType(ctx_, TensorMapType()));
+    arg->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+    arg->setName(StrCat("tensor_map", m, "_", tensor_maps_[m].buffer.name()));
+    tensor_map_args_.push_back(arg);
+  }
   AddTargetAttributes(f);
   AnnotateKernel(f, launch);
+  AnnotateGridConstants(f, static_cast<unsigned>(func.params.size()),
+                        static_cast<unsigned>(tensor_maps_.size()));
 
   multiples_.clear();
   dynamic_shared_ = launch.dynamic_shared_bytes > 0;

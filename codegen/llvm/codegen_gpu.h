@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "codegen/ir/ir.h"
@@ -59,6 +60,13 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitWarpGroupMma(const ir::WarpGroupMma* op) override;  // codegen_gpu_wgmma.cc
   void EmitAsyncProxyFence();                                  // codegen_gpu_wgmma.cc
   void EmitWaveMma(const ir::WaveMma* op) override;            // codegen_gpu_wave_mma.cc
+  void EmitTensorCopy(const ir::TensorCopy* op) override;      // codegen_gpu_tma.cc
+  void EmitMBarrierOp(const ir::MBarrierOp* op) override;      // codegen_gpu_tma.cc
+  llvm::Type* TensorMapType();                                 // codegen_gpu_tma.cc
+  void AnnotateGridConstants(llvm::Function* f, unsigned first, unsigned count);
+  llvm::Value* SharedAddress32(const ir::Buffer& buffer, const ir::Expr& index);
+  void InlinePtx(const std::string& text, const std::string& constraints,
+                 const std::vector<llvm::Value*>& operands);
   void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) override;
   void EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) override;
 
@@ -76,6 +84,9 @@ class CodeGenGpu final : public CodeGenLlvm {
   // GpuSharedAlignment of the kernel being emitted.
   int64_t shared_alignment_ = 16;
   std::map<const ir::Variable*, int64_t> multiples_;  // let-bound variables' known multiples
+  // The kernel's tensor maps (TensorMapsOf) and the by-value parameters that carry them.
+  std::vector<ir::TensorMap> tensor_maps_;
+  std::vector<llvm::Value*> tensor_map_args_;
 };
 
 }  // namespace tune::llvm_backend

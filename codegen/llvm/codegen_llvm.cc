@@ -93,6 +93,12 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
     case StmtKind::kWaveMma:
       EmitWaveMma(s.As<ir::WaveMma>());
       return;
+    case StmtKind::kTensorCopy:
+      EmitTensorCopy(s.As<ir::TensorCopy>());
+      return;
+    case StmtKind::kMBarrierOp:
+      EmitMBarrierOp(s.As<ir::MBarrierOp>());
+      return;
   }
   Fail(absl::InternalError(
       StrCat(target_name_, ": unknown statement kind ", ir::StmtKindName(s.kind()))));
@@ -111,6 +117,16 @@ void CodeGenLlvm::EmitWarpGroupMma(const ir::WarpGroupMma* op) {
 void CodeGenLlvm::EmitWaveMma(const ir::WaveMma* op) {
   Fail(absl::UnimplementedError(
       StrCat(target_name_, ": wave_mma is a matrix instruction of AMDGPU kernels")));
+}
+
+void CodeGenLlvm::EmitTensorCopy(const ir::TensorCopy* op) {
+  Fail(absl::UnimplementedError(
+      StrCat(target_name_, ": tensor_copy is a TMA copy of NVPTX kernels (sm_90a)")));
+}
+
+void CodeGenLlvm::EmitMBarrierOp(const ir::MBarrierOp* op) {
+  Fail(absl::UnimplementedError(
+      StrCat(target_name_, ": mbarrier operations are NVPTX instructions (sm_90)")));
 }
 
 void CodeGenLlvm::EmitStore(const ir::Store* op) {

@@ -95,6 +95,8 @@ class CodeGenLlvm {
   /// A warp-level tensor-core step (GPU only; elsewhere Unimplemented).
   virtual void EmitWarpMma(const ir::WarpMma* op);
   virtual void EmitWarpGroupMma(const ir::WarpGroupMma* op);
+  virtual void EmitTensorCopy(const ir::TensorCopy* op);
+  virtual void EmitMBarrierOp(const ir::MBarrierOp* op);
   virtual void EmitWaveMma(const ir::WaveMma* op);
   /// `base[index] += value` atomically, lane by lane (`value` already emitted).
   virtual void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) = 0;

@@ -34,6 +34,7 @@ class ShapeChecker {
   bool has_warp_mma = false;
   bool has_warp_group_mma = false;
   int wave_mma_lanes = 0;  // the widest wavefront a wave_mma needs (0: none)
+  bool has_hopper_async = false;  // tensor_copy or mbarrier operations (sm_90)
 
  private:
   struct Context {
@@ -76,6 +77,8 @@ class ShapeChecker {
       case ir::StmtKind::kWarpMma:
       case ir::StmtKind::kWarpGroupMma:
       case ir::StmtKind::kWaveMma:
+      case ir::StmtKind::kTensorCopy:
+      case ir::StmtKind::kMBarrierOp:
         return false;
     }
     return false;
@@ -158,6 +161,18 @@ class ShapeChecker {
         wave_mma_lanes = std::max(wave_mma_lanes, ir::WaveMmaLanes(op->shape));
         return;
       }
+      case ir::StmtKind::kTensorCopy:
+        if (!ctx.in_thread) {
+          Fail("tensor_copy outside the gpu_thread loops: a thread issues it");
+        }
+        has_hopper_async = true;
+        return;
+      case ir::StmtKind::kMBarrierOp:
+        if (!ctx.in_thread) {
+          Fail("an mbarrier operation outside the gpu_thread loops: threads execute it");
+        }
+        has_hopper_async = true;
+        return;
     }
   }
 
@@ -275,12 +290,29 @@ class GpuLoopFinder final : public ir::IrVisitor {
   }
 };
 
-class WarpGroupMmaFinder final : public ir::IrVisitor {
+// Whether the body has a statement that reads or writes shared memory in the 128-byte swizzle.
+class SwizzledSharedFinder final : public ir::IrVisitor {
  public:
   bool found = false;
 
  protected:
   void Visit(const ir::WarpGroupMma* op) override { found = true; }
+  void Visit(const ir::TensorCopy* op) override {
+    found = found || op->map.swizzle_bytes != 0;
+  }
+};
+
+class TensorMapCollector final : public ir::IrVisitor {
+ public:
+  std::vector<ir::TensorMap> maps;
+
+ protected:
+  void Visit(const ir::TensorCopy* op) override {
+    if (std::find(maps.begin(), maps.end(), op->map) == maps.end()) {
+      maps.push_back(op->map);
+    }
+    IrVisitor::Visit(op);
+  }
 };
 
 }  // namespace
@@ -292,9 +324,15 @@ bool HasGpuLoops(const ir::Stmt& stmt) {
 }
 
 int64_t GpuSharedAlignment(const ir::Stmt& body) {
-  WarpGroupMmaFinder finder;
+  SwizzledSharedFinder finder;
   finder.VisitStmt(body);
   return finder.found ? kSwizzledSharedAlignment : 16;
+}
+
+std::vector<ir::TensorMap> TensorMapsOf(const ir::Stmt& body) {
+  TensorMapCollector collector;
+  collector.VisitStmt(body);
+  return std::move(collector.maps);
 }
 
 bool UsesDynamicSharedMemory(int64_t shared_bytes, const GpuArch* arch) {
@@ -372,6 +410,33 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
       static_cast<uint32_t>(checker.shared_bytes);
   for (int param : ir::AtomicallyAccumulatedParams(func)) {
     launch.zeroed_args.push_back(static_cast<uint32_t>(param));
+  }
+  if (checker.has_hopper_async && arch != nullptr &&
+      (arch->kind != TargetKind::kCuda || !arch->name.starts_with("sm_90"))) {
+    return absl::InvalidArgumentError(
+        StrCat("GPU kernel ", func.name, ": TMA copies and mbarrier transactions need ",
+               "cuda -arch=sm_90 or sm_90a, not ", arch->name));
+  }
+  for (const ir::TensorMap& map : TensorMapsOf(func.body)) {
+    auto param = std::find_if(func.params.begin(), func.params.end(),
+                              [&](const ir::Buffer& p) { return p.same_as(map.buffer); });
+    if (param == func.params.end()) {
+      return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name, ": a tensor map of ",
+                                               map.buffer.name(), ", which is not a parameter"));
+    }
+    GpuTensorMap out;
+    out.arg = static_cast<uint32_t>(param - func.params.begin());
+    out.element_bytes = static_cast<uint32_t>(map.buffer.element_type().Bytes());
+    out.rank = static_cast<uint32_t>(map.dims.size());
+    for (size_t d = 0; d < map.dims.size(); ++d) {
+      out.dims[d] = static_cast<uint64_t>(map.dims[d]);
+      out.box[d] = static_cast<uint32_t>(map.box[d]);
+      if (d > 0) {
+        out.strides[d - 1] = static_cast<uint64_t>(map.strides[d - 1]) * out.element_bytes;
+      }
+    }
+    out.swizzle_bytes = static_cast<uint32_t>(map.swizzle_bytes);
+    launch.tensor_maps.push_back(out);
   }
   return launch;
 }

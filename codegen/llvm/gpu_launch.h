@@ -21,6 +21,9 @@ bool HasGpuLoops(const ir::Stmt& stmt);
 ///   - a barrier is not under a condition inside the thread loops (every thread must reach it);
 ///   - warp_mma only inside the thread loops, and then whole warps (threads a multiple of 32);
 ///     warpgroup_mma likewise, with whole warpgroups (a multiple of 128);
+///   - tensor_copy and mbarrier operations only inside the thread loops, and with `arch`
+///     only on sm_90 / sm_90a; the launch's tensor_maps are TensorMapsOf(body), each naming
+///     the parameter it maps;
 ///   - with `arch`: threads per block <= arch->max_threads_per_block and the shared bytes (the
 ///     sum of gpu_shared allocations, each rounded up to GpuSharedAlignment) <= the arch's limit
 ///     for static shared memory, or for dynamic (UsesDynamicSharedMemory), which the launch then
@@ -29,11 +32,15 @@ bool HasGpuLoops(const ir::Stmt& stmt);
 /// launch's zeroed_args are the parameters the kernel adds into atomically.
 
 /// The alignment of every gpu_shared array of a kernel with `body`: 1024 bytes where a
-/// WarpGroupMma reads shared memory (its 128-byte swizzle repeats every 1024 bytes, and the
+/// WarpGroupMma reads shared memory or a TensorCopy writes it swizzled (its 128-byte swizzle repeats every 1024 bytes, and the
 /// hardware swizzles absolute addresses), else 16. GpuLaunchOf sums the arrays' sizes rounded up
 /// to it; the backend places them on it.
 inline constexpr int64_t kSwizzledSharedAlignment = 1024;
 int64_t GpuSharedAlignment(const ir::Stmt& body);
+
+/// The distinct tensor maps of the body's TensorCopy statements, in the order of first use:
+/// the kernel's by-value tensor-map parameters after its buffers (GpuLaunch::tensor_maps).
+std::vector<ir::TensorMap> TensorMapsOf(const ir::Stmt& body);
 
 /// Whether a kernel with `shared_bytes` of gpu_shared arrays gets them as dynamic shared memory
 /// (one region the launch sizes, past the arch's static limit: CUDA's opt-in maximum) rather

@@ -61,13 +61,18 @@ class FiberStack {
 
 // One simulated GPU thread run as a fiber.
 struct Fiber {
-  enum class State { kRunning, kAtBarrier, kDone };
+  enum class State { kRunning, kAtBarrier, kAtMBarrier, kDone };
   ucontext_t context;
   ucontext_t* scheduler = nullptr;
   std::optional<Interpreter> interp;
   const ir::Stmt* body = nullptr;
   State state = State::kRunning;
   const ir::Barrier* barrier = nullptr;  // where the fiber waits
+  // kAtMBarrier: the mbarrier the fiber waits for, the parity it waits to pass, and its name.
+  const sim::MBarrierState* mbarrier = nullptr;
+  int64_t parity = 0;
+  std::string mbarrier_wait;
+  bool Blocked() const { return state == State::kAtMBarrier && !mbarrier->Passes(parity); }
   bool cancel = false;
   absl::Status status;
 };
@@ -144,6 +149,9 @@ class ThreadShape : public ir::IrVisitor {
     active_[a] = false;
   }
   void Visit(const ir::Barrier*) override { has_barrier = true; }
+  void Visit(const ir::MBarrierOp* op) override {
+    has_barrier = has_barrier || op->op == ir::MBarrierOpKind::kWait;
+  }
 
  private:
   std::array<bool, 3> seen_{false, false, false};
@@ -261,6 +269,25 @@ class Simulator final : public sim::ExecHooks {
     f->state = Fiber::State::kRunning;
   }
 
+  void WaitMBarrier(Interpreter& thread, const sim::MBarrierState* barrier, int64_t parity,
+                    std::string what) override {
+    Fiber* f = current_fiber;
+    if (f == nullptr) {
+      thread.Fail(absl::StatusCode::kInternal,
+                  "an mbarrier wait reached outside a simulated thread");
+    }
+    f->state = Fiber::State::kAtMBarrier;
+    f->mbarrier = barrier;
+    f->parity = parity;
+    f->mbarrier_wait = std::move(what);
+    swapcontext(&f->context, f->scheduler);
+    current_fiber = f;
+    if (f->cancel) {
+      throw CancelFiber{};
+    }
+    f->state = Fiber::State::kRunning;
+  }
+
  private:
   void RunFibers(Interpreter& parent, const ir::Stmt& nest,
                  const std::vector<std::array<int64_t, 3>>& indices,
@@ -287,10 +314,10 @@ class Simulator final : public sim::ExecHooks {
       swapcontext(&scheduler, &f.context);
       current_fiber = nullptr;
     };
-    // Abandons the fibers still waiting at a barrier (their stacks unwind) and reports `status`.
+    // Abandons the fibers still waiting (their stacks unwind) and reports `status`.
     auto fail = [&](absl::Status status) {
       for (Fiber& f : fibers) {
-        if (f.state == Fiber::State::kAtBarrier) {
+        if (f.state == Fiber::State::kAtBarrier || f.state == Fiber::State::kAtMBarrier) {
           f.cancel = true;
           resume(f);
         }
@@ -301,15 +328,33 @@ class Simulator final : public sim::ExecHooks {
       return absl::StrFormat("(%d, %d, %d)", indices[i][0], indices[i][1], indices[i][2]);
     };
     for (;;) {
-      // One barrier interval: every thread runs until its next barrier or its end.
+      // One barrier interval: every thread runs until its next barrier or its end, where
+      // mbarrier waits switch to the other threads until what they wait for has happened.
+      bool progress = false;
       for (size_t i = 0; i < n; ++i) {
         Fiber& f = fibers[i];
-        if (f.state == Fiber::State::kDone) {
+        if (f.state == Fiber::State::kDone || f.state == Fiber::State::kAtBarrier ||
+            f.Blocked()) {
           continue;
         }
         resume(f);
+        progress = true;
         if (f.state == Fiber::State::kDone && !f.status.ok()) {
           fail(f.status);
+        }
+      }
+      if (progress) {
+        continue;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        if (fibers[i].state == Fiber::State::kAtMBarrier) {
+          const sim::MBarrierState& b = *fibers[i].mbarrier;
+          fail(absl::FailedPreconditionError(absl::StrCat(
+              "deadlock in ", BlockName(parent), ": thread ", thread_name(i), " waits at ",
+              fibers[i].mbarrier_wait, " in phase ", b.phase, " (", b.pending, " of ", b.count,
+              " arrivals and ", b.tx,
+              " transaction bytes outstanding), which no other thread can complete: they have "
+              "finished or wait too")));
         }
       }
       size_t waiting = 0, first_waiting = 0, first_done = n;
@@ -339,6 +384,11 @@ class Simulator final : public sim::ExecHooks {
             " others) wait at a barrier() (every thread of a block must reach it)")));
       }
       parent.AdvanceEpoch();
+      for (Fiber& f : fibers) {  // released: the next pass resumes them
+        if (f.state == Fiber::State::kAtBarrier) {
+          f.state = Fiber::State::kRunning;
+        }
+      }
     }
   }
 

@@ -168,7 +168,7 @@ void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
     c.writer = me;
     return;
   }
-  if (options_->check_uninitialized_shared && c.write_epoch < 0) {
+  if (options_->check_uninitialized_shared && c.write_epoch == SimBuffer::kUnwritten) {
     Fail(absl::StatusCode::kFailedPrecondition,
          absl::StrFormat("read of uninitialised gpu_shared memory: element %d of buffer `%s` has "
                          "not been written by any thread of the block before this read (a write "
@@ -345,6 +345,12 @@ void Interpreter::Exec(const ir::Stmt& s) {
       return;
     case StmtKind::kWarpGroupMma:
       ExecWarpGroupMma(s.As<ir::WarpGroupMma>());
+      return;
+    case StmtKind::kTensorCopy:
+      ExecTensorCopy(s.As<ir::TensorCopy>());
+      return;
+    case StmtKind::kMBarrierOp:
+      ExecMBarrierOp(s.As<ir::MBarrierOp>());
       return;
   }
   Fail(absl::StatusCode::kInternal,

@@ -66,9 +66,25 @@ struct SimError {
 /// unwind the fiber's stack.
 struct CancelFiber {};
 
+/// The state of one simulated mbarrier (ir::MBarrierOp): a phase completes when its pending
+/// arrivals reach 0 and no transaction bytes are outstanding (tx may dip below 0 when a copy
+/// lands before its bytes are expected, as the hardware allows).
+struct MBarrierState {
+  int64_t count = 0;  // arrivals per phase; 0: not initialised
+  int64_t pending = 0;
+  int64_t tx = 0;
+  int64_t phase = 0;
+  /// Whether a wait for the phase of `parity` returns (the current phase's parity differs).
+  bool Passes(int64_t parity) const { return phase % 2 != parity; }
+};
+
 /// Simulated memory of one buffer: a parameter (global), a gpu_shared array of one block, or a
 /// gpu_local / stack array of one thread.
 struct SimBuffer {
+  /// write_epoch of an element no thread has written, and of one the copy engine wrote (a
+  /// TensorCopy, ordered by an mbarrier rather than by barriers: exempt from the race checks).
+  static constexpr int64_t kUnwritten = -1;
+  static constexpr int64_t kAsyncWrite = -2;
   struct Cell {  // gpu_shared access tracking (epoch: barrier generation of the block)
     int64_t write_epoch = -1;
     int64_t read_epoch = -1;
@@ -85,6 +101,7 @@ struct SimBuffer {
   int64_t size = 0;               // in elements
   std::vector<uint64_t> storage;  // allocated buffers own their elements (8-byte aligned words)
   std::vector<Cell> cells;        // gpu_shared with checks on: one per element
+  std::vector<MBarrierState> mbarriers;  // an mbarrier array: one per element, once initialised
 
   /// Owns `size` elements of `element`, each NaN (floats) or 0x7f.. (integers): a read of an
   /// unwritten element poisons what it reaches.
@@ -108,6 +125,10 @@ class ExecHooks {
   virtual void RunThreads(Interpreter& parent, const ir::For* op) = 0;
   /// A Barrier reached by a thread.
   virtual void Barrier(Interpreter& thread, const ir::Barrier* op) = 0;
+  /// A thread waits until `barrier` passes `parity` (MBarrierState::Passes); `what` names the
+  /// barrier for a deadlock report.
+  virtual void WaitMBarrier(Interpreter& thread, const MBarrierState* barrier, int64_t parity,
+                            std::string what) = 0;
 };
 
 class Interpreter {
@@ -171,6 +192,10 @@ class Interpreter {
   // The warpgroup's multiply-accumulate, this thread's share of it (interpreter_mma.cc).
   void ExecWarpGroupMma(const ir::WarpGroupMma* op);
   void ExecWaveMma(const ir::WaveMma* op);  // interpreter_wave_mma.cc
+  // The copy engine and the mbarriers (interpreter_tma.cc).
+  void ExecTensorCopy(const ir::TensorCopy* op);
+  void ExecMBarrierOp(const ir::MBarrierOp* op);
+  MBarrierState& LookupMBarrier(const ir::Buffer& buffer, int64_t index, bool initialising);
 
   ExecHooks* hooks_;
   const GpuSimOptions* options_;

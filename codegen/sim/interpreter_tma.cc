@@ -1,0 +1,149 @@
+// The simulator's copy engine and shared-memory barriers (ir::TensorCopy, ir::MBarrierOp).
+//
+// A TensorCopy lands at once, when its thread issues it: it reads the box from global memory
+// (zeros outside the tensor), writes it into shared memory in the map's swizzle, and completes
+// its bytes on the mbarrier. Its writes are marked as the copy engine's (SimBuffer::kAsyncWrite):
+// they are ordered by the mbarrier, not by barriers, so the epoch race checks skip them, and a
+// protocol error (a stage overwritten before its readers are done) shows as a wrong result
+// instead: the threads run as fibers switched only where they wait, so a producer runs as far
+// ahead as its waits let it. A wait that can never pass (every other thread finished or waits
+// too) is reported as a deadlock by the scheduler (gpu_sim.cc).
+#include <cstdint>
+
+#include "absl/strings/str_format.h"
+#include "codegen/sim/interpreter.h"
+
+namespace tune::sim {
+
+MBarrierState& Interpreter::LookupMBarrier(const ir::Buffer& buffer, int64_t index,
+                                           bool initialising) {
+  SimBuffer& b = *LookupBuffer(buffer.get());
+  CheckedIndex(b, index, "mbarrier in");
+  if (b.mbarriers.empty()) {
+    b.mbarriers.resize(static_cast<size_t>(b.size));
+  }
+  MBarrierState& state = b.mbarriers[static_cast<size_t>(index)];
+  if (!initialising && state.count == 0) {
+    Fail(absl::StatusCode::kFailedPrecondition,
+         absl::StrFormat("mbarrier %s[%d] is used before mbarrier_init", b.name, index));
+  }
+  return state;
+}
+
+namespace {
+
+// Moves `state` to its next phase when the current one is complete.
+void MaybeComplete(MBarrierState& state) {
+  if (state.pending == 0 && state.tx == 0) {
+    ++state.phase;
+    state.pending = state.count;
+  }
+}
+
+}  // namespace
+
+void Interpreter::ExecMBarrierOp(const ir::MBarrierOp* op) {
+  if (!in_threads_) {
+    Fail(absl::StatusCode::kInvalidArgument, "an mbarrier operation outside gpu_thread loops");
+  }
+  const int64_t index = Eval(op->index).lanes[0].i;
+  const int64_t value = op->value.defined() ? Eval(op->value).lanes[0].i : 0;
+  MBarrierState& state =
+      LookupMBarrier(op->barrier, index, op->op == ir::MBarrierOpKind::kInit);
+  const std::string name = absl::StrFormat("%s[%d]", op->barrier.name(), index);
+  switch (op->op) {
+    case ir::MBarrierOpKind::kInit:
+      if (value < 1) {
+        Fail(absl::StatusCode::kFailedPrecondition,
+             absl::StrFormat("mbarrier_init(%s, %d): the arrival count must be >= 1", name, value));
+      }
+      state = MBarrierState{.count = value, .pending = value, .tx = 0, .phase = 0};
+      return;
+    case ir::MBarrierOpKind::kArriveExpectTx:
+      if (value < 0) {
+        Fail(absl::StatusCode::kFailedPrecondition,
+             absl::StrFormat("mbarrier_arrive_expect_tx(%s, %d): negative bytes", name, value));
+      }
+      state.tx += value;
+      [[fallthrough]];
+    case ir::MBarrierOpKind::kArrive:
+      if (state.pending == 0) {
+        Fail(absl::StatusCode::kFailedPrecondition,
+             absl::StrFormat("mbarrier %s gets more arrivals in a phase than its count (%d)", name,
+                             state.count));
+      }
+      --state.pending;
+      MaybeComplete(state);
+      return;
+    case ir::MBarrierOpKind::kWait:
+      if (value != 0 && value != 1) {
+        Fail(absl::StatusCode::kFailedPrecondition,
+             absl::StrFormat("mbarrier_wait(%s, %d): the parity must be 0 or 1", name, value));
+      }
+      if (!state.Passes(value)) {
+        hooks_->WaitMBarrier(*this, &state, value,
+                             absl::StrFormat("mbarrier_wait(%s, parity %d)", name, value));
+      }
+      return;
+  }
+}
+
+void Interpreter::ExecTensorCopy(const ir::TensorCopy* op) {
+  if (!in_threads_) {
+    Fail(absl::StatusCode::kInvalidArgument, "tensor_copy outside gpu_thread loops");
+  }
+  const ir::TensorMap& map = op->map;
+  SimBuffer& src = *LookupBuffer(map.buffer.get());
+  SimBuffer& dst = *LookupBuffer(op->dst.get());
+  const int64_t element_bytes = src.element.Bytes();
+  const int64_t dst_index = Eval(op->dst_index).lanes[0].i;
+  const int64_t align = map.swizzle_bytes != 0 ? 1024 : 128;
+  if (dst_index * element_bytes % align != 0) {
+    Fail(absl::StatusCode::kFailedPrecondition,
+         absl::StrFormat("tensor_copy into %s[%d]: the destination is byte %d of the array, not "
+                         "a multiple of %d (the copy engine's alignment%s)",
+                         dst.name, dst_index, dst_index * element_bytes, align,
+                         map.swizzle_bytes != 0 ? " for the 128-byte swizzle" : ""));
+  }
+  const size_t rank = map.dims.size();
+  std::vector<int64_t> origin(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    origin[d] = Eval(op->coords[d]).lanes[0].i;
+  }
+  int64_t elements = 1;
+  for (int64_t b : map.box) {
+    elements *= b;
+  }
+  std::vector<int64_t> at(rank, 0);  // position in the box, innermost first
+  for (int64_t e = 0; e < elements; ++e) {
+    bool inside = true;
+    int64_t source = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t c = origin[d] + at[d];
+      inside = inside && c >= 0 && c < map.dims[d];
+      source += c * (d == 0 ? 1 : map.strides[d - 1]);
+    }
+    Lane lane{.i = 0};  // zero bits: +0 of every element type
+    if (inside) {
+      lane = src.Read(CheckedIndex(src, source, "tensor_copy from"));
+    }
+    int64_t byte = e * element_bytes;
+    if (map.swizzle_bytes != 0) {
+      byte ^= ((byte >> 7) & 7) << 4;  // 16-byte chunk c of 128-byte row r to c ^ (r % 8)
+    }
+    const int64_t k = CheckedIndex(dst, dst_index + byte / element_bytes, "tensor_copy to");
+    dst.Write(k, lane);
+    if (!dst.cells.empty()) {
+      dst.cells[static_cast<size_t>(k)].write_epoch = SimBuffer::kAsyncWrite;
+    }
+    for (size_t d = 0; d < rank && ++at[d] == map.box[d]; ++d) {
+      at[d] = 0;
+    }
+  }
+  const int64_t barrier_index = Eval(op->barrier_index).lanes[0].i;
+  MBarrierState& state = LookupMBarrier(op->barrier, barrier_index, /*initialising=*/false);
+  state.tx -= elements * element_bytes;
+  MaybeComplete(state);
+}
+
+}  // namespace tune::sim
