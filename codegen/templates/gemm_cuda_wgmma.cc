@@ -7,6 +7,7 @@
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/template_util.h"
 #include "codegen/templates/tensor_core_gemm.h"
+#include "codegen/templates/tma_pipeline.h"
 #include "common/status.h"
 #include "common/strings.h"
 
@@ -35,12 +36,13 @@ constexpr int kKSteps = 4;          // wgmma steps of 32 bytes of K per staged r
 bool Promotes(Dtype dtype) { return IsFp8Dtype(dtype); }
 
 struct WgmmaKnobs {
-  int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c;
+  int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c, tma;
   bool promote = false;
   int64_t out_bytes = 4;  // C's element size
 
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
-  int64_t Threads() const { return SplitThreads() * wg_k; }
+  // The block: the K ranges' warpgroups, after the producer warpgroup of a TMA pipeline.
+  int64_t Threads() const { return SplitThreads() * wg_k + 128 * tma; }
   int64_t GroupM() const { return bm / wg_m; }  // rows per warpgroup
   int64_t GroupN() const { return bn / wg_n; }  // the instruction's n
   int64_t MTiles() const { return GroupM() / 64; }
@@ -54,7 +56,7 @@ struct WgmmaKnobs {
   // the staged output tile.
   int64_t SharedBytes() const {
     return wg_k * stages * (bm + bn) * kRowBytes + (wg_k - 1) * bm * bn * 4 +
-           stage_c * bm * StagedRow() * out_bytes;
+           stage_c * bm * StagedRow() * out_bytes + tma * 1024;  // the mbarriers' array
   }
 };
 
@@ -62,7 +64,8 @@ WgmmaKnobs KnobsOf(const Config& c, Dtype dtype, int64_t out_bytes) {
   return {KnobValue(c, "bm"),      KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
           KnobValue(c, "wg_n"),    KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
           KnobValue(c, "copy"),    KnobValue(c, "raster"), KnobValue(c, "gridk"),
-          KnobValue(c, "stage_c"), Promotes(dtype),        out_bytes};
+          KnobValue(c, "stage_c"), KnobValue(c, "tma"),   Promotes(dtype),
+          out_bytes};
 }
 
 // Whether C's rows are whole 16-byte chunks, as the staged output tile's copies write them.
@@ -121,6 +124,16 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 SixteenByteRows(g) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
                 "1: the block's output tile is staged in shared memory and written in 16-byte "
                 "rows (coalesced); 0: each thread stores its accumulator pairs");
+  space.AddKnob("tma", g.TmaReadable() ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+                "1: a producer warpgroup's one thread streams the tiles with TMA copies through "
+                "mbarriers while the other warpgroups multiply (warp specialisation); 0: every "
+                "thread issues cp.async copies between block barriers");
+  const int64_t first_copy = g.CopyWidths().front();
+  space.AddConstraint("tma needs wg_k == 1 (and takes the first copy width: TMA ignores it)",
+                      [first_copy](const Config& c) {
+                        return KnobValue(c, "tma") == 0 ||
+                               (KnobValue(c, "wg_k") == 1 && KnobValue(c, "copy") == first_copy);
+                      });
   space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
     return KnobValue(c, "stage_c") == 0 ||
            (KnobValue(c, "wg_k") == 1 && KnobValue(c, "gridk") == 1);
@@ -188,6 +201,7 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
     c["copy"] = space.FindKnob("copy")->values.front();
     c["raster"] = 8;
     c["gridk"] = 1;
+    c["tma"] = 0;
     // The output tile staged in shared memory where it fits beside the stages.
     c["stage_c"] = 1;
     if (!space.Validate(c).ok()) {
@@ -252,6 +266,22 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
     other["stage_c"] = 1 - preset.at("stage_c");
     variants.push_back(std::move(other));
   }
+  // Each preset as a warp-specialised TMA pipeline, where the operands allow one: with the
+  // producer's warpgroup beside them, only tiles whose accumulators leave it registers fit.
+  if (space.FindKnob("tma")->values.size() > 1) {
+    for (const Config& preset : Presets(g, space)) {
+      for (int64_t stages : {preset.at("stages"), int64_t{4}}) {
+        Config tma = preset;
+        tma["tma"] = 1;
+        tma["wg_k"] = 1;
+        tma["stages"] = stages;
+        if (!space.Validate(tma).ok()) {
+          tma["stage_c"] = 1 - tma["stage_c"];
+        }
+        variants.push_back(std::move(tma));
+      }
+    }
+  }
   return MatmulSeeds(space, variants, {g.m, g.n, g.k});
 }
 
@@ -281,7 +311,8 @@ class WgmmaKernel {
         acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
         part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
         partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w_.dtype()))),
-        cs_("Cs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.out_type())) {}
+        cs_("Cs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.out_type())),
+        bars_("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64()) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -311,6 +342,9 @@ class WgmmaKernel {
     if (k_.stage_c == 1) {
       threads = ir::Allocate::Make(cs_, k_.bm * k_.StagedRow(), threads);
     }
+    if (k_.tma == 1) {
+      threads = ir::Allocate::Make(bars_, 2 * k_.stages, threads);
+    }
     Stmt body =
         ir::Allocate::Make(as_, k_.wg_k * k_.stages * AStage(),
                            ir::Allocate::Make(bs_, k_.wg_k * k_.stages * BStage(), threads));
@@ -319,11 +353,70 @@ class WgmmaKernel {
     return RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body);
   }
 
+  // The warp-specialised TMA pipeline of this block (tma = 1): the tiles of A and B as the
+  // copy engine delivers them are the layouts the cp.async copies build (rows of 128 bytes of K
+  // swizzled; for layout=NN, atoms of 64 columns by row_ rows of K).
+  TmaPipeline Pipeline() const {
+    TmaPipeline p;
+    p.a_smem = as_;
+    p.b_smem = bs_;
+    p.barriers = bars_;
+    p.a_map = ir::TensorMap{.buffer = p_.a, .dims = {g_.k, g_.m}, .strides = {g_.k},
+                            .box = {row_, k_.bm}, .swizzle_bytes = 128};
+    if (nt_) {
+      p.b_map = ir::TensorMap{.buffer = p_.b, .dims = {g_.k, g_.n}, .strides = {g_.k},
+                              .box = {row_, k_.bn}, .swizzle_bytes = 128};
+    } else {
+      const int64_t atom_cols = kRowBytes / bytes_;
+      p.b_map = ir::TensorMap{.buffer = p_.b, .dims = {g_.n, g_.k}, .strides = {g_.n},
+                              .box = {atom_cols, row_}, .swizzle_bytes = 128};
+      p.b_boxes = k_.bn / atom_cols;
+      p.b_box_stride = row_ * atom_cols;
+    }
+    p.stages = k_.stages;
+    p.a_stage = AStage();
+    p.b_stage = BStage();
+    p.k_per_step = row_;
+    p.consumer_threads = k_.SplitThreads();
+    p.b_k_major = nt_;
+    p.a_row = tile_m_ * k_.bm;
+    p.b_col = tile_n_ * k_.bn;
+    p.first_step = bz_ * StepsPerSplit();
+    p.steps = step_count_;
+    return p;
+  }
+
+  // tma = 1: thread 0 sets up the barriers and produces; warpgroups 1.. consume and store.
+  std::vector<Stmt> TmaThreadStmts() const {
+    const TmaPipeline pipeline = Pipeline();
+    std::vector<Stmt> stmts = {
+        IfThenElse::Make(tx_ == 0, pipeline.Init()),
+        ir::Barrier::Make(),
+        IfThenElse::Make(tx_ < 128, IfThenElse::Make(tx_ == 0, pipeline.Producer()),
+                         pipeline.Consumer([this](const Expr& stage, int pending) {
+                           return Multiply(stage, pending);
+                         })),
+    };
+    if (k_.stage_c == 1) {
+      stmts.push_back(IfThenElse::Make(tx_ >= 128, StageWrites()));
+      stmts.push_back(StageCopyOut());
+    } else {
+      stmts.push_back(IfThenElse::Make(tx_ >= 128, StoreAccumulators()));
+    }
+    return stmts;
+  }
+
   Stmt ThreadBody() const {
     std::vector<Stmt> stmts;
     Var i("i");
     stmts.push_back(For::Make(i, 0, k_.Accumulators(), LoopKind::kUnrolled,
                               Store::Make(acc_, i, ir::Cast::Make(acc_.element_type(), Expr(0)))));
+    if (k_.tma == 1) {
+      for (Stmt& stmt : TmaThreadStmts()) {
+        stmts.push_back(std::move(stmt));
+      }
+      return Lets(Block::Make(std::move(stmts)));
+    }
     // Prologue: steps 0 .. stages - 3, each its own group (the last is committed in the loop).
     for (int64_t s = 0; s < Ahead(); ++s) {
       stmts.push_back(IfThenElse::Make(Expr(s) < range_steps_, CopyStep(Expr(s), Expr(s))));
@@ -368,13 +461,20 @@ class WgmmaKernel {
     } else {
       stmts.push_back(StoreAccumulators());
     }
-    // Warpgroup g: K range g / (wg_m wg_n), then rows and columns.
-    Expr group = tx_ / 128 % (k_.wg_m * k_.wg_n);
+    return Lets(Block::Make(std::move(stmts)));
+  }
+
+  // The thread's warpgroup coordinates around `stmts`, and its accumulators. Warpgroup g: K
+  // range g / (wg_m wg_n), then rows and columns; with a TMA pipeline, warpgroup 0 is the
+  // producer's and the others' are counted from 1.
+  Stmt Lets(Stmt stmts) const {
+    Expr consumer_tx = k_.tma == 1 ? tx_ - 128 : Expr(tx_);
+    Expr group = consumer_tx / 128 % (k_.wg_m * k_.wg_n);
     Stmt body = LetStmt::Make(group_m_, group / k_.wg_n,
                               LetStmt::Make(group_n_, group % k_.wg_n,
-                                            LetStmt::Make(lane_, tx_ % 32, Block::Make(stmts))));
-    body = LetStmt::Make(group_k_, tx_ / k_.SplitThreads(),
-                         LetStmt::Make(split_tx_, tx_ % k_.SplitThreads(), std::move(body)));
+                                            LetStmt::Make(lane_, tx_ % 32, std::move(stmts))));
+    body = LetStmt::Make(group_k_, consumer_tx / k_.SplitThreads(),
+                         LetStmt::Make(split_tx_, consumer_tx % k_.SplitThreads(), std::move(body)));
     if (k_.promote) {
       body = ir::Allocate::Make(part_, k_.Accumulators(), std::move(body));
     }
@@ -489,7 +589,7 @@ class WgmmaKernel {
   // l / 4 + 8 ((j / 2) % 2) and column 8 (j / 4) + 2 (l % 4) + j % 2.
   Stmt StoreAccumulators() const {
     if (k_.stage_c == 1) {
-      return StageAccumulators();
+      return Block::Make({StageWrites(), StageCopyOut()});
     }
     const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
     Expr warp = tx_ % 128 / 32;
@@ -520,9 +620,9 @@ class WgmmaKernel {
   }
 
   // stage_c = 1: the epilogue's values into the block's output tile in shared memory (rows of
-  // StagedRow() elements), a barrier, then the tile out to C in 16-byte chunks, consecutive
-  // threads along a row (C's rows are whole chunks: SixteenByteRows).
-  Stmt StageAccumulators() const {
+  // StagedRow() elements; StageWrites), a barrier, then the tile out to C in 16-byte chunks,
+  // consecutive threads along a row (C's rows are whole chunks: SixteenByteRows; StageCopyOut).
+  Stmt StageWrites() const {
     const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
     Expr warp = tx_ % 128 / 32;
     Expr row0 = group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
@@ -543,7 +643,12 @@ class WgmmaKernel {
                                     epilogue.Value(bias_col(col), value, 2)));
       }
     }
-    stmts.push_back(ir::Barrier::Make());
+    return Block::Make(std::move(stmts));
+  }
+
+  // Every thread of the block (the producer's too) copies the staged tile out.
+  Stmt StageCopyOut() const {
+    std::vector<Stmt> stmts = {ir::Barrier::Make()};
     const int64_t lanes = 16 / k_.out_bytes;
     const int64_t per_row = k_.bn / lanes;
     const int64_t chunks = k_.bm * per_row;
@@ -568,7 +673,7 @@ class WgmmaKernel {
   bool nt_;
   int64_t bytes_, row_;
   GemmParams p_;
-  ir::Buffer as_, bs_, acc_, part_, partial_, cs_;
+  ir::Buffer as_, bs_, acc_, part_, partial_, cs_, bars_;
   Var tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
   Var group_k_{"group_k"}, split_tx_{"split_tx"};
   Var range_steps_{"range_steps"};
@@ -624,7 +729,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 2,
+    .version = 3,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

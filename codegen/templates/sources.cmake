@@ -26,6 +26,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gemm_gpu_tiled.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_rocm_mfma.cc
   ${CMAKE_CURRENT_LIST_DIR}/tensor_core_gemm.cc
+  ${CMAKE_CURRENT_LIST_DIR}/tma_pipeline.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_tiled_matmul.cc
   ${CMAKE_CURRENT_LIST_DIR}/library_call.cc

@@ -125,6 +125,19 @@ ImplicitGemm::ImplicitGemm(const Workload& w) : workload(w) {
   k = s.r * s.s * s.c;
 }
 
+bool ImplicitGemm::DenseA() const {
+  if (workload.op() == OpKind::kGemm) {
+    return true;
+  }
+  const Conv2dShape& s = workload.conv2d();
+  return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0;
+}
+
+bool ImplicitGemm::TmaReadable() const {
+  const int64_t bytes = ElementBytes(workload.input_type());
+  return DenseA() && k * bytes % 16 == 0 && (b_k_major ? k : n) * bytes % 16 == 0;
+}
+
 int64_t ImplicitGemm::ContiguousK() const {
   return workload.op() == OpKind::kGemm ? k : workload.conv2d().c;
 }

@@ -85,6 +85,14 @@ struct ImplicitGemm {
   /// filter tap's channels). A copy never crosses a multiple of it.
   int64_t ContiguousK() const;
 
+  /// Whether A is a plain row-major [M][K] matrix (a GEMM's, or a 1x1 convolution's of
+  /// stride 1 without padding: the NHWC input as it lies), so that a TMA tensor map can
+  /// describe it.
+  bool DenseA() const;
+  /// Whether TMA copies can read A and B: DenseA, and every row of A and of B a multiple of
+  /// 16 bytes long (the tensor maps' strides).
+  bool TmaReadable() const;
+
   /// The copy widths (bytes: 16, 8, 4) that keep every copy inside a contiguous run of A's K
   /// and a row of B, and aligned (B's rows are of K when it is k-major, of N for a GEMM of
   /// layout=NN); else one element at a time.

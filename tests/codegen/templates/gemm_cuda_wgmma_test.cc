@@ -3,6 +3,7 @@
 // warpgroup), the targets and layouts it refuses, its launch (whole warpgroups, 1024-byte aligned
 // shared arrays) and its PTX (wgmma, the async-proxy fence; no spills, no serialised wgmma)
 // through ptxas when it is installed.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -41,10 +42,17 @@ void CheckOnSimulator(const std::string& text, int random, std::vector<Config> e
 }
 
 Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
-             int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0) {
+             int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0,
+             int64_t tma = 0) {
   return {{"bm", bm},       {"bn", bn},          {"wg_m", wg_m}, {"wg_n", wg_n},
           {"wg_k", wg_k},   {"stages", stages},  {"copy", copy}, {"raster", raster},
-          {"gridk", gridk}, {"stage_c", stage_c}};
+          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma}};
+}
+
+// A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
+Config Tma(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t gridk = 1,
+           int64_t stage_c = 0) {
+  return Knobs(bm, bn, wg_m, wg_n, stages, 16, 1, gridk, 1, stage_c, 1);
 }
 
 TEST(GemmCudaWgmmaSim, Bf16AndF16GemmsMatchTheReference) {
@@ -142,6 +150,69 @@ TEST(GemmCudaWgmmaSim, AStagedOutputTileIsWrittenInSixteenByteRowsWithTheEpilogu
                    {Knobs(64, 64, 1, 1, 3, 16, 1, 1, 1, 1)});
   CheckOnSimulator("gemm:M=64,N=64,K=128,layout=NT,dtype=fp8e4m3,epilogue=bias", 0,
                    {Knobs(64, 64, 1, 1, 3, 16, 1, 1, 1, 1)});
+}
+
+TEST(GemmCudaWgmmaSim, ATmaPipelineMatchesTheReferenceInEveryLayoutAndDtype) {
+  // More steps of K than stages (the ring wraps and the producer waits for the consumers), edges
+  // in M, N and K that the copy engine fills with zeros, a bias and ReLU.
+  CheckOnSimulator("gemm:M=130,N=96,K=584,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+                   {Tma(64, 64, 1, 1, 3), Tma(128, 64, 2, 1, 4), Tma(128, 128, 1, 2, 3)});
+  CheckOnSimulator("gemm:M=70,N=128,K=320,dtype=f16", 0, {Tma(64, 128, 1, 1, 3), Tma(64, 64, 1, 1, 4)});
+  CheckOnSimulator("gemm:M=64,N=64,K=200,layout=NT,dtype=tf32,out=f32", 0, {Tma(64, 64, 1, 1, 3)});
+  CheckOnSimulator("gemm:M=64,N=48,K=512,layout=NT,dtype=i8", 0, {Tma(64, 32, 1, 1, 3)});
+  CheckOnSimulator("gemm:M=64,N=64,K=384,layout=NT,dtype=fp8e4m3,epilogue=bias", 0,
+                   {Tma(64, 64, 1, 1, 3)});
+  // A grid split of a float output, and the staged output tile copied out by every thread.
+  CheckOnSimulator("gemm:M=64,N=64,K=1024,layout=NT,dtype=bf16,out=f32", 0,
+                   {Tma(64, 64, 1, 1, 3, 4)});
+  CheckOnSimulator("gemm:M=100,N=72,K=256,layout=NT,dtype=bf16,epilogue=bias", 0,
+                   {Tma(128, 64, 2, 1, 3, 1, 1)});
+}
+
+TEST(GemmCudaWgmma, TmaIsOfferedWhereTensorMapsCanDescribeTheOperands) {
+  auto tma_values = [](const std::string& text) {
+    const Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
+    return tpl == nullptr ? std::vector<int64_t>{}
+                          : tpl->space(w, Sm90a()).FindKnob("tma")->values;
+  };
+  EXPECT_THAT(tma_values("gemm:M=64,N=64,K=64,layout=NT,dtype=bf16"), ::testing::ElementsAre(0, 1));
+  // Rows of 200 bytes: no tensor-map stride (a multiple of 16 bytes).
+  EXPECT_THAT(tma_values("gemm:M=64,N=64,K=100,layout=NT,dtype=bf16"), ::testing::ElementsAre(0));
+  EXPECT_THAT(tma_values("gemm:M=64,N=100,K=64,dtype=bf16"), ::testing::ElementsAre(0));
+  const Workload w = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=bf16");
+  const ConfigSpace space = GpuTemplate(kName, Sm90a(), w)->space(w, Sm90a());
+  EXPECT_TRUE(space.Validate(Tma(128, 128, 2, 1, 4)).ok());
+  EXPECT_FALSE(space.Validate(Knobs(128, 128, 2, 1, 4, 16, 1, 1, 2, 0, 1)).ok());  // wg_k 2
+  // The producer's warpgroup leaves two consumers of 64 x 256 no registers.
+  EXPECT_FALSE(space.Validate(Tma(128, 256, 2, 1, 4)).ok());
+  std::vector<Config> seeds = GpuTemplate(kName, Sm90a(), w)->seeds(w, Sm90a());
+  EXPECT_TRUE(std::any_of(seeds.begin(), seeds.end(),
+                          [](const Config& c) { return c.at("tma") == 1; }));
+}
+
+TEST(GemmCudaWgmmaLaunch, ATmaPipelineLaunchesAProducerWarpgroupAndItsTensorMaps) {
+  const Workload w = *Workload::Parse("gemm:M=1024,N=1024,K=512,dtype=bf16");  // layout NN
+  absl::StatusOr<ir::LoweredFunc> lowered =
+      testing::BuildLoweredGpu(kName, w, Tma(128, 128, 2, 1, 4), Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<GpuArch> arch = GpuArchFor(Sm90a());
+  ASSERT_TRUE(arch.ok());
+  absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*lowered, &*arch);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  EXPECT_EQ(launch->ThreadsPerBlock(), 384u);
+  ASSERT_EQ(launch->tensor_maps.size(), 2u);
+  // A [1024][512] in boxes of 128 rows of 64 elements; B [512][1024] in atoms of 64 columns by
+  // 64 rows of K.
+  EXPECT_EQ(launch->tensor_maps[0].arg, 0u);
+  EXPECT_EQ(launch->tensor_maps[0].dims[0], 512u);
+  EXPECT_EQ(launch->tensor_maps[0].strides[0], 1024u);
+  EXPECT_EQ(launch->tensor_maps[0].box[1], 128u);
+  EXPECT_EQ(launch->tensor_maps[1].arg, 1u);
+  EXPECT_EQ(launch->tensor_maps[1].dims[0], 1024u);
+  EXPECT_EQ(launch->tensor_maps[1].strides[0], 2048u);
+  EXPECT_EQ(launch->tensor_maps[1].box[0], 64u);
+  EXPECT_EQ(launch->tensor_maps[1].box[1], 64u);
 }
 
 TEST(GemmCudaWgmma, AStagedOutputNeedsWholeSixteenByteRowsAndOneBlockPerReduction) {
@@ -262,6 +333,12 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=2048,N=2048,K=2048,layout=NT,dtype=fp8e4m3",
                 Knobs(128, 128, 2, 1, 4, 16, 8),
                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", Tma(128, 128, 2, 1, 5),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,dtype=bf16", Tma(128, 128, 1, 2, 4, 1, 1),
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3", Tma(128, 64, 2, 1, 4),
+                "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -275,6 +352,9 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_THAT(module->code, HasSubstr(fp8 ? "wgmma.wait_group.sync.aligned 0"
                                             : "wgmma.wait_group.sync.aligned 1"));
     EXPECT_THAT(module->code, HasSubstr(".target sm_90a"));
+    EXPECT_EQ(module->code.find("cp.async.bulk.tensor.2d") != std::string::npos,
+              c.config.at("tma") == 1)
+        << c.text;
     // layout=NN reads B transposed (imm-trans-b 1).
     EXPECT_EQ(module->code.find(", p, 1, 1, 0, 1;") != std::string::npos,
               w.gemm().layout == GemmLayout::kNN)

@@ -1,0 +1,55 @@
+// The warp-specialised main loop of Hopper GEMM kernels (CUTLASS's "TMA warp-specialized"
+// schedule): one producer thread streams the operands' tiles into a ring of shared-memory stages
+// with TMA copies (ir::TensorCopy), and the consumer warpgroups multiply each stage as soon as it
+// lands. Two mbarriers per stage carry the hand-offs, so no block-wide barrier stalls the loop:
+//
+//   producer (one thread)                        consumers (wgmma warpgroups)
+//   for t: s = t % stages                        for t: s = t % stages
+//     wait empty[s], parity (t / stages + 1) % 2   wait full[s], parity (t / stages) % 2
+//     arrive_expect_tx full[s], stage bytes        multiply stage s (the step's group left in
+//     copy A's tile, B's tile -> stage s             flight: pending 1, which completes t - 1)
+//       (completing on full[s])                    arrive empty[(t - 1) % stages]
+//
+// full[s] completes when the producer has arrived and the stage's bytes have landed; empty[s]
+// when every consumer thread has arrived, i.e. the instructions that read the stage are done.
+// The producer's first pass over the ring waits with parity 1 on barriers still in phase 0, so
+// it starts at once. The loop's shape is the one kernel templates use; what they multiply and
+// how they store is theirs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "codegen/ir/ir.h"
+
+namespace tune {
+
+struct TmaPipeline {
+  ir::Buffer a_smem, b_smem;  // the stages of A (a_stage elements each) and of B (b_stage)
+  ir::Buffer barriers;        // gpu_shared int64[2 * stages]: full[s] at s, empty[s] at stages + s
+  ir::TensorMap a_map;        // boxes of [rows][128 bytes of K]
+  ir::TensorMap b_map;        // the same, or (N-major B) [K rows][128 bytes of N] per atom
+  int64_t stages = 4;
+  int64_t a_stage = 0, b_stage = 0;
+  /// B's boxes per stage and the elements between them in b_smem (1 and 0 for a K-major B).
+  int64_t b_boxes = 1, b_box_stride = 0;
+  int64_t k_per_step = 64;      // elements of K per stage (128 bytes)
+  int64_t consumer_threads = 128;
+  bool b_k_major = true;
+  // Where the block's tiles start: A's row, B's column (n), the block's first step of K (so its
+  // K coordinate is (first_step + t) * k_per_step), and the number of steps (>= 1).
+  ir::Expr a_row, b_col, first_step, steps;
+
+  /// Bytes one stage receives (what the producer tells full[s] to expect).
+  int64_t StageBytes() const;
+  /// Every barrier initialised: run by one thread, then a Barrier before any other use.
+  ir::Stmt Init() const;
+  /// The producer's loop: run by one thread.
+  ir::Stmt Producer() const;
+  /// The consumers' loop: `multiply(stage, pending)` issues the warpgroup's instructions on a
+  /// stage and waits until at most `pending` of its groups are in flight; the last step waits
+  /// for all of them (pending 0).
+  ir::Stmt Consumer(const std::function<ir::Stmt(const ir::Expr&, int)>& multiply) const;
+};
+
+}  // namespace tune
