@@ -442,6 +442,7 @@ class Extractor {
         return;
       }
       case StmtKind::kMBarrierOp:
+      case StmtKind::kSetMaxRegisters:
         return;
     }
   }

@@ -96,6 +96,8 @@ std::string_view StmtKindName(StmtKind kind) {
       return "TensorCopy";
     case StmtKind::kMBarrierOp:
       return "MBarrierOp";
+    case StmtKind::kSetMaxRegisters:
+      return "SetMaxRegisters";
   }
   return "?";
 }

@@ -60,6 +60,7 @@ enum class StmtKind : uint8_t {
   kWaveMma,
   kTensorCopy,
   kMBarrierOp,
+  kSetMaxRegisters,
 };
 
 /// "IntImm", "Add", ... / "Store", "For", ... (the struct name).

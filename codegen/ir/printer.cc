@@ -250,6 +250,12 @@ class Printer {
                             op->barrier.name(), "[", Print(op->barrier_index), "])"));
         return;
       }
+      case StmtKind::kSetMaxRegisters: {
+        const auto* op = s.As<SetMaxRegisters>();
+        Line(indent, StrCat("set_max_registers(", op->increase ? "inc " : "dec ", op->registers,
+                            ")"));
+        return;
+      }
       case StmtKind::kMBarrierOp: {
         const auto* op = s.As<MBarrierOp>();
         Line(indent, StrCat("mbarrier_", MBarrierOpKindName(op->op), "(", op->barrier.name(), "[",

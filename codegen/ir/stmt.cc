@@ -507,4 +507,13 @@ Stmt MBarrierOp::Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value)
   return WrapStmt(std::move(node));
 }
 
+Stmt SetMaxRegisters::Make(int registers, bool increase) {
+  TUNE_CHECK(registers >= 24 && registers <= 256 && registers % 8 == 0)
+      << "SetMaxRegisters: " << registers << " registers (a multiple of 8 in [24, 256])";
+  auto node = std::make_shared<SetMaxRegisters>();
+  node->registers = registers;
+  node->increase = increase;
+  return WrapStmt(std::move(node));
+}
+
 }  // namespace tune::ir

@@ -277,6 +277,20 @@ struct MBarrierOp final : StmtNode {
   static Stmt Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value = Expr());
 };
 
+/// Moves registers between the warpgroups of a block on Hopper (sm_90a): the 128 threads of the
+/// warpgroup that executes it (together, like WarpGroupMma) set their register budget to
+/// `registers`, a multiple of 8 in [24, 256], raising it (`increase`: waiting until other
+/// warpgroups have given registers back) or lowering it. A warp-specialised kernel's producer
+/// lowers its budget so that its consumers may raise theirs past what the block's threads would
+/// get evenly. NVPTX setmaxnreg.{inc,dec}.sync.aligned.u32; the simulator does nothing.
+struct SetMaxRegisters final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kSetMaxRegisters;
+  SetMaxRegisters() : StmtNode(kKind) {}
+  int registers = 0;
+  bool increase = false;
+  static Stmt Make(int registers, bool increase);
+};
+
 /// The matrix instructions of AMD GPUs that WaveMma issues: CDNA's MFMA on a 64-lane wavefront
 /// (gfx90a, gfx942) in its 32x32 and 16x16 single-block forms, and RDNA3's WMMA on a 32-lane
 /// wavefront (gfx1100).

@@ -322,6 +322,12 @@ class Verifier final : public IrVisitor {
     IrVisitor::Visit(op);
   }
 
+  void Visit(const SetMaxRegisters* op) override {
+    if (gpu_thread_depth_ == 0) {
+      Fail("`set_max_registers`", "is outside a gpu_thread loop");
+    }
+  }
+
   void Visit(const MBarrierOp* op) override {
     const std::string text =
         StrCat("`mbarrier_", MBarrierOpKindName(op->op), "(", op->barrier.name(), ")`");

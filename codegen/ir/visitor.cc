@@ -95,6 +95,8 @@ void IrVisitor::VisitStmt(const Stmt& s) {
       return Visit(static_cast<const TensorCopy*>(s.get()));
     case StmtKind::kMBarrierOp:
       return Visit(static_cast<const MBarrierOp*>(s.get()));
+    case StmtKind::kSetMaxRegisters:
+      return Visit(static_cast<const SetMaxRegisters*>(s.get()));
   }
 }
 
@@ -191,6 +193,7 @@ void IrVisitor::Visit(const TensorCopy* op) {
   VisitExpr(op->dst_index);
   VisitExpr(op->barrier_index);
 }
+void IrVisitor::Visit(const SetMaxRegisters* op) {}
 void IrVisitor::Visit(const MBarrierOp* op) {
   VisitExpr(op->index);
   VisitExpr(op->value);
@@ -291,6 +294,8 @@ Stmt IrMutator::Mutate(const Stmt& s) {
       return Visit(static_cast<const TensorCopy*>(s.get()));
     case StmtKind::kMBarrierOp:
       return Visit(static_cast<const MBarrierOp*>(s.get()));
+    case StmtKind::kSetMaxRegisters:
+      return Visit(static_cast<const SetMaxRegisters*>(s.get()));
   }
   return s;
 }
@@ -471,6 +476,7 @@ Stmt IrMutator::Visit(const TensorCopy* op) {
   return TensorCopy::Make(op->map, std::move(coords), op->dst, std::move(dst_index), op->barrier,
                           std::move(barrier_index));
 }
+Stmt IrMutator::Visit(const SetMaxRegisters* op) { return Stmt(op); }
 Stmt IrMutator::Visit(const MBarrierOp* op) {
   Expr index = Mutate(op->index);
   Expr value = Mutate(op->value);

@@ -143,6 +143,7 @@ absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch&
   AnnotateKernel(f, launch);
   AnnotateGridConstants(f, static_cast<unsigned>(func.params.size()),
                         static_cast<unsigned>(tensor_maps_.size()));
+  AnnotateRegisterBudget(f, func.body, launch);
 
   multiples_.clear();
   dynamic_shared_ = launch.dynamic_shared_bytes > 0;

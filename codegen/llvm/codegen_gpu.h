@@ -62,8 +62,10 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitWaveMma(const ir::WaveMma* op) override;            // codegen_gpu_wave_mma.cc
   void EmitTensorCopy(const ir::TensorCopy* op) override;      // codegen_gpu_tma.cc
   void EmitMBarrierOp(const ir::MBarrierOp* op) override;      // codegen_gpu_tma.cc
+  void EmitSetMaxRegisters(const ir::SetMaxRegisters* op) override;  // codegen_gpu_tma.cc
   llvm::Type* TensorMapType();                                 // codegen_gpu_tma.cc
   void AnnotateGridConstants(llvm::Function* f, unsigned first, unsigned count);
+  void AnnotateRegisterBudget(llvm::Function* f, const ir::Stmt& body, const GpuLaunch& launch);
   llvm::Value* SharedAddress32(const ir::Buffer& buffer, const ir::Expr& index);
   void InlinePtx(const std::string& text, const std::string& constraints,
                  const std::vector<llvm::Value*>& operands);

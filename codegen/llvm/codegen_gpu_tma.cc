@@ -6,9 +6,11 @@
 // aligned to 64, marked `grid_constant` in !nvvm.annotations: the instruction reads the map where
 // the launch put it (`cvta.param`), as CUDA's __grid_constant__ does, instead of a local copy
 // (which TMA cannot read). Shared addresses are the 32-bit offsets of the shared window.
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "codegen/ir/visitor.h"
 #include "codegen/llvm/codegen_gpu.h"
 #include "codegen/llvm/gpu_launch.h"
 #include "common/strings.h"
@@ -35,6 +37,37 @@ void CodeGenGpu::AnnotateGridConstants(llvm::Function* f, unsigned first, unsign
   module_->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, ops));
 }
 
+namespace {
+
+class SetMaxRegistersFinder final : public ir::IrVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void Visit(const ir::SetMaxRegisters* op) override { found = true; }
+};
+
+}  // namespace
+
+// setmaxnreg moves registers from a known count at entry: ptxas ignores it unless the kernel
+// fixes that count, so a kernel with one gets `.maxnreg`, the even share of the
+// multiprocessor's registers among the block's threads (rounded down to a multiple of 8).
+void CodeGenGpu::AnnotateRegisterBudget(llvm::Function* f, const ir::Stmt& body,
+                                        const GpuLaunch& launch) {
+  SetMaxRegistersFinder finder;
+  finder.VisitStmt(body);
+  if (!nvptx() || !finder.found) {
+    return;
+  }
+  const int64_t share = arch_.registers_per_multiprocessor /
+                        static_cast<int64_t>(launch.ThreadsPerBlock()) / 8 * 8;
+  const int64_t registers = std::min<int64_t>(arch_.max_registers_per_thread, share);
+  llvm::Metadata* ops[] = {
+      llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx_, "maxnreg"),
+      llvm::ValueAsMetadata::get(builder_.getInt32(static_cast<uint32_t>(registers)))};
+  module_->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, ops));
+}
+
 llvm::Value* CodeGenGpu::SharedAddress32(const ir::Buffer& buffer, const ir::Expr& index) {
   llvm::Value* ptr =
       builder_.CreateInBoundsGEP(ElementType(buffer), BufferBase(buffer), Emit(index));
@@ -49,7 +82,8 @@ void CodeGenGpu::InlinePtx(const std::string& text, const std::string& constrain
     types.push_back(v->getType());
   }
   llvm::FunctionType* fn = llvm::FunctionType::get(builder_.getVoidTy(), types, false);
-  builder_.CreateCall(fn, llvm::InlineAsm::get(fn, text, constraints + ",~{memory}",
+  const std::string clobbers = constraints.empty() ? "~{memory}" : constraints + ",~{memory}";
+  builder_.CreateCall(fn, llvm::InlineAsm::get(fn, text, clobbers,
                                                /*hasSideEffects=*/true),
                       operands);
 }
@@ -86,6 +120,18 @@ void CodeGenGpu::EmitTensorCopy(const ir::TensorCopy* op) {
                    "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {",
                    coords, "}], [$", 2 + rank, "];"),
             constraints, operands);
+}
+
+void CodeGenGpu::EmitSetMaxRegisters(const ir::SetMaxRegisters* op) {
+  if (!nvptx() || arch_.name != "sm_90a") {
+    Fail(absl::UnimplementedError(StrCat(
+        "GPU codegen: set_max_registers (setmaxnreg) is an instruction of cuda -arch=sm_90a, not ",
+        arch_.name)));
+    return;
+  }
+  InlinePtx(StrCat("setmaxnreg.", op->increase ? "inc" : "dec", ".sync.aligned.u32 ",
+                   op->registers, ";"),
+            "", {});
 }
 
 void CodeGenGpu::EmitMBarrierOp(const ir::MBarrierOp* op) {

@@ -99,6 +99,9 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
     case StmtKind::kMBarrierOp:
       EmitMBarrierOp(s.As<ir::MBarrierOp>());
       return;
+    case StmtKind::kSetMaxRegisters:
+      EmitSetMaxRegisters(s.As<ir::SetMaxRegisters>());
+      return;
   }
   Fail(absl::InternalError(
       StrCat(target_name_, ": unknown statement kind ", ir::StmtKindName(s.kind()))));
@@ -122,6 +125,11 @@ void CodeGenLlvm::EmitWaveMma(const ir::WaveMma* op) {
 void CodeGenLlvm::EmitTensorCopy(const ir::TensorCopy* op) {
   Fail(absl::UnimplementedError(
       StrCat(target_name_, ": tensor_copy is a TMA copy of NVPTX kernels (sm_90a)")));
+}
+
+void CodeGenLlvm::EmitSetMaxRegisters(const ir::SetMaxRegisters* op) {
+  Fail(absl::UnimplementedError(
+      StrCat(target_name_, ": set_max_registers is an NVPTX instruction (sm_90a)")));
 }
 
 void CodeGenLlvm::EmitMBarrierOp(const ir::MBarrierOp* op) {

@@ -79,6 +79,7 @@ class ShapeChecker {
       case ir::StmtKind::kWaveMma:
       case ir::StmtKind::kTensorCopy:
       case ir::StmtKind::kMBarrierOp:
+      case ir::StmtKind::kSetMaxRegisters:
         return false;
     }
     return false;
@@ -172,6 +173,12 @@ class ShapeChecker {
           Fail("an mbarrier operation outside the gpu_thread loops: threads execute it");
         }
         has_hopper_async = true;
+        return;
+      case ir::StmtKind::kSetMaxRegisters:
+        if (!ctx.in_thread) {
+          Fail("set_max_registers outside the gpu_thread loops: a warpgroup executes it");
+        }
+        has_warp_group_mma = true;  // whole warpgroups, as for wgmma
         return;
     }
   }

@@ -352,6 +352,8 @@ void Interpreter::Exec(const ir::Stmt& s) {
     case StmtKind::kMBarrierOp:
       ExecMBarrierOp(s.As<ir::MBarrierOp>());
       return;
+    case StmtKind::kSetMaxRegisters:  // registers are not simulated
+      return;
   }
   Fail(absl::StatusCode::kInternal,
        absl::StrCat("unexpected statement kind ", std::string(ir::StmtKindName(s.kind()))));

@@ -41,6 +41,13 @@ struct WgmmaKnobs {
   int64_t out_bytes = 4;  // C's element size
 
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
+  // A TMA pipeline's register split (setmaxnreg): the producer's warpgroup keeps
+  // kProducerRegisters, the consumers share the rest of the multiprocessor's 64K.
+  static constexpr int kProducerRegisters = 40;
+  int ConsumerRegisters() const {
+    const int64_t share = (65536 - 128 * kProducerRegisters) / SplitThreads() / 8 * 8;
+    return static_cast<int>(std::min<int64_t>(256, share));
+  }
   // The block: the K ranges' warpgroups, after the producer warpgroup of a TMA pipeline.
   int64_t Threads() const { return SplitThreads() * wg_k + 128 * tma; }
   int64_t GroupM() const { return bm / wg_m; }  // rows per warpgroup
@@ -174,6 +181,11 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
     cost.shared_bytes = k.SharedBytes();
     if (k.bm % (64 * k.wg_m) == 0 && k.bn % k.wg_n == 0) {
       cost.registers = k.AccumulatorRegisters() + 56;
+      if (k.tma == 1) {  // the block's average: the producer gives registers to the consumers
+        cost.registers = (128 * WgmmaKnobs::kProducerRegisters +
+                          k.SplitThreads() * cost.registers + k.Threads() - 1) /
+                         k.Threads();
+      }
     }
     return cost;
   };
@@ -387,36 +399,43 @@ class WgmmaKernel {
   }
 
   // tma = 1: thread 0 sets up the barriers and produces; warpgroups 1.. consume and store.
+  // The accumulators live in the consumers' branch alone (zeroed, summed, stored there), so
+  // that the producer's warpgroup, down to kProducerRegisters, holds none of them.
   std::vector<Stmt> TmaThreadStmts() const {
     const TmaPipeline pipeline = Pipeline();
+    Stmt consumer = Block::Make({
+        ir::SetMaxRegisters::Make(k_.ConsumerRegisters(), true),
+        ZeroAccumulators(),
+        pipeline.Consumer(
+            [this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
+        k_.stage_c == 1 ? StageWrites() : StoreAccumulators(),
+    });
     std::vector<Stmt> stmts = {
         IfThenElse::Make(tx_ == 0, pipeline.Init()),
         ir::Barrier::Make(),
-        IfThenElse::Make(tx_ < 128, IfThenElse::Make(tx_ == 0, pipeline.Producer()),
-                         pipeline.Consumer([this](const Expr& stage, int pending) {
-                           return Multiply(stage, pending);
-                         })),
+        IfThenElse::Make(
+            tx_ < 128,
+            Block::Make({ir::SetMaxRegisters::Make(WgmmaKnobs::kProducerRegisters, false),
+                         IfThenElse::Make(tx_ == 0, pipeline.Producer())}),
+            std::move(consumer)),
     };
     if (k_.stage_c == 1) {
-      stmts.push_back(IfThenElse::Make(tx_ >= 128, StageWrites()));
       stmts.push_back(StageCopyOut());
-    } else {
-      stmts.push_back(IfThenElse::Make(tx_ >= 128, StoreAccumulators()));
     }
     return stmts;
   }
 
-  Stmt ThreadBody() const {
-    std::vector<Stmt> stmts;
+  Stmt ZeroAccumulators() const {
     Var i("i");
-    stmts.push_back(For::Make(i, 0, k_.Accumulators(), LoopKind::kUnrolled,
-                              Store::Make(acc_, i, ir::Cast::Make(acc_.element_type(), Expr(0)))));
+    return For::Make(i, 0, k_.Accumulators(), LoopKind::kUnrolled,
+                     Store::Make(acc_, i, ir::Cast::Make(acc_.element_type(), Expr(0))));
+  }
+
+  Stmt ThreadBody() const {
     if (k_.tma == 1) {
-      for (Stmt& stmt : TmaThreadStmts()) {
-        stmts.push_back(std::move(stmt));
-      }
-      return Lets(Block::Make(std::move(stmts)));
+      return Lets(Block::Make(TmaThreadStmts()));
     }
+    std::vector<Stmt> stmts = {ZeroAccumulators()};
     // Prologue: steps 0 .. stages - 3, each its own group (the last is committed in the loop).
     for (int64_t s = 0; s < Ahead(); ++s) {
       stmts.push_back(IfThenElse::Make(Expr(s) < range_steps_, CopyStep(Expr(s), Expr(s))));

@@ -184,8 +184,11 @@ TEST(GemmCudaWgmma, TmaIsOfferedWhereTensorMapsCanDescribeTheOperands) {
   const ConfigSpace space = GpuTemplate(kName, Sm90a(), w)->space(w, Sm90a());
   EXPECT_TRUE(space.Validate(Tma(128, 128, 2, 1, 4)).ok());
   EXPECT_FALSE(space.Validate(Knobs(128, 128, 2, 1, 4, 16, 1, 1, 2, 0, 1)).ok());  // wg_k 2
-  // The producer's warpgroup leaves two consumers of 64 x 256 no registers.
-  EXPECT_FALSE(space.Validate(Tma(128, 256, 2, 1, 4)).ok());
+  // The producer gives registers to the consumers (setmaxnreg): two of 64 x 256 fit, with
+  // 128 accumulators each; fp8's promoted sums (twice as many) do not.
+  EXPECT_TRUE(space.Validate(Tma(128, 256, 2, 1, 4)).ok());
+  const Workload fp8 = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=fp8e4m3");
+  EXPECT_FALSE(GpuTemplate(kName, Sm90a(), fp8)->space(fp8, Sm90a()).Validate(Tma(128, 256, 2, 1, 4)).ok());
   std::vector<Config> seeds = GpuTemplate(kName, Sm90a(), w)->seeds(w, Sm90a());
   EXPECT_TRUE(std::any_of(seeds.begin(), seeds.end(),
                           [](const Config& c) { return c.at("tma") == 1; }));
@@ -335,6 +338,8 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", Tma(128, 128, 2, 1, 5),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", Tma(128, 256, 2, 1, 4),
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
            Case{"gemm:M=4096,N=4096,K=4096,dtype=bf16", Tma(128, 128, 1, 2, 4, 1, 1),
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3", Tma(128, 64, 2, 1, 4),
@@ -355,6 +360,9 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find("cp.async.bulk.tensor.2d") != std::string::npos,
               c.config.at("tma") == 1)
         << c.text;
+    EXPECT_EQ(module->code.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos,
+              c.config.at("tma") == 1)
+        << c.text;
     // layout=NN reads B transposed (imm-trans-b 1).
     EXPECT_EQ(module->code.find(", p, 1, 1, 0, 1;") != std::string::npos,
               w.gemm().layout == GemmLayout::kNN)
@@ -370,6 +378,7 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     ASSERT_EQ(rc, 0) << c.text << "\n" << report.str();
     EXPECT_THAT(report.str(), HasSubstr("0 bytes spill stores")) << c.text << "\n" << report.str();
     EXPECT_THAT(report.str(), Not(HasSubstr("serialized"))) << c.text << "\n" << report.str();
+    EXPECT_THAT(report.str(), Not(HasSubstr("ignored"))) << c.text << "\n" << report.str();
   }
 }
 
