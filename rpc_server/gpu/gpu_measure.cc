@@ -44,16 +44,6 @@ GpuLaunch OneDimensional(int64_t elements) {
   return l;
 }
 
-GpuLaunch LaunchFromProto(const v1::LaunchDims& d) {
-  auto one = [](uint32_t v) { return v == 0 ? 1u : v; };
-  GpuLaunch l;
-  l.grid = {one(d.grid_x()), one(d.grid_y()), one(d.grid_z())};
-  l.block = {one(d.block_x()), one(d.block_y()), one(d.block_z())};
-  l.dynamic_shared_bytes = d.shared_bytes();
-  l.zeroed_args.assign(d.zeroed_args().begin(), d.zeroed_args().end());
-  return l;
-}
-
 // Empty when the launch fits the device; otherwise names the limit it passes.
 std::string CheckLaunch(const GpuLaunch& l, const KernelAttributes& attrs,
                         const GpuDeviceInfo& info) {
