@@ -206,7 +206,7 @@ TUNE_CU_STATIC_ASSERT_(offsetof(tune_cu_launch_config, stream) == 32 &&
     "cuGraphLaunch", NULL, TUNE_CU_OPTIONAL)                                                       \
   X(cuGraphExecDestroy, tune_cu_result, (tune_cu_graph_exec exec), "cuGraphExecDestroy", NULL,     \
     TUNE_CU_OPTIONAL)                                                                              \
-  X(cuGraphDestroy, tune_cu_result, (tune_cu_graph graph), "cuGraphDestroy", NULL,               \
+  X(cuGraphDestroy, tune_cu_result, (tune_cu_graph graph), "cuGraphDestroy", NULL,                 \
     TUNE_CU_OPTIONAL)                                                                              \
   X(cuTensorMapEncodeTiled, tune_cu_result,                                                        \
     (tune_cu_tensor_map * map, int data_type, uint32_t rank, void* global_address,                 \

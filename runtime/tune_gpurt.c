@@ -503,7 +503,7 @@ static int32_t check_launch_ex(const tune_gpurt_module* module, const char* kern
                     "'%s': tensor map %d is over argument %u, whose args entry is NULL",
                     kernel_name, (int)m, map->arg);
       }
-      address = (uint64_t)(uintptr_t) * (void**)args[map->arg];
+      address = (uint64_t)(uintptr_t)*(void**)args[map->arg];
     }
     if (!tune_tensor_map_prepare(map, (uint32_t)num_args, address, &encodings[m], error,
                                  sizeof error)) {
@@ -525,8 +525,7 @@ int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const char* kernel_name,
                 "tune_gpurt_launch_ex: module, kernel_name, grid and block must not be NULL, and "
                 "args must hold num_args >= 0 pointers");
   }
-  const int clustered =
-      cluster != NULL && (cluster[0] != 1 || cluster[1] != 1 || cluster[2] != 1);
+  const int clustered = cluster != NULL && (cluster[0] != 1 || cluster[1] != 1 || cluster[2] != 1);
   if (!clustered && num_maps == 0) {
     return tune_gpurt_launch(module, kernel_name, grid, block, shared_bytes, stream, args,
                              num_args);
@@ -575,8 +574,8 @@ int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const char* kernel_name,
   /* The parameters: the arguments, then each map by value. */
   void* stack_params[LAUNCH_EX_STACK_PARAMS];
   const size_t num_params = (size_t)num_args + (size_t)num_maps;
-  void** params = num_params <= LAUNCH_EX_STACK_PARAMS ? stack_params
-                                                       : malloc(num_params * sizeof(void*));
+  void** params =
+      num_params <= LAUNCH_EX_STACK_PARAMS ? stack_params : malloc(num_params * sizeof(void*));
   if (params == NULL) {
     return fail(TUNE_GPURT_ERROR_LAUNCH, "out of memory for %zu kernel parameters", num_params);
   }

@@ -120,8 +120,7 @@ TUNE_GPURT_EXPORT int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const 
                                                const uint32_t grid[3], const uint32_t block[3],
                                                const uint32_t cluster[3], uint32_t shared_bytes,
                                                void* stream, void** args, int32_t num_args,
-                                               const tune_gpurt_tensor_map* maps,
-                                               int32_t num_maps);
+                                               const tune_gpurt_tensor_map* maps, int32_t num_maps);
 
 /* Fills `bytes` (a multiple of 4) of device memory at `device_ptr` with zeros on `stream`
  * (asynchronously, like a launch). A kernel that accumulates into an output with atomic adds

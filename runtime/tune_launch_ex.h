@@ -21,10 +21,10 @@ extern "C" {
 
 /* What cuTensorMapEncodeTiled accepts of what tune asks for (cuda.h's documentation of the
  * function, for interleave NONE and element strides 1), said in every refusal. */
-#define TUNE_TENSOR_MAP_RULES                                                                    \
-  "a tensor map needs rank 1..5, element_bytes 1, 2 or 4, swizzle_bytes 0 or 128, dims "         \
-  "1..2^32, strides multiples of 16 bytes below 2^40, box entries 1..256 with box[0] * "         \
-  "element_bytes a multiple of 16 bytes (and at most 128 with the 128-byte swizzle), and a "     \
+#define TUNE_TENSOR_MAP_RULES                                                                \
+  "a tensor map needs rank 1..5, element_bytes 1, 2 or 4, swizzle_bytes 0 or 128, dims "     \
+  "1..2^32, strides multiples of 16 bytes below 2^40, box entries 1..256 with box[0] * "     \
+  "element_bytes a multiple of 16 bytes (and at most 128 with the 128-byte swizzle), and a " \
   "16-byte aligned global address"
 
 /* The largest cluster every sm_90 device runs (a portable cluster size, in blocks). */
@@ -99,8 +99,8 @@ static inline int tune_tensor_map_prepare(const tune_gpurt_tensor_map* map, uint
       snprintf(what, sizeof what, "box[%u] = %u is not 1..256", d, map->box[d]);
     } else if (d + 1 < map->rank &&
                (map->strides[d] % 16 != 0 || map->strides[d] >= (UINT64_C(1) << 40))) {
-      snprintf(what, sizeof what, "strides[%u] = %llu bytes is not a multiple of 16 below 2^40",
-               d, (unsigned long long)map->strides[d]);
+      snprintf(what, sizeof what, "strides[%u] = %llu bytes is not a multiple of 16 below 2^40", d,
+               (unsigned long long)map->strides[d]);
     }
   }
   const uint64_t inner_bytes = (uint64_t)map->box[0] * map->element_bytes;
@@ -153,8 +153,8 @@ static inline tune_cu_result tune_tensor_map_encode(const tune_cuda_driver* cu,
 /* Whether `cluster` (blocks per cluster, x/y/z) can launch `grid`: every entry >= 1 and
  * dividing the grid's, at most TUNE_MAX_CLUSTER_BLOCKS blocks in all. Returns 1; or 0 with
  * error[error_size] naming the entry and the limit. */
-static inline int tune_cluster_check(const uint32_t grid[3], const uint32_t cluster[3],
-                                     char* error, size_t error_size) {
+static inline int tune_cluster_check(const uint32_t grid[3], const uint32_t cluster[3], char* error,
+                                     size_t error_size) {
   static const char axis[3] = {'x', 'y', 'z'};
   for (int a = 0; a < 3; ++a) {
     if (cluster[a] < 1 || grid[a] % cluster[a] != 0) {

@@ -199,8 +199,8 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
   //                                i64 strides[4]; i32 box[5]; i32 swizzle_bytes; } (112 bytes)
   llvm::ArrayType* i32x5 = llvm::ArrayType::get(i32, 5);
   llvm::StructType* map_type = llvm::StructType::create(
-      context, {i32, i32, i32, i32, llvm::ArrayType::get(i64, 5), llvm::ArrayType::get(i64, 4),
-                i32x5, i32},
+      context,
+      {i32, i32, i32, i32, llvm::ArrayType::get(i64, 5), llvm::ArrayType::get(i64, 4), i32x5, i32},
       "tune_gpurt_tensor_map");
   // int32_t tune_gpurt_launch_ex(module*, const char*, const uint32_t grid[3], const uint32_t
   //                              block[3], const uint32_t cluster[3], uint32_t shared,
@@ -285,10 +285,9 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
         entries.push_back(map_constant(map));
       }
       llvm::ArrayType* maps_type = llvm::ArrayType::get(map_type, entries.size());
-      auto* g = new llvm::GlobalVariable(*module, maps_type, true,
-                                         llvm::GlobalValue::PrivateLinkage,
-                                         llvm::ConstantArray::get(maps_type, entries),
-                                         StrCat(stub.func_name, ".tensor_maps"));
+      auto* g = new llvm::GlobalVariable(
+          *module, maps_type, true, llvm::GlobalValue::PrivateLinkage,
+          llvm::ConstantArray::get(maps_type, entries), StrCat(stub.func_name, ".tensor_maps"));
       g->setAlignment(llvm::Align(8));
       g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
       maps = g;

@@ -136,9 +136,8 @@ class CudaDevice final : public GpuDevice {
                             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
     }
     if (l.cluster == std::array<uint32_t, 3>{1, 1, 1}) {
-      return Check(cu_.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0],
-                                      l.block[1], l.block[2], l.dynamic_shared_bytes, stream_,
-                                      params, nullptr),
+      return Check(cu_.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                                      l.block[2], l.dynamic_shared_bytes, stream_, params, nullptr),
                    "cuLaunchKernel");
     }
     if (cu_.cuLaunchKernelEx == nullptr) {
@@ -176,15 +175,14 @@ class CudaDevice final : public GpuDevice {
                                              "newer): tensor maps cannot be encoded"));
     }
     // A refusal here is about the map, not the context: not a sticky error.
-    if (CUresult r =
-            tune_tensor_map_encode(&cu_, &encoding, static_cast<tune_cu_tensor_map*>(out));
+    if (CUresult r = tune_tensor_map_encode(&cu_, &encoding, static_cast<tune_cu_tensor_map*>(out));
         r != kCudaSuccess) {
       char described[512];
       const tune_gpurt_tensor_map descriptor = ToRuntimeTensorMap(map);
       tune_tensor_map_describe(&descriptor, described, sizeof described);
-      return absl::InvalidArgumentError(StrCat("cuTensorMapEncodeTiled refused the tensor map over ",
-                                               described, ": ", cu_.ErrorText(r), " (",
-                                               TUNE_TENSOR_MAP_RULES, ")"));
+      return absl::InvalidArgumentError(
+          StrCat("cuTensorMapEncodeTiled refused the tensor map over ", described, ": ",
+                 cu_.ErrorText(r), " (", TUNE_TENSOR_MAP_RULES, ")"));
     }
     return absl::OkStatus();
   }
@@ -445,8 +443,8 @@ class HipDevice final : public GpuDevice {
   }
   absl::Status Launch(void* function, const GpuLaunch& l, void** params) override {
     if (l.cluster != std::array<uint32_t, 3>{1, 1, 1}) {
-      return absl::UnimplementedError(StrCat("launch ", ToString(l),
-                                             ": thread-block clusters are CUDA-only"));
+      return absl::UnimplementedError(
+          StrCat("launch ", ToString(l), ": thread-block clusters are CUDA-only"));
     }
     return Check(
         hip_.hipModuleLaunchKernel(static_cast<hipFunction_t>(function), l.grid[0], l.grid[1],
@@ -455,8 +453,8 @@ class HipDevice final : public GpuDevice {
         "hipModuleLaunchKernel");
   }
   absl::Status EncodeTensorMap(const GpuTensorMap& map, uint32_t, DevicePtr, void*) override {
-    return absl::UnimplementedError(StrCat("tensor map over argument ", map.arg,
-                                           ": TMA tensor maps are CUDA-only"));
+    return absl::UnimplementedError(
+        StrCat("tensor map over argument ", map.arg, ": TMA tensor maps are CUDA-only"));
   }
   absl::StatusOr<void*> CreateEvent() override {
     hipEvent_t event = nullptr;

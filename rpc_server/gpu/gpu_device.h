@@ -88,10 +88,10 @@ class GpuDevice {
   virtual absl::Status Launch(void* function, const GpuLaunch& launch, void** params) = 0;
   /// Encodes `map` over the buffer at `address` of a kernel with `num_args` arguments into the
   /// 128 bytes at `out` (a CUtensorMap, 64-byte aligned: runtime/tune_cuda_driver.h's
-  /// tune_cu_tensor_map) with cuTensorMapEncodeTiled, once per buffer: the map holds the address. InvalidArgument
-  /// naming the map, what is wrong and the rules (runtime/tune_launch_ex.h), or the driver's
-  /// refusal; Unimplemented when the runtime has no tensor maps (HIP: they are CUDA-only; a
-  /// CUDA driver older than 12).
+  /// tune_cu_tensor_map) with cuTensorMapEncodeTiled, once per buffer: the map holds the address.
+  /// InvalidArgument naming the map, what is wrong and the rules (runtime/tune_launch_ex.h), or the
+  /// driver's refusal; Unimplemented when the runtime has no tensor maps (HIP: they are CUDA-only;
+  /// a CUDA driver older than 12).
   virtual absl::Status EncodeTensorMap(const GpuTensorMap& map, uint32_t num_args,
                                        DevicePtr address, void* out) = 0;
 

@@ -152,8 +152,7 @@ TEST(GpuRuntimeLaunchEx, BadClustersAndMapsAreRefusedBeforeTheDriverIsOpened) {
   tune_gpurt_module cuda = Module(TUNE_GPURT_API_CUDA);
   const uint32_t three[3] = {3, 1, 1};
   EXPECT_EQ(LaunchEx()(&cuda, three, nullptr, 0), TUNE_GPURT_ERROR_BAD_ARGUMENT);
-  EXPECT_NE(LastError().find("'noop': cluster.x = 3 does not divide grid.x = 4"),
-            std::string::npos)
+  EXPECT_NE(LastError().find("'noop': cluster.x = 3 does not divide grid.x = 4"), std::string::npos)
       << LastError();
 
   tune_gpurt_tensor_map map = HalfTiles(1);

@@ -144,7 +144,7 @@ TEST(HostStub, AClusterThatDoesNotDivideTheGridOrIsTooLargeIsRefused) {
 TEST(HostStub, TensorMapsAndClustersForHipAreRefusedAsCudaOnly) {
   HostStubModule module;
   module.api = GpuApi::kHip;
-  module.image = "\x7f" "ELF code object";
+  module.image = "\177ELF code object";
   HostStub stub = Stub("hip_tma");
   stub.launch.tensor_maps = {HalfTiles(0)};
   module.stubs = {stub};

@@ -443,9 +443,8 @@ TEST_F(GpuMeasureTest, ATensorMapOverAMissingArgumentOrBreakingTheRulesIsALoadEr
 }
 
 TEST_F(GpuMeasureTest, AClusterThatDoesNotDivideTheGridIsUnsupportedNamingIt) {
-  v1::Measurement m = MeasurePtx("gemm_cluster3", GemmPtx("gemm_cluster3"), FastTiming(), 16,
-                                 {}, GemmWorkload(),
-                                 [](v1::LaunchDims* l) { l->set_cluster_y(3); });
+  v1::Measurement m = MeasurePtx("gemm_cluster3", GemmPtx("gemm_cluster3"), FastTiming(), 16, {},
+                                 GemmWorkload(), [](v1::LaunchDims* l) { l->set_cluster_y(3); });
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED) << m.message();
   if (Hopper(supervisor_->gpu().arch())) {
     EXPECT_NE(m.message().find("cluster.y = 3 does not divide grid.y = 4"), std::string::npos)

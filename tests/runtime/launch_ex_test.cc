@@ -1,11 +1,10 @@
 // The checks of launches with TMA tensor maps and thread-block clusters (runtime/tune_launch_ex.h)
 // and the driver ABI they fill (runtime/tune_cuda_driver.h), without a driver.
-#include "runtime/tune_launch_ex.h"
-
 #include <cstddef>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "runtime/tune_launch_ex.h"
 
 namespace {
 
