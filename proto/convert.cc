@@ -1,5 +1,7 @@
 #include "proto/convert.h"
 
+#include <algorithm>
+
 #include "common/strings.h"
 
 namespace tune {
@@ -221,6 +223,68 @@ v1::ArtifactCode ArtifactCodeToProto(std::string hash, CodeFormat format, std::s
       break;
   }
   return out;
+}
+
+v1::LaunchDims LaunchDimsToProto(const GpuLaunch& launch) {
+  v1::LaunchDims proto;
+  proto.set_grid_x(launch.grid[0]);
+  proto.set_grid_y(launch.grid[1]);
+  proto.set_grid_z(launch.grid[2]);
+  proto.set_block_x(launch.block[0]);
+  proto.set_block_y(launch.block[1]);
+  proto.set_block_z(launch.block[2]);
+  proto.set_shared_bytes(launch.dynamic_shared_bytes);
+  for (uint32_t arg : launch.zeroed_args) {
+    proto.add_zeroed_args(arg);
+  }
+  for (const GpuTensorMap& map : launch.tensor_maps) {
+    v1::TensorMapDesc* desc = proto.add_tensor_maps();
+    desc->set_arg(map.arg);
+    desc->set_element_bytes(map.element_bytes);
+    desc->set_rank(map.rank);
+    // A rank the launcher will refuse still travels: its check names it.
+    const uint32_t rank = std::min<uint32_t>(map.rank, map.dims.size());
+    for (uint32_t d = 0; d < rank; ++d) {
+      desc->add_dims(map.dims[d]);
+      desc->add_box(map.box[d]);
+      if (d + 1 < rank) {
+        desc->add_strides(map.strides[d]);
+      }
+    }
+    desc->set_swizzle_bytes(map.swizzle_bytes);
+  }
+  proto.set_cluster_x(launch.cluster[0]);
+  proto.set_cluster_y(launch.cluster[1]);
+  proto.set_cluster_z(launch.cluster[2]);
+  return proto;
+}
+
+GpuLaunch LaunchFromProto(const v1::LaunchDims& proto) {
+  auto one = [](uint32_t v) { return v == 0 ? 1u : v; };
+  GpuLaunch launch;
+  launch.grid = {one(proto.grid_x()), one(proto.grid_y()), one(proto.grid_z())};
+  launch.block = {one(proto.block_x()), one(proto.block_y()), one(proto.block_z())};
+  launch.dynamic_shared_bytes = proto.shared_bytes();
+  launch.zeroed_args.assign(proto.zeroed_args().begin(), proto.zeroed_args().end());
+  for (const v1::TensorMapDesc& desc : proto.tensor_maps()) {
+    GpuTensorMap map;
+    map.arg = desc.arg();
+    map.element_bytes = desc.element_bytes();
+    map.rank = desc.rank();
+    for (int d = 0; d < desc.dims_size() && d < static_cast<int>(map.dims.size()); ++d) {
+      map.dims[d] = desc.dims(d);
+    }
+    for (int d = 0; d < desc.strides_size() && d < static_cast<int>(map.strides.size()); ++d) {
+      map.strides[d] = desc.strides(d);
+    }
+    for (int d = 0; d < desc.box_size() && d < static_cast<int>(map.box.size()); ++d) {
+      map.box[d] = desc.box(d);
+    }
+    map.swizzle_bytes = desc.swizzle_bytes();
+    launch.tensor_maps.push_back(map);
+  }
+  launch.cluster = {one(proto.cluster_x()), one(proto.cluster_y()), one(proto.cluster_z())};
+  return launch;
 }
 
 }  // namespace tune

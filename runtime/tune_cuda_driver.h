@@ -35,13 +35,87 @@ typedef struct CUgraphExec_st* tune_cu_graph_exec;
 /* CUfunction_attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (cuda.h). */
 #define TUNE_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
+/* CUtensorMap: the 128 opaque bytes cuTensorMapEncodeTiled writes. The driver wants the address
+ * 64-byte aligned; cuda.h's own type is 128-byte aligned, and so is this one. */
+#if defined(__cplusplus)
+#define TUNE_CU_ALIGN_(n) alignas(n)
+#else
+#define TUNE_CU_ALIGN_(n) _Alignas(n)
+#endif
+typedef struct tune_cu_tensor_map {
+  TUNE_CU_ALIGN_(128) uint64_t opaque[16];
+} tune_cu_tensor_map;
+
+/* The enum values cuTensorMapEncodeTiled takes (cuda.h: CUtensorMapDataType,
+ * CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+ * only those tune uses. C enums are passed as int. */
+#define TUNE_CU_TENSOR_MAP_DATA_TYPE_UINT8 0
+#define TUNE_CU_TENSOR_MAP_DATA_TYPE_UINT16 1
+#define TUNE_CU_TENSOR_MAP_DATA_TYPE_UINT32 2
+#define TUNE_CU_TENSOR_MAP_INTERLEAVE_NONE 0
+#define TUNE_CU_TENSOR_MAP_SWIZZLE_NONE 0
+#define TUNE_CU_TENSOR_MAP_SWIZZLE_128B 3
+#define TUNE_CU_TENSOR_MAP_L2_PROMOTION_L2_128B 2
+#define TUNE_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE 0
+
+/* CUlaunchAttributeID CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (cuda.h). */
+#define TUNE_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
+
+/* CUlaunchAttribute: the id, padding to 8 bytes, then CUlaunchAttributeValue, a union padded to
+ * 64 bytes whose widest members hold pointers (so 8-byte aligned): 72 bytes in all. */
+typedef struct tune_cu_launch_attribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    uint64_t align_; /* the union's pointer members make it 8-byte aligned */
+    struct {
+      unsigned int x;
+      unsigned int y;
+      unsigned int z;
+    } cluster_dim; /* for TUNE_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
+  } value;
+} tune_cu_launch_attribute;
+
+/* CUlaunchConfig: what cuLaunchKernelEx launches (cuda.h's field order; 56 bytes). */
+typedef struct tune_cu_launch_config {
+  unsigned int grid_x;
+  unsigned int grid_y;
+  unsigned int grid_z;
+  unsigned int block_x;
+  unsigned int block_y;
+  unsigned int block_z;
+  unsigned int shared_bytes;
+  tune_cu_stream stream;
+  tune_cu_launch_attribute* attrs; /* NULL when num_attrs is 0 */
+  unsigned int num_attrs;
+} tune_cu_launch_config;
+
+#if defined(__cplusplus)
+#define TUNE_CU_STATIC_ASSERT_(cond, msg) static_assert(cond, msg)
+#else
+#define TUNE_CU_STATIC_ASSERT_(cond, msg) _Static_assert(cond, msg)
+#endif
+TUNE_CU_STATIC_ASSERT_(sizeof(tune_cu_tensor_map) == 128, "CUtensorMap is 128 bytes");
+TUNE_CU_STATIC_ASSERT_(sizeof(tune_cu_launch_attribute) == 72, "CUlaunchAttribute is 72 bytes");
+TUNE_CU_STATIC_ASSERT_(offsetof(tune_cu_launch_attribute, value) == 8,
+                       "CUlaunchAttribute's value follows 8 bytes of id");
+TUNE_CU_STATIC_ASSERT_(sizeof(tune_cu_launch_config) == 56, "CUlaunchConfig is 56 bytes");
+TUNE_CU_STATIC_ASSERT_(offsetof(tune_cu_launch_config, stream) == 32 &&
+                           offsetof(tune_cu_launch_config, attrs) == 40 &&
+                           offsetof(tune_cu_launch_config, num_attrs) == 48,
+                       "CUlaunchConfig's layout");
+
 /* Whether a consumer can work without the entry point. */
 #define TUNE_CU_REQUIRED 1
 #define TUNE_CU_OPTIONAL 0 /* stream capture and graphs: graph timing is refused without them */
+/* CUDA 12 entries (tensor maps, launches with attributes such as clusters): null on an older
+ * driver and not reported by tune_cuda_driver_resolve; only a launch that needs one fails. */
+#define TUNE_CU_WHEN_USED 2
 
-/* X(field, return type, (parameters), symbol, fallback symbol or NULL, TUNE_CU_REQUIRED or
- * TUNE_CU_OPTIONAL). The symbol is the versioned name that cuda.h maps the field to; the
- * fallback is the older name a driver may export instead. */
+/* X(field, return type, (parameters), symbol, fallback symbol or NULL, TUNE_CU_REQUIRED,
+ * TUNE_CU_OPTIONAL or TUNE_CU_WHEN_USED). The symbol is the versioned name that cuda.h maps the
+ * field to; the fallback is the older name a driver may export instead. */
 #define TUNE_CUDA_DRIVER_API(X)                                                                    \
   X(cuInit, tune_cu_result, (unsigned int flags), "cuInit", NULL, TUNE_CU_REQUIRED)                \
   X(cuDriverGetVersion, tune_cu_result, (int* version), "cuDriverGetVersion", NULL,                \
@@ -132,7 +206,17 @@ typedef struct CUgraphExec_st* tune_cu_graph_exec;
     "cuGraphLaunch", NULL, TUNE_CU_OPTIONAL)                                                       \
   X(cuGraphExecDestroy, tune_cu_result, (tune_cu_graph_exec exec), "cuGraphExecDestroy", NULL,     \
     TUNE_CU_OPTIONAL)                                                                              \
-  X(cuGraphDestroy, tune_cu_result, (tune_cu_graph graph), "cuGraphDestroy", NULL, TUNE_CU_OPTIONAL)
+  X(cuGraphDestroy, tune_cu_result, (tune_cu_graph graph), "cuGraphDestroy", NULL,                 \
+    TUNE_CU_OPTIONAL)                                                                              \
+  X(cuTensorMapEncodeTiled, tune_cu_result,                                                        \
+    (tune_cu_tensor_map * map, int data_type, uint32_t rank, void* global_address,                 \
+     const uint64_t* global_dims, const uint64_t* global_strides, const uint32_t* box,             \
+     const uint32_t* element_strides, int interleave, int swizzle, int l2_promotion,               \
+     int oob_fill),                                                                                \
+    "cuTensorMapEncodeTiled", NULL, TUNE_CU_WHEN_USED)                                             \
+  X(cuLaunchKernelEx, tune_cu_result,                                                              \
+    (const tune_cu_launch_config* config, tune_cu_function function, void** params, void** extra), \
+    "cuLaunchKernelEx", NULL, TUNE_CU_WHEN_USED)
 
 /* The table: one function pointer per entry of the list (NULL until resolved, and for an
  * optional entry the driver lacks). */
@@ -145,7 +229,8 @@ typedef struct tune_cuda_driver {
 /* Fills `table` from the opened library `lib` (each field by its symbol, else its fallback).
  * Returns NULL when every required entry was found, else the symbol of the first required
  * entry that is missing. `*missing_optional` (when not NULL) is set to the symbol of the first
- * optional entry that is missing, or NULL. */
+ * TUNE_CU_OPTIONAL entry that is missing, or NULL (a missing TUNE_CU_WHEN_USED entry is only a
+ * null field). */
 static inline const char* tune_cuda_driver_resolve(void* lib, tune_cuda_driver* table,
                                                    const char** missing_optional) {
   const char* missing = NULL;
@@ -155,7 +240,8 @@ static inline const char* tune_cuda_driver_resolve(void* lib, tune_cuda_driver* 
   memset(table, 0, sizeof *table);
 #define TUNE_CU_RESOLVE_(field, ret, params, symbol, fallback, need)                     \
   tune_dl_table_resolve_entry(lib, &table->field, sizeof table->field, symbol, fallback, \
-                              (need) == TUNE_CU_REQUIRED, &missing, missing_optional);
+                              (need) == TUNE_CU_REQUIRED, &missing,                      \
+                              (need) == TUNE_CU_OPTIONAL ? missing_optional : NULL);
   TUNE_CUDA_DRIVER_API(TUNE_CU_RESOLVE_)
 #undef TUNE_CU_RESOLVE_
   return missing;

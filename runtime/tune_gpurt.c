@@ -14,6 +14,7 @@
 
 #include "tune_cuda_driver.h"
 #include "tune_hip_runtime.h"
+#include "tune_launch_ex.h"
 
 /* ---- Driver tables (tune_cuda_driver.h, tune_hip_runtime.h). ------------------------------ */
 
@@ -365,6 +366,67 @@ static int32_t prepare(tune_gpurt_module* module, void* stream, drv_handle* key)
 
 /* ---- Launch. -------------------------------------------------------------------------------- */
 
+/* The function `kernel_name` of `module` in the calling thread's context (CUDA) or device (HIP),
+ * loading the module and resolving the function the first time. */
+static int32_t find_kernel(tune_gpurt_module* module, const char* kernel_name, void* stream,
+                           drv_handle* function) {
+  drv_handle key = NULL;
+  int32_t prepared = prepare(module, stream, &key);
+  if (prepared != TUNE_GPURT_OK) {
+    return prepared;
+  }
+  loaded_module* loaded = find_loaded(module, key);
+  *function = loaded != NULL ? find_function(loaded, kernel_name) : NULL;
+  if (*function != NULL) {
+    return TUNE_GPURT_OK;
+  }
+  pthread_mutex_lock(&g_lock);
+  int32_t rc = TUNE_GPURT_OK;
+  loaded = find_loaded(module, key);
+  if (loaded == NULL) {
+    rc = load_module(module, key, &loaded);
+  }
+  if (rc == TUNE_GPURT_OK) {
+    rc = resolve_function(module, loaded, kernel_name, function);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+/* Shared memory past the 48 KiB every CUDA kernel may have is an opt-in of the function. */
+static int32_t allow_shared(drv_handle function, const char* kernel_name, uint32_t shared_bytes) {
+  if (shared_bytes <= 48 * 1024) {
+    return TUNE_GPURT_OK;
+  }
+  char buf[256];
+  drv_result set = g_cuda.cuFuncSetAttribute((tune_cu_function)function,
+                                             TUNE_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             (int)shared_bytes);
+  if (set != 0) {
+    return fail(TUNE_GPURT_ERROR_LAUNCH,
+                "'%s' asks for %u bytes of dynamic shared memory, which the device refuses: %s",
+                kernel_name, shared_bytes, cuda_error_text(set, buf, sizeof buf));
+  }
+  return TUNE_GPURT_OK;
+}
+
+static int32_t launch_failed(const char* kernel_name, const uint32_t grid[3],
+                             const uint32_t block[3], const uint32_t cluster[3],
+                             uint32_t shared_bytes, int cuda, drv_result rc) {
+  char buf[256];
+  char clustered[64] = "";
+  if (cluster != NULL) {
+    snprintf(clustered, sizeof clustered, ", clusters of (%u,%u,%u)", cluster[0], cluster[1],
+             cluster[2]);
+  }
+  return fail(TUNE_GPURT_ERROR_LAUNCH,
+              "launching '%s' with grid (%u,%u,%u), block (%u,%u,%u)%s, %u shared bytes "
+              "failed: %s",
+              kernel_name, grid[0], grid[1], grid[2], block[0], block[1], block[2], clustered,
+              shared_bytes,
+              cuda ? cuda_error_text(rc, buf, sizeof buf) : hip_error_text(rc, buf, sizeof buf));
+}
+
 int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
                           const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
                           void* stream, void** args, int32_t num_args) {
@@ -376,53 +438,185 @@ int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
                 "args must hold num_args >= 0 pointers");
   }
   const int cuda = module->api == TUNE_GPURT_API_CUDA;
-  drv_handle key = NULL;
-  int32_t prepared = prepare(module, stream, &key);
-  if (prepared != TUNE_GPURT_OK) {
-    return prepared;
+  drv_handle function = NULL;
+  int32_t rc = find_kernel(module, kernel_name, stream, &function);
+  if (rc == TUNE_GPURT_OK && cuda) {
+    rc = allow_shared(function, kernel_name, shared_bytes);
   }
+  if (rc != TUNE_GPURT_OK) {
+    return rc;
+  }
+  drv_result launched =
+      cuda ? g_cuda.cuLaunchKernel((tune_cu_function)function, grid[0], grid[1], grid[2], block[0],
+                                   block[1], block[2], shared_bytes, (tune_cu_stream)stream, args,
+                                   NULL)
+           : g_hip.hipModuleLaunchKernel((tune_hip_function)function, grid[0], grid[1], grid[2],
+                                         block[0], block[1], block[2], shared_bytes,
+                                         (tune_hip_stream)stream, args, NULL);
+  if (launched != 0) {
+    return launch_failed(kernel_name, grid, block, NULL, shared_bytes, cuda, launched);
+  }
+  return TUNE_GPURT_OK;
+}
+
+/* Kernel parameters held on the stack; a launch with more takes them from the heap. */
+#define LAUNCH_EX_STACK_PARAMS 32
+/* More TMA descriptors than a kernel has any use for (each names one operand's tiling). */
+#define LAUNCH_EX_MAX_MAPS 16
+
+/* The checks of tune_gpurt_launch_ex that need no driver; fills encodings[num_maps] with each
+ * map's cuTensorMapEncodeTiled arguments (over the pointer its argument holds). */
+static int32_t check_launch_ex(const tune_gpurt_module* module, const char* kernel_name,
+                               const uint32_t grid[3], const uint32_t cluster[3], void** args,
+                               int32_t num_args, const tune_gpurt_tensor_map* maps,
+                               int32_t num_maps, tune_tensor_map_encoding* encodings) {
+  if (num_maps < 0 || num_maps > LAUNCH_EX_MAX_MAPS || (maps == NULL && num_maps > 0)) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                "tune_gpurt_launch_ex: maps must hold num_maps descriptors, 0..%d (got %d)",
+                LAUNCH_EX_MAX_MAPS, (int)num_maps);
+  }
+  if (module->api != TUNE_GPURT_API_CUDA) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                "tune_gpurt_launch_ex: '%s' has thread-block clusters or tensor maps, which are "
+                "CUDA-only; this library's module is for api %d (CUDA is 1)",
+                kernel_name, module->api);
+  }
+  char error[1024];
+  if (cluster != NULL && !tune_cluster_check(grid, cluster, error, sizeof error)) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT, "'%s': %s", kernel_name, error);
+  }
+  for (int32_t m = 0; m < num_maps; ++m) {
+    const tune_gpurt_tensor_map* map = &maps[m];
+    /* A later version's descriptors may carry fields this runtime would ignore: refused. */
+    if (map->struct_bytes != sizeof(tune_gpurt_tensor_map)) {
+      return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                  "'%s': tensor map %d is a %u-byte descriptor, this libtune_gpurt.so reads "
+                  "%u-byte ones (version 1): rebuild the library with the matching "
+                  "tune-compile, or use the libtune_gpurt.so it came with",
+                  kernel_name, (int)m, map->struct_bytes, (unsigned)sizeof(tune_gpurt_tensor_map));
+    }
+    /* args[arg] points at the device pointer; an argument out of range is prepare's refusal. */
+    uint64_t address = 0;
+    if (map->arg < (uint32_t)num_args) {
+      if (args[map->arg] == NULL) {
+        return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                    "'%s': tensor map %d is over argument %u, whose args entry is NULL",
+                    kernel_name, (int)m, map->arg);
+      }
+      address = (uint64_t)(uintptr_t)*(void**)args[map->arg];
+    }
+    if (!tune_tensor_map_prepare(map, (uint32_t)num_args, address, &encodings[m], error,
+                                 sizeof error)) {
+      return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT, "'%s': %s", kernel_name, error);
+    }
+  }
+  return TUNE_GPURT_OK;
+}
+
+int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const char* kernel_name,
+                             const uint32_t grid[3], const uint32_t block[3],
+                             const uint32_t cluster[3], uint32_t shared_bytes, void* stream,
+                             void** args, int32_t num_args, const tune_gpurt_tensor_map* maps,
+                             int32_t num_maps) {
+  t_error[0] = '\0';
+  if (module == NULL || kernel_name == NULL || grid == NULL || block == NULL ||
+      (args == NULL && num_args > 0) || num_args < 0) {
+    return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                "tune_gpurt_launch_ex: module, kernel_name, grid and block must not be NULL, and "
+                "args must hold num_args >= 0 pointers");
+  }
+  const int clustered = cluster != NULL && (cluster[0] != 1 || cluster[1] != 1 || cluster[2] != 1);
+  if (!clustered && num_maps == 0) {
+    return tune_gpurt_launch(module, kernel_name, grid, block, shared_bytes, stream, args,
+                             num_args);
+  }
+  tune_tensor_map_encoding encodings[LAUNCH_EX_MAX_MAPS];
+  int32_t rc = check_launch_ex(module, kernel_name, grid, clustered ? cluster : NULL, args,
+                               num_args, maps, num_maps, encodings);
+  drv_handle function = NULL;
+  if (rc == TUNE_GPURT_OK) {
+    rc = find_kernel(module, kernel_name, stream, &function);
+  }
+  if (rc == TUNE_GPURT_OK) {
+    rc = allow_shared(function, kernel_name, shared_bytes);
+  }
+  if (rc != TUNE_GPURT_OK) {
+    return rc;
+  }
+  if (num_maps > 0 && g_cuda.cuTensorMapEncodeTiled == NULL) {
+    return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
+                "'%s' passes %d tensor maps, and the CUDA driver has no cuTensorMapEncodeTiled "
+                "(CUDA 12 and newer)",
+                kernel_name, (int)num_maps);
+  }
+  if (clustered && g_cuda.cuLaunchKernelEx == NULL) {
+    return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
+                "'%s' is launched in clusters, and the CUDA driver has no cuLaunchKernelEx (CUDA "
+                "12 and newer)",
+                kernel_name);
+  }
+
+  /* Encoded on every call: the arguments' pointers may differ from the last call's. */
   char buf[256];
-  loaded_module* loaded = find_loaded(module, key);
-  drv_handle function = loaded != NULL ? find_function(loaded, kernel_name) : NULL;
-  if (function == NULL) {
-    pthread_mutex_lock(&g_lock);
-    int32_t rc = TUNE_GPURT_OK;
-    loaded = find_loaded(module, key);
-    if (loaded == NULL) {
-      rc = load_module(module, key, &loaded);
-    }
-    if (rc == TUNE_GPURT_OK) {
-      rc = resolve_function(module, loaded, kernel_name, &function);
-    }
-    pthread_mutex_unlock(&g_lock);
-    if (rc != TUNE_GPURT_OK) {
-      return rc;
+  tune_cu_tensor_map encoded[LAUNCH_EX_MAX_MAPS];
+  for (int32_t m = 0; m < num_maps; ++m) {
+    drv_result encode = tune_tensor_map_encode(&g_cuda, &encodings[m], &encoded[m]);
+    if (encode != 0) {
+      char described[512];
+      tune_tensor_map_describe(&maps[m], described, sizeof described);
+      return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
+                  "'%s': cuTensorMapEncodeTiled refused the tensor map over %s at %p: %s (%s)",
+                  kernel_name, described, encodings[m].global_address,
+                  cuda_error_text(encode, buf, sizeof buf), TUNE_TENSOR_MAP_RULES);
     }
   }
 
-  /* Shared memory past the 48 KiB every CUDA kernel may have is an opt-in of the function. */
-  if (cuda && shared_bytes > 48 * 1024) {
-    drv_result set = g_cuda.cuFuncSetAttribute((tune_cu_function)function,
-                                               TUNE_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                               (int)shared_bytes);
-    if (set != 0) {
-      return fail(TUNE_GPURT_ERROR_LAUNCH,
-                  "'%s' asks for %u bytes of dynamic shared memory, which the device refuses: %s",
-                  kernel_name, shared_bytes, cuda_error_text(set, buf, sizeof buf));
-    }
+  /* The parameters: the arguments, then each map by value. */
+  void* stack_params[LAUNCH_EX_STACK_PARAMS];
+  const size_t num_params = (size_t)num_args + (size_t)num_maps;
+  void** params =
+      num_params <= LAUNCH_EX_STACK_PARAMS ? stack_params : malloc(num_params * sizeof(void*));
+  if (params == NULL) {
+    return fail(TUNE_GPURT_ERROR_LAUNCH, "out of memory for %zu kernel parameters", num_params);
   }
-  drv_result rc = cuda ? g_cuda.cuLaunchKernel((tune_cu_function)function, grid[0], grid[1],
-                                               grid[2], block[0], block[1], block[2], shared_bytes,
-                                               (tune_cu_stream)stream, args, NULL)
-                       : g_hip.hipModuleLaunchKernel(
-                             (tune_hip_function)function, grid[0], grid[1], grid[2], block[0],
-                             block[1], block[2], shared_bytes, (tune_hip_stream)stream, args, NULL);
-  if (rc != 0) {
-    return fail(TUNE_GPURT_ERROR_LAUNCH,
-                "launching '%s' with grid (%u,%u,%u), block (%u,%u,%u), %u shared bytes "
-                "failed: %s",
-                kernel_name, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
-                cuda ? cuda_error_text(rc, buf, sizeof buf) : hip_error_text(rc, buf, sizeof buf));
+  for (int32_t a = 0; a < num_args; ++a) {
+    params[a] = args[a];
+  }
+  for (int32_t m = 0; m < num_maps; ++m) {
+    params[num_args + m] = &encoded[m];
+  }
+  drv_result launched;
+  if (clustered) {
+    tune_cu_launch_attribute attribute;
+    memset(&attribute, 0, sizeof attribute);
+    attribute.id = TUNE_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.cluster_dim.x = cluster[0];
+    attribute.value.cluster_dim.y = cluster[1];
+    attribute.value.cluster_dim.z = cluster[2];
+    tune_cu_launch_config config;
+    memset(&config, 0, sizeof config);
+    config.grid_x = grid[0];
+    config.grid_y = grid[1];
+    config.grid_z = grid[2];
+    config.block_x = block[0];
+    config.block_y = block[1];
+    config.block_z = block[2];
+    config.shared_bytes = shared_bytes;
+    config.stream = (tune_cu_stream)stream;
+    config.attrs = &attribute;
+    config.num_attrs = 1;
+    launched = g_cuda.cuLaunchKernelEx(&config, (tune_cu_function)function, params, NULL);
+  } else {
+    launched = g_cuda.cuLaunchKernel((tune_cu_function)function, grid[0], grid[1], grid[2],
+                                     block[0], block[1], block[2], shared_bytes,
+                                     (tune_cu_stream)stream, params, NULL);
+  }
+  if (params != stack_params) {
+    free(params);
+  }
+  if (launched != 0) {
+    return launch_failed(kernel_name, grid, block, clustered ? cluster : NULL, shared_bytes, 1,
+                         launched);
   }
   return TUNE_GPURT_OK;
 }

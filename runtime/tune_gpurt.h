@@ -80,6 +80,48 @@ TUNE_GPURT_EXPORT int32_t tune_gpurt_launch(tune_gpurt_module* module, const cha
                                             uint32_t shared_bytes, void* stream, void** args,
                                             int32_t num_args);
 
+/* One TMA tensor map that tune_gpurt_launch_ex passes to a kernel (tune's GpuTensorMap,
+ * common/gpu_arch.h): the runtime encodes it with cuTensorMapEncodeTiled over the device
+ * pointer that args[arg] points at, and passes the 128-byte CUtensorMap by value after the
+ * kernel's arguments. Elements are copied as raw bytes (UINT8, UINT16 or UINT32 by
+ * element_bytes), boxes reaching outside the tensor are filled with zeros, the L2 promotion is
+ * 128 bytes and every element stride is 1.
+ *
+ * struct_bytes is sizeof(tune_gpurt_tensor_map) of the header the caller was built with: a
+ * later version only appends fields, and a runtime refuses descriptors of a size it does not
+ * read (TUNE_GPURT_ERROR_BAD_ARGUMENT naming both sizes) rather than ignore what they add.
+ * Every field is a fixed-width integer at a naturally aligned offset, so the layout is the same
+ * for every compiler (TUNE_GPURT_TENSOR_MAP_BYTES, 112 bytes, in version 1). */
+typedef struct tune_gpurt_tensor_map {
+  uint32_t struct_bytes;  /* TUNE_GPURT_TENSOR_MAP_BYTES */
+  uint32_t arg;           /* index into the launch's args: a buffer (device pointer) argument */
+  uint32_t element_bytes; /* 1, 2 or 4 */
+  uint32_t rank;          /* 1..5 */
+  uint64_t dims[5];       /* elements per dimension, innermost first (1..2^32) */
+  uint64_t strides[4];    /* bytes between indexes of dims 1..rank-1: multiples of 16, < 2^40 */
+  uint32_t box[5];        /* elements per copy per dimension, 1..256 */
+  uint32_t swizzle_bytes; /* 0 (none) or 128 (box[0] * element_bytes is then at most 128) */
+} tune_gpurt_tensor_map;
+
+#define TUNE_GPURT_TENSOR_MAP_BYTES 112
+
+/* tune_gpurt_launch with thread-block clusters and tensor maps (CUDA only, sm_90 and newer).
+ * `cluster` (NULL or {1, 1, 1}: none) is the cluster size in blocks, each entry dividing the
+ * grid's, at most 8 blocks in all; a clustered launch goes through cuLaunchKernelEx. The
+ * num_maps (0..16) `maps` are encoded on every call (the arguments' pointers may differ between
+ * calls) and passed after the num_args arguments, in order. A map that breaks the encoding rules
+ * (tune_launch_ex.h), or its driver's refusal, is TUNE_GPURT_ERROR_BAD_ARGUMENT naming the map,
+ * what is wrong and the rules (checked before the driver is opened); a driver without
+ * cuTensorMapEncodeTiled or cuLaunchKernelEx (older than CUDA 12) is
+ * TUNE_GPURT_ERROR_DRIVER_NOT_FOUND naming the function; a HIP module is
+ * TUNE_GPURT_ERROR_BAD_ARGUMENT (clusters and tensor maps are CUDA-only). With no cluster and
+ * no maps it is tune_gpurt_launch. */
+TUNE_GPURT_EXPORT int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const char* kernel_name,
+                                               const uint32_t grid[3], const uint32_t block[3],
+                                               const uint32_t cluster[3], uint32_t shared_bytes,
+                                               void* stream, void** args, int32_t num_args,
+                                               const tune_gpurt_tensor_map* maps, int32_t num_maps);
+
 /* Fills `bytes` (a multiple of 4) of device memory at `device_ptr` with zeros on `stream`
  * (asynchronously, like a launch). A kernel that accumulates into an output with atomic adds
  * (a reduction split across blocks) is preceded by this for that output. */

@@ -1,5 +1,6 @@
 #include "codegen/llvm/host_stub.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -22,6 +23,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "runtime/tune_gpurt.h"
+#include "runtime/tune_launch_ex.h"
 
 namespace tune {
 namespace {
@@ -37,6 +39,52 @@ void InitializeX86() {
     LLVMInitializeX86TargetMC();
     LLVMInitializeX86AsmPrinter();
   });
+}
+
+bool NeedsLaunchEx(const GpuLaunch& launch) {
+  return !launch.tensor_maps.empty() || launch.cluster != std::array<uint32_t, 3>{1, 1, 1};
+}
+
+// libtune_gpurt.so's descriptor of a tensor map (runtime/tune_gpurt.h).
+tune_gpurt_tensor_map RuntimeTensorMap(const GpuTensorMap& map) {
+  tune_gpurt_tensor_map out{};
+  out.struct_bytes = sizeof out;
+  out.arg = map.arg;
+  out.element_bytes = map.element_bytes;
+  out.rank = map.rank;
+  std::copy(map.dims.begin(), map.dims.end(), out.dims);
+  std::copy(map.strides.begin(), map.strides.end(), out.strides);
+  std::copy(map.box.begin(), map.box.end(), out.box);
+  out.swizzle_bytes = map.swizzle_bytes;
+  return out;
+}
+
+// What the runtime would refuse at every call is refused here, once: the cluster's shape and
+// each map's descriptor (checked as over a 16-byte aligned buffer; the real address is the
+// runtime's to check).
+absl::Status CheckLaunchEx(GpuApi api, const HostStub& stub) {
+  if (!NeedsLaunchEx(stub.launch)) {
+    return absl::OkStatus();
+  }
+  if (api != GpuApi::kCuda) {
+    return absl::InvalidArgumentError(
+        StrCat("host stub '", stub.func_name, "': launch ", ToString(stub.launch),
+               " has tensor maps or a thread-block cluster, which are CUDA-only"));
+  }
+  char error[1024] = "";
+  if (!tune_cluster_check(stub.launch.grid.data(), stub.launch.cluster.data(), error,
+                          sizeof error)) {
+    return absl::InvalidArgumentError(StrCat("host stub '", stub.func_name, "': ", error));
+  }
+  for (const GpuTensorMap& map : stub.launch.tensor_maps) {
+    const tune_gpurt_tensor_map descriptor = RuntimeTensorMap(map);
+    tune_tensor_map_encoding encoding;
+    if (!tune_tensor_map_prepare(&descriptor, static_cast<uint32_t>(stub.num_args), 0, &encoding,
+                                 error, sizeof error)) {
+      return absl::InvalidArgumentError(StrCat("host stub '", stub.func_name, "': ", error));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Check(const HostStubModule& module) {
@@ -79,6 +127,7 @@ absl::Status Check(const HostStubModule& module) {
                                                  " has a zero dimension (each must be >= 1)"));
       }
     }
+    RETURN_IF_ERROR(CheckLaunchEx(module.api, stub));
   }
   return absl::OkStatus();
 }
@@ -146,6 +195,34 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
   // int32_t tune_gpurt_zero(module*, void* device_ptr, uint64_t bytes, void* stream)
   llvm::FunctionCallee zero = module->getOrInsertFunction(
       kGpuZeroSymbol, llvm::FunctionType::get(i32, {ptr, ptr, i64, ptr}, false));
+  // struct tune_gpurt_tensor_map { i32 struct_bytes, arg, element_bytes, rank; i64 dims[5];
+  //                                i64 strides[4]; i32 box[5]; i32 swizzle_bytes; } (112 bytes)
+  llvm::ArrayType* i32x5 = llvm::ArrayType::get(i32, 5);
+  llvm::StructType* map_type = llvm::StructType::create(
+      context,
+      {i32, i32, i32, i32, llvm::ArrayType::get(i64, 5), llvm::ArrayType::get(i64, 4), i32x5, i32},
+      "tune_gpurt_tensor_map");
+  // int32_t tune_gpurt_launch_ex(module*, const char*, const uint32_t grid[3], const uint32_t
+  //                              block[3], const uint32_t cluster[3], uint32_t shared,
+  //                              void* stream, void** args, int32_t n,
+  //                              const tune_gpurt_tensor_map* maps, int32_t num_maps)
+  auto launch_ex = [&] {
+    return module->getOrInsertFunction(
+        kGpuLaunchExSymbol,
+        llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, i32, ptr, ptr, i32, ptr, i32},
+                                false));
+  };
+  auto map_constant = [&](const GpuTensorMap& map) {
+    const tune_gpurt_tensor_map d = RuntimeTensorMap(map);
+    return llvm::ConstantStruct::get(
+        map_type,
+        {llvm::ConstantInt::get(i32, d.struct_bytes), llvm::ConstantInt::get(i32, d.arg),
+         llvm::ConstantInt::get(i32, d.element_bytes), llvm::ConstantInt::get(i32, d.rank),
+         llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint64_t>(d.dims, 5)),
+         llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint64_t>(d.strides, 4)),
+         llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint32_t>(d.box, 5)),
+         llvm::ConstantInt::get(i32, d.swizzle_bytes)});
+  };
 
   llvm::IRBuilder<> b(context);
   for (const HostStub& stub : spec.stubs) {
@@ -193,11 +270,32 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
       b.CreateRet(zrc);
       b.SetInsertPoint(next);
     }
-    llvm::Value* rc = b.CreateCall(
-        launch, {module_global, name, grid, block,
-                 llvm::ConstantInt::get(i32, stub.launch.dynamic_shared_bytes),
-                 fn->getArg(stub.num_args), args, llvm::ConstantInt::get(i32, stub.num_args)});
-    b.CreateRet(rc);
+    llvm::Value* shared = llvm::ConstantInt::get(i32, stub.launch.dynamic_shared_bytes);
+    llvm::Value* num_args = llvm::ConstantInt::get(i32, stub.num_args);
+    if (!NeedsLaunchEx(stub.launch)) {
+      b.CreateRet(b.CreateCall(launch, {module_global, name, grid, block, shared,
+                                        fn->getArg(stub.num_args), args, num_args}));
+      continue;
+    }
+    llvm::GlobalVariable* cluster = make_dims(stub.launch.cluster, "cluster");
+    llvm::Constant* maps = llvm::ConstantPointerNull::get(ptr);
+    if (!stub.launch.tensor_maps.empty()) {
+      std::vector<llvm::Constant*> entries;
+      for (const GpuTensorMap& map : stub.launch.tensor_maps) {
+        entries.push_back(map_constant(map));
+      }
+      llvm::ArrayType* maps_type = llvm::ArrayType::get(map_type, entries.size());
+      auto* g = new llvm::GlobalVariable(
+          *module, maps_type, true, llvm::GlobalValue::PrivateLinkage,
+          llvm::ConstantArray::get(maps_type, entries), StrCat(stub.func_name, ".tensor_maps"));
+      g->setAlignment(llvm::Align(8));
+      g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+      maps = g;
+    }
+    b.CreateRet(b.CreateCall(
+        launch_ex(),
+        {module_global, name, grid, block, cluster, shared, fn->getArg(stub.num_args), args,
+         num_args, maps, llvm::ConstantInt::get(i32, stub.launch.tensor_maps.size())}));
   }
 
   std::string verify_errors;

@@ -6,12 +6,15 @@
 // (device pointers in the kernel's argument order, then the CUstream / hipStream_t), which
 // calls libtune_gpurt.so's tune_gpurt_launch (runtime/tune_gpurt.h) with the kernel's name and
 // launch geometry and returns its code; a kernel that accumulates into arguments with atomic
-// adds first has them zeroed (tune_gpurt_zero). The object holds:
+// adds first has them zeroed (tune_gpurt_zero). A kernel with TMA tensor maps or a thread-block
+// cluster (CUDA only) is launched with tune_gpurt_launch_ex instead, which encodes the maps from
+// the pointer arguments at every call and passes them after the arguments. The object holds:
 //   - the image (PTX text with its terminating NUL, or the HSA code object) as a private
 //     constant in section .tune_gpu_image;
 //   - one tune_gpurt_module for the image (every stub of the object launches from it, so the
 //     runtime loads the image once per process and context);
-//   - per stub, its kernel's name and grid/block constants.
+//   - per stub, its kernel's name and grid/block constants, and for tune_gpurt_launch_ex its
+//     cluster and its tensor maps (tune_gpurt_tensor_map descriptors, in order).
 // Linking the object needs -ltune_gpurt (LinkSharedObject with the runtime's path).
 #pragma once
 
@@ -46,13 +49,18 @@ struct HostStubModule {
 /// The stubs as an x86-64 ELF relocatable object. `llvm_ir` (optional) receives the module's
 /// LLVM IR with the image elided. Errors: no stubs, an empty image, a bad name or a stub
 /// without arguments, geometry with a zero dimension, zeroed_args that name no argument or
-/// lack their zeroed_bytes (InvalidArgument); an LLVM failure (Internal).
+/// lack their zeroed_bytes, a cluster that does not divide the grid or holds more than 8
+/// blocks, a tensor map that names no argument or breaks the encoding rules
+/// (runtime/tune_launch_ex.h), tensor maps or a cluster for HIP (InvalidArgument); an LLVM
+/// failure (Internal).
 absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& module,
                                                std::string* llvm_ir = nullptr);
 
 /// The symbol of the runtime function the stubs call (for tests and link checks).
 inline constexpr char kGpuLaunchSymbol[] = "tune_gpurt_launch";
 inline constexpr char kGpuZeroSymbol[] = "tune_gpurt_zero";
+/// The launch with clusters and tensor maps (only stubs that have one of them call it).
+inline constexpr char kGpuLaunchExSymbol[] = "tune_gpurt_launch_ex";
 
 /// The file name of the GPU runtime library the stubs need (DT_NEEDED).
 inline constexpr char kGpuRuntimeLibrary[] = "libtune_gpurt.so";

@@ -8,6 +8,8 @@
 #include "common/strings.h"
 #include "rpc_server/gpu/cuda_api.h"
 #include "rpc_server/gpu/hip_api.h"
+#include "rpc_server/gpu/tensor_map.h"
+#include "runtime/tune_launch_ex.h"
 
 namespace tune::gpu {
 
@@ -133,9 +135,56 @@ class CudaDevice final : public GpuDevice {
                                                    static_cast<int>(l.dynamic_shared_bytes)),
                             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
     }
-    return Check(cu_.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                                    l.block[2], l.dynamic_shared_bytes, stream_, params, nullptr),
-                 "cuLaunchKernel");
+    if (l.cluster == std::array<uint32_t, 3>{1, 1, 1}) {
+      return Check(cu_.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                                      l.block[2], l.dynamic_shared_bytes, stream_, params, nullptr),
+                   "cuLaunchKernel");
+    }
+    if (cu_.cuLaunchKernelEx == nullptr) {
+      return absl::UnimplementedError(
+          StrCat("the driver (", cu_.library_path,
+                 ") lacks cuLaunchKernelEx (CUDA 12 and newer): thread-block clusters cannot be "
+                 "launched"));
+    }
+    tune_cu_launch_attribute cluster{};
+    cluster.id = TUNE_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.cluster_dim.x = l.cluster[0];
+    cluster.value.cluster_dim.y = l.cluster[1];
+    cluster.value.cluster_dim.z = l.cluster[2];
+    tune_cu_launch_config config{};
+    config.grid_x = l.grid[0];
+    config.grid_y = l.grid[1];
+    config.grid_z = l.grid[2];
+    config.block_x = l.block[0];
+    config.block_y = l.block[1];
+    config.block_z = l.block[2];
+    config.shared_bytes = l.dynamic_shared_bytes;
+    config.stream = stream_;
+    config.attrs = &cluster;
+    config.num_attrs = 1;
+    return Check(cu_.cuLaunchKernelEx(&config, fn, params, nullptr),
+                 StrCat("cuLaunchKernelEx(cluster ", l.cluster[0], "x", l.cluster[1], "x",
+                        l.cluster[2], ")"));
+  }
+  absl::Status EncodeTensorMap(const GpuTensorMap& map, uint32_t num_args, DevicePtr address,
+                               void* out) override {
+    ASSIGN_OR_RETURN(tune_tensor_map_encoding encoding, PrepareTensorMap(map, num_args, address));
+    if (cu_.cuTensorMapEncodeTiled == nullptr) {
+      return absl::UnimplementedError(StrCat("the driver (", cu_.library_path,
+                                             ") lacks cuTensorMapEncodeTiled (CUDA 12 and "
+                                             "newer): tensor maps cannot be encoded"));
+    }
+    // A refusal here is about the map, not the context: not a sticky error.
+    if (CUresult r = tune_tensor_map_encode(&cu_, &encoding, static_cast<tune_cu_tensor_map*>(out));
+        r != kCudaSuccess) {
+      char described[512];
+      const tune_gpurt_tensor_map descriptor = ToRuntimeTensorMap(map);
+      tune_tensor_map_describe(&descriptor, described, sizeof described);
+      return absl::InvalidArgumentError(
+          StrCat("cuTensorMapEncodeTiled refused the tensor map over ", described, ": ",
+                 cu_.ErrorText(r), " (", TUNE_TENSOR_MAP_RULES, ")"));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<void*> CreateEvent() override {
@@ -393,11 +442,19 @@ class HipDevice final : public GpuDevice {
     return a;
   }
   absl::Status Launch(void* function, const GpuLaunch& l, void** params) override {
+    if (l.cluster != std::array<uint32_t, 3>{1, 1, 1}) {
+      return absl::UnimplementedError(
+          StrCat("launch ", ToString(l), ": thread-block clusters are CUDA-only"));
+    }
     return Check(
         hip_.hipModuleLaunchKernel(static_cast<hipFunction_t>(function), l.grid[0], l.grid[1],
                                    l.grid[2], l.block[0], l.block[1], l.block[2],
                                    l.dynamic_shared_bytes, stream_, params, nullptr),
         "hipModuleLaunchKernel");
+  }
+  absl::Status EncodeTensorMap(const GpuTensorMap& map, uint32_t, DevicePtr, void*) override {
+    return absl::UnimplementedError(
+        StrCat("tensor map over argument ", map.arg, ": TMA tensor maps are CUDA-only"));
   }
   absl::StatusOr<void*> CreateEvent() override {
     hipEvent_t event = nullptr;

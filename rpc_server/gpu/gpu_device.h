@@ -81,8 +81,19 @@ class GpuDevice {
   virtual absl::StatusOr<void*> GetFunction(void* module, const std::string& name) = 0;
   virtual KernelAttributes Attributes(void* function) = 0;
   /// Launches `function` on the stream with `params` (cuLaunchKernel's kernelParams: one
-  /// pointer to each argument's value).
+  /// pointer to each argument's value, the encoded tensor maps after the arguments). A cluster
+  /// other than {1, 1, 1} is launched with cuLaunchKernelEx's cluster-dimension attribute;
+  /// Unimplemented when the runtime cannot (HIP: clusters are CUDA-only; a CUDA driver older
+  /// than 12).
   virtual absl::Status Launch(void* function, const GpuLaunch& launch, void** params) = 0;
+  /// Encodes `map` over the buffer at `address` of a kernel with `num_args` arguments into the
+  /// 128 bytes at `out` (a CUtensorMap, 64-byte aligned: runtime/tune_cuda_driver.h's
+  /// tune_cu_tensor_map) with cuTensorMapEncodeTiled, once per buffer: the map holds the address.
+  /// InvalidArgument naming the map, what is wrong and the rules (runtime/tune_launch_ex.h), or the
+  /// driver's refusal; Unimplemented when the runtime has no tensor maps (HIP: they are CUDA-only;
+  /// a CUDA driver older than 12).
+  virtual absl::Status EncodeTensorMap(const GpuTensorMap& map, uint32_t num_args,
+                                       DevicePtr address, void* out) = 0;
 
   virtual absl::StatusOr<void*> CreateEvent() = 0;
   virtual void DestroyEvent(void* event) = 0;

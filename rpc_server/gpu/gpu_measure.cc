@@ -19,6 +19,7 @@
 #include "rpc_server/gpu/reference_ptx.h"
 #include "rpc_server/timing.h"
 #include "rpc_server/worker_faults.h"
+#include "runtime/tune_launch_ex.h"
 
 namespace tune::gpu {
 namespace {
@@ -44,14 +45,16 @@ GpuLaunch OneDimensional(int64_t elements) {
   return l;
 }
 
-GpuLaunch LaunchFromProto(const v1::LaunchDims& d) {
-  auto one = [](uint32_t v) { return v == 0 ? 1u : v; };
-  GpuLaunch l;
-  l.grid = {one(d.grid_x()), one(d.grid_y()), one(d.grid_z())};
-  l.block = {one(d.block_x()), one(d.block_y()), one(d.block_z())};
-  l.dynamic_shared_bytes = d.shared_bytes();
-  l.zeroed_args.assign(d.zeroed_args().begin(), d.zeroed_args().end());
-  return l;
+// 90 for "sm_90" and "sm_90a"; 0 for what is not an sm_ name.
+int ComputeCapability(const std::string& arch) {
+  int version = 0;
+  if (arch.rfind("sm_", 0) != 0) {
+    return 0;
+  }
+  for (size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i) {
+    version = version * 10 + (arch[i] - '0');
+  }
+  return version;
 }
 
 // Empty when the launch fits the device; otherwise names the limit it passes.
@@ -71,6 +74,22 @@ std::string CheckLaunch(const GpuLaunch& l, const KernelAttributes& attrs,
     if (info.max_grid[a] > 0 && l.grid[a] > info.max_grid[a]) {
       return StrCat("grid.", kAxis[a], "=", l.grid[a], " exceeds the device's maximum grid ",
                     kAxis[a], " dimension ", info.max_grid[a]);
+    }
+  }
+  const bool clustered = l.cluster != std::array<uint32_t, 3>{1, 1, 1};
+  if ((clustered || !l.tensor_maps.empty()) && info.kind != TargetKind::kCuda) {
+    return StrCat("launch has ", clustered ? "a thread-block cluster" : "tensor maps",
+                  ", which are CUDA-only");
+  }
+  // Clusters and tensor maps came with sm_90 (Hopper).
+  if ((clustered || !l.tensor_maps.empty()) && ComputeCapability(info.arch) < 90) {
+    return StrCat("launch has ", clustered ? "a thread-block cluster" : "tensor maps",
+                  ", which need sm_90 or newer; this device is ", info.arch);
+  }
+  if (clustered) {
+    char error[512] = "";
+    if (!tune_cluster_check(l.grid.data(), l.cluster.data(), error, sizeof error)) {
+      return error;
     }
   }
   const int64_t shared = int64_t{attrs.shared_bytes} + l.dynamic_shared_bytes;
@@ -485,6 +504,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   std::unique_ptr<LibraryHandle> library;
   GpuLaunch launch = LaunchFromProto(trial.launch());
   std::vector<void*> params;
+  std::vector<tune_cu_tensor_map> tensor_maps;  // 128-byte aligned, as the driver wants them
   if (format == v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
     dlerror();
     void* handle = dlopen(trial.artifact_path().c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -555,8 +575,34 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
         return m;
       }
     }
+    // The tensor maps, encoded once: the buffers stay where they are for the whole
+    // measurement, and each map is passed by value after the arguments.
+    tensor_maps.resize(launch.tensor_maps.size());
+    for (size_t m = 0; m < launch.tensor_maps.size(); ++m) {
+      const GpuTensorMap& map = launch.tensor_maps[m];
+      if (map.arg >= ptrs.size()) {
+        Measurement failed = Failure(
+            ErrorKind::kLoadError,
+            StrCat("launch.tensor_maps[", m, "] names argument ", map.arg, " but the kernel of ",
+                   workload->ToString(), " takes ", ptrs.size(), " (0..", ptrs.size() - 1, ")"));
+        failed.library_info = library_info;
+        return failed;
+      }
+      if (absl::Status s = dev.EncodeTensorMap(map, static_cast<uint32_t>(ptrs.size()),
+                                               ptrs[map.arg], &tensor_maps[m]);
+          !s.ok()) {
+        Measurement failed =
+            Failure(absl::IsUnimplemented(s) ? ErrorKind::kUnsupported : ErrorKind::kLoadError,
+                    StrCat("launch.tensor_maps[", m, "]: ", s.message()));
+        failed.library_info = library_info;
+        return failed;
+      }
+    }
     for (DevicePtr& p : ptrs) {
       params.push_back(&p);
+    }
+    for (tune_cu_tensor_map& map : tensor_maps) {
+      params.push_back(&map);
     }
     void* function = *fn;
     // A kernel that accumulates into an argument needs it zeroed before every launch; the fill

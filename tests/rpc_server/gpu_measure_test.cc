@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 
@@ -245,7 +246,8 @@ class GpuMeasureTest : public ::testing::Test {
   v1::Measurement MeasurePtx(const std::string& name, const std::string& ptx,
                              v1::TimingOptions timing = FastTiming(), uint32_t block_x = 16,
                              const std::vector<uint32_t>& zeroed_args = {},
-                             const std::string& workload = GemmWorkload()) {
+                             const std::string& workload = GemmWorkload(),
+                             const std::function<void(v1::LaunchDims*)>& adjust = nullptr) {
     const std::string path = StrCat(dir_->path(), "/", name, ".ptx");
     std::ofstream(path) << ptx;
     v1::MeasureRequest request;
@@ -264,6 +266,9 @@ class GpuMeasureTest : public ::testing::Test {
     l->set_grid_y((kM + 15) / 16);
     for (uint32_t arg : zeroed_args) {
       l->add_zeroed_args(arg);
+    }
+    if (adjust) {
+      adjust(l);
     }
     *request.mutable_timing() = timing;
     absl::StatusOr<v1::Measurement> m = supervisor_->Measure(request, path);
@@ -376,6 +381,75 @@ TEST_F(GpuMeasureTest, AZeroedArgumentTheKernelDoesNotHaveIsALoadErrorNamingIt) 
       MeasurePtx("gemm_add_bad", GemmPtx("gemm_add_bad", AddsIntoC()), FastTiming(), 16, {5});
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
   EXPECT_NE(m.message().find("zeroed_args names argument 5"), std::string::npos) << m.message();
+}
+
+// A tensor map over A (kM x kK floats, row-major) in 32 x 8 boxes, swizzled: what a TMA kernel
+// of this gemm would read A through.
+v1::TensorMapDesc MapOverA() {
+  v1::TensorMapDesc map;
+  map.set_arg(0);
+  map.set_element_bytes(4);
+  map.set_rank(2);
+  map.add_dims(kK);
+  map.add_dims(kM);
+  map.add_strides(kK * 4);
+  map.add_box(32);
+  map.add_box(8);
+  map.set_swizzle_bytes(128);
+  return map;
+}
+
+// sm_90 (Hopper) or newer: where clusters and tensor maps exist.
+bool Hopper(const std::string& arch) {
+  return arch.starts_with("sm_") && std::atoi(arch.c_str() + 3) >= 90;
+}
+
+TEST_F(GpuMeasureTest, TensorMapsAndClustersLaunchOnHopperAndAreUnsupportedBefore) {
+  // The gemm kernel reads neither: cuLaunchKernel passes the parameters it declares, so the
+  // trailing map is encoded, passed and ignored, and the cluster only groups its blocks.
+  v1::Measurement m = MeasurePtx("gemm_ex", GemmPtx("gemm_ex"), FastTiming(), 16, {},
+                                 GemmWorkload(), [](v1::LaunchDims* l) {
+                                   *l->add_tensor_maps() = MapOverA();
+                                   l->set_cluster_y(2);  // grid.y is kM / 16 = 4
+                                 });
+  if (Hopper(supervisor_->gpu().arch())) {
+    EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_NONE) << m.message();
+  } else {
+    EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED) << m.message();
+    EXPECT_NE(m.message().find("need sm_90 or newer"), std::string::npos) << m.message();
+  }
+}
+
+TEST_F(GpuMeasureTest, ATensorMapOverAMissingArgumentOrBreakingTheRulesIsALoadError) {
+  if (!Hopper(supervisor_->gpu().arch())) {
+    GTEST_SKIP() << "tensor maps need sm_90; this device is " << supervisor_->gpu().arch();
+  }
+  v1::Measurement m = MeasurePtx("gemm_map5", GemmPtx("gemm_map5"), FastTiming(), 16, {},
+                                 GemmWorkload(), [](v1::LaunchDims* l) {
+                                   *l->add_tensor_maps() = MapOverA();
+                                   l->mutable_tensor_maps(0)->set_arg(5);
+                                 });
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
+  EXPECT_NE(m.message().find("launch.tensor_maps[0] names argument 5"), std::string::npos)
+      << m.message();
+
+  m = MeasurePtx("gemm_map_stride", GemmPtx("gemm_map_stride"), FastTiming(), 16, {},
+                 GemmWorkload(), [](v1::LaunchDims* l) {
+                   *l->add_tensor_maps() = MapOverA();
+                   l->mutable_tensor_maps(0)->set_strides(0, kK * 4 + 4);
+                 });
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_LOAD_ERROR) << m.message();
+  EXPECT_NE(m.message().find("is not a multiple of 16"), std::string::npos) << m.message();
+}
+
+TEST_F(GpuMeasureTest, AClusterThatDoesNotDivideTheGridIsUnsupportedNamingIt) {
+  v1::Measurement m = MeasurePtx("gemm_cluster3", GemmPtx("gemm_cluster3"), FastTiming(), 16, {},
+                                 GemmWorkload(), [](v1::LaunchDims* l) { l->set_cluster_y(3); });
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED) << m.message();
+  if (Hopper(supervisor_->gpu().arch())) {
+    EXPECT_NE(m.message().find("cluster.y = 3 does not divide grid.y = 4"), std::string::npos)
+        << m.message();
+  }
 }
 
 TEST_F(GpuMeasureTest, AnIllegalAddressIsARuntimeCrashAndAFreshChildMeasuresTheNext) {

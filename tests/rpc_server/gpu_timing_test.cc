@@ -57,6 +57,9 @@ class TimelineDevice final : public GpuDevice {
     now_us_ += std::max(host_us_, device_us_);
     return absl::OkStatus();
   }
+  absl::Status EncodeTensorMap(const GpuTensorMap&, uint32_t, DevicePtr, void*) override {
+    return absl::OkStatus();
+  }
   absl::StatusOr<void*> CreateEvent() override {
     events_.push_back(0);
     return reinterpret_cast<void*>(events_.size());

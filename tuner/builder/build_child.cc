@@ -76,17 +76,7 @@ v1::Artifact ArtifactToProto(const Artifact& built) {
   artifact.set_code_bytes(static_cast<int64_t>(built.code.size()));
   artifact.set_tolerance_scale(built.tolerance_scale);
   if (built.format != CodeFormat::kSharedObject) {
-    v1::LaunchDims* launch = artifact.mutable_launch();
-    launch->set_grid_x(built.launch.grid[0]);
-    launch->set_grid_y(built.launch.grid[1]);
-    launch->set_grid_z(built.launch.grid[2]);
-    launch->set_block_x(built.launch.block[0]);
-    launch->set_block_y(built.launch.block[1]);
-    launch->set_block_z(built.launch.block[2]);
-    launch->set_shared_bytes(built.launch.dynamic_shared_bytes);
-    for (uint32_t arg : built.launch.zeroed_args) {
-      launch->add_zeroed_args(arg);
-    }
+    *artifact.mutable_launch() = LaunchDimsToProto(built.launch);
   }
   return artifact;
 }
