@@ -259,7 +259,23 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   // each filling and draining its pipeline, against cuBLASLt's 8).
   // Last, each preset with its output stored the other way (staged in shared memory or not).
   std::vector<Config> variants;
+  // Each preset first as a warp-specialised TMA pipeline, where the operands allow one (the
+  // shape CUTLASS's fastest Hopper kernels take); with four stages after the others.
+  const bool tma = space.FindKnob("tma")->values.size() > 1;
+  auto as_tma = [&](const Config& preset, int64_t stages) {
+    Config c = preset;
+    c["tma"] = 1;
+    c["wg_k"] = 1;
+    c["stages"] = stages;
+    if (!space.Validate(c).ok()) {
+      c["stage_c"] = 1 - c["stage_c"];
+    }
+    return c;
+  };
   for (const Config& preset : Presets(g, space)) {
+    if (tma) {
+      variants.push_back(as_tma(preset, preset.at("stages")));
+    }
     variants.push_back(preset);
     Config deeper = preset;
     deeper["stages"] = std::min<int64_t>(6, preset.at("stages") + 1);
@@ -277,21 +293,8 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
     Config other = preset;
     other["stage_c"] = 1 - preset.at("stage_c");
     variants.push_back(std::move(other));
-  }
-  // Each preset as a warp-specialised TMA pipeline, where the operands allow one: with the
-  // producer's warpgroup beside them, only tiles whose accumulators leave it registers fit.
-  if (space.FindKnob("tma")->values.size() > 1) {
-    for (const Config& preset : Presets(g, space)) {
-      for (int64_t stages : {preset.at("stages"), int64_t{4}}) {
-        Config tma = preset;
-        tma["tma"] = 1;
-        tma["wg_k"] = 1;
-        tma["stages"] = stages;
-        if (!space.Validate(tma).ok()) {
-          tma["stage_c"] = 1 - tma["stage_c"];
-        }
-        variants.push_back(std::move(tma));
-      }
+    if (tma) {
+      variants.push_back(as_tma(preset, 4));
     }
   }
   return MatmulSeeds(space, variants, {g.m, g.n, g.k});

@@ -40,10 +40,11 @@ const Target& Sm80() {
 }
 
 Config WgmmaKnobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
-                  int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0) {
+                  int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0,
+                  int64_t tma = 0) {
   return {{"bm", bm},       {"bn", bn},          {"wg_m", wg_m}, {"wg_n", wg_n},
           {"wg_k", wg_k},   {"stages", stages},  {"copy", copy}, {"raster", raster},
-          {"gridk", gridk}, {"stage_c", stage_c}};
+          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma}};
 }
 
 Config MmaKnobs(int64_t bm, int64_t bn, int64_t bk, int64_t warps_m, int64_t warps_n,
@@ -64,10 +65,28 @@ TEST(Conv2dCudaWgmmaSim, PaddedStridedAndDilatedWindowsMatchTheReference) {
                                     "conv2d:N=1,C=8,H=11,W=9,K=16,R=3,S=3,stride=2,pad=2,"
                                     "dilation=2,layout=NHWC,dtype=f16,epilogue=bias_relu",
                                     1, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
-  // 1x1, no padding: A is the input itself.
+  // 1x1, no padding: A is the input itself, which TMA copies read too (98 pixels: a partial
+  // tile the copy engine fills with zeros).
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(), "conv2d:N=2,C=64,H=7,W=7,K=32,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16",
-      1, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+      1, {WgmmaKnobs(64, 32, 1, 1, 3, 16), WgmmaKnobs(64, 32, 1, 1, 3, 16, 1, 1, 1, 0, 1)});
+}
+
+TEST(Conv2dCudaWgmma, OnlyDenseInputsAreReadByTmaCopies) {
+  auto tma_values = [](const std::string& text) {
+    const Workload w = *Workload::Parse(text);
+    return testing::GpuTemplate(kWgmma, Sm90a(), w)->space(w, Sm90a()).FindKnob("tma")->values;
+  };
+  EXPECT_THAT(tma_values("conv2d:N=8,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NHWC,"
+                         "dtype=bf16"),
+              ::testing::ElementsAre(0, 1));
+  // A 3x3 window and a strided 1x1 gather their rows: cp.async only.
+  EXPECT_THAT(tma_values("conv2d:N=8,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,"
+                         "dtype=bf16"),
+              ::testing::ElementsAre(0));
+  EXPECT_THAT(tma_values("conv2d:N=8,C=64,H=56,W=56,K=256,R=1,S=1,stride=2,pad=0,layout=NHWC,"
+                         "dtype=bf16"),
+              ::testing::ElementsAre(0));
 }
 
 TEST(Conv2dCudaWgmmaSim, ThreeChannelInputsAreCopiedElementByElement) {
