@@ -39,6 +39,15 @@ struct WgmmaKnobs {
   int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c, tma;
   bool promote = false;
   int64_t out_bytes = 4;  // C's element size
+  int64_t k_steps = 1;    // the product's steps of K (128 bytes each)
+
+  // Stage buffers per K range: a block whose range has fewer steps than stages never fills the
+  // others (step t uses buffer t % stages), so short reductions (a 1x1 convolution's K of 64)
+  // keep their shared memory for more blocks per multiprocessor.
+  int64_t Buffers() const {
+    const int64_t per_range = ((k_steps + gridk - 1) / gridk + wg_k - 1) / wg_k;
+    return std::max<int64_t>(1, std::min(stages, per_range));
+  }
 
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
   // A TMA pipeline's register split (setmaxnreg): the producer's warpgroup keeps
@@ -59,20 +68,30 @@ struct WgmmaKnobs {
   // Elements of C per row of the staged output tile: bn and 16 bytes, so that the rows a warp's
   // stores reach (8 apart) start 4 banks apart.
   int64_t StagedRow() const { return bn + 16 / out_bytes; }
-  // The stages of every K range, the partial sums of all but the first (4-byte elements), and
+  // The stage buffers of every K range, the partial sums of all but the first (4-byte elements), and
   // the staged output tile.
   int64_t SharedBytes() const {
-    return wg_k * stages * (bm + bn) * kRowBytes + (wg_k - 1) * bm * bn * 4 +
+    return wg_k * Buffers() * (bm + bn) * kRowBytes + (wg_k - 1) * bm * bn * 4 +
            stage_c * bm * StagedRow() * out_bytes + tma * 1024;  // the mbarriers' array
   }
 };
 
-WgmmaKnobs KnobsOf(const Config& c, Dtype dtype, int64_t out_bytes) {
+// What the knobs' costs depend on beside the config (copied into the space's constraints).
+struct WgmmaCostShape {
+  Dtype dtype;
+  int64_t out_bytes, k_steps;
+  explicit WgmmaCostShape(const ImplicitGemm& g)
+      : dtype(g.workload.dtype()),
+        out_bytes(ElementBytes(g.workload.out_type())),
+        k_steps((g.k * ElementBytes(g.workload.input_type()) + kRowBytes - 1) / kRowBytes) {}
+};
+
+WgmmaKnobs KnobsOf(const Config& c, const WgmmaCostShape& shape) {
   return {KnobValue(c, "bm"),      KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
           KnobValue(c, "wg_n"),    KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
           KnobValue(c, "copy"),    KnobValue(c, "raster"), KnobValue(c, "gridk"),
-          KnobValue(c, "stage_c"), KnobValue(c, "tma"),   Promotes(dtype),
-          out_bytes};
+          KnobValue(c, "stage_c"), KnobValue(c, "tma"),   Promotes(shape.dtype),
+          shape.out_bytes,         shape.k_steps};
 }
 
 // Whether C's rows are whole 16-byte chunks, as the staged output tile's copies write them.
@@ -164,8 +183,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddConstraint(
       "(bm / wg_m / 64) * (bn / wg_n) / 2 <= 128 (accumulator registers per thread; twice as "
       "many for the 8-bit floats, which promote their sums)",
-      [dtype, out_bytes](const Config& c) {
-        const WgmmaKnobs k = KnobsOf(c, dtype, out_bytes);
+      [shape = WgmmaCostShape(g)](const Config& c) {
+        const WgmmaKnobs k = KnobsOf(c, shape);
         return k.bm % (64 * k.wg_m) != 0 || k.AccumulatorRegisters() <= 128;
       });
   const int64_t kdim = g.k;
@@ -174,8 +193,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
       "every one of the gridk blocks gets at least one step of K",
       [kdim, bk](const Config& c) { return GridSplitFits(kdim, bk, KnobValue(c, "gridk")); });
   // Registers: the accumulators, and addresses, descriptors and the copy loop's state.
-  auto cost = [dtype, out_bytes](const Config& c) {
-    const WgmmaKnobs k = KnobsOf(c, dtype, out_bytes);
+  auto cost = [shape = WgmmaCostShape(g)](const Config& c) {
+    const WgmmaKnobs k = KnobsOf(c, shape);
     GpuBlockCost cost;
     cost.threads = k.Threads();
     cost.shared_bytes = k.SharedBytes();
@@ -361,8 +380,8 @@ class WgmmaKernel {
       threads = ir::Allocate::Make(bars_, 2 * k_.stages, threads);
     }
     Stmt body =
-        ir::Allocate::Make(as_, k_.wg_k * k_.stages * AStage(),
-                           ir::Allocate::Make(bs_, k_.wg_k * k_.stages * BStage(), threads));
+        ir::Allocate::Make(as_, k_.wg_k * k_.Buffers() * AStage(),
+                           ir::Allocate::Make(bs_, k_.wg_k * k_.Buffers() * BStage(), threads));
     // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
     body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
     return RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body);
@@ -515,7 +534,7 @@ class WgmmaKernel {
       }
       return src;
     };
-    Expr range_stage = group_k_ * k_.stages + stage;
+    Expr range_stage = group_k_ * k_.Buffers() + stage;
     return Block::Make({
         CopyTile(as_, range_stage * AStage(), k_.bm,
                  [&](const Expr& r, const Expr& col) {
@@ -582,7 +601,7 @@ class WgmmaKernel {
   // once), added into `acc`.
   Stmt Multiply(const Expr& local_stage, int pending) const {
     std::vector<Stmt> stmts;
-    Expr stage = group_k_ * k_.stages + local_stage;
+    Expr stage = group_k_ * k_.Buffers() + local_stage;
     const int n = static_cast<int>(k_.GroupN());
     for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
       Expr a_index = stage * AStage() + (group_m_ * k_.GroupM() + 64 * mi) * row_;
@@ -707,7 +726,7 @@ class WgmmaKernel {
 
 ir::LoweredFunc BuildWgmmaKernel(const ImplicitGemm& g, const Config& config,
                                  std::string_view func_name) {
-  return WgmmaKernel(g, KnobsOf(config, g.workload.dtype(), ElementBytes(g.workload.out_type())))
+  return WgmmaKernel(g, KnobsOf(config, WgmmaCostShape(g)))
       .Build(func_name);
 }
 
@@ -751,7 +770,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 3,
+    .version = 4,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

@@ -271,6 +271,23 @@ TEST(GemmCudaWgmma, SeedsOfferTilesThatFitTwoBlocksPerMultiprocessor) {
   EXPECT_TRUE(found);
 }
 
+TEST(GemmCudaWgmmaLaunch, AShortReductionAllocatesOnlyTheStageBuffersItsStepsUse) {
+  // K = 64 bf16: one step of 128 bytes, so five stages need one buffer of A's and B's rows.
+  const Workload w = *Workload::Parse("gemm:M=256,N=256,K=64,layout=NT,dtype=bf16");
+  absl::StatusOr<GpuArch> arch = GpuArchFor(Sm90a());
+  ASSERT_TRUE(arch.ok());
+  for (const Config& c : {Knobs(128, 128, 2, 1, 5, 16), Tma(128, 128, 2, 1, 5)}) {
+    absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c, Sm90a());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*lowered, &*arch);
+    ASSERT_TRUE(launch.ok()) << launch.status();
+    EXPECT_EQ(launch->static_shared_bytes + launch->dynamic_shared_bytes,
+              (128u + 128u) * 128u + (c.at("tma") == 1 ? 1024u : 0u));
+  }
+  CheckOnSimulator("gemm:M=256,N=256,K=64,layout=NT,dtype=bf16", 0,
+                   {Knobs(128, 128, 2, 1, 5, 16), Tma(128, 128, 2, 1, 5)});
+}
+
 TEST(GemmCudaWgmmaLaunch, SharedArraysAre1024ByteAlignedAndBlocksWholeWarpgroups) {
   const Workload w = *Workload::Parse("gemm:M=1024,N=1024,K=1024,layout=NT,dtype=bf16");
   absl::StatusOr<ir::LoweredFunc> big =
