@@ -1,9 +1,8 @@
 #include "codegen/ir/printer.h"
 
-#include "absl/strings/str_join.h"
-
 #include <string_view>
 
+#include "absl/strings/str_join.h"
 #include "common/strings.h"
 
 namespace tune::ir {
@@ -242,26 +241,26 @@ class Printer {
           coords.push_back(Print(c));
         }
         const TensorMap& map = op->map;
-        Line(indent, StrCat("tensor_copy(", op->dst.name(), "[", Print(op->dst_index), "] <- ",
-                            map.buffer.name(), " dims [", absl::StrJoin(map.dims, ", "),
-                            "] strides [", absl::StrJoin(map.strides, ", "), "] box [",
-                            absl::StrJoin(map.box, ", "), "] swizzle ", map.swizzle_bytes,
-                            "B at (", absl::StrJoin(coords, ", "), "), completes on ",
-                            op->barrier.name(), "[", Print(op->barrier_index), "])"));
+        Line(indent,
+             StrCat("tensor_copy(", op->dst.name(), "[", Print(op->dst_index), "] <- ",
+                    map.buffer.name(), " dims [", absl::StrJoin(map.dims, ", "), "] strides [",
+                    absl::StrJoin(map.strides, ", "), "] box [", absl::StrJoin(map.box, ", "),
+                    "] swizzle ", map.swizzle_bytes, "B at (", absl::StrJoin(coords, ", "),
+                    "), completes on ", op->barrier.name(), "[", Print(op->barrier_index), "])"));
         return;
       }
       case StmtKind::kSetMaxRegisters: {
         const auto* op = s.As<SetMaxRegisters>();
-        Line(indent, StrCat("set_max_registers(", op->increase ? "inc " : "dec ", op->registers,
-                            ")"));
+        Line(indent,
+             StrCat("set_max_registers(", op->increase ? "inc " : "dec ", op->registers, ")"));
         return;
       }
       case StmtKind::kMBarrierOp: {
         const auto* op = s.As<MBarrierOp>();
-        Line(indent, StrCat("mbarrier_", MBarrierOpKindName(op->op), "(", op->barrier.name(), "[",
-                            Print(op->index), "]",
-                            op->value.defined() ? StrCat(", ", Print(op->value)) : std::string(),
-                            ")"));
+        Line(indent,
+             StrCat("mbarrier_", MBarrierOpKindName(op->op), "(", op->barrier.name(), "[",
+                    Print(op->index), "]",
+                    op->value.defined() ? StrCat(", ", Print(op->value)) : std::string(), ")"));
         return;
       }
     }

@@ -439,31 +439,29 @@ Stmt TensorCopy::Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr 
   const int64_t element_bytes = map.buffer.element_type().Bytes();
   for (size_t d = 0; d < rank; ++d) {
     TUNE_CHECK(map.dims[d] >= 1 && map.box[d] >= 1 && map.box[d] <= 256)
-        << "TensorCopy: dimension " << d << " of " << map.dims[d] << " elements, box "
-        << map.box[d] << " (dims >= 1, box entries 1..256)";
+        << "TensorCopy: dimension " << d << " of " << map.dims[d] << " elements, box " << map.box[d]
+        << " (dims >= 1, box entries 1..256)";
     if (d > 0) {
       TUNE_CHECK(map.strides[d - 1] >= 1 && map.strides[d - 1] * element_bytes % 16 == 0)
           << "TensorCopy: the stride of dimension " << d << " is " << map.strides[d - 1]
           << " elements of " << element_bytes << " bytes (a positive multiple of 16 bytes)";
     }
   }
-  TUNE_CHECK(map.swizzle_bytes == 0 || (map.swizzle_bytes == 128 &&
-                                        map.box[0] * element_bytes == 128))
+  TUNE_CHECK(map.swizzle_bytes == 0 ||
+             (map.swizzle_bytes == 128 && map.box[0] * element_bytes == 128))
       << "TensorCopy: swizzle " << map.swizzle_bytes << " with a box row of "
       << map.box[0] * element_bytes << " bytes (0, or 128 with rows of exactly 128 bytes)";
   TUNE_CHECK(map.swizzle_bytes != 0 || map.box[0] * element_bytes % 16 == 0)
-      << "TensorCopy: a box row of " << map.box[0] * element_bytes
-      << " bytes (a multiple of 16)";
-  TUNE_CHECK(coords.size() == rank) << "TensorCopy: " << coords.size() << " coordinates for a "
-                                    << rank << "-dimensional map";
+      << "TensorCopy: a box row of " << map.box[0] * element_bytes << " bytes (a multiple of 16)";
+  TUNE_CHECK(coords.size() == rank)
+      << "TensorCopy: " << coords.size() << " coordinates for a " << rank << "-dimensional map";
   for (Expr& c : coords) {
     TUNE_CHECK(c.defined() && c.type().is_int() && c.type().is_scalar())
         << "TensorCopy: coordinates must be scalar integers";
   }
   TUNE_CHECK(dst.defined() && dst.scope() == MemoryScope::kGpuShared &&
              dst.element_type() == map.buffer.element_type())
-      << "TensorCopy: the destination must be gpu_shared "
-      << map.buffer.element_type().ToString();
+      << "TensorCopy: the destination must be gpu_shared " << map.buffer.element_type().ToString();
   TUNE_CHECK(dst_index.defined() && dst_index.type().is_int() && dst_index.type().is_scalar())
       << "TensorCopy: the destination index must be a scalar integer";
   CheckMBarrierArray(barrier, barrier_index, "TensorCopy");

@@ -254,7 +254,8 @@ struct TensorCopy final : StmtNode {
 enum class MBarrierOpKind : uint8_t {
   kInit,            // value: the arrivals that complete a phase (>= 1)
   kArrive,          // one arrival (value undefined)
-  kArriveExpectTx,  // value: bytes of transactions (TensorCopy) the phase now also waits for; then one arrival
+  kArriveExpectTx,  // value: bytes of transactions (TensorCopy) the phase now also waits for; then
+                    // one arrival
   kWait,            // value: a phase parity (0 or 1); waits until that phase has completed
 };
 std::string_view MBarrierOpKindName(MBarrierOpKind kind);

@@ -308,14 +308,16 @@ class Verifier final : public IrVisitor {
   }
 
   void Visit(const TensorCopy* op) override {
-    const std::string text = StrCat("`tensor_copy(", op->dst.name(), " <- ", op->map.buffer.name(), ")`");
+    const std::string text =
+        StrCat("`tensor_copy(", op->dst.name(), " <- ", op->map.buffer.name(), ")`");
     if (gpu_thread_depth_ == 0) {
       Fail(text, "is outside a gpu_thread loop");
     }
     if (std::find_if(func_.params.begin(), func_.params.end(), [&](const Buffer& p) {
           return p.same_as(op->map.buffer);
         }) == func_.params.end()) {
-      Fail(text, StrCat("maps ", op->map.buffer.name(), ", which is not a parameter of the function"));
+      Fail(text,
+           StrCat("maps ", op->map.buffer.name(), ", which is not a parameter of the function"));
     }
     CheckBuffer(op->dst, text);
     CheckBuffer(op->barrier, text);

@@ -56,14 +56,14 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitAllocate(const ir::Allocate* op) override;
   void EmitEvaluate(const ir::Evaluate* op) override;
   void EmitBarrier(const ir::Barrier* op) override;
-  void EmitWarpMma(const ir::WarpMma* op) override;            // codegen_gpu_mma.cc
-  void EmitWarpGroupMma(const ir::WarpGroupMma* op) override;  // codegen_gpu_wgmma.cc
-  void EmitAsyncProxyFence();                                  // codegen_gpu_wgmma.cc
-  void EmitWaveMma(const ir::WaveMma* op) override;            // codegen_gpu_wave_mma.cc
-  void EmitTensorCopy(const ir::TensorCopy* op) override;      // codegen_gpu_tma.cc
-  void EmitMBarrierOp(const ir::MBarrierOp* op) override;      // codegen_gpu_tma.cc
+  void EmitWarpMma(const ir::WarpMma* op) override;                  // codegen_gpu_mma.cc
+  void EmitWarpGroupMma(const ir::WarpGroupMma* op) override;        // codegen_gpu_wgmma.cc
+  void EmitAsyncProxyFence();                                        // codegen_gpu_wgmma.cc
+  void EmitWaveMma(const ir::WaveMma* op) override;                  // codegen_gpu_wave_mma.cc
+  void EmitTensorCopy(const ir::TensorCopy* op) override;            // codegen_gpu_tma.cc
+  void EmitMBarrierOp(const ir::MBarrierOp* op) override;            // codegen_gpu_tma.cc
   void EmitSetMaxRegisters(const ir::SetMaxRegisters* op) override;  // codegen_gpu_tma.cc
-  llvm::Type* TensorMapType();                                 // codegen_gpu_tma.cc
+  llvm::Type* TensorMapType();                                       // codegen_gpu_tma.cc
   void AnnotateGridConstants(llvm::Function* f, unsigned first, unsigned count);
   void AnnotateRegisterBudget(llvm::Function* f, const ir::Stmt& body, const GpuLaunch& launch);
   llvm::Value* SharedAddress32(const ir::Buffer& buffer, const ir::Expr& index);

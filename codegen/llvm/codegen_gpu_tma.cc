@@ -32,7 +32,8 @@ void CodeGenGpu::AnnotateGridConstants(llvm::Function* f, unsigned first, unsign
   for (unsigned i = 0; i < count; ++i) {
     indexes.push_back(llvm::ValueAsMetadata::get(builder_.getInt32(first + i + 1)));
   }
-  llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx_, "grid_constant"),
+  llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(f),
+                           llvm::MDString::get(ctx_, "grid_constant"),
                            llvm::MDNode::get(ctx_, indexes)};
   module_->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, ops));
 }
@@ -59,8 +60,8 @@ void CodeGenGpu::AnnotateRegisterBudget(llvm::Function* f, const ir::Stmt& body,
   if (!nvptx() || !finder.found) {
     return;
   }
-  const int64_t share = arch_.registers_per_multiprocessor /
-                        static_cast<int64_t>(launch.ThreadsPerBlock()) / 8 * 8;
+  const int64_t share =
+      arch_.registers_per_multiprocessor / static_cast<int64_t>(launch.ThreadsPerBlock()) / 8 * 8;
   const int64_t registers = std::min<int64_t>(arch_.max_registers_per_thread, share);
   llvm::Metadata* ops[] = {
       llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx_, "maxnreg"),
@@ -83,8 +84,9 @@ void CodeGenGpu::InlinePtx(const std::string& text, const std::string& constrain
   }
   llvm::FunctionType* fn = llvm::FunctionType::get(builder_.getVoidTy(), types, false);
   const std::string clobbers = constraints.empty() ? "~{memory}" : constraints + ",~{memory}";
-  builder_.CreateCall(fn, llvm::InlineAsm::get(fn, text, clobbers,
-                                               /*hasSideEffects=*/true),
+  builder_.CreateCall(fn,
+                      llvm::InlineAsm::get(fn, text, clobbers,
+                                           /*hasSideEffects=*/true),
                       operands);
 }
 
@@ -129,9 +131,9 @@ void CodeGenGpu::EmitSetMaxRegisters(const ir::SetMaxRegisters* op) {
         arch_.name)));
     return;
   }
-  InlinePtx(StrCat("setmaxnreg.", op->increase ? "inc" : "dec", ".sync.aligned.u32 ",
-                   op->registers, ";"),
-            "", {});
+  InlinePtx(
+      StrCat("setmaxnreg.", op->increase ? "inc" : "dec", ".sync.aligned.u32 ", op->registers, ";"),
+      "", {});
 }
 
 void CodeGenGpu::EmitMBarrierOp(const ir::MBarrierOp* op) {

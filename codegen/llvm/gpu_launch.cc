@@ -33,7 +33,7 @@ class ShapeChecker {
   int64_t shared_bytes = 0;
   bool has_warp_mma = false;
   bool has_warp_group_mma = false;
-  int wave_mma_lanes = 0;  // the widest wavefront a wave_mma needs (0: none)
+  int wave_mma_lanes = 0;         // the widest wavefront a wave_mma needs (0: none)
   bool has_hopper_async = false;  // tensor_copy or mbarrier operations (sm_90)
 
  private:
@@ -304,9 +304,7 @@ class SwizzledSharedFinder final : public ir::IrVisitor {
 
  protected:
   void Visit(const ir::WarpGroupMma* op) override { found = true; }
-  void Visit(const ir::TensorCopy* op) override {
-    found = found || op->map.swizzle_bytes != 0;
-  }
+  void Visit(const ir::TensorCopy* op) override { found = found || op->map.swizzle_bytes != 0; }
 };
 
 class TensorMapCollector final : public ir::IrVisitor {
@@ -420,9 +418,9 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
   }
   if (checker.has_hopper_async && arch != nullptr &&
       (arch->kind != TargetKind::kCuda || !arch->name.starts_with("sm_90"))) {
-    return absl::InvalidArgumentError(
-        StrCat("GPU kernel ", func.name, ": TMA copies and mbarrier transactions need ",
-               "cuda -arch=sm_90 or sm_90a, not ", arch->name));
+    return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name,
+                                             ": TMA copies and mbarrier transactions need ",
+                                             "cuda -arch=sm_90 or sm_90a, not ", arch->name));
   }
   for (const ir::TensorMap& map : TensorMapsOf(func.body)) {
     auto param = std::find_if(func.params.begin(), func.params.end(),

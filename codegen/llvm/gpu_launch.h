@@ -32,9 +32,9 @@ bool HasGpuLoops(const ir::Stmt& stmt);
 /// launch's zeroed_args are the parameters the kernel adds into atomically.
 
 /// The alignment of every gpu_shared array of a kernel with `body`: 1024 bytes where a
-/// WarpGroupMma reads shared memory or a TensorCopy writes it swizzled (its 128-byte swizzle repeats every 1024 bytes, and the
-/// hardware swizzles absolute addresses), else 16. GpuLaunchOf sums the arrays' sizes rounded up
-/// to it; the backend places them on it.
+/// WarpGroupMma reads shared memory or a TensorCopy writes it swizzled (its 128-byte swizzle
+/// repeats every 1024 bytes, and the hardware swizzles absolute addresses), else 16. GpuLaunchOf
+/// sums the arrays' sizes rounded up to it; the backend places them on it.
 inline constexpr int64_t kSwizzledSharedAlignment = 1024;
 int64_t GpuSharedAlignment(const ir::Stmt& body);
 

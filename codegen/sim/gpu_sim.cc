@@ -333,8 +333,7 @@ class Simulator final : public sim::ExecHooks {
       bool progress = false;
       for (size_t i = 0; i < n; ++i) {
         Fiber& f = fibers[i];
-        if (f.state == Fiber::State::kDone || f.state == Fiber::State::kAtBarrier ||
-            f.Blocked()) {
+        if (f.state == Fiber::State::kDone || f.state == Fiber::State::kAtBarrier || f.Blocked()) {
           continue;
         }
         resume(f);

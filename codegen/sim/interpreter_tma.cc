@@ -48,8 +48,7 @@ void Interpreter::ExecMBarrierOp(const ir::MBarrierOp* op) {
   }
   const int64_t index = Eval(op->index).lanes[0].i;
   const int64_t value = op->value.defined() ? Eval(op->value).lanes[0].i : 0;
-  MBarrierState& state =
-      LookupMBarrier(op->barrier, index, op->op == ir::MBarrierOpKind::kInit);
+  MBarrierState& state = LookupMBarrier(op->barrier, index, op->op == ir::MBarrierOpKind::kInit);
   const std::string name = absl::StrFormat("%s[%d]", op->barrier.name(), index);
   switch (op->op) {
     case ir::MBarrierOpKind::kInit:

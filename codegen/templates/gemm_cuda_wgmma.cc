@@ -68,8 +68,8 @@ struct WgmmaKnobs {
   // Elements of C per row of the staged output tile: bn and 16 bytes, so that the rows a warp's
   // stores reach (8 apart) start 4 banks apart.
   int64_t StagedRow() const { return bn + 16 / out_bytes; }
-  // The stage buffers of every K range, the partial sums of all but the first (4-byte elements), and
-  // the staged output tile.
+  // The stage buffers of every K range, the partial sums of all but the first (4-byte elements),
+  // and the staged output tile.
   int64_t SharedBytes() const {
     return wg_k * Buffers() * (bm + bn) * kRowBytes + (wg_k - 1) * bm * bn * 4 +
            stage_c * bm * StagedRow() * out_bytes + tma * 1024;  // the mbarriers' array
@@ -90,7 +90,7 @@ WgmmaKnobs KnobsOf(const Config& c, const WgmmaCostShape& shape) {
   return {KnobValue(c, "bm"),      KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
           KnobValue(c, "wg_n"),    KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
           KnobValue(c, "copy"),    KnobValue(c, "raster"), KnobValue(c, "gridk"),
-          KnobValue(c, "stage_c"), KnobValue(c, "tma"),   Promotes(shape.dtype),
+          KnobValue(c, "stage_c"), KnobValue(c, "tma"),    Promotes(shape.dtype),
           shape.out_bytes,         shape.k_steps};
 }
 
@@ -201,8 +201,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
     if (k.bm % (64 * k.wg_m) == 0 && k.bn % k.wg_n == 0) {
       cost.registers = k.AccumulatorRegisters() + 56;
       if (k.tma == 1) {  // the block's average: the producer gives registers to the consumers
-        cost.registers = (128 * WgmmaKnobs::kProducerRegisters +
-                          k.SplitThreads() * cost.registers + k.Threads() - 1) /
+        cost.registers = (128 * WgmmaKnobs::kProducerRegisters + k.SplitThreads() * cost.registers +
+                          k.Threads() - 1) /
                          k.Threads();
       }
     }
@@ -395,15 +395,24 @@ class WgmmaKernel {
     p.a_smem = as_;
     p.b_smem = bs_;
     p.barriers = bars_;
-    p.a_map = ir::TensorMap{.buffer = p_.a, .dims = {g_.k, g_.m}, .strides = {g_.k},
-                            .box = {row_, k_.bm}, .swizzle_bytes = 128};
+    p.a_map = ir::TensorMap{.buffer = p_.a,
+                            .dims = {g_.k, g_.m},
+                            .strides = {g_.k},
+                            .box = {row_, k_.bm},
+                            .swizzle_bytes = 128};
     if (nt_) {
-      p.b_map = ir::TensorMap{.buffer = p_.b, .dims = {g_.k, g_.n}, .strides = {g_.k},
-                              .box = {row_, k_.bn}, .swizzle_bytes = 128};
+      p.b_map = ir::TensorMap{.buffer = p_.b,
+                              .dims = {g_.k, g_.n},
+                              .strides = {g_.k},
+                              .box = {row_, k_.bn},
+                              .swizzle_bytes = 128};
     } else {
       const int64_t atom_cols = kRowBytes / bytes_;
-      p.b_map = ir::TensorMap{.buffer = p_.b, .dims = {g_.n, g_.k}, .strides = {g_.n},
-                              .box = {atom_cols, row_}, .swizzle_bytes = 128};
+      p.b_map = ir::TensorMap{.buffer = p_.b,
+                              .dims = {g_.n, g_.k},
+                              .strides = {g_.n},
+                              .box = {atom_cols, row_},
+                              .swizzle_bytes = 128};
       p.b_boxes = k_.bn / atom_cols;
       p.b_box_stride = row_ * atom_cols;
     }
@@ -511,11 +520,12 @@ class WgmmaKernel {
   Stmt Lets(Stmt stmts) const {
     Expr consumer_tx = k_.tma == 1 ? tx_ - 128 : Expr(tx_);
     Expr group = consumer_tx / 128 % (k_.wg_m * k_.wg_n);
-    Stmt body = LetStmt::Make(group_m_, group / k_.wg_n,
-                              LetStmt::Make(group_n_, group % k_.wg_n,
-                                            LetStmt::Make(lane_, tx_ % 32, std::move(stmts))));
-    body = LetStmt::Make(group_k_, consumer_tx / k_.SplitThreads(),
-                         LetStmt::Make(split_tx_, consumer_tx % k_.SplitThreads(), std::move(body)));
+    Stmt body = LetStmt::Make(
+        group_m_, group / k_.wg_n,
+        LetStmt::Make(group_n_, group % k_.wg_n, LetStmt::Make(lane_, tx_ % 32, std::move(stmts))));
+    body =
+        LetStmt::Make(group_k_, consumer_tx / k_.SplitThreads(),
+                      LetStmt::Make(split_tx_, consumer_tx % k_.SplitThreads(), std::move(body)));
     if (k_.promote) {
       body = ir::Allocate::Make(part_, k_.Accumulators(), std::move(body));
     }
@@ -726,8 +736,7 @@ class WgmmaKernel {
 
 ir::LoweredFunc BuildWgmmaKernel(const ImplicitGemm& g, const Config& config,
                                  std::string_view func_name) {
-  return WgmmaKernel(g, KnobsOf(config, WgmmaCostShape(g)))
-      .Build(func_name);
+  return WgmmaKernel(g, KnobsOf(config, WgmmaCostShape(g))).Build(func_name);
 }
 
 namespace {

@@ -33,8 +33,8 @@ Stmt TmaPipeline::Producer() const {
   };
   for (int64_t box = 0; box < b_boxes; ++box) {
     // K-major B: [n rows][128 bytes of K] at (k, n); N-major: [K rows][64 columns] at (n, k).
-    std::vector<Expr> at = b_k_major ? std::vector<Expr>{k, b_col}
-                                     : std::vector<Expr>{b_col + box * b_map.box[0], k};
+    std::vector<Expr> at =
+        b_k_major ? std::vector<Expr>{k, b_col} : std::vector<Expr>{b_col + box * b_map.box[0], k};
     body.push_back(ir::TensorCopy::Make(b_map, std::move(at), b_smem,
                                         s * b_stage + box * b_box_stride, barriers, s));
   }

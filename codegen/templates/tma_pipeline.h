@@ -33,7 +33,7 @@ struct TmaPipeline {
   int64_t a_stage = 0, b_stage = 0;
   /// B's boxes per stage and the elements between them in b_smem (1 and 0 for a K-major B).
   int64_t b_boxes = 1, b_box_stride = 0;
-  int64_t k_per_step = 64;      // elements of K per stage (128 bytes)
+  int64_t k_per_step = 64;  // elements of K per stage (128 bytes)
   int64_t consumer_threads = 128;
   bool b_k_major = true;
   // Where the block's tiles start: A's row, B's column (n), the block's first step of K (so its

@@ -33,7 +33,7 @@ using ir::MBarrierOpKind;
 using ir::Stmt;
 using ::testing::HasSubstr;
 
-constexpr int64_t kRows = 20, kCols = 40;  // the tensor: float32 [20][40]
+constexpr int64_t kRows = 20, kCols = 40;       // the tensor: float32 [20][40]
 constexpr int64_t kBoxRows = 8, kBoxCols = 32;  // 128-byte rows
 
 // One block of 64 threads: thread 0 initialises the barrier, then (after a block barrier)
@@ -44,30 +44,33 @@ ir::LoweredFunc BoxCopy(int64_t col0, int64_t row0, int swizzle, bool copy = tru
   ir::Buffer in("in"), out("out");
   ir::Buffer smem("smem", ir::MemoryScope::kGpuShared, ir::Type::Float32());
   ir::Buffer bars("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64());
-  ir::TensorMap map{.buffer = in, .dims = {kCols, kRows}, .strides = {kCols},
-                    .box = {kBoxCols, kBoxRows}, .swizzle_bytes = swizzle};
+  ir::TensorMap map{.buffer = in,
+                    .dims = {kCols, kRows},
+                    .strides = {kCols},
+                    .box = {kBoxCols, kBoxRows},
+                    .swizzle_bytes = swizzle};
   ir::Var bx("bx"), tx("tx"), i("i");
   const int64_t elements = kBoxRows * kBoxCols;
   std::vector<Stmt> leader = {
       MBarrierOp::Make(MBarrierOpKind::kArriveExpectTx, bars, Expr(0), Expr(elements * 4))};
   if (copy) {
-    leader.push_back(ir::TensorCopy::Make(map, {Expr(col0), Expr(row0)}, smem, Expr(0), bars,
-                                          Expr(0)));
+    leader.push_back(
+        ir::TensorCopy::Make(map, {Expr(col0), Expr(row0)}, smem, Expr(0), bars, Expr(0)));
   }
   Stmt threads = ir::For::Make(
       tx, 0, 64, LoopKind::kGpuThread,
       ir::Block::Make({
-          ir::IfThenElse::Make(tx == 0, MBarrierOp::Make(MBarrierOpKind::kInit, bars, Expr(0),
-                                                         Expr(1))),
+          ir::IfThenElse::Make(tx == 0,
+                               MBarrierOp::Make(MBarrierOpKind::kInit, bars, Expr(0), Expr(1))),
           ir::Barrier::Make(),
           ir::IfThenElse::Make(tx == 0, ir::Block::Make(std::move(leader))),
           MBarrierOp::Make(MBarrierOpKind::kWait, bars, Expr(0), Expr(0)),
           ir::For::Make(i, 0, elements / 64, LoopKind::kSerial,
                         ir::Store::Make(out, i * 64 + tx, ir::Load::Make(smem, i * 64 + tx))),
       }));
-  Stmt body = ir::For::Make(
-      bx, 0, 1, LoopKind::kGpuBlock,
-      ir::Allocate::Make(smem, elements, ir::Allocate::Make(bars, 1, threads)));
+  Stmt body =
+      ir::For::Make(bx, 0, 1, LoopKind::kGpuBlock,
+                    ir::Allocate::Make(smem, elements, ir::Allocate::Make(bars, 1, threads)));
   return ir::LoweredFunc{"box_copy", {in, out}, body};
 }
 

@@ -44,8 +44,8 @@ void CheckOnSimulator(const std::string& text, int random, std::vector<Config> e
 Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
              int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0,
              int64_t tma = 0) {
-  return {{"bm", bm},       {"bn", bn},          {"wg_m", wg_m}, {"wg_n", wg_n},
-          {"wg_k", wg_k},   {"stages", stages},  {"copy", copy}, {"raster", raster},
+  return {{"bm", bm},       {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
+          {"wg_k", wg_k},   {"stages", stages},   {"copy", copy}, {"raster", raster},
           {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma}};
 }
 
@@ -157,7 +157,8 @@ TEST(GemmCudaWgmmaSim, ATmaPipelineMatchesTheReferenceInEveryLayoutAndDtype) {
   // in M, N and K that the copy engine fills with zeros, a bias and ReLU.
   CheckOnSimulator("gemm:M=130,N=96,K=584,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
                    {Tma(64, 64, 1, 1, 3), Tma(128, 64, 2, 1, 4), Tma(128, 128, 1, 2, 3)});
-  CheckOnSimulator("gemm:M=70,N=128,K=320,dtype=f16", 0, {Tma(64, 128, 1, 1, 3), Tma(64, 64, 1, 1, 4)});
+  CheckOnSimulator("gemm:M=70,N=128,K=320,dtype=f16", 0,
+                   {Tma(64, 128, 1, 1, 3), Tma(64, 64, 1, 1, 4)});
   CheckOnSimulator("gemm:M=64,N=64,K=200,layout=NT,dtype=tf32,out=f32", 0, {Tma(64, 64, 1, 1, 3)});
   CheckOnSimulator("gemm:M=64,N=48,K=512,layout=NT,dtype=i8", 0, {Tma(64, 32, 1, 1, 3)});
   CheckOnSimulator("gemm:M=64,N=64,K=384,layout=NT,dtype=fp8e4m3,epilogue=bias", 0,
@@ -173,8 +174,7 @@ TEST(GemmCudaWgmma, TmaIsOfferedWhereTensorMapsCanDescribeTheOperands) {
   auto tma_values = [](const std::string& text) {
     const Workload w = *Workload::Parse(text);
     const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
-    return tpl == nullptr ? std::vector<int64_t>{}
-                          : tpl->space(w, Sm90a()).FindKnob("tma")->values;
+    return tpl == nullptr ? std::vector<int64_t>{} : tpl->space(w, Sm90a()).FindKnob("tma")->values;
   };
   EXPECT_THAT(tma_values("gemm:M=64,N=64,K=64,layout=NT,dtype=bf16"), ::testing::ElementsAre(0, 1));
   // Rows of 200 bytes: no tensor-map stride (a multiple of 16 bytes).
@@ -188,10 +188,11 @@ TEST(GemmCudaWgmma, TmaIsOfferedWhereTensorMapsCanDescribeTheOperands) {
   // 128 accumulators each; fp8's promoted sums (twice as many) do not.
   EXPECT_TRUE(space.Validate(Tma(128, 256, 2, 1, 4)).ok());
   const Workload fp8 = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=fp8e4m3");
-  EXPECT_FALSE(GpuTemplate(kName, Sm90a(), fp8)->space(fp8, Sm90a()).Validate(Tma(128, 256, 2, 1, 4)).ok());
+  EXPECT_FALSE(
+      GpuTemplate(kName, Sm90a(), fp8)->space(fp8, Sm90a()).Validate(Tma(128, 256, 2, 1, 4)).ok());
   std::vector<Config> seeds = GpuTemplate(kName, Sm90a(), w)->seeds(w, Sm90a());
-  EXPECT_TRUE(std::any_of(seeds.begin(), seeds.end(),
-                          [](const Config& c) { return c.at("tma") == 1; }));
+  EXPECT_TRUE(
+      std::any_of(seeds.begin(), seeds.end(), [](const Config& c) { return c.at("tma") == 1; }));
 }
 
 TEST(GemmCudaWgmmaLaunch, ATmaPipelineLaunchesAProducerWarpgroupAndItsTensorMaps) {
