@@ -222,7 +222,8 @@ std::string GpuPreamble(const HeaderSpec& spec, bool typed) {
         " *     need no ROCm to build or link.\n";
   }
   out +=
-      " *   - Every function may be called from several threads at once. A GPU kernel's launch\n"
+      " *   - Every function may be called from several threads at once (but those with a\n"
+      " *     workspace, listed with it, on one stream at a time). A GPU kernel's launch\n"
       " *     geometry is fixed (listed with it): grid in blocks, block in threads (x, y, z).\n";
   return out;
 }
@@ -342,6 +343,12 @@ std::string RenderCHeader(const HeaderSpec& spec) {
     if (gpu) {
       if (k.launch.has_value()) {
         StrAppend(&out, " *   GPU kernel ", k.func_name, ", launch ", ToString(*k.launch), "\n");
+        if (k.launch->workspace_bytes > 0) {
+          StrAppend(&out, " *   workspace: ", k.launch->workspace_bytes,
+                    " bytes of module memory that its blocks share from launch to launch (a\n"
+                    " *   reduction split across blocks): calls of this function must not overlap\n"
+                    " *   (one stream at a time, or synchronised between streams)\n");
+        }
       } else {
         out +=
             " *   host code calling a vendor library on `stream` (TUNE_GPU_* codes; the caller's\n"

@@ -81,6 +81,9 @@ std::string ToString(const GpuLaunch& launch) {
     StrAppend(&text, " cluster=(", launch.cluster[0], ",", launch.cluster[1], ",",
               launch.cluster[2], ")");
   }
+  if (launch.workspace_bytes > 0) {
+    StrAppend(&text, " workspace=", launch.workspace_bytes);
+  }
   if (!launch.tensor_maps.empty()) {
     std::vector<uint32_t> args;
     for (const GpuTensorMap& map : launch.tensor_maps) {

@@ -85,6 +85,10 @@ struct GpuLaunch {
   /// Thread-block cluster shape in blocks (x, y, z; each divides grid; {1, 1, 1}: no cluster).
   /// Anything else is launched with cuLaunchKernelEx's cluster-dimension attribute (CUDA only).
   std::array<uint32_t, 3> cluster = {1, 1, 1};
+  /// Informational: bytes of module memory the kernel keeps between launches (a split
+  /// reduction's workspace, zero when the module loads). Launches of a kernel with one must
+  /// not overlap: one stream at a time.
+  uint64_t workspace_bytes = 0;
 
   uint64_t ThreadsPerBlock() const { return uint64_t{block[0]} * block[1] * block[2]; }
   uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }

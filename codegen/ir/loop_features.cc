@@ -373,7 +373,9 @@ class Extractor {
       }
       case StmtKind::kAllocate: {
         const Allocate* op = s.As<Allocate>();
-        stack_bytes_ += 4.0 * static_cast<double>(op->size);
+        if (op->buffer.scope() != MemoryScope::kGlobal) {  // a workspace is module memory
+          stack_bytes_ += 4.0 * static_cast<double>(op->size);
+        }
         Walk(op->body);
         return;
       }
@@ -439,6 +441,11 @@ class Extractor {
         }
         Access(op->map.buffer, op->coords[0], static_cast<int>(elements), /*store=*/false);
         Access(op->dst, op->dst_index, static_cast<int>(elements), /*store=*/true);
+        return;
+      }
+      case StmtKind::kFetchAdd: {
+        const FetchAdd* op = s.As<FetchAdd>();
+        Access(op->buffer, op->index, 1, /*store=*/true);
         return;
       }
       case StmtKind::kMBarrierOp:

@@ -98,6 +98,8 @@ std::string_view StmtKindName(StmtKind kind) {
       return "MBarrierOp";
     case StmtKind::kSetMaxRegisters:
       return "SetMaxRegisters";
+    case StmtKind::kFetchAdd:
+      return "FetchAdd";
   }
   return "?";
 }

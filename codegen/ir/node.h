@@ -61,6 +61,7 @@ enum class StmtKind : uint8_t {
   kTensorCopy,
   kMBarrierOp,
   kSetMaxRegisters,
+  kFetchAdd,
 };
 
 /// "IntImm", "Add", ... / "Store", "For", ... (the struct name).

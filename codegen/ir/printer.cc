@@ -249,6 +249,13 @@ class Printer {
                     "), completes on ", op->barrier.name(), "[", Print(op->barrier_index), "])"));
         return;
       }
+      case StmtKind::kFetchAdd: {
+        const auto* op = s.As<FetchAdd>();
+        Line(indent,
+             StrCat(op->result.name(), "[", Print(op->result_index), "] = fetch_add(",
+                    op->buffer.name(), "[", Print(op->index), "], ", Print(op->value), ")"));
+        return;
+      }
       case StmtKind::kSetMaxRegisters: {
         const auto* op = s.As<SetMaxRegisters>();
         Line(indent,

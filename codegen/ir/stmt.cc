@@ -158,8 +158,6 @@ Stmt LetStmt::Make(Var var, Expr value, Stmt body) {
 
 Stmt Allocate::Make(Buffer buffer, int64_t size, Stmt body) {
   TUNE_CHECK(buffer.defined() && body.defined()) << "Allocate: undefined buffer or body";
-  TUNE_CHECK(buffer.scope() != MemoryScope::kGlobal)
-      << "Allocate " << buffer.name() << ": cannot allocate a global buffer";
   TUNE_CHECK(size >= 1) << "Allocate " << buffer.name() << ": size must be >= 1, got " << size;
   auto node = std::make_shared<Allocate>();
   node->buffer = std::move(buffer);
@@ -502,6 +500,30 @@ Stmt MBarrierOp::Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value)
   node->barrier = std::move(barrier);
   node->index = std::move(index);
   node->value = std::move(value);
+  return WrapStmt(std::move(node));
+}
+
+Stmt FetchAdd::Make(Buffer buffer, Expr index, Expr value, Buffer result, Expr result_index) {
+  TUNE_CHECK(buffer.defined() && buffer.scope() == MemoryScope::kGlobal &&
+             buffer.element_type() == Type::Int32())
+      << "FetchAdd: the counter must be a global int32 buffer";
+  TUNE_CHECK(
+      result.defined() &&
+      (result.scope() == MemoryScope::kGpuShared || result.scope() == MemoryScope::kGpuLocal) &&
+      result.element_type() == Type::Int32())
+      << "FetchAdd: the result must be a gpu_shared or gpu_local int32 buffer";
+  for (const Expr* e : {&index, &result_index}) {
+    TUNE_CHECK(e->defined() && e->type().is_int() && e->type().is_scalar())
+        << "FetchAdd: indexes must be scalar integers";
+  }
+  TUNE_CHECK(value.defined() && value.type() == Type::Int32())
+      << "FetchAdd: the value must be a scalar int32";
+  auto node = std::make_shared<FetchAdd>();
+  node->buffer = std::move(buffer);
+  node->index = std::move(index);
+  node->value = std::move(value);
+  node->result = std::move(result);
+  node->result_index = std::move(result_index);
   return WrapStmt(std::move(node));
 }
 

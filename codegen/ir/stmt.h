@@ -90,13 +90,18 @@ struct LetStmt final : StmtNode {
 
 /// Allocates `size` elements of `buffer` (in its scope) for the duration of `body`. The
 /// contents are undefined at the start.
+///
+/// A global `buffer` is a GPU kernel's workspace: module memory outside the gpu_block loops,
+/// zero when the module loads, that keeps what a launch leaves for the next launch (a kernel
+/// that needs it zeroed returns it to zero). Launches of one kernel that use it must not
+/// overlap (one stream at a time). NVPTX/AMDGPU: a zero-initialised addrspace(1) global.
 struct Allocate final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kAllocate;
   Allocate() : StmtNode(kKind) {}
   Buffer buffer;
   int64_t size = 0;
   Stmt body;
-  /// `buffer` not global; size >= 1.
+  /// size >= 1.
   static Stmt Make(Buffer buffer, int64_t size, Stmt body);
 };
 
@@ -276,6 +281,24 @@ struct MBarrierOp final : StmtNode {
   Buffer barrier;
   Expr index, value;
   static Stmt Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value = Expr());
+};
+
+/// result[result_index] = buffer[index]; buffer[index] += value, as one atomic read-modify-write
+/// with acquire-release semantics at device scope: the global writes that the block's threads
+/// made before a Barrier that precedes it are visible to a block whose FetchAdd reads its
+/// result, once that block's threads pass a Barrier after it. So blocks hand results to one
+/// another through global memory: write, Barrier, one thread's FetchAdd, Barrier, read (the
+/// release and acquire of CUTLASS's semaphore). `buffer` is a global int32 buffer, `result` a
+/// gpu_shared or gpu_local int32 one, `value` and both indexes scalars. NVPTX: membar.gl,
+/// atom.global.add.u32, membar.gl; AMDGPU: agent-scope fences around global_atomic_add.
+struct FetchAdd final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kFetchAdd;
+  FetchAdd() : StmtNode(kKind) {}
+  Buffer buffer;
+  Expr index, value;
+  Buffer result;
+  Expr result_index;
+  static Stmt Make(Buffer buffer, Expr index, Expr value, Buffer result, Expr result_index);
 };
 
 /// Moves registers between the warpgroups of a block on Hopper (sm_90a): the 128 threads of the

@@ -225,8 +225,10 @@ class Verifier final : public IrVisitor {
   void Visit(const Allocate* op) override {
     std::string text = Head(Stmt(op));
     MemoryScope scope = op->buffer.scope();
-    if (scope == MemoryScope::kGlobal) {
-      Fail(StrCat("`", text, "`"), "allocates a global buffer");
+    if (scope == MemoryScope::kGlobal && (gpu_depth_ > 0 || parallel_depth_ > 0)) {
+      Fail(StrCat("`", text, "`"),
+           "allocates a global buffer (a workspace) inside a loop; workspaces are allocated "
+           "outside the GPU loops");
     }
     if ((scope == MemoryScope::kGpuShared || scope == MemoryScope::kGpuLocal) && gpu_depth_ == 0) {
       Fail(StrCat("`", text, "`"), "allocates GPU memory outside GPU loops");
@@ -321,6 +323,17 @@ class Verifier final : public IrVisitor {
     }
     CheckBuffer(op->dst, text);
     CheckBuffer(op->barrier, text);
+    IrVisitor::Visit(op);
+  }
+
+  void Visit(const FetchAdd* op) override {
+    const std::string text =
+        StrCat("`", op->result.name(), " = fetch_add(", op->buffer.name(), ")`");
+    if (gpu_thread_depth_ == 0) {
+      Fail(text, "is outside a gpu_thread loop");
+    }
+    CheckBuffer(op->buffer, text);
+    CheckBuffer(op->result, text);
     IrVisitor::Visit(op);
   }
 

@@ -97,6 +97,8 @@ void IrVisitor::VisitStmt(const Stmt& s) {
       return Visit(static_cast<const MBarrierOp*>(s.get()));
     case StmtKind::kSetMaxRegisters:
       return Visit(static_cast<const SetMaxRegisters*>(s.get()));
+    case StmtKind::kFetchAdd:
+      return Visit(static_cast<const FetchAdd*>(s.get()));
   }
 }
 
@@ -194,6 +196,11 @@ void IrVisitor::Visit(const TensorCopy* op) {
   VisitExpr(op->barrier_index);
 }
 void IrVisitor::Visit(const SetMaxRegisters* op) {}
+void IrVisitor::Visit(const FetchAdd* op) {
+  VisitExpr(op->index);
+  VisitExpr(op->value);
+  VisitExpr(op->result_index);
+}
 void IrVisitor::Visit(const MBarrierOp* op) {
   VisitExpr(op->index);
   VisitExpr(op->value);
@@ -296,6 +303,8 @@ Stmt IrMutator::Mutate(const Stmt& s) {
       return Visit(static_cast<const MBarrierOp*>(s.get()));
     case StmtKind::kSetMaxRegisters:
       return Visit(static_cast<const SetMaxRegisters*>(s.get()));
+    case StmtKind::kFetchAdd:
+      return Visit(static_cast<const FetchAdd*>(s.get()));
   }
   return s;
 }
@@ -477,6 +486,17 @@ Stmt IrMutator::Visit(const TensorCopy* op) {
                           std::move(barrier_index));
 }
 Stmt IrMutator::Visit(const SetMaxRegisters* op) { return Stmt(op); }
+Stmt IrMutator::Visit(const FetchAdd* op) {
+  Expr index = Mutate(op->index);
+  Expr value = Mutate(op->value);
+  Expr result_index = Mutate(op->result_index);
+  if (index.same_as(op->index) && value.same_as(op->value) &&
+      result_index.same_as(op->result_index)) {
+    return Stmt(op);
+  }
+  return FetchAdd::Make(op->buffer, std::move(index), std::move(value), op->result,
+                        std::move(result_index));
+}
 Stmt IrMutator::Visit(const MBarrierOp* op) {
   Expr index = Mutate(op->index);
   Expr value = Mutate(op->value);

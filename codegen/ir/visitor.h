@@ -58,6 +58,7 @@ class IrVisitor {
   virtual void Visit(const TensorCopy* op);
   virtual void Visit(const MBarrierOp* op);
   virtual void Visit(const SetMaxRegisters* op);
+  virtual void Visit(const FetchAdd* op);
 
   /// Visits both operands (the default of every binary node).
   void VisitBinary(const BinaryExprNode* op);
@@ -116,6 +117,7 @@ class IrMutator {
   virtual Stmt Visit(const TensorCopy* op);
   virtual Stmt Visit(const MBarrierOp* op);
   virtual Stmt Visit(const SetMaxRegisters* op);
+  virtual Stmt Visit(const FetchAdd* op);
 
   /// Mutates both operands of `op` and rebuilds it with `make` when one changed.
   template <typename T>

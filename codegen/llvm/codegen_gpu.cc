@@ -369,11 +369,20 @@ void CodeGenGpu::EmitAllocate(const ir::Allocate* op) {
       storage = slot;
       break;
     }
-    case ir::MemoryScope::kGlobal:
+    case ir::MemoryScope::kGlobal: {
+      // A workspace: zero when the module loads (.bss), kept between launches.
+      auto* global = new llvm::GlobalVariable(
+          *module_, type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+          llvm::ConstantAggregateZero::get(type), StrCat(func_name_, "_", op->buffer.name()),
+          nullptr, llvm::GlobalValue::NotThreadLocal, kGlobalAddressSpace);
+      global->setAlignment(llvm::Align(16));
+      storage = global;
+      break;
+    }
     case ir::MemoryScope::kStack:
       Fail(absl::InvalidArgumentError(StrCat("GPU codegen: cannot allocate ", op->buffer.name(),
-                                             " in ", ir::MemoryScopeName(op->buffer.scope()),
-                                             " memory (use gpu_shared or gpu_local)")));
+                                             " in stack memory (use gpu_shared, gpu_local or "
+                                             "a global workspace)")));
       return;
   }
   buffers_[op->buffer.get()] = storage;
@@ -404,6 +413,32 @@ llvm::Value* CodeGenGpu::DynamicShared() {
 // by wgmma, which reads through the async proxy). AMDGPU: a workgroup-scope release fence,
 // s_barrier, an acquire fence (what HIP's __syncthreads() is), so that shared-memory writes before
 // it are seen after it.
+// A fence at device scope: NVPTX membar.gl (__threadfence()), which LLVM treats as reading and
+// writing all memory, so no access moves across it; AMDGPU an agent-scope fence.
+void CodeGenGpu::EmitDeviceFence(llvm::AtomicOrdering ordering) {
+  if (nvptx()) {
+    builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
+    return;
+  }
+  builder_.CreateFence(ordering, ctx_.getOrInsertSyncScopeID("agent"));
+}
+
+// result[result_index] = atomicrmw add of a global int32, between a release and an acquire fence
+// at device scope.
+void CodeGenGpu::EmitFetchAdd(const ir::FetchAdd* op) {
+  llvm::Value* ptr =
+      builder_.CreateInBoundsGEP(builder_.getInt32Ty(), BufferBase(op->buffer), Emit(op->index));
+  llvm::Value* add = Emit(op->value);
+  EmitDeviceFence(llvm::AtomicOrdering::Release);
+  llvm::Value* old = builder_.CreateAtomicRMW(
+      llvm::AtomicRMWInst::Add, ptr, add, llvm::Align(4), llvm::AtomicOrdering::Monotonic,
+      nvptx() ? llvm::SyncScope::System : ctx_.getOrInsertSyncScopeID("agent"));
+  EmitDeviceFence(llvm::AtomicOrdering::Acquire);
+  llvm::Value* at = builder_.CreateInBoundsGEP(builder_.getInt32Ty(), BufferBase(op->result),
+                                               Emit(op->result_index));
+  builder_.CreateAlignedStore(old, at, llvm::Align(4));
+}
+
 void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
   if (nvptx()) {
     if (op->commit_async) {

@@ -56,6 +56,8 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitAllocate(const ir::Allocate* op) override;
   void EmitEvaluate(const ir::Evaluate* op) override;
   void EmitBarrier(const ir::Barrier* op) override;
+  void EmitFetchAdd(const ir::FetchAdd* op) override;
+  void EmitDeviceFence(llvm::AtomicOrdering ordering);
   void EmitWarpMma(const ir::WarpMma* op) override;                  // codegen_gpu_mma.cc
   void EmitWarpGroupMma(const ir::WarpGroupMma* op) override;        // codegen_gpu_wgmma.cc
   void EmitAsyncProxyFence();                                        // codegen_gpu_wgmma.cc

@@ -102,6 +102,9 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
     case StmtKind::kSetMaxRegisters:
       EmitSetMaxRegisters(s.As<ir::SetMaxRegisters>());
       return;
+    case StmtKind::kFetchAdd:
+      EmitFetchAdd(s.As<ir::FetchAdd>());
+      return;
   }
   Fail(absl::InternalError(
       StrCat(target_name_, ": unknown statement kind ", ir::StmtKindName(s.kind()))));
@@ -130,6 +133,11 @@ void CodeGenLlvm::EmitTensorCopy(const ir::TensorCopy* op) {
 void CodeGenLlvm::EmitSetMaxRegisters(const ir::SetMaxRegisters* op) {
   Fail(absl::UnimplementedError(
       StrCat(target_name_, ": set_max_registers is an NVPTX instruction (sm_90a)")));
+}
+
+void CodeGenLlvm::EmitFetchAdd(const ir::FetchAdd* op) {
+  Fail(absl::UnimplementedError(
+      StrCat(target_name_, ": fetch_add hands results between the blocks of GPU kernels")));
 }
 
 void CodeGenLlvm::EmitMBarrierOp(const ir::MBarrierOp* op) {

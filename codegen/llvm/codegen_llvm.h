@@ -98,6 +98,7 @@ class CodeGenLlvm {
   virtual void EmitTensorCopy(const ir::TensorCopy* op);
   virtual void EmitMBarrierOp(const ir::MBarrierOp* op);
   virtual void EmitSetMaxRegisters(const ir::SetMaxRegisters* op);
+  virtual void EmitFetchAdd(const ir::FetchAdd* op);
   virtual void EmitWaveMma(const ir::WaveMma* op);
   /// `base[index] += value` atomically, lane by lane (`value` already emitted).
   virtual void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) = 0;

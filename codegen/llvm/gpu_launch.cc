@@ -31,6 +31,7 @@ class ShapeChecker {
   std::array<std::optional<int64_t>, 3> grid;
   std::array<std::optional<int64_t>, 3> block;
   int64_t shared_bytes = 0;
+  int64_t workspace_bytes = 0;  // global allocations: module memory
   bool has_warp_mma = false;
   bool has_warp_group_mma = false;
   int wave_mma_lanes = 0;         // the widest wavefront a wave_mma needs (0: none)
@@ -80,6 +81,7 @@ class ShapeChecker {
       case ir::StmtKind::kTensorCopy:
       case ir::StmtKind::kMBarrierOp:
       case ir::StmtKind::kSetMaxRegisters:
+      case ir::StmtKind::kFetchAdd:
         return false;
     }
     return false;
@@ -180,6 +182,11 @@ class ShapeChecker {
         }
         has_warp_group_mma = true;  // whole warpgroups, as for wgmma
         return;
+      case ir::StmtKind::kFetchAdd:
+        if (!ctx.in_thread) {
+          Fail("fetch_add outside the gpu_thread loops: a thread executes it");
+        }
+        return;
     }
   }
 
@@ -271,11 +278,18 @@ class ShapeChecker {
         break;
       case ir::MemoryScope::kGpuLocal:
         break;
+      case ir::MemoryScope::kGlobal:  // a workspace: module memory, outside the GPU loops
+        if (ctx.in_block || ctx.in_thread) {
+          return Fail(StrCat("global allocation (workspace) ", op->buffer.name(),
+                             " inside the GPU loops; a workspace is module memory, allocated "
+                             "outside them"));
+        }
+        workspace_bytes += op->size * op->buffer.element_type().Bytes();
+        break;
       case ir::MemoryScope::kStack:
-      case ir::MemoryScope::kGlobal:
-        return Fail(StrCat("allocation ", op->buffer.name(), " in ",
-                           ir::MemoryScopeName(op->buffer.scope()),
-                           " memory; GPU kernels allocate gpu_shared or gpu_local memory"));
+        return Fail(StrCat("allocation ", op->buffer.name(),
+                           " in stack memory; GPU kernels allocate gpu_shared, gpu_local or "
+                           "(outside the GPU loops) global memory"));
     }
     Walk(op->body, ctx);
   }
@@ -416,6 +430,7 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
   for (int param : ir::AtomicallyAccumulatedParams(func)) {
     launch.zeroed_args.push_back(static_cast<uint32_t>(param));
   }
+  launch.workspace_bytes = static_cast<uint64_t>(checker.workspace_bytes);
   if (checker.has_hopper_async && arch != nullptr &&
       (arch->kind != TargetKind::kCuda || !arch->name.starts_with("sm_90"))) {
     return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name,

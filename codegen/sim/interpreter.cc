@@ -1,5 +1,6 @@
 #include "codegen/sim/interpreter.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -214,6 +215,23 @@ void Interpreter::ExecStore(const ir::Store* op) {
   }
 }
 
+// Counters are int32 elements in their own bytes; blocks may run on several OS threads, and the
+// acquire-release read-modify-write orders what blocks wrote before their arrivals (the
+// simulator's device-scope fences).
+void Interpreter::ExecFetchAdd(const ir::FetchAdd* op) {
+  SimBuffer* counter = LookupBuffer(op->buffer.get());
+  SimBuffer* result = LookupBuffer(op->result.get());
+  const int64_t k = CheckedIndex(*counter, Eval(op->index).lanes[0].i, "fetch_add on");
+  const int64_t r = CheckedIndex(*result, Eval(op->result_index).lanes[0].i, "fetch_add result to");
+  const auto add = static_cast<int32_t>(Eval(op->value).lanes[0].i);
+  const int32_t old = std::atomic_ref<int32_t>(reinterpret_cast<int32_t*>(counter->data)[k])
+                          .fetch_add(add, std::memory_order_acq_rel);
+  if (!result->cells.empty()) {
+    TrackShared(*result, r, /*write=*/true);
+  }
+  result->Write(r, Lane{.i = old});
+}
+
 void Interpreter::ExecFor(const ir::For* op) {
   if (op->loop_kind == ir::LoopKind::kGpuBlock) {
     if (in_threads_) {
@@ -282,6 +300,9 @@ void Interpreter::ExecAllocate(const ir::Allocate* op) {
   b.name = op->buffer.name();
   b.scope = scope;
   b.Allocate(op->buffer.element_type(), op->size);
+  if (scope == ir::MemoryScope::kGlobal) {  // a workspace starts as the loaded module's: zeros
+    std::fill(b.storage.begin(), b.storage.end(), 0);
+  }
   if (scope == ir::MemoryScope::kGpuShared &&
       (options_->check_shared_races || options_->check_uninitialized_shared)) {
     b.cells.resize(static_cast<size_t>(op->size));
@@ -353,6 +374,9 @@ void Interpreter::Exec(const ir::Stmt& s) {
       ExecMBarrierOp(s.As<ir::MBarrierOp>());
       return;
     case StmtKind::kSetMaxRegisters:  // registers are not simulated
+      return;
+    case StmtKind::kFetchAdd:
+      ExecFetchAdd(s.As<ir::FetchAdd>());
       return;
   }
   Fail(absl::StatusCode::kInternal,

@@ -185,6 +185,7 @@ class Interpreter {
   int64_t IntDivMod(int64_t x, int64_t y, bool div) const;
   // Statements (interpreter.cc).
   void ExecStore(const ir::Store* op);
+  void ExecFetchAdd(const ir::FetchAdd* op);
   void ExecFor(const ir::For* op);
   void ExecAllocate(const ir::Allocate* op);
   // The warp's multiply-accumulate, this lane's share of it (interpreter_mma.cc).

@@ -197,6 +197,56 @@ TEST(GpuSimTest, BlockWorkersComputeTheSameResult) {
   EXPECT_EQ(c, CpuGemm(a, b, m, n, k));
 }
 
+// out[0] = the sum of a's blocks * 32 elements, in order: each block of 32 threads parks its
+// elements in a workspace and arrives at a counter; the last block to arrive adds every
+// block's elements and returns the counter to zero.
+LoweredFunc LastBlockSum(int64_t blocks) {
+  Buffer a("a"), out("out");
+  Buffer parts("parts", MemoryScope::kGlobal),
+      count("count", MemoryScope::kGlobal, ir::Type::Int32());
+  Buffer arrived("arrived", MemoryScope::kGpuShared, ir::Type::Int32());
+  Var bx("bx"), tx("tx"), i("i");
+  const Expr zero(int64_t{0});
+  Stmt last = IfThenElse::Make(
+      tx == zero, Block::Make({Store::Make(out, zero, Expr(0.0f)),
+                               For::Make(i, 0, blocks * 32, LoopKind::kSerial,
+                                         Store::Make(out, zero, out(zero) + parts(i))),
+                               Store::Make(count, zero, ir::IntImm::Make(0, ir::Type::Int32()))}));
+  Stmt thread = Block::Make({
+      Store::Make(parts, bx * 32 + tx, a(bx * 32 + tx)),
+      Barrier::Make(),
+      IfThenElse::Make(
+          tx == zero,
+          ir::FetchAdd::Make(count, zero, ir::IntImm::Make(1, ir::Type::Int32()), arrived, zero)),
+      Barrier::Make(),
+      IfThenElse::Make(ir::Cast::Make(ir::Type::Int64(), arrived(zero)) == blocks - 1, last),
+  });
+  Stmt body =
+      For::Make(bx, 0, blocks, LoopKind::kGpuBlock,
+                Allocate::Make(arrived, 1, For::Make(tx, 0, 32, LoopKind::kGpuThread, thread)));
+  return LoweredFunc{"last_block_sum",
+                     {a, out},
+                     Allocate::Make(parts, blocks * 32, Allocate::Make(count, 1, body))};
+}
+
+TEST(GpuSimTest, TheLastBlockToArriveAtAWorkspaceCounterSeesEveryBlocksWrites) {
+  const int64_t blocks = 16;
+  std::vector<float> a = Random(blocks * 32, 9), out(1, -1.0f);
+  float want = 0.0f;
+  for (float v : a) {
+    want += v;
+  }
+  const LoweredFunc f = LastBlockSum(blocks);
+  EXPECT_THAT(ir::ToText(f.body), HasSubstr("arrived[0] = fetch_add(count[0], 1i32)"));
+  for (int workers : {1, 3}) {
+    GpuSimOptions options;
+    options.block_workers = workers;
+    absl::Status status = RunGpuKernel(f, {a, out}, options);
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(out[0], want) << workers << " block workers";
+  }
+}
+
 TEST(GpuSimTest, BarrierUnderThreadDependentConditionIsADivergentBarrier) {
   Buffer out("out"), s("s", MemoryScope::kGpuShared);
   Var bx("bx"), tx("tx");

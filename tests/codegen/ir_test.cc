@@ -169,7 +169,12 @@ TEST_F(IrDeathTest, MakeRejectsBrokenInvariants) {
   EXPECT_DEATH(For::Make(i, 0, 4, LoopKind::kSerial, Store::Make(x, i, 0.0f), 1),
                "thread_axis is only for GPU loops");
   EXPECT_DEATH(IfThenElse::Make(i, Store::Make(x, i, 0.0f)), "scalar bool");
-  EXPECT_DEATH(Allocate::Make(Buffer("g"), 4, Store::Make(x, 0, 0.0f)), "global");
+  EXPECT_DEATH(Allocate::Make(Buffer("g"), 0, Store::Make(x, 0, 0.0f)), "size must be >= 1");
+  Buffer counter("counter", MemoryScope::kGlobal, Type::Int32());
+  Buffer got("got", MemoryScope::kGpuShared, Type::Int32());
+  EXPECT_DEATH(FetchAdd::Make(x, i, IntImm::Make(1, Type::Int32()), got, i), "global int32");
+  EXPECT_DEATH(FetchAdd::Make(counter, i, IntImm::Make(1, Type::Int32()), x, i),
+               "gpu_shared or gpu_local int32");
   EXPECT_DEATH(IntImm::Make(int64_t{1} << 40, Type::Int32()), "does not fit int32");
   EXPECT_DEATH(Buffer("not a name"), "not an identifier");
   EXPECT_DEATH(CallExtern::Make(Type::Int32(), "f", {Load::Make(x, i, 4)}),

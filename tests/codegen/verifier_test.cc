@@ -89,6 +89,24 @@ TEST(VerifierTest, RejectsGpuSharedAllocationOutsideGpuLoops) {
                  {"allocate s", "outside GPU loops"});
 }
 
+TEST(VerifierTest, RejectsAGlobalWorkspaceAllocatedInsideGpuLoopsOrAFetchAddOutsideThreads) {
+  Buffer y("y"), ws("ws", MemoryScope::kGlobal, Type::Int32());
+  Buffer got("got", MemoryScope::kGpuShared, Type::Int32());
+  Var b("b"), t("t");
+  const Expr zero(int64_t{0});
+  Stmt add = FetchAdd::Make(ws, zero, IntImm::Make(1, Type::Int32()), got, zero);
+  Stmt threads = Allocate::Make(got, 1, For::Make(t, 0, 32, LoopKind::kGpuThread, add));
+  Stmt inside = For::Make(b, 0, 2, LoopKind::kGpuBlock, Allocate::Make(ws, 4, threads));
+  ExpectRejected(LoweredFunc{"f", {y}, inside},
+                 {"allocate ws", "inside a loop", "outside the GPU loops"});
+  Stmt unthreaded =
+      Allocate::Make(ws, 4, For::Make(b, 0, 2, LoopKind::kGpuBlock, Allocate::Make(got, 1, add)));
+  ExpectRejected(LoweredFunc{"f", {y}, unthreaded}, {"fetch_add(ws)", "outside a gpu_thread loop"});
+  // Outside the loops, with the fetch_add in the threads: a kernel's workspace.
+  Stmt kernel = Allocate::Make(ws, 4, For::Make(b, 0, 2, LoopKind::kGpuBlock, threads));
+  EXPECT_TRUE(Verify(LoweredFunc{"f", {y}, kernel}).ok()) << Verify(LoweredFunc{"f", {y}, kernel});
+}
+
 TEST(VerifierTest, RejectsEvaluateOfSomethingOtherThanACall) {
   Buffer y("y");
   ExpectRejected(LoweredFunc{"f", {y}, Evaluate::Make(y(0))}, {"other than a call"});
