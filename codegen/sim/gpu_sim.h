@@ -25,8 +25,9 @@
 // read of a gpu_shared element no thread has written yet, a data race on gpu_shared memory (two
 // threads of a block touch one element between two barriers and one of them writes), a GPU loop
 // shape outside the convention, division by zero, and CallExtern / AddressOf (external calls
-// are not simulated). Atomic adds are atomic across blocks. Not modelled: memory coalescing,
-// bank conflicts, timing, warps, races on global memory.
+// are not simulated). Atomic adds and FetchAdds are atomic across blocks; a workspace (a global
+// Allocate outside the block loops) starts zeroed, as a loaded module's, and lives for one run.
+// Not modelled: memory coalescing, bank conflicts, timing, warps, races on global memory.
 #pragma once
 
 #include <cstdint>

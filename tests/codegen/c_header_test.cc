@@ -55,6 +55,17 @@ TEST(CHeaderTest, Bf16NtKernelPrototypeUsesTuneBf16AndDocumentsTheTransposedB) {
   EXPECT_THAT(header, HasSubstr("arrays of the element types and layouts given below"));
 }
 
+TEST(CHeaderTest, AKernelWithAWorkspaceTellsCallersNotToOverlapItsCalls) {
+  HeaderKernel split = KernelOf("split", "gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
+  split.launch->workspace_bytes = 4718640;
+  const HeaderKernel plain = KernelOf("plain", "gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16");
+  const std::string header = RenderCHeader(SpecOf("cuda -arch=sm_90a", {split, plain}));
+  EXPECT_THAT(header, HasSubstr("workspace=4718640"));
+  EXPECT_THAT(header, HasSubstr("workspace: 4718640 bytes of module memory"));
+  EXPECT_THAT(header, HasSubstr("calls of this function must not overlap"));
+  EXPECT_EQ(header.find("workspace: "), header.rfind("workspace: ")) << "only split's";
+}
+
 TEST(CHeaderTest, Fp8PrototypePassesScalesAfterTheOutputAndBeforeTheStream) {
   const HeaderKernel k = KernelOf("q", "gemm:M=16,N=32,K=64,layout=NT,dtype=fp8e4m3,epilogue=bias");
   EXPECT_EQ(CPrototype(k.func_name, k.workload, true),
