@@ -59,7 +59,7 @@ constexpr DtypeSet kTensorCoreDtypes{Dtype::kTf32, Dtype::kF16,     Dtype::kBf16
 
 const KernelTemplate kConv2dCudaWgmma = {
     .name = "conv2d.cuda.wgmma",
-    .version = 3,
+    .version = 4,
     .op = OpKind::kConv2d,
     .targets = TemplateTargets::kCuda,
     .space = [](const Workload& w, const Target& t) { return WgmmaSpace(ImplicitGemm(w), t); },
@@ -78,7 +78,7 @@ const KernelTemplate kConv2dCudaWgmma = {
 
 const KernelTemplate kConv2dCudaMma = {
     .name = "conv2d.cuda.mma",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kConv2d,
     .targets = TemplateTargets::kCuda,
     .space = [](const Workload& w, const Target& t) { return MmaSpace(ImplicitGemm(w), t); },

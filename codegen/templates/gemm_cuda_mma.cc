@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/split_reduction.h"
 #include "codegen/templates/template_util.h"
 #include "codegen/templates/tensor_core_gemm.h"
 #include "common/status.h"
@@ -97,9 +98,17 @@ ConfigSpace MmaSpace(const ImplicitGemm& g, const Target& target) {
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},
                 "block rows per raster group (blocks of a group share B's tiles in L2)");
-  space.AddKnob("gridk", FloatOutputGridSplits(workload, g.k),
-                "blocks that share each tile's reduction (grid z; their sums are added "
-                "atomically into a zeroed C; float32 outputs without a ReLU only)");
+  space.AddKnob("gridk", GridSplits(GpuCeilDiv(g.k, 2 * k_step)),
+                "blocks that share each tile's reduction (grid z; each parks its partial tile in "
+                "a workspace, and the tile's last block adds them and runs the epilogue)");
+  space.AddConstraint(
+      "a split reduction's workspace (gridk partial tiles of bm x bn per tile, 4-byte "
+      "elements) fits in 64 MiB",
+      [m = g.m, n = g.n](const Config& c) {
+        const int64_t bm = KnobValue(c, "bm"), bn = KnobValue(c, "bn");
+        return SplitWorkspaceBytes(GpuCeilDiv(m, bm) * GpuCeilDiv(n, bn), bm, bn,
+                                   KnobValue(c, "gridk")) <= kSplitWorkspaceLimitBytes;
+      });
   space.AddConstraint("bm % (16 * warps_m) == 0 (m16 fragments per warp)", [](const Config& c) {
     return KnobValue(c, "bm") % (16 * KnobValue(c, "warps_m")) == 0;
   });
@@ -201,7 +210,8 @@ std::vector<Config> MmaSeeds(const ImplicitGemm& g, const Target& target) {
     plain["raster"] = 1;
     variants.push_back(std::move(plain));
   }
-  return MatmulSeeds(space, variants, {g.m, g.n, g.k});
+  // Splits of the reduction for tiles too few to fill the GPU once.
+  return MatmulSeeds(space, variants, {g.m, g.n, g.k}, kGpuMultiprocessorsGuess);
 }
 
 namespace {
@@ -220,7 +230,8 @@ class MmaKernel {
         p_(w_),
         as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
-        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))) {}
+        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        split_(g, k.bm, k.bn, k.gridk, ir::Type::Of(AccumulatorType(w_.dtype()))) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -237,11 +248,12 @@ class MmaKernel {
   int64_t StepsPerSplit() const { return GpuCeilDiv(Steps(), k_.gridk); }
 
   Stmt Body() const {
-    Stmt threads = For::Make(tx_, 0, k_.Threads(), LoopKind::kGpuThread, ThreadBody(), 0);
-    return RasterizedGemmBlocks(
+    Stmt threads = split_.AllocateShared(
+        For::Make(tx_, 0, k_.Threads(), LoopKind::kGpuThread, ThreadBody(), 0));
+    return split_.AllocateWorkspace(RasterizedGemmBlocks(
         TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_,
         ir::Allocate::Make(as_, k_.stages * lay_.a_stage,
-                           ir::Allocate::Make(bs_, k_.stages * lay_.b_stage, threads)));
+                           ir::Allocate::Make(bs_, k_.stages * lay_.b_stage, threads))));
   }
 
   Stmt ThreadBody() const {
@@ -270,6 +282,9 @@ class MmaKernel {
     });
     stmts.push_back(For::Make(t, 0, step_count_, LoopKind::kSerial, step));
     stmts.push_back(StoreFragments(warp));
+    if (split_.Active()) {  // once every thread has parked, the tile's last block stores C
+      stmts.push_back(split_.Finish(v_.bx, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue()));
+    }
     return ir::Allocate::Make(acc_, accs, LetStmt::Make(lane_, tx_ % 32, Block::Make(stmts)));
   }
 
@@ -361,9 +376,17 @@ class MmaKernel {
     return Block::Make(std::move(stmts));
   }
 
+  // C[m][n ...] through the epilogue, or (a split reduction) the block's partial tile.
   Stmt OutputStore(const Expr& m, const Expr& n, Expr value, int lanes) const {
-    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk)
-        .Store(m, n, std::move(value), lanes);
+    if (split_.Active()) {
+      return split_.Park(v_.bx, bz_, m - tile_m_ * k_.bm, n - tile_n_ * k_.bn, std::move(value),
+                         lanes);
+    }
+    return Epilogue().Store(m, n, std::move(value), lanes);
+  }
+
+  MmaEpilogue Epilogue() const {
+    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, 1);
   }
 
   const Workload& w_;
@@ -374,6 +397,7 @@ class MmaKernel {
   SharedLayout lay_;
   GemmParams p_;
   ir::Buffer as_, bs_, acc_;
+  SplitReduction split_;
   Var tx_{"tx"}, lane_{"lane"};
   GemmBlockVars v_;
   const Var &bz_ = v_.split, &tile_m_ = v_.tile_m, &tile_n_ = v_.tile_n, &step_count_ = v_.steps;
@@ -418,7 +442,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 
 const KernelTemplate kGemmCudaMma = {
     .name = "gemm.cuda.mma",
-    .version = 2,
+    .version = 3,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

@@ -1,10 +1,13 @@
 #include "codegen/templates/gemm_cuda_wgmma.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/split_reduction.h"
 #include "codegen/templates/template_util.h"
 #include "codegen/templates/tensor_core_gemm.h"
 #include "codegen/templates/tma_pipeline.h"
@@ -143,9 +146,9 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "by element through registers)");
   space.AddKnob("raster", {1, 4, 8, 16},
                 "block rows per raster group (blocks of a group share B's tiles in L2)");
-  space.AddKnob("gridk", FloatOutputGridSplits(workload, g.k),
-                "blocks that share each tile's reduction (grid z; their sums are added "
-                "atomically into a zeroed C; float32 outputs without a ReLU only)");
+  space.AddKnob("gridk", GridSplits(WgmmaCostShape(g).k_steps),
+                "blocks that share each tile's reduction (grid z; each parks its partial tile in "
+                "a workspace, and the tile's last block adds them and runs the epilogue)");
   space.AddKnob("stage_c",
                 SixteenByteRows(g) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
                 "1: the block's output tile is staged in shared memory and written in 16-byte "
@@ -160,6 +163,14 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                         return KnobValue(c, "tma") == 0 ||
                                (KnobValue(c, "wg_k") == 1 && KnobValue(c, "copy") == first_copy);
                       });
+  space.AddConstraint(
+      "a split reduction's workspace (gridk partial tiles of bm x bn per tile, 4-byte "
+      "elements) fits in 64 MiB",
+      [m = g.m, n = g.n](const Config& c) {
+        const int64_t bm = KnobValue(c, "bm"), bn = KnobValue(c, "bn");
+        return SplitWorkspaceBytes(GpuCeilDiv(m, bm) * GpuCeilDiv(n, bn), bm, bn,
+                                   KnobValue(c, "gridk")) <= kSplitWorkspaceLimitBytes;
+      });
   space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
     return KnobValue(c, "stage_c") == 0 ||
            (KnobValue(c, "wg_k") == 1 && KnobValue(c, "gridk") == 1);
@@ -264,6 +275,52 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
 
 }  // namespace
 
+namespace {
+
+// For shapes of fewer tiles than multiprocessors, splits of light tiles: each tile shape below
+// with three stages (room for two or more blocks per multiprocessor, as blocks with a share of K
+// need no deep pipeline), split by the smallest gridk that makes two blocks per multiprocessor,
+// else the largest offered. On the H200 the first splits tried, of the presets (four to six
+// stages, one block per multiprocessor), ran in two waves and lost to no split.
+std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  std::vector<Config> seeds;
+  const std::vector<int64_t>& gridks = space.FindKnob("gridk")->values;
+  for (const auto& [bm, bn] : std::vector<std::pair<int64_t, int64_t>>{
+           {64, 64}, {128, 128}, {64, 128}, {128, 64}, {64, 32}}) {
+    Config c;
+    c["bm"] = LargestAtMost(space.FindKnob("bm")->values, bm);
+    c["bn"] = LargestAtMost(space.FindKnob("bn")->values, bn);
+    c["wg_m"] = c["bm"] / 64 >= 2 ? 2 : 1;
+    c["wg_n"] = 1;
+    c["wg_k"] = 1;
+    c["stages"] = 3;
+    c["copy"] = space.FindKnob("copy")->values.front();
+    c["raster"] = 8;
+    c["stage_c"] = 0;
+    c["tma"] = 0;
+    const int64_t tiles = GpuCeilDiv(g.m, c["bm"]) * GpuCeilDiv(g.n, c["bn"]);
+    if (tiles >= kGpuMultiprocessorsGuess) {
+      continue;
+    }
+    std::optional<Config> chosen;
+    for (int64_t gridk : gridks) {
+      c["gridk"] = gridk;
+      if (gridk > 1 && space.IsValid(c)) {
+        chosen = c;
+        if (tiles * gridk >= 2 * kGpuMultiprocessorsGuess) {
+          break;
+        }
+      }
+    }
+    if (chosen && std::find(seeds.begin(), seeds.end(), *chosen) == seeds.end()) {
+      seeds.push_back(*std::move(chosen));
+    }
+  }
+  return seeds;
+}
+
+}  // namespace
+
 Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
   const ConfigSpace space = WgmmaSpace(g, target);
   return MatmulDefault(space, Presets(g, space), {g.m, g.n, g.k}, 132,
@@ -316,7 +373,15 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
       variants.push_back(as_tma(preset, 4));
     }
   }
-  return MatmulSeeds(space, variants, {g.m, g.n, g.k});
+  // Splits of the reduction for tiles too few to fill the GPU once: first the split seeds of
+  // light tiles, then each variant and its split.
+  std::vector<Config> seeds = SplitSeeds(g, space);
+  for (Config& c : MatmulSeeds(space, variants, {g.m, g.n, g.k}, kGpuMultiprocessorsGuess)) {
+    if (seeds.size() < kMaxGpuSeeds && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+      seeds.push_back(std::move(c));
+    }
+  }
+  return seeds;
 }
 
 namespace {
@@ -346,7 +411,8 @@ class WgmmaKernel {
         part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
         partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w_.dtype()))),
         cs_("Cs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.out_type())),
-        bars_("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64()) {}
+        bars_("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64()),
+        split_(g, k.bm, k.bn, k.gridk, ir::Type::Of(AccumulatorType(w_.dtype()))) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -379,12 +445,14 @@ class WgmmaKernel {
     if (k_.tma == 1) {
       threads = ir::Allocate::Make(bars_, 2 * k_.stages, threads);
     }
+    threads = split_.AllocateShared(threads);
     Stmt body =
         ir::Allocate::Make(as_, k_.wg_k * k_.Buffers() * AStage(),
                            ir::Allocate::Make(bs_, k_.wg_k * k_.Buffers() * BStage(), threads));
     // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
     body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
-    return RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body);
+    return split_.AllocateWorkspace(
+        RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body));
   }
 
   // The warp-specialised TMA pipeline of this block (tma = 1): the tiles of A and B as the
@@ -453,7 +521,20 @@ class WgmmaKernel {
     if (k_.stage_c == 1) {
       stmts.push_back(StageCopyOut());
     }
+    stmts.push_back(FinishSplit());
     return stmts;
+  }
+
+  // gridk > 1: once every thread has parked its accumulators, the tile's last block stores C.
+  Stmt FinishSplit() const {
+    if (!split_.Active()) {
+      return Stmt();
+    }
+    return split_.Finish(v_.bx, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue());
+  }
+
+  MmaEpilogue Epilogue() const {
+    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, 1);
   }
 
   Stmt ZeroAccumulators() const {
@@ -511,6 +592,7 @@ class WgmmaKernel {
     } else {
       stmts.push_back(StoreAccumulators());
     }
+    stmts.push_back(FinishSplit());
     return Lets(Block::Make(std::move(stmts)));
   }
 
@@ -635,25 +717,35 @@ class WgmmaKernel {
     return Block::Make(std::move(stmts));
   }
 
-  // Each thread's accumulators, two adjacent columns at a time, with the epilogue: thread
-  // (warp w, lane l) of a warpgroup holds, for j < n / 2 of m64 step mi, row 64 mi + 16 w +
-  // l / 4 + 8 ((j / 2) % 2) and column 8 (j / 4) + 2 (l % 4) + j % 2.
+  // Each thread's accumulators, two adjacent columns at a time, with the epilogue (or, for a
+  // split reduction, into the block's partial tile): thread (warp w, lane l) of a warpgroup
+  // holds, for j < n / 2 of m64 step mi, row 64 mi + 16 w + l / 4 + 8 ((j / 2) % 2) and column
+  // 8 (j / 4) + 2 (l % 4) + j % 2.
   Stmt StoreAccumulators() const {
     if (k_.stage_c == 1) {
       return Block::Make({StageWrites(), StageCopyOut()});
     }
-    const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
+    const MmaEpilogue epilogue = Epilogue();
     Expr warp = tx_ % 128 / 32;
-    Expr row0 = tile_m_ * k_.bm + group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
-    Expr col0 = tile_n_ * k_.bn + group_n_ * k_.GroupN() + lane_ % 4 * 2;
+    Expr local_row0 = group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
+    Expr local_col0 = group_n_ * k_.GroupN() + lane_ % 4 * 2;
+    Expr row0 = tile_m_ * k_.bm + local_row0;
+    Expr col0 = tile_n_ * k_.bn + local_col0;
     const bool pairs = g_.n % 2 == 0;
     const int64_t n = k_.GroupN();
     std::vector<Stmt> stmts;
     for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
       for (int64_t j = 0; j < n / 2; j += 2) {
         const int64_t slot = mi * n / 2 + j;
-        Expr m = row0 + (64 * mi + 8 * ((j / 2) % 2));
-        Expr col = col0 + 8 * (j / 4);
+        const int64_t dm = 64 * mi + 8 * ((j / 2) % 2), dn = 8 * (j / 4);
+        if (split_.Active()) {  // rows past C's (a skinny M's) are never read: not parked
+          Stmt park = split_.Park(v_.bx, bz_, local_row0 + dm, local_col0 + dn,
+                                  ir::Load::Make(acc_, ir::Ramp::Make(Expr(slot), 1, 2)), 2);
+          stmts.push_back(g_.m % k_.bm == 0 ? park : IfThenElse::Make(row0 + dm < g_.m, park));
+          continue;
+        }
+        Expr m = row0 + dm;
+        Expr col = col0 + dn;
         if (pairs) {
           Expr value = ir::Load::Make(acc_, ir::Ramp::Make(Expr(slot), 1, 2));
           stmts.push_back(
@@ -674,7 +766,7 @@ class WgmmaKernel {
   // StagedRow() elements; StageWrites), a barrier, then the tile out to C in 16-byte chunks,
   // consecutive threads along a row (C's rows are whole chunks: SixteenByteRows; StageCopyOut).
   Stmt StageWrites() const {
-    const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
+    const MmaEpilogue epilogue = Epilogue();
     Expr warp = tx_ % 128 / 32;
     Expr row0 = group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
     Expr col0 = group_n_ * k_.GroupN() + lane_ % 4 * 2;
@@ -725,6 +817,7 @@ class WgmmaKernel {
   int64_t bytes_, row_;
   GemmParams p_;
   ir::Buffer as_, bs_, acc_, part_, partial_, cs_, bars_;
+  SplitReduction split_;
   Var tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
   Var group_k_{"group_k"}, split_tx_{"split_tx"};
   Var range_steps_{"range_steps"};
@@ -779,7 +872,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 4,
+    .version = 5,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

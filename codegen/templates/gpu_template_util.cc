@@ -1,6 +1,7 @@
 #include "codegen/templates/gpu_template_util.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
@@ -49,19 +50,35 @@ Config MatmulDefault(const ConfigSpace& space, std::vector<Config> presets, cons
 }
 
 std::vector<Config> MatmulSeeds(const ConfigSpace& space, const std::vector<Config>& variants,
-                                const MatmulSize& size) {
+                                const MatmulSize& size, int64_t split_below_blocks) {
   std::vector<Config> seeds;
+  auto add = [&](Config c) {
+    if (seeds.size() < kMaxGpuSeeds && space.IsValid(c) &&
+        std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+      seeds.push_back(std::move(c));
+    }
+  };
+  const bool one_split = split_below_blocks != INT64_MAX;
   for (const Config& v : variants) {
+    Config unsplit = v;
+    unsplit["gridk"] = 1;
+    const bool few = size.Blocks(unsplit) < split_below_blocks;
+    std::optional<Config> chosen;  // one_split: the split this variant gets
     for (int64_t gridk : space.FindKnob("gridk")->values) {
       Config c = v;
       c["gridk"] = gridk;
-      if (gridk > 1 && (gridk * 128 > size.k || size.Blocks(c) > 8 * kGpuMultiprocessorsGuess)) {
+      if (gridk > 1 && (!few || gridk * 128 > size.k ||
+                        size.Blocks(c) > 8 * kGpuMultiprocessorsGuess || !space.IsValid(c))) {
         continue;
       }
-      if (seeds.size() < kMaxGpuSeeds && space.IsValid(c) &&
-          std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
-        seeds.push_back(std::move(c));
+      if (!one_split || gridk == 1) {
+        add(std::move(c));
+      } else if (!chosen || size.Blocks(*chosen) < split_below_blocks) {
+        chosen = std::move(c);
       }
+    }
+    if (chosen) {
+      add(*std::move(chosen));
     }
   }
   return seeds;

@@ -39,9 +39,11 @@ Config MatmulDefault(const ConfigSpace& space, std::vector<Config> presets, cons
 
 /// The seeds of a matmul-shaped template: each of `variants` with each gridk of `space` that
 /// keeps >= 128 of K per block and at most ~8 waves of blocks on a large GPU; valid, distinct,
-/// at most kMaxGpuSeeds, in order.
+/// at most kMaxGpuSeeds, in order. With `split_below_blocks`, only variants of fewer blocks than
+/// that are split, each once: by the smallest gridk that reaches that many blocks (else the
+/// largest allowed).
 std::vector<Config> MatmulSeeds(const ConfigSpace& space, const std::vector<Config>& variants,
-                                const MatmulSize& size);
+                                const MatmulSize& size, int64_t split_below_blocks = INT64_MAX);
 
 int64_t GpuCeilDiv(int64_t a, int64_t b);
 /// The smallest power of two >= n (n >= 1).

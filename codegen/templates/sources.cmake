@@ -25,6 +25,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gemm_gpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_gpu_tiled.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_rocm_mfma.cc
+  ${CMAKE_CURRENT_LIST_DIR}/split_reduction.cc
   ${CMAKE_CURRENT_LIST_DIR}/tensor_core_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/tma_pipeline.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc

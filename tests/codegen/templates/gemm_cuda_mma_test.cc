@@ -90,16 +90,20 @@ TEST(GemmCudaMmaSim, IntegerGemmsMatchTheReferenceExactlyOrDequantised) {
   CheckOnSimulator("gemm:M=33,N=32,K=96,layout=NT,dtype=u8i8,out=f32,epilogue=bias", 1);
 }
 
-TEST(GemmCudaMmaSim, AGridSplitAddsItsPartialSumsIntoAFloatOutput) {
-  const Workload w = *Workload::Parse("gemm:M=16,N=32,K=1024,layout=NT,dtype=bf16,out=f32");
+TEST(GemmCudaMmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue) {
+  // 1024 bf16 elements of K: 32 steps of the smallest bk (32), so every split up to 16.
+  const Workload w = *Workload::Parse("gemm:M=16,N=32,K=1024,layout=NT,dtype=bf16");
   ASSERT_NE(Mma(w), nullptr);
-  EXPECT_GT(Mma(w)->space(w, Sm90()).FindKnob("gridk")->values.size(), 1u);
+  EXPECT_THAT(Mma(w)->space(w, Sm90()).FindKnob("gridk")->values,
+              ::testing::ElementsAre(1, 2, 3, 4, 6, 8, 12, 16));
   CheckOnSimulator("gemm:M=16,N=32,K=1024,layout=NT,dtype=bf16,out=f32,epilogue=bias", 0,
                    {Knobs(16, 32, 32, 1, 2, 3, 16, 1, 4)});
-  // A bf16 output cannot take atomic float32 adds.
-  const Workload narrow = *Workload::Parse("gemm:M=16,N=32,K=1024,layout=NT,dtype=bf16");
-  EXPECT_EQ(Mma(narrow)->space(narrow, Sm90()).FindKnob("gridk")->values,
-            (std::vector<int64_t>{1}));
+  // 16-bit and integer outputs with the whole epilogue; odd columns one at a time.
+  CheckOnSimulator("gemm:M=40,N=64,K=1024,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+                   {Knobs(32, 32, 32, 1, 2, 3, 16, 1, 3)});
+  CheckOnSimulator("gemm:M=32,N=40,K=512,layout=NT,dtype=i8,epilogue=bias_relu", 0,
+                   {Knobs(32, 32, 64, 2, 1, 3, 16, 1, 2)});
+  CheckOnSimulator("gemm:M=24,N=33,K=512,dtype=f16", 0, {Knobs(16, 32, 32, 1, 2, 3, 2, 1, 2)});
 }
 
 TEST(GemmCudaMma, ATf32OrFp8GemmWithBStoredKByNIsRefusedNamingTheLayouts) {

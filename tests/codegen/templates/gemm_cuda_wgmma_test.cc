@@ -122,9 +122,37 @@ TEST(GemmCudaWgmmaSim, WarpgroupsSplittingKAddTheirSumsThroughSharedMemory) {
                    {Knobs(64, 64, 1, 1, 3, 16, 1, 1, 2)});
 }
 
-TEST(GemmCudaWgmmaSim, AGridSplitAddsItsPartialSumsIntoAFloatOutput) {
+TEST(GemmCudaWgmmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue) {
+  // Every output type and epilogue: bf16 with bias and ReLU (the splits of the last tiles
+  // cover a partial step), float32, i8's exact i32 sums, fp8's scales; blocks of two tiles
+  // on two simulator threads, so that either block of a tile may arrive last.
+  CheckOnSimulator("gemm:M=100,N=96,K=1000,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+                   {Knobs(64, 64, 1, 1, 3, 16, 1, 3), Knobs(64, 32, 1, 1, 4, 16, 1, 2, 2)});
   CheckOnSimulator("gemm:M=64,N=64,K=1024,layout=NT,dtype=bf16,out=f32,epilogue=bias", 0,
                    {Knobs(64, 64, 1, 1, 3, 16, 1, 4)});
+  CheckOnSimulator("gemm:M=64,N=48,K=1024,layout=NT,dtype=i8,epilogue=bias_relu", 0,
+                   {Knobs(64, 32, 1, 1, 3, 16, 1, 2)});
+  CheckOnSimulator("gemm:M=40,N=64,K=768,layout=NT,dtype=fp8e4m3", 0,
+                   {Knobs(64, 64, 1, 1, 3, 16, 1, 3)});
+  // Odd columns: partial tiles parked one element at a time, C written a column at a time.
+  CheckOnSimulator("gemm:M=64,N=37,K=512,dtype=f16", 0, {Knobs(64, 64, 1, 1, 3, 2, 1, 2)});
+  // A TMA pipeline: the consumers park, then the whole block (the producer too) finishes.
+  CheckOnSimulator("gemm:M=64,N=128,K=1024,layout=NT,dtype=bf16,epilogue=bias", 0,
+                   {Tma(64, 64, 1, 1, 4, 4)});
+}
+
+TEST(GemmCudaWgmma, GridSplitsAreOfferedForEveryOutputWithTwoStepsOfKPerSplit) {
+  const Workload w = *Workload::Parse("gemm:M=16,N=768,K=768,layout=NT,dtype=bf16,epilogue=relu");
+  const ConfigSpace space = GpuTemplate(kName, Sm90a(), w)->space(w, Sm90a());
+  // 768 bf16 elements of K: 12 steps of 128 bytes, so at most 6 splits.
+  EXPECT_THAT(space.FindKnob("gridk")->values, ::testing::ElementsAre(1, 2, 3, 4, 6));
+  // The workspace of a split is bounded: 1024 x 4096 four ways is 64 MiB and its counters.
+  const Workload big = *Workload::Parse("gemm:M=1024,N=4096,K=4096,layout=NT,dtype=bf16");
+  const ConfigSpace big_space = GpuTemplate(kName, Sm90a(), big)->space(big, Sm90a());
+  const absl::Status refused = big_space.Validate(Knobs(128, 128, 2, 1, 4, 16, 1, 4));
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(refused.message(), HasSubstr("workspace"));
+  EXPECT_TRUE(big_space.Validate(Knobs(128, 128, 2, 1, 4, 16, 1, 2)).ok());
 }
 
 TEST(GemmCudaWgmmaSim, LayoutNnReadsBNMajorForSixteenBitDtypes) {
@@ -272,6 +300,25 @@ TEST(GemmCudaWgmma, SeedsOfferTilesThatFitTwoBlocksPerMultiprocessor) {
   EXPECT_TRUE(found);
 }
 
+TEST(GemmCudaWgmma, SkinnyShapesSplitTheirReductionByDefaultAndInSeedsLargeOnesDoNot) {
+  // 16 x 768: a dozen tiles for 132 multiprocessors, and 3072 of K to share.
+  const Workload skinny = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), skinny);
+  ASSERT_NE(tpl, nullptr);
+  EXPECT_GT(tpl->default_config(skinny, Sm90a()).at("gridk"), 1);
+  int splits = 0;
+  for (const Config& c : tpl->seeds(skinny, Sm90a())) {
+    splits += c.at("gridk") > 1;
+  }
+  EXPECT_GT(splits, 0);
+  // 4096 x 4096: hundreds of tiles already.
+  const Workload large = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16");
+  EXPECT_EQ(tpl->default_config(large, Sm90a()).at("gridk"), 1);
+  for (const Config& c : tpl->seeds(large, Sm90a())) {
+    EXPECT_EQ(c.at("gridk"), 1) << ConfigToString(c);
+  }
+}
+
 TEST(GemmCudaWgmmaLaunch, AShortReductionAllocatesOnlyTheStageBuffersItsStepsUse) {
   // K = 64 bf16: one step of 128 bytes, so five stages need one buffer of A's and B's rows.
   const Workload w = *Workload::Parse("gemm:M=256,N=256,K=64,layout=NT,dtype=bf16");
@@ -362,6 +409,11 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3", Tma(128, 64, 2, 1, 4),
                 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"},
+           Case{"gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16,epilogue=bias",
+                Knobs(64, 64, 1, 1, 4, 16, 8, 8),
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
+           Case{"gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16", Tma(64, 128, 1, 1, 4, 4),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -381,6 +433,11 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos,
               c.config.at("tma") == 1)
         << c.text;
+    // A grid split: a zeroed module workspace, the fenced arrival, one atomic per block.
+    const bool split = c.config.at("gridk") > 1;
+    EXPECT_EQ(module->code.find("_split_partials[") != std::string::npos, split) << c.text;
+    EXPECT_EQ(module->code.find("atom.global.add.u32") != std::string::npos, split) << c.text;
+    EXPECT_EQ(module->code.find("membar.gl") != std::string::npos, split) << c.text;
     // layout=NN reads B transposed (imm-trans-b 1).
     EXPECT_EQ(module->code.find(", p, 1, 1, 0, 1;") != std::string::npos,
               w.gemm().layout == GemmLayout::kNN)

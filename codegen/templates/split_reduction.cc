@@ -1,0 +1,102 @@
+#include "codegen/templates/split_reduction.h"
+
+#include <utility>
+
+#include "codegen/templates/gpu_template_util.h"
+
+namespace tune {
+
+using ir::Expr;
+using ir::Stmt;
+
+int64_t SplitWorkspaceBytes(int64_t tiles, int64_t bm, int64_t bn, int64_t gridk) {
+  return gridk <= 1 ? 0 : 4 * tiles * (gridk * bm * bn + 1);
+}
+
+std::vector<int64_t> GridSplits(int64_t k_steps) {
+  std::vector<int64_t> splits = {1};
+  for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
+    if (2 * v <= k_steps) {
+      splits.push_back(v);
+    }
+  }
+  return splits;
+}
+
+SplitReduction::SplitReduction(const ImplicitGemm& g, int64_t bm, int64_t bn, int64_t gridk,
+                               ir::Type acc)
+    : g_(g),
+      bm_(bm),
+      bn_(bn),
+      gridk_(gridk),
+      tiles_(GpuCeilDiv(g.m, bm) * GpuCeilDiv(g.n, bn)),
+      partials_("split_partials", ir::MemoryScope::kGlobal, acc),
+      arrivals_("split_arrivals", ir::MemoryScope::kGlobal, ir::Type::Int32()),
+      arrived_("split_arrived", ir::MemoryScope::kGpuShared, ir::Type::Int32()) {}
+
+Stmt SplitReduction::AllocateWorkspace(Stmt kernel) const {
+  if (!Active()) {
+    return kernel;
+  }
+  return ir::Allocate::Make(partials_, tiles_ * gridk_ * bm_ * bn_,
+                            ir::Allocate::Make(arrivals_, tiles_, std::move(kernel)));
+}
+
+Stmt SplitReduction::AllocateShared(Stmt threads) const {
+  return Active() ? ir::Allocate::Make(arrived_, 1, std::move(threads)) : threads;
+}
+
+Expr SplitReduction::PartialIndex(const Expr& tile, const Expr& split, const Expr& row,
+                                  const Expr& col) const {
+  return ((tile * gridk_ + split) * bm_ + row) * bn_ + col;
+}
+
+Stmt SplitReduction::Park(const Expr& tile, const Expr& split, const Expr& row, const Expr& col,
+                          Expr value, int lanes) const {
+  Expr at = PartialIndex(tile, split, row, col);
+  return ir::Store::Make(partials_, lanes == 1 ? at : ir::Ramp::Make(at, 1, lanes),
+                         std::move(value));
+}
+
+Stmt SplitReduction::Finish(const Expr& tile, const Expr& tile_m, const Expr& tile_n,
+                            const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue) const {
+  const Expr zero(int64_t{0});
+  // Runs of columns as wide as C's rows and the tile allow (aligned: n and N multiples of it).
+  int lanes = 1;
+  for (int l : {4, 2}) {
+    if (g_.n % l == 0 && bn_ % l == 0) {
+      lanes = l;
+      break;
+    }
+  }
+  const int64_t per_row = bn_ / lanes;
+  ir::Var c("c_split");
+  Expr chunk = tx + c * threads;
+  Expr row = chunk / per_row;
+  Expr col = chunk % per_row * lanes;
+  Expr sum;
+  for (int64_t s = 0; s < gridk_; ++s) {  // in split order, whichever block arrived last
+    Expr at = PartialIndex(tile, Expr(s), row, col);
+    Expr part = ir::Load::Make(partials_, lanes == 1 ? at : ir::Ramp::Make(at, 1, lanes));
+    sum = sum.defined() ? sum + part : part;
+  }
+  Expr m = tile_m * bm_ + row;
+  Expr n = tile_n * bn_ + col;
+  Stmt store = ir::IfThenElse::Make(m < g_.m && n < g_.n, epilogue.Store(m, n, sum, lanes));
+  Stmt last = ir::Block::Make({
+      SpreadOverThreads(c, chunk, bm_ * per_row, threads, std::move(store), /*async=*/false),
+      ir::IfThenElse::Make(
+          tx == zero, ir::Store::Make(arrivals_, tile, ir::IntImm::Make(0, ir::Type::Int32()))),
+  });
+  Expr arrived = ir::Cast::Make(ir::Type::Int64(), ir::Load::Make(arrived_, zero));
+  return ir::Block::Make({
+      ir::Barrier::Make(),
+      ir::IfThenElse::Make(
+          tx == zero, ir::FetchAdd::Make(arrivals_, tile, ir::IntImm::Make(1, ir::Type::Int32()),
+                                         arrived_, zero)),
+      ir::Barrier::Make(),
+      ir::IfThenElse::Make(arrived == gridk_ - 1, std::move(last)),
+  });
+}
+
+}  // namespace tune

@@ -1,0 +1,71 @@
+// A tensor-core GEMM's reduction split across the blocks of grid z (knob gridk), for every output
+// type and epilogue: each block parks its partial output tile in a workspace, and the last of a
+// tile's gridk blocks to arrive adds the tile's partial tiles in split order (so that the result
+// does not depend on which block finishes last), runs the epilogue and stores C.
+//
+// The workspace is module memory (ir::Allocate of global buffers: zero when the module loads) of
+// gridk partial tiles per output tile, in the accumulators' type (float32, or int32 for the
+// integer dtypes), and one arrival counter per tile. A block writes its partial tile, then
+// arrives (a Barrier, one thread's FetchAdd, whose release and acquire fences publish the
+// block's writes and see the others', a second Barrier: CUTLASS's semaphore); the block that
+// counts gridk - 1 arrivals
+// before its own reads the partial tiles and returns the counter to zero, so that the next
+// launch finds it zeroed. Launches of one such kernel therefore must not overlap (one stream
+// at a time), as the C header says.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/ir/ir.h"
+#include "codegen/templates/tensor_core_gemm.h"
+
+namespace tune {
+
+/// Most bytes a split reduction's workspace may take (a config past it is refused by the
+/// space's constraint): module memory stays allocated while the module is loaded.
+inline constexpr int64_t kSplitWorkspaceLimitBytes = int64_t{64} << 20;
+
+/// Bytes of the workspace of `tiles` output tiles of bm x bn split gridk ways (4-byte
+/// accumulators and counters).
+int64_t SplitWorkspaceBytes(int64_t tiles, int64_t bm, int64_t bn, int64_t gridk);
+
+/// The values of knob gridk of a tensor-core template: 1, and the splits that leave each block
+/// at least two of the reduction's `k_steps` steps.
+std::vector<int64_t> GridSplits(int64_t k_steps);
+
+class SplitReduction {
+ public:
+  /// The reduction of `g`'s tiles of bm x bn (tiles of them in all) split `gridk` ways (1: not
+  /// split, and every member but Active does nothing), with accumulators of type `acc`.
+  SplitReduction(const ImplicitGemm& g, int64_t bm, int64_t bn, int64_t gridk, ir::Type acc);
+
+  bool Active() const { return gridk_ > 1; }
+
+  /// `kernel` (the block loops) inside the workspace's allocations.
+  ir::Stmt AllocateWorkspace(ir::Stmt kernel) const;
+  /// `threads` (the gpu_thread loop) inside the block's shared arrival slot.
+  ir::Stmt AllocateShared(ir::Stmt threads) const;
+
+  /// Stores `lanes` accumulators (`value`) of row `row` and columns col .. col + lanes - 1 of
+  /// the block's tile (tile-local coordinates) into partial tile `split` of tile `tile`.
+  ir::Stmt Park(const ir::Expr& tile, const ir::Expr& split, const ir::Expr& row,
+                const ir::Expr& col, ir::Expr value, int lanes) const;
+
+  /// Run by all `threads` threads of the block (thread `tx`) after each parked its part of the
+  /// tile: the block arrives at tile `tile`'s counter, and the last block adds the gridk partial
+  /// tiles in order and stores rows tile_m * bm .. and columns tile_n * bn .. of C through
+  /// `epilogue` (built for an unsplit reduction), in runs of 4, 2 or 1 columns as C's rows allow.
+  ir::Stmt Finish(const ir::Expr& tile, const ir::Expr& tile_m, const ir::Expr& tile_n,
+                  const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue) const;
+
+ private:
+  ir::Expr PartialIndex(const ir::Expr& tile, const ir::Expr& split, const ir::Expr& row,
+                        const ir::Expr& col) const;
+
+  const ImplicitGemm& g_;
+  int64_t bm_, bn_, gridk_, tiles_;
+  ir::Buffer partials_, arrivals_, arrived_;
+};
+
+}  // namespace tune
