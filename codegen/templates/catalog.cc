@@ -41,14 +41,21 @@ namespace {
 // are the catalog's own (they call its micro-kernels).
 std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& ukernels) {
   return {
-      &kGemmCpuBlocked,       &kConv2dCpuPointwise, &kConv2dCpuDirect,   &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd,    &kGemmCpuOpenblas,    &kGemmCpuDnnl,       &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,        &ukernels.gemm(),     &ukernels.conv2d(),  &kGemmCudaWgmma,
-      &kGemmCudaMma,          &kGemmRocmMfma,       &kGemmRocmWmma,      &kGemmGpuTiled,
-      &kConv2dCudaWgmma,      &kConv2dCudaMma,      &kConv2dRocmMfma,    &kConv2dGpuImplicitGemm,
-      &kConv2dGpuDirect,      &kGemmCudaCublas,     &kConv2dCudaCudnn,   &kConv2dCudaCudnnGraph,
-      &kGemmCudaCublasLt,     &kGemmRocmRocblas,    &kGemmRocmHipblasLt, &kConv2dRocmMiopen,
-      &kConv2dRocmMiopenNhwc,
+      &kGemmCpuBlocked,        &kConv2dCpuPointwise,
+      &kConv2dCpuDirect,       &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd,     &kGemmCpuOpenblas,
+      &kGemmCpuDnnl,           &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,         &ukernels.gemm(),
+      &ukernels.conv2d(),      &kGemmCudaWgmma,
+      &kGemmCudaMma,           &kGemmRocmMfma,
+      &kGemmRocmWmma,          &kGemmGpuTiled,
+      &kConv2dCudaWgmma,       &kConv2dCudaMma,
+      &kConv2dRocmMfma,        &kConv2dRocmWmma,
+      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,
+      &kGemmCudaCublas,        &kConv2dCudaCudnn,
+      &kConv2dCudaCudnnGraph,  &kGemmCudaCublasLt,
+      &kGemmRocmRocblas,       &kGemmRocmHipblasLt,
+      &kConv2dRocmMiopen,      &kConv2dRocmMiopenNhwc,
   };
 }
 

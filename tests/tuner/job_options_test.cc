@@ -122,13 +122,13 @@ TEST(ValidateJobSpecTest, Fp8OnSm80IsRefusedAtSubmitNamingTheFieldTheTargetAndTh
 
 TEST(ValidateJobSpecTest, ADtypeWithNoTemplateYetSaysWhichFormsTheTemplatesThereBuild) {
   v1::JobSpec spec = Valid();
-  // gfx942 has conv2d.rocm.mfma for it; gfx1100's WMMA has no convolution template yet.
-  spec.set_workload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16");
-  spec.set_target("rocm -mcpu=gfx1100");
+  // gfx90a runs i8, and conv2d.rocm.mfma convolves it in NHWC; no template there takes NCHW.
+  spec.set_workload("conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,stride=1,pad=1,dtype=i8");
+  spec.set_target("rocm -mcpu=gfx90a");
   std::string error = ErrorOf(spec);
-  EXPECT_THAT(error, HasSubstr("spec.workload: no template builds dtype=bf16, layout=NHWC for "
-                               "conv2d on 'rocm -mcpu=gfx1100' yet; templates there build dtype="));
-  EXPECT_THAT(error, HasSubstr("layout=NCHW"));
+  EXPECT_THAT(error, HasSubstr("spec.workload: no template builds dtype=i8, layout=NCHW for "
+                               "conv2d on 'rocm -mcpu=gfx90a' yet; templates there build dtype="));
+  EXPECT_THAT(error, HasSubstr("layout=NHWC"));
 }
 
 TEST(ValidateJobSpecTest, AWinogradTemplateOnALayerItDoesNotFitIsRefusedSayingWhy) {

@@ -1,7 +1,8 @@
-// conv2d.rocm.mfma, NHWC convolutions on gemm.rocm.mfma's kernel: the implicit GEMMs on the
-// simulator against the reference (padding, strides, the 3-channel stem read element by element,
-// i8 and FNUZ fp8 on gfx942), where it applies, and its code objects inspected (the MFMA
-// instructions present, no scratch). No AMD GPU has run these kernels.
+// conv2d.rocm.mfma and conv2d.rocm.wmma, NHWC convolutions on gemm.rocm.mfma's kernel: the
+// implicit GEMMs on the simulator against the reference (padding, strides, the 3-channel stem
+// read element by element, i8 and FNUZ fp8 on gfx942; f16, bf16, i8 and u8i8 on gfx1100's WMMA),
+// where each applies, and their code objects inspected (the MFMA / WMMA instructions present, no
+// scratch). No AMD GPU has run these kernels.
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,8 @@ Config Knobs(int64_t bm, int64_t bn, int64_t bk, int64_t waves_m, int64_t waves_
 
 void CheckOnSimulator(const std::string& arch, const std::string& text, int random,
                       std::vector<Config> extra = {}) {
-  testing::CheckTemplateOnSimulator("conv2d.rocm.mfma", Rocm(arch), text, random, std::move(extra));
+  testing::CheckTemplateOnSimulator(arch == "gfx1100" ? "conv2d.rocm.wmma" : "conv2d.rocm.mfma",
+                                    Rocm(arch), text, random, std::move(extra));
 }
 
 // --- conv2d.rocm.mfma ------------------------------------------------------------------------
@@ -77,6 +79,50 @@ TEST(Conv2dRocmMfmaCodeObject, AResNetLayerHoldsMfmaInstructionsAndNeedsNoScratc
       *dir, "conv2d.rocm.mfma", "gfx90a",
       "conv2d:N=8,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=f16",
       "v_mfma_f32_16x16x16f16");  // 1568 pixels: small tiles fill gfx90a's 110 CUs
+}
+
+// --- conv2d.rocm.wmma -------------------------------------------------------------------------
+
+TEST(Conv2dRocmWmmaSim, NhwcConvolutionsMatchTheReferenceOnWmmaTiles) {
+  CheckOnSimulator("gfx1100",
+                   "conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16", 2,
+                   {Knobs(32, 32, 32, 2, 1, 16, 2, 16)});
+  CheckOnSimulator(
+      "gfx1100",
+      "conv2d:N=2,C=8,H=7,W=7,K=16,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=f16,epilogue=bias_relu",
+      2);
+  // The 3-channel stem element by element, and the integer dtypes (i32 sums).
+  CheckOnSimulator("gfx1100",
+                   "conv2d:N=1,C=3,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=f16", 1);
+  CheckOnSimulator("gfx1100",
+                   "conv2d:N=1,C=32,H=6,W=6,K=32,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=i8", 1);
+  CheckOnSimulator("gfx1100",
+                   "conv2d:N=1,C=16,H=5,W=5,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=u8i8", 1);
+}
+
+TEST(Conv2dRocmWmma, AppliesToNhwcLayersOnGfx1100Only) {
+  const Workload nhwc = *Workload::Parse(
+      "conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16");
+  EXPECT_NE(GpuTemplate("conv2d.rocm.wmma", Rocm("gfx1100"), nhwc), nullptr);
+  EXPECT_EQ(GpuTemplate("conv2d.rocm.wmma", Rocm("gfx942"), nhwc), nullptr);
+  const Workload nchw = *Workload::Parse("conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=1,pad=1");
+  EXPECT_EQ(GpuTemplate("conv2d.rocm.wmma", Rocm("gfx1100"), nchw), nullptr);
+}
+
+TEST(Conv2dRocmWmmaCodeObject, AResNetLayerHoldsWmmaInstructionsAndNeedsNoScratch) {
+  if (!testing::HaveLlvmObjectTools()) {
+    GTEST_SKIP() << "llvm-readelf-19 / llvm-objdump-19 are not installed";
+  }
+  absl::StatusOr<TempDir> dir = TempDir::Create("tune-wmma-conv-hsaco-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  testing::ExpectMatrixKernelWithoutScratch(
+      *dir, "conv2d.rocm.wmma", "gfx1100",
+      "conv2d:N=8,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=f16",
+      "v_wmma_f32_16x16x16_f16");
+  testing::ExpectMatrixKernelWithoutScratch(
+      *dir, "conv2d.rocm.wmma", "gfx1100",
+      "conv2d:N=8,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=i8",
+      "v_wmma_i32_16x16x16_iu8");
 }
 
 }  // namespace

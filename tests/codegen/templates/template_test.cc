@@ -123,9 +123,9 @@ TEST(TemplateForm, EveryF32OnlyTemplateRefusesATypedWorkloadNamingTheDtypeItBuil
     const bool integer = t->name == "gemm.cuda.wgmma" || t->name == "gemm.cuda.mma" ||
                          t->name == "conv2d.cuda.wgmma" || t->name == "conv2d.cuda.mma" ||
                          t->name == "gemm.rocm.mfma" || t->name == "gemm.rocm.wmma" ||
-                         t->name == "conv2d.rocm.mfma" || t->name == "gemm.cuda.cublaslt" ||
-                         t->name == "conv2d.cuda.cudnn_graph" || t->name == "gemm.rocm.hipblaslt" ||
-                         t->name == "conv2d.rocm.miopen_nhwc";
+                         t->name == "conv2d.rocm.mfma" || t->name == "conv2d.rocm.wmma" ||
+                         t->name == "gemm.cuda.cublaslt" || t->name == "conv2d.cuda.cudnn_graph" ||
+                         t->name == "gemm.rocm.hipblaslt" || t->name == "conv2d.rocm.miopen_nhwc";
     EXPECT_EQ(t->dtypes.Has(Dtype::kI8), integer) << t->name;
     if (!(t->dtypes == DtypeSet{Dtype::kF32})) {
       continue;  // gemm.gpu.tiled and gemm.cuda.cublaslt (gpu_templates_typed_test.cc)
