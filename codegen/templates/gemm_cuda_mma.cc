@@ -101,14 +101,7 @@ ConfigSpace MmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddKnob("gridk", GridSplits(GpuCeilDiv(g.k, 2 * k_step)),
                 "blocks that share each tile's reduction (grid z; each parks its partial tile in "
                 "a workspace, and the tile's last block adds them and runs the epilogue)");
-  space.AddConstraint(
-      "a split reduction's workspace (gridk partial tiles of bm x bn per tile, 4-byte "
-      "elements) fits in 64 MiB",
-      [m = g.m, n = g.n](const Config& c) {
-        const int64_t bm = KnobValue(c, "bm"), bn = KnobValue(c, "bn");
-        return SplitWorkspaceBytes(GpuCeilDiv(m, bm) * GpuCeilDiv(n, bn), bm, bn,
-                                   KnobValue(c, "gridk")) <= kSplitWorkspaceLimitBytes;
-      });
+  AddSplitWorkspaceConstraint(space, g);
   space.AddConstraint("bm % (16 * warps_m) == 0 (m16 fragments per warp)", [](const Config& c) {
     return KnobValue(c, "bm") % (16 * KnobValue(c, "warps_m")) == 0;
   });

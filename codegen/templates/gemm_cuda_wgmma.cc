@@ -163,14 +163,7 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                         return KnobValue(c, "tma") == 0 ||
                                (KnobValue(c, "wg_k") == 1 && KnobValue(c, "copy") == first_copy);
                       });
-  space.AddConstraint(
-      "a split reduction's workspace (gridk partial tiles of bm x bn per tile, 4-byte "
-      "elements) fits in 64 MiB",
-      [m = g.m, n = g.n](const Config& c) {
-        const int64_t bm = KnobValue(c, "bm"), bn = KnobValue(c, "bn");
-        return SplitWorkspaceBytes(GpuCeilDiv(m, bm) * GpuCeilDiv(n, bn), bm, bn,
-                                   KnobValue(c, "gridk")) <= kSplitWorkspaceLimitBytes;
-      });
+  AddSplitWorkspaceConstraint(space, g);
   space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
     return KnobValue(c, "stage_c") == 0 ||
            (KnobValue(c, "wg_k") == 1 && KnobValue(c, "gridk") == 1);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/template_util.h"
 
 namespace tune {
 
@@ -21,6 +22,17 @@ std::vector<int64_t> GridSplits(int64_t k_steps) {
     }
   }
   return splits;
+}
+
+void AddSplitWorkspaceConstraint(ConfigSpace& space, const ImplicitGemm& g) {
+  space.AddConstraint(
+      "a split reduction's workspace (gridk partial tiles of bm x bn per tile, 4-byte "
+      "elements) fits in 64 MiB",
+      [m = g.m, n = g.n](const Config& c) {
+        const int64_t bm = KnobValue(c, "bm"), bn = KnobValue(c, "bn");
+        return SplitWorkspaceBytes(GpuCeilDiv(m, bm) * GpuCeilDiv(n, bn), bm, bn,
+                                   KnobValue(c, "gridk")) <= kSplitWorkspaceLimitBytes;
+      });
 }
 
 SplitReduction::SplitReduction(const ImplicitGemm& g, int64_t bm, int64_t bn, int64_t gridk,

@@ -19,6 +19,7 @@
 
 #include "codegen/ir/ir.h"
 #include "codegen/templates/tensor_core_gemm.h"
+#include "search/config_space.h"
 
 namespace tune {
 
@@ -33,6 +34,10 @@ int64_t SplitWorkspaceBytes(int64_t tiles, int64_t bm, int64_t bn, int64_t gridk
 /// The values of knob gridk of a tensor-core template: 1, and the splits that leave each block
 /// at least two of the reduction's `k_steps` steps.
 std::vector<int64_t> GridSplits(int64_t k_steps);
+
+/// Adds to `space` (knobs bm, bn, gridk) the constraint that a split's workspace for `g` fits in
+/// kSplitWorkspaceLimitBytes.
+void AddSplitWorkspaceConstraint(ConfigSpace& space, const ImplicitGemm& g);
 
 class SplitReduction {
  public:
