@@ -413,6 +413,27 @@ llvm::Value* CodeGenGpu::DynamicShared() {
 // by wgmma, which reads through the async proxy). AMDGPU: a workgroup-scope release fence,
 // s_barrier, an acquire fence (what HIP's __syncthreads() is), so that shared-memory writes before
 // it are seen after it.
+void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
+  if (nvptx()) {
+    if (op->commit_async) {
+      builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+    }
+    if (op->wait_async >= 0) {
+      builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                               {builder_.getInt32(op->wait_async)});
+    }
+    if (shared_alignment_ == kSwizzledSharedAlignment) {
+      EmitAsyncProxyFence();
+    }
+    builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+    return;
+  }
+  llvm::SyncScope::ID workgroup = ctx_.getOrInsertSyncScopeID("workgroup");
+  builder_.CreateFence(llvm::AtomicOrdering::Release, workgroup);
+  builder_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, {}, {});
+  builder_.CreateFence(llvm::AtomicOrdering::Acquire, workgroup);
+}
+
 // A fence at device scope: NVPTX membar.gl (__threadfence()), which LLVM treats as reading and
 // writing all memory, so no access moves across it; AMDGPU an agent-scope fence.
 void CodeGenGpu::EmitDeviceFence(llvm::AtomicOrdering ordering) {
@@ -437,27 +458,6 @@ void CodeGenGpu::EmitFetchAdd(const ir::FetchAdd* op) {
   llvm::Value* at = builder_.CreateInBoundsGEP(builder_.getInt32Ty(), BufferBase(op->result),
                                                Emit(op->result_index));
   builder_.CreateAlignedStore(old, at, llvm::Align(4));
-}
-
-void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
-  if (nvptx()) {
-    if (op->commit_async) {
-      builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
-    }
-    if (op->wait_async >= 0) {
-      builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
-                               {builder_.getInt32(op->wait_async)});
-    }
-    if (shared_alignment_ == kSwizzledSharedAlignment) {
-      EmitAsyncProxyFence();
-    }
-    builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
-    return;
-  }
-  llvm::SyncScope::ID workgroup = ctx_.getOrInsertSyncScopeID("workgroup");
-  builder_.CreateFence(llvm::AtomicOrdering::Release, workgroup);
-  builder_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, {}, {});
-  builder_.CreateFence(llvm::AtomicOrdering::Acquire, workgroup);
 }
 
 }  // namespace tune::llvm_backend

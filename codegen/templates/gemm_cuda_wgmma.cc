@@ -266,10 +266,6 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
   return presets;
 }
 
-}  // namespace
-
-namespace {
-
 // For shapes of fewer tiles than multiprocessors, splits of light tiles: each tile shape below
 // with three stages (room for two or more blocks per multiprocessor, as blocks with a share of K
 // need no deep pipeline), split by the smallest gridk that makes two blocks per multiprocessor,

@@ -3,8 +3,9 @@
 // its operands lie (ImplicitGemm: a GEMM's, or an NHWC convolution's as an implicit GEMM), their
 // kernels' parameters, the clamped, validity-guarded reads of global tiles their copies issue
 // and the copy of one chunk, the grid splits of the reduction they offer, the epilogue that
-// stores an accumulator pair (fp8 scales, bias, ReLU, rounding to the output type, or an atomic
-// add for a split reduction), and the bound their outputs are held to.
+// stores an accumulator pair (fp8 scales, bias, ReLU, rounding to the output type, or
+// gemm.rocm.mfma's atomic add for a split reduction; the CUDA templates split through
+// split_reduction.h), and the bound their outputs are held to.
 #pragma once
 
 #include <cstdint>
@@ -103,9 +104,9 @@ struct ImplicitGemm {
   bool b_k_major = true;  // B [N][K]; false: B [K][N] (a GEMM of layout=NN)
 };
 
-/// The values of knob gridk: 1, and for a float32 output without a ReLU the splits that leave
-/// each block at least 256 of the reduction's `k` (their sums are added atomically into a zeroed
-/// C).
+/// gemm.rocm.mfma's values of knob gridk: 1, and for a float32 output without a ReLU the splits
+/// that leave each block at least 256 of the reduction's `k` (their sums are added atomically
+/// into a zeroed C).
 std::vector<int64_t> FloatOutputGridSplits(const Workload& workload, int64_t k);
 
 /// The tolerance (KernelTemplate::tolerance) of tensor-core kernels: 4 for the 8-bit floats,

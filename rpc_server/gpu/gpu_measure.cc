@@ -642,11 +642,11 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
                ? dev.Memset32(output, kQuietNan, static_cast<size_t>(out_elems))
                : dev.Memset8(output, 0xff, out_bytes);
   };
-  absl::Status s = poison();
+  absl::Status s;
   for (int run = 0; run < 2 && s.ok(); ++run) {
-    s = call();
-    if (s.ok() && run == 0) {
-      s = poison();
+    s = poison();
+    if (s.ok()) {
+      s = call();
     }
   }
   if (s.ok()) {
