@@ -12,6 +12,9 @@ namespace tune {
 int64_t GpuCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t MatmulSize::Blocks(const Config& c) const {
+  if (auto streamk = c.find("streamk"); streamk != c.end() && streamk->second > 0) {
+    return streamk->second * kGpuMultiprocessorsGuess;  // a persistent grid
+  }
   return GpuCeilDiv(m, c.at("bm")) * GpuCeilDiv(n, c.at("bn")) * c.at("gridk");
 }
 

@@ -26,6 +26,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gemm_gpu_tiled.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_rocm_mfma.cc
   ${CMAKE_CURRENT_LIST_DIR}/split_reduction.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stream_k.cc
   ${CMAKE_CURRENT_LIST_DIR}/tensor_core_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/tma_pipeline.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc
@@ -35,6 +36,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/template_features.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/ukernel_templates.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc
   ${CMAKE_CURRENT_LIST_DIR}/../c_header.cc
   ${CMAKE_CURRENT_LIST_DIR}/../compiler.cc

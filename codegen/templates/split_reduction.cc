@@ -35,12 +35,12 @@ void AddSplitWorkspaceConstraint(ConfigSpace& space, const ImplicitGemm& g) {
       });
 }
 
-SplitReduction::SplitReduction(const ImplicitGemm& g, int64_t bm, int64_t bn, int64_t gridk,
+SplitReduction::SplitReduction(const ImplicitGemm& g, int64_t bm, int64_t bn, int64_t slots,
                                ir::Type acc)
     : g_(g),
       bm_(bm),
       bn_(bn),
-      gridk_(gridk),
+      slots_(slots),
       tiles_(GpuCeilDiv(g.m, bm) * GpuCeilDiv(g.n, bn)),
       partials_("split_partials", ir::MemoryScope::kGlobal, acc),
       arrivals_("split_arrivals", ir::MemoryScope::kGlobal, ir::Type::Int32()),
@@ -50,7 +50,7 @@ Stmt SplitReduction::AllocateWorkspace(Stmt kernel) const {
   if (!Active()) {
     return kernel;
   }
-  return ir::Allocate::Make(partials_, tiles_ * gridk_ * bm_ * bn_,
+  return ir::Allocate::Make(partials_, tiles_ * slots_ * bm_ * bn_,
                             ir::Allocate::Make(arrivals_, tiles_, std::move(kernel)));
 }
 
@@ -60,7 +60,7 @@ Stmt SplitReduction::AllocateShared(Stmt threads) const {
 
 Expr SplitReduction::PartialIndex(const Expr& tile, const Expr& split, const Expr& row,
                                   const Expr& col) const {
-  return ((tile * gridk_ + split) * bm_ + row) * bn_ + col;
+  return ((tile * slots_ + split) * bm_ + row) * bn_ + col;
 }
 
 Stmt SplitReduction::Park(const Expr& tile, const Expr& split, const Expr& row, const Expr& col,
@@ -72,6 +72,13 @@ Stmt SplitReduction::Park(const Expr& tile, const Expr& split, const Expr& row, 
 
 Stmt SplitReduction::Finish(const Expr& tile, const Expr& tile_m, const Expr& tile_n,
                             const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue) const {
+  return Finish(tile, Expr(slots_), tile_m, tile_n, tx, threads, epilogue);
+}
+
+Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& tile_m,
+                            const Expr& tile_n, const ir::Var& tx, int64_t threads,
+                            const MmaEpilogue& epilogue) const {
+  const bool all_slots = ir::AsConstInt(parts) == slots_;
   const Expr zero(int64_t{0});
   // Runs of columns as wide as C's rows and the tile allow (aligned: n and N multiples of it).
   int lanes = 1;
@@ -87,9 +94,15 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& tile_m, const Expr& ti
   Expr row = chunk / per_row;
   Expr col = chunk % per_row * lanes;
   Expr sum;
-  for (int64_t s = 0; s < gridk_; ++s) {  // in split order, whichever block arrived last
+  // In split order, whichever block arrived last; slots past `parts` (stream-K) read but not
+  // added. Part 0 is always there.
+  for (int64_t s = 0; s < slots_; ++s) {
     Expr at = PartialIndex(tile, Expr(s), row, col);
     Expr part = ir::Load::Make(partials_, lanes == 1 ? at : ir::Ramp::Make(at, 1, lanes));
+    if (s > 0 && !all_slots) {
+      Expr zero = ir::Cast::Make(partials_.element_type(), Expr(int64_t{0}));
+      part = ir::Select::Make(Expr(s) < parts, part, ir::BroadcastTo(zero, lanes));
+    }
     sum = sum.defined() ? sum + part : part;
   }
   Expr m = tile_m * bm_ + row;
@@ -101,13 +114,19 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& tile_m, const Expr& ti
           tx == zero, ir::Store::Make(arrivals_, tile, ir::IntImm::Make(0, ir::Type::Int32()))),
   });
   Expr arrived = ir::Cast::Make(ir::Type::Int64(), ir::Load::Make(arrived_, zero));
+  // A tile of one block (stream-K's parts of 1) has been stored: no arrival. The barriers stay
+  // outside the conditions, as every thread must reach them.
+  Expr shared = all_slots ? Expr(true) : parts > 1;
   return ir::Block::Make({
       ir::Barrier::Make(),
       ir::IfThenElse::Make(
-          tx == zero, ir::FetchAdd::Make(arrivals_, tile, ir::IntImm::Make(1, ir::Type::Int32()),
-                                         arrived_, zero)),
+          tx == zero && shared,
+          ir::FetchAdd::Make(arrivals_, tile, ir::IntImm::Make(1, ir::Type::Int32()), arrived_,
+                             zero)),
       ir::Barrier::Make(),
-      ir::IfThenElse::Make(arrived == gridk_ - 1, std::move(last)),
+      all_slots ? ir::IfThenElse::Make(arrived == parts - 1, std::move(last))
+                : ir::IfThenElse::Make(parts > 1,
+                                       ir::IfThenElse::Make(arrived == parts - 1, std::move(last))),
   });
 }
 

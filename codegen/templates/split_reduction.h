@@ -4,14 +4,13 @@
 // does not depend on which block finishes last), runs the epilogue and stores C.
 //
 // The workspace is module memory (ir::Allocate of global buffers: zero when the module loads) of
-// gridk partial tiles per output tile, in the accumulators' type (float32, or int32 for the
-// integer dtypes), and one arrival counter per tile. A block writes its partial tile, then
-// arrives (a Barrier, one thread's FetchAdd, whose release and acquire fences publish the
-// block's writes and see the others', a second Barrier: CUTLASS's semaphore); the block that
-// counts gridk - 1 arrivals
-// before its own reads the partial tiles and returns the counter to zero, so that the next
-// launch finds it zeroed. Launches of one such kernel therefore must not overlap (one stream
-// at a time), as the C header says.
+// gridk partial tiles per output tile (for stream-K, the most blocks that share a tile), in the
+// accumulators' type (float32, or int32 for the integer dtypes), and one arrival counter per tile.
+// A block writes its partial tile, then arrives (a Barrier, one thread's FetchAdd, whose release
+// and acquire fences publish the block's writes and see the others', a second Barrier: CUTLASS's
+// semaphore); the block that counts gridk - 1 arrivals before its own reads the partial tiles and
+// returns the counter to zero, so that the next launch finds it zeroed. Launches of one such kernel
+// therefore must not overlap (one stream at a time), as the C header says.
 #pragma once
 
 #include <cstdint>
@@ -41,11 +40,12 @@ void AddSplitWorkspaceConstraint(ConfigSpace& space, const ImplicitGemm& g);
 
 class SplitReduction {
  public:
-  /// The reduction of `g`'s tiles of bm x bn (tiles of them in all) split `gridk` ways (1: not
-  /// split, and every member but Active does nothing), with accumulators of type `acc`.
-  SplitReduction(const ImplicitGemm& g, int64_t bm, int64_t bn, int64_t gridk, ir::Type acc);
+  /// The reduction of `g`'s tiles of bm x bn (tiles of them in all) split over up to `slots`
+  /// blocks per tile (gridk; for stream-K, StreamKPartition::MaxParts; 1: not split, and every
+  /// member but Active does nothing), with accumulators of type `acc`.
+  SplitReduction(const ImplicitGemm& g, int64_t bm, int64_t bn, int64_t slots, ir::Type acc);
 
-  bool Active() const { return gridk_ > 1; }
+  bool Active() const { return slots_ > 1; }
 
   /// `kernel` (the block loops) inside the workspace's allocations.
   ir::Stmt AllocateWorkspace(ir::Stmt kernel) const;
@@ -63,13 +63,19 @@ class SplitReduction {
   /// `epilogue` (built for an unsplit reduction), in runs of 4, 2 or 1 columns as C's rows allow.
   ir::Stmt Finish(const ir::Expr& tile, const ir::Expr& tile_m, const ir::Expr& tile_n,
                   const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue) const;
+  /// Finish for a tile shared by `parts` (block-uniform, 1 .. slots) blocks, whose partial tiles
+  /// are 0 .. parts - 1 (stream-K, where the count differs from tile to tile); for parts 1 (the
+  /// block stored the tile itself) only its barriers.
+  ir::Stmt Finish(const ir::Expr& tile, const ir::Expr& parts, const ir::Expr& tile_m,
+                  const ir::Expr& tile_n, const ir::Var& tx, int64_t threads,
+                  const MmaEpilogue& epilogue) const;
 
  private:
   ir::Expr PartialIndex(const ir::Expr& tile, const ir::Expr& split, const ir::Expr& row,
                         const ir::Expr& col) const;
 
   const ImplicitGemm& g_;
-  int64_t bm_, bn_, gridk_, tiles_;
+  int64_t bm_, bn_, slots_, tiles_;
   ir::Buffer partials_, arrivals_, arrived_;
 };
 

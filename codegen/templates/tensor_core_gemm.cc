@@ -49,18 +49,23 @@ ir::Stmt SpreadOverThreads(const ir::Var& c, const Expr& chunk, int64_t chunks, 
                     ir::LetStmt::Make(c, outer * unroll + inner, std::move(copy))));
 }
 
+ir::Stmt BindRasterTile(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster,
+                        const ir::Var& tile_m, const ir::Var& tile_n, ir::Stmt inner) {
+  const int64_t group = raster * tiles_n;
+  Expr first_m = tile / group * raster;
+  Expr rows = ir::Min::Make(tiles_m - first_m, Expr(raster));
+  Expr local = tile % group;
+  ir::Stmt body = ir::LetStmt::Make(tile_n, local / rows, std::move(inner));
+  return ir::LetStmt::Make(tile_m, first_m + local % rows, std::move(body));
+}
+
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner) {
-  const int64_t group = raster * tiles_n;
-  Expr first_m = v.bx / group * raster;
-  Expr rows = ir::Min::Make(tiles_m - first_m, Expr(raster));
-  Expr local = v.bx % group;
   const int64_t per_split = (total_steps + gridk - 1) / gridk;
   ir::Stmt body = ir::LetStmt::Make(
       v.steps, ir::Min::Make(Expr(per_split), Expr(total_steps) - v.split * per_split),
       std::move(inner));
-  body = ir::LetStmt::Make(v.tile_n, local / rows, std::move(body));
-  body = ir::LetStmt::Make(v.tile_m, first_m + local % rows, std::move(body));
+  body = BindRasterTile(v.bx, tiles_m, tiles_n, raster, v.tile_m, v.tile_n, std::move(body));
   if (gridk > 1) {
     body = ir::For::Make(v.split, 0, gridk, ir::LoopKind::kGpuBlock, std::move(body), 2);
   } else {

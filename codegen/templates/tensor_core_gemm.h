@@ -53,6 +53,11 @@ struct GemmBlockVars {
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner);
 
+/// `inner` with tile_m and tile_n bound to the coordinates of tile `tile` (0 .. tiles_m tiles_n
+/// - 1) in RasterizedGemmBlocks' order.
+ir::Stmt BindRasterTile(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster,
+                        const ir::Var& tile_m, const ir::Var& tile_n, ir::Stmt inner);
+
 /// The parameters of a tensor-core kernel in Workload::Arguments() order and with its names: A, B,
 /// [bias], C, [scale_A, scale_B] of a GEMM; input, weight, [bias], output, [scale_input,
 /// scale_weight] of a convolution; of the workload's element types.

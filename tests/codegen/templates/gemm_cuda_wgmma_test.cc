@@ -15,7 +15,10 @@
 #include "codegen/llvm/gpu_backend.h"
 #include "codegen/llvm/gpu_launch.h"
 #include "codegen/templates/catalog.h"
+#include "codegen/templates/split_reduction.h"
+#include "codegen/templates/stream_k.h"
 #include "codegen/templates/template.h"
+#include "codegen/templates/wgmma_kernel.h"
 #include "common/files.h"
 #include "common/status.h"
 #include "gmock/gmock.h"
@@ -43,10 +46,10 @@ void CheckOnSimulator(const std::string& text, int random, std::vector<Config> e
 
 Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
              int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0,
-             int64_t tma = 0) {
+             int64_t tma = 0, int64_t streamk = 0) {
   return {{"bm", bm},       {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
           {"wg_k", wg_k},   {"stages", stages},   {"copy", copy}, {"raster", raster},
-          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma}};
+          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma},   {"streamk", streamk}};
 }
 
 // A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
@@ -139,6 +142,94 @@ TEST(GemmCudaWgmmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue
   // A TMA pipeline: the consumers park, then the whole block (the producer too) finishes.
   CheckOnSimulator("gemm:M=64,N=128,K=1024,layout=NT,dtype=bf16,epilogue=bias", 0,
                    {Tma(64, 64, 1, 1, 4, 4)});
+}
+
+// A stream-K config of `tile` (bm, bn, wg_m, stages) on a grid of `blocks` blocks (not the
+// 132 or 264 of the space's knob: a handful, so that the simulator runs it), for `text`, on the
+// simulator with one and three block workers (any block of a shared tile may arrive last).
+void CheckStreamKOnSimulator(const std::string& text, const Config& tile, int64_t blocks) {
+  const Workload w = *Workload::Parse(text);
+  const ImplicitGemm g(w);
+  Config config = tile;
+  config["streamk"] = 1;
+  WgmmaKnobs k = WgmmaKnobsOf(config, WgmmaCostShape(g));
+  k.multiprocessors = blocks;
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(BuildWgmmaKernel(g, k, DefaultFunctionName(w)));
+  ASSERT_TRUE(lowered.ok()) << text << ": " << lowered.status();
+  for (int workers : {1, 3}) {
+    GpuSimOptions options;
+    options.block_workers = workers;
+    const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
+    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(config) << " on " << blocks
+                             << " blocks, " << workers << " workers: " << status;
+  }
+}
+
+TEST(StreamKPartition, TilesAreSharedByAsManyBlocksAsTheirStepsMeet) {
+  // 4 tiles of 7 steps: 28 iterations.
+  EXPECT_EQ(StreamKPartition(4, 7, 3).MaxParts(), 2);   // ranges of 9 or 10
+  EXPECT_EQ(StreamKPartition(4, 7, 5).MaxParts(), 3);   // of 5 or 6: 6 + 1 at most 2, bound 3
+  EXPECT_EQ(StreamKPartition(4, 7, 13).MaxParts(), 4);  // of 2 or 3
+  EXPECT_EQ(StreamKPartition(4, 7, 28).MaxParts(), 7);  // one step each
+  EXPECT_TRUE(StreamKPartition::Fits(4, 7, 14, 2));
+  EXPECT_FALSE(StreamKPartition::Fits(4, 7, 15, 2));
+}
+
+TEST(GemmCudaWgmmaSim, StreamKBlocksStoreTheTilesTheyHoldAndTheLastOfASharedTilesAddsItsParts) {
+  // 4 tiles of 7 steps over 3 blocks (whole tiles and shared ones), 5 (every tile shared by
+  // two) and 13 (by up to four, segments of two or three steps); bf16 with a bias and ReLU.
+  const std::string bf16 = "gemm:M=128,N=128,K=448,layout=NT,dtype=bf16,epilogue=bias_relu";
+  for (int64_t blocks : {3, 5, 13}) {
+    CheckStreamKOnSimulator(bf16, Knobs(64, 64, 1, 1, 3, 16), blocks);
+  }
+  // Edges in M, N and K (the last step part zeros), two warpgroups, a raster of the tiles.
+  CheckStreamKOnSimulator("gemm:M=100,N=72,K=440,layout=NT,dtype=bf16,epilogue=bias",
+                          Knobs(128, 64, 2, 1, 4, 16, 2), 4);
+  // Every output type: float32, i8's exact i32 sums, fp8's promoted sums and scales, and odd
+  // columns parked and stored one at a time.
+  CheckStreamKOnSimulator("gemm:M=64,N=64,K=640,layout=NT,dtype=f16,out=f32",
+                          Knobs(64, 32, 1, 1, 3, 16), 7);
+  CheckStreamKOnSimulator("gemm:M=64,N=48,K=1024,layout=NT,dtype=i8,epilogue=bias_relu",
+                          Knobs(64, 32, 1, 1, 3, 16), 5);
+  CheckStreamKOnSimulator("gemm:M=40,N=64,K=768,layout=NT,dtype=fp8e4m3",
+                          Knobs(64, 64, 1, 1, 3, 16), 4);
+  CheckStreamKOnSimulator("gemm:M=64,N=37,K=512,dtype=f16", Knobs(64, 64, 1, 1, 3, 2), 3);
+  // A convolution's implicit GEMM: windows gathered per segment (9 steps of one tile over 4
+  // blocks), in NHWC.
+  CheckStreamKOnSimulator(
+      "conv2d:N=1,C=64,H=8,W=8,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16,epilogue=relu",
+      Knobs(64, 64, 1, 1, 3, 16), 4);
+}
+
+TEST(GemmCudaWgmma, StreamKIsOfferedWhereEveryBlockOfItsGridGetsTwoStepsOfK) {
+  const Workload w = *Workload::Parse("gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
+  ASSERT_NE(tpl, nullptr);
+  const ConfigSpace space = tpl->space(w, Sm90a());
+  EXPECT_THAT(space.FindKnob("streamk")->values, ::testing::ElementsAre(0, 1, 2));
+  // 48 tiles of 12 steps over 132 and 264 blocks.
+  EXPECT_TRUE(space.Validate(Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 0, 0, 1)).ok());
+  EXPECT_TRUE(space.Validate(Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 0, 0, 2)).ok());
+  // Plain copies into a block's own reduction only.
+  for (const Config& c : {Knobs(128, 128, 2, 1, 3, 16, 8, 2, 1, 0, 0, 1),     // gridk
+                          Knobs(128, 128, 2, 1, 3, 16, 8, 1, 2, 0, 0, 1),     // wg_k
+                          Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 1, 0, 1),     // stage_c
+                          Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 0, 1, 1)}) {  // tma
+    EXPECT_THAT(space.Validate(c).message(), HasSubstr("streamk needs")) << ConfigToString(c);
+  }
+  // 256 x 256 x 256: 4 steps for each of 16 tiles of 64 x 64, too few for 132 blocks.
+  const Workload small = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=bf16");
+  EXPECT_THAT(tpl->space(small, Sm90a()).FindKnob("streamk")->values, ::testing::ElementsAre(0));
+  // The grid is persistent: 132 blocks, with a workspace of the most parts a tile can have.
+  absl::StatusOr<ir::LoweredFunc> lowered =
+      testing::BuildLoweredGpu(kName, w, Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 0, 0, 1), Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*lowered);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  EXPECT_EQ(launch->grid[0], 132u);
+  EXPECT_EQ(launch->grid[2], 1u);
+  EXPECT_EQ(launch->workspace_bytes, static_cast<uint64_t>(SplitWorkspaceBytes(
+                                         48, 128, 128, StreamKPartition(48, 12, 132).MaxParts())));
 }
 
 TEST(GemmCudaWgmma, GridSplitsAreOfferedForEveryOutputWithTwoStepsOfKPerSplit) {
@@ -319,6 +410,23 @@ TEST(GemmCudaWgmma, SkinnyShapesSplitTheirReductionByDefaultAndInSeedsLargeOnesD
   }
 }
 
+TEST(GemmCudaWgmma, ShapesOfAFewWavesOfTilesGetStreamKSeedsLargeOnesDoNot) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  auto stream_k_seeds = [&](const std::string& text) {
+    const Workload w = *Workload::Parse(text);
+    int count = 0;
+    for (const Config& c : tpl->seeds(w, Sm90a())) {
+      count += c.at("streamk") > 0;
+    }
+    return count;
+  };
+  // 48 and 192 tiles of 128 x 128: a third of a wave, and a wave and a half.
+  EXPECT_GE(stream_k_seeds("gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16"), 3);
+  EXPECT_GE(stream_k_seeds("gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16"), 3);
+  EXPECT_EQ(stream_k_seeds("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16"), 0);
+}
+
 TEST(GemmCudaWgmmaLaunch, AShortReductionAllocatesOnlyTheStageBuffersItsStepsUse) {
   // K = 64 bf16: one step of 128 bytes, so five stages need one buffer of A's and B's rows.
   const Workload w = *Workload::Parse("gemm:M=256,N=256,K=64,layout=NT,dtype=bf16");
@@ -414,6 +522,12 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
            Case{"gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16", Tma(64, 128, 1, 1, 4, 4),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16,epilogue=bias",
+                Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 0, 0, 1),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=256,N=3072,K=768,layout=NT,dtype=bf16",
+                Knobs(128, 64, 2, 1, 4, 16, 8, 1, 1, 0, 0, 2),
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -434,7 +548,7 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
               c.config.at("tma") == 1)
         << c.text;
     // A grid split: a zeroed module workspace, the fenced arrival, one atomic per block.
-    const bool split = c.config.at("gridk") > 1;
+    const bool split = c.config.at("gridk") > 1 || c.config.at("streamk") > 0;
     EXPECT_EQ(module->code.find("_split_partials[") != std::string::npos, split) << c.text;
     EXPECT_EQ(module->code.find("atom.global.add.u32") != std::string::npos, split) << c.text;
     EXPECT_EQ(module->code.find("membar.gl") != std::string::npos, split) << c.text;

@@ -1,0 +1,90 @@
+// The kernel of gemm.cuda.wgmma and conv2d.cuda.wgmma (the templates' spaces, presets and seeds
+// are gemm_cuda_wgmma.h's): its knobs as numbers, what they cost (threads, shared memory,
+// registers) and the kernel they build for an ImplicitGemm. gemm_cuda_wgmma.h describes the
+// kernel's shape knob by knob.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+
+#include "codegen/ir/ir.h"
+#include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/tensor_core_gemm.h"
+#include "common/element_type.h"
+#include "search/config_space.h"
+
+namespace tune {
+
+/// Bytes of K per staged row of A and B: one 128-byte swizzle atom (64 bf16, 32 tf32, 128 fp8).
+inline constexpr int64_t kWgmmaRowBytes = 128;
+
+/// Whether the kernels of `dtype` promote their sums: fp8 wgmma adds its products with fewer
+/// bits than float32 keeps (as DeepGEMM measured on Hopper), which over K = 4096 puts outputs
+/// past the bound, so each step's instructions add into a second set of accumulators, zeroed
+/// before them and added into the first after them (in float32).
+bool WgmmaPromotes(Dtype dtype);
+
+/// A config of the wgmma kernel, knob by knob (gemm_cuda_wgmma.cc's WgmmaSpace names them), with
+/// what its costs depend on beside the config.
+struct WgmmaKnobs {
+  int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c, tma, streamk;
+  bool promote = false;
+  int64_t out_bytes = 4;  // C's element size
+  int64_t k_steps = 1;    // the product's steps of K (kWgmmaRowBytes each)
+  // What a stream-K grid counts in (the simulator's tests take a handful).
+  int64_t multiprocessors = kGpuMultiprocessorsGuess;
+
+  // Stage buffers per K range: a block whose range has fewer steps than stages never fills the
+  // others (step t uses buffer t % stages), so short reductions (a 1x1 convolution's K of 64)
+  // keep their shared memory for more blocks per multiprocessor.
+  int64_t Buffers() const {
+    const int64_t per_range = ((k_steps + gridk - 1) / gridk + wg_k - 1) / wg_k;
+    return std::max<int64_t>(1, std::min(stages, per_range));
+  }
+
+  /// The persistent grid of a stream-K config: streamk blocks per multiprocessor.
+  int64_t StreamKBlocks() const { return streamk * multiprocessors; }
+
+  int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
+  // A TMA pipeline's register split (setmaxnreg): the producer's warpgroup keeps
+  // kProducerRegisters, the consumers share the rest of the multiprocessor's 64K.
+  static constexpr int kProducerRegisters = 40;
+  int ConsumerRegisters() const {
+    const int64_t share = (65536 - 128 * kProducerRegisters) / SplitThreads() / 8 * 8;
+    return static_cast<int>(std::min<int64_t>(256, share));
+  }
+  // The block: the K ranges' warpgroups, after the producer warpgroup of a TMA pipeline.
+  int64_t Threads() const { return SplitThreads() * wg_k + 128 * tma; }
+  int64_t GroupM() const { return bm / wg_m; }  // rows per warpgroup
+  int64_t GroupN() const { return bn / wg_n; }  // the instruction's n
+  int64_t MTiles() const { return GroupM() / 64; }
+  int64_t Accumulators() const { return MTiles() * GroupN() / 2; }
+  // Accumulator registers per thread: twice the accumulators where the sums are promoted.
+  int64_t AccumulatorRegisters() const { return Accumulators() * (promote ? 2 : 1); }
+  // Elements of C per row of the staged output tile: bn and 16 bytes, so that the rows a warp's
+  // stores reach (8 apart) start 4 banks apart.
+  int64_t StagedRow() const { return bn + 16 / out_bytes; }
+  // The stage buffers of every K range, the partial sums of all but the first (4-byte elements),
+  // and the staged output tile.
+  int64_t SharedBytes() const {
+    return wg_k * Buffers() * (bm + bn) * kWgmmaRowBytes + (wg_k - 1) * bm * bn * 4 +
+           stage_c * bm * StagedRow() * out_bytes + tma * 1024;  // the mbarriers' array
+  }
+};
+
+/// What the knobs' costs depend on beside the config (copied into the space's constraints).
+struct WgmmaCostShape {
+  Dtype dtype;
+  int64_t out_bytes, k_steps;
+  explicit WgmmaCostShape(const ImplicitGemm& g);
+};
+
+/// `c`'s knobs (a point of WgmmaSpace).
+WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape);
+
+/// The kernel of `k` for `g`.
+ir::LoweredFunc BuildWgmmaKernel(const ImplicitGemm& g, const WgmmaKnobs& k,
+                                 std::string_view func_name);
+
+}  // namespace tune
