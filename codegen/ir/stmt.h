@@ -289,8 +289,8 @@ struct MBarrierOp final : StmtNode {
 /// result, once that block's threads pass a Barrier after it. So blocks hand results to one
 /// another through global memory: write, Barrier, one thread's FetchAdd, Barrier, read (the
 /// release and acquire of CUTLASS's semaphore). `buffer` is a global int32 buffer, `result` a
-/// gpu_shared or gpu_local int32 one, `value` and both indexes scalars. NVPTX: membar.gl,
-/// atom.global.add.u32, membar.gl; AMDGPU: agent-scope fences around global_atomic_add.
+/// gpu_shared or gpu_local int32 one, `value` and both indexes scalars. NVPTX: fence.acq_rel.gpu,
+/// atom.global.add.u32, fence.acq_rel.gpu; AMDGPU: agent-scope fences around global_atomic_add.
 struct FetchAdd final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kFetchAdd;
   FetchAdd() : StmtNode(kKind) {}

@@ -15,6 +15,7 @@
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsAMDGPU.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -434,11 +435,14 @@ void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
   builder_.CreateFence(llvm::AtomicOrdering::Acquire, workgroup);
 }
 
-// A fence at device scope: NVPTX membar.gl (__threadfence()), which LLVM treats as reading and
-// writing all memory, so no access moves across it; AMDGPU an agent-scope fence.
+// A fence at device scope: NVPTX fence.acq_rel.gpu (inline PTX with a memory clobber, so that no
+// access moves across it: LLVM 19's NVPTX backend selects no scoped fence, and membar.gl is
+// fence.sc.gpu, a sequentially consistent fence that costs more); AMDGPU an agent-scope fence.
 void CodeGenGpu::EmitDeviceFence(llvm::AtomicOrdering ordering) {
   if (nvptx()) {
-    builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
+    llvm::FunctionType* fn = llvm::FunctionType::get(builder_.getVoidTy(), {}, false);
+    builder_.CreateCall(fn, llvm::InlineAsm::get(fn, "fence.acq_rel.gpu;", "~{memory}",
+                                                 /*hasSideEffects=*/true));
     return;
   }
   builder_.CreateFence(ordering, ctx_.getOrInsertSyncScopeID("agent"));
