@@ -112,31 +112,48 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& til
     return sum;
   };
   // Each thread's chunks (tx, tx + threads, ...) in batches of kBatch: first the batch's sums,
-  // so that all of its loads are in flight at once, then its stores. (One chunk at a time, each
-  // store waiting for its loads, a 128 x 128 tile took 16 round trips to L2: ~10 us.)
+  // so that all of its loads are in flight at once, then its stores. The stores of a tile inside
+  // C go unguarded, so that no branch separates them from the loads (a branch per store lets
+  // the compilers sink each load to its store: one round trip to L2 per chunk).
   constexpr int64_t kBatch = 8;
   const int64_t per_thread = (chunks + threads - 1) / threads;
+  auto batches_of = [&](bool guarded) {
+    std::vector<Stmt> batches;
+    for (int64_t first = 0; first < per_thread; first += kBatch) {
+      std::vector<std::pair<ir::Var, Expr>> sums;
+      std::vector<Stmt> stores;
+      for (int64_t i = first; i < std::min(per_thread, first + kBatch); ++i) {
+        Expr chunk = tx + i * threads;
+        // A chunk past the tile's (threads not dividing it) reads the last chunk, stores
+        // nothing.
+        Expr value = sum_of(whole ? chunk : ir::Min::Make(chunk, Expr(chunks - 1)));
+        ir::Var sum(StrCat("split_sum", i), value.type());
+        sums.emplace_back(sum, std::move(value));
+        Expr m = tile_m * bm_ + chunk / per_row;
+        Expr n = tile_n * bn_ + chunk % per_row * lanes;
+        Stmt store = epilogue.Store(m, n, sum, lanes);
+        if (guarded) {
+          store = ir::IfThenElse::Make(m < g_.m && n < g_.n, std::move(store));
+        }
+        if (!whole) {
+          store = ir::IfThenElse::Make(chunk < chunks, std::move(store));
+        }
+        stores.push_back(std::move(store));
+      }
+      Stmt batch = ir::Block::Make(std::move(stores));
+      for (auto it = sums.rbegin(); it != sums.rend(); ++it) {
+        batch = ir::LetStmt::Make(it->first, std::move(it->second), std::move(batch));
+      }
+      batches.push_back(std::move(batch));
+    }
+    return ir::Block::Make(std::move(batches));
+  };
   std::vector<Stmt> batches;
-  for (int64_t first = 0; first < per_thread; first += kBatch) {
-    std::vector<std::pair<ir::Var, Expr>> sums;
-    std::vector<Stmt> stores;
-    for (int64_t i = first; i < std::min(per_thread, first + kBatch); ++i) {
-      Expr chunk = tx + i * threads;
-      // A chunk past the tile's (threads not dividing it) reads the last chunk, stores nothing.
-      Expr value = sum_of(whole ? chunk : ir::Min::Make(chunk, Expr(chunks - 1)));
-      ir::Var sum(StrCat("split_sum", i), value.type());
-      sums.emplace_back(sum, std::move(value));
-      Expr m = tile_m * bm_ + chunk / per_row;
-      Expr n = tile_n * bn_ + chunk % per_row * lanes;
-      Expr inside = m < g_.m && n < g_.n;
-      stores.push_back(ir::IfThenElse::Make(whole ? inside : chunk < chunks && inside,
-                                            epilogue.Store(m, n, sum, lanes)));
-    }
-    Stmt batch = ir::Block::Make(std::move(stores));
-    for (auto it = sums.rbegin(); it != sums.rend(); ++it) {
-      batch = ir::LetStmt::Make(it->first, std::move(it->second), std::move(batch));
-    }
-    batches.push_back(std::move(batch));
+  if (g_.m % bm_ == 0 && g_.n % bn_ == 0) {
+    batches.push_back(batches_of(false));
+  } else {
+    Expr inside_c = (tile_m + 1) * bm_ <= g_.m && (tile_n + 1) * bn_ <= g_.n;
+    batches.push_back(ir::IfThenElse::Make(inside_c, batches_of(false), batches_of(true)));
   }
   batches.push_back(ir::IfThenElse::Make(
       tx == zero, ir::Store::Make(arrivals_, tile, ir::IntImm::Make(0, ir::Type::Int32()))));
