@@ -47,7 +47,7 @@ std::vector<Config> Seeds(const Workload& w, const Target& t) {
 
 const KernelTemplate kConv2dRocmMfma = {
     .name = "conv2d.rocm.mfma",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kConv2d,
     .targets = TemplateTargets::kRocm,
     .space = &Space,
@@ -67,7 +67,7 @@ const KernelTemplate kConv2dRocmMfma = {
 
 const KernelTemplate kConv2dRocmWmma = {
     .name = "conv2d.rocm.wmma",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kConv2d,
     .targets = TemplateTargets::kRocm,
     .space = &Space,

@@ -379,7 +379,7 @@ class MmaKernel {
   }
 
   MmaEpilogue Epilogue() const {
-    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, 1);
+    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b);
   }
 
   const Workload& w_;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/split_reduction.h"
 #include "codegen/templates/template_util.h"
 #include "codegen/templates/tensor_core_gemm.h"
 #include "common/status.h"
@@ -154,9 +155,10 @@ ConfigSpace WaveMmaSpace(const ImplicitGemm& g, const Target& target) {
                 "smaller: element by element)");
   space.AddKnob("raster", {1, 4, 8, 16},
                 "block rows per raster group (blocks of a group share B's tiles in L2)");
-  space.AddKnob("gridk", FloatOutputGridSplits(workload, g.k),
-                "blocks that share each tile's reduction (grid z; their sums are added "
-                "atomically into a zeroed C; float32 outputs without a ReLU only)");
+  space.AddKnob("gridk", GridSplits(GpuCeilDiv(g.k, space.FindKnob("bk")->values.front())),
+                "blocks that share each tile's reduction (grid z; each parks its partial tile in "
+                "a workspace, and the tile's last block adds them and runs the epilogue)");
+  AddSplitWorkspaceConstraint(space, g);
   space.AddConstraint(
       "bm % (inst * waves_m) == 0 (whole instruction tiles per wavefront)", [](const Config& c) {
         return KnobValue(c, "bm") % (KnobValue(c, "inst") * KnobValue(c, "waves_m")) == 0;
@@ -313,7 +315,8 @@ class WaveMmaKernel {
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
         ra_("Ar", ir::MemoryScope::kGpuLocal, ir::Type::Of(w_.input_type())),
         rb_("Br", ir::MemoryScope::kGpuLocal, ir::Type::Of(w_.weight_type())),
-        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))) {
+        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        split_(g, k.bm, k.bn, k.gridk, ir::Type::Of(AccumulatorType(w_.dtype()))) {
     TUNE_CHECK(inst_k_ > 0) << "gemm.rocm.mfma: no instruction of tile " << k.inst << " for "
                             << DtypeName(w_.dtype()) << " on " << target.ToString();
   }
@@ -430,11 +433,12 @@ class WaveMmaKernel {
   }
 
   Stmt Body() const {
-    Stmt threads = For::Make(tx_, 0, Threads(), LoopKind::kGpuThread, ThreadBody(), 0);
-    return RasterizedGemmBlocks(
+    Stmt threads =
+        split_.AllocateShared(For::Make(tx_, 0, Threads(), LoopKind::kGpuThread, ThreadBody(), 0));
+    return split_.AllocateWorkspace(RasterizedGemmBlocks(
         TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_,
         ir::Allocate::Make(as_, k_.stages * lay_.a_stage,
-                           ir::Allocate::Make(bs_, k_.stages * lay_.b_stage, threads)));
+                           ir::Allocate::Make(bs_, k_.stages * lay_.b_stage, threads))));
   }
 
   Stmt ThreadBody() const {
@@ -470,6 +474,9 @@ class WaveMmaKernel {
                                 })));
     }
     stmts.push_back(StoreAccumulators(wave));
+    if (split_.Active()) {  // once every thread has parked, the tile's last block stores C
+      stmts.push_back(split_.Finish(v_.bx, tile_m_, tile_n_, tx_, Threads(), Epilogue()));
+    }
     const int64_t regs_a = PerThread(Tiles()[0]) * Lanes();
     const int64_t regs_b = PerThread(Tiles()[1]) * Lanes();
     return ir::Allocate::Make(
@@ -496,12 +503,17 @@ class WaveMmaKernel {
     return Block::Make(std::move(stmts));
   }
 
-  // Each accumulator at the row and column the instruction's layout gives it, with the epilogue.
+  MmaEpilogue Epilogue() const {
+    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b);
+  }
+
+  // Each accumulator at the row and column the instruction's layout gives it, with the epilogue
+  // (or, for a split reduction, into the block's partial tile).
   Stmt StoreAccumulators(const Expr& wave) const {
     Expr row0 = tile_m_ * k_.bm + wave / k_.waves_n * k_.WaveM();
     Expr col0 =
         tile_n_ * k_.bn + wave % k_.waves_n * k_.WaveN() + ir::WaveMmaAccCol<Expr>(shape_, lane_);
-    const MmaEpilogue epilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, k_.gridk);
+    const MmaEpilogue epilogue = Epilogue();
     const int64_t tile = ir::WaveMmaTile(shape_);
     std::vector<Stmt> stmts;
     for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
@@ -510,8 +522,14 @@ class WaveMmaKernel {
           const int64_t slot = AccsPerTile() * (mi * k_.NTiles() + ni) + r;
           Expr m = row0 + tile * mi + ir::WaveMmaAccRow<Expr>(shape_, lane_, r);
           Expr n = col0 + tile * ni;
-          stmts.push_back(IfThenElse::Make(
-              m < g_.m && n < g_.n, epilogue.Store(m, n, ir::Load::Make(acc_, Expr(slot)), 1)));
+          Expr value = ir::Load::Make(acc_, Expr(slot));
+          if (split_.Active()) {  // every place of the tile is parked: it lies in the workspace
+            stmts.push_back(split_.Park(v_.bx, bz_, m - tile_m_ * k_.bm, n - tile_n_ * k_.bn,
+                                        std::move(value), 1));
+            continue;
+          }
+          stmts.push_back(
+              IfThenElse::Make(m < g_.m && n < g_.n, epilogue.Store(m, n, std::move(value), 1)));
         }
       }
     }
@@ -529,6 +547,7 @@ class WaveMmaKernel {
   LdsLayout lay_;
   GemmParams p_;
   ir::Buffer as_, bs_, ra_, rb_, acc_;
+  SplitReduction split_;
   Var tx_{"tx"}, lane_{"lane"};
   GemmBlockVars v_;
   const Var &bz_ = v_.split, &tile_m_ = v_.tile_m, &tile_n_ = v_.tile_n, &step_count_ = v_.steps;
@@ -604,7 +623,7 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
 // refusal matrix of codegen/dtype_support.h keeps fp8 off gfx90a); RDNA3's WMMA takes u8 x s8 too.
 const KernelTemplate kGemmRocmMfma = {
     .name = "gemm.rocm.mfma",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kRocm,
     .space = &Space,
@@ -624,7 +643,7 @@ const KernelTemplate kGemmRocmMfma = {
 
 const KernelTemplate kGemmRocmWmma = {
     .name = "gemm.rocm.wmma",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kRocm,
     .space = &Space,

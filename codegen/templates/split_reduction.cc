@@ -111,18 +111,19 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& til
     }
     return sum;
   };
-  // Each thread's chunks (tx, tx + threads, ...) in batches of kBatch: first the batch's sums,
+  // Each thread's chunks (tx, tx + threads, ...) in batches: first the batch's sums,
   // so that all of its loads are in flight at once, then its stores. The stores of a tile inside
   // C go unguarded, so that no branch separates them from the loads (a branch per store lets
   // the compilers sink each load to its store: one round trip to L2 per chunk).
-  constexpr int64_t kBatch = 8;
+  // A batch keeps at most ~64 loaded values in flight (registers), and at most 8 chunks.
+  const int64_t batch_size = std::clamp<int64_t>(64 / (lanes * slots_), 1, 8);
   const int64_t per_thread = (chunks + threads - 1) / threads;
   auto batches_of = [&](bool guarded) {
     std::vector<Stmt> batches;
-    for (int64_t first = 0; first < per_thread; first += kBatch) {
+    for (int64_t first = 0; first < per_thread; first += batch_size) {
       std::vector<std::pair<ir::Var, Expr>> sums;
       std::vector<Stmt> stores;
-      for (int64_t i = first; i < std::min(per_thread, first + kBatch); ++i) {
+      for (int64_t i = first; i < std::min(per_thread, first + batch_size); ++i) {
         Expr chunk = tx + i * threads;
         // A chunk past the tile's (threads not dividing it) reads the last chunk, stores
         // nothing.

@@ -194,32 +194,18 @@ GlobalTileSource ImplicitGemm::B(const GemmParams& p, const Expr& row, const Exp
                    : ClampedSource(p.b, row, k, col, n, lanes);
 }
 
-std::vector<int64_t> FloatOutputGridSplits(const Workload& workload, int64_t k) {
-  std::vector<int64_t> gridks = {1};
-  if (!EpilogueHasRelu(workload.epilogue()) && workload.out_type() == ElementType::kF32) {
-    for (int64_t v : {2, 3, 4, 6, 8, 12, 16}) {
-      if (v <= k / 256) {
-        gridks.push_back(v);
-      }
-    }
-  }
-  return gridks;
-}
-
 double TensorCoreTolerance(const Workload& workload, const Config&) {
   return IsFp8Dtype(workload.dtype()) ? 4 : 1;
 }
 
 MmaEpilogue::MmaEpilogue(const Workload& workload, int64_t columns, ir::Buffer c, ir::Buffer bias,
-                         ir::Buffer scale_a, ir::Buffer scale_b, ir::Var split, int64_t gridk)
+                         ir::Buffer scale_a, ir::Buffer scale_b)
     : w_(workload),
       columns_(columns),
       c_(std::move(c)),
       bias_(std::move(bias)),
       scale_a_(std::move(scale_a)),
-      scale_b_(std::move(scale_b)),
-      split_(std::move(split)),
-      gridk_(gridk) {}
+      scale_b_(std::move(scale_b)) {}
 
 Expr MmaEpilogue::Value(const Expr& n, Expr value, int lanes) const {
   // Integer accumulators stay integers for an integer output (the raw sums, wrapping) and are
@@ -235,13 +221,10 @@ Expr MmaEpilogue::Value(const Expr& n, Expr value, int lanes) const {
   Expr bias;
   if (EpilogueHasBias(w_.epilogue())) {
     bias = ir::LoadAsOrZero(bias_, n, lanes, Expr());
-    if (gridk_ > 1) {  // every split adds into C: the bias is the first split's
-      bias = ir::Select::Make(split_ == 0, bias, ir::BroadcastTo(Expr(0.0f), lanes));
-    }
   }
   value = ApplyEpilogue(w_.epilogue(), std::move(value), bias);
   const ir::Type out = c_.element_type();
-  if (gridk_ == 1 && out != value.type().Element()) {
+  if (out != value.type().Element()) {
     value = ir::Cast::Make(out.WithLanes(lanes), std::move(value));
   }
   return value;
@@ -250,9 +233,6 @@ Expr MmaEpilogue::Value(const Expr& n, Expr value, int lanes) const {
 ir::Stmt MmaEpilogue::Store(const Expr& m, const Expr& n, Expr value, int lanes) const {
   Expr index = m * columns_ + n;
   value = Value(n, std::move(value), lanes);
-  if (gridk_ > 1) {
-    return ir::Store::MakeAtomicAdd(c_, std::move(index), std::move(value));
-  }
   return ir::Store::Make(c_, std::move(index), std::move(value));
 }
 

@@ -3,9 +3,9 @@
 // its operands lie (ImplicitGemm: a GEMM's, or an NHWC convolution's as an implicit GEMM), their
 // kernels' parameters, the clamped, validity-guarded reads of global tiles their copies issue
 // and the copy of one chunk, the grid splits of the reduction they offer, the epilogue that
-// stores an accumulator pair (fp8 scales, bias, ReLU, rounding to the output type, or
-// gemm.rocm.mfma's atomic add for a split reduction; the CUDA templates split through
-// split_reduction.h), and the bound their outputs are held to.
+// stores an accumulator pair (fp8 scales, bias, ReLU, rounding to the output type; a split
+// reduction parks its partial tiles through split_reduction.h instead), and the bound their
+// outputs are held to.
 #pragma once
 
 #include <cstdint>
@@ -109,11 +109,6 @@ struct ImplicitGemm {
   bool b_k_major = true;  // B [N][K]; false: B [K][N] (a GEMM of layout=NN)
 };
 
-/// gemm.rocm.mfma's values of knob gridk: 1, and for a float32 output without a ReLU the splits
-/// that leave each block at least 256 of the reduction's `k` (their sums are added atomically
-/// into a zeroed C).
-std::vector<int64_t> FloatOutputGridSplits(const Workload& workload, int64_t k);
-
 /// The tolerance (KernelTemplate::tolerance) of tensor-core kernels: 4 for the 8-bit floats,
 /// whose products the tensor cores sum with fewer bits than float32 keeps (cuBLASLt's fp8 kernels
 /// are held to the same: gemm.cuda.cublaslt), else 1.
@@ -123,24 +118,20 @@ double TensorCoreTolerance(const Workload& workload, const Config& config);
 /// [bias], C, [scale_A, scale_B]).
 class MmaEpilogue {
  public:
-  /// C's rows hold `columns` elements. `split` is the grid-z variable of a reduction split over
-  /// `gridk` > 1 blocks (undefined for gridk 1): every split adds into C, and the bias is the
-  /// first one's.
+  /// C's rows hold `columns` elements.
   MmaEpilogue(const Workload& workload, int64_t columns, ir::Buffer c, ir::Buffer bias,
-              ir::Buffer scale_a, ir::Buffer scale_b, ir::Var split, int64_t gridk);
+              ir::Buffer scale_a, ir::Buffer scale_b);
 
   /// Stores `value` (`lanes` accumulators of row m, columns n .. n + lanes - 1) into C.
   ir::Stmt Store(const ir::Expr& m, const ir::Expr& n, ir::Expr value, int lanes) const;
   /// What Store writes for columns n .. n + lanes - 1: `value` scaled, with the bias and ReLU,
-  /// in C's element type (float32 for a split reduction's atomic add).
+  /// in C's element type.
   ir::Expr Value(const ir::Expr& n, ir::Expr value, int lanes) const;
 
  private:
   const Workload& w_;
   int64_t columns_;
   ir::Buffer c_, bias_, scale_a_, scale_b_;
-  ir::Var split_;
-  int64_t gridk_;
 };
 
 }  // namespace tune

@@ -209,7 +209,7 @@ class WgmmaKernel {
   }
 
   MmaEpilogue Epilogue() const {
-    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b, bz_, 1);
+    return MmaEpilogue(w_, g_.n, p_.c, p_.bias, p_.scale_a, p_.scale_b);
   }
 
   Stmt ZeroAccumulators() const {

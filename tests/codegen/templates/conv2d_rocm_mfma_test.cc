@@ -78,7 +78,7 @@ TEST(Conv2dRocmMfmaCodeObject, AResNetLayerHoldsMfmaInstructionsAndNeedsNoScratc
   testing::ExpectMatrixKernelWithoutScratch(
       *dir, "conv2d.rocm.mfma", "gfx90a",
       "conv2d:N=8,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=f16",
-      "v_mfma_f32_16x16x16f16");  // 1568 pixels: small tiles fill gfx90a's 110 CUs
+      "v_mfma_f32_32x32x8f16");  // 1568 pixels: 26 tiles of 128 x 128, each split 6 ways
 }
 
 // --- conv2d.rocm.wmma -------------------------------------------------------------------------

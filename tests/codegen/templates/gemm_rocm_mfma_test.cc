@@ -131,10 +131,19 @@ TEST(GemmRocmMfmaSim, FnuzFp8GemmsMatchTheReferenceWithTheirScalesOnGfx942) {
                    "gemm:M=16,N=40,K=96,dtype=fp8e5m2fnuz,out=f32,epilogue=relu", 1);
 }
 
-TEST(GemmRocmMfmaSim, AGridSplitAddsItsPartialSumsIntoAFloatOutput) {
+TEST(GemmRocmMfmaSim, AGridSplitsLastBlockAddsThePartialTilesForEveryOutputType) {
+  // The workspace split of split_reduction.h: a float32 output, bf16 with a bias and ReLU (the
+  // last split's steps part zeros, partial tiles at the edges), i8's exact i32 sums, and WMMA.
   CheckOnSimulator("gemm.rocm.mfma", "gfx942",
                    "gemm:M=32,N=32,K=1024,layout=NT,dtype=bf16,out=f32,epilogue=bias", 0,
                    {Knobs(32, 32, 32, 1, 1, 32, 2, 16, 1, 4)});
+  CheckOnSimulator("gemm.rocm.mfma", "gfx90a",
+                   "gemm:M=40,N=36,K=1000,dtype=bf16,epilogue=bias_relu", 0,
+                   {Knobs(32, 32, 32, 1, 1, 16, 2, 4, 1, 3)});
+  CheckOnSimulator("gemm.rocm.mfma", "gfx942", "gemm:M=32,N=64,K=768,layout=NT,dtype=i8", 0,
+                   {Knobs(32, 64, 64, 1, 2, 16, 2, 16, 1, 2)});
+  CheckOnSimulator("gemm.rocm.wmma", "gfx1100", "gemm:M=32,N=32,K=512,dtype=f16", 0,
+                   {Knobs(32, 32, 32, 2, 2, 16, 2, 16, 1, 4)});
 }
 
 TEST(GemmRocmWmmaSim, Gfx1100GemmsOfEveryDtypeMatchTheReference) {
