@@ -51,8 +51,7 @@ bool StreamKFits(const StreamKShape& shape, const Config& c) {
   if (streamk == 0) {
     return true;
   }
-  if (KnobValue(c, "gridk") != 1 || KnobValue(c, "wg_k") != 1 || KnobValue(c, "tma") != 0 ||
-      KnobValue(c, "stage_c") != 0) {
+  if (KnobValue(c, "gridk") != 1 || KnobValue(c, "wg_k") != 1 || KnobValue(c, "stage_c") != 0) {
     return false;
   }
   const int64_t bm = KnobValue(c, "bm"), bn = KnobValue(c, "bn");
@@ -129,8 +128,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                       });
   AddSplitWorkspaceConstraint(space, g);
   space.AddConstraint(
-      "streamk needs gridk == 1, wg_k == 1, tma == 0 and stage_c == 0, at least two steps of K "
-      "per block and a workspace within 64 MiB",
+      "streamk needs gridk == 1, wg_k == 1 and stage_c == 0, at least two steps of K per block "
+      "and a workspace within 64 MiB",
       [shape = StreamKShape(g)](const Config& c) { return StreamKFits(shape, c); });
   space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
     return KnobValue(c, "stage_c") == 0 ||
@@ -171,8 +170,11 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
     cost.threads = k.Threads();
     cost.shared_bytes = k.SharedBytes();
     if (k.bm % (64 * k.wg_m) == 0 && k.bn % k.wg_n == 0) {
-      cost.registers = k.AccumulatorRegisters() + 56;
-      if (k.tma == 1) {  // the block's average: the producer gives registers to the consumers
+      // Stream-K holds ~40 more: its segment's state (ptxas: 162 for 128 x 128 tiles).
+      cost.registers = k.AccumulatorRegisters() + 56 + (k.streamk > 0 ? 40 : 0);
+      if (k.tma == 1 && k.streamk == 0) {
+        // The block's average: the producer gives registers to the consumers (not with
+        // stream-K, whose producer warpgroup shares the segments' finishes).
         cost.registers = (128 * WgmmaKnobs::kProducerRegisters + k.SplitThreads() * cost.registers +
                           k.Threads() - 1) /
                          k.Threads();
@@ -181,8 +183,7 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
     return cost;
   };
   // streamk 2 launches two blocks per multiprocessor, which must be resident together (else
-  // the second half of the grid runs as a second wave). A stream-K kernel holds ~40 registers
-  // more than the estimate (its segment's state): 162 for 128 x 128 tiles on ptxas 12.8.
+  // the second half of the grid runs as a second wave).
   space.AddConstraint(
       "streamk 2 needs two blocks per multiprocessor: twice the shared memory within the "
       "multiprocessor's and twice (the registers' estimate + 40) x threads within 65536",

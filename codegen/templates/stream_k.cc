@@ -38,7 +38,8 @@ Expr StreamKPartition::BlockOf(const Expr& iteration) const {
 }
 
 Stmt StreamKPartition::Segments(const Expr& block, const StreamKVars& v, Stmt body) const {
-  ir::Var begin("sk_begin"), end("sk_end"), first_tile("sk_first_tile");
+  const ir::Var &begin = v.begin, &end = v.end;
+  ir::Var first_tile("sk_first_tile");
   Expr tile_begin = v.tile * steps_;
   Expr lo = ir::Max::Make(Expr(begin), tile_begin);
   Expr hi = ir::Min::Make(Expr(end), tile_begin + steps_);

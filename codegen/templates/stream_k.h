@@ -19,6 +19,7 @@ namespace tune {
 
 /// The variables of one segment of a stream-K block (StreamKPartition::Segments).
 struct StreamKVars {
+  ir::Var begin{"sk_begin"}, end{"sk_end"};  // the block's range of iterations
   ir::Var segment{"sk_segment"};
   ir::Var tile{"sk_tile"};              // the tile, in tile-major order
   ir::Var first_step{"sk_first_step"};  // the segment's first step of the tile's reduction

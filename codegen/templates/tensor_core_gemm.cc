@@ -49,14 +49,25 @@ ir::Stmt SpreadOverThreads(const ir::Var& c, const Expr& chunk, int64_t chunks, 
                     ir::LetStmt::Make(c, outer * unroll + inner, std::move(copy))));
 }
 
-ir::Stmt BindRasterTile(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster,
-                        const ir::Var& tile_m, const ir::Var& tile_n, ir::Stmt inner) {
+Expr RasterTileM(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster) {
   const int64_t group = raster * tiles_n;
   Expr first_m = tile / group * raster;
   Expr rows = ir::Min::Make(tiles_m - first_m, Expr(raster));
-  Expr local = tile % group;
-  ir::Stmt body = ir::LetStmt::Make(tile_n, local / rows, std::move(inner));
-  return ir::LetStmt::Make(tile_m, first_m + local % rows, std::move(body));
+  return first_m + tile % group % rows;
+}
+
+Expr RasterTileN(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster) {
+  const int64_t group = raster * tiles_n;
+  Expr first_m = tile / group * raster;
+  Expr rows = ir::Min::Make(tiles_m - first_m, Expr(raster));
+  return tile % group / rows;
+}
+
+ir::Stmt BindRasterTile(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster,
+                        const ir::Var& tile_m, const ir::Var& tile_n, ir::Stmt inner) {
+  ir::Stmt body =
+      ir::LetStmt::Make(tile_n, RasterTileN(tile, tiles_m, tiles_n, raster), std::move(inner));
+  return ir::LetStmt::Make(tile_m, RasterTileM(tile, tiles_m, tiles_n, raster), std::move(body));
 }
 
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,

@@ -53,8 +53,11 @@ struct GemmBlockVars {
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner);
 
-/// `inner` with tile_m and tile_n bound to the coordinates of tile `tile` (0 .. tiles_m tiles_n
-/// - 1) in RasterizedGemmBlocks' order.
+/// The row and column of tile `tile` (0 .. tiles_m tiles_n - 1) in RasterizedGemmBlocks' order.
+ir::Expr RasterTileM(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster);
+ir::Expr RasterTileN(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster);
+
+/// `inner` with tile_m and tile_n bound to RasterTileM and RasterTileN of `tile`.
 ir::Stmt BindRasterTile(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster,
                         const ir::Var& tile_m, const ir::Var& tile_n, ir::Stmt inner);
 

@@ -23,40 +23,54 @@ Stmt TmaPipeline::Init() const {
 }
 
 Stmt TmaPipeline::Producer() const {
-  Var t("t_load");
-  Expr s = t % stages;
-  Expr k = (first_step + t) * k_per_step;
+  return ProducerRange(index_base, index_base + steps, [&](const Expr& g) {
+    return StepTiles{(first_step + (g - index_base)) * k_per_step, a_row, b_col};
+  });
+}
+
+Stmt TmaPipeline::ProducerRange(const Expr& from, const Expr& to,
+                                const std::function<StepTiles(const Expr&)>& at) const {
+  Var g("t_load");
+  Expr s = g % stages;
+  const StepTiles tiles = at(g);
   std::vector<Stmt> body = {
-      MBarrierOp::Make(MBarrierOpKind::kWait, barriers, stages + s, (t / stages + 1) % 2),
+      MBarrierOp::Make(MBarrierOpKind::kWait, barriers, stages + s, (g / stages + 1) % 2),
       MBarrierOp::Make(MBarrierOpKind::kArriveExpectTx, barriers, s, Expr(StageBytes())),
-      ir::TensorCopy::Make(a_map, {k, a_row}, a_smem, s * a_stage, barriers, s),
+      ir::TensorCopy::Make(a_map, {tiles.k, tiles.a_row}, a_smem, s * a_stage, barriers, s),
   };
   for (int64_t box = 0; box < b_boxes; ++box) {
     // K-major B: [n rows][128 bytes of K] at (k, n); N-major: [K rows][64 columns] at (n, k).
-    std::vector<Expr> at =
-        b_k_major ? std::vector<Expr>{k, b_col} : std::vector<Expr>{b_col + box * b_map.box[0], k};
-    body.push_back(ir::TensorCopy::Make(b_map, std::move(at), b_smem,
+    std::vector<Expr> coords = b_k_major
+                                   ? std::vector<Expr>{tiles.k, tiles.b_col}
+                                   : std::vector<Expr>{tiles.b_col + box * b_map.box[0], tiles.k};
+    body.push_back(ir::TensorCopy::Make(b_map, std::move(coords), b_smem,
                                         s * b_stage + box * b_box_stride, barriers, s));
   }
-  return ir::For::Make(t, 0, steps, ir::LoopKind::kSerial, ir::Block::Make(std::move(body)));
+  return ir::For::Make(g, from, to - from, ir::LoopKind::kSerial, ir::Block::Make(std::move(body)));
 }
 
 Stmt TmaPipeline::Consumer(const std::function<Stmt(const Expr&, int)>& multiply) const {
   auto step = [&](const Expr& t, int pending) {
-    Expr s = t % stages;
+    Expr g = index_base + t;
+    Expr s = g % stages;
     return ir::Block::Make({
-        MBarrierOp::Make(MBarrierOpKind::kWait, barriers, s, t / stages % 2),
+        MBarrierOp::Make(MBarrierOpKind::kWait, barriers, s, g / stages % 2),
         multiply(s, pending),
         // Step t - 1's instructions are complete: its stage may be refilled.
         ir::IfThenElse::Make(t > 0, MBarrierOp::Make(MBarrierOpKind::kArrive, barriers,
-                                                     stages + (t + stages - 1) % stages)),
+                                                     stages + (g + stages - 1) % stages)),
     });
   };
   Var t("t_mma");
-  return ir::Block::Make({
+  std::vector<Stmt> stmts = {
       ir::For::Make(t, 0, steps - 1, ir::LoopKind::kSerial, step(t, 1)),
       step(steps - 1, 0),
-  });
+  };
+  if (release_last) {  // every instruction is complete (pending 0): the last stage too
+    stmts.push_back(MBarrierOp::Make(MBarrierOpKind::kArrive, barriers,
+                                     stages + (index_base + steps - 1) % stages));
+  }
+  return ir::Block::Make(std::move(stmts));
 }
 
 }  // namespace tune

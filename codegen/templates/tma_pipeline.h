@@ -15,6 +15,12 @@
 // The producer's first pass over the ring waits with parity 1 on barriers still in phase 0, so
 // it starts at once. The loop's shape is the one kernel templates use; what they multiply and
 // how they store is theirs.
+//
+// A persistent block (stream-K) runs one such loop per segment of its range over one ring: step t
+// of a segment is step index_base + t of the block's sequence, whose stage and parities the
+// loops use, and each segment's consumers release their last stage at its end (release_last).
+// The producer issues any range of the sequence (ProducerRange), each step's tiles where `at`
+// says, so that it can stream the next segment's first stages while the consumers finish one.
 #pragma once
 
 #include <cstdint>
@@ -39,13 +45,29 @@ struct TmaPipeline {
   // Where the block's tiles start: A's row, B's column (n), the block's first step of K (so its
   // K coordinate is (first_step + t) * k_per_step), and the number of steps (>= 1).
   ir::Expr a_row, b_col, first_step, steps;
+  /// The block's sequence number of step 0 (stage and parities count from it); 0 but for a
+  /// persistent block's later segments.
+  ir::Expr index_base = ir::Expr(int64_t{0});
+  /// Whether the consumers release the last step's stage at the end (a persistent block's
+  /// segments: the next segment's steps refill it).
+  bool release_last = false;
+
+  /// Where step g of the block's sequence reads: its K coordinate (an element of K), A's row
+  /// and B's column.
+  struct StepTiles {
+    ir::Expr k, a_row, b_col;
+  };
 
   /// Bytes one stage receives (what the producer tells full[s] to expect).
   int64_t StageBytes() const;
   /// Every barrier initialised: run by one thread, then a Barrier before any other use.
   ir::Stmt Init() const;
-  /// The producer's loop: run by one thread.
+  /// The producer's loop over this pipeline's steps: run by one thread.
   ir::Stmt Producer() const;
+  /// The producer's loop over steps [from, to) of the block's sequence, each read where `at`
+  /// says: run by one thread.
+  ir::Stmt ProducerRange(const ir::Expr& from, const ir::Expr& to,
+                         const std::function<StepTiles(const ir::Expr&)>& at) const;
   /// The consumers' loop: `multiply(stage, pending)` issues the warpgroup's instructions on a
   /// stage and waits until at most `pending` of its groups are in flight; the last step waits
   /// for all of them (pending 0).

@@ -200,6 +200,58 @@ class WgmmaKernel {
     return stmts;
   }
 
+  // tma = 1 with stream-K: one ring of stages for all of the block's segments. Per segment, the
+  // producer issues the segment's steps not yet issued and the next `stages` steps past its end
+  // (the next segment's, streamed while the consumers finish this one: park, arrive, add), the
+  // consumers multiply the segment's steps, release its last stage and store or park the tile,
+  // and the whole block finishes it (split_.Finish: its barriers are the block's).
+  std::vector<Stmt> TmaStreamKStmts() const {
+    // No register split (setmaxnreg): the producer's warpgroup runs the segments' finishes with
+    // the consumers, which need more than kProducerRegisters (ptxas ignores the split then).
+    const TmaPipeline ring = Pipeline();
+    return {
+        IfThenElse::Make(tx_ == 0, ring.Init()),
+        ir::Barrier::Make(),
+        sk_->Segments(v_.bx, skv_, TmaStreamKSegment()),
+    };
+  }
+
+  Stmt TmaStreamKSegment() const {
+    const int64_t steps = Steps();
+    // The segment's first step in the block's sequence of steps, and the sequence's length.
+    Expr first = skv_.tile * steps + skv_.first_step - skv_.begin;
+    Expr total = skv_.end - skv_.begin;
+    TmaPipeline p = Pipeline();
+    p.index_base = first;
+    p.steps = skv_.steps;
+    p.release_last = true;
+    Expr from = ir::Select::Make(skv_.segment == 0, Expr(int64_t{0}),
+                                 ir::Min::Make(total, first + k_.stages));
+    Expr to = ir::Min::Make(total, first + skv_.steps + k_.stages);
+    auto at = [&](const Expr& g) {
+      Expr iteration = skv_.begin + g;
+      Expr tile = iteration / steps;
+      return TmaPipeline::StepTiles{
+          iteration % steps * row_,
+          RasterTileM(tile, TilesM(), TilesN(), k_.raster) * k_.bm,
+          RasterTileN(tile, TilesM(), TilesN(), k_.raster) * k_.bn,
+      };
+    };
+    Stmt consumer = Block::Make({
+        ZeroAccumulators(),
+        p.Consumer([this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
+        IfThenElse::Make(skv_.parts == 1, WriteAccumulators(),
+                         WriteAccumulators(skv_.tile, skv_.part)),
+    });
+    Stmt body = Block::Make({
+        IfThenElse::Make(tx_ < 128, IfThenElse::Make(tx_ == 0, p.ProducerRange(from, to, at)),
+                         std::move(consumer)),
+        split_.Finish(skv_.tile, skv_.parts, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue()),
+    });
+    return BindRasterTile(skv_.tile, TilesM(), TilesN(), k_.raster, tile_m_, tile_n_,
+                          std::move(body));
+  }
+
   // gridk > 1: once every thread has parked its accumulators, the tile's last block stores C.
   Stmt FinishSplit() const {
     if (!split_.Active()) {
@@ -222,6 +274,9 @@ class WgmmaKernel {
   Expr FirstStep() const { return sk_ ? Expr(skv_.first_step) : bz_ * StepsPerSplit(); }
 
   Stmt ThreadBody() const {
+    if (k_.tma == 1 && sk_) {
+      return Lets(Block::Make(TmaStreamKStmts()));
+    }
     if (k_.tma == 1) {
       return Lets(Block::Make(TmaThreadStmts()));
     }

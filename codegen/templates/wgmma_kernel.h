@@ -39,6 +39,9 @@ struct WgmmaKnobs {
   // others (step t uses buffer t % stages), so short reductions (a 1x1 convolution's K of 64)
   // keep their shared memory for more blocks per multiprocessor.
   int64_t Buffers() const {
+    if (streamk > 0) {  // a persistent block's steps go round the whole ring
+      return stages;
+    }
     const int64_t per_range = ((k_steps + gridk - 1) / gridk + wg_k - 1) / wg_k;
     return std::max<int64_t>(1, std::min(stages, per_range));
   }

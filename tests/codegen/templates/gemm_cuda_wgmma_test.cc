@@ -201,6 +201,22 @@ TEST(GemmCudaWgmmaSim, StreamKBlocksStoreTheTilesTheyHoldAndTheLastOfASharedTile
       Knobs(64, 64, 1, 1, 3, 16), 4);
 }
 
+TEST(GemmCudaWgmmaSim, StreamKOverATmaRingStreamsTheNextSegmentsStagesWhileTheLastIsFinished) {
+  // One ring of stages for all of a block's segments: 4 tiles of 7 steps over 3, 5 and 13
+  // blocks (segments longer and shorter than the ring), the ring wrapping mid-segment.
+  const std::string bf16 = "gemm:M=128,N=128,K=448,layout=NT,dtype=bf16,epilogue=bias_relu";
+  for (int64_t blocks : {3, 5, 13}) {
+    CheckStreamKOnSimulator(bf16, Tma(64, 64, 1, 1, 3), blocks);
+  }
+  // Edges in M and K that the copy engine fills with zeros, two consumer warpgroups, layout=NN
+  // (B in atoms of 64 columns), i8 and fp8 outputs.
+  CheckStreamKOnSimulator("gemm:M=100,N=64,K=584,layout=NT,dtype=bf16,epilogue=bias",
+                          Tma(128, 64, 2, 1, 4), 5);
+  CheckStreamKOnSimulator("gemm:M=64,N=128,K=320,dtype=f16", Tma(64, 128, 1, 1, 3), 4);
+  CheckStreamKOnSimulator("gemm:M=64,N=48,K=1024,layout=NT,dtype=i8", Tma(64, 32, 1, 1, 4), 5);
+  CheckStreamKOnSimulator("gemm:M=64,N=64,K=768,layout=NT,dtype=fp8e4m3", Tma(64, 64, 1, 1, 3), 4);
+}
+
 TEST(GemmCudaWgmma, StreamKIsOfferedWhereEveryBlockOfItsGridGetsTwoStepsOfK) {
   const Workload w = *Workload::Parse("gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16");
   const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
@@ -214,11 +230,11 @@ TEST(GemmCudaWgmma, StreamKIsOfferedWhereEveryBlockOfItsGridGetsTwoStepsOfK) {
   // multiprocessor's registers.
   EXPECT_THAT(space.Validate(Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 0, 0, 2)).message(),
               HasSubstr("two blocks per multiprocessor"));
-  // Plain copies into a block's own reduction only.
+  EXPECT_TRUE(space.Validate(Knobs(128, 128, 2, 1, 4, 16, 8, 1, 1, 0, 1, 1)).ok());  // TMA
+  // No other split of K, and the output stored from registers.
   for (const Config& c : {Knobs(128, 128, 2, 1, 3, 16, 8, 2, 1, 0, 0, 1),     // gridk
                           Knobs(128, 128, 2, 1, 3, 16, 8, 1, 2, 0, 0, 1),     // wg_k
-                          Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 1, 0, 1),     // stage_c
-                          Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 0, 1, 1)}) {  // tma
+                          Knobs(128, 128, 2, 1, 3, 16, 8, 1, 1, 1, 0, 1)}) {  // stage_c
     EXPECT_THAT(space.Validate(c).message(), HasSubstr("streamk needs")) << ConfigToString(c);
   }
   // 256 x 256 x 256: 4 steps for each of 16 tiles of 64 x 64, too few for 132 blocks.
@@ -529,6 +545,9 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=256,N=3072,K=768,layout=NT,dtype=bf16",
                 Knobs(128, 64, 2, 1, 4, 16, 8, 1, 1, 0, 0, 2),
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
+           Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16",
+                Knobs(128, 128, 2, 1, 4, 16, 8, 1, 1, 0, 1, 1),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -546,7 +565,7 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
               c.config.at("tma") == 1)
         << c.text;
     EXPECT_EQ(module->code.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos,
-              c.config.at("tma") == 1)
+              c.config.at("tma") == 1 && c.config.at("streamk") == 0)
         << c.text;
     // A grid split: a zeroed module workspace, the fenced arrival, one atomic per block.
     const bool split = c.config.at("gridk") > 1 || c.config.at("streamk") > 0;
