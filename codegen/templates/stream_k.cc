@@ -49,6 +49,7 @@ Stmt StreamKPartition::Segments(const Expr& block, const StreamKVars& v, Stmt bo
       LetStmt::Make(v.parts, BlockOf(tile_begin + (steps_ - 1)) - first_block + 1, std::move(body));
   body = LetStmt::Make(first_block, BlockOf(tile_begin), std::move(body));
   body = LetStmt::Make(v.steps, hi - lo, std::move(body));
+  body = LetStmt::Make(v.first_index, lo - begin, std::move(body));
   body = LetStmt::Make(v.first_step, lo - tile_begin, std::move(body));
   body = LetStmt::Make(v.tile, first_tile + v.segment, std::move(body));
   Stmt loop = ir::For::Make(v.segment, 0, (end - 1) / steps_ - first_tile + 1,

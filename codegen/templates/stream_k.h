@@ -21,11 +21,12 @@ namespace tune {
 struct StreamKVars {
   ir::Var begin{"sk_begin"}, end{"sk_end"};  // the block's range of iterations
   ir::Var segment{"sk_segment"};
-  ir::Var tile{"sk_tile"};              // the tile, in tile-major order
-  ir::Var first_step{"sk_first_step"};  // the segment's first step of the tile's reduction
-  ir::Var steps{"sk_steps"};            // the segment's count of steps (>= 1)
-  ir::Var parts{"sk_parts"};            // blocks whose ranges share the tile (1: this one alone)
-  ir::Var part{"sk_part"};              // this block's place among them, in order of K
+  ir::Var tile{"sk_tile"};                // the tile, in tile-major order
+  ir::Var first_step{"sk_first_step"};    // the segment's first step of the tile's reduction
+  ir::Var steps{"sk_steps"};              // the segment's count of steps (>= 1)
+  ir::Var first_index{"sk_first_index"};  // its first step's place in the block's range
+  ir::Var parts{"sk_parts"};              // blocks whose ranges share the tile (1: this one alone)
+  ir::Var part{"sk_part"};                // this block's place among them, in order of K
 };
 
 class StreamKPartition {

@@ -218,9 +218,8 @@ class WgmmaKernel {
 
   Stmt TmaStreamKSegment() const {
     const int64_t steps = Steps();
-    // The segment's first step in the block's sequence of steps, and the sequence's length.
-    Expr first = skv_.tile * steps + skv_.first_step - skv_.begin;
-    Expr total = skv_.end - skv_.begin;
+    const Expr& first = skv_.first_index;
+    Expr total = skv_.end - skv_.begin;  // the block's steps
     TmaPipeline p = Pipeline();
     p.index_base = first;
     p.steps = skv_.steps;
@@ -240,16 +239,28 @@ class WgmmaKernel {
     Stmt consumer = Block::Make({
         ZeroAccumulators(),
         p.Consumer([this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
-        IfThenElse::Make(skv_.parts == 1, WriteAccumulators(),
-                         WriteAccumulators(skv_.tile, skv_.part)),
+        StoreOrParkStreamKTile(),
     });
-    Stmt body = Block::Make({
+    return FinishStreamKSegment({
         IfThenElse::Make(tx_ < 128, IfThenElse::Make(tx_ == 0, p.ProducerRange(from, to, at)),
                          std::move(consumer)),
-        split_.Finish(skv_.tile, skv_.parts, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue()),
     });
+  }
+
+  // A stream-K segment's accumulators: the tile stored, where the block holds all of its steps,
+  // else parked as the block's part.
+  Stmt StoreOrParkStreamKTile() const {
+    return IfThenElse::Make(skv_.parts == 1, WriteAccumulators(),
+                            WriteAccumulators(skv_.tile, skv_.part));
+  }
+
+  // `stmts` (a segment's steps and stores), then the whole block finishes the tile (the last of
+  // its blocks adds the parts), with the tile's coordinates bound.
+  Stmt FinishStreamKSegment(std::vector<Stmt> stmts) const {
+    stmts.push_back(
+        split_.Finish(skv_.tile, skv_.parts, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue()));
     return BindRasterTile(skv_.tile, TilesM(), TilesN(), k_.raster, tile_m_, tile_n_,
-                          std::move(body));
+                          Block::Make(std::move(stmts)));
   }
 
   // gridk > 1: once every thread has parked its accumulators, the tile's last block stores C.
@@ -319,14 +330,10 @@ class WgmmaKernel {
     for (Stmt& stmt : MainLoop()) {
       stmts.push_back(std::move(stmt));
     }
-    stmts.push_back(IfThenElse::Make(skv_.parts == 1, WriteAccumulators(),
-                                     WriteAccumulators(skv_.tile, skv_.part)));
-    stmts.push_back(
-        split_.Finish(skv_.tile, skv_.parts, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue()));
-    Stmt body = LetStmt::Make(step_count_, skv_.steps,
-                              LetStmt::Make(range_steps_, skv_.steps, Block::Make(stmts)));
-    return BindRasterTile(skv_.tile, TilesM(), TilesN(), k_.raster, tile_m_, tile_n_,
-                          std::move(body));
+    stmts.push_back(StoreOrParkStreamKTile());
+    Stmt segment = FinishStreamKSegment(std::move(stmts));
+    return LetStmt::Make(step_count_, skv_.steps,
+                         LetStmt::Make(range_steps_, skv_.steps, std::move(segment)));
   }
 
   // The cp.async pipeline over the steps of this warpgroup's K range, into its accumulators.
