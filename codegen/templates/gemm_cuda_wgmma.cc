@@ -89,7 +89,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   ConfigSpace space;
   space.AddKnob("bm", AtMost({64, 128, 192, 256}, std::max<int64_t>(64, NextPow2(g.m)), 64),
                 "rows of C per block (m64 steps of the warpgroups)");
-  space.AddKnob("bn", AtMost({32, 64, 128, 192, 256}, std::max<int64_t>(32, NextPow2(g.n)), 32),
+  space.AddKnob("bn",
+                AtMost({32, 48, 64, 96, 128, 192, 256}, std::max<int64_t>(32, NextPow2(g.n)), 32),
                 "columns of C per block");
   space.AddKnob("wg_m", {1, 2}, "warpgroups along M (each takes bm / wg_m rows)");
   space.AddKnob("wg_n", {1, 2}, "warpgroups along N (each one m64n<bn / wg_n> instruction)");
@@ -294,6 +295,85 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
   return seeds;
 }
 
+// The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
+// pipeline where the operands allow one and the first as cp.async stages too, with the first
+// warpgroup arrangement, depth (five stages down to three) and output staging the space takes.
+// On the H200 (2026-12-03) the presets' 128 x 128 and 128 x 256 tiles ran 4096 x 768 x 768
+// and 1024 x 3072 x 768 in a wave and a half or less than one, at 0.61-0.63x cuBLASLt.
+std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  const std::vector<int64_t>& bms = space.FindKnob("bm")->values;
+  const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
+  std::vector<BlockTile> tiles;
+  for (const BlockTile& t : std::vector<BlockTile>{{128, 256},
+                                                   {256, 128},
+                                                   {128, 192},
+                                                   {192, 128},
+                                                   {128, 128},
+                                                   {128, 96},
+                                                   {64, 256},
+                                                   {64, 192},
+                                                   {64, 128},
+                                                   {64, 96},
+                                                   {64, 64},
+                                                   {64, 48},
+                                                   {64, 32}}) {
+    if (std::find(bms.begin(), bms.end(), t.bm) != bms.end() &&
+        std::find(bns.begin(), bns.end(), t.bn) != bns.end()) {
+      tiles.push_back(t);
+    }
+  }
+  const bool tma = space.FindKnob("tma")->values.size() > 1;
+  // The first valid config of the tile with `tma`, trying arrangements, depths and staging.
+  auto make = [&](const BlockTile& t, int64_t with_tma) -> std::optional<Config> {
+    Config c;
+    c["bm"] = t.bm;
+    c["bn"] = t.bn;
+    c["wg_k"] = 1;
+    c["copy"] = space.FindKnob("copy")->values.front();
+    c["raster"] = 8;
+    c["gridk"] = 1;
+    c["tma"] = with_tma;
+    c["streamk"] = 0;
+    for (const auto& [wm, wn] : std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {1, 1}, {1, 2}}) {
+      for (int64_t stages : {5, 4, 3}) {
+        for (int64_t stage_c : {1, 0}) {
+          c["wg_m"] = wm;
+          c["wg_n"] = wn;
+          c["stages"] = stages;
+          c["stage_c"] = stage_c;
+          if (space.IsValid(c)) {
+            return c;
+          }
+        }
+      }
+    }
+    return std::nullopt;
+  };
+  std::vector<Config> seeds;
+  int fitted = 0;
+  for (const BlockTile& t : WaveFitTiles({g.m, g.n, g.k}, tiles)) {
+    if (fitted == 2) {
+      break;
+    }
+    std::vector<int64_t> pipelines;
+    if (tma) {
+      pipelines.push_back(1);
+    }
+    if (!tma || fitted == 0) {
+      pipelines.push_back(0);
+    }
+    bool any = false;
+    for (int64_t with_tma : pipelines) {
+      if (std::optional<Config> c = make(t, with_tma)) {
+        seeds.push_back(*std::move(c));
+        any = true;
+      }
+    }
+    fitted += any;
+  }
+  return seeds;
+}
+
 }  // namespace
 
 Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
@@ -304,9 +384,9 @@ Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_vie
 
 std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   const ConfigSpace space = WgmmaSpace(g, target);
-  // Each preset, one stage deeper, and with three stages: shared memory for two blocks per
-  // multiprocessor, which short reductions need (on the H200 every config of 4096 x 768 x 768
-  // and 1024 x 3072 x 768 with one block per multiprocessor took ~16 us: two waves of blocks,
+  // The variants: each preset, one stage deeper, and with three stages: shared memory for two
+  // blocks per multiprocessor, which short reductions need (on the H200 every config of 4096 x 768
+  // x 768 and 1024 x 3072 x 768 with one block per multiprocessor took ~16 us: two waves of blocks,
   // each filling and draining its pipeline, against cuBLASLt's 8).
   // Last, each preset with its output stored the other way (staged in shared memory or not).
   std::vector<Config> variants;
@@ -352,11 +432,32 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   // light tiles, then each variant and its split.
   // Stream-K configs are left to the search, unseeded: on the H200 (2026-12-03) every one of
   // them ran 1.5 to 2.5 times slower than the best data-parallel tile of the same shape.
-  std::vector<Config> seeds = SplitSeeds(g, space);
-  for (Config& c : MatmulSeeds(space, variants, {g.m, g.n, g.k}, kGpuMultiprocessorsGuess)) {
-    if (seeds.size() < kMaxGpuSeeds && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
-      seeds.push_back(std::move(c));
+  // The tiles that fill whole waves lead where they fill half the GPU or more; else the splits
+  // of light tiles do (16 x 768 x 3072 on the H200: 7.6 us at best unsplit, 4.7 split 12 ways).
+  // For 64 rows or fewer they come last: there the presets lead, whose splits of K among
+  // warpgroups were the best of six of the ten such rows on the H200 that no grid split won.
+  const MatmulSize size = {g.m, g.n, g.k};
+  const std::vector<Config> fits = WaveFitSeeds(g, space);
+  const bool fits_lead =
+      g.m > 64 && !fits.empty() && size.Blocks(fits.front()) >= kGpuMultiprocessorsGuess / 2;
+  std::vector<Config> seeds;
+  auto append = [&](std::vector<Config> more) {
+    for (Config& c : more) {
+      if (seeds.size() < kMaxGpuSeeds && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+        seeds.push_back(std::move(c));
+      }
     }
+  };
+  if (fits_lead) {
+    append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess / 2));
+  }
+  append(SplitSeeds(g, space));
+  if (!fits_lead && g.m > 64) {
+    append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));
+  }
+  append(MatmulSeeds(space, variants, size, kGpuMultiprocessorsGuess));
+  if (g.m <= 64) {
+    append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));
   }
   return seeds;
 }

@@ -87,6 +87,19 @@ std::vector<Config> MatmulSeeds(const ConfigSpace& space, const std::vector<Conf
   return seeds;
 }
 
+std::vector<BlockTile> WaveFitTiles(const MatmulSize& size, std::vector<BlockTile> tiles) {
+  auto modelled = [&](const BlockTile& t) {
+    const int64_t blocks = GpuCeilDiv(size.m, t.bm) * GpuCeilDiv(size.n, t.bn);
+    const int64_t waves = GpuCeilDiv(blocks, kGpuMultiprocessorsGuess);
+    return waves * std::max(t.bm * t.bn, 64 * (t.bm + t.bn));
+  };
+  std::stable_sort(tiles.begin(), tiles.end(), [&](const BlockTile& a, const BlockTile& b) {
+    const int64_t ta = modelled(a), tb = modelled(b);
+    return ta != tb ? ta < tb : a.bm * a.bn > b.bm * b.bn;
+  });
+  return tiles;
+}
+
 int64_t NextPow2(int64_t n) {
   int64_t p = 1;
   while (p < n) {

@@ -45,6 +45,23 @@ Config MatmulDefault(const ConfigSpace& space, std::vector<Config> presets, cons
 std::vector<Config> MatmulSeeds(const ConfigSpace& space, const std::vector<Config>& variants,
                                 const MatmulSize& size, int64_t split_below_blocks = INT64_MAX);
 
+/// A block tile of a matmul-shaped template: bm rows by bn columns of the output.
+struct BlockTile {
+  int64_t bm = 0, bn = 0;
+  bool operator==(const BlockTile&) const = default;
+};
+
+/// `tiles` in order of a model of the time a product of `size` takes with each, on a GPU of
+/// kGpuMultiprocessorsGuess multiprocessors running one block each, fastest first. The blocks
+/// run in whole waves (a wave's last blocks keep it as long as its first), and a wave lasts as
+/// long as a block's work per step of K: the larger of its multiply-adds (bm x bn) and its
+/// operands' traffic (64 x (bm + bn)), which balance at 128 x 128, where a Hopper block's
+/// tensor cores and its share of L2's bandwidth are both about busy. Ties keep the larger tile
+/// first (fewer blocks read the operands fewer times), then the given order. Shapes whose tile
+/// count misses the waves (4096 x 768 in 128 x 128 tiles: 192 blocks, a wave and a half) so
+/// find the tile that fills them (128 x 192: 128 blocks, one wave).
+std::vector<BlockTile> WaveFitTiles(const MatmulSize& size, std::vector<BlockTile> tiles);
+
 int64_t GpuCeilDiv(int64_t a, int64_t b);
 /// The smallest power of two >= n (n >= 1).
 int64_t NextPow2(int64_t n);

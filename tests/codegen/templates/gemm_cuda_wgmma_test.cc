@@ -411,6 +411,44 @@ TEST(GemmCudaWgmma, SeedsOfferTilesThatFitTwoBlocksPerMultiprocessor) {
   EXPECT_TRUE(found);
 }
 
+TEST(GemmCudaWgmma, SeedsLeadWithTheTilesWhoseBlocksFillWholeWavesOfTheGpu) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  struct Case {
+    const char* workload;
+    int64_t bm, bn;  // the first seed's tile
+  };
+  for (const Case& c : {
+           // 128 x 128 tiles: 192 blocks, a wave and a half; 128 x 192: 128, one wave.
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", 128, 192},
+           Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16", 128, 192},
+           // 48 tiles of 128 x 128 leave most multiprocessors idle; 64 x 96 makes 128.
+           Case{"gemm:M=1024,N=768,K=768,layout=NT,dtype=f16", 64, 96},
+           // Hundreds of tiles of any shape: the largest, as the presets have it.
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", 128, 256},
+       }) {
+    const Workload w = *Workload::Parse(c.workload);
+    const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+    ASSERT_FALSE(seeds.empty()) << c.workload;
+    EXPECT_EQ(seeds.front().at("bm"), c.bm) << c.workload;
+    EXPECT_EQ(seeds.front().at("bn"), c.bn) << c.workload;
+    EXPECT_EQ(seeds.front().at("tma"), 1) << c.workload;
+    EXPECT_EQ(seeds.front().at("gridk"), 1) << c.workload;
+  }
+}
+
+TEST(GemmCudaWgmmaSim, TilesOfThreeTimesAPowerOfTwoColumnsMatchTheReference) {
+  // 48, 96 and 192 columns: wgmma n of 48 and 96 (and 96 per warpgroup), TMA boxes and cp.async
+  // loops over rows that are not a power of two, edges in N.
+  CheckOnSimulator("gemm:M=130,N=200,K=320,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+                   {Knobs(64, 96, 1, 1, 3, 16), Knobs(128, 96, 2, 1, 4, 16, 4, 1, 1, 1),
+                    Knobs(64, 48, 1, 1, 3, 8), Tma(128, 192, 2, 1, 3), Tma(64, 96, 1, 1, 4),
+                    Tma(128, 192, 1, 2, 3, 1, 1)});
+  CheckOnSimulator("gemm:M=64,N=96,K=256,layout=NT,dtype=i8", 0,
+                   {Knobs(64, 96, 1, 1, 3, 16), Tma(64, 48, 1, 1, 3)});
+  CheckOnSimulator("gemm:M=70,N=200,K=192,dtype=f16", 0, {Knobs(64, 192, 1, 1, 3, 16)});
+}
+
 TEST(GemmCudaWgmma, SkinnyShapesSplitTheirReductionByDefaultAndInSeedsLargeOnesDoNot) {
   // 16 x 768: a dozen tiles for 132 multiprocessors, and 3072 of K to share.
   const Workload skinny = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
@@ -548,6 +586,15 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16",
                 Knobs(128, 128, 2, 1, 4, 16, 8, 1, 1, 0, 1, 1),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           // The tiles that fill whole waves (WaveFitSeeds) of 4096 x 768 and 1024 x 768.
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Tma(128, 192, 2, 1, 5),
+                "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Knobs(128, 192, 2, 1, 5, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Tma(192, 128, 1, 2, 5),
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
+           Case{"gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16", Tma(64, 96, 1, 1, 5, 1, 1),
+                "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
