@@ -200,7 +200,7 @@ class Printer {
         if (op->wait_async >= 0) {
           args += StrCat(args.empty() ? "" : ", ", "wait_async=", op->wait_async);
         }
-        Line(indent, StrCat("barrier(", args, ")"));
+        Line(indent, StrCat(op->cluster ? "cluster_barrier(" : "barrier(", args, ")"));
         return;
       }
       case StmtKind::kWarpMma: {
@@ -246,7 +246,9 @@ class Printer {
                     map.buffer.name(), " dims [", absl::StrJoin(map.dims, ", "), "] strides [",
                     absl::StrJoin(map.strides, ", "), "] box [", absl::StrJoin(map.box, ", "),
                     "] swizzle ", map.swizzle_bytes, "B at (", absl::StrJoin(coords, ", "),
-                    "), completes on ", op->barrier.name(), "[", Print(op->barrier_index), "])"));
+                    "), completes on ", op->barrier.name(), "[", Print(op->barrier_index), "]",
+                    op->multicast != 0 ? StrCat(", multicast ", op->multicast) : std::string(),
+                    ")"));
         return;
       }
       case StmtKind::kFetchAdd: {
@@ -267,7 +269,8 @@ class Printer {
         Line(indent,
              StrCat("mbarrier_", MBarrierOpKindName(op->op), "(", op->barrier.name(), "[",
                     Print(op->index), "]",
-                    op->value.defined() ? StrCat(", ", Print(op->value)) : std::string(), ")"));
+                    op->value.defined() ? StrCat(", ", Print(op->value)) : std::string(),
+                    op->cta.defined() ? StrCat(", cta ", Print(op->cta)) : std::string(), ")"));
         return;
       }
     }

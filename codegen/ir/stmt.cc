@@ -392,6 +392,12 @@ Stmt WarpGroupMma::Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_in
 
 Stmt Barrier::Make() { return WrapStmt(std::make_shared<Barrier>()); }
 
+Stmt Barrier::MakeCluster() {
+  auto node = std::make_shared<Barrier>();
+  node->cluster = true;
+  return WrapStmt(std::move(node));
+}
+
 Stmt Barrier::MakeAfterAsyncCopies(bool commit, int wait_pending) {
   TUNE_CHECK(wait_pending >= -1) << "Barrier: wait_pending " << wait_pending << " < -1";
   auto node = std::make_shared<Barrier>();
@@ -425,7 +431,11 @@ void CheckMBarrierArray(const Buffer& barrier, const Expr& index, std::string_vi
 }  // namespace
 
 Stmt TensorCopy::Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr dst_index,
-                      Buffer barrier, Expr barrier_index) {
+                      Buffer barrier, Expr barrier_index, int64_t multicast) {
+  TUNE_CHECK(multicast == 0 ||
+             (multicast > 0 && multicast < (1 << 16) && (multicast & (multicast - 1)) != 0))
+      << "TensorCopy: multicast mask " << multicast
+      << " (0, or two or more of the 16 ranks of a cluster)";
   const size_t rank = map.dims.size();
   TUNE_CHECK(map.buffer.defined() && map.buffer.scope() == MemoryScope::kGlobal)
       << "TensorCopy: the tensor map must describe a global buffer";
@@ -470,6 +480,7 @@ Stmt TensorCopy::Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr 
   node->dst_index = std::move(dst_index);
   node->barrier = std::move(barrier);
   node->barrier_index = std::move(barrier_index);
+  node->multicast = multicast;
   return WrapStmt(std::move(node));
 }
 
@@ -487,7 +498,11 @@ std::string_view MBarrierOpKindName(MBarrierOpKind kind) {
   return "?";
 }
 
-Stmt MBarrierOp::Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value) {
+Stmt MBarrierOp::Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value, Expr cta) {
+  TUNE_CHECK(!cta.defined() ||
+             (op == MBarrierOpKind::kArrive && cta.type().is_int() && cta.type().is_scalar()))
+      << "MBarrierOp " << MBarrierOpKindName(op)
+      << ": only an arrive may name a cluster rank, a scalar integer";
   CheckMBarrierArray(barrier, index, "MBarrierOp");
   const bool takes_value = op != MBarrierOpKind::kArrive;
   TUNE_CHECK(takes_value == value.defined())
@@ -500,6 +515,7 @@ Stmt MBarrierOp::Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value)
   node->barrier = std::move(barrier);
   node->index = std::move(index);
   node->value = std::move(value);
+  node->cta = std::move(cta);
   return WrapStmt(std::move(node));
 }
 

@@ -1,6 +1,7 @@
 // The IR's statement nodes and LoweredFunc, a kernel entry point (see codegen/ir/ir.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -118,6 +119,11 @@ struct Evaluate final : StmtNode {
 };
 
 /// Waits until every thread of the GPU block reaches it (and makes gpu_shared writes visible).
+/// With `cluster`, until every thread of every block of the thread-block cluster reaches it
+/// (LoweredFunc::cluster; NVPTX barrier.cluster.arrive.release + barrier.cluster.wait.acquire):
+/// what a block wrote to its or a peer's shared memory, and its mbarrier initialisations and
+/// arrivals, are then visible to the whole cluster. A cluster barrier neither commits nor waits
+/// for cp.async groups.
 ///
 /// Before that, with `commit_async`, the thread closes the asynchronous copies it issued since
 /// the last commit into one group; with `wait_async` >= 0 it waits until at most that many of
@@ -129,7 +135,9 @@ struct Barrier final : StmtNode {
   Barrier() : StmtNode(kKind) {}
   bool commit_async = false;
   int wait_async = -1;
+  bool cluster = false;
   static Stmt Make();
+  static Stmt MakeCluster();
   /// `wait_pending` >= -1 (-1: no wait).
   static Stmt MakeAfterAsyncCopies(bool commit, int wait_pending);
 };
@@ -239,8 +247,11 @@ struct TensorMap {
 /// otherwise). The copy runs asynchronously and completes map.BoxBytes() transactions on the
 /// mbarrier barrier[barrier_index] when it lands: read the box only after waiting for that
 /// barrier's phase (MBarrierOp). Every thread that reaches the statement issues a copy, so it
-/// sits under a condition that one thread meets. NVPTX:
-/// cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.
+/// sits under a condition that one thread meets. With `multicast` (a mask of the cluster's
+/// block ranks, bit r for rank r; 0: none) the box lands at the same place of dst in every
+/// block of the mask and completes its bytes on each one's barrier[barrier_index]. NVPTX:
+/// cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+/// (.multicast::cluster with a mask).
 struct TensorCopy final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kTensorCopy;
   TensorCopy() : StmtNode(kKind) {}
@@ -248,11 +259,13 @@ struct TensorCopy final : StmtNode {
   std::vector<Expr> coords;
   Buffer dst, barrier;
   Expr dst_index, barrier_index;
+  int64_t multicast = 0;
   /// Checks the map (a global buffer, rank 1..5, positive dims, strides and box within the
   /// rules above), one coordinate per dimension, dst gpu_shared of the buffer's element type
   /// and the barrier an mbarrier array (see MBarrierOp).
+  /// `multicast`: 0, or a mask of 2 or more of the 16 ranks a cluster may have.
   static Stmt Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr dst_index,
-                   Buffer barrier, Expr barrier_index);
+                   Buffer barrier, Expr barrier_index, int64_t multicast = 0);
 };
 
 /// What an MBarrierOp does.
@@ -273,14 +286,19 @@ std::string_view MBarrierOpKindName(MBarrierOpKind kind);
 /// parity p is complete; so a producer may wait with parity 1 on a barrier in its first phase
 /// and pass at once. kInit is done by one thread and published to the others by a Barrier.
 /// Memory written before an arrival (or landed by a counted copy) is visible to the threads
-/// that wait for the phase it completes. `value` is a scalar integer.
+/// that wait for the phase it completes. `value` is a scalar integer. A kArrive with `cta`
+/// defined (a scalar integer: a block rank of the thread-block cluster) arrives at the barrier
+/// at the same place in that block's shared memory, releasing at cluster scope (NVPTX mapa +
+/// mbarrier.arrive.release.cluster.shared::cluster).
 struct MBarrierOp final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kMBarrierOp;
   MBarrierOp() : StmtNode(kKind) {}
   MBarrierOpKind op = MBarrierOpKind::kArrive;
   Buffer barrier;
   Expr index, value;
-  static Stmt Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value = Expr());
+  Expr cta;  // kArrive only: the cluster rank of the block whose barrier it is (undefined: own)
+  static Stmt Make(MBarrierOpKind op, Buffer barrier, Expr index, Expr value = Expr(),
+                   Expr cta = Expr());
 };
 
 /// result[result_index] = buffer[index]; buffer[index] += value, as one atomic read-modify-write
@@ -438,6 +456,10 @@ struct LoweredFunc {
   // Elements of each buffer parameter, where the caller knows them (empty otherwise). Whoever
   // launches a kernel that accumulates into a parameter (codegen/ir/params.h) zeroes that many.
   std::vector<int64_t> param_elements = {};
+  // Blocks per thread-block cluster along each grid axis (CUDA sm_90; {1, 1, 1}: none). Each
+  // divides the grid on its axis; the blocks of a cluster run at once and may reach one
+  // another's shared memory (TensorCopy::multicast, MBarrierOp::cta, Barrier::cluster).
+  std::array<int64_t, 3> cluster = {1, 1, 1};
 };
 
 }  // namespace tune::ir

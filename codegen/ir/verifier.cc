@@ -41,6 +41,18 @@ class Verifier final : public IrVisitor {
       return absl::InvalidArgumentError(
           StrCat("Verify: function name '", func_.name, "' is not a C identifier"));
     }
+    for (int64_t c : func_.cluster) {
+      if (c < 1 || c > 8) {
+        return Error(StrCat("cluster (", func_.cluster[0], ", ", func_.cluster[1], ", ",
+                            func_.cluster[2], ")"),
+                     "must have 1 to 8 blocks per axis");
+      }
+    }
+    if (ClusterSize() > 8) {
+      return Error(StrCat("cluster (", func_.cluster[0], ", ", func_.cluster[1], ", ",
+                          func_.cluster[2], ")"),
+                   "holds more than 8 blocks (the portable cluster size)");
+    }
     std::set<std::string> names;
     for (const Buffer& b : func_.params) {
       if (!b.defined()) {
@@ -281,7 +293,10 @@ class Verifier final : public IrVisitor {
 
   void Visit(const Barrier* op) override {
     if (gpu_thread_depth_ == 0) {
-      Fail("`barrier()`", "is outside a gpu_thread loop");
+      Fail(op->cluster ? "`cluster_barrier()`" : "`barrier()`", "is outside a gpu_thread loop");
+    }
+    if (op->cluster) {
+      NeedCluster("`cluster_barrier()`");
     }
   }
 
@@ -323,6 +338,13 @@ class Verifier final : public IrVisitor {
     }
     CheckBuffer(op->dst, text);
     CheckBuffer(op->barrier, text);
+    if (op->multicast != 0) {
+      NeedCluster(text);
+      if (op->multicast >> ClusterSize() != 0) {
+        Fail(text, StrCat("multicasts to mask ", op->multicast, ", past the cluster's ",
+                          ClusterSize(), " blocks"));
+      }
+    }
     IrVisitor::Visit(op);
   }
 
@@ -350,10 +372,21 @@ class Verifier final : public IrVisitor {
       Fail(text, "is outside a gpu_thread loop");
     }
     CheckBuffer(op->barrier, text);
+    if (op->cta.defined()) {
+      NeedCluster(text);
+    }
     IrVisitor::Visit(op);
   }
 
  private:
+  int64_t ClusterSize() const { return func_.cluster[0] * func_.cluster[1] * func_.cluster[2]; }
+  // A statement that reaches other blocks of a cluster, in a function that has one.
+  void NeedCluster(const std::string& text) {
+    if (ClusterSize() == 1) {
+      Fail(text, "reaches other blocks of a thread-block cluster, but the function has none");
+    }
+  }
+
   void Bind(const Var& var, const std::string& node) {
     if (!bound_.insert(var.get()).second) {
       Fail(StrCat("`", node, "`"),

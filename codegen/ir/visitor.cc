@@ -204,6 +204,7 @@ void IrVisitor::Visit(const FetchAdd* op) {
 void IrVisitor::Visit(const MBarrierOp* op) {
   VisitExpr(op->index);
   VisitExpr(op->value);
+  VisitExpr(op->cta);
 }
 
 // --- IrMutator ------------------------------------------------------------------------------
@@ -483,7 +484,7 @@ Stmt IrMutator::Visit(const TensorCopy* op) {
     return Stmt(op);
   }
   return TensorCopy::Make(op->map, std::move(coords), op->dst, std::move(dst_index), op->barrier,
-                          std::move(barrier_index));
+                          std::move(barrier_index), op->multicast);
 }
 Stmt IrMutator::Visit(const SetMaxRegisters* op) { return Stmt(op); }
 Stmt IrMutator::Visit(const FetchAdd* op) {
@@ -500,10 +501,11 @@ Stmt IrMutator::Visit(const FetchAdd* op) {
 Stmt IrMutator::Visit(const MBarrierOp* op) {
   Expr index = Mutate(op->index);
   Expr value = Mutate(op->value);
-  if (index.same_as(op->index) && value.same_as(op->value)) {
+  Expr cta = Mutate(op->cta);
+  if (index.same_as(op->index) && value.same_as(op->value) && cta.same_as(op->cta)) {
     return Stmt(op);
   }
-  return MBarrierOp::Make(op->op, op->barrier, std::move(index), std::move(value));
+  return MBarrierOp::Make(op->op, op->barrier, std::move(index), std::move(value), std::move(cta));
 }
 
 }  // namespace tune::ir

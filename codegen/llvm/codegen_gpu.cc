@@ -413,8 +413,27 @@ llvm::Value* CodeGenGpu::DynamicShared() {
 // (so that the generic proxy's shared writes before the barrier, cp.async's included, are seen
 // by wgmma, which reads through the async proxy). AMDGPU: a workgroup-scope release fence,
 // s_barrier, an acquire fence (what HIP's __syncthreads() is), so that shared-memory writes before
-// it are seen after it.
+// it are seen after it. A cluster barrier (sm_90): barrier.cluster.arrive.release and
+// barrier.cluster.wait.acquire, after the same async-proxy fence.
 void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
+  if (op->cluster) {
+    if (!nvptx() || !arch_.name.starts_with("sm_90")) {
+      Fail(absl::UnimplementedError(StrCat(
+          "GPU codegen: a cluster barrier is an instruction of cuda -arch=sm_90 and sm_90a, not ",
+          arch_.name)));
+      return;
+    }
+    if (shared_alignment_ == kSwizzledSharedAlignment) {
+      EmitAsyncProxyFence();
+    }
+    llvm::FunctionType* fn = llvm::FunctionType::get(builder_.getVoidTy(), {}, false);
+    builder_.CreateCall(
+        fn,
+        llvm::InlineAsm::get(
+            fn, "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;",
+            "~{memory}", /*hasSideEffects=*/true));
+    return;
+  }
   if (nvptx()) {
     if (op->commit_async) {
       builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
@@ -455,9 +474,10 @@ void CodeGenGpu::EmitFetchAdd(const ir::FetchAdd* op) {
       builder_.CreateInBoundsGEP(builder_.getInt32Ty(), BufferBase(op->buffer), Emit(op->index));
   llvm::Value* add = Emit(op->value);
   EmitDeviceFence(llvm::AtomicOrdering::Release);
-  llvm::Value* old = builder_.CreateAtomicRMW(
-      llvm::AtomicRMWInst::Add, ptr, add, llvm::Align(4), llvm::AtomicOrdering::Monotonic,
-      nvptx() ? llvm::SyncScope::System : ctx_.getOrInsertSyncScopeID("agent"));
+  llvm::Value* old = builder_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, ptr, add, llvm::Align(4),
+                                              llvm::AtomicOrdering::Monotonic,
+                                              nvptx() ? llvm::SyncScope::ID{llvm::SyncScope::System}
+                                                      : ctx_.getOrInsertSyncScopeID("agent"));
   EmitDeviceFence(llvm::AtomicOrdering::Acquire);
   llvm::Value* at = builder_.CreateInBoundsGEP(builder_.getInt32Ty(), BufferBase(op->result),
                                                Emit(op->result_index));

@@ -118,9 +118,17 @@ void CodeGenGpu::EmitTensorCopy(const ir::TensorCopy* op) {
     constraints += ",r";
   }
   constraints += ",r";
+  std::string multicast;
+  if (op->multicast != 0) {  // the 16-bit mask of the cluster's ranks that receive the box
+    operands.push_back(builder_.getInt16(static_cast<uint16_t>(op->multicast)));
+    constraints += ",h";
+    multicast = StrCat(".multicast::cluster [$0], [$1, {", coords, "}], [$", 2 + rank, "], $",
+                       3 + rank, ";");
+  }
   InlinePtx(StrCat("cp.async.bulk.tensor.", rank,
-                   "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {",
-                   coords, "}], [$", 2 + rank, "];"),
+                   "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                   multicast.empty() ? StrCat(" [$0], [$1, {", coords, "}], [$", 2 + rank, "];")
+                                     : multicast),
             constraints, operands);
 }
 
@@ -154,6 +162,13 @@ void CodeGenGpu::EmitMBarrierOp(const ir::MBarrierOp* op) {
                 "r,r", {barrier, value32()});
       return;
     case ir::MBarrierOpKind::kArrive:
+      if (op->cta.defined()) {  // the barrier at the same offset in a peer block of the cluster
+        InlinePtx(
+            "{\n.reg .b32 peer;\nmapa.shared::cluster.u32 peer, $0, $1;\n"
+            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [peer];\n}",
+            "r,r", {barrier, builder_.CreateIntCast(Emit(op->cta), builder_.getInt32Ty(), true)});
+        return;
+      }
       InlinePtx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {barrier});
       return;
     case ir::MBarrierOpKind::kArriveExpectTx:

@@ -386,6 +386,13 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
     launch.grid[a] = static_cast<uint32_t>(g);
     launch.block[a] = static_cast<uint32_t>(b);
     threads *= b;
+    const int64_t c = func.cluster[a];
+    if (c < 1 || g % c != 0) {
+      return absl::InvalidArgumentError(
+          StrCat("GPU kernel ", func.name, ": a cluster of ", c, " blocks along grid axis ",
+                 std::string(1, kAxisNames[a]), ", whose ", g, " blocks it must divide"));
+    }
+    launch.cluster[a] = static_cast<uint32_t>(c);
   }
   if (arch != nullptr && threads > arch->max_threads_per_block) {
     return absl::InvalidArgumentError(StrCat(

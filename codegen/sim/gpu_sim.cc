@@ -62,6 +62,7 @@ class FiberStack {
 // One simulated GPU thread run as a fiber.
 struct Fiber {
   enum class State { kRunning, kAtBarrier, kAtMBarrier, kDone };
+  size_t group = 0;  // the block (ThreadGroup) of the thread
   ucontext_t context;
   ucontext_t* scheduler = nullptr;
   std::optional<Interpreter> interp;
@@ -78,6 +79,59 @@ struct Fiber {
 };
 
 thread_local Fiber* current_fiber = nullptr;
+
+// Prepares `context` to run `entry` on `stack`, returning to `link` at its end. Out of line:
+// getcontext returns twice, which would leave the caller's locals clobbered.
+[[gnu::noinline]] void MakeFiberContext(ucontext_t* context, const FiberStack& stack,
+                                        ucontext_t* link, void (*entry)()) {
+  getcontext(context);
+  context->uc_stack.ss_sp = stack.bottom();
+  context->uc_stack.ss_size = stack.size();
+  context->uc_link = link;
+  makecontext(context, entry, 0);
+}
+
+// The threads of one block in one run of fibers: the block-level interpreter that reached its
+// thread loops, the loop nest and each thread's index.
+struct ThreadGroup {
+  Interpreter* parent = nullptr;
+  ir::Stmt nest;
+  std::vector<std::array<int64_t, 3>> indices;
+  std::array<int64_t, 3> dims{1, 1, 1};
+  bool finished = false;  // every thread has run to its end
+};
+
+// One block of a thread-block cluster, run as a fiber so that the cluster's blocks reach their
+// thread loops together: the block-level code runs until its threads are due (kAtThreads), the
+// cluster's threads then run as one set of fibers, and the block goes on.
+struct ClusterBlock {
+  enum class State { kRunning, kAtThreads, kDone };
+  ucontext_t context;
+  ucontext_t* scheduler = nullptr;
+  std::optional<Interpreter> interp;
+  const ir::For* loop = nullptr;
+  int64_t iteration = 0;
+  State state = State::kRunning;
+  ThreadGroup threads;  // kAtThreads: the threads due
+  bool cancel = false;
+  absl::Status status;
+};
+
+thread_local ClusterBlock* current_block = nullptr;
+
+void ClusterBlockEntry() {
+  ClusterBlock* b = current_block;
+  try {
+    b->interp->RunBlockIteration(b->loop, b->iteration);
+  } catch (const SimError& e) {
+    b->status = e.status;
+  } catch (const CancelFiber&) {
+  } catch (const std::exception& e) {
+    b->status = absl::InternalError(absl::StrCat("GPU block failed: ", e.what()));
+  }
+  b->interp.reset();
+  b->state = ClusterBlock::State::kDone;
+}
 
 void FiberEntry() {
   Fiber* f = current_fiber;
@@ -160,7 +214,9 @@ class ThreadShape : public ir::IrVisitor {
 
 class Simulator final : public sim::ExecHooks {
  public:
-  explicit Simulator(const GpuSimOptions& options) : options_(options) {}
+  // `cluster`: blocks per thread-block cluster along the grid's x axis (1: none).
+  Simulator(const GpuSimOptions& options, int64_t cluster)
+      : options_(options), cluster_size_(cluster) {}
 
   void RunBlockLoop(Interpreter& parent, const ir::For* op) override {
     std::optional<int64_t> min = ir::AsConstInt(op->min);
@@ -171,10 +227,27 @@ class Simulator final : public sim::ExecHooks {
                                "` must have min 0 and a constant extent >= 1 (the grid size on "
                                "its axis)"));
     }
-    const int64_t workers = std::min<int64_t>(std::max(options_.block_workers, 1), *extent);
+    const int64_t c = cluster_size_;
+    if (c > 1 && (op->thread_axis != 0 || *extent % c != 0)) {
+      parent.Fail(absl::StatusCode::kUnimplemented,
+                  absl::StrCat("the simulator runs clusters along the grid's x axis, from its "
+                               "outermost gpu_block loop, whose extent they divide: `",
+                               op->var.name(), "` is on axis ", op->thread_axis, " with ", *extent,
+                               " blocks for clusters of ", c));
+    }
+    // A unit of work: one block, or one cluster of `c` blocks from its first.
+    const int64_t units = *extent / c;
+    auto run_unit = [&](Simulator& sim, Interpreter& interp, int64_t u) {
+      if (c == 1) {
+        interp.RunBlockIteration(op, u);
+      } else {
+        sim.RunCluster(interp, op, u * c);
+      }
+    };
+    const int64_t workers = std::min<int64_t>(std::max(options_.block_workers, 1), units);
     if (workers == 1) {
-      for (int64_t v = 0; v < *extent; ++v) {
-        parent.RunBlockIteration(op, v);
+      for (int64_t u = 0; u < units; ++u) {
+        run_unit(*this, parent, u);
       }
       return;
     }
@@ -188,12 +261,12 @@ class Simulator final : public sim::ExecHooks {
     std::vector<std::thread> threads;
     for (int64_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
-        Simulator sim(options_);
+        Simulator sim(options_, cluster_size_);
         Interpreter interp = parent.ForkBlockWorker();
         interp.SetHooks(&sim);
-        for (int64_t v = w; v < *extent; v += workers) {
+        for (int64_t v = w; v < units; v += workers) {
           try {
-            interp.RunBlockIteration(op, v);
+            run_unit(sim, interp, v);
           } catch (const SimError& e) {
             results[w] = {v, e.status};
             return;
@@ -241,16 +314,41 @@ class Simulator final : public sim::ExecHooks {
         }
       }
     }
-    if (!shape.has_barrier) {
+    if (current_block != nullptr) {
+      // A block of a cluster: its threads run with the other blocks' (RunCluster).
+      ParkAtThreads(ThreadGroup{&parent, nest, std::move(indices), shape.dims});
+    } else if (!shape.has_barrier) {
       // Without barriers the threads are independent: run them one after the other.
       for (const auto& index : indices) {
         Interpreter t = parent.ForkThread(index, shape.dims);
         t.Exec(nest);
       }
     } else {
-      RunFibers(parent, nest, indices, shape.dims);
+      std::vector<ThreadGroup> groups;
+      groups.push_back(ThreadGroup{&parent, nest, std::move(indices), shape.dims});
+      RunFibers(groups);
     }
     parent.AdvanceEpoch();
+  }
+
+  Interpreter& ClusterPeer(Interpreter& thread, int64_t rank, const std::string& what) override {
+    if (cluster_ == nullptr) {
+      thread.Fail(absl::StatusCode::kFailedPrecondition,
+                  absl::StrCat(what, ": the kernel runs without thread-block clusters"));
+    }
+    if (rank < 0 || rank >= static_cast<int64_t>(cluster_->size())) {
+      thread.Fail(absl::StatusCode::kFailedPrecondition,
+                  absl::StrCat(what, ": the cluster's ranks are 0 to ", cluster_->size() - 1));
+    }
+    const ClusterBlock& peer = *(*cluster_)[static_cast<size_t>(rank)];
+    if (peer.state != ClusterBlock::State::kAtThreads || peer.threads.finished) {
+      thread.Fail(absl::StatusCode::kFailedPrecondition,
+                  absl::StrCat(what,
+                               ": the threads of that block have finished, and its shared "
+                               "memory with them (a cluster barrier before a block's end "
+                               "keeps it for its peers)"));
+    }
+    return *peer.threads.parent;
   }
 
   void Barrier(Interpreter& thread, const ir::Barrier* op) override {
@@ -289,25 +387,130 @@ class Simulator final : public sim::ExecHooks {
   }
 
  private:
-  void RunFibers(Interpreter& parent, const ir::Stmt& nest,
-                 const std::vector<std::array<int64_t, 3>>& indices,
-                 const std::array<int64_t, 3>& dims) {
-    const size_t n = indices.size();
+  // Runs blocks [first, first + cluster_size_) of the gpu_block loop `op` as one thread-block
+  // cluster: each block's block-level code as a fiber (ClusterBlockEntry) that parks where its
+  // threads are due (ParkAtThreads), and the parked blocks' threads as one set of fibers, so
+  // that they reach one another's shared memory (ClusterPeer) and cluster barriers.
+  void RunCluster(Interpreter& parent, const ir::For* op, int64_t first) {
+    const auto c = static_cast<size_t>(cluster_size_);
+    while (block_stacks_.size() < c) {
+      block_stacks_.push_back(std::make_unique<FiberStack>());
+    }
+    std::vector<std::unique_ptr<ClusterBlock>> blocks;
+    ucontext_t scheduler;
+    for (size_t r = 0; r < c; ++r) {
+      auto b = std::make_unique<ClusterBlock>();
+      b->interp.emplace(parent.ForkBlockWorker());
+      b->interp->SetHooks(this);
+      b->loop = op;
+      b->iteration = first + static_cast<int64_t>(r);
+      b->scheduler = &scheduler;
+      MakeFiberContext(&b->context, *block_stacks_[r], &scheduler, &ClusterBlockEntry);
+      blocks.push_back(std::move(b));
+    }
+    auto resume = [&](ClusterBlock& b) {
+      current_block = &b;
+      swapcontext(&scheduler, &b.context);
+      current_block = nullptr;
+    };
+    // Unwinds the blocks parked at their threads and reports `status`.
+    auto fail = [&](absl::Status status) {
+      for (auto& b : blocks) {
+        if (b->state == ClusterBlock::State::kAtThreads) {
+          b->cancel = true;
+          resume(*b);
+        }
+      }
+      cluster_ = nullptr;
+      throw SimError{std::move(status)};
+    };
+    cluster_ = &blocks;
+    for (;;) {
+      for (auto& b : blocks) {
+        if (b->state == ClusterBlock::State::kRunning) {
+          resume(*b);
+          if (b->state == ClusterBlock::State::kDone && !b->status.ok()) {
+            fail(b->status);
+          }
+        }
+      }
+      const auto parked =
+          static_cast<size_t>(std::count_if(blocks.begin(), blocks.end(), [](const auto& b) {
+            return b->state == ClusterBlock::State::kAtThreads;
+          }));
+      if (parked == 0) {
+        break;
+      }
+      if (parked != c) {
+        fail(absl::FailedPreconditionError(
+            absl::StrCat("cluster of blocks ", first, " to ", first + cluster_size_ - 1, ": ",
+                         parked, " of its ", c,
+                         " blocks reached their threads, the others finished (every block of a "
+                         "cluster must run the same thread loops)")));
+      }
+      // The groups live in the blocks, where ClusterPeer reads whether they have finished.
+      std::vector<ThreadGroup*> live;
+      for (auto& b : blocks) {
+        live.push_back(&b->threads);
+      }
+      try {
+        RunFibers(live);
+      } catch (const SimError& e) {
+        fail(e.status);
+      }
+      for (auto& b : blocks) {
+        b->state = ClusterBlock::State::kRunning;  // the next pass returns from ParkAtThreads
+      }
+    }
+    cluster_ = nullptr;
+  }
+
+  void ParkAtThreads(ThreadGroup group) {
+    ClusterBlock* b = current_block;
+    b->threads = std::move(group);
+    b->state = ClusterBlock::State::kAtThreads;
+    swapcontext(&b->context, b->scheduler);
+    current_block = b;
+    if (b->cancel) {
+      throw CancelFiber{};
+    }
+  }
+
+  void RunFibers(std::vector<ThreadGroup>& groups) {
+    std::vector<ThreadGroup*> pointers;
+    for (ThreadGroup& g : groups) {
+      pointers.push_back(&g);
+    }
+    RunFibers(pointers);
+  }
+
+  // Runs the threads of `groups` (one block, or a cluster's blocks) as fibers until every one
+  // has finished. A barrier() releases the threads of its block once all of them wait at it; a
+  // cluster barrier, those of every group once all of them do.
+  void RunFibers(const std::vector<ThreadGroup*>& groups) {
+    size_t n = 0;
+    for (const ThreadGroup* g : groups) {
+      n += g->indices.size();
+    }
     while (stacks_.size() < n) {
       stacks_.push_back(std::make_unique<FiberStack>());
     }
     std::vector<Fiber> fibers(n);
+    std::vector<size_t> left(groups.size());  // threads of each group not finished
     ucontext_t scheduler;
-    for (size_t i = 0; i < n; ++i) {
-      Fiber& f = fibers[i];
-      f.interp.emplace(parent.ForkThread(indices[i], dims));
-      f.body = &nest;
-      f.scheduler = &scheduler;
-      getcontext(&f.context);
-      f.context.uc_stack.ss_sp = stacks_[i]->bottom();
-      f.context.uc_stack.ss_size = stacks_[i]->size();
-      f.context.uc_link = &scheduler;
-      makecontext(&f.context, &FiberEntry, 0);
+    size_t i = 0;
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const ThreadGroup& g = *groups[gi];
+      left[gi] = g.indices.size();
+      for (const auto& index : g.indices) {
+        Fiber& f = fibers[i];
+        f.group = gi;
+        f.interp.emplace(g.parent->ForkThread(index, g.dims));
+        f.body = &g.nest;
+        f.scheduler = &scheduler;
+        MakeFiberContext(&f.context, *stacks_[i], &scheduler, &FiberEntry);
+        ++i;
+      }
     }
     auto resume = [&](Fiber& f) {
       current_fiber = &f;
@@ -324,71 +527,130 @@ class Simulator final : public sim::ExecHooks {
       }
       throw SimError{std::move(status)};
     };
-    auto thread_name = [&](size_t i) {
-      return absl::StrFormat("(%d, %d, %d)", indices[i][0], indices[i][1], indices[i][2]);
+    auto thread_name = [&](size_t k) {
+      const auto& index = groups[fibers[k].group]->indices[k - First(groups, fibers[k].group)];
+      return absl::StrFormat("(%d, %d, %d)", index[0], index[1], index[2]);
     };
+    auto block_name = [&](size_t k) { return BlockName(*groups[fibers[k].group]->parent); };
     for (;;) {
       // One barrier interval: every thread runs until its next barrier or its end, where
       // mbarrier waits switch to the other threads until what they wait for has happened.
       bool progress = false;
-      for (size_t i = 0; i < n; ++i) {
-        Fiber& f = fibers[i];
+      for (size_t k = 0; k < n; ++k) {
+        Fiber& f = fibers[k];
         if (f.state == Fiber::State::kDone || f.state == Fiber::State::kAtBarrier || f.Blocked()) {
           continue;
         }
         resume(f);
         progress = true;
-        if (f.state == Fiber::State::kDone && !f.status.ok()) {
-          fail(f.status);
+        if (f.state == Fiber::State::kDone) {
+          if (!f.status.ok()) {
+            fail(f.status);
+          }
+          if (--left[f.group] == 0) {
+            groups[f.group]->finished = true;
+          }
         }
       }
       if (progress) {
         continue;
       }
-      for (size_t i = 0; i < n; ++i) {
-        if (fibers[i].state == Fiber::State::kAtMBarrier) {
-          const sim::MBarrierState& b = *fibers[i].mbarrier;
+      // Release the blocks whose threads all wait at one barrier(), and the cluster when all of
+      // its threads wait at a cluster barrier.
+      bool released = false;
+      size_t at_cluster_barrier = 0;
+      for (size_t gi = 0; gi < groups.size(); ++gi) {
+        size_t waiting = 0, first_waiting = 0, first_other = n;
+        const ir::Barrier* barrier = nullptr;
+        for (size_t k = First(groups, gi); k < First(groups, gi + 1); ++k) {
+          if (fibers[k].state == Fiber::State::kAtBarrier) {
+            if (fibers[k].barrier->cluster) {
+              ++at_cluster_barrier;
+              continue;
+            }
+            if (waiting++ == 0) {
+              first_waiting = k;
+              barrier = fibers[k].barrier;
+            } else if (fibers[k].barrier != barrier) {
+              fail(absl::FailedPreconditionError(absl::StrCat(
+                  "divergent barrier in ", block_name(k), ": thread ", thread_name(k),
+                  " waits at a different barrier() than thread ", thread_name(first_waiting),
+                  " (every thread of a block must reach the same barriers)")));
+            }
+          } else if (first_other == n) {
+            first_other = k;
+          }
+        }
+        if (waiting == 0) {
+          continue;
+        }
+        if (first_other != n && fibers[first_other].state == Fiber::State::kDone) {
+          fail(absl::FailedPreconditionError(
+              absl::StrCat("divergent barrier in ", block_name(first_other), ": thread ",
+                           thread_name(first_other), " finished while thread ",
+                           thread_name(first_waiting), " (and ", waiting - 1,
+                           " others) wait at a barrier() (every thread of a block must "
+                           "reach it)")));
+        }
+        if (first_other == n) {
+          groups[gi]->parent->AdvanceEpoch();
+          for (size_t k = First(groups, gi); k < First(groups, gi + 1); ++k) {
+            fibers[k].state = Fiber::State::kRunning;  // released: the next pass resumes them
+          }
+          released = true;
+        }
+      }
+      if (released) {
+        continue;
+      }
+      if (at_cluster_barrier == n) {
+        for (ThreadGroup* g : groups) {
+          g->parent->AdvanceEpoch();
+        }
+        for (Fiber& f : fibers) {
+          f.state = Fiber::State::kRunning;
+        }
+        continue;
+      }
+      size_t done = 0;
+      for (size_t k = 0; k < n; ++k) {
+        done += fibers[k].state == Fiber::State::kDone;
+      }
+      if (done == n) {
+        return;
+      }
+      for (size_t k = 0; k < n; ++k) {
+        if (fibers[k].state == Fiber::State::kAtMBarrier) {
+          const sim::MBarrierState& b = *fibers[k].mbarrier;
           fail(absl::FailedPreconditionError(absl::StrCat(
-              "deadlock in ", BlockName(parent), ": thread ", thread_name(i), " waits at ",
-              fibers[i].mbarrier_wait, " in phase ", b.phase, " (", b.pending, " of ", b.count,
+              "deadlock in ", block_name(k), ": thread ", thread_name(k), " waits at ",
+              fibers[k].mbarrier_wait, " in phase ", b.phase, " (", b.pending, " of ", b.count,
               " arrivals and ", b.tx,
               " transaction bytes outstanding), which no other thread can complete: they have "
               "finished or wait too")));
         }
       }
-      size_t waiting = 0, first_waiting = 0, first_done = n;
-      const ir::Barrier* barrier = nullptr;
-      for (size_t i = 0; i < n; ++i) {
-        if (fibers[i].state == Fiber::State::kAtBarrier) {
-          if (waiting++ == 0) {
-            first_waiting = i;
-            barrier = fibers[i].barrier;
-          } else if (fibers[i].barrier != barrier) {
-            fail(absl::FailedPreconditionError(absl::StrCat(
-                "divergent barrier in ", BlockName(parent), ": thread ", thread_name(i),
-                " waits at a different barrier() than thread ", thread_name(first_waiting),
-                " (every thread of a block must reach the same barriers)")));
-          }
-        } else if (first_done == n) {
-          first_done = i;
+      for (size_t k = 0; k < n; ++k) {
+        if (fibers[k].state == Fiber::State::kAtBarrier && fibers[k].barrier->cluster) {
+          fail(absl::FailedPreconditionError(absl::StrCat(
+              "divergent cluster barrier in ", block_name(k), ": thread ", thread_name(k),
+              " waits at a cluster barrier that ", n - at_cluster_barrier,
+              " threads of the cluster cannot reach: they have finished or wait elsewhere "
+              "(every thread of every block of a cluster must reach it)")));
         }
       }
-      if (waiting == 0) {
-        return;
-      }
-      if (waiting != n) {
-        fail(absl::FailedPreconditionError(absl::StrCat(
-            "divergent barrier in ", BlockName(parent), ": thread ", thread_name(first_done),
-            " finished while thread ", thread_name(first_waiting), " (and ", waiting - 1,
-            " others) wait at a barrier() (every thread of a block must reach it)")));
-      }
-      parent.AdvanceEpoch();
-      for (Fiber& f : fibers) {  // released: the next pass resumes them
-        if (f.state == Fiber::State::kAtBarrier) {
-          f.state = Fiber::State::kRunning;
-        }
-      }
+      fail(absl::InternalError("the simulated threads stopped without a cause"));
     }
+  }
+
+  // The index in a run's fibers of group `gi`'s first thread (of the fiber after the last for
+  // gi == groups.size()).
+  static size_t First(const std::vector<ThreadGroup*>& groups, size_t gi) {
+    size_t k = 0;
+    for (size_t g = 0; g < gi; ++g) {
+      k += groups[g]->indices.size();
+    }
+    return k;
   }
 
   static std::string BlockName(const Interpreter& parent) {
@@ -398,7 +660,11 @@ class Simulator final : public sim::ExecHooks {
   }
 
   const GpuSimOptions& options_;
-  std::vector<std::unique_ptr<FiberStack>> stacks_;
+  const int64_t cluster_size_;
+  std::vector<std::unique_ptr<FiberStack>> stacks_;        // of threads
+  std::vector<std::unique_ptr<FiberStack>> block_stacks_;  // of a cluster's blocks
+  // The cluster whose threads run now (RunCluster), indexed by rank.
+  std::vector<std::unique_ptr<ClusterBlock>>* cluster_ = nullptr;
 };
 
 }  // namespace
@@ -428,8 +694,14 @@ absl::Status RunGpuKernel(const ir::LoweredFunc& func,
   if (options.max_threads_per_block < 1) {
     return absl::InvalidArgumentError("GpuSimOptions::max_threads_per_block must be >= 1");
   }
+  if (func.cluster[1] != 1 || func.cluster[2] != 1) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "kernel `%s` has clusters of (%d, %d, %d) blocks; the simulator runs clusters along the "
+        "grid's x axis only",
+        func.name, func.cluster[0], func.cluster[1], func.cluster[2]));
+  }
   std::vector<sim::SimBuffer> params(args.size());
-  Simulator simulator(options);
+  Simulator simulator(options, func.cluster[0]);
   Interpreter interp(&simulator, &options);
   for (size_t i = 0; i < args.size(); ++i) {
     sim::SimBuffer& b = params[i];

@@ -7,6 +7,11 @@
 // before or after the lowering pipeline is accepted, and so is CPU IR without GPU loops (it
 // runs as a single thread). Execution model:
 //   - blocks run one after the other (or spread over `GpuSimOptions::block_workers` threads);
+//     a kernel with thread-block clusters along x (LoweredFunc::cluster) runs each cluster's
+//     blocks together, their threads as one set of fibers, so that a multicast TensorCopy lands
+//     in each block of its mask, an arrival reaches a peer's mbarrier and a cluster barrier
+//     waits for every thread of the cluster (reaching a block whose threads have finished is a
+//     fault);
 //   - the threads of a block (the product of the thread loop extents, at most
 //     `max_threads_per_block`) run the per-thread code as cooperative fibers switched at each
 //     Barrier: a Barrier is a rendezvous of every thread of the block; a fiber that waits at an

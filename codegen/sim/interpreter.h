@@ -129,6 +129,11 @@ class ExecHooks {
   /// barrier for a deadlock report.
   virtual void WaitMBarrier(Interpreter& thread, const MBarrierState* barrier, int64_t parity,
                             std::string what) = 0;
+  /// The block-level interpreter of the block of rank `rank` in the thread's thread-block
+  /// cluster, whose shared memory a multicast copy or a remote arrival reaches. Fails, naming
+  /// `what`, where the kernel runs without clusters, the rank is not the cluster's, or that
+  /// block's threads have all finished (its shared memory is gone).
+  virtual Interpreter& ClusterPeer(Interpreter& thread, int64_t rank, const std::string& what) = 0;
 };
 
 class Interpreter {

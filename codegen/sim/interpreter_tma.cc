@@ -2,14 +2,20 @@
 //
 // A TensorCopy lands at once, when its thread issues it: it reads the box from global memory
 // (zeros outside the tensor), writes it into shared memory in the map's swizzle, and completes
-// its bytes on the mbarrier. Its writes are marked as the copy engine's (SimBuffer::kAsyncWrite):
-// they are ordered by the mbarrier, not by barriers, so the epoch race checks skip them, and a
-// protocol error (a stage overwritten before its readers are done) shows as a wrong result
-// instead: the threads run as fibers switched only where they wait, so a producer runs as far
-// ahead as its waits let it. A wait that can never pass (every other thread finished or waits
-// too) is reported as a deadlock by the scheduler (gpu_sim.cc).
+// its bytes on the mbarrier; a multicast one does so in every block of its mask, and a remote
+// arrival (MBarrierOp::cta) arrives at a peer block's barrier (ExecHooks::ClusterPeer). Its writes
+// are marked as the copy engine's (SimBuffer::kAsyncWrite): they are ordered by the mbarrier, not
+// by barriers, so the epoch race checks skip them, and a protocol error (a stage overwritten before
+// its readers are done) shows as a wrong result instead: the threads run as fibers switched only
+// where they wait, so a producer runs as far ahead as its waits let it. A wait that can never pass
+// (every other thread finished or waits too) is reported as a deadlock by the scheduler
+// (gpu_sim.cc).
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen/sim/interpreter.h"
 
@@ -48,8 +54,15 @@ void Interpreter::ExecMBarrierOp(const ir::MBarrierOp* op) {
   }
   const int64_t index = Eval(op->index).lanes[0].i;
   const int64_t value = op->value.defined() ? Eval(op->value).lanes[0].i : 0;
-  MBarrierState& state = LookupMBarrier(op->barrier, index, op->op == ir::MBarrierOpKind::kInit);
-  const std::string name = absl::StrFormat("%s[%d]", op->barrier.name(), index);
+  std::string name = absl::StrFormat("%s[%d]", op->barrier.name(), index);
+  Interpreter* owner = this;
+  if (op->cta.defined()) {  // the barrier at the same place in a peer block of the cluster
+    const int64_t rank = Eval(op->cta).lanes[0].i;
+    name = absl::StrFormat("%s of cluster rank %d", name, rank);
+    owner = &hooks_->ClusterPeer(*this, rank, absl::StrCat("mbarrier_arrive(", name, ")"));
+  }
+  MBarrierState& state =
+      owner->LookupMBarrier(op->barrier, index, op->op == ir::MBarrierOpKind::kInit);
   switch (op->op) {
     case ir::MBarrierOpKind::kInit:
       if (value < 1) {
@@ -93,7 +106,7 @@ void Interpreter::ExecTensorCopy(const ir::TensorCopy* op) {
   }
   const ir::TensorMap& map = op->map;
   SimBuffer& src = *LookupBuffer(map.buffer.get());
-  SimBuffer& dst = *LookupBuffer(op->dst.get());
+  const SimBuffer& own_dst = *LookupBuffer(op->dst.get());
   const int64_t element_bytes = src.element.Bytes();
   const int64_t dst_index = Eval(op->dst_index).lanes[0].i;
   const int64_t align = map.swizzle_bytes != 0 ? 1024 : 128;
@@ -101,7 +114,7 @@ void Interpreter::ExecTensorCopy(const ir::TensorCopy* op) {
     Fail(absl::StatusCode::kFailedPrecondition,
          absl::StrFormat("tensor_copy into %s[%d]: the destination is byte %d of the array, not "
                          "a multiple of %d (the copy engine's alignment%s)",
-                         dst.name, dst_index, dst_index * element_bytes, align,
+                         own_dst.name, dst_index, dst_index * element_bytes, align,
                          map.swizzle_bytes != 0 ? " for the 128-byte swizzle" : ""));
   }
   const size_t rank = map.dims.size();
@@ -113,6 +126,9 @@ void Interpreter::ExecTensorCopy(const ir::TensorCopy* op) {
   for (int64_t b : map.box) {
     elements *= b;
   }
+  // The box as it lands: each element's place after dst_index, and its bits.
+  std::vector<std::pair<int64_t, Lane>> box;
+  box.reserve(static_cast<size_t>(elements));
   std::vector<int64_t> at(rank, 0);  // position in the box, innermost first
   for (int64_t e = 0; e < elements; ++e) {
     bool inside = true;
@@ -130,19 +146,37 @@ void Interpreter::ExecTensorCopy(const ir::TensorCopy* op) {
     if (map.swizzle_bytes != 0) {
       byte ^= ((byte >> 7) & 7) << 4;  // 16-byte chunk c of 128-byte row r to c ^ (r % 8)
     }
-    const int64_t k = CheckedIndex(dst, dst_index + byte / element_bytes, "tensor_copy to");
-    dst.Write(k, lane);
-    if (!dst.cells.empty()) {
-      dst.cells[static_cast<size_t>(k)].write_epoch = SimBuffer::kAsyncWrite;
-    }
+    box.emplace_back(byte / element_bytes, lane);
     for (size_t d = 0; d < rank && ++at[d] == map.box[d]; ++d) {
       at[d] = 0;
     }
   }
   const int64_t barrier_index = Eval(op->barrier_index).lanes[0].i;
-  MBarrierState& state = LookupMBarrier(op->barrier, barrier_index, /*initialising=*/false);
-  state.tx -= elements * element_bytes;
-  MaybeComplete(state);
+  // Lands the box in `target`'s shared memory and completes its bytes on its barrier.
+  auto land = [&](Interpreter& target) {
+    SimBuffer& dst = *target.LookupBuffer(op->dst.get());
+    for (const auto& [offset, lane] : box) {
+      const int64_t k = CheckedIndex(dst, dst_index + offset, "tensor_copy to");
+      dst.Write(k, lane);
+      if (!dst.cells.empty()) {
+        dst.cells[static_cast<size_t>(k)].write_epoch = SimBuffer::kAsyncWrite;
+      }
+    }
+    MBarrierState& state = target.LookupMBarrier(op->barrier, barrier_index, false);
+    state.tx -= elements * element_bytes;
+    MaybeComplete(state);
+  };
+  if (op->multicast == 0) {
+    land(*this);
+    return;
+  }
+  for (int64_t r = 0; r < 16; ++r) {
+    if ((op->multicast >> r & 1) != 0) {
+      land(hooks_->ClusterPeer(
+          *this, r,
+          absl::StrFormat("tensor_copy into %s multicast to cluster rank %d", own_dst.name, r)));
+    }
+  }
 }
 
 }  // namespace tune::sim

@@ -108,7 +108,7 @@ struct SchedulerOptions {
   /// The templates and libraries jobs may name: the daemon's catalog (its micro-kernels and
   /// plugins, which the builders load too, and its program's own templates, which the builder
   /// executable has as well).
-  Catalog catalog;
+  Catalog catalog = {};
   /// A trial whose workers were lost or could not measure it (a worker_error, or a measurement
   /// that is no verdict: WORKER_ERROR) this many times is given up: recorded as WORKER_LOST, it
   /// is no trial of its job's budget, and the job proposes another config instead.
