@@ -121,6 +121,12 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "1: a producer warpgroup's one thread streams the tiles with TMA copies through "
                 "mbarriers while the other warpgroups multiply (warp specialisation); 0: every "
                 "thread issues cp.async copies between block barriers");
+  const bool clusters = g.TmaReadable() && g.b_k_major;
+  space.AddKnob("cluster", clusters ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1},
+                "blocks per thread-block cluster along M: 2 pairs the blocks of neighbouring tile "
+                "rows, whose producers each copy half of their common tile of B into both "
+                "(TMA multicast), so that L2 serves B's tiles once per pair (offered where TMA "
+                "reads a K-major B)");
   const int64_t first_copy = g.CopyWidths().front();
   space.AddConstraint("tma needs wg_k == 1 (and takes the first copy width: TMA ignores it)",
                       [first_copy](const Config& c) {
@@ -132,6 +138,12 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
       "streamk needs gridk == 1, wg_k == 1 and stage_c == 0, at least two steps of K per block "
       "and a workspace within 64 MiB",
       [shape = StreamKShape(g)](const Config& c) { return StreamKFits(shape, c); });
+  space.AddConstraint("cluster 2 needs tma 1, gridk 1 and streamk 0, and bn a multiple of 16",
+                      [](const Config& c) {
+                        return KnobValue(c, "cluster") == 1 ||
+                               (KnobValue(c, "tma") == 1 && KnobValue(c, "gridk") == 1 &&
+                                KnobValue(c, "streamk") == 0 && KnobValue(c, "bn") % 16 == 0);
+                      });
   space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
     return KnobValue(c, "stage_c") == 0 ||
            (KnobValue(c, "wg_k") == 1 && KnobValue(c, "gridk") == 1);
@@ -223,6 +235,7 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
     c["gridk"] = 1;
     c["tma"] = 0;
     c["streamk"] = 0;
+    c["cluster"] = 1;
     // The output tile staged in shared memory where it fits beside the stages.
     c["stage_c"] = 1;
     if (!space.Validate(c).ok()) {
@@ -274,6 +287,7 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
     c["stage_c"] = 0;
     c["tma"] = 0;
     c["streamk"] = 0;
+    c["cluster"] = 1;
     const int64_t tiles = GpuCeilDiv(g.m, c["bm"]) * GpuCeilDiv(g.n, c["bn"]);
     if (tiles >= kGpuMultiprocessorsGuess) {
       continue;
@@ -296,8 +310,9 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 }
 
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
-// pipeline where the operands allow one and the first as cp.async stages too, with the first
-// warpgroup arrangement, depth (five stages down to three) and output staging the space takes.
+// pipeline where the operands allow one (then also in clusters of two sharing B's tile) and the
+// first as cp.async stages too, with the first warpgroup arrangement, depth (five stages down to
+// three) and output staging the space takes.
 // On the H200 (2026-12-03) the presets' 128 x 128 and 128 x 256 tiles ran 4096 x 768 x 768
 // and 1024 x 3072 x 768 in a wave and a half or less than one, at 0.61-0.63x cuBLASLt.
 std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
@@ -334,6 +349,7 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
     c["gridk"] = 1;
     c["tma"] = with_tma;
     c["streamk"] = 0;
+    c["cluster"] = 1;
     for (const auto& [wm, wn] : std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {1, 1}, {1, 2}}) {
       for (int64_t stages : {5, 4, 3}) {
         for (int64_t stage_c : {1, 0}) {
@@ -365,8 +381,13 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
     bool any = false;
     for (int64_t with_tma : pipelines) {
       if (std::optional<Config> c = make(t, with_tma)) {
-        seeds.push_back(*std::move(c));
+        seeds.push_back(*c);
         any = true;
+        // And the pair of blocks sharing B's tile through a cluster (TMA multicast).
+        (*c)["cluster"] = 2;
+        if (with_tma == 1 && space.IsValid(*c)) {
+          seeds.push_back(*std::move(c));
+        }
       }
     }
     fitted += any;
@@ -507,7 +528,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 6,
+    .version = 7,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

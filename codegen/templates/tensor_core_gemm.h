@@ -49,9 +49,13 @@ struct GemmBlockVars {
 /// column by column so that neighbouring blocks share tiles of A and B in L2 (binding tile_m,
 /// tile_n); with gridk > 1 a gpu_block loop (z) over the splits of the reduction (binding split;
 /// else split = 0); and steps, the count of this split's steps of K: ceil(total_steps / gridk),
-/// fewer for the last split.
+/// fewer for the last split. With `cluster_m` > 1 (gridk 1), the raster runs over clusters of
+/// cluster_m consecutive blocks, each a column of cluster_m tiles (the same tile_n, tile_m of
+/// cluster_m c + bx % cluster_m): tiles_m is padded to a multiple of cluster_m, and the padding's
+/// tiles lie past M.
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
-                              int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner);
+                              int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner,
+                              int64_t cluster_m = 1);
 
 /// The row and column of tile `tile` (0 .. tiles_m tiles_n - 1) in RasterizedGemmBlocks' order.
 ir::Expr RasterTileM(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster);

@@ -10,14 +10,16 @@ using ir::MBarrierOpKind;
 using ir::Stmt;
 using ir::Var;
 
-int64_t TmaPipeline::StageBytes() const { return a_map.BoxBytes() + b_boxes * b_map.BoxBytes(); }
+int64_t TmaPipeline::StageBytes() const {
+  return a_map.BoxBytes() + cluster * b_boxes * b_map.BoxBytes();
+}
 
 Stmt TmaPipeline::Init() const {
   std::vector<Stmt> stmts;
   for (int64_t s = 0; s < stages; ++s) {
     stmts.push_back(MBarrierOp::Make(MBarrierOpKind::kInit, barriers, Expr(s), Expr(1)));
     stmts.push_back(MBarrierOp::Make(MBarrierOpKind::kInit, barriers, Expr(stages + s),
-                                     Expr(consumer_threads)));
+                                     Expr(consumer_threads * cluster)));
   }
   return ir::Block::Make(std::move(stmts));
 }
@@ -38,7 +40,13 @@ Stmt TmaPipeline::ProducerRange(const Expr& from, const Expr& to,
       MBarrierOp::Make(MBarrierOpKind::kArriveExpectTx, barriers, s, Expr(StageBytes())),
       ir::TensorCopy::Make(a_map, {tiles.k, tiles.a_row}, a_smem, s * a_stage, barriers, s),
   };
-  for (int64_t box = 0; box < b_boxes; ++box) {
+  if (cluster > 1) {  // this block's share of B's rows, to every block of the cluster
+    const int64_t rows = b_map.box[1];
+    body.push_back(ir::TensorCopy::Make(b_map, {tiles.k, tiles.b_col + rank * rows}, b_smem,
+                                        s * b_stage + rank * rows * b_map.box[0], barriers, s,
+                                        (int64_t{1} << cluster) - 1));
+  }
+  for (int64_t box = 0; box < b_boxes && cluster == 1; ++box) {
     // K-major B: [n rows][128 bytes of K] at (k, n); N-major: [K rows][64 columns] at (n, k).
     std::vector<Expr> coords = b_k_major
                                    ? std::vector<Expr>{tiles.k, tiles.b_col}
@@ -49,6 +57,18 @@ Stmt TmaPipeline::ProducerRange(const Expr& from, const Expr& to,
   return ir::For::Make(g, from, to - from, ir::LoopKind::kSerial, ir::Block::Make(std::move(body)));
 }
 
+Stmt TmaPipeline::Release(const Expr& stage) const {
+  if (cluster == 1) {
+    return MBarrierOp::Make(MBarrierOpKind::kArrive, barriers, stages + stage);
+  }
+  std::vector<Stmt> arrivals;  // at the stage's empty barrier in every block of the cluster
+  for (int64_t r = 0; r < cluster; ++r) {
+    arrivals.push_back(
+        MBarrierOp::Make(MBarrierOpKind::kArrive, barriers, stages + stage, Expr(), Expr(r)));
+  }
+  return ir::Block::Make(std::move(arrivals));
+}
+
 Stmt TmaPipeline::Consumer(const std::function<Stmt(const Expr&, int)>& multiply) const {
   auto step = [&](const Expr& t, int pending) {
     Expr g = index_base + t;
@@ -57,8 +77,7 @@ Stmt TmaPipeline::Consumer(const std::function<Stmt(const Expr&, int)>& multiply
         MBarrierOp::Make(MBarrierOpKind::kWait, barriers, s, g / stages % 2),
         multiply(s, pending),
         // Step t - 1's instructions are complete: its stage may be refilled.
-        ir::IfThenElse::Make(t > 0, MBarrierOp::Make(MBarrierOpKind::kArrive, barriers,
-                                                     stages + (g + stages - 1) % stages)),
+        ir::IfThenElse::Make(t > 0, Release((g + stages - 1) % stages)),
     });
   };
   Var t("t_mma");
@@ -67,8 +86,7 @@ Stmt TmaPipeline::Consumer(const std::function<Stmt(const Expr&, int)>& multiply
       step(steps - 1, 0),
   };
   if (release_last) {  // every instruction is complete (pending 0): the last stage too
-    stmts.push_back(MBarrierOp::Make(MBarrierOpKind::kArrive, barriers,
-                                     stages + (index_base + steps - 1) % stages));
+    stmts.push_back(Release((index_base + steps - 1) % stages));
   }
   return ir::Block::Make(std::move(stmts));
 }

@@ -21,6 +21,16 @@
 // loops use, and each segment's consumers release their last stage at its end (release_last).
 // The producer issues any range of the sequence (ProducerRange), each step's tiles where `at`
 // says, so that it can stream the next segment's first stages while the consumers finish one.
+//
+// In a thread-block cluster of `cluster` blocks along M (sharing B's tile: the same columns,
+// neighbouring rows), each block's producer copies its own A and 1 / cluster of B's rows,
+// multicast to every block of the cluster, so that L2 serves B's tile once per cluster. A stage
+// of any block is then written by every block's producer, so empty[s] counts the consumers of
+// the whole cluster (each consumer thread arrives at empty[s] of every block), and full[s]
+// expects the whole stage (its A, and B from every block). The kernel passes a cluster barrier
+// after Init (the peers' barriers are initialised before anything reaches them) and before it
+// ends (no block leaves while a peer may still write to its shared memory or arrive at its
+// barriers).
 #pragma once
 
 #include <cstdint>
@@ -34,7 +44,8 @@ struct TmaPipeline {
   ir::Buffer a_smem, b_smem;  // the stages of A (a_stage elements each) and of B (b_stage)
   ir::Buffer barriers;        // gpu_shared int64[2 * stages]: full[s] at s, empty[s] at stages + s
   ir::TensorMap a_map;        // boxes of [rows][128 bytes of K]
-  ir::TensorMap b_map;        // the same, or (N-major B) [K rows][128 bytes of N] per atom
+  ir::TensorMap b_map;        // the same (bn / cluster rows), or (N-major B) [K rows][128 bytes
+                              // of N] per atom
   int64_t stages = 4;
   int64_t a_stage = 0, b_stage = 0;
   /// B's boxes per stage and the elements between them in b_smem (1 and 0 for a K-major B).
@@ -51,6 +62,10 @@ struct TmaPipeline {
   /// Whether the consumers release the last step's stage at the end (a persistent block's
   /// segments: the next segment's steps refill it).
   bool release_last = false;
+  /// Blocks of the cluster that share B's tile (1: none; a K-major B), and this block's rank in
+  /// it: its producer copies B's rows [rank, rank + 1) x b_map.box[1] of the tile.
+  int64_t cluster = 1;
+  ir::Expr rank = ir::Expr(int64_t{0});
 
   /// Where step g of the block's sequence reads: its K coordinate (an element of K), A's row
   /// and B's column.
@@ -72,6 +87,9 @@ struct TmaPipeline {
   /// stage and waits until at most `pending` of its groups are in flight; the last step waits
   /// for all of them (pending 0).
   ir::Stmt Consumer(const std::function<ir::Stmt(const ir::Expr&, int)>& multiply) const;
+  /// A consumer thread's release of `stage`: its arrival at empty[stage] (of every block of the
+  /// cluster).
+  ir::Stmt Release(const ir::Expr& stage) const;
 };
 
 }  // namespace tune

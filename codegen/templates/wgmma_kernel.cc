@@ -21,11 +21,14 @@ WgmmaCostShape::WgmmaCostShape(const ImplicitGemm& g)
 }
 
 WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
-  return {KnobValue(c, "bm"),         KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
-          KnobValue(c, "wg_n"),       KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
-          KnobValue(c, "copy"),       KnobValue(c, "raster"), KnobValue(c, "gridk"),
-          KnobValue(c, "stage_c"),    KnobValue(c, "tma"),    KnobValue(c, "streamk"),
-          WgmmaPromotes(shape.dtype), shape.out_bytes,        shape.k_steps};
+  return {KnobValue(c, "bm"),      KnobValue(c, "bn"),
+          KnobValue(c, "wg_m"),    KnobValue(c, "wg_n"),
+          KnobValue(c, "wg_k"),    KnobValue(c, "stages"),
+          KnobValue(c, "copy"),    KnobValue(c, "raster"),
+          KnobValue(c, "gridk"),   KnobValue(c, "stage_c"),
+          KnobValue(c, "tma"),     KnobValue(c, "streamk"),
+          KnobValue(c, "cluster"), WgmmaPromotes(shape.dtype),
+          shape.out_bytes,         shape.k_steps};
 }
 
 namespace {
@@ -90,6 +93,7 @@ class WgmmaKernel {
     func.name = std::string(name);
     func.params = p_.InOrder();
     func.body = Body();
+    func.cluster = {k_.cluster, 1, 1};
     return func;
   }
 
@@ -126,8 +130,8 @@ class WgmmaKernel {
     }
     // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
     body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
-    return split_.AllocateWorkspace(
-        RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body));
+    return split_.AllocateWorkspace(RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk,
+                                                         Steps(), v_, body, k_.cluster));
   }
 
   // The warp-specialised TMA pipeline of this block (tma = 1): the tiles of A and B as the
@@ -143,12 +147,14 @@ class WgmmaKernel {
                             .strides = {g_.k},
                             .box = {row_, k_.bm},
                             .swizzle_bytes = 128};
-    if (nt_) {
+    if (nt_) {  // in a cluster, each block copies bn / cluster of the rows (TmaPipeline)
       p.b_map = ir::TensorMap{.buffer = p_.b,
                               .dims = {g_.k, g_.n},
                               .strides = {g_.k},
-                              .box = {row_, k_.bn},
+                              .box = {row_, k_.bn / k_.cluster},
                               .swizzle_bytes = 128};
+      p.cluster = k_.cluster;
+      p.rank = v_.bx % k_.cluster;
     } else {
       const int64_t atom_cols = kRowBytes / bytes_;
       p.b_map = ir::TensorMap{.buffer = p_.b,
@@ -184,9 +190,14 @@ class WgmmaKernel {
             [this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
         k_.stage_c == 1 ? StageWrites() : StoreAccumulators(),
     });
+    // In a cluster, the peers' barriers are initialised before any copy or arrival reaches
+    // them, and no block ends while a peer may still reach its shared memory (TmaPipeline).
+    auto barrier = [&] {
+      return k_.cluster > 1 ? ir::Barrier::MakeCluster() : ir::Barrier::Make();
+    };
     std::vector<Stmt> stmts = {
         IfThenElse::Make(tx_ == 0, pipeline.Init()),
-        ir::Barrier::Make(),
+        barrier(),
         IfThenElse::Make(
             tx_ < 128,
             Block::Make({ir::SetMaxRegisters::Make(WgmmaKnobs::kProducerRegisters, false),
@@ -197,6 +208,9 @@ class WgmmaKernel {
       stmts.push_back(StageCopyOut());
     }
     stmts.push_back(FinishSplit());
+    if (k_.cluster > 1) {
+      stmts.push_back(ir::Barrier::MakeCluster());
+    }
     return stmts;
   }
 

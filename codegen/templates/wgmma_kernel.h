@@ -29,6 +29,7 @@ bool WgmmaPromotes(Dtype dtype);
 /// what its costs depend on beside the config.
 struct WgmmaKnobs {
   int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c, tma, streamk;
+  int64_t cluster = 1;  // blocks per thread-block cluster along M, sharing B's tile (multicast)
   bool promote = false;
   int64_t out_bytes = 4;  // C's element size
   int64_t k_steps = 1;    // the product's steps of K (kWgmmaRowBytes each)

@@ -46,10 +46,11 @@ void CheckOnSimulator(const std::string& text, int random, std::vector<Config> e
 
 Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
              int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0,
-             int64_t tma = 0, int64_t streamk = 0) {
-  return {{"bm", bm},       {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
-          {"wg_k", wg_k},   {"stages", stages},   {"copy", copy}, {"raster", raster},
-          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma},   {"streamk", streamk}};
+             int64_t tma = 0, int64_t streamk = 0, int64_t cluster = 1) {
+  return {{"bm", bm},          {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
+          {"wg_k", wg_k},      {"stages", stages},   {"copy", copy}, {"raster", raster},
+          {"gridk", gridk},    {"stage_c", stage_c}, {"tma", tma},   {"streamk", streamk},
+          {"cluster", cluster}};
 }
 
 // A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
@@ -307,6 +308,67 @@ TEST(GemmCudaWgmmaSim, ATmaPipelineMatchesTheReferenceInEveryLayoutAndDtype) {
                    {Tma(64, 64, 1, 1, 3, 4)});
   CheckOnSimulator("gemm:M=100,N=72,K=256,layout=NT,dtype=bf16,epilogue=bias", 0,
                    {Tma(128, 64, 2, 1, 3, 1, 1)});
+}
+
+// A TMA pipeline in clusters of two blocks along M sharing B's tile (cluster = 2).
+Config Clustered(Config c) {
+  c["cluster"] = 2;
+  return c;
+}
+
+TEST(GemmCudaWgmmaSim, ClustersOfTwoBlocksMulticastTheirHalvesOfBsTileIntoBoth) {
+  // Three tile rows of 64 (130 rows): the third pair's second block lies past M and still
+  // copies its half of B for its peer. The ring wraps (9 steps over 3 stages), edges in N and K
+  // are the copy engine's zeros; one and two consumer warpgroups; the staged output tile.
+  CheckOnSimulator("gemm:M=130,N=96,K=584,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+                   {Clustered(Tma(64, 64, 1, 1, 3)), Clustered(Tma(64, 96, 1, 1, 4)),
+                    Clustered(Tma(128, 64, 2, 1, 3)), Clustered(Tma(64, 32, 1, 1, 3, 1, 1))});
+  CheckOnSimulator("gemm:M=64,N=48,K=512,layout=NT,dtype=i8", 0, {Clustered(Tma(64, 48, 1, 1, 3))});
+  CheckOnSimulator("gemm:M=100,N=64,K=384,layout=NT,dtype=fp8e4m3,epilogue=bias", 0,
+                   {Clustered(Tma(64, 64, 1, 1, 3))});
+  CheckOnSimulator("gemm:M=64,N=64,K=200,layout=NT,dtype=tf32,out=f32", 0,
+                   {Clustered(Tma(64, 64, 1, 1, 3))});
+  // A 1x1 convolution, whose implicit GEMM TMA reads too.
+  testing::CheckTemplateOnSimulator(
+      "conv2d.cuda.wgmma", Sm90a(),
+      "conv2d:N=2,C=64,H=6,W=6,K=96,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16", 0,
+      {Clustered(Tma(64, 32, 1, 1, 3))});
+}
+
+TEST(GemmCudaWgmmaLaunch, AClusteredPipelineLaunchesPairsOfBlocksOverTileRowsPaddedToEven) {
+  const Workload w = *Workload::Parse("gemm:M=130,N=96,K=584,layout=NT,dtype=bf16");
+  absl::StatusOr<ir::LoweredFunc> lowered =
+      testing::BuildLoweredGpu(kName, w, Clustered(Tma(64, 32, 1, 1, 3)), Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<GpuArch> arch = GpuArchFor(Sm90a());
+  ASSERT_TRUE(arch.ok());
+  absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*lowered, &*arch);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  EXPECT_EQ(launch->cluster, (std::array<uint32_t, 3>{2, 1, 1}));
+  EXPECT_EQ(launch->grid[0], 4u * 3u);  // three tile rows padded to four, three tile columns
+  // B's map copies half the tile's rows: 16 of 32.
+  ASSERT_EQ(launch->tensor_maps.size(), 2u);
+  EXPECT_EQ(launch->tensor_maps[1].box[1], 16u);
+}
+
+TEST(GemmCudaWgmma, ClustersAreOfferedForTmaPipelinesOfAKMajorB) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  const Workload nt = *Workload::Parse("gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16");
+  const ConfigSpace space = tpl->space(nt, Sm90a());
+  EXPECT_THAT(space.FindKnob("cluster")->values, ::testing::ElementsAre(1, 2));
+  EXPECT_TRUE(space.Validate(Clustered(Tma(128, 192, 2, 1, 4))).ok());
+  EXPECT_FALSE(space.Validate(Clustered(Knobs(128, 192, 2, 1, 4, 16))).ok());  // cp.async
+  EXPECT_FALSE(space.Validate(Clustered(Tma(128, 192, 2, 1, 4, 2))).ok());     // a grid split
+  // layout=NN reads B N-major: no clusters.
+  const Workload nn = *Workload::Parse("gemm:M=4096,N=768,K=768,dtype=bf16");
+  EXPECT_THAT(tpl->space(nn, Sm90a()).FindKnob("cluster")->values, ::testing::ElementsAre(1));
+  // The wave-fitting TMA seeds come with their clustered twins.
+  bool clustered = false;
+  for (const Config& c : tpl->seeds(nt, Sm90a())) {
+    clustered = clustered || c.at("cluster") == 2;
+  }
+  EXPECT_TRUE(clustered);
 }
 
 TEST(GemmCudaWgmma, TmaIsOfferedWhereTensorMapsCanDescribeTheOperands) {
@@ -595,6 +657,11 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
            Case{"gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16", Tma(64, 96, 1, 1, 5, 1, 1),
                 "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16"},
+           // Clusters of two sharing B's tile through TMA multicast.
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Clustered(Tma(128, 192, 2, 1, 5)),
+                "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", Clustered(Tma(128, 256, 2, 1, 4)),
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -610,6 +677,9 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_THAT(module->code, HasSubstr(".target sm_90a"));
     EXPECT_EQ(module->code.find("cp.async.bulk.tensor.2d") != std::string::npos,
               c.config.at("tma") == 1)
+        << c.text;
+    EXPECT_EQ(module->code.find(".multicast::cluster") != std::string::npos,
+              c.config.at("cluster") == 2)
         << c.text;
     EXPECT_EQ(module->code.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos,
               c.config.at("tma") == 1 && c.config.at("streamk") == 0)
