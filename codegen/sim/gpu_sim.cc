@@ -8,7 +8,9 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -61,7 +63,9 @@ class FiberStack {
 
 // One simulated GPU thread run as a fiber.
 struct Fiber {
-  enum class State { kRunning, kAtBarrier, kAtMBarrier, kDone };
+  // kAtWarpGroup: at a warpgroup instruction, until its warpgroup has reached it; kIssued: its
+  // share of it done, until the warpgroup's other threads have done theirs.
+  enum class State { kRunning, kAtBarrier, kAtMBarrier, kAtWarpGroup, kIssued, kDone };
   size_t group = 0;  // the block (ThreadGroup) of the thread
   ucontext_t context;
   ucontext_t* scheduler = nullptr;
@@ -79,6 +83,16 @@ struct Fiber {
 };
 
 thread_local Fiber* current_fiber = nullptr;
+
+// Returns from fiber `f` to the scheduler, until it resumes `f`; unwinds `f` where the scheduler
+// cancels it.
+void Park(Fiber* f) {
+  swapcontext(&f->context, f->scheduler);
+  current_fiber = f;
+  if (f->cancel) {
+    throw CancelFiber{};
+  }
+}
 
 // Prepares `context` to run `entry` on `stack`, returning to `link` at its end. Out of line:
 // getcontext returns twice, which would leave the caller's locals clobbered.
@@ -358,13 +372,28 @@ class Simulator final : public sim::ExecHooks {
     }
     f->state = Fiber::State::kAtBarrier;
     f->barrier = op;
-    swapcontext(&f->context, f->scheduler);
-    // Resumed by the scheduler.
-    current_fiber = f;
-    if (f->cancel) {
-      throw CancelFiber{};
-    }
+    Park(f);
     f->state = Fiber::State::kRunning;
+  }
+
+  void WarpGroupStep(Interpreter& /*thread*/, absl::FunctionRef<void()> issue) override {
+    Fiber* f = current_fiber;
+    if (f == nullptr) {
+      issue();  // threads without barriers run one after the other: nothing can overtake
+      return;
+    }
+    f->state = Fiber::State::kAtWarpGroup;
+    Park(f);
+    issue();  // resumed by IssueWarpGroupSteps, which resumes the warpgroup's threads in turn
+    f->state = Fiber::State::kIssued;
+    Park(f);
+    f->state = Fiber::State::kRunning;
+  }
+
+  void Yield(Interpreter& /*thread*/) override {
+    if (Fiber* f = current_fiber; f != nullptr) {
+      Park(f);  // still kRunning: the next pass resumes it
+    }
   }
 
   void WaitMBarrier(Interpreter& thread, const sim::MBarrierState* barrier, int64_t parity,
@@ -378,11 +407,7 @@ class Simulator final : public sim::ExecHooks {
     f->mbarrier = barrier;
     f->parity = parity;
     f->mbarrier_wait = std::move(what);
-    swapcontext(&f->context, f->scheduler);
-    current_fiber = f;
-    if (f->cancel) {
-      throw CancelFiber{};
-    }
+    Park(f);
     f->state = Fiber::State::kRunning;
   }
 
@@ -520,7 +545,8 @@ class Simulator final : public sim::ExecHooks {
     // Abandons the fibers still waiting (their stacks unwind) and reports `status`.
     auto fail = [&](absl::Status status) {
       for (Fiber& f : fibers) {
-        if (f.state == Fiber::State::kAtBarrier || f.state == Fiber::State::kAtMBarrier) {
+        if (f.state == Fiber::State::kAtBarrier || f.state == Fiber::State::kAtMBarrier ||
+            f.state == Fiber::State::kAtWarpGroup || f.state == Fiber::State::kIssued) {
           f.cancel = true;
           resume(f);
         }
@@ -532,17 +558,29 @@ class Simulator final : public sim::ExecHooks {
       return absl::StrFormat("(%d, %d, %d)", index[0], index[1], index[2]);
     };
     auto block_name = [&](size_t k) { return BlockName(*groups[fibers[k].group]->parent); };
+    // The order of each pass: the threads' own, or one drawn from the schedule's seed, which
+    // also leaves each thread that could run behind with probability 1/2.
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::mt19937_64 shuffle_bits(options_.schedule_seed);
     for (;;) {
       // One barrier interval: every thread runs until its next barrier or its end, where
       // mbarrier waits switch to the other threads until what they wait for has happened.
+      if (options_.schedule_seed != 0) {
+        std::shuffle(order.begin(), order.end(), shuffle_bits);
+      }
       bool progress = false;
-      for (size_t k = 0; k < n; ++k) {
+      for (const size_t k : order) {
         Fiber& f = fibers[k];
-        if (f.state == Fiber::State::kDone || f.state == Fiber::State::kAtBarrier || f.Blocked()) {
+        if (f.state == Fiber::State::kDone || f.state == Fiber::State::kAtBarrier ||
+            f.state == Fiber::State::kAtWarpGroup || f.Blocked()) {
           continue;
         }
-        resume(f);
         progress = true;
+        if (options_.schedule_seed != 0 && (shuffle_bits() & 1) != 0) {
+          continue;  // left behind this pass: threads drift apart, as warps do
+        }
+        resume(f);
         if (f.state == Fiber::State::kDone) {
           if (!f.status.ok()) {
             fail(f.status);
@@ -553,6 +591,9 @@ class Simulator final : public sim::ExecHooks {
         }
       }
       if (progress) {
+        continue;
+      }
+      if (IssueWarpGroupSteps(groups, fibers, resume, fail)) {
         continue;
       }
       // Release the blocks whose threads all wait at one barrier(), and the cluster when all of
@@ -631,6 +672,15 @@ class Simulator final : public sim::ExecHooks {
         }
       }
       for (size_t k = 0; k < n; ++k) {
+        if (fibers[k].state == Fiber::State::kAtWarpGroup) {
+          fail(absl::FailedPreconditionError(absl::StrCat(
+              "divergent warpgroup_mma in ", block_name(k), ": thread ", thread_name(k),
+              " waits to issue a warpgroup_mma that the other threads of its warpgroup cannot "
+              "reach: they have finished or wait elsewhere (all 128 threads of a warpgroup "
+              "issue it together)")));
+        }
+      }
+      for (size_t k = 0; k < n; ++k) {
         if (fibers[k].state == Fiber::State::kAtBarrier && fibers[k].barrier->cluster) {
           fail(absl::FailedPreconditionError(absl::StrCat(
               "divergent cluster barrier in ", block_name(k), ": thread ", thread_name(k),
@@ -641,6 +691,41 @@ class Simulator final : public sim::ExecHooks {
       }
       fail(absl::InternalError("the simulated threads stopped without a cause"));
     }
+  }
+
+  // Issues the warpgroup instructions that a whole warpgroup has reached (its 128 threads all at
+  // kAtWarpGroup): resumes each of its threads to compute its share, so that every share is done
+  // before any thread goes on, as the hardware issues the instruction for the warpgroup as one.
+  // Returns whether any was issued.
+  template <typename Resume, typename Fail>
+  static bool IssueWarpGroupSteps(const std::vector<ThreadGroup*>& groups,
+                                  std::vector<Fiber>& fibers, const Resume& resume,
+                                  const Fail& fail) {
+    bool issued = false;
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const size_t end = First(groups, gi + 1);
+      for (size_t first = First(groups, gi); first < end; first += 128) {
+        const size_t last = std::min(end, first + 128);
+        bool all = true;
+        for (size_t k = first; k < last && all; ++k) {
+          all = fibers[k].state == Fiber::State::kAtWarpGroup;
+        }
+        if (!all) {
+          continue;
+        }
+        for (size_t k = first; k < last; ++k) {
+          resume(fibers[k]);
+          if (fibers[k].state == Fiber::State::kDone) {
+            fail(fibers[k].status);
+          }
+        }
+        for (size_t k = first; k < last; ++k) {
+          fibers[k].state = Fiber::State::kRunning;  // the next pass resumes them
+        }
+        issued = true;
+      }
+    }
+    return issued;
   }
 
   // The index in a run's fibers of group `gi`'s first thread (of the fiber after the last for

@@ -59,6 +59,13 @@ struct GpuSimOptions {
   /// Report two threads of a block accessing one gpu_shared element between two barriers where
   /// at least one access is a write.
   bool check_shared_races = true;
+  /// How the threads of a block with barriers interleave. 0: each pass of the scheduler resumes
+  /// them in order, each running until it must wait. Otherwise a seed: each pass resumes them in
+  /// an order drawn from it, leaving each behind with probability 1/2, and a thread yields at
+  /// every mbarrier wait, passed or not, so that the threads of a pipeline drift apart and
+  /// interleave at its hand-offs as they may on the hardware. A kernel
+  /// that relies on one thread running ahead of another gives wrong answers under some seeds.
+  uint64_t schedule_seed = 0;
 };
 
 /// Runs `func` on `args`, the host buffers of its parameters in order (the simulator's global

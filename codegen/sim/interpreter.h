@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "codegen/ir/ir.h"
 #include "codegen/sim/gpu_sim.h"
@@ -125,10 +126,16 @@ class ExecHooks {
   virtual void RunThreads(Interpreter& parent, const ir::For* op) = 0;
   /// A Barrier reached by a thread.
   virtual void Barrier(Interpreter& thread, const ir::Barrier* op) = 0;
+  /// A thread reaches a warpgroup instruction, whose share the thread computes in `issue`: runs
+  /// `issue` once every thread of the warpgroup has reached the instruction, and returns once
+  /// every one has run its share, as the hardware issues it for the warpgroup as one.
+  virtual void WarpGroupStep(Interpreter& thread, absl::FunctionRef<void()> issue) = 0;
   /// A thread waits until `barrier` passes `parity` (MBarrierState::Passes); `what` names the
   /// barrier for a deadlock report.
   virtual void WaitMBarrier(Interpreter& thread, const MBarrierState* barrier, int64_t parity,
                             std::string what) = 0;
+  /// A thread lets the others run before it goes on (GpuSimOptions::schedule_seed).
+  virtual void Yield(Interpreter& thread) = 0;
   /// The block-level interpreter of the block of rank `rank` in the thread's thread-block
   /// cluster, whose shared memory a multicast copy or a remote arrival reaches. Fails, naming
   /// `what`, where the kernel runs without clusters, the rank is not the cluster's, or that
@@ -197,7 +204,8 @@ class Interpreter {
   void ExecWarpMma(const ir::WarpMma* op);
   // The warpgroup's multiply-accumulate, this thread's share of it (interpreter_mma.cc).
   void ExecWarpGroupMma(const ir::WarpGroupMma* op);
-  void ExecWaveMma(const ir::WaveMma* op);  // interpreter_wave_mma.cc
+  void IssueWarpGroupMma(const ir::WarpGroupMma* op);  // once its warpgroup has reached it
+  void ExecWaveMma(const ir::WaveMma* op);             // interpreter_wave_mma.cc
   // The copy engine and the mbarriers (interpreter_tma.cc).
   void ExecTensorCopy(const ir::TensorCopy* op);
   void ExecMBarrierOp(const ir::MBarrierOp* op);

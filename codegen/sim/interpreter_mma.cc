@@ -6,7 +6,10 @@
 // precedes the step. A warpgroup step reads its operands through the 128-byte swizzle of their
 // descriptors, as the hardware does (relative to the array's start, which the backend aligns to
 // 1024 bytes), and is complete at the statement: programs that keep its asynchronous rule see the
-// same result.
+// same result. A warpgroup step is issued when all 128 threads of the warpgroup have reached it
+// (ExecHooks::WarpGroupStep), as the hardware issues it for the warpgroup as one: one thread's
+// completed step stands for the warpgroup's, as pipelines that release a stage from one thread
+// per warpgroup rely on.
 #include <cstdint>
 #include <cstring>
 
@@ -107,6 +110,10 @@ void Interpreter::ExecWarpGroupMma(const ir::WarpGroupMma* op) {
          absl::StrFormat("warpgroup_mma needs whole warpgroups; the block has %d threads",
                          block_threads_));
   }
+  hooks_->WarpGroupStep(*this, [&] { IssueWarpGroupMma(op); });
+}
+
+void Interpreter::IssueWarpGroupMma(const ir::WarpGroupMma* op) {
   SimBuffer& a = *LookupBuffer(op->a.get());
   SimBuffer& b = *LookupBuffer(op->b.get());
   SimBuffer& acc = *LookupBuffer(op->acc.get());

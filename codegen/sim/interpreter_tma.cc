@@ -95,6 +95,8 @@ void Interpreter::ExecMBarrierOp(const ir::MBarrierOp* op) {
       if (!state.Passes(value)) {
         hooks_->WaitMBarrier(*this, &state, value,
                              absl::StrFormat("mbarrier_wait(%s, parity %d)", name, value));
+      } else if (options_->schedule_seed != 0) {
+        hooks_->Yield(*this);  // passed: the hand-off happened, the others may run first
       }
       return;
   }

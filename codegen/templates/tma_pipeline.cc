@@ -19,7 +19,7 @@ Stmt TmaPipeline::Init() const {
   for (int64_t s = 0; s < stages; ++s) {
     stmts.push_back(MBarrierOp::Make(MBarrierOpKind::kInit, barriers, Expr(s), Expr(1)));
     stmts.push_back(MBarrierOp::Make(MBarrierOpKind::kInit, barriers, Expr(stages + s),
-                                     Expr(consumer_threads * cluster)));
+                                     Expr(consumer_threads / 128 * cluster)));
   }
   return ir::Block::Make(std::move(stmts));
 }
@@ -58,13 +58,13 @@ Stmt TmaPipeline::ProducerRange(const Expr& from, const Expr& to,
 }
 
 Stmt TmaPipeline::Release(const Expr& stage) const {
-  if (cluster == 1) {
-    return MBarrierOp::Make(MBarrierOpKind::kArrive, barriers, stages + stage);
-  }
   std::vector<Stmt> arrivals;  // at the stage's empty barrier in every block of the cluster
+  const int64_t spacing = 128 / cluster;
   for (int64_t r = 0; r < cluster; ++r) {
-    arrivals.push_back(
-        MBarrierOp::Make(MBarrierOpKind::kArrive, barriers, stages + stage, Expr(), Expr(r)));
+    Stmt arrive = cluster == 1 ? MBarrierOp::Make(MBarrierOpKind::kArrive, barriers, stages + stage)
+                               : MBarrierOp::Make(MBarrierOpKind::kArrive, barriers, stages + stage,
+                                                  Expr(), Expr(r));
+    arrivals.push_back(ir::IfThenElse::Make(thread % 128 == r * spacing, std::move(arrive)));
   }
   return ir::Block::Make(std::move(arrivals));
 }

@@ -11,7 +11,11 @@
 //       (completing on full[s])                    arrive empty[(t - 1) % stages]
 //
 // full[s] completes when the producer has arrived and the stage's bytes have landed; empty[s]
-// when every consumer thread has arrived, i.e. the instructions that read the stage are done.
+// when every consumer warpgroup has arrived, i.e. the instructions that read the stage are done.
+// One thread per warpgroup arrives, as in CUTLASS's pipelines: a warpgroup issues its wgmma
+// instructions as one, so that they are complete for all of its threads when they are for one
+// (which the simulator models: ExecHooks::WarpGroupStep). An arrival from each of the 128 threads
+// cost an atomic each on the barrier's word, in series, per stage.
 // The producer's first pass over the ring waits with parity 1 on barriers still in phase 0, so
 // it starts at once. The loop's shape is the one kernel templates use; what they multiply and
 // how they store is theirs.
@@ -26,7 +30,8 @@
 // neighbouring rows), each block's producer copies its own A and 1 / cluster of B's rows,
 // multicast to every block of the cluster, so that L2 serves B's tile once per cluster. A stage
 // of any block is then written by every block's producer, so empty[s] counts the consumers of
-// the whole cluster (each consumer thread arrives at empty[s] of every block), and full[s]
+// the whole cluster (each consumer warpgroup arrives at empty[s] of every block, from a thread
+// of a different warp for each, so that the remote arrivals go out together), and full[s]
 // expects the whole stage (its A, and B from every block). The kernel passes a cluster barrier
 // after Init (the peers' barriers are initialised before anything reaches them) and before it
 // ends (no block leaves while a peer may still write to its shared memory or arrive at its
@@ -50,8 +55,11 @@ struct TmaPipeline {
   int64_t a_stage = 0, b_stage = 0;
   /// B's boxes per stage and the elements between them in b_smem (1 and 0 for a K-major B).
   int64_t b_boxes = 1, b_box_stride = 0;
-  int64_t k_per_step = 64;  // elements of K per stage (128 bytes)
-  int64_t consumer_threads = 128;
+  int64_t k_per_step = 64;         // elements of K per stage (128 bytes)
+  int64_t consumer_threads = 128;  // whole warpgroups
+  /// The block's thread index: the consumers' warpgroups start at multiples of 128 threads, and
+  /// the threads of each that release a stage are elected by it (Release).
+  ir::Expr thread;
   bool b_k_major = true;
   // Where the block's tiles start: A's row, B's column (n), the block's first step of K (so its
   // K coordinate is (first_step + t) * k_per_step), and the number of steps (>= 1).
@@ -87,8 +95,8 @@ struct TmaPipeline {
   /// stage and waits until at most `pending` of its groups are in flight; the last step waits
   /// for all of them (pending 0).
   ir::Stmt Consumer(const std::function<ir::Stmt(const ir::Expr&, int)>& multiply) const;
-  /// A consumer thread's release of `stage`: its arrival at empty[stage] (of every block of the
-  /// cluster).
+  /// A consumer thread's release of `stage`: the arrivals of its warpgroup at empty[stage] of
+  /// every block of the cluster, where the thread is the one elected for them.
   ir::Stmt Release(const ir::Expr& stage) const;
 };
 

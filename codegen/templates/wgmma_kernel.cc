@@ -170,6 +170,7 @@ class WgmmaKernel {
     p.b_stage = BStage();
     p.k_per_step = row_;
     p.consumer_threads = k_.SplitThreads();
+    p.thread = tx_;
     p.b_k_major = nt_;
     p.a_row = tile_m_ * k_.bm;
     p.b_col = tile_n_ * k_.bn;

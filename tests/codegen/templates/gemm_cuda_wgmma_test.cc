@@ -40,8 +40,9 @@ const Target& Sm90a() {
   return target;
 }
 
-void CheckOnSimulator(const std::string& text, int random, std::vector<Config> extra = {}) {
-  testing::CheckTemplateOnSimulator(kName, Sm90a(), text, random, std::move(extra));
+void CheckOnSimulator(const std::string& text, int random, std::vector<Config> extra = {},
+                      uint64_t schedule_seed = 0) {
+  testing::CheckTemplateOnSimulator(kName, Sm90a(), text, random, std::move(extra), schedule_seed);
 }
 
 Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
@@ -148,7 +149,8 @@ TEST(GemmCudaWgmmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue
 // A stream-K config of `tile` (bm, bn, wg_m, stages) on a grid of `blocks` blocks (not the
 // 132 or 264 of the space's knob: a handful, so that the simulator runs it), for `text`, on the
 // simulator with one and three block workers (any block of a shared tile may arrive last).
-void CheckStreamKOnSimulator(const std::string& text, const Config& tile, int64_t blocks) {
+void CheckStreamKOnSimulator(const std::string& text, const Config& tile, int64_t blocks,
+                             uint64_t schedule_seed = 0) {
   const Workload w = *Workload::Parse(text);
   const ImplicitGemm g(w);
   Config config = tile;
@@ -160,9 +162,11 @@ void CheckStreamKOnSimulator(const std::string& text, const Config& tile, int64_
   for (int workers : {1, 3}) {
     GpuSimOptions options;
     options.block_workers = workers;
+    options.schedule_seed = schedule_seed;
     const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
     EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(config) << " on " << blocks
-                             << " blocks, " << workers << " workers: " << status;
+                             << " blocks, " << workers << " workers, schedule seed "
+                             << schedule_seed << ": " << status;
   }
 }
 
@@ -333,6 +337,20 @@ TEST(GemmCudaWgmmaSim, ClustersOfTwoBlocksMulticastTheirHalvesOfBsTileIntoBoth) 
       "conv2d.cuda.wgmma", Sm90a(),
       "conv2d:N=2,C=64,H=6,W=6,K=96,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16", 0,
       {Clustered(Tma(64, 32, 1, 1, 3))});
+}
+
+TEST(GemmCudaWgmmaSim, TmaPipelinesMatchTheReferenceHoweverTheirThreadsInterleave) {
+  // The block's threads interleaved at every hand-off in orders drawn from seeds: one thread per
+  // consumer warpgroup releases a stage for its whole warpgroup (and, in a cluster, at every
+  // block of it), which holds because a warpgroup issues its wgmma as one; a ring that wraps,
+  // two consumer warpgroups, a cluster, and a persistent block's segments over one ring.
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    CheckOnSimulator("gemm:M=130,N=96,K=584,layout=NT,dtype=bf16", 0,
+                     {Tma(64, 64, 1, 1, 3), Tma(128, 64, 2, 1, 3), Clustered(Tma(64, 48, 1, 1, 3))},
+                     seed);
+    CheckStreamKOnSimulator("gemm:M=128,N=128,K=448,layout=NT,dtype=bf16", Tma(64, 64, 1, 1, 3), 5,
+                            seed);
+  }
 }
 
 TEST(GemmCudaWgmmaLaunch, AClusteredPipelineLaunchesPairsOfBlocksOverTileRowsPaddedToEven) {

@@ -2,6 +2,7 @@
 // chosen configs on one workload, lowered and run on the GPU simulator against the reference.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <random>
 #include <string>
@@ -31,10 +32,11 @@ inline absl::StatusOr<ir::LoweredFunc> BuildLoweredGpu(std::string_view name, co
 }
 
 /// The default, `random` sampled configs and `extra` of template `name` on workload `text`
-/// for `target`, each on the simulator against the reference.
+/// for `target`, each on the simulator against the reference, its threads interleaved as
+/// `schedule_seed` says (GpuSimOptions).
 inline void CheckTemplateOnSimulator(std::string_view name, const Target& target,
                                      const std::string& text, int random,
-                                     std::vector<Config> extra = {}) {
+                                     std::vector<Config> extra = {}, uint64_t schedule_seed = 0) {
   const Workload w = *Workload::Parse(text);
   const KernelTemplate* tpl = GpuTemplate(name, target, w);
   ASSERT_NE(tpl, nullptr) << name << " is not offered for " << text;
@@ -56,8 +58,10 @@ inline void CheckTemplateOnSimulator(std::string_view name, const Target& target
     ASSERT_TRUE(lowered.ok()) << text << " " << ConfigToString(c) << ": " << lowered.status();
     GpuSimOptions options;
     options.block_workers = 2;
+    options.schedule_seed = schedule_seed;
     const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
-    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(c) << ": " << status;
+    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(c) << " (schedule seed "
+                             << schedule_seed << "): " << status;
   }
 }
 
