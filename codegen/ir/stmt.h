@@ -288,8 +288,10 @@ std::string_view MBarrierOpKindName(MBarrierOpKind kind);
 /// Memory written before an arrival (or landed by a counted copy) is visible to the threads
 /// that wait for the phase it completes. `value` is a scalar integer. A kArrive with `cta`
 /// defined (a scalar integer: a block rank of the thread-block cluster) arrives at the barrier
-/// at the same place in that block's shared memory, releasing at cluster scope (NVPTX mapa +
-/// mbarrier.arrive.release.cluster.shared::cluster).
+/// at the same place in that block's shared memory (NVPTX mapa + mbarrier.arrive.shared::cluster),
+/// releasing at block scope only: it orders the arriving thread's reads of its own shared memory
+/// (the release of a stage its warpgroup has read), and publishes no memory to the peer's
+/// threads (a cluster Barrier does that).
 struct MBarrierOp final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kMBarrierOp;
   MBarrierOp() : StmtNode(kKind) {}

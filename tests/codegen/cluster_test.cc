@@ -169,7 +169,7 @@ TEST(ClusterPtx, MulticastCopiesPeerArrivalsAndClusterBarriersAssemble) {
   const std::string& ptx = module->code;
   EXPECT_THAT(ptx, HasSubstr("mbarrier::complete_tx::bytes.multicast::cluster"));
   EXPECT_THAT(ptx, HasSubstr("mapa.shared::cluster.u32"));
-  EXPECT_THAT(ptx, HasSubstr("mbarrier.arrive.release.cluster.shared::cluster.b64"));
+  EXPECT_THAT(ptx, HasSubstr("mbarrier.arrive.shared::cluster.b64"));
   EXPECT_THAT(ptx, HasSubstr("barrier.cluster.arrive.release.aligned"));
   EXPECT_THAT(ptx, HasSubstr("barrier.cluster.wait.acquire.aligned"));
   if (!std::filesystem::exists(kPtxas)) {
