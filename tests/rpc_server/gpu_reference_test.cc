@@ -13,7 +13,7 @@
 #include "common/element_type.h"
 #include "common/reference.h"
 #include "rpc_server/gpu/gpu_device.h"
-#include "rpc_server/gpu/gpu_measure.h"
+#include "rpc_server/gpu/reference_kernels.h"
 
 namespace tune::rpc {
 namespace {
