@@ -6,6 +6,7 @@
 #include "codegen/templates/gemm_rocm_mfma.h"
 #include "codegen/templates/template_util.h"
 #include "codegen/templates/tensor_core_gemm.h"
+#include "codegen/templates/wave_mma_kernel.h"
 #include "common/status.h"
 #include "common/strings.h"
 

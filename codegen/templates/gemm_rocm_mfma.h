@@ -23,7 +23,9 @@
 // (tests/codegen/templates/gemm_rocm_mfma_test.cc).
 //
 // The kernel computes any ImplicitGemm: the functions below are shared with conv2d.rocm.mfma
-// (conv2d_rocm_mfma.h), whose A tiles are gathered from an NHWC input.
+// (conv2d_rocm_mfma.h), whose A tiles are gathered from an NHWC input. The kernel itself, knob
+// by knob, and the targets' matrix instructions are wave_mma_kernel.h's; this file is the
+// templates' space, presets, seeds and entries.
 #pragma once
 
 #include <string>
@@ -39,14 +41,6 @@ namespace tune {
 extern const KernelTemplate kGemmRocmMfma;
 /// gemm.rocm.wmma, for rocm -mcpu=gfx1100.
 extern const KernelTemplate kGemmRocmWmma;
-
-/// Whether the target's GPU has MFMA (gfx90a, gfx942) / WMMA (gfx1100).
-bool MfmaApplies(const Target& target);
-bool WmmaApplies(const Target& target);
-
-/// The reduction depth of the target's instruction of tile `inst` (32 or 16) for `dtype`, 0 where
-/// it has none (the table of codegen/llvm/codegen_gpu_wave_mma.cc).
-int WaveMmaKFor(const Target& target, Dtype dtype, int64_t inst);
 
 /// What of `g` the kernel cannot take (empty: it takes it): rows of 8-bit floats (A's contiguous
 /// runs of K, B's rows) whose bytes 4 does not divide, which it cannot zero-fill.

@@ -36,6 +36,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/template_features.cc
   ${CMAKE_CURRENT_LIST_DIR}/template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/ukernel_templates.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wave_mma_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc
   ${CMAKE_CURRENT_LIST_DIR}/../c_header.cc
