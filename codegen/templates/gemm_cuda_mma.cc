@@ -43,23 +43,6 @@ MmaKnobs KnobsOf(const Config& c) {
 // Bytes of one input element (A and B share their storage type for the dtypes taken here).
 int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
 
-// The shared tiles, in elements: rows padded by 16 bytes.
-struct SharedLayout {
-  int64_t lda = 0, ldb = 0;          // row strides of A [bm][lda] and B ([bn][ldb] or [bk][ldb])
-  int64_t a_stage = 0, b_stage = 0;  // elements per stage
-
-  SharedLayout(const MmaKnobs& k, int64_t bytes, bool nt) {
-    const int64_t pad = 16 / bytes;
-    lda = k.bk + pad;
-    a_stage = k.bm * lda;
-    ldb = nt ? k.bk + pad : k.bn + pad;
-    b_stage = nt ? k.bn * ldb : k.bk * ldb;
-  }
-  int64_t Bytes(const MmaKnobs& k, int64_t bytes) const {
-    return k.stages * ((a_stage * bytes + 15) / 16 * 16 + (b_stage * bytes + 15) / 16 * 16);
-  }
-};
-
 }  // namespace
 
 std::vector<std::string> MmaShapeFaults(const ImplicitGemm& g) {
@@ -129,7 +112,7 @@ ConfigSpace MmaSpace(const ImplicitGemm& g, const Target& target) {
     const MmaKnobs k = KnobsOf(c);
     GpuBlockCost cost;
     cost.threads = k.Threads();
-    cost.shared_bytes = SharedLayout(k, bytes, nt).Bytes(k, bytes);
+    cost.shared_bytes = PaddedTileLayout(k.bm, k.bn, k.bk, bytes, nt).Bytes(k.stages, bytes);
     if (k.bm % (16 * k.warps_m) == 0 && k.bn % (8 * k.warps_n) == 0) {
       cost.registers =
           k.MTiles() * k.NTiles() * 4 + k.MTiles() * 4 + k.NTiles() * 2 + 48 + extra_registers;
@@ -219,7 +202,7 @@ class MmaKernel {
         nt_(g.b_k_major),
         bytes_(InputBytes(w_)),
         k_step_(ir::WarpMmaK(w_.dtype())),
-        lay_(k, bytes_, nt_),
+        lay_(k.bm, k.bn, k.bk, bytes_, nt_),
         p_(w_),
         as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
@@ -387,7 +370,7 @@ class MmaKernel {
   MmaKnobs k_;
   bool nt_;
   int64_t bytes_, k_step_;
-  SharedLayout lay_;
+  PaddedTileLayout lay_;
   GemmParams p_;
   ir::Buffer as_, bs_, acc_;
   SplitReduction split_;

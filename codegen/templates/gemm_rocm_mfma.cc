@@ -95,7 +95,7 @@ ConfigSpace WaveMmaSpace(const ImplicitGemm& g, const Target& target) {
     const WaveMmaKnobs k = WaveMmaKnobsOf(c);
     GpuBlockCost cost;
     cost.threads = lanes_per_wave * k.waves_m * k.waves_n;
-    cost.shared_bytes = WaveMmaLds(k, bytes, nt).Bytes(k, bytes);
+    cost.shared_bytes = PaddedTileLayout(k.bm, k.bn, k.bk, bytes, nt).Bytes(k.stages, bytes);
     const int inst_k = k.inst == 32 ? k32 : k16;
     if (k.Tiled() && inst_k > 0) {
       const int64_t lanes = std::max<int64_t>(1, k.copy / bytes);

@@ -117,6 +117,19 @@ ir::Buffer Global(std::string name, ElementType type) {
 
 }  // namespace
 
+PaddedTileLayout::PaddedTileLayout(int64_t bm, int64_t bn, int64_t bk, int64_t bytes,
+                                   bool b_k_major) {
+  const int64_t pad = 16 / bytes;
+  lda = bk + pad;
+  a_stage = bm * lda;
+  ldb = b_k_major ? bk + pad : bn + pad;
+  b_stage = b_k_major ? bn * ldb : bk * ldb;
+}
+
+int64_t PaddedTileLayout::Bytes(int64_t stages, int64_t bytes) const {
+  return stages * ((a_stage * bytes + 15) / 16 * 16 + (b_stage * bytes + 15) / 16 * 16);
+}
+
 GemmParams::GemmParams(const Workload& w)
     : workload(w),
       a(Global(ArgumentName(w, ArgRole::kInput, 0, "A"), w.input_type())),

@@ -1,11 +1,11 @@
 // What the tensor-core templates (gemm.cuda.mma, gemm.cuda.wgmma and the convolutions built on
 // their kernels, conv2d_cuda_tensor_core.h) share: the matrix product a kernel computes and where
 // its operands lie (ImplicitGemm: a GEMM's, or an NHWC convolution's as an implicit GEMM), their
-// kernels' parameters, the clamped, validity-guarded reads of global tiles their copies issue
-// and the copy of one chunk, the grid splits of the reduction they offer, the epilogue that
-// stores an accumulator pair (fp8 scales, bias, ReLU, rounding to the output type; a split
-// reduction parks its partial tiles through split_reduction.h instead), and the bound their
-// outputs are held to.
+// kernels' parameters, the padded stage buffers of gemm.cuda.mma's (and gemm.rocm.mfma's) tiles,
+// the clamped, validity-guarded reads of global tiles their copies issue and the copy of one
+// chunk, the grid splits of the reduction they offer, the epilogue that stores an accumulator
+// pair (fp8 scales, bias, ReLU, rounding to the output type; a split reduction parks its partial
+// tiles through split_reduction.h instead), and the bound their outputs are held to.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +64,19 @@ ir::Expr RasterTileN(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int
 /// `inner` with tile_m and tile_n bound to RasterTileM and RasterTileN of `tile`.
 ir::Stmt BindRasterTile(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster,
                         const ir::Var& tile_m, const ir::Var& tile_n, ir::Stmt inner);
+
+/// The stage buffers of a kernel that stages A [bm][bk] and B ([bn][bk] when B is k-major, else
+/// [bk][bn]) of `bytes`-byte elements, in elements: rows padded by 16 bytes, which keeps ldmatrix
+/// free of bank conflicts (gemm.cuda.mma) and every lane's run of K aligned to its own size
+/// (gemm.rocm.mfma's vector reads of 8 or 16 bytes).
+struct PaddedTileLayout {
+  PaddedTileLayout(int64_t bm, int64_t bn, int64_t bk, int64_t bytes, bool b_k_major);
+  /// Bytes of `stages` buffers of both tiles, each tile's buffer rounded up to 16 bytes.
+  int64_t Bytes(int64_t stages, int64_t bytes) const;
+
+  int64_t lda = 0, ldb = 0;          // row strides of A [bm][lda] and B ([bn][ldb] or [bk][ldb])
+  int64_t a_stage = 0, b_stage = 0;  // elements per stage
+};
 
 /// The parameters of a tensor-core kernel in Workload::Arguments() order and with its names: A, B,
 /// [bias], C, [scale_A, scale_B] of a GEMM; input, weight, [bias], output, [scale_input,

@@ -100,7 +100,7 @@ class WaveMmaKernel {
         shape_(ShapeFor(target, k.inst)),
         inst_k_(WaveMmaKFor(target, w_.dtype(), k.inst)),
         wave_(ir::WaveMmaLanes(shape_)),
-        lay_(k, bytes_, nt_),
+        lay_(k.bm, k.bn, k.bk, bytes_, nt_),
         p_(w_),
         as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
         bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
@@ -335,7 +335,7 @@ class WaveMmaKernel {
   WaveMmaShape shape_;
   int inst_k_;
   int64_t wave_;
-  WaveMmaLds lay_;
+  PaddedTileLayout lay_;  // the LDS tiles
   GemmParams p_;
   ir::Buffer as_, bs_, ra_, rb_, acc_;
   SplitReduction split_;

@@ -1,7 +1,7 @@
 // The kernel of gemm.rocm.mfma, gemm.rocm.wmma and their convolutions (the templates' spaces,
 // presets and seeds are gemm_rocm_mfma.h's): the matrix instructions a target has, the knobs as
-// numbers, the LDS tiles and global reads that their costs count, and the kernel they build for
-// an ImplicitGemm. gemm_rocm_mfma.h describes the kernel's shape knob by knob.
+// numbers, the global reads that their costs count, and the kernel they build for an
+// ImplicitGemm. gemm_rocm_mfma.h describes the kernel's shape knob by knob.
 #pragma once
 
 #include <cstdint>
@@ -36,24 +36,6 @@ struct WaveMmaKnobs {
 
 /// `c`'s knobs (a point of WaveMmaSpace).
 WaveMmaKnobs WaveMmaKnobsOf(const Config& c);
-
-/// The LDS tiles, in elements: rows padded by 16 bytes, which keeps every lane's run of K
-/// aligned to its own size (8 or 16 bytes; the vector reads of codegen_gpu_wave_mma.cc).
-struct WaveMmaLds {
-  int64_t lda = 0, ldb = 0;          // row strides of A [bm][lda] and B ([bn][ldb] or [bk][ldb])
-  int64_t a_stage = 0, b_stage = 0;  // elements per buffer
-
-  WaveMmaLds(const WaveMmaKnobs& k, int64_t bytes, bool nt) {
-    const int64_t pad = 16 / bytes;
-    lda = k.bk + pad;
-    a_stage = k.bm * lda;
-    ldb = nt ? k.bk + pad : k.bn + pad;
-    b_stage = nt ? k.bn * ldb : k.bk * ldb;
-  }
-  int64_t Bytes(const WaveMmaKnobs& k, int64_t bytes) const {
-    return k.stages * ((a_stage * bytes + 15) / 16 * 16 + (b_stage * bytes + 15) / 16 * 16);
-  }
-};
 
 /// Chunks of `lanes` elements each thread copies of a [rows][cols] tile.
 int64_t WaveMmaChunksPerThread(int64_t rows, int64_t cols, int64_t lanes, int64_t threads);
