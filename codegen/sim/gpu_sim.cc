@@ -217,6 +217,8 @@ class ThreadShape : public ir::IrVisitor {
     active_[a] = false;
   }
   void Visit(const ir::Barrier*) override { has_barrier = true; }
+  // A warpgroup step synchronises its warpgroup (ExecHooks::WarpGroupStep).
+  void Visit(const ir::WarpGroupMma*) override { has_barrier = true; }
   void Visit(const ir::MBarrierOp* op) override {
     has_barrier = has_barrier || op->op == ir::MBarrierOpKind::kWait;
   }
