@@ -32,6 +32,7 @@ if [ "$build_only" = 0 ]; then
     gnuplot-nox
     prometheus chromium  # the dashboard's tests: promtool, and the browser
     nodejs systemd  # deploy tests: k8s manifests' validator (node), systemd-analyze verify
+    curl  # tests/install/default_command_test.sh asks the shipped daemon for its health by HTTPS
   )
   # npm for the test tools installed from the npm registry (tests/web, deploy/k8s/validate):
   # Debian's, unless one is there already (NodeSource's nodejs bundles npm and conflicts with
