@@ -63,8 +63,8 @@ struct GpuSimOptions {
   /// them in order, each running until it must wait. Otherwise a seed: each pass resumes them in
   /// an order drawn from it, leaving each behind with probability 1/2, and a thread yields at
   /// every mbarrier wait, passed or not, so that the threads of a pipeline drift apart and
-  /// interleave at its hand-offs as they may on the hardware. A kernel
-  /// that relies on one thread running ahead of another gives wrong answers under some seeds.
+  /// interleave at its hand-offs as they may on the hardware. A kernel that relies on one thread
+  /// running ahead of another fails (a wrong answer or a deadlock) under some seeds.
   uint64_t schedule_seed = 0;
 };
 
