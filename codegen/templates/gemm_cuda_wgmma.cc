@@ -98,9 +98,10 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "warpgroups along K: the block's steps of K split into wg_k ranges, each reduced "
                 "by wg_m x wg_n warpgroups of its own and their sums added through shared memory "
                 "(shorter chains of steps for skinny shapes, whose outputs are few)");
-  space.AddKnob("stages", {3, 4, 5, 6},
-                "shared-memory buffers of 128 bytes of K per row (copies issued stages - 2 "
-                "steps ahead)");
+  space.AddKnob("stages", {3, 4, 5, 6, 8, 12, 16},
+                "shared-memory buffers of 128 bytes of K per row (cp.async copies issued "
+                "stages - 2 steps ahead; a TMA producer keeps every buffer in flight); 8 to 16 "
+                "for skinny products that stream B from memory");
   space.AddKnob("copy", g.CopyWidths(),
                 "bytes per global-to-shared copy (cp.async of 16, 8 or 4 bytes; smaller: element "
                 "by element through registers)");
@@ -398,6 +399,83 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
   return seeds;
 }
 
+// B's bytes from which a product of 64 rows or fewer streams B from memory: its time is B's
+// bytes over the memory's bandwidth, not its multiply-adds.
+constexpr int64_t kStreamedBBytes = int64_t{8} << 20;
+
+bool StreamsB(const ImplicitGemm& g) {
+  return g.m <= 64 && g.n * g.k * InputBytes(g.workload) >= kStreamedBBytes;
+}
+
+// The share of a wave's multiprocessors that `blocks` keep busy, over all their waves.
+double WaveFill(int64_t blocks) {
+  return static_cast<double>(blocks) /
+         static_cast<double>(GpuCeilDiv(blocks, kGpuMultiprocessorsGuess) *
+                             kGpuMultiprocessorsGuess);
+}
+
+// For products that stream B (StreamsB), configs that keep many bytes of B in flight, as a
+// multiprocessor needs to draw its share of the memory's bandwidth: one m64 warpgroup per block
+// and the deepest ring of stages the shared memory takes (up to 16), a TMA pipeline where the
+// operands allow one (its producer keeps every stage in flight; cp.async stages keep all but
+// two), at tile widths of 32 to 128 columns. Where a width's tiles fill their waves to less than
+// 95%, the smallest grid split of K that fills them to 95% follows it.
+// On the H200 (2026-12-03) the rows of 16 and 64 rows with a B of 32 to 90 MB ran at 0.80-0.94x
+// cuBLASLt with rings of at most 6 stages, the best splitting K among four warpgroups, each
+// keeping two stages in flight.
+std::vector<Config> StreamingSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  if (!StreamsB(g)) {
+    return {};
+  }
+  const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
+  std::vector<int64_t> stages = space.FindKnob("stages")->values;
+  std::sort(stages.rbegin(), stages.rend());
+  // The deepest valid ring of `c` (false when none is valid).
+  auto deepest = [&](Config& c) {
+    for (int64_t s : stages) {
+      c["stages"] = s;
+      if (space.IsValid(c)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<Config> seeds;
+  for (int64_t bn : {32, 64, 96, 128}) {
+    if (std::find(bns.begin(), bns.end(), bn) == bns.end()) {
+      continue;
+    }
+    Config c;
+    c["bm"] = 64;
+    c["bn"] = bn;
+    c["wg_m"] = 1;
+    c["wg_n"] = 1;
+    c["wg_k"] = 1;
+    c["copy"] = space.FindKnob("copy")->values.front();
+    c["raster"] = 8;
+    c["gridk"] = 1;
+    c["stage_c"] = 0;
+    c["tma"] = space.FindKnob("tma")->values.back();
+    c["streamk"] = 0;
+    c["cluster"] = 1;
+    if (deepest(c)) {
+      seeds.push_back(c);
+    }
+    const int64_t tiles = GpuCeilDiv(g.m, 64) * GpuCeilDiv(g.n, bn);
+    if (WaveFill(tiles) >= 0.95) {
+      continue;
+    }
+    for (int64_t gridk : space.FindKnob("gridk")->values) {
+      c["gridk"] = gridk;
+      if (gridk > 1 && WaveFill(tiles * gridk) >= 0.95 && deepest(c)) {
+        seeds.push_back(c);
+        break;
+      }
+    }
+  }
+  return seeds;
+}
+
 }  // namespace
 
 Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
@@ -459,7 +537,8 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   // The tiles that fill whole waves lead where they fill half the GPU or more; else the splits
   // of light tiles do (16 x 768 x 3072 on the H200: 7.6 us at best unsplit, 4.7 split 12 ways).
   // For 64 rows or fewer they come last: there the presets lead, whose splits of K among
-  // warpgroups were the best of six of the ten such rows on the H200 that no grid split won.
+  // warpgroups were the best of six of the ten such rows on the H200 that no grid split won,
+  // but for the products that stream B from memory, whose deep rings lead (StreamingSeeds).
   const MatmulSize size = {g.m, g.n, g.k};
   const std::vector<Config> fits = WaveFitSeeds(g, space);
   const bool fits_lead =
@@ -472,6 +551,7 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
       }
     }
   };
+  append(StreamingSeeds(g, space));
   if (fits_lead) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess / 2));
   }
@@ -531,7 +611,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 8,
+    .version = 9,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

@@ -529,6 +529,52 @@ TEST(GemmCudaWgmmaSim, TilesOfThreeTimesAPowerOfTwoColumnsMatchTheReference) {
   CheckOnSimulator("gemm:M=70,N=200,K=192,dtype=f16", 0, {Knobs(64, 192, 1, 1, 3, 16)});
 }
 
+TEST(GemmCudaWgmmaSim, DeepRingsWrapAroundTheirStagesWithTmaAndWithCpAsync) {
+  // 20 steps of K through rings of 8, 12 and 16 stages (the ring wraps, the producer waits for
+  // the consumers to free a stage), 16 rows of a 64-row tile filled with zeros, a grid split.
+  CheckOnSimulator("gemm:M=16,N=80,K=1280,layout=NT,dtype=bf16,epilogue=bias", 0,
+                   {Tma(64, 32, 1, 1, 16), Tma(64, 48, 1, 1, 12), Tma(64, 32, 1, 1, 8, 2),
+                    Knobs(64, 32, 1, 1, 8, 16), Knobs(64, 32, 1, 1, 12, 16, 1, 2)});
+}
+
+TEST(GemmCudaWgmma, SkinnyProductsThatStreamBLeadWithDeepRingsOfOneWarpgroup) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  // A TMA pipeline of one m64 warpgroup (the seeds' raster groups of 8 rows: one row of tiles).
+  auto streaming = [](int64_t bn, int64_t stages, int64_t gridk = 1) {
+    Config c = Tma(64, bn, 1, 1, stages, gridk);
+    c["raster"] = 8;
+    return c;
+  };
+  // 64 x 4096 x 4096: 32 MiB of B. 128 tiles of 32 columns fill 97% of a wave; 64 tiles of 64
+  // columns are split in two.
+  const Workload w = *Workload::Parse("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16");
+  const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+  ASSERT_GE(seeds.size(), 3u);
+  EXPECT_EQ(seeds[0], streaming(32, 16)) << ConfigToString(seeds[0]);
+  EXPECT_EQ(seeds[1].at("bn"), 64);
+  EXPECT_EQ(seeds[1].at("gridk"), 1);
+  EXPECT_EQ(seeds[2].at("bn"), 64);
+  EXPECT_EQ(seeds[2].at("gridk"), 2);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(seeds[i].at("tma"), 1);
+    EXPECT_EQ(seeds[i].at("wg_m") * seeds[i].at("wg_n") * seeds[i].at("wg_k"), 1);
+    EXPECT_GE(seeds[i].at("stages"), 8) << ConfigToString(seeds[i]);
+  }
+  // 16 x 11008 x 4096: 344 tiles of 32 columns fill 87% of three waves; split in three, 98%.
+  const Workload wide = *Workload::Parse("gemm:M=16,N=11008,K=4096,layout=NT,dtype=bf16");
+  const std::vector<Config> wide_seeds = tpl->seeds(wide, Sm90a());
+  ASSERT_GE(wide_seeds.size(), 2u);
+  EXPECT_EQ(wide_seeds[0], streaming(32, 16)) << ConfigToString(wide_seeds[0]);
+  EXPECT_EQ(wide_seeds[1], streaming(32, 16, 3)) << ConfigToString(wide_seeds[1]);
+  // 16 x 768 x 3072 reads 4.5 MiB of B, and its splits of light tiles still lead.
+  const Workload small = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
+  const std::vector<Config> small_seeds = tpl->seeds(small, Sm90a());
+  ASSERT_FALSE(small_seeds.empty());
+  EXPECT_LE(small_seeds[0].at("stages"), 6);
+  EXPECT_GT(small_seeds[0].at("gridk"), 1);
+}
+
 TEST(GemmCudaWgmma, SkinnyShapesSplitTheirReductionByDefaultAndInSeedsLargeOnesDoNot) {
   // 16 x 768: a dozen tiles for 132 multiprocessors, and 3072 of K to share.
   const Workload skinny = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
@@ -675,6 +721,13 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
            Case{"gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16", Tma(64, 96, 1, 1, 5, 1, 1),
                 "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16"},
+           // The deep rings of products that stream B (StreamingSeeds).
+           Case{"gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16", Tma(64, 32, 1, 1, 16),
+                "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"},
+           Case{"gemm:M=16,N=11008,K=4096,layout=NT,dtype=bf16", Tma(64, 128, 1, 1, 8, 3),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=16,N=4096,K=11008,layout=NT,dtype=bf16", Knobs(64, 64, 1, 1, 12, 16, 8),
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
            // Clusters of two sharing B's tile through TMA multicast.
            Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Clustered(Tma(128, 192, 2, 1, 5)),
                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
