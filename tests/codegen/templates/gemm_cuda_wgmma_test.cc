@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "codegen/ir/printer.h"
@@ -438,6 +439,26 @@ TEST(GemmCudaWgmmaLaunch, ATmaPipelineLaunchesAProducerWarpgroupAndItsTensorMaps
   EXPECT_EQ(launch->tensor_maps[1].box[1], 64u);
 }
 
+TEST(GemmCudaWgmmaLaunch, ATmaBoxCopiesOnlyTheRowsOfAnAShorterThanItsTile) {
+  // 16 rows: boxes of 16 (the other 48 rows of each stage zeroed once); 100 in a tile of 128:
+  // 104 (whole swizzle atoms of 8 rows); 1: 8; 64 and more: the tile's rows.
+  for (const auto& [m, bm, box] : std::vector<std::tuple<int64_t, int64_t, uint64_t>>{
+           {16, 64, 16}, {100, 128, 104}, {1, 64, 8}, {64, 64, 64}, {130, 128, 128}}) {
+    const Workload w = *Workload::Parse(
+        "gemm:M=" + std::to_string(m) + ",N=4096,K=4096,layout=NT,dtype=bf16");
+    absl::StatusOr<ir::LoweredFunc> lowered =
+        testing::BuildLoweredGpu(kName, w, Tma(bm, 64, bm / 64, 1, 8), Sm90a());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    absl::StatusOr<GpuArch> arch = GpuArchFor(Sm90a());
+    ASSERT_TRUE(arch.ok());
+    absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*lowered, &*arch);
+    ASSERT_TRUE(launch.ok()) << launch.status();
+    ASSERT_EQ(launch->tensor_maps.size(), 2u);
+    EXPECT_EQ(launch->tensor_maps[0].box[1], box) << "M=" << m;
+    EXPECT_EQ(launch->tensor_maps[1].box[1], 64u) << "M=" << m;
+  }
+}
+
 TEST(GemmCudaWgmma, AStagedOutputNeedsWholeSixteenByteRowsAndOneBlockPerReduction) {
   const Workload odd = *Workload::Parse("gemm:M=64,N=100,K=64,layout=NT,dtype=bf16");  // 200 B
   const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), odd);
@@ -529,12 +550,22 @@ TEST(GemmCudaWgmmaSim, TilesOfThreeTimesAPowerOfTwoColumnsMatchTheReference) {
   CheckOnSimulator("gemm:M=70,N=200,K=192,dtype=f16", 0, {Knobs(64, 192, 1, 1, 3, 16)});
 }
 
-TEST(GemmCudaWgmmaSim, DeepRingsWrapAroundTheirStagesWithTmaAndWithCpAsync) {
+TEST(GemmCudaWgmmaSim, DeepRingsAndShortABoxesMatchTheReference) {
   // 20 steps of K through rings of 8, 12 and 16 stages (the ring wraps, the producer waits for
   // the consumers to free a stage), 16 rows of a 64-row tile filled with zeros, a grid split.
   CheckOnSimulator("gemm:M=16,N=80,K=1280,layout=NT,dtype=bf16,epilogue=bias", 0,
                    {Tma(64, 32, 1, 1, 16), Tma(64, 48, 1, 1, 12), Tma(64, 32, 1, 1, 8, 2),
                     Knobs(64, 32, 1, 1, 8, 16), Knobs(64, 32, 1, 1, 12, 16, 1, 2)});
+  // A's boxes of 8, 24 and 104 rows (1 row; 20 rows in a tile of 64, in a cluster; 100 in a
+  // tile of 128), the rest zeroed once; a staged output tile; fp8 with its scales.
+  CheckOnSimulator("gemm:M=1,N=64,K=512,layout=NT,dtype=bf16", 0,
+                   {Tma(64, 32, 1, 1, 4), Tma(64, 64, 1, 1, 3, 1, 1)});
+  CheckOnSimulator("gemm:M=20,N=64,K=384,layout=NT,dtype=f16,epilogue=bias_relu", 0,
+                   {Clustered(Tma(64, 32, 1, 1, 3))});
+  CheckOnSimulator("gemm:M=100,N=64,K=384,layout=NT,dtype=f16,epilogue=bias_relu", 0,
+                   {Tma(128, 64, 2, 1, 3)});
+  CheckOnSimulator("gemm:M=16,N=64,K=512,layout=NT,dtype=fp8e4m3", 0, {Tma(64, 64, 1, 1, 4)});
+  CheckStreamKOnSimulator("gemm:M=16,N=128,K=1024,layout=NT,dtype=bf16", Tma(64, 32, 1, 1, 3), 5);
 }
 
 TEST(GemmCudaWgmma, SkinnyProductsThatStreamBLeadWithDeepRingsOfOneWarpgroup) {
