@@ -88,9 +88,8 @@ std::string BlockName(const Interpreter& parent) {
 // before any thread goes on, as the hardware issues the instruction for the warpgroup as one.
 // Returns whether any was issued.
 template <typename Resume, typename Fail>
-bool IssueWarpGroupSteps(const std::vector<ThreadGroup*>& groups,
-                                std::vector<Fiber>& fibers, const Resume& resume,
-                                const Fail& fail) {
+bool IssueWarpGroupSteps(const std::vector<ThreadGroup*>& groups, std::vector<Fiber>& fibers,
+                         const Resume& resume, const Fail& fail) {
   bool issued = false;
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const size_t end = First(groups, gi + 1);
@@ -308,12 +307,11 @@ void ThreadFibers::Run(const std::vector<ThreadGroup*>& groups) {
         continue;
       }
       if (first_other != n && fibers[first_other].state == Fiber::State::kDone) {
-        fail(absl::FailedPreconditionError(
-            absl::StrCat("divergent barrier in ", block_name(first_other), ": thread ",
-                         thread_name(first_other), " finished while thread ",
-                         thread_name(first_waiting), " (and ", waiting - 1,
-                         " others) wait at a barrier() (every thread of a block must "
-                         "reach it)")));
+        fail(absl::FailedPreconditionError(absl::StrCat(
+            "divergent barrier in ", block_name(first_other), ": thread ", thread_name(first_other),
+            " finished while thread ", thread_name(first_waiting), " (and ", waiting - 1,
+            " others) wait at a barrier() (every thread of a block must "
+            "reach it)")));
       }
       if (first_other == n) {
         groups[gi]->parent->AdvanceEpoch();

@@ -444,8 +444,8 @@ TEST(GemmCudaWgmmaLaunch, ATmaBoxCopiesOnlyTheRowsOfAnAShorterThanItsTile) {
   // 104 (whole swizzle atoms of 8 rows); 1: 8; 64 and more: the tile's rows.
   for (const auto& [m, bm, box] : std::vector<std::tuple<int64_t, int64_t, uint64_t>>{
            {16, 64, 16}, {100, 128, 104}, {1, 64, 8}, {64, 64, 64}, {130, 128, 128}}) {
-    const Workload w = *Workload::Parse(
-        "gemm:M=" + std::to_string(m) + ",N=4096,K=4096,layout=NT,dtype=bf16");
+    const Workload w =
+        *Workload::Parse("gemm:M=" + std::to_string(m) + ",N=4096,K=4096,layout=NT,dtype=bf16");
     absl::StatusOr<ir::LoweredFunc> lowered =
         testing::BuildLoweredGpu(kName, w, Tma(bm, 64, bm / 64, 1, 8), Sm90a());
     ASSERT_TRUE(lowered.ok()) << lowered.status();
