@@ -1,0 +1,205 @@
+// gemm.cuda.wgmma's kernel builder (BuildWgmmaKernel, wgmma_kernel.h), internal to the
+// templates: class WgmmaKernel, whose members are defined by what they build in three files:
+// wgmma_kernel.cc (the block: threads, warpgroups and their lets, the cp.async main loop, the
+// wgmma steps, grid splits and stream-K segments), wgmma_kernel_tma.cc (the warp-specialised
+// TMA pipeline) and wgmma_kernel_tiles.cc (A's and B's tiles copied into swizzled stages, and
+// the accumulators out through the epilogue or into a split's workspace).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "codegen/ir/ir.h"
+#include "codegen/templates/split_reduction.h"
+#include "codegen/templates/stream_k.h"
+#include "codegen/templates/template_util.h"
+#include "codegen/templates/tensor_core_gemm.h"
+#include "codegen/templates/tma_pipeline.h"
+#include "codegen/templates/wgmma_kernel.h"
+
+namespace tune::wgmma_detail {
+
+using ir::Block;
+using ir::Expr;
+using ir::For;
+using ir::IfThenElse;
+using ir::LetStmt;
+using ir::LoopKind;
+using ir::Stmt;
+using ir::Store;
+using ir::Var;
+
+inline constexpr int64_t kRowBytes = kWgmmaRowBytes;
+inline constexpr int kKSteps = 4;  // wgmma steps of 32 bytes of K per staged row
+
+inline int64_t InputBytes(const Workload& w) { return ElementBytes(w.input_type()); }
+
+/// The partition of a stream-K config's iterations over its persistent grid (none for
+/// streamk = 0).
+std::optional<StreamKPartition> StreamKOf(const ImplicitGemm& g, const WgmmaKnobs& k);
+
+/// a ^ b for a, b in [0, 8), from the IR's integer arithmetic (it has no bitwise operators).
+Expr Xor3(const Expr& a, const Expr& b);
+
+// The kernel, knob by knob; the comments of gemm_cuda_wgmma.h describe its shape.
+class WgmmaKernel {
+ public:
+  WgmmaKernel(const ImplicitGemm& g, const WgmmaKnobs& k)
+      : w_(g.workload),
+        g_(g),
+        k_(k),
+        nt_(g.b_k_major),
+        bytes_(InputBytes(w_)),
+        row_(kRowBytes / bytes_),
+        p_(w_),
+        as_("As", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
+        bs_("Bs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.weight_type())),
+        acc_("acc", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        part_("part", ir::MemoryScope::kGpuLocal, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w_.dtype()))),
+        cs_("Cs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.out_type())),
+        bars_("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64()),
+        sk_(StreamKOf(g, k)),
+        split_(g, k.bm, k.bn, sk_ ? sk_->MaxParts() : k.gridk,
+               ir::Type::Of(AccumulatorType(w_.dtype()))) {}
+
+  ir::LoweredFunc Build(std::string_view name) const;
+
+ private:
+  int64_t TilesM() const { return GpuCeilDiv(g_.m, k_.bm); }
+  int64_t TilesN() const { return GpuCeilDiv(g_.n, k_.bn); }
+  int64_t Steps() const { return GpuCeilDiv(g_.k, row_); }
+  int64_t StepsPerSplit() const { return GpuCeilDiv(Steps(), k_.gridk); }
+  int64_t AStage() const { return k_.bm * row_; }  // elements per stage
+  int64_t BStage() const { return k_.bn * row_; }
+  int64_t Ahead() const { return k_.stages - 2; }
+  // Bytes between B's 64-column atoms when it is stored N-major (layout=NN); 0 for NT.
+  int64_t BAtomStride() const { return nt_ ? 0 : row_ * kRowBytes; }
+
+  Stmt Body() const;
+
+  // The warp-specialised TMA pipeline of this block (tma = 1): the tiles of A and B as the
+  // copy engine delivers them are the layouts the cp.async copies build (rows of 128 bytes of K
+  // swizzled; for layout=NN, atoms of 64 columns by row_ rows of K).
+  TmaPipeline Pipeline() const;
+
+  // The rows of A's TMA box: a product of fewer rows than the tile copies only its own,
+  // rounded up to a swizzle atom of 8, and each stage's rows past them are zeroed once
+  // (ZeroPastABox). On the H200 (2026-12-04) boxes of 64 rows over an A of 1 or 16 rows, the
+  // copy engine filling the rest, ran up to 3x slower than over an A of 64.
+  int64_t ABoxRows() const { return std::min(k_.bm, GpuCeilDiv(g_.m, 8) * 8); }
+
+  // Zeros in the rows of every A stage that A's TMA box leaves out (ABoxRows): cp.async copies
+  // that read nothing (the copy engine's zero fill), issued by the block's threads and waited
+  // for at a block barrier before the pipeline starts; the TMA copies never write those rows.
+  Stmt ZeroPastABox() const;
+
+  // tma = 1: thread 0 sets up the barriers and produces; warpgroups 1.. consume and store.
+  // The accumulators live in the consumers' branch alone (zeroed, summed, stored there), so
+  // that the producer's warpgroup, down to kProducerRegisters, holds none of them.
+  std::vector<Stmt> TmaThreadStmts() const;
+
+  // tma = 1 with stream-K: one ring of stages for all of the block's segments. Per segment, the
+  // producer issues the segment's steps not yet issued and the next `stages` steps past its end
+  // (the next segment's, streamed while the consumers finish this one: park, arrive, add), the
+  // consumers multiply the segment's steps, release its last stage and store or park the tile,
+  // and the whole block finishes it (split_.Finish: its barriers are the block's).
+  std::vector<Stmt> TmaStreamKStmts() const;
+
+  Stmt TmaStreamKSegment() const;
+
+  // A stream-K segment's accumulators: the tile stored, where the block holds all of its steps,
+  // else parked as the block's part.
+  Stmt StoreOrParkStreamKTile() const;
+
+  // `stmts` (a segment's steps and stores), then the whole block finishes the tile (the last of
+  // its blocks adds the parts), with the tile's coordinates bound.
+  Stmt FinishStreamKSegment(std::vector<Stmt> stmts) const;
+
+  // gridk > 1: once every thread has parked its accumulators, the tile's last block stores C.
+  Stmt FinishSplit() const;
+
+  MmaEpilogue Epilogue() const;
+
+  Stmt ZeroAccumulators() const;
+
+  // The first step of K of this block's range: of its split, or of its stream-K segment.
+  Expr FirstStep() const { return sk_ ? Expr(skv_.first_step) : bz_ * StepsPerSplit(); }
+
+  Stmt ThreadBody() const;
+
+  // One segment of a stream-K block (the steps of one tile that its range holds): a barrier,
+  // as the previous segment's warpgroups may still read the buffers this one's first copies
+  // fill; the steps; then the tile stored, where the block holds all of its steps, or parked,
+  // the tile's last block to arrive adding the parts and storing it.
+  Stmt StreamKSegment() const;
+
+  // The cp.async pipeline over the steps of this warpgroup's K range, into its accumulators.
+  std::vector<Stmt> MainLoop() const;
+
+  // The thread's warpgroup coordinates around `stmts`, and its accumulators. Warpgroup g: K
+  // range g / (wg_m wg_n), then rows and columns; with a TMA pipeline, warpgroup 0 is the
+  // producer's and the others' are counted from 1.
+  Stmt Lets(Stmt stmts) const;
+
+  // The copies of reduction step `step` of this warpgroup's K range into its shared buffer
+  // `stage`; zeros for a step past the block's.
+  Stmt CopyStep(const Expr& step, const Expr& stage) const;
+
+  // Copies B's [row_][bn] tile of a step (rows of K, stored N-major for layout=NN) into `dst` at
+  // `base`: 64-column atoms of row_ rows of 128 bytes each, chunk c of row k at c ^ (k % 8).
+  template <typename SourceFn>
+  Stmt CopyTileNMajor(const ir::Buffer& dst, const Expr& base, SourceFn source) const;
+
+  int64_t Lanes() const { return std::max<int64_t>(1, k_.copy / bytes_); }
+
+  // Copies `rows` rows of 128 bytes of K into `dst` at `base`, `copy` bytes at a time spread
+  // over the block's threads, each chunk to its swizzled place: 16-byte chunk c of row r at
+  // c ^ (r % 8).
+  template <typename SourceFn>
+  Stmt CopyTile(const ir::Buffer& dst, const Expr& base, int64_t rows, SourceFn source) const;
+
+  // This warpgroup's instructions on shared buffer `stage`: one statement per m64 step. Promoted
+  // sums (fp8) go through `part`: zeroed, summed into by the step's instructions (waited for at
+  // once), added into `acc`.
+  Stmt Multiply(const Expr& local_stage, int pending) const;
+
+  // Each thread's accumulators, two adjacent columns at a time, with the epilogue (or, for a
+  // split reduction, into the block's partial tile): thread (warp w, lane l) of a warpgroup
+  // holds, for j < n / 2 of m64 step mi, row 64 mi + 16 w + l / 4 + 8 ((j / 2) % 2) and column
+  // 8 (j / 4) + 2 (l % 4) + j % 2.
+  Stmt StoreAccumulators() const;
+
+  // Each thread's accumulators (as StoreAccumulators describes) through the epilogue into C,
+  // or, with `park_tile` defined, into partial tile `part` of tile `park_tile` of the split's
+  // workspace.
+  Stmt WriteAccumulators(const Expr& park_tile = Expr(), const Expr& part = Expr()) const;
+
+  // stage_c = 1: the epilogue's values into the block's output tile in shared memory (rows of
+  // StagedRow() elements; StageWrites), a barrier, then the tile out to C in 16-byte chunks,
+  // consecutive threads along a row (C's rows are whole chunks: SixteenByteRows; StageCopyOut).
+  Stmt StageWrites() const;
+
+  // Every thread of the block (the producer's too) copies the staged tile out.
+  Stmt StageCopyOut() const;
+
+  const Workload& w_;
+  const ImplicitGemm& g_;
+  WgmmaKnobs k_;
+  bool nt_;
+  int64_t bytes_, row_;
+  GemmParams p_;
+  ir::Buffer as_, bs_, acc_, part_, partial_, cs_, bars_;
+  std::optional<StreamKPartition> sk_;
+  SplitReduction split_;
+  StreamKVars skv_;
+  Var tx_{"tx"}, lane_{"lane"}, group_m_{"group_m"}, group_n_{"group_n"};
+  Var group_k_{"group_k"}, split_tx_{"split_tx"};
+  Var range_steps_{"range_steps"};
+  GemmBlockVars v_;
+  const Var &bz_ = v_.split, &tile_m_ = v_.tile_m, &tile_n_ = v_.tile_n, &step_count_ = v_.steps;
+};
+
+}  // namespace tune::wgmma_detail

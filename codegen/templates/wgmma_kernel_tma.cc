@@ -1,0 +1,144 @@
+// WgmmaKernel's warp-specialised TMA pipeline (tma = 1; wgmma_kernel_builder.h).
+#include <algorithm>
+#include <vector>
+
+#include "codegen/templates/wgmma_kernel_builder.h"
+
+namespace tune::wgmma_detail {
+
+TmaPipeline WgmmaKernel::Pipeline() const {
+  TmaPipeline p;
+  p.a_smem = as_;
+  p.b_smem = bs_;
+  p.barriers = bars_;
+  p.a_map = ir::TensorMap{.buffer = p_.a,
+                          .dims = {g_.k, g_.m},
+                          .strides = {g_.k},
+                          .box = {row_, ABoxRows()},
+                          .swizzle_bytes = 128};
+  if (nt_) {  // in a cluster, each block copies bn / cluster of the rows (TmaPipeline)
+    p.b_map = ir::TensorMap{.buffer = p_.b,
+                            .dims = {g_.k, g_.n},
+                            .strides = {g_.k},
+                            .box = {row_, k_.bn / k_.cluster},
+                            .swizzle_bytes = 128};
+    p.cluster = k_.cluster;
+    p.rank = v_.bx % k_.cluster;
+  } else {
+    const int64_t atom_cols = kRowBytes / bytes_;
+    p.b_map = ir::TensorMap{.buffer = p_.b,
+                            .dims = {g_.n, g_.k},
+                            .strides = {g_.n},
+                            .box = {atom_cols, row_},
+                            .swizzle_bytes = 128};
+    p.b_boxes = k_.bn / atom_cols;
+    p.b_box_stride = row_ * atom_cols;
+  }
+  p.stages = k_.stages;
+  p.a_stage = AStage();
+  p.b_stage = BStage();
+  p.k_per_step = row_;
+  p.consumer_threads = k_.SplitThreads();
+  p.thread = tx_;
+  p.b_k_major = nt_;
+  p.a_row = tile_m_ * k_.bm;
+  p.b_col = tile_n_ * k_.bn;
+  p.first_step = FirstStep();
+  p.steps = step_count_;
+  return p;
+}
+
+Stmt WgmmaKernel::ZeroPastABox() const {
+  const int64_t rows = ABoxRows();
+  if (rows == k_.bm) {
+    return Stmt();
+  }
+  const int64_t lanes = 16 / bytes_;
+  const int64_t per_stage = (k_.bm - rows) * row_ / lanes;  // 16-byte chunks
+  Var c("c_zero");
+  Expr chunk = tx_ + c * k_.Threads();
+  Expr at = chunk / per_stage * AStage() + rows * row_ + chunk % per_stage * lanes;
+  const GlobalTileSource nothing{.buffer = p_.a, .index = Expr(int64_t{0}), .valid = Expr(false)};
+  return Block::Make({
+      SpreadOverThreads(c, chunk, k_.Buffers() * per_stage, k_.Threads(),
+                        CopyChunk(as_, at, nothing, lanes, true), true),
+      ir::Barrier::MakeAfterAsyncCopies(true, 0),
+  });
+}
+
+std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
+  const TmaPipeline pipeline = Pipeline();
+  Stmt consumer = Block::Make({
+      ir::SetMaxRegisters::Make(k_.ConsumerRegisters(), true),
+      ZeroAccumulators(),
+      pipeline.Consumer(
+          [this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
+      k_.stage_c == 1 ? StageWrites() : StoreAccumulators(),
+  });
+  // In a cluster, the peers' barriers are initialised before any copy or arrival reaches
+  // them, and no block ends while a peer may still reach its shared memory (TmaPipeline).
+  auto barrier = [&] { return k_.cluster > 1 ? ir::Barrier::MakeCluster() : ir::Barrier::Make(); };
+  std::vector<Stmt> stmts = {
+      IfThenElse::Make(tx_ == 0, pipeline.Init()),
+      ZeroPastABox(),
+      barrier(),
+      IfThenElse::Make(
+          tx_ < 128,
+          Block::Make({ir::SetMaxRegisters::Make(WgmmaKnobs::kProducerRegisters, false),
+                       IfThenElse::Make(tx_ == 0, pipeline.Producer())}),
+          std::move(consumer)),
+  };
+  if (k_.stage_c == 1) {
+    stmts.push_back(StageCopyOut());
+  }
+  stmts.push_back(FinishSplit());
+  if (k_.cluster > 1) {
+    stmts.push_back(ir::Barrier::MakeCluster());
+  }
+  return stmts;
+}
+
+std::vector<Stmt> WgmmaKernel::TmaStreamKStmts() const {
+  // No register split (setmaxnreg): the producer's warpgroup runs the segments' finishes with
+  // the consumers, which need more than kProducerRegisters (ptxas ignores the split then).
+  const TmaPipeline ring = Pipeline();
+  return {
+      IfThenElse::Make(tx_ == 0, ring.Init()),
+      ZeroPastABox(),
+      ir::Barrier::Make(),
+      sk_->Segments(v_.bx, skv_, TmaStreamKSegment()),
+  };
+}
+
+Stmt WgmmaKernel::TmaStreamKSegment() const {
+  const int64_t steps = Steps();
+  const Expr& first = skv_.first_index;
+  Expr total = skv_.end - skv_.begin;  // the block's steps
+  TmaPipeline p = Pipeline();
+  p.index_base = first;
+  p.steps = skv_.steps;
+  p.release_last = true;
+  Expr from = ir::Select::Make(skv_.segment == 0, Expr(int64_t{0}),
+                               ir::Min::Make(total, first + k_.stages));
+  Expr to = ir::Min::Make(total, first + skv_.steps + k_.stages);
+  auto at = [&](const Expr& g) {
+    Expr iteration = skv_.begin + g;
+    Expr tile = iteration / steps;
+    return TmaPipeline::StepTiles{
+        iteration % steps * row_,
+        RasterTileM(tile, TilesM(), TilesN(), k_.raster) * k_.bm,
+        RasterTileN(tile, TilesM(), TilesN(), k_.raster) * k_.bn,
+    };
+  };
+  Stmt consumer = Block::Make({
+      ZeroAccumulators(),
+      p.Consumer([this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
+      StoreOrParkStreamKTile(),
+  });
+  return FinishStreamKSegment({
+      IfThenElse::Make(tx_ < 128, IfThenElse::Make(tx_ == 0, p.ProducerRange(from, to, at)),
+                       std::move(consumer)),
+  });
+}
+
+}  // namespace tune::wgmma_detail
