@@ -217,6 +217,25 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
 
 namespace {
 
+// A config of bm x bn tiles with every other knob at its plainest: one warpgroup, three cp.async
+// stages of the first copy width, raster groups of 8 block rows, no grid split, no staged
+// output, no TMA, no stream-K, no cluster. The presets and seeds set what they change.
+Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
+  return {{"bm", bm},
+          {"bn", bn},
+          {"wg_m", 1},
+          {"wg_n", 1},
+          {"wg_k", 1},
+          {"stages", 3},
+          {"copy", space.FindKnob("copy")->values.front()},
+          {"raster", 8},
+          {"gridk", 1},
+          {"stage_c", 0},
+          {"tma", 0},
+          {"streamk", 0},
+          {"cluster", 1}};
+}
+
 // Large tiles of two warpgroups for large problems (CUTLASS's Hopper defaults are 128 x 128
 // and 128 x 256); one warpgroup of m64 and narrower n for skinny ones.
 std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
@@ -224,19 +243,11 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
   auto make = [&](int64_t bm, int64_t bn, int64_t wm, int64_t wn, int64_t stages, int64_t wk = 1) {
-    Config c;
-    c["bm"] = snap("bm", bm);
-    c["bn"] = snap("bn", bn);
+    Config c = PlainConfig(space, snap("bm", bm), snap("bn", bn));
     c["wg_m"] = std::min(wm, c["bm"] / 64);
     c["wg_n"] = wn;
     c["wg_k"] = wk;
     c["stages"] = stages;
-    c["copy"] = space.FindKnob("copy")->values.front();
-    c["raster"] = 8;
-    c["gridk"] = 1;
-    c["tma"] = 0;
-    c["streamk"] = 0;
-    c["cluster"] = 1;
     // The output tile staged in shared memory where it fits beside the stages.
     c["stage_c"] = 1;
     if (!space.Validate(c).ok()) {
@@ -276,19 +287,9 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
   const std::vector<int64_t>& gridks = space.FindKnob("gridk")->values;
   for (const auto& [bm, bn] : std::vector<std::pair<int64_t, int64_t>>{
            {64, 64}, {128, 128}, {64, 128}, {128, 64}, {64, 32}}) {
-    Config c;
-    c["bm"] = LargestAtMost(space.FindKnob("bm")->values, bm);
-    c["bn"] = LargestAtMost(space.FindKnob("bn")->values, bn);
+    Config c = PlainConfig(space, LargestAtMost(space.FindKnob("bm")->values, bm),
+                           LargestAtMost(space.FindKnob("bn")->values, bn));
     c["wg_m"] = c["bm"] / 64 >= 2 ? 2 : 1;
-    c["wg_n"] = 1;
-    c["wg_k"] = 1;
-    c["stages"] = 3;
-    c["copy"] = space.FindKnob("copy")->values.front();
-    c["raster"] = 8;
-    c["stage_c"] = 0;
-    c["tma"] = 0;
-    c["streamk"] = 0;
-    c["cluster"] = 1;
     const int64_t tiles = GpuCeilDiv(g.m, c["bm"]) * GpuCeilDiv(g.n, c["bn"]);
     if (tiles >= kGpuMultiprocessorsGuess) {
       continue;
@@ -344,16 +345,8 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
   const bool tma = space.FindKnob("tma")->values.size() > 1;
   // The first valid config of the tile with `tma`, trying arrangements, depths and staging.
   auto make = [&](const BlockTile& t, int64_t with_tma) -> std::optional<Config> {
-    Config c;
-    c["bm"] = t.bm;
-    c["bn"] = t.bn;
-    c["wg_k"] = 1;
-    c["copy"] = space.FindKnob("copy")->values.front();
-    c["raster"] = 8;
-    c["gridk"] = 1;
+    Config c = PlainConfig(space, t.bm, t.bn);
     c["tma"] = with_tma;
-    c["streamk"] = 0;
-    c["cluster"] = 1;
     for (const auto& [wm, wn] : std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {1, 1}, {1, 2}}) {
       for (int64_t stages : {5, 4, 3}) {
         for (int64_t stage_c : {1, 0}) {
@@ -445,19 +438,8 @@ std::vector<Config> StreamingSeeds(const ImplicitGemm& g, const ConfigSpace& spa
     if (std::find(bns.begin(), bns.end(), bn) == bns.end()) {
       continue;
     }
-    Config c;
-    c["bm"] = 64;
-    c["bn"] = bn;
-    c["wg_m"] = 1;
-    c["wg_n"] = 1;
-    c["wg_k"] = 1;
-    c["copy"] = space.FindKnob("copy")->values.front();
-    c["raster"] = 8;
-    c["gridk"] = 1;
-    c["stage_c"] = 0;
+    Config c = PlainConfig(space, 64, bn);
     c["tma"] = space.FindKnob("tma")->values.back();
-    c["streamk"] = 0;
-    c["cluster"] = 1;
     if (deepest(c)) {
       seeds.push_back(c);
     }
