@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "common/stats.h"
 
@@ -82,6 +83,13 @@ std::optional<ErrorKind> ParseErrorKind(std::string_view name) {
 }
 
 double Measurement::MedianSecs() const { return Median(round_secs); }
+
+Measurement Measurement::Failed(ErrorKind kind, std::string message) {
+  Measurement m;
+  m.error = kind;
+  m.message = std::move(message);
+  return m;
+}
 
 double LearnedSecs(const Measurement& m, int timeout_ms) {
   switch (m.error) {

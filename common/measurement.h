@@ -94,6 +94,9 @@ struct Measurement {
   bool ok() const { return error == ErrorKind::kNone; }
   /// Median(round_secs) (common/stats.h; 0 when empty).
   double MedianSecs() const;
+
+  /// A measurement that ended with `kind` (not kNone), `message` saying what went wrong.
+  static Measurement Failed(ErrorKind kind, std::string message);
 };
 
 /// The seconds a search learns from a trial that ended with `m`, timed with a deadline of

@@ -29,13 +29,6 @@ using Clock = std::chrono::steady_clock;
 // emptied beyond it.
 constexpr size_t kMaxReferenceElements = size_t{256} << 20;
 
-Measurement Failure(ErrorKind kind, std::string message) {
-  Measurement m;
-  m.error = kind;
-  m.message = std::move(message);
-  return m;
-}
-
 // dlclose()s on scope exit, so the next trial may load a new file at the same path.
 class LibraryHandle {
  public:
@@ -110,32 +103,32 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
   // A request this worker cannot read (another tune version) says nothing of the config.
   absl::StatusOr<Workload> workload = Workload::Parse(trial.workload());
   if (!workload.ok()) {
-    return Failure(ErrorKind::kWorkerError,
-                   StrCat("workload: ", std::string(workload.status().message())));
+    return Measurement::Failed(ErrorKind::kWorkerError,
+                               StrCat("workload: ", std::string(workload.status().message())));
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
   if (!timing.ok()) {
-    return Failure(ErrorKind::kWorkerError, std::string(timing.status().message()));
+    return Measurement::Failed(ErrorKind::kWorkerError, std::string(timing.status().message()));
   }
   const size_t arity = workload->Arguments().size();
   if (arity < kMinKernelArgs || arity > kMaxKernelArgs) {
-    return Failure(ErrorKind::kUnsupported,
-                   StrCat("workload ", trial.workload(), " has ", arity,
-                          " kernel arguments; this worker calls kernels with ", kMinKernelArgs,
-                          " to ", kMaxKernelArgs));
+    return Measurement::Failed(ErrorKind::kUnsupported,
+                               StrCat("workload ", trial.workload(), " has ", arity,
+                                      " kernel arguments; this worker calls kernels with ",
+                                      kMinKernelArgs, " to ", kMaxKernelArgs));
   }
 
   dlerror();
   LibraryHandle library(dlopen(trial.artifact_path().c_str(), RTLD_NOW | RTLD_LOCAL));
   if (library.get() == nullptr) {
     const std::string error = DlError();
-    return Failure(DlopenFailureKind(error), StrCat("cannot load artifact: ", error));
+    return Measurement::Failed(DlopenFailureKind(error), StrCat("cannot load artifact: ", error));
   }
   dlerror();
   void* entry = dlsym(library.get(), trial.entry_symbol().c_str());
   if (entry == nullptr) {
-    return Failure(ErrorKind::kLoadError,
-                   StrCat("entry symbol '", trial.entry_symbol(), "' not found: ", DlError()));
+    return Measurement::Failed(ErrorKind::kLoadError, StrCat("entry symbol '", trial.entry_symbol(),
+                                                             "' not found: ", DlError()));
   }
 
   const std::vector<uint32_t>& want = Reference(*workload, timing->seed);
@@ -152,9 +145,10 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
     absl::StatusOr<std::vector<float>> done =
         PrepareWeights(library.get(), trial.entry_symbol(), pointers[1]);
     if (!done.ok()) {
-      return Failure(done.status().code() == absl::StatusCode::kInternal ? ErrorKind::kRuntimeCrash
-                                                                         : ErrorKind::kLoadError,
-                     std::string(done.status().message()));
+      return Measurement::Failed(done.status().code() == absl::StatusCode::kInternal
+                                     ? ErrorKind::kRuntimeCrash
+                                     : ErrorKind::kLoadError,
+                                 std::string(done.status().message()));
     }
     prepared = *std::move(done);
     pointers[1] = prepared.data();
@@ -172,13 +166,13 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
 
   // Warm-up: the only call whose output is checked, and it counts for no time.
   if (int32_t rc = call(); rc != 0) {
-    return Failure(ErrorKind::kRuntimeCrash, StrCat("kernel returned ", rc));
+    return Measurement::Failed(ErrorKind::kRuntimeCrash, StrCat("kernel returned ", rc));
   }
   CompareResult compared =
       CompareOutputs(*workload, tensors.output_data(), want.data(), tensors.output_size(),
                      trial.tolerance_scale(), tensors.scale_product());
   if (!compared.ok) {
-    return Failure(ErrorKind::kWrongAnswer, compared.message);
+    return Measurement::Failed(ErrorKind::kWrongAnswer, compared.message);
   }
 
   return TimeRounds(call, *timing, deadline, &flusher);

@@ -22,13 +22,6 @@ constexpr uint32_t kQuietNan = 0x7fc00000u;
 // Flush buffer when the device reports no L2 size.
 constexpr int64_t kDefaultFlushBytes = int64_t{128} << 20;
 
-Measurement Failure(ErrorKind kind, std::string message) {
-  Measurement m;
-  m.error = kind;
-  m.message = std::move(message);
-  return m;
-}
-
 // Device buffers freed on scope exit.
 class Buffers {
  public:
@@ -58,17 +51,17 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   // A request this worker cannot read (another tune version) says nothing of the config.
   absl::StatusOr<Workload> workload = Workload::Parse(trial.workload());
   if (!workload.ok()) {
-    return Failure(ErrorKind::kWorkerError,
-                   StrCat("workload: ", std::string(workload.status().message())));
+    return Measurement::Failed(ErrorKind::kWorkerError,
+                               StrCat("workload: ", std::string(workload.status().message())));
   }
   if (workload->prepared_weights()) {
-    return Failure(ErrorKind::kUnsupported,
-                   StrCat("workload ", trial.workload(),
-                          ": weights=prepared is measured on CPU workers only"));
+    return Measurement::Failed(ErrorKind::kUnsupported,
+                               StrCat("workload ", trial.workload(),
+                                      ": weights=prepared is measured on CPU workers only"));
   }
   if (info.kind == TargetKind::kCuda && !CudaReferenceChecks(*workload)) {
     // A worker that cannot check an answer does not time the kernel.
-    return Failure(
+    return Measurement::Failed(
         ErrorKind::kUnsupported,
         StrCat("workload ", trial.workload(), ": this worker's device references ",
                "check dtype=", CudaReferenceDtypes().Names(),
@@ -76,14 +69,14 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   }
   absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(trial.timing());
   if (!timing.ok()) {
-    return Failure(ErrorKind::kWorkerError, std::string(timing.status().message()));
+    return Measurement::Failed(ErrorKind::kWorkerError, std::string(timing.status().message()));
   }
   const std::vector<TensorArg> args = workload->Arguments();
   if (args.size() < rpc::kMinKernelArgs || args.size() > rpc::kMaxKernelArgs) {
-    return Failure(ErrorKind::kUnsupported,
-                   StrCat("workload ", trial.workload(), " has ", args.size(),
-                          " kernel arguments; this worker calls kernels with ", rpc::kMinKernelArgs,
-                          " to ", rpc::kMaxKernelArgs));
+    return Measurement::Failed(ErrorKind::kUnsupported,
+                               StrCat("workload ", trial.workload(), " has ", args.size(),
+                                      " kernel arguments; this worker calls kernels with ",
+                                      rpc::kMinKernelArgs, " to ", rpc::kMaxKernelArgs));
   }
   const v1::ArtifactFormat format = trial.format() == v1::ARTIFACT_FORMAT_UNSPECIFIED
                                         ? v1::ARTIFACT_FORMAT_SHARED_OBJECT
@@ -91,10 +84,11 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   const v1::ArtifactFormat native =
       info.kind == TargetKind::kCuda ? v1::ARTIFACT_FORMAT_PTX : v1::ARTIFACT_FORMAT_HSACO;
   if (format != native && format != v1::ARTIFACT_FORMAT_SHARED_OBJECT) {
-    return Failure(ErrorKind::kWorkerError,
-                   StrCat("artifact.format ", v1::ArtifactFormat_Name(format), " cannot run on ",
-                          DeviceName(info.kind, info.index), "; accepted: ",
-                          v1::ArtifactFormat_Name(native), ", ARTIFACT_FORMAT_SHARED_OBJECT"));
+    return Measurement::Failed(
+        ErrorKind::kWorkerError,
+        StrCat("artifact.format ", v1::ArtifactFormat_Name(format), " cannot run on ",
+               DeviceName(info.kind, info.index), "; accepted: ", v1::ArtifactFormat_Name(native),
+               ", ARTIFACT_FORMAT_SHARED_OBJECT"));
   }
 
   // Buffers, inputs and the reference output.
@@ -116,9 +110,10 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
       const ErrorKind kind = dev.broken()                             ? ErrorKind::kRuntimeCrash
                              : needed_bytes > info.total_memory_bytes ? ErrorKind::kUnsupported
                                                                       : ErrorKind::kWorkerError;
-      return Failure(kind, StrCat("cannot allocate ", a.name, " (", a.NumBytes(), " bytes; ",
-                                  needed_bytes, " in all, the device has ", info.total_memory_bytes,
-                                  ") on the device: ", p.status().message()));
+      return Measurement::Failed(
+          kind, StrCat("cannot allocate ", a.name, " (", a.NumBytes(), " bytes; ", needed_bytes,
+                       " in all, the device has ", info.total_memory_bytes,
+                       ") on the device: ", p.status().message()));
     }
     ptrs.push_back(*p);
   }
@@ -131,8 +126,8 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   const bool have_reference = reference_key == reference_key_;
   // The worker's own kernels and copies: no verdict on the candidate.
   auto setup_failure = [&](const absl::Status& s) {
-    return Failure(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kWorkerError,
-                   StrCat("preparing inputs and the reference failed: ", s.message()));
+    return Measurement::Failed(dev.broken() ? ErrorKind::kRuntimeCrash : ErrorKind::kWorkerError,
+                               StrCat("preparing inputs and the reference failed: ", s.message()));
   };
   if (info.kind == TargetKind::kCuda) {
     if (!references_) {
@@ -221,7 +216,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
     } else if (!dev.broken() && absl::IsFailedPrecondition(s)) {
       kind = ErrorKind::kWorkerError;  // a vendor library this worker cannot open
     }
-    Measurement m = Failure(kind, StrCat(s.message(), when));
+    Measurement m = Measurement::Failed(kind, StrCat(s.message(), when));
     m.library_info = library_info;
     return m;
   };
@@ -259,7 +254,7 @@ Measurement GpuMeasurer::Measure(const v1::MeasureChildTrial& trial,
   CompareResult compared = CompareOutputs(*workload, got.data(), want.data(), out_elems,
                                           trial.tolerance_scale(), scale_product);
   if (!compared.ok) {
-    Measurement m = Failure(ErrorKind::kWrongAnswer, compared.message);
+    Measurement m = Measurement::Failed(ErrorKind::kWrongAnswer, compared.message);
     m.library_info = library_info;
     return m;
   }

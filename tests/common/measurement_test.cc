@@ -8,6 +8,15 @@ namespace tune {
 namespace {
 
 // The one rule of what a search may learn from, kind by kind: a new kind must be placed here.
+TEST(MeasurementTest, AFailedMeasurementCarriesItsKindAndMessageAndNoTime) {
+  const Measurement m = Measurement::Failed(ErrorKind::kWrongAnswer, "element 3: 1 != 2");
+  EXPECT_FALSE(m.ok());
+  EXPECT_EQ(m.error, ErrorKind::kWrongAnswer);
+  EXPECT_EQ(m.message, "element 3: 1 != 2");
+  EXPECT_TRUE(m.round_secs.empty());
+  EXPECT_EQ(m.MedianSecs(), 0);
+}
+
 TEST(MeasurementTest, VerdictsAreTheOutcomesOfTheConfigsOwnCodeAndNothingTheWorkersCaused) {
   struct Row {
     ErrorKind kind;

@@ -19,14 +19,11 @@ namespace {
 constexpr size_t kMaxMessage = 4000;
 
 Measurement Failure(ErrorKind kind, std::string message) {
-  Measurement m;
-  m.error = kind;
   if (message.size() > kMaxMessage) {
     message.resize(kMaxMessage);
     message += " ...";
   }
-  m.message = std::move(message);
-  return m;
+  return Measurement::Failed(kind, std::move(message));
 }
 
 }  // namespace
