@@ -31,37 +31,39 @@ KernelCall::KernelCall(void* fn, std::vector<void*> args) : fn_(fn), args_(std::
 
 namespace {
 
-// Calls `fn` as int32_t fn(void*, ..., void*) with the N pointers of `args`: every kernel
-// argument is a pointer, whatever its element type, so one signature per arity fits them all.
 template <size_t... I>
-int32_t CallWithPointers(void* fn, const std::vector<void*>& args, std::index_sequence<I...>) {
+int32_t CallWithArity(void* fn, const std::vector<void*>& args, std::index_sequence<I...>) {
   using Fn = int32_t (*)(std::conditional_t<true, void*, decltype(I)>...);
   return reinterpret_cast<Fn>(fn)(args[I]...);
 }
 
 }  // namespace
 
-int32_t KernelCall::operator()() const {
-  switch (args_.size()) {
+int32_t CallWithPointers(void* fn, const std::vector<void*>& args) {
+  static_assert(kMinKernelArgs == 2 && kMaxKernelArgs + 1 == 9, "the cases below");
+  switch (args.size()) {
     case 2:
-      return CallWithPointers(fn_, args_, std::make_index_sequence<2>());
+      return CallWithArity(fn, args, std::make_index_sequence<2>());
     case 3:
-      return CallWithPointers(fn_, args_, std::make_index_sequence<3>());
+      return CallWithArity(fn, args, std::make_index_sequence<3>());
     case 4:
-      return CallWithPointers(fn_, args_, std::make_index_sequence<4>());
+      return CallWithArity(fn, args, std::make_index_sequence<4>());
     case 5:
-      return CallWithPointers(fn_, args_, std::make_index_sequence<5>());
+      return CallWithArity(fn, args, std::make_index_sequence<5>());
     case 6:
-      return CallWithPointers(fn_, args_, std::make_index_sequence<6>());
+      return CallWithArity(fn, args, std::make_index_sequence<6>());
     case 7:
-      return CallWithPointers(fn_, args_, std::make_index_sequence<7>());
+      return CallWithArity(fn, args, std::make_index_sequence<7>());
     case 8:
-      return CallWithPointers(fn_, args_, std::make_index_sequence<8>());
+      return CallWithArity(fn, args, std::make_index_sequence<8>());
+    case 9:
+      return CallWithArity(fn, args, std::make_index_sequence<9>());
     default:
-      TUNE_CHECK(false) << "kernel with " << args_.size() << " arguments";
+      return -1;
   }
-  return -1;
 }
+
+int32_t KernelCall::operator()() const { return CallWithPointers(fn_, args_); }
 
 void CacheFlusher::Flush() const {
   constexpr size_t kLine = 64;

@@ -18,6 +18,12 @@ inline constexpr int kMaxKernelArgs = 8;
 /// The fewest.
 inline constexpr int kMinKernelArgs = 2;
 
+/// Calls `fn` as int32_t fn(void*, ..., void*) with the pointers of `args`: every kernel argument
+/// is a pointer, whatever its element type, so one signature per count fits them all. Counts
+/// kMinKernelArgs to kMaxKernelArgs + 1 (a GPU kernel library's host entry takes its stream
+/// after the buffers); -1 without calling for any other count.
+int32_t CallWithPointers(void* fn, const std::vector<void*>& args);
+
 /// A kernel entry point plus the buffers it is called with.
 class KernelCall {
  public:

@@ -2,12 +2,12 @@
 
 #include <dlfcn.h>
 
-#include <type_traits>
 #include <utility>
 
 #include "common/files.h"
 #include "common/strings.h"
 #include "proto/convert.h"
+#include "rpc_server/timing.h"
 #include "rpc_server/worker_faults.h"
 #include "runtime/tune_launch_ex.h"
 
@@ -70,34 +70,18 @@ std::string CheckLaunch(const GpuLaunch& l, const KernelAttributes& attrs,
   return "";
 }
 
-// Calls `fn` as int32_t fn(void*, ..., void*, void* stream) with the N device pointers.
-template <size_t... I>
-int32_t CallWithStream(void* fn, const std::vector<DevicePtr>& args, void* stream,
-                       std::index_sequence<I...>) {
-  using Fn = int32_t (*)(std::conditional_t<true, void*, decltype(I)>..., void*);
-  return reinterpret_cast<Fn>(fn)(reinterpret_cast<void*>(args[I])..., stream);
-}
-
 // Calls a host entry with the GPU host ABI: the device pointers, then the stream.
 int32_t CallHostEntry(void* fn, const std::vector<DevicePtr>& args, void* stream) {
-  switch (args.size()) {
-    case 2:
-      return CallWithStream(fn, args, stream, std::make_index_sequence<2>());
-    case 3:
-      return CallWithStream(fn, args, stream, std::make_index_sequence<3>());
-    case 4:
-      return CallWithStream(fn, args, stream, std::make_index_sequence<4>());
-    case 5:
-      return CallWithStream(fn, args, stream, std::make_index_sequence<5>());
-    case 6:
-      return CallWithStream(fn, args, stream, std::make_index_sequence<6>());
-    case 7:
-      return CallWithStream(fn, args, stream, std::make_index_sequence<7>());
-    case 8:
-      return CallWithStream(fn, args, stream, std::make_index_sequence<8>());
-    default:
-      return -1;
+  if (args.size() < static_cast<size_t>(rpc::kMinKernelArgs) ||
+      args.size() > static_cast<size_t>(rpc::kMaxKernelArgs)) {
+    return -1;
   }
+  std::vector<void*> pointers;
+  for (DevicePtr p : args) {
+    pointers.push_back(reinterpret_cast<void*>(p));
+  }
+  pointers.push_back(stream);
+  return rpc::CallWithPointers(fn, pointers);
 }
 
 // Sets `*failure` to the trial's measurement when a candidate cannot be loaded; returns the

@@ -66,6 +66,27 @@ class TimingTest : public ::testing::Test {
   float a_ = 1, b_ = 2, bias_ = 4, c_ = 0;
 };
 
+// Kernels of two and of nine pointer arguments (a GPU host entry: eight buffers and its
+// stream) that report which arguments they were given.
+int32_t TwoPointers(int* a, int* b) { return *a * 10 + *b; }
+int32_t NinePointers(int* a, int* b, int* c, int* d, int* e, int* f, int* g, int* h, void* s) {
+  return *a + *b + *c + *d + *e + *f + *g + *h + (s == nullptr ? 0 : 100);
+}
+
+TEST(CallWithPointersTest, PassesEveryPointerInOrderForTwoToNineAndRefusesOtherCounts) {
+  int v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ(CallWithPointers(reinterpret_cast<void*>(&TwoPointers), {&v[0], &v[1]}), 12);
+  std::vector<void*> nine;
+  for (int& x : v) {
+    nine.push_back(&x);
+  }
+  nine.push_back(&v[0]);  // a non-null stream
+  EXPECT_EQ(CallWithPointers(reinterpret_cast<void*>(&NinePointers), nine), 136);
+  nine.push_back(&v[0]);
+  EXPECT_EQ(CallWithPointers(reinterpret_cast<void*>(&NinePointers), nine), -1);
+  EXPECT_EQ(CallWithPointers(reinterpret_cast<void*>(&TwoPointers), {&v[0]}), -1);
+}
+
 TEST_F(TimingTest, RaisesNumberUntilEveryRoundLastsMinRepeatMs) {
   KernelCall call(reinterpret_cast<void*>(&CountingKernel), {&a_, &b_, &c_});
   TimingOptions options;
