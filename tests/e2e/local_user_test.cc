@@ -63,6 +63,15 @@ class LocalUserTest : public ::testing::Test {
     if (geteuid() != 0) {
       GTEST_SKIP() << "two users need root: the test becomes uid 65534 to plant the files";
     }
+    // Where no other user can reach the temporary directories (a parent not searchable by
+    // others, as a root directory of mode 0700), no other user can plant files there either.
+    TempDir probe;
+    ASSERT_EQ(chmod(probe.path().c_str(), 0711), 0);
+    const std::string path = probe.path();
+    if (!AsOtherUser([&] { return access(path.c_str(), X_OK) == 0; })) {
+      GTEST_SKIP() << "uid " << kOtherUser << " cannot reach " << path
+                   << ": a parent directory is not searchable by other users";
+    }
   }
 };
 
