@@ -1,0 +1,351 @@
+// gemm.cuda.wgmma's (and conv2d.cuda.wgmma's) default config and seeds: presets per shape class,
+// splits of light tiles, the tiles that fill whole waves and the deep rings of skinny products
+// that stream B, each explained where it is built with what the H200 measured.
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "codegen/templates/gemm_cuda_wgmma.h"
+#include "codegen/templates/gpu_template_util.h"
+#include "codegen/templates/template_util.h"
+#include "codegen/templates/wgmma_kernel.h"
+#include "common/strings.h"
+
+namespace tune {
+
+namespace {
+
+// A config of bm x bn tiles with every other knob at its plainest: one warpgroup, three cp.async
+// stages of the first copy width, raster groups of 8 block rows, no grid split, no staged
+// output, no TMA, no stream-K, no cluster. The presets and seeds set what they change.
+Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
+  return {{"bm", bm},
+          {"bn", bn},
+          {"wg_m", 1},
+          {"wg_n", 1},
+          {"wg_k", 1},
+          {"stages", 3},
+          {"copy", space.FindKnob("copy")->values.front()},
+          {"raster", 8},
+          {"gridk", 1},
+          {"stage_c", 0},
+          {"tma", 0},
+          {"streamk", 0},
+          {"cluster", 1}};
+}
+
+// Large tiles of two warpgroups for large problems (CUTLASS's Hopper defaults are 128 x 128
+// and 128 x 256); one warpgroup of m64 and narrower n for skinny ones.
+std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  auto make = [&](int64_t bm, int64_t bn, int64_t wm, int64_t wn, int64_t stages, int64_t wk = 1) {
+    Config c = PlainConfig(space, snap("bm", bm), snap("bn", bn));
+    c["wg_m"] = std::min(wm, c["bm"] / 64);
+    c["wg_n"] = wn;
+    c["wg_k"] = wk;
+    c["stages"] = stages;
+    // The output tile staged in shared memory where it fits beside the stages.
+    c["stage_c"] = 1;
+    if (!space.Validate(c).ok()) {
+      c["stage_c"] = 0;
+    }
+    return c;
+  };
+  std::vector<Config> presets;
+  if (g.m <= 64) {
+    // Skinny: few output tiles, so blocks split their K among warpgroups.
+    presets.push_back(make(64, 32, 1, 1, 4, 4));
+    presets.push_back(make(64, 64, 1, 1, 5, 2));
+    presets.push_back(make(64, 32, 1, 1, 5, 2));
+    presets.push_back(make(64, 128, 1, 1, 4, 2));
+    for (int64_t bn : {64, 128, 32, 256}) {
+      presets.push_back(make(64, bn, 1, 1, 5));
+    }
+    presets.push_back(make(64, 128, 1, 2, 5));
+  }
+  presets.push_back(make(128, 256, 2, 1, 4));
+  presets.push_back(make(128, 128, 2, 1, 5));
+  presets.push_back(make(256, 128, 2, 1, 4));
+  presets.push_back(make(128, 256, 1, 2, 4));
+  presets.push_back(make(128, 64, 2, 1, 6));
+  presets.push_back(make(64, 256, 1, 1, 5));
+  presets.push_back(make(64, 128, 1, 1, 6));
+  return presets;
+}
+
+// For shapes of fewer tiles than multiprocessors, splits of light tiles: each tile shape below
+// with three stages (room for two or more blocks per multiprocessor, as blocks with a share of K
+// need no deep pipeline), split by the smallest gridk that makes two blocks per multiprocessor,
+// else the largest offered. On the H200 the first splits tried, of the presets (four to six
+// stages, one block per multiprocessor), ran in two waves and lost to no split.
+std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  std::vector<Config> seeds;
+  const std::vector<int64_t>& gridks = space.FindKnob("gridk")->values;
+  for (const auto& [bm, bn] : std::vector<std::pair<int64_t, int64_t>>{
+           {64, 64}, {128, 128}, {64, 128}, {128, 64}, {64, 32}}) {
+    Config c = PlainConfig(space, LargestAtMost(space.FindKnob("bm")->values, bm),
+                           LargestAtMost(space.FindKnob("bn")->values, bn));
+    c["wg_m"] = c["bm"] / 64 >= 2 ? 2 : 1;
+    const int64_t tiles = GpuCeilDiv(g.m, c["bm"]) * GpuCeilDiv(g.n, c["bn"]);
+    if (tiles >= kGpuMultiprocessorsGuess) {
+      continue;
+    }
+    std::optional<Config> chosen;
+    for (int64_t gridk : gridks) {
+      c["gridk"] = gridk;
+      if (gridk > 1 && space.IsValid(c)) {
+        chosen = c;
+        if (tiles * gridk >= 2 * kGpuMultiprocessorsGuess) {
+          break;
+        }
+      }
+    }
+    if (chosen && std::find(seeds.begin(), seeds.end(), *chosen) == seeds.end()) {
+      seeds.push_back(*std::move(chosen));
+    }
+  }
+  return seeds;
+}
+
+// The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
+// pipeline where the operands allow one and the first as cp.async stages too (and its TMA
+// pipeline in clusters of two sharing B's tile), with the first warpgroup arrangement, depth
+// (five stages down to three) and output staging the space takes.
+// On the H200 (2026-12-04) a clustered pipeline ran at 0.94x its unclustered twin (geomean over
+// 20 pairs of ten bf16 rows; 1.09x once): one twin keeps it measured without spending a second
+// trial on it.
+// On the H200 (2026-12-03) the presets' 128 x 128 and 128 x 256 tiles ran 4096 x 768 x 768
+// and 1024 x 3072 x 768 in a wave and a half or less than one, at 0.61-0.63x cuBLASLt.
+std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  const std::vector<int64_t>& bms = space.FindKnob("bm")->values;
+  const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
+  std::vector<BlockTile> tiles;
+  for (const BlockTile& t : std::vector<BlockTile>{{128, 256},
+                                                   {256, 128},
+                                                   {128, 192},
+                                                   {192, 128},
+                                                   {128, 128},
+                                                   {128, 96},
+                                                   {64, 256},
+                                                   {64, 192},
+                                                   {64, 128},
+                                                   {64, 96},
+                                                   {64, 64},
+                                                   {64, 48},
+                                                   {64, 32}}) {
+    if (std::find(bms.begin(), bms.end(), t.bm) != bms.end() &&
+        std::find(bns.begin(), bns.end(), t.bn) != bns.end()) {
+      tiles.push_back(t);
+    }
+  }
+  const bool tma = space.FindKnob("tma")->values.size() > 1;
+  // The first valid config of the tile with `tma`, trying arrangements, depths and staging.
+  auto make = [&](const BlockTile& t, int64_t with_tma) -> std::optional<Config> {
+    Config c = PlainConfig(space, t.bm, t.bn);
+    c["tma"] = with_tma;
+    for (const auto& [wm, wn] : std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {1, 1}, {1, 2}}) {
+      for (int64_t stages : {5, 4, 3}) {
+        for (int64_t stage_c : {1, 0}) {
+          c["wg_m"] = wm;
+          c["wg_n"] = wn;
+          c["stages"] = stages;
+          c["stage_c"] = stage_c;
+          if (space.IsValid(c)) {
+            return c;
+          }
+        }
+      }
+    }
+    return std::nullopt;
+  };
+  std::vector<Config> seeds;
+  int fitted = 0;
+  for (const BlockTile& t : WaveFitTiles({g.m, g.n, g.k}, tiles)) {
+    if (fitted == 2) {
+      break;
+    }
+    std::vector<int64_t> pipelines;
+    if (tma) {
+      pipelines.push_back(1);
+    }
+    if (!tma || fitted == 0) {
+      pipelines.push_back(0);
+    }
+    bool any = false;
+    for (int64_t with_tma : pipelines) {
+      if (std::optional<Config> c = make(t, with_tma)) {
+        seeds.push_back(*c);
+        any = true;
+        // And the pair of blocks sharing B's tile through a cluster (TMA multicast).
+        (*c)["cluster"] = 2;
+        if (with_tma == 1 && fitted == 0 && space.IsValid(*c)) {
+          seeds.push_back(*std::move(c));
+        }
+      }
+    }
+    fitted += any;
+  }
+  return seeds;
+}
+
+// B's bytes from which a product of 64 rows or fewer streams B from memory: its time is B's
+// bytes over the memory's bandwidth, not its multiply-adds.
+constexpr int64_t kStreamedBBytes = int64_t{8} << 20;
+
+bool StreamsB(const ImplicitGemm& g) {
+  return g.m <= 64 && g.n * g.k * ElementBytes(g.workload.input_type()) >= kStreamedBBytes;
+}
+
+// The share of a wave's multiprocessors that `blocks` keep busy, over all their waves.
+double WaveFill(int64_t blocks) {
+  return static_cast<double>(blocks) /
+         static_cast<double>(GpuCeilDiv(blocks, kGpuMultiprocessorsGuess) *
+                             kGpuMultiprocessorsGuess);
+}
+
+// For products that stream B (StreamsB), configs that keep many bytes of B in flight, as a
+// multiprocessor needs to draw its share of the memory's bandwidth: one m64 warpgroup per block
+// and the deepest ring of stages the shared memory takes (up to 16), a TMA pipeline where the
+// operands allow one (its producer keeps every stage in flight; cp.async stages keep all but
+// two), at tile widths of 32 to 128 columns. Where a width's tiles fill their waves to less than
+// 95%, the smallest grid split of K that fills them to 95% follows it.
+// On the H200 (2026-12-03) the rows of 16 and 64 rows with a B of 32 to 90 MB ran at 0.80-0.94x
+// cuBLASLt with rings of at most 6 stages, the best splitting K among four warpgroups, each
+// keeping two stages in flight.
+std::vector<Config> StreamingSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  if (!StreamsB(g)) {
+    return {};
+  }
+  const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
+  std::vector<int64_t> stages = space.FindKnob("stages")->values;
+  std::sort(stages.rbegin(), stages.rend());
+  // The deepest valid ring of `c` (false when none is valid).
+  auto deepest = [&](Config& c) {
+    for (int64_t s : stages) {
+      c["stages"] = s;
+      if (space.IsValid(c)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<Config> seeds;
+  for (int64_t bn : {32, 64, 96, 128}) {
+    if (std::find(bns.begin(), bns.end(), bn) == bns.end()) {
+      continue;
+    }
+    Config c = PlainConfig(space, 64, bn);
+    c["tma"] = space.FindKnob("tma")->values.back();
+    if (deepest(c)) {
+      seeds.push_back(c);
+    }
+    const int64_t tiles = GpuCeilDiv(g.m, 64) * GpuCeilDiv(g.n, bn);
+    if (WaveFill(tiles) >= 0.95) {
+      continue;
+    }
+    for (int64_t gridk : space.FindKnob("gridk")->values) {
+      c["gridk"] = gridk;
+      if (gridk > 1 && WaveFill(tiles * gridk) >= 0.95 && deepest(c)) {
+        seeds.push_back(c);
+        break;
+      }
+    }
+  }
+  return seeds;
+}
+
+}  // namespace
+
+Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
+  const ConfigSpace space = WgmmaSpace(g, target);
+  return MatmulDefault(space, Presets(g, space), {g.m, g.n, g.k}, 132,
+                       StrCat(template_name, " for ", g.workload.ToString()));
+}
+
+std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
+  const ConfigSpace space = WgmmaSpace(g, target);
+  // The variants: each preset, one stage deeper, and with three stages: shared memory for two
+  // blocks per multiprocessor, which short reductions need (on the H200 every config of 4096 x 768
+  // x 768 and 1024 x 3072 x 768 with one block per multiprocessor took ~16 us: two waves of blocks,
+  // each filling and draining its pipeline, against cuBLASLt's 8).
+  // Last, each preset with its output stored the other way (staged in shared memory or not).
+  std::vector<Config> variants;
+  // Each preset first as a warp-specialised TMA pipeline, where the operands allow one (the
+  // shape CUTLASS's fastest Hopper kernels take); with four stages after the others.
+  const bool tma = space.FindKnob("tma")->values.size() > 1;
+  auto as_tma = [&](const Config& preset, int64_t stages) {
+    Config c = preset;
+    c["tma"] = 1;
+    c["wg_k"] = 1;
+    c["stages"] = stages;
+    if (!space.Validate(c).ok()) {
+      c["stage_c"] = 1 - c["stage_c"];
+    }
+    return c;
+  };
+  for (const Config& preset : Presets(g, space)) {
+    if (tma) {
+      variants.push_back(as_tma(preset, preset.at("stages")));
+    }
+    variants.push_back(preset);
+    Config deeper = preset;
+    deeper["stages"] = std::min<int64_t>(6, preset.at("stages") + 1);
+    if (!space.Validate(deeper).ok()) {
+      deeper["stage_c"] = 0;  // the staged output tile leaves no room for another stage
+    }
+    variants.push_back(std::move(deeper));
+  }
+  for (const Config& preset : Presets(g, space)) {
+    Config shallow = preset;
+    shallow["stages"] = 3;
+    variants.push_back(std::move(shallow));
+  }
+  for (const Config& preset : Presets(g, space)) {
+    Config other = preset;
+    other["stage_c"] = 1 - preset.at("stage_c");
+    variants.push_back(std::move(other));
+    if (tma) {
+      variants.push_back(as_tma(preset, 4));
+    }
+  }
+  // Splits of the reduction for tiles too few to fill the GPU once: first the split seeds of
+  // light tiles, then each variant and its split.
+  // Stream-K configs are left to the search, unseeded: on the H200 (2026-12-03) every one of
+  // them ran 1.5 to 2.5 times slower than the best data-parallel tile of the same shape.
+  // The tiles that fill whole waves lead where they fill half the GPU or more; else the splits
+  // of light tiles do (16 x 768 x 3072 on the H200: 7.6 us at best unsplit, 4.7 split 12 ways).
+  // For 64 rows or fewer they come last: there the presets lead, whose splits of K among
+  // warpgroups were the best of six of the ten such rows on the H200 that no grid split won,
+  // but for the products that stream B from memory, whose deep rings lead (StreamingSeeds).
+  const MatmulSize size = {g.m, g.n, g.k};
+  const std::vector<Config> fits = WaveFitSeeds(g, space);
+  const bool fits_lead =
+      g.m > 64 && !fits.empty() && size.Blocks(fits.front()) >= kGpuMultiprocessorsGuess / 2;
+  std::vector<Config> seeds;
+  auto append = [&](std::vector<Config> more) {
+    for (Config& c : more) {
+      if (seeds.size() < kMaxGpuSeeds && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+        seeds.push_back(std::move(c));
+      }
+    }
+  };
+  append(StreamingSeeds(g, space));
+  if (fits_lead) {
+    append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess / 2));
+  }
+  append(SplitSeeds(g, space));
+  if (!fits_lead && g.m > 64) {
+    append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));
+  }
+  append(MatmulSeeds(space, variants, size, kGpuMultiprocessorsGuess));
+  if (g.m <= 64) {
+    append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));
+  }
+  return seeds;
+}
+
+}  // namespace tune
