@@ -70,27 +70,11 @@ std::string CheckLaunch(const GpuLaunch& l, const KernelAttributes& attrs,
   return "";
 }
 
-// Calls a host entry with the GPU host ABI: the device pointers, then the stream.
-int32_t CallHostEntry(void* fn, const std::vector<DevicePtr>& args, void* stream) {
-  if (args.size() < static_cast<size_t>(rpc::kMinKernelArgs) ||
-      args.size() > static_cast<size_t>(rpc::kMaxKernelArgs)) {
-    return -1;
-  }
-  std::vector<void*> pointers;
-  for (DevicePtr p : args) {
-    pointers.push_back(reinterpret_cast<void*>(p));
-  }
-  pointers.push_back(stream);
-  return rpc::CallWithPointers(fn, pointers);
-}
-
 // Sets `*failure` to the trial's measurement when a candidate cannot be loaded; returns the
 // candidate that the loaders then return (none).
 std::unique_ptr<GpuCandidate> Refuse(Measurement* failure, ErrorKind kind, std::string message,
                                      std::string library_info = "") {
-  *failure = Measurement();
-  failure->error = kind;
-  failure->message = std::move(message);
+  *failure = Measurement::Failed(kind, std::move(message));
   failure->library_info = std::move(library_info);
   return nullptr;
 }
@@ -121,7 +105,9 @@ class HostEntry final : public GpuCandidate {
   ~HostEntry() override { dlclose(handle_); }
 
   absl::Status Call() override {
-    if (int32_t rc = CallHostEntry(entry_, buffers_, dev_.stream()); rc != 0) {
+    // The GPU host ABI: the device pointers, then the stream (the last of call_args_).
+    call_args_.back() = dev_.stream();
+    if (int32_t rc = callable_ ? rpc::CallWithPointers(entry_, call_args_) : -1; rc != 0) {
       // The shims' codes (runtime/tune_gpu_runtime.h): -2 no implementation for this shape
       // and these knobs, -6 the library rejects the requested algorithm here. Both say the
       // candidate does not apply, not that it failed.
@@ -139,13 +125,23 @@ class HostEntry final : public GpuCandidate {
   }
 
  private:
-  HostEntry(GpuDevice& dev, void* handle, std::vector<DevicePtr> buffers)
-      : dev_(dev), handle_(handle), buffers_(std::move(buffers)) {}
+  HostEntry(GpuDevice& dev, void* handle, const std::vector<DevicePtr>& buffers)
+      : dev_(dev),
+        handle_(handle),
+        callable_(buffers.size() >= static_cast<size_t>(rpc::kMinKernelArgs) &&
+                  buffers.size() <= static_cast<size_t>(rpc::kMaxKernelArgs)) {
+    for (DevicePtr p : buffers) {
+      call_args_.push_back(reinterpret_cast<void*>(p));
+    }
+    call_args_.push_back(nullptr);  // the stream, set at each call
+  }
 
   GpuDevice& dev_;
   void* handle_;
   void* entry_ = nullptr;
-  std::vector<DevicePtr> buffers_;
+  const bool callable_;  // the host ABI's count of buffers
+  // The entry's arguments, built once: the buffers' device pointers, then the stream.
+  std::vector<void*> call_args_;
 };
 
 // A PTX / HSACO kernel, its module unloaded when the candidate ends.
