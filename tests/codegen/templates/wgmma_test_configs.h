@@ -1,0 +1,40 @@
+// Configs of gemm.cuda.wgmma (and conv2d.cuda.wgmma, which shares its space) for the tests of
+// its kernels: the sm_90a target, every knob spelled out (Knobs), a warp-specialised TMA
+// pipeline (Tma) and its clustered twin (Clustered).
+#pragma once
+
+#include <cstdint>
+
+#include "common/target.h"
+#include "search/config_space.h"
+
+namespace tune::testing::wgmma {
+
+inline const Target& Sm90a() {
+  static const Target target = *Target::Parse("cuda -arch=sm_90a");
+  return target;
+}
+
+inline Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages,
+                    int64_t copy, int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1,
+                    int64_t stage_c = 0, int64_t tma = 0, int64_t streamk = 0,
+                    int64_t cluster = 1) {
+  return {{"bm", bm},          {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
+          {"wg_k", wg_k},      {"stages", stages},   {"copy", copy}, {"raster", raster},
+          {"gridk", gridk},    {"stage_c", stage_c}, {"tma", tma},   {"streamk", streamk},
+          {"cluster", cluster}};
+}
+
+// A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
+inline Config Tma(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages,
+                  int64_t gridk = 1, int64_t stage_c = 0) {
+  return Knobs(bm, bn, wg_m, wg_n, stages, 16, 1, gridk, 1, stage_c, 1);
+}
+
+// A TMA pipeline in clusters of two blocks along M sharing B's tile (cluster = 2).
+inline Config Clustered(Config c) {
+  c["cluster"] = 2;
+  return c;
+}
+
+}  // namespace tune::testing::wgmma
