@@ -1,9 +1,13 @@
 /* GPU probe timers, run on a GPU host from bench/gpu_probe/run.sh (no CUDA headers: the driver
  * and cuBLAS are loaded with dlopen, like tune's own runtime).
  *
- *   probe-timer kernel LIB.so FUNC M N K REPS   a tune-compile'd SGEMM (row-major A[M][K] x
- * B[K][N]) probe-timer cublas M N K REPS               the same product through cublasSgemm (TF32
- * off: a fresh handle's default math mode)
+ *   probe-timer kernel LIB.so FUNC M N K REPS [bf16nt]   a tune-compile'd GEMM
+ *   probe-timer cublas M N K REPS [bf16nt]               the same product through cuBLAS
+ *
+ * By default the product is f32, row-major A[M][K] x B[K][N] (layout NN), and cuBLAS runs
+ * cublasSgemm (TF32 off: a fresh handle's default math mode). With `bf16nt` every operand is
+ * bf16, B is stored [N][K] (layout NT, a Linear layer's weights), the sums are f32, and cuBLAS
+ * runs cublasGemmEx (bf16 in and out, CUBLAS_COMPUTE_32F, its default algorithm).
  *
  * Inputs are fixed patterns of small multiples of 1/16; after the first call, 64 sampled
  * elements of C are checked against a double-precision reference (exit 1 naming the first
@@ -21,6 +25,11 @@ typedef unsigned long long DevPtr;
 typedef int (*GemmFn)(const float*, const float*, float*, void*);
 typedef int (*SgemmFn)(void*, int, int, int, int, int, const float*, const float*, int,
                        const float*, int, const float*, float*, int);
+/* cublasGemmEx: handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+ * Ctype, ldc, computeType, algo. */
+typedef int (*GemmExFn)(void*, int, int, int, int, int, const void*, const void*, int, int,
+                        const void*, int, int, const void*, void*, int, int, int, int);
+enum { kCudaR16BF = 14, kCublasCompute32F = 68, kCublasGemmDefault = -1, kOpN = 0, kOpT = 1 };
 
 static void* Sym(void* lib, const char* name) {
   void* p = dlsym(lib, name);
@@ -38,15 +47,39 @@ static int (*cuEventElapsedTime_)(float*, void*, void*);
 struct Call {
   GemmFn fn;
   SgemmFn sgemm;
+  GemmExFn gemm_ex;
   void* handle;
   int m, n, k;
+  int bf16nt; /* bf16 operands, B stored [N][K] */
   DevPtr a, b, c;
 };
+
+/* bf16's bits of x, rounded to nearest even (the inputs here are exact in bf16). */
+static unsigned short ToBf16(float x) {
+  unsigned u;
+  memcpy(&u, &x, 4);
+  return (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float FromBf16(unsigned short h) {
+  const unsigned u = (unsigned)h << 16;
+  float x;
+  memcpy(&x, &u, 4);
+  return x;
+}
 
 static int Invoke(const struct Call* call) {
   static const float one = 1.0f, zero = 0.0f;
   if (call->fn != NULL) {
     return call->fn((const float*)call->a, (const float*)call->b, (float*)call->c, NULL);
+  }
+  if (call->bf16nt) {
+    /* Row-major C[M][N] = A[M][K] B[N][K]^T is column-major C^T = op_T(B') op_N(A'), where B'
+     * (K x N) and A' (K x M) are B and A read column-major. */
+    return call->gemm_ex(call->handle, kOpT, kOpN, call->n, call->m, call->k, &one,
+                         (const void*)call->b, kCudaR16BF, call->k, (const void*)call->a,
+                         kCudaR16BF, call->k, &zero, (void*)call->c, kCudaR16BF, call->n,
+                         kCublasCompute32F, kCublasGemmDefault);
   }
   /* Row-major C = A B is column-major C^T = B^T A^T. */
   return call->sgemm(call->handle, 0, 0, call->n, call->m, call->k, &one, (const float*)call->b,
@@ -65,17 +98,24 @@ static float TimeMs(const struct Call* call, void* e0, void* e1, int number) {
   return ms;
 }
 
+static size_t Largest(size_t x, size_t y, size_t z) {
+  const size_t xy = x > y ? x : y;
+  return xy > z ? xy : z;
+}
+
 static int CompareFloats(const void* x, const void* y) {
   float a = *(const float*)x, b = *(const float*)y;
   return (a > b) - (a < b);
 }
 
 int main(int argc, char** argv) {
-  const int is_kernel = argc == 8 && strcmp(argv[1], "kernel") == 0;
-  const int is_cublas = argc == 6 && strcmp(argv[1], "cublas") == 0;
-  if (!is_kernel && !is_cublas) {
+  const int is_kernel = (argc == 8 || argc == 9) && strcmp(argv[1], "kernel") == 0;
+  const int is_cublas = (argc == 6 || argc == 7) && strcmp(argv[1], "cublas") == 0;
+  const int typed = argc == (is_kernel ? 9 : 7);
+  if ((!is_kernel && !is_cublas) || (typed && strcmp(argv[argc - 1], "bf16nt") != 0)) {
     fprintf(stderr,
-            "usage: probe-timer kernel LIB.so FUNC M N K REPS | probe-timer cublas M N K REPS\n");
+            "usage: probe-timer kernel LIB.so FUNC M N K REPS [bf16nt] | probe-timer cublas M N K "
+            "REPS [bf16nt]\n");
     return 2;
   }
   void* cu = dlopen("libcuda.so.1", RTLD_NOW);
@@ -104,6 +144,7 @@ int main(int argc, char** argv) {
   }
 
   struct Call call = {0};
+  call.bf16nt = typed;
   const char* label;
   int arg = 2;
   if (is_kernel) {
@@ -126,39 +167,67 @@ int main(int argc, char** argv) {
     }
     int (*create)(void**) = Sym(blas, "cublasCreate_v2");
     call.sgemm = (SgemmFn)Sym(blas, "cublasSgemm_v2");
+    call.gemm_ex = (GemmExFn)Sym(blas, "cublasGemmEx");
     if (create(&call.handle) != 0) {
       fprintf(stderr, "probe-timer: cublasCreate failed\n");
       return 1;
     }
-    label = "cublas";
+    label = typed ? "cublas_bf16nt" : "cublas";
   }
   call.m = atoi(argv[arg]);
   call.n = atoi(argv[arg + 1]);
   call.k = atoi(argv[arg + 2]);
   int reps = atoi(argv[arg + 3]);
   const size_t m = call.m, n = call.n, k = call.k;
-  if (cuMemAlloc(&call.a, 4 * m * k) != 0 || cuMemAlloc(&call.b, 4 * k * n) != 0 ||
-      cuMemAlloc(&call.c, 4 * m * n) != 0) {
+  const size_t elem = call.bf16nt ? 2 : 4;
+  if (cuMemAlloc(&call.a, elem * m * k) != 0 || cuMemAlloc(&call.b, elem * k * n) != 0 ||
+      cuMemAlloc(&call.c, elem * m * n) != 0) {
     fprintf(stderr, "probe-timer: cuMemAlloc failed\n");
     return 1;
   }
+  /* a[row][p] and b[p][col] (b[col][p] in memory for bf16nt), as floats. */
   float* a = malloc(4 * m * k);
   float* b = malloc(4 * k * n);
   float* c = malloc(4 * m * n);
+  void* staged = malloc(2 * Largest(m * k, k * n, m * n)); /* one bf16 operand at a time */
   for (size_t i = 0; i < m * k; ++i) {
     a[i] = (float)((int)((i * 37) % 11) - 5) * 0.125f;
   }
   for (size_t i = 0; i < k * n; ++i) {
     b[i] = (float)((int)((i * 53) % 13) - 6) * 0.0625f;
   }
-  cuMemcpyHtoD(call.a, a, 4 * m * k);
-  cuMemcpyHtoD(call.b, b, 4 * k * n);
+  if (call.bf16nt) {
+    unsigned short* h = staged;
+    for (size_t i = 0; i < m * k; ++i) {
+      h[i] = ToBf16(a[i]);
+    }
+    cuMemcpyHtoD(call.a, h, 2 * m * k);
+    for (size_t col = 0; col < n; ++col) {
+      for (size_t p = 0; p < k; ++p) {
+        h[col * k + p] = ToBf16(b[p * n + col]);
+      }
+    }
+    cuMemcpyHtoD(call.b, h, 2 * k * n);
+  } else {
+    cuMemcpyHtoD(call.a, a, 4 * m * k);
+    cuMemcpyHtoD(call.b, b, 4 * k * n);
+  }
   int rc = Invoke(&call);
   if (cuCtxSynchronize() != 0 || rc != 0) {
     fprintf(stderr, "probe-timer: %s failed (%d)\n", label, rc);
     return 1;
   }
-  cuMemcpyDtoH(c, call.c, 4 * m * n);
+  if (call.bf16nt) {
+    unsigned short* h = staged;
+    cuMemcpyDtoH(h, call.c, 2 * m * n);
+    for (size_t i = 0; i < m * n; ++i) {
+      c[i] = FromBf16(h[i]);
+    }
+  } else {
+    cuMemcpyDtoH(c, call.c, 4 * m * n);
+  }
+  /* f32 sums: 1e-5 of the magnitude; bf16 outputs: one ulp (2^-8) of the value besides. */
+  const double rel = call.bf16nt ? 1.0 / 256 : 0;
   for (size_t s = 0; s < 64; ++s) {
     const size_t row = (s * 7919) % m, col = (s * 104729) % n;
     double ref = 0, mag = 0;
@@ -167,12 +236,13 @@ int main(int argc, char** argv) {
       mag += fabs((double)a[row * k + p] * b[p * n + col]);
     }
     const double got = c[row * n + col];
-    if (fabs(got - ref) > 1e-5 * mag + 1e-6) {
+    if (fabs(got - ref) > 1e-5 * mag + rel * fabs(ref) + 1e-6) {
       fprintf(stderr, "probe-timer: %s: C[%zu][%zu] = %.6g, expected %.6g\n", label, row, col, got,
               ref);
       return 1;
     }
   }
+  free(staged);
   free(a);
   free(b);
   free(c);

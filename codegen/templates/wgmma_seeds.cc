@@ -113,8 +113,12 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
 // pipeline where the operands allow one and the first as cp.async stages too (and its TMA
-// pipeline in clusters of two sharing B's tile), with the first warpgroup arrangement, depth
-// (five stages down to three) and output staging the space takes.
+// pipeline in clusters of two sharing B's tile), with the first warpgroup arrangement, output
+// staging and depth (five stages down to three) the space takes: the output tile staged in
+// shared memory before a deeper ring. On the H200 (2026-12-04, bench/gpu_probe/short_k.txt)
+// 4096 x 768 x 768 in 128 x 192 tiles ran in 10.7 us with four stages and the output staged, and
+// in 14-15 us with five stages and each thread storing its accumulators; three stages against
+// five of 128 x 128 cost 1%.
 // On the H200 (2026-12-04) a clustered pipeline ran at 0.94x its unclustered twin (geomean over
 // 20 pairs of ten bf16 rows; 1.09x once): one twin keeps it measured without spending a second
 // trial on it.
@@ -148,8 +152,8 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
     Config c = PlainConfig(space, t.bm, t.bn);
     c["tma"] = with_tma;
     for (const auto& [wm, wn] : std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {1, 1}, {1, 2}}) {
-      for (int64_t stages : {5, 4, 3}) {
-        for (int64_t stage_c : {1, 0}) {
+      for (int64_t stage_c : {1, 0}) {
+        for (int64_t stages : {5, 4, 3}) {
           c["wg_m"] = wm;
           c["wg_n"] = wn;
           c["stages"] = stages;

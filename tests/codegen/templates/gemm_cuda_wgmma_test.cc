@@ -296,6 +296,34 @@ TEST(GemmCudaWgmma, SeedsLeadWithTheTilesWhoseBlocksFillWholeWavesOfTheGpu) {
   }
 }
 
+TEST(GemmCudaWgmma, WaveFittingSeedsStageTheOutputTileBeforeDeepeningTheRing) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  struct Case {
+    const char* workload;
+    int64_t bn, stages;  // the first seed's: 128 x bn tiles of two warpgroups, output staged
+  };
+  for (const Case& c : {
+           // Five stages of 128 x 192 and the staged tile exceed the 227 KiB of shared memory;
+           // four take 208 KiB.
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", 192, 4},
+           Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16", 192, 4},
+           // 128 x 256: three stages and the staged tile, not four stages storing from
+           // registers.
+           Case{"gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16", 256, 3},
+       }) {
+    const Workload w = *Workload::Parse(c.workload);
+    const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+    ASSERT_FALSE(seeds.empty()) << c.workload;
+    const Config& first = seeds.front();
+    EXPECT_EQ(first.at("bm"), 128) << c.workload;
+    EXPECT_EQ(first.at("bn"), c.bn) << c.workload;
+    EXPECT_EQ(first.at("wg_m"), 2) << c.workload;
+    EXPECT_EQ(first.at("stage_c"), 1) << c.workload;
+    EXPECT_EQ(first.at("stages"), c.stages) << c.workload;
+  }
+}
+
 TEST(GemmCudaWgmma, SkinnyProductsThatStreamBLeadWithDeepRingsOfOneWarpgroup) {
   const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
   ASSERT_NE(tpl, nullptr);
@@ -472,9 +500,10 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 Knobs(128, 128, 2, 1, 4, 16, 8, 1, 1, 0, 1, 1),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
            // The tiles that fill whole waves (WaveFitSeeds) of 4096 x 768 and 1024 x 768.
-           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Tma(128, 192, 2, 1, 5),
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Tma(128, 192, 2, 1, 4, 1, 1),
                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
-           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Knobs(128, 192, 2, 1, 5, 16, 8),
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16",
+                Knobs(128, 192, 2, 1, 4, 16, 8, 1, 1, 1),
                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
            Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Tma(192, 128, 1, 2, 5),
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
@@ -488,7 +517,8 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=16,N=4096,K=11008,layout=NT,dtype=bf16", Knobs(64, 64, 1, 1, 12, 16, 8),
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
            // Clusters of two sharing B's tile through TMA multicast.
-           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", Clustered(Tma(128, 192, 2, 1, 5)),
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16",
+                Clustered(Tma(128, 192, 2, 1, 4, 1, 1)),
                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", Clustered(Tma(128, 256, 2, 1, 4)),
                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
