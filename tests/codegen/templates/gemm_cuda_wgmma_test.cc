@@ -324,6 +324,34 @@ TEST(GemmCudaWgmma, WaveFittingSeedsStageTheOutputTileBeforeDeepeningTheRing) {
   }
 }
 
+TEST(GemmCudaWgmma, ShortReductionsOverManyTilesLeadWithSmallTilesOfCpAsyncStagesStagingC) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  // One step of K (64 channels) over 100352 x 256 outputs: 64 x 64, then 128 x 64.
+  const Workload conv = *Workload::Parse(
+      "conv2d:N=32,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16");
+  const KernelTemplate* conv_tpl = Catalog::BuiltIn().FindTemplate("conv2d.cuda.wgmma");
+  ASSERT_NE(conv_tpl, nullptr);
+  const std::vector<Config> seeds = conv_tpl->seeds(conv, Sm90a());
+  ASSERT_GE(seeds.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(seeds[i].at("bm"), i == 0 ? 64 : 128);
+    EXPECT_EQ(seeds[i].at("wg_m"), i == 0 ? 1 : 2);
+    EXPECT_EQ(seeds[i].at("bn"), 64);
+    EXPECT_EQ(seeds[i].at("tma"), 0);
+    EXPECT_EQ(seeds[i].at("stage_c"), 1);
+  }
+  // Twelve steps of K, or one step over 49 tiles: the seeds lead as before.
+  for (const char* text : {"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16",
+                           "gemm:M=3136,N=64,K=64,layout=NT,dtype=bf16"}) {
+    const std::vector<Config> others = tpl->seeds(*Workload::Parse(text), Sm90a());
+    ASSERT_FALSE(others.empty()) << text;
+    EXPECT_FALSE(others.front().at("bn") == 64 && others.front().at("tma") == 0 &&
+                 others.front().at("stage_c") == 1)
+        << text;
+  }
+}
+
 TEST(GemmCudaWgmma, SkinnyProductsThatStreamBLeadWithDeepRingsOfOneWarpgroup) {
   const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
   ASSERT_NE(tpl, nullptr);
