@@ -117,8 +117,8 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // staging and depth (five stages down to three) the space takes: the output tile staged in
 // shared memory before a deeper ring. On the H200 (2026-12-04, bench/gpu_probe/short_k.txt)
 // 4096 x 768 x 768 in 128 x 192 tiles ran in 10.7 us with four stages and the output staged, and
-// in 14-15 us with five stages and each thread storing its accumulators; three stages against
-// five of 128 x 128 cost 1%.
+// in 14-15 us with four or five stages and each thread storing its accumulators; three stages
+// against five of 128 x 128 cost 1%.
 // On the H200 (2026-12-04) a clustered pipeline ran at 0.94x its unclustered twin (geomean over
 // 20 pairs of ten bf16 rows; 1.09x once): one twin keeps it measured without spending a second
 // trial on it.
@@ -267,9 +267,9 @@ std::vector<Config> StreamingSeeds(const ImplicitGemm& g, const ConfigSpace& spa
 // stages with the output staged in shared memory, several blocks per multiprocessor, whose
 // copies and stores overlap one another's. On the H200 (2026-12-04) 64 x 64 and 128 x 64 tiles
 // of this form were the best of the ResNet-50 1x1 layers of 64 input channels at batch 8 and
-// 32 whenever the search drew them (3.1-26.1 us), and TMA pipelines of the same tiles took 1.8
+// 32 whenever the search drew them (3.0-26.1 us), and TMA pipelines of the same tiles took 1.6
 // to 2.3 times as long; the tiles that fill whole waves, with one block per multiprocessor,
-// took 1.2 to 1.4 times as long.
+// took 1.3 to 1.5 times as long.
 std::vector<Config> ShortReductionSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
   constexpr int64_t kShortSteps = 2;
   if (WgmmaCostShape(g).k_steps > kShortSteps ||
