@@ -119,7 +119,12 @@ HostCpu Detect() {
   add(Bit(l7.ebx, 31), "avx512vl");
   add(Bit(l7.ecx, 11), "avx512vnni");
   add(Bit(l7.edx, 22), "amx-bf16");
+  add(Bit(l7.edx, 23), "avx512fp16");
   add(Bit(l7.edx, 24), "amx-tile");
+  add(Bit(l7.edx, 25), "amx-int8");
+  // Leaf 7's subleaf 1, where leaf 7 says it has one.
+  const Regs l7_1 = l7.eax >= 1 ? Cpuid(7, 1) : Regs{};
+  add(Bit(l7_1.eax, 5), "avx512bf16");
   std::sort(cpu.features.begin(), cpu.features.end());
 
   cpu.name = ModelName(intel, amd, family, model);

@@ -8,10 +8,13 @@
 namespace tune {
 
 struct HostCpu {
-  std::string name;                   // LLVM -mcpu name, e.g. "znver4", "sapphirerapids",
-                                      // or a level "x86-64-v3" when the model is not known
-  std::vector<std::string> features;  // "avx2", "fma", "avx512f", ... (sorted)
-  int cores = 1;                      // online logical CPUs
+  std::string name;  // LLVM -mcpu name, e.g. "znver4", "sapphirerapids",
+                     // or a level "x86-64-v3" when the model is not known
+  // "avx2", "fma", "avx512f", ..., the matrix features "avx512vnni", "avx512bf16",
+  // "avx512fp16", "amx-tile", "amx-bf16", "amx-int8" (LLVM's names; sorted). What the CPU
+  // reports: AMX also needs the kernel's permission (arch_prctl), which this does not ask.
+  std::vector<std::string> features;
+  int cores = 1;  // online logical CPUs
   bool HasFeature(const std::string& feature) const;
 };
 

@@ -18,10 +18,11 @@
 namespace tune::rpc {
 namespace {
 
-// The features that matter most for kernel speed, shown by name in the fingerprint; the full
-// list only enters through its hash.
-constexpr std::array<std::string_view, 6> kNotableFeatures = {"avx2",       "fma",      "avx512f",
-                                                              "avx512vnni", "amx-tile", "amx-bf16"};
+// The vector and matrix features that matter most for kernel speed, shown by name in the
+// fingerprint; the full list only enters through its hash.
+constexpr std::array<std::string_view, 9> kNotableFeatures = {
+    "avx2",       "fma",      "avx512f",  "avx512vnni", "avx512bf16",
+    "avx512fp16", "amx-tile", "amx-bf16", "amx-int8"};
 
 uint32_t Fnv1a(std::string_view text) {
   uint32_t h = 2166136261u;

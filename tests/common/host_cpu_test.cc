@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+
 #include "common/runtime_libs.h"
 
 namespace tune {
@@ -16,6 +22,37 @@ TEST(HostCpuTest, NamesTheHostAndListsSortedFeatures) {
   EXPECT_TRUE(cpu.HasFeature("sse4.2"));
   if (cpu.HasFeature("avx512f")) {
     EXPECT_TRUE(cpu.HasFeature("avx2"));
+  }
+}
+
+TEST(HostCpuTest, ListsEveryMatrixFeatureTheKernelLists) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;) {
+        flags.insert(w);
+      }
+      break;
+    }
+  }
+  if (flags.empty()) {
+    GTEST_SKIP() << "/proc/cpuinfo lists no flags";
+  }
+  // The kernel's name of each feature, and tune's (LLVM's). The kernel may hide a feature the
+  // CPU has (AMX where it cannot save the tiles), so only this direction must hold.
+  const std::pair<const char*, const char*> names[] = {
+      {"avx512f", "avx512f"},        {"avx512_vnni", "avx512vnni"}, {"avx512_bf16", "avx512bf16"},
+      {"avx512_fp16", "avx512fp16"}, {"amx_tile", "amx-tile"},      {"amx_bf16", "amx-bf16"},
+      {"amx_int8", "amx-int8"},
+  };
+  const HostCpu& cpu = GetHostCpu();
+  for (const auto& [kernel_name, name] : names) {
+    if (flags.contains(kernel_name)) {
+      EXPECT_TRUE(cpu.HasFeature(name)) << name;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "rpc_server/device_info.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -118,6 +119,17 @@ TEST(DeviceInfoTest, FingerprintChangesWithThreadsAndFeatures) {
   EXPECT_NE(DeviceFingerprint(cpu, 2, {}), base);
   cpu.features.push_back("avx512f");
   EXPECT_NE(DeviceFingerprint(cpu, 4, {}), base);
+}
+
+TEST(DeviceInfoTest, FingerprintNamesTheMatrixFeatures) {
+  HostCpu cpu;
+  cpu.name = "sapphirerapids";
+  cpu.cores = 16;
+  cpu.features = {"amx-bf16", "amx-int8",   "amx-tile",   "avx2", "avx512bf16",
+                  "avx512f",  "avx512fp16", "avx512vnni", "fma"};
+  const std::string fingerprint = DeviceFingerprint(cpu, 1, {});
+  EXPECT_THAT(fingerprint, ::testing::HasSubstr(" isa=avx2,fma,avx512f,avx512vnni,avx512bf16,"
+                                                "avx512fp16,amx-tile,amx-bf16,amx-int8 "));
 }
 
 TEST(PreloadTest, MissingLibraryIsInvalidArgumentNamingThePath) {
