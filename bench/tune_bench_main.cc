@@ -83,14 +83,14 @@ absl::StatusOr<std::vector<std::string>> ReadWorkloadList(const std::string& pat
 // Prints each ISA's peak (median and range of its runs); returns what a kernel of `threads`
 // threads is compared with: the widest ISA's one-thread median, or for T threads on a machine of
 // C, T / C of its all-core median.
-double PrintPeaks(const std::vector<FmaPeak>& peaks, int threads) {
+double PrintPeaks(const std::vector<Peak>& peaks, int threads) {
   double peak = 0;
-  for (const FmaPeak& p : peaks) {
+  for (const Peak& p : peaks) {
     const std::vector<double>&one = p.one_core_runs, &all = p.all_core_runs;
     std::printf(
         "measured FP32 peak (%s, %d FMA chains): 1 thread %.1f GFLOPS (runs %.1f-%.1f), "
         "%d threads %.1f GFLOPS (runs %.1f-%.1f)\n",
-        FmaIsaName(p.isa), p.chains, Median(one), *std::ranges::min_element(one),
+        PeakIsaName(p.isa), p.chains, Median(one), *std::ranges::min_element(one),
         *std::ranges::max_element(one), p.threads, Median(all), *std::ranges::min_element(all),
         *std::ranges::max_element(all));
     const double share = std::min(1.0, static_cast<double>(threads) / p.threads);
@@ -294,7 +294,7 @@ class Bench {
 
   // `peaks`: each ISA's peak, measured before and after the kernels; the widest ISA's median
   // over both, at the target's thread count, is what "best/peak" divides by.
-  void Print(const std::vector<FmaPeak>& peaks) const {
+  void Print(const std::vector<Peak>& peaks) const {
     const HostCpu& cpu = GetHostCpu();
     std::printf("machine: %s (%d logical CPUs), target `%s`, OpenBLAS core '%s', threads %d\n",
                 cpu.name.c_str(), cpu.cores, target_.ToString().c_str(), OpenblasCoreName().c_str(),
@@ -464,15 +464,15 @@ int Main(int argc, char** argv) {
   // CPU, each ISA.
   const PeakOptions peak_options;
   auto measure_peaks = [&] {
-    std::vector<FmaPeak> peaks;
-    for (FmaIsa isa : {FmaIsa::kAvx2, FmaIsa::kAvx512}) {
-      if (std::optional<FmaPeak> p = MeasureFmaPeak(isa, peak_options)) {
+    std::vector<Peak> peaks;
+    for (PeakIsa isa : {PeakIsa::kAvx2, PeakIsa::kAvx512}) {
+      if (std::optional<Peak> p = MeasurePeak(isa, peak_options)) {
         peaks.push_back(*std::move(p));
       }
     }
     return peaks;
   };
-  std::vector<FmaPeak> peaks = measure_peaks();
+  std::vector<Peak> peaks = measure_peaks();
   if (peak_only) {
     PrintPeaks(peaks, target.threads);
     return 0;
@@ -499,7 +499,7 @@ int Main(int argc, char** argv) {
       return rc;
     }
   }
-  std::vector<FmaPeak> after = measure_peaks();
+  std::vector<Peak> after = measure_peaks();
   for (size_t i = 0; i < peaks.size() && i < after.size(); ++i) {
     peaks[i].one_core_runs.insert(peaks[i].one_core_runs.end(), after[i].one_core_runs.begin(),
                                   after[i].one_core_runs.end());
