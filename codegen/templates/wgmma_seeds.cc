@@ -351,6 +351,8 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   // For 64 rows or fewer they come last: there the presets lead, whose splits of K among
   // warpgroups were the best of six of the ten such rows on the H200 that no grid split won,
   // but for the products that stream B from memory, whose deep rings lead (StreamingSeeds).
+  // Reductions of one or two steps over many tiles lead with small tiles of several blocks per
+  // multiprocessor (ShortReductionSeeds).
   const MatmulSize size = {g.m, g.n, g.k};
   const std::vector<Config> fits = WaveFitSeeds(g, space);
   const bool fits_lead =
