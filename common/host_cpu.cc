@@ -21,6 +21,14 @@ Regs Cpuid(uint32_t leaf, uint32_t subleaf = 0) {
 
 bool Bit(uint32_t reg, int bit) { return (reg >> bit) & 1u; }
 
+// XCR0: the register state the operating system saves on a context switch, so that a process
+// may use it (xgetbv needs OSXSAVE).
+uint64_t Xcr0() {
+  uint32_t lo = 0, hi = 0;
+  asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
 // Maps family/model to LLVM's CPU names for the server-class parts tune targets; unknown
 // models fall back to an x86-64 micro-architecture level, which LLVM also accepts.
 std::string ModelName(bool intel, bool amd, uint32_t family, uint32_t model) {
@@ -101,30 +109,37 @@ HostCpu Detect() {
       cpu.features.emplace_back(name);
     }
   };
+  // A feature is listed where the CPU has it and the kernel saves its registers (LLVM's host
+  // detection asks the same): AVX's ymm state (XCR0 bits 1-2), AVX-512's opmask and zmm state
+  // (bits 5-7), AMX's tile configuration and data (bits 17-18).
+  const uint64_t xcr0 = Bit(l1.ecx, 27) ? Xcr0() : 0;
+  const bool avx_state = (xcr0 & 0x6) == 0x6;
+  const bool avx512_state = avx_state && (xcr0 & 0xe0) == 0xe0;
+  const bool amx_state = (xcr0 & 0x60000) == 0x60000;
   add(Bit(l1.ecx, 0), "sse3");
   add(Bit(l1.ecx, 9), "ssse3");
   add(Bit(l1.ecx, 19), "sse4.1");
   add(Bit(l1.ecx, 20), "sse4.2");
   add(Bit(l1.ecx, 23), "popcnt");
-  add(Bit(l1.ecx, 28), "avx");
-  add(Bit(l1.ecx, 12), "fma");
-  add(Bit(l1.ecx, 29), "f16c");
+  add(avx_state && Bit(l1.ecx, 28), "avx");
+  add(avx_state && Bit(l1.ecx, 12), "fma");
+  add(avx_state && Bit(l1.ecx, 29), "f16c");
   add(Bit(l7.ebx, 3), "bmi");
-  add(Bit(l7.ebx, 5), "avx2");
+  add(avx_state && Bit(l7.ebx, 5), "avx2");
   add(Bit(l7.ebx, 8), "bmi2");
-  add(Bit(l7.ebx, 16), "avx512f");
-  add(Bit(l7.ebx, 17), "avx512dq");
-  add(Bit(l7.ebx, 28), "avx512cd");
-  add(Bit(l7.ebx, 30), "avx512bw");
-  add(Bit(l7.ebx, 31), "avx512vl");
-  add(Bit(l7.ecx, 11), "avx512vnni");
-  add(Bit(l7.edx, 22), "amx-bf16");
-  add(Bit(l7.edx, 23), "avx512fp16");
-  add(Bit(l7.edx, 24), "amx-tile");
-  add(Bit(l7.edx, 25), "amx-int8");
+  add(avx512_state && Bit(l7.ebx, 16), "avx512f");
+  add(avx512_state && Bit(l7.ebx, 17), "avx512dq");
+  add(avx512_state && Bit(l7.ebx, 28), "avx512cd");
+  add(avx512_state && Bit(l7.ebx, 30), "avx512bw");
+  add(avx512_state && Bit(l7.ebx, 31), "avx512vl");
+  add(avx512_state && Bit(l7.ecx, 11), "avx512vnni");
+  add(amx_state && Bit(l7.edx, 22), "amx-bf16");
+  add(avx512_state && Bit(l7.edx, 23), "avx512fp16");
+  add(amx_state && Bit(l7.edx, 24), "amx-tile");
+  add(amx_state && Bit(l7.edx, 25), "amx-int8");
   // Leaf 7's subleaf 1, where leaf 7 says it has one.
   const Regs l7_1 = l7.eax >= 1 ? Cpuid(7, 1) : Regs{};
-  add(Bit(l7_1.eax, 5), "avx512bf16");
+  add(avx512_state && Bit(l7_1.eax, 5), "avx512bf16");
   std::sort(cpu.features.begin(), cpu.features.end());
 
   cpu.name = ModelName(intel, amd, family, model);

@@ -11,8 +11,9 @@ struct HostCpu {
   std::string name;  // LLVM -mcpu name, e.g. "znver4", "sapphirerapids",
                      // or a level "x86-64-v3" when the model is not known
   // "avx2", "fma", "avx512f", ..., the matrix features "avx512vnni", "avx512bf16",
-  // "avx512fp16", "amx-tile", "amx-bf16", "amx-int8" (LLVM's names; sorted). What the CPU
-  // reports: AMX also needs the kernel's permission (arch_prctl), which this does not ask.
+  // "avx512fp16", "amx-tile", "amx-bf16", "amx-int8" (LLVM's names; sorted): what the CPU has
+  // and the kernel saves the registers of (XCR0). A process that runs AMX instructions must
+  // also ask for the tile data once (arch_prctl), which this does not do.
   std::vector<std::string> features;
   int cores = 1;  // online logical CPUs
   bool HasFeature(const std::string& feature) const;
