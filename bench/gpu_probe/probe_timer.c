@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
   float* a = malloc(4 * m * k);
   float* b = malloc(4 * k * n);
   float* c = malloc(4 * m * n);
-  void* staged = malloc(2 * Largest(m * k, k * n, m * n)); /* one bf16 operand at a time */
+  /* bf16nt: one bf16 operand at a time, on its way to or from the device. */
+  void* staged = call.bf16nt ? malloc(2 * Largest(m * k, k * n, m * n)) : NULL;
   for (size_t i = 0; i < m * k; ++i) {
     a[i] = (float)((int)((i * 37) % 11) - 5) * 0.125f;
   }

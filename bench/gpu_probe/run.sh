@@ -17,12 +17,11 @@ reps=${REPS:-5}
 blas_dir=$(dirname "$(find / -name 'libcublas.so.1[23]' -print -quit 2>/dev/null)")
 export LD_LIBRARY_PATH=$blas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 timer=$here/probe-timer
-# "M N K [bf16nt]" of a gemm workload text.
+# "M N K [bf16nt]" of a gemm workload text, on one line.
 dims() {
   local mode=
   if [[ $1 == *dtype=bf16* && $1 == *layout=NT* ]]; then mode=bf16nt; fi
-  sed -E 's/^gemm:M=([0-9]+),N=([0-9]+),K=([0-9]+).*/\1 \2 \3/' <<< "$1"
-  echo "$mode"
+  echo "$(sed -E 's/^gemm:M=([0-9]+),N=([0-9]+),K=([0-9]+).*/\1 \2 \3/' <<< "$1") $mode"
 }
 # "M N K REPS [MODE]": the timer's arguments after the kernel or "cublas".
 args() {
@@ -30,7 +29,7 @@ args() {
   d=($(dims "$1"))
   echo "${d[0]} ${d[1]} ${d[2]} $2 ${d[3]:-}"
 }
-shapes=$(while read -r _ w _; do dims "$w" | paste -sd' '; done < "$here/list.txt" | sort -u)
+shapes=$(while read -r _ w _; do dims "$w"; done < "$here/list.txt" | sort -u)
 for round in $(seq "$rounds"); do
   while read -r name workload _; do
     "$timer" kernel "$here/$name.so" "$name" $(args "$workload" "$reps")
