@@ -64,6 +64,12 @@ bool StructurallyEqual(const Expr& a, const Expr& b) {
       return StructurallyEqual(x->a, y->a) && StructurallyEqual(x->b, y->b) &&
              StructurallyEqual(x->c, y->c);
     }
+    case ExprKind::kDotAccumulate: {
+      const auto* x = a.As<DotAccumulate>();
+      const auto* y = b.As<DotAccumulate>();
+      return x->kind == y->kind && StructurallyEqual(x->acc, y->acc) &&
+             StructurallyEqual(x->a, y->a) && StructurallyEqual(x->b, y->b);
+    }
     case ExprKind::kCallExtern:
       return false;  // calls may have side effects: never merge two of them
     case ExprKind::kAddressOf: {

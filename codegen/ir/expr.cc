@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "codegen/ir/ir.h"
 #include "codegen/ir/node_util.h"
@@ -247,6 +248,34 @@ Expr Fma::Make(Expr a, Expr b, Expr c) {
   node->a = std::move(a);
   node->b = std::move(b);
   node->c = std::move(c);
+  return Wrap(std::move(node));
+}
+
+int DotGroup(DotKind kind) { return kind == DotKind::kBf16Pairs ? 2 : 4; }
+
+Expr DotAccumulate::Make(DotKind kind, Expr acc, Expr a, Expr b) {
+  TUNE_CHECK(acc.defined() && a.defined() && b.defined()) << "DotAccumulate: undefined operand";
+  const int group = DotGroup(kind);
+  const bool pairs = kind == DotKind::kBf16Pairs;
+  const int lanes = acc.type().lanes();
+  const Type acc_type = pairs ? Type::Float32(lanes) : Type::Int32(lanes);
+  const Type a_elem = pairs ? Type::BFloat16() : Type::UInt8();
+  const Type b_elem = pairs ? Type::BFloat16() : Type::Int8();
+  TUNE_CHECK(acc.type() == acc_type)
+      << "DotAccumulate: acc must be " << acc_type.ToString() << ", got " << acc.type().ToString();
+  for (const auto& [name, e, elem] : {std::tuple{"a", &a, a_elem}, std::tuple{"b", &b, b_elem}}) {
+    TUNE_CHECK(e->type() == elem.WithLanes(lanes * group) || e->type() == elem.WithLanes(group))
+        << "DotAccumulate: " << name << " must be " << elem.WithLanes(lanes * group).ToString()
+        << " or one group, " << elem.WithLanes(group).ToString() << "; got "
+        << e->type().ToString();
+  }
+  TUNE_CHECK(lanes == 1 || a.type().lanes() > group || b.type().lanes() > group)
+      << "DotAccumulate: a and b are both one group for " << lanes << " lanes";
+  auto node = NewExpr<DotAccumulate>(acc_type);
+  node->kind = kind;
+  node->acc = std::move(acc);
+  node->a = std::move(a);
+  node->b = std::move(b);
   return Wrap(std::move(node));
 }
 

@@ -160,6 +160,7 @@ class Extractor {
       case ExprKind::kNot:
       case ExprKind::kLoad:
       case ExprKind::kFma:
+      case ExprKind::kDotAccumulate:
       case ExprKind::kCallExtern:
       case ExprKind::kAddressOf:
         return std::nullopt;
@@ -248,6 +249,16 @@ class Extractor {
         Walk(op->a);
         Walk(op->b);
         Walk(op->c);
+        return;
+      }
+      case ExprKind::kDotAccumulate: {  // a multiply-add per element of a group
+        const DotAccumulate* op = e.As<DotAccumulate>();
+        const double macs = lanes * DotGroup(op->kind) * Trips();
+        fma_ += macs;
+        fma_here_ += macs;
+        Walk(op->acc);
+        Walk(op->a);
+        Walk(op->b);
         return;
       }
       case ExprKind::kLoad: {
@@ -446,6 +457,20 @@ class Extractor {
       case StmtKind::kFetchAdd: {
         const FetchAdd* op = s.As<FetchAdd>();
         Access(op->buffer, op->index, 1, /*store=*/true);
+        return;
+      }
+      case StmtKind::kAmxTileOp: {
+        // Counted at a full tile's size (16 rows of 64 bytes), which the templates use but at
+        // the edges of a matrix.
+        const AmxTileOp* op = s.As<AmxTileOp>();
+        if (op->op == AmxTileOpKind::kLoad || op->op == AmxTileOpKind::kStore) {
+          const int elements = 16 * 64 / (op->buffer.element_type().bits() / 8);
+          Access(op->buffer, op->index, elements, op->op == AmxTileOpKind::kStore);
+        } else if (op->op == AmxTileOpKind::kDot) {
+          const double macs = 16.0 * 16 * (op->dtype == Dtype::kBf16 ? 32 : 64) * Trips();
+          fma_ += macs;
+          fma_here_ += macs;
+        }
         return;
       }
       case StmtKind::kMBarrierOp:

@@ -60,6 +60,8 @@ std::string_view ExprKindName(ExprKind kind) {
       return "Load";
     case ExprKind::kFma:
       return "Fma";
+    case ExprKind::kDotAccumulate:
+      return "DotAccumulate";
     case ExprKind::kCallExtern:
       return "CallExtern";
     case ExprKind::kAddressOf:
@@ -100,6 +102,8 @@ std::string_view StmtKindName(StmtKind kind) {
       return "SetMaxRegisters";
     case StmtKind::kFetchAdd:
       return "FetchAdd";
+    case StmtKind::kAmxTileOp:
+      return "AmxTileOp";
   }
   return "?";
 }

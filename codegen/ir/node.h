@@ -42,6 +42,7 @@ enum class ExprKind : uint8_t {
   kRamp,
   kLoad,
   kFma,
+  kDotAccumulate,
   kCallExtern,
   kAddressOf,
 };
@@ -62,6 +63,7 @@ enum class StmtKind : uint8_t {
   kMBarrierOp,
   kSetMaxRegisters,
   kFetchAdd,
+  kAmxTileOp,
 };
 
 /// "IntImm", "Add", ... / "Store", "For", ... (the struct name).

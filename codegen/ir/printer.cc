@@ -102,6 +102,11 @@ class Printer {
         const auto* op = e.As<Fma>();
         return StrCat("fma(", Print(op->a), ", ", Print(op->b), ", ", Print(op->c), ")");
       }
+      case ExprKind::kDotAccumulate: {
+        const auto* op = e.As<DotAccumulate>();
+        return StrCat(op->kind == DotKind::kBf16Pairs ? "dot_bf16_pairs(" : "dot_u8s8_quads(",
+                      Print(op->acc), ", ", Print(op->a), ", ", Print(op->b), ")");
+      }
       case ExprKind::kCallExtern: {
         const auto* op = e.As<CallExtern>();
         std::vector<std::string> args;
@@ -258,6 +263,10 @@ class Printer {
                     op->buffer.name(), "[", Print(op->index), "], ", Print(op->value), ")"));
         return;
       }
+      case StmtKind::kAmxTileOp: {
+        Line(indent, PrintTileOp(s.As<AmxTileOp>()));
+        return;
+      }
       case StmtKind::kSetMaxRegisters: {
         const auto* op = s.As<SetMaxRegisters>();
         Line(indent,
@@ -280,6 +289,32 @@ class Printer {
   std::string Take() { return std::move(out_); }
 
  private:
+  std::string PrintTileOp(const AmxTileOp* op) {
+    switch (op->op) {
+      case AmxTileOpKind::kConfigure: {
+        std::vector<std::string> shapes;
+        for (const AmxTileShape& shape : op->shapes) {
+          shapes.push_back(StrCat(shape.rows, "x", shape.colsb, "B"));
+        }
+        return StrCat("amx_configure(", Join(shapes, ", "), ")");
+      }
+      case AmxTileOpKind::kZero:
+        return StrCat("amx_zero(t", op->tile, ")");
+      case AmxTileOpKind::kLoad:
+        return StrCat("amx_load(t", op->tile, ", ", op->buffer.name(), "[", Print(op->index),
+                      "], stride ", op->stride, ")");
+      case AmxTileOpKind::kStore:
+        return StrCat("amx_store(t", op->tile, ", ", op->buffer.name(), "[", Print(op->index),
+                      "], stride ", op->stride, ")");
+      case AmxTileOpKind::kDot:
+        return StrCat("amx_dot_", DtypeName(op->dtype), "(t", op->tile, " += t", op->a_tile, " x t",
+                      op->b_tile, ")");
+      case AmxTileOpKind::kRelease:
+        return "amx_release()";
+    }
+    return "amx_?";
+  }
+
   std::string Infix(const Expr& e, std::string_view op) {
     const auto* bin = static_cast<const BinaryExprNode*>(e.get());
     return StrCat("(", Print(bin->a), " ", op, " ", Print(bin->b), ")");

@@ -436,6 +436,59 @@ struct WaveMma final : StmtNode {
 /// [8, 256]; for the integer dtypes above 32 a multiple of 16.
 bool WarpGroupMmaTakesN(Dtype dtype, int n);
 
+/// What an AmxTileOp does.
+enum class AmxTileOpKind : uint8_t {
+  kConfigure,  // ldtilecfg: palette 1 with `shapes` (every tile's contents become zero)
+  kZero,       // tilezero `tile`
+  kLoad,       // tileloadd `tile` from buffer rows
+  kStore,      // tilestored `tile` to buffer rows
+  kDot,        // tdpbf16ps / tdpbssd / tdpbusd: tile += a_tile x b_tile
+  kRelease,    // tilerelease: the tiles back to their initial state
+};
+
+/// The shape of one AMX tile register: `rows` (1..16) of `colsb` bytes (4..64, a multiple of 4).
+struct AmxTileShape {
+  int rows = 0;
+  int colsb = 0;
+  bool operator==(const AmxTileShape&) const = default;
+};
+
+/// An instruction of x86's Advanced Matrix Extensions on the eight tile registers of the thread
+/// that runs it (x86-64 CPU targets with amx-tile, and amx-bf16 / amx-int8 for kDot). Tiles are
+/// machine state, not values: a kConfigure must run on the same thread before the other kinds
+/// (a parallel loop's body configures its own), and a kDot reads what the statements before it
+/// left in its tiles. With `shapes[t]` the configured shape of tile t:
+///   kLoad:  row r of `tile` = shapes[tile].colsb bytes at &buffer[index + r * stride]
+///   kStore: the same bytes written from the tile
+///   kDot:   C = tile (rows M, 4-byte elements N = colsb / 4), A = a_tile (M rows), B = b_tile
+///           (K / G rows, G = 2 for bf16, 4 for the 8-bit dtypes, each of N groups of G):
+///             C[m][n] += sum_k A[m][k] * B[k / G][G n + k % G]
+///           bf16: float32 sums (tdpbf16ps); i8: int8 x int8 (tdpbssd); u8i8: uint8 A x int8 B
+///           (tdpbusd); the integer sums int32, wrapping.
+/// `index` counts elements of `buffer` (any scope but GPU ones), `stride` elements too.
+struct AmxTileOp final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kAmxTileOp;
+  AmxTileOp() : StmtNode(kKind) {}
+  AmxTileOpKind op = AmxTileOpKind::kRelease;
+  std::vector<AmxTileShape> shapes;  // kConfigure: tiles 0.. (at most 8)
+  int tile = 0;                      // kZero, kLoad, kStore, kDot (the accumulator)
+  int a_tile = 0, b_tile = 0;        // kDot
+  Dtype dtype = Dtype::kBf16;        // kDot: bf16, i8 or u8i8
+  Buffer buffer;                     // kLoad, kStore
+  Expr index;
+  int64_t stride = 0;
+
+  static Stmt Configure(std::vector<AmxTileShape> shapes);
+  static Stmt Zero(int tile);
+  static Stmt Load(int tile, Buffer buffer, Expr index, int64_t stride);
+  static Stmt Store(int tile, Buffer buffer, Expr index, int64_t stride);
+  static Stmt Dot(Dtype dtype, int c_tile, int a_tile, int b_tile);
+  static Stmt Release();
+};
+
+/// The AMX tile registers: eight.
+inline constexpr int kAmxTiles = 8;
+
 /// K of the tensor-core instruction WarpMma issues for `dtype`: 16 (f16, bf16), 8 (tf32), 32 (i8,
 /// u8i8, the 8-bit floats); 0 for a dtype it does not take (f32, the FNUZ fp8 encodings).
 int64_t WarpMmaK(Dtype dtype);

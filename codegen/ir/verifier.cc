@@ -359,6 +359,18 @@ class Verifier final : public IrVisitor {
     IrVisitor::Visit(op);
   }
 
+  void Visit(const AmxTileOp* op) override {
+    const std::string text = StrCat("`amx tile op on t", op->tile, "`");
+    if (gpu_thread_depth_ > 0) {
+      Fail(text, "is a CPU instruction inside a gpu_thread loop");
+    }
+    if (op->op == AmxTileOpKind::kLoad || op->op == AmxTileOpKind::kStore) {
+      CheckBuffer(op->buffer, text);
+      CheckIndex(op->index, text);
+    }
+    IrVisitor::Visit(op);
+  }
+
   void Visit(const SetMaxRegisters* op) override {
     if (gpu_thread_depth_ == 0) {
       Fail("`set_max_registers`", "is outside a gpu_thread loop");

@@ -57,6 +57,8 @@ void IrVisitor::VisitExpr(const Expr& e) {
       return Visit(static_cast<const Load*>(e.get()));
     case ExprKind::kFma:
       return Visit(static_cast<const Fma*>(e.get()));
+    case ExprKind::kDotAccumulate:
+      return Visit(static_cast<const DotAccumulate*>(e.get()));
     case ExprKind::kCallExtern:
       return Visit(static_cast<const CallExtern*>(e.get()));
     case ExprKind::kAddressOf:
@@ -97,6 +99,8 @@ void IrVisitor::VisitStmt(const Stmt& s) {
       return Visit(static_cast<const MBarrierOp*>(s.get()));
     case StmtKind::kSetMaxRegisters:
       return Visit(static_cast<const SetMaxRegisters*>(s.get()));
+    case StmtKind::kAmxTileOp:
+      return Visit(static_cast<const AmxTileOp*>(s.get()));
     case StmtKind::kFetchAdd:
       return Visit(static_cast<const FetchAdd*>(s.get()));
   }
@@ -142,6 +146,11 @@ void IrVisitor::Visit(const Fma* op) {
   VisitExpr(op->a);
   VisitExpr(op->b);
   VisitExpr(op->c);
+}
+void IrVisitor::Visit(const DotAccumulate* op) {
+  VisitExpr(op->acc);
+  VisitExpr(op->a);
+  VisitExpr(op->b);
 }
 void IrVisitor::Visit(const CallExtern* op) {
   for (const Expr& arg : op->args) {
@@ -196,6 +205,11 @@ void IrVisitor::Visit(const TensorCopy* op) {
   VisitExpr(op->barrier_index);
 }
 void IrVisitor::Visit(const SetMaxRegisters* op) {}
+void IrVisitor::Visit(const AmxTileOp* op) {
+  if (op->index.defined()) {
+    VisitExpr(op->index);
+  }
+}
 void IrVisitor::Visit(const FetchAdd* op) {
   VisitExpr(op->index);
   VisitExpr(op->value);
@@ -263,6 +277,8 @@ Expr IrMutator::Mutate(const Expr& e) {
       return Visit(static_cast<const Load*>(e.get()));
     case ExprKind::kFma:
       return Visit(static_cast<const Fma*>(e.get()));
+    case ExprKind::kDotAccumulate:
+      return Visit(static_cast<const DotAccumulate*>(e.get()));
     case ExprKind::kCallExtern:
       return Visit(static_cast<const CallExtern*>(e.get()));
     case ExprKind::kAddressOf:
@@ -304,6 +320,8 @@ Stmt IrMutator::Mutate(const Stmt& s) {
       return Visit(static_cast<const MBarrierOp*>(s.get()));
     case StmtKind::kSetMaxRegisters:
       return Visit(static_cast<const SetMaxRegisters*>(s.get()));
+    case StmtKind::kAmxTileOp:
+      return Visit(static_cast<const AmxTileOp*>(s.get()));
     case StmtKind::kFetchAdd:
       return Visit(static_cast<const FetchAdd*>(s.get()));
   }
@@ -369,6 +387,15 @@ Expr IrMutator::Visit(const Fma* op) {
     return Expr(op);
   }
   return Fma::Make(std::move(a), std::move(b), std::move(c));
+}
+Expr IrMutator::Visit(const DotAccumulate* op) {
+  Expr acc = Mutate(op->acc);
+  Expr a = Mutate(op->a);
+  Expr b = Mutate(op->b);
+  if (acc.same_as(op->acc) && a.same_as(op->a) && b.same_as(op->b)) {
+    return Expr(op);
+  }
+  return DotAccumulate::Make(op->kind, std::move(acc), std::move(a), std::move(b));
 }
 Expr IrMutator::Visit(const CallExtern* op) {
   std::vector<Expr> args;
@@ -487,6 +514,18 @@ Stmt IrMutator::Visit(const TensorCopy* op) {
                           std::move(barrier_index), op->multicast);
 }
 Stmt IrMutator::Visit(const SetMaxRegisters* op) { return Stmt(op); }
+Stmt IrMutator::Visit(const AmxTileOp* op) {
+  if (!op->index.defined()) {
+    return Stmt(op);
+  }
+  Expr index = Mutate(op->index);
+  if (index.same_as(op->index)) {
+    return Stmt(op);
+  }
+  return op->op == AmxTileOpKind::kLoad
+             ? AmxTileOp::Load(op->tile, op->buffer, std::move(index), op->stride)
+             : AmxTileOp::Store(op->tile, op->buffer, std::move(index), op->stride);
+}
 Stmt IrMutator::Visit(const FetchAdd* op) {
   Expr index = Mutate(op->index);
   Expr value = Mutate(op->value);

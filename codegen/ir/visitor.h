@@ -41,6 +41,7 @@ class IrVisitor {
   virtual void Visit(const Ramp* op);
   virtual void Visit(const Load* op);
   virtual void Visit(const Fma* op);
+  virtual void Visit(const DotAccumulate* op);
   virtual void Visit(const CallExtern* op);
   virtual void Visit(const AddressOf* op);
 
@@ -59,6 +60,7 @@ class IrVisitor {
   virtual void Visit(const MBarrierOp* op);
   virtual void Visit(const SetMaxRegisters* op);
   virtual void Visit(const FetchAdd* op);
+  virtual void Visit(const AmxTileOp* op);
 
   /// Visits both operands (the default of every binary node).
   void VisitBinary(const BinaryExprNode* op);
@@ -100,6 +102,7 @@ class IrMutator {
   virtual Expr Visit(const Ramp* op);
   virtual Expr Visit(const Load* op);
   virtual Expr Visit(const Fma* op);
+  virtual Expr Visit(const DotAccumulate* op);
   virtual Expr Visit(const CallExtern* op);
   virtual Expr Visit(const AddressOf* op);
 
@@ -118,6 +121,7 @@ class IrMutator {
   virtual Stmt Visit(const MBarrierOp* op);
   virtual Stmt Visit(const SetMaxRegisters* op);
   virtual Stmt Visit(const FetchAdd* op);
+  virtual Stmt Visit(const AmxTileOp* op);
 
   /// Mutates both operands of `op` and rebuilds it with `make` when one changed.
   template <typename T>

@@ -46,6 +46,11 @@ class CodeGenCpu final : public CodeGenLlvm {
   void EmitBarrier(const ir::Barrier* op) override;
   void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) override;
   void EmitScatter(llvm::Value* base, llvm::Value* index, llvm::Value* value, int lanes) override;
+  // x86's matrix instructions (codegen_cpu_matrix.cc).
+  llvm::Value* EmitDotAccumulate(const ir::DotAccumulate* op) override;
+  void EmitAmxTileOp(const ir::AmxTileOp* op) override;
+  // Whether the functions' target has `feature` (an LLVM name such as "avx512bf16").
+  bool HasFeature(std::string_view feature) const;
 
   void EmitParallelFor(const ir::For* op);
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, const std::string& name);

@@ -102,6 +102,7 @@ int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int
     case ExprKind::kRamp:
     case ExprKind::kLoad:
     case ExprKind::kFma:
+    case ExprKind::kDotAccumulate:
     case ExprKind::kCallExtern:
     case ExprKind::kAddressOf:
       return 1;

@@ -105,9 +105,17 @@ void CodeGenLlvm::Emit(const ir::Stmt& s) {
     case StmtKind::kFetchAdd:
       EmitFetchAdd(s.As<ir::FetchAdd>());
       return;
+    case StmtKind::kAmxTileOp:
+      EmitAmxTileOp(s.As<ir::AmxTileOp>());
+      return;
   }
   Fail(absl::InternalError(
       StrCat(target_name_, ": unknown statement kind ", ir::StmtKindName(s.kind()))));
+}
+
+void CodeGenLlvm::EmitAmxTileOp(const ir::AmxTileOp* op) {
+  Fail(absl::UnimplementedError(
+      StrCat(target_name_, ": AMX tile instructions are x86-64 CPU instructions")));
 }
 
 void CodeGenLlvm::EmitWarpMma(const ir::WarpMma* op) {

@@ -100,6 +100,10 @@ class CodeGenLlvm {
   virtual void EmitSetMaxRegisters(const ir::SetMaxRegisters* op);
   virtual void EmitFetchAdd(const ir::FetchAdd* op);
   virtual void EmitWaveMma(const ir::WaveMma* op);
+  virtual void EmitAmxTileOp(const ir::AmxTileOp* op);
+  /// The sums of ir::DotAccumulate in plain vector arithmetic; a target with the instruction
+  /// overrides it.
+  virtual llvm::Value* EmitDotAccumulate(const ir::DotAccumulate* op);
   /// `base[index] += value` atomically, lane by lane (`value` already emitted).
   virtual void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) = 0;
   /// A store of the `lanes` lanes of `value` at the element offsets `index` (a vector) of

@@ -334,6 +334,8 @@ llvm::Value* CodeGenLlvm::Emit(const ir::Expr& e) {
       llvm::Value* c = Emit(op->c);
       return builder_.CreateIntrinsic(llvm::Intrinsic::fma, {LlvmType(op->type)}, {a, b, c});
     }
+    case ExprKind::kDotAccumulate:
+      return EmitDotAccumulate(e.As<ir::DotAccumulate>());
     case ExprKind::kCallExtern:
       return EmitCallExtern(e.As<ir::CallExtern>());
     case ExprKind::kAddressOf:
@@ -415,6 +417,45 @@ llvm::Value* CodeGenLlvm::EmitLoad(const ir::Load* op) {
     return builder_.CreateAlignedLoad(type, ptr, DenseAlignment(op->buffer, ramp->base));
   }
   return EmitGather(type, base, Emit(op->index), op->type.lanes());
+}
+
+llvm::Value* CodeGenLlvm::EmitDotAccumulate(const ir::DotAccumulate* op) {
+  const int lanes = op->type.lanes();
+  const int group = ir::DotGroup(op->kind);
+  const bool pairs = op->kind == ir::DotKind::kBf16Pairs;
+  llvm::Value* acc = Emit(op->acc);
+  llvm::Value* a = Emit(op->a);
+  llvm::Value* b = Emit(op->b);
+  llvm::SmallVector<int, 64> repeat;  // one group for every lane
+  for (int i = 0; i < lanes * group; ++i) {
+    repeat.push_back(i % group);
+  }
+  if (op->a.type().lanes() == group) {
+    a = builder_.CreateShuffleVector(a, repeat);
+  }
+  if (op->b.type().lanes() == group) {
+    b = builder_.CreateShuffleVector(b, repeat);
+  }
+  // The operands in their compute type, then element j of every group summed in turn.
+  llvm::Value* wide_a =
+      pairs ? EmitBf16ToF32(builder_, a, lanes * group)
+            : builder_.CreateZExt(a, WithLanes(builder_.getInt32Ty(), lanes * group));
+  llvm::Value* wide_b =
+      pairs ? EmitBf16ToF32(builder_, b, lanes * group)
+            : builder_.CreateSExt(b, WithLanes(builder_.getInt32Ty(), lanes * group));
+  llvm::Value* products =
+      pairs ? builder_.CreateFMul(wide_a, wide_b) : builder_.CreateMul(wide_a, wide_b);
+  llvm::Value* sum = acc;
+  for (int j = 0; j < group; ++j) {
+    llvm::SmallVector<int, 16> mask;
+    for (int i = 0; i < lanes; ++i) {
+      mask.push_back(group * i + j);
+    }
+    llvm::Value* part = lanes == 1 ? builder_.CreateExtractElement(products, uint64_t(j))
+                                   : builder_.CreateShuffleVector(products, mask);
+    sum = pairs ? builder_.CreateFAdd(sum, part) : builder_.CreateAdd(sum, part);
+  }
+  return sum;
 }
 
 }  // namespace tune::llvm_backend

@@ -82,6 +82,7 @@ class ShapeChecker {
       case ir::StmtKind::kMBarrierOp:
       case ir::StmtKind::kSetMaxRegisters:
       case ir::StmtKind::kFetchAdd:
+      case ir::StmtKind::kAmxTileOp:
         return false;
     }
     return false;
@@ -139,6 +140,9 @@ class ShapeChecker {
         }
         return;
       case ir::StmtKind::kEvaluate:
+        return;
+      case ir::StmtKind::kAmxTileOp:
+        Fail("an AMX tile instruction: AMX is an x86-64 CPU's, not a GPU's");
         return;
       case ir::StmtKind::kWarpMma:
         if (!ctx.in_thread) {

@@ -107,6 +107,7 @@ std::optional<Interval> IntervalScope::Of(const Expr& e) const {
     case ExprKind::kRamp:
     case ExprKind::kLoad:
     case ExprKind::kFma:
+    case ExprKind::kDotAccumulate:
     case ExprKind::kCallExtern:
     case ExprKind::kAddressOf:
       break;

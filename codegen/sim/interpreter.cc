@@ -375,6 +375,10 @@ void Interpreter::Exec(const ir::Stmt& s) {
       return;
     case StmtKind::kSetMaxRegisters:  // registers are not simulated
       return;
+    case StmtKind::kAmxTileOp:
+      Fail(absl::StatusCode::kUnimplemented,
+           "an AMX tile instruction (the GPU simulator runs GPU kernels, and AMX is a CPU's)");
+      return;
     case StmtKind::kFetchAdd:
       ExecFetchAdd(s.As<ir::FetchAdd>());
       return;

@@ -192,6 +192,7 @@ class Interpreter {
   [[gnu::noinline]] Value EvalBroadcast(const ir::Broadcast* op);
   [[gnu::noinline]] Value EvalRamp(const ir::Ramp* op);
   [[gnu::noinline]] Value EvalFma(const ir::Fma* op);
+  [[gnu::noinline]] Value EvalDotAccumulate(const ir::DotAccumulate* op);
   [[gnu::noinline]] Value EvalLoad(const ir::Load* op);
   /// Floor division (`div`) or floor modulo of integers; division by zero is a fault.
   int64_t IntDivMod(int64_t x, int64_t y, bool div) const;

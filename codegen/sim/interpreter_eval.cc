@@ -128,6 +128,8 @@ Value Interpreter::Eval(const ir::Expr& e) {
       return EvalLoad(static_cast<const ir::Load*>(n));
     case ExprKind::kFma:
       return EvalFma(static_cast<const ir::Fma*>(n));
+    case ExprKind::kDotAccumulate:
+      return EvalDotAccumulate(static_cast<const ir::DotAccumulate*>(n));
     case ExprKind::kCallExtern:
       Fail(absl::StatusCode::kUnimplemented,
            absl::StrCat("call of the external function `",
@@ -289,6 +291,30 @@ Value Interpreter::EvalFma(const ir::Fma* op) {
   Value r = MakeValue(op->type);
   for (int i = 0; i < op->type.lanes(); ++i) {
     r.lanes[i].f = std::fma(LaneOf(a, i).f, LaneOf(b, i).f, LaneOf(c, i).f);
+  }
+  return r;
+}
+
+Value Interpreter::EvalDotAccumulate(const ir::DotAccumulate* op) {
+  Value acc = Eval(op->acc);
+  Value a = Eval(op->a);
+  Value b = Eval(op->b);
+  const int group = ir::DotGroup(op->kind);
+  const bool a_group = a.type.lanes() == group;
+  const bool b_group = b.type.lanes() == group;
+  Value r = MakeValue(op->type);
+  for (int i = 0; i < op->type.lanes(); ++i) {
+    Lane sum = LaneOf(acc, i);
+    for (int j = 0; j < group; ++j) {
+      const Lane x = LaneOf(a, a_group ? j : group * i + j);
+      const Lane y = LaneOf(b, b_group ? j : group * i + j);
+      if (op->kind == ir::DotKind::kBf16Pairs) {
+        sum.f += x.f * y.f;  // the product of two bfloat16 values is exact in float32
+      } else {
+        sum.i = Wrap(WrappingAdd(sum.i, x.i * y.i), op->type);
+      }
+    }
+    r.lanes[i] = sum;
   }
   return r;
 }

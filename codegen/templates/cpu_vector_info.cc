@@ -32,6 +32,12 @@ constexpr std::array<std::string_view, 19> kAvx2FmaCpus = {
     "grandridge", "clearwaterforest", "znver1",    "znver2",      "znver3",     "x86-64-v3",
     "bdver4"};
 constexpr std::array<std::string_view, 2> kAvxCpus = {"sandybridge", "ivybridge"};
+// Their matrix instructions (LLVM's X86TargetParser feature lists).
+constexpr std::array<std::string_view, 5> kAmxCpus = {
+    "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "diamondrapids"};
+constexpr std::array<std::string_view, 3> kAvx512Bf16Cpus = {"cooperlake", "znver4", "znver5"};
+constexpr std::array<std::string_view, 6> kAvx512VnniCpus = {
+    "cascadelake", "cooperlake", "icelake-client", "icelake-server", "tigerlake", "rocketlake"};
 
 template <size_t N>
 bool Contains(const std::array<std::string_view, N>& names, std::string_view name) {
@@ -42,7 +48,16 @@ bool Contains(const std::array<std::string_view, N>& names, std::string_view nam
 
 CpuVectorInfo CpuVectorInfoForName(std::string_view cpu) {
   if (Contains(kAvx512Cpus, cpu)) {
-    return {.lanes = 16, .registers = 32, .fma = true};
+    const bool amx = Contains(kAmxCpus, cpu);
+    const bool bf16 = amx || Contains(kAvx512Bf16Cpus, cpu);
+    return {.lanes = 16,
+            .registers = 32,
+            .fma = true,
+            .avx512bf16 = bf16,
+            .avx512vnni = bf16 || Contains(kAvx512VnniCpus, cpu),
+            .avx512fp16 = amx,
+            .amx_bf16 = amx,
+            .amx_int8 = amx};
   }
   if (Contains(kAvx2FmaCpus, cpu)) {
     return {.lanes = 8, .registers = 16, .fma = true};
@@ -66,6 +81,11 @@ CpuVectorInfo CpuVectorInfoFor(const Target& target) {
   } else if (host.HasFeature("avx")) {
     info.lanes = 8;
   }
+  info.avx512bf16 = host.HasFeature("avx512bf16");
+  info.avx512vnni = host.HasFeature("avx512vnni");
+  info.avx512fp16 = host.HasFeature("avx512fp16");
+  info.amx_bf16 = host.HasFeature("amx-tile") && host.HasFeature("amx-bf16");
+  info.amx_int8 = host.HasFeature("amx-tile") && host.HasFeature("amx-int8");
   return info;
 }
 
