@@ -89,6 +89,35 @@ bool Computes(DnnlAlgorithm algorithm, OpKind op) {
   return false;
 }
 
+// oneDNN's data type of a tensor element; undef for the 8-bit floats, which oneDNN 2.6 lacks.
+Dt DnnlType(ElementType type) {
+  switch (type) {
+    case ElementType::kF32:
+      return Dt::f32;
+    case ElementType::kF16:
+      return Dt::f16;
+    case ElementType::kBf16:
+      return Dt::bf16;
+    case ElementType::kI8:
+      return Dt::s8;
+    case ElementType::kU8:
+      return Dt::u8;
+    case ElementType::kI32:
+      return Dt::s32;
+    case ElementType::kFp8E4m3:
+    case ElementType::kFp8E5m2:
+    case ElementType::kFp8E4m3Fnuz:
+    case ElementType::kFp8E5m2Fnuz:
+      break;
+  }
+  return Dt::undef;
+}
+
+// Where the output lies among the kernel arguments: last, or before the two scales.
+size_t OutputIndex(const Workload& workload, size_t args) {
+  return workload.has_scales() ? args - 3 : args - 1;
+}
+
 }  // namespace
 
 void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorithm,
@@ -114,11 +143,21 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
     impl_->stream.wait();
     return inner;
   };
+  const Dtype dtype = workload.dtype();
+  const size_t out_index = OutputIndex(workload, args.size());
   if (workload.op() == OpKind::kGemm) {
     const GemmShape& g = workload.gemm();
-    memory::desc a({g.m, g.k}, Dt::f32, Tag::ab), b({g.k, g.n}, Dt::f32, Tag::ab),
-        c({g.m, g.n}, Dt::f32, Tag::ab), bias({1, g.n}, Dt::f32, Tag::ab);
-    memory::desc b_any = any_weights ? memory::desc({g.k, g.n}, Dt::f32, Tag::any) : b;
+    // Typed GEMMs: A, B and C of the workload's types (B [N][K] with layout=NT), the bias of
+    // C's, the two scales' product as the output scale.
+    const Dt a_type = DnnlType(ActivationType(dtype)), b_type = DnnlType(WeightType(dtype)),
+             c_type = DnnlType(workload.out_type());
+    const Tag b_tag = g.layout == GemmLayout::kNT ? Tag::ba : Tag::ab;
+    if (workload.has_scales()) {
+      attr.set_output_scales(0, {*args[out_index + 1] * *args[out_index + 2]});
+    }
+    memory::desc a({g.m, g.k}, a_type, Tag::ab), b({g.k, g.n}, b_type, b_tag),
+        c({g.m, g.n}, c_type, Tag::ab), bias({1, g.n}, c_type, Tag::ab);
+    memory::desc b_any = any_weights ? memory::desc({g.k, g.n}, b_type, Tag::any) : b;
     auto pd = has_bias
                   ? dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b_any, bias, c), attr, eng)
                   : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b_any, c), attr, eng);
@@ -127,11 +166,14 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
     impl_->plain_dst = c;
     impl_->args[DNNL_ARG_SRC] = memory(a, eng, args[0]);
     impl_->args[DNNL_ARG_WEIGHTS] = bind(pd.weights_desc(), b, args[1]);
-    impl_->args[DNNL_ARG_DST] = memory(c, eng, args.back());
+    impl_->args[DNNL_ARG_DST] = memory(c, eng, args[out_index]);
     if (has_bias) {
       impl_->args[DNNL_ARG_BIAS] = memory(bias, eng, args[2]);
     }
     return;
+  }
+  if (dtype != Dtype::kF32) {
+    throw dnnl::error(dnnl_unimplemented, "tune's oneDNN baseline times f32 convolutions only");
   }
   const Conv2dShape& s = workload.conv2d();
   const int64_t p = s.p(), q = s.q();
@@ -180,6 +222,18 @@ absl::StatusOr<std::unique_ptr<DnnlKernel>> DnnlKernel::Create(const Workload& w
   if (algorithm == DnnlAlgorithm::kSgemm && layout != DnnlLayout::kPlain) {
     return absl::InvalidArgumentError(StrCat("oneDNN's dnnl_sgemm takes plain matrices only, not '",
                                              DnnlLayoutName(layout), "'; accepted: plain"));
+  }
+  if (algorithm == DnnlAlgorithm::kSgemm &&
+      (workload.dtype() != Dtype::kF32 || workload.gemm().layout != GemmLayout::kNN)) {
+    return absl::UnimplementedError(StrCat(
+        "oneDNN's dnnl_sgemm multiplies f32 matrices of layout NN, not ", workload.ToString()));
+  }
+  for (ElementType type :
+       {ActivationType(workload.dtype()), WeightType(workload.dtype()), workload.out_type()}) {
+    if (DnnlType(type) == Dt::undef) {
+      return absl::UnimplementedError(StrCat("oneDNN 2.6 has no ", ElementTypeName(type),
+                                             " tensors (", workload.ToString(), ")"));
+    }
   }
   auto impl = std::make_unique<Impl>();
   impl->threads = threads;

@@ -46,7 +46,8 @@ std::string_view DnnlAlgorithmName(DnnlAlgorithm algorithm);
 class DnnlKernel {
  public:
   /// Creates `algorithm` for `workload` in `layout` with `threads` OpenMP threads over `args`
-  /// (in Workload::Arguments() order, the output last). Unimplemented when oneDNN refuses the
+  /// (in Workload::Arguments() order, the output last but for the scales; each points at its
+  /// tensor's element type, float* being the carrier only). Unimplemented when oneDNN refuses the
   /// algorithm for this shape, layout or ISA (a fact about oneDNN, not a failure);
   /// InvalidArgument when the algorithm does not compute the workload's operator or the layout;
   /// Internal for any other failure of oneDNN.

@@ -152,12 +152,6 @@ absl::Status TakeCommonAndFinish(std::map<std::string, std::string, std::less<>>
     fields.erase(it);
   }
   RETURN_IF_ERROR(TakeTypes(fields, text, form, dtype, out));
-  if (*weights == WeightForm::kPrepared && *dtype != Dtype::kF32) {
-    return Invalid(text,
-                   StrCat("weights=prepared is taken for dtype=f32 only, not dtype=",
-                          DtypeName(*dtype), " (prepared weights are counted in floats)"),
-                   form);
-  }
   if (!fields.empty()) {
     return Invalid(text, StrCat("field '", fields.begin()->first, "' is unknown"), form);
   }

@@ -33,7 +33,9 @@ enum class Epilogue : uint8_t { kNone, kBias, kBiasRelu, kRelu };
 ///     model's). The kernel `f` of a CPU library then comes with
 ///       extern const int64_t f_prepared_floats;                    // size of the prepared form
 ///       int32_t f_prepare(const float* weight, float* prepared);  // canonical -> prepared
-///     and `f` takes `prepared` where the weights go. What the prepared form holds is the
+///     and `f` takes `prepared` where the weights go. The size counts 4-byte units whatever the
+///     dtype (the weights' own element type for a typed workload: `const tune_bf16* weight`, ...
+///     in the generated header). What the prepared form holds is the
 ///     kernel's own business (a Winograd kernel's transformed filters; a plain copy for
 ///     kernels that read the canonical layout): only f_prepare writes it and only f reads it.
 enum class WeightForm : uint8_t { kCanonical, kPrepared };

@@ -16,9 +16,11 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_implicit_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_rocm_mfma.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_matrix_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/cpu_vector_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_blocked.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_blocked_nest.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_dot.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cuda_mma.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cuda_wgmma.cc

@@ -147,15 +147,17 @@ absl::StatusOr<PreparedWeights> PrepareWeights(const KernelTemplate& tpl, const 
 }
 
 PreparedWeights CopyOfWeights(const Workload& workload, std::string_view func_name) {
-  // prepared[i] = weight[i]
-  const int64_t floats = workload.Arguments()[1].NumElements();
-  ir::Buffer weight("weight"), prepared("prepared");
+  // prepared[i] = weight[i], in the weights' element type (the size counted in 4-byte units).
+  const TensorArg arg = workload.Arguments()[1];
+  const ir::Type type = ir::Type::Of(arg.type);
+  ir::Buffer weight("weight", ir::MemoryScope::kGlobal, type);
+  ir::Buffer prepared("prepared", ir::MemoryScope::kGlobal, type);
   ir::Var i("i");
   PreparedWeights out;
-  out.floats = floats;
+  out.floats = (arg.NumBytes() + 3) / 4;
   out.func.name = std::string(func_name);
   out.func.params = {weight, prepared};
-  out.func.body = ir::For::Make(i, 0, floats, ir::LoopKind::kSerial,
+  out.func.body = ir::For::Make(i, 0, arg.NumElements(), ir::LoopKind::kSerial,
                                 ir::Store::Make(prepared, i, ir::Load::Make(weight, i)));
   return out;
 }

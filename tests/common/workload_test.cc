@@ -291,8 +291,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadWorkload{"gemm:M=1,N=1,K=1,out=bf16", "out=bf16 is not an output of dtype=f32 (f32)"},
         BadWorkload{"gemm:M=1,N=1,K=1,dtype=i8,out=i8",
                     "out=i8 is not an output of dtype=i8 (i32, f32)"},
-        BadWorkload{"gemm:M=1,N=1,K=1,dtype=bf16,weights=prepared",
-                    "weights=prepared is taken for dtype=f32 only, not dtype=bf16"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=5,S=5,stride=1,pad=0", "output would be empty"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=1,S=1,stride=0,pad=0", "'stride' = 0"},
         BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"},

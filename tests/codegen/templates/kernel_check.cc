@@ -20,6 +20,8 @@ namespace {
 
 using Kernel3 = int (*)(void*, void*, void*);
 using Kernel4 = int (*)(void*, void*, void*, void*);
+using Kernel5 = int (*)(void*, void*, void*, void*, void*);
+using Kernel6 = int (*)(void*, void*, void*, void*, void*, void*);
 
 std::string Describe(const KernelCase& c) {
   return StrCat(c.workload.ToString(), " ", ConfigToString(c.config));
@@ -86,25 +88,30 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
     int rc = -1;
     if (args.size() == 3) {
       rc = reinterpret_cast<Kernel3>(symbol)(args[0], args[1], args[2]);
-    } else {
+    } else if (args.size() == 4) {
       rc = reinterpret_cast<Kernel4>(symbol)(args[0], args[1], args[2], args[3]);
+    } else if (args.size() == 5) {
+      rc = reinterpret_cast<Kernel5>(symbol)(args[0], args[1], args[2], args[3], args[4]);
+    } else {
+      rc = reinterpret_cast<Kernel6>(symbol)(args[0], args[1], args[2], args[3], args[4], args[5]);
     }
     if (rc != 0) {
       failures.push_back(StrCat(Describe(c), ": returned ", rc));
       continue;
     }
-    std::vector<float> want(tensors.output_size());
-    RunReference(c.workload, tensors.InputPointers(), want.data());
+    // The reference's type (f32 or i32) has 4-byte elements.
+    std::vector<uint32_t> want(tensors.output_size());
+    RunReference(c.workload, tensors.Inputs(), want.data());
     CompareResult cmp =
-        CompareOutputs(c.workload, tensors.output(), want.data(), tensors.output_size(),
-                       TemplateTolerance(tpl, c.workload, c.config));
+        CompareOutputs(c.workload, tensors.output_data(), want.data(), tensors.output_size(),
+                       TemplateTolerance(tpl, c.workload, c.config), tensors.scale_product());
     if (!cmp.ok) {
       failures.push_back(StrCat(Describe(c), ": ", cmp.message));
     }
     if (error_ratios != nullptr) {
-      (*error_ratios)[i] =
-          CompareOutputs(c.workload, tensors.output(), want.data(), tensors.output_size())
-              .max_error_ratio;
+      (*error_ratios)[i] = CompareOutputs(c.workload, tensors.output_data(), want.data(),
+                                          tensors.output_size(), 1.0, tensors.scale_product())
+                               .max_error_ratio;
     }
   }
   dlclose(handle);
@@ -204,9 +211,13 @@ std::vector<std::string> KnobChangesThatKeepTheCode(const KernelTemplate& tpl,
 Workload WithEpilogue(const Workload& workload, Epilogue epilogue) {
   switch (workload.op()) {
     case OpKind::kGemm:
-      return Workload::Gemm(workload.gemm(), epilogue).WithWeightForm(workload.weight_form());
+      return Workload::Gemm(workload.gemm(), epilogue)
+          .WithWeightForm(workload.weight_form())
+          .WithTypes(workload.dtype(), workload.out_type());
     case OpKind::kConv2d:
-      return Workload::Conv2d(workload.conv2d(), epilogue).WithWeightForm(workload.weight_form());
+      return Workload::Conv2d(workload.conv2d(), epilogue)
+          .WithWeightForm(workload.weight_form())
+          .WithTypes(workload.dtype(), workload.out_type());
   }
   return workload;
 }

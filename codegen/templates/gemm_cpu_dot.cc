@@ -1,0 +1,454 @@
+// gemm.cpu.dot's loop nest, BLIS-like around a register tile of dot products:
+//
+//   B packed into VNNI panels of nr = nv vectors' columns (cpu_matrix_gemm.h), once per call,
+//     or once before the calls (weights=prepared)
+//   for ib: row blocks of mc (parallel with -threads > 1)
+//     for jb: column blocks of nc
+//       for pb: reduction blocks of kc
+//         [pack A's mc x kc block into mr-row panels of groups (pack_a; i8: with row sums)]
+//         for jr: panels of the column block; for ir: mr-row tiles of the row block
+//           acc[mr][nv] = 0 (first pb) or the block's partial sums
+//           for each group of G reduction elements:
+//             nv vector loads of B, then per row one broadcast group of A and nv dot products
+//           the partial sums kept (acc_block), or C written with the epilogue (last pb)
+//
+// i8 x i8 has no VNNI instruction: B is packed as u8 (b + 128) and read as vpdpbusd's unsigned
+// operand, A as its signed one, and each row's sum of A (taken while packing A) times 128 is
+// subtracted at the end: sum (b + 128) a = sum a b + 128 sum a.
+#include "codegen/templates/gemm_cpu_dot.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codegen/templates/cpu_matrix_gemm.h"
+#include "codegen/templates/cpu_vector_info.h"
+#include "codegen/templates/template_util.h"
+#include "common/status.h"
+
+namespace tune {
+namespace {
+
+using ir::Allocate;
+using ir::Block;
+using ir::Buffer;
+using ir::DotAccumulate;
+using ir::DotKind;
+using ir::Expr;
+using ir::For;
+using ir::IfThenElse;
+using ir::Load;
+using ir::LoopKind;
+using ir::MemoryScope;
+using ir::Stmt;
+using ir::Store;
+using ir::Type;
+using ir::Var;
+
+constexpr int64_t kLanes = 16;  // f32 / i32 lanes of a 512-bit vector
+
+int GroupOf(const Workload& workload) { return workload.dtype() == Dtype::kBf16 ? 2 : 4; }
+int64_t PaddedK(const Workload& workload) {
+  const int64_t g = GroupOf(workload);
+  return CeilDiv(workload.gemm().k, g) * g;
+}
+
+ConfigSpace Space(const Workload& workload, const Target& target) {
+  const GemmShape& s = workload.gemm();
+  const int64_t g = GroupOf(workload);
+  const int64_t kp = PaddedK(workload);
+  const bool i8 = workload.dtype() == Dtype::kI8;
+  ConfigSpace space;
+  space.AddKnob("mr", AtMost({1, 2, 3, 4, 6, 8, 10, 12, 14}, s.m, 1),
+                "rows of the register tile (one broadcast group of A each)");
+  space.AddKnob("nv", AtMost({1, 2, 3, 4}, CeilDiv(s.n, kLanes), 1),
+                "vectors of 16 columns in the register tile");
+  std::vector<int64_t> kcs;
+  for (int64_t kc : ClipToExtent({64, 128, 256, 512, 768, 1024, 2048}, kp)) {
+    kcs.push_back(CeilDiv(kc, g) * g);
+  }
+  space.AddKnob("kc", kcs, "reduction block (K, a multiple of the group)");
+  space.AddKnob("mc", ClipToExtent({16, 24, 32, 48, 64, 96, 128, 192, 256, 384}, s.m),
+                "row block (M) of A kept in L2");
+  space.AddKnob("nc", ClipToExtent({192, 384, 768, 1536, 3072}, s.n),
+                "column block (N) of the packed B (a multiple of every panel width)");
+  space.AddKnob("pack_a", {0, 1}, "copy A's blocks into mr-row panels of groups");
+  space.AddConstraint(
+      "mr*nv + nv + 1 <= 32 (accumulators fit the vector registers)", [](const Config& c) {
+        return KnobValue(c, "mr") * KnobValue(c, "nv") + KnobValue(c, "nv") + 1 <= 32;
+      });
+  const int64_t m = s.m;
+  space.AddConstraint(fmt::format("mc % mr == 0 || mc == {}", m), [m](const Config& c) {
+    return KnobValue(c, "mc") % KnobValue(c, "mr") == 0 || KnobValue(c, "mc") == m;
+  });
+  if (i8 || s.k % g != 0) {
+    space.AddConstraint(i8 ? "pack_a == 1 (i8: A's row sums are taken while packing it)"
+                           : fmt::format("pack_a == 1 (K = {} is not a multiple of {})", s.k, g),
+                        [](const Config& c) { return KnobValue(c, "pack_a") == 1; });
+  }
+  (void)target;
+  return space;
+}
+
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const ConfigSpace space = Space(workload, target);
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  Config c;
+  c["nv"] = snap("nv", 3);
+  c["mr"] = snap("mr", c["nv"] >= 3 ? 8 : 14);
+  c["kc"] = snap("kc", 512);
+  c["nc"] = snap("nc", 768);
+  c["pack_a"] = 1;
+  c["mc"] = workload.gemm().m;
+  for (int64_t mc : space.FindKnob("mc")->values) {
+    if (mc <= 96 && mc % c["mr"] == 0) {
+      c["mc"] = mc;
+    }
+  }
+  return c;
+}
+
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  const ConfigSpace space = Space(workload, target);
+  const Config base = DefaultConfig(workload, target);
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  std::vector<Config> seeds;
+  for (auto [mr, nv] : std::vector<std::pair<int64_t, int64_t>>{
+           {8, 3}, {6, 4}, {14, 2}, {12, 2}, {4, 4}, {10, 2}, {4, 2}, {2, 4}, {1, 4}}) {
+    for (int64_t kc : {512, 256, 1024}) {
+      for (int64_t pack_a : {1, 0}) {
+        Config c = base;
+        c["mr"] = snap("mr", mr);
+        c["nv"] = snap("nv", nv);
+        c["kc"] = snap("kc", kc);
+        c["pack_a"] = pack_a;
+        c["mc"] = workload.gemm().m;
+        for (int64_t mc : space.FindKnob("mc")->values) {
+          if (mc <= 96 && mc % c["mr"] == 0) {
+            c["mc"] = mc;
+          }
+        }
+        if (space.ConstraintsHold(c) && c != base &&
+            std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+          seeds.push_back(c);
+        }
+      }
+    }
+  }
+  return seeds;
+}
+
+struct DotPlan {
+  GemmShape shape;
+  GemmLayout layout = GemmLayout::kNN;
+  CpuMatrixTypes types;
+  Epilogue epilogue = Epilogue::kNone;
+  int64_t mr = 8, nv = 2, kc = 512, mc = 96, nc = 768;
+  bool pack_a = true;
+  bool prepared = false;
+  bool parallel = false;
+  bool i8 = false;  // s8 x s8 through vpdpbusd: B shifted to u8, A's row sums subtracted
+  VnniPanels panels;
+};
+
+DotPlan PlanOf(const Workload& workload, const Target& target, const Config& config) {
+  DotPlan p;
+  p.shape = workload.gemm();
+  p.layout = p.shape.layout;
+  p.types = CpuMatrixTypesOf(workload);
+  p.epilogue = workload.epilogue();
+  p.mr = KnobValue(config, "mr");
+  p.nv = KnobValue(config, "nv");
+  p.kc = KnobValue(config, "kc");
+  p.mc = KnobValue(config, "mc");
+  p.nc = KnobValue(config, "nc");
+  p.pack_a = KnobValue(config, "pack_a") != 0;
+  p.prepared = workload.prepared_weights();
+  p.parallel = target.threads > 1;
+  p.i8 = workload.dtype() == Dtype::kI8;
+  p.panels.width = p.nv * kLanes;
+  p.panels.group = p.types.group;
+  p.panels.kp = PaddedK(workload);
+  p.panels.shift_to_u8 = p.i8;
+  return p;
+}
+
+class DotGemmBuilder {
+ public:
+  explicit DotGemmBuilder(const DotPlan& p)
+      : p_(p),
+        a_("A", MemoryScope::kGlobal, p.types.a),
+        b_("B", MemoryScope::kGlobal, p.types.b),
+        b_packed_(p.prepared ? "B_prepared" : "B_packed",
+                  p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack,
+                  p.panels.ElementType(p.types)),
+        bias_("bias", MemoryScope::kGlobal, p.types.out),
+        c_("C", MemoryScope::kGlobal, p.types.out),
+        scale_a_("scale_A"),
+        scale_b_("scale_B"),
+        a_packed_("A_packed", MemoryScope::kStack, p.types.a),
+        row_sums_("row_sums", MemoryScope::kStack, Type::Int32()),
+        acc_block_("acc_block", MemoryScope::kStack, p.types.acc) {}
+
+  ir::LoweredFunc Build(std::string_view name) const {
+    ir::LoweredFunc func;
+    func.name = std::string(name);
+    func.params = {a_, p_.prepared ? b_packed_ : b_};
+    if (EpilogueHasBias(p_.epilogue)) {
+      func.params.push_back(bias_);
+    }
+    func.params.push_back(c_);
+    if (p_.types.scales) {
+      func.params.push_back(scale_a_);
+      func.params.push_back(scale_b_);
+    }
+    Stmt body = RowBlocks();
+    if (!p_.prepared) {
+      body = Allocate::Make(
+          b_packed_, p_.panels.Elements(p_.shape.n),
+          Block::Make({PackVnniPanels(p_.shape, p_.layout, p_.panels, b_, b_packed_), body}));
+    }
+    func.body = body;
+    return func;
+  }
+
+  PreparedWeights BuildPreparation(std::string_view name) const {
+    PreparedWeights out;
+    out.func.name = std::string(name);
+    out.func.params = {b_, b_packed_};
+    out.func.body = PackVnniPanels(p_.shape, p_.layout, p_.panels, b_, b_packed_);
+    const int64_t bytes = p_.panels.Elements(p_.shape.n) * (b_packed_.element_type().bits() / 8);
+    out.floats = CeilDiv(bytes, 4);
+    return out;
+  }
+
+ private:
+  int64_t G() const { return p_.types.group; }
+  int64_t Nr() const { return p_.panels.width; }
+  int64_t KBlocks() const { return CeilDiv(p_.panels.kp, p_.kc); }
+  // The width of acc_block: the column block rounded up to whole panels.
+  int64_t BlockWidth() const { return CeilDiv(std::min(p_.nc, p_.shape.n), Nr()) * Nr(); }
+  Expr I0() const { return ib_ * p_.mc; }
+  Expr J0() const { return jb_ * p_.nc; }
+  Expr P0() const { return pb_ * p_.kc; }
+  Expr MCur() const { return ir::Min::Make(p_.mc, p_.shape.m - I0()); }
+  Expr NCur() const { return ir::Min::Make(p_.nc, p_.shape.n - J0()); }
+  Expr KCur() const { return ir::Min::Make(p_.kc, p_.panels.kp - P0()); }  // a multiple of G
+
+  Stmt RowBlocks() const {
+    Stmt per_row_block = For::Make(jb_, 0, CeilDiv(p_.shape.n, p_.nc), LoopKind::kSerial,
+                                   For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock()));
+    if (KBlocks() > 1) {
+      per_row_block = Allocate::Make(acc_block_, p_.mc * BlockWidth(), per_row_block);
+    }
+    if (p_.pack_a) {
+      per_row_block =
+          Allocate::Make(a_packed_, CeilDiv(p_.mc, p_.mr) * p_.mr * p_.kc, per_row_block);
+      if (p_.i8) {
+        per_row_block = Allocate::Make(row_sums_, p_.mc, per_row_block);
+      }
+    }
+    if (p_.types.scales) {
+      per_row_block = ir::LetStmt::Make(scale_, scale_a_(0) * scale_b_(0), per_row_block);
+    }
+    return For::Make(ib_, 0, CeilDiv(p_.shape.m, p_.mc),
+                     p_.parallel ? LoopKind::kParallel : LoopKind::kSerial, per_row_block);
+  }
+
+  // One (jb, pb) block: A's block packed, then every register tile.
+  Stmt KBlock() const {
+    std::vector<Stmt> steps;
+    if (p_.pack_a) {
+      steps.push_back(PackA());
+    }
+    Var ir_var("ir");
+    const int64_t tail = p_.shape.m % p_.mr;
+    Stmt tiles =
+        For::Make(ir_var, 0, MCur() / p_.mr, LoopKind::kSerial, MicroKernel(p_.mr, ir_var * p_.mr));
+    if (tail != 0) {
+      tiles = Block::Make({tiles, IfThenElse::Make(MCur() % p_.mr != 0,
+                                                   MicroKernel(tail, (MCur() / p_.mr) * p_.mr))});
+    }
+    steps.push_back(For::Make(jr_, 0, (NCur() + (Nr() - 1)) / Nr(), LoopKind::kSerial, tiles));
+    return Block::Make(std::move(steps));
+  }
+
+  // A's (mc x kc) block into panels of mr rows: element (r, k) of panel t at
+  // t * mr * kc + ((k / G) * mr + r % mr) * G + k % G; zero past M and K. With i8 also each row's
+  // sum of A (over all of K: started at pb = 0).
+  Stmt PackA() const {
+    Var r("ar"), kg("akg"), e("ae");
+    const Expr row = I0() + r;
+    const Expr k = P0() + kg * G() + e;
+    const Expr rr = ir::Min::Make(row, p_.shape.m - 1);
+    const Expr kk = ir::Min::Make(k, p_.shape.k - 1);
+    const Type compute = p_.types.a.ComputeType();
+    const Expr zero = compute.is_float() ? Expr(0.0f) : Expr(0);
+    const Expr value = ir::Select::Make(row < p_.shape.m && k < p_.shape.k,
+                                        ir::Cast::Make(compute, a_(rr * p_.shape.k + kk)), zero);
+    const Expr index = (r / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + r % p_.mr) * G() + e;
+    Stmt store = Store::Make(a_packed_, index, ir::Cast::Make(p_.types.a, value));
+    if (p_.i8) {
+      store = Block::Make({store, Store::Make(row_sums_, r, row_sums_(r) + value)});
+    }
+    Stmt groups = For::Make(kg, 0, KCur() / G(), LoopKind::kSerial,
+                            For::Make(e, 0, G(), LoopKind::kUnrolled, store));
+    if (p_.i8) {
+      groups = Block::Make(
+          {IfThenElse::Make(pb_ == 0 && jb_ == 0, Store::Make(row_sums_, r, Expr(0))),
+           IfThenElse::Make(jb_ == 0, groups,
+                            For::Make(kg, 0, KCur() / G(), LoopKind::kSerial,
+                                      For::Make(e, 0, G(), LoopKind::kUnrolled,
+                                                Store::Make(a_packed_, index,
+                                                            ir::Cast::Make(p_.types.a, value)))))});
+    }
+    return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial, groups);
+  }
+
+  // One group (G elements) of A for row `r` of the tile at `row0`, reduction group `kg` of
+  // the block.
+  Expr LoadAGroup(const Expr& row0, int64_t r, const Expr& kg) const {
+    const int lanes = static_cast<int>(G());
+    if (p_.pack_a) {
+      const Expr local = row0 + r;  // within the row block; row0 a multiple of mr
+      return Load::Make(
+          a_packed_, (local / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + local % p_.mr) * G(), lanes);
+    }
+    return Load::Make(a_, (I0() + row0 + r) * p_.shape.k + P0() + kg * G(), lanes);
+  }
+
+  // The register tile of `rows` rows at `row0` (within the row block) of panel jr.
+  Stmt MicroKernel(int64_t rows, const Expr& row0) const {
+    const int lanes = static_cast<int>(kLanes);
+    const int group_lanes = static_cast<int>(kLanes * G());
+    Buffer acc(rows == p_.mr ? "acc" : "acc_edge", MemoryScope::kStack, p_.types.acc);
+    auto acc_at = [&](int64_t r, int64_t v) { return Expr(r * Nr() + v * kLanes); };
+    auto block_at = [&](int64_t r, int64_t v) {
+      return (row0 + r) * BlockWidth() + jr_ * Nr() + v * kLanes;
+    };
+    const Expr zero = p_.types.acc.is_float()
+                          ? ir::BroadcastTo(Expr(0.0f), lanes)
+                          : ir::BroadcastTo(ir::Cast::Make(Type::Int32(), 0), lanes);
+    std::vector<Stmt> zero_init, reload;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t v = 0; v < p_.nv; ++v) {
+        zero_init.push_back(Store::Make(acc, acc_at(r, v), zero));
+        if (KBlocks() > 1) {
+          reload.push_back(
+              Store::Make(acc, acc_at(r, v), Load::Make(acc_block_, block_at(r, v), lanes)));
+        }
+      }
+    }
+    Stmt init = KBlocks() > 1 ? IfThenElse::Make(pb_ == 0, Block::Make(std::move(zero_init)),
+                                                 Block::Make(std::move(reload)))
+                              : Block::Make(std::move(zero_init));
+
+    // One group of the reduction: nv vectors of B, then rows x nv dot products.
+    Var kg("kg");
+    std::vector<Stmt> step;
+    const Expr panel_base = (J0() / Nr() + jr_) * (p_.panels.kp * Nr());
+    std::vector<Expr> b_vectors;
+    for (int64_t v = 0; v < p_.nv; ++v) {
+      b_vectors.push_back(Load::Make(
+          b_packed_, panel_base + ((P0() / G() + kg) * Nr() + v * kLanes) * G(), group_lanes));
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const Expr a = LoadAGroup(row0, r, kg);
+      for (int64_t v = 0; v < p_.nv; ++v) {
+        const Expr sum = Load::Make(acc, acc_at(r, v), lanes);
+        Expr dot;
+        if (p_.types.dtype == Dtype::kBf16) {
+          dot = DotAccumulate::Make(DotKind::kBf16Pairs, sum, a, b_vectors[v]);
+        } else if (p_.i8) {  // B (shifted to u8) is the unsigned operand, A the signed one
+          dot = DotAccumulate::Make(DotKind::kU8S8Quads, sum, b_vectors[v], a);
+        } else {
+          dot = DotAccumulate::Make(DotKind::kU8S8Quads, sum, a, b_vectors[v]);
+        }
+        step.push_back(Store::Make(acc, acc_at(r, v), dot));
+      }
+    }
+    Stmt reduce = For::Make(kg, 0, KCur() / G(), LoopKind::kSerial, Block::Make(std::move(step)));
+
+    std::vector<Stmt> keep, finish;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t v = 0; v < p_.nv; ++v) {
+        keep.push_back(
+            Store::Make(acc_block_, block_at(r, v), Load::Make(acc, acc_at(r, v), lanes)));
+        finish.push_back(WriteC(acc, rows, r, v, row0));
+      }
+    }
+    Stmt write = KBlocks() > 1
+                     ? IfThenElse::Make(pb_ == KBlocks() - 1, Block::Make(std::move(finish)),
+                                        Block::Make(std::move(keep)))
+                     : Block::Make(std::move(finish));
+    return Allocate::Make(acc, rows * Nr(), Block::Make({init, reduce, write}));
+  }
+
+  // C's vector v of row r of the tile: whole where its 16 columns lie inside N, else column by
+  // column up to N.
+  Stmt WriteC(const Buffer& acc, int64_t rows, int64_t r, int64_t v, const Expr& row0) const {
+    const int lanes = static_cast<int>(kLanes);
+    const Expr row = I0() + row0 + r;
+    const Expr col0 = J0() + jr_ * Nr() + v * kLanes;
+    auto value = [&](Expr sum, const Expr& col) {
+      if (p_.i8) {
+        sum = sum - ir::BroadcastTo(row_sums_(row0 + r) * 128, sum.type().lanes());
+      }
+      return FinishOutput(p_.types, p_.epilogue, sum, bias_, col, scale_);
+    };
+    const Expr whole_cols = ir::Ramp::Make(col0, 1, lanes);
+    Stmt whole = Store::Make(c_, row * p_.shape.n + whole_cols,
+                             value(Load::Make(acc, r * Nr() + v * kLanes, lanes), whole_cols));
+    Var l("l");
+    const Expr col = col0 + l;
+    Stmt part = For::Make(
+        l, 0, kLanes, LoopKind::kSerial,
+        IfThenElse::Make(
+            col < p_.shape.n,
+            Store::Make(c_, row * p_.shape.n + col, value(acc(r * Nr() + v * kLanes + l), col))));
+    if (p_.shape.n % Nr() == 0) {
+      return whole;
+    }
+    return IfThenElse::Make(col0 + kLanes <= p_.shape.n, whole, part);
+  }
+
+  const DotPlan p_;
+  Buffer a_, b_, b_packed_, bias_, c_, scale_a_, scale_b_;
+  Buffer a_packed_, row_sums_, acc_block_;
+  Var ib_{"ib"}, jb_{"jb"}, pb_{"pb"}, jr_{"jr"};
+  Var scale_{"scale", Type::Float32()};
+};
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuDot, workload, target, config));
+  return DotGemmBuilder(PlanOf(workload, target, config)).Build(func_name);
+}
+
+absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
+                                        const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuDot, workload, target, config));
+  return DotGemmBuilder(PlanOf(workload, target, config)).BuildPreparation(func_name);
+}
+
+}  // namespace
+
+const KernelTemplate kGemmCpuDot = {
+    .name = "gemm.cpu.dot",
+    .version = 1,
+    .op = OpKind::kGemm,
+    .targets = TemplateTargets::kLlvm,
+    .space = &Space,
+    .default_config = &DefaultConfig,
+    .build = &Build,
+    .gemm_layouts = GemmLayouts::kBoth,
+    .dtypes = kCpuMatrixDtypes,
+    .seeds = &Seeds,
+    .prepare = &Prepare,
+};
+
+}  // namespace tune

@@ -1,0 +1,135 @@
+#include "codegen/templates/gemm_cpu_dot.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/llvm/cpu_backend.h"
+#include "codegen/lower.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/kernel_check.h"
+
+namespace tune {
+namespace {
+
+using testing::CheckKernels;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::KernelCase;
+using ::testing::Not;
+
+Target ParseTarget(const char* text) { return *Target::Parse(text); }
+Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
+
+TEST(GemmCpuDot, RandomConfigsComputeTheReferenceInEveryDtypeLayoutAndOutput) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  // Odd sizes: row, column and reduction tails in every tile, K not a multiple of the group.
+  const std::vector<KernelCase> cases = testing::RandomCases(
+      kGemmCpuDot, target,
+      {"gemm:M=7,N=37,K=29,dtype=bf16", "gemm:M=19,N=50,K=70,dtype=bf16,layout=NT",
+       "gemm:M=9,N=33,K=131,dtype=bf16,out=f32", "gemm:M=13,N=40,K=66,dtype=i8",
+       "gemm:M=5,N=17,K=250,dtype=i8,layout=NT,out=f32", "gemm:M=21,N=64,K=37,dtype=u8i8",
+       "gemm:M=3,N=100,K=96,dtype=u8i8,layout=NT,out=f32"},
+      6, 7);
+  EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+}
+
+TEST(GemmCpuDot, EveryValueOfEveryKnobComputesTheReference) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  for (const char* text : {"gemm:M=100,N=400,K=2100,dtype=bf16,epilogue=bias_relu",
+                           "gemm:M=100,N=400,K=2100,dtype=i8,layout=NT"}) {
+    const Workload w = ParseWorkload(text);
+    std::mt19937_64 rng(3);
+    std::vector<std::string> unreachable;
+    std::vector<KernelCase> cases;
+    for (const Config& c :
+         testing::ConfigsCoveringEveryKnobValue(kGemmCpuDot, w, target, rng, &unreachable)) {
+      cases.push_back({w, c});
+    }
+    // i8 always packs A (its row sums are taken there).
+    if (w.dtype() == Dtype::kI8) {
+      EXPECT_THAT(unreachable, ::testing::ElementsAre("pack_a=0")) << text;
+    } else {
+      EXPECT_THAT(unreachable, IsEmpty()) << text;
+    }
+    EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty()) << text;
+  }
+}
+
+TEST(GemmCpuDot, PreparedWeightsAndSeveralThreadsComputeTheReference) {
+  std::vector<KernelCase> cases;
+  for (const char* text : {"gemm:M=33,N=70,K=90,dtype=bf16,weights=prepared",
+                           "gemm:M=40,N=48,K=200,dtype=i8,layout=NT,weights=prepared",
+                           "gemm:M=17,N=96,K=64,dtype=u8i8,weights=prepared,out=f32"}) {
+    const Workload w = ParseWorkload(text);
+    const Target one = ParseTarget("llvm -mcpu=native -threads=1");
+    cases.push_back({w, kGemmCpuDot.default_config(w, one)});
+    for (const Config& seed : kGemmCpuDot.seeds(w, one)) {
+      if (cases.size() % 4 == 0) {
+        cases.push_back({w, seed});
+      }
+    }
+  }
+  EXPECT_THAT(CheckKernels(ParseTarget("llvm -mcpu=native -threads=1"), kGemmCpuDot, cases),
+              IsEmpty());
+  const Target two = ParseTarget("llvm -mcpu=native -threads=2");
+  const Workload w = ParseWorkload("gemm:M=200,N=64,K=64,dtype=bf16");
+  Config c = kGemmCpuDot.default_config(w, two);
+  c["mc"] = 48;
+  EXPECT_THAT(CheckKernels(two, kGemmCpuDot, {{w, c}}), IsEmpty());
+}
+
+// The dot-product instructions appear where the CPU has them, and plain vector code computes the
+// same sums elsewhere (the reference tests above run whichever the host has).
+TEST(GemmCpuDot, UsesVdpbf16psAndVpdpbusdWhereTheCpuHasThem) {
+  struct Case {
+    const char* workload;
+    const char* instruction;
+  };
+  for (const Case& c : {Case{"gemm:M=16,N=64,K=64,dtype=bf16", "vdpbf16ps"},
+                        Case{"gemm:M=16,N=64,K=64,dtype=u8i8", "vpdpbusd"},
+                        Case{"gemm:M=16,N=64,K=64,dtype=i8", "vpdpbusd"}}) {
+    const Workload w = ParseWorkload(c.workload);
+    for (const char* cpu : {"znver4", "skylake-avx512"}) {
+      const Target target = *Target::Parse(std::string("llvm -mcpu=") + cpu + " -threads=1");
+      absl::StatusOr<ir::LoweredFunc> func =
+          kGemmCpuDot.build(w, target, kGemmCpuDot.default_config(w, target), "k");
+      ASSERT_TRUE(func.ok()) << func.status();
+      absl::StatusOr<ir::LoweredFunc> lowered = Lower(*func);
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      absl::StatusOr<std::string> assembly = EmitCpuAssembly({*lowered}, {.cpu = cpu});
+      ASSERT_TRUE(assembly.ok()) << assembly.status();
+      if (std::string(cpu) == "znver4") {
+        EXPECT_THAT(*assembly, HasSubstr(c.instruction)) << c.workload;
+      } else {
+        EXPECT_THAT(*assembly, Not(HasSubstr(c.instruction))) << c.workload << " on " << cpu;
+      }
+    }
+  }
+}
+
+// On an AVX2 target the same kernels compute the dot products in plain vector code.
+TEST(GemmCpuDot, ComputesTheReferenceWithoutTheDotInstructions) {
+  const Target target = ParseTarget("llvm -mcpu=haswell -threads=1");
+  if (!testing::HostRuns(target)) {
+    GTEST_SKIP() << "the host cannot run AVX2 code";
+  }
+  const std::vector<KernelCase> cases = testing::RandomCases(
+      kGemmCpuDot, target,
+      {"gemm:M=9,N=40,K=30,dtype=bf16", "gemm:M=11,N=21,K=70,dtype=i8,layout=NT",
+       "gemm:M=6,N=50,K=64,dtype=u8i8,out=f32"},
+      2, 11);
+  EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+}
+
+TEST(GemmCpuDot, BuildsOnlyTheMatrixDtypes) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  absl::Status f32 = CheckTemplateForm(kGemmCpuDot, ParseWorkload("gemm:M=8,N=8,K=8"));
+  EXPECT_THAT(f32.message(), HasSubstr("dtype=bf16|i8|u8i8"));
+  EXPECT_TRUE(CheckTemplateForm(kGemmCpuDot, ParseWorkload("gemm:M=8,N=8,K=8,dtype=i8")).ok());
+  (void)target;
+}
+
+}  // namespace
+}  // namespace tune
