@@ -236,9 +236,9 @@ TEST(WorkloadTest, IntegerDtypesOutputI32AndCountIntegerOps) {
   EXPECT_EQ(dequantised.Arguments()[2].type, ElementType::kF32);
 }
 
-TEST(WorkloadTest, EveryLineOfTheGpuBenchSuitesParsesToItsOwnCanonicalText) {
-  for (const char* file :
-       {"gpu_workloads.txt", "gpu_matrix_workloads.txt", "gpu_typed_smoke.txt"}) {
+TEST(WorkloadTest, EveryLineOfTheTypedBenchSuitesParsesToItsOwnCanonicalText) {
+  for (const char* file : {"gpu_workloads.txt", "gpu_matrix_workloads.txt", "gpu_typed_smoke.txt",
+                           "cpu_matrix_workloads.txt"}) {
     absl::StatusOr<std::vector<WeightedWorkload>> list =
         ReadWorkloadList(std::string(TUNE_BENCH_DIR) + "/" + file);
     ASSERT_TRUE(list.ok()) << file << ": " << list.status();
