@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "codegen/llvm/cpu_backend.h"
 #include "common/strings.h"
 #include "common/version.h"
 
@@ -245,6 +246,19 @@ constexpr const char* kGpuRuntimeDeclarations =
     " */\n"
     "uint64_t tune_gpurt_module_loads(void);\n\n";
 
+// Kernels on AMX tiles and the code they return where Linux refuses them (codegen/llvm/
+// cpu_backend.h's kAmxDeniedStatus).
+static_assert(kAmxDeniedStatus == -20, "kAmxDeclarations states the code");
+constexpr const char* kAmxDeclarations =
+    "/* Kernels of template gemm.cpu.amx (named with each below) run on AMX tiles. The first\n"
+    " * call of one asks Linux for the tiles' state (arch_prctl(ARCH_REQ_XCOMP_PERM,\n"
+    " * XFEATURE_XTILEDATA), once per process); where Linux refuses (a kernel without AMX\n"
+    " * support, a signal stack too small for the state), the call returns\n"
+    " * TUNE_CPU_ERROR_AMX_DENIED and computes nothing. */\n"
+    "#ifndef TUNE_CPU_ERROR_AMX_DENIED\n"
+    "#define TUNE_CPU_ERROR_AMX_DENIED -20\n"
+    "#endif\n\n";
+
 }  // namespace
 
 std::string CPrototype(const std::string& func_name, const Workload& workload, bool stream) {
@@ -315,6 +329,10 @@ std::string RenderCHeader(const HeaderSpec& spec) {
   out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   if (gpu) {
     out += kGpuRuntimeDeclarations;
+  }
+  if (std::any_of(spec.kernels.begin(), spec.kernels.end(),
+                  [](const HeaderKernel& k) { return k.template_name == "gemm.cpu.amx"; })) {
+    out += kAmxDeclarations;
   }
   for (const HeaderKernel& k : spec.kernels) {
     StrAppend(&out, "/* ", k.workload.ToString(), "\n");

@@ -4,11 +4,13 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
 
 #include "common/cpu_set.h"
+#include "common/host_cpu.h"
 #include "common/reference.h"
 #include "common/runtime_libs.h"
 #include "common/strings.h"
@@ -255,6 +257,14 @@ int RunMeasureChild(int in_fd, int out_fd) {
       WriteFrame(out_fd, failed).IgnoreError();
       return 1;
     }
+  }
+  // AMX kernels ask Linux for the tile data on their first call; the child asks once here, so
+  // that no trial's first (checked) call pays for the system call. A refusal is the kernels' to
+  // report (TUNE_CPU_ERROR_AMX_DENIED), with the trial they ran in.
+  if (GetHostCpu().HasFeature("amx-tile")) {
+    constexpr long kArchReqXcompPerm = 0x1023;
+    constexpr long kXfeatureXtiledata = 18;
+    syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata);
   }
   std::vector<std::string> paths(request.setup().preload_paths().begin(),
                                  request.setup().preload_paths().end());

@@ -42,6 +42,12 @@ class UseCollector final : public ir::IrVisitor {
     Use(op->buffer);
     IrVisitor::Visit(op);
   }
+  void Visit(const ir::AmxTileOp* op) override {
+    if (op->buffer.defined()) {
+      Use(op->buffer);
+    }
+    IrVisitor::Visit(op);
+  }
 
  private:
   void Use(const ir::Buffer& b) {
@@ -95,6 +101,7 @@ absl::Status CodeGenCpu::AddFunction(const ir::LoweredFunc& func) {
   }
   parallel_count_ = 0;
   BeginFunction(f, func);
+  EmitAmxPermission(func);
   if (func.stream_param.defined()) {
     llvm::Argument* stream = f->getArg(static_cast<unsigned>(func.params.size()));
     stream->setName(func.stream_param.name());

@@ -51,6 +51,9 @@ class CodeGenCpu final : public CodeGenLlvm {
   void EmitAmxTileOp(const ir::AmxTileOp* op) override;
   // Whether the functions' target has `feature` (an LLVM name such as "avx512bf16").
   bool HasFeature(std::string_view feature) const;
+  // At the entry of a function whose body uses AMX tiles: the first call asks Linux for the
+  // tile data (once per module: a flag), and returns kAmxDeniedStatus where it is refused.
+  void EmitAmxPermission(const ir::LoweredFunc& func);
 
   void EmitParallelFor(const ir::For* op);
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, const std::string& name);

@@ -5,7 +5,9 @@
 #include <array>
 #include <string>
 
+#include "codegen/ir/visitor.h"
 #include "codegen/llvm/codegen_cpu.h"
+#include "codegen/llvm/cpu_backend.h"
 #include "codegen/llvm/cpu_names.h"
 #include "common/strings.h"
 #include "llvm/IR/Constants.h"
@@ -13,6 +15,61 @@
 #include "llvm/IR/IntrinsicsX86.h"
 
 namespace tune::llvm_backend {
+
+namespace {
+
+class UsesTiles final : public ir::IrVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void Visit(const ir::AmxTileOp* op) override { found = true; }
+};
+
+// Linux x86-64: arch_prctl's system call number, its request for permission to use an extended
+// state component, and the component of AMX's tile data.
+constexpr int64_t kSysArchPrctl = 158;
+constexpr int64_t kArchReqXcompPerm = 0x1023;
+constexpr int64_t kXfeatureXtiledata = 18;
+
+}  // namespace
+
+void CodeGenCpu::EmitAmxPermission(const ir::LoweredFunc& func) {
+  UsesTiles uses;
+  uses.VisitStmt(func.body);
+  if (!uses.found) {
+    return;
+  }
+  llvm::Type* i32 = builder_.getInt32Ty();
+  llvm::Type* i64 = builder_.getInt64Ty();
+  llvm::GlobalVariable* ready = module_->getNamedGlobal("tune_amx_ready");
+  if (ready == nullptr) {
+    ready = new llvm::GlobalVariable(*module_, i32, /*isConstant=*/false,
+                                     llvm::GlobalValue::InternalLinkage, builder_.getInt32(0),
+                                     "tune_amx_ready");
+  }
+  llvm::LoadInst* flag = builder_.CreateAlignedLoad(i32, ready, llvm::Align(4));
+  flag->setAtomic(llvm::AtomicOrdering::Monotonic);
+  llvm::BasicBlock* ask = llvm::BasicBlock::Create(ctx_, "amx_ask", function_);
+  llvm::BasicBlock* granted = llvm::BasicBlock::Create(ctx_, "amx_granted", function_);
+  llvm::BasicBlock* denied = llvm::BasicBlock::Create(ctx_, "amx_denied", function_);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "amx_ready", function_);
+  builder_.CreateCondBr(builder_.CreateICmpEQ(flag, builder_.getInt32(0)), ask, body);
+  builder_.SetInsertPoint(ask);
+  llvm::FunctionCallee syscall =
+      module_->getOrInsertFunction("syscall", llvm::FunctionType::get(i64, {i64}, true));
+  llvm::Value* rc = builder_.CreateCall(
+      syscall, {builder_.getInt64(kSysArchPrctl), builder_.getInt64(kArchReqXcompPerm),
+                builder_.getInt64(kXfeatureXtiledata)});
+  builder_.CreateCondBr(builder_.CreateICmpEQ(rc, builder_.getInt64(0)), granted, denied);
+  builder_.SetInsertPoint(denied);
+  builder_.CreateRet(builder_.getInt32(kAmxDeniedStatus));
+  builder_.SetInsertPoint(granted);
+  llvm::StoreInst* set = builder_.CreateAlignedStore(builder_.getInt32(1), ready, llvm::Align(4));
+  set->setAtomic(llvm::AtomicOrdering::Monotonic);
+  builder_.CreateBr(body);
+  builder_.SetInsertPoint(body);
+}
 
 bool CodeGenCpu::HasFeature(std::string_view feature) const {
   if (features_.empty()) {  // a named CPU: its own features

@@ -128,5 +128,18 @@ TEST(CHeaderTest, TypedHeaderCompilesAsC99AndCxxWithoutGpuVendorHeaders) {
   EXPECT_EQ(Compile(TUNE_TEST_CXX_COMPILER, "-std=c++17 -Wall -Werror", header, ".cc"), 0);
 }
 
+TEST(CHeaderTest, AmxKernelsDocumentTheCodeTheyReturnWhereLinuxRefusesTheTiles) {
+  HeaderKernel amx = KernelOf("proj", "gemm:M=64,N=768,K=768,layout=NT,dtype=bf16");
+  amx.template_name = "gemm.cpu.amx";
+  const std::string header = RenderCHeader(SpecOf("llvm -mcpu=sapphirerapids", {amx}));
+  EXPECT_THAT(header, HasSubstr("#define TUNE_CPU_ERROR_AMX_DENIED -20"));
+  EXPECT_THAT(header, HasSubstr("arch_prctl(ARCH_REQ_XCOMP_PERM"));
+  EXPECT_EQ(Compile(TUNE_TEST_C_COMPILER, "-std=c99 -Wall -Werror -pedantic", header, ".c"), 0);
+  HeaderKernel dot = amx;
+  dot.template_name = "gemm.cpu.dot";
+  EXPECT_THAT(RenderCHeader(SpecOf("llvm -mcpu=znver4", {dot})),
+              Not(HasSubstr("TUNE_CPU_ERROR_AMX_DENIED")));
+}
+
 }  // namespace
 }  // namespace tune
