@@ -12,6 +12,7 @@
 #include "codegen/templates/conv2d_gpu_implicit_gemm.h"
 #include "codegen/templates/conv2d_gpu_library.h"
 #include "codegen/templates/conv2d_rocm_mfma.h"
+#include "codegen/templates/gemm_cpu_amx.h"
 #include "codegen/templates/gemm_cpu_blocked.h"
 #include "codegen/templates/gemm_cpu_dot.h"
 #include "codegen/templates/gemm_cpu_library.h"
@@ -42,16 +43,37 @@ namespace {
 // are the catalog's own (they call its micro-kernels).
 std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& ukernels) {
   return {
-      &kGemmCpuBlocked,        &kGemmCpuDot,           &kConv2dCpuPointwise,
-      &kConv2dCpuDirect,       &kConv2dCpuBlocked,     &kConv2dCpuWinograd,
-      &kGemmCpuOpenblas,       &kGemmCpuDnnl,          &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,         &ukernels.gemm(),       &ukernels.conv2d(),
-      &kGemmCudaWgmma,         &kGemmCudaMma,          &kGemmRocmMfma,
-      &kGemmRocmWmma,          &kGemmGpuTiled,         &kConv2dCudaWgmma,
-      &kConv2dCudaMma,         &kConv2dRocmMfma,       &kConv2dRocmWmma,
-      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,      &kGemmCudaCublas,
-      &kConv2dCudaCudnn,       &kConv2dCudaCudnnGraph, &kGemmCudaCublasLt,
-      &kGemmRocmRocblas,       &kGemmRocmHipblasLt,    &kConv2dRocmMiopen,
+      &kGemmCpuBlocked,
+      &kGemmCpuAmx,
+      &kGemmCpuDot,
+      &kConv2dCpuPointwise,
+      &kConv2dCpuDirect,
+      &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd,
+      &kGemmCpuOpenblas,
+      &kGemmCpuDnnl,
+      &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,
+      &ukernels.gemm(),
+      &ukernels.conv2d(),
+      &kGemmCudaWgmma,
+      &kGemmCudaMma,
+      &kGemmRocmMfma,
+      &kGemmRocmWmma,
+      &kGemmGpuTiled,
+      &kConv2dCudaWgmma,
+      &kConv2dCudaMma,
+      &kConv2dRocmMfma,
+      &kConv2dRocmWmma,
+      &kConv2dGpuImplicitGemm,
+      &kConv2dGpuDirect,
+      &kGemmCudaCublas,
+      &kConv2dCudaCudnn,
+      &kConv2dCudaCudnnGraph,
+      &kGemmCudaCublasLt,
+      &kGemmRocmRocblas,
+      &kGemmRocmHipblasLt,
+      &kConv2dRocmMiopen,
       &kConv2dRocmMiopenNhwc,
   };
 }

@@ -43,7 +43,7 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
   body = For::Make(e, 0, g, LoopKind::kUnrolled, body);
   body = For::Make(c, 0, w, LoopKind::kSerial, body);
   body = For::Make(kg, 0, panels.kp / g, LoopKind::kSerial, body);
-  return For::Make(j, 0, CeilDiv(shape.n, w), LoopKind::kSerial, body);
+  return For::Make(j, 0, panels.Panels(shape.n), LoopKind::kSerial, body);
 }
 
 Expr FinishOutput(const CpuMatrixTypes& types, Epilogue epilogue, Expr acc, const ir::Buffer& bias,

@@ -8,6 +8,7 @@
 //   (k, n) at (n / width) * kp * width + ((k / G) * width + n % width) * G + k % G
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "codegen/ir/ir.h"
@@ -35,7 +36,11 @@ struct VnniPanels {
   int group = 2;
   /// Whether the packed B holds b + 128 as uint8 (i8 B read as vpdpbusd's unsigned operand).
   bool shift_to_u8 = false;
-  int64_t Elements(int64_t n) const { return (n + width - 1) / width * width * kp; }
+  /// Panels are written up to this many columns (0: N), zero beyond N: a kernel that reads
+  /// whole groups of panels finds zeros in the last group.
+  int64_t columns = 0;
+  int64_t Panels(int64_t n) const { return (std::max(n, columns) + width - 1) / width; }
+  int64_t Elements(int64_t n) const { return Panels(n) * width * kp; }
   ir::Type ElementType(const CpuMatrixTypes& types) const {
     return shift_to_u8 ? ir::Type::UInt8() : types.b;
   }

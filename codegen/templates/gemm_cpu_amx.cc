@@ -1,0 +1,444 @@
+// gemm.cpu.amx's loop nest: a register block of tm x tn accumulator tiles (16 x 16 f32 or i32
+// each) over AMX tile loads of A and B.
+//
+//   B packed into VNNI panels of 16 columns (cpu_matrix_gemm.h), K padded to the tile's depth
+//     (32 bf16, 64 bytes of 8-bit), once per call or once before the calls (weights=prepared)
+//   for ib: row blocks of mc (parallel with -threads > 1); each configures its thread's tiles
+//     for jb: column blocks of nc
+//       for pb: reduction blocks of kc
+//         [pack A's mc x kc block into 16-row tiles of one step each (pack_a)]
+//         for jr: groups of tn panels; for ir: groups of tm 16-row tiles
+//           C tiles = 0 (first pb) or the block's partial sums (tile loads of acc_block)
+//           for each step of the tile's depth: tm A tiles, tn B tiles, tm x tn dot products
+//           C tiles stored to acc_block, or (last pb) to a scratch the epilogue writes C from
+//
+// Tile t: accumulators 0 .. tm tn - 1, then tm A tiles, then tn B tiles; every tile 16 rows of
+// 64 bytes, so one configuration serves every block. Rows past M (packed A's zeros) and columns
+// past N (the zero panels) are computed and never stored.
+#include "codegen/templates/gemm_cpu_amx.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codegen/templates/cpu_matrix_gemm.h"
+#include "codegen/templates/cpu_vector_info.h"
+#include "codegen/templates/template_util.h"
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace tune {
+namespace {
+
+using ir::Allocate;
+using ir::AmxTileOp;
+using ir::Block;
+using ir::Buffer;
+using ir::Expr;
+using ir::For;
+using ir::IfThenElse;
+using ir::Load;
+using ir::LoopKind;
+using ir::MemoryScope;
+using ir::Stmt;
+using ir::Store;
+using ir::Type;
+using ir::Var;
+
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kTileBytes = 64;  // bytes of one tile row
+
+// Reduction elements of one tile step: 64 bytes of A's row.
+int64_t StepOf(const Workload& w) { return w.dtype() == Dtype::kBf16 ? 32 : 64; }
+int64_t PaddedK(const Workload& w) { return CeilDiv(w.gemm().k, StepOf(w)) * StepOf(w); }
+
+bool HasAmxFor(const Workload& workload, const Target& target) {
+  const CpuVectorInfo cpu = CpuVectorInfoFor(target);
+  return workload.dtype() == Dtype::kBf16 ? cpu.amx_bf16 : cpu.amx_int8;
+}
+
+ConfigSpace Space(const Workload& workload, const Target& target) {
+  const GemmShape& s = workload.gemm();
+  const int64_t step = StepOf(workload);
+  ConfigSpace space;
+  space.AddKnob("tm", AtMost({1, 2, 3}, CeilDiv(s.m, kTileRows), 1),
+                "16-row accumulator tiles of a register block");
+  space.AddKnob("tn", AtMost({1, 2, 3}, CeilDiv(s.n, kTileRows), 1),
+                "16-column accumulator tiles of a register block");
+  std::vector<int64_t> kcs;
+  for (int64_t kc : ClipToExtent({128, 256, 512, 1024, 2048, 4096}, PaddedK(workload))) {
+    kcs.push_back(CeilDiv(kc, step) * step);
+  }
+  space.AddKnob("kc", kcs, "reduction block (K, whole tile steps)");
+  // Multiples of 48 and 96 (M rounded up to 96 the largest): every tm has a row block.
+  space.AddKnob("mc", ClipToExtent({48, 96, 192, 384}, CeilDiv(s.m, 96) * 96),
+                "row block (M) of A (rows past M are zeros, never stored)");
+  space.AddKnob("nc", ClipToExtent({192, 384, 768, 1536, 3072}, s.n),
+                "column block (N) of the packed B");
+  space.AddKnob("pack_a", {0, 1}, "copy A's blocks into tiles of one step each");
+  space.AddConstraint(
+      "tm*tn + tm + tn <= 8 (the accumulators and one step's operands fit the "
+      "eight tiles)",
+      [](const Config& c) {
+        const int64_t tm = KnobValue(c, "tm"), tn = KnobValue(c, "tn");
+        return tm * tn + tm + tn <= 8;
+      });
+  space.AddConstraint(
+      "mc % (16*tm) == 0 (whole register blocks in a row block)",
+      [](const Config& c) { return KnobValue(c, "mc") % (kTileRows * KnobValue(c, "tm")) == 0; });
+  const int64_t m = s.m, k = s.k;
+  space.AddConstraint(fmt::format("pack_a == 1 || (M % (16*tm) == 0 && K % {} == 0) (tiles read in "
+                                  "place must be whole)",
+                                  step),
+                      [m, k, step](const Config& c) {
+                        return KnobValue(c, "pack_a") == 1 ||
+                               (m % (kTileRows * KnobValue(c, "tm")) == 0 && k % step == 0);
+                      });
+  (void)target;
+  return space;
+}
+
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const ConfigSpace space = Space(workload, target);
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  Config c;
+  c["tm"] = snap("tm", 2);
+  c["tn"] = snap("tn", 2);
+  c["kc"] = snap("kc", 1024);
+  c["nc"] = snap("nc", 768);
+  c["pack_a"] = 1;
+  c["mc"] = 96;  // a candidate for every M, and a multiple of 16 tm
+  return c;
+}
+
+std::vector<Config> Seeds(const Workload& workload, const Target& target) {
+  const ConfigSpace space = Space(workload, target);
+  const Config base = DefaultConfig(workload, target);
+  auto snap = [&](std::string_view knob, int64_t want) {
+    return LargestAtMost(space.FindKnob(knob)->values, want);
+  };
+  std::vector<Config> seeds;
+  for (auto [tm, tn] :
+       std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {1, 3}, {3, 1}, {1, 2}, {2, 1}, {1, 1}}) {
+    for (int64_t kc : {1024, 512, 2048, 256}) {
+      for (int64_t pack_a : {1, 0}) {
+        Config c = base;
+        c["tm"] = snap("tm", tm);
+        c["tn"] = snap("tn", tn);
+        c["kc"] = snap("kc", kc);
+        c["pack_a"] = pack_a;
+        c["mc"] = 96;
+        if (space.ConstraintsHold(c) && c != base &&
+            std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+          seeds.push_back(c);
+        }
+      }
+    }
+  }
+  return seeds;
+}
+
+struct AmxPlan {
+  GemmShape shape;
+  CpuMatrixTypes types;
+  Epilogue epilogue = Epilogue::kNone;
+  int64_t tm = 2, tn = 2, kc = 1024, mc = 96, nc = 768;
+  int64_t step = 32;  // reduction elements of one tile step
+  bool pack_a = true;
+  bool prepared = false;
+  bool parallel = false;
+  VnniPanels panels;
+};
+
+AmxPlan PlanOf(const Workload& workload, const Target& target, const Config& config) {
+  AmxPlan p;
+  p.shape = workload.gemm();
+  p.types = CpuMatrixTypesOf(workload);
+  p.epilogue = workload.epilogue();
+  p.tm = KnobValue(config, "tm");
+  p.tn = KnobValue(config, "tn");
+  p.kc = KnobValue(config, "kc");
+  p.mc = KnobValue(config, "mc");
+  p.nc = KnobValue(config, "nc");
+  p.pack_a = KnobValue(config, "pack_a") != 0;
+  p.step = StepOf(workload);
+  p.prepared = workload.prepared_weights();
+  p.parallel = target.threads > 1;
+  p.panels.width = kTileRows;
+  p.panels.group = p.types.group;
+  p.panels.kp = PaddedK(workload);
+  // Whole groups of tn panels: the last group's missing panels are zeros.
+  p.panels.columns = CeilDiv(p.shape.n, kTileRows * p.tn) * kTileRows * p.tn;
+  return p;
+}
+
+class AmxGemmBuilder {
+ public:
+  explicit AmxGemmBuilder(const AmxPlan& p)
+      : p_(p),
+        a_("A", MemoryScope::kGlobal, p.types.a),
+        b_("B", MemoryScope::kGlobal, p.types.b),
+        b_packed_(p.prepared ? "B_prepared" : "B_packed",
+                  p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack, p.types.b),
+        bias_("bias", MemoryScope::kGlobal, p.types.out),
+        c_("C", MemoryScope::kGlobal, p.types.out),
+        scale_a_("scale_A"),
+        scale_b_("scale_B"),
+        a_packed_("A_packed", MemoryScope::kStack, p.types.a),
+        acc_block_("acc_block", MemoryScope::kStack, p.types.acc),
+        c_tiles_("c_tiles", MemoryScope::kStack, p.types.acc) {}
+
+  ir::LoweredFunc Build(std::string_view name) const {
+    ir::LoweredFunc func;
+    func.name = std::string(name);
+    func.params = {a_, p_.prepared ? b_packed_ : b_};
+    if (EpilogueHasBias(p_.epilogue)) {
+      func.params.push_back(bias_);
+    }
+    func.params.push_back(c_);
+    if (p_.types.scales) {
+      func.params.push_back(scale_a_);
+      func.params.push_back(scale_b_);
+    }
+    Stmt body = RowBlocks();
+    if (!p_.prepared) {
+      body = Allocate::Make(
+          b_packed_, p_.panels.Elements(p_.shape.n),
+          Block::Make({PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, b_, b_packed_), body}));
+    }
+    func.body = body;
+    return func;
+  }
+
+  PreparedWeights BuildPreparation(std::string_view name) const {
+    PreparedWeights out;
+    out.func.name = std::string(name);
+    out.func.params = {b_, b_packed_};
+    out.func.body = PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, b_, b_packed_);
+    const int64_t bytes = p_.panels.Elements(p_.shape.n) * (p_.types.b.bits() / 8);
+    out.floats = CeilDiv(bytes, 4);
+    return out;
+  }
+
+ private:
+  int64_t G() const { return p_.types.group; }
+  int64_t Tiles() const { return p_.tm * p_.tn + p_.tm + p_.tn; }
+  int AccTile(int64_t i, int64_t j) const { return static_cast<int>(i * p_.tn + j); }
+  int ATile(int64_t i) const { return static_cast<int>(p_.tm * p_.tn + i); }
+  int BTile(int64_t j) const { return static_cast<int>(p_.tm * p_.tn + p_.tm + j); }
+  int64_t KBlocks() const { return CeilDiv(p_.panels.kp, p_.kc); }
+  int64_t GroupCols() const { return kTileRows * p_.tn; }
+  int64_t GroupRows() const { return kTileRows * p_.tm; }
+  // acc_block's width: the column block rounded up to whole groups of panels.
+  int64_t BlockWidth() const {
+    return CeilDiv(std::min(p_.nc, p_.shape.n), GroupCols()) * GroupCols();
+  }
+  int64_t BlockRows() const { return CeilDiv(p_.mc, GroupRows()) * GroupRows(); }
+  Expr I0() const { return ib_ * p_.mc; }
+  Expr J0() const { return jb_ * p_.nc; }
+  Expr P0() const { return pb_ * p_.kc; }
+  Expr MCur() const { return ir::Min::Make(p_.mc, p_.shape.m - I0()); }
+  Expr NCur() const { return ir::Min::Make(p_.nc, p_.shape.n - J0()); }
+  Expr KCur() const { return ir::Min::Make(p_.kc, p_.panels.kp - P0()); }  // whole steps
+
+  Stmt RowBlocks() const {
+    Stmt per_row_block = For::Make(jb_, 0, CeilDiv(p_.shape.n, p_.nc), LoopKind::kSerial,
+                                   For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock()));
+    per_row_block = Allocate::Make(c_tiles_, p_.tm * p_.tn * kTileRows * kTileRows, per_row_block);
+    if (KBlocks() > 1) {
+      per_row_block = Allocate::Make(acc_block_, BlockRows() * BlockWidth(), per_row_block);
+    }
+    if (p_.pack_a) {
+      per_row_block = Allocate::Make(a_packed_, BlockRows() * p_.kc, per_row_block);
+    }
+    if (p_.types.scales) {
+      per_row_block = ir::LetStmt::Make(scale_, scale_a_(0) * scale_b_(0), per_row_block);
+    }
+    // Each row block (each thread's, with several) configures the tiles it uses.
+    const std::vector<ir::AmxTileShape> shapes(
+        static_cast<size_t>(Tiles()), {static_cast<int>(kTileRows), static_cast<int>(kTileBytes)});
+    per_row_block =
+        Block::Make({AmxTileOp::Configure(shapes), per_row_block, AmxTileOp::Release()});
+    return For::Make(ib_, 0, CeilDiv(p_.shape.m, p_.mc),
+                     p_.parallel ? LoopKind::kParallel : LoopKind::kSerial, per_row_block);
+  }
+
+  Stmt KBlock() const {
+    std::vector<Stmt> steps;
+    if (p_.pack_a) {
+      steps.push_back(PackA());
+    }
+    Var ir_var("ir");
+    Stmt blocks = For::Make(ir_var, 0, (MCur() + (GroupRows() - 1)) / GroupRows(),
+                            LoopKind::kSerial, RegisterBlock(ir_var * GroupRows()));
+    steps.push_back(
+        For::Make(jr_, 0, (NCur() + (GroupCols() - 1)) / GroupCols(), LoopKind::kSerial, blocks));
+    return Block::Make(std::move(steps));
+  }
+
+  // A's block into tiles: element (r, k) of the block at ((r / 16) * (kc / step) + k / step) *
+  // 16 * step + (r % 16) * step + k % step; zero past M and K (rows up to whole register blocks).
+  Stmt PackA() const {
+    Var r("ar"), k("ak");
+    const Expr row = I0() + r;
+    const Expr kk = P0() + k;
+    const Expr rr = ir::Min::Make(row, p_.shape.m - 1);
+    const Expr kc = ir::Min::Make(kk, p_.shape.k - 1);
+    const Type compute = p_.types.a.ComputeType();
+    const Expr zero = compute.is_float() ? Expr(0.0f) : Expr(0);
+    const Expr value = ir::Select::Make(row < p_.shape.m && kk < p_.shape.k,
+                                        ir::Cast::Make(compute, a_(rr * p_.shape.k + kc)), zero);
+    const Expr index = ((r / kTileRows) * (p_.kc / p_.step) + k / p_.step) * (kTileRows * p_.step) +
+                       (r % kTileRows) * p_.step + k % p_.step;
+    return For::Make(r, 0, (MCur() + (GroupRows() - 1)) / GroupRows() * GroupRows(),
+                     LoopKind::kSerial,
+                     For::Make(k, 0, KCur(), LoopKind::kSerial,
+                               Store::Make(a_packed_, index, ir::Cast::Make(p_.types.a, value))));
+  }
+
+  // The register block of tm x tn tiles at row `row0` of the row block, column group jr.
+  Stmt RegisterBlock(const Expr& row0) const {
+    auto block_at = [&](int64_t i, int64_t j) {
+      return (row0 + i * kTileRows) * BlockWidth() + jr_ * GroupCols() + j * kTileRows;
+    };
+    std::vector<Stmt> zero, reload, keep;
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      for (int64_t j = 0; j < p_.tn; ++j) {
+        zero.push_back(AmxTileOp::Zero(AccTile(i, j)));
+        if (KBlocks() > 1) {
+          reload.push_back(
+              AmxTileOp::Load(AccTile(i, j), acc_block_, block_at(i, j), BlockWidth()));
+          keep.push_back(AmxTileOp::Store(AccTile(i, j), acc_block_, block_at(i, j), BlockWidth()));
+        }
+      }
+    }
+    Stmt init = KBlocks() > 1 ? IfThenElse::Make(pb_ == 0, Block::Make(std::move(zero)),
+                                                 Block::Make(std::move(reload)))
+                              : Block::Make(std::move(zero));
+    Var s("s");
+    std::vector<Stmt> step;
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      if (p_.pack_a) {
+        const Expr tile = (row0 / kTileRows + i) * (p_.kc / p_.step) + s;
+        step.push_back(AmxTileOp::Load(ATile(i), a_packed_, tile * (kTileRows * p_.step), p_.step));
+      } else {
+        step.push_back(AmxTileOp::Load(
+            ATile(i), a_, (I0() + row0 + i * kTileRows) * p_.shape.k + P0() + s * p_.step,
+            p_.shape.k));
+      }
+    }
+    // B's tile j of step s: panel (J0 / 16 + jr tn + j), rows of groups P0 / G + s step / G ...
+    const int64_t panel_elems = p_.panels.kp * kTileRows;
+    for (int64_t j = 0; j < p_.tn; ++j) {
+      const Expr panel = J0() / kTileRows + jr_ * p_.tn + j;
+      step.push_back(AmxTileOp::Load(BTile(j), b_packed_,
+                                     panel * panel_elems + (P0() + s * p_.step) * kTileRows,
+                                     kTileRows * G()));
+    }
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      for (int64_t j = 0; j < p_.tn; ++j) {
+        step.push_back(AmxTileOp::Dot(p_.types.dtype, AccTile(i, j), ATile(i), BTile(j)));
+      }
+    }
+    Stmt reduce =
+        For::Make(s, 0, KCur() / p_.step, LoopKind::kSerial, Block::Make(std::move(step)));
+    Stmt write = KBlocks() > 1 ? IfThenElse::Make(pb_ == KBlocks() - 1, Finish(row0),
+                                                  Block::Make(std::move(keep)))
+                               : Finish(row0);
+    return Block::Make({init, reduce, write});
+  }
+
+  // The block's tiles stored to c_tiles, then C written from them with the epilogue: the rows
+  // inside M, the columns inside N (whole vectors of 16 where they fit, else one by one).
+  Stmt Finish(const Expr& row0) const {
+    std::vector<Stmt> out;
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      for (int64_t j = 0; j < p_.tn; ++j) {
+        out.push_back(AmxTileOp::Store(AccTile(i, j), c_tiles_,
+                                       Expr(AccTile(i, j) * kTileRows * kTileRows), kTileRows));
+      }
+    }
+    const int lanes = static_cast<int>(kTileRows);
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      Var r("cr");
+      const Expr row = I0() + row0 + i * kTileRows + r;
+      std::vector<Stmt> per_row;
+      for (int64_t j = 0; j < p_.tn; ++j) {
+        const int64_t tile_base = AccTile(i, j) * kTileRows * kTileRows;
+        const Expr col0 = J0() + jr_ * GroupCols() + j * kTileRows;
+        const Expr cols = ir::Ramp::Make(col0, 1, lanes);
+        Stmt whole =
+            Store::Make(c_, row * p_.shape.n + cols,
+                        FinishOutput(p_.types, p_.epilogue,
+                                     Load::Make(c_tiles_, tile_base + r * kTileRows, lanes), bias_,
+                                     cols, scale_));
+        Var l("cl");
+        const Expr col = col0 + l;
+        Stmt part = For::Make(
+            l, 0, kTileRows, LoopKind::kSerial,
+            IfThenElse::Make(col < p_.shape.n,
+                             Store::Make(c_, row * p_.shape.n + col,
+                                         FinishOutput(p_.types, p_.epilogue,
+                                                      c_tiles_(tile_base + r * kTileRows + l),
+                                                      bias_, col, scale_))));
+        per_row.push_back(p_.shape.n % GroupCols() == 0
+                              ? whole
+                              : IfThenElse::Make(col0 + kTileRows <= p_.shape.n, whole, part));
+      }
+      out.push_back(For::Make(r, 0, kTileRows, LoopKind::kSerial,
+                              IfThenElse::Make(row < p_.shape.m, Block::Make(std::move(per_row)))));
+    }
+    return Block::Make(std::move(out));
+  }
+
+  const AmxPlan p_;
+  Buffer a_, b_, b_packed_, bias_, c_, scale_a_, scale_b_;
+  Buffer a_packed_, acc_block_, c_tiles_;
+  Var ib_{"ib"}, jb_{"jb"}, pb_{"pb"}, jr_{"jr"};
+  Var scale_{"scale", Type::Float32()};
+};
+
+absl::Status CheckAmx(const Workload& workload, const Target& target) {
+  if (HasAmxFor(workload, target)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat(
+      "template gemm.cpu.amx needs AMX (amx-tile and ",
+      workload.dtype() == Dtype::kBf16 ? "amx-bf16" : "amx-int8", "), which '", target.ToString(),
+      "' does not have; CPUs with AMX: sapphirerapids, emeraldrapids, "
+      "graniterapids"));
+}
+
+absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
+                                      const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuAmx, workload, target, config));
+  RETURN_IF_ERROR(CheckAmx(workload, target));
+  return AmxGemmBuilder(PlanOf(workload, target, config)).Build(func_name);
+}
+
+absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
+                                        const Config& config, std::string_view func_name) {
+  RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuAmx, workload, target, config));
+  return AmxGemmBuilder(PlanOf(workload, target, config)).BuildPreparation(func_name);
+}
+
+}  // namespace
+
+const KernelTemplate kGemmCpuAmx = {
+    .name = "gemm.cpu.amx",
+    .version = 1,
+    .op = OpKind::kGemm,
+    .targets = TemplateTargets::kLlvm,
+    .space = &Space,
+    .default_config = &DefaultConfig,
+    .build = &Build,
+    .applies = &HasAmxFor,
+    .gemm_layouts = GemmLayouts::kBoth,
+    .dtypes = kCpuMatrixDtypes,
+    .seeds = &Seeds,
+    .prepare = &Prepare,
+};
+
+}  // namespace tune
