@@ -187,7 +187,15 @@ for f in "$stage"/bin/* "$stage"/lib/*; do
   [ -L "$f" ] && continue
   is_elf "$f" || continue
   if [ -z "${copied[$(basename "$f")]:-}" ]; then
+    # patchelf blanks the old RUNPATH string with X's; a symbol name the linker stored as its
+    # tail (`read` in ".../openblas-pthread") would be lost with it: refuse such a program.
+    symbols=$(readelf --dyn-syms -W "$f" | awk 'NF >= 8 {print $8}')
     patchelf --set-rpath '$ORIGIN/../lib' "$f"
+    if [ "$symbols" != "$(readelf --dyn-syms -W "$f" | awk 'NF >= 8 {print $8}')" ]; then
+      echo "make-bundle: setting the RUNPATH of $f overwrote dynamic symbol names that shared" \
+        "its old RUNPATH string; link it without that RUNPATH" >&2
+      exit 1
+    fi
   fi
   strip --strip-unneeded "$f"
 done

@@ -238,7 +238,7 @@ TEST(WorkloadTest, IntegerDtypesOutputI32AndCountIntegerOps) {
 
 TEST(WorkloadTest, EveryLineOfTheTypedBenchSuitesParsesToItsOwnCanonicalText) {
   for (const char* file : {"gpu_workloads.txt", "gpu_matrix_workloads.txt", "gpu_typed_smoke.txt",
-                           "cpu_matrix_workloads.txt"}) {
+                           "cpu_matrix_workloads.txt", "cpu_matrix_smoke.txt"}) {
     absl::StatusOr<std::vector<WeightedWorkload>> list =
         ReadWorkloadList(std::string(TUNE_BENCH_DIR) + "/" + file);
     ASSERT_TRUE(list.ok()) << file << ": " << list.status();

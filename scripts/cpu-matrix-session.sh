@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One session of the CPU's matrix engines on a lent host from a bundle (deploy/bundle/
+# make-bundle.sh with TUNE_BUNDLE_CPU_LIBS=1, TUNE_BUNDLE_TEST_LABEL=slow and the programs
+# tune-server tune-bench tune-bench-cpu-peak codegen_template_sweep_test), in a bounded time:
+#   bash scripts/cpu-matrix-session.sh BUNDLE.tar.xz OUT_DIR     (from the repository root)
+# 1. unpacks the bundle into /tmp; 2. OUT_DIR/machine.txt: lscpu and the kernel's AMX grant;
+# 3. the matrix templates' tests (gemm.cpu.amx, gemm.cpu.dot: their kernels checked against the
+# reference on this CPU; gtest XML in OUT_DIR/tests.xml); 4. tune-bench of each template named in
+# TUNE_CPU_TEMPLATES (gemm.cpu.amx gemm.cpu.dot) on TUNE_CPU_WORKLOADS (a file, default
+# bench/cpu_matrix_smoke.txt), against oneDNN's matmul of the same types in the same process
+# (OUT_DIR/bench-<template>.md). Every step runs even when an earlier one failed.
+#
+# Environment (defaults): TUNE_CPU_TRIALS (24) trials per workload; TUNE_CPU_RUNS (5);
+# TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER (GemmCpuAmx*:GemmCpuDot*).
+set -uo pipefail
+bundle_tar=${1:?usage: cpu-matrix-session.sh BUNDLE.tar.xz OUT_DIR}
+out=${2:?usage: cpu-matrix-session.sh BUNDLE.tar.xz OUT_DIR}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+trials=${TUNE_CPU_TRIALS:-24}
+runs=${TUNE_CPU_RUNS:-5}
+threads=${TUNE_CPU_THREADS:-1}
+filter=${TUNE_CPU_TESTS_FILTER:-GemmCpuAmx*:GemmCpuDot*}
+workloads=${TUNE_CPU_WORKLOADS:-$repo/bench/cpu_matrix_smoke.txt}
+templates=${TUNE_CPU_TEMPLATES:-gemm.cpu.amx gemm.cpu.dot}
+mkdir -p "$out"
+failed=()
+step() {  # step NAME COMMAND...: runs it, notes a failure
+  local name=$1
+  shift
+  echo "== $name: $*"
+  "$@" || failed+=("$name")
+}
+root=/tmp/tune-cpu-session
+rm -rf "$root" && mkdir -p "$root"
+step unpack tar -C "$root" -xJf "$bundle_tar"
+bundle=$root/tune-bundle
+export PATH=$bundle/bin:$PATH
+{
+  lscpu
+  grep -o 'amx[a-z0-9_]*' /proc/cpuinfo | sort -u
+} >"$out/machine.txt" 2>&1
+step peaks "$bundle/bin/tune-bench-cpu-peak" --threads 1 >"$out/peaks.txt" 2>&1
+step tests "$bundle/bin/codegen_template_sweep_test" --gtest_filter="$filter" \
+  --gtest_output="xml:$out/tests.xml" >"$out/tests.txt" 2>&1
+for tpl in $templates; do
+  list=()
+  while IFS= read -r line; do
+    [ -z "$line" ] || [ "${line:0:1}" = "#" ] || list+=("$line")
+  done <"$workloads"
+  step "bench-$tpl" "$bundle/bin/tune-bench" --target "llvm -mcpu=native -threads=$threads" \
+    --template "$tpl" --trials "$trials" --runs "$runs" --worker-binary "$bundle/bin/tune-server" \
+    --workload "${list[@]}" \
+    >"$out/bench-$tpl.md" 2>"$out/bench-$tpl.log"
+done
+echo "failed steps: ${failed[*]:-none}"
+tail -n 3 "$out/tests.txt"
+for tpl in $templates; do
+  grep '^| `' "$out/bench-$tpl.md"
+done
