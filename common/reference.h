@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,24 @@ inline constexpr double kMaxToleranceScale = 64.0;
 /// Length of the reduction behind each output element.
 int64_t ReductionLength(const Workload& workload);
 
+/// An allocator of 64-byte (cache line) aligned arrays: the tensors kernels read, so that a row of
+/// a tile (AMX loads 64 bytes a row) or a vector starts on a line, as callers' allocators give
+/// them.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  explicit CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
+  bool operator==(const CacheLineAllocator&) const = default;
+};
+
+/// A 64-byte aligned array of 4-byte words.
+using AlignedWords = std::vector<uint32_t, CacheLineAllocator<uint32_t>>;
+
 /// Owns one set of seeded random inputs plus an output buffer for a workload, one buffer per
 /// argument of Workload::Arguments(), each of its element type. The output is filled with a
 /// value no kernel computes by accident (NaN for floats).
@@ -99,8 +118,8 @@ class TensorSet {
   double scale_product() const { return scale_product_; }
 
  private:
-  // 4-byte words keep every buffer aligned as a float array is, whatever its element type.
-  std::vector<std::vector<uint32_t>> buffers_;
+  // 4-byte words on 64-byte boundaries, whatever the element type.
+  std::vector<AlignedWords> buffers_;
   std::vector<ElementType> types_;
   std::vector<int64_t> sizes_;
   size_t output_index_ = 0;

@@ -57,8 +57,8 @@ std::string DlError() {
 // `_prepared_floats` floats, written by its `_prepare` from the canonical `weight`. NotFound when
 // a symbol is missing, FailedPrecondition when the size is out of range, Internal when the
 // preparation fails.
-absl::StatusOr<std::vector<float>> PrepareWeights(void* library, const std::string& entry,
-                                                  const void* weight) {
+absl::StatusOr<AlignedWords> PrepareWeights(void* library, const std::string& entry,
+                                            const void* weight) {
   const std::string size_name = PreparedFloatsName(entry);
   const std::string prepare_name = PrepareFunctionName(entry);
   dlerror();
@@ -73,7 +73,7 @@ absl::StatusOr<std::vector<float>> PrepareWeights(void* library, const std::stri
   if (*floats < 1 || *floats > kMaxTensorElements) {
     return absl::FailedPreconditionError(StrCat(size_name, " is ", *floats, ": not in [1, 2^40]"));
   }
-  std::vector<float> prepared(static_cast<size_t>(*floats));
+  AlignedWords prepared(static_cast<size_t>(*floats));
   if (int32_t rc = prepare(weight, prepared.data()); rc != 0) {
     return absl::InternalError(StrCat(prepare_name, " returned ", rc));
   }
@@ -142,9 +142,9 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
   }
   // Prepared weights: the artifact's own preparation, once and untimed; the kernel then takes
   // them in place of the canonical weights (argument 1).
-  std::vector<float> prepared;
+  AlignedWords prepared;  // on cache lines, as the canonical tensors are
   if (workload->prepared_weights()) {
-    absl::StatusOr<std::vector<float>> done =
+    absl::StatusOr<AlignedWords> done =
         PrepareWeights(library.get(), trial.entry_symbol(), pointers[1]);
     if (!done.ok()) {
       return Measurement::Failed(done.status().code() == absl::StatusCode::kInternal
@@ -154,7 +154,7 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
     }
     prepared = *std::move(done);
     pointers[1] = prepared.data();
-    bytes[1] = prepared.size() * sizeof(float);
+    bytes[1] = prepared.size() * sizeof(uint32_t);
   }
   KernelCall call(entry, pointers);
   std::vector<CacheFlusher::Region> regions;

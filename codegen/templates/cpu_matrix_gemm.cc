@@ -1,5 +1,7 @@
 #include "codegen/templates/cpu_matrix_gemm.h"
 
+#include <vector>
+
 #include "codegen/templates/template_util.h"
 
 namespace tune {
@@ -25,25 +27,61 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
                         const ir::Buffer& b, const ir::Buffer& packed) {
   const int64_t g = panels.group;
   const int64_t w = panels.width;
-  Var j("pj"), kg("pkg"), c("pc"), e("pe");
-  const Expr n = j * w + c;
-  const Expr k = kg * g + e;
-  // The padding reads a clamped element (every read stays inside B) and stores zero.
-  const Expr nn = ir::Min::Make(n, shape.n - 1);
-  const Expr kk = ir::Min::Make(k, shape.k - 1);
-  const Expr source = layout == GemmLayout::kNT ? b(nn * shape.k + kk) : b(kk * shape.n + nn);
   const ir::Type compute = b.element_type().ComputeType();  // float32, or int32
-  const Expr zero = compute.is_float() ? Expr(0.0f) : Expr(int32_t{0});
-  Expr value = ir::Select::Make(n < shape.n && k < shape.k, ir::Cast::Make(compute, source), zero);
-  if (panels.shift_to_u8) {
-    value = value + 128;
+  // One panel's groups kg in [kg0, kg0 + groups): every element, its column c and group element
+  // e unrolled (straight-line copies of a w x g block). `guarded`: padding past N or K reads a
+  // clamped element (every read stays inside B) and stores zero.
+  auto groups_of = [&](const Expr& j, const Expr& kg0, const Expr& groups, bool guarded) {
+    Var kg("pkg"), c("pc"), e("pe");
+    const Expr n = j * w + c;
+    const Expr k = (kg0 + kg) * g + e;
+    const Expr nn = guarded ? ir::Min::Make(n, shape.n - 1) : n;
+    const Expr kk = guarded ? ir::Min::Make(k, shape.k - 1) : k;
+    const Expr source = layout == GemmLayout::kNT ? b(nn * shape.k + kk) : b(kk * shape.n + nn);
+    if (!guarded && !panels.shift_to_u8) {  // a plain copy of the element's bits
+      return For::Make(
+          kg, 0, groups, LoopKind::kSerial,
+          For::Make(
+              c, 0, w, LoopKind::kUnrolled,
+              For::Make(e, 0, g, LoopKind::kUnrolled,
+                        ir::Store::Make(packed, j * (panels.kp * w) + ((kg0 + kg) * w + c) * g + e,
+                                        source))));
+    }
+    Expr value = ir::Cast::Make(compute, source);
+    if (guarded) {
+      value = ir::Select::Make(n < shape.n && k < shape.k, value,
+                               compute.is_float() ? Expr(0.0f) : Expr(0));
+    }
+    if (panels.shift_to_u8) {
+      value = value + 128;
+    }
+    const Expr index = j * (panels.kp * w) + ((kg0 + kg) * w + c) * g + e;
+    ir::Stmt body = ir::Store::Make(packed, index, ir::Cast::Make(packed.element_type(), value));
+    body = For::Make(e, 0, g, LoopKind::kUnrolled, body);
+    body = For::Make(c, 0, w, LoopKind::kUnrolled, body);
+    return For::Make(kg, 0, groups, LoopKind::kSerial, body);
+  };
+  // Whole panels' whole groups need no guard; the last groups of K (padding) and the panels
+  // that reach past N do.
+  const int64_t full_panels = shape.n / w;
+  const int64_t full_groups = shape.k / g;
+  const int64_t groups = panels.kp / g;
+  Var j("pj");
+  std::vector<ir::Stmt> steps;
+  if (full_panels > 0) {
+    std::vector<ir::Stmt> per_panel = {groups_of(j, Expr(0), Expr(full_groups), false)};
+    if (groups > full_groups) {
+      per_panel.push_back(groups_of(j, Expr(full_groups), Expr(groups - full_groups), true));
+    }
+    steps.push_back(
+        For::Make(j, 0, full_panels, LoopKind::kSerial, ir::Block::Make(std::move(per_panel))));
   }
-  const Expr index = j * (panels.kp * w) + (kg * w + c) * g + e;
-  ir::Stmt body = ir::Store::Make(packed, index, ir::Cast::Make(packed.element_type(), value));
-  body = For::Make(e, 0, g, LoopKind::kUnrolled, body);
-  body = For::Make(c, 0, w, LoopKind::kSerial, body);
-  body = For::Make(kg, 0, panels.kp / g, LoopKind::kSerial, body);
-  return For::Make(j, 0, panels.Panels(shape.n), LoopKind::kSerial, body);
+  if (panels.Panels(shape.n) > full_panels) {
+    Var t("pt");
+    steps.push_back(For::Make(t, full_panels, panels.Panels(shape.n) - full_panels,
+                              LoopKind::kSerial, groups_of(t, Expr(0), Expr(groups), true)));
+  }
+  return ir::Block::Make(std::move(steps));
 }
 
 Expr FinishOutput(const CpuMatrixTypes& types, Epilogue epilogue, Expr acc, const ir::Buffer& bias,

@@ -25,6 +25,18 @@ std::vector<uint32_t> ReferenceOf(const Workload& w, const TensorSet& tensors) {
   return want;
 }
 
+// Kernels read the tensors as a caller's allocator gives them: every tensor on a cache line (an
+// AMX tile row of 64 bytes then lies on one line).
+TEST(TypedReferenceTest, EveryTensorStartsOnACacheLine) {
+  for (const char* text :
+       {"gemm:M=7,N=9,K=11,dtype=bf16,epilogue=bias", "gemm:M=3,N=5,K=7,dtype=i8,out=f32"}) {
+    TensorSet tensors(Parsed(text), 1);
+    for (void* p : tensors.AbiPointers()) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << text;
+    }
+  }
+}
+
 TEST(TypedReferenceTest, ABf16OutputOneUlpOffPassesAndTwoElementsOutsideTheBoundIsAWrongAnswer) {
   const Workload w = Parsed("gemm:M=17,N=33,K=129,dtype=bf16,epilogue=bias");
   TensorSet tensors(w, 7);
