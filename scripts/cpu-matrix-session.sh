@@ -11,7 +11,9 @@
 # (OUT_DIR/bench-<template>.md). Every step runs even when an earlier one failed.
 #
 # Environment (defaults): TUNE_CPU_TRIALS (24) trials per workload; TUNE_CPU_RUNS (5);
-# TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER (GemmCpuAmx*:GemmCpuDot*).
+# TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER (GemmCpuAmx*:GemmCpuDot*); TUNE_CPU_SESSION_S
+# (480): seconds for the whole script, every step stopped at that deadline (keep it below the
+# device call's limit, so that the results can still be packed).
 set -uo pipefail
 bundle_tar=${1:?usage: cpu-matrix-session.sh BUNDLE.tar.xz OUT_DIR}
 out=${2:?usage: cpu-matrix-session.sh BUNDLE.tar.xz OUT_DIR}
@@ -23,12 +25,17 @@ filter=${TUNE_CPU_TESTS_FILTER:-GemmCpuAmx*:GemmCpuDot*}
 workloads=${TUNE_CPU_WORKLOADS:-$repo/bench/cpu_matrix_smoke.txt}
 templates=${TUNE_CPU_TEMPLATES:-gemm.cpu.amx gemm.cpu.dot}
 mkdir -p "$out"
+deadline=$((SECONDS + ${TUNE_CPU_SESSION_S:-480}))
 failed=()
-step() {  # step NAME COMMAND...: runs it, notes a failure
-  local name=$1
+step() {  # step NAME COMMAND...: runs it until the deadline, notes a failure
+  local name=$1 left=$((deadline - SECONDS))
   shift
   echo "== $name: $*"
-  "$@" || failed+=("$name")
+  if [ "$left" -le 0 ]; then
+    failed+=("$name (no time left)")
+    return
+  fi
+  timeout "$left" "$@" || failed+=("$name")
 }
 root=/tmp/tune-cpu-session
 rm -rf "$root" && mkdir -p "$root"
