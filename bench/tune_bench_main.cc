@@ -80,23 +80,52 @@ absl::StatusOr<std::vector<std::string>> ReadWorkloadList(const std::string& pat
   return workloads;
 }
 
-// Prints each ISA's peak (median and range of its runs); returns what a kernel of `threads`
-// threads is compared with: the widest ISA's one-thread median, or for T threads on a machine of
-// C, T / C of its all-core median.
+// What a kernel of `threads` threads on ISA `p` is compared with: the one-thread median, or for
+// T threads on a machine of C, T / C of the all-core median.
+double PeakAt(const Peak& p, int threads) {
+  const double share = std::min(1.0, static_cast<double>(threads) / p.threads);
+  return threads <= 1 ? Median(p.one_core_runs) : Median(p.all_core_runs) * share;
+}
+
+// Prints each ISA's peak (median and range of its runs); returns the FP32 one f32 rows are
+// compared with: the widest FP32 ISA's (PeakAt).
 double PrintPeaks(const std::vector<Peak>& peaks, int threads) {
   double peak = 0;
   for (const Peak& p : peaks) {
     const std::vector<double>&one = p.one_core_runs, &all = p.all_core_runs;
+    const char* unit = PeakIsInteger(p.isa) ? "GOPS" : "GFLOPS";
     std::printf(
-        "measured FP32 peak (%s, %d FMA chains): 1 thread %.1f GFLOPS (runs %.1f-%.1f), "
-        "%d threads %.1f GFLOPS (runs %.1f-%.1f)\n",
-        PeakIsaName(p.isa), p.chains, Median(one), *std::ranges::min_element(one),
-        *std::ranges::max_element(one), p.threads, Median(all), *std::ranges::min_element(all),
-        *std::ranges::max_element(all));
-    const double share = std::min(1.0, static_cast<double>(threads) / p.threads);
-    peak = std::max(peak, threads <= 1 ? Median(one) : Median(all) * share);
+        "measured %s peak (%s, %d chains): 1 thread %.1f %s (runs %.1f-%.1f), "
+        "%d threads %.1f %s (runs %.1f-%.1f)\n",
+        PeakDtype(p.isa), PeakIsaName(p.isa), p.chains, Median(one), unit,
+        *std::ranges::min_element(one), *std::ranges::max_element(one), p.threads, Median(all),
+        unit, *std::ranges::min_element(all), *std::ranges::max_element(all));
+    if (std::string_view(PeakDtype(p.isa)) == "f32") {
+      peak = std::max(peak, PeakAt(p, threads));
+    }
   }
   return peak;
+}
+
+// The peak a row's best is divided by: the FP32 one for f32 workloads; for the typed ones that
+// of the instruction its template runs (AMX tiles for gemm.cpu.amx, vdpbf16ps / VNNI for
+// gemm.cpu.dot); 0 where none was measured.
+double RowPeak(const std::vector<Peak>& peaks, int threads, const Workload& w, std::string_view tpl,
+               double f32_peak) {
+  if (w.dtype() == Dtype::kF32) {
+    return f32_peak;
+  }
+  const bool integer = IsIntegerDtype(w.dtype());
+  PeakIsa isa = integer ? PeakIsa::kAvx512Vnni : PeakIsa::kAvx512Bf16;
+  if (tpl == "gemm.cpu.amx") {
+    isa = integer ? PeakIsa::kAmxInt8 : PeakIsa::kAmxBf16;
+  }
+  for (const Peak& p : peaks) {
+    if (p.isa == isa) {
+      return PeakAt(p, threads);
+    }
+  }
+  return 0;
 }
 
 class Bench {
@@ -308,7 +337,7 @@ class Bench {
     std::printf("machine: %s (%d logical CPUs), target `%s`, OpenBLAS core '%s', threads %d\n",
                 cpu.name.c_str(), cpu.cores, target_.ToString().c_str(), OpenblasCoreName().c_str(),
                 target_.threads);
-    const double peak = PrintPeaks(peaks, target_.threads);
+    const double f32_peak = PrintPeaks(peaks, target_.threads);
     std::printf("timing: median of %d runs, each the median of %d rounds >= %d ms\n", options_.runs,
                 options_.timing.repeat, options_.timing.min_repeat_ms);
     std::printf(
@@ -325,13 +354,16 @@ class Bench {
     auto g = [](double v) { return v > 0 ? fmt::format("{:.1f}", v) : "-"; };
     for (const Row& r : rows_) {
       std::printf(
-          "| `%s` | %.1f | %.1f (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %.2f |\n",
+          "| `%s` | %.1f | %.1f (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
           r.workload.c_str(), r.gflops_default, r.gflops_best, r.best_label.c_str(),
           g(r.gflops_blas).c_str(), g(r.gflops_dnnl).c_str(), g(r.gflops_dnnl_blocked).c_str(),
           ratio(r.gflops_default, r.gflops_blas).c_str(),
           ratio(r.gflops_best, r.gflops_blas).c_str(), ratio(r.gflops_best, r.gflops_dnnl).c_str(),
           ratio(r.gflops_best, r.gflops_dnnl_blocked).c_str(),
-          ratio(r.gflops_best, r.gflops_dnnl_best).c_str(), peak > 0 ? r.gflops_best / peak : 0.0);
+          ratio(r.gflops_best, r.gflops_dnnl_best).c_str(),
+          ratio(r.gflops_best,
+                RowPeak(peaks, target_.threads, *Workload::Parse(r.workload), r.tpl, f32_peak))
+              .c_str());
     }
     std::printf("\n");
     for (const Row& r : rows_) {
@@ -472,9 +504,16 @@ int Main(int argc, char** argv) {
   // The peak is measured next to the kernels: before and after them, one thread and every
   // CPU, each ISA.
   const PeakOptions peak_options;
+  // The matrix instructions' peaks only where a workload is typed (they take a few seconds).
+  const bool typed = std::any_of(workloads.begin(), workloads.end(),
+                                 [](const Workload& w) { return w.dtype() != Dtype::kF32; });
+  std::vector<PeakIsa> isas = {PeakIsa::kAvx2, PeakIsa::kAvx512};
+  if (typed) {
+    isas = AllPeakIsas();
+  }
   auto measure_peaks = [&] {
     std::vector<Peak> peaks;
-    for (PeakIsa isa : {PeakIsa::kAvx2, PeakIsa::kAvx512}) {
+    for (PeakIsa isa : isas) {
       if (std::optional<Peak> p = MeasurePeak(isa, peak_options)) {
         peaks.push_back(*std::move(p));
       }
