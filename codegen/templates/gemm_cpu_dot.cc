@@ -23,6 +23,7 @@
 
 #include "codegen/templates/cpu_matrix_gemm.h"
 #include "codegen/templates/cpu_vector_info.h"
+#include "codegen/templates/gemm_cpu_dot_rows.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
 
@@ -73,6 +74,20 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("nc", ClipToExtent({192, 384, 768, 1536, 3072}, s.n),
                 "column block (N) of the packed B (a multiple of every panel width)");
   space.AddKnob("pack_a", {0, 1}, "copy A's blocks into mr-row panels of groups");
+  // Layout NT keeps B's rows K-contiguous: its in-place form (gemm_cpu_dot_rows.h) packs
+  // nothing, and its register tile is mr rows of A x `cols` rows of B (kc, mc, nc, nv and pack_a
+  // do not apply to it).
+  const bool nt = s.layout == GemmLayout::kNT;
+  space.AddKnob("b_in_place", nt ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+                "1: B read in place (layout NT): dot products along K, nothing packed");
+  space.AddKnob("cols", AtMost({1, 2, 4, 8}, s.n, 1), "rows of B in the in-place form's tile");
+  space.AddConstraint(
+      "b_in_place == 0 || mr*cols + mr + cols <= 32 (the in-place tile's "
+      "accumulators and operands fit the vector registers)",
+      [](const Config& c) {
+        const int64_t mr = KnobValue(c, "mr"), cols = KnobValue(c, "cols");
+        return KnobValue(c, "b_in_place") == 0 || mr * cols + mr + cols <= 32;
+      });
   space.AddConstraint(
       "mr*nv + nv + 1 <= 32 (accumulators fit the vector registers)", [](const Config& c) {
         return KnobValue(c, "mr") * KnobValue(c, "nv") + KnobValue(c, "nv") + 1 <= 32;
@@ -107,6 +122,14 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
       c["mc"] = mc;
     }
   }
+  c["cols"] = snap("cols", 4);
+  c["b_in_place"] = 0;
+  // Few rows against canonical NT weights: packing B would cost more than the product.
+  if (workload.gemm().layout == GemmLayout::kNT && workload.gemm().m <= 16 &&
+      !workload.prepared_weights()) {
+    c["b_in_place"] = 1;
+    c["mr"] = snap("mr", 4);
+  }
   return c;
 }
 
@@ -117,6 +140,23 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
   std::vector<Config> seeds;
+  auto add = [&](const Config& c) {
+    if (space.ConstraintsHold(c) && c != base &&
+        std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+      seeds.push_back(c);
+    }
+  };
+  // The in-place form's tiles first where it is the default.
+  if (space.FindKnob("b_in_place")->values.size() > 1) {
+    for (auto [mr, cols] : std::vector<std::pair<int64_t, int64_t>>{
+             {4, 4}, {2, 8}, {1, 8}, {4, 2}, {2, 4}, {1, 4}, {3, 4}}) {
+      Config c = base;
+      c["b_in_place"] = 1;
+      c["mr"] = snap("mr", mr);
+      c["cols"] = snap("cols", cols);
+      add(c);
+    }
+  }
   for (auto [mr, nv] : std::vector<std::pair<int64_t, int64_t>>{
            {8, 3}, {6, 4}, {14, 2}, {12, 2}, {4, 4}, {10, 2}, {4, 2}, {2, 4}, {1, 4}}) {
     for (int64_t kc : {512, 256, 1024}) {
@@ -126,16 +166,14 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
         c["nv"] = snap("nv", nv);
         c["kc"] = snap("kc", kc);
         c["pack_a"] = pack_a;
+        c["b_in_place"] = 0;
         c["mc"] = workload.gemm().m;
         for (int64_t mc : space.FindKnob("mc")->values) {
           if (mc <= 96 && mc % c["mr"] == 0) {
             c["mc"] = mc;
           }
         }
-        if (space.ConstraintsHold(c) && c != base &&
-            std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
-          seeds.push_back(c);
-        }
+        add(c);
       }
     }
   }
@@ -249,7 +287,8 @@ class DotGemmBuilder {
       per_row_block =
           Allocate::Make(a_packed_, CeilDiv(p_.mc, p_.mr) * p_.mr * p_.kc, per_row_block);
       if (p_.i8) {
-        per_row_block = Allocate::Make(row_sums_, p_.mc, per_row_block);
+        // PackA writes a sum for every row of its whole mr-row panels.
+        per_row_block = Allocate::Make(row_sums_, CeilDiv(p_.mc, p_.mr) * p_.mr, per_row_block);
       }
     }
     if (p_.types.scales) {
@@ -426,12 +465,19 @@ class DotGemmBuilder {
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuDot, workload, target, config));
+  if (KnobValue(config, "b_in_place") != 0) {
+    return BuildDotRowsGemm(workload, KnobValue(config, "mr"), KnobValue(config, "cols"),
+                            target.threads > 1, func_name);
+  }
   return DotGemmBuilder(PlanOf(workload, target, config)).Build(func_name);
 }
 
 absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
                                         const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuDot, workload, target, config));
+  if (KnobValue(config, "b_in_place") != 0) {
+    return CopyOfWeights(workload, func_name);  // read as it is
+  }
   return DotGemmBuilder(PlanOf(workload, target, config)).BuildPreparation(func_name);
 }
 

@@ -123,6 +123,51 @@ TEST(GemmCpuDot, ComputesTheReferenceWithoutTheDotInstructions) {
   EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
 }
 
+// i8's row sums are taken for every row of A's last mr-row panel (rows past M included): with
+// M = 13 and mr = 6 that is 18 sums, and a buffer of 13 let LLVM drop the kernel's stores.
+TEST(GemmCpuDot, I8RowSumsCoverTheLastPanelsRowsPastM) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  Config c = {{"b_in_place", 0}, {"cols", 1}, {"kc", 64}, {"mc", 13},
+              {"mr", 6},         {"nc", 40},  {"nv", 2},  {"pack_a", 1}};
+  std::vector<KernelCase> cases = {
+      {ParseWorkload("gemm:M=13,N=40,K=66,dtype=i8,epilogue=relu"), c}};
+  c["nc"] = 64;
+  cases.push_back({ParseWorkload("gemm:M=13,N=64,K=66,dtype=i8,epilogue=bias_relu"), c});
+  EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+}
+
+// B read in place (layout NT): every tile shape with row and column tails, every dtype.
+TEST(GemmCpuDot, BInPlaceTilesComputeTheReference) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases;
+  for (const char* text : {"gemm:M=5,N=19,K=100,layout=NT,dtype=bf16",
+                           "gemm:M=3,N=37,K=200,layout=NT,dtype=i8,epilogue=bias_relu",
+                           "gemm:M=6,N=20,K=130,layout=NT,dtype=u8i8,out=f32",
+                           "gemm:M=2,N=9,K=70,layout=NT,dtype=bf16,weights=prepared"}) {
+    const Workload w = ParseWorkload(text);
+    for (auto [mr, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 8}, {4, 4}, {3, 2}}) {
+      Config c = kGemmCpuDot.default_config(w, target);
+      c["b_in_place"] = 1;
+      c["mr"] = std::min(mr, w.gemm().m);
+      c["cols"] = cols;
+      cases.push_back({w, c});
+    }
+  }
+  EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+  // Few rows against canonical NT weights start in place; prepared ones start packed.
+  EXPECT_EQ(
+      kGemmCpuDot
+          .default_config(ParseWorkload("gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16"), target)
+          .at("b_in_place"),
+      1);
+  EXPECT_EQ(kGemmCpuDot
+                .default_config(
+                    ParseWorkload("gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16,weights=prepared"),
+                    target)
+                .at("b_in_place"),
+            0);
+}
+
 TEST(GemmCpuDot, BuildsOnlyTheMatrixDtypes) {
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
   absl::Status f32 = CheckTemplateForm(kGemmCpuDot, ParseWorkload("gemm:M=8,N=8,K=8"));

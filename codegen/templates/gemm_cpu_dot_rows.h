@@ -1,0 +1,22 @@
+// gemm.cpu.dot's form for B read in place (layout NT, knob b_in_place = 1): B's rows are
+// already K-contiguous, so each C element is a dot product of an A row and a B row along K,
+// computed 16 groups at a time (vdpbf16ps / vpdpbusd over whole vectors of both) and summed
+// across the lanes at the end. Nothing is packed: what few-row GEMMs against canonical weights
+// (a decoder's projections) need, where packing B would cost more than the product.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "codegen/ir/ir.h"
+#include "common/workload.h"
+
+namespace tune {
+
+/// The kernel of a layout=NT GEMM with a register tile of `rows` rows of A x `cols` rows of B
+/// (each accumulator a vector over K), parameters in Workload::Arguments() order (B as given:
+/// prepared weights are a copy of it). `parallel`: the column tiles are split among threads.
+ir::LoweredFunc BuildDotRowsGemm(const Workload& workload, int64_t rows, int64_t cols,
+                                 bool parallel, std::string_view func_name);
+
+}  // namespace tune
