@@ -12,6 +12,9 @@
 //             nv vector loads of B, then per row one broadcast group of A and nv dot products
 //           the partial sums kept (acc_block), or C written with the epilogue (last pb)
 //
+// With layout NT, b_in_place = 1 builds gemm_cpu_dot_rows.h's form instead: B's rows read in
+// place, no packing (what few rows against canonical weights need).
+//
 // i8 x i8 has no VNNI instruction: B is packed as u8 (b + 128) and read as vpdpbusd's unsigned
 // operand, A as its signed one, and each row's sum of A (taken while packing A) times 128 is
 // subtracted at the end: sum (b + 128) a = sum a b + 128 sum a.
