@@ -88,14 +88,18 @@ struct Entry {
   dnnl::primitive primitive;
   std::string impl;
   std::unique_ptr<Operand> src, weights, dst;
-  memory bias;  // user memory, rebound each call; empty without a bias
+  memory bias;    // user memory, rebound each call; empty without a bias
+  memory scales;  // the output scale, one f32 set each call; empty without scales
+  float scale = 1;
 };
 
 // One call of a cached primitive on the caller's tensors: binds them, runs the reorders into
 // the primitive's layouts, the primitive and the reorder back. Calls of one entry are
 // serialised (they share its intermediate buffers).
-void Execute(Entry& e, const void* src, const void* weights, const void* bias, void* dst) {
+void Execute(Entry& e, const void* src, const void* weights, const void* bias, void* dst,
+             float scale = 1) {
   std::lock_guard lock(e.mu);
+  e.scale = scale;
   e.src->Bind(src);
   e.weights->Bind(weights);
   e.dst->Bind(dst);
@@ -113,6 +117,9 @@ void Execute(Entry& e, const void* src, const void* weights, const void* bias, v
                                           {DNNL_ARG_DST, e.dst->inner}};
   if (e.bias) {
     args[DNNL_ARG_BIAS] = e.bias;
+  }
+  if (e.scales) {
+    args[DNNL_ARG_ATTR_OUTPUT_SCALES] = e.scales;
   }
   e.primitive.execute(s, args);
   if (e.dst->reorder) {
@@ -203,6 +210,77 @@ extern "C" int32_t tune_dnnl_matmul(const float* A, const float* B, const float*
       return entry;
     });
     Execute(*e, A, B, bias, C);
+    return 0;
+  } catch (const dnnl::error& err) {
+    return Fail(err, "matmul");
+  }
+}
+
+// oneDNN's data type of a TUNE_DNNL_* code; undef for an unknown one.
+Dt TypeOf(int32_t code) {
+  switch (code) {
+    case TUNE_DNNL_F32:
+      return Dt::f32;
+    case TUNE_DNNL_BF16:
+      return Dt::bf16;
+    case TUNE_DNNL_S8:
+      return Dt::s8;
+    case TUNE_DNNL_U8:
+      return Dt::u8;
+    case TUNE_DNNL_S32:
+      return Dt::s32;
+    default:
+      return Dt::undef;
+  }
+}
+
+extern "C" int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const void* bias, void* C,
+                                          const float* scale_a, const float* scale_b, int64_t M,
+                                          int64_t N, int64_t K, int32_t a_type, int32_t b_type,
+                                          int32_t c_type, int32_t b_transposed, int32_t scaled,
+                                          int32_t layout, int32_t post_ops, int32_t threads) {
+  const Dt a_dt = TypeOf(a_type), b_dt = TypeOf(b_type), c_dt = TypeOf(c_type);
+  if (M < 1 || N < 1 || K < 1 || threads < 1 || (layout != 0 && layout != 1) ||
+      (post_ops & ~(TUNE_POST_BIAS | TUNE_POST_RELU)) != 0 || a_dt == Dt::undef ||
+      b_dt == Dt::undef || c_dt == Dt::undef || (b_transposed != 0 && b_transposed != 1) ||
+      (scaled != 0 && scaled != 1) || (scaled == 1 && (scale_a == nullptr || scale_b == nullptr))) {
+    return BadArgument(
+        "tune_dnnl_matmul_typed: bad shape, element type, layout, post_ops, scales or threads");
+  }
+  const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
+  try {
+    omp_set_num_threads(threads);
+    Entry* e = Lookup(
+        {2, M, N, K, a_type, b_type, c_type, b_transposed, scaled, layout, post_ops, threads}, [&] {
+          auto entry = std::make_unique<Entry>();
+          memory::desc a_md({M, K}, a_dt, Tag::ab);
+          memory::desc b_md({K, N}, b_dt, b_transposed ? Tag::ba : Tag::ab);
+          memory::desc c_md({M, N}, c_dt, Tag::ab);
+          memory::desc bias_md({1, N}, c_dt, Tag::ab);
+          memory::desc b_inner_md = layout == 0 ? b_md : memory::desc({K, N}, b_dt, Tag::any);
+          dnnl::primitive_attr attr = PostOps(post_ops);
+          if (scaled) {
+            attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
+          }
+          dnnl::matmul::primitive_desc pd =
+              has_bias ? dnnl::matmul::primitive_desc(
+                             dnnl::matmul::desc(a_md, b_inner_md, bias_md, c_md), attr, Engine())
+                       : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_inner_md, c_md),
+                                                      attr, Engine());
+          entry->primitive = dnnl::matmul(pd);
+          entry->impl = pd.impl_info_str();
+          entry->src = std::make_unique<Operand>(a_md, a_md, false);
+          entry->weights = std::make_unique<Operand>(b_md, pd.weights_desc(), false);
+          entry->dst = std::make_unique<Operand>(c_md, c_md, true);
+          if (has_bias) {
+            entry->bias = memory(bias_md, Engine(), DNNL_MEMORY_NONE);
+          }
+          if (scaled) {
+            entry->scales = memory(memory::desc({1}, Dt::f32, Tag::x), Engine(), &entry->scale);
+          }
+          return entry;
+        });
+    Execute(*e, A, B, bias, C, scaled ? *scale_a * *scale_b : 1.0f);
     return 0;
   } catch (const dnnl::error& err) {
     return Fail(err, "matmul");

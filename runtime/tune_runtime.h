@@ -42,6 +42,23 @@ int32_t tune_openblas_sgemm(const float* A, const float* B, float* C, int64_t M,
 int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, float* C, int64_t M,
                          int64_t N, int64_t K, int32_t layout, int32_t post_ops, int32_t threads);
 
+/* Element types of tune_dnnl_matmul_typed. */
+#define TUNE_DNNL_F32 0
+#define TUNE_DNNL_BF16 1
+#define TUNE_DNNL_S8 2
+#define TUNE_DNNL_U8 3
+#define TUNE_DNNL_S32 4
+
+/* C[M][N] = scale (A[M][K] x B) (+ bias[N]) (ReLU), with oneDNN's matmul primitive, in the
+ * element types given (TUNE_DNNL_*: A of a_type, B of b_type, C and bias of c_type); B is
+ * B[K][N], or with b_transposed B[N][K]. scale: *scale_a * *scale_b when `scaled` (each one
+ * f32), else 1 (the pointers are not read). layout and post_ops as tune_dnnl_matmul's. */
+int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const void* bias, void* C,
+                               const float* scale_a, const float* scale_b, int64_t M, int64_t N,
+                               int64_t K, int32_t a_type, int32_t b_type, int32_t c_type,
+                               int32_t b_transposed, int32_t scaled, int32_t layout,
+                               int32_t post_ops, int32_t threads);
+
 /* dst[N][K][P][Q] = conv(src[N][C][H][W], weights[K][C][R][S]) (+ bias[K]) (ReLU), with
  * oneDNN's convolution primitive. algorithm 0: direct, 1: Winograd, 2: oneDNN's choice.
  * layout 0: plain NCHW tensors given to the primitive; 1: the primitive's preferred (blocked)

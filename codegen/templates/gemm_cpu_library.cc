@@ -19,12 +19,37 @@ ConfigSpace OpenblasSpace(const Workload& workload, const Target&) {
   return space;
 }
 
+// Typed (or layout=NT) GEMMs go through tune_dnnl_matmul_typed, their epilogue fused as oneDNN's
+// post-ops; outputs with scales (scale (A x B) + bias, then ReLU) get it from a generated pass
+// after the scaled product instead.
+bool TypedDnnl(const Workload& workload) {
+  return workload.dtype() != Dtype::kF32 || workload.gemm().layout == GemmLayout::kNT;
+}
+
 ConfigSpace DnnlSpace(const Workload& workload, const Target&) {
   ConfigSpace space;
   space.AddKnob("layout", {0, 1},
                 "0: B as given; 1: B reordered into oneDNN's preferred layout on every call");
-  AddEpilogueKnob(space, workload, "oneDNN's bias and ReLU post-ops in the matmul");
+  if (!TypedDnnl(workload)) {
+    AddEpilogueKnob(space, workload, "oneDNN's bias and ReLU post-ops in the matmul");
+  }
   return space;
+}
+
+// The TUNE_DNNL_* code of an element type (the types gemm.cpu.dnnl builds).
+int64_t DnnlType(ElementType type) {
+  switch (type) {
+    case ElementType::kBf16:
+      return TUNE_DNNL_BF16;
+    case ElementType::kI8:
+      return TUNE_DNNL_S8;
+    case ElementType::kU8:
+      return TUNE_DNNL_U8;
+    case ElementType::kI32:
+      return TUNE_DNNL_S32;
+    default:
+      return TUNE_DNNL_F32;
+  }
 }
 
 Config OpenblasDefault(const Workload& workload, const Target& target) {
@@ -63,8 +88,31 @@ absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuDnnl, workload, target, config));
   const GemmShape& g = workload.gemm();
   std::vector<Buffer> params = KernelParams(workload);
-  const Buffer& c = params.back();
   const bool has_bias = EpilogueHasBias(workload.epilogue());
+  if (TypedDnnl(workload)) {
+    const bool scaled = workload.has_scales();
+    const size_t out = static_cast<size_t>(workload.OutputIndex());
+    const Buffer& c = params[out];
+    const int64_t post_ops = scaled
+                                 ? 0
+                                 : (has_bias ? TUNE_POST_BIAS : 0) |
+                                       (EpilogueHasRelu(workload.epilogue()) ? TUNE_POST_RELU : 0);
+    std::vector<Stmt> body;
+    body.push_back(
+        CallShim("tune_dnnl_matmul_typed",
+                 {Ptr(params[0]), Ptr(params[1]), Ptr(has_bias ? params[2] : c), Ptr(c),
+                  Ptr(scaled ? params[out + 1] : c), Ptr(scaled ? params[out + 2] : c), I64(g.m),
+                  I64(g.n), I64(g.k), I32(DnnlType(ActivationType(workload.dtype()))),
+                  I32(DnnlType(WeightType(workload.dtype()))), I32(DnnlType(workload.out_type())),
+                  I32(g.layout == GemmLayout::kNT ? 1 : 0), I32(scaled ? 1 : 0),
+                  I32(KnobValue(config, "layout")), I32(post_ops), I32(target.threads)}));
+    if (scaled) {  // an f32 output: the bias and ReLU after the scaled product
+      body.push_back(EpiloguePass(c, has_bias ? params[2] : c, workload.epilogue(), g.m, g.n, 1));
+    }
+    return LibraryFunc(func_name, std::move(params), ir::Block::Make(std::move(body)),
+                       RuntimeLibraryNamed("dnnl"));
+  }
+  const Buffer& c = params.back();
   const int64_t post_ops = LibraryPostOps(workload, config);
   std::vector<Stmt> body;
   body.push_back(CallShim(
@@ -100,6 +148,8 @@ const KernelTemplate kGemmCpuDnnl = {
     .default_config = &DnnlDefault,
     .build = &BuildDnnl,
     .library = "dnnl",
+    .gemm_layouts = GemmLayouts::kBoth,
+    .dtypes = DtypeSet{Dtype::kF32, Dtype::kBf16, Dtype::kI8, Dtype::kU8I8},
 };
 
 }  // namespace tune

@@ -108,6 +108,20 @@ TEST(LibraryTemplates, EveryDnnlGemmConfigComputesTheReference) {
       IsEmpty());
 }
 
+// bf16, i8 and u8i8 through oneDNN's typed matmul, B as [K][N] or [N][K], with every output:
+// the candidates of the types a user would otherwise call oneDNN for (-libs=dnnl).
+TEST(LibraryTemplates, EveryTypedDnnlGemmConfigComputesTheReference) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1 -libs=dnnl");
+  EXPECT_THAT(CheckKernels(target, kGemmCpuDnnl,
+                           EveryConfig(kGemmCpuDnnl, target,
+                                       {"gemm:M=5,N=33,K=70,dtype=bf16",
+                                        "gemm:M=17,N=40,K=64,layout=NT,dtype=bf16,out=f32",
+                                        "gemm:M=9,N=24,K=96,layout=NT,dtype=i8",
+                                        "gemm:M=6,N=20,K=128,dtype=u8i8,out=f32",
+                                        "gemm:M=8,N=7,K=3,layout=NT"})),
+              IsEmpty());
+}
+
 TEST(LibraryTemplates, EveryIm2colOpenblasConfigComputesTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1 -libs=openblas");
   EXPECT_THAT(CheckKernels(target, kConv2dCpuIm2colOpenblas,
