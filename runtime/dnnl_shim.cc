@@ -176,46 +176,6 @@ const char* IsaName(dnnl::cpu_isa isa) {
 
 }  // namespace
 
-extern "C" int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, float* C,
-                                    int64_t M, int64_t N, int64_t K, int32_t layout,
-                                    int32_t post_ops, int32_t threads) {
-  if (M < 1 || N < 1 || K < 1 || threads < 1 || (layout != 0 && layout != 1) ||
-      (post_ops & ~(TUNE_POST_BIAS | TUNE_POST_RELU)) != 0) {
-    return BadArgument("tune_dnnl_matmul: bad shape, layout, post_ops or threads");
-  }
-  const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
-  try {
-    omp_set_num_threads(threads);
-    Entry* e = Lookup({0, M, N, K, layout, post_ops, threads}, [&] {
-      auto entry = std::make_unique<Entry>();
-      memory::desc a_md({M, K}, Dt::f32, Tag::ab);
-      memory::desc b_md({K, N}, Dt::f32, Tag::ab);
-      memory::desc c_md({M, N}, Dt::f32, Tag::ab);
-      memory::desc b_inner_md = layout == 0 ? b_md : memory::desc({K, N}, Dt::f32, Tag::any);
-      dnnl::matmul::primitive_desc pd =
-          has_bias ? dnnl::matmul::primitive_desc(
-                         dnnl::matmul::desc(a_md, b_inner_md,
-                                            memory::desc({1, N}, Dt::f32, Tag::ab), c_md),
-                         PostOps(post_ops), Engine())
-                   : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_inner_md, c_md),
-                                                  PostOps(post_ops), Engine());
-      entry->primitive = dnnl::matmul(pd);
-      entry->impl = pd.impl_info_str();
-      entry->src = std::make_unique<Operand>(a_md, a_md, false);
-      entry->weights = std::make_unique<Operand>(b_md, pd.weights_desc(), false);
-      entry->dst = std::make_unique<Operand>(c_md, c_md, true);
-      if (has_bias) {
-        entry->bias = memory(memory::desc({1, N}, Dt::f32, Tag::ab), Engine(), DNNL_MEMORY_NONE);
-      }
-      return entry;
-    });
-    Execute(*e, A, B, bias, C);
-    return 0;
-  } catch (const dnnl::error& err) {
-    return Fail(err, "matmul");
-  }
-}
-
 // oneDNN's data type of a TUNE_DNNL_* code; undef for an unknown one.
 Dt TypeOf(int32_t code) {
   switch (code) {
@@ -285,6 +245,15 @@ extern "C" int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const vo
   } catch (const dnnl::error& err) {
     return Fail(err, "matmul");
   }
+}
+
+// The f32 matmul is the typed one's f32 case (the same primitive, the same cache).
+extern "C" int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, float* C,
+                                    int64_t M, int64_t N, int64_t K, int32_t layout,
+                                    int32_t post_ops, int32_t threads) {
+  return tune_dnnl_matmul_typed(A, B, bias, C, nullptr, nullptr, M, N, K, TUNE_DNNL_F32,
+                                TUNE_DNNL_F32, TUNE_DNNL_F32, /*b_transposed=*/0, /*scaled=*/0,
+                                layout, post_ops, threads);
 }
 
 extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, const float* bias,

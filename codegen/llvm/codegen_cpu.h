@@ -1,6 +1,7 @@
 // Translation of lowered IR into an LLVM module for x86-64 (internal to codegen/llvm).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,8 @@ class CodeGenCpu final : public CodeGenLlvm {
 
   int threads_;
   ThreadBinding bind_;
+  // HasFeature's answers (a named CPU's take building LLVM's subtarget information).
+  mutable std::map<std::string, bool, std::less<>> features_known_;
 
   int parallel_count_ = 0;
   std::vector<llvm::Function*> created_;    // functions emitted for the current LoweredFunc

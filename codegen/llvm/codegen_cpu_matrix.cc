@@ -72,8 +72,12 @@ void CodeGenCpu::EmitAmxPermission(const ir::LoweredFunc& func) {
 }
 
 bool CodeGenCpu::HasFeature(std::string_view feature) const {
-  if (features_.empty()) {  // a named CPU: its own features
-    return X86CpuHasFeature(cpu_, feature);
+  if (features_.empty()) {  // a named CPU: its own features, looked up once each
+    auto it = features_known_.find(feature);
+    if (it == features_known_.end()) {
+      it = features_known_.emplace(std::string(feature), X86CpuHasFeature(cpu_, feature)).first;
+    }
+    return it->second;
   }
   // The host's list ("+avx2,-avx512f,..."): each entry one feature.
   for (std::string_view rest = features_; !rest.empty();) {

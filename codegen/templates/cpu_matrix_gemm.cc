@@ -27,7 +27,6 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
                         const ir::Buffer& b, const ir::Buffer& packed) {
   const int64_t g = panels.group;
   const int64_t w = panels.width;
-  const ir::Type compute = b.element_type().ComputeType();  // float32, or int32
   // One panel's groups kg in [kg0, kg0 + groups): every element, its column c and group element
   // e unrolled (straight-line copies of a w x g block). `guarded`: padding past N or K reads a
   // clamped element (every read stays inside B) and stores zero.
@@ -37,7 +36,8 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
     const Expr k = (kg0 + kg) * g + e;
     const Expr nn = guarded ? ir::Min::Make(n, shape.n - 1) : n;
     const Expr kk = guarded ? ir::Min::Make(k, shape.k - 1) : k;
-    const Expr source = layout == GemmLayout::kNT ? b(nn * shape.k + kk) : b(kk * shape.n + nn);
+    const Expr source_index = layout == GemmLayout::kNT ? nn * shape.k + kk : kk * shape.n + nn;
+    const Expr source = b(source_index);
     if (!guarded && !panels.shift_to_u8) {  // a plain copy of the element's bits
       return For::Make(
           kg, 0, groups, LoopKind::kSerial,
@@ -47,11 +47,8 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
                         ir::Store::Make(packed, j * (panels.kp * w) + ((kg0 + kg) * w + c) * g + e,
                                         source))));
     }
-    Expr value = ir::Cast::Make(compute, source);
-    if (guarded) {
-      value = ir::Select::Make(n < shape.n && k < shape.k, value,
-                               compute.is_float() ? Expr(0.0f) : Expr(0));
-    }
+    Expr value =
+        ir::LoadAsOrZero(b, source_index, 1, guarded ? n < shape.n && k < shape.k : Expr());
     if (panels.shift_to_u8) {
       value = value + 128;
     }
@@ -84,24 +81,80 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
   return ir::Block::Make(std::move(steps));
 }
 
-Expr FinishOutput(const CpuMatrixTypes& types, Epilogue epilogue, Expr acc, const ir::Buffer& bias,
-                  const Expr& col, const Expr& scale) {
+Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, Expr acc, Expr a, Expr b) {
+  if (types.dtype == Dtype::kBf16) {
+    return ir::DotAccumulate::Make(ir::DotKind::kBf16Pairs, std::move(acc), std::move(a),
+                                   std::move(b));
+  }
+  return b_unsigned ? ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads, std::move(acc), std::move(b),
+                                              std::move(a))
+                    : ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads, std::move(acc), std::move(a),
+                                              std::move(b));
+}
+
+CpuMatrixOperands::CpuMatrixOperands(const Workload& workload)
+    : shape_(workload.gemm()),
+      types_(CpuMatrixTypesOf(workload)),
+      epilogue_(workload.epilogue()),
+      a_("A", ir::MemoryScope::kGlobal, types_.a),
+      b_("B", ir::MemoryScope::kGlobal, types_.b),
+      bias_("bias", ir::MemoryScope::kGlobal, types_.out),
+      c_("C", ir::MemoryScope::kGlobal, types_.out),
+      scale_a_("scale_A"),
+      scale_b_("scale_B") {}
+
+std::vector<ir::Buffer> CpuMatrixOperands::Params(const ir::Buffer& weights) const {
+  std::vector<ir::Buffer> params = {a_, weights};
+  if (EpilogueHasBias(epilogue_)) {
+    params.push_back(bias_);
+  }
+  params.push_back(c_);
+  if (types_.scales) {
+    params.push_back(scale_a_);
+    params.push_back(scale_b_);
+  }
+  return params;
+}
+
+ir::Stmt CpuMatrixOperands::BindScale(ir::Stmt body) const {
+  return types_.scales ? ir::LetStmt::Make(scale_, scale_a_(0) * scale_b_(0), std::move(body))
+                       : body;
+}
+
+Expr CpuMatrixOperands::Finish(Expr acc, const Expr& col) const {
   const int lanes = acc.type().lanes();
-  const ir::Type out_compute = types.out.ComputeType().WithLanes(lanes);
+  const ir::Type out_compute = types_.out.ComputeType().WithLanes(lanes);
   Expr value = acc;
-  if (types.scales) {
-    value = ir::Cast::Make(out_compute, value) * ir::BroadcastTo(scale, lanes);
+  if (types_.scales) {
+    value = ir::Cast::Make(out_compute, value) * ir::BroadcastTo(scale_, lanes);
   } else if (value.type() != out_compute) {
     value = ir::Cast::Make(out_compute, value);
   }
   Expr bias_value;
-  if (EpilogueHasBias(epilogue)) {
-    bias_value = ir::Cast::Make(out_compute, bias(col));
+  if (EpilogueHasBias(epilogue_)) {
+    bias_value = ir::Cast::Make(out_compute, bias_(col));
   }
-  value = ApplyEpilogue(epilogue, value, bias_value);
-  return value.type() == types.out.WithLanes(lanes)
+  value = ApplyEpilogue(epilogue_, value, bias_value);
+  return value.type() == types_.out.WithLanes(lanes)
              ? value
-             : ir::Cast::Make(types.out.WithLanes(lanes), value);
+             : ir::Cast::Make(types_.out.WithLanes(lanes), value);
+}
+
+ir::Stmt CpuMatrixOperands::StoreColumns(const Expr& row, const Expr& col0, int lanes, bool inside,
+                                         const std::function<Expr(Expr, int)>& acc) const {
+  const Expr cols = ir::Ramp::Make(col0, 1, lanes);
+  ir::Stmt whole =
+      ir::Store::Make(c_, row * shape_.n + cols, Finish(acc(Expr(int64_t{0}), lanes), cols));
+  if (inside) {
+    return whole;
+  }
+  Var l("cl");
+  const Expr col = col0 + l;
+  ir::Stmt part = For::Make(
+      l, 0, lanes, LoopKind::kSerial,
+      ir::IfThenElse::Make(
+          col < shape_.n, ir::Store::Make(c_, row * shape_.n + col, Finish(acc(Expr(l), 1), col))));
+  return ir::IfThenElse::Make(col0 + lanes <= shape_.n, whole, part);
 }
 
 }  // namespace tune

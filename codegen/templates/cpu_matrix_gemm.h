@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "codegen/ir/ir.h"
 #include "common/workload.h"
@@ -50,11 +52,45 @@ struct VnniPanels {
 ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
                         const ir::Buffer& b, const ir::Buffer& packed);
 
-/// C's value of an accumulator `acc` (types.acc, any lanes) of column `col` (scalar or ramp): the
-/// scales' product applied (float outputs of the integer dtypes), the bias of the column added
-/// and ReLU (as the epilogue says), converted to types.out. `scale` is the product of the two
-/// scales (scalar float32) when types.scales, `bias` the workload's bias buffer.
-ir::Expr FinishOutput(const CpuMatrixTypes& types, Epilogue epilogue, ir::Expr acc,
-                      const ir::Buffer& bias, const ir::Expr& col, const ir::Expr& scale);
+/// `acc` plus the dot products of the groups of `a` (A's) and `b` (B's), for the types' dtype:
+/// bf16 pairs, or u8 x s8 quads with A unsigned, or B unsigned where `b_unsigned` (i8's B read
+/// shifted by 128). Either of a and b may be one group (ir::DotAccumulate).
+ir::Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, ir::Expr acc, ir::Expr a,
+                   ir::Expr b);
+
+/// A kernel's parameters (Workload::Arguments(), of their element types) and how it writes C.
+class CpuMatrixOperands {
+ public:
+  explicit CpuMatrixOperands(const Workload& workload);
+
+  const CpuMatrixTypes& types() const { return types_; }
+  const ir::Buffer& a() const { return a_; }
+  const ir::Buffer& b() const { return b_; }
+  const ir::Buffer& c() const { return c_; }
+
+  /// The parameters in ABI order with `weights` (B, or the prepared form) in B's place.
+  std::vector<ir::Buffer> Params(const ir::Buffer& weights) const;
+  /// `body` with the scale variable bound to *scale_A * *scale_B (the body unchanged without
+  /// scales); every Finish of a kernel lies inside it.
+  ir::Stmt BindScale(ir::Stmt body) const;
+
+  /// C's value of an accumulator `acc` (types.acc, any lanes) of column `col` (scalar or ramp):
+  /// the scales' product applied (float outputs of the integer dtypes), the bias of the column
+  /// added and ReLU (as the epilogue says), converted to types.out.
+  ir::Expr Finish(ir::Expr acc, const ir::Expr& col) const;
+
+  /// C's `lanes` columns from `col0` in `row`, finished from `acc(offset, n)` (the accumulators of
+  /// columns col0 + offset ..., n of them): one vector where they lie inside N (always when
+  /// `inside`), else column by column up to N.
+  ir::Stmt StoreColumns(const ir::Expr& row, const ir::Expr& col0, int lanes, bool inside,
+                        const std::function<ir::Expr(ir::Expr, int)>& acc) const;
+
+ private:
+  GemmShape shape_;
+  CpuMatrixTypes types_;
+  Epilogue epilogue_;
+  ir::Buffer a_, b_, bias_, c_, scale_a_, scale_b_;
+  ir::Var scale_{"scale", ir::Type::Float32()};
+};
 
 }  // namespace tune

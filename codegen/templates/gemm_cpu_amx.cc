@@ -42,7 +42,6 @@ using ir::LoopKind;
 using ir::MemoryScope;
 using ir::Stmt;
 using ir::Store;
-using ir::Type;
 using ir::Var;
 
 constexpr int64_t kTileRows = 16;
@@ -57,7 +56,7 @@ bool HasAmxFor(const Workload& workload, const Target& target) {
   return workload.dtype() == Dtype::kBf16 ? cpu.amx_bf16 : cpu.amx_int8;
 }
 
-ConfigSpace Space(const Workload& workload, const Target& target) {
+ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
   const int64_t step = StepOf(workload);
   ConfigSpace space;
@@ -94,7 +93,6 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                         return KnobValue(c, "pack_a") == 1 ||
                                (m % (kTileRows * KnobValue(c, "tm")) == 0 && k % step == 0);
                       });
-  (void)target;
   return space;
 }
 
@@ -176,16 +174,11 @@ AmxPlan PlanOf(const Workload& workload, const Target& target, const Config& con
 
 class AmxGemmBuilder {
  public:
-  explicit AmxGemmBuilder(const AmxPlan& p)
+  AmxGemmBuilder(const Workload& workload, const AmxPlan& p)
       : p_(p),
-        a_("A", MemoryScope::kGlobal, p.types.a),
-        b_("B", MemoryScope::kGlobal, p.types.b),
+        ops_(workload),
         b_packed_(p.prepared ? "B_prepared" : "B_packed",
                   p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack, p.types.b),
-        bias_("bias", MemoryScope::kGlobal, p.types.out),
-        c_("C", MemoryScope::kGlobal, p.types.out),
-        scale_a_("scale_A"),
-        scale_b_("scale_B"),
         a_packed_("A_packed", MemoryScope::kStack, p.types.a),
         acc_block_("acc_block", MemoryScope::kStack, p.types.acc),
         c_tiles_("c_tiles", MemoryScope::kStack, p.types.acc) {}
@@ -193,20 +186,13 @@ class AmxGemmBuilder {
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
     func.name = std::string(name);
-    func.params = {a_, p_.prepared ? b_packed_ : b_};
-    if (EpilogueHasBias(p_.epilogue)) {
-      func.params.push_back(bias_);
-    }
-    func.params.push_back(c_);
-    if (p_.types.scales) {
-      func.params.push_back(scale_a_);
-      func.params.push_back(scale_b_);
-    }
+    func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
     Stmt body = RowBlocks();
     if (!p_.prepared) {
       body = Allocate::Make(
           b_packed_, p_.panels.Elements(p_.shape.n),
-          Block::Make({PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, b_, b_packed_), body}));
+          Block::Make(
+              {PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, ops_.b(), b_packed_), body}));
     }
     func.body = body;
     return func;
@@ -215,8 +201,8 @@ class AmxGemmBuilder {
   PreparedWeights BuildPreparation(std::string_view name) const {
     PreparedWeights out;
     out.func.name = std::string(name);
-    out.func.params = {b_, b_packed_};
-    out.func.body = PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, b_, b_packed_);
+    out.func.params = {ops_.b(), b_packed_};
+    out.func.body = PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, ops_.b(), b_packed_);
     const int64_t bytes = p_.panels.Elements(p_.shape.n) * (p_.types.b.bits() / 8);
     out.floats = CeilDiv(bytes, 4);
     return out;
@@ -253,9 +239,7 @@ class AmxGemmBuilder {
     if (p_.pack_a) {
       per_row_block = Allocate::Make(a_packed_, BlockRows() * p_.kc, per_row_block);
     }
-    if (p_.types.scales) {
-      per_row_block = ir::LetStmt::Make(scale_, scale_a_(0) * scale_b_(0), per_row_block);
-    }
+    per_row_block = ops_.BindScale(per_row_block);
     // Each row block (each thread's, with several) configures the tiles it uses.
     const std::vector<ir::AmxTileShape> shapes(
         static_cast<size_t>(Tiles()), {static_cast<int>(kTileRows), static_cast<int>(kTileBytes)});
@@ -286,10 +270,8 @@ class AmxGemmBuilder {
     const Expr kk = P0() + k;
     const Expr rr = ir::Min::Make(row, p_.shape.m - 1);
     const Expr kc = ir::Min::Make(kk, p_.shape.k - 1);
-    const Type compute = p_.types.a.ComputeType();
-    const Expr zero = compute.is_float() ? Expr(0.0f) : Expr(0);
-    const Expr value = ir::Select::Make(row < p_.shape.m && kk < p_.shape.k,
-                                        ir::Cast::Make(compute, a_(rr * p_.shape.k + kc)), zero);
+    const Expr value =
+        ir::LoadAsOrZero(ops_.a(), rr * p_.shape.k + kc, 1, row < p_.shape.m && kk < p_.shape.k);
     const Expr index = ((r / kTileRows) * (p_.kc / p_.step) + k / p_.step) * (kTileRows * p_.step) +
                        (r % kTileRows) * p_.step + k % p_.step;
     return For::Make(r, 0, (MCur() + (GroupRows() - 1)) / GroupRows() * GroupRows(),
@@ -325,7 +307,7 @@ class AmxGemmBuilder {
         step.push_back(AmxTileOp::Load(ATile(i), a_packed_, tile * (kTileRows * p_.step), p_.step));
       } else {
         step.push_back(AmxTileOp::Load(
-            ATile(i), a_, (I0() + row0 + i * kTileRows) * p_.shape.k + P0() + s * p_.step,
+            ATile(i), ops_.a(), (I0() + row0 + i * kTileRows) * p_.shape.k + P0() + s * p_.step,
             p_.shape.k));
       }
     }
@@ -360,32 +342,17 @@ class AmxGemmBuilder {
                                        Expr(AccTile(i, j) * kTileRows * kTileRows), kTileRows));
       }
     }
-    const int lanes = static_cast<int>(kTileRows);
     for (int64_t i = 0; i < p_.tm; ++i) {
       Var r("cr");
       const Expr row = I0() + row0 + i * kTileRows + r;
       std::vector<Stmt> per_row;
       for (int64_t j = 0; j < p_.tn; ++j) {
         const int64_t tile_base = AccTile(i, j) * kTileRows * kTileRows;
-        const Expr col0 = J0() + jr_ * GroupCols() + j * kTileRows;
-        const Expr cols = ir::Ramp::Make(col0, 1, lanes);
-        Stmt whole =
-            Store::Make(c_, row * p_.shape.n + cols,
-                        FinishOutput(p_.types, p_.epilogue,
-                                     Load::Make(c_tiles_, tile_base + r * kTileRows, lanes), bias_,
-                                     cols, scale_));
-        Var l("cl");
-        const Expr col = col0 + l;
-        Stmt part = For::Make(
-            l, 0, kTileRows, LoopKind::kSerial,
-            IfThenElse::Make(col < p_.shape.n,
-                             Store::Make(c_, row * p_.shape.n + col,
-                                         FinishOutput(p_.types, p_.epilogue,
-                                                      c_tiles_(tile_base + r * kTileRows + l),
-                                                      bias_, col, scale_))));
-        per_row.push_back(p_.shape.n % GroupCols() == 0
-                              ? whole
-                              : IfThenElse::Make(col0 + kTileRows <= p_.shape.n, whole, part));
+        per_row.push_back(ops_.StoreColumns(
+            row, J0() + jr_ * GroupCols() + j * kTileRows, static_cast<int>(kTileRows),
+            p_.shape.n % GroupCols() == 0, [&](const Expr& offset, int lanes) {
+              return Load::Make(c_tiles_, tile_base + r * kTileRows + offset, lanes);
+            }));
       }
       out.push_back(For::Make(r, 0, kTileRows, LoopKind::kSerial,
                               IfThenElse::Make(row < p_.shape.m, Block::Make(std::move(per_row)))));
@@ -394,10 +361,9 @@ class AmxGemmBuilder {
   }
 
   const AmxPlan p_;
-  Buffer a_, b_, b_packed_, bias_, c_, scale_a_, scale_b_;
-  Buffer a_packed_, acc_block_, c_tiles_;
+  CpuMatrixOperands ops_;
+  Buffer b_packed_, a_packed_, acc_block_, c_tiles_;
   Var ib_{"ib"}, jb_{"jb"}, pb_{"pb"}, jr_{"jr"};
-  Var scale_{"scale", Type::Float32()};
 };
 
 absl::Status CheckAmx(const Workload& workload, const Target& target) {
@@ -415,13 +381,13 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuAmx, workload, target, config));
   RETURN_IF_ERROR(CheckAmx(workload, target));
-  return AmxGemmBuilder(PlanOf(workload, target, config)).Build(func_name);
+  return AmxGemmBuilder(workload, PlanOf(workload, target, config)).Build(func_name);
 }
 
 absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
                                         const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuAmx, workload, target, config));
-  return AmxGemmBuilder(PlanOf(workload, target, config)).BuildPreparation(func_name);
+  return AmxGemmBuilder(workload, PlanOf(workload, target, config)).BuildPreparation(func_name);
 }
 
 }  // namespace

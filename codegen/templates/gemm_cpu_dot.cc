@@ -36,8 +36,6 @@ namespace {
 using ir::Allocate;
 using ir::Block;
 using ir::Buffer;
-using ir::DotAccumulate;
-using ir::DotKind;
 using ir::Expr;
 using ir::For;
 using ir::IfThenElse;
@@ -57,7 +55,7 @@ int64_t PaddedK(const Workload& workload) {
   return CeilDiv(workload.gemm().k, g) * g;
 }
 
-ConfigSpace Space(const Workload& workload, const Target& target) {
+ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
   const int64_t g = GroupOf(workload);
   const int64_t kp = PaddedK(workload);
@@ -104,7 +102,6 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
                            : fmt::format("pack_a == 1 (K = {} is not a multiple of {})", s.k, g),
                         [](const Config& c) { return KnobValue(c, "pack_a") == 1; });
   }
-  (void)target;
   return space;
 }
 
@@ -220,17 +217,12 @@ DotPlan PlanOf(const Workload& workload, const Target& target, const Config& con
 
 class DotGemmBuilder {
  public:
-  explicit DotGemmBuilder(const DotPlan& p)
+  DotGemmBuilder(const Workload& workload, const DotPlan& p)
       : p_(p),
-        a_("A", MemoryScope::kGlobal, p.types.a),
-        b_("B", MemoryScope::kGlobal, p.types.b),
+        ops_(workload),
         b_packed_(p.prepared ? "B_prepared" : "B_packed",
                   p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack,
                   p.panels.ElementType(p.types)),
-        bias_("bias", MemoryScope::kGlobal, p.types.out),
-        c_("C", MemoryScope::kGlobal, p.types.out),
-        scale_a_("scale_A"),
-        scale_b_("scale_B"),
         a_packed_("A_packed", MemoryScope::kStack, p.types.a),
         row_sums_("row_sums", MemoryScope::kStack, Type::Int32()),
         acc_block_("acc_block", MemoryScope::kStack, p.types.acc) {}
@@ -238,20 +230,12 @@ class DotGemmBuilder {
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
     func.name = std::string(name);
-    func.params = {a_, p_.prepared ? b_packed_ : b_};
-    if (EpilogueHasBias(p_.epilogue)) {
-      func.params.push_back(bias_);
-    }
-    func.params.push_back(c_);
-    if (p_.types.scales) {
-      func.params.push_back(scale_a_);
-      func.params.push_back(scale_b_);
-    }
+    func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
     Stmt body = RowBlocks();
     if (!p_.prepared) {
       body = Allocate::Make(
           b_packed_, p_.panels.Elements(p_.shape.n),
-          Block::Make({PackVnniPanels(p_.shape, p_.layout, p_.panels, b_, b_packed_), body}));
+          Block::Make({PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_), body}));
     }
     func.body = body;
     return func;
@@ -260,8 +244,8 @@ class DotGemmBuilder {
   PreparedWeights BuildPreparation(std::string_view name) const {
     PreparedWeights out;
     out.func.name = std::string(name);
-    out.func.params = {b_, b_packed_};
-    out.func.body = PackVnniPanels(p_.shape, p_.layout, p_.panels, b_, b_packed_);
+    out.func.params = {ops_.b(), b_packed_};
+    out.func.body = PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_);
     const int64_t bytes = p_.panels.Elements(p_.shape.n) * (b_packed_.element_type().bits() / 8);
     out.floats = CeilDiv(bytes, 4);
     return out;
@@ -294,9 +278,7 @@ class DotGemmBuilder {
         per_row_block = Allocate::Make(row_sums_, CeilDiv(p_.mc, p_.mr) * p_.mr, per_row_block);
       }
     }
-    if (p_.types.scales) {
-      per_row_block = ir::LetStmt::Make(scale_, scale_a_(0) * scale_b_(0), per_row_block);
-    }
+    per_row_block = ops_.BindScale(per_row_block);
     return For::Make(ib_, 0, CeilDiv(p_.shape.m, p_.mc),
                      p_.parallel ? LoopKind::kParallel : LoopKind::kSerial, per_row_block);
   }
@@ -328,27 +310,26 @@ class DotGemmBuilder {
     const Expr k = P0() + kg * G() + e;
     const Expr rr = ir::Min::Make(row, p_.shape.m - 1);
     const Expr kk = ir::Min::Make(k, p_.shape.k - 1);
-    const Type compute = p_.types.a.ComputeType();
-    const Expr zero = compute.is_float() ? Expr(0.0f) : Expr(0);
-    const Expr value = ir::Select::Make(row < p_.shape.m && k < p_.shape.k,
-                                        ir::Cast::Make(compute, a_(rr * p_.shape.k + kk)), zero);
+    const Expr value =
+        ir::LoadAsOrZero(ops_.a(), rr * p_.shape.k + kk, 1, row < p_.shape.m && k < p_.shape.k);
     const Expr index = (r / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + r % p_.mr) * G() + e;
-    Stmt store = Store::Make(a_packed_, index, ir::Cast::Make(p_.types.a, value));
-    if (p_.i8) {
-      store = Block::Make({store, Store::Make(row_sums_, r, row_sums_(r) + value)});
+    const Stmt store = Store::Make(a_packed_, index, ir::Cast::Make(p_.types.a, value));
+    // The block's groups, each element stored (and, `sum`, added to its row's sum).
+    auto groups = [&](bool sum) {
+      return For::Make(
+          kg, 0, KCur() / G(), LoopKind::kSerial,
+          For::Make(
+              e, 0, G(), LoopKind::kUnrolled,
+              sum ? Block::Make({store, Store::Make(row_sums_, r, row_sums_(r) + value)}) : store));
+    };
+    if (!p_.i8) {
+      return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial, groups(false));
     }
-    Stmt groups = For::Make(kg, 0, KCur() / G(), LoopKind::kSerial,
-                            For::Make(e, 0, G(), LoopKind::kUnrolled, store));
-    if (p_.i8) {
-      groups = Block::Make(
-          {IfThenElse::Make(pb_ == 0 && jb_ == 0, Store::Make(row_sums_, r, Expr(0))),
-           IfThenElse::Make(jb_ == 0, groups,
-                            For::Make(kg, 0, KCur() / G(), LoopKind::kSerial,
-                                      For::Make(e, 0, G(), LoopKind::kUnrolled,
-                                                Store::Make(a_packed_, index,
-                                                            ir::Cast::Make(p_.types.a, value)))))});
-    }
-    return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial, groups);
+    // The sums are taken in the first column block (the others pack the same rows of A again).
+    return For::Make(
+        r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial,
+        Block::Make({IfThenElse::Make(pb_ == 0 && jb_ == 0, Store::Make(row_sums_, r, Expr(0))),
+                     IfThenElse::Make(jb_ == 0, groups(true), groups(false))}));
   }
 
   // One group (G elements) of A for row `r` of the tile at `row0`, reduction group `kg` of
@@ -360,7 +341,7 @@ class DotGemmBuilder {
       return Load::Make(
           a_packed_, (local / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + local % p_.mr) * G(), lanes);
     }
-    return Load::Make(a_, (I0() + row0 + r) * p_.shape.k + P0() + kg * G(), lanes);
+    return Load::Make(ops_.a(), (I0() + row0 + r) * p_.shape.k + P0() + kg * G(), lanes);
   }
 
   // The register tile of `rows` rows at `row0` (within the row block) of panel jr.
@@ -401,16 +382,10 @@ class DotGemmBuilder {
     for (int64_t r = 0; r < rows; ++r) {
       const Expr a = LoadAGroup(row0, r, kg);
       for (int64_t v = 0; v < p_.nv; ++v) {
-        const Expr sum = Load::Make(acc, acc_at(r, v), lanes);
-        Expr dot;
-        if (p_.types.dtype == Dtype::kBf16) {
-          dot = DotAccumulate::Make(DotKind::kBf16Pairs, sum, a, b_vectors[v]);
-        } else if (p_.i8) {  // B (shifted to u8) is the unsigned operand, A the signed one
-          dot = DotAccumulate::Make(DotKind::kU8S8Quads, sum, b_vectors[v], a);
-        } else {
-          dot = DotAccumulate::Make(DotKind::kU8S8Quads, sum, a, b_vectors[v]);
-        }
-        step.push_back(Store::Make(acc, acc_at(r, v), dot));
+        // i8: B (shifted to u8) is the unsigned operand, A the signed one.
+        step.push_back(Store::Make(
+            acc, acc_at(r, v),
+            MatrixDot(p_.types, p_.i8, Load::Make(acc, acc_at(r, v), lanes), a, b_vectors[v])));
       }
     }
     Stmt reduce = For::Make(kg, 0, KCur() / G(), LoopKind::kSerial, Block::Make(std::move(step)));
@@ -420,7 +395,7 @@ class DotGemmBuilder {
       for (int64_t v = 0; v < p_.nv; ++v) {
         keep.push_back(
             Store::Make(acc_block_, block_at(r, v), Load::Make(acc, acc_at(r, v), lanes)));
-        finish.push_back(WriteC(acc, rows, r, v, row0));
+        finish.push_back(WriteC(acc, r, v, row0));
       }
     }
     Stmt write = KBlocks() > 1
@@ -430,39 +405,23 @@ class DotGemmBuilder {
     return Allocate::Make(acc, rows * Nr(), Block::Make({init, reduce, write}));
   }
 
-  // C's vector v of row r of the tile: whole where its 16 columns lie inside N, else column by
-  // column up to N.
-  Stmt WriteC(const Buffer& acc, int64_t rows, int64_t r, int64_t v, const Expr& row0) const {
-    const int lanes = static_cast<int>(kLanes);
-    const Expr row = I0() + row0 + r;
-    const Expr col0 = J0() + jr_ * Nr() + v * kLanes;
-    auto value = [&](Expr sum, const Expr& col) {
-      if (p_.i8) {
-        sum = sum - ir::BroadcastTo(row_sums_(row0 + r) * 128, sum.type().lanes());
-      }
-      return FinishOutput(p_.types, p_.epilogue, sum, bias_, col, scale_);
-    };
-    const Expr whole_cols = ir::Ramp::Make(col0, 1, lanes);
-    Stmt whole = Store::Make(c_, row * p_.shape.n + whole_cols,
-                             value(Load::Make(acc, r * Nr() + v * kLanes, lanes), whole_cols));
-    Var l("l");
-    const Expr col = col0 + l;
-    Stmt part = For::Make(
-        l, 0, kLanes, LoopKind::kSerial,
-        IfThenElse::Make(
-            col < p_.shape.n,
-            Store::Make(c_, row * p_.shape.n + col, value(acc(r * Nr() + v * kLanes + l), col))));
-    if (p_.shape.n % Nr() == 0) {
-      return whole;
-    }
-    return IfThenElse::Make(col0 + kLanes <= p_.shape.n, whole, part);
+  // C's vector v of row r of the tile (i8: less 128 times the row's sum of A).
+  Stmt WriteC(const Buffer& acc, int64_t r, int64_t v, const Expr& row0) const {
+    return ops_.StoreColumns(I0() + row0 + r, J0() + jr_ * Nr() + v * kLanes,
+                             static_cast<int>(kLanes), p_.shape.n % Nr() == 0,
+                             [&](const Expr& offset, int lanes) {
+                               Expr sum = Load::Make(acc, r * Nr() + v * kLanes + offset, lanes);
+                               if (p_.i8) {
+                                 sum = sum - ir::BroadcastTo(row_sums_(row0 + r) * 128, lanes);
+                               }
+                               return sum;
+                             });
   }
 
   const DotPlan p_;
-  Buffer a_, b_, b_packed_, bias_, c_, scale_a_, scale_b_;
-  Buffer a_packed_, row_sums_, acc_block_;
+  CpuMatrixOperands ops_;
+  Buffer b_packed_, a_packed_, row_sums_, acc_block_;
   Var ib_{"ib"}, jb_{"jb"}, pb_{"pb"}, jr_{"jr"};
-  Var scale_{"scale", Type::Float32()};
 };
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
@@ -472,7 +431,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
     return BuildDotRowsGemm(workload, KnobValue(config, "mr"), KnobValue(config, "cols"),
                             target.threads > 1, func_name);
   }
-  return DotGemmBuilder(PlanOf(workload, target, config)).Build(func_name);
+  return DotGemmBuilder(workload, PlanOf(workload, target, config)).Build(func_name);
 }
 
 absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
@@ -481,7 +440,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
   if (KnobValue(config, "b_in_place") != 0) {
     return CopyOfWeights(workload, func_name);  // read as it is
   }
-  return DotGemmBuilder(PlanOf(workload, target, config)).BuildPreparation(func_name);
+  return DotGemmBuilder(workload, PlanOf(workload, target, config)).BuildPreparation(func_name);
 }
 
 }  // namespace

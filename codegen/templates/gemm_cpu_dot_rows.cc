@@ -42,31 +42,19 @@ class DotRowsBuilder {
  public:
   DotRowsBuilder(const Workload& w, int64_t rows, int64_t cols, bool parallel)
       : shape_(w.gemm()),
-        types_(CpuMatrixTypesOf(w)),
-        epilogue_(w.epilogue()),
+        ops_(w),
+        types_(ops_.types()),
         rows_(rows),
         cols_(cols),
         parallel_(parallel),
         i8_(w.dtype() == Dtype::kI8),
-        a_("A", MemoryScope::kGlobal, types_.a),
-        b_(w.prepared_weights() ? "B_prepared" : "B", MemoryScope::kGlobal, types_.b),
-        bias_("bias", MemoryScope::kGlobal, types_.out),
-        c_("C", MemoryScope::kGlobal, types_.out),
-        scale_a_("scale_A"),
-        scale_b_("scale_B") {}
+        a_(ops_.a()),
+        b_(ops_.b()) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
     func.name = std::string(name);
-    func.params = {a_, b_};
-    if (EpilogueHasBias(epilogue_)) {
-      func.params.push_back(bias_);
-    }
-    func.params.push_back(c_);
-    if (types_.scales) {
-      func.params.push_back(scale_a_);
-      func.params.push_back(scale_b_);
-    }
+    func.params = ops_.Params(b_);
     // Whole tiles, then the last row tile and the last column tile of their own sizes.
     const int64_t m_full = shape_.m / rows_, n_full = shape_.n / cols_;
     const int64_t m_tail = shape_.m % rows_, n_tail = shape_.n % cols_;
@@ -89,10 +77,7 @@ class DotRowsBuilder {
     if (n_tail > 0) {
       body.push_back(over_rows(Expr(n_full * cols_), n_tail));
     }
-    func.body = Block::Make(std::move(body));
-    if (types_.scales) {
-      func.body = ir::LetStmt::Make(scale_, scale_a_(0) * scale_b_(0), func.body);
-    }
+    func.body = ops_.BindScale(Block::Make(std::move(body)));
     return func;
   }
 
@@ -135,15 +120,8 @@ class DotRowsBuilder {
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < cols; ++c) {
         const Expr sum = Load::Make(acc, acc_at(r, c), kLanes);
-        Expr dot;
-        if (types_.dtype == Dtype::kBf16) {
-          dot = DotAccumulate::Make(DotKind::kBf16Pairs, sum, a_vec[r], b_vec[c]);
-        } else if (i8_) {
-          dot = DotAccumulate::Make(DotKind::kU8S8Quads, sum, b_vec[c], a_vec[r]);
-        } else {
-          dot = DotAccumulate::Make(DotKind::kU8S8Quads, sum, a_vec[r], b_vec[c]);
-        }
-        step.push_back(Store::Make(acc, acc_at(r, c), dot));
+        step.push_back(
+            Store::Make(acc, acc_at(r, c), MatrixDot(types_, i8_, sum, a_vec[r], b_vec[c])));
       }
       if (i8_) {  // the row's sum of A: a dot product with ones
         const Expr ones = ir::BroadcastTo(
@@ -182,11 +160,10 @@ class DotRowsBuilder {
                          For::Make(k, steps * Step(), shape_.k - steps * Step(), LoopKind::kSerial,
                                    Store::Make(tail, Expr(0), tail(Expr(0)) + product))});
         const Expr col = j0 + c;
-        finish.push_back(Allocate::Make(
-            tail, 1,
-            Block::Make({tail_sum, Store::Make(c_, (i0 + r) * shape_.n + col,
-                                               FinishOutput(types_, epilogue_, tail(Expr(0)), bias_,
-                                                            col, scale_))})));
+        finish.push_back(
+            Allocate::Make(tail, 1,
+                           Block::Make({tail_sum, Store::Make(ops_.c(), (i0 + r) * shape_.n + col,
+                                                              ops_.Finish(tail(Expr(0)), col))})));
       }
     }
     Stmt body = Block::Make({Block::Make(std::move(init)), reduce, Block::Make(std::move(finish))});
@@ -198,12 +175,11 @@ class DotRowsBuilder {
   }
 
   const GemmShape shape_;
+  const CpuMatrixOperands ops_;
   const CpuMatrixTypes types_;
-  const Epilogue epilogue_;
   const int64_t rows_, cols_;
   const bool parallel_, i8_;
-  Buffer a_, b_, bias_, c_, scale_a_, scale_b_;
-  Var scale_{"scale", Type::Float32()};
+  const Buffer a_, b_;
 };
 
 }  // namespace
