@@ -3,7 +3,6 @@
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpu_amx.h"
 #include "common/host_cpu.h"
 #include "common/stats.h"
 #include "common/strings.h"
@@ -239,16 +239,10 @@ __attribute__((target("amx-tile,amx-bf16,amx-int8"))) float AmxChains(long itera
   return out[0];
 }
 
-// Asks the kernel for AMX's tile data in this process (Linux's arch_prctl); false with the
-// reason where it refuses.
+// Asks the kernel for AMX's tile data in this process; false with the reason where it refuses.
 bool RequestAmxTileData(std::string* why_not) {
-  constexpr int kArchReqXcompPerm = 0x1023;
-  constexpr int kXfeatureXtiledata = 18;
-  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
-    *why_not = std::string(
-                   "the kernel refused AMX's tile data to this process (arch_prctl "
-                   "ARCH_REQ_XCOMP_PERM): ") +
-               std::strerror(errno);
+  if (absl::Status granted = RequestAmx(); !granted.ok()) {
+    *why_not = std::string(granted.message());
     return false;
   }
   return true;

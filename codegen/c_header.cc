@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/cpu_amx.h"
 #include "common/strings.h"
 #include "common/version.h"
 
@@ -245,17 +246,20 @@ constexpr const char* kGpuRuntimeDeclarations =
     " */\n"
     "uint64_t tune_gpurt_module_loads(void);\n\n";
 
-// Kernels on AMX tiles and the code they return where Linux refuses them (codegen/llvm/
-// cpu_backend.h's kAmxDeniedStatus; the C header test holds the two equal).
-constexpr const char* kAmxDeclarations =
-    "/* Kernels of template gemm.cpu.amx (named with each below) run on AMX tiles. The first\n"
-    " * call of one asks Linux for the tiles' state (arch_prctl(ARCH_REQ_XCOMP_PERM,\n"
-    " * XFEATURE_XTILEDATA), once per process); where Linux refuses (a kernel without AMX\n"
-    " * support, a signal stack too small for the state), the call returns\n"
-    " * TUNE_CPU_ERROR_AMX_DENIED and computes nothing. */\n"
-    "#ifndef TUNE_CPU_ERROR_AMX_DENIED\n"
-    "#define TUNE_CPU_ERROR_AMX_DENIED -20\n"
-    "#endif\n\n";
+// Kernels on AMX tiles and the code they return where Linux refuses them (common/cpu_amx.h).
+std::string AmxDeclarations() {
+  return StrCat(
+      "/* Kernels of template gemm.cpu.amx (named with each below) run on AMX tiles. The first\n"
+      " * call of one asks Linux for the tiles' state (arch_prctl(ARCH_REQ_XCOMP_PERM,\n"
+      " * XFEATURE_XTILEDATA), once per process); where Linux refuses (a kernel without AMX\n"
+      " * support, a signal stack too small for the state), the call returns\n"
+      " * TUNE_CPU_ERROR_AMX_DENIED and computes nothing. */\n"
+      "#ifndef TUNE_CPU_ERROR_AMX_DENIED\n"
+      "#define TUNE_CPU_ERROR_AMX_DENIED ",
+      kAmxDeniedStatus,
+      "\n"
+      "#endif\n\n");
+}
 
 }  // namespace
 
@@ -330,7 +334,7 @@ std::string RenderCHeader(const HeaderSpec& spec) {
   }
   if (std::any_of(spec.kernels.begin(), spec.kernels.end(),
                   [](const HeaderKernel& k) { return k.template_name == "gemm.cpu.amx"; })) {
-    out += kAmxDeclarations;
+    out += AmxDeclarations();
   }
   for (const HeaderKernel& k : spec.kernels) {
     StrAppend(&out, "/* ", k.workload.ToString(), "\n");

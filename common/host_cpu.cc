@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/cpu_amx.h"
+
 namespace tune {
 namespace {
 
@@ -111,11 +113,13 @@ HostCpu Detect() {
   };
   // A feature is listed where the CPU has it and the kernel saves its registers (LLVM's host
   // detection asks the same): AVX's ymm state (XCR0 bits 1-2), AVX-512's opmask and zmm state
-  // (bits 5-7), AMX's tile configuration and data (bits 17-18).
+  // (bits 5-7), AMX's tile configuration and data (bits 17-18). AMX's tile data also needs a
+  // Linux that enables it per process (common/cpu_amx.h): a kernel that cannot does not list it,
+  // and neither AMX feature is listed then.
   const uint64_t xcr0 = Bit(l1.ecx, 27) ? Xcr0() : 0;
   const bool avx_state = (xcr0 & 0x6) == 0x6;
   const bool avx512_state = avx_state && (xcr0 & 0xe0) == 0xe0;
-  const bool amx_state = (xcr0 & 0x60000) == 0x60000;
+  const bool amx_state = (xcr0 & 0x60000) == 0x60000 && Bit(l7.edx, 24) && KernelSupportsAmx();
   add(Bit(l1.ecx, 0), "sse3");
   add(Bit(l1.ecx, 9), "ssse3");
   add(Bit(l1.ecx, 19), "sse4.1");

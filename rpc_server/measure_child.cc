@@ -4,11 +4,11 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
 
+#include "common/cpu_amx.h"
 #include "common/cpu_set.h"
 #include "common/host_cpu.h"
 #include "common/reference.h"
@@ -168,7 +168,7 @@ Measurement ChildMeasurer::Measure(const v1::MeasureChildTrial& trial,
 
   // Warm-up: the only call whose output is checked, and it counts for no time.
   if (int32_t rc = call(); rc != 0) {
-    return Measurement::Failed(ErrorKind::kRuntimeCrash, StrCat("kernel returned ", rc));
+    return Measurement::Failed(KernelStatusKind(rc), KernelStatusMessage(rc));
   }
   CompareResult compared =
       CompareOutputs(*workload, tensors.output_data(), want.data(), tensors.output_size(),
@@ -262,9 +262,7 @@ int RunMeasureChild(int in_fd, int out_fd) {
   // that no trial's first (checked) call pays for the system call. A refusal is the kernels' to
   // report (TUNE_CPU_ERROR_AMX_DENIED), with the trial they ran in.
   if (GetHostCpu().HasFeature("amx-tile")) {
-    constexpr long kArchReqXcompPerm = 0x1023;
-    constexpr long kXfeatureXtiledata = 18;
-    syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata);
+    RequestAmx().IgnoreError();
   }
   std::vector<std::string> paths(request.setup().preload_paths().begin(),
                                  request.setup().preload_paths().end());

@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "common/strings.h"
+#include "rpc_server/worker_faults.h"
 
 namespace tune::rpc {
 namespace {
@@ -105,8 +106,8 @@ Measurement TimeRounds(const KernelCall& call, const TimingOptions& options,
       Clock::time_point start = now();
       for (int64_t i = 0; i < number; ++i) {
         if (int32_t rc = call(); rc != 0) {
-          m.error = ErrorKind::kRuntimeCrash;
-          m.message = StrCat("kernel returned ", rc, " during timing");
+          m.error = KernelStatusKind(rc);
+          m.message = StrCat(KernelStatusMessage(rc), " during timing");
           m.round_secs.clear();
           return m;
         }

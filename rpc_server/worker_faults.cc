@@ -2,6 +2,9 @@
 
 #include <span>
 
+#include "common/cpu_amx.h"
+#include "common/strings.h"
+
 namespace tune::rpc {
 namespace {
 
@@ -37,6 +40,20 @@ ErrorKind DlopenFailureKind(std::string_view dl_error) {
 
 ErrorKind ModuleLoadFailureKind(std::string_view message) {
   return Mentions(message, kModuleWorkerFaults) ? ErrorKind::kWorkerError : ErrorKind::kLoadError;
+}
+
+ErrorKind KernelStatusKind(int32_t rc) {
+  return rc == kAmxDeniedStatus ? ErrorKind::kUnsupported : ErrorKind::kRuntimeCrash;
+}
+
+std::string KernelStatusMessage(int32_t rc) {
+  if (rc == kAmxDeniedStatus) {
+    return StrCat("kernel returned ", rc,
+                  " (TUNE_CPU_ERROR_AMX_DENIED: Linux refused this worker's measurement process "
+                  "AMX's tile data, arch_prctl(ARCH_REQ_XCOMP_PERM); the worker cannot run AMX "
+                  "kernels)");
+  }
+  return StrCat("kernel returned ", rc);
 }
 
 }  // namespace tune::rpc

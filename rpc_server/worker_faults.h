@@ -3,6 +3,8 @@
 // WORKER_ERROR, which the daemon measures again elsewhere (common/measurement.h, IsVerdict).
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/measurement.h"
@@ -20,5 +22,11 @@ ErrorKind DlopenFailureKind(std::string_view dl_error);
 /// version it is too old for, no JIT compiler) or the device has no room for now (out of
 /// memory); LOAD_ERROR otherwise (the module's own code is bad).
 ErrorKind ModuleLoadFailureKind(std::string_view message);
+
+/// The kind of a kernel's non-zero return status: UNSUPPORTED for TUNE_CPU_ERROR_AMX_DENIED
+/// (Linux refused this worker's process AMX's tile data), RUNTIME_CRASH otherwise.
+ErrorKind KernelStatusKind(int32_t rc);
+/// Its message: "kernel returned -20 (TUNE_CPU_ERROR_AMX_DENIED: ...)", "kernel returned 3".
+std::string KernelStatusMessage(int32_t rc);
 
 }  // namespace tune::rpc

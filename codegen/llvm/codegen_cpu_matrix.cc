@@ -9,6 +9,7 @@
 #include "codegen/llvm/codegen_cpu.h"
 #include "codegen/llvm/cpu_backend.h"
 #include "codegen/llvm/cpu_names.h"
+#include "common/cpu_amx.h"
 #include "common/strings.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -25,12 +26,6 @@ class UsesTiles final : public ir::IrVisitor {
  protected:
   void Visit(const ir::AmxTileOp* op) override { found = true; }
 };
-
-// Linux x86-64: arch_prctl's system call number, its request for permission to use an extended
-// state component, and the component of AMX's tile data.
-constexpr int64_t kSysArchPrctl = 158;
-constexpr int64_t kArchReqXcompPerm = 0x1023;
-constexpr int64_t kXfeatureXtiledata = 18;
 
 }  // namespace
 

@@ -45,12 +45,6 @@ absl::StatusOr<std::string> EmitCpuObject(const std::vector<ir::LoweredFunc>& fu
 absl::StatusOr<std::string> EmitCpuAssembly(const std::vector<ir::LoweredFunc>& funcs,
                                             const CpuCodegenOptions& options);
 
-/// What a kernel that uses AMX tiles returns when Linux refuses them: its first call asks for
-/// the tile data (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)), which a kernel without
-/// AMX support, or a process's signal stack too small for it, refuses. The C header documents
-/// it as TUNE_CPU_ERROR_AMX_DENIED.
-inline constexpr int32_t kAmxDeniedStatus = -20;
-
 /// The OpenMP runtime that parallel kernels (threads > 1) need at run time.
 inline constexpr char kOpenMpRuntime[] = "libgomp.so.1";
 

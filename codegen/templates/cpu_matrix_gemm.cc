@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "codegen/templates/cpu_vector_info.h"
 #include "codegen/templates/template_util.h"
 
 namespace tune {
@@ -155,6 +156,18 @@ ir::Stmt CpuMatrixOperands::StoreColumns(const Expr& row, const Expr& col0, int 
       ir::IfThenElse::Make(
           col < shape_.n, ir::Store::Make(c_, row * shape_.n + col, Finish(acc(Expr(l), 1), col))));
   return ir::IfThenElse::Make(col0 + lanes <= shape_.n, whole, part);
+}
+
+std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Target& target) {
+  const CpuVectorInfo cpu = CpuVectorInfoFor(target);
+  if (workload.dtype() == Dtype::kBf16) {
+    return cpu.avx512bf16 ? std::vector<std::string>{"avx512bf16"} : std::vector<std::string>{};
+  }
+  return cpu.avx512vnni ? std::vector<std::string>{"avx512vnni"} : std::vector<std::string>{};
+}
+
+std::vector<std::string> AmxWorkerFeatures(const Workload& workload, const Target&) {
+  return {"amx-tile", workload.dtype() == Dtype::kBf16 ? "amx-bf16" : "amx-int8"};
 }
 
 }  // namespace tune

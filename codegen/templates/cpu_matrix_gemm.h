@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "codegen/ir/ir.h"
+#include "common/target.h"
 #include "common/workload.h"
 
 namespace tune {
@@ -21,6 +23,15 @@ namespace tune {
 /// The dtypes these templates build: bf16 (f32 accumulation), i8 and u8i8 (i32), with every
 /// output their dtype accepts.
 inline constexpr DtypeSet kCpuMatrixDtypes = DtypeSet{Dtype::kBf16, Dtype::kI8, Dtype::kU8I8};
+
+/// The CPU features (common/host_cpu.h's names) that gemm.cpu.dot's kernels of the workload's
+/// dtype use on `target` (KernelTemplate::worker_features): "avx512bf16" for bf16 and
+/// "avx512vnni" for i8 and u8i8 where the target has them (the CPU backend emits vdpbf16ps and
+/// vpdpbusd then, plain vector code otherwise: nothing is needed).
+std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Target& target);
+
+/// The ones gemm.cpu.amx's kernels use: "amx-tile" with "amx-bf16" (bf16) or "amx-int8".
+std::vector<std::string> AmxWorkerFeatures(const Workload& workload, const Target& target);
 
 struct CpuMatrixTypes {
   Dtype dtype = Dtype::kBf16;

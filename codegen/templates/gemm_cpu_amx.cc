@@ -400,6 +400,7 @@ const KernelTemplate kGemmCpuAmx = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .worker_features = &AmxWorkerFeatures,
     .applies = &HasAmxFor,
     .gemm_layouts = GemmLayouts::kBoth,
     .dtypes = kCpuMatrixDtypes,

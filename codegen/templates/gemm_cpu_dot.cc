@@ -453,6 +453,7 @@ const KernelTemplate kGemmCpuDot = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    .worker_features = &DotWorkerFeatures,
     .gemm_layouts = GemmLayouts::kBoth,
     .dtypes = kCpuMatrixDtypes,
     .seeds = &Seeds,

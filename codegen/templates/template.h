@@ -54,6 +54,7 @@ struct KernelTemplate {
   using ToleranceFn = std::function<double(const Workload&, const Config&)>;
   using PrepareFn = std::function<absl::StatusOr<PreparedWeights>(
       const Workload&, const Target&, const Config&, std::string_view func_name)>;
+  using FeaturesFn = std::function<std::vector<std::string>(const Workload&, const Target&)>;
 
   std::string_view name;  // e.g. "gemm.cpu.blocked"
   int version;            // bumped whenever the generated code changes meaning or speed
@@ -72,6 +73,12 @@ struct KernelTemplate {
   /// empty for code tune generates itself. A library template applies only to targets that
   /// name the library in -libs=.
   std::string_view library = {};
+  /// The CPU features (common/host_cpu.h's names) a worker must report, beyond its device key,
+  /// to run the template's kernels for the workload on the target: the matrix instructions they
+  /// use ("amx-tile", "amx-bf16", "avx512bf16", ...). Workers of the key whose CPU or kernel
+  /// lacks one (a virtual machine that hides AVX512-BF16, a Linux that does not enable AMX) are
+  /// not sent them, and a job waits for one that has them. Empty: every worker of the key.
+  FeaturesFn worker_features = {};
   /// True for templates that call the catalog's micro-kernel the target names in -libs=
   /// (codegen/templates/ukernel_templates.h).
   bool uses_extern_kernel = false;

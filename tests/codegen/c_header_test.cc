@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen/llvm/cpu_backend.h"
+#include "common/cpu_amx.h"
 #include "common/files.h"
 #include "common/strings.h"
 

@@ -1,5 +1,6 @@
 #include "common/host_cpu.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "common/cpu_amx.h"
 #include "common/runtime_libs.h"
 
 namespace tune {
@@ -53,6 +55,22 @@ TEST(HostCpuTest, ListsEveryMatrixFeatureTheKernelLists) {
     if (flags.contains(kernel_name)) {
       EXPECT_TRUE(cpu.HasFeature(name)) << name;
     }
+  }
+}
+
+TEST(HostCpuTest, ListsAmxOnlyWhereLinuxGrantsThisProcessTheTileData) {
+  const HostCpu& cpu = GetHostCpu();
+  const absl::Status granted = RequestAmx();
+  if (cpu.HasFeature("amx-tile")) {
+    EXPECT_TRUE(KernelSupportsAmx());
+    EXPECT_TRUE(granted.ok()) << granted;
+    return;
+  }
+  EXPECT_FALSE(cpu.HasFeature("amx-bf16"));
+  EXPECT_FALSE(cpu.HasFeature("amx-int8"));
+  if (!KernelSupportsAmx()) {
+    EXPECT_FALSE(granted.ok());
+    EXPECT_THAT(granted.message(), ::testing::HasSubstr("arch_prctl(ARCH_REQ_XCOMP_PERM"));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/host_cpu.h"
+#include "common/strings.h"
 #include "common/target.h"
 #include "db/tuning_log.h"
 #include "nlohmann/json.hpp"
@@ -121,6 +122,16 @@ TEST(TuningTest, TwoWorkersTuneGemmAndConvAndRecordEveryTrialOnce) {
   ASSERT_EQ(ws.size(), 2u);
   EXPECT_EQ(ws[0]["name"], "worker-a");
   EXPECT_EQ(ws[0]["state"], "IDLE");
+  std::vector<std::string> matrix;  // the worker runs on this host: its matrix features
+  for (std::string_view feature : kMatrixFeatures) {
+    if (GetHostCpu().HasFeature(std::string(feature))) {
+      matrix.emplace_back(feature);
+    }
+  }
+  EXPECT_EQ(ws[0]["matrix_features"].get<std::vector<std::string>>(), matrix);
+  CommandResult table = RunClient(address, {"workers"});
+  EXPECT_THAT(table.out, HasSubstr("MATRIX FEATURES"));
+  EXPECT_THAT(table.out, HasSubstr(matrix.empty() ? "-" : Join(matrix, ",")));
 
   // Global flags are accepted after the subcommand too.
   CommandResult json_after = RunClient(address, {"workers", "--json"});

@@ -2,11 +2,13 @@
 // requests a worker refuses before running anything.
 #include "rpc_server/supervisor.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
 
+#include "common/cpu_amx.h"
 #include "common/cpu_set.h"
 #include "fmt/format.h"
 #include "tests/rpc_server/test_support.h"
@@ -155,6 +157,16 @@ TEST_F(SupervisorTest, NonZeroReturnIsRuntimeCrashWithTheCode) {
   EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_RUNTIME_CRASH);
   EXPECT_EQ(m.message(), "kernel returned 3");
   EXPECT_EQ(supervisor->children_started(), 1) << "a returned error does not cost the child";
+}
+
+TEST_F(SupervisorTest, AKernelRefusedAmxByLinuxIsUnsupportedNotACrash) {
+  static_assert(kAmxDeniedStatus == -20, "tune_test_gemm_amx_denied returns -20");
+  auto supervisor = Make();
+  v1::Measurement m = MeasureOk(
+      *supervisor, FixtureRequest(1, TUNE_TEST_GEMM_KERNELS, "tune_test_gemm_amx_denied"));
+  EXPECT_EQ(m.error_kind(), v1::ERROR_KIND_UNSUPPORTED);
+  EXPECT_THAT(m.message(), ::testing::HasSubstr("kernel returned -20 (TUNE_CPU_ERROR_AMX_DENIED"));
+  EXPECT_EQ(supervisor->children_started(), 1) << "a refused kernel does not cost the child";
 }
 
 // weights=prepared: the child runs the artifact's preparation on the canonical weights before

@@ -250,6 +250,18 @@ TEST_F(PipelineTest, FollowersOfATrialDroppedWithoutAVerdictAreMeasuredTheFirstL
   EXPECT_EQ(pipeline_.size(), 0u);
 }
 
+// What a trial needs of a worker.
+WorkerNeeds Needs(std::string device_key, int threads, std::vector<std::string> libs,
+                  Dtype dtype = Dtype::kF32, std::vector<std::string> features = {}) {
+  WorkerNeeds needs;
+  needs.device_key = std::move(device_key);
+  needs.threads = threads;
+  needs.needed_libs = std::move(libs);
+  needs.dtype = dtype;
+  needs.features = std::move(features);
+  return needs;
+}
+
 TEST(WorkerRegistryTest, ATypedTrialGoesOnlyToWorkersThatMeasureItsDtype) {
   WorkerRegistry registry;
   v1::Register old;  // a worker from before dtypes lists none: f32 only
@@ -257,19 +269,19 @@ TEST(WorkerRegistryTest, ATypedTrialGoesOnlyToWorkersThatMeasureItsDtype) {
   old.set_device_key("cuda/sm_90");
   old.mutable_capabilities()->set_threads(1);
   WorkerEntry& old_worker = registry.Add(old, "peer", nullptr, Clock::now(), 0);
-  EXPECT_TRUE(CanRun(old_worker, {"cuda/sm_90", 1, {}, Dtype::kF32}));
-  EXPECT_FALSE(CanRun(old_worker, {"cuda/sm_90", 1, {}, Dtype::kBf16}));
-  EXPECT_EQ(registry.Capacity({"cuda/sm_90", 1, {}, Dtype::kBf16}), 0);
+  EXPECT_TRUE(CanRun(old_worker, Needs("cuda/sm_90", 1, {}, Dtype::kF32)));
+  EXPECT_FALSE(CanRun(old_worker, Needs("cuda/sm_90", 1, {}, Dtype::kBf16)));
+  EXPECT_EQ(registry.Capacity(Needs("cuda/sm_90", 1, {}, Dtype::kBf16)), 0);
 
   v1::Register typed = old;
   typed.set_name("typed");
   typed.mutable_capabilities()->add_dtypes("bf16");
   typed.mutable_capabilities()->add_dtypes("f32");
   WorkerEntry& typed_worker = registry.Add(typed, "peer", nullptr, Clock::now(), 0);
-  EXPECT_TRUE(CanRun(typed_worker, {"cuda/sm_90", 1, {}, Dtype::kBf16}));
-  EXPECT_FALSE(CanRun(typed_worker, {"cuda/sm_90", 1, {}, Dtype::kFp8E4m3}));
-  EXPECT_EQ(registry.Capacity({"cuda/sm_90", 1, {}, Dtype::kBf16}), 1);
-  EXPECT_EQ(registry.Capacity({"cuda/sm_90", 1, {}, Dtype::kF32}), 2);
+  EXPECT_TRUE(CanRun(typed_worker, Needs("cuda/sm_90", 1, {}, Dtype::kBf16)));
+  EXPECT_FALSE(CanRun(typed_worker, Needs("cuda/sm_90", 1, {}, Dtype::kFp8E4m3)));
+  EXPECT_EQ(registry.Capacity(Needs("cuda/sm_90", 1, {}, Dtype::kBf16)), 1);
+  EXPECT_EQ(registry.Capacity(Needs("cuda/sm_90", 1, {}, Dtype::kF32)), 2);
 }
 
 TEST(WorkerRegistryTest, AWorkerRunsOnlyTrialsItsDeviceThreadsAndLibrariesAllow) {
@@ -280,14 +292,14 @@ TEST(WorkerRegistryTest, AWorkerRunsOnlyTrialsItsDeviceThreadsAndLibrariesAllow)
   reg.mutable_capabilities()->set_threads(4);
   reg.mutable_capabilities()->add_preloaded_libraries()->set_basename("libopenblas.so.0");
   WorkerEntry& worker = registry.Add(reg, "peer", nullptr, Clock::now(), 0);
-  EXPECT_TRUE(CanRun(worker, {"cpu/x86_64/znver4", 4, {}}));
-  EXPECT_FALSE(CanRun(worker, {"cpu/x86_64/znver4", 8, {}}));
-  EXPECT_FALSE(CanRun(worker, {"cpu/x86_64/skylake", 1, {}}));
-  EXPECT_TRUE(CanRun(worker, {"cpu/x86_64/znver4", 1, {"openblas"}}));
-  EXPECT_TRUE(CanRun(worker, {"cpu/x86_64/znver4", 1, {"libopenblas.so.0"}}));
-  EXPECT_FALSE(CanRun(worker, {"cpu/x86_64/znver4", 1, {"dnnl"}}));
-  EXPECT_EQ(registry.Capacity({"cpu/x86_64/znver4", 2, {}}), 1);
-  EXPECT_EQ(registry.Capacity({"cpu/x86_64/znver4", 16, {}}), 0);
+  EXPECT_TRUE(CanRun(worker, Needs("cpu/x86_64/znver4", 4, {})));
+  EXPECT_FALSE(CanRun(worker, Needs("cpu/x86_64/znver4", 8, {})));
+  EXPECT_FALSE(CanRun(worker, Needs("cpu/x86_64/skylake", 1, {})));
+  EXPECT_TRUE(CanRun(worker, Needs("cpu/x86_64/znver4", 1, {"openblas"})));
+  EXPECT_TRUE(CanRun(worker, Needs("cpu/x86_64/znver4", 1, {"libopenblas.so.0"})));
+  EXPECT_FALSE(CanRun(worker, Needs("cpu/x86_64/znver4", 1, {"dnnl"})));
+  EXPECT_EQ(registry.Capacity(Needs("cpu/x86_64/znver4", 2, {})), 1);
+  EXPECT_EQ(registry.Capacity(Needs("cpu/x86_64/znver4", 16, {})), 0);
 
   v1::Register bare = reg;
   bare.set_name("b");
@@ -295,6 +307,32 @@ TEST(WorkerRegistryTest, AWorkerRunsOnlyTrialsItsDeviceThreadsAndLibrariesAllow)
   bare.mutable_capabilities()->set_cores(6);
   EXPECT_EQ(registry.Add(bare, "peer", nullptr, Clock::now(), 0).threads, 6)
       << "a worker that names no thread count offers its cores";
+}
+
+TEST(WorkerRegistryTest, ATrialNeedingCpuFeaturesGoesOnlyToWorkersThatReportThem) {
+  WorkerRegistry registry;
+  v1::Register plain;  // a Sapphire Rapids whose Linux does not enable AMX
+  plain.set_name("plain");
+  plain.set_device_key("cpu/x86_64/sapphirerapids");
+  plain.mutable_capabilities()->set_threads(1);
+  plain.mutable_capabilities()->add_dtypes("bf16");
+  plain.mutable_capabilities()->add_features("avx512bf16");
+  WorkerEntry& plain_worker = registry.Add(plain, "peer", nullptr, Clock::now(), 0);
+  const std::vector<std::string> amx = {"amx-tile", "amx-bf16"};
+  EXPECT_TRUE(CanRun(plain_worker,
+                     Needs("cpu/x86_64/sapphirerapids", 1, {}, Dtype::kBf16, {"avx512bf16"})));
+  EXPECT_FALSE(CanRun(plain_worker, Needs("cpu/x86_64/sapphirerapids", 1, {}, Dtype::kBf16, amx)));
+  EXPECT_EQ(registry.Capacity(Needs("cpu/x86_64/sapphirerapids", 1, {}, Dtype::kBf16, amx)), 0);
+
+  v1::Register tiles = plain;
+  tiles.set_name("tiles");
+  tiles.mutable_capabilities()->add_features("amx-bf16");
+  tiles.mutable_capabilities()->add_features("amx-tile");
+  registry.Add(tiles, "peer", nullptr, Clock::now(), 0);
+  EXPECT_EQ(registry.Capacity(Needs("cpu/x86_64/sapphirerapids", 1, {}, Dtype::kBf16, amx)), 1);
+  EXPECT_EQ(registry.Capacity(
+                Needs("cpu/x86_64/sapphirerapids", 1, {}, Dtype::kBf16, {"amx-tile", "amx-int8"})),
+            0);
 }
 
 TEST(WorkerRegistryTest, SilentWorkersAreFoundAndRemovedOnesAreListedAsLost) {

@@ -103,6 +103,72 @@ TEST_F(SchedulerTest, ATrialNeedingALibraryGoesOnlyToAWorkerThatPreloadedIt) {
   EXPECT_TRUE(plain.NoRequestWaiting());
 }
 
+// A worker of a Sapphire Rapids device key that reports `features` and measures bf16.
+v1::Register SapphireRapidsWorker(const std::string& name, std::vector<std::string> features) {
+  v1::Register reg;
+  reg.set_name(name);
+  reg.set_device_key("cpu/x86_64/sapphirerapids");
+  reg.mutable_capabilities()->set_threads(1);
+  reg.mutable_capabilities()->set_capacity(1);
+  reg.mutable_capabilities()->add_dtypes("bf16");
+  reg.mutable_capabilities()->add_dtypes("f32");
+  for (std::string& feature : features) {
+    reg.mutable_capabilities()->add_features(std::move(feature));
+  }
+  return reg;
+}
+
+v1::JobSpec Bf16SapphireRapidsSpec(int trials, const std::vector<std::string>& templates) {
+  v1::JobSpec spec;
+  spec.set_workload("gemm:M=16,N=16,K=32,dtype=bf16");
+  spec.set_target("llvm -mcpu=sapphirerapids -threads=1");
+  spec.set_trials(trials);
+  spec.set_strategy("grid");
+  for (const std::string& name : templates) {
+    spec.add_templates(name);
+  }
+  return spec;
+}
+
+TEST_F(SchedulerTest,
+       AJobWhoseTemplatesNeedCpuFeaturesNoWorkerReportsWaitsSayingWhichUntilOneComes) {
+  Start();
+  TestWorker plain, tiles;  // a Linux that does not enable AMX, and one that does
+  plain.Register(*scheduler_, SapphireRapidsWorker("plain", {"avx512bf16"}));
+  absl::StatusOr<v1::Job> job =
+      scheduler_->SubmitJob(Bf16SapphireRapidsSpec(1, {"gemm.cpu.amx"}), "test");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_STATE_QUEUED);
+  EXPECT_THAT(job->message(),
+              HasSubstr("waiting for a worker with device key cpu/x86_64/sapphirerapids that can "
+                        "run one of its templates (no connected one has what they need: "
+                        "gemm.cpu.amx needs amx-tile, amx-bf16)"));
+
+  tiles.Register(*scheduler_,
+                 SapphireRapidsWorker("tiles", {"amx-bf16", "amx-tile", "avx512bf16"}));
+  std::optional<v1::MeasureRequest> request = tiles.NextRequest();
+  ASSERT_TRUE(request.has_value());
+  tiles.Answer(*request, 1e-5);
+  EXPECT_EQ(WaitForEnd(job->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(plain.NoRequestWaiting());
+}
+
+TEST_F(SchedulerTest, ATemplateNeedingCpuFeaturesNoWorkerReportsIsSkippedAndNamedWithThem) {
+  Start();
+  TestWorker plain;
+  plain.Register(*scheduler_, SapphireRapidsWorker("plain", {"avx512bf16"}));
+  uint64_t job = Submit(Bf16SapphireRapidsSpec(2, {"gemm.cpu.amx", "gemm.cpu.dot"}));
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::MeasureRequest> request = plain.NextRequest();
+    ASSERT_TRUE(request.has_value());
+    EXPECT_EQ(request->artifact().template_name(), "gemm.cpu.dot");
+    plain.Answer(*request, 1e-5);
+  }
+  v1::JobEvent end = WaitForEnd(job);
+  EXPECT_EQ(end.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_THAT(end.message(), HasSubstr("skipped gemm.cpu.amx (no worker with amx-tile, amx-bf16)"));
+}
+
 // Two jobs of one workload and target whose searches propose the same config first.
 TEST_F(SchedulerTest, AConfigThatAnotherJobMeasuresIsNotMeasuredTwice) {
   Start();

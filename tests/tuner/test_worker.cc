@@ -50,6 +50,11 @@ void TestWorker::Register(Scheduler& scheduler, const std::string& name, int thr
     entry->set_path("/opt/" + lib);
     entry->set_basename(lib);
   }
+  Register(scheduler, reg);
+}
+
+void TestWorker::Register(Scheduler& scheduler, const v1::Register& reg) {
+  scheduler_ = &scheduler;
   // The scheduler holds the channel by shared_ptr; the test owns this object for longer.
   absl::StatusOr<std::string> id =
       scheduler.AddWorker(reg, "test", std::shared_ptr<WorkerChannel>(this, [](WorkerChannel*) {}));

@@ -34,6 +34,10 @@ class TestWorker final : public WorkerChannel {
   void Register(Scheduler& scheduler, const std::string& name, int threads = 1, int capacity = 1,
                 const std::vector<std::string>& preloaded = {}, int cores = 0);
 
+  /// Registers with `scheduler` as `reg` says (a device key and CPU features other than this
+  /// host's). Fails the test on error.
+  void Register(Scheduler& scheduler, const v1::Register& reg);
+
   /// The next MeasureRequest, waiting up to `timeout` for it; nullopt if none came.
   std::optional<v1::MeasureRequest> NextRequest(
       std::chrono::milliseconds timeout = std::chrono::seconds(120));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "common/host_cpu.h"
 #include "common/measurement.h"
 #include "common/stats.h"
 #include "common/strings.h"
@@ -248,6 +249,18 @@ std::vector<std::string> WorkerDtypes(const v1::Capabilities& caps) {
   return {caps.dtypes().begin(), caps.dtypes().end()};
 }
 
+// The matrix features among a worker's CPU features ("amx-bf16", "avx512vnni", ...).
+std::vector<std::string> WorkerMatrixFeatures(const v1::Capabilities& caps) {
+  std::vector<std::string> out;
+  for (const std::string& feature : caps.features()) {
+    if (std::find(kMatrixFeatures.begin(), kMatrixFeatures.end(), feature) !=
+        kMatrixFeatures.end()) {
+      out.push_back(feature);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json WorkerJson(const v1::WorkerInfo& worker) {
@@ -258,6 +271,7 @@ nlohmann::json WorkerJson(const v1::WorkerInfo& worker) {
   }
   return {
       {"dtypes", WorkerDtypes(caps)},
+      {"matrix_features", WorkerMatrixFeatures(caps)},
       {"worker_id", worker.worker_id()},
       {"name", worker.name()},
       {"device_key", worker.device_key()},
@@ -403,14 +417,17 @@ std::string JobsTable(const std::vector<v1::Job>& jobs) {
 }
 
 std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers) {
-  std::string out = fmt::format("{:<24}  {:<5}  {:<5}  {:<28}  {:>9}  {:>6}  {:<24}  {}\n", "NAME",
-                                "ID", "STATE", "DEVICE KEY", "IN FLIGHT", "DONE", "DTYPES", "PEER");
+  constexpr std::string_view kRow =
+      "{:<24}  {:<5}  {:<5}  {:<28}  {:>9}  {:>6}  {:<24}  {:<24}  {}\n";
+  std::string out = fmt::format(kRow, "NAME", "ID", "STATE", "DEVICE KEY", "IN FLIGHT", "DONE",
+                                "DTYPES", "MATRIX FEATURES", "PEER");
   for (const v1::WorkerInfo& w : workers) {
     const std::vector<std::string> dtypes = WorkerDtypes(w.capabilities());
-    out += fmt::format("{:<24}  {:<5}  {:<5}  {:<28}  {:>9}  {:>6}  {:<24}  {}\n", w.name(),
-                       w.worker_id(), WorkerStateText(w.state()), w.device_key(),
+    const std::vector<std::string> matrix = WorkerMatrixFeatures(w.capabilities());
+    out += fmt::format(kRow, w.name(), w.worker_id(), WorkerStateText(w.state()), w.device_key(),
                        StrCat(w.in_flight(), "/", w.capabilities().capacity()), w.trials_done(),
-                       dtypes.size() == AllDtypes().size() ? "all" : Join(dtypes, ","), w.peer());
+                       dtypes.size() == AllDtypes().size() ? "all" : Join(dtypes, ","),
+                       matrix.empty() ? "-" : Join(matrix, ","), w.peer());
   }
   return out;
 }

@@ -20,6 +20,20 @@ std::string LibrariesOf(const SearchJob& search) {
   return Join(std::vector<std::string>(libs.begin(), libs.end()), " or ");
 }
 
+// "gemm.cpu.amx needs amx-tile, amx-bf16; gemm.cpu.dot needs avx512bf16": what each of the job's
+// templates needs of a worker beyond its device key; empty when none needs a CPU feature.
+std::string TemplateNeeds(const SearchJob& search) {
+  bool features = false;
+  std::vector<std::string> parts;
+  for (const KernelTemplate* tpl : search.templates()) {
+    features = features || !search.FeaturesOf(*tpl).empty();
+    if (std::string needs = search.NeedsOf(*tpl); !needs.empty()) {
+      parts.push_back(StrCat(tpl->name, " needs ", needs));
+    }
+  }
+  return features ? Join(parts, "; ") : "";
+}
+
 void FillFromRow(const Job& row, v1::Job* out) {
   out->set_job_id(static_cast<uint64_t>(row.id));
   out->set_model_job_id(static_cast<uint64_t>(row.spec.parent));
@@ -74,8 +88,9 @@ std::string LiveMessage(const JobView& view) {
 std::string SkippedNote(const SearchJob& search, const std::set<const KernelTemplate*>& unusable) {
   std::vector<std::string> parts;
   for (const KernelTemplate* tpl : unusable) {
-    std::optional<TemplateLibrary> lib = search.LibraryOf(*tpl);
-    parts.push_back(StrCat(tpl->name, " (no worker with ", lib ? lib->name : "its library", ")"));
+    const std::string needs = search.NeedsOf(*tpl);
+    parts.push_back(
+        StrCat(tpl->name, " (no worker with ", needs.empty() ? "its library" : needs, ")"));
   }
   std::sort(parts.begin(), parts.end());
   return StrCat("skipped ", Join(parts, ", "));
@@ -85,6 +100,11 @@ std::string WaitingForTurn(const JobRuntime& job, const SearchJob& search,
                            const Admission::Ticket& ticket) {
   const std::string& key = job.row.spec.device_key;
   if (ticket.capacity > 0 && ticket.none_usable) {
+    if (std::string needs = TemplateNeeds(search); !needs.empty()) {
+      return StrCat(
+          "waiting for a worker with device key ", key,
+          " that can run one of its templates (no connected one has what they need: ", needs, ")");
+    }
     return StrCat("waiting for a worker with device key ", key, " and ", LibrariesOf(search),
                   " (every template of this job calls one; start tune-server with --libs)");
   }

@@ -168,11 +168,15 @@ std::set<const KernelTemplate*> Scheduler::UnusableTemplatesLocked(const JobRunt
   std::set<const KernelTemplate*> unusable;
   for (const KernelTemplate* tpl : search.templates()) {
     std::optional<TemplateLibrary> lib = search.LibraryOf(*tpl);
-    if (!lib) {
+    const std::vector<std::string>& features = search.FeaturesOf(*tpl);
+    if (!lib && features.empty()) {
       continue;
     }
     WorkerNeeds needs = search.Needs(job, nullptr);
-    needs.needed_libs = {lib->file};
+    if (lib) {
+      needs.needed_libs = {lib->file};
+    }
+    needs.features = features;
     if (workers_.Capacity(needs) == 0) {
       unusable.insert(tpl);
     }
@@ -200,8 +204,8 @@ void Scheduler::PumpLocked() {
 }
 
 void Scheduler::PumpSearchLocked(JobRuntime& job, SearchJob& search, Admission& admission) {
-  // Library templates no connected worker can run are left out for now; a job all of whose
-  // templates are such waits like a job without a worker.
+  // Templates no connected worker can run (for want of their library or CPU features) are left
+  // out for now; a job all of whose templates are such waits like a job without a worker.
   std::set<const KernelTemplate*> unusable = UnusableTemplatesLocked(job, search);
   const bool none_usable = unusable.size() == search.templates().size();
   const Admission::Ticket ticket =

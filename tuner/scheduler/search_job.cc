@@ -74,6 +74,23 @@ std::optional<TemplateLibrary> SearchJob::LibraryOf(const KernelTemplate& tpl) c
   return it == libraries_.end() ? std::nullopt : std::optional<TemplateLibrary>(it->second);
 }
 
+const std::vector<std::string>& SearchJob::FeaturesOf(const KernelTemplate& tpl) const {
+  static const std::vector<std::string> kNone;
+  auto it = features_.find(&tpl);
+  return it == features_.end() ? kNone : it->second;
+}
+
+std::string SearchJob::NeedsOf(const KernelTemplate& tpl) const {
+  std::vector<std::string> parts;
+  if (std::optional<TemplateLibrary> lib = LibraryOf(tpl)) {
+    parts.push_back(lib->name);
+  }
+  for (const std::string& feature : FeaturesOf(tpl)) {
+    parts.push_back(feature);
+  }
+  return Join(parts, ", ");
+}
+
 absl::StatusOr<std::unique_ptr<SearchJob>> SearchJob::Load(TuningLog& log, const Job& row,
                                                            const SearchJobOptions& options) {
   ASSIGN_OR_RETURN(Workload workload, Workload::Parse(row.spec.workload));
@@ -83,13 +100,20 @@ absl::StatusOr<std::unique_ptr<SearchJob>> SearchJob::Load(TuningLog& log, const
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log.MeasuredConfigs(row.spec.workload, row.spec.target));
   std::map<const KernelTemplate*, TemplateLibrary> libraries;
+  std::map<const KernelTemplate*, std::vector<std::string>> features;
   for (const KernelTemplate* tpl : templates) {
     if (std::optional<TemplateLibrary> lib = options.catalog.LibraryOf(*tpl, target)) {
       libraries.emplace(tpl, *std::move(lib));
     }
+    if (tpl->worker_features) {
+      if (std::vector<std::string> needed = tpl->worker_features(workload, target);
+          !needed.empty()) {
+        features.emplace(tpl, std::move(needed));
+      }
+    }
   }
   std::unique_ptr<SearchJob> job(new SearchJob(workload, target, templates, std::move(libraries),
-                                               options.remeasure_finalists));
+                                               std::move(features), options.remeasure_finalists));
   ASSIGN_OR_RETURN(std::vector<PastTrial> history,
                    PastTrials(log, row, &job->given_up_, &job->given_up_in_a_row_));
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
@@ -137,6 +161,9 @@ WorkerNeeds SearchJob::Needs(const JobRuntime& job, const Trial* trial) const {
   if (trial != nullptr && trial->artifact) {
     needs.needed_libs.assign(trial->artifact->needed_libs().begin(),
                              trial->artifact->needed_libs().end());
+  }
+  if (trial != nullptr && trial->tpl != nullptr) {
+    needs.features = FeaturesOf(*trial->tpl);
   }
   return needs;
 }

@@ -83,12 +83,19 @@ class SearchJob final : public JobDriver {
   const Target& target() const { return target_; }
   /// What one of its templates calls on its target (Catalog::LibraryOf when it was loaded).
   std::optional<TemplateLibrary> LibraryOf(const KernelTemplate& tpl) const;
+  /// The CPU features a worker must report to run one of its templates' kernels
+  /// (KernelTemplate::worker_features when it was loaded); empty when any worker of the key does.
+  const std::vector<std::string>& FeaturesOf(const KernelTemplate& tpl) const;
+  /// What a worker must offer for `tpl`, for messages: its library and its features, ", "-joined
+  /// ("dnnl", "amx-tile, amx-bf16"); empty when nothing beyond the device key.
+  std::string NeedsOf(const KernelTemplate& tpl) const;
   const std::vector<const KernelTemplate*>& templates() const { return templates_; }
   /// True when `tpl` is one of the job's templates.
   bool Searches(const KernelTemplate* tpl) const;
   /// The model job whose task this job is; 0 for other jobs.
   int64_t model_id() const { return model_id_; }
-  /// What a trial of the job needs of a worker (`trial`'s libraries once it is built).
+  /// What a trial of the job needs of a worker (`trial`'s libraries once it is built, its
+  /// template's features).
   WorkerNeeds Needs(const JobRuntime& job, const Trial* trial) const;
 
   // --- The search: on the planner and the log writer, never under the scheduler's lock ---
@@ -124,8 +131,8 @@ class SearchJob final : public JobDriver {
   /// Returns how many in a row since its latest verdict.
   int GaveUp(const Trial& trial, const std::string& why);
   const std::vector<std::string>& given_up() const { return given_up_; }
-  /// "skipped gemm.cpu.dnnl (no worker with dnnl)": library templates left out for want of a
-  /// worker, as the latest pump found them; empty when none.
+  /// "skipped gemm.cpu.dnnl (no worker with dnnl)": templates left out for want of a worker
+  /// with their library or CPU features, as the latest pump found them; empty when none.
   const std::string& skipped() const { return skipped_; }
   /// A task's trial was counted: notes the untuned default's time when it is that config.
   void NoteDefault(const Trial& trial, const TrialOutcome& outcome);
@@ -147,17 +154,21 @@ class SearchJob final : public JobDriver {
 
  private:
   SearchJob(Workload workload, Target target, std::vector<const KernelTemplate*> templates,
-            std::map<const KernelTemplate*, TemplateLibrary> libraries, bool remeasure_finalists)
+            std::map<const KernelTemplate*, TemplateLibrary> libraries,
+            std::map<const KernelTemplate*, std::vector<std::string>> features,
+            bool remeasure_finalists)
       : workload_(std::move(workload)),
         target_(std::move(target)),
         templates_(std::move(templates)),
         libraries_(std::move(libraries)),
+        features_(std::move(features)),
         finals_(remeasure_finalists) {}
 
   const Workload workload_;
   const Target target_;
   const std::vector<const KernelTemplate*> templates_;
   const std::map<const KernelTemplate*, TemplateLibrary> libraries_;
+  const std::map<const KernelTemplate*, std::vector<std::string>> features_;  // non-empty only
   int64_t model_id_ = 0;
   std::string default_config_;  // a task's untuned default: its first template's default config
 

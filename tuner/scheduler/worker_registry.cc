@@ -31,8 +31,12 @@ bool CanRun(const WorkerEntry& worker, const WorkerNeeds& needs) {
       !MeasuresDtype(worker, needs.dtype)) {
     return false;
   }
+  const auto& features = worker.reg.capabilities().features();
   return std::all_of(needs.needed_libs.begin(), needs.needed_libs.end(),
-                     [&](const std::string& lib) { return Preloaded(worker, lib); });
+                     [&](const std::string& lib) { return Preloaded(worker, lib); }) &&
+         std::all_of(needs.features.begin(), needs.features.end(), [&](const std::string& f) {
+           return std::find(features.begin(), features.end(), f) != features.end();
+         });
 }
 
 v1::WorkerInfo WorkerInfoOf(const WorkerEntry& worker, v1::WorkerState state) {

@@ -22,6 +22,7 @@ struct WorkerNeeds {
   int threads = 1;                       // the target's -threads
   std::vector<std::string> needed_libs;  // the artifact's needed libraries (empty before build)
   Dtype dtype = Dtype::kF32;             // the workload's element types
+  std::vector<std::string> features;     // CPU features its template's kernels use
 };
 
 /// Whether `worker` measures trials of `dtype` (Capabilities.dtypes; f32 only when it lists
@@ -30,7 +31,8 @@ bool MeasuresDtype(const WorkerEntry& worker, Dtype dtype);
 
 /// True when `worker` can run a trial needing `needs`: the same device key, at least as many
 /// kernel threads on offer, every needed library preloaded (a library is named by its file
-/// name, "libopenblas.so.0", or its short name, "openblas") and the workload's dtype measured.
+/// name, "libopenblas.so.0", or its short name, "openblas"), the workload's dtype measured and
+/// every needed CPU feature reported (Capabilities.features).
 bool CanRun(const WorkerEntry& worker, const WorkerNeeds& needs);
 
 /// Whether a job of `threads` kernel threads on `device_key` fits the machines of the connected

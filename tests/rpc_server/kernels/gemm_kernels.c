@@ -72,6 +72,15 @@ int32_t tune_test_gemm_returns3(float* a, float* b, float* c) {
   return 3;
 }
 
+/* What an AMX kernel returns where Linux refuses it the tile data (TUNE_CPU_ERROR_AMX_DENIED,
+ * common/cpu_amx.h's kAmxDeniedStatus), having computed nothing. */
+int32_t tune_test_gemm_amx_denied(float* a, float* b, float* c) {
+  (void)a;
+  (void)b;
+  (void)c;
+  return -20;
+}
+
 /* Prepared weights (weights=prepared, common/workload.h): the preparation stores B transposed,
  * and the kernel reads B^T[N][K]. Given B as it is, the kernel computes a wrong answer. */
 const int64_t tune_test_gemm_transposed_prepared_floats = (int64_t)K * N;

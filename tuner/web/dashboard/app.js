@@ -153,6 +153,10 @@ function capabilities(worker) {
   }
   const dtypes = worker.dtypes || ['f32'];
   parts.push(`dtypes ${dtypes.join(', ')}`);
+  const matrix = worker.matrix_features || [];
+  if (matrix.length > 0) {
+    parts.push(matrix.join(', '));
+  }
   return parts.join(' · ');
 }
 
