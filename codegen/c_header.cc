@@ -79,7 +79,11 @@ std::string TypesLine(const Workload& workload) {
     line += "f32 arrays whose values are read as TF32 (10 mantissa bits), ";
   }
   StrAppend(&line, ElementTypeName(workload.accumulator_type()), " accumulation");
-  if (IsIntegerElement(out)) {
+  if (workload.requantizes()) {
+    line +=
+        ", i8 output requantised:\n *     C = saturate_i8(round_to_nearest_even((*scale) * sum of "
+        "products + (*zero_point)))";
+  } else if (IsIntegerElement(out)) {
     line += ", i32 output (wraps modulo 2^32, no saturation)";
   } else if (out != ElementType::kF32) {
     StrAppend(&line, ", output ", ElementTypeName(out), " rounded to nearest even");
@@ -98,7 +102,11 @@ std::string TypesLine(const Workload& workload) {
 // What each argument is, in the layouts of common/workload.h.
 std::string Layout(const Workload& workload, const TensorArg& arg) {
   if (arg.role == ArgRole::kScale) {
-    return "one f32 value, the tensor's scale";
+    return workload.requantizes() ? "one f32 value, the output's requantisation scale"
+                                  : "one f32 value, the tensor's scale";
+  }
+  if (arg.role == ArgRole::kZeroPoint) {
+    return "one i32 value, the output's zero point";
   }
   switch (workload.op()) {
     case OpKind::kGemm:

@@ -12,19 +12,26 @@
 namespace tune {
 namespace {
 
-// Where the reference puts each result: scales, bias and ReLU applied, then stored in
-// ReferenceType at the output's index.
+// Where the reference puts each result: scales, bias and ReLU applied (or the requantisation),
+// then stored in ReferenceType at the output's index.
 class OutputWriter {
  public:
-  OutputWriter(const Workload& workload, const void* bias, double scale_product, void* out)
+  OutputWriter(const Workload& workload, const void* bias, double scale_product, void* out,
+               double zero_point = 0)
       : epilogue_(workload.epilogue()),
         bias_type_(workload.out_type()),
         bias_(bias),
         scale_product_(scale_product),
+        zero_point_(zero_point),
         type_(ReferenceType(workload)),
         out_(out) {}
 
   void Put(int64_t index, double sum, int64_t channel) const {
+    if (epilogue_ == Epilogue::kRequant) {  // i8 in an i32: saturated, to nearest even
+      const double v = std::nearbyint(sum * scale_product_ + zero_point_);
+      static_cast<int32_t*>(out_)[index] = static_cast<int32_t>(std::clamp(v, -128.0, 127.0));
+      return;
+    }
     double v = sum * scale_product_;  // exact when there are no scales (1)
     if (EpilogueHasBias(epilogue_)) {
       v += DecodeElement(bias_type_, bias_, channel);
@@ -46,6 +53,7 @@ class OutputWriter {
   ElementType bias_type_;
   const void* bias_;
   double scale_product_;
+  double zero_point_;
   ElementType type_;
   void* out_;
 };
@@ -133,9 +141,38 @@ const float* AsFloats(const TensorArg& arg, const void* data, std::vector<float>
   return storage->data();
 }
 
+// The root mean square of a uniform integer in [lo, hi].
+double UniformIntRms(int64_t lo, int64_t hi) {
+  double sum = 0;
+  for (int64_t v = lo; v <= hi; ++v) {
+    sum += static_cast<double>(v) * static_cast<double>(v);
+  }
+  return std::sqrt(sum / static_cast<double>(hi - lo + 1));
+}
+
+// A requantisation's scale: about 32 / (the spread of an accumulator), so that outputs spread
+// over most of i8's range (rounding matters) and saturate only in the tails (so does that).
+float RequantScale(const Workload& workload, uint64_t seed) {
+  auto rms = [](ElementType t) {
+    return t == ElementType::kU8 ? UniformIntRms(0, 255) : UniformIntRms(-128, 127);
+  };
+  const double spread = std::sqrt(static_cast<double>(ReductionLength(workload))) *
+                        rms(workload.input_type()) * rms(workload.weight_type());
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> jitter(1.0, 1.5);
+  return static_cast<float>(32.0 * jitter(gen) / spread);
+}
+
 void FillTyped(const TensorArg& arg, Dtype dtype, void* data, uint64_t seed) {
   const int64_t n = arg.NumElements();
   std::mt19937_64 gen(seed);
+  if (arg.role == ArgRole::kZeroPoint) {
+    std::uniform_int_distribution<int32_t> dist(-16, 16);
+    for (int64_t i = 0; i < n; ++i) {
+      static_cast<int32_t*>(data)[i] = dist(gen);
+    }
+    return;
+  }
   if (arg.role == ArgRole::kScale) {
     std::uniform_real_distribution<float> dist(2.0f, 4.0f);
     for (int64_t i = 0; i < n; ++i) {
@@ -194,11 +231,15 @@ void RunReference(const Workload& workload, const std::vector<const void*>& inpu
   args.erase(args.begin() + out_index);
   const void* bias = EpilogueHasBias(workload.epilogue()) ? inputs[2] : nullptr;
   double scale_product = 1;
+  double zero_point = 0;
   if (workload.has_scales()) {
     scale_product = static_cast<double>(*static_cast<const float*>(inputs[out_index])) *
                     static_cast<double>(*static_cast<const float*>(inputs[out_index + 1]));
+  } else if (workload.requantizes()) {
+    scale_product = *static_cast<const float*>(inputs[out_index]);
+    zero_point = *static_cast<const int32_t*>(inputs[out_index + 1]);
   }
-  const OutputWriter out(workload, bias, scale_product, want);
+  const OutputWriter out(workload, bias, scale_product, want, zero_point);
   std::vector<float> a_storage, b_storage;
   const float* a = AsFloats(args[0], inputs[0], &a_storage);
   const float* b = AsFloats(args[1], inputs[1], &b_storage);
@@ -260,6 +301,9 @@ int64_t ReductionLength(const Workload& workload) {
 double OutputBound(const Workload& workload, double want, double got, double scale_product,
                    double tolerance_scale) {
   const ElementType out = workload.out_type();
+  if (workload.requantizes()) {
+    return 1;  // one rounding step: f32 arithmetic may round a near-tie the other way
+  }
   if (IsIntegerElement(out)) {
     return 0;
   }
@@ -335,6 +379,9 @@ TensorSet::TensorSet(const Workload& workload, uint64_t seed) {
     void* data = buffers_.back().data();
     if (arg.role != ArgRole::kOutput) {
       FillTyped(arg, workload.dtype(), data, seed * 1000003u + i);
+      if (arg.role == ArgRole::kScale && workload.requantizes()) {
+        *static_cast<float*>(data) = RequantScale(workload, seed * 1000003u + i);
+      }
       if (arg.role == ArgRole::kScale) {
         scale_product_ *= static_cast<const float*>(data)[0];
       }

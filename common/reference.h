@@ -6,12 +6,15 @@
 // types and tf32 the same uniform values rounded to nearest even into the type, so every input
 // is exactly representable and the reference reads what the kernel reads; i8 uniform integers in
 // [-128, 127], u8 in [0, 255]; a bias in the output type (i32: integers in [-2^15, 2^15]); scales
-// uniform in [2, 4), so that a kernel dropping either one is off by 2x or more.
+// uniform in [2, 4), so that a kernel dropping either one is off by 2x or more. A requantisation
+// (epilogue=requant) gets a scale of about 32 over the accumulators' spread (sqrt(L) times the
+// inputs' root mean squares; most outputs inside i8, the tails saturated) and a zero point in
+// [-16, 16].
 //
 // The reference accumulates in double from the inputs' exact values, applies the scales, the
 // bias and ReLU, and writes ReferenceType(workload): the exact sum wrapped to i32 (two's
 // complement, as integer matrix units without saturation do) for an integer output, otherwise
-// f32.
+// f32; a requantised output as saturate_i8(nearest_even(scale * sum + zero_point)), in i32.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +54,7 @@ struct CompareResult {
 /// (ReductionLength: K for GEMM, C*R*S for conv2d), S the product of the two scales (1 without
 /// them), w the reference value and g the kernel's output:
 ///   integer output:  0: the result is exact.
+///   requantised i8:  1: the kernel's f32 arithmetic may round a near-tie the other way.
 ///   f32 output:      1e-6 * (L + 1) * S + 1e-5 * |w|
 ///   other floats:    1e-6 * (L + 1) * S + max(1e-5 * |w|, 2 * ulp(max(|g|, |w|)))
 /// where ulp is the output type's spacing there (bf16 2^-7, f16 2^-10 of the binade; the
@@ -114,7 +118,7 @@ class TensorSet {
   float* output();
   ElementType output_type() const { return types_[output_index_]; }
   int64_t output_size() const { return sizes_[output_index_]; }
-  /// S of OutputBound: the product of the scales, 1 without them.
+  /// S of OutputBound: the product of the scales (a requantisation's scale), 1 without them.
   double scale_product() const { return scale_product_; }
 
  private:

@@ -11,11 +11,11 @@ namespace {
 
 constexpr std::string_view kGemmForm =
     "gemm:M=<int>,N=<int>,K=<int>[,layout=NN|NT][,dtype=<dtype>][,out=<type>]"
-    "[,epilogue=bias|bias_relu|relu][,weights=canonical|prepared]";
+    "[,epilogue=bias|bias_relu|relu|requant][,weights=canonical|prepared]";
 constexpr std::string_view kConvForm =
     "conv2d:N=<int>,C=<int>,H=<int>,W=<int>,K=<int>,R=<int>,S=<int>,stride=<int>,pad=<int>"
     "[,dilation=<int>][,layout=NCHW|NCHW4c|NCHW8c|NCHW16c|NHWC][,dtype=<dtype>][,out=<type>]"
-    "[,epilogue=bias|bias_relu|relu][,weights=canonical|prepared]";
+    "[,epilogue=bias|bias_relu|relu|requant][,weights=canonical|prepared]";
 
 absl::Status Invalid(std::string_view text, std::string_view what, std::string_view form) {
   return absl::InvalidArgumentError(
@@ -38,7 +38,11 @@ absl::StatusOr<Epilogue> ParseEpilogue(std::string_view text, std::string_view v
   if (value == "relu") {
     return Epilogue::kRelu;
   }
-  return Invalid(text, StrCat("epilogue '", value, "' is unknown (bias, bias_relu, relu)"), form);
+  if (value == "requant") {
+    return Epilogue::kRequant;
+  }
+  return Invalid(text, StrCat("epilogue '", value, "' is unknown (bias, bias_relu, relu, requant)"),
+                 form);
 }
 
 // Parses the comma-separated fields into a map, rejecting malformed and duplicate fields.
@@ -108,9 +112,10 @@ std::string OutputNames(Dtype dtype) {
 }
 
 // Takes `dtype=` and `out=`: a dtype of element_type.h and one of its accepted outputs.
+// With epilogue=requant the output is i8 (out=i8, or no out=), and the dtype an integer one.
 absl::Status TakeTypes(std::map<std::string, std::string, std::less<>>& fields,
-                       std::string_view text, std::string_view form, Dtype* dtype,
-                       ElementType* out) {
+                       std::string_view text, std::string_view form, Epilogue epilogue,
+                       Dtype* dtype, ElementType* out) {
   *dtype = Dtype::kF32;
   if (auto it = fields.find("dtype"); it != fields.end()) {
     std::optional<Dtype> parsed = ParseDtype(it->second);
@@ -121,10 +126,30 @@ absl::Status TakeTypes(std::map<std::string, std::string, std::less<>>& fields,
     *dtype = *parsed;
     fields.erase(it);
   }
-  *out = DefaultOutputType(*dtype);
+  const bool requant = epilogue == Epilogue::kRequant;
+  if (requant && !IsIntegerDtype(*dtype)) {
+    return Invalid(text,
+                   StrCat("epilogue=requant requantises an integer accumulator to i8: it needs "
+                          "dtype=i8 or dtype=u8i8, not dtype=",
+                          DtypeName(*dtype)),
+                   form);
+  }
+  *out = requant ? ElementType::kI8 : DefaultOutputType(*dtype);
   if (auto it = fields.find("out"); it != fields.end()) {
     std::optional<ElementType> parsed = ParseElementType(it->second);
-    if (!parsed || !AcceptsOutput(*dtype, *parsed)) {
+    if (requant && parsed != ElementType::kI8) {
+      return Invalid(text, StrCat("epilogue=requant writes i8, not out=", it->second, " (out=i8)"),
+                     form);
+    }
+    if (!requant && parsed == ElementType::kI8 && IsIntegerDtype(*dtype)) {
+      return Invalid(
+          text,
+          StrCat("out=i8 is written only by epilogue=requant (a per-tensor f32 scale "
+                 "and an i32 zero point); outputs of dtype=",
+                 DtypeName(*dtype), ": ", OutputNames(*dtype), ", or i8 with epilogue=requant"),
+          form);
+    }
+    if (!parsed || (!requant && !AcceptsOutput(*dtype, *parsed))) {
       return Invalid(text,
                      StrCat("out=", it->second, " is not an output of dtype=", DtypeName(*dtype),
                             " (", OutputNames(*dtype), ")"),
@@ -151,7 +176,7 @@ absl::Status TakeCommonAndFinish(std::map<std::string, std::string, std::less<>>
     ASSIGN_OR_RETURN(*weights, ParseWeightForm(text, it->second, form));
     fields.erase(it);
   }
-  RETURN_IF_ERROR(TakeTypes(fields, text, form, dtype, out));
+  RETURN_IF_ERROR(TakeTypes(fields, text, form, *epilogue, dtype, out));
   if (!fields.empty()) {
     return Invalid(text, StrCat("field '", fields.begin()->first, "' is unknown"), form);
   }
@@ -236,6 +261,8 @@ std::string_view EpilogueName(Epilogue e) {
       return "bias_relu";
     case Epilogue::kRelu:
       return "relu";
+    case Epilogue::kRequant:
+      return "requant";
   }
   return "?";
 }
@@ -362,6 +389,12 @@ Workload Workload::InPlainLayout() const {
 Workload Workload::WithTypes(Dtype dtype, std::optional<ElementType> out) const {
   Workload typed = *this;
   typed.dtype_ = dtype;
+  if (requantizes()) {
+    TUNE_CHECK(IsIntegerDtype(dtype) && out.value_or(ElementType::kI8) == ElementType::kI8)
+        << "epilogue=requant takes dtype=i8 or u8i8 and writes i8";
+    typed.out_ = ElementType::kI8;
+    return typed;
+  }
   typed.out_ = out.value_or(DefaultOutputType(dtype));
   TUNE_CHECK(AcceptsOutput(dtype, typed.out_))
       << "out=" << ElementTypeName(typed.out_) << " is not an output of dtype=" << DtypeName(dtype);
@@ -439,6 +472,10 @@ std::vector<TensorArg> Workload::Arguments() const {
         add("bias", {g.n}, out_, ArgRole::kBias);
       }
       add("C", {g.m, g.n}, out_, ArgRole::kOutput);
+      if (requantizes()) {
+        add("scale", {1}, ElementType::kF32, ArgRole::kScale);
+        add("zero_point", {1}, ElementType::kI32, ArgRole::kZeroPoint);
+      }
       if (has_scales()) {
         add("scale_A", {1}, ElementType::kF32, ArgRole::kScale);
         add("scale_B", {1}, ElementType::kF32, ArgRole::kScale);
@@ -467,6 +504,10 @@ std::vector<TensorArg> Workload::Arguments() const {
         add("output", {c.n, c.p(), c.q(), c.k}, out_, ArgRole::kOutput);
       } else {
         add("output", {c.n, c.k, c.p(), c.q()}, out_, ArgRole::kOutput);
+      }
+      if (requantizes()) {
+        add("scale", {1}, ElementType::kF32, ArgRole::kScale);
+        add("zero_point", {1}, ElementType::kI32, ArgRole::kZeroPoint);
       }
       if (has_scales()) {
         add("scale_input", {1}, ElementType::kF32, ArgRole::kScale);

@@ -3,15 +3,18 @@
 //   gemm:M=512,N=3072,K=768
 //   conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1
 //
-// Optional fields: `epilogue=bias|bias_relu|relu`, `weights=canonical|prepared` (WeightForm),
-// `dtype=` (the inputs' element type, default f32; common/element_type.h lists them) and `out=`
-// (the output's, default the dtype's: f16 for f16, bf16 for bf16 and fp8, i32 for i8 and u8i8,
-// f32 otherwise); for GEMM `layout=NN|NT` (default NN; NT keeps B as [N][K]); for conv2d
+// Optional fields: `epilogue=bias|bias_relu|relu|requant`, `weights=canonical|prepared`
+// (WeightForm), `dtype=` (the inputs' element type, default f32; common/element_type.h lists them)
+// and `out=` (the output's, default the dtype's: f16 for f16, bf16 for bf16 and fp8, i32 for i8 and
+// u8i8, f32 otherwise); for GEMM `layout=NN|NT` (default NN; NT keeps B as [N][K]); for conv2d
 // `dilation=D` (default 1), `groups=1` and `layout=NCHW|NCHW4c|NCHW8c|NCHW16c|NHWC` (default
 // NCHW; the blocked layouts keep channels in blocks of 4, 8 or 16, as a compiler does between
 // layers whose kernels vectorise over channels; NHWC keeps channels innermost with KRSC
-// weights). Defaults are omitted from the canonical form, so every text of an f32 workload reads
-// as it did before dtypes existed.
+// weights). `epilogue=requant` (dtype=i8 or u8i8 only) writes an i8 output (out=i8, implied):
+//   C = saturate_i8(round_to_nearest_even(scale * acc + zero_point))
+// with a per-tensor f32 scale and an i32 zero point passed by pointer after the output (the
+// arguments `scale` and `zero_point`); out=i8 is accepted with it only. Defaults are omitted from
+// the canonical form, so every text of an f32 workload reads as it did before dtypes existed.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +28,7 @@
 namespace tune {
 
 enum class OpKind : uint8_t { kGemm, kConv2d };
-enum class Epilogue : uint8_t { kNone, kBias, kBiasRelu, kRelu };
+enum class Epilogue : uint8_t { kNone, kBias, kBiasRelu, kRelu, kRequant };
 
 /// How a kernel takes its weights (B of a GEMM, the filters of a conv2d).
 ///   kCanonical (the default): in the workload's layout, on every call.
@@ -79,12 +82,13 @@ struct Conv2dShape {
 };
 
 /// What an argument is to the kernel.
-enum class ArgRole : uint8_t { kInput, kWeight, kBias, kOutput, kScale };
+enum class ArgRole : uint8_t { kInput, kWeight, kBias, kOutput, kScale, kZeroPoint };
 
 /// One argument of a kernel's C ABI, in call order.
 struct TensorArg {
   std::string name;            // "A", "B", "bias", "C", "scale_A", "scale_B" / "input", "weight",
-                               // "bias", "output", "scale_input", "scale_weight"
+                               // "bias", "output", "scale_input", "scale_weight"; "scale",
+                               // "zero_point" (epilogue=requant)
   std::vector<int64_t> shape;  // in the workload's layout
   bool is_output = false;
   ElementType type = ElementType::kF32;
@@ -116,6 +120,9 @@ class Workload {
   ElementType accumulator_type() const { return AccumulatorType(dtype_); }
   /// Whether the kernel takes the two per-tensor scales after its output (TakesScales).
   bool has_scales() const { return TakesScales(dtype_, out_); }
+  /// Whether it requantises its output to i8 (epilogue=requant): it takes `scale` (f32) and
+  /// `zero_point` (i32) after its output.
+  bool requantizes() const { return epilogue_ == Epilogue::kRequant; }
 
   Epilogue epilogue() const { return epilogue_; }
   WeightForm weight_form() const { return weight_form_; }
@@ -138,7 +145,8 @@ class Workload {
   double Flops() const;
   bool CountsIntegerOps() const { return IsIntegerDtype(dtype_); }
   /// The kernel's arguments in C ABI order: inputs, optional bias, the output, then the scales
-  /// when has_scales(). With prepared weights the weight argument is the canonical tensor that
+  /// when has_scales(), or the requantisation's scale and zero point when requantizes(). With
+  /// prepared weights the weight argument is the canonical tensor that
   /// `_prepare` reads.
   std::vector<TensorArg> Arguments() const;
   /// The index of the output in Arguments().

@@ -21,6 +21,7 @@ CpuMatrixTypes CpuMatrixTypesOf(const Workload& workload) {
   t.out = ir::Type::Of(workload.out_type());
   t.group = t.dtype == Dtype::kBf16 ? 2 : 4;
   t.scales = workload.has_scales();
+  t.requant = workload.requantizes();
   return t;
 }
 
@@ -102,7 +103,9 @@ CpuMatrixOperands::CpuMatrixOperands(const Workload& workload)
       bias_("bias", ir::MemoryScope::kGlobal, types_.out),
       c_("C", ir::MemoryScope::kGlobal, types_.out),
       scale_a_("scale_A"),
-      scale_b_("scale_B") {}
+      scale_b_("scale_B"),
+      requant_scale_("scale"),
+      zero_point_("zero_point", ir::MemoryScope::kGlobal, ir::Type::Int32()) {}
 
 std::vector<ir::Buffer> CpuMatrixOperands::Params(const ir::Buffer& weights) const {
   std::vector<ir::Buffer> params = {a_, weights};
@@ -114,15 +117,28 @@ std::vector<ir::Buffer> CpuMatrixOperands::Params(const ir::Buffer& weights) con
     params.push_back(scale_a_);
     params.push_back(scale_b_);
   }
+  if (types_.requant) {
+    params.push_back(requant_scale_);
+    params.push_back(zero_point_);
+  }
   return params;
 }
 
 ir::Stmt CpuMatrixOperands::BindScale(ir::Stmt body) const {
+  if (types_.requant) {
+    return ir::LetStmt::Make(
+        scale_, requant_scale_(0),
+        ir::LetStmt::Make(zero_, ir::Cast::Make(ir::Type::Float32(), zero_point_(0)),
+                          std::move(body)));
+  }
   return types_.scales ? ir::LetStmt::Make(scale_, scale_a_(0) * scale_b_(0), std::move(body))
                        : body;
 }
 
 Expr CpuMatrixOperands::Finish(Expr acc, const Expr& col) const {
+  if (types_.requant) {
+    return Requantize(std::move(acc), scale_, zero_);
+  }
   const int lanes = acc.type().lanes();
   const ir::Type out_compute = types_.out.ComputeType().WithLanes(lanes);
   Expr value = acc;

@@ -40,6 +40,7 @@ struct CpuMatrixTypes {
   ir::Type out;   // C
   int group = 2;  // 2 for bf16, 4 for the 8-bit dtypes
   bool scales = false;
+  bool requant = false;  // epilogue=requant: C is i8 from scale and zero_point
 };
 CpuMatrixTypes CpuMatrixTypesOf(const Workload& workload);
 
@@ -81,13 +82,14 @@ class CpuMatrixOperands {
 
   /// The parameters in ABI order with `weights` (B, or the prepared form) in B's place.
   std::vector<ir::Buffer> Params(const ir::Buffer& weights) const;
-  /// `body` with the scale variable bound to *scale_A * *scale_B (the body unchanged without
-  /// scales); every Finish of a kernel lies inside it.
+  /// `body` with the scale variable bound to *scale_A * *scale_B (or, requantising, to *scale,
+  /// and the zero point's to *zero_point; the body unchanged without either); every Finish of a
+  /// kernel lies inside it.
   ir::Stmt BindScale(ir::Stmt body) const;
 
   /// C's value of an accumulator `acc` (types.acc, any lanes) of column `col` (scalar or ramp):
   /// the scales' product applied (float outputs of the integer dtypes), the bias of the column
-  /// added and ReLU (as the epilogue says), converted to types.out.
+  /// added and ReLU (as the epilogue says), converted to types.out; or requantised to i8.
   ir::Expr Finish(ir::Expr acc, const ir::Expr& col) const;
 
   /// C's `lanes` columns from `col0` in `row`, finished from `acc(offset, n)` (the accumulators of
@@ -100,8 +102,9 @@ class CpuMatrixOperands {
   GemmShape shape_;
   CpuMatrixTypes types_;
   Epilogue epilogue_;
-  ir::Buffer a_, b_, bias_, c_, scale_a_, scale_b_;
+  ir::Buffer a_, b_, bias_, c_, scale_a_, scale_b_, requant_scale_, zero_point_;
   ir::Var scale_{"scale", ir::Type::Float32()};
+  ir::Var zero_{"zero", ir::Type::Float32()};
 };
 
 }  // namespace tune

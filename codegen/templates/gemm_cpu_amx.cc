@@ -404,6 +404,7 @@ const KernelTemplate kGemmCpuAmx = {
     .applies = &HasAmxFor,
     .gemm_layouts = GemmLayouts::kBoth,
     .dtypes = kCpuMatrixDtypes,
+    .requant = true,
     .seeds = &Seeds,
     .prepare = &Prepare,
 };

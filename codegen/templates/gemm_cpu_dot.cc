@@ -456,6 +456,7 @@ const KernelTemplate kGemmCpuDot = {
     .worker_features = &DotWorkerFeatures,
     .gemm_layouts = GemmLayouts::kBoth,
     .dtypes = kCpuMatrixDtypes,
+    .requant = true,
     .seeds = &Seeds,
     .prepare = &Prepare,
 };

@@ -98,7 +98,7 @@ std::string TemplateLayoutsText(const KernelTemplate& tpl) {
 
 bool TemplateBuildsForm(const KernelTemplate& tpl, const Workload& workload) {
   return TemplateBuildsWeightForm(tpl, workload) && tpl.dtypes.Has(workload.dtype()) &&
-         TemplateBuildsLayoutOf(tpl, workload);
+         TemplateBuildsLayoutOf(tpl, workload) && (tpl.requant || !workload.requantizes());
 }
 
 absl::Status CheckTemplateForm(const KernelTemplate& tpl, const Workload& workload) {
@@ -115,6 +115,12 @@ absl::Status CheckTemplateForm(const KernelTemplate& tpl, const Workload& worklo
   if (!tpl.dtypes.Has(workload.dtype())) {
     return absl::InvalidArgumentError(StrCat("template ", tpl.name,
                                              " builds dtype=", tpl.dtypes.Names(), ", not '",
+                                             workload.ToString(), "'"));
+  }
+  if (workload.requantizes() && !tpl.requant) {
+    return absl::InvalidArgumentError(StrCat("template ", tpl.name,
+                                             " does not build epilogue=requant (gemm.cpu.dot, "
+                                             "gemm.cpu.amx and gemm.cpu.dnnl do), not '",
                                              workload.ToString(), "'"));
   }
   return absl::InvalidArgumentError(StrCat("template ", tpl.name, " builds ", OpKindName(tpl.op),

@@ -100,6 +100,9 @@ struct KernelTemplate {
   /// The dtypes (workload field dtype=) it builds, each with every output type the dtype
   /// accepts. A template that does not name a dtype is never handed a workload of it.
   DtypeSet dtypes = DtypeSet{Dtype::kF32};
+  /// Whether it builds epilogue=requant (i8 output from an integer dtype's accumulators, with a
+  /// scale and a zero point); a template that does not is never handed such a workload.
+  bool requant = false;
   /// Configs worth measuring right after the default, best guesses first: the variants a
   /// schedule writer would try for this shape class (tile shapes, splits of the reduction).
   /// A search proposes the valid ones it has not measured before its strategy's own. Empty: none.
@@ -140,7 +143,8 @@ struct TemplateLibrary {
 
 /// Whether `tpl` builds the form of `workload` beyond its op: its weight form (prepared weights:
 /// the CPU templates whose IR tune generates, not codegen plugins' objects nor GPU kernels), its
-/// dtype (KernelTemplate::dtypes) and its layout (gemm_layouts, conv_layouts).
+/// dtype (KernelTemplate::dtypes), its layout (gemm_layouts, conv_layouts) and a requantising
+/// epilogue (KernelTemplate::requant).
 bool TemplateBuildsForm(const KernelTemplate& tpl, const Workload& workload);
 /// OK when `tpl` builds the form of `workload`, else InvalidArgument naming the first field that
 /// does not fit, what the template builds and the workload.

@@ -65,6 +65,17 @@ ir::Expr ApplyEpilogue(Epilogue epilogue, ir::Expr value, ir::Expr bias) {
   return value;
 }
 
+ir::Expr Requantize(ir::Expr acc, const ir::Expr& scale, const ir::Expr& zero_point) {
+  const int lanes = acc.type().lanes();
+  const ir::Type f32 = ir::Type::Float32(lanes);
+  auto splat = [lanes](ir::Expr e) { return ir::BroadcastTo(std::move(e), lanes); };
+  ir::Expr v = ir::Cast::Make(f32, std::move(acc)) * splat(scale) + splat(zero_point);
+  v = ir::Max::Make(ir::Min::Make(v, splat(ir::Expr(127.0f))), splat(ir::Expr(-128.0f)));
+  const ir::Expr magic = splat(ir::Expr(12582912.0f));  // 1.5 * 2^23
+  v = (v + magic) - magic;
+  return ir::Cast::Make(ir::Type::Int8(lanes), ir::Cast::Make(ir::Type::Int32(lanes), v));
+}
+
 ir::Stmt StoreIm2colElement(const ir::Buffer& dst, ir::Expr dst_index, const ir::Buffer& input,
                             const Conv2dShape& s, ir::Expr image, ir::Expr row, ir::Expr pos) {
   using ir::Expr;

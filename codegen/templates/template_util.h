@@ -30,6 +30,12 @@ int64_t LargestAtMost(const std::vector<int64_t>& values, int64_t limit);
 /// The value of knob `name` in a config already validated against its space.
 int64_t KnobValue(const Config& config, std::string_view name);
 
+/// epilogue=requant's output from i32 accumulators `acc` (any lanes): saturate_i8(nearest_even(
+/// f32(acc) * scale + zero_point)), with `scale` and `zero_point` f32 scalars. Clamps to [-128,
+/// 127] first, then rounds by adding and subtracting 1.5 * 2^23 (exact to nearest even for values
+/// that small, in the default rounding mode), then converts.
+ir::Expr Requantize(ir::Expr acc, const ir::Expr& scale, const ir::Expr& zero_point);
+
 /// `value` with the epilogue applied: + bias (when the epilogue has one), then max(., 0) (when
 /// it has a ReLU). `bias` is only read when the epilogue has a bias.
 ir::Expr ApplyEpilogue(Epilogue epilogue, ir::Expr value, ir::Expr bias);

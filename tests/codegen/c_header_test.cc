@@ -130,6 +130,17 @@ TEST(CHeaderTest, TypedHeaderCompilesAsC99AndCxxWithoutGpuVendorHeaders) {
   EXPECT_EQ(Compile(TUNE_TEST_CXX_COMPILER, "-std=c++17 -Wall -Werror", header, ".cc"), 0);
 }
 
+TEST(CHeaderTest, ARequantisingKernelStatesItsFormulaAndTakesAScaleAndAZeroPointByPointer) {
+  const std::string header = RenderCHeader(SpecOf(
+      "llvm -mcpu=znver4", {KernelOf("q", "gemm:M=8,N=16,K=32,dtype=u8i8,epilogue=requant")}));
+  EXPECT_THAT(header, HasSubstr("int8_t* C, const float* scale, const int32_t* zero_point"));
+  EXPECT_THAT(header,
+              HasSubstr("C = saturate_i8(round_to_nearest_even((*scale) * sum of products + "
+                        "(*zero_point)))"));
+  EXPECT_THAT(header, HasSubstr("one i32 value, the output's zero point"));
+  EXPECT_EQ(Compile(TUNE_TEST_C_COMPILER, "-std=c99 -Wall -Werror -pedantic", header, ".c"), 0);
+}
+
 TEST(CHeaderTest, AmxKernelsDocumentTheCodeTheyReturnWhereLinuxRefusesTheTiles) {
   HeaderKernel amx = KernelOf("proj", "gemm:M=64,N=768,K=768,layout=NT,dtype=bf16");
   amx.template_name = "gemm.cpu.amx";

@@ -1,6 +1,7 @@
 // The reference, its inputs and its bound for workloads whose dtype is not f32.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -131,6 +132,51 @@ TEST(TypedReferenceTest, U8I8ReadsActivationsUnsigned) {
   EXPECT_EQ(signed_c, -56 * 2 - 3);
   TensorSet tensors(u8i8, 1);
   EXPECT_EQ(tensors.Inputs().size(), 2u);
+}
+
+TEST(TypedReferenceTest, RequantRoundsToNearestEvenAddsTheZeroPointAndSaturates) {
+  const Workload w = Parsed("gemm:M=1,N=4,K=1,dtype=i8,epilogue=requant");
+  const int8_t a[] = {1};
+  const int8_t b[] = {5, 7, -128, 127};
+  const float scale = 0.5f;  // 2.5, 3.5, -64, 63.5
+  const int32_t zero_point = -3;
+  int32_t c[4] = {};
+  RunReference(w, std::vector<const void*>{a, b, &scale, &zero_point}, c);
+  // The zero point is added before rounding: -0.5, 0.5, -67 and 60.5, to nearest even.
+  EXPECT_EQ(c[0], 0);
+  EXPECT_EQ(c[1], 0);
+  EXPECT_EQ(c[2], -67);
+  EXPECT_EQ(c[3], 60);
+  const int8_t a_big[] = {127};
+  const float big = 4.0f;  // 20, 28, -512 (saturates), 508 (saturates)
+  RunReference(w, std::vector<const void*>{a_big, b, &big, &zero_point}, c);
+  EXPECT_EQ(c[2], -128);
+  EXPECT_EQ(c[3], 127);
+}
+
+TEST(TypedReferenceTest, ARequantisedOutputOneOffPassesAndTwoOffIsAWrongAnswer) {
+  const Workload w = Parsed("gemm:M=16,N=32,K=256,dtype=u8i8,layout=NT,epilogue=requant");
+  TensorSet tensors(w, 5);
+  const std::vector<uint32_t> want = ReferenceOf(w, tensors);
+  std::vector<int8_t> got(want.size());
+  int saturated = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    got[i] = static_cast<int8_t>(static_cast<int32_t>(want[i]));
+    saturated += got[i] == 127 || got[i] == -128;
+  }
+  // The seeded scale spreads the outputs over i8's range, saturating only the tails.
+  EXPECT_LT(saturated, static_cast<int>(want.size()) / 10);
+  EXPECT_TRUE(CompareOutputs(w, got.data(), want.data(), got.size()).ok);
+  const size_t inside = static_cast<size_t>(
+      std::find_if(got.begin(), got.end(), [](int8_t v) { return v > -100 && v < 100; }) -
+      got.begin());
+  ASSERT_LT(inside, got.size());
+  got[inside] += 1;
+  EXPECT_TRUE(CompareOutputs(w, got.data(), want.data(), got.size()).ok);
+  got[inside] += 1;
+  CompareResult r = CompareOutputs(w, got.data(), want.data(), got.size());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_index, static_cast<int64_t>(inside));
 }
 
 TEST(TypedReferenceTest, Fp8ReferenceAppliesBothScales) {

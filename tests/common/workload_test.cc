@@ -236,6 +236,28 @@ TEST(WorkloadTest, IntegerDtypesOutputI32AndCountIntegerOps) {
   EXPECT_EQ(dequantised.Arguments()[2].type, ElementType::kF32);
 }
 
+TEST(WorkloadTest, RequantWritesI8AndTakesAScaleAndAZeroPointAfterTheOutput) {
+  auto w = Workload::Parse("gemm:M=4,N=8,K=16,layout=NT,dtype=u8i8,epilogue=requant");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->out_type(), ElementType::kI8);
+  EXPECT_TRUE(w->requantizes());
+  EXPECT_FALSE(w->has_scales());
+  EXPECT_EQ(w->ToString(), "gemm:M=4,N=8,K=16,layout=NT,dtype=u8i8,out=i8,epilogue=requant");
+  EXPECT_EQ(*Workload::Parse(w->ToString()), *w);
+  const std::vector<TensorArg> args = w->Arguments();
+  ASSERT_EQ(args.size(), 5u);
+  EXPECT_EQ(args[2].name, "C");
+  EXPECT_EQ(args[2].type, ElementType::kI8);
+  EXPECT_EQ(args[3].name, "scale");
+  EXPECT_EQ(args[3].type, ElementType::kF32);
+  EXPECT_EQ(args[3].role, ArgRole::kScale);
+  EXPECT_EQ(args[4].name, "zero_point");
+  EXPECT_EQ(args[4].type, ElementType::kI32);
+  EXPECT_EQ(args[4].role, ArgRole::kZeroPoint);
+  EXPECT_EQ(w->WithTypes(Dtype::kI8).ToString(),
+            "gemm:M=4,N=8,K=16,layout=NT,dtype=i8,out=i8,epilogue=requant");
+}
+
 TEST(WorkloadTest, EveryLineOfTheTypedBenchSuitesParsesToItsOwnCanonicalText) {
   for (const char* file : {"gpu_workloads.txt", "gpu_matrix_workloads.txt", "gpu_typed_smoke.txt",
                            "cpu_matrix_workloads.txt", "cpu_matrix_smoke.txt"}) {
@@ -290,7 +312,14 @@ INSTANTIATE_TEST_SUITE_P(
                     "out=f16 is not an output of dtype=bf16 (bf16, f32)"},
         BadWorkload{"gemm:M=1,N=1,K=1,out=bf16", "out=bf16 is not an output of dtype=f32 (f32)"},
         BadWorkload{"gemm:M=1,N=1,K=1,dtype=i8,out=i8",
-                    "out=i8 is not an output of dtype=i8 (i32, f32)"},
+                    "out=i8 is written only by epilogue=requant (a per-tensor f32 scale and an "
+                    "i32 zero point); outputs of dtype=i8: i32, f32, or i8 with epilogue=requant"},
+        BadWorkload{"gemm:M=1,N=1,K=1,dtype=bf16,epilogue=requant",
+                    "epilogue=requant requantises an integer accumulator to i8: it needs "
+                    "dtype=i8 or dtype=u8i8, not dtype=bf16"},
+        BadWorkload{"gemm:M=1,N=1,K=1,dtype=u8i8,out=f32,epilogue=requant",
+                    "epilogue=requant writes i8, not out=f32 (out=i8)"},
+        BadWorkload{"gemm:M=1,N=1,K=1,epilogue=requant", "not dtype=f32"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=5,S=5,stride=1,pad=0", "output would be empty"},
         BadWorkload{"conv2d:N=1,C=1,H=2,W=2,K=1,R=1,S=1,stride=0,pad=0", "'stride' = 0"},
         BadWorkload{"conv2d:N=1,C=4,H=2,W=2,K=4,R=1,S=1,groups=2", "groups"},

@@ -56,7 +56,8 @@ TEST(GemmCpuAmx, EmitsTheTileProductOfEachDtypeAndAsksLinuxForTheTiles) {
   for (const auto& [text, instruction] : std::vector<std::pair<std::string, std::string>>{
            {"gemm:M=40,N=50,K=70,dtype=bf16", "tdpbf16ps"},
            {"gemm:M=40,N=50,K=70,dtype=i8,layout=NT", "tdpbssd"},
-           {"gemm:M=40,N=50,K=70,dtype=u8i8,out=f32", "tdpbusd"}}) {
+           {"gemm:M=40,N=50,K=70,dtype=u8i8,out=f32", "tdpbusd"},
+           {"gemm:M=40,N=50,K=70,dtype=u8i8,epilogue=requant", "tdpbusd"}}) {
     const Workload w = ParseWorkload(text);
     absl::StatusOr<ir::LoweredFunc> func =
         kGemmCpuAmx.build(w, spr, kGemmCpuAmx.default_config(w, spr), "k");
@@ -100,7 +101,9 @@ TEST(GemmCpuAmx, RandomConfigsComputeTheReferenceInEveryDtypeLayoutAndOutput) {
       {"gemm:M=7,N=37,K=29,dtype=bf16", "gemm:M=50,N=70,K=100,dtype=bf16,layout=NT",
        "gemm:M=33,N=40,K=131,dtype=bf16,out=f32", "gemm:M=64,N=64,K=128,dtype=i8",
        "gemm:M=17,N=90,K=250,dtype=i8,layout=NT,out=f32", "gemm:M=96,N=48,K=64,dtype=u8i8",
-       "gemm:M=3,N=100,K=96,dtype=u8i8,layout=NT,out=f32"},
+       "gemm:M=3,N=100,K=96,dtype=u8i8,layout=NT,out=f32",
+       "gemm:M=40,N=37,K=130,dtype=i8,epilogue=requant",
+       "gemm:M=19,N=64,K=64,dtype=u8i8,layout=NT,epilogue=requant"},
       6, 7);
   EXPECT_THAT(CheckKernels(target, kGemmCpuAmx, cases), IsEmpty());
 }
@@ -132,7 +135,8 @@ TEST(GemmCpuAmx, PreparedWeightsAndSeveralThreadsComputeTheReference) {
   std::vector<KernelCase> cases;
   for (const char* text : {"gemm:M=33,N=70,K=90,dtype=bf16,weights=prepared",
                            "gemm:M=40,N=48,K=200,dtype=i8,layout=NT,weights=prepared",
-                           "gemm:M=17,N=96,K=64,dtype=u8i8,weights=prepared,out=f32"}) {
+                           "gemm:M=17,N=96,K=64,dtype=u8i8,weights=prepared,out=f32",
+                           "gemm:M=20,N=40,K=128,dtype=i8,weights=prepared,epilogue=requant"}) {
     const Workload w = ParseWorkload(text);
     cases.push_back({w, kGemmCpuAmx.default_config(w, one)});
     const std::vector<Config> seeds = kGemmCpuAmx.seeds(w, one);

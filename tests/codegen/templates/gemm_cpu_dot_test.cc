@@ -35,6 +35,25 @@ TEST(GemmCpuDot, RandomConfigsComputeTheReferenceInEveryDtypeLayoutAndOutput) {
   EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
 }
 
+TEST(GemmCpuDot, RequantisedI8OutputsComputeTheReferenceInEveryLayoutAndWeightForm) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  std::vector<KernelCase> cases =
+      testing::RandomCases(kGemmCpuDot, target,
+                           {"gemm:M=13,N=40,K=66,dtype=i8,out=i8,epilogue=requant",
+                            "gemm:M=21,N=37,K=250,dtype=u8i8,layout=NT,epilogue=requant",
+                            "gemm:M=3,N=19,K=100,dtype=i8,layout=NT,epilogue=requant",
+                            "gemm:M=17,N=48,K=64,dtype=u8i8,epilogue=requant,weights=prepared"},
+                           6, 11);
+  const Workload few_rows =
+      ParseWorkload("gemm:M=3,N=19,K=100,dtype=i8,layout=NT,epilogue=requant");
+  cases.push_back({few_rows, kGemmCpuDot.default_config(few_rows, target)});  // B in place
+  EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+  const Target four = ParseTarget("llvm -mcpu=native -threads=4");
+  const Workload tall = ParseWorkload("gemm:M=300,N=64,K=96,dtype=u8i8,epilogue=requant");
+  EXPECT_THAT(CheckKernels(four, kGemmCpuDot, {{tall, kGemmCpuDot.default_config(tall, four)}}),
+              IsEmpty());
+}
+
 TEST(GemmCpuDot, EveryValueOfEveryKnobComputesTheReference) {
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
   for (const char* text : {"gemm:M=100,N=400,K=2100,dtype=bf16,epilogue=bias_relu",

@@ -130,7 +130,8 @@ std::vector<KernelCase> RandomCases(const KernelTemplate& tpl, const Target& tar
     absl::StatusOr<Workload> w = Workload::Parse(text);
     TUNE_CHECK(w.ok()) << w.status();
     for (const Config& c : SampleConfigs(tpl, *w, target, per_shape, rng)) {
-      cases.push_back({WithEpilogue(*w, kEpilogues[e++ % 4]), c});
+      // A requantising workload keeps its epilogue; the others take each in turn.
+      cases.push_back({w->requantizes() ? *w : WithEpilogue(*w, kEpilogues[e++ % 4]), c});
     }
   }
   return cases;

@@ -33,7 +33,8 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
                                       const Catalog& catalog = Catalog::BuiltIn());
 
 /// `per_shape` random valid configs of `tpl` for each workload text in `shapes`, the workload
-/// taking the four epilogues (none, bias, relu, bias_relu) in turn; seeded by `seed`.
+/// taking the four epilogues (none, bias, relu, bias_relu) in turn (a requantising one keeps its
+/// own); seeded by `seed`.
 std::vector<KernelCase> RandomCases(const KernelTemplate& tpl, const Target& target,
                                     const std::vector<std::string>& shapes, int per_shape,
                                     uint64_t seed);
