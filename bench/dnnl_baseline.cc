@@ -113,9 +113,10 @@ Dt DnnlType(ElementType type) {
   return Dt::undef;
 }
 
-// Where the output lies among the kernel arguments: last, or before the two scales.
+// Where the output lies among the kernel arguments: last, or before the two scales (or the
+// requantisation's scale and zero point).
 size_t OutputIndex(const Workload& workload, size_t args) {
-  return workload.has_scales() ? args - 3 : args - 1;
+  return workload.has_scales() || workload.requantizes() ? args - 3 : args - 1;
 }
 
 }  // namespace
@@ -148,12 +149,18 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
   if (workload.op() == OpKind::kGemm) {
     const GemmShape& g = workload.gemm();
     // Typed GEMMs: A, B and C of the workload's types (B [N][K] with layout=NT), the bias of
-    // C's, the two scales' product as the output scale.
+    // C's, the two scales' product as the output scale; a requantisation as the output scale
+    // and the destination's zero point.
     const Dt a_type = DnnlType(ActivationType(dtype)), b_type = DnnlType(WeightType(dtype)),
              c_type = DnnlType(workload.out_type());
     const Tag b_tag = g.layout == GemmLayout::kNT ? Tag::ba : Tag::ab;
     if (workload.has_scales()) {
       attr.set_output_scales(0, {*args[out_index + 1] * *args[out_index + 2]});
+    }
+    if (workload.requantizes()) {  // s8 = saturate(nearest(scale * acc + zero_point))
+      attr.set_output_scales(0, {*args[out_index + 1]});
+      attr.set_zero_points(DNNL_ARG_DST, 0,
+                           {*reinterpret_cast<const int32_t*>(args[out_index + 2])});
     }
     memory::desc a({g.m, g.k}, a_type, Tag::ab), b({g.k, g.n}, b_type, b_tag),
         c({g.m, g.n}, c_type, Tag::ab), bias({1, g.n}, c_type, Tag::ab);

@@ -428,7 +428,7 @@ std::string Workload::ToString() const {
   if (dtype_ != Dtype::kF32) {
     StrAppend(&out, ",dtype=", DtypeName(dtype_));
   }
-  if (out_ != DefaultOutputType(dtype_)) {
+  if (out_ != DefaultOutputType(dtype_) && !requantizes()) {  // requant implies out=i8
     StrAppend(&out, ",out=", ElementTypeName(out_));
   }
   if (epilogue_ != Epilogue::kNone) {

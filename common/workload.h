@@ -10,7 +10,8 @@
 // `dilation=D` (default 1), `groups=1` and `layout=NCHW|NCHW4c|NCHW8c|NCHW16c|NHWC` (default
 // NCHW; the blocked layouts keep channels in blocks of 4, 8 or 16, as a compiler does between
 // layers whose kernels vectorise over channels; NHWC keeps channels innermost with KRSC
-// weights). `epilogue=requant` (dtype=i8 or u8i8 only) writes an i8 output (out=i8, implied):
+// weights). `epilogue=requant` (dtype=i8 or u8i8 only) writes an i8 output (out=i8, implied and
+// left out of the canonical text):
 //   C = saturate_i8(round_to_nearest_even(scale * acc + zero_point))
 // with a per-tensor f32 scale and an i32 zero point passed by pointer after the output (the
 // arguments `scale` and `zero_point`); out=i8 is accepted with it only. Defaults are omitted from

@@ -91,15 +91,18 @@ struct Entry {
   memory bias;    // user memory, rebound each call; empty without a bias
   memory scales;  // the output scale, one f32 set each call; empty without scales
   float scale = 1;
+  memory zero_points;  // the destination's zero point, one i32 set each call; empty without
+  int32_t zero_point = 0;
 };
 
 // One call of a cached primitive on the caller's tensors: binds them, runs the reorders into
 // the primitive's layouts, the primitive and the reorder back. Calls of one entry are
 // serialised (they share its intermediate buffers).
 void Execute(Entry& e, const void* src, const void* weights, const void* bias, void* dst,
-             float scale = 1) {
+             float scale = 1, int32_t zero_point = 0) {
   std::lock_guard lock(e.mu);
   e.scale = scale;
+  e.zero_point = zero_point;
   e.src->Bind(src);
   e.weights->Bind(weights);
   e.dst->Bind(dst);
@@ -120,6 +123,9 @@ void Execute(Entry& e, const void* src, const void* weights, const void* bias, v
   }
   if (e.scales) {
     args[DNNL_ARG_ATTR_OUTPUT_SCALES] = e.scales;
+  }
+  if (e.zero_points) {
+    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = e.zero_points;
   }
   e.primitive.execute(s, args);
   if (e.dst->reorder) {
@@ -195,17 +201,23 @@ Dt TypeOf(int32_t code) {
 }
 
 extern "C" int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const void* bias, void* C,
-                                          const float* scale_a, const float* scale_b, int64_t M,
-                                          int64_t N, int64_t K, int32_t a_type, int32_t b_type,
-                                          int32_t c_type, int32_t b_transposed, int32_t scaled,
-                                          int32_t layout, int32_t post_ops, int32_t threads) {
+                                          const float* scale_a, const float* scale_b,
+                                          const int32_t* zero_point, int64_t M, int64_t N,
+                                          int64_t K, int32_t a_type, int32_t b_type, int32_t c_type,
+                                          int32_t b_transposed, int32_t scaled, int32_t layout,
+                                          int32_t post_ops, int32_t threads) {
   const Dt a_dt = TypeOf(a_type), b_dt = TypeOf(b_type), c_dt = TypeOf(c_type);
+  const bool requant = scaled == TUNE_DNNL_REQUANT;
   if (M < 1 || N < 1 || K < 1 || threads < 1 || (layout != 0 && layout != 1) ||
       (post_ops & ~(TUNE_POST_BIAS | TUNE_POST_RELU)) != 0 || a_dt == Dt::undef ||
       b_dt == Dt::undef || c_dt == Dt::undef || (b_transposed != 0 && b_transposed != 1) ||
-      (scaled != 0 && scaled != 1) || (scaled == 1 && (scale_a == nullptr || scale_b == nullptr))) {
+      scaled < 0 || scaled > TUNE_DNNL_REQUANT ||
+      (scaled == 1 && (scale_a == nullptr || scale_b == nullptr)) ||
+      (requant &&
+       (scale_a == nullptr || zero_point == nullptr || c_dt != Dt::s8 || post_ops != 0))) {
     return BadArgument(
-        "tune_dnnl_matmul_typed: bad shape, element type, layout, post_ops, scales or threads");
+        "tune_dnnl_matmul_typed: bad shape, element type, layout, post_ops, scales, zero point "
+        "or threads");
   }
   const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
   try {
@@ -221,6 +233,9 @@ extern "C" int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const vo
           dnnl::primitive_attr attr = PostOps(post_ops);
           if (scaled) {
             attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
+          }
+          if (requant) {
+            attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
           }
           dnnl::matmul::primitive_desc pd =
               has_bias ? dnnl::matmul::primitive_desc(
@@ -238,9 +253,14 @@ extern "C" int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const vo
           if (scaled) {
             entry->scales = memory(memory::desc({1}, Dt::f32, Tag::x), Engine(), &entry->scale);
           }
+          if (requant) {
+            entry->zero_points =
+                memory(memory::desc({1}, Dt::s32, Tag::x), Engine(), &entry->zero_point);
+          }
           return entry;
         });
-    Execute(*e, A, B, bias, C, scaled ? *scale_a * *scale_b : 1.0f);
+    const float scale = requant ? *scale_a : scaled ? *scale_a * *scale_b : 1.0f;
+    Execute(*e, A, B, bias, C, scale, requant ? *zero_point : 0);
     return 0;
   } catch (const dnnl::error& err) {
     return Fail(err, "matmul");
@@ -251,7 +271,7 @@ extern "C" int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const vo
 extern "C" int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, float* C,
                                     int64_t M, int64_t N, int64_t K, int32_t layout,
                                     int32_t post_ops, int32_t threads) {
-  return tune_dnnl_matmul_typed(A, B, bias, C, nullptr, nullptr, M, N, K, TUNE_DNNL_F32,
+  return tune_dnnl_matmul_typed(A, B, bias, C, nullptr, nullptr, nullptr, M, N, K, TUNE_DNNL_F32,
                                 TUNE_DNNL_F32, TUNE_DNNL_F32, /*b_transposed=*/0, /*scaled=*/0,
                                 layout, post_ops, threads);
 }

@@ -51,13 +51,16 @@ int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, floa
 
 /* C[M][N] = scale (A[M][K] x B) (+ bias[N]) (ReLU), with oneDNN's matmul primitive, in the
  * element types given (TUNE_DNNL_*: A of a_type, B of b_type, C and bias of c_type); B is
- * B[K][N], or with b_transposed B[N][K]. scale: *scale_a * *scale_b when `scaled` (each one
- * f32), else 1 (the pointers are not read). layout and post_ops as tune_dnnl_matmul's. */
+ * B[K][N], or with b_transposed B[N][K]. `scaled` 0: scale 1 (scale_a, scale_b and zero_point
+ * are not read); 1: scale = *scale_a * *scale_b (each one f32); TUNE_DNNL_REQUANT: C (of
+ * TUNE_DNNL_S8) = saturate(nearest(*scale_a * (A x B) + *zero_point)), scale_b not read, no
+ * post_ops. layout and post_ops as tune_dnnl_matmul's. */
+#define TUNE_DNNL_REQUANT 2
 int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const void* bias, void* C,
-                               const float* scale_a, const float* scale_b, int64_t M, int64_t N,
-                               int64_t K, int32_t a_type, int32_t b_type, int32_t c_type,
-                               int32_t b_transposed, int32_t scaled, int32_t layout,
-                               int32_t post_ops, int32_t threads);
+                               const float* scale_a, const float* scale_b,
+                               const int32_t* zero_point, int64_t M, int64_t N, int64_t K,
+                               int32_t a_type, int32_t b_type, int32_t c_type, int32_t b_transposed,
+                               int32_t scaled, int32_t layout, int32_t post_ops, int32_t threads);
 
 /* dst[N][K][P][Q] = conv(src[N][C][H][W], weights[K][C][R][S]) (+ bias[K]) (ReLU), with
  * oneDNN's convolution primitive. algorithm 0: direct, 1: Winograd, 2: oneDNN's choice.

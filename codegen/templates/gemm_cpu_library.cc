@@ -91,20 +91,23 @@ absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target
   const bool has_bias = EpilogueHasBias(workload.epilogue());
   if (TypedDnnl(workload)) {
     const bool scaled = workload.has_scales();
+    const bool requant = workload.requantizes();
     const size_t out = static_cast<size_t>(workload.OutputIndex());
     const Buffer& c = params[out];
-    const int64_t post_ops = scaled
+    const int64_t post_ops = scaled || requant
                                  ? 0
                                  : (has_bias ? TUNE_POST_BIAS : 0) |
                                        (EpilogueHasRelu(workload.epilogue()) ? TUNE_POST_RELU : 0);
+    const int64_t scale_mode = requant ? TUNE_DNNL_REQUANT : scaled ? 1 : 0;
     std::vector<Stmt> body;
     body.push_back(
         CallShim("tune_dnnl_matmul_typed",
                  {Ptr(params[0]), Ptr(params[1]), Ptr(has_bias ? params[2] : c), Ptr(c),
-                  Ptr(scaled ? params[out + 1] : c), Ptr(scaled ? params[out + 2] : c), I64(g.m),
-                  I64(g.n), I64(g.k), I32(DnnlType(ActivationType(workload.dtype()))),
+                  Ptr(scaled || requant ? params[out + 1] : c), Ptr(scaled ? params[out + 2] : c),
+                  Ptr(requant ? params[out + 2] : c), I64(g.m), I64(g.n), I64(g.k),
+                  I32(DnnlType(ActivationType(workload.dtype()))),
                   I32(DnnlType(WeightType(workload.dtype()))), I32(DnnlType(workload.out_type())),
-                  I32(g.layout == GemmLayout::kNT ? 1 : 0), I32(scaled ? 1 : 0),
+                  I32(g.layout == GemmLayout::kNT ? 1 : 0), I32(scale_mode),
                   I32(KnobValue(config, "layout")), I32(post_ops), I32(target.threads)}));
     if (scaled) {  // an f32 output: the bias and ReLU after the scaled product
       body.push_back(EpiloguePass(c, has_bias ? params[2] : c, workload.epilogue(), g.m, g.n, 1));
@@ -150,6 +153,7 @@ const KernelTemplate kGemmCpuDnnl = {
     .library = "dnnl",
     .gemm_layouts = GemmLayouts::kBoth,
     .dtypes = DtypeSet{Dtype::kF32, Dtype::kBf16, Dtype::kI8, Dtype::kU8I8},
+    .requant = true,
 };
 
 }  // namespace tune

@@ -131,6 +131,18 @@ TEST(ValidateJobSpecTest, ADtypeWithNoTemplateYetSaysWhichFormsTheTemplatesThere
   EXPECT_THAT(error, HasSubstr("in layout=NCHW or layout=NHWC"));
 }
 
+TEST(ValidateJobSpecTest, ARequantisingGemmWhereNoTemplateRequantisesIsRefusedSayingSo) {
+  v1::JobSpec spec = Valid();
+  spec.set_workload("gemm:M=64,N=64,K=64,layout=NT,dtype=i8,epilogue=requant");
+  spec.set_target("cuda -arch=sm_90");
+  std::string error = ErrorOf(spec);
+  EXPECT_THAT(error, HasSubstr("spec.workload: no template builds dtype=i8, layout=NT, "
+                               "epilogue=requant for gemm on 'cuda -arch=sm_90' yet"));
+  EXPECT_THAT(error, HasSubstr("none with epilogue=requant"));
+  spec.set_target("llvm -mcpu=znver4");
+  EXPECT_TRUE(ValidateJobSpec(spec, {}).ok()) << "gemm.cpu.dot requantises";
+}
+
 TEST(ValidateJobSpecTest, AWinogradTemplateOnALayerItDoesNotFitIsRefusedSayingWhy) {
   v1::JobSpec spec = Valid();
   spec.set_workload("conv2d:N=1,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NCHW16c");

@@ -41,16 +41,21 @@ std::string FormRefusal(const Catalog& catalog, const Workload& workload, const 
   if (workload.op() == OpKind::kConv2d && workload.conv2d().nhwc) {
     form.push_back("layout=NHWC");
   }
+  if (workload.requantizes()) {
+    form.push_back("epilogue=requant");
+  }
   if (form.empty()) {
     return "";
   }
   DtypeSet dtypes;
   std::set<std::string> layouts;
+  bool requant = false;
   for (const KernelTemplate* t : catalog.templates()) {
     if (t->op == workload.op() && t->offered && TemplateBuildsFor(*t, target.kind) &&
         (t->library.empty() || target.HasLib(t->library))) {
       dtypes = dtypes | t->dtypes;
       layouts.insert(TemplateLayoutsText(*t));
+      requant = requant || t->requant;
     }
   }
   if (dtypes.empty()) {
@@ -58,7 +63,8 @@ std::string FormRefusal(const Catalog& catalog, const Workload& workload, const 
   }
   return StrCat("no template builds ", Join(form, ", "), " for ", OpKindName(workload.op()),
                 " on '", target.ToString(), "' yet; templates there build dtype=", dtypes.Names(),
-                " in ", Join(std::vector<std::string>(layouts.begin(), layouts.end()), " or "));
+                " in ", Join(std::vector<std::string>(layouts.begin(), layouts.end()), " or "),
+                workload.requantizes() && !requant ? ", none with epilogue=requant" : "");
 }
 
 }  // namespace

@@ -78,8 +78,14 @@ std::vector<KernelCase> EveryConfig(const KernelTemplate& tpl, const Target& tar
                                     const std::vector<std::string>& shapes) {
   std::vector<KernelCase> cases;
   for (const std::string& shape : shapes) {
-    for (Epilogue e : {Epilogue::kNone, Epilogue::kBias, Epilogue::kRelu, Epilogue::kBiasRelu}) {
-      Workload w = testing::WithEpilogue(ParseWorkload(shape), e);
+    const Workload parsed = ParseWorkload(shape);
+    // A requantising workload keeps its epilogue; the others take each in turn.
+    const std::vector<Epilogue> epilogues =
+        parsed.requantizes() ? std::vector<Epilogue>{Epilogue::kRequant}
+                             : std::vector<Epilogue>{Epilogue::kNone, Epilogue::kBias,
+                                                     Epilogue::kRelu, Epilogue::kBiasRelu};
+    for (Epilogue e : epilogues) {
+      Workload w = parsed.requantizes() ? parsed : testing::WithEpilogue(parsed, e);
       ConfigSpace space = tpl.space(w, target);
       for (uint64_t i = 0; i < space.RawSize(); ++i) {
         Config c = space.ConfigAt(i);
@@ -112,14 +118,16 @@ TEST(LibraryTemplates, EveryDnnlGemmConfigComputesTheReference) {
 // the candidates of the types a user would otherwise call oneDNN for (-libs=dnnl).
 TEST(LibraryTemplates, EveryTypedDnnlGemmConfigComputesTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=1 -libs=dnnl");
-  EXPECT_THAT(CheckKernels(target, kGemmCpuDnnl,
-                           EveryConfig(kGemmCpuDnnl, target,
-                                       {"gemm:M=5,N=33,K=70,dtype=bf16",
-                                        "gemm:M=17,N=40,K=64,layout=NT,dtype=bf16,out=f32",
-                                        "gemm:M=9,N=24,K=96,layout=NT,dtype=i8",
-                                        "gemm:M=6,N=20,K=128,dtype=u8i8,out=f32",
-                                        "gemm:M=8,N=7,K=3,layout=NT"})),
-              IsEmpty());
+  EXPECT_THAT(
+      CheckKernels(
+          target, kGemmCpuDnnl,
+          EveryConfig(
+              kGemmCpuDnnl, target,
+              {"gemm:M=5,N=33,K=70,dtype=bf16", "gemm:M=17,N=40,K=64,layout=NT,dtype=bf16,out=f32",
+               "gemm:M=9,N=24,K=96,layout=NT,dtype=i8", "gemm:M=6,N=20,K=128,dtype=u8i8,out=f32",
+               "gemm:M=12,N=40,K=96,layout=NT,dtype=u8i8,epilogue=requant",
+               "gemm:M=7,N=33,K=64,dtype=i8,epilogue=requant", "gemm:M=8,N=7,K=3,layout=NT"})),
+      IsEmpty());
 }
 
 TEST(LibraryTemplates, EveryIm2colOpenblasConfigComputesTheReference) {
