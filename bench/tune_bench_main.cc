@@ -107,12 +107,13 @@ double PrintPeaks(const std::vector<Peak>& peaks, int threads) {
   return peak;
 }
 
-// The peak a row's best is divided by: the FP32 one for f32 workloads; for the typed ones that
-// of the instruction its template runs (AMX tiles for gemm.cpu.amx, vdpbf16ps / VNNI for
-// gemm.cpu.dot); 0 where none was measured.
+// The peak a row's best is divided by: the FP32 one for f32 workloads and for gemm.cpu.dot's
+// f16 (converted to f32 and fused multiply-added); for the other typed ones that of the
+// instruction its template runs (AMX tiles for gemm.cpu.amx, vdpbf16ps / VNNI for gemm.cpu.dot);
+// 0 where none was measured.
 double RowPeak(const std::vector<Peak>& peaks, int threads, const Workload& w, std::string_view tpl,
                double f32_peak) {
-  if (w.dtype() == Dtype::kF32) {
+  if (w.dtype() == Dtype::kF32 || w.dtype() == Dtype::kF16) {
     return f32_peak;
   }
   const bool integer = IsIntegerDtype(w.dtype());

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # One session of the CPU's matrix engines on a lent host from a bundle (deploy/bundle/
 # make-bundle.sh with TUNE_BUNDLE_CPU_LIBS=1, TUNE_BUNDLE_TEST_LABEL=slow and the programs
-# tune-server tune-bench tune-bench-cpu-peak codegen_template_sweep_test), in a bounded time:
+# tune-server tune-bench tune-bench-cpu-peak codegen_template_sweep_test, and optionally
+# common_test), in a bounded time:
 #   bash scripts/cpu-matrix-session.sh BUNDLE.tar.xz OUT_DIR     (from the repository root)
 # 1. unpacks the bundle into /tmp; 2. OUT_DIR/machine.txt: lscpu and the kernel's AMX grant;
 # 3. the matrix templates' tests (gemm.cpu.amx, gemm.cpu.dot: their kernels checked against the
-# reference on this CPU; gtest XML in OUT_DIR/tests.xml); 4. tune-bench of each template named in
+# reference on this CPU; gtest XML in OUT_DIR/tests.xml), and where the bundle has common_test,
+# its host CPU and typed reference tests (the AMX features this host's Linux grants;
+# OUT_DIR/common-tests.txt); 4. tune-bench of each template named in
 # TUNE_CPU_TEMPLATES (gemm.cpu.amx gemm.cpu.dot) on TUNE_CPU_WORKLOADS (a file, default
 # bench/cpu_matrix_smoke.txt), against oneDNN's matmul of the same types in the same process
 # (OUT_DIR/bench-<template>.md). Every step runs even when an earlier one failed.
@@ -49,6 +52,10 @@ export PATH=$bundle/bin:$PATH
 step peaks "$bundle/bin/tune-bench-cpu-peak" --threads 1 >"$out/peaks.txt" 2>&1
 step tests "$bundle/bin/codegen_template_sweep_test" --gtest_filter="$filter" \
   --gtest_output="xml:$out/tests.xml" >"$out/tests.txt" 2>&1
+if [ -x "$bundle/bin/common_test" ]; then
+  step common-tests "$bundle/bin/common_test" --gtest_filter='HostCpuTest.*:TypedReferenceTest.*' \
+    >"$out/common-tests.txt" 2>&1
+fi
 for tpl in $templates; do
   list=()
   while IFS= read -r line; do
@@ -61,6 +68,7 @@ for tpl in $templates; do
 done
 echo "failed steps: ${failed[*]:-none}"
 tail -n 3 "$out/tests.txt"
+[ -f "$out/common-tests.txt" ] && tail -n 3 "$out/common-tests.txt"
 for tpl in $templates; do
   grep '^| `' "$out/bench-$tpl.md"
 done

@@ -251,16 +251,19 @@ Expr Fma::Make(Expr a, Expr b, Expr c) {
   return Wrap(std::move(node));
 }
 
-int DotGroup(DotKind kind) { return kind == DotKind::kBf16Pairs ? 2 : 4; }
+bool DotPairs(DotKind kind) { return kind != DotKind::kU8S8Quads; }
+
+int DotGroup(DotKind kind) { return DotPairs(kind) ? 2 : 4; }
 
 Expr DotAccumulate::Make(DotKind kind, Expr acc, Expr a, Expr b) {
   TUNE_CHECK(acc.defined() && a.defined() && b.defined()) << "DotAccumulate: undefined operand";
   const int group = DotGroup(kind);
-  const bool pairs = kind == DotKind::kBf16Pairs;
+  const bool pairs = DotPairs(kind);
   const int lanes = acc.type().lanes();
   const Type acc_type = pairs ? Type::Float32(lanes) : Type::Int32(lanes);
-  const Type a_elem = pairs ? Type::BFloat16() : Type::UInt8();
-  const Type b_elem = pairs ? Type::BFloat16() : Type::Int8();
+  const Type pair_elem = kind == DotKind::kF16Pairs ? Type::Float16() : Type::BFloat16();
+  const Type a_elem = pairs ? pair_elem : Type::UInt8();
+  const Type b_elem = pairs ? pair_elem : Type::Int8();
   TUNE_CHECK(acc.type() == acc_type)
       << "DotAccumulate: acc must be " << acc_type.ToString() << ", got " << acc.type().ToString();
   for (const auto& [name, e, elem] : {std::tuple{"a", &a, a_elem}, std::tuple{"b", &b, b_elem}}) {

@@ -189,23 +189,27 @@ struct Fma final : ExprNode {
 };
 
 /// How DotAccumulate groups its operands: the groups of x86's AVX512-BF16 `vdpbf16ps` and
-/// AVX512-VNNI `vpdpbusd`.
+/// AVX512-VNNI `vpdpbusd`, and the same pairs of float16 (no x86 instruction before AVX10.2:
+/// converted to float32 and fused multiply-added).
 enum class DotKind : uint8_t {
   kBf16Pairs,  // bfloat16 x bfloat16, pairs summed into float32
   kU8S8Quads,  // uint8 x int8, quads summed into int32 (wrapping)
+  kF16Pairs,   // float16 x float16, pairs summed into float32
 };
 
-/// Elements of one group: 2 (kBf16Pairs) or 4 (kU8S8Quads).
+/// Whether the kind's groups are float pairs (kBf16Pairs, kF16Pairs).
+bool DotPairs(DotKind kind);
+/// Elements of one group: 2 (the pairs) or 4 (kU8S8Quads).
 int DotGroup(DotKind kind);
 
 /// Dot products of small groups added to lanes: with G = DotGroup(kind) and N the lanes of acc,
 ///   result[i] = acc[i] + sum_{j < G} a[G i + j] * b[G i + j]
-/// acc is float32 (kBf16Pairs) or int32 (kU8S8Quads) with N lanes; a holds bfloat16 (uint8) and
-/// b bfloat16 (int8), each N G lanes or G lanes: one group read by every lane (the broadcast row
-/// element of a GEMM's register tile; at most one of the two). The products are exact; kBf16Pairs
-/// adds them in float32 (the order and the rounding of the partial sums are the instruction's),
-/// kU8S8Quads in int32 exactly, wrapping. Code for CPUs without the instruction computes the same
-/// sums.
+/// acc is float32 (the pairs) or int32 (kU8S8Quads) with N lanes; a holds bfloat16, float16 (uint8)
+/// and b bfloat16, float16 (int8), each N G lanes or G lanes: one group read by every lane (the
+/// broadcast row element of a GEMM's register tile; at most one of the two). The products are
+/// exact; the pairs add them in float32 (the order and the rounding of the partial sums are the
+/// instruction's), kU8S8Quads in int32 exactly, wrapping. Code for CPUs without the instruction
+/// computes the same sums.
 struct DotAccumulate final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kDotAccumulate;
   DotAccumulate() : ExprNode(kKind) {}

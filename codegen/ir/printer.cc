@@ -104,7 +104,9 @@ class Printer {
       }
       case ExprKind::kDotAccumulate: {
         const auto* op = e.As<DotAccumulate>();
-        return StrCat(op->kind == DotKind::kBf16Pairs ? "dot_bf16_pairs(" : "dot_u8s8_quads(",
+        return StrCat(op->kind == DotKind::kBf16Pairs  ? "dot_bf16_pairs("
+                      : op->kind == DotKind::kF16Pairs ? "dot_f16_pairs("
+                                                       : "dot_u8s8_quads(",
                       Print(op->acc), ", ", Print(op->a), ", ", Print(op->b), ")");
       }
       case ExprKind::kCallExtern: {

@@ -89,9 +89,11 @@ bool CodeGenCpu::HasFeature(std::string_view feature) const {
 llvm::Value* CodeGenCpu::EmitDotAccumulate(const ir::DotAccumulate* op) {
   const int lanes = op->type.lanes();
   const bool pairs = op->kind == ir::DotKind::kBf16Pairs;
-  // vdpbf16ps and vpdpbusd of 512 bits; 256 and 128 bits with AVX512-VL.
+  // vdpbf16ps and vpdpbusd of 512 bits; 256 and 128 bits with AVX512-VL. float16 pairs have no
+  // instruction: converted and fused multiply-added.
   const bool width_ok = lanes == 16 || ((lanes == 8 || lanes == 4) && HasFeature("avx512vl"));
-  if (!width_ok || !HasFeature(pairs ? "avx512bf16" : "avx512vnni")) {
+  if (op->kind == ir::DotKind::kF16Pairs || !width_ok ||
+      !HasFeature(pairs ? "avx512bf16" : "avx512vnni")) {
     return CodeGenLlvm::EmitDotAccumulate(op);
   }
   const int group = ir::DotGroup(op->kind);

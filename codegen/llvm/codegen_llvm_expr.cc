@@ -422,7 +422,7 @@ llvm::Value* CodeGenLlvm::EmitLoad(const ir::Load* op) {
 llvm::Value* CodeGenLlvm::EmitDotAccumulate(const ir::DotAccumulate* op) {
   const int lanes = op->type.lanes();
   const int group = ir::DotGroup(op->kind);
-  const bool pairs = op->kind == ir::DotKind::kBf16Pairs;
+  const bool pairs = ir::DotPairs(op->kind);
   llvm::Value* acc = Emit(op->acc);
   llvm::Value* a = Emit(op->a);
   llvm::Value* b = Emit(op->b);
@@ -436,24 +436,38 @@ llvm::Value* CodeGenLlvm::EmitDotAccumulate(const ir::DotAccumulate* op) {
   if (op->b.type().lanes() == group) {
     b = builder_.CreateShuffleVector(b, repeat);
   }
-  // The operands in their compute type, then element j of every group summed in turn.
-  llvm::Value* wide_a =
-      pairs ? EmitBf16ToF32(builder_, a, lanes * group)
-            : builder_.CreateZExt(a, WithLanes(builder_.getInt32Ty(), lanes * group));
-  llvm::Value* wide_b =
-      pairs ? EmitBf16ToF32(builder_, b, lanes * group)
-            : builder_.CreateSExt(b, WithLanes(builder_.getInt32Ty(), lanes * group));
-  llvm::Value* products =
-      pairs ? builder_.CreateFMul(wide_a, wide_b) : builder_.CreateMul(wide_a, wide_b);
+  // The operands in their compute type, then element j of every group multiplied and added in
+  // turn (a fused multiply-add for the pairs: their products are exact in float32, so it sums
+  // what a multiply then an add would).
+  llvm::Type* f32s = WithLanes(builder_.getFloatTy(), lanes * group);
+  auto widen = [&](llvm::Value* v, bool is_unsigned) -> llvm::Value* {
+    switch (op->kind) {
+      case ir::DotKind::kBf16Pairs:
+        return EmitBf16ToF32(builder_, v, lanes * group);
+      case ir::DotKind::kF16Pairs:
+        return builder_.CreateFPExt(v, f32s);
+      case ir::DotKind::kU8S8Quads:
+        break;
+    }
+    llvm::Type* i32s = WithLanes(builder_.getInt32Ty(), lanes * group);
+    return is_unsigned ? builder_.CreateZExt(v, i32s) : builder_.CreateSExt(v, i32s);
+  };
+  llvm::Value* wide_a = widen(a, /*is_unsigned=*/true);
+  llvm::Value* wide_b = widen(b, /*is_unsigned=*/false);
   llvm::Value* sum = acc;
   for (int j = 0; j < group; ++j) {
     llvm::SmallVector<int, 16> mask;
     for (int i = 0; i < lanes; ++i) {
       mask.push_back(group * i + j);
     }
-    llvm::Value* part = lanes == 1 ? builder_.CreateExtractElement(products, uint64_t(j))
-                                   : builder_.CreateShuffleVector(products, mask);
-    sum = pairs ? builder_.CreateFAdd(sum, part) : builder_.CreateAdd(sum, part);
+    auto part = [&](llvm::Value* v) -> llvm::Value* {
+      return lanes == 1 ? builder_.CreateExtractElement(v, uint64_t(j))
+                        : builder_.CreateShuffleVector(v, mask);
+    };
+    llvm::Value* x = part(wide_a);
+    llvm::Value* y = part(wide_b);
+    sum = pairs ? builder_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, sum})
+                : builder_.CreateAdd(sum, builder_.CreateMul(x, y));
   }
   return sum;
 }

@@ -308,8 +308,8 @@ Value Interpreter::EvalDotAccumulate(const ir::DotAccumulate* op) {
     for (int j = 0; j < group; ++j) {
       const Lane x = LaneOf(a, a_group ? j : group * i + j);
       const Lane y = LaneOf(b, b_group ? j : group * i + j);
-      if (op->kind == ir::DotKind::kBf16Pairs) {
-        sum.f += x.f * y.f;  // the product of two bfloat16 values is exact in float32
+      if (ir::DotPairs(op->kind)) {
+        sum.f += x.f * y.f;  // the product of two bfloat16 or float16 values is exact in float32
       } else {
         sum.i = Wrap(WrappingAdd(sum.i, x.i * y.i), op->type);
       }

@@ -19,7 +19,7 @@ CpuMatrixTypes CpuMatrixTypesOf(const Workload& workload) {
   t.b = ir::Type::Of(WeightType(t.dtype));
   t.acc = ir::Type::Of(AccumulatorType(t.dtype));
   t.out = ir::Type::Of(workload.out_type());
-  t.group = t.dtype == Dtype::kBf16 ? 2 : 4;
+  t.group = IsIntegerDtype(t.dtype) ? 4 : 2;
   t.scales = workload.has_scales();
   t.requant = workload.requantizes();
   return t;
@@ -84,9 +84,10 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
 }
 
 Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, Expr acc, Expr a, Expr b) {
-  if (types.dtype == Dtype::kBf16) {
-    return ir::DotAccumulate::Make(ir::DotKind::kBf16Pairs, std::move(acc), std::move(a),
-                                   std::move(b));
+  if (!IsIntegerDtype(types.dtype)) {
+    return ir::DotAccumulate::Make(
+        types.dtype == Dtype::kF16 ? ir::DotKind::kF16Pairs : ir::DotKind::kBf16Pairs,
+        std::move(acc), std::move(a), std::move(b));
   }
   return b_unsigned ? ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads, std::move(acc), std::move(b),
                                               std::move(a))
@@ -178,6 +179,9 @@ std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Targe
   const CpuVectorInfo cpu = CpuVectorInfoFor(target);
   if (workload.dtype() == Dtype::kBf16) {
     return cpu.avx512bf16 ? std::vector<std::string>{"avx512bf16"} : std::vector<std::string>{};
+  }
+  if (workload.dtype() == Dtype::kF16) {
+    return cpu.avx512fp16 ? std::vector<std::string>{"avx512fp16"} : std::vector<std::string>{};
   }
   return cpu.avx512vnni ? std::vector<std::string>{"avx512vnni"} : std::vector<std::string>{};
 }

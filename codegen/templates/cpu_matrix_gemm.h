@@ -21,13 +21,16 @@
 namespace tune {
 
 /// The dtypes these templates build: bf16 (f32 accumulation), i8 and u8i8 (i32), with every
-/// output their dtype accepts.
+/// output their dtype accepts; gemm.cpu.dot builds f16 too (f32 accumulation; AMX tiles of f16
+/// arrive with Granite Rapids' AMX-FP16, which tune does not target).
 inline constexpr DtypeSet kCpuMatrixDtypes = DtypeSet{Dtype::kBf16, Dtype::kI8, Dtype::kU8I8};
+inline constexpr DtypeSet kCpuDotDtypes = kCpuMatrixDtypes | DtypeSet{Dtype::kF16};
 
 /// The CPU features (common/host_cpu.h's names) that gemm.cpu.dot's kernels of the workload's
 /// dtype use on `target` (KernelTemplate::worker_features): "avx512bf16" for bf16 and
 /// "avx512vnni" for i8 and u8i8 where the target has them (the CPU backend emits vdpbf16ps and
-/// vpdpbusd then, plain vector code otherwise: nothing is needed).
+/// vpdpbusd then, plain vector code otherwise: nothing is needed), and "avx512fp16" for f16 where
+/// the target has it (its conversions may use AVX512-FP16's instructions).
 std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Target& target);
 
 /// The ones gemm.cpu.amx's kernels use: "amx-tile" with "amx-bf16" (bf16) or "amx-int8".

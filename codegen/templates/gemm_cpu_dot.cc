@@ -49,7 +49,7 @@ using ir::Var;
 
 constexpr int64_t kLanes = 16;  // f32 / i32 lanes of a 512-bit vector
 
-int GroupOf(const Workload& workload) { return workload.dtype() == Dtype::kBf16 ? 2 : 4; }
+int GroupOf(const Workload& workload) { return IsIntegerDtype(workload.dtype()) ? 4 : 2; }
 int64_t PaddedK(const Workload& workload) {
   const int64_t g = GroupOf(workload);
   return CeilDiv(workload.gemm().k, g) * g;
@@ -455,7 +455,7 @@ const KernelTemplate kGemmCpuDot = {
     .build = &Build,
     .worker_features = &DotWorkerFeatures,
     .gemm_layouts = GemmLayouts::kBoth,
-    .dtypes = kCpuMatrixDtypes,
+    .dtypes = kCpuDotDtypes,
     .requant = true,
     .seeds = &Seeds,
     .prepare = &Prepare,

@@ -6,6 +6,8 @@
 
 #include "codegen/llvm/cpu_backend.h"
 #include "codegen/lower.h"
+#include "codegen/templates/gemm_cpu_amx.h"
+#include "common/host_cpu.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/templates/kernel_check.h"
@@ -33,6 +35,56 @@ TEST(GemmCpuDot, RandomConfigsComputeTheReferenceInEveryDtypeLayoutAndOutput) {
        "gemm:M=3,N=100,K=96,dtype=u8i8,layout=NT,out=f32"},
       6, 7);
   EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+}
+
+// f16 is run on CPUs with AVX512-FP16 only (codegen/dtype_support.h): its kernels convert pairs to
+// f32 and fused multiply-add them, 16 lanes at a time.
+TEST(GemmCpuDot, F16KernelsConvertPairsToF32AndFuseMultiplyAdds) {
+  const Workload w = ParseWorkload("gemm:M=16,N=64,K=64,layout=NT,dtype=f16");
+  const Target spr = ParseTarget("llvm -mcpu=sapphirerapids -threads=1");
+  for (const Config& c : {kGemmCpuDot.default_config(w, spr), [&] {
+                            Config packed = kGemmCpuDot.default_config(w, spr);
+                            packed["b_in_place"] = 0;
+                            return packed;
+                          }()}) {
+    absl::StatusOr<ir::LoweredFunc> func = kGemmCpuDot.build(w, spr, c, "k");
+    ASSERT_TRUE(func.ok()) << func.status();
+    absl::StatusOr<ir::LoweredFunc> lowered = Lower(*func);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    absl::StatusOr<std::string> assembly =
+        EmitCpuAssembly({*lowered}, {.cpu = "sapphirerapids", .threads = 1});
+    ASSERT_TRUE(assembly.ok()) << assembly.status();
+    EXPECT_THAT(*assembly, ::testing::ContainsRegex("vcvtph2psx?\\s+.*%zmm"));
+    EXPECT_THAT(*assembly, ::testing::ContainsRegex("vfmadd...ps\\s+.*%zmm"));
+  }
+}
+
+TEST(GemmCpuDot, F16ComputesTheReferenceInEveryLayoutOutputAndWeightForm) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  if (!GetHostCpu().HasFeature("avx512fp16")) {
+    GTEST_SKIP() << "the host has no AVX512-FP16, which f16 needs (the kernels are inspected "
+                    "above)";
+  }
+  std::vector<KernelCase> cases = testing::RandomCases(
+      kGemmCpuDot, target,
+      {"gemm:M=7,N=37,K=29,dtype=f16", "gemm:M=19,N=50,K=70,dtype=f16,layout=NT",
+       "gemm:M=9,N=33,K=131,dtype=f16,out=f32", "gemm:M=3,N=40,K=64,dtype=f16,layout=NT",
+       "gemm:M=20,N=48,K=96,dtype=f16,weights=prepared"},
+      5, 13);
+  const Workload few_rows = ParseWorkload("gemm:M=3,N=40,K=64,dtype=f16,layout=NT");
+  cases.push_back({few_rows, kGemmCpuDot.default_config(few_rows, target)});  // B in place
+  EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+}
+
+TEST(GemmCpuDot, F16KernelsForAnAvx512Fp16CpuGoOnlyToWorkersThatReportIt) {
+  const Workload w = ParseWorkload("gemm:M=16,N=64,K=64,dtype=f16");
+  EXPECT_THAT(kGemmCpuDot.worker_features(w, ParseTarget("llvm -mcpu=sapphirerapids")),
+              ::testing::ElementsAre("avx512fp16"));
+  const Workload bf16 = ParseWorkload("gemm:M=16,N=64,K=64,dtype=bf16");
+  EXPECT_THAT(kGemmCpuDot.worker_features(bf16, ParseTarget("llvm -mcpu=sapphirerapids")),
+              ::testing::ElementsAre("avx512bf16"));
+  EXPECT_THAT(kGemmCpuDot.worker_features(bf16, ParseTarget("llvm -mcpu=haswell")), IsEmpty());
+  EXPECT_FALSE(TemplateBuildsForm(kGemmCpuAmx, w)) << "AMX-FP16 is not targeted";
 }
 
 TEST(GemmCpuDot, RequantisedI8OutputsComputeTheReferenceInEveryLayoutAndWeightForm) {
@@ -189,7 +241,7 @@ TEST(GemmCpuDot, BInPlaceTilesComputeTheReference) {
 
 TEST(GemmCpuDot, BuildsOnlyTheMatrixDtypes) {
   absl::Status f32 = CheckTemplateForm(kGemmCpuDot, ParseWorkload("gemm:M=8,N=8,K=8"));
-  EXPECT_THAT(f32.message(), HasSubstr("dtype=bf16|i8|u8i8"));
+  EXPECT_THAT(f32.message(), HasSubstr("dtype=f16|bf16|i8|u8i8"));
   EXPECT_TRUE(CheckTemplateForm(kGemmCpuDot, ParseWorkload("gemm:M=8,N=8,K=8,dtype=i8")).ok());
 }
 
