@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm/cpu_backend.h"
-#include "codegen/lower.h"
 #include "codegen/templates/catalog.h"
 #include "common/host_cpu.h"
 #include "gmock/gmock.h"
@@ -59,13 +57,8 @@ TEST(GemmCpuAmx, EmitsTheTileProductOfEachDtypeAndAsksLinuxForTheTiles) {
            {"gemm:M=40,N=50,K=70,dtype=u8i8,out=f32", "tdpbusd"},
            {"gemm:M=40,N=50,K=70,dtype=u8i8,epilogue=requant", "tdpbusd"}}) {
     const Workload w = ParseWorkload(text);
-    absl::StatusOr<ir::LoweredFunc> func =
-        kGemmCpuAmx.build(w, spr, kGemmCpuAmx.default_config(w, spr), "k");
-    ASSERT_TRUE(func.ok()) << func.status();
-    absl::StatusOr<ir::LoweredFunc> lowered = Lower(*func);
-    ASSERT_TRUE(lowered.ok()) << lowered.status();
     absl::StatusOr<std::string> assembly =
-        EmitCpuAssembly({*lowered}, {.cpu = "sapphirerapids", .threads = 1});
+        testing::AssemblyOf(kGemmCpuAmx, w, spr, kGemmCpuAmx.default_config(w, spr));
     ASSERT_TRUE(assembly.ok()) << assembly.status();
     for (const std::string& want :
          {instruction, std::string("ldtilecfg"), std::string("tileloadd"),
@@ -81,12 +74,7 @@ TEST(GemmCpuAmx, EmitsTheTileProductOfEachDtypeAndAsksLinuxForTheTiles) {
   const Workload w = ParseWorkload("gemm:M=400,N=64,K=2100,dtype=bf16");
   Config c = kGemmCpuAmx.default_config(w, four);
   c["kc"] = 1024;
-  absl::StatusOr<ir::LoweredFunc> func = kGemmCpuAmx.build(w, four, c, "k");
-  ASSERT_TRUE(func.ok()) << func.status();
-  absl::StatusOr<ir::LoweredFunc> lowered = Lower(*func);
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  absl::StatusOr<std::string> assembly =
-      EmitCpuAssembly({*lowered}, {.cpu = "sapphirerapids", .threads = 4});
+  absl::StatusOr<std::string> assembly = testing::AssemblyOf(kGemmCpuAmx, w, four, c);
   ASSERT_TRUE(assembly.ok()) << assembly.status();
   EXPECT_THAT(*assembly, HasSubstr("GOMP_parallel"));
 }

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm/cpu_backend.h"
-#include "codegen/lower.h"
 #include "codegen/templates/gemm_cpu_amx.h"
 #include "common/host_cpu.h"
 #include "gmock/gmock.h"
@@ -47,12 +45,7 @@ TEST(GemmCpuDot, F16KernelsConvertPairsToF32AndFuseMultiplyAdds) {
                             packed["b_in_place"] = 0;
                             return packed;
                           }()}) {
-    absl::StatusOr<ir::LoweredFunc> func = kGemmCpuDot.build(w, spr, c, "k");
-    ASSERT_TRUE(func.ok()) << func.status();
-    absl::StatusOr<ir::LoweredFunc> lowered = Lower(*func);
-    ASSERT_TRUE(lowered.ok()) << lowered.status();
-    absl::StatusOr<std::string> assembly =
-        EmitCpuAssembly({*lowered}, {.cpu = "sapphirerapids", .threads = 1});
+    absl::StatusOr<std::string> assembly = testing::AssemblyOf(kGemmCpuDot, w, spr, c);
     ASSERT_TRUE(assembly.ok()) << assembly.status();
     EXPECT_THAT(*assembly, ::testing::ContainsRegex("vcvtph2psx?\\s+.*%zmm"));
     EXPECT_THAT(*assembly, ::testing::ContainsRegex("vfmadd...ps\\s+.*%zmm"));
@@ -164,12 +157,8 @@ TEST(GemmCpuDot, UsesVdpbf16psAndVpdpbusdWhereTheCpuHasThem) {
     const Workload w = ParseWorkload(c.workload);
     for (const char* cpu : {"znver4", "skylake-avx512"}) {
       const Target target = *Target::Parse(std::string("llvm -mcpu=") + cpu + " -threads=1");
-      absl::StatusOr<ir::LoweredFunc> func =
-          kGemmCpuDot.build(w, target, kGemmCpuDot.default_config(w, target), "k");
-      ASSERT_TRUE(func.ok()) << func.status();
-      absl::StatusOr<ir::LoweredFunc> lowered = Lower(*func);
-      ASSERT_TRUE(lowered.ok()) << lowered.status();
-      absl::StatusOr<std::string> assembly = EmitCpuAssembly({*lowered}, {.cpu = cpu});
+      absl::StatusOr<std::string> assembly =
+          testing::AssemblyOf(kGemmCpuDot, w, target, kGemmCpuDot.default_config(w, target));
       ASSERT_TRUE(assembly.ok()) << assembly.status();
       if (std::string(cpu) == "znver4") {
         EXPECT_THAT(*assembly, HasSubstr(c.instruction)) << c.workload;

@@ -7,6 +7,7 @@
 
 #include "codegen/compiler.h"
 #include "codegen/ir/printer.h"
+#include "codegen/llvm/cpu_backend.h"
 #include "codegen/lower.h"
 #include "codegen/templates/cpu_vector_info.h"
 #include "common/files.h"
@@ -221,6 +222,13 @@ Workload WithEpilogue(const Workload& workload, Epilogue epilogue) {
           .WithTypes(workload.dtype(), workload.out_type());
   }
   return workload;
+}
+
+absl::StatusOr<std::string> AssemblyOf(const KernelTemplate& tpl, const Workload& workload,
+                                       const Target& target, const Config& config) {
+  ASSIGN_OR_RETURN(ir::LoweredFunc func, tpl.build(workload, target, config, "k"));
+  ASSIGN_OR_RETURN(ir::LoweredFunc lowered, Lower(func));
+  return EmitCpuAssembly({lowered}, {.cpu = target.cpu, .threads = target.threads});
 }
 
 bool HostRuns(const Target& target) {

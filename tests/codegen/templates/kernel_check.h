@@ -64,4 +64,9 @@ Workload WithEpilogue(const Workload& workload, Epilogue epilogue);
 /// True when the host can run code built for `target` (AVX-512 / AVX2 support).
 bool HostRuns(const Target& target);
 
+/// The x86-64 assembly of `tpl`'s kernel for `config`, built, lowered and compiled for the CPU
+/// `target` names (with its threads), for tests that look for instructions.
+absl::StatusOr<std::string> AssemblyOf(const KernelTemplate& tpl, const Workload& workload,
+                                       const Target& target, const Config& config);
+
 }  // namespace tune::testing
