@@ -99,6 +99,19 @@ TEST(GemmCpuDot, RequantisedI8OutputsComputeTheReferenceInEveryLayoutAndWeightFo
               IsEmpty());
 }
 
+// The bound of one unit would hide a rounding toward zero; the code rounds to nearest even by
+// adding 1.5 * 2^23 (0x4b400000) and then its negation (0xcb400000: LLVM writes the subtraction
+// so), which nothing may fold away.
+TEST(GemmCpuDot, RequantisationRoundsByTheMagicConstantNotByTruncation) {
+  const Target target = ParseTarget("llvm -mcpu=znver4 -threads=1");
+  const Workload w = ParseWorkload("gemm:M=16,N=64,K=64,dtype=u8i8,epilogue=requant");
+  absl::StatusOr<std::string> assembly =
+      testing::AssemblyOf(kGemmCpuDot, w, target, kGemmCpuDot.default_config(w, target));
+  ASSERT_TRUE(assembly.ok()) << assembly.status();
+  EXPECT_THAT(*assembly, HasSubstr("0x4b400000"));
+  EXPECT_THAT(*assembly, HasSubstr("0xcb400000"));
+}
+
 TEST(GemmCpuDot, EveryValueOfEveryKnobComputesTheReference) {
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
   for (const char* text : {"gemm:M=100,N=400,K=2100,dtype=bf16,epilogue=bias_relu",
