@@ -64,6 +64,7 @@ class DtypeTest(unittest.TestCase):
         self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=bf16"), "bf16")
         self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=bf16,out=f32"), "f32")
         self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=u8i8"), "i32")
+        self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=u8i8,epilogue=requant"), "i8")
         self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=fp8e5m2"), "bf16")
         self.assertEqual(workload_out_type("gemm:M=1,N=2,K=3,dtype=tf32"), "f32")
         self.assertEqual(rate_unit("gemm:M=1,N=2,K=3,dtype=i8"), "GOPS")

@@ -57,7 +57,10 @@ def workload_dtype(workload: str) -> str:
 
 
 def workload_out_type(workload: str) -> str:
-    """The element type of a workload's output (out=, else its dtype's default)."""
+    """The element type of a workload's output (out=, else i8 for epilogue=requant, else its
+    dtype's default)."""
+    if _field(workload, "epilogue") == "requant":
+        return _field(workload, "out") or "i8"
     return _field(workload, "out") or _DEFAULT_OUT.get(workload_dtype(workload), "f32")
 
 
