@@ -163,7 +163,8 @@ float RequantScale(const Workload& workload, uint64_t seed) {
   return static_cast<float>(32.0 * jitter(gen) / spread);
 }
 
-void FillTyped(const TensorArg& arg, Dtype dtype, void* data, uint64_t seed) {
+// The seeded values of argument `arg` of `workload`.
+void FillTyped(const TensorArg& arg, const Workload& workload, void* data, uint64_t seed) {
   const int64_t n = arg.NumElements();
   std::mt19937_64 gen(seed);
   if (arg.role == ArgRole::kZeroPoint) {
@@ -171,6 +172,10 @@ void FillTyped(const TensorArg& arg, Dtype dtype, void* data, uint64_t seed) {
     for (int64_t i = 0; i < n; ++i) {
       static_cast<int32_t*>(data)[i] = dist(gen);
     }
+    return;
+  }
+  if (arg.role == ArgRole::kScale && workload.requantizes()) {
+    *static_cast<float*>(data) = RequantScale(workload, seed);
     return;
   }
   if (arg.role == ArgRole::kScale) {
@@ -195,7 +200,7 @@ void FillTyped(const TensorArg& arg, Dtype dtype, void* data, uint64_t seed) {
     }
     return;
   }
-  if (arg.type == ElementType::kF32 && dtype != Dtype::kTf32) {
+  if (arg.type == ElementType::kF32 && workload.dtype() != Dtype::kTf32) {
     FillRandom(static_cast<float*>(data), n, seed);
     return;
   }
@@ -203,7 +208,7 @@ void FillTyped(const TensorArg& arg, Dtype dtype, void* data, uint64_t seed) {
   // output stays f32).
   std::vector<float> values(n);
   FillRandom(values.data(), n, seed);
-  const Dtype reading = arg.role == ArgRole::kBias ? Dtype::kF32 : dtype;
+  const Dtype reading = arg.role == ArgRole::kBias ? Dtype::kF32 : workload.dtype();
   for (int64_t i = 0; i < n; ++i) {
     EncodeElement(arg.type, RoundForInput(reading, arg.type, values[i]), data, i);
   }
@@ -378,10 +383,7 @@ TensorSet::TensorSet(const Workload& workload, uint64_t seed) {
     sizes_.push_back(arg.NumElements());
     void* data = buffers_.back().data();
     if (arg.role != ArgRole::kOutput) {
-      FillTyped(arg, workload.dtype(), data, seed * 1000003u + i);
-      if (arg.role == ArgRole::kScale && workload.requantizes()) {
-        *static_cast<float*>(data) = RequantScale(workload, seed * 1000003u + i);
-      }
+      FillTyped(arg, workload, data, seed * 1000003u + i);
       if (arg.role == ArgRole::kScale) {
         scale_product_ *= static_cast<const float*>(data)[0];
       }

@@ -472,10 +472,6 @@ std::vector<TensorArg> Workload::Arguments() const {
         add("bias", {g.n}, out_, ArgRole::kBias);
       }
       add("C", {g.m, g.n}, out_, ArgRole::kOutput);
-      if (requantizes()) {
-        add("scale", {1}, ElementType::kF32, ArgRole::kScale);
-        add("zero_point", {1}, ElementType::kI32, ArgRole::kZeroPoint);
-      }
       if (has_scales()) {
         add("scale_A", {1}, ElementType::kF32, ArgRole::kScale);
         add("scale_B", {1}, ElementType::kF32, ArgRole::kScale);
@@ -505,16 +501,16 @@ std::vector<TensorArg> Workload::Arguments() const {
       } else {
         add("output", {c.n, c.k, c.p(), c.q()}, out_, ArgRole::kOutput);
       }
-      if (requantizes()) {
-        add("scale", {1}, ElementType::kF32, ArgRole::kScale);
-        add("zero_point", {1}, ElementType::kI32, ArgRole::kZeroPoint);
-      }
       if (has_scales()) {
         add("scale_input", {1}, ElementType::kF32, ArgRole::kScale);
         add("scale_weight", {1}, ElementType::kF32, ArgRole::kScale);
       }
       break;
     }
+  }
+  if (requantizes()) {  // the same two scalars after either op's output
+    add("scale", {1}, ElementType::kF32, ArgRole::kScale);
+    add("zero_point", {1}, ElementType::kI32, ArgRole::kZeroPoint);
   }
   return args;
 }
