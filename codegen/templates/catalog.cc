@@ -4,6 +4,7 @@
 
 #include "codegen/templates/conv2d_cpu_blocked.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
+#include "codegen/templates/conv2d_cpu_dot.h"
 #include "codegen/templates/conv2d_cpu_library.h"
 #include "codegen/templates/conv2d_cpu_pointwise.h"
 #include "codegen/templates/conv2d_cpu_winograd.h"
@@ -50,6 +51,7 @@ std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& uker
       &kConv2dCpuDirect,
       &kConv2dCpuBlocked,
       &kConv2dCpuWinograd,
+      &kConv2dCpuDot,
       &kGemmCpuOpenblas,
       &kGemmCpuDnnl,
       &kConv2dCpuIm2colOpenblas,

@@ -96,15 +96,15 @@ Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, Expr acc, Expr a, E
 }
 
 CpuMatrixOperands::CpuMatrixOperands(const Workload& workload)
-    : shape_(workload.gemm()),
+    : columns_(workload.op() == OpKind::kGemm ? workload.gemm().n : workload.conv2d().k),
       types_(CpuMatrixTypesOf(workload)),
       epilogue_(workload.epilogue()),
-      a_("A", ir::MemoryScope::kGlobal, types_.a),
-      b_("B", ir::MemoryScope::kGlobal, types_.b),
+      a_(workload.op() == OpKind::kGemm ? "A" : "input", ir::MemoryScope::kGlobal, types_.a),
+      b_(workload.op() == OpKind::kGemm ? "B" : "weight", ir::MemoryScope::kGlobal, types_.b),
       bias_("bias", ir::MemoryScope::kGlobal, types_.out),
-      c_("C", ir::MemoryScope::kGlobal, types_.out),
-      scale_a_("scale_A"),
-      scale_b_("scale_B"),
+      c_(workload.op() == OpKind::kGemm ? "C" : "output", ir::MemoryScope::kGlobal, types_.out),
+      scale_a_(workload.op() == OpKind::kGemm ? "scale_A" : "scale_input"),
+      scale_b_(workload.op() == OpKind::kGemm ? "scale_B" : "scale_weight"),
       requant_scale_("scale"),
       zero_point_("zero_point", ir::MemoryScope::kGlobal, ir::Type::Int32()) {}
 
@@ -160,19 +160,28 @@ Expr CpuMatrixOperands::Finish(Expr acc, const Expr& col) const {
 
 ir::Stmt CpuMatrixOperands::StoreColumns(const Expr& row, const Expr& col0, int lanes, bool inside,
                                          const std::function<Expr(Expr, int)>& acc) const {
-  const Expr cols = ir::Ramp::Make(col0, 1, lanes);
-  ir::Stmt whole =
-      ir::Store::Make(c_, row * shape_.n + cols, Finish(acc(Expr(int64_t{0}), lanes), cols));
-  if (inside) {
-    return whole;
-  }
+  return StoreColumnsAt([&](const Expr& col) { return row * columns_ + col; }, col0, lanes, inside,
+                        /*contiguous=*/true, acc);
+}
+
+ir::Stmt CpuMatrixOperands::StoreColumnsAt(const std::function<Expr(Expr)>& index_of,
+                                           const Expr& col0, int lanes, bool inside,
+                                           bool contiguous,
+                                           const std::function<Expr(Expr, int)>& acc) const {
   Var l("cl");
   const Expr col = col0 + l;
-  ir::Stmt part = For::Make(
-      l, 0, lanes, LoopKind::kSerial,
-      ir::IfThenElse::Make(
-          col < shape_.n, ir::Store::Make(c_, row * shape_.n + col, Finish(acc(Expr(l), 1), col))));
-  return ir::IfThenElse::Make(col0 + lanes <= shape_.n, whole, part);
+  // Column by column, each inside C's columns (all of them when `inside`).
+  ir::Stmt store_one = ir::Store::Make(c_, index_of(col), Finish(acc(Expr(l), 1), col));
+  ir::Stmt part = For::Make(l, 0, lanes, LoopKind::kSerial,
+                            inside ? store_one : ir::IfThenElse::Make(col < columns_, store_one));
+  if (!contiguous) {
+    return part;
+  }
+  const Expr cols = ir::Ramp::Make(col0, 1, lanes);
+  ir::Stmt whole =
+      ir::Store::Make(c_, lanes == 1 ? index_of(col0) : ir::Ramp::Make(index_of(col0), 1, lanes),
+                      Finish(acc(Expr(int64_t{0}), lanes), cols));
+  return inside ? whole : ir::IfThenElse::Make(col0 + lanes <= columns_, whole, part);
 }
 
 std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Target& target) {

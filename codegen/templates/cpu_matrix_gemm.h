@@ -73,7 +73,9 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
 ir::Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, ir::Expr acc, ir::Expr a,
                    ir::Expr b);
 
-/// A kernel's parameters (Workload::Arguments(), of their element types) and how it writes C.
+/// A kernel's parameters (Workload::Arguments(), of their element types) and how it writes C: a
+/// GEMM's, or a conv2d's seen as one (A the input, B the weights, C the output, its columns the
+/// output channels).
 class CpuMatrixOperands {
  public:
   explicit CpuMatrixOperands(const Workload& workload);
@@ -95,14 +97,20 @@ class CpuMatrixOperands {
   /// added and ReLU (as the epilogue says), converted to types.out; or requantised to i8.
   ir::Expr Finish(ir::Expr acc, const ir::Expr& col) const;
 
-  /// C's `lanes` columns from `col0` in `row`, finished from `acc(offset, n)` (the accumulators of
-  /// columns col0 + offset ..., n of them): one vector where they lie inside N (always when
-  /// `inside`), else column by column up to N.
+  /// C's `lanes` columns from `col0` in `row` of a GEMM's C[M][N], finished from `acc(offset, n)`
+  /// (the accumulators of columns col0 + offset ..., n of them): one vector where they lie inside
+  /// N (always when `inside`), else column by column up to N.
   ir::Stmt StoreColumns(const ir::Expr& row, const ir::Expr& col0, int lanes, bool inside,
                         const std::function<ir::Expr(ir::Expr, int)>& acc) const;
+  /// The same for any layout of C: the element of column `col` lies at `index_of(col)`. One vector
+  /// store where the columns are `contiguous` in C (index_of(col0) + 0, 1, ...) and lie inside,
+  /// else column by column.
+  ir::Stmt StoreColumnsAt(const std::function<ir::Expr(ir::Expr)>& index_of, const ir::Expr& col0,
+                          int lanes, bool inside, bool contiguous,
+                          const std::function<ir::Expr(ir::Expr, int)>& acc) const;
 
  private:
-  GemmShape shape_;
+  int64_t columns_ = 0;  // N, or a conv2d's output channels
   CpuMatrixTypes types_;
   Epilogue epilogue_;
   ir::Buffer a_, b_, bias_, c_, scale_a_, scale_b_, requant_scale_, zero_point_;

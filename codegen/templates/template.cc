@@ -63,6 +63,8 @@ bool TemplateBuildsLayoutOf(const KernelTemplate& tpl, const Workload& workload)
           return !c.nhwc;
         case ConvLayouts::kNhwc:
           return c.nhwc;
+        case ConvLayouts::kAll:
+          return true;
       }
       return false;
     }
@@ -92,6 +94,8 @@ std::string TemplateLayoutsText(const KernelTemplate& tpl) {
       return "layout=NCHW|NCHW4c|NCHW8c|NCHW16c";
     case ConvLayouts::kNhwc:
       return "layout=NHWC";
+    case ConvLayouts::kAll:
+      return "layout=NCHW|NCHW4c|NCHW8c|NCHW16c|NHWC";
   }
   return "";
 }

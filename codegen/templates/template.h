@@ -27,8 +27,8 @@ namespace tune {
 enum class TemplateTargets : uint8_t { kLlvm, kCuda, kRocm, kGpu };
 
 /// The conv2d data layouts a template builds: plain NCHW (layout=NCHW), the blocked layouts
-/// (layout=NCHW<b>c), both of those, or channels innermost (layout=NHWC).
-enum class ConvLayouts : uint8_t { kPlain, kBlocked, kBoth, kNhwc };
+/// (layout=NCHW<b>c), both of those, channels innermost (layout=NHWC), or every one.
+enum class ConvLayouts : uint8_t { kPlain, kBlocked, kBoth, kNhwc, kAll };
 
 /// The GEMM layouts a template builds: B as [K][N] (layout=NN), as [N][K] (layout=NT), or both.
 enum class GemmLayouts : uint8_t { kNN, kNT, kBoth };
