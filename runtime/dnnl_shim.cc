@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -276,15 +277,47 @@ extern "C" int32_t tune_dnnl_matmul(const float* A, const float* B, const float*
                                 layout, post_ops, threads);
 }
 
-extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, const float* bias,
-                                    float* dst, int64_t N, int64_t C, int64_t H, int64_t W,
-                                    int64_t K, int64_t R, int64_t S, int64_t stride, int64_t pad,
-                                    int64_t dilation, int32_t algorithm, int32_t layout,
-                                    int32_t post_ops, int32_t threads) {
+// The format tags of a TUNE_DNNL_NCHW / TUNE_DNNL_NHWC / blocked data layout: {data, weights};
+// undef for an unknown layout.
+std::pair<Tag, Tag> ConvTags(int32_t data_layout) {
+  switch (data_layout) {
+    case TUNE_DNNL_NCHW:
+      return {Tag::nchw, Tag::oihw};
+    case TUNE_DNNL_NHWC:
+      return {Tag::nhwc, Tag::ohwi};
+    case 4:
+      return {Tag::nChw4c, Tag::OIhw4i4o};
+    case 8:
+      return {Tag::nChw8c, Tag::OIhw8i8o};
+    case 16:
+      return {Tag::nChw16c, Tag::OIhw16i16o};
+    default:
+      return {Tag::undef, Tag::undef};
+  }
+}
+
+extern "C" int32_t tune_dnnl_conv2d_typed(const void* src, const void* weights, const void* bias,
+                                          void* dst, const float* scale_a, const float* scale_b,
+                                          const int32_t* zero_point, int64_t N, int64_t C,
+                                          int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
+                                          int64_t stride, int64_t pad, int64_t dilation,
+                                          int32_t src_type, int32_t wei_type, int32_t dst_type,
+                                          int32_t data_layout, int32_t scaled, int32_t algorithm,
+                                          int32_t layout, int32_t post_ops, int32_t threads) {
+  const Dt src_dt = TypeOf(src_type), wei_dt = TypeOf(wei_type), dst_dt = TypeOf(dst_type);
+  const auto [data_tag, wei_tag] = ConvTags(data_layout);
+  const bool requant = scaled == TUNE_DNNL_REQUANT;
   if (N < 1 || C < 1 || H < 1 || W < 1 || K < 1 || R < 1 || S < 1 || stride < 1 || pad < 0 ||
       dilation < 1 || threads < 1 || algorithm < 0 || algorithm > 2 || layout < 0 || layout > 1 ||
-      (post_ops & ~(TUNE_POST_BIAS | TUNE_POST_RELU)) != 0) {
-    return BadArgument("tune_dnnl_conv2d: bad shape, algorithm, layout, post_ops or threads");
+      (post_ops & ~(TUNE_POST_BIAS | TUNE_POST_RELU)) != 0 || src_dt == Dt::undef ||
+      wei_dt == Dt::undef || dst_dt == Dt::undef || data_tag == Tag::undef ||
+      (data_layout > 1 && (C % data_layout != 0 || K % data_layout != 0)) || scaled < 0 ||
+      scaled > TUNE_DNNL_REQUANT || (scaled == 1 && (scale_a == nullptr || scale_b == nullptr)) ||
+      (requant &&
+       (scale_a == nullptr || zero_point == nullptr || dst_dt != Dt::s8 || post_ops != 0))) {
+    return BadArgument(
+        "tune_dnnl_conv2d: bad shape, element type, data layout, algorithm, layout, post_ops, "
+        "scales, zero point or threads");
   }
   const int64_t eff_r = (R - 1) * dilation + 1;
   const int64_t eff_s = (S - 1) * dilation + 1;
@@ -297,37 +330,59 @@ extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, cons
   const int64_t pad_b = (P - 1) * stride + eff_r - H - pad;
   const int64_t pad_r = (Q - 1) * stride + eff_s - W - pad;
   const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
+  const bool typed = src_dt != Dt::f32;
   try {
     omp_set_num_threads(threads);
+    // oneDNN 2.6's convolutions take the output scale and zero point when the primitive is made
+    // (run-time ones only in its reference loops): they are part of the key.
+    const float scale = requant ? *scale_a : scaled ? *scale_a * *scale_b : 1.0f;
+    const int32_t zero = requant ? *zero_point : 0;
+    int32_t scale_bits = 0;
+    std::memcpy(&scale_bits, &scale, sizeof(scale));
     Entry* e = Lookup(
-        {1, N, C, H, W, K, R, S, stride, pad, dilation, algorithm, layout, post_ops, threads}, [&] {
+        {3,         N,      C,        H,        W,          K,        R,           S,
+         stride,    pad,    dilation, src_type, wei_type,   dst_type, data_layout, scaled,
+         algorithm, layout, post_ops, threads,  scale_bits, zero},
+        [&] {
           auto entry = std::make_unique<Entry>();
-          memory::desc src_md({N, C, H, W}, Dt::f32, Tag::nchw);
-          memory::desc wei_md({K, C, R, S}, Dt::f32, Tag::oihw);
-          memory::desc dst_md({N, K, P, Q}, Dt::f32, Tag::nchw);
-          memory::desc bias_md({K}, Dt::f32, Tag::x);
-          auto inner = [&](const memory::dims& dims, const memory::desc& plain) {
-            return layout == 0 ? plain : memory::desc(dims, Dt::f32, Tag::any);
+          memory::desc src_md({N, C, H, W}, src_dt, data_tag);
+          memory::desc wei_md({K, C, R, S}, wei_dt, wei_tag);
+          memory::desc dst_md({N, K, P, Q}, dst_dt, data_tag);
+          memory::desc bias_md({K}, dst_dt, Tag::x);
+          auto inner = [&](const memory::desc& plain) {
+            return layout == 0 ? plain : memory::desc(plain.dims(), plain.data_type(), Tag::any);
           };
           const dnnl::algorithm algo = algorithm == 0   ? dnnl::algorithm::convolution_direct
                                        : algorithm == 1 ? dnnl::algorithm::convolution_winograd
                                                         : dnnl::algorithm::convolution_auto;
           const memory::dims strides = {stride, stride};
-          const memory::dims dilates = {dilation - 1, dilation - 1};  // oneDNN counts from 0
+          const memory::dims dilates = {dilation - 1, dilation - 1};  // from 0
           const memory::dims pad_l = {pad, pad};
           const memory::dims pad_rb = {pad_b, pad_r};
-          auto desc = has_bias
-                          ? dnnl::convolution_forward::desc(
-                                dnnl::prop_kind::forward_inference, algo,
-                                inner({N, C, H, W}, src_md), inner({K, C, R, S}, wei_md), bias_md,
-                                inner({N, K, P, Q}, dst_md), strides, dilates, pad_l, pad_rb)
-                          : dnnl::convolution_forward::desc(
-                                dnnl::prop_kind::forward_inference, algo,
-                                inner({N, C, H, W}, src_md), inner({K, C, R, S}, wei_md),
-                                inner({N, K, P, Q}, dst_md), strides, dilates, pad_l, pad_rb);
-          dnnl::convolution_forward::primitive_desc pd(desc, PostOps(post_ops), Engine());
-          entry->primitive = dnnl::convolution_forward(pd);
+          const auto prop = dnnl::prop_kind::forward_inference;
+          auto desc = has_bias ? dnnl::convolution_forward::desc(
+                                     prop, algo, inner(src_md), inner(wei_md), bias_md,
+                                     inner(dst_md), strides, dilates, pad_l, pad_rb)
+                               : dnnl::convolution_forward::desc(prop, algo, inner(src_md),
+                                                                 inner(wei_md), inner(dst_md),
+                                                                 strides, dilates, pad_l, pad_rb);
+          dnnl::primitive_attr attr = PostOps(post_ops);
+          if (scaled) {
+            attr.set_output_scales(0, {scale});
+          }
+          if (requant) {
+            attr.set_zero_points(DNNL_ARG_DST, 0, {zero});
+          }
+          dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
           entry->impl = pd.impl_info_str();
+          if (typed && entry->impl.starts_with("ref")) {
+            // Orders of magnitude from oneDNN's best (bf16 on plain NHWC weights):
+            // not a candidate worth a trial.
+            throw dnnl::error(dnnl_unimplemented,
+                              "only oneDNN's reference implementation computes "
+                              "this case; layout=1 lets it pick its own layouts");
+          }
+          entry->primitive = dnnl::convolution_forward(pd);
           entry->src = std::make_unique<Operand>(src_md, pd.src_desc(), false);
           entry->weights = std::make_unique<Operand>(wei_md, pd.weights_desc(), false);
           entry->dst = std::make_unique<Operand>(dst_md, pd.dst_desc(), true);
@@ -341,6 +396,18 @@ extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, cons
   } catch (const dnnl::error& err) {
     return Fail(err, "convolution");
   }
+}
+
+// The f32 convolution is the typed one's f32 NCHW case (the same primitive, the same cache).
+extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, const float* bias,
+                                    float* dst, int64_t N, int64_t C, int64_t H, int64_t W,
+                                    int64_t K, int64_t R, int64_t S, int64_t stride, int64_t pad,
+                                    int64_t dilation, int32_t algorithm, int32_t layout,
+                                    int32_t post_ops, int32_t threads) {
+  return tune_dnnl_conv2d_typed(src, weights, bias, dst, nullptr, nullptr, nullptr, N, C, H, W, K,
+                                R, S, stride, pad, dilation, TUNE_DNNL_F32, TUNE_DNNL_F32,
+                                TUNE_DNNL_F32, TUNE_DNNL_NCHW, /*scaled=*/0, algorithm, layout,
+                                post_ops, threads);
 }
 
 extern "C" int32_t tune_dnnl_describe(char* buf, int64_t size) {

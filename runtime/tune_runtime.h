@@ -4,7 +4,7 @@
  * (`tune-server --libs openblas,dnnl`), and libraries built by tune-compile link them.
  *
  *   libtune_openblas.so   tune_openblas_sgemm, tune_openblas_describe   (needs libopenblas0)
- *   libtune_dnnl.so       tune_dnnl_matmul, tune_dnnl_conv2d,
+ *   libtune_dnnl.so       tune_dnnl_matmul(_typed), tune_dnnl_conv2d(_typed),
  *                         tune_dnnl_describe                             (needs libdnnl2)
  *
  * Every operator function returns 0 on success and a positive code on failure; the kernel that
@@ -70,6 +70,28 @@ int32_t tune_dnnl_conv2d(const float* src, const float* weights, const float* bi
                          int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R,
                          int64_t S, int64_t stride, int64_t pad, int64_t dilation,
                          int32_t algorithm, int32_t layout, int32_t post_ops, int32_t threads);
+
+/* Data layouts of tune_dnnl_conv2d_typed: NCHW (weights KCRS), NHWC (weights KRSC), or channels
+ * in blocks of 4, 8 or 16 (input [N][C/b][H][W][b], weights [K/b][C/b][R][S][b][b] with the input
+ * channel before the output channel innermost, output [N][K/b][P][Q][b]). */
+#define TUNE_DNNL_NCHW 0
+#define TUNE_DNNL_NHWC 1
+/* dst = scale conv(src, weights) (+ bias[K]) (ReLU), with oneDNN's convolution primitive, in the
+ * element types and scaling of tune_dnnl_matmul_typed (src of src_type, weights of wei_type, dst
+ * and bias of dst_type) and the data layout `data_layout` (TUNE_DNNL_NCHW, TUNE_DNNL_NHWC, or the
+ * block 4, 8 or 16). algorithm 0: direct, 2: oneDNN's choice. layout 0: the tensors given to the
+ * primitive as they are; 1: the primitive's preferred layouts, with the reorders inside the call.
+ * A combination that oneDNN computes only with its reference loops is TUNE_RUNTIME_UNSUPPORTED.
+ * The scale and zero point are fixed when the primitive is made (oneDNN 2.6's convolutions take
+ * run-time ones only in those loops): a call with new values makes a new primitive. */
+int32_t tune_dnnl_conv2d_typed(const void* src, const void* weights, const void* bias, void* dst,
+                               const float* scale_a, const float* scale_b,
+                               const int32_t* zero_point, int64_t N, int64_t C, int64_t H,
+                               int64_t W, int64_t K, int64_t R, int64_t S, int64_t stride,
+                               int64_t pad, int64_t dilation, int32_t src_type, int32_t wei_type,
+                               int32_t dst_type, int32_t data_layout, int32_t scaled,
+                               int32_t algorithm, int32_t layout, int32_t post_ops,
+                               int32_t threads);
 
 /* Writes a NUL-terminated line describing the library as it runs in this process (version,
  * the kernel or ISA it chose, the last error if any) into buf[size]; returns 0. */

@@ -111,20 +111,30 @@ absl::StatusOr<ir::LoweredFunc> BuildIm2col(const Workload& workload, const Targ
 
 // --- conv2d.cpu.dnnl ---------------------------------------------------------------------------
 
+// f32 in NCHW goes through tune_dnnl_conv2d; typed dtypes and the other layouts through
+// tune_dnnl_conv2d_typed, their epilogue fused as oneDNN's post-ops, but for outputs with scales
+// (scale conv + bias, then ReLU), which get it from a generated pass after the scaled product.
+bool TypedDnnl(const Workload& workload) {
+  const Conv2dShape& s = workload.conv2d();
+  return workload.dtype() != Dtype::kF32 || s.nhwc || s.blocked();
+}
+
 // Winograd (1), or oneDNN's choice (2), which may be Winograd.
 double DnnlTolerance(const Workload&, const Config& config) {
   return KnobValue(config, "algorithm") == 0 ? 1.0 : kWinogradF43Tolerance;
 }
 
 ConfigSpace DnnlSpace(const Workload& workload, const Target&) {
+  const bool winograd = WinogradApplies(workload.conv2d()) && workload.dtype() == Dtype::kF32;
   ConfigSpace space;
-  space.AddKnob("algorithm",
-                WinogradApplies(workload.conv2d()) ? std::vector<int64_t>{0, 2, 1}
-                                                   : std::vector<int64_t>{0, 2},
-                "0: direct; 2: oneDNN's choice; 1: Winograd (3x3, stride 1, dilation 1)");
+  space.AddKnob("algorithm", winograd ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{0, 2},
+                "0: direct; 2: oneDNN's choice; 1: Winograd (f32, 3x3, stride 1, dilation 1)");
   space.AddKnob("layout", {0, 1},
-                "0: plain NCHW/KCRS/NKPQ; 1: oneDNN's blocked layouts, reorders timed");
-  AddEpilogueKnob(space, workload, "oneDNN's bias and ReLU post-ops in the convolution");
+                "0: the tensors given to oneDNN in the workload's layout; 1: oneDNN's preferred "
+                "layouts, reorders timed");
+  if (!TypedDnnl(workload)) {
+    AddEpilogueKnob(space, workload, "oneDNN's bias and ReLU post-ops in the convolution");
+  }
   return space;
 }
 
@@ -135,11 +145,104 @@ Config DnnlDefault(const Workload& workload, const Target& target) {
   return config;
 }
 
+// The TUNE_DNNL_* code of an element type (the types conv2d.cpu.dnnl builds).
+int64_t DnnlType(ElementType type) {
+  switch (type) {
+    case ElementType::kBf16:
+      return TUNE_DNNL_BF16;
+    case ElementType::kI8:
+      return TUNE_DNNL_S8;
+    case ElementType::kU8:
+      return TUNE_DNNL_U8;
+    case ElementType::kI32:
+      return TUNE_DNNL_S32;
+    default:
+      return TUNE_DNNL_F32;
+  }
+}
+
+// out (+ bias[channel]) (max 0) over an output of the workload's layout.
+Stmt OutputEpiloguePass(const Workload& workload, const Buffer& out, const Buffer& bias) {
+  const Conv2dShape& s = workload.conv2d();
+  const int64_t pq = s.p() * s.q();
+  if (s.nhwc) {
+    return EpiloguePass(out, bias, workload.epilogue(), s.n * pq, s.k, 1);
+  }
+  if (!s.blocked()) {
+    return EpiloguePass(out, bias, workload.epilogue(), s.n, s.k, pq);
+  }
+  // [N][K/b][P*Q][b]: channel kb * b + kc.
+  const int64_t b = s.block;
+  Var o("o"), i("i"), c("c");
+  const Expr index = (o * pq + i) * b + c;
+  const Expr channel = (o % (s.k / b)) * b + c;
+  const Expr value = ApplyEpilogue(workload.epilogue(), ir::Load::Make(out, index),
+                                   EpilogueHasBias(workload.epilogue())
+                                       ? ir::Cast::Make(ir::Type::Float32(), bias(channel))
+                                       : Expr(0.0f));
+  return For::Make(
+      o, 0, s.n * (s.k / b), LoopKind::kSerial,
+      For::Make(i, 0, pq, LoopKind::kSerial,
+                For::Make(c, 0, b, LoopKind::kSerial, ir::Store::Make(out, index, value))));
+}
+
+Stmt TypedDnnlCall(const Workload& workload, const Target& target, const Config& config,
+                   const std::vector<Buffer>& params) {
+  const Conv2dShape& s = workload.conv2d();
+  const bool has_bias = EpilogueHasBias(workload.epilogue());
+  const bool scaled = workload.has_scales();
+  const bool requant = workload.requantizes();
+  const size_t out = static_cast<size_t>(workload.OutputIndex());
+  const Buffer& dst = params[out];
+  const int64_t post_ops = scaled || requant
+                               ? 0
+                               : (has_bias ? TUNE_POST_BIAS : 0) |
+                                     (EpilogueHasRelu(workload.epilogue()) ? TUNE_POST_RELU : 0);
+  const int64_t scale_mode = requant ? TUNE_DNNL_REQUANT : scaled ? 1 : 0;
+  const int64_t data_layout = s.nhwc ? TUNE_DNNL_NHWC : s.blocked() ? s.block : TUNE_DNNL_NCHW;
+  std::vector<Stmt> body;
+  body.push_back(
+      CallShim("tune_dnnl_conv2d_typed", {Ptr(params[0]),
+                                          Ptr(params[1]),
+                                          Ptr(has_bias ? params[2] : dst),
+                                          Ptr(dst),
+                                          Ptr(scaled || requant ? params[out + 1] : dst),
+                                          Ptr(scaled ? params[out + 2] : dst),
+                                          Ptr(requant ? params[out + 2] : dst),
+                                          I64(s.n),
+                                          I64(s.c),
+                                          I64(s.h),
+                                          I64(s.w),
+                                          I64(s.k),
+                                          I64(s.r),
+                                          I64(s.s),
+                                          I64(s.stride),
+                                          I64(s.pad),
+                                          I64(s.dilation),
+                                          I32(DnnlType(ActivationType(workload.dtype()))),
+                                          I32(DnnlType(WeightType(workload.dtype()))),
+                                          I32(DnnlType(workload.out_type())),
+                                          I32(data_layout),
+                                          I32(scale_mode),
+                                          I32(KnobValue(config, "algorithm")),
+                                          I32(KnobValue(config, "layout")),
+                                          I32(post_ops),
+                                          I32(target.threads)}));
+  if (scaled && workload.epilogue() != Epilogue::kNone) {  // after the scaled product
+    body.push_back(OutputEpiloguePass(workload, dst, has_bias ? params[2] : dst));
+  }
+  return ir::Block::Make(std::move(body));
+}
+
 absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target& target,
                                           const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuDnnl, workload, target, config));
-  const Conv2dShape& s = workload.conv2d();
   std::vector<Buffer> params = KernelParams(workload);
+  if (TypedDnnl(workload)) {
+    Stmt body = TypedDnnlCall(workload, target, config, params);
+    return LibraryFunc(func_name, std::move(params), body, RuntimeLibraryNamed("dnnl"));
+  }
+  const Conv2dShape& s = workload.conv2d();
   const Buffer& out = params.back();
   const bool has_bias = EpilogueHasBias(workload.epilogue());
   const int64_t post_ops = LibraryPostOps(workload, config);
@@ -180,6 +283,9 @@ const KernelTemplate kConv2dCpuDnnl = {
     .default_config = &DnnlDefault,
     .build = &BuildDnnl,
     .library = "dnnl",
+    .conv_layouts = ConvLayouts::kAll,
+    .dtypes = DtypeSet{Dtype::kF32, Dtype::kBf16, Dtype::kI8, Dtype::kU8I8},
+    .requant = true,
     .tolerance = &DnnlTolerance,
 };
 

@@ -158,6 +158,29 @@ TEST(LibraryTemplates, EveryDnnlConvConfigComputesTheReference) {
   }
 }
 
+// bf16, i8 and u8i8 convolutions, and f32 ones in NHWC and NCHW16c, through oneDNN's typed
+// convolution: every output and epilogue (after the scaled product for f32 outputs of the integer
+// dtypes, in the blocked layout too). oneDNN computes some combinations on tensors as given (its
+// layout=0) only with its reference loops: those are refused as unsupported, and so is its f32
+// Winograd where it lacks it (as above); nothing else fails.
+TEST(LibraryTemplates, EveryTypedDnnlConvConfigComputesTheReferenceOrIsRefusedAsReferenceOnly) {
+  Target target = ParseTarget("llvm -mcpu=native -threads=1 -libs=dnnl");
+  std::vector<KernelCase> cases = EveryConfig(
+      kConv2dCpuDnnl, target,
+      {"conv2d:N=1,C=16,H=9,W=9,K=32,R=3,S=3,pad=1,layout=NHWC,dtype=bf16",
+       "conv2d:N=1,C=16,H=8,W=8,K=32,R=3,S=3,stride=2,pad=1,layout=NCHW16c,dtype=bf16,"
+       "epilogue=bias_relu",
+       "conv2d:N=1,C=32,H=7,W=7,K=16,R=1,S=1,layout=NCHW16c,dtype=u8i8,out=f32,epilogue=bias_relu",
+       "conv2d:N=2,C=8,H=6,W=6,K=24,R=3,S=3,pad=1,layout=NHWC,dtype=i8,epilogue=requant",
+       "conv2d:N=1,C=12,H=7,W=7,K=20,R=3,S=3,pad=1,dtype=u8i8",
+       "conv2d:N=1,C=5,H=9,W=9,K=7,R=3,S=3,pad=1,layout=NHWC,epilogue=bias"});
+  for (const std::string& f : CheckKernels(target, kConv2dCpuDnnl, cases)) {
+    EXPECT_THAT(f, ::testing::AnyOf(HasSubstr(R"("layout":0)"), HasSubstr(R"("algorithm":1)")))
+        << f;
+    EXPECT_THAT(f, HasSubstr("returned 2")) << "TUNE_RUNTIME_UNSUPPORTED: " << f;
+  }
+}
+
 TEST(LibraryTemplates, TwoThreadKernelsComputeTheReference) {
   Target target = ParseTarget("llvm -mcpu=native -threads=2 -libs=openblas,dnnl");
   std::vector<KernelCase> gemm = {

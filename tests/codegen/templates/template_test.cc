@@ -121,7 +121,8 @@ TEST(TemplateForm, EveryF32OnlyTemplateRefusesATypedWorkloadNamingTheDtypeItBuil
     // Integer GEMMs and convolutions are the tensor-core and matrix-engine templates' (NVIDIA's,
     // AMD's and the CPU's dot products) and the typed library candidates' alone.
     const bool integer = t->name == "gemm.cpu.dot" || t->name == "gemm.cpu.amx" ||
-                         t->name == "gemm.cpu.dnnl" || t->name == "gemm.cuda.wgmma" ||
+                         t->name == "gemm.cpu.dnnl" || t->name == "conv2d.cpu.dot" ||
+                         t->name == "conv2d.cpu.dnnl" || t->name == "gemm.cuda.wgmma" ||
                          t->name == "gemm.cuda.mma" || t->name == "conv2d.cuda.wgmma" ||
                          t->name == "conv2d.cuda.mma" || t->name == "gemm.rocm.mfma" ||
                          t->name == "gemm.rocm.wmma" || t->name == "conv2d.rocm.mfma" ||
