@@ -119,6 +119,20 @@ size_t OutputIndex(const Workload& workload, size_t args) {
   return workload.has_scales() || workload.requantizes() ? args - 3 : args - 1;
 }
 
+// The two scales' product as the output scale; a requantisation (s8 = saturate(nearest(scale *
+// acc + zero_point))) as the output scale and the destination's zero point.
+void SetOutputScaling(const Workload& workload, const std::vector<float*>& args, size_t out_index,
+                      dnnl::primitive_attr* attr) {
+  if (workload.has_scales()) {
+    attr->set_output_scales(0, {*args[out_index + 1] * *args[out_index + 2]});
+  }
+  if (workload.requantizes()) {
+    attr->set_output_scales(0, {*args[out_index + 1]});
+    attr->set_zero_points(DNNL_ARG_DST, 0,
+                          {*reinterpret_cast<const int32_t*>(args[out_index + 2])});
+  }
+}
+
 }  // namespace
 
 void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorithm,
@@ -149,19 +163,11 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
   if (workload.op() == OpKind::kGemm) {
     const GemmShape& g = workload.gemm();
     // Typed GEMMs: A, B and C of the workload's types (B [N][K] with layout=NT), the bias of
-    // C's, the two scales' product as the output scale; a requantisation as the output scale
-    // and the destination's zero point.
+    // C's.
     const Dt a_type = DnnlType(ActivationType(dtype)), b_type = DnnlType(WeightType(dtype)),
              c_type = DnnlType(workload.out_type());
     const Tag b_tag = g.layout == GemmLayout::kNT ? Tag::ba : Tag::ab;
-    if (workload.has_scales()) {
-      attr.set_output_scales(0, {*args[out_index + 1] * *args[out_index + 2]});
-    }
-    if (workload.requantizes()) {  // s8 = saturate(nearest(scale * acc + zero_point))
-      attr.set_output_scales(0, {*args[out_index + 1]});
-      attr.set_zero_points(DNNL_ARG_DST, 0,
-                           {*reinterpret_cast<const int32_t*>(args[out_index + 2])});
-    }
+    SetOutputScaling(workload, args, out_index, &attr);
     memory::desc a({g.m, g.k}, a_type, Tag::ab), b({g.k, g.n}, b_type, b_tag),
         c({g.m, g.n}, c_type, Tag::ab), bias({1, g.n}, c_type, Tag::ab);
     memory::desc b_any = any_weights ? memory::desc({g.k, g.n}, b_type, Tag::any) : b;
@@ -179,17 +185,20 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
     }
     return;
   }
-  if (dtype != Dtype::kF32) {
-    throw dnnl::error(dnnl_unimplemented, "tune's oneDNN baseline times f32 convolutions only");
-  }
+  // Convolutions: the workload's element types (the output scales and zero point as for GEMM),
+  // plain tensors in its layout (NCHW/KCRS or NHWC/KRSC; a blocked workload arrives in NCHW).
   const Conv2dShape& s = workload.conv2d();
   const int64_t p = s.p(), q = s.q();
-  memory::desc src({s.n, s.c, s.h, s.w}, Dt::f32, Tag::nchw);
-  memory::desc wei({s.k, s.c, s.r, s.s}, Dt::f32, Tag::oihw);
-  memory::desc dst({s.n, s.k, p, q}, Dt::f32, Tag::nchw);
-  memory::desc bias({s.k}, Dt::f32, Tag::x);
+  const Dt src_type = DnnlType(ActivationType(dtype)), wei_type = DnnlType(WeightType(dtype)),
+           dst_type = DnnlType(workload.out_type());
+  SetOutputScaling(workload, args, out_index, &attr);
+  const Tag data_tag = s.nhwc ? Tag::nhwc : Tag::nchw;
+  memory::desc src({s.n, s.c, s.h, s.w}, src_type, data_tag);
+  memory::desc wei({s.k, s.c, s.r, s.s}, wei_type, s.nhwc ? Tag::ohwi : Tag::oihw);
+  memory::desc dst({s.n, s.k, p, q}, dst_type, data_tag);
+  memory::desc bias({s.k}, dst_type, Tag::x);
   auto any = [](const memory::desc& d, bool wanted) {
-    return wanted ? memory::desc(d.dims(), Dt::f32, Tag::any) : d;
+    return wanted ? memory::desc(d.dims(), d.data_type(), Tag::any) : d;
   };
   const memory::dims strides = {s.stride, s.stride}, dil = {s.dilation - 1, s.dilation - 1},
                      pad_l = {s.pad, s.pad},
@@ -210,7 +219,7 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
   impl_->args[DNNL_ARG_SRC] = bind(pd.src_desc(), src, args[0]);
   impl_->args[DNNL_ARG_WEIGHTS] = bind(pd.weights_desc(), wei, args[1]);
   impl_->args[DNNL_ARG_DST] =
-      pd.dst_desc() == dst ? memory(dst, eng, args.back()) : memory(pd.dst_desc(), eng);
+      pd.dst_desc() == dst ? memory(dst, eng, args[out_index]) : memory(pd.dst_desc(), eng);
   if (has_bias) {
     impl_->args[DNNL_ARG_BIAS] = memory(bias, eng, args[2]);
   }
@@ -324,11 +333,21 @@ absl::StatusOr<DnnlSweep> DnnlSweep::Create(const Workload& workload,
       if (algorithm == DnnlAlgorithm::kSgemm && layout != DnnlLayout::kPlain) {
         continue;
       }
-      Variant v{
-          .algorithm = algorithm, .layout = layout, .kernel = nullptr, .refused = {}, .secs = {}};
+      Variant v{.algorithm = algorithm,
+                .layout = layout,
+                .kernel = nullptr,
+                .refused = {},
+                .reference_only = false,
+                .secs = {}};
       absl::StatusOr<std::unique_ptr<DnnlKernel>> kernel =
           DnnlKernel::Create(workload, algorithm, layout, threads, args);
-      if (kernel.ok()) {
+      if (kernel.ok() && std::string_view((*kernel)->impl()).starts_with("ref")) {
+        // oneDNN's reference loops, three orders of magnitude from its best (bf16 convolutions
+        // on plain NHWC weights): what oneDNN falls back to, not what a user would pick.
+        v.refused =
+            StrCat("oneDNN has only its reference implementation (", (*kernel)->impl(), ") here");
+        v.reference_only = true;
+      } else if (kernel.ok()) {
         v.kernel = *std::move(kernel);
         any_accepted = true;
       } else if (absl::IsUnimplemented(kernel.status())) {
@@ -370,7 +389,7 @@ const DnnlSweep::Variant* DnnlSweep::Fastest(std::optional<DnnlLayout> layout) c
 std::string DnnlSweep::Summary(double gflop) const {
   std::vector<std::string> parts;
   for (const Variant& v : variants_) {
-    parts.push_back(v.secs.empty() ? StrCat(v.Name(), ": refused")
+    parts.push_back(v.secs.empty() ? StrCat(v.Name(), v.reference_only ? ": ref only" : ": refused")
                                    : fmt::format("{}: {:.1f}", v.Name(), gflop / Median(v.secs)));
   }
   return Join(parts, "; ");

@@ -1,10 +1,12 @@
 // oneDNN as the baseline a user would pick instead of tune, called directly (not through tune's
 // runtime shim), at its best: for GEMM the matmul primitive (on plain B and on B prepacked in its
 // preferred layout) and the BLAS-like dnnl_sgemm; for conv2d the convolution primitive with each
-// of its algorithms (auto, direct, Winograd), on canonical tensors and in its preferred (blocked)
-// layouts. The workload's epilogue is oneDNN's own bias and ReLU post-op (dnnl_sgemm: applied
-// after the call), primitives are created once before timing. DnnlSweep measures every variant
-// oneDNN accepts in the same interleaved runs and names the fastest.
+// of its algorithms (auto, direct, Winograd), on canonical tensors (the workload's NCHW or NHWC)
+// and in its preferred (blocked) layouts, in the workload's element types. The workload's epilogue
+// is oneDNN's own bias and ReLU post-op (dnnl_sgemm: applied after the call), its scales and
+// requantisation oneDNN's output scale and zero point; primitives are created once before timing.
+// DnnlSweep measures every variant oneDNN accepts in the same interleaved runs and names the
+// fastest.
 #pragma once
 
 #include <memory>
@@ -81,6 +83,7 @@ class DnnlSweep {
     DnnlLayout layout;
     std::unique_ptr<DnnlKernel> kernel;  // null when oneDNN refused the variant
     std::string refused;                 // oneDNN's refusal, when it refused
+    bool reference_only = false;         // refused: oneDNN had only its reference loops
     std::vector<double> secs;            // seconds per call, one per MeasureRun
     /// "winograd, blocked (jit_wino_4x3:avx512_core)"; a refused variant: "winograd, plain".
     std::string Name() const;
@@ -90,8 +93,9 @@ class DnnlSweep {
   static std::vector<DnnlAlgorithm> AlgorithmsFor(OpKind op);
 
   /// Creates every algorithm of the workload's operator in each of `layouts` (dnnl_sgemm in
-  /// kPlain only). A variant oneDNN refuses is kept as refused, with its reason. Fails with
-  /// oneDNN's error when it fails otherwise, and FailedPrecondition when it refuses every one.
+  /// kPlain only). A variant oneDNN refuses is kept as refused, with its reason, and so is one
+  /// that only its reference implementation ("ref:any") computes. Fails with oneDNN's error when
+  /// it fails otherwise, and FailedPrecondition when it refuses every one.
   static absl::StatusOr<DnnlSweep> Create(const Workload& workload,
                                           const std::vector<DnnlLayout>& layouts, int threads,
                                           const std::vector<float*>& args);
@@ -106,7 +110,8 @@ class DnnlSweep {
 
   const std::vector<Variant>& variants() const { return variants_; }
 
-  /// Every variant on one line: its median in GFLOPS (`gflop` per call) or "refused".
+  /// Every variant on one line: its median in GFLOPS (`gflop` per call) or "refused" ("ref only"
+  /// where oneDNN had only its reference implementation).
   std::string Summary(double gflop) const;
 
  private:

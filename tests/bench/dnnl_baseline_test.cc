@@ -114,6 +114,45 @@ TEST(DnnlSweepTest, GemmVariantsComputeTheProductWithTheEpilogue) {
   ExpectAcceptedVariantsCompute(w, *sweep, tensors);
 }
 
+// Typed convolutions in the workload's element types and layout: every variant oneDNN runs with
+// its own loops computes the typed reference (scales and requantisation included), and the ones
+// only its reference loops compute are kept out of the sweep, named.
+TEST(DnnlSweepTest, TypedConvolutionsComputeTheReferenceAndReferenceOnlyVariantsAreNotMeasured) {
+  for (const char* text :
+       {"conv2d:N=1,C=16,H=9,W=9,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
+        "conv2d:N=1,C=16,H=8,W=8,K=16,R=1,S=1,stride=1,pad=0,dtype=u8i8,out=f32",
+        "conv2d:N=2,C=8,H=7,W=7,K=24,R=3,S=3,stride=2,pad=1,layout=NHWC,dtype=i8,"
+        "epilogue=requant"}) {
+    SCOPED_TRACE(text);
+    const Workload w = *Workload::Parse(text);
+    TensorSet tensors(w, 7);
+    absl::StatusOr<DnnlSweep> sweep =
+        DnnlSweep::Create(w, {DnnlLayout::kPlain, DnnlLayout::kBlocked}, 1, FloatArgs(tensors));
+    ASSERT_TRUE(sweep.ok()) << sweep.status();
+    std::vector<char> want(tensors.output_size() * ElementBytes(ReferenceType(w)));
+    std::vector<char> got(tensors.output_size() * ElementBytes(w.out_type()));
+    RunReference(w, tensors.Inputs(), want.data());
+    int computed = 0;
+    for (const DnnlSweep::Variant& v : sweep->variants()) {
+      if (v.reference_only) {
+        EXPECT_EQ(v.kernel, nullptr) << v.Name();
+        EXPECT_NE(v.refused.find("(ref"), std::string::npos) << v.refused;
+      }
+      if (v.kernel == nullptr) {
+        continue;
+      }
+      EXPECT_FALSE(std::string_view(v.kernel->impl()).starts_with("ref")) << v.Name();
+      v.kernel->Run();
+      v.kernel->ReadOutput(reinterpret_cast<float*>(got.data()));
+      CompareResult cmp = CompareOutputs(w, got.data(), want.data(), tensors.output_size(), 1.0,
+                                         tensors.scale_product());
+      EXPECT_TRUE(cmp.ok) << v.Name() << ": " << cmp.message;
+      ++computed;
+    }
+    EXPECT_GE(computed, 1);
+  }
+}
+
 TEST(DnnlKernelTest, AnAlgorithmOfAnotherOperatorOrLayoutIsInvalidArgument) {
   const Workload conv = *Workload::Parse("conv2d:N=1,C=4,H=5,W=5,K=4,R=3,S=3,stride=1,pad=1");
   TensorSet conv_tensors(conv, 1);
