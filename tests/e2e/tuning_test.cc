@@ -139,6 +139,37 @@ TEST(TuningTest, TwoWorkersTuneGemmAndConvAndRecordEveryTrialOnce) {
   EXPECT_EQ(nlohmann::json::parse(json_after.out).size(), 2u);
 }
 
+// A typed convolution (u8 activations, s8 weights, requantised to i8, in NHWC) is tuned like an
+// f32 one: the CPU's dot-product template builds it, the worker checks every kernel against the
+// typed reference, and the log keeps every trial.
+TEST(TuningTest, ARequantisedU8I8ConvolutionInNhwcIsTunedAndEveryTrialComputesTheReference) {
+  constexpr char kTypedConv[] =
+      "conv2d:N=1,C=16,H=10,W=10,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=u8i8,"
+      "epilogue=requant";
+  TempDir dir;
+  const std::string db = dir.File("tuning.db");
+  auto daemon = Daemon::Start(dir, db);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  const std::string address = (*daemon)->address();
+  auto worker = StartWorker(dir, address, "worker-a");
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  ASSERT_TRUE(WaitFor([&] { return ConnectedWorkers(address).value_or(0) == 1; }, seconds(30)))
+      << (*daemon)->process().Log();
+  CommandResult job = RunClient(address,
+                                {"submit", "--workload", kTypedConv, "--target", kTarget,
+                                 "--template", "conv2d.cpu.dot", "--trials", "4", "--repeat", "2",
+                                 "--min-repeat-ms", "1", "--wait"},
+                                seconds(240));
+  ASSERT_EQ(job.exit_code, 0) << job.out << job.err << (*daemon)->process().Log();
+  auto records = RecordsOfJob(db, static_cast<int64_t>(FirstLineJobId(job.out)));
+  ASSERT_TRUE(records.ok()) << records.status();
+  EXPECT_EQ(records->size(), 4u);
+  for (const Record& r : *records) {
+    EXPECT_EQ(r.template_name, "conv2d.cpu.dot");
+    EXPECT_EQ(r.measurement.error, ErrorKind::kNone) << r.config << ": " << r.measurement.message;
+  }
+}
+
 TEST(TuningTest, WatchStreamsEveryTrialUntilTheJobEnds) {
   TempDir dir;
   auto daemon = Daemon::Start(dir, dir.File("tuning.db"), {.local_workers = 1});
