@@ -155,11 +155,11 @@ TEST(TuningTest, ARequantisedU8I8ConvolutionInNhwcIsTunedAndEveryTrialComputesTh
   ASSERT_TRUE(worker.ok()) << worker.status();
   ASSERT_TRUE(WaitFor([&] { return ConnectedWorkers(address).value_or(0) == 1; }, seconds(30)))
       << (*daemon)->process().Log();
-  CommandResult job = RunClient(address,
-                                {"submit", "--workload", kTypedConv, "--target", kTarget,
-                                 "--template", "conv2d.cpu.dot", "--trials", "4", "--repeat", "2",
-                                 "--min-repeat-ms", "1", "--wait"},
-                                seconds(240));
+  CommandResult job = RunClient(
+      address,
+      {"submit", "--workload", kTypedConv, "--target", kTarget, "--template", "conv2d.cpu.dot",
+       "--trials", "4", "--repeat", "2", "--min-repeat-ms", "1", "--wait"},
+      seconds(240));
   ASSERT_EQ(job.exit_code, 0) << job.out << job.err << (*daemon)->process().Log();
   auto records = RecordsOfJob(db, static_cast<int64_t>(FirstLineJobId(job.out)));
   ASSERT_TRUE(records.ok()) << records.status();

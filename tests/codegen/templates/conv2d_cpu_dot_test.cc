@@ -143,8 +143,8 @@ TEST(Conv2dCpuDot, IsTheCatalogsTemplateForTypedConvolutionsOnTheCpu) {
     }
     EXPECT_THAT(names, ::testing::ElementsAre("conv2d.cpu.dot")) << layout;
   }
-  EXPECT_FALSE(TemplateBuildsForm(
-      kConv2dCpuDot, ParseWorkload("conv2d:N=1,C=8,H=8,W=8,K=8,R=3,S=3,layout=NHWC")));
+  EXPECT_FALSE(TemplateBuildsForm(kConv2dCpuDot,
+                                  ParseWorkload("conv2d:N=1,C=8,H=8,W=8,K=8,R=3,S=3,layout=NHWC")));
 }
 
 }  // namespace
