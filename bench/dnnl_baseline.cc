@@ -26,6 +26,8 @@ std::string_view DnnlLayoutName(DnnlLayout layout) {
       return "blocked";
     case DnnlLayout::kPlainPackedWeights:
       return "plain, weights prepacked";
+    case DnnlLayout::kReorderedInCall:
+      return "reordered in the call";
   }
   return "?";
 }
@@ -52,6 +54,13 @@ struct DnnlKernel::Impl {
   dnnl::primitive primitive;  // unset for dnnl_sgemm
   std::unordered_map<int, memory> args;
   memory::desc plain_dst;  // the output's canonical layout
+  // kReorderedInCall: the reorders run before the primitive (into its layouts) and after it
+  // (its output back), each with its source and destination.
+  struct Reorder {
+    dnnl::reorder primitive;
+    memory from, to;
+  };
+  std::vector<Reorder> before, after;
   std::string impl;
   int threads = 1;
   // dnnl_sgemm's operands (row-major A, B, C), bias and epilogue.
@@ -145,15 +154,21 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(ops);
   }
-  const bool any_data = layout == DnnlLayout::kBlocked;
+  const bool in_call = layout == DnnlLayout::kReorderedInCall;
+  const bool any_data = layout == DnnlLayout::kBlocked || in_call;
   const bool any_weights = layout != DnnlLayout::kPlain;
-  // The primitive's memory for a canonical tensor: the caller's buffer, or a blocked copy.
+  // The primitive's memory for a canonical tensor: the caller's buffer, or a copy in the layout
+  // it wants, reordered once now or (kReorderedInCall) on every call.
   auto bind = [&](const memory::desc& want, const memory::desc& plain, float* data) {
     memory user(plain, eng, data);
     if (want == plain) {
       return user;
     }
     memory inner(want, eng);
+    if (in_call) {
+      impl_->before.push_back({dnnl::reorder(user, inner), user, inner});
+      return inner;
+    }
     dnnl::reorder(user, inner).execute(impl_->stream, user, inner);
     impl_->stream.wait();
     return inner;
@@ -220,6 +235,11 @@ void DnnlKernel::BuildPrimitive(const Workload& workload, DnnlAlgorithm algorith
   impl_->args[DNNL_ARG_WEIGHTS] = bind(pd.weights_desc(), wei, args[1]);
   impl_->args[DNNL_ARG_DST] =
       pd.dst_desc() == dst ? memory(dst, eng, args[out_index]) : memory(pd.dst_desc(), eng);
+  if (in_call && pd.dst_desc() != dst) {
+    memory user(dst, eng, args[out_index]);
+    impl_->after.push_back(
+        {dnnl::reorder(impl_->args[DNNL_ARG_DST], user), impl_->args[DNNL_ARG_DST], user});
+  }
   if (has_bias) {
     impl_->args[DNNL_ARG_BIAS] = memory(bias, eng, args[2]);
   }
@@ -234,6 +254,11 @@ absl::StatusOr<std::unique_ptr<DnnlKernel>> DnnlKernel::Create(const Workload& w
   if (!Computes(algorithm, workload.op())) {
     return absl::InvalidArgumentError(StrCat("oneDNN algorithm '", DnnlAlgorithmName(algorithm),
                                              "' does not compute ", workload.ToString()));
+  }
+  if (layout == DnnlLayout::kReorderedInCall && workload.op() != OpKind::kConv2d) {
+    return absl::InvalidArgumentError(
+        StrCat("oneDNN's tensors are reordered in the call for conv2d only, not ",
+               workload.ToString(), "; accepted: plain, blocked, plain with weights prepacked"));
   }
   if (algorithm == DnnlAlgorithm::kSgemm && layout != DnnlLayout::kPlain) {
     return absl::InvalidArgumentError(StrCat("oneDNN's dnnl_sgemm takes plain matrices only, not '",
@@ -288,7 +313,13 @@ void DnnlKernel::Run() {
                   /*bias_per_row=*/false);
     return;
   }
+  for (Impl::Reorder& r : impl_->before) {
+    r.primitive.execute(impl_->stream, r.from, r.to);
+  }
   impl_->primitive.execute(impl_->stream, impl_->args);
+  for (Impl::Reorder& r : impl_->after) {
+    r.primitive.execute(impl_->stream, r.from, r.to);
+  }
   impl_->stream.wait();
 }
 
@@ -330,6 +361,11 @@ absl::StatusOr<DnnlSweep> DnnlSweep::Create(const Workload& workload,
   bool any_accepted = false;
   for (DnnlLayout layout : layouts) {
     for (DnnlAlgorithm algorithm : AlgorithmsFor(workload.op())) {
+      if (layout == DnnlLayout::kReorderedInCall && workload.op() != OpKind::kConv2d) {
+        return absl::InvalidArgumentError(StrCat(
+            "oneDNN's tensors are reordered in the call for conv2d only, not ", workload.ToString(),
+            "; accepted: plain, blocked, plain with weights prepacked"));
+      }
       if (algorithm == DnnlAlgorithm::kSgemm && layout != DnnlLayout::kPlain) {
         continue;
       }
@@ -374,9 +410,17 @@ void DnnlSweep::MeasureRun(const TimingOptions& timing) {
 }
 
 const DnnlSweep::Variant* DnnlSweep::Fastest(std::optional<DnnlLayout> layout) const {
+  if (layout) {
+    return FastestOf({*layout});
+  }
+  return FastestOf({DnnlLayout::kPlain, DnnlLayout::kBlocked, DnnlLayout::kPlainPackedWeights,
+                    DnnlLayout::kReorderedInCall});
+}
+
+const DnnlSweep::Variant* DnnlSweep::FastestOf(const std::vector<DnnlLayout>& layouts) const {
   const Variant* best = nullptr;
   for (const Variant& v : variants_) {
-    if (v.secs.empty() || (layout && v.layout != *layout)) {
+    if (v.secs.empty() || std::find(layouts.begin(), layouts.end(), v.layout) == layouts.end()) {
       continue;
     }
     if (best == nullptr || Median(v.secs) < Median(best->secs)) {

@@ -28,9 +28,13 @@ enum class DnnlLayout {
   kPlainPackedWeights,  // canonical activations, the weights (GEMM: B) in the primitive's
                         // preferred layout, reordered once before timing: the like-for-like
                         // baseline of a workload with weights=prepared
+  kReorderedInCall,     // conv2d: canonical tensors reordered into the primitive's preferred
+                        // layouts and the output back on every call, the reorders timed: what a
+                        // caller holding canonical tensors does where oneDNN runs only its
+                        // reference loops on them as they are (typed convolutions)
 };
 
-/// "plain", "blocked", "plain, weights prepacked".
+/// "plain", "blocked", "plain, weights prepacked", "reordered in the call".
 std::string_view DnnlLayoutName(DnnlLayout layout);
 
 /// What computes the operator inside oneDNN.
@@ -107,6 +111,8 @@ class DnnlSweep {
   /// The accepted variant of lowest median time (among `layout`'s when given); nullptr before
   /// the first run or when none was accepted.
   const Variant* Fastest(std::optional<DnnlLayout> layout = std::nullopt) const;
+  /// The same among the variants of any of `layouts`.
+  const Variant* FastestOf(const std::vector<DnnlLayout>& layouts) const;
 
   const std::vector<Variant>& variants() const { return variants_; }
 

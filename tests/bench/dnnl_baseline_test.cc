@@ -115,8 +115,9 @@ TEST(DnnlSweepTest, GemmVariantsComputeTheProductWithTheEpilogue) {
 }
 
 // Typed convolutions in the workload's element types and layout: every variant oneDNN runs with
-// its own loops computes the typed reference (scales and requantisation included), and the ones
-// only its reference loops compute are kept out of the sweep, named.
+// its own loops computes the typed reference (scales and requantisation included), those with
+// the reorders in the call among them, and the ones only its reference loops compute are kept out
+// of the sweep, named.
 TEST(DnnlSweepTest, TypedConvolutionsComputeTheReferenceAndReferenceOnlyVariantsAreNotMeasured) {
   for (const char* text :
        {"conv2d:N=1,C=16,H=9,W=9,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
@@ -126,13 +127,14 @@ TEST(DnnlSweepTest, TypedConvolutionsComputeTheReferenceAndReferenceOnlyVariants
     SCOPED_TRACE(text);
     const Workload w = *Workload::Parse(text);
     TensorSet tensors(w, 7);
-    absl::StatusOr<DnnlSweep> sweep =
-        DnnlSweep::Create(w, {DnnlLayout::kPlain, DnnlLayout::kBlocked}, 1, FloatArgs(tensors));
+    absl::StatusOr<DnnlSweep> sweep = DnnlSweep::Create(
+        w, {DnnlLayout::kPlain, DnnlLayout::kReorderedInCall, DnnlLayout::kBlocked}, 1,
+        FloatArgs(tensors));
     ASSERT_TRUE(sweep.ok()) << sweep.status();
     std::vector<char> want(tensors.output_size() * ElementBytes(ReferenceType(w)));
     std::vector<char> got(tensors.output_size() * ElementBytes(w.out_type()));
     RunReference(w, tensors.Inputs(), want.data());
-    int computed = 0;
+    int computed = 0, in_call = 0;
     for (const DnnlSweep::Variant& v : sweep->variants()) {
       if (v.reference_only) {
         EXPECT_EQ(v.kernel, nullptr) << v.Name();
@@ -148,8 +150,12 @@ TEST(DnnlSweepTest, TypedConvolutionsComputeTheReferenceAndReferenceOnlyVariants
                                          tensors.scale_product());
       EXPECT_TRUE(cmp.ok) << v.Name() << ": " << cmp.message;
       ++computed;
+      in_call += v.layout == DnnlLayout::kReorderedInCall ? 1 : 0;
     }
-    EXPECT_GE(computed, 1);
+    EXPECT_GE(computed, 2);
+    EXPECT_GE(in_call, 1);
+    sweep->MeasureRun(kQuickTiming);
+    EXPECT_NE(sweep->FastestOf({DnnlLayout::kReorderedInCall}), nullptr);
   }
 }
 
@@ -165,6 +171,10 @@ TEST(DnnlKernelTest, AnAlgorithmOfAnotherOperatorOrLayoutIsInvalidArgument) {
       gemm, DnnlAlgorithm::kSgemm, DnnlLayout::kBlocked, 1, FloatArgs(gemm_tensors));
   EXPECT_TRUE(absl::IsInvalidArgument(packed.status())) << packed.status();
   EXPECT_NE(packed.status().message().find("accepted: plain"), std::string::npos);
+  absl::StatusOr<std::unique_ptr<DnnlKernel>> in_call = DnnlKernel::Create(
+      gemm, DnnlAlgorithm::kMatmul, DnnlLayout::kReorderedInCall, 1, FloatArgs(gemm_tensors));
+  EXPECT_TRUE(absl::IsInvalidArgument(in_call.status())) << in_call.status();
+  EXPECT_NE(in_call.status().message().find("conv2d only"), std::string::npos);
 }
 
 }  // namespace
