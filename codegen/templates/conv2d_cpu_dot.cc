@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/templates/cpu_matrix_gemm.h"
@@ -90,20 +91,34 @@ ConfigSpace Space(const Workload& workload, const Target&) {
   return space;
 }
 
-// The pixel tile for `nv` vectors: the largest that fits the registers among those that waste the
-// fewest pixels of a row of `q`.
-int64_t TileRows(const ConfigSpace& space, int64_t nv, int64_t q) {
-  int64_t best = 1;
-  for (int64_t mr : space.FindKnob("mr")->values) {
-    if (mr * nv + nv + 1 > 32) {
-      continue;
-    }
-    const int64_t waste = CeilDiv(q, mr) * mr - q, best_waste = CeilDiv(q, best) * best - q;
-    if (waste < best_waste || (waste == best_waste && mr > best)) {
-      best = mr;
+// How well a register tile of mr pixels x nv vectors of channels uses the dot-product units on
+// a row of q pixels and k output channels, in [0, 1]: per group of channels it issues mr * nv dot
+// products (two a cycle) and mr + nv loads (two a cycle, one loop step's overhead beside them),
+// and the pixels and channels past q and k that its last tiles compute are lost.
+double TileScore(int64_t mr, int64_t nv, int64_t q, int64_t k) {
+  const double dots = static_cast<double>(mr * nv);
+  const double cycles = std::max(dots, static_cast<double>(mr + nv)) / 2 + 1;
+  const double pixels = static_cast<double>(q) / static_cast<double>(CeilDiv(q, mr) * mr);
+  const double channels =
+      static_cast<double>(k) / static_cast<double>(CeilDiv(k, nv * kLanes) * nv * kLanes);
+  return dots / (2 * cycles) * pixels * channels;
+}
+
+// The (mr, nv) tiles of the space that fit the registers, best TileScore first.
+std::vector<std::pair<int64_t, int64_t>> RankedTiles(const ConfigSpace& space, int64_t q,
+                                                     int64_t k) {
+  std::vector<std::pair<int64_t, int64_t>> tiles;
+  for (int64_t nv : space.FindKnob("nv")->values) {
+    for (int64_t mr : space.FindKnob("mr")->values) {
+      if (mr * nv + nv + 1 <= 32) {
+        tiles.emplace_back(mr, nv);
+      }
     }
   }
-  return best;
+  std::stable_sort(tiles.begin(), tiles.end(), [&](const auto& a, const auto& b) {
+    return TileScore(a.first, a.second, q, k) > TileScore(b.first, b.second, q, k);
+  });
+  return tiles;
 }
 
 int64_t BlockColumns(const ConfigSpace& space, int64_t mr, int64_t q, int64_t want) {
@@ -116,23 +131,32 @@ int64_t BlockColumns(const ConfigSpace& space, int64_t mr, int64_t q, int64_t wa
   return qc;
 }
 
-Config DefaultConfig(const Workload& workload, const Target& target) {
-  const ConfigSpace space = Space(workload, target);
-  const Extents e = ExtentsOf(workload.conv2d());
+// The tile (mr, nv) with pr output rows per block, in `order`: blocks of a long row (a pointwise
+// layer) of about 256 pixels, whole rows otherwise.
+Config ConfigOf(const ConfigSpace& space, const Extents& e, std::pair<int64_t, int64_t> tile,
+                int64_t pr, int64_t order) {
   Config c;
-  c["nv"] = LargestAtMost(space.FindKnob("nv")->values, 3);
-  c["mr"] = TileRows(space, c["nv"], e.q);
-  c["pr"] = LargestAtMost(space.FindKnob("pr")->values, 4);
-  // One long row (a pointwise layer): blocks of it; otherwise whole rows.
-  c["qc"] = e.p == 1 ? BlockColumns(space, c["mr"], e.q, 256) : e.q;
-  c["order"] = 0;
+  c["mr"] = tile.first;
+  c["nv"] = tile.second;
+  c["pr"] = LargestAtMost(space.FindKnob("pr")->values, pr);
+  c["qc"] = e.p == 1 ? BlockColumns(space, tile.first, e.q, 256) : e.q;
+  c["order"] = order;
   return c;
 }
 
+Config DefaultConfig(const Workload& workload, const Target& target) {
+  const ConfigSpace space = Space(workload, target);
+  const Extents e = ExtentsOf(workload.conv2d());
+  return ConfigOf(space, e, RankedTiles(space, e.q, workload.conv2d().k).front(), 4, 0);
+}
+
+// The best-ranked tiles, each in both orders and with blocks of 4, 16 and 1 output rows.
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const ConfigSpace space = Space(workload, target);
   const Config base = DefaultConfig(workload, target);
   const Extents e = ExtentsOf(workload.conv2d());
+  const std::vector<std::pair<int64_t, int64_t>> tiles =
+      RankedTiles(space, e.q, workload.conv2d().k);
   std::vector<Config> seeds;
   auto add = [&](const Config& c) {
     if (space.ConstraintsHold(c) && c != base &&
@@ -140,16 +164,15 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       seeds.push_back(c);
     }
   };
-  for (int64_t nv : {3, 4, 2, 1}) {
+  for (size_t i = 0; i < std::min<size_t>(tiles.size(), 4); ++i) {
     for (int64_t order : {0, 1}) {
-      for (int64_t pr : {4, 1, 16}) {
-        Config c = base;
-        c["nv"] = LargestAtMost(space.FindKnob("nv")->values, nv);
-        c["mr"] = TileRows(space, c["nv"], e.q);
-        c["pr"] = LargestAtMost(space.FindKnob("pr")->values, pr);
-        c["qc"] = e.p == 1 ? BlockColumns(space, c["mr"], e.q, 256) : e.q;
-        c["order"] = order;
-        add(c);
+      add(ConfigOf(space, e, tiles[i], 4, order));
+    }
+  }
+  for (size_t i = 0; i < std::min<size_t>(tiles.size(), 2); ++i) {
+    for (int64_t order : {0, 1}) {
+      for (int64_t pr : {16, 1}) {
+        add(ConfigOf(space, e, tiles[i], pr, order));
       }
     }
   }
@@ -414,6 +437,19 @@ class ConvDotBuilder {
     Var j("pj"), tap("ptap"), cg("pcg"), col("pc"), e("pe");
     const Expr k = j * w + col, c = cg * g + e, r = tap / s.s, t = tap % s.s;
     const Expr dst = j * (p_.panels.kp * w) + ((tap * Groups() + cg) * w + col) * g + e;
+    if (!guarded && s.nhwc) {
+      // KRSC: a group's channels lie together in the weights as in the panel, one G-lane copy.
+      const Expr group = j * (p_.panels.kp * w) + ((tap * Groups() + cg) * w + col) * g;
+      return For::Make(
+          j, 0, p_.panels.Panels(s.k), LoopKind::kSerial,
+          For::Make(
+              tap, 0, s.r * s.s, LoopKind::kSerial,
+              For::Make(cg, 0, Groups(), LoopKind::kSerial,
+                        For::Make(col, 0, w, LoopKind::kUnrolled,
+                                  Store::Make(b_packed_, group,
+                                              Load::Make(ops_.b(), WeightIndex(k, cg * g, r, t),
+                                                         static_cast<int>(g)))))));
+    }
     Stmt store;
     if (guarded) {
       const Expr kk = ir::Min::Make(k, s.k - 1), cc = ir::Min::Make(c, s.c - 1);
