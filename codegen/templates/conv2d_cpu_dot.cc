@@ -3,14 +3,15 @@
 //
 //   the input copied into a padded NHWC buffer: the zero border the taps read, channels padded to
 //     a multiple of the group G (2 for bf16 and f16, 4 for the 8-bit dtypes) and, for i8, shifted
-//     to u8 (a + 128); NHWC input needing none of that is read in place
+//     to u8 (a + 128); NHWC or NCHW<b>c input needing none of that is read in place
 //   the weights packed into VNNI panels of nr = nv vectors' columns, the reduction in the order
-//     (r, s, c): once per call, or once before the calls (weights=prepared)
+//     (channel block, r, s, channel): the blocks those of NCHW<b>c read in place, else one of
+//     all channels; once per call, or once before the calls (weights=prepared)
 //   for each (block of pr output rows x qc output columns of one image, panel), in the order
 //   `order` says (parallel with -threads > 1):
 //     for each output row p of the block, tiles of mr consecutive output pixels q:
 //       acc[mr][nv] = 0
-//       for each tap (r, s): for each group of G channels:
+//       for each channel block, each tap (r, s), each group of G channels of the block:
 //         nv vector loads of the panel, then per pixel one broadcast group of the input and nv
 //         dot products
 //       the output written with the epilogue, in the workload's layout
@@ -183,11 +184,14 @@ struct ConvDotPlan {
   Conv2dShape s;
   Extents e{};
   CpuMatrixTypes types;
-  int64_t g = 2;                    // the group
-  int64_t cp = 0;                   // channels padded to a multiple of g
+  int64_t g = 2;     // the group
+  int64_t cp = 0;    // channels padded to a multiple of g
+  int64_t cblk = 0;  // channels of one block of the reduction: the layout's block, or cp
   int64_t hp = 0, wp = 0, pad = 0;  // the padded input's extents and border (e's, 0: in place)
-  bool in_place = false;  // the input read as it is (NHWC, no border, no channel padding, no shift)
-  bool shift = false;     // i8: the padded input holds a + 128 as u8
+  // The input read as it is: NHWC, or NCHW<b>c with whole groups in a block, neither with a border,
+  // channel padding or the shift.
+  bool in_place = false;
+  bool shift = false;  // i8: the padded input holds a + 128 as u8
   int64_t mr = 8, nv = 3, pr = 4, qc = 0;
   bool panels_outer = false;
   bool prepared = false;
@@ -203,7 +207,9 @@ ConvDotPlan PlanOf(const Workload& workload, const Target& target, const Config&
   p.g = p.types.group;
   p.cp = CeilDiv(p.s.c, p.g) * p.g;
   p.shift = workload.dtype() == Dtype::kI8;
-  p.in_place = p.s.nhwc && p.s.pad == 0 && p.cp == p.s.c && !p.shift;
+  p.in_place = p.s.pad == 0 && !p.shift &&
+               ((p.s.nhwc && p.cp == p.s.c) || (p.s.blocked() && p.s.block % p.g == 0));
+  p.cblk = p.in_place && p.s.blocked() ? p.s.block : p.cp;
   p.pad = p.in_place ? 0 : p.s.pad;
   p.hp = p.e.h + 2 * p.pad;
   p.wp = p.e.w + 2 * p.pad;
@@ -263,7 +269,8 @@ class ConvDotBuilder {
 
  private:
   int64_t Nr() const { return p_.panels.width; }
-  int64_t Groups() const { return p_.cp / p_.g; }  // channel groups of one tap
+  int64_t Groups() const { return p_.cblk / p_.g; }          // channel groups of one block's tap
+  int64_t ChannelBlocks() const { return p_.cp / p_.cblk; }  // blocks of the reduction
   LoopKind Outer() const { return p_.parallel ? LoopKind::kParallel : LoopKind::kSerial; }
   const Buffer& Source() const { return p_.in_place ? ops_.a() : in_pad_; }
 
@@ -312,6 +319,16 @@ class ConvDotBuilder {
   // The padded input's element (n, hp, wp, c).
   Expr PaddedIndex(const Expr& n, const Expr& h, const Expr& w, const Expr& c) const {
     return ((n * p_.hp + h) * p_.wp + w) * p_.cp + c;
+  }
+
+  // Where the tiles read channel ci of reduction block cb at (n, h, w): the input itself (in
+  // place) or the padded copy.
+  Expr SourceIndex(const Expr& n, const Expr& cb, const Expr& h, const Expr& w,
+                   const Expr& ci) const {
+    if (p_.in_place && p_.s.blocked()) {
+      return InputIndex(n, cb * p_.cblk, h, w) + ci;
+    }
+    return PaddedIndex(n, h, w, cb * p_.cblk + ci);
   }
 
   Expr PadValue(int lanes) const {
@@ -427,29 +444,32 @@ class ConvDotBuilder {
                               AsPadded(Load::Make(ops_.a(), InputIndex(n, c, h, w), 1)))));
   }
 
-  // The weights into VNNI panels: (k, (r, s, c)) at
-  //   (k / nr) * kp * nr + ((((r * S + s) * cp + c) / G) * nr + k % nr) * G + c % G,
-  // zero past K and C.
+  // The weights into VNNI panels, the reduction in the order (channel block cb, r, s, channel
+  // ci of the block): (k, kk) at (k / nr) * kp * nr + ((kk / G) * nr + k % nr) * G + kk % G with
+  // kk = ((cb * R + r) * S + s) * cblk + ci; zero past K and C.
   Stmt PackWeights() const {
     const Conv2dShape& s = p_.s;
     const int64_t g = p_.g, w = Nr();
     const bool guarded = s.k % w != 0 || s.c % g != 0;
-    Var j("pj"), tap("ptap"), cg("pcg"), col("pc"), e("pe");
-    const Expr k = j * w + col, c = cg * g + e, r = tap / s.s, t = tap % s.s;
-    const Expr dst = j * (p_.panels.kp * w) + ((tap * Groups() + cg) * w + col) * g + e;
-    if (!guarded && s.nhwc) {
-      // KRSC: a group's channels lie together in the weights as in the panel, one G-lane copy.
-      const Expr group = j * (p_.panels.kp * w) + ((tap * Groups() + cg) * w + col) * g;
+    Var j("pj"), cb("pcb"), tap("ptap"), cg("pcg"), col("pc"), e("pe");
+    const Expr k = j * w + col, c = cb * p_.cblk + cg * g + e, r = tap / s.s, t = tap % s.s;
+    const Expr group =
+        j * (p_.panels.kp * w) + (((cb * (s.r * s.s) + tap) * Groups() + cg) * w + col) * g;
+    auto loops = [&](Stmt body) {
       return For::Make(
           j, 0, p_.panels.Panels(s.k), LoopKind::kSerial,
-          For::Make(
-              tap, 0, s.r * s.s, LoopKind::kSerial,
-              For::Make(cg, 0, Groups(), LoopKind::kSerial,
-                        For::Make(col, 0, w, LoopKind::kUnrolled,
-                                  Store::Make(b_packed_, group,
-                                              Load::Make(ops_.b(), WeightIndex(k, cg * g, r, t),
-                                                         static_cast<int>(g)))))));
+          For::Make(cb, 0, ChannelBlocks(), LoopKind::kSerial,
+                    For::Make(tap, 0, s.r * s.s, LoopKind::kSerial,
+                              For::Make(cg, 0, Groups(), LoopKind::kSerial,
+                                        For::Make(col, 0, w, LoopKind::kUnrolled, body)))));
+    };
+    if (!guarded && s.nhwc) {
+      // KRSC: a group's channels lie together in the weights as in the panel, one G-lane copy.
+      return loops(
+          Store::Make(b_packed_, group,
+                      Load::Make(ops_.b(), WeightIndex(k, cg * g, r, t), static_cast<int>(g))));
     }
+    const Expr dst = group + e;
     Stmt store;
     if (guarded) {
       const Expr kk = ir::Min::Make(k, s.k - 1), cc = ir::Min::Make(c, s.c - 1);
@@ -459,12 +479,7 @@ class ConvDotBuilder {
     } else {
       store = Store::Make(b_packed_, dst, ops_.b()(WeightIndex(k, c, r, t)));
     }
-    return For::Make(
-        j, 0, p_.panels.Panels(s.k), LoopKind::kSerial,
-        For::Make(tap, 0, s.r * s.s, LoopKind::kSerial,
-                  For::Make(cg, 0, Groups(), LoopKind::kSerial,
-                            For::Make(col, 0, w, LoopKind::kUnrolled,
-                                      For::Make(e, 0, g, LoopKind::kUnrolled, store)))));
+    return loops(For::Make(e, 0, g, LoopKind::kUnrolled, store));
   }
 
   // i8: 128 times each output channel's sum of weights, from the panels (a dot product of every
@@ -533,12 +548,14 @@ class ConvDotBuilder {
         init.push_back(Store::Make(acc, acc_at(i, v), zero));
       }
     }
-    // One tap (r, t): per group of channels, nv vectors of the panel and pixels x nv products.
-    Var r("r"), t("t"), cg("cg");
+    // One tap (r, t) of channel block cb: per group of channels, nv vectors of the panel and
+    // pixels x nv products.
+    Var cb("cb"), r("r"), t("t"), cg("cg");
     const int64_t dilation = Pointwise(s) ? 1 : s.dilation;
     const int64_t stride = Pointwise(s) ? 1 : s.stride;
     const Expr h = p * stride + r * dilation;
-    const Expr panel = jr * (p_.panels.kp * Nr()) + (r * s.s + t) * (Groups() * Nr() * p_.g);
+    const Expr panel =
+        jr * (p_.panels.kp * Nr()) + ((cb * s.r + r) * s.s + t) * (Groups() * Nr() * p_.g);
     std::vector<Stmt> step;
     std::vector<Expr> b_vectors;
     for (int64_t v = 0; v < p_.nv; ++v) {
@@ -547,17 +564,19 @@ class ConvDotBuilder {
     }
     for (int64_t i = 0; i < pixels; ++i) {
       const Expr w = (q0 + i) * stride + t * dilation;
-      const Expr a = Load::Make(Source(), PaddedIndex(n, h, w, cg * p_.g), static_cast<int>(p_.g));
+      const Expr a =
+          Load::Make(Source(), SourceIndex(n, cb, h, w, cg * p_.g), static_cast<int>(p_.g));
       for (int64_t v = 0; v < p_.nv; ++v) {
         step.push_back(Store::Make(
             acc, acc_at(i, v),
             MatrixDot(p_.types, false, Load::Make(acc, acc_at(i, v), lanes), a, b_vectors[v])));
       }
     }
-    Stmt reduce = For::Make(
-        r, 0, s.r, LoopKind::kSerial,
-        For::Make(t, 0, s.s, LoopKind::kSerial,
-                  For::Make(cg, 0, Groups(), LoopKind::kSerial, Block::Make(std::move(step)))));
+    Stmt reduce = For::Make(cb, 0, ChannelBlocks(), LoopKind::kSerial,
+                            For::Make(r, 0, s.r, LoopKind::kSerial,
+                                      For::Make(t, 0, s.s, LoopKind::kSerial,
+                                                For::Make(cg, 0, Groups(), LoopKind::kSerial,
+                                                          Block::Make(std::move(step))))));
 
     std::vector<Stmt> write;
     const bool inside = s.k % Nr() == 0;

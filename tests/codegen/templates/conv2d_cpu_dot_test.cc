@@ -39,6 +39,21 @@ TEST(Conv2dCpuDot, RandomConfigsComputeTheReferenceInEveryLayoutDtypeAndOutput) 
   EXPECT_THAT(CheckKernels(target, kConv2dCpuDot, cases), IsEmpty());
 }
 
+// Blocked input without a border is read in place, the reduction taken block by block of
+// channels (several blocks and taps, strides, the 4-channel block holding one quad of u8i8).
+TEST(Conv2dCpuDot, BlockedInputWithoutABorderIsReadInPlaceBlockByBlock) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  const std::vector<KernelCase> cases = testing::RandomCases(
+      kConv2dCpuDot, target,
+      {"conv2d:N=2,C=12,H=9,W=9,K=20,R=3,S=3,stride=2,layout=NCHW4c,dtype=bf16",
+       "conv2d:N=1,C=32,H=8,W=8,K=32,R=3,S=3,layout=NCHW16c,dtype=bf16,epilogue=bias_relu",
+       "conv2d:N=1,C=16,H=7,W=6,K=24,R=2,S=3,layout=NCHW4c,dtype=u8i8,weights=prepared",
+       "conv2d:N=1,C=48,H=10,W=10,K=32,R=1,S=1,stride=2,layout=NCHW16c,dtype=u8i8,"
+       "epilogue=requant"},
+      3, 31);
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDot, cases), IsEmpty());
+}
+
 // A pointwise layer is one row of pixels per image: tiles run across the image's rows, in place
 // (NHWC with whole groups of channels) or through the padded copy (i8's shift, other layouts).
 TEST(Conv2dCpuDot, PointwiseLayersRunTilesAcrossImageRows) {
