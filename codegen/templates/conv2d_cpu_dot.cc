@@ -1,28 +1,4 @@
-// conv2d.cpu.dot's loop nest: an implicit GEMM of output pixels (rows) by output channels
-// (columns) over the reduction (filter tap, input channel), around gemm.cpu.dot's register tile:
-//
-//   the input copied into a padded NHWC buffer: the zero border the taps read, channels padded to
-//     a multiple of the group G (2 for bf16 and f16, 4 for the 8-bit dtypes) and, for i8, shifted
-//     to u8 (a + 128); NHWC or NCHW<b>c input needing none of that is read in place
-//   the weights packed into VNNI panels of nr = nv vectors' columns, the reduction in the order
-//     (channel block, r, s, channel): the blocks those of NCHW<b>c read in place, else one of
-//     all channels; once per call, or once before the calls (weights=prepared)
-//   for each (block of pr output rows x qc output columns of one image, panel), in the order
-//   `order` says (parallel with -threads > 1):
-//     for each output row p of the block, tiles of mr consecutive output pixels q:
-//       acc[mr][nv] = 0
-//       for each channel block, each tap (r, s), each group of G channels of the block:
-//         nv vector loads of the panel, then per pixel one broadcast group of the input and nv
-//         dot products
-//       the output written with the epilogue, in the workload's layout
-//
-// A 1x1 convolution of stride 1 without padding is one row of H*W pixels per image: its tiles
-// run across the image's rows.
-//
-// i8 x i8 has no VNNI instruction: the padded input holds a + 128 as u8 (vpdpbusd's unsigned
-// operand; its border 128, the shifted zero), the weights stay s8, and 128 times each output
-// channel's sum of weights (taken from the panels by the same instruction) is subtracted at the
-// end: sum (a + 128) w = sum a w + 128 sum w.
+// conv2d.cpu.dot's space, defaults and seeds; its loop nest is in conv2d_cpu_dot_nest.cc.
 #include "codegen/templates/conv2d_cpu_dot.h"
 
 #include <algorithm>
@@ -30,47 +6,18 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/templates/cpu_matrix_gemm.h"
+#include "codegen/templates/conv2d_cpu_dot_nest.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
 
 namespace tune {
 namespace {
 
-using ir::Allocate;
-using ir::Block;
-using ir::Buffer;
-using ir::Expr;
-using ir::For;
-using ir::IfThenElse;
-using ir::Load;
-using ir::LoopKind;
-using ir::MemoryScope;
-using ir::Stmt;
-using ir::Store;
-using ir::Type;
-using ir::Var;
-
 constexpr int64_t kLanes = 16;  // f32 / i32 lanes of a 512-bit vector
-
-Expr I32(int32_t v) { return ir::Cast::Make(Type::Int32(), Expr(int64_t{v})); }
-
-bool Pointwise(const Conv2dShape& s) { return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0; }
-
-// The spatial extents the loop nest sees: a pointwise convolution's image as one row.
-struct Extents {
-  int64_t h, w, p, q;
-};
-Extents ExtentsOf(const Conv2dShape& s) {
-  if (Pointwise(s)) {
-    return {1, s.h * s.w, 1, s.p() * s.q()};
-  }
-  return {s.h, s.w, s.p(), s.q()};
-}
 
 ConfigSpace Space(const Workload& workload, const Target&) {
   const Conv2dShape& s = workload.conv2d();
-  const Extents e = ExtentsOf(s);
+  const ConvDotExtents e = ConvDotExtentsOf(s);
   ConfigSpace space;
   space.AddKnob("mr", AtMost({1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}, e.q, 1),
                 "output pixels of one row in the register tile (one broadcast group each)");
@@ -134,7 +81,7 @@ int64_t BlockColumns(const ConfigSpace& space, int64_t mr, int64_t q, int64_t wa
 
 // The tile (mr, nv) with pr output rows per block, in `order`: blocks of a long row (a pointwise
 // layer) of about 256 pixels, whole rows otherwise.
-Config ConfigOf(const ConfigSpace& space, const Extents& e, std::pair<int64_t, int64_t> tile,
+Config ConfigOf(const ConfigSpace& space, const ConvDotExtents& e, std::pair<int64_t, int64_t> tile,
                 int64_t pr, int64_t order) {
   Config c;
   c["mr"] = tile.first;
@@ -147,7 +94,7 @@ Config ConfigOf(const ConfigSpace& space, const Extents& e, std::pair<int64_t, i
 
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const ConfigSpace space = Space(workload, target);
-  const Extents e = ExtentsOf(workload.conv2d());
+  const ConvDotExtents e = ConvDotExtentsOf(workload.conv2d());
   return ConfigOf(space, e, RankedTiles(space, e.q, workload.conv2d().k).front(), 4, 0);
 }
 
@@ -155,7 +102,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const ConfigSpace space = Space(workload, target);
   const Config base = DefaultConfig(workload, target);
-  const Extents e = ExtentsOf(workload.conv2d());
+  const ConvDotExtents e = ConvDotExtentsOf(workload.conv2d());
   const std::vector<std::pair<int64_t, int64_t>> tiles =
       RankedTiles(space, e.q, workload.conv2d().k);
   std::vector<Config> seeds;
@@ -180,441 +127,22 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   return seeds;
 }
 
-struct ConvDotPlan {
-  Conv2dShape s;
-  Extents e{};
-  CpuMatrixTypes types;
-  int64_t g = 2;     // the group
-  int64_t cp = 0;    // channels padded to a multiple of g
-  int64_t cblk = 0;  // channels of one block of the reduction: the layout's block, or cp
-  int64_t hp = 0, wp = 0, pad = 0;  // the padded input's extents and border (e's, 0: in place)
-  // The input read as it is: NHWC, or NCHW<b>c with whole groups in a block, neither with a border,
-  // channel padding or the shift.
-  bool in_place = false;
-  bool shift = false;  // i8: the padded input holds a + 128 as u8
-  int64_t mr = 8, nv = 3, pr = 4, qc = 0;
-  bool panels_outer = false;
-  bool prepared = false;
-  bool parallel = false;
-  VnniPanels panels;
-};
-
 ConvDotPlan PlanOf(const Workload& workload, const Target& target, const Config& config) {
-  ConvDotPlan p;
-  p.s = workload.conv2d();
-  p.e = ExtentsOf(p.s);
-  p.types = CpuMatrixTypesOf(workload);
-  p.g = p.types.group;
-  p.cp = CeilDiv(p.s.c, p.g) * p.g;
-  p.shift = workload.dtype() == Dtype::kI8;
-  p.in_place = p.s.pad == 0 && !p.shift &&
-               ((p.s.nhwc && p.cp == p.s.c) || (p.s.blocked() && p.s.block % p.g == 0));
-  p.cblk = p.in_place && p.s.blocked() ? p.s.block : p.cp;
-  p.pad = p.in_place ? 0 : p.s.pad;
-  p.hp = p.e.h + 2 * p.pad;
-  p.wp = p.e.w + 2 * p.pad;
-  p.mr = KnobValue(config, "mr");
-  p.nv = KnobValue(config, "nv");
-  p.pr = KnobValue(config, "pr");
-  p.qc = KnobValue(config, "qc");
-  p.panels_outer = KnobValue(config, "order") == 1;
-  p.prepared = workload.prepared_weights();
-  p.parallel = target.threads > 1;
-  p.panels.width = p.nv * kLanes;
-  p.panels.group = static_cast<int>(p.g);
-  p.panels.kp = p.s.r * p.s.s * p.cp;
-  return p;
+  return ConvDotPlanOf(workload, target, KnobValue(config, "mr"), KnobValue(config, "nv"),
+                       KnobValue(config, "pr"), KnobValue(config, "qc"),
+                       KnobValue(config, "order") == 1);
 }
-
-class ConvDotBuilder {
- public:
-  ConvDotBuilder(const Workload& workload, const ConvDotPlan& p)
-      : p_(p),
-        ops_(workload),
-        b_packed_(p.prepared ? "weight_prepared" : "weight_packed",
-                  p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack, p.types.b),
-        in_pad_("input_padded", MemoryScope::kStack, p.shift ? Type::UInt8() : p.types.a),
-        comp_("compensation", MemoryScope::kStack, Type::Int32()) {}
-
-  ir::LoweredFunc Build(std::string_view name) const {
-    ir::LoweredFunc func;
-    func.name = std::string(name);
-    func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
-    Stmt body = ops_.BindScale(Blocks());
-    if (p_.shift) {
-      body = Allocate::Make(comp_, p_.panels.Panels(p_.s.k) * p_.panels.width,
-                            Block::Make({Compensation(), body}));
-    }
-    if (!p_.in_place) {
-      body = Allocate::Make(in_pad_, p_.s.n * p_.hp * p_.wp * p_.cp,
-                            Block::Make({PadBorder(), CopyInput(), body}));
-    }
-    if (!p_.prepared) {
-      body =
-          Allocate::Make(b_packed_, p_.panels.Elements(p_.s.k), Block::Make({PackWeights(), body}));
-    }
-    func.body = body;
-    return func;
-  }
-
-  PreparedWeights BuildPreparation(std::string_view name) const {
-    PreparedWeights out;
-    out.func.name = std::string(name);
-    out.func.params = {ops_.b(), b_packed_};
-    out.func.body = PackWeights();
-    const int64_t bytes = p_.panels.Elements(p_.s.k) * (b_packed_.element_type().bits() / 8);
-    out.floats = CeilDiv(bytes, 4);
-    return out;
-  }
-
- private:
-  int64_t Nr() const { return p_.panels.width; }
-  int64_t Groups() const { return p_.cblk / p_.g; }          // channel groups of one block's tap
-  int64_t ChannelBlocks() const { return p_.cp / p_.cblk; }  // blocks of the reduction
-  LoopKind Outer() const { return p_.parallel ? LoopKind::kParallel : LoopKind::kSerial; }
-  const Buffer& Source() const { return p_.in_place ? ops_.a() : in_pad_; }
-
-  // Element (image n, channel c, row h, column w) of the input, in its layout (e's extents).
-  Expr InputIndex(const Expr& n, const Expr& c, const Expr& h, const Expr& w) const {
-    const Conv2dShape& s = p_.s;
-    if (s.nhwc) {
-      return ((n * p_.e.h + h) * p_.e.w + w) * s.c + c;
-    }
-    if (s.blocked()) {
-      const int64_t b = s.block;
-      return (((n * (s.c / b) + c / b) * p_.e.h + h) * p_.e.w + w) * b + c % b;
-    }
-    return ((n * s.c + c) * p_.e.h + h) * p_.e.w + w;
-  }
-
-  // Weight (output channel k, input channel c, tap r, s), in the layout's weight layout.
-  Expr WeightIndex(const Expr& k, const Expr& c, const Expr& r, const Expr& t) const {
-    const Conv2dShape& s = p_.s;
-    if (s.nhwc) {
-      return ((k * s.r + r) * s.s + t) * s.c + c;
-    }
-    if (s.blocked()) {
-      const int64_t b = s.block;
-      return ((((k / b) * (s.c / b) + c / b) * s.r + r) * s.s + t) * (b * b) + (c % b) * b + k % b;
-    }
-    return ((k * s.c + c) * s.r + r) * s.s + t;
-  }
-
-  // Output (image n, channel k, row p, column q), in the layout.
-  Expr OutputIndex(const Expr& n, const Expr& k, const Expr& p, const Expr& q) const {
-    const Conv2dShape& s = p_.s;
-    if (s.nhwc) {
-      return ((n * p_.e.p + p) * p_.e.q + q) * s.k + k;
-    }
-    if (s.blocked()) {
-      const int64_t b = s.block;
-      return (((n * (s.k / b) + k / b) * p_.e.p + p) * p_.e.q + q) * b + k % b;
-    }
-    return ((n * s.k + k) * p_.e.p + p) * p_.e.q + q;
-  }
-
-  // Whether 16 output channels from a multiple of 16 lie together in the output.
-  bool ContiguousChannels() const { return p_.s.nhwc || p_.s.block == kLanes; }
-
-  // The padded input's element (n, hp, wp, c).
-  Expr PaddedIndex(const Expr& n, const Expr& h, const Expr& w, const Expr& c) const {
-    return ((n * p_.hp + h) * p_.wp + w) * p_.cp + c;
-  }
-
-  // Where the tiles read channel ci of reduction block cb at (n, h, w): the input itself (in
-  // place) or the padded copy.
-  Expr SourceIndex(const Expr& n, const Expr& cb, const Expr& h, const Expr& w,
-                   const Expr& ci) const {
-    if (p_.in_place && p_.s.blocked()) {
-      return InputIndex(n, cb * p_.cblk, h, w) + ci;
-    }
-    return PaddedIndex(n, h, w, cb * p_.cblk + ci);
-  }
-
-  Expr PadValue(int lanes) const {
-    const Type t = in_pad_.element_type();
-    const Expr zero =
-        IsIntegerDtype(p_.types.dtype) ? ir::Cast::Make(t, I32(0)) : ir::Cast::Make(t, Expr(0.0f));
-    return ir::BroadcastTo(p_.shift ? ir::Cast::Make(t, I32(128)) : zero, lanes);
-  }
-
-  // `v` (the input's type, any lanes) as the padded input holds it.
-  Expr AsPadded(Expr v) const {
-    if (!p_.shift) {
-      return v;
-    }
-    const int lanes = v.type().lanes();
-    return ir::Cast::Make(Type::UInt8().WithLanes(lanes),
-                          ir::Cast::Make(Type::Int32().WithLanes(lanes), std::move(v)) +
-                              ir::BroadcastTo(I32(128), lanes));
-  }
-
-  // `count` elements from input[src] to input_padded[dst]: vectors of a 512-bit register, then
-  // the rest one by one.
-  Stmt CopyRun(const Expr& dst, const Expr& src, int64_t count) const {
-    const int64_t lanes = 512 / ops_.a().element_type().bits();
-    std::vector<Stmt> steps;
-    if (count >= lanes) {
-      Var v("cv");
-      steps.push_back(For::Make(
-          v, 0, count / lanes, LoopKind::kSerial,
-          Store::Make(in_pad_, dst + v * lanes,
-                      AsPadded(Load::Make(ops_.a(), src + v * lanes, static_cast<int>(lanes))))));
-    }
-    if (count % lanes != 0) {
-      Var i("ci");
-      const int64_t from = count / lanes * lanes;
-      steps.push_back(
-          For::Make(i, from, count % lanes, LoopKind::kSerial,
-                    Store::Make(in_pad_, dst + i, AsPadded(Load::Make(ops_.a(), src + i, 1)))));
-    }
-    return Block::Make(std::move(steps));
-  }
-
-  // The padded input's border (the rows and columns the image does not cover) and, at every
-  // pixel, its channels from C to cp.
-  Stmt PadBorder() const {
-    std::vector<Stmt> steps;
-    const int64_t pad = p_.pad, row = p_.wp * p_.cp;
-    Var n("bn"), h("bh"), w("bw"), x("bx");
-    if (pad > 0) {
-      // The top and bottom rows, whole.
-      for (int64_t h0 : {int64_t{0}, pad + p_.e.h}) {
-        steps.push_back(For::Make(
-            n, 0, p_.s.n, LoopKind::kSerial,
-            For::Make(h, h0, pad, LoopKind::kSerial,
-                      For::Make(x, 0, row, LoopKind::kSerial,
-                                Store::Make(in_pad_, (n * p_.hp + h) * row + x, PadValue(1))))));
-      }
-      // The left and right columns of the image's rows.
-      for (int64_t w0 : {int64_t{0}, pad + p_.e.w}) {
-        steps.push_back(For::Make(
-            n, 0, p_.s.n, LoopKind::kSerial,
-            For::Make(h, pad, p_.e.h, LoopKind::kSerial,
-                      For::Make(x, 0, pad * p_.cp, LoopKind::kSerial,
-                                Store::Make(in_pad_, PaddedIndex(n, h, Expr(w0), Expr(0)) + x,
-                                            PadValue(1))))));
-      }
-    }
-    if (p_.cp > p_.s.c) {
-      Var c("bc");
-      steps.push_back(For::Make(
-          n, 0, p_.s.n, LoopKind::kSerial,
-          For::Make(
-              h, pad, p_.e.h, LoopKind::kSerial,
-              For::Make(w, pad, p_.e.w, LoopKind::kSerial,
-                        For::Make(c, p_.s.c, p_.cp - p_.s.c, LoopKind::kSerial,
-                                  Store::Make(in_pad_, PaddedIndex(n, h, w, c), PadValue(1)))))));
-    }
-    return Block::Make(std::move(steps));
-  }
-
-  // The image into the padded input's interior, from the input's layout.
-  Stmt CopyInput() const {
-    const Conv2dShape& s = p_.s;
-    const int64_t pad = p_.pad, H = p_.e.h, W = p_.e.w;
-    Var row("crow"), w("cw");
-    if (s.nhwc) {
-      // Row by row: a whole row of W*C where no channel is padded, else pixel by pixel.
-      const Expr n = row / H, h = row % H;
-      Stmt copy = p_.cp == s.c ? CopyRun(PaddedIndex(n, h + pad, Expr(pad), Expr(0)),
-                                         InputIndex(n, Expr(0), h, Expr(0)), W * s.c)
-                               : For::Make(w, 0, W, LoopKind::kSerial,
-                                           CopyRun(PaddedIndex(n, h + pad, w + pad, Expr(0)),
-                                                   InputIndex(n, Expr(0), h, w), s.c));
-      return For::Make(row, 0, s.n * H, Outer(), copy);
-    }
-    if (s.blocked()) {
-      // Per (image, channel block, row): each pixel's block of b channels, one vector.
-      const int64_t b = s.block, blocks = s.c / b;
-      const Expr n = row / (blocks * H), cb = (row / H) % blocks, h = row % H;
-      const Expr src = InputIndex(n, cb * b, h, w);
-      return For::Make(
-          row, 0, s.n * blocks * H, Outer(),
-          For::Make(w, 0, W, LoopKind::kSerial,
-                    Store::Make(in_pad_, PaddedIndex(n, h + pad, w + pad, cb * b),
-                                AsPadded(Load::Make(ops_.a(), src, static_cast<int>(b))))));
-    }
-    // NCHW: per (image, channel, row), element by element.
-    const Expr n = row / (s.c * H), c = (row / H) % s.c, h = row % H;
-    return For::Make(
-        row, 0, s.n * s.c * H, Outer(),
-        For::Make(w, 0, W, LoopKind::kSerial,
-                  Store::Make(in_pad_, PaddedIndex(n, h + pad, w + pad, c),
-                              AsPadded(Load::Make(ops_.a(), InputIndex(n, c, h, w), 1)))));
-  }
-
-  // The weights into VNNI panels, the reduction in the order (channel block cb, r, s, channel
-  // ci of the block): (k, kk) at (k / nr) * kp * nr + ((kk / G) * nr + k % nr) * G + kk % G with
-  // kk = ((cb * R + r) * S + s) * cblk + ci; zero past K and C.
-  Stmt PackWeights() const {
-    const Conv2dShape& s = p_.s;
-    const int64_t g = p_.g, w = Nr();
-    const bool guarded = s.k % w != 0 || s.c % g != 0;
-    Var j("pj"), cb("pcb"), tap("ptap"), cg("pcg"), col("pc"), e("pe");
-    const Expr k = j * w + col, c = cb * p_.cblk + cg * g + e, r = tap / s.s, t = tap % s.s;
-    const Expr group =
-        j * (p_.panels.kp * w) + (((cb * (s.r * s.s) + tap) * Groups() + cg) * w + col) * g;
-    auto loops = [&](Stmt body) {
-      return For::Make(
-          j, 0, p_.panels.Panels(s.k), LoopKind::kSerial,
-          For::Make(cb, 0, ChannelBlocks(), LoopKind::kSerial,
-                    For::Make(tap, 0, s.r * s.s, LoopKind::kSerial,
-                              For::Make(cg, 0, Groups(), LoopKind::kSerial,
-                                        For::Make(col, 0, w, LoopKind::kUnrolled, body)))));
-    };
-    if (!guarded && s.nhwc) {
-      // KRSC: a group's channels lie together in the weights as in the panel, one G-lane copy.
-      return loops(
-          Store::Make(b_packed_, group,
-                      Load::Make(ops_.b(), WeightIndex(k, cg * g, r, t), static_cast<int>(g))));
-    }
-    const Expr dst = group + e;
-    Stmt store;
-    if (guarded) {
-      const Expr kk = ir::Min::Make(k, s.k - 1), cc = ir::Min::Make(c, s.c - 1);
-      const Expr value =
-          ir::LoadAsOrZero(ops_.b(), WeightIndex(kk, cc, r, t), 1, k < s.k && c < s.c);
-      store = Store::Make(b_packed_, dst, ir::Cast::Make(p_.types.b, value));
-    } else {
-      store = Store::Make(b_packed_, dst, ops_.b()(WeightIndex(k, c, r, t)));
-    }
-    return loops(For::Make(e, 0, g, LoopKind::kUnrolled, store));
-  }
-
-  // i8: 128 times each output channel's sum of weights, from the panels (a dot product of every
-  // quad with ones).
-  Stmt Compensation() const {
-    Var j("sj"), v("sv"), kg("skg");
-    Buffer sum("weight_sum", MemoryScope::kStack, Type::Int32());
-    const int lanes = static_cast<int>(kLanes);
-    const Expr ones = ir::BroadcastTo(ir::Cast::Make(Type::UInt8(), I32(1)), 4);
-    const Expr panel =
-        Load::Make(b_packed_, j * (p_.panels.kp * Nr()) + (kg * Nr() + v * kLanes) * 4, lanes * 4);
-    Stmt per_vector = Allocate::Make(
-        sum, kLanes,
-        Block::Make(
-            {Store::Make(sum, ir::Ramp::Make(Expr(int64_t{0}), 1, lanes),
-                         ir::BroadcastTo(I32(0), lanes)),
-             For::Make(kg, 0, p_.panels.kp / 4, LoopKind::kSerial,
-                       Store::Make(sum, ir::Ramp::Make(Expr(int64_t{0}), 1, lanes),
-                                   ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads,
-                                                           Load::Make(sum, Expr(int64_t{0}), lanes),
-                                                           ones, panel))),
-             Store::Make(
-                 comp_, ir::Ramp::Make(j * Nr() + v * kLanes, 1, lanes),
-                 Load::Make(sum, Expr(int64_t{0}), lanes) * ir::BroadcastTo(I32(128), lanes))}));
-    return For::Make(j, 0, p_.panels.Panels(p_.s.k), LoopKind::kSerial,
-                     For::Make(v, 0, p_.nv, LoopKind::kSerial, per_vector));
-  }
-
-  // Every (block of pixels, panel) pair, in the order the config says.
-  Stmt Blocks() const {
-    const int64_t pb = CeilDiv(p_.e.p, p_.pr), qb = CeilDiv(p_.e.q, p_.qc);
-    const int64_t blocks = p_.s.n * pb * qb, panels = p_.panels.Panels(p_.s.k);
-    Var t("bt");
-    const Expr block = p_.panels_outer ? t % blocks : t / panels;
-    const Expr jr = p_.panels_outer ? t / blocks : t % panels;
-    const Expr n = block / (pb * qb), p0 = ((block / qb) % pb) * p_.pr, q0 = (block % qb) * p_.qc;
-    const Expr rows = ir::Min::Make(Expr(p_.pr), p_.e.p - p0);
-    const Expr cols = ir::Min::Make(Expr(p_.qc), p_.e.q - q0);
-    Var pi("pi"), qt("qt");
-    const Expr p = p0 + pi;
-    Stmt tiles =
-        For::Make(qt, 0, cols / p_.mr, LoopKind::kSerial, Tile(p_.mr, n, p, q0 + qt * p_.mr, jr));
-    const int64_t tail = p_.e.q % p_.mr;
-    if (tail != 0) {
-      tiles =
-          Block::Make({tiles, IfThenElse::Make(cols % p_.mr != 0,
-                                               Tile(tail, n, p, q0 + (cols / p_.mr) * p_.mr, jr))});
-    }
-    return For::Make(t, 0, blocks * panels, Outer(),
-                     For::Make(pi, 0, rows, LoopKind::kSerial, tiles));
-  }
-
-  // The register tile of `pixels` output pixels from (n, p, q0) by panel jr.
-  Stmt Tile(int64_t pixels, const Expr& n, const Expr& p, const Expr& q0, const Expr& jr) const {
-    const Conv2dShape& s = p_.s;
-    const int lanes = static_cast<int>(kLanes);
-    const int group_lanes = static_cast<int>(kLanes * p_.g);
-    Buffer acc(pixels == p_.mr ? "acc" : "acc_edge", MemoryScope::kStack, p_.types.acc);
-    auto acc_at = [&](int64_t i, int64_t v) { return Expr(i * Nr() + v * kLanes); };
-    const Expr zero = p_.types.acc.is_float()
-                          ? ir::BroadcastTo(Expr(0.0f), lanes)
-                          : ir::BroadcastTo(ir::Cast::Make(Type::Int32(), 0), lanes);
-    std::vector<Stmt> init;
-    for (int64_t i = 0; i < pixels; ++i) {
-      for (int64_t v = 0; v < p_.nv; ++v) {
-        init.push_back(Store::Make(acc, acc_at(i, v), zero));
-      }
-    }
-    // One tap (r, t) of channel block cb: per group of channels, nv vectors of the panel and
-    // pixels x nv products.
-    Var cb("cb"), r("r"), t("t"), cg("cg");
-    const int64_t dilation = Pointwise(s) ? 1 : s.dilation;
-    const int64_t stride = Pointwise(s) ? 1 : s.stride;
-    const Expr h = p * stride + r * dilation;
-    const Expr panel =
-        jr * (p_.panels.kp * Nr()) + ((cb * s.r + r) * s.s + t) * (Groups() * Nr() * p_.g);
-    std::vector<Stmt> step;
-    std::vector<Expr> b_vectors;
-    for (int64_t v = 0; v < p_.nv; ++v) {
-      b_vectors.push_back(
-          Load::Make(b_packed_, panel + (cg * Nr() + v * kLanes) * p_.g, group_lanes));
-    }
-    for (int64_t i = 0; i < pixels; ++i) {
-      const Expr w = (q0 + i) * stride + t * dilation;
-      const Expr a =
-          Load::Make(Source(), SourceIndex(n, cb, h, w, cg * p_.g), static_cast<int>(p_.g));
-      for (int64_t v = 0; v < p_.nv; ++v) {
-        step.push_back(Store::Make(
-            acc, acc_at(i, v),
-            MatrixDot(p_.types, false, Load::Make(acc, acc_at(i, v), lanes), a, b_vectors[v])));
-      }
-    }
-    Stmt reduce = For::Make(cb, 0, ChannelBlocks(), LoopKind::kSerial,
-                            For::Make(r, 0, s.r, LoopKind::kSerial,
-                                      For::Make(t, 0, s.s, LoopKind::kSerial,
-                                                For::Make(cg, 0, Groups(), LoopKind::kSerial,
-                                                          Block::Make(std::move(step))))));
-
-    std::vector<Stmt> write;
-    const bool inside = s.k % Nr() == 0;
-    for (int64_t i = 0; i < pixels; ++i) {
-      for (int64_t v = 0; v < p_.nv; ++v) {
-        const Expr col0 = jr * Nr() + v * kLanes;
-        write.push_back(
-            ops_.StoreColumnsAt([&, i](const Expr& col) { return OutputIndex(n, col, p, q0 + i); },
-                                col0, lanes, inside, ContiguousChannels(),
-                                [&, i, v](const Expr& offset, int n_lanes) {
-                                  Expr sum = Load::Make(acc, acc_at(i, v) + offset, n_lanes);
-                                  if (p_.shift) {
-                                    sum = sum - Load::Make(comp_, col0 + offset, n_lanes);
-                                  }
-                                  return sum;
-                                }));
-      }
-    }
-    return Allocate::Make(
-        acc, pixels * Nr(),
-        Block::Make({Block::Make(std::move(init)), reduce, Block::Make(std::move(write))}));
-  }
-
-  const ConvDotPlan p_;
-  CpuMatrixOperands ops_;
-  Buffer b_packed_, in_pad_, comp_;
-};
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuDot, workload, target, config));
-  return ConvDotBuilder(workload, PlanOf(workload, target, config)).Build(func_name);
+  return BuildConvDotNest(workload, PlanOf(workload, target, config), func_name);
 }
 
 absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
                                         const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuDot, workload, target, config));
-  return ConvDotBuilder(workload, PlanOf(workload, target, config)).BuildPreparation(func_name);
+  return BuildConvDotPreparation(workload, PlanOf(workload, target, config), func_name);
 }
 
 }  // namespace

@@ -145,22 +145,6 @@ Config DnnlDefault(const Workload& workload, const Target& target) {
   return config;
 }
 
-// The TUNE_DNNL_* code of an element type (the types conv2d.cpu.dnnl builds).
-int64_t DnnlType(ElementType type) {
-  switch (type) {
-    case ElementType::kBf16:
-      return TUNE_DNNL_BF16;
-    case ElementType::kI8:
-      return TUNE_DNNL_S8;
-    case ElementType::kU8:
-      return TUNE_DNNL_U8;
-    case ElementType::kI32:
-      return TUNE_DNNL_S32;
-    default:
-      return TUNE_DNNL_F32;
-  }
-}
-
 // out (+ bias[channel]) (max 0) over an output of the workload's layout.
 Stmt OutputEpiloguePass(const Workload& workload, const Buffer& out, const Buffer& bias) {
   const Conv2dShape& s = workload.conv2d();
@@ -219,9 +203,9 @@ Stmt TypedDnnlCall(const Workload& workload, const Target& target, const Config&
                                           I64(s.stride),
                                           I64(s.pad),
                                           I64(s.dilation),
-                                          I32(DnnlType(ActivationType(workload.dtype()))),
-                                          I32(DnnlType(WeightType(workload.dtype()))),
-                                          I32(DnnlType(workload.out_type())),
+                                          I32(DnnlTypeCode(ActivationType(workload.dtype()))),
+                                          I32(DnnlTypeCode(WeightType(workload.dtype()))),
+                                          I32(DnnlTypeCode(workload.out_type())),
                                           I32(data_layout),
                                           I32(scale_mode),
                                           I32(KnobValue(config, "algorithm")),

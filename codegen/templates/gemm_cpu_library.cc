@@ -36,22 +36,6 @@ ConfigSpace DnnlSpace(const Workload& workload, const Target&) {
   return space;
 }
 
-// The TUNE_DNNL_* code of an element type (the types gemm.cpu.dnnl builds).
-int64_t DnnlType(ElementType type) {
-  switch (type) {
-    case ElementType::kBf16:
-      return TUNE_DNNL_BF16;
-    case ElementType::kI8:
-      return TUNE_DNNL_S8;
-    case ElementType::kU8:
-      return TUNE_DNNL_U8;
-    case ElementType::kI32:
-      return TUNE_DNNL_S32;
-    default:
-      return TUNE_DNNL_F32;
-  }
-}
-
 Config OpenblasDefault(const Workload& workload, const Target& target) {
   return LibraryDefaultConfig(OpenblasSpace(workload, target));
 }
@@ -100,15 +84,15 @@ absl::StatusOr<ir::LoweredFunc> BuildDnnl(const Workload& workload, const Target
                                        (EpilogueHasRelu(workload.epilogue()) ? TUNE_POST_RELU : 0);
     const int64_t scale_mode = requant ? TUNE_DNNL_REQUANT : scaled ? 1 : 0;
     std::vector<Stmt> body;
-    body.push_back(
-        CallShim("tune_dnnl_matmul_typed",
-                 {Ptr(params[0]), Ptr(params[1]), Ptr(has_bias ? params[2] : c), Ptr(c),
-                  Ptr(scaled || requant ? params[out + 1] : c), Ptr(scaled ? params[out + 2] : c),
-                  Ptr(requant ? params[out + 2] : c), I64(g.m), I64(g.n), I64(g.k),
-                  I32(DnnlType(ActivationType(workload.dtype()))),
-                  I32(DnnlType(WeightType(workload.dtype()))), I32(DnnlType(workload.out_type())),
-                  I32(g.layout == GemmLayout::kNT ? 1 : 0), I32(scale_mode),
-                  I32(KnobValue(config, "layout")), I32(post_ops), I32(target.threads)}));
+    body.push_back(CallShim(
+        "tune_dnnl_matmul_typed",
+        {Ptr(params[0]), Ptr(params[1]), Ptr(has_bias ? params[2] : c), Ptr(c),
+         Ptr(scaled || requant ? params[out + 1] : c), Ptr(scaled ? params[out + 2] : c),
+         Ptr(requant ? params[out + 2] : c), I64(g.m), I64(g.n), I64(g.k),
+         I32(DnnlTypeCode(ActivationType(workload.dtype()))),
+         I32(DnnlTypeCode(WeightType(workload.dtype()))), I32(DnnlTypeCode(workload.out_type())),
+         I32(g.layout == GemmLayout::kNT ? 1 : 0), I32(scale_mode),
+         I32(KnobValue(config, "layout")), I32(post_ops), I32(target.threads)}));
     if (scaled) {  // an f32 output: the bias and ReLU after the scaled product
       body.push_back(EpiloguePass(c, has_bias ? params[2] : c, workload.epilogue(), g.m, g.n, 1));
     }

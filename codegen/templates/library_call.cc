@@ -106,6 +106,21 @@ std::vector<Buffer> KernelParams(const Workload& workload) {
 }
 
 Expr I64(int64_t v) { return Expr(v); }
+
+int64_t DnnlTypeCode(ElementType type) {
+  switch (type) {
+    case ElementType::kBf16:
+      return TUNE_DNNL_BF16;
+    case ElementType::kI8:
+      return TUNE_DNNL_S8;
+    case ElementType::kU8:
+      return TUNE_DNNL_U8;
+    case ElementType::kI32:
+      return TUNE_DNNL_S32;
+    default:
+      return TUNE_DNNL_F32;
+  }
+}
 Expr I32(int64_t v) { return ir::Cast::Make(ir::Type::Int32(), Expr(v)); }
 Expr Ptr(const Buffer& buffer, Expr offset) { return ir::AddressOf::Make(buffer, offset); }
 

@@ -63,6 +63,9 @@ const RuntimeLibrary& RuntimeLibraryNamed(std::string_view name);
 std::vector<ir::Buffer> KernelParams(const Workload& workload);
 
 ir::Expr I64(int64_t v);
+/// The TUNE_DNNL_* code (runtime/tune_runtime.h) of an element type oneDNN's typed shims take:
+/// bf16, s8, u8, s32; f32 for every other.
+int64_t DnnlTypeCode(ElementType type);
 ir::Expr I32(int64_t v);
 /// &buffer[offset], the float32* of CallExtern arguments.
 ir::Expr Ptr(const ir::Buffer& buffer, ir::Expr offset = ir::Expr(int64_t{0}));

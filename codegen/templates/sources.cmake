@@ -7,6 +7,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_dot.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_dot_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_loops.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_pointwise.cc

@@ -144,6 +144,22 @@ TEST(Conv2dCpuDot, F16ComputesTheReferenceWhereTheCpuHasAvx512Fp16) {
   EXPECT_THAT(CheckKernels(target, kConv2dCpuDot, cases), IsEmpty());
 }
 
+// Kernels that use vdpbf16ps, vpdpbusd or AVX512-FP16 go only to workers that report them; on a
+// target without them the plain vector code needs nothing.
+TEST(Conv2dCpuDot, KernelsUsingTheDotInstructionsGoOnlyToWorkersThatReportThem) {
+  const std::string conv = "conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,layout=NHWC,dtype=";
+  const Target spr = ParseTarget("llvm -mcpu=sapphirerapids");
+  EXPECT_THAT(kConv2dCpuDot.worker_features(ParseWorkload(conv + "bf16"), spr),
+              ::testing::ElementsAre("avx512bf16"));
+  EXPECT_THAT(kConv2dCpuDot.worker_features(ParseWorkload(conv + "u8i8"), spr),
+              ::testing::ElementsAre("avx512vnni"));
+  EXPECT_THAT(kConv2dCpuDot.worker_features(ParseWorkload(conv + "f16"), spr),
+              ::testing::ElementsAre("avx512fp16"));
+  EXPECT_THAT(
+      kConv2dCpuDot.worker_features(ParseWorkload(conv + "i8"), ParseTarget("llvm -mcpu=haswell")),
+      IsEmpty());
+}
+
 // The typed convolutions are the CPU's: the catalog offers conv2d.cpu.dot for them and no FP32
 // template, and it builds f32 no more than gemm.cpu.dot does.
 TEST(Conv2dCpuDot, IsTheCatalogsTemplateForTypedConvolutionsOnTheCpu) {
