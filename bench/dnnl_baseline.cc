@@ -410,17 +410,19 @@ void DnnlSweep::MeasureRun(const TimingOptions& timing) {
 }
 
 const DnnlSweep::Variant* DnnlSweep::Fastest(std::optional<DnnlLayout> layout) const {
-  if (layout) {
-    return FastestOf({*layout});
-  }
-  return FastestOf({DnnlLayout::kPlain, DnnlLayout::kBlocked, DnnlLayout::kPlainPackedWeights,
-                    DnnlLayout::kReorderedInCall});
+  return FastestWhere([&](DnnlLayout l) { return !layout || l == *layout; });
 }
 
 const DnnlSweep::Variant* DnnlSweep::FastestOf(const std::vector<DnnlLayout>& layouts) const {
+  return FastestWhere(
+      [&](DnnlLayout l) { return std::find(layouts.begin(), layouts.end(), l) != layouts.end(); });
+}
+
+const DnnlSweep::Variant* DnnlSweep::FastestWhere(
+    const std::function<bool(DnnlLayout)>& wanted) const {
   const Variant* best = nullptr;
   for (const Variant& v : variants_) {
-    if (v.secs.empty() || std::find(layouts.begin(), layouts.end(), v.layout) == layouts.end()) {
+    if (v.secs.empty() || !wanted(v.layout)) {
       continue;
     }
     if (best == nullptr || Median(v.secs) < Median(best->secs)) {

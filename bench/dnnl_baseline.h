@@ -9,6 +9,7 @@
 // fastest.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,6 +122,9 @@ class DnnlSweep {
   std::string Summary(double gflop) const;
 
  private:
+  // The accepted variant of lowest median time among those whose layout is `wanted`.
+  const Variant* FastestWhere(const std::function<bool(DnnlLayout)>& wanted) const;
+
   std::vector<Variant> variants_;
 };
 

@@ -13,7 +13,7 @@
 namespace tune {
 namespace {
 
-constexpr int64_t kLanes = 16;  // f32 / i32 lanes of a 512-bit vector
+constexpr int64_t kLanes = kConvDotLanes;
 
 ConfigSpace Space(const Workload& workload, const Target&) {
   const Conv2dShape& s = workload.conv2d();

@@ -48,7 +48,7 @@ using ir::Store;
 using ir::Type;
 using ir::Var;
 
-constexpr int64_t kLanes = 16;  // f32 / i32 lanes of a 512-bit vector
+constexpr int64_t kLanes = kConvDotLanes;
 
 Expr I32(int32_t v) { return ir::Cast::Make(Type::Int32(), Expr(int64_t{v})); }
 
@@ -159,11 +159,14 @@ class ConvDotBuilder {
     return PaddedIndex(n, h, w, cb * p_.cblk + ci);
   }
 
-  Expr PadValue(int lanes) const {
+  // The padded input's value of a zero input: 128 for i8's shift, else zero.
+  Expr PadValue() const {
     const Type t = in_pad_.element_type();
-    const Expr zero =
-        IsIntegerDtype(p_.types.dtype) ? ir::Cast::Make(t, I32(0)) : ir::Cast::Make(t, Expr(0.0f));
-    return ir::BroadcastTo(p_.shift ? ir::Cast::Make(t, I32(128)) : zero, lanes);
+    if (p_.shift) {
+      return ir::Cast::Make(t, I32(128));
+    }
+    return IsIntegerDtype(p_.types.dtype) ? ir::Cast::Make(t, I32(0))
+                                          : ir::Cast::Make(t, Expr(0.0f));
   }
 
   // `v` (the input's type, any lanes) as the padded input holds it.
@@ -212,7 +215,7 @@ class ConvDotBuilder {
             n, 0, p_.s.n, LoopKind::kSerial,
             For::Make(h, h0, pad, LoopKind::kSerial,
                       For::Make(x, 0, row, LoopKind::kSerial,
-                                Store::Make(in_pad_, (n * p_.hp + h) * row + x, PadValue(1))))));
+                                Store::Make(in_pad_, (n * p_.hp + h) * row + x, PadValue())))));
       }
       // The left and right columns of the image's rows.
       for (int64_t w0 : {int64_t{0}, pad + p_.e.w}) {
@@ -221,7 +224,7 @@ class ConvDotBuilder {
             For::Make(h, pad, p_.e.h, LoopKind::kSerial,
                       For::Make(x, 0, pad * p_.cp, LoopKind::kSerial,
                                 Store::Make(in_pad_, PaddedIndex(n, h, Expr(w0), Expr(0)) + x,
-                                            PadValue(1))))));
+                                            PadValue())))));
       }
     }
     if (p_.cp > p_.s.c) {
@@ -232,7 +235,7 @@ class ConvDotBuilder {
               h, pad, p_.e.h, LoopKind::kSerial,
               For::Make(w, pad, p_.e.w, LoopKind::kSerial,
                         For::Make(c, p_.s.c, p_.cp - p_.s.c, LoopKind::kSerial,
-                                  Store::Make(in_pad_, PaddedIndex(n, h, w, c), PadValue(1)))))));
+                                  Store::Make(in_pad_, PaddedIndex(n, h, w, c), PadValue()))))));
     }
     return Block::Make(std::move(steps));
   }
@@ -379,9 +382,7 @@ class ConvDotBuilder {
     // One tap (r, t) of channel block cb: per group of channels, nv vectors of the panel and
     // pixels x nv products.
     Var cb("cb"), r("r"), t("t"), cg("cg");
-    const int64_t dilation = Pointwise(s) ? 1 : s.dilation;
-    const int64_t stride = Pointwise(s) ? 1 : s.stride;
-    const Expr h = p * stride + r * dilation;
+    const Expr h = p * s.stride + r * s.dilation;
     const Expr panel =
         jr * (p_.panels.kp * Nr()) + ((cb * s.r + r) * s.s + t) * (Groups() * Nr() * p_.g);
     std::vector<Stmt> step;
@@ -391,7 +392,7 @@ class ConvDotBuilder {
           Load::Make(b_packed_, panel + (cg * Nr() + v * kLanes) * p_.g, group_lanes));
     }
     for (int64_t i = 0; i < pixels; ++i) {
-      const Expr w = (q0 + i) * stride + t * dilation;
+      const Expr w = (q0 + i) * s.stride + t * s.dilation;
       const Expr a =
           Load::Make(Source(), SourceIndex(n, cb, h, w, cg * p_.g), static_cast<int>(p_.g));
       for (int64_t v = 0; v < p_.nv; ++v) {

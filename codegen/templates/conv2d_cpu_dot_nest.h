@@ -12,6 +12,9 @@
 
 namespace tune {
 
+/// The f32 / i32 lanes of a 512-bit vector: the output channels of one vector of the tile.
+inline constexpr int64_t kConvDotLanes = 16;
+
 /// The spatial extents the loop nest sees: a 1x1 convolution of stride 1 without padding as one
 /// row of H*W pixels per image (its tiles run across the image's rows), others as they are.
 struct ConvDotExtents {
