@@ -9,13 +9,16 @@
 # checked against the reference on this CPU; gtest XML in OUT_DIR/tests.xml), and where the
 # bundle has common_test, its host CPU and typed reference tests (the AMX features this host's
 # Linux grants; OUT_DIR/common-tests.txt); 4. tune-bench of each template named in
-# TUNE_CPU_TEMPLATES (gemm.cpu.amx gemm.cpu.dot) on TUNE_CPU_WORKLOADS (a file, default
-# bench/cpu_matrix_smoke.txt; for conv2d.cpu.dot bench/cpu_conv_smoke.txt), against oneDNN's
-# matmul or convolution of the same types in the same process (OUT_DIR/bench-<template>.md).
+# TUNE_CPU_TEMPLATES (gemm.cpu.amx gemm.cpu.dot) on the rows of its op (gemm, conv2d) in
+# TUNE_CPU_WORKLOADS (files, space-separated, default bench/cpu_matrix_smoke.txt; for
+# conv2d.cpu.dot bench/cpu_conv_smoke.txt), against oneDNN's matmul or convolution of the same
+# types in the same process (OUT_DIR/bench-<template>.md). A name may carry its own files after
+# an @, comma-separated: "gemm.cpu.amx@bench/a.txt,bench/b.txt gemm.cpu.dot@bench/c.txt".
 # Every step runs even when an earlier one failed.
 #
 # Environment (defaults): TUNE_CPU_TRIALS (24) trials per workload; TUNE_CPU_RUNS (5);
-# TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER (GemmCpuAmx*:GemmCpuDot*:Conv2dCpuDot*);
+# TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER (GemmCpuAmx*:GemmCpuDot*:Conv2dCpuDot*) and
+# TUNE_CPU_TESTS_S (240), the seconds the tests may take;
 # TUNE_CPU_SESSION_S (480): seconds for the whole script, every step stopped at that deadline
 # (keep it below the device call's limit, so that the results can still be packed).
 set -uo pipefail
@@ -26,6 +29,7 @@ trials=${TUNE_CPU_TRIALS:-24}
 runs=${TUNE_CPU_RUNS:-5}
 threads=${TUNE_CPU_THREADS:-1}
 filter=${TUNE_CPU_TESTS_FILTER:-GemmCpuAmx*:GemmCpuDot*:Conv2dCpuDot*}
+tests_s=${TUNE_CPU_TESTS_S:-240}
 workloads=${TUNE_CPU_WORKLOADS:-$repo/bench/cpu_matrix_smoke.txt}
 templates=${TUNE_CPU_TEMPLATES:-gemm.cpu.amx gemm.cpu.dot}
 mkdir -p "$out"
@@ -51,17 +55,24 @@ export PATH=$bundle/bin:$PATH
   grep -o 'amx[a-z0-9_]*' /proc/cpuinfo | sort -u
 } >"$out/machine.txt" 2>&1
 step peaks "$bundle/bin/tune-bench-cpu-peak" --threads 1 >"$out/peaks.txt" 2>&1
-step tests "$bundle/bin/codegen_template_sweep_test" --gtest_filter="$filter" \
+step tests timeout "$tests_s" "$bundle/bin/codegen_template_sweep_test" --gtest_filter="$filter" \
   --gtest_output="xml:$out/tests.xml" >"$out/tests.txt" 2>&1
 if [ -x "$bundle/bin/common_test" ]; then
   step common-tests "$bundle/bin/common_test" --gtest_filter='HostCpuTest.*:TypedReferenceTest.*' \
     >"$out/common-tests.txt" 2>&1
 fi
-for tpl in $templates; do
+for entry in $templates; do
+  tpl=${entry%%@*}
+  files=$workloads
+  [ "$tpl" = "$entry" ] || files=${entry#*@}
   list=()
-  while IFS= read -r line; do
-    [ -z "$line" ] || [ "${line:0:1}" = "#" ] || list+=("$line")
-  done <"$workloads"
+  for file in ${files//,/ }; do
+    while IFS= read -r line; do
+      [ -z "$line" ] || [ "${line:0:1}" = "#" ] || [ "${line%%:*}" != "${tpl%%.*}" ] ||
+        list+=("$line")
+    done <"$file"
+  done
+  [ ${#list[@]} -gt 0 ] || continue
   step "bench-$tpl" "$bundle/bin/tune-bench" --target "llvm -mcpu=native -threads=$threads" \
     --template "$tpl" --trials "$trials" --runs "$runs" --worker-binary "$bundle/bin/tune-server" \
     --workload "${list[@]}" \
@@ -70,6 +81,6 @@ done
 echo "failed steps: ${failed[*]:-none}"
 tail -n 3 "$out/tests.txt"
 [ -f "$out/common-tests.txt" ] && tail -n 3 "$out/common-tests.txt"
-for tpl in $templates; do
-  grep '^| `' "$out/bench-$tpl.md"
+for entry in $templates; do
+  [ -f "$out/bench-${entry%%@*}.md" ] && grep '^| `' "$out/bench-${entry%%@*}.md"
 done
