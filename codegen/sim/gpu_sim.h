@@ -5,7 +5,9 @@
 // The kernel has the GPU loop shape of codegen's GPU convention (block loops outermost,
 // gpu_shared allocations between block and thread loops, thread loops, per-thread code); IR
 // before or after the lowering pipeline is accepted, and so is CPU IR without GPU loops (it
-// runs as a single thread). Execution model:
+// runs as a single thread, its parallel loops one iteration after the other; AMX tile
+// instructions run on the thread's eight tiles, sim/interpreter_amx.cc, so that the AMX
+// templates are checked on CPUs without AMX). Execution model:
 //   - blocks run one after the other (or spread over `GpuSimOptions::block_workers` threads);
 //     a kernel with thread-block clusters along x (LoweredFunc::cluster) runs each cluster's
 //     blocks together, their threads as one set of fibers, so that a multicast TensorCopy lands

@@ -74,6 +74,7 @@ Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
   t.thread_id_ = static_cast<int32_t>(
       thread_index[0] + block_dims[0] * (thread_index[1] + block_dims[1] * thread_index[2]));
   t.block_threads_ = block_dims[0] * block_dims[1] * block_dims[2];
+  t.amx_.reset();  // each thread has its own tiles
   // gpu_local and stack arrays allocated around the thread loops are private to each thread
   // (registers or a stack slot of the kernel function): each thread gets fresh elements.
   t.private_buffers_.clear();
@@ -94,6 +95,7 @@ Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
 Interpreter Interpreter::ForkBlockWorker() const {
   Interpreter w(*this);
   w.epoch_ = std::make_shared<int64_t>(0);
+  w.amx_.reset();
   return w;
 }
 
@@ -376,8 +378,7 @@ void Interpreter::Exec(const ir::Stmt& s) {
     case StmtKind::kSetMaxRegisters:  // registers are not simulated
       return;
     case StmtKind::kAmxTileOp:
-      Fail(absl::StatusCode::kUnimplemented,
-           "an AMX tile instruction (the GPU simulator runs GPU kernels, and AMX is a CPU's)");
+      ExecAmxTileOp(s.As<ir::AmxTileOp>());
       return;
     case StmtKind::kFetchAdd:
       ExecFetchAdd(s.As<ir::FetchAdd>());

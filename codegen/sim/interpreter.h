@@ -207,13 +207,23 @@ class Interpreter {
   void ExecWarpGroupMma(const ir::WarpGroupMma* op);
   void IssueWarpGroupMma(const ir::WarpGroupMma* op);  // once its warpgroup has reached it
   void ExecWaveMma(const ir::WaveMma* op);             // interpreter_wave_mma.cc
+  void ExecAmxTileOp(const ir::AmxTileOp* op);         // interpreter_amx.cc
   // The copy engine and the mbarriers (interpreter_tma.cc).
   void ExecTensorCopy(const ir::TensorCopy* op);
   void ExecMBarrierOp(const ir::MBarrierOp* op);
   MBarrierState& LookupMBarrier(const ir::Buffer& buffer, int64_t index, bool initialising);
 
+  // The eight AMX tile registers of a CPU thread and their configured shapes (rows 0: not
+  // configured); null before ldtilecfg and after tilerelease.
+  struct AmxTiles {
+    using Tile = std::array<uint8_t, 16 * 64>;
+    std::array<ir::AmxTileShape, ir::kAmxTiles> shapes{};
+    std::array<Tile, ir::kAmxTiles> tiles{};
+  };
+
   ExecHooks* hooks_;
   const GpuSimOptions* options_;
+  std::shared_ptr<AmxTiles> amx_;
   std::vector<std::pair<const ir::Variable*, Value>> vars_;
   std::vector<std::pair<const ir::BufferNode*, SimBuffer*>> buffers_;
   bool in_threads_ = false;
