@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/templates/conv2d_cpu_amx.h"
 #include "codegen/templates/conv2d_cpu_blocked.h"
 #include "codegen/templates/conv2d_cpu_direct.h"
 #include "codegen/templates/conv2d_cpu_dot.h"
@@ -44,38 +45,17 @@ namespace {
 // are the catalog's own (they call its micro-kernels).
 std::vector<const KernelTemplate*> BuiltInTemplates(const UkernelTemplates& ukernels) {
   return {
-      &kGemmCpuBlocked,
-      &kGemmCpuAmx,
-      &kGemmCpuDot,
-      &kConv2dCpuPointwise,
-      &kConv2dCpuDirect,
-      &kConv2dCpuBlocked,
-      &kConv2dCpuWinograd,
-      &kConv2dCpuDot,
-      &kGemmCpuOpenblas,
-      &kGemmCpuDnnl,
-      &kConv2dCpuIm2colOpenblas,
-      &kConv2dCpuDnnl,
-      &ukernels.gemm(),
-      &ukernels.conv2d(),
-      &kGemmCudaWgmma,
-      &kGemmCudaMma,
-      &kGemmRocmMfma,
-      &kGemmRocmWmma,
-      &kGemmGpuTiled,
-      &kConv2dCudaWgmma,
-      &kConv2dCudaMma,
-      &kConv2dRocmMfma,
-      &kConv2dRocmWmma,
-      &kConv2dGpuImplicitGemm,
-      &kConv2dGpuDirect,
-      &kGemmCudaCublas,
-      &kConv2dCudaCudnn,
-      &kConv2dCudaCudnnGraph,
-      &kGemmCudaCublasLt,
-      &kGemmRocmRocblas,
-      &kGemmRocmHipblasLt,
-      &kConv2dRocmMiopen,
+      &kGemmCpuBlocked,        &kGemmCpuAmx,           &kGemmCpuDot,
+      &kConv2dCpuPointwise,    &kConv2dCpuDirect,      &kConv2dCpuBlocked,
+      &kConv2dCpuWinograd,     &kConv2dCpuAmx,         &kConv2dCpuDot,
+      &kGemmCpuOpenblas,       &kGemmCpuDnnl,          &kConv2dCpuIm2colOpenblas,
+      &kConv2dCpuDnnl,         &ukernels.gemm(),       &ukernels.conv2d(),
+      &kGemmCudaWgmma,         &kGemmCudaMma,          &kGemmRocmMfma,
+      &kGemmRocmWmma,          &kGemmGpuTiled,         &kConv2dCudaWgmma,
+      &kConv2dCudaMma,         &kConv2dRocmMfma,       &kConv2dRocmWmma,
+      &kConv2dGpuImplicitGemm, &kConv2dGpuDirect,      &kGemmCudaCublas,
+      &kConv2dCudaCudnn,       &kConv2dCudaCudnnGraph, &kGemmCudaCublasLt,
+      &kGemmRocmRocblas,       &kGemmRocmHipblasLt,    &kConv2dRocmMiopen,
       &kConv2dRocmMiopenNhwc,
   };
 }

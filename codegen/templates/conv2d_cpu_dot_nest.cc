@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/templates/conv_cpu_indexing.h"
 #include "codegen/templates/template_util.h"
 
 namespace tune {
@@ -62,7 +63,8 @@ class ConvDotBuilder {
         b_packed_(p.prepared ? "weight_prepared" : "weight_packed",
                   p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack, p.types.b),
         in_pad_("input_padded", MemoryScope::kStack, p.shift ? Type::UInt8() : p.types.a),
-        comp_("compensation", MemoryScope::kStack, Type::Int32()) {}
+        comp_("compensation", MemoryScope::kStack, Type::Int32()),
+        at_(p.s, p.e.h, p.e.w, p.e.p, p.e.q) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
     ir::LoweredFunc func;
@@ -102,48 +104,6 @@ class ConvDotBuilder {
   LoopKind Outer() const { return p_.parallel ? LoopKind::kParallel : LoopKind::kSerial; }
   const Buffer& Source() const { return p_.in_place ? ops_.a() : in_pad_; }
 
-  // Element (image n, channel c, row h, column w) of the input, in its layout (e's extents).
-  Expr InputIndex(const Expr& n, const Expr& c, const Expr& h, const Expr& w) const {
-    const Conv2dShape& s = p_.s;
-    if (s.nhwc) {
-      return ((n * p_.e.h + h) * p_.e.w + w) * s.c + c;
-    }
-    if (s.blocked()) {
-      const int64_t b = s.block;
-      return (((n * (s.c / b) + c / b) * p_.e.h + h) * p_.e.w + w) * b + c % b;
-    }
-    return ((n * s.c + c) * p_.e.h + h) * p_.e.w + w;
-  }
-
-  // Weight (output channel k, input channel c, tap r, s), in the layout's weight layout.
-  Expr WeightIndex(const Expr& k, const Expr& c, const Expr& r, const Expr& t) const {
-    const Conv2dShape& s = p_.s;
-    if (s.nhwc) {
-      return ((k * s.r + r) * s.s + t) * s.c + c;
-    }
-    if (s.blocked()) {
-      const int64_t b = s.block;
-      return ((((k / b) * (s.c / b) + c / b) * s.r + r) * s.s + t) * (b * b) + (c % b) * b + k % b;
-    }
-    return ((k * s.c + c) * s.r + r) * s.s + t;
-  }
-
-  // Output (image n, channel k, row p, column q), in the layout.
-  Expr OutputIndex(const Expr& n, const Expr& k, const Expr& p, const Expr& q) const {
-    const Conv2dShape& s = p_.s;
-    if (s.nhwc) {
-      return ((n * p_.e.p + p) * p_.e.q + q) * s.k + k;
-    }
-    if (s.blocked()) {
-      const int64_t b = s.block;
-      return (((n * (s.k / b) + k / b) * p_.e.p + p) * p_.e.q + q) * b + k % b;
-    }
-    return ((n * s.k + k) * p_.e.p + p) * p_.e.q + q;
-  }
-
-  // Whether 16 output channels from a multiple of 16 lie together in the output.
-  bool ContiguousChannels() const { return p_.s.nhwc || p_.s.block == kLanes; }
-
   // The padded input's element (n, hp, wp, c).
   Expr PaddedIndex(const Expr& n, const Expr& h, const Expr& w, const Expr& c) const {
     return ((n * p_.hp + h) * p_.wp + w) * p_.cp + c;
@@ -154,7 +114,7 @@ class ConvDotBuilder {
   Expr SourceIndex(const Expr& n, const Expr& cb, const Expr& h, const Expr& w,
                    const Expr& ci) const {
     if (p_.in_place && p_.s.blocked()) {
-      return InputIndex(n, cb * p_.cblk, h, w) + ci;
+      return at_.Input(n, cb * p_.cblk, h, w) + ci;
     }
     return PaddedIndex(n, h, w, cb * p_.cblk + ci);
   }
@@ -249,17 +209,17 @@ class ConvDotBuilder {
       // Row by row: a whole row of W*C where no channel is padded, else pixel by pixel.
       const Expr n = row / H, h = row % H;
       Stmt copy = p_.cp == s.c ? CopyRun(PaddedIndex(n, h + pad, Expr(pad), Expr(0)),
-                                         InputIndex(n, Expr(0), h, Expr(0)), W * s.c)
+                                         at_.Input(n, Expr(0), h, Expr(0)), W * s.c)
                                : For::Make(w, 0, W, LoopKind::kSerial,
                                            CopyRun(PaddedIndex(n, h + pad, w + pad, Expr(0)),
-                                                   InputIndex(n, Expr(0), h, w), s.c));
+                                                   at_.Input(n, Expr(0), h, w), s.c));
       return For::Make(row, 0, s.n * H, Outer(), copy);
     }
     if (s.blocked()) {
       // Per (image, channel block, row): each pixel's block of b channels, one vector.
       const int64_t b = s.block, blocks = s.c / b;
       const Expr n = row / (blocks * H), cb = (row / H) % blocks, h = row % H;
-      const Expr src = InputIndex(n, cb * b, h, w);
+      const Expr src = at_.Input(n, cb * b, h, w);
       return For::Make(
           row, 0, s.n * blocks * H, Outer(),
           For::Make(w, 0, W, LoopKind::kSerial,
@@ -272,45 +232,12 @@ class ConvDotBuilder {
         row, 0, s.n * s.c * H, Outer(),
         For::Make(w, 0, W, LoopKind::kSerial,
                   Store::Make(in_pad_, PaddedIndex(n, h + pad, w + pad, c),
-                              AsPadded(Load::Make(ops_.a(), InputIndex(n, c, h, w), 1)))));
+                              AsPadded(Load::Make(ops_.a(), at_.Input(n, c, h, w), 1)))));
   }
 
-  // The weights into VNNI panels, the reduction in the order (channel block cb, r, s, channel
-  // ci of the block): (k, kk) at (k / nr) * kp * nr + ((kk / G) * nr + k % nr) * G + kk % G with
-  // kk = ((cb * R + r) * S + s) * cblk + ci; zero past K and C.
+  // The weights into VNNI panels, the reduction in the order (channel block, r, s, channel).
   Stmt PackWeights() const {
-    const Conv2dShape& s = p_.s;
-    const int64_t g = p_.g, w = Nr();
-    const bool guarded = s.k % w != 0 || s.c % g != 0;
-    Var j("pj"), cb("pcb"), tap("ptap"), cg("pcg"), col("pc"), e("pe");
-    const Expr k = j * w + col, c = cb * p_.cblk + cg * g + e, r = tap / s.s, t = tap % s.s;
-    const Expr group =
-        j * (p_.panels.kp * w) + (((cb * (s.r * s.s) + tap) * Groups() + cg) * w + col) * g;
-    auto loops = [&](Stmt body) {
-      return For::Make(
-          j, 0, p_.panels.Panels(s.k), LoopKind::kSerial,
-          For::Make(cb, 0, ChannelBlocks(), LoopKind::kSerial,
-                    For::Make(tap, 0, s.r * s.s, LoopKind::kSerial,
-                              For::Make(cg, 0, Groups(), LoopKind::kSerial,
-                                        For::Make(col, 0, w, LoopKind::kUnrolled, body)))));
-    };
-    if (!guarded && s.nhwc) {
-      // KRSC: a group's channels lie together in the weights as in the panel, one G-lane copy.
-      return loops(
-          Store::Make(b_packed_, group,
-                      Load::Make(ops_.b(), WeightIndex(k, cg * g, r, t), static_cast<int>(g))));
-    }
-    const Expr dst = group + e;
-    Stmt store;
-    if (guarded) {
-      const Expr kk = ir::Min::Make(k, s.k - 1), cc = ir::Min::Make(c, s.c - 1);
-      const Expr value =
-          ir::LoadAsOrZero(ops_.b(), WeightIndex(kk, cc, r, t), 1, k < s.k && c < s.c);
-      store = Store::Make(b_packed_, dst, ir::Cast::Make(p_.types.b, value));
-    } else {
-      store = Store::Make(b_packed_, dst, ops_.b()(WeightIndex(k, c, r, t)));
-    }
-    return loops(For::Make(e, 0, g, LoopKind::kUnrolled, store));
+    return PackConvPanels(p_.s, p_.panels, p_.types, p_.cp, p_.cblk, ops_.b(), b_packed_);
   }
 
   // i8: 128 times each output channel's sum of weights, from the panels (a dot product of every
@@ -413,8 +340,8 @@ class ConvDotBuilder {
       for (int64_t v = 0; v < p_.nv; ++v) {
         const Expr col0 = jr * Nr() + v * kLanes;
         write.push_back(
-            ops_.StoreColumnsAt([&, i](const Expr& col) { return OutputIndex(n, col, p, q0 + i); },
-                                col0, lanes, inside, ContiguousChannels(),
+            ops_.StoreColumnsAt([&, i](const Expr& col) { return at_.Output(n, col, p, q0 + i); },
+                                col0, lanes, inside, at_.ContiguousOutputChannels(),
                                 [&, i, v](const Expr& offset, int n_lanes) {
                                   Expr sum = Load::Make(acc, acc_at(i, v) + offset, n_lanes);
                                   if (p_.shift) {
@@ -432,6 +359,7 @@ class ConvDotBuilder {
   const ConvDotPlan p_;
   CpuMatrixOperands ops_;
   Buffer b_packed_, in_pad_, comp_;
+  ConvCpuIndexing at_;
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 # (codegen/CMakeLists.txt includes this file before add_library).
 set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/catalog.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_amx.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_amx_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_blocked_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_cpu_direct.cc
@@ -18,6 +20,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_implicit_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_gpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv2d_rocm_mfma.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_cpu_indexing.cc
   ${CMAKE_CURRENT_LIST_DIR}/cpu_matrix_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/cpu_vector_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_blocked.cc

@@ -121,14 +121,14 @@ TEST(TemplateForm, EveryF32OnlyTemplateRefusesATypedWorkloadNamingTheDtypeItBuil
     // Integer GEMMs and convolutions are the tensor-core and matrix-engine templates' (NVIDIA's,
     // AMD's and the CPU's dot products) and the typed library candidates' alone.
     const bool integer = t->name == "gemm.cpu.dot" || t->name == "gemm.cpu.amx" ||
-                         t->name == "gemm.cpu.dnnl" || t->name == "conv2d.cpu.dot" ||
-                         t->name == "conv2d.cpu.dnnl" || t->name == "gemm.cuda.wgmma" ||
-                         t->name == "gemm.cuda.mma" || t->name == "conv2d.cuda.wgmma" ||
-                         t->name == "conv2d.cuda.mma" || t->name == "gemm.rocm.mfma" ||
-                         t->name == "gemm.rocm.wmma" || t->name == "conv2d.rocm.mfma" ||
-                         t->name == "conv2d.rocm.wmma" || t->name == "gemm.cuda.cublaslt" ||
-                         t->name == "conv2d.cuda.cudnn_graph" || t->name == "gemm.rocm.hipblaslt" ||
-                         t->name == "conv2d.rocm.miopen_nhwc";
+                         t->name == "gemm.cpu.dnnl" || t->name == "conv2d.cpu.amx" ||
+                         t->name == "conv2d.cpu.dot" || t->name == "conv2d.cpu.dnnl" ||
+                         t->name == "gemm.cuda.wgmma" || t->name == "gemm.cuda.mma" ||
+                         t->name == "conv2d.cuda.wgmma" || t->name == "conv2d.cuda.mma" ||
+                         t->name == "gemm.rocm.mfma" || t->name == "gemm.rocm.wmma" ||
+                         t->name == "conv2d.rocm.mfma" || t->name == "conv2d.rocm.wmma" ||
+                         t->name == "gemm.cuda.cublaslt" || t->name == "conv2d.cuda.cudnn_graph" ||
+                         t->name == "gemm.rocm.hipblaslt" || t->name == "conv2d.rocm.miopen_nhwc";
     EXPECT_EQ(t->dtypes.Has(Dtype::kI8), integer) << t->name;
     if (!(t->dtypes == DtypeSet{Dtype::kF32})) {
       continue;  // gemm.gpu.tiled and gemm.cuda.cublaslt (gpu_templates_typed_test.cc)

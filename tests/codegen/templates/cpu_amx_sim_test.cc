@@ -1,0 +1,67 @@
+// The AMX templates' kernels on the simulator (codegen/sim), which runs their tile instructions
+// with bounds checks on every row: their answers and their memory accesses are checked on any
+// machine, not only where the CPU has AMX (codegen_template_sweep_test runs them natively there).
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/lower.h"
+#include "codegen/sim/gpu_sim.h"
+#include "codegen/templates/conv2d_cpu_amx.h"
+#include "codegen/templates/gemm_cpu_amx.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/kernel_check.h"
+
+namespace tune {
+namespace {
+
+Target Spr() { return *Target::Parse("llvm -mcpu=sapphirerapids -threads=1"); }
+
+// The default and `random` sampled configs of `tpl` on each workload, each run once on the
+// simulator against the reference.
+void CheckOnSimulator(const KernelTemplate& tpl, const std::vector<std::string>& workloads,
+                      int random, uint64_t seed) {
+  for (const testing::KernelCase& c : testing::RandomCases(tpl, Spr(), workloads, random, seed)) {
+    const std::string what = c.workload.ToString() + " " + ConfigToString(c.config);
+    absl::StatusOr<ir::LoweredFunc> built =
+        tpl.build(c.workload, Spr(), c.config, DefaultFunctionName(c.workload));
+    ASSERT_TRUE(built.ok()) << what << ": " << built.status();
+    const absl::Status status = SimulateAgainstReference(c.workload, *built, 11);
+    EXPECT_TRUE(status.ok()) << what << ": " << status;
+  }
+}
+
+TEST(AmxTemplatesOnTheSimulator, GemmTilesComputeTheReferenceInEveryDtypeLayoutAndOutput) {
+  CheckOnSimulator(
+      kGemmCpuAmx,
+      {"gemm:M=20,N=37,K=70,dtype=bf16", "gemm:M=33,N=40,K=64,dtype=bf16,layout=NT",
+       "gemm:M=17,N=20,K=130,dtype=i8,out=f32", "gemm:M=48,N=32,K=64,dtype=u8i8,layout=NT",
+       "gemm:M=19,N=33,K=100,dtype=u8i8,epilogue=requant"},
+      3, 5);
+}
+
+TEST(AmxTemplatesOnTheSimulator, ConvolutionTilesComputeTheReferenceInEveryLayoutAndDtype) {
+  CheckOnSimulator(kConv2dCpuAmx,
+                   {"conv2d:N=2,C=5,H=6,W=7,K=20,R=3,S=3,pad=1,layout=NHWC,dtype=bf16",
+                    "conv2d:N=1,C=16,H=7,W=6,K=32,R=3,S=3,stride=2,pad=1,layout=NCHW16c,dtype=bf16",
+                    "conv2d:N=1,C=6,H=7,W=6,K=17,R=3,S=2,dilation=2,pad=2,dtype=bf16,out=f32",
+                    "conv2d:N=1,C=40,H=5,W=6,K=24,R=3,S=3,pad=1,layout=NHWC,dtype=i8",
+                    "conv2d:N=1,C=3,H=9,W=9,K=16,R=5,S=5,stride=2,pad=2,layout=NHWC,dtype=u8i8,"
+                    "epilogue=requant"},
+                   2, 7);
+}
+
+// Pointwise NHWC layers of whole tile steps read the input in place, the last register block
+// moved back to end at the last pixel; strided ones go through the phased copy.
+TEST(AmxTemplatesOnTheSimulator, PointwiseConvolutionsComputeTheReferenceInPlaceAndStrided) {
+  CheckOnSimulator(
+      kConv2dCpuAmx,
+      {"conv2d:N=1,C=64,H=7,W=5,K=32,R=1,S=1,layout=NHWC,dtype=bf16,epilogue=bias_relu",
+       "conv2d:N=2,C=64,H=3,W=9,K=16,R=1,S=1,layout=NHWC,dtype=i8",
+       "conv2d:N=1,C=32,H=8,W=8,K=16,R=1,S=1,stride=2,layout=NHWC,dtype=bf16"},
+      3, 9);
+}
+
+}  // namespace
+}  // namespace tune
