@@ -264,20 +264,26 @@ class AmxGemmBuilder {
 
   // A's block into tiles: element (r, k) of the block at ((r / 16) * (kc / step) + k / step) *
   // 16 * step + (r % 16) * step + k % step; zero past M and K (rows up to whole register blocks).
+  // A step of a row inside M and K is one vector copy of 64 bytes; the others element by element.
   Stmt PackA() const {
-    Var r("ar"), k("ak");
+    Var r("ar"), s("as"), e("ae");
     const Expr row = I0() + r;
-    const Expr kk = P0() + k;
+    const Expr k0 = P0() + s * p_.step;
+    const Expr dst = ((r / kTileRows) * (p_.kc / p_.step) + s) * (kTileRows * p_.step) +
+                     (r % kTileRows) * p_.step;
+    const Stmt whole = Store::Make(
+        a_packed_, dst, Load::Make(ops_.a(), row * p_.shape.k + k0, static_cast<int>(p_.step)));
+    const Expr kk = k0 + e;
     const Expr rr = ir::Min::Make(row, p_.shape.m - 1);
     const Expr kc = ir::Min::Make(kk, p_.shape.k - 1);
     const Expr value =
         ir::LoadAsOrZero(ops_.a(), rr * p_.shape.k + kc, 1, row < p_.shape.m && kk < p_.shape.k);
-    const Expr index = ((r / kTileRows) * (p_.kc / p_.step) + k / p_.step) * (kTileRows * p_.step) +
-                       (r % kTileRows) * p_.step + k % p_.step;
-    return For::Make(r, 0, (MCur() + (GroupRows() - 1)) / GroupRows() * GroupRows(),
-                     LoopKind::kSerial,
-                     For::Make(k, 0, KCur(), LoopKind::kSerial,
-                               Store::Make(a_packed_, index, ir::Cast::Make(p_.types.a, value))));
+    const Stmt edge = For::Make(e, 0, p_.step, LoopKind::kSerial,
+                                Store::Make(a_packed_, dst + e, ir::Cast::Make(p_.types.a, value)));
+    return For::Make(
+        r, 0, (MCur() + (GroupRows() - 1)) / GroupRows() * GroupRows(), LoopKind::kSerial,
+        For::Make(s, 0, KCur() / p_.step, LoopKind::kSerial,
+                  IfThenElse::Make(row < p_.shape.m && k0 + p_.step <= p_.shape.k, whole, edge)));
   }
 
   // The register block of tm x tn tiles at row `row0` of the row block, column group jr.
