@@ -15,6 +15,12 @@
 // Tile t: accumulators 0 .. tm tn - 1, then tm A tiles, then tn B tiles; every tile 16 rows of
 // 64 bytes, so one configuration serves every block. Rows past M (packed A's zeros) and columns
 // past N (the zero panels) are computed and never stored.
+//
+// swap (layout NT, canonical weights, bf16 and i8): the same nest computes C^T = B A^T. B's rows
+// [N][K] are the row operand, read in place by tile loads of stride K (nothing of the weights is
+// packed); A is packed into VNNI panels of 16 of its rows (A^T's columns), once per call; each
+// accumulator tile holds 16 columns of 16 rows of C and is written through its transpose. For
+// few rows against a large weight matrix, where packing B would cost more than the product.
 #include "codegen/templates/gemm_cpu_amx.h"
 
 #include <algorithm>
@@ -59,10 +65,16 @@ bool HasAmxFor(const Workload& workload, const Target& target) {
 ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
   const int64_t step = StepOf(workload);
+  // With swap the tiles' rows are B's and their columns A's: the knobs cover either.
+  // u8i8 does not swap: tdpbusd's row operand is the unsigned one.
+  const bool can_swap = s.layout == GemmLayout::kNT && !workload.prepared_weights() &&
+                        workload.dtype() != Dtype::kU8I8;
+  const int64_t rows = can_swap ? std::max(s.m, s.n) : s.m;
+  const int64_t cols = can_swap ? std::max(s.m, s.n) : s.n;
   ConfigSpace space;
-  space.AddKnob("tm", AtMost({1, 2, 3}, CeilDiv(s.m, kTileRows), 1),
+  space.AddKnob("tm", AtMost({1, 2, 3}, CeilDiv(rows, kTileRows), 1),
                 "16-row accumulator tiles of a register block");
-  space.AddKnob("tn", AtMost({1, 2, 3}, CeilDiv(s.n, kTileRows), 1),
+  space.AddKnob("tn", AtMost({1, 2, 3}, CeilDiv(cols, kTileRows), 1),
                 "16-column accumulator tiles of a register block");
   std::vector<int64_t> kcs;
   for (int64_t kc : ClipToExtent({128, 256, 512, 1024, 2048, 4096}, PaddedK(workload))) {
@@ -70,11 +82,14 @@ ConfigSpace Space(const Workload& workload, const Target&) {
   }
   space.AddKnob("kc", kcs, "reduction block (K, whole tile steps)");
   // Multiples of 48 and 96 (M rounded up to 96 the largest): every tm has a row block.
-  space.AddKnob("mc", ClipToExtent({48, 96, 192, 384}, CeilDiv(s.m, 96) * 96),
+  space.AddKnob("mc", ClipToExtent({48, 96, 192, 384}, CeilDiv(rows, 96) * 96),
                 "row block (M) of A (rows past M are zeros, never stored)");
-  space.AddKnob("nc", ClipToExtent({192, 384, 768, 1536, 3072}, s.n),
+  space.AddKnob("nc", ClipToExtent({192, 384, 768, 1536, 3072}, cols),
                 "column block (N) of the packed B");
   space.AddKnob("pack_a", {0, 1}, "copy A's blocks into tiles of one step each");
+  space.AddKnob(
+      "swap", can_swap ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+      "1: C^T = B A^T, B's rows read in place and A packed (layout NT, canonical weights)");
   space.AddConstraint(
       "tm*tn + tm + tn <= 8 (the accumulators and one step's operands fit the "
       "eight tiles)",
@@ -85,14 +100,23 @@ ConfigSpace Space(const Workload& workload, const Target&) {
   space.AddConstraint(
       "mc % (16*tm) == 0 (whole register blocks in a row block)",
       [](const Config& c) { return KnobValue(c, "mc") % (kTileRows * KnobValue(c, "tm")) == 0; });
-  const int64_t m = s.m, k = s.k;
-  space.AddConstraint(fmt::format("pack_a == 1 || (M % (16*tm) == 0 && K % {} == 0) (tiles read in "
-                                  "place must be whole)",
+  const int64_t m = s.m, n = s.n, k = s.k;
+  space.AddConstraint(fmt::format("pack_a == 1 || swap == 1 || (M % (16*tm) == 0 && K % {} == 0) "
+                                  "(tiles read in place must be whole)",
                                   step),
                       [m, k, step](const Config& c) {
-                        return KnobValue(c, "pack_a") == 1 ||
+                        return KnobValue(c, "pack_a") == 1 || KnobValue(c, "swap") == 1 ||
                                (m % (kTileRows * KnobValue(c, "tm")) == 0 && k % step == 0);
                       });
+  space.AddConstraint(
+      fmt::format("swap == 0 || (pack_a == 0 && N % (16*tm) == 0 && K % {} == 0) (B's rows are "
+                  "read in place, in whole tiles)",
+                  step),
+      [n, k, step](const Config& c) {
+        return KnobValue(c, "swap") == 0 ||
+               (KnobValue(c, "pack_a") == 0 && n % (kTileRows * KnobValue(c, "tm")) == 0 &&
+                k % step == 0);
+      });
   return space;
 }
 
@@ -108,6 +132,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   c["nc"] = snap("nc", 768);
   c["pack_a"] = 1;
   c["mc"] = 96;  // a candidate for every M, and a multiple of 16 tm
+  c["swap"] = 0;
   return c;
 }
 
@@ -118,6 +143,23 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
   std::vector<Config> seeds;
+  // Few rows against canonical NT weights: B read in place, A packed (swap), first.
+  if (space.FindKnob("swap")->values.size() > 1) {
+    for (auto [tm, tn] : std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {3, 1}, {2, 1}, {1, 1}}) {
+      for (int64_t kc : {1024, 4096}) {
+        Config c = base;
+        c["tm"] = snap("tm", tm);
+        c["tn"] = snap("tn", std::min(tn, CeilDiv(workload.gemm().m, kTileRows)));
+        c["kc"] = snap("kc", kc);
+        c["pack_a"] = 0;
+        c["swap"] = 1;
+        c["mc"] = snap("mc", 192);
+        if (space.ConstraintsHold(c) && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+          seeds.push_back(c);
+        }
+      }
+    }
+  }
   for (auto [tm, tn] :
        std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {1, 3}, {3, 1}, {1, 2}, {2, 1}, {1, 1}}) {
     for (int64_t kc : {1024, 512, 2048, 256}) {
@@ -145,6 +187,8 @@ struct AmxPlan {
   int64_t tm = 2, tn = 2, kc = 1024, mc = 96, nc = 768;
   int64_t step = 32;  // reduction elements of one tile step
   bool pack_a = true;
+  bool swap = false;
+  int64_t rows = 0, cols = 0;  // the tiled product's: M and N, or with swap N and M
   bool prepared = false;
   bool parallel = false;
   VnniPanels panels;
@@ -161,6 +205,9 @@ AmxPlan PlanOf(const Workload& workload, const Target& target, const Config& con
   p.mc = KnobValue(config, "mc");
   p.nc = KnobValue(config, "nc");
   p.pack_a = KnobValue(config, "pack_a") != 0;
+  p.swap = KnobValue(config, "swap") != 0;
+  p.rows = p.swap ? p.shape.n : p.shape.m;
+  p.cols = p.swap ? p.shape.m : p.shape.n;
   p.step = StepOf(workload);
   p.prepared = workload.prepared_weights();
   p.parallel = target.threads > 1;
@@ -168,7 +215,7 @@ AmxPlan PlanOf(const Workload& workload, const Target& target, const Config& con
   p.panels.group = p.types.group;
   p.panels.kp = PaddedK(workload);
   // Whole groups of tn panels: the last group's missing panels are zeros.
-  p.panels.columns = CeilDiv(p.shape.n, kTileRows * p.tn) * kTileRows * p.tn;
+  p.panels.columns = CeilDiv(p.cols, kTileRows * p.tn) * kTileRows * p.tn;
   return p;
 }
 
@@ -177,7 +224,7 @@ class AmxGemmBuilder {
   AmxGemmBuilder(const Workload& workload, const AmxPlan& p)
       : p_(p),
         ops_(workload),
-        b_packed_(p.prepared ? "B_prepared" : "B_packed",
+        b_packed_(p.prepared ? "B_prepared" : (p.swap ? "A_panels" : "B_packed"),
                   p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack, p.types.b),
         a_packed_("A_packed", MemoryScope::kStack, p.types.a),
         acc_block_("acc_block", MemoryScope::kStack, p.types.acc),
@@ -189,10 +236,8 @@ class AmxGemmBuilder {
     func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
     Stmt body = RowBlocks();
     if (!p_.prepared) {
-      body = Allocate::Make(
-          b_packed_, p_.panels.Elements(p_.shape.n),
-          Block::Make(
-              {PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, ops_.b(), b_packed_), body}));
+      body =
+          Allocate::Make(b_packed_, p_.panels.Elements(p_.cols), Block::Make({PackPanels(), body}));
     }
     func.body = body;
     return func;
@@ -210,6 +255,15 @@ class AmxGemmBuilder {
 
  private:
   int64_t G() const { return p_.types.group; }
+  // The panels the column operand's tiles read: B's, or with swap A's rows (A [M][K] packed as
+  // an NT matrix of M columns).
+  Stmt PackPanels() const {
+    if (p_.swap) {
+      const GemmShape a_as_b{.m = p_.shape.n, .n = p_.shape.m, .k = p_.shape.k};
+      return PackVnniPanels(a_as_b, GemmLayout::kNT, p_.panels, ops_.a(), b_packed_);
+    }
+    return PackVnniPanels(p_.shape, p_.shape.layout, p_.panels, ops_.b(), b_packed_);
+  }
   int64_t Tiles() const { return p_.tm * p_.tn + p_.tm + p_.tn; }
   int AccTile(int64_t i, int64_t j) const { return static_cast<int>(i * p_.tn + j); }
   int ATile(int64_t i) const { return static_cast<int>(p_.tm * p_.tn + i); }
@@ -219,18 +273,18 @@ class AmxGemmBuilder {
   int64_t GroupRows() const { return kTileRows * p_.tm; }
   // acc_block's width: the column block rounded up to whole groups of panels.
   int64_t BlockWidth() const {
-    return CeilDiv(std::min(p_.nc, p_.shape.n), GroupCols()) * GroupCols();
+    return CeilDiv(std::min(p_.nc, p_.cols), GroupCols()) * GroupCols();
   }
   int64_t BlockRows() const { return CeilDiv(p_.mc, GroupRows()) * GroupRows(); }
   Expr I0() const { return ib_ * p_.mc; }
   Expr J0() const { return jb_ * p_.nc; }
   Expr P0() const { return pb_ * p_.kc; }
-  Expr MCur() const { return ir::Min::Make(p_.mc, p_.shape.m - I0()); }
-  Expr NCur() const { return ir::Min::Make(p_.nc, p_.shape.n - J0()); }
+  Expr MCur() const { return ir::Min::Make(p_.mc, p_.rows - I0()); }
+  Expr NCur() const { return ir::Min::Make(p_.nc, p_.cols - J0()); }
   Expr KCur() const { return ir::Min::Make(p_.kc, p_.panels.kp - P0()); }  // whole steps
 
   Stmt RowBlocks() const {
-    Stmt per_row_block = For::Make(jb_, 0, CeilDiv(p_.shape.n, p_.nc), LoopKind::kSerial,
+    Stmt per_row_block = For::Make(jb_, 0, CeilDiv(p_.cols, p_.nc), LoopKind::kSerial,
                                    For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock()));
     per_row_block = Allocate::Make(c_tiles_, p_.tm * p_.tn * kTileRows * kTileRows, per_row_block);
     if (KBlocks() > 1) {
@@ -245,7 +299,7 @@ class AmxGemmBuilder {
         static_cast<size_t>(Tiles()), {static_cast<int>(kTileRows), static_cast<int>(kTileBytes)});
     per_row_block =
         Block::Make({AmxTileOp::Configure(shapes), per_row_block, AmxTileOp::Release()});
-    return For::Make(ib_, 0, CeilDiv(p_.shape.m, p_.mc),
+    return For::Make(ib_, 0, CeilDiv(p_.rows, p_.mc),
                      p_.parallel ? LoopKind::kParallel : LoopKind::kSerial, per_row_block);
   }
 
@@ -311,6 +365,10 @@ class AmxGemmBuilder {
       if (p_.pack_a) {
         const Expr tile = (row0 / kTileRows + i) * (p_.kc / p_.step) + s;
         step.push_back(AmxTileOp::Load(ATile(i), a_packed_, tile * (kTileRows * p_.step), p_.step));
+      } else if (p_.swap) {  // B's rows [N][K] in place
+        step.push_back(AmxTileOp::Load(
+            ATile(i), ops_.b(), (I0() + row0 + i * kTileRows) * p_.shape.k + P0() + s * p_.step,
+            p_.shape.k));
       } else {
         step.push_back(AmxTileOp::Load(
             ATile(i), ops_.a(), (I0() + row0 + i * kTileRows) * p_.shape.k + P0() + s * p_.step,
@@ -348,6 +406,10 @@ class AmxGemmBuilder {
                                        Expr(AccTile(i, j) * kTileRows * kTileRows), kTileRows));
       }
     }
+    if (p_.swap) {
+      out.push_back(FinishTransposed(row0));
+      return Block::Make(std::move(out));
+    }
     for (int64_t i = 0; i < p_.tm; ++i) {
       Var r("cr");
       const Expr row = I0() + row0 + i * kTileRows + r;
@@ -361,6 +423,31 @@ class AmxGemmBuilder {
             }));
       }
       out.push_back(For::Make(r, 0, kTileRows, LoopKind::kSerial,
+                              IfThenElse::Make(row < p_.shape.m, Block::Make(std::move(per_row)))));
+    }
+    return Block::Make(std::move(out));
+  }
+
+  // With swap: tile (i, j) holds C^T, rows of B (C's columns) by rows of A (C's rows). Row c of
+  // A's tile j is column c of the stored tile: 16 elements 16 apart, C's columns from the tile
+  // of B's rows i (whole: N is whole register blocks).
+  Stmt FinishTransposed(const Expr& row0) const {
+    std::vector<Stmt> out;
+    for (int64_t j = 0; j < p_.tn; ++j) {
+      Var c("cc");
+      const Expr row = J0() + jr_ * GroupCols() + j * kTileRows + c;  // C's row (A's)
+      std::vector<Stmt> per_row;
+      for (int64_t i = 0; i < p_.tm; ++i) {
+        const int64_t tile_base = AccTile(i, j) * kTileRows * kTileRows;
+        per_row.push_back(ops_.StoreColumns(
+            row, I0() + row0 + i * kTileRows, static_cast<int>(kTileRows), /*inside=*/true,
+            [&](const Expr& offset, int lanes) {
+              const Expr first = tile_base + offset * kTileRows + c;
+              return lanes == 1 ? Load::Make(c_tiles_, first, 1)
+                                : Load::Make(c_tiles_, ir::Ramp::Make(first, kTileRows, lanes));
+            }));
+      }
+      out.push_back(For::Make(c, 0, kTileRows, LoopKind::kSerial,
                               IfThenElse::Make(row < p_.shape.m, Block::Make(std::move(per_row)))));
     }
     return Block::Make(std::move(out));
@@ -400,7 +487,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kGemmCpuAmx = {
     .name = "gemm.cpu.amx",
-    .version = 1,
+    .version = 2,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,

@@ -41,6 +41,37 @@ TEST(AmxTemplatesOnTheSimulator, GemmTilesComputeTheReferenceInEveryDtypeLayoutA
       3, 5);
 }
 
+// Few rows against canonical NT weights: B's rows read in place as the row tiles, A packed
+// into panels, C written through each tile's transpose (the seeds that swap the operands).
+TEST(AmxTemplatesOnTheSimulator, GemmsThatSwapTheOperandsComputeTheReference) {
+  for (const char* text : {"gemm:M=5,N=96,K=128,dtype=bf16,layout=NT,epilogue=bias_relu",
+                           "gemm:M=20,N=64,K=192,dtype=i8,layout=NT,out=f32",
+                           "gemm:M=16,N=48,K=64,dtype=i8,layout=NT,epilogue=requant"}) {
+    const Workload w = *Workload::Parse(text);
+    int swapped = 0;
+    for (const Config& c : kGemmCpuAmx.seeds(w, Spr())) {
+      if (c.at("swap") == 0) {
+        continue;
+      }
+      ++swapped;
+      absl::StatusOr<ir::LoweredFunc> built =
+          kGemmCpuAmx.build(w, Spr(), c, DefaultFunctionName(w));
+      ASSERT_TRUE(built.ok()) << text << " " << ConfigToString(c) << ": " << built.status();
+      const absl::Status status = SimulateAgainstReference(w, *built, 13);
+      EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(c) << ": " << status;
+    }
+    EXPECT_GE(swapped, 2) << text;
+  }
+  // Prepared weights are packed already: nothing to swap; nor does u8i8 (tdpbusd's unsigned
+  // operand is the row tiles', which would be the weights).
+  const Workload prepared =
+      *Workload::Parse("gemm:M=5,N=96,K=128,dtype=bf16,layout=NT,weights=prepared");
+  EXPECT_THAT(kGemmCpuAmx.space(prepared, Spr()).FindKnob("swap")->values,
+              ::testing::ElementsAre(0));
+  const Workload u8i8 = *Workload::Parse("gemm:M=5,N=96,K=128,dtype=u8i8,layout=NT");
+  EXPECT_THAT(kGemmCpuAmx.space(u8i8, Spr()).FindKnob("swap")->values, ::testing::ElementsAre(0));
+}
+
 TEST(AmxTemplatesOnTheSimulator, ConvolutionTilesComputeTheReferenceInEveryLayoutAndDtype) {
   CheckOnSimulator(kConv2dCpuAmx,
                    {"conv2d:N=2,C=5,H=6,W=7,K=20,R=3,S=3,pad=1,layout=NHWC,dtype=bf16",
