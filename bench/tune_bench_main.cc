@@ -109,7 +109,8 @@ double PrintPeaks(const std::vector<Peak>& peaks, int threads) {
 
 // The peak a row's best is divided by: the FP32 one for f32 workloads and for gemm.cpu.dot's
 // f16 (converted to f32 and fused multiply-added); for the other typed ones that of the
-// instruction its template runs (AMX tiles for gemm.cpu.amx, vdpbf16ps / VNNI for gemm.cpu.dot);
+// instruction its template runs (AMX tiles for gemm.cpu.amx and conv2d.cpu.amx, vdpbf16ps / VNNI
+// for gemm.cpu.dot and conv2d.cpu.dot);
 // 0 where none was measured.
 double RowPeak(const std::vector<Peak>& peaks, int threads, const Workload& w, std::string_view tpl,
                double f32_peak) {
@@ -118,7 +119,7 @@ double RowPeak(const std::vector<Peak>& peaks, int threads, const Workload& w, s
   }
   const bool integer = IsIntegerDtype(w.dtype());
   PeakIsa isa = integer ? PeakIsa::kAvx512Vnni : PeakIsa::kAvx512Bf16;
-  if (tpl == "gemm.cpu.amx") {
+  if (tpl == "gemm.cpu.amx" || tpl == "conv2d.cpu.amx") {
     isa = integer ? PeakIsa::kAmxInt8 : PeakIsa::kAmxBf16;
   }
   for (const Peak& p : peaks) {
