@@ -48,6 +48,19 @@ bool StructurallyEqual(const Expr& a, const Expr& b) {
       return StructurallyEqual(a.As<Cast>()->value, b.As<Cast>()->value);
     case ExprKind::kBroadcast:
       return StructurallyEqual(a.As<Broadcast>()->value, b.As<Broadcast>()->value);
+    case ExprKind::kShuffle: {
+      const auto* x = a.As<Shuffle>();
+      const auto* y = b.As<Shuffle>();
+      if (x->indices != y->indices || x->vectors.size() != y->vectors.size()) {
+        return false;
+      }
+      for (size_t i = 0; i < x->vectors.size(); ++i) {
+        if (!StructurallyEqual(x->vectors[i], y->vectors[i])) {
+          return false;
+        }
+      }
+      return true;
+    }
     case ExprKind::kRamp: {
       const auto* x = a.As<Ramp>();
       const auto* y = b.As<Ramp>();

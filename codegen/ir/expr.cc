@@ -203,6 +203,41 @@ Expr Broadcast::Make(Expr value, int lanes) {
   return Wrap(std::move(node));
 }
 
+Expr Shuffle::Make(std::vector<Expr> vectors, std::vector<int> indices) {
+  TUNE_CHECK(!vectors.empty() && vectors.front().defined()) << "Shuffle: no vectors";
+  const Type type = vectors.front().type();
+  TUNE_CHECK(!type.is_scalar() && !type.is_handle())
+      << "Shuffle: vectors of two or more lanes, got " << type.ToString();
+  int total = 0;
+  for (const Expr& v : vectors) {
+    TUNE_CHECK(v.defined() && v.type() == type)
+        << "Shuffle: vectors of one type, got " << type.ToString() << " and "
+        << (v.defined() ? v.type().ToString() : "undefined");
+    total += v.type().lanes();
+  }
+  TUNE_CHECK(indices.size() >= 2) << "Shuffle: at least two lanes, got " << indices.size();
+  for (int i : indices) {
+    TUNE_CHECK(i >= 0 && i < total) << "Shuffle: index " << i << " outside [0, " << total << ")";
+  }
+  auto node = NewExpr<Shuffle>(type.WithLanes(static_cast<int>(indices.size())));
+  node->vectors = std::move(vectors);
+  node->indices = std::move(indices);
+  return Wrap(std::move(node));
+}
+
+Expr Shuffle::Interleave(std::vector<Expr> vectors) {
+  TUNE_CHECK(!vectors.empty() && vectors.front().defined()) << "Shuffle: no vectors";
+  const int n = static_cast<int>(vectors.size());
+  const int lanes = vectors.front().type().lanes();
+  std::vector<int> indices;
+  for (int l = 0; l < lanes; ++l) {
+    for (int v = 0; v < n; ++v) {
+      indices.push_back(v * lanes + l);
+    }
+  }
+  return Make(std::move(vectors), std::move(indices));
+}
+
 Expr Ramp::Make(Expr base, Expr stride, int lanes) {
   TUNE_CHECK(base.defined() && stride.defined()) << "Ramp: undefined operand";
   TUNE_CHECK(base.type().is_scalar() && stride.type().is_scalar())

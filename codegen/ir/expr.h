@@ -166,6 +166,20 @@ struct Ramp final : ExprNode {
   static Expr Make(Expr base, Expr stride, int lanes);
 };
 
+/// Lanes picked from the concatenation of `vectors` (vectors of one type):
+/// lane i of the result is lane indices[i] of vectors[0] ++ vectors[1] ++ ... (a shufflevector).
+struct Shuffle final : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::kShuffle;
+  Shuffle() : ExprNode(kKind) {}
+  std::vector<Expr> vectors;
+  std::vector<int> indices;
+  /// `vectors` non-empty, of one vector type; every index inside their lanes; two or more
+  /// indices.
+  static Expr Make(std::vector<Expr> vectors, std::vector<int> indices);
+  /// The lanes of `vectors` (each of the same lanes) interleaved: v0[0], v1[0], ..., v0[1], ...
+  static Expr Interleave(std::vector<Expr> vectors);
+};
+
 /// buffer[index]: a scalar load for a scalar index, a vector load (lanes = index lanes) for a
 /// vector index.
 struct Load final : ExprNode {

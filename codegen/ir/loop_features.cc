@@ -127,6 +127,8 @@ class Extractor {
         return Eval(e.As<Cast>()->value);
       case ExprKind::kRamp:
         return Eval(e.As<Ramp>()->base);
+      case ExprKind::kShuffle:
+        return Eval(e.As<Shuffle>()->vectors.front());
       case ExprKind::kBroadcast:
         return Eval(e.As<Broadcast>()->value);
       case ExprKind::kSelect:
@@ -297,6 +299,12 @@ class Extractor {
         return;
       case ExprKind::kRamp:
         vector_lanes_ = std::max<int64_t>(vector_lanes_, e.As<Ramp>()->lanes);
+        return;
+      case ExprKind::kShuffle:
+        vector_lanes_ = std::max<int64_t>(vector_lanes_, e.type().lanes());
+        for (const Expr& v : e.As<Shuffle>()->vectors) {
+          Walk(v);
+        }
         return;
       case ExprKind::kCallExtern:
         for (const Expr& arg : e.As<CallExtern>()->args) {

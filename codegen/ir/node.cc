@@ -54,6 +54,8 @@ std::string_view ExprKindName(ExprKind kind) {
       return "Cast";
     case ExprKind::kBroadcast:
       return "Broadcast";
+    case ExprKind::kShuffle:
+      return "Shuffle";
     case ExprKind::kRamp:
       return "Ramp";
     case ExprKind::kLoad:

@@ -40,6 +40,7 @@ enum class ExprKind : uint8_t {
   kCast,
   kBroadcast,
   kRamp,
+  kShuffle,
   kLoad,
   kFma,
   kDotAccumulate,

@@ -90,6 +90,15 @@ class Printer {
         const auto* op = e.As<Broadcast>();
         return StrCat("broadcast(", Print(op->value), ", ", op->lanes, ")");
       }
+      case ExprKind::kShuffle: {
+        const auto* op = e.As<Shuffle>();
+        std::string text = "shuffle(";
+        for (const Expr& v : op->vectors) {
+          StrAppend(&text, Print(v), ", ");
+        }
+        StrAppend(&text, "[", absl::StrJoin(op->indices, ", "), "])");
+        return text;
+      }
       case ExprKind::kRamp: {
         const auto* op = e.As<Ramp>();
         return StrCat("ramp(", Print(op->base), ", ", Print(op->stride), ", ", op->lanes, ")");

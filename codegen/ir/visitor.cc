@@ -51,6 +51,8 @@ void IrVisitor::VisitExpr(const Expr& e) {
       return Visit(static_cast<const Cast*>(e.get()));
     case ExprKind::kBroadcast:
       return Visit(static_cast<const Broadcast*>(e.get()));
+    case ExprKind::kShuffle:
+      return Visit(static_cast<const Shuffle*>(e.get()));
     case ExprKind::kRamp:
       return Visit(static_cast<const Ramp*>(e.get()));
     case ExprKind::kLoad:
@@ -137,6 +139,11 @@ void IrVisitor::Visit(const Select* op) {
 }
 void IrVisitor::Visit(const Cast* op) { VisitExpr(op->value); }
 void IrVisitor::Visit(const Broadcast* op) { VisitExpr(op->value); }
+void IrVisitor::Visit(const Shuffle* op) {
+  for (const Expr& v : op->vectors) {
+    VisitExpr(v);
+  }
+}
 void IrVisitor::Visit(const Ramp* op) {
   VisitExpr(op->base);
   VisitExpr(op->stride);
@@ -271,6 +278,8 @@ Expr IrMutator::Mutate(const Expr& e) {
       return Visit(static_cast<const Cast*>(e.get()));
     case ExprKind::kBroadcast:
       return Visit(static_cast<const Broadcast*>(e.get()));
+    case ExprKind::kShuffle:
+      return Visit(static_cast<const Shuffle*>(e.get()));
     case ExprKind::kRamp:
       return Visit(static_cast<const Ramp*>(e.get()));
     case ExprKind::kLoad:
@@ -363,6 +372,16 @@ Expr IrMutator::Visit(const Cast* op) {
   Expr v = Mutate(op->value);
   return v.same_as(op->value) ? Expr(op) : Cast::Make(op->type, std::move(v));
 }
+Expr IrMutator::Visit(const Shuffle* op) {
+  std::vector<Expr> vectors;
+  bool same = true;
+  for (const Expr& v : op->vectors) {
+    vectors.push_back(Mutate(v));
+    same = same && vectors.back().same_as(v);
+  }
+  return same ? Expr(op) : Shuffle::Make(std::move(vectors), op->indices);
+}
+
 Expr IrMutator::Visit(const Broadcast* op) {
   Expr v = Mutate(op->value);
   return v.same_as(op->value) ? Expr(op) : Broadcast::Make(std::move(v), op->lanes);

@@ -100,6 +100,7 @@ int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int
     case ExprKind::kNot:
     case ExprKind::kBroadcast:
     case ExprKind::kRamp:
+    case ExprKind::kShuffle:
     case ExprKind::kLoad:
     case ExprKind::kFma:
     case ExprKind::kDotAccumulate:

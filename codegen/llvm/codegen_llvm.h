@@ -131,6 +131,7 @@ class CodeGenLlvm {
   llvm::Value* EmitBinary(const ir::Expr& e, Op op);
   llvm::Value* EmitCast(ir::Type to, const ir::Expr& value);
   llvm::Value* EmitRamp(const ir::Ramp* op);
+  llvm::Value* EmitShuffle(const ir::Shuffle* op);
   llvm::Value* EmitLoad(const ir::Load* op);
 };
 

@@ -325,6 +325,8 @@ llvm::Value* CodeGenLlvm::Emit(const ir::Expr& e) {
     }
     case ExprKind::kRamp:
       return EmitRamp(e.As<ir::Ramp>());
+    case ExprKind::kShuffle:
+      return EmitShuffle(e.As<ir::Shuffle>());
     case ExprKind::kLoad:
       return EmitLoad(e.As<ir::Load>());
     case ExprKind::kFma: {
@@ -400,6 +402,35 @@ llvm::Value* CodeGenLlvm::EmitRamp(const ir::Ramp* op) {
   llvm::Value* base = builder_.CreateVectorSplat(lanes, Emit(op->base));
   llvm::Value* stride = builder_.CreateVectorSplat(lanes, Emit(op->stride));
   return builder_.CreateAdd(base, builder_.CreateMul(stride, llvm::ConstantVector::get(steps)));
+}
+
+// The vectors concatenated pairwise (an odd one out padded with poison after its lanes, so that
+// every lane keeps its position) until at most two remain, then one shufflevector of those.
+llvm::Value* CodeGenLlvm::EmitShuffle(const ir::Shuffle* op) {
+  LlvmType(op->type);  // records the vector width
+  std::vector<llvm::Value*> parts;
+  for (const ir::Expr& v : op->vectors) {
+    parts.push_back(Emit(v));
+  }
+  auto concat = [&](llvm::Value* a, llvm::Value* b) {
+    const auto n = llvm::cast<llvm::FixedVectorType>(a->getType())->getNumElements();
+    std::vector<int> mask(2 * n);
+    for (unsigned i = 0; i < 2 * n; ++i) {
+      mask[i] = static_cast<int>(i);
+    }
+    return builder_.CreateShuffleVector(a, b, mask);
+  };
+  while (parts.size() > 2) {
+    std::vector<llvm::Value*> next;
+    for (size_t i = 0; i < parts.size(); i += 2) {
+      llvm::Value* b =
+          i + 1 < parts.size() ? parts[i + 1] : llvm::PoisonValue::get(parts[i]->getType());
+      next.push_back(concat(parts[i], b));
+    }
+    parts = std::move(next);
+  }
+  llvm::Value* second = parts.size() == 2 ? parts[1] : llvm::PoisonValue::get(parts[0]->getType());
+  return builder_.CreateShuffleVector(parts[0], second, op->indices);
 }
 
 // A scalar index is a scalar access, a Ramp of stride 1 a dense vector access, any other vector

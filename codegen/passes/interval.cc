@@ -105,6 +105,7 @@ std::optional<Interval> IntervalScope::Of(const Expr& e) const {
     case ExprKind::kCast:
     case ExprKind::kBroadcast:
     case ExprKind::kRamp:
+    case ExprKind::kShuffle:
     case ExprKind::kLoad:
     case ExprKind::kFma:
     case ExprKind::kDotAccumulate:

@@ -191,6 +191,7 @@ class Interpreter {
   [[gnu::noinline]] Value EvalCast(const ir::Cast* op);
   [[gnu::noinline]] Value EvalBroadcast(const ir::Broadcast* op);
   [[gnu::noinline]] Value EvalRamp(const ir::Ramp* op);
+  [[gnu::noinline]] Value EvalShuffle(const ir::Shuffle* op);
   [[gnu::noinline]] Value EvalFma(const ir::Fma* op);
   [[gnu::noinline]] Value EvalDotAccumulate(const ir::DotAccumulate* op);
   [[gnu::noinline]] Value EvalLoad(const ir::Load* op);

@@ -124,6 +124,8 @@ Value Interpreter::Eval(const ir::Expr& e) {
       return EvalBroadcast(static_cast<const ir::Broadcast*>(n));
     case ExprKind::kRamp:
       return EvalRamp(static_cast<const ir::Ramp*>(n));
+    case ExprKind::kShuffle:
+      return EvalShuffle(static_cast<const ir::Shuffle*>(n));
     case ExprKind::kLoad:
       return EvalLoad(static_cast<const ir::Load*>(n));
     case ExprKind::kFma:
@@ -269,6 +271,19 @@ Value Interpreter::EvalBroadcast(const ir::Broadcast* op) {
   Value r = MakeValue(op->type);
   for (int i = 0; i < op->type.lanes(); ++i) {
     r.lanes[i] = a.lanes[0];
+  }
+  return r;
+}
+
+Value Interpreter::EvalShuffle(const ir::Shuffle* op) {
+  std::vector<Lane> all;
+  for (const ir::Expr& v : op->vectors) {
+    const Value value = Eval(v);
+    all.insert(all.end(), value.lanes.begin(), value.lanes.end());
+  }
+  Value r = MakeValue(op->type);
+  for (size_t i = 0; i < op->indices.size(); ++i) {
+    r.lanes[i] = all[static_cast<size_t>(op->indices[i])];
   }
   return r;
 }

@@ -216,3 +216,55 @@ TEST(TypedCodegen, ConversionsCallNoCompilerRuntimeFunction) {
 
 }  // namespace
 }  // namespace tune
+
+namespace tune {
+namespace {
+
+// out = Interleave(in[0 .. lanes), in[lanes .. 2 lanes), ...) of `count` vectors.
+ir::LoweredFunc InterleaveFunc(const std::string& name, ir::Type type, int count, int lanes) {
+  ir::Buffer in("in", ir::MemoryScope::kGlobal, type), out("out", ir::MemoryScope::kGlobal, type);
+  std::vector<ir::Expr> vectors;
+  for (int v = 0; v < count; ++v) {
+    vectors.push_back(ir::Load::Make(in, ir::Expr(int64_t{v} * lanes), lanes));
+  }
+  return ir::LoweredFunc{
+      name,
+      {in, out},
+      ir::Store::Make(out, ir::Expr(int64_t{0}), ir::Shuffle::Interleave(std::move(vectors)))};
+}
+
+// Interleaving vectors (two, three: an odd one padded while concatenating, four) in bf16 and
+// int8, the way VNNI panels interleave rows of K.
+TEST(ShuffleCodegen, InterleavesTheLanesOfEveryVector) {
+  TempDir dir = TempDir::Create("tune-shuffle-test-").value();
+  struct Case {
+    ir::Type type;
+    int count, lanes;
+  };
+  for (const Case& c : {Case{ir::Type::BFloat16(), 2, 16}, Case{ir::Type::BFloat16(), 3, 16},
+                        Case{ir::Type::Int8(), 4, 16}, Case{ir::Type::Int8(), 4, 64}}) {
+    const std::string name = "interleave" + std::to_string(c.count) + "x" + std::to_string(c.lanes);
+    absl::StatusOr<std::unique_ptr<SharedObject>> so =
+        Build({InterleaveFunc(name, c.type, c.count, c.lanes)}, {}, dir, name);
+    ASSERT_TRUE(so.ok()) << so.status();
+    auto* kernel = (*so)->Get<int32_t(void*, void*)>(name.c_str());
+    const int total = c.count * c.lanes;
+    const int bytes = c.type.Bytes();
+    std::vector<uint8_t> in(static_cast<size_t>(total * bytes)), out(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      in[i] = static_cast<uint8_t>(i * 7 + 1);
+    }
+    ASSERT_EQ(kernel(in.data(), out.data()), 0);
+    for (int l = 0; l < c.lanes; ++l) {
+      for (int v = 0; v < c.count; ++v) {
+        const int from = v * c.lanes + l, to = l * c.count + v;
+        for (int b = 0; b < bytes; ++b) {
+          ASSERT_EQ(out[to * bytes + b], in[from * bytes + b]) << name << " lane " << to;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tune

@@ -283,3 +283,22 @@ TEST(IrTest, StructuralEqualityComparesTreesNotHandles) {
 
 }  // namespace
 }  // namespace tune::ir
+
+namespace tune::ir {
+namespace {
+
+TEST(IrTest, ShufflePicksLanesOfItsConcatenatedVectorsAndChecksThem) {
+  Buffer x("x", MemoryScope::kGlobal, Type::BFloat16());
+  const Expr a = Load::Make(x, Expr(int64_t{0}), 4), b = Load::Make(x, Expr(int64_t{4}), 4);
+  const Expr interleaved = Shuffle::Interleave({a, b});
+  EXPECT_EQ(interleaved.type(), Type::BFloat16(8));
+  EXPECT_EQ(interleaved.As<Shuffle>()->indices, (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(ToText(Shuffle::Make({a, b}, {7, 0})),
+            "shuffle(x[ramp(0, 1, 4)], x[ramp(4, 1, 4)], [7, 0])");
+  EXPECT_DEATH(Shuffle::Make({a, b}, {8, 0}), "outside \\[0, 8\\)");
+  EXPECT_DEATH(Shuffle::Make({a, Load::Make(x, Expr(int64_t{0}), 2)}, {0, 1}), "one type");
+  EXPECT_DEATH(Shuffle::Make({x(Expr(int64_t{0}))}, {0, 0}), "two or more lanes");
+}
+
+}  // namespace
+}  // namespace tune::ir
