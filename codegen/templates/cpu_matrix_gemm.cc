@@ -40,14 +40,29 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
     const Expr kk = guarded ? ir::Min::Make(k, shape.k - 1) : k;
     const Expr source_index = layout == GemmLayout::kNT ? nn * shape.k + kk : kk * shape.n + nn;
     const Expr source = b(source_index);
-    if (!guarded && !panels.shift_to_u8) {  // a plain copy of the element's bits
-      return For::Make(
-          kg, 0, groups, LoopKind::kSerial,
-          For::Make(
-              c, 0, w, LoopKind::kUnrolled,
-              For::Make(e, 0, g, LoopKind::kUnrolled,
-                        ir::Store::Make(packed, j * (panels.kp * w) + ((kg0 + kg) * w + c) * g + e,
-                                        source))));
+    if (!guarded && !panels.shift_to_u8) {
+      // A plain copy of the elements' bits, one vector store of the group row: NN interleaves
+      // the G rows of K (w columns each), NT concatenates each column's G elements.
+      std::vector<Expr> parts;
+      if (layout == GemmLayout::kNT) {
+        for (int64_t col = 0; col < w; ++col) {
+          parts.push_back(
+              ir::Load::Make(b, (j * w + col) * shape.k + (kg0 + kg) * g, static_cast<int>(g)));
+        }
+      } else {
+        for (int64_t row = 0; row < g; ++row) {
+          parts.push_back(
+              ir::Load::Make(b, ((kg0 + kg) * g + row) * shape.n + j * w, static_cast<int>(w)));
+        }
+      }
+      std::vector<int> order(static_cast<size_t>(w * g));
+      for (size_t i = 0; i < order.size(); ++i) {
+        order[i] = static_cast<int>(i);
+      }
+      const Expr row = layout == GemmLayout::kNT ? ir::Shuffle::Make(std::move(parts), order)
+                                                 : ir::Shuffle::Interleave(std::move(parts));
+      return For::Make(kg, 0, groups, LoopKind::kSerial,
+                       ir::Store::Make(packed, j * (panels.kp * w) + (kg0 + kg) * w * g, row));
     }
     Expr value =
         ir::LoadAsOrZero(b, source_index, 1, guarded ? n < shape.n && k < shape.k : Expr());
