@@ -5,19 +5,21 @@
 # common_test), in a bounded time:
 #   bash scripts/cpu-matrix-session.sh BUNDLE.tar.xz OUT_DIR     (from the repository root)
 # 1. unpacks the bundle into /tmp; 2. OUT_DIR/machine.txt: lscpu and the kernel's AMX grant;
-# 3. the matrix templates' tests (gemm.cpu.amx, gemm.cpu.dot, conv2d.cpu.dot: their kernels
-# checked against the reference on this CPU; gtest XML in OUT_DIR/tests.xml), and where the
+# 3. the matrix templates' tests (gemm.cpu.amx, conv2d.cpu.amx, gemm.cpu.dot, conv2d.cpu.dot:
+# their kernels checked against the reference on this CPU; gtest XML in OUT_DIR/tests.xml), and
+# where the
 # bundle has common_test, its host CPU and typed reference tests (the AMX features this host's
 # Linux grants; OUT_DIR/common-tests.txt); 4. tune-bench of each template named in
 # TUNE_CPU_TEMPLATES (gemm.cpu.amx gemm.cpu.dot) on the rows of its op (gemm, conv2d) in
 # TUNE_CPU_WORKLOADS (files, space-separated, default bench/cpu_matrix_smoke.txt; for
-# conv2d.cpu.dot bench/cpu_conv_smoke.txt), against oneDNN's matmul or convolution of the same
+# conv2d.cpu.amx and conv2d.cpu.dot bench/cpu_conv_smoke.txt), against oneDNN's matmul or convolution of the same
 # types in the same process (OUT_DIR/bench-<template>.md). A name may carry its own files after
 # an @, comma-separated: "gemm.cpu.amx@bench/a.txt,bench/b.txt gemm.cpu.dot@bench/c.txt".
 # Every step runs even when an earlier one failed.
 #
 # Environment (defaults): TUNE_CPU_TRIALS (24) trials per workload; TUNE_CPU_RUNS (5);
-# TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER (GemmCpuAmx*:GemmCpuDot*:Conv2dCpuDot*) and
+# TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER
+# (GemmCpuAmx*:Conv2dCpuAmx*:GemmCpuDot*:Conv2dCpuDot*) and
 # TUNE_CPU_TESTS_S (240), the seconds the tests may take;
 # TUNE_CPU_SESSION_S (480): seconds for the whole script, every step stopped at that deadline
 # (keep it below the device call's limit, so that the results can still be packed).
@@ -28,7 +30,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 trials=${TUNE_CPU_TRIALS:-24}
 runs=${TUNE_CPU_RUNS:-5}
 threads=${TUNE_CPU_THREADS:-1}
-filter=${TUNE_CPU_TESTS_FILTER:-GemmCpuAmx*:GemmCpuDot*:Conv2dCpuDot*}
+filter=${TUNE_CPU_TESTS_FILTER:-GemmCpuAmx*:Conv2dCpuAmx*:GemmCpuDot*:Conv2dCpuDot*}
 tests_s=${TUNE_CPU_TESTS_S:-240}
 workloads=${TUNE_CPU_WORKLOADS:-$repo/bench/cpu_matrix_smoke.txt}
 templates=${TUNE_CPU_TEMPLATES:-gemm.cpu.amx gemm.cpu.dot}
