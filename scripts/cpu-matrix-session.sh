@@ -7,14 +7,13 @@
 # 1. unpacks the bundle into /tmp; 2. OUT_DIR/machine.txt: lscpu and the kernel's AMX grant;
 # 3. the matrix templates' tests (gemm.cpu.amx, conv2d.cpu.amx, gemm.cpu.dot, conv2d.cpu.dot:
 # their kernels checked against the reference on this CPU; gtest XML in OUT_DIR/tests.xml), and
-# where the
-# bundle has common_test, its host CPU and typed reference tests (the AMX features this host's
-# Linux grants; OUT_DIR/common-tests.txt); 4. tune-bench of each template named in
+# where the bundle has common_test, its host CPU and typed reference tests (the AMX features this
+# host's Linux grants; OUT_DIR/common-tests.txt); 4. tune-bench of each template named in
 # TUNE_CPU_TEMPLATES (gemm.cpu.amx gemm.cpu.dot) on the rows of its op (gemm, conv2d) in
-# TUNE_CPU_WORKLOADS (files, space-separated, default bench/cpu_matrix_smoke.txt; for
-# conv2d.cpu.amx and conv2d.cpu.dot bench/cpu_conv_smoke.txt), against oneDNN's matmul or convolution of the same
-# types in the same process (OUT_DIR/bench-<template>.md). A name may carry its own files after
-# an @, comma-separated: "gemm.cpu.amx@bench/a.txt,bench/b.txt gemm.cpu.dot@bench/c.txt".
+# TUNE_CPU_WORKLOADS (files, space-separated, default bench/cpu_matrix_smoke.txt; for the conv2d
+# templates bench/cpu_conv_smoke.txt), against oneDNN's matmul or convolution of the same types
+# in the same process (OUT_DIR/bench-<template>.md). A name may carry its own files after an @,
+# comma-separated: "gemm.cpu.amx@bench/a.txt,bench/b.txt gemm.cpu.dot@bench/c.txt".
 # Every step runs even when an earlier one failed.
 #
 # Environment (defaults): TUNE_CPU_TRIALS (24) trials per workload; TUNE_CPU_RUNS (5);
