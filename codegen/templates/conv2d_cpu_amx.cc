@@ -7,20 +7,13 @@
 #include <vector>
 
 #include "codegen/templates/conv2d_cpu_amx_nest.h"
-#include "codegen/templates/cpu_vector_info.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
-#include "common/strings.h"
 
 namespace tune {
 namespace {
 
 constexpr int64_t kRows = kAmxConvTileRows;
-
-bool HasAmxFor(const Workload& workload, const Target& target) {
-  const CpuVectorInfo cpu = CpuVectorInfoFor(target);
-  return workload.dtype() == Dtype::kBf16 ? cpu.amx_bf16 : cpu.amx_int8;
-}
 
 ConfigSpace Space(const Workload& workload, const Target&) {
   const Conv2dShape& s = workload.conv2d();
@@ -108,20 +101,10 @@ ConvAmxPlan PlanOf(const Workload& workload, const Target& target, const Config&
                        KnobValue(config, "mc"), KnobValue(config, "order") == 1);
 }
 
-absl::Status CheckAmx(const Workload& workload, const Target& target) {
-  if (HasAmxFor(workload, target)) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(StrCat(
-      "template conv2d.cpu.amx needs AMX (amx-tile and ",
-      workload.dtype() == Dtype::kBf16 ? "amx-bf16" : "amx-int8", "), which '", target.ToString(),
-      "' does not have; CPUs with AMX: sapphirerapids, emeraldrapids, graniterapids"));
-}
-
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kConv2dCpuAmx, workload, target, config));
-  RETURN_IF_ERROR(CheckAmx(workload, target));
+  RETURN_IF_ERROR(CheckAmx("conv2d.cpu.amx", workload, target));
   return BuildConvAmxNest(workload, PlanOf(workload, target, config), func_name);
 }
 

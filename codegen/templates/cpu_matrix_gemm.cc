@@ -4,6 +4,7 @@
 
 #include "codegen/templates/cpu_vector_info.h"
 #include "codegen/templates/template_util.h"
+#include "common/strings.h"
 
 namespace tune {
 
@@ -212,6 +213,22 @@ std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Targe
 
 std::vector<std::string> AmxWorkerFeatures(const Workload& workload, const Target&) {
   return {"amx-tile", workload.dtype() == Dtype::kBf16 ? "amx-bf16" : "amx-int8"};
+}
+
+bool HasAmxFor(const Workload& workload, const Target& target) {
+  const CpuVectorInfo cpu = CpuVectorInfoFor(target);
+  return workload.dtype() == Dtype::kBf16 ? cpu.amx_bf16 : cpu.amx_int8;
+}
+
+absl::Status CheckAmx(std::string_view template_name, const Workload& workload,
+                      const Target& target) {
+  if (HasAmxFor(workload, target)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat(
+      "template ", template_name, " needs AMX (amx-tile and ",
+      workload.dtype() == Dtype::kBf16 ? "amx-bf16" : "amx-int8", "), which '", target.ToString(),
+      "' does not have; CPUs with AMX: sapphirerapids, emeraldrapids, graniterapids"));
 }
 
 }  // namespace tune

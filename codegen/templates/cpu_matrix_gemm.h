@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "codegen/ir/ir.h"
 #include "common/target.h"
 #include "common/workload.h"
@@ -33,8 +35,16 @@ inline constexpr DtypeSet kCpuDotDtypes = kCpuMatrixDtypes | DtypeSet{Dtype::kF1
 /// the target has it (its conversions may use AVX512-FP16's instructions).
 std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Target& target);
 
-/// The ones gemm.cpu.amx's kernels use: "amx-tile" with "amx-bf16" (bf16) or "amx-int8".
+/// The ones gemm.cpu.amx's and conv2d.cpu.amx's kernels use: "amx-tile" with "amx-bf16" (bf16)
+/// or "amx-int8".
 std::vector<std::string> AmxWorkerFeatures(const Workload& workload, const Target& target);
+/// Whether `target` has the AMX tiles of the workload's dtype (KernelTemplate::applies of the
+/// AMX templates).
+bool HasAmxFor(const Workload& workload, const Target& target);
+/// OK where HasAmxFor; else InvalidArgument naming `template_name`, what it needs, the target
+/// and the CPUs that have it.
+absl::Status CheckAmx(std::string_view template_name, const Workload& workload,
+                      const Target& target);
 
 struct CpuMatrixTypes {
   Dtype dtype = Dtype::kBf16;

@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "codegen/templates/cpu_matrix_gemm.h"
-#include "codegen/templates/cpu_vector_info.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -56,11 +55,6 @@ constexpr int64_t kTileBytes = 64;  // bytes of one tile row
 // Reduction elements of one tile step: 64 bytes of A's row.
 int64_t StepOf(const Workload& w) { return w.dtype() == Dtype::kBf16 ? 32 : 64; }
 int64_t PaddedK(const Workload& w) { return CeilDiv(w.gemm().k, StepOf(w)) * StepOf(w); }
-
-bool HasAmxFor(const Workload& workload, const Target& target) {
-  const CpuVectorInfo cpu = CpuVectorInfoFor(target);
-  return workload.dtype() == Dtype::kBf16 ? cpu.amx_bf16 : cpu.amx_int8;
-}
 
 ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
@@ -459,21 +453,10 @@ class AmxGemmBuilder {
   Var ib_{"ib"}, jb_{"jb"}, pb_{"pb"}, jr_{"jr"};
 };
 
-absl::Status CheckAmx(const Workload& workload, const Target& target) {
-  if (HasAmxFor(workload, target)) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(StrCat(
-      "template gemm.cpu.amx needs AMX (amx-tile and ",
-      workload.dtype() == Dtype::kBf16 ? "amx-bf16" : "amx-int8", "), which '", target.ToString(),
-      "' does not have; CPUs with AMX: sapphirerapids, emeraldrapids, "
-      "graniterapids"));
-}
-
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuAmx, workload, target, config));
-  RETURN_IF_ERROR(CheckAmx(workload, target));
+  RETURN_IF_ERROR(CheckAmx("gemm.cpu.amx", workload, target));
   return AmxGemmBuilder(workload, PlanOf(workload, target, config)).Build(func_name);
 }
 
