@@ -6,7 +6,6 @@
 
 #include "codegen/templates/catalog.h"
 #include "codegen/templates/conv2d_cpu_amx_nest.h"
-#include "common/host_cpu.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/templates/kernel_check.h"
@@ -22,14 +21,6 @@ using testing::KernelCase;
 
 Target ParseTarget(const std::string& text) { return *Target::Parse(text); }
 Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
-
-// Kernels run only where the CPU has AMX and Linux grants its tiles (the Emerald Rapids host of
-// the device sessions); elsewhere the tests that run them skip, and the ones below that build
-// and inspect them run.
-bool HostRunsAmx() {
-  return GetHostCpu().HasFeature("amx-tile") && GetHostCpu().HasFeature("amx-bf16") &&
-         GetHostCpu().HasFeature("amx-int8");
-}
 
 TEST(Conv2dCpuAmx, AppliesOnlyToCpusWithAmxAndComesBeforeTheDotProducts) {
   const Workload w =
@@ -115,7 +106,7 @@ TEST(Conv2dCpuAmx, PlansPhasedCopiesAndReadsOnlyWholePointwiseNhwcLayersInPlace)
 // Odd sizes: channels not whole tile steps (3, 5, 40), output channels not whole panels, rows not
 // whole register blocks; stride, dilation and padding; every layout, dtype and output.
 TEST(Conv2dCpuAmx, RandomConfigsComputeTheReferenceInEveryLayoutDtypeAndOutput) {
-  if (!HostRunsAmx()) {
+  if (!testing::HostRunsAmx()) {
     GTEST_SKIP() << "the host has no AMX; the kernels are built and inspected above";
   }
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
@@ -135,7 +126,7 @@ TEST(Conv2dCpuAmx, RandomConfigsComputeTheReferenceInEveryLayoutDtypeAndOutput) 
 // Pointwise NHWC layers read in place, the last register block moved back over pixels already
 // written; strided pointwise layers through the phased copy.
 TEST(Conv2dCpuAmx, PointwiseLayersComputeTheReferenceInPlaceAndStrided) {
-  if (!HostRunsAmx()) {
+  if (!testing::HostRunsAmx()) {
     GTEST_SKIP() << "the host has no AMX";
   }
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
@@ -150,7 +141,7 @@ TEST(Conv2dCpuAmx, PointwiseLayersComputeTheReferenceInPlaceAndStrided) {
 }
 
 TEST(Conv2dCpuAmx, EveryValueOfEveryKnobComputesTheReference) {
-  if (!HostRunsAmx()) {
+  if (!testing::HostRunsAmx()) {
     GTEST_SKIP() << "the host has no AMX";
   }
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
@@ -171,7 +162,7 @@ TEST(Conv2dCpuAmx, EveryValueOfEveryKnobComputesTheReference) {
 }
 
 TEST(Conv2dCpuAmx, RequantisedPreparedAndThreadedKernelsComputeTheReference) {
-  if (!HostRunsAmx()) {
+  if (!testing::HostRunsAmx()) {
     GTEST_SKIP() << "the host has no AMX";
   }
   const Target one = ParseTarget("llvm -mcpu=native -threads=1");

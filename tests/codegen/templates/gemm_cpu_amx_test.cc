@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "codegen/templates/catalog.h"
-#include "common/host_cpu.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/templates/kernel_check.h"
@@ -20,13 +19,6 @@ using testing::KernelCase;
 
 Target ParseTarget(const std::string& text) { return *Target::Parse(text); }
 Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
-
-// Kernels run only where the CPU has AMX and Linux grants its tiles (the Emerald Rapids host of
-// the device sessions); elsewhere the tests that run them skip.
-bool HostRunsAmx() {
-  return GetHostCpu().HasFeature("amx-tile") && GetHostCpu().HasFeature("amx-bf16") &&
-         GetHostCpu().HasFeature("amx-int8");
-}
 
 TEST(GemmCpuAmx, AppliesOnlyToCpusWithAmxAndComesBeforeTheDotProducts) {
   const Workload w = ParseWorkload("gemm:M=64,N=64,K=64,dtype=bf16");
@@ -80,7 +72,7 @@ TEST(GemmCpuAmx, EmitsTheTileProductOfEachDtypeAndAsksLinuxForTheTiles) {
 }
 
 TEST(GemmCpuAmx, RandomConfigsComputeTheReferenceInEveryDtypeLayoutAndOutput) {
-  if (!HostRunsAmx()) {
+  if (!testing::HostRunsAmx()) {
     GTEST_SKIP() << "the host has no AMX; the kernels are built and inspected above";
   }
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
@@ -97,7 +89,7 @@ TEST(GemmCpuAmx, RandomConfigsComputeTheReferenceInEveryDtypeLayoutAndOutput) {
 }
 
 TEST(GemmCpuAmx, EveryValueOfEveryKnobComputesTheReference) {
-  if (!HostRunsAmx()) {
+  if (!testing::HostRunsAmx()) {
     GTEST_SKIP() << "the host has no AMX";
   }
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
@@ -116,7 +108,7 @@ TEST(GemmCpuAmx, EveryValueOfEveryKnobComputesTheReference) {
 }
 
 TEST(GemmCpuAmx, PreparedWeightsAndSeveralThreadsComputeTheReference) {
-  if (!HostRunsAmx()) {
+  if (!testing::HostRunsAmx()) {
     GTEST_SKIP() << "the host has no AMX";
   }
   const Target one = ParseTarget("llvm -mcpu=native -threads=1");

@@ -119,6 +119,11 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
   return failures;
 }
 
+bool HostRunsAmx() {
+  return GetHostCpu().HasFeature("amx-tile") && GetHostCpu().HasFeature("amx-bf16") &&
+         GetHostCpu().HasFeature("amx-int8");
+}
+
 std::vector<KernelCase> RandomCases(const KernelTemplate& tpl, const Target& target,
                                     const std::vector<std::string>& shapes, int per_shape,
                                     uint64_t seed) {

@@ -35,6 +35,11 @@ std::vector<std::string> CheckKernels(const Target& target, const KernelTemplate
 /// `per_shape` random valid configs of `tpl` for each workload text in `shapes`, the workload
 /// taking the four epilogues (none, bias, relu, bias_relu) in turn (a requantising one keeps its
 /// own); seeded by `seed`.
+/// Whether this host runs AMX kernels: the CPU has AMX (tiles, bf16 and int8) and Linux grants
+/// its tile state (the Emerald Rapids host of the device sessions); the tests that run AMX kernels
+/// skip elsewhere.
+bool HostRunsAmx();
+
 std::vector<KernelCase> RandomCases(const KernelTemplate& tpl, const Target& target,
                                     const std::vector<std::string>& shapes, int per_shape,
                                     uint64_t seed);
