@@ -78,6 +78,9 @@ struct Conv2dShape {
   /// Channels innermost (layout=NHWC); never together with a block.
   bool nhwc = false;
   bool blocked() const { return block > 1; }
+  /// 1x1, stride 1, unpadded: each output pixel reads its own input pixel (an im2col that is the
+  /// input itself).
+  bool pointwise() const { return r == 1 && s == 1 && stride == 1 && pad == 0; }
   int64_t p() const { return (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1; }
   int64_t q() const { return (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1; }
 };

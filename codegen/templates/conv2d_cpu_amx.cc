@@ -13,7 +13,7 @@
 namespace tune {
 namespace {
 
-constexpr int64_t kRows = kAmxConvTileRows;
+constexpr int64_t kRows = kAmxTileRows;
 
 ConfigSpace Space(const Workload& workload, const Target&) {
   const Conv2dShape& s = workload.conv2d();

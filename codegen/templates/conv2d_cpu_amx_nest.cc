@@ -50,11 +50,7 @@ using ir::Store;
 using ir::Type;
 using ir::Var;
 
-constexpr int64_t kRows = kAmxConvTileRows;
-
-int64_t StepOf(const Workload& w) { return w.dtype() == Dtype::kBf16 ? 32 : 64; }
-
-bool Pointwise(const Conv2dShape& s) { return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0; }
+constexpr int64_t kRows = kAmxTileRows;
 
 class ConvAmxBuilder {
  public:
@@ -191,8 +187,7 @@ class ConvAmxBuilder {
 
   Stmt Configure() const {
     return AmxTileOp::Configure(std::vector<ir::AmxTileShape>(
-        static_cast<size_t>(Tiles()),
-        {static_cast<int>(kRows), static_cast<int>(kAmxConvTileBytes)}));
+        static_cast<size_t>(Tiles()), {static_cast<int>(kRows), static_cast<int>(kAmxTileBytes)}));
   }
 
   // Every (row block, group of panels) pair, in the order the config says.
@@ -300,7 +295,7 @@ class ConvAmxBuilder {
 
 bool ConvAmxReadsInPlace(const Workload& workload, int64_t tm) {
   const Conv2dShape& s = workload.conv2d();
-  return s.nhwc && Pointwise(s) && s.c % StepOf(workload) == 0 && s.n * s.h * s.w >= kRows * tm;
+  return s.nhwc && s.pointwise() && s.c % AmxStep(workload) == 0 && s.n * s.h * s.w >= kRows * tm;
 }
 
 int64_t ConvAmxRows(const Workload& workload) {
@@ -314,7 +309,7 @@ ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_
   p.s = workload.conv2d();
   const Conv2dShape& s = p.s;
   p.types = CpuMatrixTypesOf(workload);
-  p.step = StepOf(workload);
+  p.step = AmxStep(workload);
   p.cp = CeilDiv(s.c, p.step) * p.step;
   p.in_place = ConvAmxReadsInPlace(workload, tm);
   p.phase_stride = p.in_place ? 1 : s.stride;

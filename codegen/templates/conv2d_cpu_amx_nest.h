@@ -12,10 +12,6 @@
 
 namespace tune {
 
-/// Rows of an AMX tile (and output channels of one VNNI panel), and the bytes of one tile row.
-inline constexpr int64_t kAmxConvTileRows = 16;
-inline constexpr int64_t kAmxConvTileBytes = 64;
-
 struct ConvAmxPlan {
   Conv2dShape s;
   CpuMatrixTypes types;

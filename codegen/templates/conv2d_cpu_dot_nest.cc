@@ -53,8 +53,6 @@ constexpr int64_t kLanes = kConvDotLanes;
 
 Expr I32(int32_t v) { return ir::Cast::Make(Type::Int32(), Expr(int64_t{v})); }
 
-bool Pointwise(const Conv2dShape& s) { return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0; }
-
 class ConvDotBuilder {
  public:
   ConvDotBuilder(const Workload& workload, const ConvDotPlan& p)
@@ -365,7 +363,7 @@ class ConvDotBuilder {
 }  // namespace
 
 ConvDotExtents ConvDotExtentsOf(const Conv2dShape& s) {
-  if (Pointwise(s)) {
+  if (s.pointwise()) {
     return {1, s.h * s.w, 1, s.p() * s.q()};
   }
   return {s.h, s.w, s.p(), s.q()};

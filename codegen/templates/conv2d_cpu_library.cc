@@ -18,10 +18,6 @@ using ir::LoopKind;
 using ir::Stmt;
 using ir::Var;
 
-bool IsPointwise(const Conv2dShape& s) {
-  return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0 && s.dilation == 1;
-}
-
 bool WinogradApplies(const Conv2dShape& s) {
   return s.r == 3 && s.s == 3 && s.stride == 1 && s.dilation == 1;
 }
@@ -32,7 +28,7 @@ ConfigSpace Im2colSpace(const Workload& workload, const Target&) {
   const Conv2dShape& s = workload.conv2d();
   const int64_t pq = s.p() * s.q();
   ConfigSpace space;
-  space.AddKnob("im2col", IsPointwise(s) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+  space.AddKnob("im2col", s.pointwise() ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
                 "0: explicit column buffer; 1: implicit, sgemm reads the input (1x1/s1/p0)");
   space.AddKnob("pq_block", ClipToExtent({64, 256, 1024, 4096}, pq),
                 "output positions per column block (the column buffer is C*R*S x pq_block)");
@@ -48,10 +44,10 @@ Config Im2colDefault(const Workload& workload, const Target& target) {
   const Conv2dShape& s = workload.conv2d();
   ConfigSpace space = Im2colSpace(workload, target);
   Config config = LibraryDefaultConfig(space);
-  config["im2col"] = IsPointwise(s) ? 1 : 0;
+  config["im2col"] = s.pointwise() ? 1 : 0;
   // A column block of at most ~1 MiB stays in the L2 cache between im2col and sgemm.
   const int64_t crs = s.c * s.r * s.s;
-  config["pq_block"] = IsPointwise(s)
+  config["pq_block"] = s.pointwise()
                            ? space.FindKnob("pq_block")->values.back()
                            : LargestAtMost(space.FindKnob("pq_block")->values,
                                            std::max<int64_t>(64, (int64_t{1} << 18) / crs));

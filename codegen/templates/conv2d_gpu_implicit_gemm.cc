@@ -48,13 +48,8 @@ GemmView ViewOf(const Conv2dShape& s) {
   return {s.n * s.p() * s.q(), s.k, s.c * s.r * s.s, s.p() * s.q()};
 }
 
-// 1x1, stride 1, no padding: a pixel's im2col row is the input itself, contiguous along pixels.
-bool IsPointwise(const Conv2dShape& s) {
-  return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0;
-}
-
 int64_t LanesA(const Conv2dShape& s, const Knobs& k) {
-  return IsPointwise(s) ? LanesDividing(k.vec, {ViewOf(s).pq, k.bm}) : 1;
+  return s.pointwise() ? LanesDividing(k.vec, {ViewOf(s).pq, k.bm}) : 1;
 }
 int64_t LanesB(const Conv2dShape& s, const Knobs& k) {
   return LanesDividing(k.vec, {ViewOf(s).k, k.bk});
@@ -77,7 +72,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   space.AddKnob("stages", {1, 2}, "shared-memory buffers (2: load step k+1 while computing k)");
   std::vector<int64_t> vecs = {1};
   for (int64_t v : {2, 4}) {
-    if (g.k % v == 0 || (IsPointwise(s) && g.pq % v == 0)) {
+    if (g.k % v == 0 || (s.pointwise() && g.pq % v == 0)) {
       vecs.push_back(v);
     }
   }
@@ -193,7 +188,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
     Expr image = mc / g.pq, pq = mc % g.pq;
     std::vector<std::pair<Var, Expr>> lets;
     lets.emplace_back(Var("img"), image * chw);
-    if (IsPointwise(s)) {
+    if (s.pointwise()) {
       lets.emplace_back(Var("pix"), pq);
     } else {
       lets.emplace_back(Var("iy"), (pq / q) * s.stride - s.pad);
@@ -204,7 +199,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   p.a.load = [=](const std::vector<Var>& v, const Expr&, const Expr& tap) -> Expr {
     const int lanes = static_cast<int>(lanes_a);
     Expr zero = ir::BroadcastTo(Expr(0.0f), lanes);
-    if (IsPointwise(s)) {
+    if (s.pointwise()) {
       Expr c = full_k ? tap : ir::Min::Make(tap, s.c - 1);
       Expr load = ir::Load::Make(input, v[0] + c * hw + v[1], lanes);
       return full_k ? load : ir::Select::Make(tap < s.c, load, zero);

@@ -40,7 +40,6 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
     const Expr nn = guarded ? ir::Min::Make(n, shape.n - 1) : n;
     const Expr kk = guarded ? ir::Min::Make(k, shape.k - 1) : k;
     const Expr source_index = layout == GemmLayout::kNT ? nn * shape.k + kk : kk * shape.n + nn;
-    const Expr source = b(source_index);
     if (!guarded && !panels.shift_to_u8) {
       // A plain copy of the elements' bits, one vector store of the group row: NN interleaves
       // the G rows of K (w columns each), NT concatenates each column's G elements.

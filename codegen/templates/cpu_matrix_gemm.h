@@ -38,6 +38,13 @@ std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Targe
 /// The ones gemm.cpu.amx's and conv2d.cpu.amx's kernels use: "amx-tile" with "amx-bf16" (bf16)
 /// or "amx-int8".
 std::vector<std::string> AmxWorkerFeatures(const Workload& workload, const Target& target);
+/// The AMX tiles the templates configure: 16 rows of 64 bytes, each a tile step of AmxStep
+/// reduction elements (32 bf16, 64 of the 8-bit dtypes).
+inline constexpr int64_t kAmxTileRows = 16;
+inline constexpr int64_t kAmxTileBytes = 64;
+inline int64_t AmxStep(const Workload& workload) {
+  return workload.dtype() == Dtype::kBf16 ? 32 : 64;
+}
 /// Whether `target` has the AMX tiles of the workload's dtype (KernelTemplate::applies of the
 /// AMX templates).
 bool HasAmxFor(const Workload& workload, const Target& target);

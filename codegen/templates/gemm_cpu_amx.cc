@@ -49,16 +49,15 @@ using ir::Stmt;
 using ir::Store;
 using ir::Var;
 
-constexpr int64_t kTileRows = 16;
-constexpr int64_t kTileBytes = 64;  // bytes of one tile row
+constexpr int64_t kTileRows = kAmxTileRows;
+constexpr int64_t kTileBytes = kAmxTileBytes;
 
-// Reduction elements of one tile step: 64 bytes of A's row.
-int64_t StepOf(const Workload& w) { return w.dtype() == Dtype::kBf16 ? 32 : 64; }
-int64_t PaddedK(const Workload& w) { return CeilDiv(w.gemm().k, StepOf(w)) * StepOf(w); }
+// K padded to whole tile steps (AmxStep: 64 bytes of A's row).
+int64_t PaddedK(const Workload& w) { return CeilDiv(w.gemm().k, AmxStep(w)) * AmxStep(w); }
 
 ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
-  const int64_t step = StepOf(workload);
+  const int64_t step = AmxStep(workload);
   // With swap the tiles' rows are B's and their columns A's: the knobs cover either.
   // u8i8 does not swap: tdpbusd's row operand is the unsigned one.
   const bool can_swap = s.layout == GemmLayout::kNT && !workload.prepared_weights() &&
@@ -202,7 +201,7 @@ AmxPlan PlanOf(const Workload& workload, const Target& target, const Config& con
   p.swap = KnobValue(config, "swap") != 0;
   p.rows = p.swap ? p.shape.n : p.shape.m;
   p.cols = p.swap ? p.shape.m : p.shape.n;
-  p.step = StepOf(workload);
+  p.step = AmxStep(workload);
   p.prepared = workload.prepared_weights();
   p.parallel = target.threads > 1;
   p.panels.width = kTileRows;

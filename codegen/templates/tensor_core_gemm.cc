@@ -171,8 +171,7 @@ bool ImplicitGemm::DenseA() const {
   if (workload.op() == OpKind::kGemm) {
     return true;
   }
-  const Conv2dShape& s = workload.conv2d();
-  return s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0;
+  return workload.conv2d().pointwise();
 }
 
 bool ImplicitGemm::TmaReadable() const {
