@@ -19,9 +19,11 @@ packages=(
   libsqlite3-dev sqlite3 libssl-dev
   libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libxgboost-dev
+  libonnx-dev  # ONNX models (model_import/: tune-client and tune-compile --onnx)
   libopenblas-dev libdnnl-dev
   libcpp-httplib-dev  # the dashboard's HTTP server
   python3 python3-grpcio python3-protobuf  # the Python client (generated at build time)
+  python3-onnx  # the Python client's ONNX reader (tune_client.onnx_model)
   openssl  # deploy/tls/make-dev-certs.sh
   "$@"
 )
