@@ -7,19 +7,21 @@
 //   tune-compile --db tuning.db --target 'llvm -mcpu=native -threads=1'
 //       [--workload 'gemm:M=512,N=512,K=512']... [--name NAME]... [--config JSON]...
 //       [--template NAME]... [--workloads-file model.txt] [--model resnet50|mobilenetv2|bert]
+//       [--onnx model.onnx [--dim NAME=VALUE]...]
 //       --out libkernels.so --header kernels.h [--print-ir-after-all] [--emit-llvm FILE]
 //       [--log-level L]
 //
 // Kernels: the --workload ones first (--name / --config / --template apply to them by
 // position), then every workload of --workloads-file (common/workload_list.h: one per line, an
-// optional weight, which tune-compile ignores) and of --model (a built-in list), in list order
-// and with default names. A list's workload that an earlier --workload or list gives too is
-// skipped: it is built once, as the first says. At least one of --workload, --workloads-file
-// and --model is required.
+// optional weight, which tune-compile ignores), of --model (a built-in list) and of --onnx (an
+// ONNX model's Conv, Gemm and MatMul nodes, model_import/onnx_model.h; the nodes it cannot run
+// are listed on stderr), in list order and with default names. A list's workload that an
+// earlier --workload or list gives too is skipped: it is built once, as the first says. At least
+// one of --workload, --workloads-file, --model and --onnx is required.
 //
 // Exit codes: 0 success, 1 build or I/O failure, 2 bad command line (malformed workload or
-// target, unsupported target kind, bad names, a bad or missing workloads file, an unknown
-// model).
+// target, unsupported target kind, bad names, a bad or missing workloads file or ONNX model, an
+// unknown model).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -39,6 +41,7 @@
 #include "common/version.h"
 #include "common/workload_list.h"
 #include "db/tuning_log.h"
+#include "model_import/onnx_model.h"
 
 namespace tune {
 namespace {
@@ -55,6 +58,8 @@ struct Flags {
   std::vector<std::string> templates;
   std::string workloads_file;
   std::string model;
+  std::string onnx;
+  std::vector<std::string> dims;
   std::string out;
   std::string header;
   bool print_ir_after_all = false;
@@ -152,9 +157,24 @@ absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
     }
     AppendListRequests(*list, &requests);
   }
+  if (!flags.onnx.empty()) {
+    OnnxImportOptions options;
+    for (const std::string& d : flags.dims) {
+      RETURN_IF_ERROR(AddOnnxDim(d, options.dims));
+    }
+    absl::StatusOr<OnnxWorkloads> model = ReadOnnxModel(flags.onnx, options);
+    if (!model.ok()) {
+      return absl::InvalidArgumentError(StrCat("--onnx: ", model.status().message()));
+    }
+    for (const OnnxSkippedNode& s : model->skipped) {
+      fmt::print(stderr, "tune-compile: {}: skipped {} ({}): {}\n", flags.onnx, s.node, s.op_type,
+                 s.reason);
+    }
+    AppendListRequests(model->workloads, &requests);
+  }
   if (requests.empty()) {
     return absl::InvalidArgumentError(
-        "no workload: give at least one --workload, --workloads-file or --model");
+        "no workload: give at least one --workload, --workloads-file, --model or --onnx");
   }
   return requests;
 }
@@ -268,6 +288,14 @@ int main(int argc, char** argv) {
   app.add_option("--model", flags.model,
                  tune::StrCat("a built-in model's workloads, like --workloads-file: ",
                               tune::Join(tune::BuiltinModelNames(), ", ")));
+  auto* onnx_opt = app.add_option(
+      "--onnx", flags.onnx,
+      "an ONNX model's Conv, Gemm and MatMul nodes, like --workloads-file (what `tune-client "
+      "onnx MODEL` prints); the nodes tune cannot run are listed on stderr");
+  app.add_option("--dim", flags.dims,
+                 "with --onnx: NAME=VALUE, the size of a symbolic dimension of the model's inputs "
+                 "(repeatable), e.g. batch=1")
+      ->needs(onnx_opt);
   app.add_option("--name", flags.names,
                  "C function name of the --workload at the same position (repeatable; default "
                  "derived from the workload, e.g. tune_gemm_M512_N512_K512)");

@@ -283,9 +283,24 @@ TEST_F(TuneCompileCli, AnUnknownModelIsAUsageErrorNamingTheKnownOnes) {
   EXPECT_FALSE(fs::exists(File("libk.so")));
 }
 
+TEST_F(TuneCompileCli, AFileThatIsNoOnnxModelIsAUsageErrorNamingItAndWritesNothing) {
+  std::string model = WriteText("weights.onnx", "not a protobuf");
+  std::vector<std::string> args = OutArgs();
+  args.insert(args.end(), {"--onnx", model});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(err_, HasSubstr("--onnx: " + model + ": not an ONNX model"));
+  EXPECT_FALSE(fs::exists(File("libk.so")));
+  EXPECT_FALSE(fs::exists(File("k.h")));
+
+  args.insert(args.end(), {"--dim", "batch"});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(err_, HasSubstr("--dim 'batch': expected NAME=VALUE"));
+}
+
 TEST_F(TuneCompileCli, NoWorkloadAtAllIsAUsageErrorNamingTheWaysToGiveOne) {
   EXPECT_EQ(Run(OutArgs()), 2);
   EXPECT_THAT(err_, HasSubstr("--workloads-file"));
+  EXPECT_THAT(err_, HasSubstr("--onnx"));
 }
 
 TEST_F(TuneCompileCli, AMissingRequiredFlagIsAUsageError) {

@@ -12,6 +12,7 @@
 #include "common/strings.h"
 #include "common/workload_list.h"
 #include "db/record_json.h"
+#include "model_import/onnx_model.h"
 #include "tuner/api/client_format.h"
 #include "tuner/api/proto_convert.h"
 #include "tuner/client/client_follow.h"
@@ -72,33 +73,77 @@ int FinalExit(const v1::Job& job) {
 
 namespace {
 
-// A model job's tasks from --workloads-file or --model, read here so that a bad line is
-// reported by its number before anything is submitted.
+absl::StatusOr<OnnxWorkloads> ReadOnnx(const std::string& path,
+                                       const std::vector<std::string>& dims) {
+  OnnxImportOptions options;
+  for (const std::string& d : dims) {
+    RETURN_IF_ERROR(AddOnnxDim(d, options.dims));
+  }
+  return ReadOnnxModel(path, options);
+}
+
+// A model job's tasks from --workloads-file, --model or --onnx, read here so that a bad line is
+// reported by its number (an ONNX model's problem by its node) before anything is submitted.
 absl::Status AddModelTasks(SubmitFlags& f) {
-  if (f.workloads_file.empty() && f.model.empty()) {
+  std::vector<WeightedWorkload> list;
+  std::string name;
+  if (!f.onnx.empty()) {
+    ASSIGN_OR_RETURN(OnnxWorkloads model, ReadOnnx(f.onnx, f.dims));
+    for (const OnnxSkippedNode& s : model.skipped) {
+      fmt::print(stderr, "tune-client: {}: skipped {} ({}): {}\n", f.onnx, s.node, s.op_type,
+                 s.reason);
+    }
+    list = std::move(model.workloads);
+    name = f.onnx;
+  } else if (!f.workloads_file.empty()) {
+    ASSIGN_OR_RETURN(list, ReadWorkloadList(f.workloads_file));
+    name = f.workloads_file;
+  } else if (!f.model.empty()) {
+    ASSIGN_OR_RETURN(list, BuiltinModel(f.model));
+    name = f.model;
+  } else {
     return absl::OkStatus();
   }
-  absl::StatusOr<std::vector<WeightedWorkload>> list =
-      f.model.empty() ? ReadWorkloadList(f.workloads_file) : BuiltinModel(f.model);
-  if (!list.ok()) {
-    return list.status();
-  }
-  for (const WeightedWorkload& w : *list) {
+  for (const WeightedWorkload& w : list) {
     v1::WorkloadTask* task = f.spec.add_tasks();
     task->set_workload(w.workload.ToString());
     task->set_weight(w.weight);
   }
   if (f.spec.name().empty()) {
-    f.spec.set_name(f.model.empty() ? f.workloads_file : f.model);
+    f.spec.set_name(name);
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
+int PrintOnnx(const Globals& g, const std::string& path, const std::vector<std::string>& dims) {
+  absl::StatusOr<OnnxWorkloads> model = ReadOnnx(path, dims);
+  if (!model.ok()) {
+    fmt::print(stderr, "tune-client: {}\n", model.status().message());
+    return kExitUsage;
+  }
+  if (!g.json) {
+    fmt::print("{}", FormatOnnxWorkloads(*model, path));
+    return kExitOk;
+  }
+  nlohmann::json out = {{"graph", model->graph_name}, {"opset", model->opset}};
+  out["workloads"] = nlohmann::json::array();
+  for (const WeightedWorkload& w : model->workloads) {
+    out["workloads"].push_back({{"workload", w.workload.ToString()}, {"weight", w.weight}});
+  }
+  out["skipped"] = nlohmann::json::array();
+  for (const OnnxSkippedNode& s : model->skipped) {
+    out["skipped"].push_back({{"node", s.node}, {"op_type", s.op_type}, {"reason", s.reason}});
+  }
+  PrintJson(out);
+  return kExitOk;
+}
+
 int Submit(TunerClient& client, const Globals& g, SubmitFlags& f) {
-  if (f.spec.workload().empty() && f.workloads_file.empty() && f.model.empty()) {
-    fmt::print(stderr, "tune-client: submit needs --workload, --workloads-file or --model\n");
+  if (f.spec.workload().empty() && f.workloads_file.empty() && f.model.empty() && f.onnx.empty()) {
+    fmt::print(stderr,
+               "tune-client: submit needs --workload, --workloads-file, --model or --onnx\n");
     return kExitUsage;
   }
   if (absl::Status s = AddModelTasks(f); !s.ok()) {

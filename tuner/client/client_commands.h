@@ -39,6 +39,8 @@ struct SubmitFlags {
   v1::JobSpec spec;
   std::string workloads_file;
   std::string model;
+  std::string onnx;               // an ONNX model's file
+  std::vector<std::string> dims;  // its symbolic dimensions' values, NAME=VALUE
   std::vector<std::string> templates;
   int number = 0, repeat = 0, max_repeat = 0, min_repeat_ms = 0, kernel_timeout_ms = 0;
   double target_ci = 0;
@@ -56,6 +58,9 @@ void PrintJson(const nlohmann::json& j);
 int FinalExit(const v1::Job& job);
 
 int Submit(TunerClient& client, const Globals& g, SubmitFlags& f);
+/// `tune-client onnx MODEL`: the model's workloads file (or, with --json, its workloads and
+/// skipped nodes); needs no daemon.
+int PrintOnnx(const Globals& g, const std::string& path, const std::vector<std::string>& dims);
 int Watch(TunerClient& client, const Globals& g, uint64_t job_id);
 int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& request);
 /// Writes the records as JSON lines to `out_path` at once: a failure leaves no partial file.

@@ -1,11 +1,12 @@
 // tune-client: the command line of tune-daemon.
 //
 //   tune-client [--daemon HOST:PORT] [--json] [--rpc-timeout-ms MS] COMMAND ...
-//     submit (--workload W | --workloads-file F | --model NAME) --target T --trials N
-//            [--strategy S] [--priority P] [--seed S] [--template NAME]... [--wait]
-//                                                          prints the job id
+//     submit (--workload W | --workloads-file F | --model NAME | --onnx MODEL [--dim N=V]...)
+//            --target T --trials N [--strategy S] [--priority P] [--seed S] [--template NAME]...
+//            [--wait]                                      prints the job id
 //     status JOB | watch JOB | cancel JOB | jobs | workers [--all]
 //     models [NAME]                                        built-in models and their layers
+//     onnx MODEL [--dim NAME=VALUE]...                     an ONNX model's workloads file
 //     best --workload W (--target T | --device-key K) [--top K]
 //     export --out F.jsonl [--workload W] [--device-key K] [--include-failures]
 //     import F.jsonl
@@ -78,8 +79,18 @@ int Main(int argc, char** argv) {
   auto* model_opt = submit_cmd->add_option(
       "--model", submit.model,
       StrCat("a model job over a built-in model's layers: ", Join(BuiltinModelNames(), ", ")));
-  workload_opt->excludes(file_opt)->excludes(model_opt);
-  file_opt->excludes(model_opt);
+  auto* onnx_opt = submit_cmd->add_option(
+      "--onnx", submit.onnx,
+      "a model job over an ONNX model's Conv, Gemm and MatMul nodes (what `tune-client onnx "
+      "MODEL` prints); nodes tune cannot run are listed on stderr");
+  submit_cmd
+      ->add_option("--dim", submit.dims,
+                   "with --onnx: NAME=VALUE, the size of a symbolic dimension of the model's "
+                   "inputs (repeatable), e.g. batch=1")
+      ->needs(onnx_opt);
+  workload_opt->excludes(file_opt)->excludes(model_opt)->excludes(onnx_opt);
+  file_opt->excludes(model_opt)->excludes(onnx_opt);
+  model_opt->excludes(onnx_opt);
   submit_cmd
       ->add_option("--target", *submit.spec.mutable_target(),
                    "e.g. 'llvm -mcpu=native -threads=1' (native: the daemon's CPU)")
@@ -165,6 +176,17 @@ int Main(int argc, char** argv) {
       app.add_subcommand("models", "list the built-in models, or print one's workloads file");
   models_cmd->add_option("NAME", model_name, Join(BuiltinModelNames(), ", "));
 
+  std::string onnx_path;
+  std::vector<std::string> onnx_dims;
+  CLI::App* onnx_cmd = app.add_subcommand(
+      "onnx",
+      "print the workloads file of an ONNX model's Conv, Gemm and MatMul nodes, and the "
+      "nodes tune cannot run");
+  onnx_cmd->add_option("MODEL", onnx_path, "the .onnx file")->required();
+  onnx_cmd->add_option("--dim", onnx_dims,
+                       "NAME=VALUE: the size of a symbolic dimension of the model's inputs "
+                       "(repeatable), e.g. batch=1");
+
   std::string import_path;
   CLI::App* import_cmd = app.add_subcommand("import", "add records from a JSON-lines file");
   import_cmd->add_option("FILE", import_path, "input file (.jsonl)")->required();
@@ -214,6 +236,10 @@ int Main(int argc, char** argv) {
     }
     fmt::print("{}", text);
     return kExitOk;
+  }
+
+  if (onnx_cmd->parsed()) {
+    return PrintOnnx(g, onnx_path, onnx_dims);
   }
 
   absl::StatusOr<std::string> token = net::ResolveToken(g.token_file);
