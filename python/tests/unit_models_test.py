@@ -125,7 +125,7 @@ class SubmitModelTest(unittest.TestCase):
                       {"workloads_file": "model.txt"}):
             with self.subTest(other):
                 with self.assertRaisesRegex(ValueError, "exactly one of workload, workloads, "
-                                                        "workloads_file and model"):
+                                                        "workloads_file, model and onnx"):
                     self.client.submit(model="resnet50", target=TARGET, trials=24, **other)
         self.client._stub.SubmitJob.assert_not_called()
 

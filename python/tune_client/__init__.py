@@ -16,13 +16,15 @@ raise TuneError, which carries the gRPC status code and the daemon's message.
 from ._wire import common_pb2, tuner_pb2
 from .client import FINAL_STATES, Client, Timing, state_name
 from .errors import TuneError
+from .onnx_model import OnnxWorkloads, SkippedNode, parse_onnx_model, read_onnx_model
 from .records import record_to_dict, record_to_json_line
 from .workloads import (builtin_model, builtin_model_names, builtin_model_text, parse_workloads,
                         rate_unit, read_workloads_file, workload_dtype, workload_out_type)
 
 __all__ = [
-    "Client", "FINAL_STATES", "Timing", "TuneError", "builtin_model", "builtin_model_names",
-    "builtin_model_text", "common_pb2", "parse_workloads", "read_workloads_file",
+    "Client", "FINAL_STATES", "OnnxWorkloads", "SkippedNode", "Timing", "TuneError",
+    "builtin_model", "builtin_model_names", "builtin_model_text", "common_pb2",
+    "parse_onnx_model", "parse_workloads", "read_onnx_model", "read_workloads_file",
     "rate_unit", "record_to_dict", "record_to_json_line", "state_name", "tuner_pb2",
     "workload_dtype", "workload_out_type",
 ]

@@ -2,13 +2,14 @@
 
 import dataclasses
 import os
-from typing import Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 import grpc
 
 from . import _channel
 from ._wire import common_pb2, tuner_pb2, tuner_pb2_grpc
 from .errors import TuneError
+from .onnx_model import read_onnx_model
 from .records import record_to_json_line
 from .workloads import Workloads, builtin_model, normalize_workloads, read_workloads_file
 
@@ -87,7 +88,8 @@ class Client:
     def submit(self, workload: Optional[str] = None, *, target: str, trials: int,
                workloads: Optional[Workloads] = None,
                workloads_file: Optional[Union[str, os.PathLike]] = None,
-               model: Optional[str] = None, strategy: str = "", priority: int = 0,
+               model: Optional[str] = None, onnx: Optional[Union[str, os.PathLike]] = None,
+               dims: Optional[Mapping[str, int]] = None, strategy: str = "", priority: int = 0,
                seed: int = 0, templates: Sequence[str] = (), early_stopping: int = 0,
                name: str = "", no_transfer: bool = False,
                timing: Optional[Timing] = None) -> tuner_pb2.Job:
@@ -99,14 +101,21 @@ class Client:
         FILE:LINE for a bad line, before anything is sent) and `model` (a model job over a
         built-in model's layers, as `tune-client submit --model`: "bert", "mobilenetv2" or
         "resnet50", see builtin_model_names(); ValueError naming them for any other name, before
-        anything is sent). A model job's `trials` is its whole budget, at least one per
-        workload; its name defaults to the file's path or the model's name. `strategy`: grid,
+        anything is sent) and `onnx` (a model job over an ONNX model's Conv, Gemm and MatMul
+        nodes, as `tune-client submit --onnx`, with `dims` giving symbolic sizes values, e.g.
+        {"batch": 1}: tune_client.onnx_model, which needs python3-onnx; the nodes tune cannot run
+        are left out, and read_onnx_model lists them). A model job's `trials` is its whole
+        budget, at least one per workload; its name defaults to the file's path or the model's
+        name. `strategy`: grid,
         random, ga, xgb or auto ("" is the daemon's default, auto).
         """
-        given = [x for x in (workload, workloads, workloads_file, model) if x is not None]
+        given = [x for x in (workload, workloads, workloads_file, model, onnx) if x is not None]
         if len(given) != 1:
             raise ValueError(
-                "submit needs exactly one of workload, workloads, workloads_file and model")
+                "submit needs exactly one of workload, workloads, workloads_file, model and onnx")
+        if dims is not None and onnx is None:
+            raise ValueError("submit's dims go with onnx (sizes of the model's symbolic "
+                             "dimensions)")
         spec = tuner_pb2.JobSpec(
             target=target, trials=trials, strategy=strategy, priority=priority, seed=seed,
             templates=list(templates), early_stopping=early_stopping, name=name,
@@ -116,6 +125,8 @@ class Client:
         else:
             if model is not None:
                 tasks = builtin_model(model)
+            elif onnx is not None:
+                tasks = read_onnx_model(onnx, dims).workloads
             elif workloads_file is not None:
                 tasks = read_workloads_file(workloads_file)
             else:
@@ -124,6 +135,8 @@ class Client:
                               for w, weight in tasks)
             if not name and workloads_file is not None:
                 spec.name = os.fspath(workloads_file)
+            elif not name and onnx is not None:
+                spec.name = os.fspath(onnx)
             elif not name and model is not None:
                 spec.name = model
         return self._unary(self._stub.SubmitJob, tuner_pb2.SubmitJobRequest(spec=spec))
