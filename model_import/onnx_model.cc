@@ -263,9 +263,16 @@ absl::StatusOr<OnnxWorkloads> MapGraph(const onnx::ModelProto& model, std::strin
     }
   }
   if (out.workloads.empty()) {
+    // The first few reasons: a model whose every node is skipped usually has one cause (a
+    // symbolic batch), repeated node after node.
+    constexpr size_t kReasonsShown = 3;
     std::vector<std::string> reasons;
-    for (const OnnxSkippedNode& s : out.skipped) {
+    for (size_t i = 0; i < out.skipped.size() && i < kReasonsShown; ++i) {
+      const OnnxSkippedNode& s = out.skipped[i];
       reasons.push_back(StrCat(s.node, " (", s.op_type, "): ", s.reason));
+    }
+    if (out.skipped.size() > kReasonsShown) {
+      reasons.push_back(StrCat("and ", out.skipped.size() - kReasonsShown, " more"));
     }
     return absl::InvalidArgumentError(
         StrCat(source, ": no Conv, Gemm or MatMul node that tune can run",

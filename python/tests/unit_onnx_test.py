@@ -237,6 +237,15 @@ class SameAsTuneClientTest(unittest.TestCase):
                          parse_onnx_model(resnet50(), "resnet50.onnx").workloads)
         self.assertEqual(cpp["skipped"], [])
 
+    def test_the_same_refusal_of_a_model_whose_every_node_has_a_symbolic_batch(self):
+        run, path = self.tune_client_onnx(resnet50(batch="batch"))
+        self.assertEqual(run.returncode, 2)
+        with self.assertRaises(ValueError) as raised:
+            parse_onnx_model(resnet50(batch="batch"), path)
+        self.assertEqual(run.stderr, f"tune-client: {raised.exception}\n")
+        self.assertIn("conv5 (Conv): symbolic size 'batch' of input X 'conv3.relu'; and 51 more",
+                      run.stderr.replace(" (give it a value: --dim batch=N)", ""))
+
     def test_the_same_dims(self):
         run, _ = self.tune_client_onnx(resnet_block(), "--dim", "batch=2")
         self.assertEqual(run.returncode, 0, run.stderr)

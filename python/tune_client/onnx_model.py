@@ -18,6 +18,7 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 WeightedWorkload = Tuple[str, float]
 
 _MAX_MODEL_WORKLOADS = 256  # common/workload_list.h, kMaxModelWorkloads
+_REASONS_SHOWN = 3  # skipped nodes named when none can run (model_import/onnx_model.cc)
 _UNMAPPED = {
     "ConvTranspose": "a transposed convolution; tune's conv2d is a forward convolution",
     "ConvInteger": "a quantized convolution with zero points; not mapped",
@@ -313,7 +314,12 @@ def parse_onnx_model(data: bytes, source: str = "model",
         weights[workload] = weights.get(workload, 0.0) + 1.0
     out.workloads = list(weights.items())
     if not out.workloads:
-        reasons = "; ".join(f"{s.node} ({s.op_type}): {s.reason}" for s in out.skipped)
+        # The first few reasons: a model whose every node is skipped usually has one cause (a
+        # symbolic batch), repeated node after node.
+        shown = [f"{s.node} ({s.op_type}): {s.reason}" for s in out.skipped[:_REASONS_SHOWN]]
+        if len(out.skipped) > _REASONS_SHOWN:
+            shown.append(f"and {len(out.skipped) - _REASONS_SHOWN} more")
+        reasons = "; ".join(shown)
         raise ValueError(f"{source}: no Conv, Gemm or MatMul node that tune can run" +
                          (f"; skipped: {reasons}" if reasons else ""))
     if len(out.workloads) > _MAX_MODEL_WORKLOADS:
