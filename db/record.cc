@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/artifact_hash.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/target.h"
@@ -145,6 +146,10 @@ absl::Status CanonicalizeRecord(Record& record) {
   }
   if (record.created_at_ms < 0) {
     return Invalid("created_at_ms", StrCat(record.created_at_ms, " is negative"));
+  }
+  if (!record.artifact_hash.empty() && !IsArtifactHash(record.artifact_hash)) {
+    return Invalid("artifact_hash", StrCat("'", record.artifact_hash,
+                                           "' is not an artifact hash (64 lowercase hex digits)"));
   }
   return absl::OkStatus();
 }

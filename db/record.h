@@ -35,6 +35,9 @@ struct Record {
   // A finalist's re-measurement at the end of a job (tuner/finalists.h), not a search trial: a
   // config the log already holds, timed again to decide the best.
   bool final = false;
+  // The measured code's identity (common/artifact_hash.h: 64 hex digits); empty where nothing
+  // was built (BUILD_ERROR) and in records from before tune kept it. Quarantine is by artifact.
+  std::string artifact_hash;
 };
 
 /// Which records a best query compares, by how they were timed. GPU records timed call by call

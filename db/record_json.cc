@@ -29,6 +29,9 @@ constexpr std::string_view kFinalKey = "final";
 // without it was timed call by call) and the call-by-call reading beside graph-timed rounds.
 constexpr std::string_view kGpuClockKey = "gpu_clock";
 constexpr std::string_view kHostRoundSecsKey = "host_round_secs";
+// Optional: the measured code's artifact hash (lines of records from before tune kept it have
+// none).
+constexpr std::string_view kArtifactHashKey = "artifact_hash";
 
 absl::Status BadKey(std::string_view key, std::string_view what) {
   return absl::InvalidArgumentError(StrCat("key \"", key, "\": ", what));
@@ -105,6 +108,9 @@ std::string RecordToJsonLine(const Record& record) {
   if (!record.measurement.host_round_secs.empty()) {
     j[kHostRoundSecsKey] = record.measurement.host_round_secs;
   }
+  if (!record.artifact_hash.empty()) {
+    j[kArtifactHashKey] = record.artifact_hash;
+  }
   // Replace invalid UTF-8 rather than fail: messages may quote compiler or kernel output.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -120,7 +126,7 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
   for (const auto& [key, value] : j.items()) {
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end() && key != kOptionalKey &&
         key != kLibraryInfoKey && key != kFinalKey && key != kGpuClockKey &&
-        key != kHostRoundSecsKey) {
+        key != kHostRoundSecsKey && key != kArtifactHashKey) {
       return BadKey(key, "is unknown");
     }
   }
@@ -195,6 +201,9 @@ absl::StatusOr<Record> RecordFromJsonLine(std::string_view line) {
   }
   if (j.contains(kHostRoundSecsKey)) {
     ASSIGN_OR_RETURN(r.measurement.host_round_secs, GetNumbers(j, kHostRoundSecsKey.data()));
+  }
+  if (j.contains(kArtifactHashKey)) {
+    ASSIGN_OR_RETURN(r.artifact_hash, GetString(j, kArtifactHashKey.data()));
   }
   if (r.uid.empty()) {
     return BadKey("uid", "is empty");

@@ -179,6 +179,30 @@ UPDATE records SET gpu_clock = 'events' WHERE error_kind = 'NONE' AND device_id 
   (SELECT id FROM devices WHERE device_key LIKE 'cuda/%' OR device_key LIKE 'rocm/%');
 )sql";
 
+// Version 10: records name the code they measured (its artifact hash), and code that crashed or
+// computed wrong on two workers of a device key and fingerprint is quarantined there
+// (db/quarantine.h). An entry is grounded by the crash records of (after_record_id,
+// last_record_id]; a lifted entry keeps its row, and at most one entry per code, device and
+// fingerprint holds at a time.
+constexpr std::string_view kV10Quarantine = R"sql(
+ALTER TABLE records ADD COLUMN artifact_hash TEXT NOT NULL DEFAULT '';
+CREATE INDEX records_by_artifact ON records (artifact_hash, device_id, id)
+  WHERE artifact_hash != '';
+CREATE TABLE quarantine (
+  id INTEGER PRIMARY KEY,
+  artifact_hash TEXT NOT NULL,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  fingerprint TEXT NOT NULL,
+  after_record_id INTEGER NOT NULL,
+  last_record_id INTEGER NOT NULL REFERENCES records(id),
+  created_at_ms INTEGER NOT NULL,
+  lifted_at_ms INTEGER NOT NULL DEFAULT 0,
+  lifted_by TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX quarantine_holding ON quarantine (artifact_hash, device_id, fingerprint)
+  WHERE lifted_at_ms = 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -194,6 +218,8 @@ const std::vector<Migration>& Migrations() {
       {8, "client tokens with roles", kV8Tokens},
       {9, "GPU records say how they were timed (graph or events) and keep the host's reading",
        kV9GpuClock},
+      {10, "records name their artifact; code that crashed on two workers is quarantined",
+       kV10Quarantine},
   };
   return kMigrations;
 }

@@ -299,28 +299,28 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record) {
       "INSERT INTO records (uid, workload_id, target_id, device_id, config_id, error_kind, "
       "error_message, round_secs, number, median_secs, device_fingerprint, tune_version, "
       "llvm_version, job_id, worker, created_at_ms, flush_cache, timing, library_info, final, "
-      "gpu_clock, host_round_secs) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "gpu_clock, host_round_secs, artifact_hash) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       record.uid, workload_id, target_id, device_id, config_id, ErrorKindName(m.error), m.message,
       nlohmann::json(m.round_secs).dump(), m.number, median, m.device_fingerprint,
       record.tune_version, record.llvm_version, record.job_id, record.worker, record.created_at_ms,
       ColdCache(record) ? 1 : 0, record.timing ? TimingToJson(*record.timing) : std::string(),
       m.library_info, record.final ? 1 : 0, GpuClockName(m.gpu_clock),
-      nlohmann::json(m.host_round_secs).dump());
+      nlohmann::json(m.host_round_secs).dump(), record.artifact_hash);
   if (id.status().code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(
         StrCat("record uid '", record.uid, "' is already in ", db.path()));
   }
   RETURN_IF_ERROR(id.status());
   record.id = *id;
-  return absl::OkStatus();
+  return NoteQuarantine(db, record, device_id);
 }
 
 const std::string_view kRecordColumns =
     "r.id, r.uid, w.text, t.text, d.device_key, c.template, c.template_version, c.text, "
     "r.error_kind, r.error_message, r.round_secs, r.number, r.device_fingerprint, "
     "r.tune_version, r.llvm_version, r.job_id, r.worker, r.created_at_ms, r.timing, "
-    "r.library_info, r.final, r.gpu_clock, r.host_round_secs";
+    "r.library_info, r.final, r.gpu_clock, r.host_round_secs, r.artifact_hash";
 
 // CROSS JOIN keeps records as the outer loop, so the records indexes drive every query.
 const std::string_view kRecordFrom =
@@ -370,6 +370,7 @@ absl::StatusOr<Record> ReadRecord(const sqlite::Statement& row) {
   }
   r.measurement.gpu_clock = *gpu_clock;
   ASSIGN_OR_RETURN(r.measurement.host_round_secs, DecodeRoundSecs(r.id, row.ColumnText(22)));
+  r.artifact_hash = row.ColumnText(23);
   return r;
 }
 

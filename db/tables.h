@@ -30,14 +30,20 @@ absl::StatusOr<int64_t> InternWorkload(sqlite::Connection& db, const std::string
 absl::StatusOr<bool> HasRecordUid(sqlite::Connection& db, const std::string& uid);
 
 /// Inserts a canonical record (see CanonicalizeRecord), interning its keys and filling uid
-/// (when empty), created_at_ms (when 0) and id. A duplicate uid is AlreadyExists; a job_id
-/// naming no job is InvalidArgument.
+/// (when empty), created_at_ms (when 0) and id, and applies the quarantine rule to it
+/// (NoteQuarantine), so that every way a record lands (a trial, an import) quarantines alike. A
+/// duplicate uid is AlreadyExists; a job_id naming no job is InvalidArgument.
 absl::Status InsertRecord(sqlite::Connection& db, Record& record);
+
+/// Applies the quarantine rule (db/quarantine.h) to a record just inserted on device `device_id`:
+/// makes an entry when it is the second worker's crash or wrong answer with that code, device
+/// and fingerprint since the last lift.
+absl::Status NoteQuarantine(sqlite::Connection& db, const Record& record, int64_t device_id);
 
 /// Columns and joins of a record query: "SELECT <kRecordColumns> FROM <kRecordFrom> WHERE ...",
 /// read back with ReadRecord. The records table is aliased r and drives the joins.
 extern const std::string_view kRecordColumns;
-inline constexpr int kRecordColumnCount = 23;
+inline constexpr int kRecordColumnCount = 24;
 extern const std::string_view kRecordFrom;
 /// The record on the current row of a statement selecting kRecordColumns first. A stored
 /// value that does not decode is DataLoss naming the record id.

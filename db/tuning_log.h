@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/job.h"
+#include "db/quarantine.h"
 #include "db/record.h"
 #include "db/token_info.h"
 
@@ -173,6 +174,12 @@ class TuningLog {
   absl::Status RevokeToken(std::string_view id);
   /// Every token, revoked ones included, in creation order.
   absl::StatusOr<std::vector<TokenInfo>> ListTokens();
+
+  // --- Quarantine (quarantine.h, quarantine.cc) ----------------------------------------------
+  /// The entries matching `filter` (those that hold, unless include_lifted), in id order.
+  absl::StatusOr<std::vector<QuarantineEntry>> ListQuarantine(const QuarantineFilter& filter = {});
+  /// Lifts the entry `id`, naming who did; returns it. NotFound when no entry of that id holds.
+  absl::StatusOr<QuarantineEntry> LiftQuarantine(int64_t id, std::string_view by);
 
   // --- Export / import (record_json.h gives the line format) ---------------------------------
 

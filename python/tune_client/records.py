@@ -5,7 +5,7 @@ object, times printed so that they parse back to the same doubles (Python's shor
 may differ from tune-client's in the last digit, never in value), and the record's timing with
 tune's defaults in place of the wire's zeros. GPU records add how they were timed
 (``gpu_clock``: ``graph`` replay, or ``events`` call by call) and the call-by-call reading
-(``host_round_secs``).
+(``host_round_secs``); records of built code name it (``artifact_hash``).
 """
 
 import json
@@ -79,6 +79,8 @@ def record_to_dict(record: tuner_pb2.Record) -> dict:
         out["gpu_clock"] = _GPU_CLOCK_NAMES[m.gpu_clock]
     if m.host_round_secs:
         out["host_round_secs"] = list(m.host_round_secs)
+    if record.artifact_hash:
+        out["artifact_hash"] = record.artifact_hash
     return out
 
 

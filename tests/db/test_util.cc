@@ -77,6 +77,7 @@ void ExpectSameRecord(const Record& actual, const Record& expected) {
   EXPECT_EQ(actual.job_id, expected.job_id);
   EXPECT_EQ(actual.worker, expected.worker);
   EXPECT_EQ(actual.created_at_ms, expected.created_at_ms);
+  EXPECT_EQ(actual.artifact_hash, expected.artifact_hash);
 }
 
 }  // namespace tune::testing

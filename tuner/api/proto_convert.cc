@@ -92,6 +92,7 @@ v1::Record RecordToProto(const Record& record) {
     *out.mutable_timing() = TimingOptionsToProto(*record.timing);
   }
   out.set_final(record.final);
+  out.set_artifact_hash(record.artifact_hash);
   return out;
 }
 
@@ -114,6 +115,7 @@ absl::StatusOr<Record> RecordFromProto(const v1::Record& proto) {
   record.worker = proto.worker();
   record.created_at_ms = proto.created_at_ms();
   record.final = proto.final();
+  record.artifact_hash = proto.artifact_hash();
   if (proto.has_timing()) {
     absl::StatusOr<TimingOptions> timing = TimingOptionsFromProto(proto.timing());
     if (!timing.ok()) {
@@ -122,6 +124,30 @@ absl::StatusOr<Record> RecordFromProto(const v1::Record& proto) {
     record.timing = *timing;
   }
   return record;  // job ids are local to a log: an imported record has none
+}
+
+v1::QuarantineEntry QuarantineEntryToProto(const QuarantineEntry& entry) {
+  v1::QuarantineEntry proto;
+  proto.set_id(static_cast<uint64_t>(entry.id));
+  proto.set_artifact_hash(entry.artifact_hash);
+  proto.set_device_key(entry.device_key);
+  proto.set_fingerprint(entry.fingerprint);
+  proto.set_workload(entry.workload);
+  proto.set_template_name(entry.template_name);
+  proto.set_template_version(entry.template_version);
+  proto.set_config(entry.config);
+  proto.set_error_kind(ErrorKindToProto(entry.error));
+  proto.set_message(entry.message);
+  for (const std::string& worker : entry.workers) {
+    proto.add_workers(worker);
+  }
+  for (const std::string& uid : entry.record_uids) {
+    proto.add_record_uids(uid);
+  }
+  proto.set_created_at_ms(entry.created_at_ms);
+  proto.set_lifted_at_ms(entry.lifted_at_ms);
+  proto.set_lifted_by(entry.lifted_by);
+  return proto;
 }
 
 v1::TokenInfo TokenToProto(const TokenInfo& token) {

@@ -3,6 +3,7 @@
 
 #include "absl/status/statusor.h"
 #include "db/job.h"
+#include "db/quarantine.h"
 #include "db/record.h"
 #include "db/token_info.h"
 #include "tune/v1/tuner.pb.h"
@@ -29,5 +30,8 @@ absl::StatusOr<Record> RecordFromProto(const v1::Record& proto);
 
 /// A token as listed on the wire: never its secret or hash.
 v1::TokenInfo TokenToProto(const TokenInfo& token);
+
+/// A quarantine entry for the wire.
+v1::QuarantineEntry QuarantineEntryToProto(const QuarantineEntry& entry);
 
 }  // namespace tune::tuner
