@@ -203,6 +203,35 @@ class ClientTest(unittest.TestCase):
         self.assertIn("'annealing' is not known; accepted: ", error.message)
         self.assertIn("INVALID_ARGUMENT", str(error))
 
+    def test_crashes_of_one_code_on_two_workers_are_quarantined_and_lifting_needs_an_admin(self):
+        job = self.client.submit("gemm:M=24,N=24,K=24", target=CPU_TARGET, trials=1,
+                                 strategy="grid", timing=FAST)
+        for _ in self.client.watch(job.job_id, timeout=JOB_DEADLINE_S):
+            pass
+        [measured] = list(self.client.export(workload="gemm:M=24,N=24,K=24"))
+        self.assertEqual(len(measured.artifact_hash), 64)
+        crashes = []
+        for worker in ("py-left", "py-right"):
+            crash = tuner_pb2.Record()
+            crash.CopyFrom(measured)
+            crash.uid = f"{worker}-{measured.uid}"
+            crash.worker = worker
+            crash.measurement.error_kind = common_pb2.ERROR_KIND_RUNTIME_CRASH
+            crash.measurement.message = "SIGSEGV"
+            del crash.measurement.round_secs[:]
+            crashes.append(crash)
+        self.assertEqual(self.client.import_records(crashes).imported, 2)
+        [entry] = [e for e in self.client.quarantine()
+                   if e.artifact_hash == measured.artifact_hash]
+        self.assertEqual(list(entry.workers), ["py-left", "py-right"])
+        self.assertEqual(entry.error_kind, common_pb2.ERROR_KIND_RUNTIME_CRASH)
+        self.assertEqual(entry.workload, "gemm:M=24,N=24,K=24")
+        with self.assertRaises(TuneError) as raised:
+            self.client.lift_quarantine(entry.id)
+        self.assertEqual(raised.exception.code, grpc.StatusCode.UNAUTHENTICATED)
+        self.assertIn("tune-daemon token create", str(raised.exception))
+        self.assertIn(entry.id, [e.id for e in self.client.quarantine(include_lifted=True)])
+
     def test_an_unknown_job_is_not_found(self):
         for call in (self.client.get_job, self.client.cancel,
                      lambda job_id: list(self.client.watch(job_id))):

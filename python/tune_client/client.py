@@ -235,6 +235,22 @@ class Client:
         """Every token, revoked ones included, never their secrets."""
         return list(self._unary(self._stub.ListTokens, tuner_pb2.ListTokensRequest()).tokens)
 
+    def quarantine(self, device_key: str = "",
+                   include_lifted: bool = False) -> List[tuner_pb2.QuarantineEntry]:
+        """Code quarantined for crashing or computing wrong on two workers of a device key and
+        fingerprint (`tune-client quarantine`): the entries that hold, or every entry with
+        `include_lifted`, oldest first."""
+        request = tuner_pb2.ListQuarantineRequest(device_key=device_key,
+                                                  include_lifted=include_lifted)
+        return list(self._unary(self._stub.ListQuarantine, request).entries)
+
+    def lift_quarantine(self, entry_id: int) -> tuner_pb2.QuarantineEntry:
+        """Lifts one entry (an admin token): workers of its device key and fingerprint measure
+        the code again (`tune-client quarantine lift ID`). NOT_FOUND when no entry of that id
+        holds."""
+        return self._unary(self._stub.LiftQuarantine,
+                           tuner_pb2.LiftQuarantineRequest(id=entry_id))
+
     # --- plumbing --------------------------------------------------------------------------
 
     def _unary(self, method, request):

@@ -162,6 +162,35 @@ test('the dashboard lists a job and plots one point per successful trial', {time
   assert.deepEqual(consoleErrors, [], 'the page logged errors');
 });
 
+test('the dashboard lists code that crashed on two workers as quarantined', {timeout: JOB_MS},
+     async (t) => {
+  // A measured record of the first test's job, imported twice as crashes of its code on two
+  // other workers: the log quarantines the code as those records land.
+  const daemonAddress = `127.0.0.1:${grpcPort}`;
+  const exported = path.join(dir, 'records.jsonl');
+  await run(binary('TUNE_CLIENT'), ['--daemon', daemonAddress, 'export', '--out', exported]);
+  const measured = fs.readFileSync(exported, 'utf8').split('\n').filter((l) => l)
+      .map((l) => JSON.parse(l)).find((r) => r.artifact_hash);
+  assert.ok(measured, 'no exported record names its code');
+  const crashes = ['web-left', 'web-right'].map((worker) => JSON.stringify({
+    ...measured, uid: `${worker}-${measured.uid}`, worker, error: 'RUNTIME_CRASH',
+    message: 'SIGSEGV', round_secs: [], number: 0,
+  }));
+  const crashFile = path.join(dir, 'crashes.jsonl');
+  fs.writeFileSync(crashFile, crashes.join('\n') + '\n');
+  await run(binary('TUNE_CLIENT'), ['--daemon', daemonAddress, 'import', crashFile]);
+
+  const page = await browser.newPage();
+  t.after(() => page.close());
+  await page.goto(`http://127.0.0.1:${httpPort}/`, {waitUntil: 'load'});
+  const row = await page.waitForSelector('#quarantine tbody tr', {timeout: STARTUP_MS});
+  const text = await row.evaluate((tr) => tr.textContent);
+  assert.match(text, /web-left, web-right/);
+  assert.match(text, /RUNTIME_CRASH: SIGSEGV/);
+  assert.match(text, new RegExp(measured.workload.replace(/[=,:]/g, '.')));
+  assert.equal(await page.$eval('#quarantine-empty', (p) => p.hidden), true);
+});
+
 test('the daemon and its local worker log JSON objects with --log-format json', () => {
   // Complete lines only (the last piece may be a line still being written). What builder and
   // measurement processes or kernels print themselves is raw text, not log entries.

@@ -228,4 +228,29 @@ absl::StatusOr<std::vector<v1::TokenInfo>> TunerClient::ListTokens() {
   return std::vector<v1::TokenInfo>(response.tokens().begin(), response.tokens().end());
 }
 
+absl::StatusOr<std::vector<v1::QuarantineEntry>> TunerClient::ListQuarantine(
+    const v1::ListQuarantineRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout_);
+  v1::ListQuarantineResponse response;
+  grpc::Status status = stub_->ListQuarantine(&context, request, &response);
+  if (!status.ok()) {
+    return FromGrpcStatus(status);
+  }
+  return std::vector<v1::QuarantineEntry>(response.entries().begin(), response.entries().end());
+}
+
+absl::StatusOr<v1::QuarantineEntry> TunerClient::LiftQuarantine(uint64_t id) {
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout_);
+  v1::LiftQuarantineRequest request;
+  request.set_id(id);
+  v1::QuarantineEntry response;
+  grpc::Status status = stub_->LiftQuarantine(&context, request, &response);
+  if (!status.ok()) {
+    return FromGrpcStatus(status);
+  }
+  return response;
+}
+
 }  // namespace tune::tuner

@@ -56,6 +56,9 @@ class TunerClient {
                                                       const std::string& role);
   absl::StatusOr<v1::TokenInfo> RevokeToken(const std::string& id);
   absl::StatusOr<std::vector<v1::TokenInfo>> ListTokens();
+  absl::StatusOr<std::vector<v1::QuarantineEntry>> ListQuarantine(
+      const v1::ListQuarantineRequest& request);
+  absl::StatusOr<v1::QuarantineEntry> LiftQuarantine(uint64_t id);
 
  private:
   TunerClient(std::string address, std::chrono::milliseconds timeout,

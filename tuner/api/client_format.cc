@@ -432,6 +432,46 @@ std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers) {
   return out;
 }
 
+std::string QuarantineText(const std::vector<v1::QuarantineEntry>& entries) {
+  if (entries.empty()) {
+    return "no quarantined code\n";
+  }
+  std::string out;
+  for (const v1::QuarantineEntry& e : entries) {
+    StrAppend(&out, "entry ", e.id(), ": artifact ", e.artifact_hash(), "\n");
+    StrAppend(&out, "  device:   ", e.device_key(), " (fingerprint: ", e.fingerprint(), ")\n");
+    StrAppend(&out, "  code:     ", e.template_name(), " v", e.template_version(), " ", e.config(),
+              " of ", e.workload(), "\n");
+    StrAppend(&out, "  why:      ", ErrorKindText(e.error_kind()), " on ",
+              Join(std::vector<std::string>(e.workers().begin(), e.workers().end()), ", "), " (",
+              e.record_uids_size(), " records): ", e.message(), "\n");
+    StrAppend(&out, "  since:    ", TimeText(e.created_at_ms()));
+    if (e.lifted_at_ms() != 0) {
+      StrAppend(&out, "  lifted: ", TimeText(e.lifted_at_ms()), " by ", e.lifted_by());
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::json QuarantineJson(const v1::QuarantineEntry& e) {
+  return {{"id", e.id()},
+          {"artifact_hash", e.artifact_hash()},
+          {"device_key", e.device_key()},
+          {"fingerprint", e.fingerprint()},
+          {"workload", e.workload()},
+          {"template", e.template_name()},
+          {"template_version", e.template_version()},
+          {"config", e.config()},
+          {"error", ErrorKindText(e.error_kind())},
+          {"message", e.message()},
+          {"workers", std::vector<std::string>(e.workers().begin(), e.workers().end())},
+          {"record_uids", std::vector<std::string>(e.record_uids().begin(), e.record_uids().end())},
+          {"created_at_ms", e.created_at_ms()},
+          {"lifted_at_ms", e.lifted_at_ms()},
+          {"lifted_by", e.lifted_by()}};
+}
+
 std::string TokensTable(const std::vector<v1::TokenInfo>& tokens) {
   std::string out = fmt::format("{:<16}  {:<24}  {:<6}  {:<20}  {}\n", "ID", "NAME", "ROLE",
                                 "CREATED", "REVOKED");

@@ -30,6 +30,10 @@ std::string JobText(const v1::Job& job);
 std::string JobsTable(const std::vector<v1::Job>& jobs);
 /// One header line and one line per worker.
 std::string WorkersTable(const std::vector<v1::WorkerInfo>& workers);
+/// Quarantine entries, one block each: id, code, device and fingerprint, what it is, the
+/// workers and error that ground it, and when it was lifted.
+std::string QuarantineText(const std::vector<v1::QuarantineEntry>& entries);
+nlohmann::json QuarantineJson(const v1::QuarantineEntry& entry);
 /// One line per record (GFLOPS, seconds, template, config, provenance), plus an indented
 /// "library: ..." line for library candidates.
 std::string BestText(const std::vector<v1::Record>& records);

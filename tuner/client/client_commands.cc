@@ -400,4 +400,37 @@ int Tokens(TunerClient& client, const Globals& g, TokenCommand command, const st
   return kExitUsage;
 }
 
+int Quarantine(TunerClient& client, const Globals& g, const v1::ListQuarantineRequest& request,
+               uint64_t lift_id) {
+  if (lift_id != 0) {
+    absl::StatusOr<v1::QuarantineEntry> lifted = client.LiftQuarantine(lift_id);
+    if (!lifted.ok()) {
+      return Report(lifted.status(), g);
+    }
+    if (g.json) {
+      PrintJson(QuarantineJson(*lifted));
+    } else {
+      fmt::print(
+          "lifted quarantine entry {}: workers of {} with fingerprint '{}' measure "
+          "artifact {} again\n",
+          lifted->id(), lifted->device_key(), lifted->fingerprint(), lifted->artifact_hash());
+    }
+    return kExitOk;
+  }
+  absl::StatusOr<std::vector<v1::QuarantineEntry>> entries = client.ListQuarantine(request);
+  if (!entries.ok()) {
+    return Report(entries.status(), g);
+  }
+  if (g.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const v1::QuarantineEntry& e : *entries) {
+      out.push_back(QuarantineJson(e));
+    }
+    PrintJson(out);
+  } else {
+    fmt::print("{}", QuarantineText(*entries));
+  }
+  return kExitOk;
+}
+
 }  // namespace tune::tuner

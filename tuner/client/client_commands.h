@@ -69,5 +69,8 @@ int Export(TunerClient& client, const Globals& g, const v1::ExportRecordsRequest
 int Import(TunerClient& client, const Globals& g, const std::string& path);
 int Tokens(TunerClient& client, const Globals& g, TokenCommand command, const std::string& name,
            const std::string& role, const std::string& id);
+/// `quarantine`: lists the entries (`request`), or lifts entry `lift_id` when it is not 0.
+int Quarantine(TunerClient& client, const Globals& g, const v1::ListQuarantineRequest& request,
+               uint64_t lift_id);
 
 }  // namespace tune::tuner

@@ -11,6 +11,7 @@
 //     export --out F.jsonl [--workload W] [--device-key K] [--include-failures]
 //     import F.jsonl
 //     token create --name NAME --role read|submit|admin|worker | token revoke ID | token list
+//     quarantine [--device-key K] [--all] | quarantine lift ID (admin)
 //
 // Security flags (each also from the environment): --tls-ca F (TUNE_TLS_CA: turns TLS on; the
 // daemon's certificate must be signed by it), --tls-cert F --tls-key F (TUNE_TLS_CERT,
@@ -202,6 +203,22 @@ int Main(int argc, char** argv) {
   token_revoke->add_option("ID", token_id, "the token's id (16 hex digits)")->required();
   token_cmd->add_subcommand("list", "list the tokens");
 
+  v1::ListQuarantineRequest quarantine_request;
+  uint64_t lift_id = 0;
+  CLI::App* quarantine_cmd = app.add_subcommand(
+      "quarantine",
+      "code quarantined for crashing or computing wrong on two workers of a device key and "
+      "fingerprint: list the entries, or lift one (admin)");
+  quarantine_cmd->add_option("--device-key", *quarantine_request.mutable_device_key(),
+                             "only this device key");
+  bool quarantine_all = false;
+  quarantine_cmd->add_flag("--all", quarantine_all, "lifted entries too");
+  CLI::App* lift_cmd = quarantine_cmd->add_subcommand(
+      "lift", "lift an entry: workers of its device key and fingerprint measure the code again");
+  lift_cmd->add_option("ID", lift_id, "the entry's id (>= 1)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -260,6 +277,10 @@ int Main(int argc, char** argv) {
                   : token_revoke->parsed() ? TokenCommand::kRevoke
                                            : TokenCommand::kList,
                   token_name, token_role, token_id);
+  }
+  if (quarantine_cmd->parsed()) {
+    quarantine_request.set_include_lifted(quarantine_all);
+    return Quarantine(client, g, quarantine_request, lift_cmd->parsed() ? lift_id : 0);
   }
   if (submit_cmd->parsed()) {
     submit.spec.set_trials(trials);

@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "codegen/templates/template.h"
 #include "common/logging.h"
@@ -310,10 +311,21 @@ grpc::Status TunerService::StreamedExportRecords(
         ASSIGN_OR_RETURN(ValidatedExport valid, ValidateExportRecords(request));
         RecordFilter filter = valid.filter;
         filter.limit = kExportPage;
+        // The records that ground quarantine entries go with the successful ones, so that an
+        // import quarantines the same code (the rule runs as records land).
+        std::set<std::string> grounding;
+        if (!valid.include_failures) {
+          ASSIGN_OR_RETURN(std::vector<QuarantineEntry> entries,
+                           scheduler_->ListQuarantine({.device_key = filter.device_key}));
+          for (const QuarantineEntry& entry : entries) {
+            grounding.insert(entry.record_uids.begin(), entry.record_uids.end());
+          }
+        }
         while (true) {
           ASSIGN_OR_RETURN(std::vector<Record> page, log_->ListRecords(filter));
           for (const Record& record : page) {
-            if (!valid.include_failures && !record.measurement.ok()) {
+            if (!valid.include_failures && !record.measurement.ok() &&
+                !grounding.contains(record.uid)) {
               continue;
             }
             if (!out.Write(RecordToProto(record))) {
@@ -426,6 +438,46 @@ grpc::Status TunerService::StreamedRevokeToken(grpc::ServerContext* context,
         Audit()->info("token {} ({}) revoked by {}", request.id(), revoked.name,
                       Who(caller, *context));
         return Answer(out, absl::StatusOr<v1::TokenInfo>(TokenToProto(revoked)));
+      });
+}
+
+grpc::Status TunerService::StreamedListQuarantine(
+    grpc::ServerContext* context,
+    Unary<v1::ListQuarantineRequest, v1::ListQuarantineResponse>* call) {
+  return HandleRequest<v1::ListQuarantineRequest>(
+      "ListQuarantine", context, Role::kRead, call,
+      [&](const Caller&, const v1::ListQuarantineRequest& request, auto& out) -> absl::Status {
+        QuarantineFilter filter{.include_lifted = request.include_lifted()};
+        if (!request.device_key().empty()) {
+          filter.device_key = request.device_key();
+        }
+        ASSIGN_OR_RETURN(std::vector<QuarantineEntry> entries, scheduler_->ListQuarantine(filter));
+        v1::ListQuarantineResponse response;
+        for (const QuarantineEntry& entry : entries) {
+          *response.add_entries() = QuarantineEntryToProto(entry);
+        }
+        return Answer(out, absl::StatusOr<v1::ListQuarantineResponse>(std::move(response)));
+      });
+}
+
+grpc::Status TunerService::StreamedLiftQuarantine(
+    grpc::ServerContext* context, Unary<v1::LiftQuarantineRequest, v1::QuarantineEntry>* call) {
+  return HandleRequest<v1::LiftQuarantineRequest>(
+      "LiftQuarantine", context, Role::kAdmin, call,
+      [&](const Caller& caller, const v1::LiftQuarantineRequest& request,
+          auto& out) -> absl::Status {
+        if (request.id() == 0 || request.id() > uint64_t{INT64_MAX}) {
+          return absl::InvalidArgumentError(
+              StrCat("id: ", request.id(),
+                     " is not a quarantine entry's id (`tune-client quarantine` lists them)"));
+        }
+        const std::string by = caller.name.empty() ? "admin" : caller.name;
+        ASSIGN_OR_RETURN(QuarantineEntry lifted,
+                         scheduler_->LiftQuarantine(static_cast<int64_t>(request.id()), by));
+        Audit()->info("quarantine entry {} (artifact {} on {}, fingerprint '{}') lifted by {}",
+                      lifted.id, lifted.artifact_hash, lifted.device_key, lifted.fingerprint,
+                      Who(caller, *context));
+        return Answer(out, absl::StatusOr<v1::QuarantineEntry>(QuarantineEntryToProto(lifted)));
       });
 }
 

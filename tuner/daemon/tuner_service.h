@@ -96,6 +96,13 @@ class TunerService final : public WithRawImportRecords<v1::Tuner::StreamedServic
   grpc::Status StreamedListTokens(
       grpc::ServerContext* context,
       Unary<v1::ListTokensRequest, v1::ListTokensResponse>* call) override;
+  grpc::Status StreamedListQuarantine(
+      grpc::ServerContext* context,
+      Unary<v1::ListQuarantineRequest, v1::ListQuarantineResponse>* call) override;
+  /// Needs an admin token; writes an audit line.
+  grpc::Status StreamedLiftQuarantine(
+      grpc::ServerContext* context,
+      Unary<v1::LiftQuarantineRequest, v1::QuarantineEntry>* call) override;
 
  private:
   template <typename Fn>

@@ -40,7 +40,15 @@ DaemonMetrics::DaemonMetrics()
           kDbWriteBounds)),
       stored_artifacts_(registry_.AddCounter(
           "tune_stored_artifacts_total",
-          "Trials whose artifact came from the artifact store instead of a build")) {
+          "Trials whose artifact came from the artifact store instead of a build")),
+      quarantine_skips_(registry_.AddCounter(
+          "tune_trials_quarantined_total",
+          "Trials recorded without a measurement because their code is quarantined on every "
+          "worker that could run them")),
+      second_opinions_(registry_.AddCounter(
+          "tune_second_opinions_total",
+          "Crashes and wrong answers of one worker sent to another worker of the same device "
+          "key and fingerprint to confirm")) {
   metrics::Family<metrics::Counter>& trials = registry_.AddCounterFamily(
       "tune_trials_total", "Trials of job budgets recorded in the tuning log, by outcome",
       "outcome");

@@ -36,6 +36,10 @@ class DaemonMetrics {
   void ObserveBuild(double secs) { build_seconds_.Observe(secs); }
   /// A trial's artifact came from the artifact store instead of a build.
   void CountStoredArtifact() { stored_artifacts_.Increment(); }
+  /// A trial was recorded without a measurement: its code is quarantined (db/quarantine.h).
+  void CountQuarantineSkip() { quarantine_skips_.Increment(); }
+  /// A worker's crash or wrong answer was sent to another worker to confirm.
+  void CountSecondOpinion() { second_opinions_.Increment(); }
   /// Seconds from sending a trial to a worker to its result.
   void ObserveMeasurement(double secs) { measurement_seconds_.Observe(secs); }
   /// Seconds one group commit (TuningLog::CommitTrials) took.
@@ -63,6 +67,8 @@ class DaemonMetrics {
   metrics::Histogram& measurement_seconds_;
   metrics::Histogram& db_write_seconds_;
   metrics::Counter& stored_artifacts_;
+  metrics::Counter& quarantine_skips_;
+  metrics::Counter& second_opinions_;
 };
 
 }  // namespace tune::tuner

@@ -31,6 +31,13 @@ absl::Status Scheduler::Start() {
   // Before any job is loaded: a job's search describes configs through it.
   features_ = std::make_unique<BuilderFeatureSource>(BuilderOptionsOf(options_));
   ASSIGN_OR_RETURN(std::vector<Job> active, log_->ActiveJobs());
+  ASSIGN_OR_RETURN(std::vector<QuarantineEntry> quarantined, log_->ListQuarantine());
+  {
+    std::lock_guard lock(mu_);
+    for (const QuarantineEntry& entry : quarantined) {
+      quarantine_.Put(entry);
+    }
+  }
   if (log_->read_only() && !active.empty()) {
     // Running them would record trials that cannot be written.
     logger->warn("{} queued or running job(s) of {} are not resumed: the log is read-only",
@@ -238,6 +245,14 @@ void Scheduler::DispatchLocked() {
              !trial.failed_on.contains(other->reg.name());
     });
   };
+  // Another worker that can run `trial` and whose fingerprint no quarantine entry binds.
+  auto unbound_could_run = [&](const WorkerEntry& worker, const WorkerNeeds& needs,
+                               const Trial& trial) {
+    return std::any_of(workers.begin(), workers.end(), [&](const WorkerEntry* other) {
+      return other != &worker && CanRun(*other, needs) &&
+             QuarantinedForLocked(*other, trial) == nullptr;
+    });
+  };
   // One trial per worker per round, so that the load spreads over the workers.
   bool progress = true;
   while (progress) {
@@ -251,8 +266,15 @@ void Scheduler::DispatchLocked() {
           const SearchJob& search = *candidate->driver->AsSearch();
           trial = trials_.TakeReady(*candidate, [&](const Trial& t) {
             const WorkerNeeds needs = search.Needs(*candidate, &t);
-            return CanRun(worker, needs) &&
-                   (!t.failed_on.contains(worker.reg.name()) || !other_could_run(worker, needs, t));
+            if (!CanRun(worker, needs)) {
+              return false;
+            }
+            if (QuarantinedForLocked(worker, t) != nullptr) {
+              // Taken to be recorded unmeasured, unless a worker of another fingerprint can
+              // measure it.
+              return !unbound_could_run(worker, needs, t);
+            }
+            return !t.failed_on.contains(worker.reg.name()) || !other_could_run(worker, needs, t);
           });
           if (trial != nullptr) {
             job = candidate;
@@ -263,6 +285,11 @@ void Scheduler::DispatchLocked() {
       if (trial == nullptr) {
         ++w;
         continue;
+      }
+      if (const QuarantineEntry* held = QuarantinedForLocked(worker, *trial); held != nullptr) {
+        SkipQuarantinedLocked(*trial, *job, *held);
+        progress = true;
+        continue;  // the worker's slot is still free
       }
       if (!SendTrialLocked(worker, *trial, *job)) {
         trials_.Untake(*trial, *job);

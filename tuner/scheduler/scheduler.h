@@ -51,6 +51,14 @@
 //     attempts the trial is given up: recorded as WORKER_LOST, which no search learns from, no
 //     job's budget counts and later jobs measure again. Its job proposes another config
 //     instead, says which trials it gave up, and fails after max_given_up_in_a_row in a row.
+//   - Code that crashed or computed wrong on two workers of a device key and fingerprint is
+//     quarantined there (db/quarantine.h): no worker of that key and fingerprint gets it again,
+//     from any job; a trial built to it is recorded without a measurement, as the entry's error
+//     kind with a message that names the entry ("skipped: ... quarantined"), unless a worker of
+//     another fingerprint can measure it. A crash or wrong answer from one worker, when another
+//     connected worker of its device key and fingerprint can run the trial, is measured again
+//     there before it becomes the verdict (one worker's crash may be a sick device); both
+//     records are written, the first as no trial of the budget.
 //   - Searches and cost models learn from verdicts only, running or resumed alike.
 //   - Every trial is committed (record, counters and the search's saved state, outstanding
 //     proposals included, in one transaction) before it counts.
@@ -85,6 +93,7 @@
 #include "tuner/scheduler/job_queue.h"
 #include "tuner/scheduler/job_view.h"
 #include "tuner/scheduler/model_job.h"
+#include "tuner/scheduler/quarantine_set.h"
 #include "tuner/scheduler/scheduler_types.h"
 #include "tuner/scheduler/search_job.h"
 #include "tuner/scheduler/serial_executor.h"
@@ -180,6 +189,12 @@ class Scheduler {
 
   /// Connected workers (and, with `include_lost`, those lost since start), sorted by name.
   std::vector<v1::WorkerInfo> ListWorkers(bool include_lost);
+
+  /// The log's quarantine entries matching `filter` (db/quarantine.h).
+  absl::StatusOr<std::vector<QuarantineEntry>> ListQuarantine(const QuarantineFilter& filter);
+  /// Lifts entry `id` in the log and for dispatch, naming who lifted it (a token's name);
+  /// NotFound when no entry of that id holds.
+  absl::StatusOr<QuarantineEntry> LiftQuarantine(int64_t id, std::string_view by);
 
   // --- Snapshots for the dashboard and /metrics (tuner/http_server.h) ----------------------
 
@@ -297,6 +312,21 @@ class Scheduler {
   /// A trial leaves without a verdict on its code: the trials that followed it (waiting for its
   /// measurement) go back to be measured, the first leading the others.
   void RejoinFollowersLocked(Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Quarantine (scheduler_quarantine.cc).
+  /// The entry that keeps `trial`'s code from `worker`, or null.
+  const QuarantineEntry* QuarantinedForLocked(const WorkerEntry& worker, const Trial& trial) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Whether a connected worker other than `first`, of its device key and fingerprint, can run
+  /// `trial` and has not answered it yet: the one to confirm `first`'s crash or wrong answer.
+  bool SecondOpinionLocked(const WorkerEntry& first, const Trial& trial, const JobRuntime& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Records a taken trial (and its followers) whose code `entry` keeps from its workers,
+  /// without measuring it.
+  void SkipQuarantinedLocked(Trial& trial, JobRuntime& job, const QuarantineEntry& entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// After a commit (on the log writer): takes the entries the committed crashes made.
+  void NoteQuarantineOf(const std::vector<absl::StatusOr<Record>>& committed);
   /// Drops a trial (its job ended): off its worker (cancelled there), its queue and its claim.
   void DropTrialLocked(Trial& trial, std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -374,6 +404,7 @@ class Scheduler {
   JobQueue jobs_ ABSL_GUARDED_BY(mu_);
   WorkerRegistry workers_ ABSL_GUARDED_BY(mu_);
   TrialPipeline trials_ ABSL_GUARDED_BY(mu_);
+  QuarantineSet quarantine_ ABSL_GUARDED_BY(mu_);
   EventHub events_;
 
   std::unique_ptr<ArtifactStore> store_;  // before the builders, which use it

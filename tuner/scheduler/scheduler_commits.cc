@@ -38,7 +38,10 @@ void Scheduler::CommitLocked(PendingCommit pending) {
 
 void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
   std::vector<PreparedTrial> prepared;
-  std::vector<TuningLog::TrialCommit> commits;
+  std::vector<TuningLog::TrialCommit> commits;  // one per prepared trial, in order
+  // By index in `commits`: a first worker's answer to record just before it (PendingCommit::
+  // earlier).
+  std::map<size_t, TuningLog::TrialCommit> extra_before;
   {
     std::lock_guard lock(mu_);
     if (open_group_ == group) {
@@ -75,6 +78,7 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
         commit.progress.since_improvement = since_improvement;
       }
       Record& record = commit.record;
+      record.artifact_hash = trial->artifact ? trial->artifact->hash() : "";
       record.final = p.final;
       record.workload = job->row.spec.workload;
       record.target = job->row.spec.target;
@@ -88,6 +92,17 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
       record.llvm_version = kLlvmVersion;
       record.job_id = job->row.id;
       record.worker = pending.worker;
+      if (pending.earlier) {
+        // The first worker's answer that this one confirms or contradicts: recorded beside it
+        // (before it, so that it reads first), as no trial of the budget.
+        TuningLog::TrialCommit earlier;
+        earlier.record = record;
+        earlier.record.measurement = pending.earlier->measurement;
+        earlier.record.worker = pending.earlier->worker;
+        earlier.record.device_key = pending.earlier->device_key;
+        earlier.progress.counts = false;
+        extra_before[commits.size() - 1] = std::move(earlier);
+      }
       p.pending = std::move(pending);
     }
   }
@@ -113,9 +128,25 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
       commits[i].progress.search_state = prepared[i].job->driver->AsSearch()->SaveState();
     }
   }
+  // The extra records go in before their trials; `at` maps each prepared trial to its result.
+  std::vector<size_t> at;
+  std::vector<TuningLog::TrialCommit> all;
+  for (size_t i = 0; i < commits.size(); ++i) {
+    if (auto extra = extra_before.find(i); extra != extra_before.end()) {
+      all.push_back(std::move(extra->second));
+    }
+    at.push_back(all.size());
+    all.push_back(std::move(commits[i]));
+  }
   const Clock::time_point write_started = Clock::now();
-  std::vector<absl::StatusOr<Record>> committed = CommitWhenSpaceAllows(std::move(commits));
+  std::vector<absl::StatusOr<Record>> results = CommitWhenSpaceAllows(std::move(all));
   metrics_.ObserveDbWrite(std::chrono::duration<double>(Clock::now() - write_started).count());
+  NoteQuarantineOf(results);
+  std::vector<absl::StatusOr<Record>> committed;
+  committed.reserve(at.size());
+  for (size_t index : at) {
+    committed.push_back(std::move(results[index]));
+  }
 
   std::lock_guard lock(mu_);
   std::set<JobRuntime*> touched;

@@ -166,6 +166,24 @@ void Scheduler::RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_vie
   if (!trials_.Requeue(trial, job, worker, worker_name, reason, options_.max_dispatch_attempts)) {
     return;
   }
+  if (trial.unconfirmed) {
+    // No second opinion came: the first worker's answer is the verdict.
+    Logger("daemon")->warn(
+        "trial {} of job {}: no other worker confirmed {} on {}; the last "
+        "attempt: {}",
+        trial.id, job.row.id, ErrorKindName(trial.unconfirmed->measurement.error),
+        trial.unconfirmed->worker, reason);
+    PendingCommit verdict = *trial.unconfirmed;
+    trial.unconfirmed.reset();
+    for (uint64_t id : trials_.Unlead(trial)) {
+      trials_.Shared(*trials_.Find(id), *jobs_.Find(trials_.Find(id)->job_id));
+      PendingCommit shared = verdict;
+      shared.trial_id = id;
+      CommitLocked(std::move(shared));
+    }
+    CommitLocked(std::move(verdict));
+    return;
+  }
   Logger("daemon")->warn("trial {} of job {} given up after {} attempts; the last: {}", trial.id,
                          job.row.id, trial.attempts, reason);
   RejoinFollowersLocked(trial);  // no verdict on the code: another trial of it is measured

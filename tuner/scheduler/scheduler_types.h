@@ -59,6 +59,9 @@ struct Trial {
   std::set<std::string> failed_on;  // names of workers that lost it or could not measure it
   std::string last_failure;         // why the latest attempt ended without a result
   bool final = false;               // a finalist's re-measurement, not a search trial
+  // A crash or wrong answer from one worker, waiting for a second worker's measurement of the
+  // same code (Scheduler::SecondOpinionLocked): one worker's crash may be a sick device.
+  std::shared_ptr<const struct PendingCommit> unconfirmed;
 };
 
 /// A live job: loaded from the log, queued or running, or finished and not yet pruned. This is
@@ -151,6 +154,9 @@ struct PendingCommit {
   Measurement measurement;
   std::string worker;      // name; empty for build errors and trials given up
   std::string device_key;  // the device that measured it (the job's, otherwise)
+  // The first worker's crash or wrong answer that this answer confirms or contradicts: recorded
+  // beside it, in the same transaction, as no trial of the budget.
+  std::shared_ptr<const PendingCommit> earlier = {};
 };
 
 /// A trial of a commit group, prepared under the scheduler's lock.

@@ -144,6 +144,11 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
     return;
   }
   Measurement measurement = Sanitize(result.measurement());
+  if (const std::string& registered = worker->reg.capabilities().device_fingerprint();
+      !registered.empty()) {
+    // The fingerprint the worker registered with is what dispatch and quarantine match on.
+    measurement.device_fingerprint = registered;
+  }
   if (!IsVerdict(measurement.error)) {
     // The worker or its device could not measure it (WORKER_ERROR): as a worker_error.
     const std::string why = StrCat(ErrorKindName(measurement.error), ": ", measurement.message);
@@ -156,10 +161,23 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
   metrics_.ObserveMeasurement(
       std::chrono::duration<double>(Clock::now() - trial->dispatched_at).count());
   JobRuntime& job = *jobs_.Find(trial->job_id);
-  trials_.Answered(*trial, job, worker);
   ++worker->trials_done;
   PendingCommit pending{trial->id, std::move(measurement), worker->reg.name(),
                         worker->reg.device_key()};
+  if (Quarantines(pending.measurement.error) && SecondOpinionLocked(*worker, *trial, job)) {
+    // One worker's crash may be a sick device: another worker of its device key and
+    // fingerprint measures the same code before it becomes the verdict.
+    Logger("daemon")->info("trial {} ({} {}): {} on worker {}; another worker confirms it",
+                           trial->id, trial->tpl->name, trial->config_text,
+                           ErrorKindName(pending.measurement.error), worker->reg.name());
+    metrics_.CountSecondOpinion();
+    trial->unconfirmed = std::make_shared<const PendingCommit>(std::move(pending));
+    trials_.SecondOpinion(*trial, job, worker, worker->reg.name());
+    PumpLocked();
+    return;
+  }
+  trials_.Answered(*trial, job, worker);
+  pending.earlier = std::move(trial->unconfirmed);
   trials_.Remember(*trial, pending);  // for trials of the same code built later
   // Trials of the same code, device and timing (of this job or others) take this measurement.
   for (uint64_t id : trials_.Unlead(*trial)) {
@@ -170,6 +188,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
     trials_.Shared(follower, *jobs_.Find(follower.job_id));
     PendingCommit shared = pending;
     shared.trial_id = id;
+    shared.earlier.reset();  // the first worker's answer is recorded once, with its own trial
     CommitLocked(std::move(shared));
   }
   CommitLocked(std::move(pending));

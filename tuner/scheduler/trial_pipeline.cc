@@ -88,7 +88,9 @@ void TrialPipeline::Remember(const Trial& trial, const PendingCommit& answer) {
   if (trial.measure_key.empty() || !answer.measurement.ok()) {
     return;
   }
-  auto [it, inserted] = answers_.insert_or_assign(trial.measure_key, answer);
+  PendingCommit kept = answer;
+  kept.earlier.reset();  // another worker's first answer belongs to this trial's record alone
+  auto [it, inserted] = answers_.insert_or_assign(trial.measure_key, std::move(kept));
   if (inserted) {
     answer_order_.push_back(trial.measure_key);
   }
@@ -162,6 +164,26 @@ void TrialPipeline::Dispatched(Trial& trial, JobRuntime& job, WorkerEntry& worke
   ++trial.attempts;
   worker.in_flight.insert(trial.id);
   ++job.in_flight;
+}
+
+void TrialPipeline::Skipped(Trial& trial, JobRuntime& job) {
+  TUNE_CHECK(trial.stage == TrialStage::kReady) << "trial " << trial.id << " is not ready";
+  trial.stage = TrialStage::kCommitting;
+  ++job.committing;
+}
+
+void TrialPipeline::SecondOpinion(Trial& trial, JobRuntime& job, WorkerEntry* worker,
+                                  std::string_view worker_name) {
+  TUNE_CHECK(trial.stage == TrialStage::kInFlight) << "trial " << trial.id << " not in flight";
+  if (worker != nullptr) {
+    worker->in_flight.erase(trial.id);
+  }
+  trial.worker_id.clear();
+  trial.failed_on.insert(std::string(worker_name));
+  --trial.attempts;
+  --job.in_flight;
+  trial.stage = TrialStage::kReady;
+  job.ready.push_front(trial.id);
 }
 
 void TrialPipeline::Answered(Trial& trial, JobRuntime& job, WorkerEntry* worker) {

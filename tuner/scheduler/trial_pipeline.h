@@ -5,9 +5,13 @@
 // scheduler's lock.
 //
 //   Create ──▶ building ──Built──▶ ready ──Dispatched──▶ in flight ──Answered──▶ committing
-//                 │          │       ▲                       │                       │
-//                 │          │       └──────────────────────────┘   Requeue (lost / worker error;
-//                 │          │                                       ▶ committing when given up)
+//                 │          │      ▲ │                      │                       │
+//                 │          │      │ │                      ├──────────────────────┘
+//                 │          │      │ │                      │  Requeue (lost / worker error;
+//                 │          │      │ │                      │  ▶ committing when given up)
+//                 │          │      └─┼──────────────────────┘  SecondOpinion (a crash or wrong
+//                 │          │        │                         answer another worker re-checks)
+//                 │          │        └──Skipped (its code is quarantined)──────────▶ committing
 //                 │          └──(its code is being measured)──▶ following ──Shared──▶ committing
 //                 ├──Recall (its code was measured before)────────────────────────▶ committing
 //                 └──BuildFailed──────────────────────────────────────────────────▶ committing
@@ -103,6 +107,14 @@ class TrialPipeline {
   void Untake(Trial& trial, JobRuntime& job);
   /// ready (taken) → in flight on `worker`.
   void Dispatched(Trial& trial, JobRuntime& job, WorkerEntry& worker, Clock::time_point now);
+  /// ready (taken) → committing without a worker: its code is quarantined on every worker that
+  /// could measure it (db/quarantine.h).
+  void Skipped(Trial& trial, JobRuntime& job);
+  /// in flight → ready at the front of its job's queue, `worker_name` having answered it with a
+  /// crash or wrong answer that another worker is to confirm (its name joins failed_on, so the
+  /// dispatcher prefers others; the attempt is not counted against max_attempts).
+  void SecondOpinion(Trial& trial, JobRuntime& job, WorkerEntry* worker,
+                     std::string_view worker_name);
   /// in flight → committing (its worker answered).
   void Answered(Trial& trial, JobRuntime& job, WorkerEntry* worker);
   /// in flight → ready at the front of its job's queue, remembering that `worker_name` failed

@@ -210,6 +210,21 @@ HttpReply JsonApi::Workers(const QueryParams& params) const {
   return JsonReply({{"workers", std::move(list)}});
 }
 
+HttpReply JsonApi::Quarantine(const QueryParams& params) const {
+  std::optional<std::string> all = Param(params, "all");
+  QuarantineFilter filter{.device_key = Param(params, "device_key"),
+                          .include_lifted = all && *all != "0" && *all != "false"};
+  absl::StatusOr<std::vector<QuarantineEntry>> entries = scheduler_->ListQuarantine(filter);
+  if (!entries.ok()) {
+    return ErrorReply(entries.status());
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const QuarantineEntry& entry : *entries) {
+    list.push_back(QuarantineJson(QuarantineEntryToProto(entry)));
+  }
+  return JsonReply({{"entries", std::move(list)}});
+}
+
 HttpReply JsonApi::Metrics() const {
   DaemonMetrics& metrics = scheduler_->metrics();
   metrics.SetQueue(scheduler_->Depth());

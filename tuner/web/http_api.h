@@ -60,6 +60,9 @@ class JsonApi {
   HttpReply JobRecords(std::string_view id, const QueryParams& params) const;
   /// GET /api/workers[?all=1]: {"workers":[...]}, connected ones (all: lost ones too).
   HttpReply Workers(const QueryParams& params) const;
+  /// GET /api/quarantine[?all=1][&device_key=K]: {"entries":[...]}, the quarantined code (all:
+  /// lifted entries too), each as tune-client quarantine --json shows it.
+  HttpReply Quarantine(const QueryParams& params) const;
   /// GET /metrics: the Prometheus text page, the queue and worker gauges set just before.
   HttpReply Metrics() const;
 

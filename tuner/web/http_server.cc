@@ -21,7 +21,8 @@ constexpr time_t kKeepAliveSecs = 2;
 constexpr time_t kReadTimeoutSecs = 5;
 
 constexpr char kApiPaths[] =
-    "/api/health, /api/jobs, /api/jobs/{id}, /api/jobs/{id}/records, /api/workers, /metrics";
+    "/api/health, /api/jobs, /api/jobs/{id}, /api/jobs/{id}/records, /api/workers, "
+    "/api/quarantine, /metrics";
 
 struct HostPort {
   std::string host;
@@ -157,6 +158,9 @@ class HttpServer::Impl {
                  });
     server_->Get("/api/workers", [this](const httplib::Request& req, httplib::Response& res) {
       Send(res, api_.Workers(req.params));
+    });
+    server_->Get("/api/quarantine", [this](const httplib::Request& req, httplib::Response& res) {
+      Send(res, api_.Quarantine(req.params));
     });
     server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       Send(res, api_.Metrics());

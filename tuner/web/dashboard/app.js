@@ -170,6 +170,19 @@ function renderWorkers(workers) {
   document.getElementById('workers-empty').hidden = workers.length > 0;
 }
 
+// Code that crashed or computed wrong on two workers of a device key and fingerprint, which no
+// worker of that key and fingerprint gets again (tune-client quarantine).
+function renderQuarantine(entries) {
+  setRows(document.querySelector('#quarantine tbody'), entries.map((e) =>
+    el('tr', {dataset: {entry: e.id}, title: `fingerprint: ${e.fingerprint}`},
+       el('td', {}, e.id), el('td', {class: 'mono'}, e.device_key),
+       el('td', {class: 'mono'},
+          `${e.template} ${JSON.stringify(JSON.parse(e.config))} of ${e.workload}`),
+       el('td', {}, `${e.error}: ${e.message}`), el('td', {}, e.workers.join(', ')),
+       el('td', {}, new Date(e.created_at_ms).toLocaleString()))));
+  document.getElementById('quarantine-empty').hidden = entries.length > 0;
+}
+
 // Each job's records fetched so far, so that a poll asks only for the new ones.
 const recordCache = new Map();
 
@@ -269,10 +282,12 @@ function renderRecords(records) {
 }
 
 async function loadOverview() {
-  const [jobs, workers] = await Promise.all([api('/api/jobs'), api('/api/workers')]);
+  const [jobs, workers, quarantine] = await Promise.all(
+      [api('/api/jobs'), api('/api/workers'), api('/api/quarantine')]);
   return () => {
     renderJobs(jobs.jobs);
     renderWorkers(workers.workers);
+    renderQuarantine(quarantine.entries);
   };
 }
 
