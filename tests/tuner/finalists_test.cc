@@ -45,6 +45,34 @@ TEST(Finalists, AChallengerFasterBeyondTheNoiseReplacesTheIncumbent) {
   EXPECT_THAT(verdict->summary, HasSubstr("replaces"));
 }
 
+TEST(Finalists, WithinTheNoiseAndNoIncumbentTheStableOrderDecidesNotTheMeasuredFigure) {
+  // b measured 1% faster this time, but both medians are known only to within ~5%: whichever
+  // is faster on a run, "a" (first in the stable order) wins, on every host and every run.
+  for (double b_median : {0.99e-3, 1.01e-3}) {
+    auto verdict = Decide({At("b", b_median, 0.05), At("a", 1.00e-3, 0.05)}, std::nullopt);
+    ASSERT_TRUE(verdict.has_value());
+    EXPECT_EQ(verdict->winner, 1u) << b_median;
+    EXPECT_FALSE(verdict->incumbent_kept);
+    if (b_median < 1e-3) {
+      EXPECT_THAT(verdict->summary, HasSubstr("within the noise of"));
+      EXPECT_THAT(verdict->summary, HasSubstr("first in the stable order"));
+    }
+  }
+  // Beyond the noise, the faster one wins whatever its place in the order.
+  auto clear = Decide({At("b", 0.80e-3, 0.01), At("a", 1.00e-3, 0.01)}, std::nullopt);
+  ASSERT_TRUE(clear.has_value());
+  EXPECT_EQ(clear->winner, 0u);
+}
+
+TEST(Finalists, ChallengersThatBeatTheIncumbentAndTieEachOtherAreOrderedStably) {
+  // Both challengers beat the incumbent beyond the noise and are within it of each other.
+  auto verdict =
+      Decide({At("incumbent", 2.0e-3, 0.01), At("z", 0.99e-3, 0.05), At("y", 1.0e-3, 0.05)}, 0);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->winner, 2u);
+  EXPECT_THAT(verdict->summary, HasSubstr("replaces"));
+}
+
 TEST(Finalists, FinalistsWithoutRoundsTakeNoPart) {
   Finalist failed{ConfigKey{"gemm.cpu.blocked", 1, "x"}, {}, 0, ""};
   EXPECT_FALSE(Decide({failed}, std::nullopt).has_value());

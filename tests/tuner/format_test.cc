@@ -176,6 +176,26 @@ TEST(ClientFormatTest, BestShowsTheCallByCallReadingOnlyWhereItDiffersBeyondTheI
   EXPECT_EQ(RecordJson(RecordToProto(events))["gpu_clock"], "events");
 }
 
+TEST(ClientFormatTest, ARecordShowsItsMediansConfidenceIntervalAndItsCode) {
+  Record record;
+  record.uid = "r1";
+  record.workload = "gemm:M=64,N=64,K=64";
+  record.target = "llvm -mcpu=znver5 -threads=1";
+  record.device_key = "cpu/x86_64/znver5";
+  record.template_name = "gemm.cpu.blocked";
+  record.config = "{}";
+  record.artifact_hash = std::string(64, 'a');
+  record.measurement.round_secs = {1.00e-3, 1.02e-3, 0.98e-3};
+  record.measurement.number = 1;
+  nlohmann::json j = RecordJson(RecordToProto(record));
+  EXPECT_NEAR(j["relative_ci"].get<double>(), 0.02, 1e-9);
+  EXPECT_EQ(j["artifact_hash"], record.artifact_hash);
+  EXPECT_NE(BestText({RecordToProto(record)}).find("0.001 s ±2.0%"), std::string::npos)
+      << BestText({RecordToProto(record)});
+  record.measurement.round_secs = {1e-3};
+  EXPECT_TRUE(RecordJson(RecordToProto(record))["relative_ci"].is_null());
+}
+
 TEST(ClientFormatTest, DurationsReadNaturally) {
   EXPECT_EQ(Duration(0), "0s");
   EXPECT_EQ(Duration(59.4), "59s");

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -501,6 +502,40 @@ TEST_F(SchedulerTest, ASpentJobReMeasuresItsFinalistsOnePassAtATimeBeforeItEnds)
       kWorkload, Target::Parse(Spec(1).target())->Resolved().ToString(), false);
   ASSERT_TRUE(decision.ok() && decision->has_value());
   EXPECT_DOUBLE_EQ((*decision)->median_secs, 3e-4) << "the re-measured figure, not the search's";
+}
+
+TEST_F(SchedulerTest, EachFinalistsNextPassGoesToAWorkerThatHasNotMeasuredItYet) {
+  SchedulerOptions options;
+  options.remeasure_finalists = true;
+  Start(options);
+  TestWorker left, right;
+  left.Register(*scheduler_, "left");
+  right.Register(*scheduler_, "right");
+  uint64_t job = Submit(Spec(2));
+  // The search's two trials: one per worker (each takes one trial at a time).
+  std::optional<v1::MeasureRequest> first = left.NextRequest();
+  std::optional<v1::MeasureRequest> second = right.NextRequest();
+  ASSERT_TRUE(first.has_value() && second.has_value());
+  left.Answer(*first, 2e-4);
+  right.Answer(*second, 1e-4);
+  // Pass by pass: each worker gets one finalist; the first two passes of a finalist are on two
+  // different workers.
+  std::map<std::string, std::vector<std::string>> workers_of;
+  for (int pass = 1; pass <= kFinalPasses; ++pass) {
+    std::optional<v1::MeasureRequest> on_left = left.NextRequest();
+    std::optional<v1::MeasureRequest> on_right = right.NextRequest();
+    ASSERT_TRUE(on_left.has_value() && on_right.has_value()) << "pass " << pass;
+    workers_of[on_left->artifact().config()].push_back("left");
+    workers_of[on_right->artifact().config()].push_back("right");
+    left.Answer(*on_left, 3e-4);
+    right.Answer(*on_right, 3e-4);
+  }
+  EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
+  ASSERT_EQ(workers_of.size(), 2u);
+  for (const auto& [config, workers] : workers_of) {
+    ASSERT_EQ(workers.size(), static_cast<size_t>(kFinalPasses)) << config;
+    EXPECT_NE(workers[0], workers[1]) << config;
+  }
 }
 
 }  // namespace

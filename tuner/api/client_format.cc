@@ -291,6 +291,12 @@ nlohmann::json WorkerJson(const v1::WorkerInfo& worker) {
   };
 }
 
+nlohmann::json RelativeCiOf(const v1::Measurement& m) {
+  const double ci =
+      MedianRelativeCi(std::vector<double>(m.round_secs().begin(), m.round_secs().end()));
+  return std::isfinite(ci) ? nlohmann::json(ci) : nlohmann::json(nullptr);
+}
+
 nlohmann::json RecordJson(const v1::Record& record) {
   const v1::Measurement& m = record.measurement();
   double secs = Median(m);
@@ -311,6 +317,9 @@ nlohmann::json RecordJson(const v1::Record& record) {
       {"error", ErrorKindText(m.error_kind())},
       {"message", m.message()},
       {"median_secs", secs},
+      // The relative half-width of the median's 95% confidence interval over the record's
+      // rounds (what the finalists' rule compares); null with fewer than two rounds.
+      {"relative_ci", RelativeCiOf(m)},
       {"gflops", gflops},
       {"dtype", DtypeOf(workload)},
       {"rate_unit", RateUnitOf(workload)},
@@ -324,6 +333,7 @@ nlohmann::json RecordJson(const v1::Record& record) {
       {"llvm_version", record.llvm_version()},
       {"job_id", record.job_id()},
       {"created_at_ms", record.created_at_ms()},
+      {"artifact_hash", record.artifact_hash()},
   };
 }
 
@@ -495,9 +505,12 @@ std::string BestText(const std::vector<v1::Record>& records) {
   std::string out;
   for (const v1::Record& r : records) {
     nlohmann::json j = RecordJson(r);
-    out += fmt::format("{:.3f} {}  {:.4g} s  {} {}  (record {}, worker {}, {}, {})\n",
+    const std::string ci = j["relative_ci"].is_number()
+                               ? fmt::format(" ±{:.1f}%", j["relative_ci"].get<double>() * 100)
+                               : "";
+    out += fmt::format("{:.3f} {}  {:.4g} s{}  {} {}  (record {}, worker {}, {}, {})\n",
                        j["gflops"].get<double>(), j["rate_unit"].get<std::string>(),
-                       j["median_secs"].get<double>(), r.template_name(), r.config(), r.uid(),
+                       j["median_secs"].get<double>(), ci, r.template_name(), r.config(), r.uid(),
                        r.worker(), r.device_key(), TimeText(r.created_at_ms()));
     if (r.measurement().gpu_clock() == v1::GPU_CLOCK_EVENTS) {
       out += "    timed call by call (events), not by graph replay\n";

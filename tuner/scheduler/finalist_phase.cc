@@ -144,11 +144,19 @@ absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
     }
     passes.emplace_back(Candidate{*tpl, *config}, done[key]);
   };
+  // The kFinalists fastest, then any config the search measured within kFinalistWindow of the
+  // last of them: one noisy search reading must not keep the true best out of the finals.
+  double cutoff = 0;
   for (const Record& r : top) {
-    if (passes.size() == kFinalists) {
+    if (passes.size() >= kMaxFinalists ||
+        (passes.size() >= kFinalists && r.measurement.MedianSecs() > cutoff)) {
       break;
     }
+    const size_t before = passes.size();
     add(r);
+    if (passes.size() == kFinalists && before < kFinalists) {
+      cutoff = r.measurement.MedianSecs() * (1 + kFinalistWindow);
+    }
   }
   // The library's best is re-measured next to tune's finalists even when it is not among the
   // fastest, so that the two are compared on figures measured side by side.

@@ -70,7 +70,8 @@ class FinalistPhase {
   const std::string& verdict() const { return verdict_; }
 
   /// On the planner: the log's fastest configs for the job's workload and target (the decided
-  /// best first) that `templates` build and are not `unusable`, up to kFinalists, and beside
+  /// best first) that `templates` build and are not `unusable`: kFinalists, and up to
+  /// kMaxFinalists those within kFinalistWindow of the kFinalists-th (finalists.h), and beside
   /// them the fastest config of a library template among them; each with the passes over it
   /// that the job's records already hold. A log error is returned as is.
   static absl::StatusOr<std::vector<PlannedFinalist>> Pick(

@@ -5,10 +5,15 @@
 // even when it is not among the fastest, so that tune's kernels and the library are compared on
 // figures measured side by side) are measured again in kFinalPasses interleaved passes (A B C L,
 // A B C L, ...) with more rounds than a search trial (FinalTiming), so that a drift of the
-// machine touches every finalist alike. The best then rests on those figures: the finalist with
-// the lowest median over all its re-measured rounds, except that a challenger replaces the
-// incumbent only when it is faster beyond the noise, i.e. when the upper end of its median's
-// 95% confidence interval lies below the lower end of the incumbent's.
+// machine touches every finalist alike; each pass goes to another worker of the job's device key
+// when the fleet has one, so that the figures are not one machine's. The best then rests on
+// those figures, decided by a rule that gives the same answer from the same log everywhere:
+//   - the incumbent stays unless a challenger is faster beyond the noise, i.e. the upper end of
+//     the challenger's median's 95% confidence interval lies below the lower end of the
+//     incumbent's;
+//   - otherwise, among the finalists within the noise of the fastest (and, when there is an
+//     incumbent, faster than it beyond the noise), the first in a stable order wins (template
+//     name, version, canonical config): noise never decides between them.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +28,12 @@
 namespace tune::tuner {
 
 /// The fastest configs re-measured at a job's end (the library's best comes beside them), and
-/// passes over them.
-inline constexpr int kFinalists = 3;
+/// passes over them. Configs whose search reading is within kFinalistWindow of the
+/// kFinalists-th join them, up to kMaxFinalists: readings of one config drift by several percent
+/// from trial to trial on a busy machine, and the true best must not miss the finals for it.
+inline constexpr size_t kFinalists = 3;
+inline constexpr size_t kMaxFinalists = 6;
+inline constexpr double kFinalistWindow = 0.10;
 inline constexpr int kFinalPasses = 3;
 
 /// Where a search job's finalist phase stands (finalist_phase.h).

@@ -245,6 +245,15 @@ void Scheduler::DispatchLocked() {
              !trial.failed_on.contains(other->reg.name());
     });
   };
+  // Another worker that can run `trial` and has not measured an earlier pass of its finalist.
+  auto fresh_could_run = [&](const WorkerEntry& worker, const WorkerNeeds& needs,
+                             const Trial& trial) {
+    return std::any_of(workers.begin(), workers.end(), [&](const WorkerEntry* other) {
+      return other != &worker && CanRun(*other, needs) &&
+             !trial.measured_on.contains(other->reg.name()) &&
+             !trial.failed_on.contains(other->reg.name());
+    });
+  };
   // Another worker that can run `trial` and whose fingerprint no quarantine entry binds.
   auto unbound_could_run = [&](const WorkerEntry& worker, const WorkerNeeds& needs,
                                const Trial& trial) {
@@ -273,6 +282,9 @@ void Scheduler::DispatchLocked() {
               // Taken to be recorded unmeasured, unless a worker of another fingerprint can
               // measure it.
               return !unbound_could_run(worker, needs, t);
+            }
+            if (t.measured_on.contains(worker.reg.name()) && fresh_could_run(worker, needs, t)) {
+              return false;  // a finalist's pass for another worker
             }
             return !t.failed_on.contains(worker.reg.name()) || !other_could_run(worker, needs, t);
           });

@@ -176,6 +176,9 @@ void Scheduler::CountTrialLocked(JobRuntime& job, const PreparedTrial& p,
     return;
   }
   const ErrorKind kind = pending.measurement.error;
+  if (committed.ok() && p.final && !pending.worker.empty()) {
+    job.finalist_workers[StrCat(tpl->name, " ", trial.config_text)].insert(pending.worker);
+  }
   if (committed.ok() && p.final) {
     // A finalist's re-measurement: no trial of the budget; the verdict comes once all are in.
     Logger("daemon")->info(

@@ -85,6 +85,7 @@ void Scheduler::AdmitFinalistsLocked(JobRuntime& job, const std::vector<Candidat
   const int pass = job.driver->AsSearch()->finals().Progress().pass;
   for (const Candidate& candidate : finalists) {
     if (Trial* trial = trials_.Create(job, candidate, pass); trial != nullptr) {
+      trial->measured_on = job.finalist_workers[StrCat(trial->tpl->name, " ", trial->config_text)];
       SubmitBuildLocked(job, *trial);
     }
   }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -57,8 +58,11 @@ struct Trial {
   int attempts = 0;                 // times dispatched
   int missed_heartbeats = 0;        // consecutive heartbeats of its worker that did not list it
   std::set<std::string> failed_on;  // names of workers that lost it or could not measure it
-  std::string last_failure;         // why the latest attempt ended without a result
-  bool final = false;               // a finalist's re-measurement, not a search trial
+  // A finalist's re-measurement: the workers that measured its earlier passes; another worker
+  // of the device key gets it when there is one, so that its figures are not one machine's.
+  std::set<std::string> measured_on;
+  std::string last_failure;  // why the latest attempt ended without a result
+  bool final = false;        // a finalist's re-measurement, not a search trial
   // A crash or wrong answer from one worker, waiting for a second worker's measurement of the
   // same code (Scheduler::SecondOpinionLocked): one worker's crash may be a sick device.
   std::shared_ptr<const struct PendingCommit> unconfirmed;
@@ -94,6 +98,8 @@ struct JobRuntime {
   int in_flight = 0;
   int committing = 0;
 
+  // Which workers re-measured each finalist so far (by template name and config text).
+  std::map<std::string, std::set<std::string>> finalist_workers;
   std::string waiting;                   // why a queued job is not running, for people
   std::string last_error;                // "KIND: message" of the latest failed trial
   std::deque<Clock::time_point> recent;  // completion times of the latest trials (for the ETA)
