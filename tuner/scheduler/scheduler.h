@@ -312,6 +312,10 @@ class Scheduler {
   /// A trial leaves without a verdict on its code: the trials that followed it (waiting for its
   /// measurement) go back to be measured, the first leading the others.
   void RejoinFollowersLocked(Trial& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Commits `verdict` for `leader` and a copy for each trial that follows it (same code, device
+  /// and timing), which then leave the pipeline like it.
+  void CommitWithFollowersLocked(Trial& leader, PendingCommit verdict)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Quarantine (scheduler_quarantine.cc).
   /// The entry that keeps `trial`'s code from `worker`, or null.

@@ -52,14 +52,8 @@ void Scheduler::SkipQuarantinedLocked(Trial& trial, JobRuntime& job, const Quara
   Logger("daemon")->info("job {}: trial {} ({} {}) skipped: its code is quarantined (entry {})",
                          job.row.id, trial.id, trial.tpl->name, trial.config_text, entry.id);
   metrics_.CountQuarantineSkip();
-  PendingCommit pending{trial.id, std::move(m), "", job.row.spec.device_key};
-  for (uint64_t id : trials_.Unlead(trial)) {
-    trials_.Shared(*trials_.Find(id), *jobs_.Find(trials_.Find(id)->job_id));
-    PendingCommit shared = pending;
-    shared.trial_id = id;
-    CommitLocked(std::move(shared));
-  }
-  CommitLocked(std::move(pending));
+  CommitWithFollowersLocked(trial,
+                            PendingCommit{trial.id, std::move(m), "", job.row.spec.device_key});
 }
 
 void Scheduler::NoteQuarantineOf(const std::vector<absl::StatusOr<Record>>& committed) {

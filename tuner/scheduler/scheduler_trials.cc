@@ -175,13 +175,7 @@ void Scheduler::RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_vie
         trial.unconfirmed->worker, reason);
     PendingCommit verdict = *trial.unconfirmed;
     trial.unconfirmed.reset();
-    for (uint64_t id : trials_.Unlead(trial)) {
-      trials_.Shared(*trials_.Find(id), *jobs_.Find(trials_.Find(id)->job_id));
-      PendingCommit shared = verdict;
-      shared.trial_id = id;
-      CommitLocked(std::move(shared));
-    }
-    CommitLocked(std::move(verdict));
+    CommitWithFollowersLocked(trial, std::move(verdict));
     return;
   }
   Logger("daemon")->warn("trial {} of job {} given up after {} attempts; the last: {}", trial.id,
@@ -194,6 +188,21 @@ void Scheduler::RequeueLocked(Trial& trial, WorkerEntry* worker, std::string_vie
                      " attempts on workers that were lost or could not measure it; the last: ",
                      reason)),
       "", job.row.spec.device_key});
+}
+
+void Scheduler::CommitWithFollowersLocked(Trial& leader, PendingCommit verdict) {
+  for (uint64_t id : trials_.Unlead(leader)) {
+    Trial& follower = *trials_.Find(id);
+    Logger("daemon")->debug("trial {} ({} {}) shares the verdict of trial {}: same artifact {}", id,
+                            follower.tpl->name, follower.config_text, leader.id,
+                            leader.artifact ? leader.artifact->hash() : "");
+    trials_.Shared(follower, *jobs_.Find(follower.job_id));
+    PendingCommit shared = verdict;
+    shared.trial_id = id;
+    shared.earlier.reset();  // a first worker's answer is recorded once, with its own trial
+    CommitLocked(std::move(shared));
+  }
+  CommitLocked(std::move(verdict));
 }
 
 void Scheduler::DropTrialLocked(Trial& trial, std::string_view reason) {

@@ -180,18 +180,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::MeasureResult& 
   pending.earlier = std::move(trial->unconfirmed);
   trials_.Remember(*trial, pending);  // for trials of the same code built later
   // Trials of the same code, device and timing (of this job or others) take this measurement.
-  for (uint64_t id : trials_.Unlead(*trial)) {
-    Trial& follower = *trials_.Find(id);
-    Logger("daemon")->debug("trial {} ({} {}) shares the measurement of trial {}: same artifact {}",
-                            id, follower.tpl->name, follower.config_text, trial->id,
-                            trial->artifact->hash());
-    trials_.Shared(follower, *jobs_.Find(follower.job_id));
-    PendingCommit shared = pending;
-    shared.trial_id = id;
-    shared.earlier.reset();  // the first worker's answer is recorded once, with its own trial
-    CommitLocked(std::move(shared));
-  }
-  CommitLocked(std::move(pending));
+  CommitWithFollowersLocked(*trial, std::move(pending));
   PumpLocked();  // the freed slot gets the next artifact before the record is written
 }
 
