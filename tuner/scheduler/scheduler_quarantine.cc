@@ -52,8 +52,10 @@ void Scheduler::SkipQuarantinedLocked(Trial& trial, JobRuntime& job, const Quara
   Logger("daemon")->info("job {}: trial {} ({} {}) skipped: its code is quarantined (entry {})",
                          job.row.id, trial.id, trial.tpl->name, trial.config_text, entry.id);
   metrics_.CountQuarantineSkip();
-  CommitWithFollowersLocked(trial,
-                            PendingCommit{trial.id, std::move(m), "", job.row.spec.device_key});
+  PendingCommit skipped{trial.id, std::move(m), "", job.row.spec.device_key};
+  // A first worker's crash that waited for a second opinion is recorded beside the skip.
+  skipped.earlier = std::move(trial.unconfirmed);
+  CommitWithFollowersLocked(trial, std::move(skipped));
 }
 
 void Scheduler::NoteQuarantineOf(const std::vector<absl::StatusOr<Record>>& committed) {
