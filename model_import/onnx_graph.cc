@@ -28,7 +28,7 @@ OnnxGraph::OnnxGraph(const onnx::GraphProto& graph) {
   }
   for (const onnx::ValueInfoProto& v : graph.output()) {
     add_value(v);
-    graph_outputs_[v.name()] = true;
+    graph_outputs_.insert(v.name());
   }
   // An initializer's own dims are its shape, whatever an input of the same name declares.
   for (const onnx::TensorProto& init : graph.initializer()) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -43,7 +44,7 @@ class OnnxGraph {
 
   std::unordered_map<std::string, Tensor> tensors_;
   std::unordered_map<std::string, std::vector<const onnx::NodeProto*>> consumers_;
-  std::unordered_map<std::string, bool> graph_outputs_;
+  std::unordered_set<std::string> graph_outputs_;
 };
 
 /// A node's attribute, or `fallback` when the node does not set it.

@@ -1,10 +1,7 @@
 #include "model_import/onnx_model.h"
 
 #include <charconv>
-#include <exception>
-#include <fstream>
 #include <optional>
-#include <set>
 #include <unordered_map>
 
 #include "common/files.h"
@@ -26,8 +23,21 @@ std::string Dims(const std::vector<int64_t>& dims) {
   return StrCat("[", Join(parts, ","), "]");
 }
 
-// The workload of `text`, or the reason Workload::Parse gives.
-absl::StatusOr<Workload> ParsedWorkload(const std::string& text) {
+// Whether `dims` is a bias of `n` elements: [N] or [1][N].
+bool IsBiasOf(const std::vector<int64_t>& dims, int64_t n) {
+  return (dims.size() == 1 && dims[0] == n) || (dims.size() == 2 && dims[0] == 1 && dims[1] == n);
+}
+
+// The workload of `text` with its dtype (unless f32) and epilogue (unless none), or the reason
+// Workload::Parse gives.
+absl::StatusOr<Workload> ParsedWorkload(std::string text, const std::string& dtype,
+                                        const std::string& epilogue) {
+  if (dtype != "f32") {
+    StrAppend(&text, ",dtype=", dtype);
+  }
+  if (!epilogue.empty()) {
+    StrAppend(&text, ",epilogue=", epilogue);
+  }
   absl::StatusOr<Workload> w = Workload::Parse(text);
   if (!w.ok()) {
     return Skip(StrCat("tune's workload ", text, " is not valid: ", w.status().message()));
@@ -46,9 +56,7 @@ std::string FuseEpilogue(const OnnxGraph& graph, const onnx::NodeProto& node, bo
     if (add != nullptr && add->op_type() == "Add" && add->input_size() == 2) {
       const std::string& other = add->input(0) == value ? add->input(1) : add->input(0);
       std::optional<std::vector<int64_t>> dims = graph.KnownDims(other);
-      bool bias = dims.has_value() && ((dims->size() == 1 && (*dims)[0] == n) ||
-                                       (dims->size() == 2 && (*dims)[0] == 1 && (*dims)[1] == n));
-      if (bias && other != value) {
+      if (dims.has_value() && IsBiasOf(*dims, n) && other != value) {
         has_bias = true;
         value = add->output(0);
       }
@@ -60,13 +68,6 @@ std::string FuseEpilogue(const OnnxGraph& graph, const onnx::NodeProto& node, bo
     return has_relu ? "bias_relu" : "bias";
   }
   return has_relu ? "relu" : "";
-}
-
-std::string WithEpilogue(std::string text, const std::string& epilogue) {
-  if (!epilogue.empty()) {
-    StrAppend(&text, ",epilogue=", epilogue);
-  }
-  return text;
 }
 
 absl::StatusOr<Workload> MapConv(const OnnxGraph& graph, const onnx::NodeProto& node) {
@@ -126,10 +127,7 @@ absl::StatusOr<Workload> MapConv(const OnnxGraph& graph, const onnx::NodeProto& 
   if (dilations[0] != 1) {
     StrAppend(&text, ",dilation=", dilations[0]);
   }
-  if (dtype != "f32") {
-    StrAppend(&text, ",dtype=", dtype);
-  }
-  return ParsedWorkload(WithEpilogue(text, epilogue));
+  return ParsedWorkload(std::move(text), dtype, epilogue);
 }
 
 absl::StatusOr<Workload> MapGemm(const OnnxGraph& graph, const onnx::NodeProto& node) {
@@ -156,8 +154,7 @@ absl::StatusOr<Workload> MapGemm(const OnnxGraph& graph, const onnx::NodeProto& 
   bool has_bias = false;
   if (node.input_size() >= 3 && !node.input(2).empty()) {
     ASSIGN_OR_RETURN(std::vector<int64_t> c, graph.Dims(node.input(2), "input C"));
-    bool bias = (c.size() == 1 && c[0] == n) || (c.size() == 2 && c[0] == 1 && c[1] == n);
-    if (!bias) {
+    if (!IsBiasOf(c, n)) {
       return Skip(StrCat("C of shape ", Dims(c), " is not a bias of N=", n,
                          " elements; tune's GEMM adds a bias only"));
     }
@@ -171,10 +168,7 @@ absl::StatusOr<Workload> MapGemm(const OnnxGraph& graph, const onnx::NodeProto& 
   if (nt) {
     StrAppend(&text, ",layout=NT");
   }
-  if (dtype != "f32") {
-    StrAppend(&text, ",dtype=", dtype);
-  }
-  return ParsedWorkload(WithEpilogue(text, epilogue));
+  return ParsedWorkload(std::move(text), dtype, epilogue);
 }
 
 absl::StatusOr<Workload> MapMatMul(const OnnxGraph& graph, const onnx::NodeProto& node) {
@@ -200,12 +194,8 @@ absl::StatusOr<Workload> MapMatMul(const OnnxGraph& graph, const onnx::NodeProto
   if (b[0] != k) {
     return Skip(StrCat("B ", Dims(b), " does not match A ", Dims(a)));
   }
-  std::string epilogue = FuseEpilogue(graph, node, false, true, n);
-  std::string text = fmt::format("gemm:M={},N={},K={}", m, n, k);
-  if (dtype != "f32") {
-    StrAppend(&text, ",dtype=", dtype);
-  }
-  return ParsedWorkload(WithEpilogue(text, epilogue));
+  return ParsedWorkload(fmt::format("gemm:M={},N={},K={}", m, n, k), dtype,
+                        FuseEpilogue(graph, node, false, true, n));
 }
 
 // Operators that compute convolutions or matrix products but that tune does not map, with why.
@@ -229,7 +219,6 @@ absl::StatusOr<OnnxWorkloads> MapGraph(const onnx::ModelProto& model, std::strin
       out.opset = opset.version();
     }
   }
-  std::vector<std::pair<Workload, double>> list;
   std::unordered_map<std::string, size_t> index;
   const auto& nodes = model.graph().node();
   for (int i = 0; i < nodes.size(); ++i) {
@@ -268,8 +257,7 @@ absl::StatusOr<OnnxWorkloads> MapGraph(const onnx::ModelProto& model, std::strin
     constexpr size_t kReasonsShown = 3;
     std::vector<std::string> reasons;
     for (size_t i = 0; i < out.skipped.size() && i < kReasonsShown; ++i) {
-      const OnnxSkippedNode& s = out.skipped[i];
-      reasons.push_back(StrCat(s.node, " (", s.op_type, "): ", s.reason));
+      reasons.push_back(Describe(out.skipped[i]));
     }
     if (out.skipped.size() > kReasonsShown) {
       reasons.push_back(StrCat("and ", out.skipped.size() - kReasonsShown, " more"));
@@ -287,6 +275,18 @@ absl::StatusOr<OnnxWorkloads> MapGraph(const onnx::ModelProto& model, std::strin
 }
 
 }  // namespace
+
+std::string Describe(const OnnxSkippedNode& node) {
+  return StrCat(node.node, " (", node.op_type, "): ", node.reason);
+}
+
+absl::StatusOr<OnnxImportOptions> OnnxOptionsFromDims(const std::vector<std::string>& dims) {
+  OnnxImportOptions options;
+  for (const std::string& d : dims) {
+    RETURN_IF_ERROR(AddOnnxDim(d, options.dims));
+  }
+  return options;
+}
 
 absl::Status AddOnnxDim(std::string_view text, std::map<std::string, int64_t>& dims) {
   size_t eq = text.find('=');
@@ -326,7 +326,7 @@ std::string FormatOnnxWorkloads(const OnnxWorkloads& model, std::string_view sou
   std::string out = StrCat("# ", source, ": graph '", model.graph_name, "', opset ", model.opset,
                            ", ", model.workloads.size(), " workloads\n");
   for (const OnnxSkippedNode& s : model.skipped) {
-    StrAppend(&out, "# skipped ", s.node, " (", s.op_type, "): ", s.reason, "\n");
+    StrAppend(&out, "# skipped ", Describe(s), "\n");
   }
   StrAppend(&out, FormatWorkloadList(model.workloads));
   return out;

@@ -74,5 +74,10 @@ std::string FormatOnnxWorkloads(const OnnxWorkloads& model, std::string_view sou
 /// Parses "NAME=VALUE" (a symbolic dimension's value, >= 1) into `dims`; InvalidArgument naming
 /// the text and the form otherwise.
 absl::Status AddOnnxDim(std::string_view text, std::map<std::string, int64_t>& dims);
+/// The options of the command lines' `--dim NAME=VALUE` flags (AddOnnxDim each).
+absl::StatusOr<OnnxImportOptions> OnnxOptionsFromDims(const std::vector<std::string>& dims);
+
+/// "NODE (OP_TYPE): REASON", as every listing of skipped nodes shows one.
+std::string Describe(const OnnxSkippedNode& node);
 
 }  // namespace tune

@@ -158,17 +158,13 @@ absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
     AppendListRequests(*list, &requests);
   }
   if (!flags.onnx.empty()) {
-    OnnxImportOptions options;
-    for (const std::string& d : flags.dims) {
-      RETURN_IF_ERROR(AddOnnxDim(d, options.dims));
-    }
+    ASSIGN_OR_RETURN(OnnxImportOptions options, OnnxOptionsFromDims(flags.dims));
     absl::StatusOr<OnnxWorkloads> model = ReadOnnxModel(flags.onnx, options);
     if (!model.ok()) {
       return absl::InvalidArgumentError(StrCat("--onnx: ", model.status().message()));
     }
     for (const OnnxSkippedNode& s : model->skipped) {
-      fmt::print(stderr, "tune-compile: {}: skipped {} ({}): {}\n", flags.onnx, s.node, s.op_type,
-                 s.reason);
+      fmt::print(stderr, "tune-compile: {}: skipped {}\n", flags.onnx, Describe(s));
     }
     AppendListRequests(model->workloads, &requests);
   }

@@ -50,6 +50,19 @@ class SchedulerQuarantineTest : public SchedulerTest {
     }
     EXPECT_EQ(WaitForEnd(job).state(), v1::JOB_STATE_SUCCEEDED);
   }
+  // `left` and `right` of the old fingerprint; a job whose one trial crashes on `left`, then
+  // gives `second_kind` on `right`; the one entry that makes, in `entry`.
+  void QuarantineOnBoth(TestWorker& left, TestWorker& right, v1::ErrorKind second_kind,
+                        QuarantineEntry& entry) {
+    RegisterWith(left, *scheduler_, "left", kOldFingerprint);
+    RegisterWith(right, *scheduler_, "right", kOldFingerprint);
+    const uint64_t first = Submit(Spec(1));
+    ASSERT_NO_FATAL_FAILURE(CrashThenSecondOpinion(left, right, first, second_kind));
+    absl::StatusOr<std::vector<QuarantineEntry>> entries = scheduler_->ListQuarantine({});
+    ASSERT_TRUE(entries.ok());
+    ASSERT_THAT(*entries, SizeIs(1));
+    entry = (*entries)[0];
+  }
 };
 
 TEST_F(SchedulerQuarantineTest, ASecondOpinionThatSucceedsIsTheVerdictAndTheCrashIsKeptBesideIt) {
@@ -79,15 +92,10 @@ TEST_F(SchedulerQuarantineTest, ASecondOpinionThatSucceedsIsTheVerdictAndTheCras
 TEST_F(SchedulerQuarantineTest, QuarantinedCodeIsRecordedUnmeasuredUnlessAnotherFingerprintCanRun) {
   Start();
   TestWorker left, right;
-  RegisterWith(left, *scheduler_, "left", kOldFingerprint);
-  RegisterWith(right, *scheduler_, "right", kOldFingerprint);
-  const uint64_t first = Submit(Spec(1));
-  ASSERT_NO_FATAL_FAILURE(CrashThenSecondOpinion(left, right, first, v1::ERROR_KIND_WRONG_ANSWER));
-  absl::StatusOr<std::vector<QuarantineEntry>> entries = scheduler_->ListQuarantine({});
-  ASSERT_TRUE(entries.ok());
-  ASSERT_THAT(*entries, SizeIs(1));
-  const std::string code = (*entries)[0].artifact_hash;
-  EXPECT_EQ((*entries)[0].fingerprint, kOldFingerprint);
+  QuarantineEntry entry;
+  ASSERT_NO_FATAL_FAILURE(QuarantineOnBoth(left, right, v1::ERROR_KIND_WRONG_ANSWER, entry));
+  const std::string code = entry.artifact_hash;
+  EXPECT_EQ(entry.fingerprint, kOldFingerprint);
 
   // The same config on another target text: the same code, recorded without a worker.
   const uint64_t second = Submit(Spec(1, "llvm -mcpu=native -threads=1 -libs=openblas"));
@@ -132,25 +140,20 @@ TEST_F(SchedulerQuarantineTest, QuarantinedCodeIsRecordedUnmeasuredUnlessAnother
 TEST_F(SchedulerQuarantineTest, ALiftedEntryLetsItsWorkersMeasureTheCodeAgain) {
   Start();
   TestWorker left, right;
-  RegisterWith(left, *scheduler_, "left", kOldFingerprint);
-  RegisterWith(right, *scheduler_, "right", kOldFingerprint);
-  const uint64_t first = Submit(Spec(1));
-  ASSERT_NO_FATAL_FAILURE(CrashThenSecondOpinion(left, right, first, v1::ERROR_KIND_RUNTIME_CRASH));
-  absl::StatusOr<std::vector<QuarantineEntry>> entries = scheduler_->ListQuarantine({});
-  ASSERT_TRUE(entries.ok());
-  ASSERT_THAT(*entries, SizeIs(1));
+  QuarantineEntry entry;
+  ASSERT_NO_FATAL_FAILURE(QuarantineOnBoth(left, right, v1::ERROR_KIND_RUNTIME_CRASH, entry));
 
-  absl::StatusOr<QuarantineEntry> lifted = scheduler_->LiftQuarantine((*entries)[0].id, "root");
+  absl::StatusOr<QuarantineEntry> lifted = scheduler_->LiftQuarantine(entry.id, "root");
   ASSERT_TRUE(lifted.ok()) << lifted.status();
   EXPECT_EQ(lifted->lifted_by, "root");
   right.Disconnect("gone");
   const uint64_t second = Submit(Spec(1, "llvm -mcpu=native -threads=1 -libs=openblas"));
   std::optional<v1::MeasureRequest> request = left.NextRequest();
   ASSERT_TRUE(request.has_value());
-  EXPECT_EQ(request->artifact().hash(), (*entries)[0].artifact_hash);
+  EXPECT_EQ(request->artifact().hash(), entry.artifact_hash);
   left.Answer(*request, 1e-4);
   EXPECT_EQ(WaitForEnd(second).state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(scheduler_->LiftQuarantine((*entries)[0].id, "root").status().code(),
+  EXPECT_EQ(scheduler_->LiftQuarantine(entry.id, "root").status().code(),
             absl::StatusCode::kNotFound);
 }
 

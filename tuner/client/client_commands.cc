@@ -75,10 +75,7 @@ namespace {
 
 absl::StatusOr<OnnxWorkloads> ReadOnnx(const std::string& path,
                                        const std::vector<std::string>& dims) {
-  OnnxImportOptions options;
-  for (const std::string& d : dims) {
-    RETURN_IF_ERROR(AddOnnxDim(d, options.dims));
-  }
+  ASSIGN_OR_RETURN(OnnxImportOptions options, OnnxOptionsFromDims(dims));
   return ReadOnnxModel(path, options);
 }
 
@@ -90,8 +87,7 @@ absl::Status AddModelTasks(SubmitFlags& f) {
   if (!f.onnx.empty()) {
     ASSIGN_OR_RETURN(OnnxWorkloads model, ReadOnnx(f.onnx, f.dims));
     for (const OnnxSkippedNode& s : model.skipped) {
-      fmt::print(stderr, "tune-client: {}: skipped {} ({}): {}\n", f.onnx, s.node, s.op_type,
-                 s.reason);
+      fmt::print(stderr, "tune-client: {}: skipped {}\n", f.onnx, Describe(s));
     }
     list = std::move(model.workloads);
     name = f.onnx;

@@ -38,10 +38,10 @@ void Scheduler::CommitLocked(PendingCommit pending) {
 
 void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
   std::vector<PreparedTrial> prepared;
-  std::vector<TuningLog::TrialCommit> commits;  // one per prepared trial, in order
-  // By index in `commits`: a first worker's answer to record just before it (PendingCommit::
-  // earlier).
-  std::map<size_t, TuningLog::TrialCommit> extra_before;
+  // One per prepared trial, each preceded by the first worker's answer it confirms or
+  // contradicts, if any (PendingCommit::earlier); `at` holds each prepared trial's index.
+  std::vector<TuningLog::TrialCommit> commits;
+  std::vector<size_t> at;
   {
     std::lock_guard lock(mu_);
     if (open_group_ == group) {
@@ -66,7 +66,7 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
       const bool ok = pending.measurement.ok();
       const double secs = LearnedSecs(pending.measurement, job->row.spec.timing.timeout_ms);
       p.outcome = TrialOutcome{trial->config, pending.measurement.error, secs};
-      TuningLog::TrialCommit& commit = commits.emplace_back();
+      TuningLog::TrialCommit commit;
       commit.progress.counts = !p.final;
       commit.progress.since_improvement = since_improvement;
       if (!p.final && IsVerdict(p.outcome.error)) {
@@ -101,8 +101,10 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
         earlier.record.worker = pending.earlier->worker;
         earlier.record.device_key = pending.earlier->device_key;
         earlier.progress.counts = false;
-        extra_before[commits.size() - 1] = std::move(earlier);
+        commits.push_back(std::move(earlier));
       }
+      at.push_back(commits.size());
+      commits.push_back(std::move(commit));
       p.pending = std::move(pending);
     }
   }
@@ -125,21 +127,11 @@ void Scheduler::WriteTrials(const std::shared_ptr<CommitGroup>& group) {
   std::set<const JobRuntime*> saved;
   for (size_t i = prepared.size(); i-- > 0;) {
     if (!prepared[i].final && saved.insert(prepared[i].job.get()).second) {
-      commits[i].progress.search_state = prepared[i].job->driver->AsSearch()->SaveState();
+      commits[at[i]].progress.search_state = prepared[i].job->driver->AsSearch()->SaveState();
     }
-  }
-  // The extra records go in before their trials; `at` maps each prepared trial to its result.
-  std::vector<size_t> at;
-  std::vector<TuningLog::TrialCommit> all;
-  for (size_t i = 0; i < commits.size(); ++i) {
-    if (auto extra = extra_before.find(i); extra != extra_before.end()) {
-      all.push_back(std::move(extra->second));
-    }
-    at.push_back(all.size());
-    all.push_back(std::move(commits[i]));
   }
   const Clock::time_point write_started = Clock::now();
-  std::vector<absl::StatusOr<Record>> results = CommitWhenSpaceAllows(std::move(all));
+  std::vector<absl::StatusOr<Record>> results = CommitWhenSpaceAllows(std::move(commits));
   metrics_.ObserveDbWrite(std::chrono::duration<double>(Clock::now() - write_started).count());
   NoteQuarantineOf(results);
   std::vector<absl::StatusOr<Record>> committed;
