@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
+#include <string>
 
 #include "common/cpu_amx.h"
 
@@ -79,6 +81,37 @@ std::string ModelName(bool intel, bool amd, uint32_t family, uint32_t model) {
         return "graniterapids";
       default:
         break;
+    }
+  }
+  return "";
+}
+
+// CPUID's brand string, trimmed; empty where the CPU has none.
+std::string BrandString() {
+  if (Cpuid(0x80000000).eax < 0x80000004) {
+    return "";
+  }
+  char brand[49] = {};
+  for (uint32_t i = 0; i < 3; ++i) {
+    Regs r = Cpuid(0x80000002 + i);
+    std::copy_n(reinterpret_cast<char*>(&r), 16, brand + 16 * i);
+  }
+  std::string text(brand);
+  const size_t first = text.find_first_not_of(' ');
+  const size_t last = text.find_last_not_of(' ');
+  return first == std::string::npos ? "" : text.substr(first, last - first + 1);
+}
+
+// The first "microcode" line of /proc/cpuinfo; empty where there is none.
+std::string Microcode() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("microcode")) {
+      const size_t colon = line.find(':');
+      const size_t value =
+          colon == std::string::npos ? colon : line.find_first_not_of(" \t", colon + 1);
+      return value == std::string::npos ? "" : line.substr(value);
     }
   }
   return "";
@@ -162,6 +195,8 @@ HostCpu Detect() {
   }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   cpu.cores = n > 0 ? static_cast<int>(n) : 1;
+  cpu.model = BrandString();
+  cpu.microcode = Microcode();
   return cpu;
 }
 

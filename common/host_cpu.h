@@ -24,6 +24,12 @@ struct HostCpu {
   // (common/cpu_amx.h's RequestAmx), which this does not do.
   std::vector<std::string> features;
   int cores = 1;  // online logical CPUs
+  // The processor's brand string (CPUID 0x80000002-4), e.g. "AMD EPYC 9B45 128-Core
+  // Processor"; empty where the CPU has none.
+  std::string model;
+  // The microcode revision Linux reports (/proc/cpuinfo), e.g. "0xb002110"; empty where it is
+  // not visible (some virtual machines).
+  std::string microcode;
   bool HasFeature(const std::string& feature) const;
 };
 

@@ -28,16 +28,20 @@ constexpr CoreTypeChoice kOpenblasCoreType = {"OpenBLAS", "OPENBLAS_CORETYPE",
                                               "openblas_get_corename", &BetterOpenblasCoretype};
 
 constexpr std::array<RuntimeLibrary, 7> kLibraries = {{
-    {"openblas", "libtune_openblas.so", "tune_openblas_describe", "libopenblas-dev",
-     TargetKind::kLlvm, kOpenblasThreads, &kOpenblasCoreType},
-    {"dnnl", "libtune_dnnl.so", "tune_dnnl_describe", "libdnnl-dev", TargetKind::kLlvm,
-     kDnnlThreads},
-    {"cublas", "libtune_cublas.so", "tune_cublas_describe", kAlwaysBuilt, TargetKind::kCuda},
-    {"cudnn", "libtune_cudnn.so", "tune_cudnn_describe", kAlwaysBuilt, TargetKind::kCuda},
-    {"rocblas", "libtune_rocblas.so", "tune_rocblas_describe", kAlwaysBuilt, TargetKind::kRocm},
-    {"hipblaslt", "libtune_hipblaslt.so", "tune_hipblaslt_describe", kAlwaysBuilt,
+    {"openblas", "libtune_openblas.so", "tune_openblas_describe", "tune_openblas_version",
+     "libopenblas-dev", TargetKind::kLlvm, kOpenblasThreads, &kOpenblasCoreType},
+    {"dnnl", "libtune_dnnl.so", "tune_dnnl_describe", "tune_dnnl_version", "libdnnl-dev",
+     TargetKind::kLlvm, kDnnlThreads},
+    {"cublas", "libtune_cublas.so", "tune_cublas_describe", "tune_cublas_version", kAlwaysBuilt,
+     TargetKind::kCuda},
+    {"cudnn", "libtune_cudnn.so", "tune_cudnn_describe", "tune_cudnn_version", kAlwaysBuilt,
+     TargetKind::kCuda},
+    {"rocblas", "libtune_rocblas.so", "tune_rocblas_describe", "tune_rocblas_version", kAlwaysBuilt,
      TargetKind::kRocm},
-    {"miopen", "libtune_miopen.so", "tune_miopen_describe", kAlwaysBuilt, TargetKind::kRocm},
+    {"hipblaslt", "libtune_hipblaslt.so", "tune_hipblaslt_describe", "tune_hipblaslt_version",
+     kAlwaysBuilt, TargetKind::kRocm},
+    {"miopen", "libtune_miopen.so", "tune_miopen_describe", "tune_miopen_version", kAlwaysBuilt,
+     TargetKind::kRocm},
 }};
 
 }  // namespace

@@ -3,6 +3,7 @@
 // shim's file, the Debian package a build needs for it, and where a process finds it.
 //
 //   name       shim                   describe symbol            build needs
+//   (each shim's tune_<name>_version writes the library's version alone, for fingerprints)
 //   (each entry also says which environment variables set the library's threads, and any choice
 //   of core type tune-server makes for it: OPENBLAS_CORETYPE)
 //   openblas   libtune_openblas.so    tune_openblas_describe     libopenblas-dev
@@ -45,6 +46,7 @@ struct RuntimeLibrary {
   std::string_view name;             // as in -libs=, e.g. "dnnl"
   std::string_view shim_file;        // e.g. "libtune_dnnl.so"
   std::string_view describe_symbol;  // `int32_t f(char* buf, int64_t size)` of the shim
+  std::string_view version_symbol;   // the same, writing the library's version alone
   std::string_view package;          // the Debian package the build needs to make the shim
   TargetKind target_kind;            // the kind of targets whose -libs= may name it
   /// The environment variables that set how many threads the library runs (read when it

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "common/element_type.h"
+#include "common/fingerprint.h"
 #include "common/gpu_arch.h"
 #include "common/host.h"
 #include "common/strings.h"
@@ -39,6 +40,19 @@ std::string MachineName() {
     return "x86_64";
   }
   return u.machine;
+}
+
+// The fingerprint's preload= (the preloaded files' names) and lib.<name>= fields.
+void SetLibraries(const std::vector<PreloadedLibrary>& preloaded, const LibraryVersions& libraries,
+                  Fingerprint* fp) {
+  std::vector<std::string> names;
+  for (const PreloadedLibrary& lib : preloaded) {
+    names.push_back(lib.basename);
+  }
+  fp->Set("preload", Join(names, ","));
+  for (const auto& [name, version] : libraries) {
+    fp->Set(StrCat("lib.", name), version);
+  }
 }
 
 // Capabilities.dtypes: the names of `dtypes`, sorted.
@@ -119,25 +133,29 @@ absl::Status CheckGpuArchSupported(const v1::GpuDevice& gpu) {
 }
 
 std::string GpuDeviceFingerprint(const v1::GpuDevice& gpu,
-                                 const std::vector<PreloadedLibrary>& preloaded) {
-  std::string out = fmt::format(
-      "{} name='{}' sms={} mem={:.1f}GiB sm_clock={}MHz mem_clock={}MHz l2={:.1f}MiB driver={}",
-      GpuDeviceKey(gpu), gpu.name(), gpu.multiprocessors(),
-      static_cast<double>(gpu.total_memory_bytes()) / (1 << 30), gpu.sm_clock_khz() / 1000,
-      gpu.memory_clock_khz() / 1000, static_cast<double>(gpu.l2_cache_bytes()) / (1 << 20),
-      gpu.driver_version());
-  std::vector<std::string> names;
-  for (const PreloadedLibrary& lib : preloaded) {
-    names.push_back(lib.basename);
-  }
-  if (!names.empty()) {
-    StrAppend(&out, " preload=", Join(names, ","));
-  }
-  return out;
+                                 const std::vector<PreloadedLibrary>& preloaded,
+                                 const LibraryVersions& libraries) {
+  Fingerprint fp(GpuDeviceKey(gpu));
+  fp.Set("gpu", gpu.name());
+  fp.Set("sms", std::to_string(gpu.multiprocessors()));
+  fp.Set("mem",
+         fmt::format("{:.1f}GiB", static_cast<double>(gpu.total_memory_bytes()) / (1 << 30)));
+  fp.Set("sm_clock", fmt::format("{}MHz", gpu.sm_clock_khz() / 1000));
+  fp.Set("mem_clock", fmt::format("{}MHz", gpu.memory_clock_khz() / 1000));
+  fp.Set("l2", fmt::format("{:.1f}MiB", static_cast<double>(gpu.l2_cache_bytes()) / (1 << 20)));
+  fp.Set("driver", gpu.driver_release());
+  // cuDriverGetVersion's 13000 is CUDA 13.0; hipDriverGetVersion's 60241134 is HIP 6.2.
+  const int api = gpu.driver_version();
+  fp.Set(gpu.runtime() == "rocm" ? "hip" : "cuda",
+         gpu.runtime() == "rocm" ? fmt::format("{}.{}", api / 10000000, api / 100000 % 100)
+                                 : fmt::format("{}.{}", api / 1000, api % 1000 / 10));
+  SetLibraries(preloaded, libraries, &fp);
+  return fp.ToString();
 }
 
 v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capacity,
-                                 const std::vector<PreloadedLibrary>& preloaded) {
+                                 const std::vector<PreloadedLibrary>& preloaded,
+                                 const LibraryVersions& libraries) {
   v1::Capabilities caps = HostCpuCapabilities(threads, capacity, preloaded);
   *caps.mutable_gpu() = gpu;
   // What the measurement child references there: on CUDA the device kernels' dtypes
@@ -153,7 +171,7 @@ v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capa
     }
     SetDtypes(dtypes, &caps);
   }
-  caps.set_device_fingerprint(GpuDeviceFingerprint(gpu, preloaded));
+  caps.set_device_fingerprint(GpuDeviceFingerprint(gpu, preloaded, libraries));
   return caps;
 }
 
@@ -165,31 +183,30 @@ std::string HostCpuDeviceKey() {
 }
 
 std::string DeviceFingerprint(const HostCpu& cpu, int threads,
-                              const std::vector<PreloadedLibrary>& preloaded) {
+                              const std::vector<PreloadedLibrary>& preloaded,
+                              const LibraryVersions& libraries) {
   std::vector<std::string> notable;
   for (std::string_view f : kNotableFeatures) {
     if (cpu.HasFeature(std::string(f))) {
       notable.emplace_back(f);
     }
   }
-  std::vector<std::string> names;
-  for (const PreloadedLibrary& lib : preloaded) {
-    names.push_back(lib.basename);
-  }
   Target target;
   target.cpu = cpu.name;
-  std::string out =
-      fmt::format("{} cores={} threads={} isa={} features={:08x}", target.DeviceKey(), cpu.cores,
-                  threads > 0 ? threads : cpu.cores, notable.empty() ? "-" : Join(notable, ","),
-                  Fnv1a(Join(cpu.features, ",")));
-  if (!names.empty()) {
-    StrAppend(&out, " preload=", Join(names, ","));
-  }
-  return out;
+  Fingerprint fp(target.DeviceKey());
+  fp.Set("cpu", cpu.model);
+  fp.Set("microcode", cpu.microcode);
+  fp.Set("cores", std::to_string(cpu.cores));
+  fp.Set("threads", std::to_string(threads > 0 ? threads : cpu.cores));
+  fp.Set("isa", notable.empty() ? "-" : Join(notable, ","));
+  fp.Set("features", fmt::format("{:08x}", Fnv1a(Join(cpu.features, ","))));
+  SetLibraries(preloaded, libraries, &fp);
+  return fp.ToString();
 }
 
 v1::Capabilities HostCpuCapabilities(int threads, int capacity,
-                                     const std::vector<PreloadedLibrary>& preloaded) {
+                                     const std::vector<PreloadedLibrary>& preloaded,
+                                     const LibraryVersions& libraries) {
   const HostCpu& cpu = GetHostCpu();
   v1::Capabilities caps;
   caps.set_isa(MachineName());
@@ -208,7 +225,7 @@ v1::Capabilities HostCpuCapabilities(int threads, int capacity,
   caps.set_hostname(HostName());
   caps.set_pid(getpid());
   caps.set_cpu_name(cpu.name);
-  caps.set_device_fingerprint(DeviceFingerprint(cpu, threads, preloaded));
+  caps.set_device_fingerprint(DeviceFingerprint(cpu, threads, preloaded, libraries));
   // The measurement child generates, references and checks every element type on the host.
   SetDtypes(DtypeSet::All(), &caps);
   return caps;

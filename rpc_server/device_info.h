@@ -4,6 +4,7 @@
 // process never initialises a GPU.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,27 +37,38 @@ std::string GpuDeviceKey(const v1::GpuDevice& gpu);
 /// device, its arch and the supported ones (tune generates no code for other archs).
 absl::Status CheckGpuArchSupported(const v1::GpuDevice& gpu);
 
-/// "<device key> name='<name>' sms=N mem=<GiB> sm_clock=<MHz> mem_clock=<MHz> l2=<MiB>
-/// driver=<version> preload=<names>".
+/// Library name (as in --libs) -> the version its shim reports (MeasureChildReady).
+using LibraryVersions = std::map<std::string, std::string>;
+
+/// A GPU's fingerprint (common/fingerprint.h): "<device key> fp=2 gpu='<name>' sms=N
+/// mem=<GiB> sm_clock=<MHz> mem_clock=<MHz> l2=<MiB> driver=<release> cuda=<major.minor>
+/// preload=<names> lib.<name>=<version>..." (hip= for ROCm; driver= where the runtime library's
+/// file names its release).
 std::string GpuDeviceFingerprint(const v1::GpuDevice& gpu,
-                                 const std::vector<PreloadedLibrary>& preloaded);
+                                 const std::vector<PreloadedLibrary>& preloaded,
+                                 const LibraryVersions& libraries = {});
 
 /// The capabilities of a GPU worker: the host's facts as for a CPU worker plus `gpu`, with the
 /// GPU's fingerprint.
 v1::Capabilities GpuCapabilities(const v1::GpuDevice& gpu, int threads, int capacity,
-                                 const std::vector<PreloadedLibrary>& preloaded);
+                                 const std::vector<PreloadedLibrary>& preloaded,
+                                 const LibraryVersions& libraries = {});
 
 /// The device key of this host's CPU, e.g. "cpu/x86_64/znver4" (the same text that
 /// Target::DeviceKey() gives for "llvm -mcpu=native").
 std::string HostCpuDeviceKey();
 
-/// A one-line description of what runs the kernels:
-/// "<device key> cores=N threads=T isa=<notable features> features=<hash> preload=<names>".
+/// A CPU's fingerprint (common/fingerprint.h): "<device key> fp=2 cpu='<model>'
+/// microcode=<revision> cores=N threads=T isa=<notable features> features=<hash>
+/// preload=<names> lib.<name>=<version>..." (cpu= and microcode= where the CPU and Linux show
+/// them).
 std::string DeviceFingerprint(const HostCpu& cpu, int threads,
-                              const std::vector<PreloadedLibrary>& preloaded);
+                              const std::vector<PreloadedLibrary>& preloaded,
+                              const LibraryVersions& libraries = {});
 
 /// The capabilities of this host's CPU worker (`threads` <= 0 means all cores).
 v1::Capabilities HostCpuCapabilities(int threads, int capacity,
-                                     const std::vector<PreloadedLibrary>& preloaded);
+                                     const std::vector<PreloadedLibrary>& preloaded,
+                                     const LibraryVersions& libraries = {});
 
 }  // namespace tune::rpc

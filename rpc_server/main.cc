@@ -247,25 +247,33 @@ int Serve(int argc, char** argv) {
   options.supervisor.preload_paths = preload;
   options.supervisor.cpus = cpus;
   std::string device_key = tune::rpc::HostCpuDeviceKey();
-  if (device_kind == tune::TargetKind::kLlvm) {
-    *options.registration.mutable_capabilities() =
-        tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded);
-  } else {
-    // The worker never opens the GPU: a measurement process does, and says what it found.
+  // The worker never opens the GPU nor loads a library's shim: a first measurement process
+  // does, and says what it found (the GPU, the libraries' versions for the fingerprint).
+  tune::v1::GpuDevice gpu;
+  tune::rpc::LibraryVersions library_versions;
+  if (device_kind != tune::TargetKind::kLlvm || !libs.empty()) {
+    tune::rpc::SupervisorOptions probe_options = options.supervisor;
+    probe_options.library_versions_of = libs;
     absl::StatusOr<std::unique_ptr<tune::rpc::MeasureSupervisor>> probe =
-        tune::rpc::MeasureSupervisor::Create(options.supervisor);
+        tune::rpc::MeasureSupervisor::Create(probe_options);
     absl::Status started = probe.ok() ? (*probe)->StartChild() : probe.status();
     if (!started.ok()) {
       return Fail(kExitStartupError, StrCat("--device ", device, ": ", started.message()));
     }
-    const tune::v1::GpuDevice gpu = (*probe)->gpu();
+    gpu = (*probe)->gpu();
+    library_versions = (*probe)->library_versions();
     probe->reset();
+  }
+  if (device_kind == tune::TargetKind::kLlvm) {
+    *options.registration.mutable_capabilities() =
+        tune::rpc::HostCpuCapabilities(threads, capacity, *preloaded, library_versions);
+  } else {
     if (absl::Status s = tune::rpc::CheckGpuArchSupported(gpu); !s.ok()) {
       return Fail(kExitStartupError, StrCat("--device ", device, ": ", s.message()));
     }
     device_key = tune::rpc::GpuDeviceKey(gpu);
     *options.registration.mutable_capabilities() =
-        tune::rpc::GpuCapabilities(gpu, threads, capacity, *preloaded);
+        tune::rpc::GpuCapabilities(gpu, threads, capacity, *preloaded, library_versions);
   }
   options.registration.set_device_key(device_key);
   for (const std::string& lib : libs) {

@@ -10,6 +10,7 @@
 
 #include "common/cpu_amx.h"
 #include "common/cpu_set.h"
+#include "common/host.h"
 #include "common/host_cpu.h"
 #include "common/reference.h"
 #include "common/runtime_libs.h"
@@ -208,6 +209,25 @@ std::string DescribeLibraries(const google::protobuf::RepeatedPtrField<std::stri
   return out;
 }
 
+// The version `name`'s shim reports (tune_<name>_version, which loads the library), or
+// "unavailable" where the shim or its library does not load.
+std::string LibraryVersion(const std::string& name) {
+  const RuntimeLibrary* lib = FindRuntimeLibrary(name);
+  absl::StatusOr<std::string> path =
+      lib != nullptr ? RuntimeLibraryPath(*lib) : absl::NotFoundError(name);
+  void* shim = path.ok() ? dlopen(path->c_str(), RTLD_NOW | RTLD_GLOBAL) : nullptr;
+  using Version = int32_t (*)(char*, int64_t);
+  auto version =
+      shim != nullptr
+          ? reinterpret_cast<Version>(dlsym(shim, std::string(lib->version_symbol).c_str()))
+          : nullptr;
+  char text[128] = {};
+  if (version == nullptr || version(text, sizeof(text)) != 0 || text[0] == '\0') {
+    return "unavailable";
+  }
+  return text;
+}
+
 v1::GpuDevice GpuDeviceToProto(const gpu::GpuDeviceInfo& info) {
   v1::GpuDevice out;
   out.set_runtime(info.kind == TargetKind::kRocm ? "rocm" : "cuda");
@@ -221,6 +241,7 @@ v1::GpuDevice GpuDeviceToProto(const gpu::GpuDeviceInfo& info) {
   out.set_l2_cache_bytes(info.l2_cache_bytes);
   out.set_driver_version(info.driver_version);
   out.set_runtime_library(info.runtime_library);
+  out.set_driver_release(LoadedLibraryRelease(info.runtime_library));
   return out;
 }
 
@@ -286,6 +307,11 @@ int RunMeasureChild(int in_fd, int out_fd) {
     }
     device = *std::move(opened);
     *ready.mutable_ready()->mutable_gpu() = GpuDeviceToProto(device->info());
+  }
+  if (preloaded.ok()) {
+    for (const std::string& name : request.setup().library_versions_of()) {
+      (*ready.mutable_ready()->mutable_library_versions())[name] = LibraryVersion(name);
+    }
   }
   if (!WriteFrame(out_fd, ready).ok() || !preloaded.ok()) {
     return 1;

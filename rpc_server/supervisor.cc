@@ -203,6 +203,9 @@ absl::Status MeasureSupervisor::SpawnChild() {
   for (int cpu : options_.cpus) {
     setup.mutable_setup()->add_cpus(cpu);
   }
+  for (const std::string& name : options_.library_versions_of) {
+    setup.mutable_setup()->add_library_versions_of(name);
+  }
   if (absl::Status s = WriteFrame(child_->to_child, setup); !s.ok()) {
     std::string how = KillChild();
     return absl::UnavailableError(StrCat("measurement process ", how, " before its setup"));
@@ -239,6 +242,8 @@ absl::Status MeasureSupervisor::SpawnChild() {
     return absl::FailedPreconditionError(ready.ready().device_error());
   }
   gpu_ = ready.ready().gpu();
+  library_versions_ = {ready.ready().library_versions().begin(),
+                       ready.ready().library_versions().end()};
   Logger("worker")->debug("measurement process {} started", child_->pid);
   return absl::OkStatus();
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,6 +38,9 @@ struct SupervisorOptions {
   std::string device_fingerprint;
   /// CPUs the child is pinned to (its kernels' threads included); empty: any.
   std::vector<int> cpus;
+  /// Libraries (names as in --libs) whose versions each child reports at start-up
+  /// (library_versions()); a worker asks its probe child only.
+  std::vector<std::string> library_versions_of;
   /// "NAME=value" entries added to (or replacing in) the child's environment.
   std::vector<std::string> child_env;
   /// Added to TimingOptions::timeout_ms before the child is killed.
@@ -98,6 +102,8 @@ class MeasureSupervisor {
   pid_t child_pid() const { return child_ ? child_->pid : -1; }
   /// The GPU the last child opened (empty for a CPU device or before a child started).
   const v1::GpuDevice& gpu() const { return gpu_; }
+  /// The versions the last child reported of SupervisorOptions::library_versions_of, by name.
+  const std::map<std::string, std::string>& library_versions() const { return library_versions_; }
 
  private:
   struct Child {
@@ -124,6 +130,7 @@ class MeasureSupervisor {
   std::optional<Child> child_;
   int children_started_ = 0;
   v1::GpuDevice gpu_;
+  std::map<std::string, std::string> library_versions_;
   int wake_fd_;  // eventfd, written by Cancel
 
   std::mutex mu_;

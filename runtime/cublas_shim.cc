@@ -545,3 +545,18 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cublas_describe(c
                 g_last_error.empty() ? "" : "; last error: ", g_last_error.c_str());
   return 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_cublas_version(char* buf,
+                                                                              int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_GPU_BAD_ARGUMENT;  // before anything is loaded
+  }
+  int32_t rc = 0;
+  const CublasLt* lt = LoadCublasLt(&rc);
+  if (lt == nullptr) {
+    return rc;
+  }
+  const size_t v = lt->GetVersion();  // major * 10000 + minor * 100 + patch
+  return tune_gpu::WriteVersion(buf, size,
+                                Format("%zu.%zu.%zu", v / 10000, v / 100 % 100, v % 100));
+}

@@ -376,3 +376,18 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cudnn_describe(ch
                 g_last_error.empty() ? "" : "; last error: ", g_last_error.c_str());
   return 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_cudnn_version(char* buf,
+                                                                             int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_GPU_BAD_ARGUMENT;  // before anything is loaded
+  }
+  int32_t rc = 0;
+  const tune_cudnn::Cudnn* c = LoadCudnn(&rc);
+  if (c == nullptr) {
+    return rc;
+  }
+  const size_t v = c->GetVersion();  // major * 10000 + minor * 100 + patch
+  return tune_gpu::WriteVersion(buf, size,
+                                tune_gpu::Format("%zu.%zu.%zu", v / 10000, v / 100 % 100, v % 100));
+}

@@ -410,6 +410,15 @@ extern "C" int32_t tune_dnnl_conv2d(const float* src, const float* weights, cons
                                 post_ops, threads);
 }
 
+extern "C" int32_t tune_dnnl_version(char* buf, int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_RUNTIME_BAD_ARGUMENT;
+  }
+  const dnnl_version_t* v = dnnl::version();
+  std::snprintf(buf, static_cast<size_t>(size), "%d.%d.%d", v->major, v->minor, v->patch);
+  return 0;
+}
+
 extern "C" int32_t tune_dnnl_describe(char* buf, int64_t size) {
   if (buf == nullptr || size < 1) {
     return TUNE_RUNTIME_BAD_ARGUMENT;

@@ -1,10 +1,13 @@
 #include "runtime/gpu_shim_util.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -256,6 +259,25 @@ bool ValidEpilogue(int32_t epilogue, int32_t mode, const float* bias) {
     return false;
   }
   return (epilogue & TUNE_GPU_EPILOGUE_BIAS) == 0 || bias != nullptr;
+}
+
+std::string FileVersion(const void* symbol) {
+  Dl_info info{};
+  char resolved[PATH_MAX] = {};
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr ||
+      realpath(info.dli_fname, resolved) == nullptr) {
+    return "unknown";
+  }
+  const char* so = std::strstr(resolved, ".so.");
+  return so != nullptr && so[4] != '\0' ? std::string(so + 4) : "unknown";
+}
+
+int32_t WriteVersion(char* buf, int64_t size, const std::string& version) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_GPU_BAD_ARGUMENT;
+  }
+  std::snprintf(buf, static_cast<size_t>(size), "%s", version.c_str());
+  return 0;
 }
 
 }  // namespace tune_gpu

@@ -67,4 +67,13 @@ bool ValidEpilogue(int32_t epilogue, int32_t mode, const float* bias);
 // snprintf into a std::string.
 std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// The version in the resolved file name of the library that defines `symbol` (after ".so.":
+// libhipblaslt.so.0 -> libhipblaslt.so.0.8.60200 gives "0.8.60200"); "unknown" when the name
+// holds none.
+std::string FileVersion(const void* symbol);
+
+// The tune_*_version functions' ending: `version` into buf[size], truncated, NUL-terminated;
+// returns 0, or TUNE_GPU_BAD_ARGUMENT for a null or empty buffer.
+int32_t WriteVersion(char* buf, int64_t size, const std::string& version);
+
 }  // namespace tune_gpu

@@ -456,3 +456,18 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_hipblaslt_describ
                 g_last_error.empty() ? "" : "; last error: ", g_last_error.c_str());
   return 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_hipblaslt_version(char* buf,
+                                                                                 int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_GPU_BAD_ARGUMENT;  // before anything is loaded
+  }
+  int32_t rc = 0;
+  const HipblasLt* l = Load(&rc);
+  if (l == nullptr) {
+    return rc;
+  }
+  // hipblasLtGetVersion needs a handle, and a handle a device: the file's version instead.
+  return tune_gpu::WriteVersion(buf, size,
+                                tune_gpu::FileVersion(reinterpret_cast<const void*>(l->Create)));
+}

@@ -433,3 +433,18 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_describe(c
                 g_last_error.empty() ? "" : "; last error: ", g_last_error.c_str());
   return 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_miopen_version(char* buf,
+                                                                              int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_GPU_BAD_ARGUMENT;  // before anything is loaded
+  }
+  int32_t rc = 0;
+  const Miopen* m = Load(&rc);
+  if (m == nullptr) {
+    return rc;
+  }
+  size_t major = 0, minor = 0, patch = 0;
+  m->GetVersion(&major, &minor, &patch);
+  return tune_gpu::WriteVersion(buf, size, Format("%zu.%zu.%zu", major, minor, patch));
+}

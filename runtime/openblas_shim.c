@@ -33,6 +33,23 @@ int32_t tune_openblas_sgemm(const float* A, const float* B, float* C, int64_t M,
   return 0;
 }
 
+int32_t tune_openblas_version(char* buf, int64_t size) {
+  if (buf == NULL || size < 1) {
+    return TUNE_RUNTIME_BAD_ARGUMENT;
+  }
+  /* The second word of openblas_get_config ("OpenBLAS 0.3.21 DYNAMIC_ARCH ..."). */
+  const char* config = openblas_get_config();
+  const char* version = strchr(config, ' ');
+  version = version != NULL ? version + 1 : config;
+  size_t length = strcspn(version, " ");
+  if (length >= (size_t)size) {
+    length = (size_t)size - 1;
+  }
+  memcpy(buf, version, length);
+  buf[length] = '\0';
+  return 0;
+}
+
 int32_t tune_openblas_describe(char* buf, int64_t size) {
   if (buf == NULL || size < 1) {
     return TUNE_RUNTIME_BAD_ARGUMENT;

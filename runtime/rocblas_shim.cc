@@ -164,3 +164,18 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_rocblas_describe(
                 g_last_error.empty() ? "" : "; last error: ", g_last_error.c_str());
   return 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int32_t tune_rocblas_version(char* buf,
+                                                                               int64_t size) {
+  if (buf == nullptr || size < 1) {
+    return TUNE_GPU_BAD_ARGUMENT;  // before anything is loaded
+  }
+  int32_t rc = 0;
+  const Rocblas* r = Load(&rc);
+  if (r == nullptr) {
+    return rc;
+  }
+  char version[128] = {};
+  r->GetVersionString(version, sizeof(version));
+  return tune_gpu::WriteVersion(buf, size, version);
+}

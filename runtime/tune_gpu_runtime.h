@@ -4,14 +4,15 @@
  * conv2d.rocm.miopen).
  *
  *   libtune_cublas.so    tune_cublas_sgemm, tune_cublaslt_gemm,      (loads libcublas.so.13/.12,
- *                        tune_cublas_describe                         libcublasLt, libcuda.so.1)
+ *                        tune_cublas_describe, tune_cublas_version    libcublasLt, libcuda.so.1)
  *   libtune_cudnn.so     tune_cudnn_conv2d, tune_cudnn_conv2d_typed, (loads libcudnn.so.9,
- *                        tune_cudnn_describe                          libcuda.so.1)
- *   libtune_rocblas.so   tune_rocblas_sgemm, tune_rocblas_describe   (loads librocblas.so)
+ *                        tune_cudnn_describe, tune_cudnn_version      libcuda.so.1)
+ *   libtune_rocblas.so   tune_rocblas_sgemm, tune_rocblas_describe,  (loads librocblas.so)
+ *                        tune_rocblas_version
  *   libtune_hipblaslt.so tune_hipblaslt_gemm,                        (loads libhipblaslt.so,
- *                        tune_hipblaslt_describe                      libamdhip64.so)
+ *                        tune_hipblaslt_describe, tune_hipblaslt_version  libamdhip64.so)
  *   libtune_miopen.so    tune_miopen_conv2d, tune_miopen_conv2d_typed, (loads libMIOpen.so,
- *                        tune_miopen_describe                         libamdhip64.so)
+ *                        tune_miopen_describe, tune_miopen_version    libamdhip64.so)
  *
  * The shims need nothing of CUDA or ROCm to build or to load: each opens its vendor library
  * with dlopen at its first call, so preloading a shim never touches a GPU. Pointers are device
@@ -164,6 +165,17 @@ int32_t tune_cudnn_describe(char* buf, int64_t size);
 int32_t tune_rocblas_describe(char* buf, int64_t size);
 int32_t tune_miopen_describe(char* buf, int64_t size);
 int32_t tune_hipblaslt_describe(char* buf, int64_t size);
+
+/* Loads the vendor library (no GPU is opened) and writes its version alone ("13.1.0", "9.14.0")
+ * into buf[size], NUL-terminated; returns 0, or TUNE_GPU_NOT_FOUND when the library does not
+ * load (tune_gpu_last_error says why). Worker fingerprints carry it. hipBLASLt, whose API tells
+ * its version only through a handle on a device, reports its file's version
+ * (libhipblaslt.so.0.8.60200: "0.8.60200"). */
+int32_t tune_cublas_version(char* buf, int64_t size);
+int32_t tune_cudnn_version(char* buf, int64_t size);
+int32_t tune_rocblas_version(char* buf, int64_t size);
+int32_t tune_miopen_version(char* buf, int64_t size);
+int32_t tune_hipblaslt_version(char* buf, int64_t size);
 
 /* The last failure of any GPU shim in this process ("" when none), e.g. "libcublas.so.13:
  * cannot open shared object file". Valid until the calling thread's next call of it. */

@@ -3,9 +3,10 @@
  * calls these from its IR (a call-extern node); workers preload the shim libraries
  * (`tune-server --libs openblas,dnnl`), and libraries built by tune-compile link them.
  *
- *   libtune_openblas.so   tune_openblas_sgemm, tune_openblas_describe   (needs libopenblas0)
+ *   libtune_openblas.so   tune_openblas_sgemm, tune_openblas_describe,  (needs libopenblas0)
+ *                         tune_openblas_version
  *   libtune_dnnl.so       tune_dnnl_matmul(_typed), tune_dnnl_conv2d(_typed),
- *                         tune_dnnl_describe                             (needs libdnnl2)
+ *                         tune_dnnl_describe, tune_dnnl_version          (needs libdnnl2)
  *
  * Every operator function returns 0 on success and a positive code on failure; the kernel that
  * called it returns that code, and the describe function of the same library says what went
@@ -97,6 +98,11 @@ int32_t tune_dnnl_conv2d_typed(const void* src, const void* weights, const void*
  * the kernel or ISA it chose, the last error if any) into buf[size]; returns 0. */
 int32_t tune_openblas_describe(char* buf, int64_t size);
 int32_t tune_dnnl_describe(char* buf, int64_t size);
+
+/* Writes the library's version alone ("0.3.21", "2.6.0") into buf[size], NUL-terminated; returns
+ * 0. Worker fingerprints carry it, so that records say which version measured them. */
+int32_t tune_openblas_version(char* buf, int64_t size);
+int32_t tune_dnnl_version(char* buf, int64_t size);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "common/element_type.h"
+#include "common/fingerprint.h"
 #include "common/host_cpu.h"
 #include "common/target.h"
 
@@ -50,6 +51,7 @@ TEST(DeviceInfoTest, GpuKeyCapabilitiesAndFingerprintComeFromTheDevicesFacts) {
   gpu.set_memory_clock_khz(2619000);
   gpu.set_l2_cache_bytes(int64_t{50} << 20);
   gpu.set_driver_version(12040);
+  gpu.set_driver_release("580.159.04");
   EXPECT_EQ(GpuDeviceKey(gpu), "cuda/sm_90");
   EXPECT_TRUE(CheckGpuArchSupported(gpu).ok());
   v1::Capabilities caps = GpuCapabilities(gpu, 0, 1, {});
@@ -63,8 +65,25 @@ TEST(DeviceInfoTest, GpuKeyCapabilitiesAndFingerprintComeFromTheDevicesFacts) {
   EXPECT_EQ(std::vector<std::string>(ampere.dtypes().begin(), ampere.dtypes().end()),
             (std::vector<std::string>{"bf16", "f16", "f32", "i8", "tf32", "u8i8"}));
   EXPECT_EQ(caps.device_fingerprint(),
-            "cuda/sm_90 name='NVIDIA H100 80GB HBM3' sms=132 mem=80.0GiB sm_clock=1980MHz "
-            "mem_clock=2619MHz l2=50.0MiB driver=12040");
+            "cuda/sm_90 fp=2 gpu='NVIDIA H100 80GB HBM3' sms=132 mem=80.0GiB sm_clock=1980MHz "
+            "mem_clock=2619MHz l2=50.0MiB driver=580.159.04 cuda=12.4");
+  // The libraries' versions, as the shims reported them, and the preloaded files.
+  const std::string with_libraries =
+      GpuCapabilities(gpu, 0, 1, {{"/opt/libtune_cublas.so", "libtune_cublas.so"}},
+                      {{"cublas", "13.1.0"}, {"cudnn", "9.14.0"}})
+          .device_fingerprint();
+  EXPECT_THAT(with_libraries, ::testing::EndsWith(" cuda=12.4 preload=libtune_cublas.so "
+                                                  "lib.cublas=13.1.0 lib.cudnn=9.14.0"));
+  // An upgrade of one library is a new fingerprint, and says what changed.
+  const std::string upgraded = GpuDeviceFingerprint(gpu, {}, {{"cublas", "13.2.0"}});
+  EXPECT_EQ(Fingerprint::Parse(upgraded).DescribeChangeFrom(
+                Fingerprint::Parse(GpuDeviceFingerprint(gpu, {}, {{"cublas", "13.1.0"}}))),
+            "lib.cublas 13.1.0 -> 13.2.0");
+  // ROCm names HIP's version: hipDriverGetVersion's 60241134 is 6.2.
+  gpu.set_runtime("rocm");
+  gpu.set_arch("gfx942");
+  gpu.set_driver_version(60241134);
+  EXPECT_THAT(GpuDeviceFingerprint(gpu, {}), ::testing::EndsWith(" hip=6.2"));
 }
 
 TEST(DeviceInfoTest, AnArchTuneDoesNotSupportIsRefusedNamingTheSupportedOnes) {
@@ -113,10 +132,21 @@ TEST(DeviceInfoTest, FingerprintChangesWithThreadsAndFeatures) {
   cpu.name = "znver4";
   cpu.cores = 8;
   cpu.features = {"avx2", "fma"};
+  cpu.model = "AMD EPYC 9654 96-Core Processor";
+  cpu.microcode = "0xa101148";
   std::string base = DeviceFingerprint(cpu, 4, {});
   EXPECT_EQ(base.substr(0, base.find(" features=")),
-            "cpu/x86_64/znver4 cores=8 threads=4 isa=avx2,fma");
+            "cpu/x86_64/znver4 fp=2 cpu='AMD EPYC 9654 96-Core Processor' microcode=0xa101148 "
+            "cores=8 threads=4 isa=avx2,fma");
   EXPECT_NE(DeviceFingerprint(cpu, 2, {}), base);
+  EXPECT_THAT(DeviceFingerprint(cpu, 4, {}, {{"dnnl", "2.6.3"}, {"openblas", "0.3.21"}}),
+              ::testing::EndsWith(" lib.dnnl=2.6.3 lib.openblas=0.3.21"));
+  cpu.microcode = "0xa101154";  // a microcode update
+  EXPECT_EQ(Fingerprint::Parse(DeviceFingerprint(cpu, 4, {}))
+                .DescribeChangeFrom(Fingerprint::Parse(base)),
+            "microcode 0xa101148 -> 0xa101154");
+  cpu.microcode = "";  // where Linux does not show it, the field is left out
+  EXPECT_THAT(DeviceFingerprint(cpu, 4, {}), ::testing::Not(::testing::HasSubstr("microcode")));
   cpu.features.push_back("avx512f");
   EXPECT_NE(DeviceFingerprint(cpu, 4, {}), base);
 }

@@ -55,6 +55,26 @@ TEST_F(SupervisorTest, CorrectKernelIsTimedInRepeatRoundsOfAtLeastMinRepeatMs) {
   EXPECT_EQ(m.device_fingerprint(), "test-fingerprint");
 }
 
+TEST_F(SupervisorTest, AChildReportsTheVersionsOfTheLibrariesItIsAskedFor) {
+  SupervisorOptions options = FixtureSupervisorOptions();
+  // oneDNN and OpenBLAS are installed wherever tune builds; rocBLAS's shim loads but not its
+  // library (no ROCm here), which is reported, not fatal.
+  options.library_versions_of = {"dnnl", "openblas", "rocblas"};
+  auto supervisor = Make(options);
+  ASSERT_TRUE(supervisor->StartChild().ok());
+  const std::map<std::string, std::string>& versions = supervisor->library_versions();
+  ASSERT_EQ(versions.size(), 3u);
+  EXPECT_THAT(versions.at("dnnl"), ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+"));
+  EXPECT_THAT(versions.at("openblas"), ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+"));
+  if (versions.at("rocblas") != "unavailable") {
+    EXPECT_THAT(versions.at("rocblas"), ::testing::MatchesRegex("[0-9].*")) << "ROCm is here";
+  }
+  // A child not asked reports none.
+  auto plain = Make();
+  ASSERT_TRUE(plain->StartChild().ok());
+  EXPECT_TRUE(plain->library_versions().empty());
+}
+
 TEST_F(SupervisorTest, TheMeasurementProcessRunsOnlyOnTheCpusItIsPinnedTo) {
   SupervisorOptions options = FixtureSupervisorOptions();
   const int cpu = AllowedCpus().back();

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <sys/wait.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -176,6 +177,29 @@ TEST(GpuShims, CudnnTypedWithoutTheLibraryOrTheDriverIsNotFoundNamingTheFile) {
   EXPECT_NE(std::string(tune_gpu_last_error()).find(missing), std::string::npos)
       << tune_gpu_last_error();
   EXPECT_NE(Describe(&tune_cudnn_describe).find("last error: "), std::string::npos);
+}
+
+TEST(GpuShims, VersionsLoadTheVendorLibraryOrAreNotFound) {
+  char version[64] = {};
+  EXPECT_EQ(tune_rocblas_version(nullptr, 8), TUNE_GPU_BAD_ARGUMENT);
+  struct Shim {
+    const char* library;
+    int32_t (*version)(char*, int64_t);
+  };
+  for (const Shim& shim :
+       {Shim{"librocblas.so", &tune_rocblas_version}, Shim{"libMIOpen.so", &tune_miopen_version},
+        Shim{"libhipblaslt.so", &tune_hipblaslt_version},
+        Shim{"libcublasLt.so.13", &tune_cublas_version},
+        Shim{"libcudnn.so.9", &tune_cudnn_version}}) {
+    SCOPED_TRACE(shim.library);
+    const int32_t rc = shim.version(version, sizeof(version));
+    if (Loadable(shim.library)) {
+      EXPECT_EQ(rc, 0) << tune_gpu_last_error();
+      EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(version[0]))) << version;
+    } else {
+      EXPECT_EQ(rc, TUNE_GPU_NOT_FOUND);
+    }
+  }
 }
 
 TEST(GpuShims, DescribeBeforeAnyCallLoadsNothing) {
