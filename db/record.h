@@ -63,6 +63,10 @@ struct BestQuery {
   std::optional<int> template_version = {};
   std::optional<std::string> tune_version = {};
   ClockScope clocks = ClockScope::kAny;
+  /// Only records measured under this device fingerprint. Unset: those of the newest
+  /// fingerprint (db/fingerprints.h) of the device that has records within the rest of the
+  /// query, so that an older fingerprint's records answer only where the newest has none.
+  std::optional<std::string> fingerprint = {};
 };
 
 /// The decided best of a workload on one target and cache state: the finalist that won when a

@@ -203,6 +203,27 @@ CREATE UNIQUE INDEX quarantine_holding ON quarantine (artifact_hash, device_id, 
   WHERE lifted_at_ms = 0;
 )sql";
 
+// Version 11: each device's fingerprints in the order they were first seen (a worker that
+// registered with one, or its first record), so that "best" prefers the newest fingerprint's
+// records and uses an older one's only where the newest has none (db/fingerprint_log.cc).
+// Fingerprints already in the log are seen when their first record was made.
+constexpr std::string_view kV11Fingerprints = R"sql(
+CREATE TABLE fingerprints (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  text TEXT NOT NULL,
+  first_seen_ms INTEGER NOT NULL,
+  UNIQUE (device_id, text)
+);
+INSERT INTO fingerprints (device_id, text, first_seen_ms)
+  SELECT device_id, device_fingerprint, MIN(created_at_ms) FROM records
+  GROUP BY device_id, device_fingerprint ORDER BY MIN(created_at_ms), MIN(id);
+CREATE INDEX records_by_target_fingerprint
+  ON records (workload_id, target_id, flush_cache, device_fingerprint) WHERE error_kind = 'NONE';
+CREATE INDEX records_by_device_fingerprint
+  ON records (workload_id, device_id, device_fingerprint) WHERE error_kind = 'NONE';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -220,6 +241,8 @@ const std::vector<Migration>& Migrations() {
        kV9GpuClock},
       {10, "records name their artifact; code that crashed on two workers is quarantined",
        kV10Quarantine},
+      {11, "each device's fingerprints in the order first seen; best prefers the newest",
+       kV11Fingerprints},
   };
   return kMigrations;
 }

@@ -12,7 +12,7 @@
 namespace tune {
 
 /// The schema version this build creates and understands.
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 
 struct Migration {
   int version;            // the version the database has after this step

@@ -44,14 +44,6 @@ absl::StatusOr<int64_t> InsertRow(sqlite::Connection& db, std::string_view sql,
   return db.LastInsertRowId();
 }
 
-absl::StatusOr<int64_t> InternDevice(sqlite::Connection& db, const std::string& device_key) {
-  ASSIGN_OR_RETURN(std::optional<int64_t> id, FindDeviceId(db, device_key));
-  if (id) {
-    return *id;
-  }
-  return InsertRow(db, "INSERT INTO devices (device_key) VALUES (?)", device_key);
-}
-
 absl::StatusOr<int64_t> InternTarget(sqlite::Connection& db, const std::string& target) {
   ASSIGN_OR_RETURN(std::optional<int64_t> id, FindTargetId(db, target));
   if (id) {
@@ -238,6 +230,14 @@ absl::StatusOr<Job> ReadJob(const sqlite::Statement& row) {
 
 }  // namespace
 
+absl::StatusOr<int64_t> InternDevice(sqlite::Connection& db, const std::string& device_key) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> id, FindDeviceId(db, device_key));
+  if (id) {
+    return *id;
+  }
+  return InsertRow(db, "INSERT INTO devices (device_key) VALUES (?)", device_key);
+}
+
 absl::StatusOr<std::optional<int64_t>> FindWorkloadId(sqlite::Connection& db,
                                                       const std::string& workload) {
   return QueryId(db, "SELECT id FROM workloads WHERE text = ?", workload);
@@ -313,6 +313,8 @@ absl::Status InsertRecord(sqlite::Connection& db, Record& record) {
   }
   RETURN_IF_ERROR(id.status());
   record.id = *id;
+  RETURN_IF_ERROR(
+      NoteFingerprint(db, device_id, m.device_fingerprint, record.created_at_ms).status());
   return NoteQuarantine(db, record, device_id);
 }
 
@@ -384,7 +386,24 @@ std::string BestRecordsSql(BestScope scope) {
                 " AND (?4 IS NULL OR c.template_version = ?4)"
                 " AND (?5 IS NULL OR r.tune_version = ?5)"
                 " AND (?7 IS NULL OR (r.gpu_clock = 'events') = ?7)"
+                " AND (?8 IS NULL OR r.device_fingerprint = ?8)"
                 " ORDER BY r.median_secs, r.id");
+}
+
+std::string NewestFingerprintWithBestSql(BestScope scope) {
+  std::string_view context =
+      scope == BestScope::kTarget ? "r.target_id = ?2 AND r.flush_cache = ?6" : "r.device_id = ?2";
+  return StrCat(
+      "SELECT f.text FROM fingerprints f WHERE f.device_id = ?8 AND EXISTS ("
+      "SELECT 1 FROM records r CROSS JOIN configs c ON c.id = r.config_id"
+      " WHERE r.workload_id = ?1 AND ",
+      context,
+      " AND r.error_kind = 'NONE' AND r.device_fingerprint = f.text"
+      " AND (?3 IS NULL OR c.template = ?3)"
+      " AND (?4 IS NULL OR c.template_version = ?4)"
+      " AND (?5 IS NULL OR r.tune_version = ?5)"
+      " AND (?7 IS NULL OR (r.gpu_clock = 'events') = ?7))"
+      " ORDER BY f.first_seen_ms DESC, f.id DESC LIMIT 1");
 }
 
 std::optional<int> EventsClockParameter(ClockScope clocks) {

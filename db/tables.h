@@ -25,6 +25,16 @@ absl::StatusOr<std::optional<int64_t>> FindTargetId(sqlite::Connection& db,
 
 /// Id of a canonical workload, inserted when new.
 absl::StatusOr<int64_t> InternWorkload(sqlite::Connection& db, const std::string& workload);
+/// Id of a device key, inserted when new.
+absl::StatusOr<int64_t> InternDevice(sqlite::Connection& db, const std::string& device_key);
+
+/// Adds `fingerprint` to device `device_id`'s generations (db/fingerprints.h), first seen at
+/// `seen_ms`, unless the log has seen it; true when it was new.
+absl::StatusOr<bool> NoteFingerprint(sqlite::Connection& db, int64_t device_id,
+                                     const std::string& fingerprint, int64_t seen_ms);
+/// Device `device_id`'s newest fingerprint, or nullopt when it has none.
+absl::StatusOr<std::optional<std::string>> NewestFingerprint(sqlite::Connection& db,
+                                                             int64_t device_id);
 
 /// True when a record with this uid is in the log.
 absl::StatusOr<bool> HasRecordUid(sqlite::Connection& db, const std::string& uid);
@@ -56,9 +66,12 @@ enum class BestScope : uint8_t { kTarget, kDevice };
 /// successful records of ?1 workload id and, for kTarget, ?2 target id and ?6 flush_cache
 /// (0 or 1), for kDevice ?2 device id; optionally restricted to ?3 template, ?4 template
 /// version, ?5 tune version and ?7 whether the GPU clock is events (EventsClockParameter)
-/// (NULL: any); fastest first. It walks the partial index records_best_by_target or
-/// records_best.
+/// (NULL: any), and ?8 the records' fingerprint (NULL: any); fastest first. It walks the
+/// partial index records_best_by_target or records_best.
 std::string BestRecordsSql(BestScope scope);
+/// The newest fingerprint (fingerprints.h) of ?8 device id that has a record BestRecordsSql
+/// would select, with the same ?1..?7 (one column, at most one row).
+std::string NewestFingerprintWithBestSql(BestScope scope);
 
 /// The ?7 of BestRecordsSql for a clock scope: NULL for kAny, 0 for kDeviceTime, 1 for kEvents.
 std::optional<int> EventsClockParameter(ClockScope clocks);

@@ -242,6 +242,30 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
   if (!workload_id || !context_id) {
     return top;
   }
+  // The fingerprint whose records answer: the query's, else the newest with records in scope
+  // (every record when the device's fingerprints hold none of them).
+  std::optional<std::string> fingerprint = query.fingerprint;
+  if (!fingerprint) {
+    std::optional<int64_t> device_id = context_id;
+    if (scope == tables::BestScope::kTarget) {
+      ASSIGN_OR_RETURN(sqlite::Statement device,
+                       db_->Prepare("SELECT device_id FROM targets WHERE id = ?"));
+      device.BindAll(*context_id);
+      ASSIGN_OR_RETURN(bool row, device.Step());
+      device_id = row ? std::optional<int64_t>(device.ColumnInt64(0)) : std::nullopt;
+    }
+    ASSIGN_OR_RETURN(sqlite::Statement newest,
+                     db_->Prepare(tables::NewestFingerprintWithBestSql(scope)));
+    newest.BindAll(*workload_id, *context_id, query.template_name, query.template_version,
+                   query.tune_version);
+    newest.Bind(6, query.flush_cache ? 1 : 0);
+    newest.Bind(7, tables::EventsClockParameter(query.clocks));
+    newest.Bind(8, device_id);
+    ASSIGN_OR_RETURN(bool row, newest.Step());
+    if (row) {
+      fingerprint = newest.ColumnText(0);
+    }
+  }
   std::unordered_set<int64_t> seen_configs;
   const int config_id_column = tables::kRecordColumnCount;
   // With a target: the decided best first, when it is within the query.
@@ -259,6 +283,7 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
       if ((!query.template_name || record.template_name == *query.template_name) &&
           (!query.template_version || record.template_version == *query.template_version) &&
           (!query.tune_version || record.tune_version == *query.tune_version) &&
+          (!fingerprint || record.measurement.device_fingerprint == *fingerprint) &&
           tables::InClockScope(record, query.clocks)) {
         seen_configs.insert(decided.ColumnInt64(config_id_column));
         top.push_back(std::move(record));
@@ -274,6 +299,7 @@ absl::StatusOr<std::vector<Record>> TuningLog::QueryTopK(const BestQuery& query,
     stmt.Bind(6, query.flush_cache ? 1 : 0);
   }
   stmt.Bind(7, tables::EventsClockParameter(query.clocks));
+  stmt.Bind(8, fingerprint);
   while (static_cast<int>(top.size()) < k) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) {
@@ -411,7 +437,11 @@ absl::StatusOr<std::vector<ConfigKey>> TuningLog::MeasuredConfigs(const std::str
                           "FROM records r CROSS JOIN configs c ON c.id = r.config_id "
                           "WHERE r.workload_id = ?1 AND r.target_id = ?2 "
                           "AND r.error_kind IN ",
-                          VerdictKindsSql(), " GROUP BY r.config_id ORDER BY MIN(r.id)")));
+                          VerdictKindsSql(),
+                          " AND r.device_fingerprint = COALESCE((SELECT f.text FROM "
+                          "fingerprints f WHERE f.device_id = r.device_id ORDER BY "
+                          "f.first_seen_ms DESC, f.id DESC LIMIT 1), r.device_fingerprint)"
+                          " GROUP BY r.config_id ORDER BY MIN(r.id)")));
   stmt.BindAll(*workload_id, *target_id);
   while (true) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "db/fingerprints.h"
 #include "db/job.h"
 #include "db/quarantine.h"
 #include "db/record.h"
@@ -102,10 +103,22 @@ class TuningLog {
   /// How many records match `filter` (after_id applies; limit does not).
   absl::StatusOr<int64_t> CountRecords(const RecordFilter& filter = {});
 
+  // --- Fingerprints (fingerprints.h) ---------------------------------------------------------
+
+  /// Notes that a worker of `device_key` runs under `fingerprint` (it registered): the log sees
+  /// it now, unless it has before. Says whether it is new and which newest one it supersedes.
+  absl::StatusOr<FingerprintNote> NoteFingerprint(const std::string& device_key,
+                                                  const std::string& fingerprint);
+  /// The fingerprints of `device_key` (empty: of every device), by device key, newest first.
+  absl::StatusOr<std::vector<SeenFingerprint>> ListFingerprints(std::string_view device_key = "");
+  /// The newest fingerprint of `device_key`, or nullopt when the log has seen none.
+  absl::StatusOr<std::optional<std::string>> NewestFingerprint(const std::string& device_key);
+
   /// Every config with a verdict (IsVerdict) for (workload, target), of any outcome (a trial
   /// given up is not a verdict: it is worth measuring again), once each, in the order
-  /// they were first measured. Lets a search skip what it already tried. The target must be
-  /// resolved (no -mcpu=native).
+  /// they were first measured, under the newest fingerprint of the device that measured it
+  /// (fingerprints.h: after a driver or library upgrade, configs are worth measuring again).
+  /// Lets a search skip what it already tried. The target must be resolved (no -mcpu=native).
   absl::StatusOr<std::vector<ConfigKey>> MeasuredConfigs(const std::string& workload,
                                                          const std::string& target);
 

@@ -136,12 +136,21 @@ TEST(FinalistsTest, TheLibrarysBestIsReMeasuredBesideTheFinalistsWhenNotAmongThe
   spec.add_templates("gemm.cpu.blocked");
   spec.add_templates("gemm.cpu.openblas");
   const Target target = Target::Parse(spec.target())->Resolved();
-  // Three generated configs the log holds as faster than anything can run (1 ns), so that they
-  // are the fastest three and OpenBLAS cannot be among them.
+  auto daemon =
+      Daemon::Start(dir, db, {.local_workers = 1, .extra = {"--local-worker-arg=--libs=openblas"}});
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  const std::string address = (*daemon)->address();
+  ASSERT_TRUE(WaitFor([&] { return ConnectedWorkers(address).value_or(0) == 1; }, seconds(60)));
+  // Three generated configs the log holds as faster than anything can run (1 ns), measured
+  // under the fingerprint the worker registered with (best compares the newest fingerprint's
+  // records), so that they are the fastest three and OpenBLAS cannot be among them.
   std::set<std::string> fastest;
   {
     auto log = TuningLog::Open(db, TuningLog::Mode::kReadWrite);
     ASSERT_TRUE(log.ok()) << log.status();
+    const std::string device_key = "cpu/x86_64/" + GetHostCpu().name;
+    absl::StatusOr<std::optional<std::string>> fingerprint = (*log)->NewestFingerprint(device_key);
+    ASSERT_TRUE(fingerprint.ok() && fingerprint->has_value()) << "the worker registered";
     const KernelTemplate* blocked = Catalog::BuiltIn().FindTemplate("gemm.cpu.blocked");
     ASSERT_NE(blocked, nullptr);
     const Workload workload = *Workload::Parse(kGemm);
@@ -156,20 +165,17 @@ TEST(FinalistsTest, TheLibrarysBestIsReMeasuredBesideTheFinalistsWhenNotAmongThe
       Record r;
       r.workload = kGemm;
       r.target = target.ToString();
-      r.device_key = "cpu/x86_64/" + GetHostCpu().name;
+      r.device_key = device_key;
       r.template_name = std::string(blocked->name);
       r.template_version = blocked->version;
       r.config = ConfigToString(*config);
       r.measurement.round_secs = {1e-9, 1e-9};
       r.measurement.number = 1;
+      r.measurement.device_fingerprint = **fingerprint;
       ASSERT_TRUE((*log)->CommitRecord(r).ok());
     }
   }
 
-  auto daemon =
-      Daemon::Start(dir, db, {.local_workers = 1, .extra = {"--local-worker-arg=--libs=openblas"}});
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
-  const std::string address = (*daemon)->address();
   auto job = SubmitJob(address, spec);
   ASSERT_TRUE(job.ok()) << job.status();
   auto done = WaitForJob(address, job->job_id(), seconds(240));

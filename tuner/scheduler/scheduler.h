@@ -331,6 +331,10 @@ class Scheduler {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// After a commit (on the log writer): takes the entries the committed crashes made.
   void NoteQuarantineOf(const std::vector<absl::StatusOr<Record>>& committed);
+  /// Notes a registering worker's fingerprint in the log (TuningLog::NoteFingerprint) and says
+  /// in the daemon's log when it is a new one of its device key, and what changed. Not under
+  /// mu_ (a write to the log).
+  void NoteFingerprintOf(const v1::Register& reg);
   /// Drops a trial (its job ended): off its worker (cancelled there), its queue and its claim.
   void DropTrialLocked(Trial& trial, std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

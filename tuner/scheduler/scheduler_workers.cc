@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/clock.h"
+#include "common/fingerprint.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -46,6 +47,28 @@ Measurement Sanitize(const v1::Measurement& proto) {
 
 }  // namespace
 
+void Scheduler::NoteFingerprintOf(const v1::Register& reg) {
+  const std::string& fingerprint = reg.capabilities().device_fingerprint();
+  if (log_->read_only() || fingerprint.empty()) {
+    return;
+  }
+  absl::StatusOr<FingerprintNote> note = log_->NoteFingerprint(reg.device_key(), fingerprint);
+  if (!note.ok()) {
+    Logger("daemon")->warn("worker {}: cannot note its fingerprint in {}: {}", reg.name(),
+                           log_->path(), note.status().message());
+  } else if (note->superseded) {
+    {
+      std::lock_guard lock(mu_);
+      trials_.ForgetAnswersOf(reg.device_key());
+    }
+    Logger("daemon")->info(
+        "worker {} brings a new fingerprint of {} ({}): the best configs measured under earlier "
+        "ones are unverified there until its workers measure them (tune-client reverify)",
+        reg.name(), reg.device_key(),
+        Fingerprint::Parse(fingerprint).DescribeChangeFrom(Fingerprint::Parse(*note->superseded)));
+  }
+}
+
 absl::StatusOr<std::string> Scheduler::AddWorker(const v1::Register& reg, std::string peer,
                                                  std::shared_ptr<WorkerChannel> channel) {
   if (reg.name().empty()) {
@@ -66,6 +89,7 @@ absl::StatusOr<std::string> Scheduler::AddWorker(const v1::Register& reg, std::s
         StrCat("register.capabilities.threads: ", reg.capabilities().threads(),
                " is negative; expected >= 1 (0 means the worker's cores)"));
   }
+  NoteFingerprintOf(reg);
   std::lock_guard lock(mu_);
   if (shutting_down_) {
     return absl::UnavailableError("the daemon is shutting down");

@@ -100,6 +100,17 @@ void TrialPipeline::Remember(const Trial& trial, const PendingCommit& answer) {
   }
 }
 
+void TrialPipeline::ForgetAnswersOf(std::string_view device_key) {
+  const std::string infix = StrCat("|", device_key, "|");
+  std::erase_if(answer_order_, [&](const std::string& key) {
+    if (key.find(infix) == std::string::npos) {
+      return false;
+    }
+    answers_.erase(key);
+    return true;
+  });
+}
+
 bool TrialPipeline::LeadOrFollow(Trial& trial, JobRuntime& job, bool front) {
   if (!trial.measure_key.empty()) {
     auto [it, inserted] = leaders_.try_emplace(trial.measure_key, trial.id);

@@ -82,6 +82,10 @@ class TrialPipeline {
   /// answer is forgotten beyond kRecalledAnswers.
   void Remember(const Trial& trial, const PendingCommit& answer);
   size_t remembered() const { return answers_.size(); }
+  /// Forgets the remembered answers of `device_key`: its workers run under a new fingerprint
+  /// (a driver or library upgrade), so their code is measured again.
+  void ForgetAnswersOf(std::string_view device_key);
+
   /// Ends `trial`'s lead of its MeasureKey and returns its followers, in the order they came.
   std::vector<uint64_t> Unlead(Trial& trial);
   /// following → committing: the follower takes its former leader's measurement.
