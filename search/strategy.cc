@@ -81,7 +81,7 @@ struct StrategyEntry {
 constexpr StrategyEntry kStrategies[] = {
     {"grid", &search_internal::MakeGridStrategy}, {"random", &search_internal::MakeRandomStrategy},
     {"ga", &search_internal::MakeGaStrategy},     {"xgb", &search_internal::MakeXgbStrategy},
-    {"auto", &search_internal::MakeAutoStrategy},
+    {"auto", &search_internal::MakeAutoStrategy}, {"seeds", &search_internal::MakeSeedsStrategy},
 };
 
 }  // namespace

@@ -62,6 +62,9 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeXgbStrategy(const ConfigSpac
                                                                 const std::vector<Config>& measured,
                                                                 const nlohmann::json* state,
                                                                 FeatureFn features);
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeSeedsStrategy(
+    const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
+    const nlohmann::json* state, FeatureFn features);
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeAutoStrategy(
     const ConfigSpace& space, uint64_t seed, const std::vector<Config>& measured,
     const nlohmann::json* state, FeatureFn features);

@@ -25,7 +25,7 @@ def main() -> int:
     parser.add_argument("--workload", default="gemm:M=256,N=256,K=256")
     parser.add_argument("--target", default="llvm -mcpu=native -threads=1")
     parser.add_argument("--trials", type=int, default=16)
-    parser.add_argument("--strategy", default="", help="grid, random, ga, xgb or auto")
+    parser.add_argument("--strategy", default="", help="grid, random, ga, xgb, auto or seeds")
     args = parser.parse_args()
 
     try:

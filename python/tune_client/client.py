@@ -107,7 +107,7 @@ class Client:
         are left out, and read_onnx_model lists them). A model job's `trials` is its whole
         budget, at least one per workload; its name defaults to the file's path or the model's
         name. `strategy`: grid,
-        random, ga, xgb or auto ("" is the daemon's default, auto).
+        random, ga, xgb, auto or seeds ("" is the daemon's default, auto).
         """
         given = [x for x in (workload, workloads, workloads_file, model, onnx) if x is not None]
         if len(given) != 1:

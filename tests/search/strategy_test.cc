@@ -218,8 +218,21 @@ TEST(StrategyTest, UnknownNameIsRejectedListingTheAcceptedNames) {
   ASSERT_FALSE(strategy.ok());
   EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(std::string(strategy.status().message()),
-            "search strategy 'annealing' is unknown; accepted: grid, random, ga, xgb, auto");
-  EXPECT_EQ(StrategyNames(), (std::vector<std::string>{"grid", "random", "ga", "xgb", "auto"}));
+            "search strategy 'annealing' is unknown; accepted: grid, random, ga, xgb, auto, seeds");
+  EXPECT_EQ(StrategyNames(),
+            (std::vector<std::string>{"grid", "random", "ga", "xgb", "auto", "seeds"}));
+}
+
+TEST(SeedsStrategyTest, ProposesNothingOfItsOwnAndIsExhaustedAtOnceAcrossARestart) {
+  absl::StatusOr<std::unique_ptr<SearchStrategy>> seeds =
+      MakeStrategy("seeds", SmallSpace(), 1, {});
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  EXPECT_TRUE((*seeds)->Propose(8).empty());
+  EXPECT_TRUE((*seeds)->Exhausted());
+  absl::StatusOr<std::unique_ptr<SearchStrategy>> resumed =
+      MakeStrategy("seeds", SmallSpace(), 1, {}, (*seeds)->SaveState());
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_TRUE((*resumed)->Exhausted());
 }
 
 TEST(GridStrategyTest, VisitsValidConfigsInIndexOrder) {

@@ -80,7 +80,7 @@ TEST(ValidateJobSpecTest, RejectsBadBudgetStrategyPriorityAndTiming) {
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.trials"));
   spec = Valid();
   spec.set_strategy("annealing");
-  EXPECT_THAT(ErrorOf(spec), HasSubstr("accepted: grid, random, ga, xgb, auto"));
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("accepted: grid, random, ga, xgb, auto, seeds"));
   spec = Valid();
   spec.set_priority(kMaxPriority + 1);
   EXPECT_THAT(ErrorOf(spec), HasSubstr("spec.priority"));
