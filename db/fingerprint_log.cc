@@ -3,6 +3,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/strings.h"
+#include "common/target.h"
 #include "db/fingerprints.h"
 #include "db/sqlite.h"
 #include "db/tables.h"
@@ -64,6 +65,33 @@ absl::StatusOr<std::optional<std::string>> TuningLog::NewestFingerprint(
     return std::nullopt;
   }
   return tables::NewestFingerprint(*db_, *device_id);
+}
+
+absl::StatusOr<std::vector<std::string>> TuningLog::WorkloadsMeasuredOn(const std::string& target) {
+  absl::StatusOr<Target> parsed = Target::Parse(target);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(StrCat("target: ", parsed.status().message()));
+  }
+  const std::string canonical = parsed->ToString();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> workloads;
+  ASSIGN_OR_RETURN(std::optional<int64_t> target_id, tables::FindTargetId(*db_, canonical));
+  if (!target_id) {
+    return workloads;
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement stmt,
+                   db_->Prepare("SELECT w.text FROM workloads w WHERE EXISTS (SELECT 1 FROM "
+                                "records r WHERE r.workload_id = w.id AND r.target_id = ?1 AND "
+                                "r.error_kind = 'NONE') ORDER BY w.text"));
+  stmt.BindAll(*target_id);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) {
+      break;
+    }
+    workloads.push_back(stmt.ColumnText(0));
+  }
+  return workloads;
 }
 
 absl::StatusOr<std::vector<SeenFingerprint>> TuningLog::ListFingerprints(

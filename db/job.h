@@ -51,6 +51,10 @@ struct JobSpec {
   int early_stopping = 0;  // stop after this many trials in a row without improvement; 0: never
   std::string name = {};   // free-form label for people
   bool transfer = true;    // the search learns from records of other workloads first
+  // A reverify job (tune-client reverify): it re-measures the log's best configs of its
+  // workload and target, the winner and its runners-up (at most `trials`), on workers of the
+  // device's newest fingerprint, and ends saying whether the winner is confirmed or changed.
+  bool reverify = false;
   // A model job: its workloads, each tuned by a task job that the model job creates (the same
   // target, strategy, timing and options). `trials` is the budget of the whole model.
   std::vector<JobTask> tasks = {};

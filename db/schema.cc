@@ -206,7 +206,8 @@ CREATE UNIQUE INDEX quarantine_holding ON quarantine (artifact_hash, device_id, 
 // Version 11: each device's fingerprints in the order they were first seen (a worker that
 // registered with one, or its first record), so that "best" prefers the newest fingerprint's
 // records and uses an older one's only where the newest has none (db/fingerprint_log.cc).
-// Fingerprints already in the log are seen when their first record was made.
+// Fingerprints already in the log are seen when their first record was made. A job may be a
+// reverify job, which re-measures the best configs under the newest fingerprint.
 constexpr std::string_view kV11Fingerprints = R"sql(
 CREATE TABLE fingerprints (
   id INTEGER PRIMARY KEY,
@@ -222,6 +223,7 @@ CREATE INDEX records_by_target_fingerprint
   ON records (workload_id, target_id, flush_cache, device_fingerprint) WHERE error_kind = 'NONE';
 CREATE INDEX records_by_device_fingerprint
   ON records (workload_id, device_id, device_fingerprint) WHERE error_kind = 'NONE';
+ALTER TABLE jobs ADD COLUMN reverify INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 }  // namespace
@@ -241,7 +243,8 @@ const std::vector<Migration>& Migrations() {
        kV9GpuClock},
       {10, "records name their artifact; code that crashed on two workers is quarantined",
        kV10Quarantine},
-      {11, "each device's fingerprints in the order first seen; best prefers the newest",
+      {11,
+       "each device's fingerprints in the order first seen; best prefers the newest; reverify jobs",
        kV11Fingerprints},
   };
   return kMigrations;

@@ -180,7 +180,8 @@ SELECT j.id, w.text, j.target, j.device_key, j.strategy, j.trials, j.priority, j
   j.since_improvement, j.parent_id, j.weight, j.task_count,
   (SELECT b.id FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL
    ORDER BY b.median_secs, b.id LIMIT 1),
-  (SELECT MIN(b.median_secs) FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL)
+  (SELECT MIN(b.median_secs) FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL),
+  j.reverify
 FROM jobs j CROSS JOIN workloads w ON w.id = j.workload_id
 )sql";
 
@@ -225,6 +226,7 @@ absl::StatusOr<Job> ReadJob(const sqlite::Statement& row) {
   job.spec.tasks.resize(row.ColumnInt(26));  // filled in by FillTasks
   job.best_record_id = row.ColumnOptionalInt64(27);
   job.best_secs = row.ColumnOptionalDouble(28);
+  job.spec.reverify = row.ColumnInt(29) != 0;
   return job;
 }
 

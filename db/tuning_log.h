@@ -111,6 +111,8 @@ class TuningLog {
                                                   const std::string& fingerprint);
   /// The fingerprints of `device_key` (empty: of every device), by device key, newest first.
   absl::StatusOr<std::vector<SeenFingerprint>> ListFingerprints(std::string_view device_key = "");
+  /// Every workload with a successful record on `target` (resolved), sorted.
+  absl::StatusOr<std::vector<std::string>> WorkloadsMeasuredOn(const std::string& target);
   /// The newest fingerprint of `device_key`, or nullopt when the log has seen none.
   absl::StatusOr<std::optional<std::string>> NewestFingerprint(const std::string& device_key);
 

@@ -232,6 +232,25 @@ class ClientTest(unittest.TestCase):
         self.assertIn("tune-daemon token create", str(raised.exception))
         self.assertIn(entry.id, [e.id for e in self.client.quarantine(include_lifted=True)])
 
+    def test_reverify_confirms_a_winner_its_workers_measured_and_refuses_a_bad_request(self):
+        workload = "gemm:M=40,N=24,K=24"
+        job = self.client.submit(workload, target=CPU_TARGET, trials=2, strategy="grid",
+                                 templates=["gemm.cpu.blocked"], timing=FAST)
+        for _ in self.client.watch(job.job_id, timeout=JOB_DEADLINE_S):
+            pass
+        # The one worker measured them under the newest fingerprint: already verified.
+        [verdict] = self.client.reverify(workload, target=CPU_TARGET, wait=True,
+                                         timeout=JOB_DEADLINE_S)
+        self.assertEqual(verdict["workload"], workload)
+        self.assertEqual(verdict["verdict"], "confirmed", verdict)
+        self.assertIn("already measured under the newest fingerprint", verdict["message"])
+        with self.assertRaises(ValueError):
+            self.client.reverify(workload, target=CPU_TARGET, all=True)
+        with self.assertRaises(TuneError) as raised:
+            self.client.reverify("gemm:M=8,N=8,K=7", target=CPU_TARGET)
+        self.assertEqual(raised.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertIn("nothing to reverify", raised.exception.message)
+
     def test_an_unknown_job_is_not_found(self):
         for call in (self.client.get_job, self.client.cancel,
                      lambda job_id: list(self.client.watch(job_id))):

@@ -251,6 +251,53 @@ class Client:
         return self._unary(self._stub.LiftQuarantine,
                            tuner_pb2.LiftQuarantineRequest(id=entry_id))
 
+    def reverify(self, workload: Optional[str] = None, *, target: str,
+                 workloads: Optional[Workloads] = None,
+                 workloads_file: Optional[Union[str, os.PathLike]] = None,
+                 model: Optional[str] = None, all: bool = False,  # noqa: A002 (as the CLI's --all)
+                 trials: int = 0, priority: int = 0, name: str = "",
+                 wait: bool = False, timeout: Optional[float] = None) -> List[dict]:
+        """Re-measures the log's best configs on workers of the device's newest fingerprint,
+        after a driver or library upgrade (`tune-client reverify`): each workload's winner and
+        runners-up, `trials` of them (0: 3), nothing else. Exactly one of `workload`,
+        `workloads`, `workloads_file`, `model` (as submit's) and `all` (every workload the log
+        has successful records of on `target`). FAILED_PRECONDITION when the log has nothing to
+        re-measure or no worker of the target's device key is connected. Needs a submit token.
+
+        Returns one dict per workload: {"workload", "job_id", "verdict", "message"}; the verdict
+        is "confirmed" or "changed" once the job ended (with `wait`, which follows it for at most
+        `timeout` seconds), else "queued"."""
+        given = [x for x in (workload, workloads, workloads_file, model) if x is not None]
+        if len(given) + (1 if all else 0) != 1:
+            raise ValueError("reverify needs exactly one of workload, workloads, workloads_file, "
+                             "model and all")
+        request = tuner_pb2.ReverifyRequest(target=target, trials=trials, priority=priority,
+                                            name=name, all=all)
+        if workload is not None:
+            request.workload = workload
+        elif not all:
+            if model is not None:
+                tasks = builtin_model(model)
+            elif workloads_file is not None:
+                tasks = read_workloads_file(workloads_file)
+            else:
+                tasks = normalize_workloads(workloads)
+            request.tasks.extend(tuner_pb2.WorkloadTask(workload=w, weight=weight)
+                                 for w, weight in tasks)
+        job = self._unary(self._stub.Reverify, request)
+        if wait:
+            for _ in self.watch(job.job_id, timeout=timeout):
+                pass
+            job = self.get_job(job.job_id)
+        ended = [job] if not job.tasks else [self.get_job(t.job_id) for t in job.tasks]
+        out = []
+        for j in ended:
+            verdict = next((v for v in ("confirmed", "changed")
+                            if f"reverify: {v}" in j.message), "queued" if not wait else "none")
+            out.append({"workload": j.spec.workload, "job_id": j.job_id, "verdict": verdict,
+                        "message": j.message})
+        return out
+
     # --- plumbing --------------------------------------------------------------------------
 
     def _unary(self, method, request):

@@ -133,11 +133,14 @@ TEST_F(FingerprintLogTest, ALogOfSchema10SeesItsFingerprintsWhenTheirFirstRecord
     absl::StatusOr<std::unique_ptr<sqlite::Connection>> raw =
         sqlite::Connection::Open(path, sqlite::Connection::Access::kReadWriteCreate);
     ASSERT_TRUE(raw.ok()) << raw.status();
-    ASSERT_TRUE((*raw)
-                    ->Execute("DROP INDEX records_by_target_fingerprint; DROP INDEX "
-                              "records_by_device_fingerprint; DROP TABLE fingerprints; DELETE "
-                              "FROM schema_version WHERE version = 11;")
-                    .ok());
+    ASSERT_TRUE(
+        (*raw)
+            ->Execute(
+                "DROP INDEX records_by_target_fingerprint; DROP INDEX "
+                "records_by_device_fingerprint; DROP TABLE fingerprints; ALTER TABLE jobs DROP "
+                "COLUMN reverify; DELETE "
+                "FROM schema_version WHERE version = 11;")
+            .ok());
   }
   auto log = OpenLog(path);
   EXPECT_EQ(log->SchemaVersion(), kSchemaVersion);

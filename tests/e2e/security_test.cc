@@ -71,10 +71,26 @@ TEST(SecurityTest, WithTokensEveryCallNeedsATokenWhoseRoleGrantsIt) {
                           "llvm -mcpu=native -threads=1", "--trials", "2", "--strategy", "random",
                           "--wait", "--token-file", submitter});
   EXPECT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  // Reverify re-measures on workers like a job: a read token may not, a submit token may, and
+  // the daemon writes an audit line naming the token.
+  const std::vector<std::string> reverify = {
+      "reverify", "--workload",  "gemm:M=16,N=16,K=16", "--target", "llvm -mcpu=native -threads=1",
+      "--wait",   "--token-file"};
+  std::vector<std::string> as_reader = reverify;
+  as_reader.push_back(reader);
+  CommandResult read_reverifies = RunClient(address, as_reader);
+  EXPECT_EQ(read_reverifies.exit_code, kExitDenied);
+  EXPECT_THAT(read_reverifies.err, HasSubstr("needs a token with role submit"));
+  std::vector<std::string> as_submitter = reverify;
+  as_submitter.push_back(submitter);
+  CommandResult reverified = RunClient(address, as_submitter);
+  EXPECT_EQ(reverified.exit_code, 0) << reverified.out << reverified.err;
+  EXPECT_THAT(reverified.out, HasSubstr("1 confirmed"));
+  EXPECT_THAT((*daemon)->process().Log(), HasSubstr("[audit] reverify job"));
   CommandResult jobs = RunClient(address, {"jobs", "--json", "--token-file", reader});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   nlohmann::json listed = nlohmann::json::parse(jobs.out);
-  ASSERT_EQ(listed.size(), 1u);
+  ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0]["state"], "SUCCEEDED");
 
   // Only an admin manages tokens; a revoked token is refused from then on.

@@ -253,4 +253,15 @@ absl::StatusOr<v1::QuarantineEntry> TunerClient::LiftQuarantine(uint64_t id) {
   return response;
 }
 
+absl::StatusOr<v1::Job> TunerClient::Reverify(const v1::ReverifyRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout_);
+  v1::Job response;
+  grpc::Status status = stub_->Reverify(&context, request, &response);
+  if (!status.ok()) {
+    return FromGrpcStatus(status);
+  }
+  return response;
+}
+
 }  // namespace tune::tuner

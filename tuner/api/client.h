@@ -59,6 +59,7 @@ class TunerClient {
   absl::StatusOr<std::vector<v1::QuarantineEntry>> ListQuarantine(
       const v1::ListQuarantineRequest& request);
   absl::StatusOr<v1::QuarantineEntry> LiftQuarantine(uint64_t id);
+  absl::StatusOr<v1::Job> Reverify(const v1::ReverifyRequest& request);
 
  private:
   TunerClient(std::string address, std::chrono::milliseconds timeout,

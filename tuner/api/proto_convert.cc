@@ -70,6 +70,7 @@ v1::JobSpec JobSpecToProto(const JobSpec& spec) {
   out.set_early_stopping(spec.early_stopping);
   out.set_name(spec.name);
   out.set_no_transfer(!spec.transfer);
+  out.set_reverify(spec.reverify);
   return out;
 }
 

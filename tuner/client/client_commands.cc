@@ -173,18 +173,23 @@ int Submit(TunerClient& client, const Globals& g, SubmitFlags& f) {
     fmt::print("{}\n", job->job_id());
     std::fflush(stdout);
   }
-  milliseconds deadline = f.wait_timeout_s > 0 ? milliseconds(f.wait_timeout_s * 1000LL)
-                                               : milliseconds(std::chrono::hours(24 * 30));
-  absl::StatusOr<v1::JobState> state;
+  return WaitForEnd(client, g, *job, f.wait_timeout_s);
+}
+
+absl::StatusOr<v1::Job> FollowToEnd(TunerClient& client, const Globals& g, uint64_t job_id,
+                                    int wait_timeout_s) {
+  milliseconds deadline = wait_timeout_s > 0 ? milliseconds(wait_timeout_s * 1000LL)
+                                             : milliseconds(std::chrono::hours(24 * 30));
   {
     ProgressDisplay display(client, g.json);
-    state =
-        Follow(client, job->job_id(), deadline, [&](const v1::JobEvent& e) { display.Show(e); });
+    RETURN_IF_ERROR(
+        Follow(client, job_id, deadline, [&](const v1::JobEvent& e) { display.Show(e); }).status());
   }
-  if (!state.ok()) {
-    return Report(state.status(), g);
-  }
-  absl::StatusOr<v1::Job> done = client.GetJob(job->job_id());
+  return client.GetJob(job_id);
+}
+
+int WaitForEnd(TunerClient& client, const Globals& g, const v1::Job& job, int wait_timeout_s) {
+  absl::StatusOr<v1::Job> done = FollowToEnd(client, g, job.job_id(), wait_timeout_s);
   if (!done.ok()) {
     return Report(done.status(), g);
   }

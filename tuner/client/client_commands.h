@@ -49,6 +49,15 @@ struct SubmitFlags {
   int wait_timeout_s = 0;
 };
 
+/// `reverify`'s flags: exactly one of --workload, --workloads-file, --model, --all.
+struct ReverifyFlags {
+  v1::ReverifyRequest request;
+  std::string workloads_file;
+  std::string model;
+  bool wait = false;
+  int wait_timeout_s = 0;
+};
+
 enum class TokenCommand { kCreate, kRevoke, kList };
 
 /// Prints what went wrong and returns the exit code for it.
@@ -58,6 +67,16 @@ void PrintJson(const nlohmann::json& j);
 int FinalExit(const v1::Job& job);
 
 int Submit(TunerClient& client, const Globals& g, SubmitFlags& f);
+/// Follows job `job_id` with a progress bar (none with --json) until it ends or `wait_timeout_s`
+/// pass (0: a month), and returns it as it ended.
+absl::StatusOr<v1::Job> FollowToEnd(TunerClient& client, const Globals& g, uint64_t job_id,
+                                    int wait_timeout_s);
+/// With `wait_timeout_s` (0: a month), follows `job` with a progress bar until it ends and
+/// prints its result (a model job: its tasks); returns FinalExit's code.
+int WaitForEnd(TunerClient& client, const Globals& g, const v1::Job& job, int wait_timeout_s);
+/// `reverify`: queues a reverify job and prints its id; with --wait, each workload's verdict
+/// (confirmed or changed) once it ends (client_reverify.cc).
+int Reverify(TunerClient& client, const Globals& g, ReverifyFlags& f);
 /// `tune-client onnx MODEL`: the model's workloads file (or, with --json, its workloads and
 /// skipped nodes); needs no daemon.
 int PrintOnnx(const Globals& g, const std::string& path, const std::vector<std::string>& dims);

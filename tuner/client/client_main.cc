@@ -12,6 +12,9 @@
 //     import F.jsonl
 //     token create --name NAME --role read|submit|admin|worker | token revoke ID | token list
 //     quarantine [--device-key K] [--all] | quarantine lift ID (admin)
+//     reverify (--workload W | --workloads-file F | --model NAME | --all) --target T
+//              [--trials N] [--wait]          re-measures the best configs under the newest
+//                                             fingerprint; prints the job id (and verdicts)
 //
 // Security flags (each also from the environment): --tls-ca F (TUNE_TLS_CA: turns TLS on; the
 // daemon's certificate must be signed by it), --tls-cert F --tls-key F (TUNE_TLS_CERT,
@@ -105,8 +108,8 @@ int Main(int argc, char** argv) {
                    "measurements to make (>= 1; a model job's, at least one per workload)")
       ->required();
   submit_cmd->add_option("--strategy", strategy,
-                         "grid, random, ga, xgb or auto (default: auto, random until a cost "
-                         "model has data, then xgb)");
+                         "grid, random, ga, xgb, auto (the default: random until a cost model "
+                         "has data, then xgb) or seeds (each template's default and seeds only)");
   submit_cmd->add_option("--priority", priority, "higher runs first (-1000 to 1000)");
   submit_cmd->add_option("--seed", seed, "seed of the search (default 1)");
   submit_cmd->add_option("--template", submit.templates,
@@ -203,6 +206,37 @@ int Main(int argc, char** argv) {
   token_revoke->add_option("ID", token_id, "the token's id (16 hex digits)")->required();
   token_cmd->add_subcommand("list", "list the tokens");
 
+  ReverifyFlags reverify;
+  CLI::App* reverify_cmd = app.add_subcommand(
+      "reverify",
+      "re-measure the log's best configs (each workload's winner and runners-up) on workers of "
+      "the device's newest fingerprint, after a driver or library upgrade; each workload's "
+      "winner is confirmed or changed (needs a submit token)");
+  reverify_cmd->add_option("--workload", *reverify.request.mutable_workload(),
+                           "one workload, e.g. gemm:M=512,N=512,K=512");
+  reverify_cmd->add_option("--workloads-file", reverify.workloads_file,
+                           "the workloads of a file (as submit's)");
+  reverify_cmd->add_option(
+      "--model", reverify.model,
+      StrCat("the layers of a built-in model: ", Join(BuiltinModelNames(), ", ")));
+  bool reverify_all = false;
+  reverify_cmd->add_flag("--all", reverify_all,
+                         "every workload the log has successful records of on the target");
+  reverify_cmd
+      ->add_option("--target", *reverify.request.mutable_target(),
+                   "whose records, e.g. 'llvm -mcpu=native -threads=1'")
+      ->required();
+  int reverify_trials = 0;
+  reverify_cmd->add_option("--trials", reverify_trials,
+                           "re-measurements per workload, best first (default 3: the winner and "
+                           "two runners-up; at most 64)");
+  reverify_cmd->add_option("--name", *reverify.request.mutable_name(),
+                           "a label for people (default: reverify)");
+  reverify_cmd->add_flag("--wait", reverify.wait,
+                         "follow the job until it ends and print each workload's verdict");
+  reverify_cmd->add_option("--wait-timeout-s", reverify.wait_timeout_s,
+                           "with --wait: give up after this many seconds (0: never)");
+
   v1::ListQuarantineRequest quarantine_request;
   uint64_t lift_id = 0;
   CLI::App* quarantine_cmd = app.add_subcommand(
@@ -233,7 +267,8 @@ int Main(int argc, char** argv) {
   // daemon's catalog's to say.
   for (const auto& [target, field] :
        {std::pair{submit_cmd->parsed() ? &submit.spec.target() : nullptr, "spec.target"},
-        std::pair{best_cmd->parsed() ? &best.target() : nullptr, "target"}}) {
+        std::pair{best_cmd->parsed() ? &best.target() : nullptr, "target"},
+        std::pair{reverify_cmd->parsed() ? &reverify.request.target() : nullptr, "target"}}) {
     if (target != nullptr && !target->empty()) {
       if (absl::Status s = Target::Parse(*target).status(); !s.ok()) {
         return Report(absl::InvalidArgumentError(StrCat(field, ": ", s.message())), g);
@@ -277,6 +312,11 @@ int Main(int argc, char** argv) {
                   : token_revoke->parsed() ? TokenCommand::kRevoke
                                            : TokenCommand::kList,
                   token_name, token_role, token_id);
+  }
+  if (reverify_cmd->parsed()) {
+    reverify.request.set_trials(reverify_trials);
+    reverify.request.set_all(reverify_all);
+    return Reverify(client, g, reverify);
   }
   if (quarantine_cmd->parsed()) {
     quarantine_request.set_include_lifted(quarantine_all);

@@ -495,4 +495,23 @@ grpc::Status TunerService::StreamedListTokens(
       });
 }
 
+grpc::Status TunerService::StreamedReverify(grpc::ServerContext* context,
+                                            Unary<v1::ReverifyRequest, v1::Job>* call) {
+  return HandleRequest<v1::ReverifyRequest>(
+      "Reverify", context, Role::kSubmit, call,
+      [&](const Caller& caller, const v1::ReverifyRequest& request, auto& out) -> absl::Status {
+        ASSIGN_OR_RETURN(v1::Job job, scheduler_->Reverify(request, caller.name.empty()
+                                                                        ? context->peer()
+                                                                        : StrCat(caller.name, "@",
+                                                                                 context->peer())));
+        Audit()->info("reverify job {} of {} on '{}' ({} re-measurements at most) queued by {}",
+                      job.job_id(),
+                      request.all()                ? std::string("every measured workload")
+                      : request.workload().empty() ? StrCat(request.tasks_size(), " workloads")
+                                                   : request.workload(),
+                      job.spec().target(), job.spec().trials(), Who(caller, *context));
+        return Answer(out, absl::StatusOr<v1::Job>(std::move(job)));
+      });
+}
+
 }  // namespace tune::tuner

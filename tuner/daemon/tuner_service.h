@@ -103,6 +103,9 @@ class TunerService final : public WithRawImportRecords<v1::Tuner::StreamedServic
   grpc::Status StreamedLiftQuarantine(
       grpc::ServerContext* context,
       Unary<v1::LiftQuarantineRequest, v1::QuarantineEntry>* call) override;
+  /// Needs a submit token; writes an audit line.
+  grpc::Status StreamedReverify(grpc::ServerContext* context,
+                                Unary<v1::ReverifyRequest, v1::Job>* call) override;
 
  private:
   template <typename Fn>

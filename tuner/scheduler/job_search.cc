@@ -5,6 +5,7 @@
 
 #include "codegen/templates/template_features.h"
 #include "common/status.h"
+#include "common/strings.h"
 
 namespace tune::tuner {
 namespace {
@@ -62,12 +63,21 @@ absl::StatusOr<std::unique_ptr<JobSearch>> JobSearch::Create(
     const std::vector<ConfigKey>& measured, std::string_view saved_state,
     const std::vector<PastTrial>& history,
     const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer,
-    FeatureSource* features) {
+    FeatureSource* features, const GivenConfigs* given) {
   FeatureSource& source = features != nullptr ? *features : *InProcessSource();
   std::vector<SearchSpace> spaces;
   spaces.reserve(templates.size());
   for (const KernelTemplate* tpl : templates) {
     spaces.push_back(SearchSpaceOf(*tpl, workload, target, source));
+    if (given != nullptr) {
+      auto it = given->find(tpl);
+      if (it == given->end() || it->second.empty()) {
+        return absl::InvalidArgumentError(
+            StrCat("no configs given for template ", tpl->name, " of a search of given configs"));
+      }
+      spaces.back().default_config = it->second.front();
+      spaces.back().seeds.assign(it->second.begin() + 1, it->second.end());
+    }
   }
   std::vector<RecordedConfig> recorded;
   recorded.reserve(measured.size());

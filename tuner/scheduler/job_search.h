@@ -40,6 +40,10 @@ struct PastTrial {
   bool ok() const { return error == ErrorKind::kNone; }
 };
 
+/// Configs to measure in place of each template's default and seeds, in order (a reverify job's
+/// search: strategy "seeds" proposes nothing else).
+using GivenConfigs = std::map<const KernelTemplate*, std::vector<Config>>;
+
 /// Which templates may propose now (e.g. those whose library some worker offers); empty: all.
 using TemplateFilter = std::function<bool(const KernelTemplate*)>;
 
@@ -58,14 +62,15 @@ class JobSearch {
   /// `measured` and `history` are the log's records of the workload and target, `transfer`
   /// (per template name, TuningLog::TrialsOfTemplate) its trials of other workloads. `features`
   /// computes the cost models' features of tune's own templates (it must outlive the search);
-  /// null: in this process. Errors as CompositeSearch::Create's.
+  /// null: in this process. `given`, when set, holds the configs of every template, which
+  /// replace its default and seeds. Errors as CompositeSearch::Create's.
   static absl::StatusOr<std::unique_ptr<JobSearch>> Create(
       const Workload& workload, const Target& target,
       const std::vector<const KernelTemplate*>& templates, std::string_view strategy, uint64_t seed,
       const std::vector<ConfigKey>& measured, std::string_view saved_state,
       const std::vector<PastTrial>& history = {},
       const std::map<std::string, std::vector<TemplateTrial>, std::less<>>& transfer = {},
-      FeatureSource* features = nullptr);
+      FeatureSource* features = nullptr, const GivenConfigs* given = nullptr);
 
   /// CompositeSearch::Propose, by template.
   std::vector<Candidate> Propose(int n, const TemplateFilter& usable = {});

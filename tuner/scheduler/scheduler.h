@@ -171,6 +171,14 @@ class Scheduler {
   /// Validates (ValidateJobSpec; nothing is written when it fails), stores (one transaction)
   /// and queues a job.
   absl::StatusOr<v1::Job> SubmitJob(const v1::JobSpec& spec, std::string_view client);
+  /// Queues a reverify job (tuner/scheduler/reverify.h) for the request's workloads, those of
+  /// them with successful records on its target: InvalidArgument naming the field for a bad
+  /// request (not exactly one of workload, tasks and all; trials out of range; what
+  /// ValidateJobSpec refuses), FailedPrecondition when none of them has a record to re-measure
+  /// or no worker of the target's device key is connected.
+  absl::StatusOr<v1::Job> Reverify(const v1::ReverifyRequest& request, std::string_view client);
+  /// Every device's fingerprints, newest first (TuningLog::ListFingerprints).
+  absl::StatusOr<std::vector<SeenFingerprint>> ListFingerprints();
   /// NotFound for an unknown id.
   absl::StatusOr<v1::Job> GetJob(uint64_t id);
   /// Newest first; only `states` when not empty; at most `limit` (0: 100).
@@ -334,6 +342,8 @@ class Scheduler {
   /// Notes a registering worker's fingerprint in the log (TuningLog::NoteFingerprint) and says
   /// in the daemon's log when it is a new one of its device key, and what changed. Not under
   /// mu_ (a write to the log).
+  /// SubmitJob's second half: stores and queues a validated job.
+  absl::StatusOr<v1::Job> SubmitValidated(ValidatedJob valid, std::string_view client);
   void NoteFingerprintOf(const v1::Register& reg);
   /// Drops a trial (its job ended): off its worker (cancelled there), its queue and its claim.
   void DropTrialLocked(Trial& trial, std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -80,6 +80,10 @@ QueueDepth Scheduler::Depth() {
 
 absl::StatusOr<v1::Job> Scheduler::SubmitJob(const v1::JobSpec& spec, std::string_view client) {
   ASSIGN_OR_RETURN(ValidatedJob valid, ValidateJobSpec(spec, ValidationOptions{options_.catalog}));
+  return SubmitValidated(std::move(valid), client);
+}
+
+absl::StatusOr<v1::Job> Scheduler::SubmitValidated(ValidatedJob valid, std::string_view client) {
   {
     std::lock_guard lock(mu_);
     if (shutting_down_) {

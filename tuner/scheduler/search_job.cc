@@ -97,6 +97,11 @@ absl::StatusOr<std::unique_ptr<SearchJob>> SearchJob::Load(TuningLog& log, const
   ASSIGN_OR_RETURN(Target target, options.catalog.ParseTarget(row.spec.target));
   ASSIGN_OR_RETURN(std::vector<const KernelTemplate*> templates,
                    ResolveTemplates(options.catalog, workload, target, row.spec.templates));
+  std::optional<ReverifyPlan> reverify;
+  if (row.spec.reverify) {
+    ASSIGN_OR_RETURN(reverify, PlanReverify(log, row, templates));
+    templates = reverify->templates;
+  }
   ASSIGN_OR_RETURN(std::vector<ConfigKey> measured,
                    log.MeasuredConfigs(row.spec.workload, row.spec.target));
   std::map<const KernelTemplate*, TemplateLibrary> libraries;
@@ -112,8 +117,9 @@ absl::StatusOr<std::unique_ptr<SearchJob>> SearchJob::Load(TuningLog& log, const
       }
     }
   }
-  std::unique_ptr<SearchJob> job(new SearchJob(workload, target, templates, std::move(libraries),
-                                               std::move(features), options.remeasure_finalists));
+  std::unique_ptr<SearchJob> job(
+      new SearchJob(workload, target, templates, std::move(libraries), std::move(features),
+                    options.remeasure_finalists && !reverify.has_value()));
   ASSIGN_OR_RETURN(std::vector<PastTrial> history,
                    PastTrials(log, row, &job->given_up_, &job->given_up_in_a_row_));
   std::map<std::string, std::vector<TemplateTrial>, std::less<>> transfer;
@@ -125,14 +131,15 @@ absl::StatusOr<std::unique_ptr<SearchJob>> SearchJob::Load(TuningLog& log, const
                                row.spec.timing.flush_cache, row.spec.workload, kTransferTrials));
     }
   }
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<JobSearch> search,
-      JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed, measured,
-                        row.search_state, history, transfer, options.features));
+  ASSIGN_OR_RETURN(std::unique_ptr<JobSearch> search,
+                   JobSearch::Create(workload, target, templates, row.spec.strategy, row.spec.seed,
+                                     measured, row.search_state, history, transfer,
+                                     options.features, reverify ? &reverify->given : nullptr));
   {
     std::lock_guard search_lock(job->search_mu_);
     job->search_ = std::move(search);
   }
+  job->reverify_ = std::move(reverify);
   job->since_improvement_ = row.since_improvement;
   if (row.IsTask()) {
     job->model_id_ = row.spec.parent;
@@ -156,6 +163,7 @@ bool SearchJob::Searches(const KernelTemplate* tpl) const {
 WorkerNeeds SearchJob::Needs(const JobRuntime& job, const Trial* trial) const {
   WorkerNeeds needs;
   needs.device_key = job.row.spec.device_key;
+  needs.fingerprint = reverify_ ? reverify_->fingerprint : "";
   needs.threads = target_.threads;
   needs.dtype = workload_.dtype();
   if (trial != nullptr && trial->artifact) {

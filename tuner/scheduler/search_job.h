@@ -37,6 +37,7 @@
 #include "tuner/scheduler/job_driver.h"
 #include "tuner/scheduler/job_queue.h"
 #include "tuner/scheduler/job_search.h"
+#include "tuner/scheduler/reverify.h"
 #include "tuner/scheduler/worker_registry.h"
 
 namespace tune::tuner {
@@ -148,6 +149,10 @@ class SearchJob final : public JobDriver {
 
   FinalistPhase& finals() { return finals_; }
   const FinalistPhase& finals() const { return finals_; }
+  /// A reverify job's verdict so far (ReverifyVerdict); empty for other jobs.
+  std::string reverify_verdict() const {
+    return reverify_ ? ReverifyVerdict(*reverify_, best_) : std::string();
+  }
   /// Its finalists' phase ended with `decision` (nullopt: nothing decided): its best rests on
   /// the re-measured figure.
   void FinalsDecided(const std::optional<FinalistPhase::Decision>& decision);
@@ -189,6 +194,7 @@ class SearchJob final : public JobDriver {
   std::set<std::string> shared_records_;
   std::optional<double> default_secs_;  // a task's untuned default's time, once measured
   FinalistPhase finals_;
+  std::optional<ReverifyPlan> reverify_;  // a reverify job's plan (reverify.h)
 };
 
 }  // namespace tune::tuner

@@ -28,7 +28,9 @@ bool MeasuresDtype(const WorkerEntry& worker, Dtype dtype) {
 
 bool CanRun(const WorkerEntry& worker, const WorkerNeeds& needs) {
   if (worker.reg.device_key() != needs.device_key || worker.threads < needs.threads ||
-      !MeasuresDtype(worker, needs.dtype)) {
+      !MeasuresDtype(worker, needs.dtype) ||
+      (!needs.fingerprint.empty() &&
+       worker.reg.capabilities().device_fingerprint() != needs.fingerprint)) {
     return false;
   }
   const auto& features = worker.reg.capabilities().features();

@@ -19,6 +19,7 @@ namespace tune::tuner {
 /// What a trial needs of a worker.
 struct WorkerNeeds {
   std::string device_key;
+  std::string fingerprint;               // empty: any; else only workers of this fingerprint
   int threads = 1;                       // the target's -threads
   std::vector<std::string> needed_libs;  // the artifact's needed libraries (empty before build)
   Dtype dtype = Dtype::kF32;             // the workload's element types
@@ -32,7 +33,8 @@ bool MeasuresDtype(const WorkerEntry& worker, Dtype dtype);
 /// True when `worker` can run a trial needing `needs`: the same device key, at least as many
 /// kernel threads on offer, every needed library preloaded (a library is named by its file
 /// name, "libopenblas.so.0", or its short name, "openblas"), the workload's dtype measured and
-/// every needed CPU feature reported (Capabilities.features).
+/// every needed CPU feature reported (Capabilities.features), and the fingerprint when one is
+/// needed (a reverify job's: the device's newest).
 bool CanRun(const WorkerEntry& worker, const WorkerNeeds& needs);
 
 /// Whether a job of `threads` kernel threads on `device_key` fits the machines of the connected
