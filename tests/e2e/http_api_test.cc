@@ -142,6 +142,7 @@ TEST(HttpApiTest, BadPathsIdsAndParametersAreJsonErrorsNamingWhatWasWrong) {
   EXPECT_EQ(GetJson(http, "/api/jobs", 200)["jobs"].size(), 0u);
   EXPECT_EQ(GetJson(http, "/api/workers", 200)["workers"].size(), 0u);
   EXPECT_EQ(GetJson(http, "/api/quarantine", 200)["entries"].size(), 0u);
+  EXPECT_EQ(GetJson(http, "/api/fingerprints", 200)["fingerprints"].size(), 0u);
   EXPECT_EQ(GetJson(http, "/api/health", 200)["status"], "SERVING");
 }
 
@@ -179,8 +180,8 @@ TEST(HttpApiTest, WithTokensOnEveryApiRequestNeedsATokenWithTheReadRole) {
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   httplib::Client http("127.0.0.1", (*daemon)->http_port());
 
-  for (const std::string path :
-       {"/api/jobs", "/api/workers", "/api/quarantine", "/api/health", "/metrics"}) {
+  for (const std::string path : {"/api/jobs", "/api/workers", "/api/quarantine",
+                                 "/api/fingerprints", "/api/health", "/metrics"}) {
     nlohmann::json refused = GetJson(http, path, 401);
     EXPECT_EQ(refused["error"]["code"], "UNAUTHENTICATED") << path;
     EXPECT_FALSE(refused["error"]["message"].get<std::string>().empty()) << path;

@@ -191,6 +191,20 @@ test('the dashboard lists code that crashed on two workers as quarantined', {tim
   assert.equal(await page.$eval('#quarantine-empty', (p) => p.hidden), true);
 });
 
+test('the dashboard shows each device fingerprint, the newest marked', {timeout: JOB_MS},
+     async (t) => {
+  const page = await browser.newPage();
+  t.after(() => page.close());
+  await page.goto(`http://127.0.0.1:${httpPort}/`, {waitUntil: 'load'});
+  const row = await page.waitForSelector('#fingerprints tbody tr[data-newest="1"]',
+                                         {timeout: STARTUP_MS});
+  const text = await row.evaluate((tr) => tr.textContent);
+  assert.match(text, /cpu\/x86_64\//);
+  assert.match(text, / fp=2 /);
+  assert.match(text, /newest/);
+  assert.equal(await page.$eval('#fingerprints-empty', (p) => p.hidden), true);
+});
+
 test('the daemon and its local worker log JSON objects with --log-format json', () => {
   // Complete lines only (the last piece may be a line still being written). What builder and
   // measurement processes or kernels print themselves is raw text, not log entries.

@@ -225,6 +225,21 @@ HttpReply JsonApi::Quarantine(const QueryParams& params) const {
   return JsonReply({{"entries", std::move(list)}});
 }
 
+HttpReply JsonApi::Fingerprints() const {
+  absl::StatusOr<std::vector<SeenFingerprint>> seen = scheduler_->ListFingerprints();
+  if (!seen.ok()) {
+    return ErrorReply(seen.status());
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const SeenFingerprint& f : *seen) {
+    list.push_back({{"device_key", f.device_key},
+                    {"fingerprint", f.text},
+                    {"first_seen_ms", f.first_seen_ms},
+                    {"newest", f.newest}});
+  }
+  return JsonReply({{"fingerprints", std::move(list)}});
+}
+
 HttpReply JsonApi::Metrics() const {
   DaemonMetrics& metrics = scheduler_->metrics();
   metrics.SetQueue(scheduler_->Depth());

@@ -63,6 +63,10 @@ class JsonApi {
   /// GET /api/quarantine[?all=1][&device_key=K]: {"entries":[...]}, the quarantined code (all:
   /// lifted entries too), each as tune-client quarantine --json shows it.
   HttpReply Quarantine(const QueryParams& params) const;
+  /// GET /api/fingerprints: {"fingerprints":[{"device_key","fingerprint","first_seen_ms",
+  /// "newest"}...]}, each device's newest first: best prefers the newest's records, and a
+  /// winner measured only under an older one is unverified (tune-client reverify).
+  HttpReply Fingerprints() const;
   /// GET /metrics: the Prometheus text page, the queue and worker gauges set just before.
   HttpReply Metrics() const;
 

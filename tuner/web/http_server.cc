@@ -22,7 +22,7 @@ constexpr time_t kReadTimeoutSecs = 5;
 
 constexpr char kApiPaths[] =
     "/api/health, /api/jobs, /api/jobs/{id}, /api/jobs/{id}/records, /api/workers, "
-    "/api/quarantine, /metrics";
+    "/api/quarantine, /api/fingerprints, /metrics";
 
 struct HostPort {
   std::string host;
@@ -158,6 +158,9 @@ class HttpServer::Impl {
                  });
     server_->Get("/api/workers", [this](const httplib::Request& req, httplib::Response& res) {
       Send(res, api_.Workers(req.params));
+    });
+    server_->Get("/api/fingerprints", [this](const httplib::Request&, httplib::Response& res) {
+      Send(res, api_.Fingerprints());
     });
     server_->Get("/api/quarantine", [this](const httplib::Request& req, httplib::Response& res) {
       Send(res, api_.Quarantine(req.params));

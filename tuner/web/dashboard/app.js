@@ -183,6 +183,18 @@ function renderQuarantine(entries) {
   document.getElementById('quarantine-empty').hidden = entries.length > 0;
 }
 
+// Each device's fingerprints, newest first: best prefers the newest's records; a winner measured
+// only under an older one is unverified until tune-client reverify re-measures it.
+function renderFingerprints(fingerprints) {
+  setRows(document.querySelector('#fingerprints tbody'), fingerprints.map((f) =>
+    el('tr', {dataset: {newest: f.newest ? '1' : '0'}},
+       el('td', {class: 'mono'}, f.device_key), el('td', {class: 'mono'}, f.fingerprint),
+       el('td', {}, new Date(f.first_seen_ms).toLocaleString()),
+       el('td', {}, f.newest ? 'newest'
+                             : 'older: its winners are unverified where the newest has none'))));
+  document.getElementById('fingerprints-empty').hidden = fingerprints.length > 0;
+}
+
 // Each job's records fetched so far, so that a poll asks only for the new ones.
 const recordCache = new Map();
 
@@ -282,12 +294,13 @@ function renderRecords(records) {
 }
 
 async function loadOverview() {
-  const [jobs, workers, quarantine] = await Promise.all(
-      [api('/api/jobs'), api('/api/workers'), api('/api/quarantine')]);
+  const [jobs, workers, quarantine, fingerprints] = await Promise.all(
+      [api('/api/jobs'), api('/api/workers'), api('/api/quarantine'), api('/api/fingerprints')]);
   return () => {
     renderJobs(jobs.jobs);
     renderWorkers(workers.workers);
     renderQuarantine(quarantine.entries);
+    renderFingerprints(fingerprints.fingerprints);
   };
 }
 
