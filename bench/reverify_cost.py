@@ -75,6 +75,10 @@ def main() -> int:
 
         workers.pop().terminate()
         workers.append(worker("after", ["--libs", "openblas"]))
+        while not any(w["name"] == "after" for w in json.loads(client("--json", "workers"))):
+            if workers[-1].poll() is not None:
+                raise SystemExit("the second tune-server exited; see after.log")
+            time.sleep(0.2)
         started = time.monotonic()
         report = json.loads(client("--json", "reverify", "--workloads-file", model, "--target",
                                    TARGET, "--wait"))

@@ -222,6 +222,27 @@ TEST_F(PipelineTest, FailedAnswersAreNotRememberedAndTheOldestAnswerIsForgottenF
                                nullptr));
 }
 
+TEST_F(PipelineTest, ANewFingerprintOfADeviceForgetsItsAnswersAndOnlyItsAnswers) {
+  auto gpu_job = MakeJob(2);
+  gpu_job->row.spec.device_key = "cuda/sm_90";
+  for (auto* job : {job_.get(), gpu_job.get()}) {
+    Trial* trial = pipeline_.Create(*job, CandidateOf(static_cast<int>(job->row.id) * 8));
+    pipeline_.Built(*trial, *job, ArtifactOf("code"), nullptr);
+    pipeline_.Remember(*trial, PendingCommit{trial->id, Measured({1e-4}), "w1", ""});
+  }
+  EXPECT_EQ(pipeline_.remembered(), 2u);
+  pipeline_.ForgetAnswersOf("cpu/x86_64/znver4");  // its workers came back upgraded
+  EXPECT_EQ(pipeline_.remembered(), 1u);
+  auto cpu_again = MakeJob(3);
+  Trial* cpu = pipeline_.Create(*cpu_again, CandidateOf(512));
+  EXPECT_FALSE(pipeline_.Recall(*cpu, *cpu_again, ArtifactOf("code"), nullptr))
+      << "measured again under the new fingerprint";
+  auto gpu_again = MakeJob(4);
+  gpu_again->row.spec.device_key = "cuda/sm_90";
+  Trial* gpu = pipeline_.Create(*gpu_again, CandidateOf(1024));
+  EXPECT_TRUE(pipeline_.Recall(*gpu, *gpu_again, ArtifactOf("code"), nullptr));
+}
+
 TEST_F(PipelineTest, FollowersOfATrialDroppedWithoutAVerdictAreMeasuredTheFirstLeadingTheRest) {
   auto second = MakeJob(2);
   auto third = MakeJob(3);

@@ -130,7 +130,7 @@ std::string AwaitingChunk(int64_t model_id) {
 std::string EndingWhy(const JobRuntime& job, const SearchJob& search) {
   std::string why;
   if (job.row.spec.reverify) {
-    why = search.reverify_verdict();
+    why = search.reverify_verdict(job.row.trials_done);
   } else if (job.row.trials_done < job.row.spec.trials) {
     why = search.EarlyStopped(job)
               ? StrCat("early stopping: ", search.since_improvement(),

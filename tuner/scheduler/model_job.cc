@@ -26,10 +26,15 @@ absl::StatusOr<std::unique_ptr<ModelJob>> ModelJob::Load(TuningLog& log, Job& ro
   for (const JobTask& task : row.spec.tasks) {
     infos.push_back(TaskInfoOf(task));
   }
-  const search::TaskChunks chunks =
-      search::ChunksFor(row.spec.trials, static_cast<int>(infos.size()));
-  std::unique_ptr<ModelJob> model(
-      new ModelJob(search::TaskScheduler(infos, search::TaskPolicy::kGradient, chunks)));
+  const int tasks = static_cast<int>(infos.size());
+  // A reverify model job gives each task its whole share at once (its winner and runners-up),
+  // in turn: there is nothing to learn about where trials pay.
+  const int share = std::max(row.spec.trials / std::max(tasks, 1), 1);
+  const search::TaskChunks chunks = row.spec.reverify ? search::TaskChunks{share, share}
+                                                      : search::ChunksFor(row.spec.trials, tasks);
+  std::unique_ptr<ModelJob> model(new ModelJob(search::TaskScheduler(
+      infos, row.spec.reverify ? search::TaskPolicy::kRoundRobin : search::TaskPolicy::kGradient,
+      chunks)));
   row.trials_done = 0;
   row.trials_failed = 0;
   // The allocator replays what the tasks were given and measured, in the order they measured

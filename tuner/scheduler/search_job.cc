@@ -269,6 +269,10 @@ void SearchJob::Counted(const Trial& trial, const TrialOutcome& outcome, bool im
                         const std::string& uid) {
   given_up_in_a_row_ = 0;
   since_improvement_ = improved ? 0 : since_improvement_ + 1;
+  if (reverify_ && outcome.ok() && trial.tpl->name == reverify_->winner.template_name &&
+      trial.config_text == reverify_->winner.config) {
+    reverify_->winner_now = outcome.secs;
+  }
   if (improved) {
     best_ = BestSoFar{outcome.secs, workload_.Flops() / outcome.secs / 1e9,
                       std::string(trial.tpl->name), trial.config_text, uid};

@@ -149,9 +149,10 @@ class SearchJob final : public JobDriver {
 
   FinalistPhase& finals() { return finals_; }
   const FinalistPhase& finals() const { return finals_; }
-  /// A reverify job's verdict so far (ReverifyVerdict); empty for other jobs.
-  std::string reverify_verdict() const {
-    return reverify_ ? ReverifyVerdict(*reverify_, best_) : std::string();
+  /// A reverify job's verdict after `measured` re-measurements (ReverifyVerdict); empty for
+  /// other jobs.
+  std::string reverify_verdict(int measured) const {
+    return reverify_ ? ReverifyVerdict(*reverify_, best_, measured) : std::string();
   }
   /// Its finalists' phase ended with `decision` (nullopt: nothing decided): its best rests on
   /// the re-measured figure.
