@@ -43,6 +43,20 @@ class Timing:
         return common_pb2.TimingOptions(**dataclasses.asdict(self))
 
 
+def _tasks_of(workloads, workloads_file, model, onnx=None, dims=None) -> list:
+    """The WorkloadTasks of a model: `model`'s built-in layers, `onnx`'s nodes, a workloads file
+    or `workloads` (submit's and reverify's forms; exactly one is given)."""
+    if model is not None:
+        tasks = builtin_model(model)
+    elif onnx is not None:
+        tasks = read_onnx_model(onnx, dims).workloads
+    elif workloads_file is not None:
+        tasks = read_workloads_file(workloads_file)
+    else:
+        tasks = normalize_workloads(workloads)
+    return [tuner_pb2.WorkloadTask(workload=w, weight=weight) for w, weight in tasks]
+
+
 class Client:
     """A connection to one tune-daemon. Use it as a context manager, or call close().
 
@@ -123,16 +137,7 @@ class Client:
         if workload is not None:
             spec.workload = workload
         else:
-            if model is not None:
-                tasks = builtin_model(model)
-            elif onnx is not None:
-                tasks = read_onnx_model(onnx, dims).workloads
-            elif workloads_file is not None:
-                tasks = read_workloads_file(workloads_file)
-            else:
-                tasks = normalize_workloads(workloads)
-            spec.tasks.extend(tuner_pb2.WorkloadTask(workload=w, weight=weight)
-                              for w, weight in tasks)
+            spec.tasks.extend(_tasks_of(workloads, workloads_file, model, onnx, dims))
             if not name and workloads_file is not None:
                 spec.name = os.fspath(workloads_file)
             elif not name and onnx is not None:
@@ -276,14 +281,7 @@ class Client:
         if workload is not None:
             request.workload = workload
         elif not all:
-            if model is not None:
-                tasks = builtin_model(model)
-            elif workloads_file is not None:
-                tasks = read_workloads_file(workloads_file)
-            else:
-                tasks = normalize_workloads(workloads)
-            request.tasks.extend(tuner_pb2.WorkloadTask(workload=w, weight=weight)
-                                 for w, weight in tasks)
+            request.tasks.extend(_tasks_of(workloads, workloads_file, model))
         job = self._unary(self._stub.Reverify, request)
         if wait:
             for _ in self.watch(job.job_id, timeout=timeout):
