@@ -457,6 +457,18 @@ TEST_F(SchemaTest, QueriesStayIndexedAtScale) {
     EXPECT_THAT(exact, Not(HasSubstr("SCAN r")));
     EXPECT_THAT(exact, Not(HasSubstr("TEMP B-TREE")));
 
+    // Which fingerprint answers: one index probe per fingerprint of the device, never a scan.
+    for (tables::BestScope scope : {tables::BestScope::kTarget, tables::BestScope::kDevice}) {
+      std::string newest =
+          Plan(*raw, tables::NewestFingerprintWithBestSql(scope), workload_id, int64_t{1}, any_text,
+               any_version, any_text, int64_t{0}, std::optional<int>(), int64_t{1});
+      EXPECT_THAT(newest, HasSubstr(scope == tables::BestScope::kTarget
+                                        ? "USING INDEX records_by_target_fingerprint"
+                                        : "USING INDEX records_by_device_fingerprint"))
+          << newest;
+      EXPECT_THAT(newest, Not(HasSubstr("SCAN r")));
+    }
+
     absl::StatusOr<std::optional<sqlite::Statement>> by_job =
         tables::PrepareRecordQuery(*raw, {.job_id = job_id}, /*count_only=*/false);
     ASSERT_TRUE(by_job.ok() && by_job->has_value());
