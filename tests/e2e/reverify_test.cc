@@ -67,6 +67,14 @@ TEST(ReverifyTest, AfterANewFingerprintOnlyTheWinnersAndRunnersUpAreReMeasuredAn
   ASSERT_EQ(unverified.exit_code, 0) << unverified.err;
   EXPECT_THAT(unverified.err, HasSubstr("UNVERIFIED: measured under an older fingerprint"));
   EXPECT_THAT(unverified.err, HasSubstr("lib.openblas new"));
+  const std::vector<std::string> best = {"best", "--workload", "gemm:M=32,N=32,K=32", "--target",
+                                         kTarget};
+  CommandResult best_before = RunClient(address, best);
+  ASSERT_EQ(best_before.exit_code, 0) << best_before.err;
+  EXPECT_THAT(best_before.err, HasSubstr("UNVERIFIED: measured under an older fingerprint"));
+  CommandResult best_json = RunClient(address, Cat({"--json"}, best));
+  ASSERT_EQ(best_json.exit_code, 0) << best_json.err;
+  EXPECT_EQ(nlohmann::json::parse(best_json.out)[0]["unverified"], true);
 
   CommandResult reverified = RunClient(
       address, {"--json", "reverify", "--workloads-file", file, "--target", kTarget, "--wait"},
@@ -106,6 +114,9 @@ TEST(ReverifyTest, AfterANewFingerprintOnlyTheWinnersAndRunnersUpAreReMeasuredAn
   CommandResult verified = Compile(dir, db, "gemm:M=32,N=32,K=32");
   ASSERT_EQ(verified.exit_code, 0) << verified.err;
   EXPECT_THAT(verified.err, Not(HasSubstr("UNVERIFIED")));
+  CommandResult best_after = RunClient(address, Cat({"--json"}, best));
+  ASSERT_EQ(best_after.exit_code, 0) << best_after.err;
+  EXPECT_EQ(nlohmann::json::parse(best_after.out)[0]["unverified"], false);
   EXPECT_THAT((*daemon)->process().Log(), HasSubstr("reverify job"));  // the audit line
 
   // A second reverify has nothing older to re-measure: its winners are confirmed as they stand.

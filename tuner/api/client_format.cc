@@ -343,6 +343,7 @@ nlohmann::json BestJson(const v1::QueryBestResponse& best, const std::string& re
   for (const v1::Record& r : best.records()) {
     nlohmann::json j = RecordJson(r);
     j["fallback"] = fallback;
+    j["unverified"] = best.unverified();
     if (fallback) {
       j["requested_target"] = requested_target;
     }

@@ -268,7 +268,8 @@ int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& requ
     PrintJson(BestJson(*best, request.target()));
   } else {
     // A fallback is never silent: say what was matched before the records.
-    if (best->match() == v1::BEST_MATCH_SAME_DEVICE || best->events_fallback()) {
+    if (best->match() == v1::BEST_MATCH_SAME_DEVICE || best->events_fallback() ||
+        best->unverified()) {
       fmt::print(stderr, "tune-client: {}\n", best->note());
     }
     fmt::print("{}", BestText({best->records().begin(), best->records().end()}));

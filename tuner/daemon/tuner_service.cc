@@ -12,6 +12,7 @@
 #include <set>
 
 #include "codegen/templates/template.h"
+#include "common/fingerprint.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -281,6 +282,18 @@ grpc::Status TunerService::StreamedQueryBest(
                                    "; FALLBACK: no record timed by graph replay (device time); "
                                    "these GPU records were timed call by call (events), which "
                                    "reads a host-bound library call as the host's call rate"));
+        }
+        const Record& first = records.front();
+        ASSIGN_OR_RETURN(std::optional<std::string> newest,
+                         log_->NewestFingerprint(first.device_key));
+        if (newest && *newest != first.measurement.device_fingerprint) {
+          response.set_unverified(true);
+          response.set_note(
+              StrCat(response.note(), "; UNVERIFIED: measured under an older fingerprint of ",
+                     first.device_key, " (since: ",
+                     Fingerprint::Parse(*newest).DescribeChangeFrom(
+                         Fingerprint::Parse(first.measurement.device_fingerprint)),
+                     "); `tune-client reverify` re-measures it on workers of the newest"));
         }
         for (const Record& record : records) {
           *response.add_records() = RecordToProto(record);
