@@ -554,7 +554,7 @@ extern "C" __attribute__((visibility("default"))) int32_t tune_cublas_version(ch
   int32_t rc = 0;
   const CublasLt* lt = LoadCublasLt(&rc);
   if (lt == nullptr) {
-    return rc;
+    return TUNE_GPU_NOT_FOUND;  // as for every shim's version (LoadCublasLt's own code is _LT_)
   }
   const size_t v = lt->GetVersion();  // major * 10000 + minor * 100 + patch
   return tune_gpu::WriteVersion(buf, size,
