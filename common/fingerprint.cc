@@ -143,4 +143,11 @@ std::string Fingerprint::DescribeChangeFrom(const Fingerprint& older) const {
   return Join(changes, ", ");
 }
 
+std::string UnverifiedNote(const std::string& device_key, const std::string& newest,
+                           const std::string& measured) {
+  return StrCat("; UNVERIFIED: measured under an older fingerprint of ", device_key, " (since: ",
+                Fingerprint::Parse(newest).DescribeChangeFrom(Fingerprint::Parse(measured)),
+                "); `tune-client reverify` re-measures it on workers of the newest");
+}
+
 }  // namespace tune

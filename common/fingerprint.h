@@ -57,4 +57,10 @@ class Fingerprint {
   std::vector<std::pair<std::string, std::string>> fields_;
 };
 
+/// What tune-compile and `tune-client best` append to an answer measured under `measured`, an
+/// older fingerprint of `device_key` than `newest`: "; UNVERIFIED: measured under an older
+/// fingerprint of D (since: <what changed>); `tune-client reverify` re-measures it ...".
+std::string UnverifiedNote(const std::string& device_key, const std::string& newest,
+                           const std::string& measured);
+
 }  // namespace tune

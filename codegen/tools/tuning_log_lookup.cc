@@ -47,11 +47,8 @@ class FingerprintAge {
       return std::string();
     }
     const std::vector<SeenFingerprint>& seen = devices_[record.device_key];
-    return StrCat(
-        "; UNVERIFIED: measured under an older fingerprint of ", record.device_key, " (since: ",
-        Fingerprint::Parse(seen.front().text)
-            .DescribeChangeFrom(Fingerprint::Parse(record.measurement.device_fingerprint)),
-        "); no worker of the newest has measured this workload: `tune-client reverify` does");
+    return tune::UnverifiedNote(record.device_key, seen.front().text,
+                                record.measurement.device_fingerprint);
   }
 
  private:

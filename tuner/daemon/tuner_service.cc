@@ -288,12 +288,9 @@ grpc::Status TunerService::StreamedQueryBest(
                          log_->NewestFingerprint(first.device_key));
         if (newest && *newest != first.measurement.device_fingerprint) {
           response.set_unverified(true);
-          response.set_note(
-              StrCat(response.note(), "; UNVERIFIED: measured under an older fingerprint of ",
-                     first.device_key, " (since: ",
-                     Fingerprint::Parse(*newest).DescribeChangeFrom(
-                         Fingerprint::Parse(first.measurement.device_fingerprint)),
-                     "); `tune-client reverify` re-measures it on workers of the newest"));
+          response.set_note(StrCat(
+              response.note(),
+              UnverifiedNote(first.device_key, *newest, first.measurement.device_fingerprint)));
         }
         for (const Record& record : records) {
           *response.add_records() = RecordToProto(record);
