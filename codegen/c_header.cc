@@ -269,7 +269,88 @@ std::string AmxDeclarations() {
       "#endif\n\n");
 }
 
+// A range's argument dimensions, the ranged one by its name: "[M][4096]".
+std::string RangeDims(const std::vector<int64_t>& at_lo, const std::vector<int64_t>& at_hi,
+                      const std::string& dim) {
+  std::string out;
+  for (size_t d = 0; d < at_lo.size(); ++d) {
+    StrAppend(&out, "[", at_lo[d] == at_hi[d] ? StrCat(at_lo[d]) : dim, "]");
+  }
+  return out;
+}
+
+constexpr const char* kRangeRuntimeDeclarations =
+    "/* libtune_range.so's return codes, error text and recording (runtime/tune_range.h). */\n"
+    "#ifndef TUNE_RANGE_OK\n"
+    "#define TUNE_RANGE_OK 0\n"
+    "#define TUNE_RANGE_ERROR_OUT_OF_RANGE -20 /* the size is outside the range */\n"
+    "#define TUNE_RANGE_ERROR_NO_MEMORY -21    /* a padded copy could not be allocated */\n"
+    "#define TUNE_RANGE_ERROR_BAD_PLAN -22     /* a corrupt library or runtime mismatch */\n"
+    "#define TUNE_RANGE_ERROR_COPY -23         /* a padded copy failed */\n"
+    "#endif\n"
+    "/* What the calling thread's last failing range call did wrong (\"\" when none). */\n"
+    "const char* tune_range_last_error(void);\n"
+    "/* With TUNE_RECORD_SHAPES=FILE in the environment, every entry below counts the sizes it is\n"
+    " * called with that have no kernel of their own, and appends them to FILE as a workloads\n"
+    " * file (\"WORKLOAD COUNT\" lines: tune-client submit --workloads-file FILE tunes them) at\n"
+    " * exit and when this is called. Returns 0, or a negative code (the file could not be\n"
+    " * written). */\n"
+    "int32_t tune_range_flush_recording(void);\n\n";
+
+std::string RenderRange(const HeaderRange& r, bool gpu) {
+  const ShapeRange& range = r.range;
+  const Workload lo = range.At(range.lo());
+  const Workload hi = range.At(range.hi());
+  const std::vector<TensorArg> lo_args = lo.Arguments();
+  const std::vector<TensorArg> hi_args = hi.Arguments();
+  std::string out = StrCat("/* ", range.ToString(), "\n");
+  StrAppend(&out, " *   one entry for every ", range.dim(), " from ", range.lo(), " to ",
+            range.hi(), ": ", range.dim(), " comes first; another value returns\n",
+            " *   TUNE_RANGE_ERROR_OUT_OF_RANGE and computes nothing\n");
+  if (IsTyped(lo)) {
+    StrAppend(&out, " *   ", TypesLine(lo), "\n");
+  }
+  for (size_t a = 0; a < lo_args.size(); ++a) {
+    StrAppend(&out, " *   ", lo_args[a].name, ": ", CTypeName(lo_args[a].type),
+              RangeDims(lo_args[a].shape, hi_args[a].shape, range.dim()), ", ",
+              Layout(lo, lo_args[a]), "\n");
+  }
+  if (lo.epilogue() != Epilogue::kNone) {
+    StrAppend(&out, " *   epilogue: ", EpilogueName(lo.epilogue()), "\n");
+  }
+  std::vector<std::string> measured;
+  for (int64_t size : r.measured) {
+    measured.push_back(StrCat(size));
+  }
+  StrAppend(&out, " *   ", r.kernels.size(), " kernels, one per size below (tuned at ",
+            measured.empty() ? std::string("no size: the log has none") : Join(measured, ", "),
+            "); a size without its own kernel runs\n"
+            " *   on larger ones with zero-padded copies",
+            range.Splittable() ? StrCat(", or in pieces along ", range.dim()) : "",
+            ", whichever their medians say is\n"
+            " *   faster (libtune_range.so). Each kernel's template, config and config source:\n");
+  for (const HeaderKernel& k : r.kernels) {
+    StrAppend(&out, " *     ", range.dim(), "=", range.SizeOf(k.workload), ": ", k.template_name,
+              " v", k.template_version, " ", k.config, " (", k.origin, ")\n");
+  }
+  if (gpu) {
+    out +=
+        " *   stream: where it runs (NULL: the legacy default stream); padded copies are\n"
+        " *   allocated and freed on it (stream-ordered allocation)\n";
+  }
+  out += " */\n";
+  StrAppend(&out, CRangePrototype(r.func_name, range, gpu), ";\n\n");
+  return out;
+}
+
 }  // namespace
+
+std::string CRangePrototype(const std::string& func_name, const ShapeRange& range, bool stream) {
+  std::string prototype = CPrototype(func_name, range.At(range.lo()), stream);
+  const size_t open = prototype.find('(');
+  return StrCat(prototype.substr(0, open + 1), "int64_t ", range.dim(), ", ",
+                prototype.substr(open + 1));
+}
 
 std::string CPrototype(const std::string& func_name, const Workload& workload, bool stream) {
   std::string out = StrCat("int ", func_name, "(");
@@ -309,7 +390,12 @@ std::string RenderCHeader(const HeaderSpec& spec) {
               " (called but not linked: load them with RTLD_GLOBAL before this library).\n");
   }
   const bool gpu = spec.target.kind != TargetKind::kLlvm;
-  const bool typed = std::any_of(spec.kernels.begin(), spec.kernels.end(),
+  // The kernels of the ranges count for what the header declares.
+  std::vector<HeaderKernel> all = spec.kernels;
+  for (const HeaderRange& r : spec.ranges) {
+    all.insert(all.end(), r.kernels.begin(), r.kernels.end());
+  }
+  const bool typed = std::any_of(all.begin(), all.end(),
                                  [](const HeaderKernel& k) { return IsTyped(k.workload); });
   if (gpu) {
     out += " *\n" + GpuPreamble(spec, typed) + " */\n";
@@ -330,7 +416,7 @@ std::string RenderCHeader(const HeaderSpec& spec) {
   const bool prepared =
       std::any_of(spec.kernels.begin(), spec.kernels.end(),
                   [](const HeaderKernel& k) { return k.workload.prepared_weights(); });
-  if (gpu || prepared || typed) {
+  if (gpu || prepared || typed || !spec.ranges.empty()) {
     out += "#include <stdint.h>\n\n";
   }
   if (typed) {
@@ -340,9 +426,15 @@ std::string RenderCHeader(const HeaderSpec& spec) {
   if (gpu) {
     out += kGpuRuntimeDeclarations;
   }
-  if (std::any_of(spec.kernels.begin(), spec.kernels.end(),
+  if (std::any_of(all.begin(), all.end(),
                   [](const HeaderKernel& k) { return k.template_name == "gemm.cpu.amx"; })) {
     out += AmxDeclarations();
+  }
+  if (!spec.ranges.empty()) {
+    out += kRangeRuntimeDeclarations;
+  }
+  for (const HeaderRange& r : spec.ranges) {
+    out += RenderRange(r, gpu);
   }
   for (const HeaderKernel& k : spec.kernels) {
     StrAppend(&out, "/* ", k.workload.ToString(), "\n");

@@ -150,6 +150,15 @@ absl::Status WriteLibraryFiles(const LibraryResult& result, const Target& target
     }
     spec.kernels.push_back(std::move(header));
   }
+  for (const LibraryRange& r : result.ranges) {
+    HeaderRange range{r.func_name, r.range, {}, r.measured};
+    for (const LibraryKernel& k : r.kernels) {
+      range.kernels.push_back(HeaderKernel{k.func_name, k.workload, k.choice.template_name,
+                                           k.choice.template_version,
+                                           ConfigToString(k.choice.config), k.origin});
+    }
+    spec.ranges.push_back(std::move(range));
+  }
   RETURN_IF_ERROR(WriteFileAtomically(so_path, code));
   absl::Status header = WriteFileAtomically(header_path, RenderCHeader(spec));
   if (!header.ok()) {
@@ -309,8 +318,12 @@ absl::StatusOr<KernelChoice> Compiler::Choose(const KernelRequest& request, std:
                     ", built with version ", rec_tpl->version, ")");
         }
         say(std::move(text));
-        return KernelChoice{std::string(rec_tpl->name), rec_tpl->version, recorded->config, true,
-                            recorded->note};
+        return KernelChoice{std::string(rec_tpl->name),
+                            rec_tpl->version,
+                            recorded->config,
+                            true,
+                            recorded->note,
+                            recorded->secs};
       }
       why = StrCat("the recorded config ", recorded->template_name, " ",
                    ConfigToString(recorded->config), " is stale: ", std::string(usable.message()));
@@ -333,15 +346,19 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
   if (requests.empty()) {
     return absl::InvalidArgumentError("no kernels requested: give at least one workload");
   }
+  ASSIGN_OR_RETURN(ExpandedRequests expanded, ExpandRanges(requests));
   LibraryResult result;
   result.so_path = so_path;
   result.header_path = header_path;
   std::set<std::string> names;  // the kernels' symbols, and their preparations'
+  for (const RangeEntry& entry : expanded.entries) {
+    names.insert(entry.func_name);
+  }
   std::vector<ir::LoweredFunc> funcs;
   std::vector<ExportedConstant> constants;
   std::vector<std::string> plugin_objects;  // from codegen plugins, one per kernel
   std::vector<std::string> plugin_symbols;
-  for (const KernelRequest& request : requests) {
+  for (const KernelRequest& request : expanded.requests) {
     LibraryKernel kernel{
         request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
         request.workload, KernelChoice{}, ""};
@@ -400,6 +417,11 @@ absl::StatusOr<LibraryResult> Compiler::BuildLibrary(const std::vector<KernelReq
                      EmitCpuObject(funcs, CodegenOptions(target_), &result.llvm_ir, constants));
     objects.push_back(std::move(object));
   }
+  if (!expanded.entries.empty()) {
+    ASSIGN_OR_RETURN(std::string object, RangeObject(expanded, result, link_args));
+    objects.push_back(std::move(object));
+    shims.push_back(kRangeRuntimeLibrary);
+  }
   ASSIGN_OR_RETURN(Linked linked, LinkInScratch(objects, fs::path(so_path).filename().string(),
                                                 link_args, plugin_symbols));
   result.needed_libs = std::move(linked.needed_libs);
@@ -417,12 +439,16 @@ absl::StatusOr<LibraryResult> Compiler::BuildGpuLibrary(const std::vector<Kernel
   if (requests.empty()) {
     return absl::InvalidArgumentError("no kernels requested: give at least one workload");
   }
+  ASSIGN_OR_RETURN(ExpandedRequests expanded, ExpandRanges(requests));
   LibraryResult result;
   result.so_path = so_path;
   result.header_path = header_path;
   std::set<std::string> names;
+  for (const RangeEntry& entry : expanded.entries) {
+    names.insert(entry.func_name);
+  }
   std::vector<ir::LoweredFunc> funcs;
-  for (const KernelRequest& request : requests) {
+  for (const KernelRequest& request : expanded.requests) {
     LibraryKernel kernel{
         request.func_name.empty() ? DefaultFunctionName(request.workload) : request.func_name,
         request.workload, KernelChoice{}, ""};
@@ -461,12 +487,18 @@ absl::StatusOr<LibraryResult> Compiler::BuildGpuLibrary(const std::vector<Kernel
     funcs.push_back(std::move(func));
     result.kernels.push_back(std::move(kernel));
   }
+  GpuLibraryExtras extras;
+  if (!expanded.entries.empty()) {
+    ASSIGN_OR_RETURN(std::string object, RangeObject(expanded, result, extras.link_args));
+    extras.objects.push_back(std::move(object));
+    extras.needed_libs.push_back(kRangeRuntimeLibrary);
+  }
   ASSIGN_OR_RETURN(
       GpuLibraryBinary binary,
-      LinkGpuLibrary(target, funcs, fs::path(so_path).filename().string(), EmitGpuModule));
+      LinkGpuLibrary(target, funcs, fs::path(so_path).filename().string(), EmitGpuModule, extras));
   result.needed_libs = binary.needed_libs;
   result.external_libs = binary.external_libs;
-  result.llvm_ir = std::move(binary.llvm_ir);
+  result.llvm_ir = StrCat(binary.llvm_ir, result.llvm_ir);
 
   std::map<std::string, GpuLaunch> launches;
   for (const GpuKernel& kernel : binary.kernels) {

@@ -13,11 +13,13 @@
 #include "codegen/ir/ir.h"
 #include "codegen/llvm/c_identifier.h"
 #include "codegen/llvm/cpu_backend.h"
+#include "codegen/llvm/range_entry.h"
 #include "codegen/lower.h"
 #include "codegen/templates/catalog.h"
 #include "codegen/templates/template.h"
 #include "common/artifact_hash.h"
 #include "common/gpu_arch.h"
+#include "common/shape_range.h"
 #include "common/target.h"
 #include "common/workload.h"
 #include "search/config_space.h"
@@ -30,6 +32,10 @@ struct KernelRequest {
   std::string func_name;         // empty: DefaultFunctionName(workload)
   std::optional<Config> config;  // set: build exactly this config (it must be valid)
   std::string template_name;  // empty: the best template for the workload (Catalog::TemplatesFor)
+  /// A shape range: the library gets one entry point `func_name` taking the size first
+  /// (codegen/llvm/range_entry.h) over kernels at sizes of the range; `workload` is then the
+  /// range's workload at its largest size, and `config` must be unset.
+  std::optional<ShapeRange> range = {};
 };
 
 /// The template and config chosen for a kernel.
@@ -40,6 +46,7 @@ struct KernelChoice {
   bool from_log = false;  // true when the tuning log supplied the config
   std::string note = {};  // from the lookup: how the record matched the target (exact or a
                           // fallback, and with which target it was measured)
+  std::optional<double> secs = {};  // from the lookup: the record's median seconds
 };
 
 /// Where best configs come from (tune-compile wires the SQLite tuning log in; tests may pass a
@@ -49,6 +56,11 @@ struct KernelChoice {
 /// aborts the library build.
 using BestConfigLookup = std::function<absl::StatusOr<std::optional<KernelChoice>>(
     const Workload&, const Target&, std::string_view only_template)>;
+
+/// The sizes of a shape range that the tuning log holds successful records of on the target's
+/// device (tune-compile wires the log in), ascending.
+using MeasuredSizesLookup =
+    std::function<absl::StatusOr<std::vector<int64_t>>(const ShapeRange&, const Target&)>;
 
 /// The build output for one config.
 struct Artifact {
@@ -91,10 +103,20 @@ struct LibraryKernel {
   std::string origin;  // "the tuning log", "default config (...why...)" or "given config"
 };
 
+/// A shape range's entry point in a built library, with its kernels by ascending size (each a
+/// LibraryKernel named `<entry>__<dim><size>`).
+struct LibraryRange {
+  std::string func_name;
+  ShapeRange range;
+  std::vector<LibraryKernel> kernels;
+  std::vector<int64_t> measured;  // the sizes whose configs the log measured
+};
+
 struct LibraryResult {
   std::string so_path;
   std::string header_path;
-  std::vector<LibraryKernel> kernels;      // in request order
+  std::vector<LibraryKernel> kernels;      // in request order, ranges left out
+  std::vector<LibraryRange> ranges;        // in request order
   std::vector<std::string> needed_libs;    // linked (DT_NEEDED): libgomp.so.1 when threads > 1,
                                            // the runtime shims of library kernels
                                            // (libtune_dnnl.so, found through RUNPATH)
@@ -113,6 +135,8 @@ class Compiler {
            LowerOptions lower = {});
 
   const Catalog& catalog() const { return catalog_; }
+  /// Where BuildLibrary learns which sizes of a range the log measured (none when unset).
+  void SetMeasuredSizes(MeasuredSizesLookup sizes) { sizes_ = std::move(sizes); }
   const Target& target() const { return target_; }
 
   /// Builds the template's IR for one config and lowers it, with the weights' preparation for
@@ -144,7 +168,11 @@ class Compiler {
   absl::StatusOr<KernelChoice> Choose(const KernelRequest& request, std::string* origin = nullptr);
 
   /// Chooses a config per kernel, builds them all into ONE shared library at `so_path` and
-  /// writes a C header documenting each function to `header_path`. For a cuda or rocm target
+  /// writes a C header documenting each function to `header_path`. A range request gets kernels
+  /// at the range's measured sizes (their logged configs) and at ShapeRange::KernelSizes (the
+  /// config measured at the nearest measured size, when it is valid there; else the size's own
+  /// choice), and one entry point over them (codegen/llvm/range_entry.h; the library then needs
+  /// libtune_range.so). For a cuda or rocm target
   /// the library is a host library with the GPU host ABI (device pointers and a stream) that
   /// embeds one device module (codegen/gpu_library.h). Function names must be
   /// distinct C identifiers (InvalidArgument otherwise); unwritable paths are errors naming
@@ -160,9 +188,25 @@ class Compiler {
                                                 const std::string& so_path,
                                                 const std::string& header_path);
 
+  /// Range requests, expanded: the plain requests first (in order), then every range's kernels
+  /// (in order), with the entries that dispatch to them.
+  struct ExpandedRequests {
+    std::vector<KernelRequest> requests;
+    size_t plain = 0;  // requests before the ranges' kernels
+    std::vector<RangeEntry> entries;
+    std::vector<LibraryRange> ranges;  // kernels filled in after the build
+  };
+  absl::StatusOr<ExpandedRequests> ExpandRanges(const std::vector<KernelRequest>& requests);
+  /// The range entries' object, linked beside the kernels: adds its link arguments (the caller
+  /// adds kRangeRuntimeLibrary to the needed libraries), and moves the ranges' kernels from
+  /// result.kernels to result.ranges.
+  absl::StatusOr<std::string> RangeObject(ExpandedRequests& expanded, LibraryResult& result,
+                                          std::vector<std::string>& link_args);
+
   Catalog catalog_;
   Target target_;
   BestConfigLookup lookup_;
+  MeasuredSizesLookup sizes_;
   LowerOptions lower_;
 };
 

@@ -91,7 +91,8 @@ bool IsGpuKernel(const ir::LoweredFunc& func) { return HasGpuLoops(func.body); }
 absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
                                                 const std::vector<ir::LoweredFunc>& funcs,
                                                 const std::string& soname,
-                                                const GpuModuleEmitter& emit) {
+                                                const GpuModuleEmitter& emit,
+                                                const GpuLibraryExtras& extras) {
   if (target.kind != TargetKind::kCuda && target.kind != TargetKind::kRocm) {
     return absl::InvalidArgumentError(StrCat("target '", target.ToString(),
                                              "': GPU libraries are built for 'cuda -arch=sm_NN' "
@@ -162,6 +163,10 @@ absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
   for (const std::string& rpath : rpaths) {
     link_args.push_back(StrCat("-rpath=", rpath));
   }
+  objects.insert(objects.end(), extras.objects.begin(), extras.objects.end());
+  link_args.insert(link_args.end(), extras.link_args.begin(), extras.link_args.end());
+  out.needed_libs.insert(out.needed_libs.end(), extras.needed_libs.begin(),
+                         extras.needed_libs.end());
 
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("tune-gpu-build-"));
   std::vector<std::string> object_paths;

@@ -45,6 +45,14 @@ struct GpuLibraryBinary {
   std::string llvm_ir;                     // device module, host stubs and host kernels
 };
 
+/// What a GPU library links besides its kernels (the entry points of shape ranges): objects,
+/// link arguments (libraries, -rpath=...) and the needed libraries they add.
+struct GpuLibraryExtras {
+  std::vector<std::string> objects;
+  std::vector<std::string> link_args;
+  std::vector<std::string> needed_libs;
+};
+
 /// Builds the device module of the GPU kernels with `emit`, the host stubs, the host kernels,
 /// and links them into one shared object whose DT_SONAME is `soname`. `target` must be a cuda
 /// or rocm target. Function names must be distinct C identifiers. Errors: the backend's, the
@@ -52,6 +60,7 @@ struct GpuLibraryBinary {
 absl::StatusOr<GpuLibraryBinary> LinkGpuLibrary(const Target& target,
                                                 const std::vector<ir::LoweredFunc>& funcs,
                                                 const std::string& soname,
-                                                const GpuModuleEmitter& emit);
+                                                const GpuModuleEmitter& emit,
+                                                const GpuLibraryExtras& extras = {});
 
 }  // namespace tune

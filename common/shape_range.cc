@@ -36,7 +36,9 @@ std::string WithField(std::string_view op, const std::vector<std::string>& field
 
 }  // namespace
 
-bool ShapeRange::IsRange(std::string_view text) { return text.find("..") != std::string_view::npos; }
+bool ShapeRange::IsRange(std::string_view text) {
+  return text.find("..") != std::string_view::npos;
+}
 
 absl::StatusOr<ShapeRange> ShapeRange::Parse(std::string_view text) {
   const size_t colon = text.find(':');
@@ -70,12 +72,14 @@ absl::StatusOr<ShapeRange> ShapeRange::Parse(std::string_view text) {
   const std::string name = field.substr(0, eq);
   const bool allowed = op == "gemm" ? (name == "M" || name == "N" || name == "K") : name == "N";
   if (eq == std::string::npos || !allowed) {
-    return Invalid(text, StrCat("field '", name, "' may not be a range (GEMM: M, N or K; conv2d: N)"));
+    return Invalid(text,
+                   StrCat("field '", name, "' may not be a range (GEMM: M, N or K; conv2d: N)"));
   }
   const std::string_view value = std::string_view(field).substr(eq + 1);
   const size_t dots = value.find("..");
   ShapeRange range;
-  if (!ParseInt(value.substr(0, dots), &range.lo_) || !ParseInt(value.substr(dots + 2), &range.hi_)) {
+  if (!ParseInt(value.substr(0, dots), &range.lo_) ||
+      !ParseInt(value.substr(dots + 2), &range.hi_)) {
     return Invalid(text, StrCat("'", field, "' is not LO..HI with integer bounds"));
   }
   if (range.lo_ < 1) {
@@ -98,9 +102,10 @@ absl::StatusOr<ShapeRange> ShapeRange::Parse(std::string_view text) {
     }
   }
   range.dim_ = name;
-  if (range.at_lo_.prepared_weights() && op == "gemm" && name != "M") {
-    return Invalid(text, StrCat("with weights=prepared only M may range: the prepared weights ",
-                                "are made for one ", name));
+  if (range.at_lo_.prepared_weights()) {
+    return Invalid(text,
+                   "weights=prepared is not accepted: each size's kernel would want the weights "
+                   "prepared its own way; a range takes canonical weights");
   }
   // The canonical text around the ranged field's value.
   const std::string canonical = range.at_lo_.ToString();

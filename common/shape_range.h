@@ -30,7 +30,7 @@ class ShapeRange {
 
   /// Parses a range's text (fields in any order). InvalidArgument naming what was wrong and the
   /// accepted form: no ranged field or more than one; a dimension that may not range (conv2d's
-  /// other fields; GEMM N or K with weights=prepared, whose prepared weights carry them); a
+  /// other fields); weights=prepared (each size's kernel prepares weights its own way); a
   /// bound that is not an integer; lo < 1 or lo >= hi ("min > max"); or a workload that is not
   /// valid at lo or at hi.
   static absl::StatusOr<ShapeRange> Parse(std::string_view text);

@@ -55,6 +55,9 @@ struct JobSpec {
   // workload and target, the winner and its runners-up (at most `trials`), on workers of the
   // device's newest fingerprint, and ends saying whether the winner is confirmed or changed.
   bool reverify = false;
+  // A range job (a model job whose tasks are sizes of a shape range, common/shape_range.h): the
+  // range's canonical text; empty for every other job.
+  std::string range = {};
   // A model job: its workloads, each tuned by a task job that the model job creates (the same
   // target, strategy, timing and options). `trials` is the budget of the whole model.
   std::vector<JobTask> tasks = {};

@@ -226,6 +226,12 @@ CREATE INDEX records_by_device_fingerprint
 ALTER TABLE jobs ADD COLUMN reverify INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 12: a model job may tune a shape range (common/shape_range.h): its text, whose sizes
+// are the job's tasks.
+constexpr std::string_view kV12ShapeRanges = R"sql(
+ALTER TABLE jobs ADD COLUMN shape_range TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -246,6 +252,7 @@ const std::vector<Migration>& Migrations() {
       {11,
        "each device's fingerprints in the order first seen; best prefers the newest; reverify jobs",
        kV11Fingerprints},
+      {12, "jobs that tune a shape range", kV12ShapeRanges},
   };
   return kMigrations;
 }

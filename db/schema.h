@@ -12,7 +12,7 @@
 namespace tune {
 
 /// The schema version this build creates and understands.
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 struct Migration {
   int version;            // the version the database has after this step

@@ -181,7 +181,7 @@ SELECT j.id, w.text, j.target, j.device_key, j.strategy, j.trials, j.priority, j
   (SELECT b.id FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL
    ORDER BY b.median_secs, b.id LIMIT 1),
   (SELECT MIN(b.median_secs) FROM records b WHERE b.job_id = j.id AND b.median_secs IS NOT NULL),
-  j.reverify
+  j.reverify, j.shape_range
 FROM jobs j CROSS JOIN workloads w ON w.id = j.workload_id
 )sql";
 
@@ -227,6 +227,7 @@ absl::StatusOr<Job> ReadJob(const sqlite::Statement& row) {
   job.best_record_id = row.ColumnOptionalInt64(27);
   job.best_secs = row.ColumnOptionalDouble(28);
   job.spec.reverify = row.ColumnInt(29) != 0;
+  job.spec.range = row.ColumnText(30);
   return job;
 }
 

@@ -24,6 +24,8 @@
 #include "db/token_info.h"
 
 namespace tune {
+
+class ShapeRange;  // common/shape_range.h
 namespace sqlite {
 class Connection;
 }  // namespace sqlite
@@ -113,6 +115,9 @@ class TuningLog {
   absl::StatusOr<std::vector<SeenFingerprint>> ListFingerprints(std::string_view device_key = "");
   /// Every workload with a successful record on `target` (resolved), sorted.
   absl::StatusOr<std::vector<std::string>> WorkloadsMeasuredOn(const std::string& target);
+  /// The sizes of `range` with a successful record on `device_key`, ascending (range_log.cc).
+  absl::StatusOr<std::vector<int64_t>> RangeSizesMeasured(const ShapeRange& range,
+                                                          const std::string& device_key);
   /// The newest fingerprint of `device_key`, or nullopt when the log has seen none.
   absl::StatusOr<std::optional<std::string>> NewestFingerprint(const std::string& device_key);
 

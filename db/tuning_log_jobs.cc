@@ -21,8 +21,8 @@ absl::StatusOr<int64_t> InsertJob(sqlite::Connection& db, const JobSpec& spec, i
       db.Prepare("INSERT INTO jobs (workload_id, target, device_key, strategy, "
                  "trials, priority, seed, timing, client, state, created_at_ms, "
                  "updated_at_ms, templates, early_stopping, name, transfer, "
-                 "parent_id, weight, task_count, reverify) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                 "parent_id, weight, task_count, reverify, shape_range) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   // The seed is stored as the int64 with the same bits (SQLite integers are signed).
   insert.BindAll(workload_id, spec.target, spec.device_key, spec.strategy, spec.trials,
                  spec.priority, static_cast<int64_t>(spec.seed), TimingToJson(spec.timing),
@@ -35,6 +35,7 @@ absl::StatusOr<int64_t> InsertJob(sqlite::Connection& db, const JobSpec& spec, i
   insert.Bind(18, spec.weight);
   insert.Bind(19, static_cast<int64_t>(spec.tasks.size()));
   insert.Bind(20, spec.reverify ? 1 : 0);
+  insert.Bind(21, spec.range);
   RETURN_IF_ERROR(insert.Run());
   return db.LastInsertRowId();
 }

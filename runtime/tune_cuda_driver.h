@@ -91,6 +91,31 @@ typedef struct tune_cu_launch_config {
   unsigned int num_attrs;
 } tune_cu_launch_config;
 
+/* CUmemorytype CU_MEMORYTYPE_DEVICE (cuda.h). */
+#define TUNE_CU_MEMORYTYPE_DEVICE 2
+
+/* CUDA_MEMCPY2D (cuda.h's CUDA_MEMCPY2D_v2, what cuMemcpy2DAsync_v2 copies; 128 bytes): each
+ * side's origin (x in bytes, y in rows), memory type, host pointer, device pointer, array (a
+ * CUarray) and pitch, then the width in bytes and the height in rows. */
+typedef struct tune_cu_memcpy_2d {
+  size_t src_x_bytes;
+  size_t src_y;
+  int src_memory_type; /* TUNE_CU_MEMORYTYPE_DEVICE: src_device is read */
+  const void* src_host;
+  tune_cu_deviceptr src_device;
+  void* src_array;
+  size_t src_pitch;
+  size_t dst_x_bytes;
+  size_t dst_y;
+  int dst_memory_type;
+  void* dst_host;
+  tune_cu_deviceptr dst_device;
+  void* dst_array;
+  size_t dst_pitch;
+  size_t width_bytes;
+  size_t height;
+} tune_cu_memcpy_2d;
+
 #if defined(__cplusplus)
 #define TUNE_CU_STATIC_ASSERT_(cond, msg) static_assert(cond, msg)
 #else
@@ -105,12 +130,20 @@ TUNE_CU_STATIC_ASSERT_(offsetof(tune_cu_launch_config, stream) == 32 &&
                            offsetof(tune_cu_launch_config, attrs) == 40 &&
                            offsetof(tune_cu_launch_config, num_attrs) == 48,
                        "CUlaunchConfig's layout");
+TUNE_CU_STATIC_ASSERT_(sizeof(tune_cu_memcpy_2d) == 128 &&
+                           offsetof(tune_cu_memcpy_2d, src_host) == 24 &&
+                           offsetof(tune_cu_memcpy_2d, dst_x_bytes) == 56 &&
+                           offsetof(tune_cu_memcpy_2d, dst_host) == 80 &&
+                           offsetof(tune_cu_memcpy_2d, width_bytes) == 112,
+                       "CUDA_MEMCPY2D's layout");
 
 /* Whether a consumer can work without the entry point. */
 #define TUNE_CU_REQUIRED 1
 #define TUNE_CU_OPTIONAL 0 /* stream capture and graphs: graph timing is refused without them */
-/* CUDA 12 entries (tensor maps, launches with attributes such as clusters): null on an older
- * driver and not reported by tune_cuda_driver_resolve; only a launch that needs one fails. */
+/* Entries only some calls need (CUDA 12's tensor maps and launches with attributes such as
+ * clusters; CUDA 11.2's stream-ordered allocation and the 2-D copy, for the padded copies of
+ * libtune_range.so): null on an older driver and not reported by tune_cuda_driver_resolve; only
+ * a call that needs one fails. */
 #define TUNE_CU_WHEN_USED 2
 
 /* X(field, return type, (parameters), symbol, fallback symbol or NULL, TUNE_CU_REQUIRED,
@@ -216,7 +249,14 @@ TUNE_CU_STATIC_ASSERT_(offsetof(tune_cu_launch_config, stream) == 32 &&
     "cuTensorMapEncodeTiled", NULL, TUNE_CU_WHEN_USED)                                             \
   X(cuLaunchKernelEx, tune_cu_result,                                                              \
     (const tune_cu_launch_config* config, tune_cu_function function, void** params, void** extra), \
-    "cuLaunchKernelEx", NULL, TUNE_CU_WHEN_USED)
+    "cuLaunchKernelEx", NULL, TUNE_CU_WHEN_USED)                                                   \
+  X(cuMemAllocAsync, tune_cu_result,                                                               \
+    (tune_cu_deviceptr * ptr, size_t bytes, tune_cu_stream stream), "cuMemAllocAsync", NULL,       \
+    TUNE_CU_WHEN_USED)                                                                             \
+  X(cuMemFreeAsync, tune_cu_result, (tune_cu_deviceptr ptr, tune_cu_stream stream),                \
+    "cuMemFreeAsync", NULL, TUNE_CU_WHEN_USED)                                                     \
+  X(cuMemcpy2DAsync, tune_cu_result, (const tune_cu_memcpy_2d* copy, tune_cu_stream stream),       \
+    "cuMemcpy2DAsync_v2", NULL, TUNE_CU_WHEN_USED)
 
 /* The table: one function pointer per entry of the list (NULL until resolved, and for an
  * optional entry the driver lacks). */

@@ -24,6 +24,8 @@
 
 #include <stdint.h>
 
+#include "tune_range.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -127,6 +129,18 @@ TUNE_GPURT_EXPORT int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const 
  * (a reduction split across blocks) is preceded by this for that output. */
 TUNE_GPURT_EXPORT int32_t tune_gpurt_zero(tune_gpurt_module* module, void* device_ptr,
                                           uint64_t bytes, void* stream);
+
+/* The device memory of libtune_range.so (tune_range.h) for a GPU kernel library's range plans:
+ * ctx is a tune_gpurt_module (only its abi_version and api are read; no image is needed), work is
+ * queued on the stream, and each operation first makes the context current as a launch does.
+ *   alloc    cuMemAllocAsync / hipMallocAsync (CUDA 11.2, ROCm 5.3 and newer)
+ *   release  cuMemFreeAsync / hipFreeAsync
+ *   zero     tune_gpurt_zero
+ *   copy_2d  cuMemcpy2DAsync / hipMemcpy2DAsync, device to device
+ *   last_error  tune_gpurt_last_error
+ * A driver without the function an operation needs is TUNE_GPURT_ERROR_DRIVER_NOT_FOUND naming
+ * it; the driver's refusal is TUNE_GPURT_ERROR_LAUNCH with its error. */
+TUNE_GPURT_EXPORT extern const tune_range_memory tune_gpurt_device_memory;
 
 /* What the last failing call of this thread did wrong ("" when none failed). The text stays
  * valid until this thread's next call into the runtime. */

@@ -32,11 +32,15 @@ typedef struct hipGraphNode* tune_hip_graph_node;
 /* Whether a consumer can work without the entry point. */
 #define TUNE_HIP_REQUIRED 1
 #define TUNE_HIP_OPTIONAL 0 /* stream capture and graphs: graph timing is refused without them */
+/* Entries only some calls need (stream-ordered allocation, ROCm 5.3 and newer, and the 2-D
+ * copy, for the padded copies of libtune_range.so): null on an older runtime and not reported by
+ * tune_hip_runtime_resolve; only a call that needs one fails. */
+#define TUNE_HIP_WHEN_USED 2
 
-/* X(field, return type, (parameters), symbol, fallback symbol or NULL, TUNE_HIP_REQUIRED or
- * TUNE_HIP_OPTIONAL). hipGetDeviceProperties is ROCm 6's hipGetDevicePropertiesR0600, else
- * ROCm 5's; its struct is never declared (its layout changed between releases): callers pass a
- * buffer larger than either. */
+/* X(field, return type, (parameters), symbol, fallback symbol or NULL, TUNE_HIP_REQUIRED,
+ * TUNE_HIP_OPTIONAL or TUNE_HIP_WHEN_USED). hipGetDeviceProperties is ROCm 6's
+ * hipGetDevicePropertiesR0600, else ROCm 5's; its struct is never declared (its layout changed
+ * between releases): callers pass a buffer larger than either. */
 #define TUNE_HIP_RUNTIME_API(X)                                                                    \
   X(hipInit, tune_hip_error, (unsigned int flags), "hipInit", NULL, TUNE_HIP_REQUIRED)             \
   X(hipDriverGetVersion, tune_hip_error, (int* version), "hipDriverGetVersion", NULL,              \
@@ -109,7 +113,15 @@ typedef struct hipGraphNode* tune_hip_graph_node;
   X(hipGraphExecDestroy, tune_hip_error, (tune_hip_graph_exec exec), "hipGraphExecDestroy", NULL,  \
     TUNE_HIP_OPTIONAL)                                                                             \
   X(hipGraphDestroy, tune_hip_error, (tune_hip_graph graph), "hipGraphDestroy", NULL,              \
-    TUNE_HIP_OPTIONAL)
+    TUNE_HIP_OPTIONAL)                                                                             \
+  X(hipMallocAsync, tune_hip_error, (void** ptr, size_t bytes, tune_hip_stream stream),            \
+    "hipMallocAsync", NULL, TUNE_HIP_WHEN_USED)                                                    \
+  X(hipFreeAsync, tune_hip_error, (void* ptr, tune_hip_stream stream), "hipFreeAsync", NULL,       \
+    TUNE_HIP_WHEN_USED)                                                                            \
+  X(hipMemcpy2DAsync, tune_hip_error,                                                              \
+    (void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width, size_t height,  \
+     int kind, tune_hip_stream stream),                                                            \
+    "hipMemcpy2DAsync", NULL, TUNE_HIP_WHEN_USED)
 
 /* The table: one function pointer per entry of the list (NULL until resolved, and for an
  * optional entry the runtime lacks). */
@@ -122,7 +134,8 @@ typedef struct tune_hip_runtime {
 /* Fills `table` from the opened library `lib` (each field by its symbol, else its fallback).
  * Returns NULL when every required entry was found, else the symbol of the first required
  * entry that is missing. `*missing_optional` (when not NULL) is set to the symbol of the first
- * optional entry that is missing, or NULL. */
+ * TUNE_HIP_OPTIONAL entry that is missing, or NULL (a missing TUNE_HIP_WHEN_USED entry is only a
+ * null field). */
 static inline const char* tune_hip_runtime_resolve(void* lib, tune_hip_runtime* table,
                                                    const char** missing_optional) {
   const char* missing = NULL;
@@ -132,7 +145,8 @@ static inline const char* tune_hip_runtime_resolve(void* lib, tune_hip_runtime* 
   memset(table, 0, sizeof *table);
 #define TUNE_HIP_RESOLVE_(field, ret, params, symbol, fallback, need)                    \
   tune_dl_table_resolve_entry(lib, &table->field, sizeof table->field, symbol, fallback, \
-                              (need) == TUNE_HIP_REQUIRED, &missing, missing_optional);
+                              (need) == TUNE_HIP_REQUIRED, &missing,                     \
+                              (need) == TUNE_HIP_OPTIONAL ? missing_optional : NULL);
   TUNE_HIP_RUNTIME_API(TUNE_HIP_RESOLVE_)
 #undef TUNE_HIP_RESOLVE_
   return missing;

@@ -52,14 +52,15 @@ extern "C" {
 #define TUNE_RANGE_ERROR_NO_MEMORY -21    /* a padded copy could not be allocated */
 #define TUNE_RANGE_ERROR_BAD_PLAN -22     /* a malformed plan (a bug of its generator) */
 #define TUNE_RANGE_ERROR_COPY -23         /* a copy into or out of a padded tensor failed */
+#define TUNE_RANGE_ERROR_RECORDING -24    /* the recorded sizes could not be written */
 
 /* Calls one size's kernel: args[i] is the kernel's i-th argument (a tensor pointer), `stream`
  * the GPU stream (NULL for CPU kernels). Returns the kernel's code. */
 typedef int32_t (*tune_range_fn)(void* const* args, void* stream);
 
 typedef struct tune_range_kernel {
-  int64_t size;      /* the ranged dimension's value this kernel was compiled for */
-  double seconds;    /* its measured median; 0 when unknown */
+  int64_t size;   /* the ranged dimension's value this kernel was compiled for */
+  double seconds; /* its measured median; 0 when unknown */
   tune_range_fn call;
 } tune_range_kernel;
 
@@ -116,8 +117,9 @@ TUNE_RANGE_EXPORT int32_t tune_range_plan_pieces(const tune_range_plan* plan, in
                                                  int64_t* sizes, int32_t capacity);
 
 /* Appends the counts recorded so far to TUNE_RECORD_SHAPES's file and forgets them; 0 when
- * recording is off or nothing was recorded, else a negative code (the file could not be
- * written: tune_range_last_error says why). Also run at exit. */
+ * recording is off or nothing was recorded, else TUNE_RANGE_ERROR_RECORDING (the file could not
+ * be written: tune_range_last_error says why; the counts are kept for the next flush). Also run
+ * at exit. */
 TUNE_RANGE_EXPORT int32_t tune_range_flush_recording(void);
 
 /* What the last failing call of this thread did wrong ("" when none failed). */

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <set>
 
 #include "codegen/llvm/c_identifier.h"
+#include "codegen/llvm/x86_object.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "llvm/IR/Constants.h"
@@ -13,12 +13,7 @@
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/CodeGen.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -28,18 +23,7 @@
 namespace tune {
 namespace {
 
-constexpr const char* kTriple = "x86_64-unknown-linux-gnu";
 constexpr const char* kImageSection = ".tune_gpu_image";
-
-void InitializeX86() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeX86TargetInfo();
-    LLVMInitializeX86Target();
-    LLVMInitializeX86TargetMC();
-    LLVMInitializeX86AsmPrinter();
-  });
-}
 
 bool NeedsLaunchEx(const GpuLaunch& launch) {
   return !launch.tensor_maps.empty() || launch.cluster != std::array<uint32_t, 3>{1, 1, 1};
@@ -140,22 +124,11 @@ llvm::Constant* Dims(llvm::LLVMContext& context, const std::array<uint32_t, 3>& 
 
 absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::string* llvm_ir) {
   RETURN_IF_ERROR(Check(spec));
-  InitializeX86();
-  std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
-  if (target == nullptr) {
-    return absl::InternalError(StrCat("LLVM has no x86-64 target: ", error));
-  }
-  std::unique_ptr<llvm::TargetMachine> machine(
-      target->createTargetMachine(kTriple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
-                                  llvm::CodeModel::Small, llvm::CodeGenOptLevel::Default));
-  if (machine == nullptr) {
-    return absl::InternalError("LLVM could not create an x86-64 target machine");
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, GenericX86Machine());
 
   llvm::LLVMContext context;
   auto module = std::make_unique<llvm::Module>("tune_gpu_host", context);
-  module->setTargetTriple(kTriple);
+  module->setTargetTriple(kX86Triple);
   module->setDataLayout(machine->createDataLayout());
   llvm::Type* i8 = llvm::Type::getInt8Ty(context);
   llvm::Type* i32 = llvm::Type::getInt32Ty(context);
@@ -298,11 +271,6 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
          num_args, maps, llvm::ConstantInt::get(i32, stub.launch.tensor_maps.size())}));
   }
 
-  std::string verify_errors;
-  llvm::raw_string_ostream verify_stream(verify_errors);
-  if (llvm::verifyModule(*module, &verify_stream)) {
-    return absl::InternalError(StrCat("host stubs: invalid LLVM IR: ", verify_errors));
-  }
   if (llvm_ir != nullptr) {
     // Everything but the image's bytes.
     llvm_ir->clear();
@@ -319,14 +287,7 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
       f.print(out);
     }
   }
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream out(buffer);
-  llvm::legacy::PassManager emit;
-  if (machine->addPassesToEmitFile(emit, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-    return absl::InternalError("LLVM x86-64 target cannot emit an object file");
-  }
-  emit.run(*module);
-  return std::string(buffer.begin(), buffer.end());
+  return EmitX86Object(*machine, *module, "host stubs");
 }
 
 }  // namespace tune

@@ -53,5 +53,6 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc
   ${CMAKE_CURRENT_LIST_DIR}/../c_header.cc
   ${CMAKE_CURRENT_LIST_DIR}/../compiler.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../compiler_ranges.cc
 )
 

@@ -36,6 +36,7 @@
 #include "common/extern_kernels.h"
 #include "common/files.h"
 #include "common/logging.h"
+#include "common/shape_range.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/version.h"
@@ -91,12 +92,22 @@ absl::StatusOr<std::vector<KernelRequest>> ParseExplicitRequests(const Flags& fl
   }
   std::vector<KernelRequest> requests;
   for (size_t i = 0; i < flags.workloads.size(); ++i) {
-    absl::StatusOr<Workload> workload = Workload::Parse(flags.workloads[i]);
+    std::optional<ShapeRange> range;
+    if (ShapeRange::IsRange(flags.workloads[i])) {
+      absl::StatusOr<ShapeRange> parsed = ShapeRange::Parse(flags.workloads[i]);
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat("--workload: ", std::string(parsed.status().message())));
+      }
+      range = *std::move(parsed);
+    }
+    absl::StatusOr<Workload> workload =
+        range ? range->At(range->hi()) : Workload::Parse(flags.workloads[i]);
     if (!workload.ok()) {
       return absl::InvalidArgumentError(
           StrCat("--workload: ", std::string(workload.status().message())));
     }
-    KernelRequest request{*workload, "", std::nullopt, ""};
+    KernelRequest request{*workload, "", std::nullopt, "", range};
     if (i < flags.names.size()) {
       if (!IsCIdentifier(flags.names[i])) {
         return absl::InvalidArgumentError(
@@ -126,7 +137,9 @@ void AppendListRequests(const std::vector<WeightedWorkload>& list,
                         std::vector<KernelRequest>* requests) {
   std::set<std::string> seen;
   for (const KernelRequest& request : *requests) {
-    seen.insert(request.workload.ToString());
+    if (!request.range) {
+      seen.insert(request.workload.ToString());
+    }
   }
   for (const WeightedWorkload& entry : list) {
     if (seen.insert(entry.workload.ToString()).second) {
@@ -175,21 +188,27 @@ absl::StatusOr<std::vector<KernelRequest>> ParseRequests(const Flags& flags) {
   return requests;
 }
 
-// The lookup over --db, or none when --db is not given or names no file yet.
-absl::StatusOr<BestConfigLookup> OpenLookup(const std::string& db, const Catalog& catalog) {
+// The lookups over --db, or none when --db is not given or names no file yet.
+struct Lookups {
+  BestConfigLookup best;
+  MeasuredSizesLookup sizes;
+};
+absl::StatusOr<Lookups> OpenLookup(const std::string& db, const Catalog& catalog) {
   if (db.empty()) {
     fmt::print(stderr, "tune-compile: no --db given: every kernel uses its default config\n");
-    return BestConfigLookup();
+    return Lookups();
   }
   if (!std::filesystem::exists(db)) {
     fmt::print(stderr,
                "tune-compile: tuning log {} does not exist: every kernel uses its default "
                "config\n",
                db);
-    return BestConfigLookup();
+    return Lookups();
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(db, TuningLog::Mode::kReadOnly));
-  return TuningLogLookup(std::shared_ptr<TuningLog>(std::move(log)), catalog);
+  ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> opened,
+                   TuningLog::Open(db, TuningLog::Mode::kReadOnly));
+  std::shared_ptr<TuningLog> log(std::move(opened));
+  return Lookups{TuningLogLookup(log, catalog), TuningLogSizes(log)};
 }
 
 int Run(const Flags& flags) {
@@ -218,7 +237,7 @@ int Run(const Flags& flags) {
     Fail(std::string(requests.status().message()));
     return kExitUsage;
   }
-  absl::StatusOr<BestConfigLookup> lookup = OpenLookup(flags.db, *catalog);
+  absl::StatusOr<Lookups> lookup = OpenLookup(flags.db, *catalog);
   if (!lookup.ok()) {
     Fail(StrCat("--db: ", std::string(lookup.status().message())));
     return kExitFailure;
@@ -230,7 +249,8 @@ int Run(const Flags& flags) {
       fmt::print(stderr, "// ----- IR after {} -----\n{}\n", stage, text);
     };
   }
-  Compiler compiler(*catalog, *target, *std::move(lookup), std::move(lower));
+  Compiler compiler(*catalog, *target, lookup->best, std::move(lower));
+  compiler.SetMeasuredSizes(lookup->sizes);
   absl::StatusOr<LibraryResult> result = compiler.BuildLibrary(*requests, flags.out, flags.header);
   if (!result.ok()) {
     Fail(std::string(result.status().message()));
@@ -240,6 +260,21 @@ int Run(const Flags& flags) {
     fmt::print(stderr, "tune-compile: {} = {}: {} v{} {} ({})\n", k.func_name,
                k.workload.ToString(), k.choice.template_name, k.choice.template_version,
                ConfigToString(k.choice.config), k.origin);
+  }
+  for (const LibraryRange& r : result->ranges) {
+    std::vector<std::string> measured;
+    for (int64_t size : r.measured) {
+      measured.push_back(StrCat(size));
+    }
+    fmt::print(stderr, "tune-compile: {} = {}: {} kernels, tuned at {}\n", r.func_name,
+               r.range.ToString(), r.kernels.size(),
+               measured.empty() ? "no size (the log has none: default configs)"
+                                : StrCat(r.range.dim(), "=", Join(measured, ",")));
+    for (const LibraryKernel& k : r.kernels) {
+      fmt::print(stderr, "tune-compile:   {}: {} v{} {} ({})\n", k.func_name,
+                 k.choice.template_name, k.choice.template_version, ConfigToString(k.choice.config),
+                 k.origin);
+    }
   }
   if (!flags.emit_llvm.empty()) {
     if (absl::Status s = WriteFileAtomically(flags.emit_llvm, result->llvm_ir); !s.ok()) {
@@ -275,7 +310,9 @@ int main(int argc, char** argv) {
   app.add_option("--workload", flags.workloads,
                  "workload, e.g. 'gemm:M=512,N=512,K=512' or "
                  "'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1' (repeatable; these "
-                 "come first in the library)");
+                 "come first in the library), or a shape range, e.g. "
+                 "'gemm:M=1..4096,N=4096,K=4096': one function taking the size first "
+                 "(int64_t), over kernels at the sizes the log measured and between them");
   app.add_option("--workloads-file", flags.workloads_file,
                  "a model's workloads file: one workload per line, optionally followed by a "
                  "weight (ignored here), '#' comments. Each workload becomes a kernel with its "

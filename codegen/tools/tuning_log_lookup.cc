@@ -16,8 +16,9 @@ absl::StatusOr<KernelChoice> ChoiceOf(const Record& record, std::string note) {
         StrCat("tuning log record ", record.uid, " has config '", record.config,
                "' that does not parse: ", std::string(config.status().message())));
   }
-  return KernelChoice{record.template_name, record.template_version, *std::move(config), true,
-                      std::move(note)};
+  return KernelChoice{record.template_name, record.template_version,
+                      *std::move(config),   true,
+                      std::move(note),      record.measurement.MedianSecs()};
 }
 
 // How new a record's fingerprint is on its device: 0 for the newest, 1 for the one before, ...;
@@ -139,6 +140,13 @@ BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log, Catalog catalog
       }
     }
     return std::optional<KernelChoice>();
+  };
+}
+
+MeasuredSizesLookup TuningLogSizes(std::shared_ptr<TuningLog> log) {
+  return [log = std::move(log)](const ShapeRange& range,
+                                const Target& target) -> absl::StatusOr<std::vector<int64_t>> {
+    return log->RangeSizesMeasured(range, target.Resolved().DeviceKey());
   };
 }
 

@@ -25,4 +25,8 @@ namespace tune {
 /// record whose config text does not parse is returned as an error naming the record.
 BestConfigLookup TuningLogLookup(std::shared_ptr<TuningLog> log, Catalog catalog);
 
+/// The sizes of a range with successful records on the target's device (resolved), as
+/// TuningLog::RangeSizesMeasured lists them.
+MeasuredSizesLookup TuningLogSizes(std::shared_ptr<TuningLog> log);
+
 }  // namespace tune

@@ -71,6 +71,7 @@ v1::JobSpec JobSpecToProto(const JobSpec& spec) {
   out.set_name(spec.name);
   out.set_no_transfer(!spec.transfer);
   out.set_reverify(spec.reverify);
+  out.set_range(spec.range);
   return out;
 }
 

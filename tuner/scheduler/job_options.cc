@@ -6,6 +6,7 @@
 #include "codegen/dtype_support.h"
 #include "codegen/llvm/cpu_names.h"
 #include "common/gpu_arch.h"
+#include "common/shape_range.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "proto/convert.h"
@@ -200,12 +201,47 @@ absl::StatusOr<ValidatedJob> ValidateModelJobSpec(const v1::JobSpec& spec,
   return job;
 }
 
+// A range job: a model job of the range's tuned sizes (ShapeRange::TunedSizes), each weighted
+// by the largest size's work over its own, so that the allocator weighs the sizes' relative
+// speeds alike rather than favouring the largest.
+absl::StatusOr<ValidatedJob> ValidateRangeJobSpec(const v1::JobSpec& spec,
+                                                  const ValidationOptions& options) {
+  absl::StatusOr<ShapeRange> range = ShapeRange::Parse(spec.workload());
+  if (!range.ok()) {
+    return Invalid("workload", std::string(range.status().message()));
+  }
+  const std::vector<int64_t> sizes = range->TunedSizes();
+  if (spec.trials() < static_cast<int>(sizes.size())) {
+    std::vector<std::string> names;
+    for (int64_t size : sizes) {
+      names.push_back(StrCat(size));
+    }
+    return Invalid("trials", StrCat(spec.trials(), " is below one trial for each of the range's ",
+                                    sizes.size(), " sizes (", range->dim(), "=", Join(names, ","),
+                                    "); expected ", sizes.size(), " to ", kMaxTrials));
+  }
+  v1::JobSpec model = spec;
+  model.clear_workload();
+  const double largest = range->At(range->hi()).Flops();
+  for (int64_t size : sizes) {
+    v1::WorkloadTask* task = model.add_tasks();
+    task->set_workload(range->At(size).ToString());
+    task->set_weight(std::min(largest / range->At(size).Flops(), 1e9));
+  }
+  ASSIGN_OR_RETURN(ValidatedJob job, ValidateModelJobSpec(model, options));
+  job.spec.range = range->ToString();
+  return job;
+}
+
 }  // namespace
 
 absl::StatusOr<ValidatedJob> ValidateJobSpec(const v1::JobSpec& spec,
                                              const ValidationOptions& options) {
   if (spec.tasks_size() > 0) {
     return ValidateModelJobSpec(spec, options);
+  }
+  if (ShapeRange::IsRange(spec.workload())) {
+    return ValidateRangeJobSpec(spec, options);
   }
   if (spec.workload().empty()) {
     return Invalid("workload",

@@ -1,0 +1,812 @@
+/* libtune_range.so (see tune_range.h): the dispatch of a shape range's sizes onto the kernels
+ * compiled for some of them (exact, zero-padded or split into pieces), and the recording of the
+ * sizes that had no kernel of their own. Plain C11 with POSIX threads; no GPU code: a GPU
+ * library's plan brings the GPU runtime's memory operations (tune_gpurt_device_memory). */
+#define _GNU_SOURCE
+#include "tune_range.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The most arguments a kernel has (tune_range_plan.num_args). */
+#define MAX_ARGS 16
+/* The most pieces one call runs: a split needing more is not considered (a pad always fits). */
+#define MAX_PIECES 64
+/* Padded copies are allocated in multiples of this many bytes (a multiple of 4 for zero()). */
+#define PAD_ALIGN 256
+
+static _Thread_local char t_error[1024];
+
+static int32_t fail(int32_t code, const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+static int32_t fail(int32_t code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(t_error, sizeof t_error, format, args);
+  va_end(args);
+  return code;
+}
+
+const char* tune_range_last_error(void) { return t_error; }
+
+static const char* text_or_empty(const char* text) { return text != NULL ? text : ""; }
+
+/* "gemm:M=1..4096,N=4096,K=4096" */
+static const char* range_text(const tune_range_plan* plan, char* buf, size_t size) {
+  snprintf(buf, size, "%s%lld..%lld%s", text_or_empty(plan->text_before), (long long)plan->lo,
+           (long long)plan->hi, text_or_empty(plan->text_after));
+  return buf;
+}
+
+/* ---- Plan checks. ---------------------------------------------------------------------------- */
+
+#define BAD_PLAN_PREFIX "bad range plan %s (a bug of the library's generator): "
+
+static int32_t check_kernels(const tune_range_plan* plan, const char* range) {
+  if (plan->num_kernels < 1 || plan->kernels == NULL) {
+    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                BAD_PLAN_PREFIX "num_kernels is %d with kernels %s (accepted: at least 1 kernel)",
+                range, (int)plan->num_kernels, plan->kernels == NULL ? "NULL" : "given");
+  }
+  for (int32_t i = 0; i < plan->num_kernels; ++i) {
+    const tune_range_kernel* kernel = &plan->kernels[i];
+    if (kernel->call == NULL) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN, BAD_PLAN_PREFIX "kernels[%d].call is NULL", range,
+                  (int)i);
+    }
+    if (kernel->size < plan->lo || kernel->size > plan->hi) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "kernels[%d].size %lld is outside [lo, hi] = [%lld, %lld] "
+                  "(accepted: ascending sizes within [lo, hi], the largest hi)",
+                  range, (int)i, (long long)kernel->size, (long long)plan->lo, (long long)plan->hi);
+    }
+    if (i > 0 && kernel->size <= plan->kernels[i - 1].size) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "kernels[%d].size %lld does not ascend past kernels[%d].size "
+                  "%lld (accepted: strictly ascending sizes within [lo, hi], the "
+                  "largest hi)",
+                  range, (int)i, (long long)kernel->size, (int)(i - 1),
+                  (long long)plan->kernels[i - 1].size);
+    }
+    if (!(kernel->seconds >= 0 && kernel->seconds <= DBL_MAX)) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "kernels[%d].seconds is %g (accepted: a finite median >= 0, "
+                  "0 when unknown)",
+                  range, (int)i, kernel->seconds);
+    }
+  }
+  const tune_range_kernel* largest = &plan->kernels[plan->num_kernels - 1];
+  if (largest->size != plan->hi) {
+    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                BAD_PLAN_PREFIX
+                "the largest kernel, kernels[%d].size %lld, is not hi %lld "
+                "(accepted: the largest kernel's size is hi, so every size fits "
+                "a kernel)",
+                range, (int)(plan->num_kernels - 1), (long long)largest->size, (long long)plan->hi);
+  }
+  return TUNE_RANGE_OK;
+}
+
+static int32_t check_tensors(const tune_range_plan* plan, const char* range) {
+  if (plan->num_tensors < 0 || plan->num_tensors > plan->num_args ||
+      (plan->num_tensors > 0 && plan->tensors == NULL)) {
+    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                BAD_PLAN_PREFIX
+                "num_tensors is %d with tensors %s (accepted: 0 to num_args = %d, "
+                "tensors holding them)",
+                range, (int)plan->num_tensors, plan->tensors == NULL ? "NULL" : "given",
+                (int)plan->num_args);
+  }
+  for (int32_t t = 0; t < plan->num_tensors; ++t) {
+    const tune_range_tensor* tensor = &plan->tensors[t];
+    if (tensor->arg < 0 || tensor->arg >= plan->num_args) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "tensors[%d].arg is %d (accepted: an argument index, 0 to "
+                  "num_args - 1 = %d)",
+                  range, (int)t, (int)tensor->arg, (int)(plan->num_args - 1));
+    }
+    for (int32_t u = 0; u < t; ++u) {
+      if (plan->tensors[u].arg == tensor->arg) {
+        return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                    BAD_PLAN_PREFIX
+                    "tensors[%d].arg %d repeats tensors[%d].arg (accepted: each "
+                    "argument described once)",
+                    range, (int)t, (int)tensor->arg, (int)u);
+      }
+    }
+    if (tensor->outer < 1) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "tensors[%d].outer is %lld (accepted: >= 1 rows before the "
+                  "ranged dimension)",
+                  range, (int)t, (long long)tensor->outer);
+    }
+    if (tensor->inner_bytes < 1) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "tensors[%d].inner_bytes is %lld (accepted: >= 1 byte after "
+                  "the ranged dimension, element size included)",
+                  range, (int)t, (long long)tensor->inner_bytes);
+    }
+    if (plan->splittable && tensor->outer != 1) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "tensors[%d].outer is %lld in a splittable plan (accepted: 1, "
+                  "a splittable dimension being every tensor's outermost)",
+                  range, (int)t, (long long)tensor->outer);
+    }
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(tensor->outer, plan->hi, &bytes) ||
+        __builtin_mul_overflow(bytes, tensor->inner_bytes, &bytes) || bytes > INT64_MAX / 2) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "tensors[%d]: outer %lld * hi %lld * inner_bytes %lld bytes "
+                  "overflows",
+                  range, (int)t, (long long)tensor->outer, (long long)plan->hi,
+                  (long long)tensor->inner_bytes);
+    }
+  }
+  return TUNE_RANGE_OK;
+}
+
+static int32_t check_plan(const tune_range_plan* plan, const char* function) {
+  if (plan == NULL) {
+    return fail(TUNE_RANGE_ERROR_BAD_PLAN, "%s: the plan is NULL", function);
+  }
+  char range[256];
+  range_text(plan, range, sizeof range);
+  if (plan->abi_version != TUNE_RANGE_ABI_VERSION) {
+    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                "the library of range %s was built for range runtime ABI version %d, this "
+                "libtune_range.so implements version %d: rebuild it with the matching "
+                "tune-compile (abi_version)",
+                range, (int)plan->abi_version, TUNE_RANGE_ABI_VERSION);
+  }
+  if (plan->lo < 1 || plan->lo > plan->hi) {
+    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                BAD_PLAN_PREFIX "lo %lld, hi %lld (accepted: 1 <= lo <= hi)", range,
+                (long long)plan->lo, (long long)plan->hi);
+  }
+  if (plan->num_args < 1 || plan->num_args > MAX_ARGS) {
+    return fail(TUNE_RANGE_ERROR_BAD_PLAN, BAD_PLAN_PREFIX "num_args is %d (accepted: 1 to %d)",
+                range, (int)plan->num_args, MAX_ARGS);
+  }
+  int32_t rc = check_kernels(plan, range);
+  if (rc == TUNE_RANGE_OK) {
+    rc = check_tensors(plan, range);
+  }
+  if (rc != TUNE_RANGE_OK) {
+    return rc;
+  }
+  const tune_range_memory* memory = plan->memory;
+  if (memory != NULL) {
+    const char* missing = memory->alloc == NULL     ? "alloc"
+                          : memory->release == NULL ? "release"
+                          : memory->zero == NULL    ? "zero"
+                          : memory->copy_2d == NULL ? "copy_2d"
+                                                    : NULL;
+    if (missing != NULL) {
+      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                  BAD_PLAN_PREFIX
+                  "memory->%s is NULL (accepted: memory NULL for host memory, "
+                  "or every operation given)",
+                  range, missing);
+    }
+  }
+  return TUNE_RANGE_OK;
+}
+
+static int32_t check_size(const tune_range_plan* plan, int64_t size) {
+  if (size >= plan->lo && size <= plan->hi) {
+    return TUNE_RANGE_OK;
+  }
+  char range[256];
+  return fail(TUNE_RANGE_ERROR_OUT_OF_RANGE,
+              "size %lld is outside the range %s (accepted: %lld to %lld)", (long long)size,
+              range_text(plan, range, sizeof range), (long long)plan->lo, (long long)plan->hi);
+}
+
+/* ---- Planning. ------------------------------------------------------------------------------- */
+
+typedef struct piece {
+  int32_t kernel; /* index into plan->kernels */
+  int64_t offset; /* rows into the ranged dimension */
+  int64_t length; /* rows of the size it covers: the kernel's size, or fewer (padded) */
+} piece;
+
+/* The index of the kernel of `size`, or -1. */
+static int32_t exact_kernel(const tune_range_plan* plan, int64_t size) {
+  int32_t lo = 0, hi = plan->num_kernels - 1;
+  while (lo <= hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (plan->kernels[mid].size == size) {
+      return mid;
+    }
+    if (plan->kernels[mid].size < size) {
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return -1;
+}
+
+/* The index of the smallest kernel of size >= v (v <= hi: there is one). */
+static int32_t ceil_kernel(const tune_range_plan* plan, int64_t v) {
+  int32_t lo = 0, hi = plan->num_kernels - 1;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (plan->kernels[mid].size >= v) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+/* The index of the largest kernel of size <= v, or -1 when every kernel is larger. */
+static int32_t floor_kernel(const tune_range_plan* plan, int64_t v) {
+  int32_t c = ceil_kernel(plan, v);
+  if (plan->kernels[c].size == v) {
+    return c;
+  }
+  return c - 1;
+}
+
+/* Whether (cost, pieces) beats (best_cost, best_pieces): cheaper beyond rounding, or as cheap
+ * in fewer pieces. */
+static int better(double cost, int32_t pieces, double best_cost, int32_t best_pieces) {
+  const double larger = cost > best_cost ? cost : best_cost; /* costs are >= 0 */
+  const double tolerance = 1e-12 * larger;
+  if (cost < best_cost - tolerance) {
+    return 1;
+  }
+  return cost <= best_cost + tolerance && pieces < best_pieces;
+}
+
+/* The pieces `size` (within [lo, hi] of a checked plan) runs as: fills out[MAX_PIECES] and
+ * returns their count. A size with a kernel is that kernel. Otherwise the cheapest of the
+ * chains: q_0 pieces of the largest kernel s_0 <= size, q_1 of the largest s_1 <= the rest, ...
+ * ending when nothing is left or in one padded piece (the first chain being the padded size
+ * alone). Each chain's cost sums its kernels' costs: their seconds when every kernel has some,
+ * else their sizes. */
+static int32_t plan_pieces(const tune_range_plan* plan, int64_t size, piece out[MAX_PIECES]) {
+  int32_t exact = exact_kernel(plan, size);
+  if (exact >= 0) {
+    out[0] = (piece){exact, 0, size};
+    return 1;
+  }
+  int use_seconds = 1;
+  for (int32_t i = 0; i < plan->num_kernels; ++i) {
+    use_seconds = use_seconds && plan->kernels[i].seconds > 0;
+  }
+#define COST(i) (use_seconds ? plan->kernels[i].seconds : (double)plan->kernels[i].size)
+
+  /* The steps of the split chain: steps[j] pieces of kernel step_kernel[j]. */
+  int32_t step_kernel[MAX_PIECES];
+  int64_t steps[MAX_PIECES];
+  int32_t num_steps = 0;
+  /* The best chain: its first best_steps steps, then a padded piece when best_pad. */
+  double best_cost = COST(ceil_kernel(plan, size));
+  int32_t best_pieces = 1;
+  int32_t best_steps = 0;
+  int best_pad = 1;
+
+  if (plan->splittable) {
+    double cost = 0;
+    int32_t pieces = 0;
+    int64_t rest = size;
+    while (rest > 0) {
+      int32_t k = floor_kernel(plan, rest);
+      if (k < 0) {
+        break;
+      }
+      int64_t q = rest / plan->kernels[k].size;
+      if (q > MAX_PIECES - pieces) {
+        break;
+      }
+      cost += (double)q * COST(k);
+      pieces += (int32_t)q;
+      rest -= q * plan->kernels[k].size;
+      step_kernel[num_steps] = k;
+      steps[num_steps] = q;
+      ++num_steps;
+      if (rest == 0) {
+        if (better(cost, pieces, best_cost, best_pieces)) {
+          best_cost = cost, best_pieces = pieces, best_steps = num_steps, best_pad = 0;
+        }
+      } else if (pieces < MAX_PIECES) {
+        double padded = cost + COST(ceil_kernel(plan, rest));
+        if (better(padded, pieces + 1, best_cost, best_pieces)) {
+          best_cost = padded, best_pieces = pieces + 1, best_steps = num_steps, best_pad = 1;
+        }
+      }
+    }
+  }
+#undef COST
+
+  int32_t count = 0;
+  int64_t offset = 0;
+  for (int32_t j = 0; j < best_steps; ++j) {
+    int32_t k = step_kernel[j];
+    for (int64_t q = 0; q < steps[j]; ++q) {
+      out[count++] = (piece){k, offset, plan->kernels[k].size};
+      offset += plan->kernels[k].size;
+    }
+  }
+  if (best_pad) {
+    out[count++] = (piece){ceil_kernel(plan, size - offset), offset, size - offset};
+  }
+  return count;
+}
+
+/* ---- Host memory (a plan's memory NULL). ----------------------------------------------------- */
+
+static int32_t host_alloc(void* ctx, uint64_t bytes, void* stream, void** out) {
+  (void)ctx, (void)stream;
+  *out = aligned_alloc(64, (size_t)bytes); /* bytes: a multiple of PAD_ALIGN */
+  return *out != NULL ? 0 : -1;
+}
+
+static int32_t host_release(void* ctx, void* ptr, void* stream) {
+  (void)ctx, (void)stream;
+  free(ptr);
+  return 0;
+}
+
+static int32_t host_zero(void* ctx, void* ptr, uint64_t bytes, void* stream) {
+  (void)ctx, (void)stream;
+  memset(ptr, 0, (size_t)bytes);
+  return 0;
+}
+
+static int32_t host_copy_2d(void* ctx, void* dst, uint64_t dst_pitch, const void* src,
+                            uint64_t src_pitch, uint64_t width, uint64_t height, void* stream) {
+  (void)ctx, (void)stream;
+  if (dst_pitch == width && src_pitch == width) {
+    memcpy(dst, src, (size_t)(width * height));
+    return 0;
+  }
+  for (uint64_t row = 0; row < height; ++row) {
+    memcpy((char*)dst + row * dst_pitch, (const char*)src + row * src_pitch, (size_t)width);
+  }
+  return 0;
+}
+
+static const char* host_last_error(void) { return "out of host memory"; }
+
+static const tune_range_memory host_memory = {host_alloc, host_release, host_zero, host_copy_2d,
+                                              host_last_error};
+
+static const char* memory_error(const tune_range_memory* memory) {
+  const char* text = memory->last_error != NULL ? memory->last_error() : NULL;
+  return text != NULL && text[0] != '\0' ? text : "no reason given";
+}
+
+/* ---- Running pieces. ------------------------------------------------------------------------- */
+
+static int32_t kernel_failed(const tune_range_plan* plan, const piece* p, int64_t size,
+                             int32_t rc) {
+  char range[256];
+  return fail(rc,
+              "the kernel of size %lld returned %d, running rows %lld..%lld of size %lld of the "
+              "range %s",
+              (long long)plan->kernels[p->kernel].size, (int)rc, (long long)p->offset,
+              (long long)(p->offset + p->length - 1), (long long)size,
+              range_text(plan, range, sizeof range));
+}
+
+/* A piece as long as its kernel: the kernel on the tensors themselves, `offset` rows in. */
+static int32_t run_in_place(const tune_range_plan* plan, const piece* p, int64_t size,
+                            void* const* user_args, void* stream) {
+  void* args[MAX_ARGS];
+  memcpy(args, user_args, (size_t)plan->num_args * sizeof(void*));
+  for (int32_t t = 0; t < plan->num_tensors; ++t) {
+    const tune_range_tensor* tensor = &plan->tensors[t];
+    args[tensor->arg] = (char*)user_args[tensor->arg] + p->offset * tensor->inner_bytes;
+  }
+  int32_t rc = plan->kernels[p->kernel].call(args, stream);
+  return rc != 0 ? kernel_failed(plan, p, size, rc) : TUNE_RANGE_OK;
+}
+
+/* A piece shorter than its kernel: the kernel on zero-padded copies of the tensors. */
+static int32_t run_padded(const tune_range_plan* plan, const piece* p, int64_t size,
+                          void* const* user_args, void* stream) {
+  const tune_range_memory* memory = plan->memory != NULL ? plan->memory : &host_memory;
+  void* ctx = plan->memory_ctx;
+  const int64_t s = plan->kernels[p->kernel].size;
+  void* args[MAX_ARGS];
+  memcpy(args, user_args, (size_t)plan->num_args * sizeof(void*));
+  void* temporaries[MAX_ARGS] = {NULL};
+  int32_t rc = TUNE_RANGE_OK;
+  char range[256];
+
+  for (int32_t t = 0; t < plan->num_tensors && rc == TUNE_RANGE_OK; ++t) {
+    const tune_range_tensor* tensor = &plan->tensors[t];
+    /* Within INT64_MAX / 2 (check_tensors), so rounding up cannot overflow. */
+    const uint64_t bytes = ((uint64_t)(tensor->outer * s * tensor->inner_bytes) + PAD_ALIGN - 1) /
+                           PAD_ALIGN * PAD_ALIGN;
+    if (memory->alloc(ctx, bytes, stream, &temporaries[t]) != 0 || temporaries[t] == NULL) {
+      temporaries[t] = NULL;
+      rc = fail(TUNE_RANGE_ERROR_NO_MEMORY,
+                "allocating %llu bytes for the zero-padded copy of argument %d (size %lld of the "
+                "range %s, padded to the kernel of size %lld) failed: %s",
+                (unsigned long long)bytes, (int)tensor->arg, (long long)size,
+                range_text(plan, range, sizeof range), (long long)s, memory_error(memory));
+      break;
+    }
+    args[tensor->arg] = temporaries[t];
+    if (tensor->is_output) {
+      continue;
+    }
+    const char* op = "zeroing";
+    int32_t copied = memory->zero(ctx, temporaries[t], bytes, stream);
+    if (copied == 0) {
+      op = "copying in";
+      copied = memory->copy_2d(
+          ctx, temporaries[t], (uint64_t)(s * tensor->inner_bytes),
+          (const char*)user_args[tensor->arg] + p->offset * tensor->inner_bytes,
+          (uint64_t)(size * tensor->inner_bytes), (uint64_t)(p->length * tensor->inner_bytes),
+          (uint64_t)tensor->outer, stream);
+    }
+    if (copied != 0) {
+      rc = fail(TUNE_RANGE_ERROR_COPY,
+                "%s the zero-padded copy of argument %d (size %lld of the range %s, padded to "
+                "the kernel of size %lld) failed: %s",
+                op, (int)tensor->arg, (long long)size, range_text(plan, range, sizeof range),
+                (long long)s, memory_error(memory));
+    }
+  }
+
+  if (rc == TUNE_RANGE_OK) {
+    int32_t called = plan->kernels[p->kernel].call(args, stream);
+    if (called != 0) {
+      rc = kernel_failed(plan, p, size, called);
+    }
+  }
+
+  for (int32_t t = 0; t < plan->num_tensors && rc == TUNE_RANGE_OK; ++t) {
+    const tune_range_tensor* tensor = &plan->tensors[t];
+    if (!tensor->is_output) {
+      continue;
+    }
+    if (memory->copy_2d(ctx, (char*)user_args[tensor->arg] + p->offset * tensor->inner_bytes,
+                        (uint64_t)(size * tensor->inner_bytes), temporaries[t],
+                        (uint64_t)(s * tensor->inner_bytes),
+                        (uint64_t)(p->length * tensor->inner_bytes), (uint64_t)tensor->outer,
+                        stream) != 0) {
+      rc = fail(TUNE_RANGE_ERROR_COPY,
+                "copying out the zero-padded copy of output argument %d (size %lld of the range "
+                "%s, padded to the kernel of size %lld) failed: %s",
+                (int)tensor->arg, (long long)size, range_text(plan, range, sizeof range),
+                (long long)s, memory_error(memory));
+    }
+  }
+
+  /* Released in every case (queued after the kernel on the stream). */
+  for (int32_t t = 0; t < plan->num_tensors; ++t) {
+    if (temporaries[t] == NULL) {
+      continue;
+    }
+    if (memory->release(ctx, temporaries[t], stream) != 0 && rc == TUNE_RANGE_OK) {
+      rc = fail(TUNE_RANGE_ERROR_NO_MEMORY,
+                "releasing the zero-padded copy of argument %d (size %lld of the range %s) "
+                "failed: %s",
+                (int)plan->tensors[t].arg, (long long)size, range_text(plan, range, sizeof range),
+                memory_error(memory));
+    }
+  }
+  return rc;
+}
+
+/* ---- Recording. ------------------------------------------------------------------------------ */
+
+/* One counted (range, size): keyed by the plan's address and the size, its texts copied (the
+ * library holding the plan may be unloaded before the flush). */
+typedef struct record_entry {
+  const tune_range_plan* plan; /* NULL: an empty slot */
+  int64_t size;
+  char* before;
+  char* after;
+  uint64_t count;
+} record_entry;
+
+static pthread_once_t g_record_once = PTHREAD_ONCE_INIT;
+static char* g_record_path; /* TUNE_RECORD_SHAPES; NULL: recording off */
+static pthread_mutex_t g_record_lock = PTHREAD_MUTEX_INITIALIZER;
+/* An open-addressing table, under g_record_lock. */
+static record_entry* g_entries;
+static size_t g_capacity; /* 0 or a power of two */
+static size_t g_used;
+static int g_exit_flush_registered;
+
+/* fork: the lock is held across it (no child starts with it taken), and the child forgets the
+ * parent's counts (the parent writes them). */
+static void record_prepare_fork(void) { pthread_mutex_lock(&g_record_lock); }
+static void record_parent_fork(void) { pthread_mutex_unlock(&g_record_lock); }
+static void record_child_fork(void) {
+  for (size_t i = 0; i < g_capacity; ++i) {
+    g_entries[i].count = 0;
+  }
+  pthread_mutex_unlock(&g_record_lock);
+}
+
+static void record_init(void) {
+  const char* path = getenv("TUNE_RECORD_SHAPES");
+  if (path != NULL && path[0] != '\0') {
+    g_record_path = strdup(path);
+    if (g_record_path != NULL) {
+      pthread_atfork(record_prepare_fork, record_parent_fork, record_child_fork);
+    }
+  }
+}
+
+static size_t record_hash(const tune_range_plan* plan, int64_t size) {
+  uint64_t x = (uint64_t)(uintptr_t)plan ^ ((uint64_t)size * 0x9e3779b97f4a7c15ull);
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return (size_t)x;
+}
+
+static int record_matches(const record_entry* e, const tune_range_plan* plan, int64_t size) {
+  return e->plan == plan && e->size == size &&
+         strcmp(e->before, text_or_empty(plan->text_before)) == 0 &&
+         strcmp(e->after, text_or_empty(plan->text_after)) == 0;
+}
+
+/* Under g_record_lock: the table at twice its capacity (64 at first); 0 when out of memory. */
+static int record_grow(void) {
+  size_t capacity = g_capacity == 0 ? 64 : g_capacity * 2;
+  record_entry* entries = calloc(capacity, sizeof *entries);
+  if (entries == NULL) {
+    return 0;
+  }
+  for (size_t i = 0; i < g_capacity; ++i) {
+    if (g_entries[i].plan == NULL) {
+      continue;
+    }
+    size_t slot = record_hash(g_entries[i].plan, g_entries[i].size) & (capacity - 1);
+    while (entries[slot].plan != NULL) {
+      slot = (slot + 1) & (capacity - 1);
+    }
+    entries[slot] = g_entries[i];
+  }
+  free(g_entries);
+  g_entries = entries;
+  g_capacity = capacity;
+  return 1;
+}
+
+static void flush_at_exit(void);
+
+/* Counts one call of `size` (which has no kernel of its own). Recording is best effort: out of
+ * memory, the call is not counted. */
+static void record(const tune_range_plan* plan, int64_t size) {
+  pthread_once(&g_record_once, record_init);
+  if (g_record_path == NULL) {
+    return;
+  }
+  pthread_mutex_lock(&g_record_lock);
+  if (!g_exit_flush_registered) {
+    g_exit_flush_registered = atexit(flush_at_exit) == 0;
+  }
+  if ((g_used + 1) * 10 > g_capacity * 7 && !record_grow()) {
+    pthread_mutex_unlock(&g_record_lock);
+    return;
+  }
+  size_t slot = record_hash(plan, size) & (g_capacity - 1);
+  while (g_entries[slot].plan != NULL && !record_matches(&g_entries[slot], plan, size)) {
+    slot = (slot + 1) & (g_capacity - 1);
+  }
+  record_entry* e = &g_entries[slot];
+  if (e->plan == NULL) {
+    char* before = strdup(text_or_empty(plan->text_before));
+    char* after = strdup(text_or_empty(plan->text_after));
+    if (before == NULL || after == NULL) {
+      free(before);
+      free(after);
+      pthread_mutex_unlock(&g_record_lock);
+      return;
+    }
+    *e = (record_entry){plan, size, before, after, 0};
+    ++g_used;
+  }
+  ++e->count;
+  pthread_mutex_unlock(&g_record_lock);
+}
+
+/* The file's lines in order: by workload text around the size, then size. */
+static int compare_entries(const void* a, const void* b) {
+  const record_entry* x = *(const record_entry* const*)a;
+  const record_entry* y = *(const record_entry* const*)b;
+  int c = strcmp(x->before, y->before);
+  if (c == 0) {
+    c = strcmp(x->after, y->after);
+  }
+  if (c == 0) {
+    c = (x->size > y->size) - (x->size < y->size);
+  }
+  return c;
+}
+
+/* Under g_record_lock: appends the chunk in `buf` with one write(). */
+static int32_t append_chunk(const char* buf, size_t length) {
+  int fd = open(g_record_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return fail(TUNE_RANGE_ERROR_RECORDING,
+                "cannot open %s (TUNE_RECORD_SHAPES) to append the recorded sizes: %s",
+                g_record_path, strerror(errno));
+  }
+  ssize_t written;
+  do {
+    written = write(fd, buf, length);
+  } while (written < 0 && errno == EINTR);
+  int saved = errno;
+  int closed = close(fd);
+  if (written < 0) {
+    return fail(TUNE_RANGE_ERROR_RECORDING,
+                "writing %zu bytes of recorded sizes to %s (TUNE_RECORD_SHAPES) failed: %s", length,
+                g_record_path, strerror(saved));
+  }
+  if ((size_t)written != length) {
+    return fail(TUNE_RANGE_ERROR_RECORDING,
+                "only %zd of %zu bytes of recorded sizes were written to %s (TUNE_RECORD_SHAPES; "
+                "is the disk full?)",
+                written, length, g_record_path);
+  }
+  if (closed != 0 && errno != EINTR) {
+    return fail(TUNE_RANGE_ERROR_RECORDING,
+                "closing %s (TUNE_RECORD_SHAPES) after writing the recorded sizes failed: %s",
+                g_record_path, strerror(errno));
+  }
+  return TUNE_RANGE_OK;
+}
+
+int32_t tune_range_flush_recording(void) {
+  t_error[0] = '\0';
+  pthread_once(&g_record_once, record_init);
+  if (g_record_path == NULL) {
+    return TUNE_RANGE_OK;
+  }
+  pthread_mutex_lock(&g_record_lock);
+  char header[64];
+  int header_length =
+      snprintf(header, sizeof header, "# sizes recorded by pid %ld\n", (long)getpid());
+  size_t length = (size_t)header_length;
+  size_t count = 0;
+  for (size_t i = 0; i < g_capacity; ++i) {
+    if (g_entries[i].plan != NULL && g_entries[i].count > 0) {
+      /* before, the size (20 digits and a sign), after, a space, the count (20), '\n' */
+      length += strlen(g_entries[i].before) + strlen(g_entries[i].after) + 44;
+      ++count;
+    }
+  }
+  if (count == 0) {
+    pthread_mutex_unlock(&g_record_lock);
+    return TUNE_RANGE_OK;
+  }
+  record_entry** order = malloc(count * sizeof *order);
+  char* buf = malloc(length + 1);
+  int32_t rc = TUNE_RANGE_OK;
+  if (order == NULL || buf == NULL) {
+    rc = fail(TUNE_RANGE_ERROR_RECORDING,
+              "out of memory for the %zu recorded sizes to append to %s (TUNE_RECORD_SHAPES)",
+              count, g_record_path);
+  } else {
+    size_t n = 0;
+    for (size_t i = 0; i < g_capacity; ++i) {
+      if (g_entries[i].plan != NULL && g_entries[i].count > 0) {
+        order[n++] = &g_entries[i];
+      }
+    }
+    qsort(order, count, sizeof *order, compare_entries);
+    size_t used = (size_t)snprintf(buf, length + 1, "%s", header);
+    for (size_t i = 0; i < count; ++i) {
+      used += (size_t)snprintf(buf + used, length + 1 - used, "%s%lld%s %llu\n", order[i]->before,
+                               (long long)order[i]->size, order[i]->after,
+                               (unsigned long long)order[i]->count);
+    }
+    rc = append_chunk(buf, used);
+    if (rc == TUNE_RANGE_OK) {
+      for (size_t i = 0; i < count; ++i) {
+        order[i]->count = 0;
+      }
+    }
+  }
+  pthread_mutex_unlock(&g_record_lock);
+  free(order);
+  free(buf);
+  return rc;
+}
+
+static void flush_at_exit(void) {
+  if (tune_range_flush_recording() != TUNE_RANGE_OK) {
+    fprintf(stderr, "libtune_range: the sizes recorded by this process are lost: %s\n", t_error);
+  }
+}
+
+/* ---- Entry points. --------------------------------------------------------------------------- */
+
+int32_t tune_range_call(const tune_range_plan* plan, int64_t size, void* const* args,
+                        void* stream) {
+  t_error[0] = '\0';
+  int32_t rc = check_plan(plan, "tune_range_call");
+  if (rc == TUNE_RANGE_OK && args == NULL) {
+    rc = fail(TUNE_RANGE_ERROR_BAD_PLAN,
+              "tune_range_call: args is NULL (it must hold the plan's %d kernel arguments)",
+              (int)plan->num_args);
+  }
+  if (rc == TUNE_RANGE_OK) {
+    rc = check_size(plan, size);
+  }
+  if (rc != TUNE_RANGE_OK) {
+    return rc;
+  }
+  const int32_t exact = exact_kernel(plan, size);
+  if (exact >= 0) {
+    const piece whole = {exact, 0, size};
+    return run_in_place(plan, &whole, size, args, stream);
+  }
+  record(plan, size);
+  for (int32_t t = 0; t < plan->num_tensors; ++t) {
+    if (args[plan->tensors[t].arg] == NULL) {
+      char range[256];
+      return fail(TUNE_RANGE_ERROR_COPY,
+                  "argument %d, a tensor of size %lld of the range %s, is NULL (it is padded or "
+                  "cut into pieces: a size without its own kernel needs its tensors)",
+                  (int)plan->tensors[t].arg, (long long)size,
+                  range_text(plan, range, sizeof range));
+    }
+  }
+  piece pieces[MAX_PIECES];
+  const int32_t count = plan_pieces(plan, size, pieces);
+  for (int32_t i = 0; i < count; ++i) {
+    const piece* p = &pieces[i];
+    rc = p->length == plan->kernels[p->kernel].size ? run_in_place(plan, p, size, args, stream)
+                                                    : run_padded(plan, p, size, args, stream);
+    if (rc != TUNE_RANGE_OK) {
+      return rc;
+    }
+  }
+  return TUNE_RANGE_OK;
+}
+
+int32_t tune_range_plan_pieces(const tune_range_plan* plan, int64_t size, int64_t* sizes,
+                               int32_t capacity) {
+  t_error[0] = '\0';
+  int32_t rc = check_plan(plan, "tune_range_plan_pieces");
+  if (rc == TUNE_RANGE_OK && (capacity < 0 || (sizes == NULL && capacity > 0))) {
+    rc = fail(TUNE_RANGE_ERROR_BAD_PLAN,
+              "tune_range_plan_pieces: sizes must hold capacity >= 0 pairs (capacity %d, sizes "
+              "%s)",
+              (int)capacity, sizes == NULL ? "NULL" : "given");
+  }
+  if (rc == TUNE_RANGE_OK) {
+    rc = check_size(plan, size);
+  }
+  if (rc != TUNE_RANGE_OK) {
+    return rc;
+  }
+  piece pieces[MAX_PIECES];
+  const int32_t count = plan_pieces(plan, size, pieces);
+  for (int32_t i = 0; i < count && i < capacity; ++i) {
+    sizes[2 * i] = plan->kernels[pieces[i].kernel].size;
+    sizes[2 * i + 1] = pieces[i].length;
+  }
+  return count;
+}
