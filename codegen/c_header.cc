@@ -280,7 +280,8 @@ std::string RangeDims(const std::vector<int64_t>& at_lo, const std::vector<int64
 }
 
 constexpr const char* kRangeRuntimeDeclarations =
-    "/* libtune_range.so's return codes, error text and recording (runtime/tune_range.h). */\n"
+    "/* libtune_range.so's return codes, error text and recording (runtime/tune_range.h): a\n"
+    " * program that calls these two functions links libtune_range.so too. */\n"
     "#ifndef TUNE_RANGE_OK\n"
     "#define TUNE_RANGE_OK 0\n"
     "#define TUNE_RANGE_ERROR_OUT_OF_RANGE -20 /* the size is outside the range */\n"

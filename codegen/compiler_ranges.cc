@@ -198,7 +198,8 @@ absl::StatusOr<Compiler::ExpandedRequests> Compiler::ExpandRanges(
       k.config = pick.first.config;
       k.template_name = pick.first.template_name;
       sized.push_back(std::move(k));
-      entry.kernels.push_back({size, pick.first.secs.value_or(0), sized.back().func_name});
+      entry.kernels.push_back(
+          {size, pick.first.secs.value_or(0), sized.back().func_name, measured.contains(size)});
       if (measured.contains(size)) {
         library.measured.push_back(size);
       }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -158,6 +159,18 @@ std::vector<int64_t> ShapeRange::TunedSizes() const {
   }
   sizes.push_back(hi_);
   return sizes;
+}
+
+std::vector<int64_t> ShapeRange::Midpoints() const {
+  const std::vector<int64_t> tuned = TunedSizes();
+  std::vector<int64_t> mids;
+  for (size_t i = 1; i < tuned.size(); ++i) {
+    const int64_t mid = std::llround(std::sqrt(static_cast<double>(tuned[i - 1]) * tuned[i]));
+    if (mid > tuned[i - 1] && mid < tuned[i]) {
+      mids.push_back(mid);
+    }
+  }
+  return mids;
 }
 
 std::vector<int64_t> ShapeRange::KernelSizes() const {

@@ -60,6 +60,10 @@ class ShapeRange {
 
   /// The sizes a job tunes first: lo, hi and the powers of two between them.
   std::vector<int64_t> TunedSizes() const;
+  /// The sizes a job holds back until the tuned sizes around them are tuned: between each two
+  /// adjacent TunedSizes a and b with an integer strictly between, round(sqrt(a * b)). A job
+  /// tunes one only when a and b chose different configs (where the best config changes).
+  std::vector<int64_t> Midpoints() const;
   /// The sizes tune-compile builds kernels at, besides the tuned ones: lo, hi and, per octave
   /// between them, the integral sizes 2^e * {1, 1.25, 1.5, 1.75} (every size below 8), so that a
   /// size is never more than 25% below the next kernel's.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/shape_range.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "common/target.h"
@@ -123,8 +124,20 @@ absl::Status CanonicalizeJobSpec(JobSpec& spec) {
   if (spec.trials < (spec.parent != 0 ? 0 : 1)) {
     return Invalid("trials", StrCat(spec.trials, " is not >= 1"));
   }
-  if (!spec.tasks.empty() && spec.trials < static_cast<int>(spec.tasks.size())) {
-    return Invalid("trials", StrCat(spec.trials, " is fewer than the model's ", spec.tasks.size(),
+  // A range job holds its midpoints back (they may get no trial): one per tuned size.
+  size_t least = spec.tasks.size();
+  if (!spec.range.empty()) {
+    absl::StatusOr<ShapeRange> range = ShapeRange::Parse(spec.range);
+    if (!range.ok() || spec.tasks.empty()) {
+      return Invalid("range", range.ok() ? "is set on a job without tasks (a range job is a model "
+                                           "job of the range's sizes)"
+                                         : std::string(range.status().message()));
+    }
+    spec.range = range->ToString();
+    least = range->TunedSizes().size();
+  }
+  if (!spec.tasks.empty() && spec.trials < static_cast<int>(least)) {
+    return Invalid("trials", StrCat(spec.trials, " is fewer than the model's ", least,
                                     " workloads; give at least one trial per workload"));
   }
   RETURN_IF_ERROR(ValidateTiming(spec.timing, "job.timing"));

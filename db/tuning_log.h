@@ -115,9 +115,11 @@ class TuningLog {
   absl::StatusOr<std::vector<SeenFingerprint>> ListFingerprints(std::string_view device_key = "");
   /// Every workload with a successful record on `target` (resolved), sorted.
   absl::StatusOr<std::vector<std::string>> WorkloadsMeasuredOn(const std::string& target);
-  /// The sizes of `range` with a successful record on `device_key`, ascending (range_log.cc).
+  /// The sizes of `range` with a successful record (any record: !successful_only) on
+  /// `device_key` (empty: any device), ascending (range_log.cc).
   absl::StatusOr<std::vector<int64_t>> RangeSizesMeasured(const ShapeRange& range,
-                                                          const std::string& device_key);
+                                                          const std::string& device_key,
+                                                          bool successful_only = true);
   /// The newest fingerprint of `device_key`, or nullopt when the log has seen none.
   absl::StatusOr<std::optional<std::string>> NewestFingerprint(const std::string& device_key);
 

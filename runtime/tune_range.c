@@ -759,6 +759,9 @@ int32_t tune_range_call(const tune_range_plan* plan, int64_t size, void* const* 
   }
   const int32_t exact = exact_kernel(plan, size);
   if (exact >= 0) {
+    if (!plan->kernels[exact].measured) {
+      record(plan, size); /* its kernel's config was measured at another size */
+    }
     const piece whole = {exact, 0, size};
     return run_in_place(plan, &whole, size, args, stream);
   }

@@ -19,7 +19,8 @@
  * reduction dimension (GEMM K), and the rows or columns it adds elsewhere are not copied back.
  *
  * Recording (the environment variable TUNE_RECORD_SHAPES, read at the first call: a file path):
- * each call with a size that has no kernel of its own is counted, per range, under a
+ * each call with a size the tuning log did not measure (no kernel of its own, or a kernel whose
+ * `measured` is 0) is counted, per range, under a
  * process-wide lock; the counts are appended to the file as a workloads file (common/
  * workload_list.h: "WORKLOAD COUNT" lines, one per size, under a comment naming the process) at
  * tune_range_flush_recording() and at exit. Lines of several flushes or processes add up when
@@ -62,6 +63,8 @@ typedef struct tune_range_kernel {
   int64_t size;   /* the ranged dimension's value this kernel was compiled for */
   double seconds; /* its measured median; 0 when unknown */
   tune_range_fn call;
+  int32_t measured; /* 1: the tuning log measured this size; 0: it runs a config measured at
+                       another size (or a default), and recording counts its calls */
 } tune_range_kernel;
 
 /* One argument that carries the ranged dimension, seen as [outer][size][inner]: `outer`

@@ -42,6 +42,8 @@ void TaskScheduler::Observe(int task, std::optional<double> secs) {
 
 void TaskScheduler::Close(int task) { state_[task].closed = true; }
 
+void TaskScheduler::Reopen(int task) { state_[task].closed = false; }
+
 std::optional<double> TaskScheduler::best(int task) const {
   const std::vector<double>& history = state_[task].history;
   if (history.empty() || history.back() == kInf) {

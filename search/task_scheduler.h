@@ -113,6 +113,8 @@ class TaskScheduler {
   void Observe(int task, std::optional<double> secs);
   /// `task` takes no more trials (its search is exhausted or stopped).
   void Close(int task);
+  /// `task` takes trials again (a task held back until others showed it is worth tuning).
+  void Reopen(int task);
 
   bool closed(int task) const { return state_[task].closed; }
   int allocated(int task) const { return state_[task].allocated; }

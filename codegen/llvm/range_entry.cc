@@ -85,7 +85,7 @@ absl::StatusOr<std::string> EmitRangeEntryObject(const std::vector<RangeEntry>& 
 
   // The C structs of runtime/tune_range.h (natural alignment, as the C compiler lays them out).
   llvm::StructType* kernel_type =
-      llvm::StructType::create(context, {i64, f64, ptr}, "tune_range_kernel");
+      llvm::StructType::create(context, {i64, f64, ptr, i32}, "tune_range_kernel");
   llvm::StructType* tensor_type =
       llvm::StructType::create(context, {i32, i32, i64, i64}, "tune_range_tensor");
   llvm::StructType* plan_type = llvm::StructType::create(
@@ -135,7 +135,8 @@ absl::StatusOr<std::string> EmitRangeEntryObject(const std::vector<RangeEntry>& 
       }
       b.CreateRet(b.CreateCall(callee, args));
       kernels.push_back(llvm::ConstantStruct::get(
-          kernel_type, {i64c(k.size), llvm::ConstantFP::get(f64, k.seconds), adapter}));
+          kernel_type,
+          {i64c(k.size), llvm::ConstantFP::get(f64, k.seconds), adapter, i32c(k.measured)}));
     }
     std::vector<llvm::Constant*> tensors;
     for (const RangeEntryTensor& t : e.tensors) {

@@ -27,8 +27,9 @@ enum class RangeMemory : uint8_t { kHost, kCuda, kHip };
 
 struct RangeEntryKernel {
   int64_t size = 0;
-  double seconds = 0;  // its measured (or estimated) median; 0 when unknown
-  std::string symbol;  // the kernel's C function in the library
+  double seconds = 0;     // its measured (or estimated) median; 0 when unknown
+  std::string symbol;     // the kernel's C function in the library
+  bool measured = false;  // the log measured this size (recording skips it)
 };
 
 /// An argument that carries the ranged dimension (runtime/tune_range.h: tune_range_tensor).

@@ -75,6 +75,7 @@ TEST(ShapeRangeTest, RefusesBadRangesNamingWhatIsWrong) {
 TEST(ShapeRangeTest, TunesPowersOfTwoAndBuildsKernelsAQuarterOctaveApart) {
   ShapeRange r = *ShapeRange::Parse("gemm:M=1..100,N=8,K=8");
   EXPECT_EQ(r.TunedSizes(), (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 100}));
+  EXPECT_EQ(r.Midpoints(), (std::vector<int64_t>{3, 6, 11, 23, 45, 80}));
   EXPECT_EQ(r.KernelSizes(), (std::vector<int64_t>{1,  2,  3,  4,  5,  6,  7,  8,  10, 12, 14, 16,
                                                    20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100}));
   ShapeRange narrow = *ShapeRange::Parse("gemm:M=8,N=300..520,K=8");

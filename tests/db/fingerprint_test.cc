@@ -136,7 +136,8 @@ TEST_F(FingerprintLogTest, ALogOfSchema10SeesItsFingerprintsWhenTheirFirstRecord
     ASSERT_TRUE(
         (*raw)
             ->Execute(
-                "DROP INDEX records_by_target_fingerprint; DROP INDEX "
+                "ALTER TABLE jobs DROP COLUMN shape_range; DELETE FROM schema_version WHERE "
+                "version = 12; DROP INDEX records_by_target_fingerprint; DROP INDEX "
                 "records_by_device_fingerprint; DROP TABLE fingerprints; ALTER TABLE jobs DROP "
                 "COLUMN reverify; DELETE "
                 "FROM schema_version WHERE version = 11;")

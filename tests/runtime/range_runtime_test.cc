@@ -175,7 +175,7 @@ std::unique_ptr<Plan> GemmPlan(Dim dim, const std::vector<int64_t>& sizes,
   const auto& table = dim == Dim::kM ? kMKernels : dim == Dim::kN ? kNKernels : kKKernels;
   for (size_t i = 0; i < sizes.size(); ++i) {
     p->kernels.push_back({sizes[i], seconds.empty() ? 0.0 : seconds[i],
-                          sizes[i] <= kMaxSize ? table[sizes[i] - 1] : &Noop});
+                          sizes[i] <= kMaxSize ? table[sizes[i] - 1] : &Noop, /*measured=*/1});
   }
   constexpr int32_t kF = sizeof(float);
   switch (dim) {
@@ -819,9 +819,14 @@ TEST(RangePieces, ACapacityBelowTheCountWritesOnlyThatMany) {
 
 constexpr int64_t kRecordHi = 16;
 
-// The M range over kernels 1, 2, 4, 8, 16 (every size of 1..16 runs).
+// The M range over kernels 1, 2, 4, 8, 16 (every size of 1..16 runs), the one at 8 built with
+// a config measured at another size (recording counts it).
 const tune_range_plan& RecordPlan() {
-  static std::unique_ptr<Plan> plan = GemmPlan(Dim::kM, {1, 2, 4, 8, 16});
+  static std::unique_ptr<Plan> plan = [] {
+    std::unique_ptr<Plan> p = GemmPlan(Dim::kM, {1, 2, 4, 8, 16});
+    p->kernels[3].measured = 0;
+    return p;
+  }();
   return plan->plan;
 }
 
@@ -846,11 +851,12 @@ bool Flushed(int32_t want = 0) {
   return true;
 }
 
-// Two flushes: sizes 3 (x2) and 5, 4 and 16 (their own kernels) and 17 (out of range); then 3.
+// Two flushes: sizes 3 (x2), 5 and 8 (a kernel of its own, not measured), 4 and 16 (their own
+// measured kernels) and 17 (out of range); then 3.
 int ScenarioCounts() {
-  bool ok = CallSize(3) && CallSize(3) && CallSize(5) && CallSize(4) && CallSize(16) &&
-            CallSize(17, TUNE_RANGE_ERROR_OUT_OF_RANGE) && Flushed() && Flushed() && CallSize(3) &&
-            Flushed();
+  bool ok = CallSize(3) && CallSize(3) && CallSize(5) && CallSize(8) && CallSize(4) &&
+            CallSize(16) && CallSize(17, TUNE_RANGE_ERROR_OUT_OF_RANGE) && Flushed() && Flushed() &&
+            CallSize(3) && Flushed();
   return ok ? 0 : 1;
 }
 
@@ -1041,14 +1047,15 @@ Recorded ReadRecording(const std::string& path) {
 
 std::string MWorkload(int64_t m) { return "gemm:M=" + std::to_string(m) + ",N=3,K=5"; }
 
-TEST(RangeRecording, SizesWithoutAKernelAreCountedAndAppendedAtEachFlush) {
+TEST(RangeRecording, SizesTheLogDidNotMeasureAreCountedAndAppendedAtEachFlush) {
   TempDir dir;
   const std::string file = dir.path() + "/sizes.txt";
   ASSERT_EQ(RunScenario("counts", file.c_str()), 0);
   Recorded r = ReadRecording(file);
   EXPECT_TRUE(r.bad.empty()) << r.bad.front();
   EXPECT_EQ(r.pids.size(), 2u) << "two flushes with counts; the empty one writes nothing";
-  EXPECT_EQ(r.counts, (std::map<std::string, uint64_t>{{MWorkload(3), 3}, {MWorkload(5), 1}}));
+  EXPECT_EQ(r.counts, (std::map<std::string, uint64_t>{
+                          {MWorkload(3), 3}, {MWorkload(5), 1}, {MWorkload(8), 1}}));
   // The first chunk exactly: the comment, then one line per size in order.
   std::ifstream in(file);
   std::string first, second, third;
@@ -1062,7 +1069,8 @@ TEST(RangeRecording, SizesWithoutAKernelAreCountedAndAppendedAtEachFlush) {
   r = ReadRecording(file);
   EXPECT_EQ(r.pids.size(), 4u);
   EXPECT_NE(r.pids[0], r.pids[2]);
-  EXPECT_EQ(r.counts, (std::map<std::string, uint64_t>{{MWorkload(3), 6}, {MWorkload(5), 2}}));
+  EXPECT_EQ(r.counts, (std::map<std::string, uint64_t>{
+                          {MWorkload(3), 6}, {MWorkload(5), 2}, {MWorkload(8), 2}}));
   struct stat st;
   ASSERT_EQ(stat(file.c_str(), &st), 0);
   const mode_t mask = umask(0);
@@ -1088,7 +1096,7 @@ TEST(RangeRecording, FlushesConcurrentWithCallsFromFourThreadsLoseNothing) {
   std::map<std::string, uint64_t> want;
   for (int i = 0; i < 1000; ++i) {
     const int64_t size = kThreadSizes[i % std::size(kThreadSizes)];
-    if (size != 4 && size != 8 && size <= kRecordHi) {
+    if (size != 4 && size <= kRecordHi) {  // 4 has a measured kernel; 8's is not measured
       want[MWorkload(size)] += 4;
     }
   }

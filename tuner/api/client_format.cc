@@ -342,6 +342,9 @@ nlohmann::json BestJson(const v1::QueryBestResponse& best, const std::string& re
   nlohmann::json out = nlohmann::json::array();
   for (const v1::Record& r : best.records()) {
     nlohmann::json j = RecordJson(r);
+    if (const int i = static_cast<int>(out.size()); i < best.range_sizes_size()) {
+      j["range_size"] = best.range_sizes(i);  // a range's size this record is the best of
+    }
     j["fallback"] = fallback;
     j["unverified"] = best.unverified();
     if (fallback) {
@@ -357,7 +360,11 @@ std::string JobText(const v1::Job& job) {
   std::string out = fmt::format("job {}{}: {}\n", job.job_id(),
                                 spec.name().empty() ? "" : StrCat(" (", spec.name(), ")"),
                                 JobStateText(job.state()));
-  if (spec.tasks_size() > 0) {
+  if (!spec.range().empty()) {
+    StrAppend(&out, "  range:      ", spec.range(), " at ", spec.tasks_size(),
+              " sizes, each tuned by a job of its own (midpoints only where the best config "
+              "changes)\n");
+  } else if (spec.tasks_size() > 0) {
     StrAppend(&out, "  model:      ", spec.tasks_size(),
               " workloads, each tuned by a job of its own\n");
   } else {
@@ -521,6 +528,15 @@ std::string BestText(const std::vector<v1::Record>& records) {
       // How the library ran: held back by its environment (e.g. OPENBLAS_CORETYPE) shows here.
       out += fmt::format("    library: {}\n", r.measurement().library_info());
     }
+  }
+  return out;
+}
+
+std::string RangeBestText(const v1::QueryBestResponse& best) {
+  std::string out = StrCat(best.note(), "\n");
+  for (int i = 0; i < best.records_size() && i < best.range_sizes_size(); ++i) {
+    const std::string& workload = best.records(i).workload();
+    StrAppend(&out, "  ", workload, ": ", BestText({best.records(i)}));
   }
   return out;
 }

@@ -37,6 +37,9 @@ nlohmann::json QuarantineJson(const v1::QuarantineEntry& entry);
 /// One line per record (GFLOPS, seconds, template, config, provenance), plus an indented
 /// "library: ..." line for library candidates.
 std::string BestText(const std::vector<v1::Record>& records);
+/// A shape range's bests (QueryBestResponse.range_sizes): the note, then each size's workload
+/// and BestText line.
+std::string RangeBestText(const v1::QueryBestResponse& best);
 
 /// "12/40 trials (1 failed), best 35.2 GFLOPS, ETA 14s" (no bar).
 std::string ProgressText(const v1::JobEvent& event);

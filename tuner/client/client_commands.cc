@@ -272,7 +272,11 @@ int Best(TunerClient& client, const Globals& g, const v1::QueryBestRequest& requ
         best->unverified()) {
       fmt::print(stderr, "tune-client: {}\n", best->note());
     }
-    fmt::print("{}", BestText({best->records().begin(), best->records().end()}));
+    if (best->range_sizes_size() > 0) {
+      fmt::print("{}", RangeBestText(*best));
+    } else {
+      fmt::print("{}", BestText({best->records().begin(), best->records().end()}));
+    }
   }
   return kExitOk;
 }

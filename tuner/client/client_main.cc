@@ -74,8 +74,10 @@ int Main(int argc, char** argv) {
 
   SubmitFlags submit;
   CLI::App* submit_cmd = app.add_subcommand("submit", "queue a tuning job and print its id");
-  auto* workload_opt = submit_cmd->add_option("--workload", *submit.spec.mutable_workload(),
-                                              "e.g. gemm:M=512,N=512,K=512");
+  auto* workload_opt = submit_cmd->add_option(
+      "--workload", *submit.spec.mutable_workload(),
+      "e.g. gemm:M=512,N=512,K=512, or a shape range, e.g. gemm:M=1..4096,N=4096,K=4096 (a range "
+      "job: its sizes chosen by the daemon, at least one trial per size)");
   auto* file_opt = submit_cmd->add_option(
       "--workloads-file", submit.workloads_file,
       "a model job: one workload per line, optionally followed by its weight (how often it "
@@ -156,7 +158,11 @@ int Main(int argc, char** argv) {
   v1::QueryBestRequest best;
   int top = 1;
   CLI::App* best_cmd = app.add_subcommand("best", "the fastest recorded configs of a workload");
-  best_cmd->add_option("--workload", *best.mutable_workload(), "canonical workload")->required();
+  best_cmd
+      ->add_option("--workload", *best.mutable_workload(),
+                   "canonical workload, or a shape range (e.g. gemm:M=1..4096,N=4096,K=4096: the "
+                   "best of each size measured)")
+      ->required();
   auto* best_target = best_cmd->add_option("--target", *best.mutable_target(), "target text");
   auto* best_key = best_cmd->add_option("--device-key", *best.mutable_device_key(), "device key");
   best_target->excludes(best_key);
@@ -170,7 +176,8 @@ int Main(int argc, char** argv) {
   bool include_failures = false;
   CLI::App* export_cmd = app.add_subcommand("export", "write records as JSON lines");
   export_cmd->add_option("--out", export_path, "output file (.jsonl)")->required();
-  export_cmd->add_option("--workload", *export_request.mutable_workload(), "only this workload");
+  export_cmd->add_option("--workload", *export_request.mutable_workload(),
+                         "only this workload, or the sizes of a shape range");
   export_cmd->add_option("--device-key", *export_request.mutable_device_key(),
                          "only this device key");
   export_cmd->add_flag("--include-failures", include_failures, "also failed trials");

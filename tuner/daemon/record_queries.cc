@@ -32,12 +32,25 @@ absl::Status SetContext(const v1::QueryBestRequest& request, BestQuery& query) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<ShapeRange> ParseRange(const std::string& text) {
+  absl::StatusOr<ShapeRange> range = ShapeRange::Parse(text);
+  if (!range.ok()) {
+    return absl::InvalidArgumentError(StrCat("workload: ", range.status().message()));
+  }
+  return range;
+}
+
 }  // namespace
 
 absl::StatusOr<ValidatedBestQuery> ValidateQueryBest(const v1::QueryBestRequest& request) {
   ValidatedBestQuery valid;
   BestQuery& query = valid.query;
-  ASSIGN_OR_RETURN(query.workload, CanonicalWorkload(request.workload(), "workload"));
+  if (ShapeRange::IsRange(request.workload())) {
+    ASSIGN_OR_RETURN(valid.range, ParseRange(request.workload()));
+    query.workload = valid.range->ToString();
+  } else {
+    ASSIGN_OR_RETURN(query.workload, CanonicalWorkload(request.workload(), "workload"));
+  }
   RETURN_IF_ERROR(SetContext(request, query));
   if (request.template_version() < 0) {
     return absl::InvalidArgumentError(StrCat("template_version: ", request.template_version(),
@@ -59,7 +72,9 @@ absl::StatusOr<ValidatedBestQuery> ValidateQueryBest(const v1::QueryBestRequest&
 
 absl::StatusOr<ValidatedExport> ValidateExportRecords(const v1::ExportRecordsRequest& request) {
   ValidatedExport valid;
-  if (!request.workload().empty()) {
+  if (ShapeRange::IsRange(request.workload())) {
+    ASSIGN_OR_RETURN(valid.range, ParseRange(request.workload()));
+  } else if (!request.workload().empty()) {
     ASSIGN_OR_RETURN(valid.filter.workload, CanonicalWorkload(request.workload(), "workload"));
   }
   if (!request.device_key().empty()) {

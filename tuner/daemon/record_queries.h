@@ -3,7 +3,10 @@
 // The gRPC handlers (tuner_service.cc) run these, then the query; nothing here reads the log.
 #pragma once
 
+#include <optional>
+
 #include "absl/status/statusor.h"
+#include "common/shape_range.h"
 #include "db/record.h"
 #include "tune/v1/tuner.pb.h"
 
@@ -20,9 +23,12 @@ struct ValidatedBestQuery {
   BestQuery query;
   /// How many records, in [1, kMaxTopK] (a request's 0 means 1).
   int top_k = 1;
+  /// A shape range was asked: query.workload is its text, and each size is asked in turn.
+  std::optional<ShapeRange> range;
 };
 
-/// Checks a QueryBest request, in this order: the workload parses (canonicalised); exactly one
+/// Checks a QueryBest request, in this order: the workload parses (canonicalised; a shape
+/// range's text is parsed as one, common/shape_range.h); exactly one
 /// of device_key and target is set; the target parses (with the known libraries) and
 /// "-mcpu=native" is resolved to the daemon host's CPU; template_version >= 0 (0: any);
 /// top_k in [0, kMaxTopK] (0: 1). device_key and tune_version are taken as given. The first
@@ -37,9 +43,12 @@ struct ValidatedExport {
   RecordFilter filter;
   /// Export failed trials too; otherwise only successful records.
   bool include_failures = false;
+  /// A shape range was asked: filter.workload is unset, and each size is exported in turn.
+  std::optional<ShapeRange> range;
 };
 
-/// Checks an ExportRecords request: a workload, when set, parses (canonicalised); the device
+/// Checks an ExportRecords request: a workload, when set, parses (canonicalised; or as a shape
+/// range); the device
 /// key is taken as given (empty: all). A problem is InvalidArgument "workload: <problem>".
 absl::StatusOr<ValidatedExport> ValidateExportRecords(const v1::ExportRecordsRequest& request);
 

@@ -170,6 +170,58 @@ class SpoolFile {
   std::ofstream out_;
 };
 
+// The best records of one workload (top k), with how they matched and whether they are
+// unverified; NotFound when it has no successful record.
+absl::StatusOr<v1::QueryBestResponse> BestOf(TuningLog& log, const BestQuery& query, int k) {
+  v1::QueryBestResponse response;
+  // Device time first: GPU records timed call by call only when nothing else is recorded.
+  ASSIGN_OR_RETURN(ClockedTopK top, log.QueryTopKDeviceTimeFirst(query, k));
+  std::vector<Record> records = std::move(top.records);
+  if (query.target.empty()) {
+    response.set_match(v1::BEST_MATCH_DEVICE);
+    response.set_note(StrCat("records of every target on ", query.device_key));
+  } else if (!records.empty()) {
+    response.set_match(v1::BEST_MATCH_EXACT);
+    response.set_note(StrCat("records measured with '", query.target, "' and ",
+                             query.flush_cache ? "cold" : "warm", " caches"));
+  } else {
+    // Nothing in exactly this context: the device's records, and the answer says so.
+    BestQuery device = query;
+    device.target.clear();
+    ASSIGN_OR_RETURN(top, log.QueryTopKDeviceTimeFirst(device, k));
+    records = std::move(top.records);
+    response.set_match(v1::BEST_MATCH_SAME_DEVICE);
+    response.set_note(StrCat("FALLBACK: nothing measured with '", query.target, "' and ",
+                             query.flush_cache ? "cold" : "warm",
+                             " caches; records of other "
+                             "targets or cache states on ",
+                             query.device_key));
+  }
+  if (records.empty()) {
+    return absl::NotFoundError(
+        StrCat("no successful record for ", query.workload, " on ", query.device_key));
+  }
+  if (top.events_fallback) {
+    response.set_events_fallback(true);
+    response.set_note(StrCat(response.note(),
+                             "; FALLBACK: no record timed by graph replay (device time); "
+                             "these GPU records were timed call by call (events), which "
+                             "reads a host-bound library call as the host's call rate"));
+  }
+  const Record& first = records.front();
+  ASSIGN_OR_RETURN(std::optional<std::string> newest, log.NewestFingerprint(first.device_key));
+  if (newest && *newest != first.measurement.device_fingerprint) {
+    response.set_unverified(true);
+    response.set_note(
+        StrCat(response.note(),
+               UnverifiedNote(first.device_key, *newest, first.measurement.device_fingerprint)));
+  }
+  for (const Record& record : records) {
+    *response.add_records() = RecordToProto(record);
+  }
+  return response;
+}
+
 }  // namespace
 
 grpc::Status TunerService::StreamedSubmitJob(grpc::ServerContext* context,
@@ -246,55 +298,42 @@ grpc::Status TunerService::StreamedQueryBest(
       "QueryBest", context, Role::kRead, call,
       [&](const Caller&, const v1::QueryBestRequest& request, auto& out) -> absl::Status {
         ASSIGN_OR_RETURN(ValidatedBestQuery valid, ValidateQueryBest(request));
-        const BestQuery& query = valid.query;
-        const int k = valid.top_k;
+        if (!valid.range) {
+          ASSIGN_OR_RETURN(v1::QueryBestResponse response, BestOf(*log_, valid.query, valid.top_k));
+          return Answer(out, absl::StatusOr<v1::QueryBestResponse>(std::move(response)));
+        }
+        // A range: the best of each size the log measured on the device.
+        const ShapeRange& range = *valid.range;
+        ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                         log_->RangeSizesMeasured(range, valid.query.device_key));
         v1::QueryBestResponse response;
-        // Device time first: GPU records timed call by call only when nothing else is recorded.
-        ASSIGN_OR_RETURN(ClockedTopK top, log_->QueryTopKDeviceTimeFirst(query, k));
-        std::vector<Record> records = std::move(top.records);
-        if (query.target.empty()) {
-          response.set_match(v1::BEST_MATCH_DEVICE);
-          response.set_note(StrCat("records of every target on ", query.device_key));
-        } else if (!records.empty()) {
-          response.set_match(v1::BEST_MATCH_EXACT);
-          response.set_note(StrCat("records measured with '", query.target, "' and ",
-                                   query.flush_cache ? "cold" : "warm", " caches"));
-        } else {
-          // Nothing in exactly this context: the device's records, and the answer says so.
-          BestQuery device = query;
-          device.target.clear();
-          ASSIGN_OR_RETURN(top, log_->QueryTopKDeviceTimeFirst(device, k));
-          records = std::move(top.records);
-          response.set_match(v1::BEST_MATCH_SAME_DEVICE);
-          response.set_note(StrCat("FALLBACK: nothing measured with '", query.target, "' and ",
-                                   query.flush_cache ? "cold" : "warm",
-                                   " caches; records of other "
-                                   "targets or cache states on ",
-                                   query.device_key));
+        response.set_match(v1::BEST_MATCH_EXACT);
+        std::vector<std::string> fallbacks;
+        for (int64_t size : sizes) {
+          BestQuery query = valid.query;
+          query.workload = range.At(size).ToString();
+          absl::StatusOr<v1::QueryBestResponse> best = BestOf(*log_, query, 1);
+          if (absl::IsNotFound(best.status())) {
+            continue;
+          }
+          RETURN_IF_ERROR(best.status());
+          *response.add_records() = best->records(0);
+          response.add_range_sizes(size);
+          if (best->match() != v1::BEST_MATCH_EXACT) {
+            response.set_match(best->match());
+            fallbacks.push_back(StrCat(range.dim(), "=", size, ": ", best->note()));
+          }
+          response.set_events_fallback(response.events_fallback() || best->events_fallback());
+          response.set_unverified(response.unverified() || best->unverified());
         }
-        if (records.empty()) {
-          return absl::NotFoundError(
-              StrCat("no successful record for ", query.workload, " on ", query.device_key));
+        if (response.records().empty()) {
+          return absl::NotFoundError(StrCat("no size of ", range.ToString(),
+                                            " has a successful record on ",
+                                            valid.query.device_key));
         }
-        if (top.events_fallback) {
-          response.set_events_fallback(true);
-          response.set_note(StrCat(response.note(),
-                                   "; FALLBACK: no record timed by graph replay (device time); "
-                                   "these GPU records were timed call by call (events), which "
-                                   "reads a host-bound library call as the host's call rate"));
-        }
-        const Record& first = records.front();
-        ASSIGN_OR_RETURN(std::optional<std::string> newest,
-                         log_->NewestFingerprint(first.device_key));
-        if (newest && *newest != first.measurement.device_fingerprint) {
-          response.set_unverified(true);
-          response.set_note(StrCat(
-              response.note(),
-              UnverifiedNote(first.device_key, *newest, first.measurement.device_fingerprint)));
-        }
-        for (const Record& record : records) {
-          *response.add_records() = RecordToProto(record);
-        }
+        response.set_note(StrCat(range.ToString(), ": ", response.records_size(),
+                                 " sizes measured on ", valid.query.device_key,
+                                 fallbacks.empty() ? "" : StrCat("; ", Join(fallbacks, "; "))));
         return Answer(out, absl::StatusOr<v1::QueryBestResponse>(std::move(response)));
       });
 }
@@ -319,37 +358,56 @@ grpc::Status TunerService::StreamedExportRecords(
       "ExportRecords", context, Role::kRead, call,
       [&](const Caller&, const v1::ExportRecordsRequest& request, auto& out) -> absl::Status {
         ASSIGN_OR_RETURN(ValidatedExport valid, ValidateExportRecords(request));
-        RecordFilter filter = valid.filter;
-        filter.limit = kExportPage;
+        // A range: each size with records in turn, ascending.
+        std::vector<std::optional<std::string>> workloads = {valid.filter.workload};
+        if (valid.range) {
+          ASSIGN_OR_RETURN(
+              std::vector<int64_t> sizes,
+              log_->RangeSizesMeasured(*valid.range, valid.filter.device_key.value_or(""),
+                                       !valid.include_failures));
+          workloads.clear();
+          for (int64_t size : sizes) {
+            workloads.push_back(valid.range->At(size).ToString());
+          }
+        }
         // The records that ground quarantine entries go with the successful ones, so that an
         // import quarantines the same code (the rule runs as records land).
         std::set<std::string> grounding;
         if (!valid.include_failures) {
           ASSIGN_OR_RETURN(std::vector<QuarantineEntry> entries,
-                           scheduler_->ListQuarantine({.device_key = filter.device_key}));
+                           scheduler_->ListQuarantine({.device_key = valid.filter.device_key}));
           for (const QuarantineEntry& entry : entries) {
             grounding.insert(entry.record_uids.begin(), entry.record_uids.end());
           }
         }
-        while (true) {
-          ASSIGN_OR_RETURN(std::vector<Record> page, log_->ListRecords(filter));
-          for (const Record& record : page) {
-            if (!valid.include_failures && !record.measurement.ok() &&
-                !grounding.contains(record.uid)) {
-              continue;
+        auto export_pages = [&](RecordFilter filter) -> absl::Status {
+          filter.limit = kExportPage;
+          while (true) {
+            ASSIGN_OR_RETURN(std::vector<Record> page, log_->ListRecords(filter));
+            for (const Record& record : page) {
+              if (!valid.include_failures && !record.measurement.ok() &&
+                  !grounding.contains(record.uid)) {
+                continue;
+              }
+              if (!out.Write(RecordToProto(record))) {
+                return absl::CancelledError("the client stopped reading the export");
+              }
             }
-            if (!out.Write(RecordToProto(record))) {
-              return absl::CancelledError("the client stopped reading the export");
+            if (static_cast<int64_t>(page.size()) < kExportPage) {
+              return absl::OkStatus();
             }
+            if (context->IsCancelled()) {
+              return absl::CancelledError("the export was cancelled");
+            }
+            filter.after_id = page.back().id;
           }
-          if (static_cast<int64_t>(page.size()) < kExportPage) {
-            return absl::OkStatus();
-          }
-          if (context->IsCancelled()) {
-            return absl::CancelledError("the export was cancelled");
-          }
-          filter.after_id = page.back().id;
+        };
+        for (const std::optional<std::string>& workload : workloads) {
+          RecordFilter filter = valid.filter;
+          filter.workload = workload;
+          RETURN_IF_ERROR(export_pages(std::move(filter)));
         }
+        return absl::OkStatus();
       });
 }
 

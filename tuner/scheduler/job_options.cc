@@ -201,27 +201,36 @@ absl::StatusOr<ValidatedJob> ValidateModelJobSpec(const v1::JobSpec& spec,
   return job;
 }
 
-// A range job: a model job of the range's tuned sizes (ShapeRange::TunedSizes), each weighted
-// by the largest size's work over its own, so that the allocator weighs the sizes' relative
-// speeds alike rather than favouring the largest.
+// A range job: a model job of the range's tuned sizes and of the midpoints between them
+// (ShapeRange::TunedSizes, Midpoints; ModelJob holds a midpoint back until the sizes around it
+// chose different configs), each weighted by the largest size's work over its own, so that the
+// allocator weighs the sizes' relative speeds alike rather than favouring the largest.
 absl::StatusOr<ValidatedJob> ValidateRangeJobSpec(const v1::JobSpec& spec,
                                                   const ValidationOptions& options) {
   absl::StatusOr<ShapeRange> range = ShapeRange::Parse(spec.workload());
   if (!range.ok()) {
     return Invalid("workload", std::string(range.status().message()));
   }
-  const std::vector<int64_t> sizes = range->TunedSizes();
-  if (spec.trials() < static_cast<int>(sizes.size())) {
+  const std::vector<int64_t> tuned = range->TunedSizes();
+  if (spec.trials() < static_cast<int>(tuned.size()) || spec.trials() > kMaxTrials) {
     std::vector<std::string> names;
-    for (int64_t size : sizes) {
+    for (int64_t size : tuned) {
       names.push_back(StrCat(size));
     }
-    return Invalid("trials", StrCat(spec.trials(), " is below one trial for each of the range's ",
-                                    sizes.size(), " sizes (", range->dim(), "=", Join(names, ","),
-                                    "); expected ", sizes.size(), " to ", kMaxTrials));
+    return Invalid("trials", StrCat(spec.trials(), " is out of range for the range's ",
+                                    tuned.size(), " sizes (", range->dim(), "=", Join(names, ","),
+                                    "); expected one trial per size or more: ", tuned.size(),
+                                    " to ", kMaxTrials));
   }
+  std::vector<int64_t> sizes = tuned;
+  for (int64_t mid : range->Midpoints()) {
+    sizes.push_back(mid);
+  }
+  std::sort(sizes.begin(), sizes.end());
   v1::JobSpec model = spec;
   model.clear_workload();
+  // Checked as a model job with a trial per task; a midpoint held back may get none.
+  model.set_trials(std::max(spec.trials(), static_cast<int>(sizes.size())));
   const double largest = range->At(range->hi()).Flops();
   for (int64_t size : sizes) {
     v1::WorkloadTask* task = model.add_tasks();
@@ -229,6 +238,7 @@ absl::StatusOr<ValidatedJob> ValidateRangeJobSpec(const v1::JobSpec& spec,
     task->set_weight(std::min(largest / range->At(size).Flops(), 1e9));
   }
   ASSIGN_OR_RETURN(ValidatedJob job, ValidateModelJobSpec(model, options));
+  job.spec.trials = spec.trials();
   job.spec.range = range->ToString();
   return job;
 }

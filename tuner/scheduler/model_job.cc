@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/logging.h"
+#include "common/shape_range.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "tuner/scheduler/job_messages.h"
@@ -56,7 +57,100 @@ absl::StatusOr<std::unique_ptr<ModelJob>> ModelJob::Load(TuningLog& log, Job& ro
     row.trials_done += task.trials_done;
     row.trials_failed += task.trials_failed;
   }
+  if (!row.spec.range.empty()) {
+    ASSIGN_OR_RETURN(ShapeRange range, ShapeRange::Parse(row.spec.range));
+    RangePhases phases;
+    std::vector<int64_t> sizes;
+    for (const JobTask& task : row.spec.tasks) {
+      absl::StatusOr<Workload> w = Workload::Parse(task.workload);
+      sizes.push_back(w.ok() ? range.SizeOf(*w) : 0);
+    }
+    const std::vector<int64_t> mids = range.Midpoints();
+    int tuned = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const bool mid = std::find(mids.begin(), mids.end(), sizes[i]) != mids.end();
+      phases.midpoint.push_back(mid);
+      phases.skipped.push_back(false);
+      tuned += mid ? 0 : 1;
+      std::pair<int, int> around = {-1, -1};
+      for (size_t j = 0; j < sizes.size() && mid; ++j) {
+        if (std::find(mids.begin(), mids.end(), sizes[j]) != mids.end()) {
+          continue;
+        }
+        if (sizes[j] < sizes[i] && (around.first < 0 || sizes[j] > sizes[around.first])) {
+          around.first = static_cast<int>(j);
+        }
+        if (sizes[j] > sizes[i] && (around.second < 0 || sizes[j] < sizes[around.second])) {
+          around.second = static_cast<int>(j);
+        }
+      }
+      phases.around.push_back(around);
+    }
+    phases.first_share = std::max(
+        tuned, static_cast<int>(static_cast<int64_t>(row.spec.trials) * tuned / sizes.size()));
+    // Resumed after the decision: a midpoint was given trials or ended.
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (phases.midpoint[i] && (model->allocator_.allocated(static_cast<int>(i)) > 0 ||
+                                 model->allocator_.closed(static_cast<int>(i)))) {
+        phases.decided = true;
+      }
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (phases.midpoint[i] && !phases.decided) {
+        model->allocator_.Close(static_cast<int>(i));  // held back until decided
+      }
+      if (phases.midpoint[i] && phases.decided &&
+          model->allocator_.allocated(static_cast<int>(i)) == 0) {
+        phases.skipped[i] = true;
+        model->allocator_.Close(static_cast<int>(i));
+      }
+    }
+    model->range_ = std::move(phases);
+  }
   return model;
+}
+
+bool ModelJob::AwaitsChunk(int64_t task_id) const {
+  if (allocation_done_) {
+    return false;
+  }
+  if (!range_ || !range_->decided) {
+    return true;
+  }
+  const auto index = std::find(task_ids_.begin(), task_ids_.end(), task_id) - task_ids_.begin();
+  return index >= static_cast<long>(task_ids_.size()) || !range_->skipped[index];
+}
+
+void ModelJob::DecideMidpoints(const JobRuntime& model, const JobQueue& jobs) {
+  range_->decided = true;
+  auto best_of = [&](int index) -> std::optional<std::string> {
+    const JobRuntime* task = index < 0 ? nullptr : jobs.Find(task_ids_[index]);
+    if (task == nullptr || !task->driver->AsSearch()->best()) {
+      return std::nullopt;
+    }
+    const BestSoFar& best = *task->driver->AsSearch()->best();
+    return StrCat(best.template_name, " ", best.config);
+  };
+  std::vector<std::string> tuned, skipped;
+  for (size_t i = 0; i < task_ids_.size(); ++i) {
+    if (!range_->midpoint[i]) {
+      continue;
+    }
+    const auto [below, above] = range_->around[i];
+    const std::optional<std::string> a = best_of(below), b = best_of(above);
+    const std::string& workload = model.row.spec.tasks[i].workload;
+    if (a && b && *a == *b) {
+      range_->skipped[i] = true;  // stays closed; ends untuned once it stops awaiting a chunk
+      skipped.push_back(workload);
+    } else {
+      allocator_.Reopen(static_cast<int>(i));
+      tuned.push_back(workload);
+    }
+  }
+  Logger("daemon")->info(
+      "range job {}: tuning {} midpoint(s) where the best config changes ({}); {} left untuned "
+      "(the same best on both sides)",
+      model.row.id, tuned.size(), Join(tuned, "; "), skipped.size());
 }
 
 JobStep ModelJob::Next(JobRuntime& model, JobQueue& jobs) {
@@ -85,10 +179,17 @@ JobStep ModelJob::Next(JobRuntime& model, JobQueue& jobs) {
     allocated += allocator_.allocated(i);  // tasks that ended included
   }
   JobStep step;
-  if (!allocation_done_ && !chunk_open && allocated < model.row.spec.trials) {
+  if (range_ && !range_->decided && !chunk_open && outstanding == 0 &&
+      (allocated >= range_->first_share || !allocator_.Next())) {
+    // The tuned sizes have their share: the midpoints where their bests differ are next.
+    DecideMidpoints(model, jobs);
+  }
+  // A range job's first phase spends the tuned sizes' share only.
+  const int budget = range_ && !range_->decided ? range_->first_share : model.row.spec.trials;
+  if (!allocation_done_ && !chunk_open && allocated < budget) {
     if (std::optional<int> next = allocator_.Next()) {
       JobRuntime* task = jobs.Find(task_ids_[*next]);
-      const int n = std::min(allocator_.ChunkOf(*next), model.row.spec.trials - allocated);
+      const int n = std::min(allocator_.ChunkOf(*next), budget - allocated);
       allocator_.Allocate(*next, n);
       task->row.spec.trials += n;
       chunk_open = true;

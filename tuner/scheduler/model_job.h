@@ -14,6 +14,12 @@
 //       ▼
 //   kEnded DONE (FAILED when every task had failed before the budget was spent)
 //
+// A range job (JobSpec::range) holds the range's midpoints back (ShapeRange::Midpoints): while
+// allocating its first share of the budget (the tuned sizes' part of it) only the tuned sizes
+// take trials; then each midpoint whose two neighbouring sizes' bests differ (template or config)
+// is reopened, and the others end untuned, so the rest of the budget goes where the best config
+// changes, with the tuned sizes.
+//
 // While allocating it is RUNNING when a task runs, else QUEUED saying what the task holding the
 // chunk waits for. A resumed model job replays its tasks' budgets and records into the
 // allocator, so it decides as the uninterrupted one would. Guarded by the scheduler's lock.
@@ -53,6 +59,9 @@ class ModelJob final : public JobDriver {
   const std::vector<int64_t>& task_ids() const { return task_ids_; }
   /// True while it may still give its tasks trials: a task whose chunk is spent waits for it.
   bool allocating() const { return !allocation_done_; }
+  /// True while the model may still give `task_id` trials (false for a range's midpoint found
+  /// not worth tuning).
+  bool AwaitsChunk(int64_t task_id) const;
   /// A trial of `task` was counted with `outcome` (failed: `kind` is no kNone): the allocator
   /// learns of it, and the model job counts it in its own counters and ETA.
   void TaskTrialCounted(JobRuntime& model, const JobRuntime& task, const TrialOutcome& outcome,
@@ -61,8 +70,21 @@ class ModelJob final : public JobDriver {
  private:
   explicit ModelJob(search::TaskScheduler allocator) : allocator_(std::move(allocator)) {}
 
+  // A range job's phases (the diagram's note): which tasks are midpoints, the neighbours each
+  // sits between, and whether the midpoints were decided.
+  struct RangePhases {
+    std::vector<bool> midpoint;
+    std::vector<std::pair<int, int>> around;  // per midpoint: the tasks of its neighbours
+    std::vector<bool> skipped;                // midpoints found not worth tuning
+    int first_share = 0;                      // the budget of the tuned sizes' phase
+    bool decided = false;
+  };
+  /// Decides the midpoints from the tuned sizes' bests: reopens those between differing bests.
+  void DecideMidpoints(const JobRuntime& model, const JobQueue& jobs);
+
   search::TaskScheduler allocator_;
   std::vector<int64_t> task_ids_;
+  std::optional<RangePhases> range_;
   // The budget is spent (or no task can take more): the tasks re-measure their finalists and
   // end, then the model job ends.
   bool allocation_done_ = false;

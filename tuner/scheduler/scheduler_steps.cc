@@ -123,7 +123,7 @@ JobRuntime* Scheduler::ModelOfLocked(const JobRuntime& job) const {
 bool Scheduler::AwaitsChunkLocked(const JobRuntime& job) const {
   const JobRuntime* model = ModelOfLocked(job);
   return model != nullptr && !IsTerminal(model->row.state) &&
-         model->driver->AsModel()->allocating();
+         model->driver->AsModel()->AwaitsChunk(job.row.id);
 }
 
 void Scheduler::OnTaskTrialLocked(JobRuntime& task, const Trial& trial, const TrialOutcome& outcome,
