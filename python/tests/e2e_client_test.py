@@ -194,6 +194,24 @@ class ClientTest(unittest.TestCase):
         self.assertEqual([(t.workload, t.weight) for t in cli_job.spec.tasks], pairs)
         self.assertEqual(cli_job.spec.name, job.spec.name)
 
+    def test_a_range_job_tunes_its_sizes_and_best_answers_each(self):
+        job = self.client.submit("gemm:M=1..8,N=16,K=16", target=CPU_TARGET, trials=5,
+                                 strategy="random")
+        self.assertEqual(job.spec.range, "gemm:M=1..8,N=16,K=16")
+        self.assertEqual([t.workload for t in job.spec.tasks],
+                         [f"gemm:M={m},N=16,K=16" for m in (1, 2, 3, 4, 6, 8)])
+        events = list(self.client.watch(job.job_id))
+        self.assertEqual(state_name(events[-1].state), "SUCCEEDED", events[-1].message)
+        best = self.client.best("gemm:M=1..8,N=16,K=16", target=CPU_TARGET)
+        self.assertGreaterEqual(len(best.range_sizes), 4)  # 1, 2, 4, 8 and the midpoints tuned
+        self.assertEqual(list(best.range_sizes), sorted(best.range_sizes))
+        for size, record in zip(best.range_sizes, best.records):
+            self.assertEqual(record.workload, f"gemm:M={size},N=16,K=16")
+        with self.assertRaises(TuneError) as raised:
+            self.client.submit("gemm:M=8..1,N=16,K=16", target=CPU_TARGET, trials=5)
+        self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("min 8 is above its max 1", raised.exception.message)
+
     def test_an_unknown_strategy_is_invalid_argument_with_the_daemons_message(self):
         with self.assertRaises(TuneError) as raised:
             self.client.submit(WORKLOAD, target=CPU_TARGET, trials=1, strategy="annealing")

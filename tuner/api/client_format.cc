@@ -212,6 +212,9 @@ nlohmann::json JobJson(const v1::Job& job) {
   if (job.model_job_id() != 0) {
     j["model_job_id"] = job.model_job_id();
   }
+  if (!spec.range().empty()) {
+    j["range"] = spec.range();  // a range job: its tasks are the range's sizes
+  }
   if (job.tasks_size() > 0) {
     AddModelJson(j, job.tasks(), job.estimated_total_secs(), job.default_total_secs());
   }

@@ -89,6 +89,9 @@ function isFinal(state) {
 }
 
 function jobLabel(job) {
+  if (job.range) {
+    return `range ${job.range}: ${job.tasks.length} sizes`;
+  }
   if (job.tasks) {
     return `model: ${job.tasks.length} workloads`;
   }
