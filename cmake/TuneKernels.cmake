@@ -147,6 +147,22 @@ function(tune_add_kernel_library)
     endif()
   endif()
 
+  # Shape ranges (a workload with LO..HI) link tune's range runtime: it must exist first.
+  set(range_runtime)
+  if(ARG_WORKLOADS MATCHES "[0-9]\\.\\.[0-9]")
+    if(TARGET tune_range)
+      set(range_runtime tune_range)
+      list(APPEND depends tune_range)
+    else()
+      get_filename_component(tool_dir ${TUNE_COMPILE_EXECUTABLE} DIRECTORY)
+      get_filename_component(range_runtime ${tool_dir}/../lib/libtune_range.so ABSOLUTE)
+      if(NOT EXISTS ${range_runtime})
+        message(FATAL_ERROR "tune_add_kernel_library(${ARG_TARGET}): the range runtime "
+                            "${range_runtime} does not exist (install tune with its lib/ folder)")
+      endif()
+    endif()
+  endif()
+
   # The runtime shims that -libs= names are linked: inside the tune project, build them first.
   if(ARG_TARGET_STRING MATCHES "-libs=([a-z0-9_,]+)")
     string(REPLACE "," ";" libs "${CMAKE_MATCH_1}")
@@ -169,8 +185,9 @@ function(tune_add_kernel_library)
   set_target_properties(${ARG_TARGET} PROPERTIES
     IMPORTED_LOCATION ${library}
     INTERFACE_INCLUDE_DIRECTORIES ${out_dir})
-  if(gpu_runtime)
-    set_target_properties(${ARG_TARGET} PROPERTIES INTERFACE_LINK_LIBRARIES ${gpu_runtime})
+  if(gpu_runtime OR range_runtime)
+    set_target_properties(${ARG_TARGET} PROPERTIES
+      INTERFACE_LINK_LIBRARIES "${gpu_runtime};${range_runtime}")
   endif()
   add_dependencies(${ARG_TARGET} ${ARG_TARGET}_generate)
 endfunction()

@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "common/reference.h"
+#include "common/strings.h"
 #include "common/workload.h"
 #include "gpu_concurrent_kernels.h"
+#include "gpu_range_kernels.h"
 #include "gpu_test_kernels.h"
 #include "gpu_vendor_kernels.h"
 #include "runtime/tune_gpurt.h"
@@ -352,6 +354,31 @@ int main() {
          "conv2d:N=1,C=16,H=14,W=14,K=32,R=3,S=3,stride=1,pad=1,epilogue=bias", call4(vendor_conv),
          stream, /*vendor=*/true);
   RunOne("generated gemm beside them", "gemm:M=64,N=48,K=40", call3(mixed_generated_gemm), stream);
+  // Shape ranges: sizes with a kernel of their own, in pieces (M, the batch) and padded on the
+  // device with stream-ordered copies (N), all through libtune_range.so.
+  for (int64_t m : {1, 7, 8, 9, 11, 13, 29, 37, 40}) {
+    RunOne(
+        "range entry over M", tune::StrCat("gemm:M=", m, ",N=48,K=32,epilogue=bias"),
+        [m](const std::vector<float*>& p, void* s) {
+          return gpu_range_m(m, p[0], p[1], p[2], p[3], s);
+        },
+        stream);
+  }
+  for (int64_t n : {2, 9, 11, 13, 17, 33, 39}) {
+    RunOne(
+        "range entry over N (padded copies)", tune::StrCat("gemm:M=16,N=", n, ",K=24"),
+        [n](const std::vector<float*>& p, void* s) { return gpu_range_n(n, p[0], p[1], p[2], s); },
+        stream);
+  }
+  for (int64_t b : {1, 3, 5}) {
+    RunOne(
+        "range entry over a batch",
+        tune::StrCat("conv2d:N=", b, ",C=8,H=6,W=6,K=8,R=3,S=3,stride=1,pad=1"),
+        [b](const std::vector<float*>& p, void* s) {
+          return gpu_range_batch(b, p[0], p[1], p[2], s);
+        },
+        stream);
+  }
   cu.cuStreamDestroy(stream);
   RuntimeErrors();
 

@@ -2,6 +2,7 @@
 // kernels chosen for the range's sizes, the header, and the entry point answering every size of
 // the range through libtune_range.so, checked against the reference.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <map>
@@ -178,6 +179,42 @@ TEST(RangeLibrary, AConvolutionRangesOverItsBatch) {
   for (int64_t size = 1; size <= 9; ++size) {
     EXPECT_EQ(CheckSize(entry, range, size), "");
   }
+}
+
+// A GPU range library: built and loaded without a GPU, its entry answers what needs no device
+// (a size outside the range), and a size that needs a padded copy asks the GPU runtime for
+// device memory (which reports the missing driver here).
+TEST(RangeLibrary, AGpuRangeEntryTakesTheStreamAndCopiesThroughTheGpuRuntime) {
+  TempDir dir = *TempDir::Create("tune-range-test-");
+  Compiler compiler(Catalog::BuiltIn(), *Target::Parse("cuda -arch=sm_90"));
+  const ShapeRange range = *ShapeRange::Parse("gemm:M=8,N=2..12,K=64");
+  absl::StatusOr<LibraryResult> result =
+      compiler.BuildLibrary({{range.At(12), "ranged", std::nullopt, "", range}},
+                            dir.File("libg.so"), dir.File("g.h"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->needed_libs, ::testing::Contains("libtune_range.so"));
+  EXPECT_THAT(result->needed_libs, ::testing::Contains("libtune_gpurt.so"));
+  EXPECT_THAT(result->llvm_ir, HasSubstr("@tune_gpurt_device_memory"));
+  EXPECT_THAT(*ReadFile(dir.File("g.h")),
+              HasSubstr("int ranged(int64_t N, const float* A, const float* B, float* C, "
+                        "void* stream);"));
+  void* handle = dlopen(dir.File("libg.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto entry = reinterpret_cast<int32_t (*)(int64_t, void*, void*, void*, void*)>(
+      dlsym(handle, "ranged"));
+  ASSERT_NE(entry, nullptr);
+  int dummy[4];
+  EXPECT_EQ(entry(13, dummy, dummy, dummy, nullptr), -20);  // TUNE_RANGE_ERROR_OUT_OF_RANGE
+  if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) == nullptr &&
+      access("/dev/nvidiactl", F_OK) != 0) {
+    // N=9 runs padded to the kernel at 10: the copy's allocation needs the driver.
+    EXPECT_EQ(entry(9, dummy, dummy, dummy, nullptr), -21);  // TUNE_RANGE_ERROR_NO_MEMORY
+    auto last_error =
+        reinterpret_cast<const char* (*)()>(dlsym(handle, "tune_range_last_error"));
+    ASSERT_NE(last_error, nullptr);
+    EXPECT_THAT(last_error(), HasSubstr("libcuda"));
+  }
+  dlclose(handle);
 }
 
 TEST(RangeLibrary, ARangeTakesNoGivenConfig) {
