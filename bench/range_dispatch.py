@@ -36,15 +36,18 @@ def main() -> int:
     parser.add_argument("--timing-samples", type=int, default=9)
     parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
     parser.add_argument("--keep", help="work in this folder and keep it")
+    parser.add_argument("--timing-binary",
+                        help="bench/range_timing.c built already (default: built here with cc)")
     args = parser.parse_args()
     bin_dir = os.path.abspath(os.path.join(args.build, "bin"))
     work = args.keep or tempfile.mkdtemp(prefix="tune-range-")
     os.makedirs(work, exist_ok=True)
     db = os.path.join(work, "tuning.db")
-    timing = os.path.join(work, "range_timing")
-    subprocess.run(["cc", "-O2", "-std=c11", os.path.join(os.path.dirname(__file__),
-                                                         "range_timing.c"), "-ldl", "-o", timing],
-                   check=True)
+    timing = args.timing_binary or os.path.join(work, "range_timing")
+    if not args.timing_binary:
+        subprocess.run(["cc", "-O2", "-std=c11",
+                        os.path.join(os.path.dirname(__file__), "range_timing.c"), "-ldl", "-o",
+                        timing], check=True)
     port_file = os.path.join(work, "port")
     daemon = subprocess.Popen(
         [f"{bin_dir}/tune-daemon", "--listen", "127.0.0.1:0", "--port-file", port_file,
