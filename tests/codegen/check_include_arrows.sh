@@ -19,6 +19,7 @@ declare -A allowed=(
   [dtype_support]="llvm"
   [gpu_library]="llvm ir"
   [compiler]="gpu_library c_header dtype_support lower templates llvm passes ir"
+  [compiler_ranges]="compiler gpu_library c_header dtype_support lower templates llvm passes ir"
   [tools]="compiler gpu_library c_header dtype_support lower plugins templates llvm passes ir"
 )
 
