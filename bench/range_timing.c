@@ -53,8 +53,12 @@ int main(int argc, char** argv) {
   if (a == NULL || b == NULL || c == NULL || secs == NULL || samples < 1) {
     return 1;
   }
-  for (int64_t i = 0; i < m * k; ++i) a[i] = (float)(i % 17) / 17.0f - 0.5f;
-  for (int64_t i = 0; i < k * n; ++i) b[i] = (float)(i % 13) / 13.0f - 0.5f;
+  for (int64_t i = 0; i < m * k; ++i) {
+    a[i] = (float)(i % 17) / 17.0f - 0.5f;
+  }
+  for (int64_t i = 0; i < k * n; ++i) {
+    b[i] = (float)(i % 13) / 13.0f - 0.5f;
+  }
   int64_t calls = 1;
   for (int s = -1; s < samples; ++s) {
     const double start = now();
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
       }
     }
     const double took = now() - start;
-    if (s < 0) {  /* warm-up: size the samples to 20 ms */
+    if (s < 0) { /* warm-up: size the samples to 20 ms */
       calls = took > 0.02 ? 1 : (int64_t)(0.02 / (took > 1e-7 ? took : 1e-7)) + 1;
       continue;
     }

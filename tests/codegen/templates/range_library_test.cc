@@ -188,9 +188,8 @@ TEST(RangeLibrary, AGpuRangeEntryTakesTheStreamAndCopiesThroughTheGpuRuntime) {
   TempDir dir = *TempDir::Create("tune-range-test-");
   Compiler compiler(Catalog::BuiltIn(), *Target::Parse("cuda -arch=sm_90"));
   const ShapeRange range = *ShapeRange::Parse("gemm:M=8,N=2..12,K=64");
-  absl::StatusOr<LibraryResult> result =
-      compiler.BuildLibrary({{range.At(12), "ranged", std::nullopt, "", range}},
-                            dir.File("libg.so"), dir.File("g.h"));
+  absl::StatusOr<LibraryResult> result = compiler.BuildLibrary(
+      {{range.At(12), "ranged", std::nullopt, "", range}}, dir.File("libg.so"), dir.File("g.h"));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(result->needed_libs, ::testing::Contains("libtune_range.so"));
   EXPECT_THAT(result->needed_libs, ::testing::Contains("libtune_gpurt.so"));
@@ -200,8 +199,8 @@ TEST(RangeLibrary, AGpuRangeEntryTakesTheStreamAndCopiesThroughTheGpuRuntime) {
                         "void* stream);"));
   void* handle = dlopen(dir.File("libg.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << dlerror();
-  auto entry = reinterpret_cast<int32_t (*)(int64_t, void*, void*, void*, void*)>(
-      dlsym(handle, "ranged"));
+  auto entry =
+      reinterpret_cast<int32_t (*)(int64_t, void*, void*, void*, void*)>(dlsym(handle, "ranged"));
   ASSERT_NE(entry, nullptr);
   int dummy[4];
   EXPECT_EQ(entry(13, dummy, dummy, dummy, nullptr), -20);  // TUNE_RANGE_ERROR_OUT_OF_RANGE
@@ -209,8 +208,7 @@ TEST(RangeLibrary, AGpuRangeEntryTakesTheStreamAndCopiesThroughTheGpuRuntime) {
       access("/dev/nvidiactl", F_OK) != 0) {
     // N=9 runs padded to the kernel at 10: the copy's allocation needs the driver.
     EXPECT_EQ(entry(9, dummy, dummy, dummy, nullptr), -21);  // TUNE_RANGE_ERROR_NO_MEMORY
-    auto last_error =
-        reinterpret_cast<const char* (*)()>(dlsym(handle, "tune_range_last_error"));
+    auto last_error = reinterpret_cast<const char* (*)()>(dlsym(handle, "tune_range_last_error"));
     ASSERT_NE(last_error, nullptr);
     EXPECT_THAT(last_error(), HasSubstr("libcuda"));
   }
