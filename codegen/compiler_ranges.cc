@@ -1,6 +1,4 @@
 // Compiler's shape ranges: the kernels of each range and the entry point over them.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -50,14 +48,7 @@ absl::StatusOr<std::vector<RangeEntryTensor>> RangeTensors(const ShapeRange& ran
 }
 
 absl::StatusOr<std::string> RangeRuntimePath() {
-  const std::string path = StrCat(RuntimeLibraryDir(), "/", kRangeRuntimeLibrary);
-  if (access(path.c_str(), R_OK) != 0) {
-    return absl::NotFoundError(StrCat("the range runtime ", path,
-                                      " does not exist: build the tune_range target, or set "
-                                      "TUNE_RUNTIME_DIR to the folder that holds ",
-                                      kRangeRuntimeLibrary));
-  }
-  return path;
+  return TuneRuntimePath(kRangeRuntimeLibrary, "tune_range", "the range runtime");
 }
 
 // The measured sizes nearest `size` (by ratio), nearest first.
@@ -190,7 +181,9 @@ absl::StatusOr<Compiler::ExpandedRequests> Compiler::ExpandRanges(
                      range.lo(),
                      range.hi(),
                      range.Splittable(),
-                     static_cast<int>(range.At(range.lo()).Arguments().size())};
+                     static_cast<int>(range.At(range.lo()).Arguments().size()),
+                     {},
+                     {}};
     ASSIGN_OR_RETURN(entry.tensors, RangeTensors(range));
     LibraryRange library{name, range, {}, {}};
     for (const auto& [size, pick] : chosen) {

@@ -1,7 +1,5 @@
 #include "codegen/gpu_library.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <map>
 #include <set>
@@ -23,14 +21,7 @@ namespace fs = std::filesystem;
 
 // libtune_gpurt.so in the runtime folder, or NotFound naming it.
 absl::StatusOr<std::string> GpuRuntimePath() {
-  const std::string path = StrCat(RuntimeLibraryDir(), "/", kGpuRuntimeLibrary);
-  if (access(path.c_str(), R_OK) != 0) {
-    return absl::NotFoundError(StrCat("the GPU runtime ", path,
-                                      " does not exist: build the tune_gpurt target, or set "
-                                      "TUNE_RUNTIME_DIR to the folder that holds ",
-                                      kGpuRuntimeLibrary));
-  }
-  return path;
+  return TuneRuntimePath(kGpuRuntimeLibrary, "tune_gpurt", "the GPU runtime");
 }
 
 // The device module and one host stub per GPU kernel: the stubs' object.

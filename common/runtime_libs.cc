@@ -96,6 +96,18 @@ std::string RuntimeLibraryDir() {
   return (self.parent_path().parent_path() / "lib").string();
 }
 
+absl::StatusOr<std::string> TuneRuntimePath(std::string_view file, std::string_view cmake_target,
+                                            std::string_view what) {
+  const std::string path = StrCat(RuntimeLibraryDir(), "/", file);
+  if (access(path.c_str(), R_OK) != 0) {
+    return absl::NotFoundError(StrCat(what, " ", path, " does not exist: build the ", cmake_target,
+                                      " target, or set TUNE_RUNTIME_DIR to the "
+                                      "folder that holds ",
+                                      file));
+  }
+  return path;
+}
+
 absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library) {
   const std::string path = StrCat(RuntimeLibraryDir(), "/", library.shim_file);
   if (access(path.c_str(), R_OK) != 0) {

@@ -69,6 +69,12 @@ const RuntimeLibrary* FindRuntimeLibraryByShim(std::string_view file);
 /// `bin/` folder (the build tree and an installed prefix alike).
 std::string RuntimeLibraryDir();
 
+/// The path of one of tune's own runtime libraries (`file`, e.g. libtune_gpurt.so, built by
+/// the CMake target `cmake_target`) in RuntimeLibraryDir(). NotFound naming the path, what it
+/// is (`what`, e.g. "the GPU runtime"), the target to build and TUNE_RUNTIME_DIR.
+absl::StatusOr<std::string> TuneRuntimePath(std::string_view file, std::string_view cmake_target,
+                                            std::string_view what);
+
 /// The path of `library`'s shim. NotFound naming the path looked at, the library and the
 /// package to install (then rebuild tune) when it is not there.
 absl::StatusOr<std::string> RuntimeLibraryPath(const RuntimeLibrary& library);

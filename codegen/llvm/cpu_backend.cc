@@ -8,6 +8,7 @@
 
 #include "codegen/llvm/codegen_cpu.h"
 #include "codegen/llvm/cpu_names.h"
+#include "codegen/llvm/x86_object.h"
 #include "common/host_cpu.h"
 #include "common/status.h"
 #include "common/strings.h"
@@ -31,18 +32,7 @@
 namespace tune {
 namespace {
 
-constexpr const char* kTriple = "x86_64-unknown-linux-gnu";
-
-void InitializeX86() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeX86TargetInfo();
-    LLVMInitializeX86Target();
-    LLVMInitializeX86TargetMC();
-    LLVMInitializeX86AsmPrinter();
-    LLVMInitializeX86AsmParser();
-  });
-}
+constexpr const char* kTriple = kX86Triple;
 
 struct ResolvedCpu {
   std::string name;
@@ -69,7 +59,7 @@ ResolvedCpu ResolveCpu(const std::string& cpu) {
 
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(
     const ResolvedCpu& cpu, const CpuCodegenOptions& options) {
-  InitializeX86();
+  InitializeX86Target();
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
   if (target == nullptr) {
@@ -210,7 +200,7 @@ absl::Status CheckX86CpuName(std::string_view cpu) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
       });
   if (printable) {
-    InitializeX86();
+    InitializeX86Target();
     std::string error;
     const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
     if (target == nullptr) {
@@ -229,7 +219,7 @@ absl::Status CheckX86CpuName(std::string_view cpu) {
 }
 
 bool X86CpuHasFeature(std::string_view cpu, std::string_view feature) {
-  InitializeX86();
+  InitializeX86Target();
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
   if (target == nullptr) {

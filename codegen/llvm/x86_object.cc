@@ -13,14 +13,19 @@
 
 namespace tune {
 
-absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> GenericX86Machine() {
+void InitializeX86Target() {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeX86TargetInfo();
     LLVMInitializeX86Target();
     LLVMInitializeX86TargetMC();
     LLVMInitializeX86AsmPrinter();
+    LLVMInitializeX86AsmParser();
   });
+}
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> GenericX86Machine() {
+  InitializeX86Target();
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kX86Triple, error);
   if (target == nullptr) {

@@ -13,6 +13,10 @@ namespace tune {
 
 inline constexpr char kX86Triple[] = "x86_64-unknown-linux-gnu";
 
+/// Initialises LLVM's X86 target (info, target, MC, assembly printer and parser) once per
+/// process.
+void InitializeX86Target();
+
 /// A PIC target machine for generic x86-64 (LLVM's X86 target initialised once per process).
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> GenericX86Machine();
 
