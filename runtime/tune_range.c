@@ -1,19 +1,17 @@
 /* libtune_range.so (see tune_range.h): the dispatch of a shape range's sizes onto the kernels
- * compiled for some of them (exact, zero-padded or split into pieces), and the recording of the
- * sizes that had no kernel of their own. Plain C11 with POSIX threads; no GPU code: a GPU
+ * compiled for some of them (exact, zero-padded or split into pieces); tune_range_record.c counts
+ * the sizes the log did not measure. Plain C11 with POSIX threads; no GPU code: a GPU
  * library's plan brings the GPU runtime's memory operations (tune_gpurt_device_memory). */
 #define _GNU_SOURCE
 #include "tune_range.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <float.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "tune_range_internal.h"
 
 /* The most arguments a kernel has (tune_range_plan.num_args). */
 #define MAX_ARGS 16
@@ -24,9 +22,7 @@
 
 static _Thread_local char t_error[1024];
 
-static int32_t fail(int32_t code, const char* format, ...) __attribute__((format(printf, 2, 3)));
-
-static int32_t fail(int32_t code, const char* format, ...) {
+int32_t tune_range_fail(int32_t code, const char* format, ...) {
   va_list args;
   va_start(args, format);
   vsnprintf(t_error, sizeof t_error, format, args);
@@ -34,14 +30,16 @@ static int32_t fail(int32_t code, const char* format, ...) {
   return code;
 }
 
+void tune_range_clear_error(void) { t_error[0] = '\0'; }
+
 const char* tune_range_last_error(void) { return t_error; }
 
-static const char* text_or_empty(const char* text) { return text != NULL ? text : ""; }
+const char* tune_range_text_or_empty(const char* text) { return text != NULL ? text : ""; }
 
 /* "gemm:M=1..4096,N=4096,K=4096" */
 static const char* range_text(const tune_range_plan* plan, char* buf, size_t size) {
-  snprintf(buf, size, "%s%lld..%lld%s", text_or_empty(plan->text_before), (long long)plan->lo,
-           (long long)plan->hi, text_or_empty(plan->text_after));
+  snprintf(buf, size, "%s%lld..%lld%s", tune_range_text_or_empty(plan->text_before),
+           (long long)plan->lo, (long long)plan->hi, tune_range_text_or_empty(plan->text_after));
   return buf;
 }
 
@@ -51,48 +49,51 @@ static const char* range_text(const tune_range_plan* plan, char* buf, size_t siz
 
 static int32_t check_kernels(const tune_range_plan* plan, const char* range) {
   if (plan->num_kernels < 1 || plan->kernels == NULL) {
-    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                BAD_PLAN_PREFIX "num_kernels is %d with kernels %s (accepted: at least 1 kernel)",
-                range, (int)plan->num_kernels, plan->kernels == NULL ? "NULL" : "given");
+    return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                           BAD_PLAN_PREFIX
+                           "num_kernels is %d with kernels %s (accepted: at least 1 kernel)",
+                           range, (int)plan->num_kernels, plan->kernels == NULL ? "NULL" : "given");
   }
   for (int32_t i = 0; i < plan->num_kernels; ++i) {
     const tune_range_kernel* kernel = &plan->kernels[i];
     if (kernel->call == NULL) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN, BAD_PLAN_PREFIX "kernels[%d].call is NULL", range,
-                  (int)i);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN, BAD_PLAN_PREFIX "kernels[%d].call is NULL",
+                             range, (int)i);
     }
     if (kernel->size < plan->lo || kernel->size > plan->hi) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "kernels[%d].size %lld is outside [lo, hi] = [%lld, %lld] "
-                  "(accepted: ascending sizes within [lo, hi], the largest hi)",
-                  range, (int)i, (long long)kernel->size, (long long)plan->lo, (long long)plan->hi);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "kernels[%d].size %lld is outside [lo, hi] = [%lld, %lld] "
+                             "(accepted: ascending sizes within [lo, hi], the largest hi)",
+                             range, (int)i, (long long)kernel->size, (long long)plan->lo,
+                             (long long)plan->hi);
     }
     if (i > 0 && kernel->size <= plan->kernels[i - 1].size) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "kernels[%d].size %lld does not ascend past kernels[%d].size "
-                  "%lld (accepted: strictly ascending sizes within [lo, hi], the "
-                  "largest hi)",
-                  range, (int)i, (long long)kernel->size, (int)(i - 1),
-                  (long long)plan->kernels[i - 1].size);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "kernels[%d].size %lld does not ascend past kernels[%d].size "
+                             "%lld (accepted: strictly ascending sizes within [lo, hi], the "
+                             "largest hi)",
+                             range, (int)i, (long long)kernel->size, (int)(i - 1),
+                             (long long)plan->kernels[i - 1].size);
     }
     if (!(kernel->seconds >= 0 && kernel->seconds <= DBL_MAX)) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "kernels[%d].seconds is %g (accepted: a finite median >= 0, "
-                  "0 when unknown)",
-                  range, (int)i, kernel->seconds);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "kernels[%d].seconds is %g (accepted: a finite median >= 0, "
+                             "0 when unknown)",
+                             range, (int)i, kernel->seconds);
     }
   }
   const tune_range_kernel* largest = &plan->kernels[plan->num_kernels - 1];
   if (largest->size != plan->hi) {
-    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                BAD_PLAN_PREFIX
-                "the largest kernel, kernels[%d].size %lld, is not hi %lld "
-                "(accepted: the largest kernel's size is hi, so every size fits "
-                "a kernel)",
-                range, (int)(plan->num_kernels - 1), (long long)largest->size, (long long)plan->hi);
+    return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                           BAD_PLAN_PREFIX
+                           "the largest kernel, kernels[%d].size %lld, is not hi %lld "
+                           "(accepted: the largest kernel's size is hi, so every size fits "
+                           "a kernel)",
+                           range, (int)(plan->num_kernels - 1), (long long)largest->size,
+                           (long long)plan->hi);
   }
   return TUNE_RANGE_OK;
 }
@@ -100,61 +101,61 @@ static int32_t check_kernels(const tune_range_plan* plan, const char* range) {
 static int32_t check_tensors(const tune_range_plan* plan, const char* range) {
   if (plan->num_tensors < 0 || plan->num_tensors > plan->num_args ||
       (plan->num_tensors > 0 && plan->tensors == NULL)) {
-    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                BAD_PLAN_PREFIX
-                "num_tensors is %d with tensors %s (accepted: 0 to num_args = %d, "
-                "tensors holding them)",
-                range, (int)plan->num_tensors, plan->tensors == NULL ? "NULL" : "given",
-                (int)plan->num_args);
+    return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                           BAD_PLAN_PREFIX
+                           "num_tensors is %d with tensors %s (accepted: 0 to num_args = %d, "
+                           "tensors holding them)",
+                           range, (int)plan->num_tensors, plan->tensors == NULL ? "NULL" : "given",
+                           (int)plan->num_args);
   }
   for (int32_t t = 0; t < plan->num_tensors; ++t) {
     const tune_range_tensor* tensor = &plan->tensors[t];
     if (tensor->arg < 0 || tensor->arg >= plan->num_args) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "tensors[%d].arg is %d (accepted: an argument index, 0 to "
-                  "num_args - 1 = %d)",
-                  range, (int)t, (int)tensor->arg, (int)(plan->num_args - 1));
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "tensors[%d].arg is %d (accepted: an argument index, 0 to "
+                             "num_args - 1 = %d)",
+                             range, (int)t, (int)tensor->arg, (int)(plan->num_args - 1));
     }
     for (int32_t u = 0; u < t; ++u) {
       if (plan->tensors[u].arg == tensor->arg) {
-        return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                    BAD_PLAN_PREFIX
-                    "tensors[%d].arg %d repeats tensors[%d].arg (accepted: each "
-                    "argument described once)",
-                    range, (int)t, (int)tensor->arg, (int)u);
+        return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                               BAD_PLAN_PREFIX
+                               "tensors[%d].arg %d repeats tensors[%d].arg (accepted: each "
+                               "argument described once)",
+                               range, (int)t, (int)tensor->arg, (int)u);
       }
     }
     if (tensor->outer < 1) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "tensors[%d].outer is %lld (accepted: >= 1 rows before the "
-                  "ranged dimension)",
-                  range, (int)t, (long long)tensor->outer);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "tensors[%d].outer is %lld (accepted: >= 1 rows before the "
+                             "ranged dimension)",
+                             range, (int)t, (long long)tensor->outer);
     }
     if (tensor->inner_bytes < 1) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "tensors[%d].inner_bytes is %lld (accepted: >= 1 byte after "
-                  "the ranged dimension, element size included)",
-                  range, (int)t, (long long)tensor->inner_bytes);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "tensors[%d].inner_bytes is %lld (accepted: >= 1 byte after "
+                             "the ranged dimension, element size included)",
+                             range, (int)t, (long long)tensor->inner_bytes);
     }
     if (plan->splittable && tensor->outer != 1) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "tensors[%d].outer is %lld in a splittable plan (accepted: 1, "
-                  "a splittable dimension being every tensor's outermost)",
-                  range, (int)t, (long long)tensor->outer);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "tensors[%d].outer is %lld in a splittable plan (accepted: 1, "
+                             "a splittable dimension being every tensor's outermost)",
+                             range, (int)t, (long long)tensor->outer);
     }
     int64_t bytes = 0;
     if (__builtin_mul_overflow(tensor->outer, plan->hi, &bytes) ||
         __builtin_mul_overflow(bytes, tensor->inner_bytes, &bytes) || bytes > INT64_MAX / 2) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "tensors[%d]: outer %lld * hi %lld * inner_bytes %lld bytes "
-                  "overflows",
-                  range, (int)t, (long long)tensor->outer, (long long)plan->hi,
-                  (long long)tensor->inner_bytes);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "tensors[%d]: outer %lld * hi %lld * inner_bytes %lld bytes "
+                             "overflows",
+                             range, (int)t, (long long)tensor->outer, (long long)plan->hi,
+                             (long long)tensor->inner_bytes);
     }
   }
   return TUNE_RANGE_OK;
@@ -162,25 +163,27 @@ static int32_t check_tensors(const tune_range_plan* plan, const char* range) {
 
 static int32_t check_plan(const tune_range_plan* plan, const char* function) {
   if (plan == NULL) {
-    return fail(TUNE_RANGE_ERROR_BAD_PLAN, "%s: the plan is NULL", function);
+    return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN, "%s: the plan is NULL", function);
   }
   char range[256];
   range_text(plan, range, sizeof range);
   if (plan->abi_version != TUNE_RANGE_ABI_VERSION) {
-    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                "the library of range %s was built for range runtime ABI version %d, this "
-                "libtune_range.so implements version %d: rebuild it with the matching "
-                "tune-compile (abi_version)",
-                range, (int)plan->abi_version, TUNE_RANGE_ABI_VERSION);
+    return tune_range_fail(
+        TUNE_RANGE_ERROR_BAD_PLAN,
+        "the library of range %s was built for range runtime ABI version %d, this "
+        "libtune_range.so implements version %d: rebuild it with the matching "
+        "tune-compile (abi_version)",
+        range, (int)plan->abi_version, TUNE_RANGE_ABI_VERSION);
   }
   if (plan->lo < 1 || plan->lo > plan->hi) {
-    return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                BAD_PLAN_PREFIX "lo %lld, hi %lld (accepted: 1 <= lo <= hi)", range,
-                (long long)plan->lo, (long long)plan->hi);
+    return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                           BAD_PLAN_PREFIX "lo %lld, hi %lld (accepted: 1 <= lo <= hi)", range,
+                           (long long)plan->lo, (long long)plan->hi);
   }
   if (plan->num_args < 1 || plan->num_args > MAX_ARGS) {
-    return fail(TUNE_RANGE_ERROR_BAD_PLAN, BAD_PLAN_PREFIX "num_args is %d (accepted: 1 to %d)",
-                range, (int)plan->num_args, MAX_ARGS);
+    return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                           BAD_PLAN_PREFIX "num_args is %d (accepted: 1 to %d)", range,
+                           (int)plan->num_args, MAX_ARGS);
   }
   int32_t rc = check_kernels(plan, range);
   if (rc == TUNE_RANGE_OK) {
@@ -197,11 +200,11 @@ static int32_t check_plan(const tune_range_plan* plan, const char* function) {
                           : memory->copy_2d == NULL ? "copy_2d"
                                                     : NULL;
     if (missing != NULL) {
-      return fail(TUNE_RANGE_ERROR_BAD_PLAN,
-                  BAD_PLAN_PREFIX
-                  "memory->%s is NULL (accepted: memory NULL for host memory, "
-                  "or every operation given)",
-                  range, missing);
+      return tune_range_fail(TUNE_RANGE_ERROR_BAD_PLAN,
+                             BAD_PLAN_PREFIX
+                             "memory->%s is NULL (accepted: memory NULL for host memory, "
+                             "or every operation given)",
+                             range, missing);
     }
   }
   return TUNE_RANGE_OK;
@@ -212,9 +215,10 @@ static int32_t check_size(const tune_range_plan* plan, int64_t size) {
     return TUNE_RANGE_OK;
   }
   char range[256];
-  return fail(TUNE_RANGE_ERROR_OUT_OF_RANGE,
-              "size %lld is outside the range %s (accepted: %lld to %lld)", (long long)size,
-              range_text(plan, range, sizeof range), (long long)plan->lo, (long long)plan->hi);
+  return tune_range_fail(TUNE_RANGE_ERROR_OUT_OF_RANGE,
+                         "size %lld is outside the range %s (accepted: %lld to %lld)",
+                         (long long)size, range_text(plan, range, sizeof range),
+                         (long long)plan->lo, (long long)plan->hi);
 }
 
 /* ---- Planning. ------------------------------------------------------------------------------- */
@@ -400,12 +404,13 @@ static const char* memory_error(const tune_range_memory* memory) {
 static int32_t kernel_failed(const tune_range_plan* plan, const piece* p, int64_t size,
                              int32_t rc) {
   char range[256];
-  return fail(rc,
-              "the kernel of size %lld returned %d, running rows %lld..%lld of size %lld of the "
-              "range %s",
-              (long long)plan->kernels[p->kernel].size, (int)rc, (long long)p->offset,
-              (long long)(p->offset + p->length - 1), (long long)size,
-              range_text(plan, range, sizeof range));
+  return tune_range_fail(
+      rc,
+      "the kernel of size %lld returned %d, running rows %lld..%lld of size %lld of the "
+      "range %s",
+      (long long)plan->kernels[p->kernel].size, (int)rc, (long long)p->offset,
+      (long long)(p->offset + p->length - 1), (long long)size,
+      range_text(plan, range, sizeof range));
 }
 
 /* A piece as long as its kernel: the kernel on the tensors themselves, `offset` rows in. */
@@ -440,11 +445,12 @@ static int32_t run_padded(const tune_range_plan* plan, const piece* p, int64_t s
                            PAD_ALIGN * PAD_ALIGN;
     if (memory->alloc(ctx, bytes, stream, &temporaries[t]) != 0 || temporaries[t] == NULL) {
       temporaries[t] = NULL;
-      rc = fail(TUNE_RANGE_ERROR_NO_MEMORY,
-                "allocating %llu bytes for the zero-padded copy of argument %d (size %lld of the "
-                "range %s, padded to the kernel of size %lld) failed: %s",
-                (unsigned long long)bytes, (int)tensor->arg, (long long)size,
-                range_text(plan, range, sizeof range), (long long)s, memory_error(memory));
+      rc = tune_range_fail(
+          TUNE_RANGE_ERROR_NO_MEMORY,
+          "allocating %llu bytes for the zero-padded copy of argument %d (size %lld of the "
+          "range %s, padded to the kernel of size %lld) failed: %s",
+          (unsigned long long)bytes, (int)tensor->arg, (long long)size,
+          range_text(plan, range, sizeof range), (long long)s, memory_error(memory));
       break;
     }
     args[tensor->arg] = temporaries[t];
@@ -462,11 +468,12 @@ static int32_t run_padded(const tune_range_plan* plan, const piece* p, int64_t s
           (uint64_t)tensor->outer, stream);
     }
     if (copied != 0) {
-      rc = fail(TUNE_RANGE_ERROR_COPY,
-                "%s the zero-padded copy of argument %d (size %lld of the range %s, padded to "
-                "the kernel of size %lld) failed: %s",
-                op, (int)tensor->arg, (long long)size, range_text(plan, range, sizeof range),
-                (long long)s, memory_error(memory));
+      rc = tune_range_fail(
+          TUNE_RANGE_ERROR_COPY,
+          "%s the zero-padded copy of argument %d (size %lld of the range %s, padded to "
+          "the kernel of size %lld) failed: %s",
+          op, (int)tensor->arg, (long long)size, range_text(plan, range, sizeof range),
+          (long long)s, memory_error(memory));
     }
   }
 
@@ -487,11 +494,12 @@ static int32_t run_padded(const tune_range_plan* plan, const piece* p, int64_t s
                         (uint64_t)(s * tensor->inner_bytes),
                         (uint64_t)(p->length * tensor->inner_bytes), (uint64_t)tensor->outer,
                         stream) != 0) {
-      rc = fail(TUNE_RANGE_ERROR_COPY,
-                "copying out the zero-padded copy of output argument %d (size %lld of the range "
-                "%s, padded to the kernel of size %lld) failed: %s",
-                (int)tensor->arg, (long long)size, range_text(plan, range, sizeof range),
-                (long long)s, memory_error(memory));
+      rc = tune_range_fail(
+          TUNE_RANGE_ERROR_COPY,
+          "copying out the zero-padded copy of output argument %d (size %lld of the range "
+          "%s, padded to the kernel of size %lld) failed: %s",
+          (int)tensor->arg, (long long)size, range_text(plan, range, sizeof range), (long long)s,
+          memory_error(memory));
     }
   }
 
@@ -501,243 +509,15 @@ static int32_t run_padded(const tune_range_plan* plan, const piece* p, int64_t s
       continue;
     }
     if (memory->release(ctx, temporaries[t], stream) != 0 && rc == TUNE_RANGE_OK) {
-      rc = fail(TUNE_RANGE_ERROR_NO_MEMORY,
-                "releasing the zero-padded copy of argument %d (size %lld of the range %s) "
-                "failed: %s",
-                (int)plan->tensors[t].arg, (long long)size, range_text(plan, range, sizeof range),
-                memory_error(memory));
+      rc = tune_range_fail(
+          TUNE_RANGE_ERROR_NO_MEMORY,
+          "releasing the zero-padded copy of argument %d (size %lld of the range %s) "
+          "failed: %s",
+          (int)plan->tensors[t].arg, (long long)size, range_text(plan, range, sizeof range),
+          memory_error(memory));
     }
   }
   return rc;
-}
-
-/* ---- Recording. ------------------------------------------------------------------------------ */
-
-/* One counted (range, size): keyed by the plan's address and the size, its texts copied (the
- * library holding the plan may be unloaded before the flush). */
-typedef struct record_entry {
-  const tune_range_plan* plan; /* NULL: an empty slot */
-  int64_t size;
-  char* before;
-  char* after;
-  uint64_t count;
-} record_entry;
-
-static pthread_once_t g_record_once = PTHREAD_ONCE_INIT;
-static char* g_record_path; /* TUNE_RECORD_SHAPES; NULL: recording off */
-static pthread_mutex_t g_record_lock = PTHREAD_MUTEX_INITIALIZER;
-/* An open-addressing table, under g_record_lock. */
-static record_entry* g_entries;
-static size_t g_capacity; /* 0 or a power of two */
-static size_t g_used;
-static int g_exit_flush_registered;
-
-/* fork: the lock is held across it (no child starts with it taken), and the child forgets the
- * parent's counts (the parent writes them). */
-static void record_prepare_fork(void) { pthread_mutex_lock(&g_record_lock); }
-static void record_parent_fork(void) { pthread_mutex_unlock(&g_record_lock); }
-static void record_child_fork(void) {
-  for (size_t i = 0; i < g_capacity; ++i) {
-    g_entries[i].count = 0;
-  }
-  pthread_mutex_unlock(&g_record_lock);
-}
-
-static void record_init(void) {
-  const char* path = getenv("TUNE_RECORD_SHAPES");
-  if (path != NULL && path[0] != '\0') {
-    g_record_path = strdup(path);
-    if (g_record_path != NULL) {
-      pthread_atfork(record_prepare_fork, record_parent_fork, record_child_fork);
-    }
-  }
-}
-
-static size_t record_hash(const tune_range_plan* plan, int64_t size) {
-  uint64_t x = (uint64_t)(uintptr_t)plan ^ ((uint64_t)size * 0x9e3779b97f4a7c15ull);
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return (size_t)x;
-}
-
-static int record_matches(const record_entry* e, const tune_range_plan* plan, int64_t size) {
-  return e->plan == plan && e->size == size &&
-         strcmp(e->before, text_or_empty(plan->text_before)) == 0 &&
-         strcmp(e->after, text_or_empty(plan->text_after)) == 0;
-}
-
-/* Under g_record_lock: the table at twice its capacity (64 at first); 0 when out of memory. */
-static int record_grow(void) {
-  size_t capacity = g_capacity == 0 ? 64 : g_capacity * 2;
-  record_entry* entries = calloc(capacity, sizeof *entries);
-  if (entries == NULL) {
-    return 0;
-  }
-  for (size_t i = 0; i < g_capacity; ++i) {
-    if (g_entries[i].plan == NULL) {
-      continue;
-    }
-    size_t slot = record_hash(g_entries[i].plan, g_entries[i].size) & (capacity - 1);
-    while (entries[slot].plan != NULL) {
-      slot = (slot + 1) & (capacity - 1);
-    }
-    entries[slot] = g_entries[i];
-  }
-  free(g_entries);
-  g_entries = entries;
-  g_capacity = capacity;
-  return 1;
-}
-
-static void flush_at_exit(void);
-
-/* Counts one call of `size` (which has no kernel of its own). Recording is best effort: out of
- * memory, the call is not counted. */
-static void record(const tune_range_plan* plan, int64_t size) {
-  pthread_once(&g_record_once, record_init);
-  if (g_record_path == NULL) {
-    return;
-  }
-  pthread_mutex_lock(&g_record_lock);
-  if (!g_exit_flush_registered) {
-    g_exit_flush_registered = atexit(flush_at_exit) == 0;
-  }
-  if ((g_used + 1) * 10 > g_capacity * 7 && !record_grow()) {
-    pthread_mutex_unlock(&g_record_lock);
-    return;
-  }
-  size_t slot = record_hash(plan, size) & (g_capacity - 1);
-  while (g_entries[slot].plan != NULL && !record_matches(&g_entries[slot], plan, size)) {
-    slot = (slot + 1) & (g_capacity - 1);
-  }
-  record_entry* e = &g_entries[slot];
-  if (e->plan == NULL) {
-    char* before = strdup(text_or_empty(plan->text_before));
-    char* after = strdup(text_or_empty(plan->text_after));
-    if (before == NULL || after == NULL) {
-      free(before);
-      free(after);
-      pthread_mutex_unlock(&g_record_lock);
-      return;
-    }
-    *e = (record_entry){plan, size, before, after, 0};
-    ++g_used;
-  }
-  ++e->count;
-  pthread_mutex_unlock(&g_record_lock);
-}
-
-/* The file's lines in order: by workload text around the size, then size. */
-static int compare_entries(const void* a, const void* b) {
-  const record_entry* x = *(const record_entry* const*)a;
-  const record_entry* y = *(const record_entry* const*)b;
-  int c = strcmp(x->before, y->before);
-  if (c == 0) {
-    c = strcmp(x->after, y->after);
-  }
-  if (c == 0) {
-    c = (x->size > y->size) - (x->size < y->size);
-  }
-  return c;
-}
-
-/* Under g_record_lock: appends the chunk in `buf` with one write(). */
-static int32_t append_chunk(const char* buf, size_t length) {
-  int fd = open(g_record_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return fail(TUNE_RANGE_ERROR_RECORDING,
-                "cannot open %s (TUNE_RECORD_SHAPES) to append the recorded sizes: %s",
-                g_record_path, strerror(errno));
-  }
-  ssize_t written;
-  do {
-    written = write(fd, buf, length);
-  } while (written < 0 && errno == EINTR);
-  int saved = errno;
-  int closed = close(fd);
-  if (written < 0) {
-    return fail(TUNE_RANGE_ERROR_RECORDING,
-                "writing %zu bytes of recorded sizes to %s (TUNE_RECORD_SHAPES) failed: %s", length,
-                g_record_path, strerror(saved));
-  }
-  if ((size_t)written != length) {
-    return fail(TUNE_RANGE_ERROR_RECORDING,
-                "only %zd of %zu bytes of recorded sizes were written to %s (TUNE_RECORD_SHAPES; "
-                "is the disk full?)",
-                written, length, g_record_path);
-  }
-  if (closed != 0 && errno != EINTR) {
-    return fail(TUNE_RANGE_ERROR_RECORDING,
-                "closing %s (TUNE_RECORD_SHAPES) after writing the recorded sizes failed: %s",
-                g_record_path, strerror(errno));
-  }
-  return TUNE_RANGE_OK;
-}
-
-int32_t tune_range_flush_recording(void) {
-  t_error[0] = '\0';
-  pthread_once(&g_record_once, record_init);
-  if (g_record_path == NULL) {
-    return TUNE_RANGE_OK;
-  }
-  pthread_mutex_lock(&g_record_lock);
-  char header[64];
-  int header_length =
-      snprintf(header, sizeof header, "# sizes recorded by pid %ld\n", (long)getpid());
-  size_t length = (size_t)header_length;
-  size_t count = 0;
-  for (size_t i = 0; i < g_capacity; ++i) {
-    if (g_entries[i].plan != NULL && g_entries[i].count > 0) {
-      /* before, the size (20 digits and a sign), after, a space, the count (20), '\n' */
-      length += strlen(g_entries[i].before) + strlen(g_entries[i].after) + 44;
-      ++count;
-    }
-  }
-  if (count == 0) {
-    pthread_mutex_unlock(&g_record_lock);
-    return TUNE_RANGE_OK;
-  }
-  record_entry** order = malloc(count * sizeof *order);
-  char* buf = malloc(length + 1);
-  int32_t rc = TUNE_RANGE_OK;
-  if (order == NULL || buf == NULL) {
-    rc = fail(TUNE_RANGE_ERROR_RECORDING,
-              "out of memory for the %zu recorded sizes to append to %s (TUNE_RECORD_SHAPES)",
-              count, g_record_path);
-  } else {
-    size_t n = 0;
-    for (size_t i = 0; i < g_capacity; ++i) {
-      if (g_entries[i].plan != NULL && g_entries[i].count > 0) {
-        order[n++] = &g_entries[i];
-      }
-    }
-    qsort(order, count, sizeof *order, compare_entries);
-    size_t used = (size_t)snprintf(buf, length + 1, "%s", header);
-    for (size_t i = 0; i < count; ++i) {
-      used += (size_t)snprintf(buf + used, length + 1 - used, "%s%lld%s %llu\n", order[i]->before,
-                               (long long)order[i]->size, order[i]->after,
-                               (unsigned long long)order[i]->count);
-    }
-    rc = append_chunk(buf, used);
-    if (rc == TUNE_RANGE_OK) {
-      for (size_t i = 0; i < count; ++i) {
-        order[i]->count = 0;
-      }
-    }
-  }
-  pthread_mutex_unlock(&g_record_lock);
-  free(order);
-  free(buf);
-  return rc;
-}
-
-static void flush_at_exit(void) {
-  if (tune_range_flush_recording() != TUNE_RANGE_OK) {
-    fprintf(stderr, "libtune_range: the sizes recorded by this process are lost: %s\n", t_error);
-  }
 }
 
 /* ---- Entry points. --------------------------------------------------------------------------- */
@@ -747,9 +527,10 @@ int32_t tune_range_call(const tune_range_plan* plan, int64_t size, void* const* 
   t_error[0] = '\0';
   int32_t rc = check_plan(plan, "tune_range_call");
   if (rc == TUNE_RANGE_OK && args == NULL) {
-    rc = fail(TUNE_RANGE_ERROR_BAD_PLAN,
-              "tune_range_call: args is NULL (it must hold the plan's %d kernel arguments)",
-              (int)plan->num_args);
+    rc = tune_range_fail(
+        TUNE_RANGE_ERROR_BAD_PLAN,
+        "tune_range_call: args is NULL (it must hold the plan's %d kernel arguments)",
+        (int)plan->num_args);
   }
   if (rc == TUNE_RANGE_OK) {
     rc = check_size(plan, size);
@@ -760,20 +541,20 @@ int32_t tune_range_call(const tune_range_plan* plan, int64_t size, void* const* 
   const int32_t exact = exact_kernel(plan, size);
   if (exact >= 0) {
     if (!plan->kernels[exact].measured) {
-      record(plan, size); /* its kernel's config was measured at another size */
+      tune_range_record(plan, size); /* its kernel's config was measured at another size */
     }
     const piece whole = {exact, 0, size};
     return run_in_place(plan, &whole, size, args, stream);
   }
-  record(plan, size);
+  tune_range_record(plan, size);
   for (int32_t t = 0; t < plan->num_tensors; ++t) {
     if (args[plan->tensors[t].arg] == NULL) {
       char range[256];
-      return fail(TUNE_RANGE_ERROR_COPY,
-                  "argument %d, a tensor of size %lld of the range %s, is NULL (it is padded or "
-                  "cut into pieces: a size without its own kernel needs its tensors)",
-                  (int)plan->tensors[t].arg, (long long)size,
-                  range_text(plan, range, sizeof range));
+      return tune_range_fail(
+          TUNE_RANGE_ERROR_COPY,
+          "argument %d, a tensor of size %lld of the range %s, is NULL (it is padded or "
+          "cut into pieces: a size without its own kernel needs its tensors)",
+          (int)plan->tensors[t].arg, (long long)size, range_text(plan, range, sizeof range));
     }
   }
   piece pieces[MAX_PIECES];
@@ -794,10 +575,11 @@ int32_t tune_range_plan_pieces(const tune_range_plan* plan, int64_t size, int64_
   t_error[0] = '\0';
   int32_t rc = check_plan(plan, "tune_range_plan_pieces");
   if (rc == TUNE_RANGE_OK && (capacity < 0 || (sizes == NULL && capacity > 0))) {
-    rc = fail(TUNE_RANGE_ERROR_BAD_PLAN,
-              "tune_range_plan_pieces: sizes must hold capacity >= 0 pairs (capacity %d, sizes "
-              "%s)",
-              (int)capacity, sizes == NULL ? "NULL" : "given");
+    rc = tune_range_fail(
+        TUNE_RANGE_ERROR_BAD_PLAN,
+        "tune_range_plan_pieces: sizes must hold capacity >= 0 pairs (capacity %d, sizes "
+        "%s)",
+        (int)capacity, sizes == NULL ? "NULL" : "given");
   }
   if (rc == TUNE_RANGE_OK) {
     rc = check_size(plan, size);
