@@ -52,7 +52,8 @@ absl::StatusOr<std::string> RangeRuntimePath() {
 }
 
 // The measured sizes nearest `size` (by ratio), nearest first.
-std::vector<int64_t> Nearest(const std::map<int64_t, KernelChoice>& measured, int64_t size) {
+std::vector<int64_t> NearestMeasured(const std::map<int64_t, KernelChoice>& measured,
+                                     int64_t size) {
   std::vector<int64_t> near;
   auto above = measured.lower_bound(size);
   if (above != measured.end()) {
@@ -65,38 +66,6 @@ std::vector<int64_t> Nearest(const std::map<int64_t, KernelChoice>& measured, in
   std::sort(near.begin(), near.end(),
             [&](int64_t a, int64_t b) { return distance(a) < distance(b); });
   return near;
-}
-
-// `config` moved onto `space`: each knob keeps its value where the space has it, else takes the
-// space's value nearest it (by ratio; a tile of 32 rows at M=32 becomes 28 at M=28); nullopt
-// when the result breaks a constraint.
-std::optional<Config> Project(const ConfigSpace& space, const Config& config) {
-  Config out;
-  for (const Knob& knob : space.knobs()) {
-    auto it = config.find(knob.name);
-    if (it == config.end()) {
-      return std::nullopt;
-    }
-    const int64_t want = it->second;
-    int64_t best = knob.values.front();
-    auto distance = [&](int64_t v) {
-      return v > 0 && want > 0 ? std::abs(std::log(static_cast<double>(v) / want))
-                               : std::abs(static_cast<double>(v - want)) + 1e6;
-    };
-    for (int64_t v : knob.values) {
-      if (v == want || distance(v) < distance(best)) {
-        best = v;
-      }
-      if (v == want) {
-        break;
-      }
-    }
-    out[knob.name] = best;
-  }
-  if (!space.Validate(out).ok()) {
-    return std::nullopt;
-  }
-  return out;
 }
 
 }  // namespace
@@ -143,13 +112,13 @@ absl::StatusOr<Compiler::ExpandedRequests> Compiler::ExpandRanges(
         continue;
       }
       std::optional<std::pair<KernelChoice, std::string>> pick;
-      for (int64_t near : Nearest(measured, size)) {
+      for (int64_t near : NearestMeasured(measured, size)) {
         const KernelChoice& from = measured.at(near);
         const KernelTemplate* tpl = catalog_.FindTemplate(from.template_name, target_.kind);
         std::optional<Config> projected =
             tpl == nullptr || tpl->build_object
                 ? std::nullopt
-                : Project(tpl->space(range.At(size), target_), from.config);
+                : tpl->space(range.At(size), target_).Nearest(from.config);
         if (!projected) {
           continue;  // no point of this size's space is near it
         }

@@ -1,5 +1,6 @@
 #include "search/config_space.h"
 
+#include <cmath>
 #include <limits>
 #include <set>
 #include <utility>
@@ -243,6 +244,36 @@ uint64_t ConfigSpace::RawSize() const {
     size *= radix;
   }
   return size;
+}
+
+std::optional<Config> ConfigSpace::Nearest(const Config& config) const {
+  Config out;
+  for (const Knob& knob : knobs_) {
+    auto it = config.find(knob.name);
+    if (it == config.end()) {
+      return std::nullopt;
+    }
+    const int64_t want = it->second;
+    auto distance = [want](int64_t v) {
+      return v > 0 && want > 0 ? std::abs(std::log(static_cast<double>(v) / want))
+                               : std::abs(static_cast<double>(v - want)) + 1e6;
+    };
+    int64_t best = knob.values.front();
+    for (int64_t v : knob.values) {
+      if (v == want) {
+        best = v;
+        break;
+      }
+      if (distance(v) < distance(best)) {
+        best = v;
+      }
+    }
+    out[knob.name] = best;
+  }
+  if (!ConstraintsHold(out)) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 absl::Status ConfigSpace::Validate(const Config& config) const {

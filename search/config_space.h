@@ -62,6 +62,11 @@ class ConfigSpace {
   /// OK when every knob has a value from its candidates, there are no unknown keys, and every
   /// constraint holds; otherwise InvalidArgument naming the knob or the constraint.
   absl::Status Validate(const Config& config) const;
+  /// `config` moved onto this space: each knob keeps its value where it is a candidate, else
+  /// takes the candidate nearest it by ratio (a tile of 32 rows becomes 28 where 28 is the
+  /// largest); nullopt when `config` lacks a knob or the result breaks a constraint. How a config
+  /// measured for one size carries over to another (shape ranges).
+  std::optional<Config> Nearest(const Config& config) const;
   bool IsValid(const Config& config) const { return Validate(config).ok(); }
 
   /// The point at a mixed-radix index in [0, RawSize()) (first knob varies slowest); it may

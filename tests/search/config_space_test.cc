@@ -293,3 +293,23 @@ TEST(ConfigSpaceTest, FingerprintChangesWithValuesAndConstraintsButNotDocs) {
 
 }  // namespace
 }  // namespace tune
+
+namespace tune {
+namespace {
+
+TEST(ConfigSpaceNearestTest, KeepsCandidatesAndMovesOtherValuesToTheNearestByRatio) {
+  ConfigSpace space = GemmLikeSpace();
+  // A point of the space stays as it is.
+  EXPECT_EQ(space.Nearest({{"mc", 32}, {"mr", 4}, {"nr", 16}}),
+            (Config{{"mc", 32}, {"mr", 4}, {"nr", 16}}));
+  // mc=28 (another size's tile) is nearest 32 by ratio; nr=40 nearest 48, which mc=32 allows.
+  EXPECT_EQ(space.Nearest({{"mc", 28}, {"mr", 4}, {"nr", 40}}),
+            (Config{{"mc", 32}, {"mr", 4}, {"nr", 48}}));
+  // Moved values that break a constraint (mc=64 with nr=48): none.
+  EXPECT_EQ(space.Nearest({{"mc", 100}, {"mr", 4}, {"nr", 48}}), std::nullopt);
+  // A knob missing: none.
+  EXPECT_EQ(space.Nearest({{"mc", 32}, {"mr", 4}}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace tune

@@ -121,15 +121,36 @@ bool ModelJob::AwaitsChunk(int64_t task_id) const {
   return index >= static_cast<long>(task_ids_.size()) || !range_->skipped[index];
 }
 
+namespace {
+
+// The best of `from` carried over to `to` (ConfigSpace::Nearest on `to`'s space: knobs that
+// follow the size, such as a tile clamped to M, move with it) equals `to`'s best: the best config
+// does not change between the two sizes.
+bool SameBest(const SearchJob& from, const SearchJob& to) {
+  const std::optional<BestSoFar>& a = from.best();
+  const std::optional<BestSoFar>& b = to.best();
+  if (!a || !b || a->template_name != b->template_name) {
+    return false;
+  }
+  for (const KernelTemplate* tpl : to.templates()) {
+    if (tpl->name != b->template_name || tpl->build_object) {
+      continue;
+    }
+    absl::StatusOr<Config> config = ParseConfig(a->config);
+    std::optional<Config> carried =
+        config.ok() ? tpl->space(to.workload(), to.target()).Nearest(*config) : std::nullopt;
+    return carried && ConfigToString(*carried) == b->config;
+  }
+  return a->config == b->config;
+}
+
+}  // namespace
+
 void ModelJob::DecideMidpoints(const JobRuntime& model, const JobQueue& jobs) {
   range_->decided = true;
-  auto best_of = [&](int index) -> std::optional<std::string> {
+  auto search_of = [&](int index) -> const SearchJob* {
     const JobRuntime* task = index < 0 ? nullptr : jobs.Find(task_ids_[index]);
-    if (task == nullptr || !task->driver->AsSearch()->best()) {
-      return std::nullopt;
-    }
-    const BestSoFar& best = *task->driver->AsSearch()->best();
-    return StrCat(best.template_name, " ", best.config);
+    return task == nullptr ? nullptr : task->driver->AsSearch();
   };
   std::vector<std::string> tuned, skipped;
   for (size_t i = 0; i < task_ids_.size(); ++i) {
@@ -137,9 +158,10 @@ void ModelJob::DecideMidpoints(const JobRuntime& model, const JobQueue& jobs) {
       continue;
     }
     const auto [below, above] = range_->around[i];
-    const std::optional<std::string> a = best_of(below), b = best_of(above);
+    const SearchJob* a = search_of(below);
+    const SearchJob* b = search_of(above);
     const std::string& workload = model.row.spec.tasks[i].workload;
-    if (a && b && *a == *b) {
+    if (a != nullptr && b != nullptr && SameBest(*a, *b)) {
       range_->skipped[i] = true;  // stays closed; ends untuned once it stops awaiting a chunk
       skipped.push_back(workload);
     } else {

@@ -17,7 +17,8 @@
 // A range job (JobSpec::range) holds the range's midpoints back (ShapeRange::Midpoints): while
 // allocating its first share of the budget (the tuned sizes' part of it) only the tuned sizes
 // take trials; then each midpoint whose two neighbouring sizes' bests differ (template or config)
-// is reopened, and the others end untuned, so the rest of the budget goes where the best config
+// (the lower's carried over to the upper's size, ConfigSpace::Nearest) is reopened, and the
+// others end untuned, so the rest of the budget goes where the best config
 // changes, with the tuned sizes.
 //
 // While allocating it is RUNNING when a task runs, else QUEUED saying what the task holding the
