@@ -2,17 +2,20 @@
 // in protobuf text format, else binary) through ValidateExportRecords
 // (tuner/record_queries.h), then, as TunerService::ExportRecords does, TuningLog::ListRecords
 // page by page (small pages here, so that paging is exercised) on a seeded tuning log in the
-// scratch directory (fuzz/query_fuzz_util.h). Invariants: a rejection is InvalidArgument
+// scratch directory (fuzz/query_fuzz_util.h); a shape range's text exports each of its sizes
+// with records in turn. Invariants: a rejection is InvalidArgument
 // "workload: ..." for a workload that does not parse; an accepted request's filter holds the
 // canonical workload and the device key as given, nothing else; its pages are read without
 // error; the export is exactly the log's records of that workload and device key (successful
 // ones only unless include_failures), in id order, once each, and CountRecords agrees.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/shape_range.h"
 #include "common/status.h"
 #include "common/workload.h"
 #include "db/record.h"
@@ -26,6 +29,45 @@ namespace {
 
 // Records per ListRecords call (the daemon reads 1000).
 constexpr int64_t kPage = 7;
+
+// As TunerService::ExportRecords for a shape range: each size with records on the device (with
+// a successful one unless include_failures), ascending, its records in id order.
+int CheckRangeExport(const tune::tuner::ValidatedExport& valid) {
+  tune::TuningLog& log = *tune::fuzz::Seeded().log;
+  const tune::ShapeRange& range = *valid.range;
+  const std::string device = valid.filter.device_key.value_or("");
+  absl::StatusOr<std::vector<int64_t>> sizes =
+      log.RangeSizesMeasured(range, device, !valid.include_failures);
+  TUNE_CHECK(sizes.ok()) << sizes.status();
+  std::vector<int64_t> exported;
+  for (int64_t size : *sizes) {
+    tune::RecordFilter filter = valid.filter;
+    filter.workload = range.At(size).ToString();
+    absl::StatusOr<std::vector<tune::Record>> records = log.ListRecords(filter);
+    TUNE_CHECK(records.ok()) << records.status();
+    for (const tune::Record& r : *records) {
+      if (valid.include_failures || r.measurement.ok()) {
+        exported.push_back(r.id);
+      }
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> expected;  // (size, id)
+  for (const tune::Record& r : tune::fuzz::Seeded().records) {
+    absl::StatusOr<tune::Workload> w = tune::Workload::Parse(r.workload);
+    if (w.ok() && range.SizeOf(*w) > 0 && (device.empty() || r.device_key == device) &&
+        (valid.include_failures || r.measurement.ok())) {
+      expected.emplace_back(range.SizeOf(*w), r.id);
+    }
+  }
+  std::sort(expected.begin(), expected.end());
+  std::vector<int64_t> ids;
+  for (const auto& [size, id] : expected) {
+    ids.push_back(id);
+  }
+  TUNE_CHECK(exported == ids) << exported.size() << " records exported, " << ids.size()
+                              << " expected";
+  return 0;
+}
 
 }  // namespace
 
@@ -48,6 +90,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const tune::RecordFilter& filter = valid->filter;
+  if (valid->range) {
+    absl::StatusOr<tune::ShapeRange> range = tune::ShapeRange::Parse(request.workload());
+    TUNE_CHECK(range.ok() && range->ToString() == valid->range->ToString() && !filter.workload)
+        << request.workload();
+    return CheckRangeExport(*valid);
+  }
   if (request.workload().empty()) {
     TUNE_CHECK(!filter.workload.has_value());
   } else {

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/shape_range.h"
 #include "common/status.h"
 #include "common/target.h"
 #include "common/workload.h"
@@ -66,8 +67,15 @@ void CheckRejection(const tune::v1::QueryBestRequest& request, const absl::Statu
 void CheckValidated(const tune::v1::QueryBestRequest& request,
                     const tune::tuner::ValidatedBestQuery& valid) {
   const tune::BestQuery& q = valid.query;
-  absl::StatusOr<tune::Workload> workload = tune::Workload::Parse(q.workload);
-  TUNE_CHECK(workload.ok() && workload->ToString() == q.workload) << q.workload;
+  if (tune::ShapeRange::IsRange(request.workload())) {
+    absl::StatusOr<tune::ShapeRange> range = tune::ShapeRange::Parse(request.workload());
+    TUNE_CHECK(range.ok() && valid.range && valid.range->ToString() == range->ToString() &&
+               q.workload == range->ToString())
+        << q.workload;
+  } else {
+    absl::StatusOr<tune::Workload> workload = tune::Workload::Parse(q.workload);
+    TUNE_CHECK(workload.ok() && workload->ToString() == q.workload && !valid.range) << q.workload;
+  }
   TUNE_CHECK(request.device_key().empty() != request.target().empty());
   if (!request.device_key().empty()) {
     TUNE_CHECK(q.device_key == request.device_key() && q.target.empty() && !q.flush_cache);
@@ -161,17 +169,43 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   CheckValidated(request, *valid);
 
-  // As TunerService::QueryBest: the exact context, else the target's device.
+  // As TunerService::QueryBest: the exact context, else the target's device; for a range, the
+  // best of each size with a successful record on the device.
   tune::TuningLog& log = *tune::fuzz::Seeded().log;
-  absl::StatusOr<std::vector<tune::Record>> records = log.QueryTopK(valid->query, valid->top_k);
-  TUNE_CHECK(records.ok()) << "an accepted request's query fails: " << records.status();
-  CheckAnswer(valid->query, valid->top_k, *records);
-  if (!valid->query.target.empty() && records->empty()) {
-    tune::BestQuery device = valid->query;
-    device.target.clear();
-    records = log.QueryTopK(device, valid->top_k);
-    TUNE_CHECK(records.ok()) << "the device fallback's query fails: " << records.status();
-    CheckAnswer(device, valid->top_k, *records);
+  std::vector<tune::BestQuery> queries = {valid->query};
+  int k = valid->top_k;
+  if (valid->range) {
+    absl::StatusOr<std::vector<int64_t>> sizes =
+        log.RangeSizesMeasured(*valid->range, valid->query.device_key);
+    TUNE_CHECK(sizes.ok()) << sizes.status();
+    std::set<int64_t> want;
+    for (const tune::Record& r : tune::fuzz::Seeded().records) {
+      absl::StatusOr<tune::Workload> w = tune::Workload::Parse(r.workload);
+      if (w.ok() && r.measurement.ok() && r.device_key == valid->query.device_key &&
+          valid->range->SizeOf(*w) > 0) {
+        want.insert(valid->range->SizeOf(*w));
+      }
+    }
+    TUNE_CHECK(std::vector<int64_t>(want.begin(), want.end()) == *sizes)
+        << sizes->size() << " sizes listed, " << want.size() << " measured";
+    queries.clear();
+    for (int64_t size : *sizes) {
+      queries.push_back(valid->query);
+      queries.back().workload = valid->range->At(size).ToString();
+    }
+    k = 1;
+  }
+  for (const tune::BestQuery& query : queries) {
+    absl::StatusOr<std::vector<tune::Record>> records = log.QueryTopK(query, k);
+    TUNE_CHECK(records.ok()) << "an accepted request's query fails: " << records.status();
+    CheckAnswer(query, k, *records);
+    if (!query.target.empty() && records->empty()) {
+      tune::BestQuery device = query;
+      device.target.clear();
+      records = log.QueryTopK(device, k);
+      TUNE_CHECK(records.ok()) << "the device fallback's query fails: " << records.status();
+      CheckAnswer(device, k, *records);
+    }
   }
   return 0;
 }

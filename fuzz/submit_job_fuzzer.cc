@@ -61,6 +61,7 @@ void CheckSameSpec(const tune::JobSpec& stored, const tune::JobSpec& spec) {
   TUNE_CHECK(stored.early_stopping == spec.early_stopping);
   TUNE_CHECK(stored.name == spec.name) << "'" << stored.name << "' != '" << spec.name << "'";
   TUNE_CHECK(stored.transfer == spec.transfer);
+  TUNE_CHECK(stored.range == spec.range) << stored.range << " != " << spec.range;
   TUNE_CHECK(stored.tasks.size() == spec.tasks.size());
   for (size_t i = 0; i < spec.tasks.size(); ++i) {
     TUNE_CHECK(stored.tasks[i].workload == spec.tasks[i].workload);
