@@ -46,6 +46,23 @@
 # program is looked up on PATH (or set TUNE_COMPILE_EXECUTABLE).
 include_guard(GLOBAL)
 
+# Sets `out` to tune's runtime library `target` (lib<target>.so) for a kernel library to link:
+# the target itself inside the tune project (and adds it to the caller's `depends`), else the
+# file in lib/ beside the installed tune-compile, which must exist.
+macro(_tune_runtime_library out target what)
+  if(TARGET ${target})
+    set(${out} ${target})
+    list(APPEND depends ${target})
+  else()
+    get_filename_component(_tune_tool_dir ${TUNE_COMPILE_EXECUTABLE} DIRECTORY)
+    get_filename_component(${out} ${_tune_tool_dir}/../lib/lib${target}.so ABSOLUTE)
+    if(NOT EXISTS ${${out}})
+      message(FATAL_ERROR "tune_add_kernel_library(${ARG_TARGET}): ${what} ${${out}} does not "
+                          "exist (install tune with its lib/ folder)")
+    endif()
+  endif()
+endmacro()
+
 function(tune_add_kernel_library)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;DB;TARGET_STRING;HEADER;WORKLOADS_FILE"
                         "WORKLOADS;NAMES;TEMPLATES;EXTERN_KERNELS;CODEGEN_PLUGINS")
@@ -131,36 +148,15 @@ function(tune_add_kernel_library)
     list(APPEND depends ${plugin})
   endforeach()
 
-  # GPU targets link tune's GPU runtime: it must exist before tune-compile runs.
+  # GPU targets link tune's GPU runtime, shape ranges (a workload with LO..HI) its range
+  # runtime: each must exist before tune-compile runs.
   set(gpu_runtime)
   if(ARG_TARGET_STRING MATCHES "^[ \t]*(cuda|rocm)([ \t]|$)")
-    if(TARGET tune_gpurt)
-      set(gpu_runtime tune_gpurt)
-      list(APPEND depends tune_gpurt)
-    else()
-      get_filename_component(tool_dir ${TUNE_COMPILE_EXECUTABLE} DIRECTORY)
-      get_filename_component(gpu_runtime ${tool_dir}/../lib/libtune_gpurt.so ABSOLUTE)
-      if(NOT EXISTS ${gpu_runtime})
-        message(FATAL_ERROR "tune_add_kernel_library(${ARG_TARGET}): the GPU runtime "
-                            "${gpu_runtime} does not exist (install tune with its lib/ folder)")
-      endif()
-    endif()
+    _tune_runtime_library(gpu_runtime tune_gpurt "the GPU runtime")
   endif()
-
-  # Shape ranges (a workload with LO..HI) link tune's range runtime: it must exist first.
   set(range_runtime)
   if(ARG_WORKLOADS MATCHES "[0-9]\\.\\.[0-9]")
-    if(TARGET tune_range)
-      set(range_runtime tune_range)
-      list(APPEND depends tune_range)
-    else()
-      get_filename_component(tool_dir ${TUNE_COMPILE_EXECUTABLE} DIRECTORY)
-      get_filename_component(range_runtime ${tool_dir}/../lib/libtune_range.so ABSOLUTE)
-      if(NOT EXISTS ${range_runtime})
-        message(FATAL_ERROR "tune_add_kernel_library(${ARG_TARGET}): the range runtime "
-                            "${range_runtime} does not exist (install tune with its lib/ folder)")
-      endif()
-    endif()
+    _tune_runtime_library(range_runtime tune_range "the range runtime")
   endif()
 
   # The runtime shims that -libs= names are linked: inside the tune project, build them first.

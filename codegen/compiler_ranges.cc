@@ -127,7 +127,7 @@ absl::StatusOr<Compiler::ExpandedRequests> Compiler::ExpandRanges(
         borrow.template_name = from.template_name;
         absl::StatusOr<KernelChoice> valid = Choose(borrow);
         if (!valid.ok()) {
-          continue;  // not a point of this size's space
+          continue;  // the template does not build this size with it
         }
         valid->from_log = true;
         if (from.secs) {

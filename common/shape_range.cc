@@ -161,12 +161,16 @@ std::vector<int64_t> ShapeRange::TunedSizes() const {
   return sizes;
 }
 
+int64_t ShapeRange::MidpointBetween(int64_t a, int64_t b) {
+  const int64_t mid = std::llround(std::sqrt(static_cast<double>(a) * static_cast<double>(b)));
+  return mid > a && mid < b ? mid : 0;
+}
+
 std::vector<int64_t> ShapeRange::Midpoints() const {
   const std::vector<int64_t> tuned = TunedSizes();
   std::vector<int64_t> mids;
   for (size_t i = 1; i < tuned.size(); ++i) {
-    const int64_t mid = std::llround(std::sqrt(static_cast<double>(tuned[i - 1]) * tuned[i]));
-    if (mid > tuned[i - 1] && mid < tuned[i]) {
+    if (const int64_t mid = MidpointBetween(tuned[i - 1], tuned[i]); mid > 0) {
       mids.push_back(mid);
     }
   }

@@ -64,6 +64,9 @@ class ShapeRange {
   /// adjacent TunedSizes a and b with an integer strictly between, round(sqrt(a * b)). A job
   /// tunes one only when a and b chose different configs (where the best config changes).
   std::vector<int64_t> Midpoints() const;
+  /// The midpoint between two adjacent tuned sizes a < b (round(sqrt(a * b))), or 0 when no
+  /// integer lies strictly between them.
+  static int64_t MidpointBetween(int64_t a, int64_t b);
   /// The sizes tune-compile builds kernels at, besides the tuned ones: lo, hi and, per octave
   /// between them, the integral sizes 2^e * {1, 1.25, 1.5, 1.75} (every size below 8), so that a
   /// size is never more than 25% below the next kernel's.

@@ -1,6 +1,7 @@
 #include "tuner/scheduler/model_job.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/logging.h"
 #include "common/shape_range.h"
@@ -59,50 +60,45 @@ absl::StatusOr<std::unique_ptr<ModelJob>> ModelJob::Load(TuningLog& log, Job& ro
   }
   if (!row.spec.range.empty()) {
     ASSIGN_OR_RETURN(ShapeRange range, ShapeRange::Parse(row.spec.range));
-    RangePhases phases;
-    std::vector<int64_t> sizes;
-    for (const JobTask& task : row.spec.tasks) {
-      absl::StatusOr<Workload> w = Workload::Parse(task.workload);
-      sizes.push_back(w.ok() ? range.SizeOf(*w) : 0);
-    }
-    const std::vector<int64_t> mids = range.Midpoints();
-    int tuned = 0;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      const bool mid = std::find(mids.begin(), mids.end(), sizes[i]) != mids.end();
-      phases.midpoint.push_back(mid);
-      phases.skipped.push_back(false);
-      tuned += mid ? 0 : 1;
-      std::pair<int, int> around = {-1, -1};
-      for (size_t j = 0; j < sizes.size() && mid; ++j) {
-        if (std::find(mids.begin(), mids.end(), sizes[j]) != mids.end()) {
-          continue;
-        }
-        if (sizes[j] < sizes[i] && (around.first < 0 || sizes[j] > sizes[around.first])) {
-          around.first = static_cast<int>(j);
-        }
-        if (sizes[j] > sizes[i] && (around.second < 0 || sizes[j] < sizes[around.second])) {
-          around.second = static_cast<int>(j);
-        }
-      }
-      phases.around.push_back(around);
-    }
-    phases.first_share = std::max(
-        tuned, static_cast<int>(static_cast<int64_t>(row.spec.trials) * tuned / sizes.size()));
-    // Resumed after the decision: a midpoint was given trials or ended.
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      if (phases.midpoint[i] && (model->allocator_.allocated(static_cast<int>(i)) > 0 ||
-                                 model->allocator_.closed(static_cast<int>(i)))) {
-        phases.decided = true;
+    // Each size's task; each midpoint sits between the two tuned sizes it was made from.
+    std::map<int64_t, int> task_of;
+    for (size_t i = 0; i < row.spec.tasks.size(); ++i) {
+      absl::StatusOr<Workload> w = Workload::Parse(row.spec.tasks[i].workload);
+      if (const int64_t size = w.ok() ? range.SizeOf(*w) : 0; size > 0) {
+        task_of[size] = static_cast<int>(i);
       }
     }
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      if (phases.midpoint[i] && !phases.decided) {
-        model->allocator_.Close(static_cast<int>(i));  // held back until decided
+    const size_t tasks = row.spec.tasks.size();
+    RangePhases phases{std::vector<bool>(tasks, false),
+                       std::vector<std::pair<int, int>>(tasks, {-1, -1}),
+                       std::vector<bool>(tasks, false)};
+    const std::vector<int64_t> tuned = range.TunedSizes();
+    auto task = [&](int64_t size) { return task_of.contains(size) ? task_of[size] : -1; };
+    for (size_t t = 1; t < tuned.size(); ++t) {
+      const int i = task(ShapeRange::MidpointBetween(tuned[t - 1], tuned[t]));
+      if (i >= 0) {
+        phases.midpoint[i] = true;
+        phases.around[i] = {task(tuned[t - 1]), task(tuned[t])};
       }
-      if (phases.midpoint[i] && phases.decided &&
-          model->allocator_.allocated(static_cast<int>(i)) == 0) {
-        phases.skipped[i] = true;
-        model->allocator_.Close(static_cast<int>(i));
+    }
+    const int held =
+        static_cast<int>(std::count(phases.midpoint.begin(), phases.midpoint.end(), true));
+    const int first = static_cast<int>(tasks) - held;
+    phases.first_share =
+        std::max(first, static_cast<int>(static_cast<int64_t>(row.spec.trials) * first / tasks));
+    // Resumed after the decision: a midpoint was given trials or ended. Before it, every
+    // midpoint is held back; after it, those given no trials were left untuned.
+    for (size_t i = 0; i < tasks; ++i) {
+      const int index = static_cast<int>(i);
+      phases.decided =
+          phases.decided || (phases.midpoint[i] && (model->allocator_.allocated(index) > 0 ||
+                                                    model->allocator_.closed(index)));
+    }
+    for (size_t i = 0; i < tasks; ++i) {
+      const int index = static_cast<int>(i);
+      if (phases.midpoint[i] && (!phases.decided || model->allocator_.allocated(index) == 0)) {
+        phases.skipped[i] = phases.decided;
+        model->allocator_.Close(index);
       }
     }
     model->range_ = std::move(phases);
