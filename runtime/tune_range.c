@@ -356,44 +356,6 @@ static int32_t plan_pieces(const tune_range_plan* plan, int64_t size, piece out[
   return count;
 }
 
-/* ---- Host memory (a plan's memory NULL). ----------------------------------------------------- */
-
-static int32_t host_alloc(void* ctx, uint64_t bytes, void* stream, void** out) {
-  (void)ctx, (void)stream;
-  *out = aligned_alloc(64, (size_t)bytes); /* bytes: a multiple of PAD_ALIGN */
-  return *out != NULL ? 0 : -1;
-}
-
-static int32_t host_release(void* ctx, void* ptr, void* stream) {
-  (void)ctx, (void)stream;
-  free(ptr);
-  return 0;
-}
-
-static int32_t host_zero(void* ctx, void* ptr, uint64_t bytes, void* stream) {
-  (void)ctx, (void)stream;
-  memset(ptr, 0, (size_t)bytes);
-  return 0;
-}
-
-static int32_t host_copy_2d(void* ctx, void* dst, uint64_t dst_pitch, const void* src,
-                            uint64_t src_pitch, uint64_t width, uint64_t height, void* stream) {
-  (void)ctx, (void)stream;
-  if (dst_pitch == width && src_pitch == width) {
-    memcpy(dst, src, (size_t)(width * height));
-    return 0;
-  }
-  for (uint64_t row = 0; row < height; ++row) {
-    memcpy((char*)dst + row * dst_pitch, (const char*)src + row * src_pitch, (size_t)width);
-  }
-  return 0;
-}
-
-static const char* host_last_error(void) { return "out of host memory"; }
-
-static const tune_range_memory host_memory = {host_alloc, host_release, host_zero, host_copy_2d,
-                                              host_last_error};
-
 static const char* memory_error(const tune_range_memory* memory) {
   const char* text = memory->last_error != NULL ? memory->last_error() : NULL;
   return text != NULL && text[0] != '\0' ? text : "no reason given";
@@ -429,7 +391,7 @@ static int32_t run_in_place(const tune_range_plan* plan, const piece* p, int64_t
 /* A piece shorter than its kernel: the kernel on zero-padded copies of the tensors. */
 static int32_t run_padded(const tune_range_plan* plan, const piece* p, int64_t size,
                           void* const* user_args, void* stream) {
-  const tune_range_memory* memory = plan->memory != NULL ? plan->memory : &host_memory;
+  const tune_range_memory* memory = plan->memory != NULL ? plan->memory : &tune_range_host_memory;
   void* ctx = plan->memory_ctx;
   const int64_t s = plan->kernels[p->kernel].size;
   void* args[MAX_ARGS];
@@ -457,8 +419,12 @@ static int32_t run_padded(const tune_range_plan* plan, const piece* p, int64_t s
     if (tensor->is_output) {
       continue;
     }
+    /* Zeros where the copy writes nothing: past the piece's rows when the dimension is the
+     * tensor's outermost (from a multiple of 4 bytes, as zero() needs), else everywhere. */
+    const uint64_t head =
+        tensor->outer == 1 ? (uint64_t)(p->length * tensor->inner_bytes) / 4 * 4 : 0;
     const char* op = "zeroing";
-    int32_t copied = memory->zero(ctx, temporaries[t], bytes, stream);
+    int32_t copied = memory->zero(ctx, (char*)temporaries[t] + head, bytes - head, stream);
     if (copied == 0) {
       op = "copying in";
       copied = memory->copy_2d(

@@ -1,4 +1,5 @@
-/* What tune_range.c and tune_range_record.c share inside libtune_range.so (hidden symbols). */
+/* What tune_range.c, tune_range_host.c and tune_range_record.c share inside libtune_range.so
+ * (hidden symbols). */
 #ifndef TUNE_RANGE_INTERNAL_H_
 #define TUNE_RANGE_INTERNAL_H_
 
@@ -17,5 +18,9 @@ TUNE_RANGE_HIDDEN void tune_range_clear_error(void);
 TUNE_RANGE_HIDDEN const char* tune_range_text_or_empty(const char* text);
 /* Counts one call of `plan` at `size` when TUNE_RECORD_SHAPES is set (tune_range_record.c). */
 TUNE_RANGE_HIDDEN void tune_range_record(const tune_range_plan* plan, int64_t size);
+
+/* Host memory for the padded copies of CPU plans (tune_range_host.c): aligned to 64 bytes, and
+ * kept per thread for reuse once released. */
+TUNE_RANGE_HIDDEN extern const tune_range_memory tune_range_host_memory;
 
 #endif /* TUNE_RANGE_INTERNAL_H_ */

@@ -106,6 +106,20 @@ TEST(RangeCall, EverySizeOfAKRangeSumsExactlyOverItsZeroPadding) {
   }
 }
 
+TEST(RangeCall, APaddedCopyReusedFromALongerCallHoldsNoStaleRows) {
+  // Host copies are kept per thread and handed out again: from the longest size down, each
+  // padded K piece reuses a block that held more real rows of B than the piece has, and only
+  // zeros past the piece's rows keep the sum exact.
+  auto plan = GemmPlan(Dim::kK, {3, 8, 13});
+  for (int64_t size = 12; size >= 1; --size) {
+    ExpectExact(*plan, Dim::kK, size);
+  }
+  auto m_plan = GemmPlan(Dim::kM, {4, 16});
+  for (int64_t size = 15; size >= 1; --size) {
+    ExpectExact(*m_plan, Dim::kM, size);
+  }
+}
+
 TEST(RangeCall, ARangeFromLoAboveOneAnswersLoToHi) {
   auto plan = GemmPlan(Dim::kM, {6, 16}, {}, /*lo=*/4);
   for (int64_t size = 4; size <= 16; ++size) {
@@ -299,7 +313,7 @@ struct CountingMemory {
   int fail_copy_at = -1;   // the index of the copy_2d that fails
   std::set<void*> live;
   std::map<void*, uint64_t> bytes;
-  std::vector<uint64_t> zeroed;  // bytes of each zero()
+  std::vector<bool> zeroed_to_end;  // each zero(): whether it ran to its copy's end
   std::set<void*> streams;
   std::vector<std::string> misuse;
 };
@@ -325,6 +339,7 @@ int32_t CountingRelease(void* ctx, void* ptr, void* stream) {
   if (m->live.erase(ptr) != 1) {
     m->misuse.push_back("release of a pointer not allocated");
   }
+  m->bytes.erase(ptr);
   std::free(ptr);
   return 0;
 }
@@ -333,10 +348,16 @@ int32_t CountingZero(void* ctx, void* ptr, uint64_t bytes, void* stream) {
   auto* m = static_cast<CountingMemory*>(ctx);
   m->streams.insert(stream);
   ++m->zeros;
-  m->zeroed.push_back(bytes);
-  if (bytes % 4 != 0 || m->live.count(ptr) == 0 || bytes > m->bytes[ptr]) {
+  // The copy that holds [ptr, ptr + bytes): the last one starting at or before ptr.
+  auto block = m->bytes.upper_bound(ptr);
+  char* at = static_cast<char*>(ptr);
+  if (bytes % 4 != 0 || reinterpret_cast<uintptr_t>(ptr) % 4 != 0 || block == m->bytes.begin() ||
+      !m->live.contains((--block)->first) ||
+      at + bytes > static_cast<char*>(block->first) + block->second) {
     m->misuse.push_back("zero of " + std::to_string(bytes) + " bytes");
+    return 0;
   }
+  m->zeroed_to_end.push_back(at + bytes == static_cast<char*>(block->first) + block->second);
   std::memset(ptr, 0, bytes);
   return 0;
 }
@@ -378,9 +399,8 @@ TEST(RangeMemory, PaddedCopiesGoThroughThePlansMemoryOnTheCallersStreamAndAreRel
     EXPECT_TRUE(memory.live.empty());
     EXPECT_EQ(memory.streams, (std::set<void*>{&stream_cell}));
     EXPECT_TRUE(memory.misuse.empty()) << memory.misuse.front();
-    for (uint64_t zeroed : memory.zeroed) {
-      EXPECT_EQ(zeroed % 256, 0u);
-    }
+    EXPECT_EQ(memory.zeroed_to_end, std::vector<bool>(memory.zeros, true))
+        << "zeros run from where the copied rows end (or the start) to the copy's end";
   }
   // Sizes with their own kernel allocate nothing.
   auto plan = GemmPlan(Dim::kN, {3, 8, 13});
