@@ -340,7 +340,13 @@ std::string RenderRange(const HeaderRange& r, bool gpu) {
         " *   allocated and freed on it (stream-ordered allocation)\n";
   }
   out += " */\n";
-  StrAppend(&out, CRangePrototype(r.func_name, range, gpu), ";\n\n");
+  StrAppend(&out, CRangePrototype(r.func_name, range, gpu), ";\n");
+  StrAppend(&out, "/* How ", r.func_name, " runs ", range.dim(),
+            ": up to `capacity` (kernel size, piece length) pairs in sizes[2*i] and\n"
+            " * sizes[2*i+1] (a piece shorter than its kernel runs padded); returns how many there"
+            " are, or a\n * negative code. */\n",
+            "int32_t ", r.func_name, "_pieces(int64_t ", range.dim(),
+            ", int64_t* sizes, int32_t capacity);\n\n");
   return out;
 }
 

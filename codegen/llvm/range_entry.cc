@@ -93,6 +93,8 @@ absl::StatusOr<std::string> EmitRangeEntryObject(const std::vector<RangeEntry>& 
       "tune_range_plan");
   llvm::FunctionCallee range_call = module->getOrInsertFunction(
       kRangeCallSymbol, llvm::FunctionType::get(i32, {ptr, i64, ptr, ptr}, false));
+  llvm::FunctionCallee range_pieces = module->getOrInsertFunction(
+      kRangePiecesSymbol, llvm::FunctionType::get(i32, {ptr, i64, ptr, i32}, false));
 
   // GPU entries copy through the GPU runtime, with a module of their own (no image) as the
   // context that names the API.
@@ -179,6 +181,14 @@ absl::StatusOr<std::string> EmitRangeEntryObject(const std::vector<RangeEntry>& 
     llvm::Value* stream = gpu ? static_cast<llvm::Value*>(entry->getArg(1 + e.num_args))
                               : static_cast<llvm::Value*>(llvm::ConstantPointerNull::get(ptr));
     b.CreateRet(b.CreateCall(range_call, {plan, entry->getArg(0), args, stream}));
+
+    // int32_t NAME_pieces(int64_t size, int64_t* sizes, int32_t capacity): how NAME runs a size.
+    llvm::Function* pieces = llvm::Function::Create(
+        llvm::FunctionType::get(i32, {i64, ptr, i32}, false), llvm::GlobalValue::ExternalLinkage,
+        e.func_name + kRangePiecesSuffix, *module);
+    llvm::IRBuilder<> p(llvm::BasicBlock::Create(context, "entry", pieces));
+    p.CreateRet(p.CreateCall(range_pieces,
+                             {plan, pieces->getArg(0), pieces->getArg(1), pieces->getArg(2)}));
   }
   if (llvm_ir != nullptr) {
     llvm_ir->clear();

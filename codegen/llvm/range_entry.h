@@ -7,7 +7,8 @@
 // holds, per entry: an adapter per kernel (`tune_range_fn`: it unpacks the argument array and
 // calls the kernel, which the library defines elsewhere, compiled for one size), the
 // tune_range_plan constant that lists them with their measured medians and the tensors that
-// carry the ranged dimension, and NAME, which packs its arguments and calls tune_range_call.
+// carry the ranged dimension, NAME, which packs its arguments and calls tune_range_call, and
+// NAME_pieces, which says how NAME runs a size (tune_range_plan_pieces).
 // GPU entries take the stream last and copy through the GPU runtime's memory functions
 // (tune_gpurt_device_memory). Linking the object needs libtune_range.so (and libtune_gpurt.so
 // for GPU entries).
@@ -60,6 +61,10 @@ absl::StatusOr<std::string> EmitRangeEntryObject(const std::vector<RangeEntry>& 
 /// The runtime library the entries call (DT_NEEDED), and its symbols.
 inline constexpr char kRangeRuntimeLibrary[] = "libtune_range.so";
 inline constexpr char kRangeCallSymbol[] = "tune_range_call";
+inline constexpr char kRangePiecesSymbol[] = "tune_range_plan_pieces";
+/// Each entry NAME comes with NAME_pieces(int64_t size, int64_t* sizes, int32_t capacity), which
+/// says how NAME runs a size (tune_range_plan_pieces on its plan).
+inline constexpr char kRangePiecesSuffix[] = "_pieces";
 inline constexpr char kGpuDeviceMemorySymbol[] = "tune_gpurt_device_memory";
 
 }  // namespace tune

@@ -23,7 +23,8 @@ constexpr const char* kRange = "gemm:M=1..16,N=32,K=32";
 constexpr const char* kTarget = "llvm -mcpu=native -threads=1";
 
 // Calls the range's entry point at each size of argv, checks each answer against a naive
-// product, and leaves through exit() (recording appends at exit).
+// product and what its _pieces function says of three sizes, and leaves through exit()
+// (recording appends at exit).
 constexpr const char* kProgram = R"(
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +49,23 @@ int main(int argc, char** argv) {
           return 1;
         }
       }
+  }
+  /* How sizes are dispatched: 16 on its own kernel, 13 in pieces that add up to 13, 17 not. */
+  int64_t s[16];
+  if (ranged_pieces(16, s, 8) != 1 || s[0] != 16 || s[1] != 16) {
+    printf("pieces of 16: %lld %lld\n", (long long)s[0], (long long)s[1]);
+    return 1;
+  }
+  int n = ranged_pieces(13, s, 8);
+  long sum = 0;
+  for (int i = 0; i < n; ++i) sum += (long)s[2 * i + 1];
+  if (n < 1 || sum != 13) {
+    printf("pieces of 13: %d adding up to %ld\n", n, sum);
+    return 1;
+  }
+  if (ranged_pieces(17, s, 8) != TUNE_RANGE_ERROR_OUT_OF_RANGE) {
+    printf("17 is outside the range\n");
+    return 1;
   }
   printf("OK\n");
   exit(0);
