@@ -29,9 +29,18 @@ TARGET = "llvm -mcpu=native -threads=1"
 DEFAULT_WORKLOADS = ["gemm:M=64,N=64,K=64", "gemm:M=128,N=128,K=128"]
 
 
-def median_ci(rounds):
-    """The median and its relative 95% half-width, as common/stats.cc's MedianRelativeCi computes
-    it (the order statistics around the median; the whole range below six rounds)."""
+def median_ci(rounds, pass_medians):
+    """The median and its relative 95% half-width, as the finalists' rule has it
+    (tuner/scheduler/finalists.cc, FinalistRelativeCi): the wider of the rounds' interval
+    (common/stats.cc's MedianRelativeCi: the order statistics around the median; the whole range
+    below six rounds) and half the spread of the passes' medians."""
+    med, ci = rounds_ci(rounds)
+    if len(pass_medians) >= 2 and med > 0:
+        ci = max(ci, (max(pass_medians) - min(pass_medians)) / 2 / med)
+    return med, ci
+
+
+def rounds_ci(rounds):
     xs = sorted(rounds)
     n = len(xs)
     med = statistics.median(xs)
@@ -81,14 +90,16 @@ def one_run(bin_dir, workload, trials, scratch):
         "SELECT c.template || ' ' || c.text FROM best_configs b JOIN records r ON r.id = b.record_id "
         "JOIN configs c ON c.id = r.config_id").fetchone()
     finals = {}
+    passes = {}
     workers = {}
     for config, rounds, worker in con.execute(
             "SELECT c.template || ' ' || c.text, r.round_secs, r.worker FROM records r "
             "JOIN configs c ON c.id = r.config_id WHERE r.final = 1 AND r.error_kind = 'NONE'"):
         finals.setdefault(config, []).extend(json.loads(rounds))
+        passes.setdefault(config, []).append(statistics.median(json.loads(rounds)))
         workers.setdefault(config, set()).add(worker)
     con.close()
-    figures = {c: median_ci(r) for c, r in finals.items()}
+    figures = {c: median_ci(r, passes[c]) for c, r in finals.items()}
     w_med, w_ci = figures[winner]
     clear = all(w_med * (1 + w_ci) < m * (1 - ci) for c, (m, ci) in figures.items() if c != winner)
     both_workers = all(len(ws) >= 2 for ws in workers.values())

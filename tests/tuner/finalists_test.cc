@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/stats.h"
+
 namespace tune::tuner {
 namespace {
 
@@ -71,6 +73,39 @@ TEST(Finalists, ChallengersThatBeatTheIncumbentAndTieEachOtherAreOrderedStably) 
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->winner, 2u);
   EXPECT_THAT(verdict->summary, HasSubstr("replaces"));
+}
+
+// A finalist measured in `passes` passes, each of 9 rounds tightly around its own median (1%
+// apart), the passes' medians spread evenly over median times 1 ± `between`.
+Finalist Passes(const std::string& config, double median, double between, int passes) {
+  Finalist f{ConfigKey{"gemm.cpu.blocked", 1, config}, {}, 0, ""};
+  for (int p = 0; p < passes; ++p) {
+    const double pass_median = median * (1 + between * (2.0 * p / (passes - 1) - 1));
+    for (int i = -4; i <= 4; ++i) {
+      f.rounds.push_back(pass_median * (1 + 0.001 * i / 4));
+    }
+    f.pass_medians.push_back(pass_median);
+  }
+  return f;
+}
+
+TEST(Finalists, PassesThatDisagreeWidenTheNoiseBeyondWhatTheirRoundsSay) {
+  // Pooled, the rounds of b look 3% faster than a's with intervals well under 1%; but each
+  // config's three passes spread over ±3%, so the next run may see them the other way round.
+  const Finalist a = Passes("a", 1.00e-3, 0.03, 3);
+  const Finalist b = Passes("b", 0.97e-3, 0.03, 3);
+  EXPECT_NEAR(FinalistRelativeCi(a), 0.03, 1e-9);
+  EXPECT_LT(MedianRelativeCi(a.rounds), FinalistRelativeCi(a));
+  auto verdict = Decide({b, a}, std::nullopt);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->winner, 1u) << "within the passes' noise, the stable order decides";
+  EXPECT_NEAR(verdict->relative_ci, 0.03, 1e-9);
+  EXPECT_THAT(verdict->summary, HasSubstr("first in the stable order"));
+  // Passes that agree leave the rounds' interval, and the same 3% is then beyond the noise.
+  auto clear =
+      Decide({Passes("b", 0.97e-3, 0.002, 3), Passes("a", 1.00e-3, 0.002, 3)}, std::nullopt);
+  ASSERT_TRUE(clear.has_value());
+  EXPECT_EQ(clear->winner, 0u);
 }
 
 TEST(Finalists, FinalistsWithoutRoundsTakeNoPart) {

@@ -187,6 +187,7 @@ std::optional<FinalistPhase::Decision> FinalistPhase::Decide(TuningLog& log, int
       if (r.measurement.ok()) {
         f.rounds.insert(f.rounds.end(), r.measurement.round_secs.begin(),
                         r.measurement.round_secs.end());
+        f.pass_medians.push_back(r.measurement.MedianSecs());
         f.record_id = r.id;
         f.record_uid = r.uid;
       }

@@ -19,7 +19,7 @@ struct Figure {
   double ci = 0;  // relative; infinite with fewer than two rounds
 };
 
-Figure FigureOf(const Finalist& f) { return Figure{Median(f.rounds), MedianRelativeCi(f.rounds)}; }
+Figure FigureOf(const Finalist& f) { return Figure{Median(f.rounds), FinalistRelativeCi(f)}; }
 
 std::string Name(const Finalist& f) { return StrCat(f.key.template_name, " ", f.key.config); }
 
@@ -37,6 +37,16 @@ bool StableOrder(const Finalist& a, const Finalist& b) {
 }
 
 }  // namespace
+
+double FinalistRelativeCi(const Finalist& f) {
+  double ci = MedianRelativeCi(f.rounds);
+  const double median = Median(f.rounds);
+  if (f.pass_medians.size() >= 2 && median > 0) {
+    auto [lo, hi] = std::minmax_element(f.pass_medians.begin(), f.pass_medians.end());
+    ci = std::max(ci, (*hi - *lo) / 2 / median);
+  }
+  return ci;
+}
 
 TimingOptions FinalTiming(const TimingOptions& job) {
   TimingOptions t = job;

@@ -10,7 +10,10 @@
 // those figures, decided by a rule that gives the same answer from the same log everywhere:
 //   - the incumbent stays unless a challenger is faster beyond the noise, i.e. the upper end of
 //     the challenger's median's 95% confidence interval lies below the lower end of the
-//     incumbent's;
+//     incumbent's. A median's interval is the wider of two: the one its rounds give, and half
+//     the spread of its passes' medians. Rounds of one pass share a process, a worker and a
+//     moment, so they agree more closely than two passes (or two runs) do; the passes' spread
+//     is what the next run will see;
 //   - otherwise, among the finalists within the noise of the fastest (and, when there is an
 //     incumbent, faster than it beyond the noise), the first in a stable order wins (template
 //     name, version, canonical config): noise never decides between them.
@@ -54,7 +57,12 @@ struct Finalist {
   std::vector<double> rounds;  // seconds per call, every round of every successful pass
   int64_t record_id = 0;       // its latest successful re-measurement
   std::string record_uid;
+  std::vector<double> pass_medians;  // the median of each successful pass's rounds
 };
+
+/// The relative half-width of the 95% interval of a finalist's median: the wider of the rounds'
+/// (MedianRelativeCi) and half the spread of its pass medians over their median.
+double FinalistRelativeCi(const Finalist& f);
 
 struct Verdict {
   size_t winner = 0;       // index into the finalists
