@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/files.h"
+#include "common/shape_range.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -72,6 +73,13 @@ absl::StatusOr<std::vector<WeightedWorkload>> ParseWorkloadList(std::string_view
                    "e.g. 3 or 0.5, at most 1e9)"));
       }
       weight = *parsed;
+    }
+    if (ShapeRange::IsRange(workload_text)) {
+      return absl::InvalidArgumentError(StrCat(
+          where(), "'", workload_text,
+          "' is a shape range: a workloads list holds exact shapes only; tune a range on its "
+          "own (tune-client submit --workload '",
+          workload_text, "'; tune-compile --workload, which may be given more than once)"));
     }
     absl::StatusOr<Workload> workload = Workload::Parse(workload_text);
     if (!workload.ok()) {

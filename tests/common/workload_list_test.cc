@@ -41,6 +41,16 @@ TEST(WorkloadList, NamesTheLineOfAMalformedWorkload) {
   EXPECT_THAT(list.status().message(), HasSubstr("optionally followed by a weight"));
 }
 
+TEST(WorkloadList, RefusesAShapeRangeNamingWhereRangesAreAccepted) {
+  auto list = ParseWorkloadList("gemm:M=8,N=8,K=8\ngemm:M=1..16,N=32,K=32 2\n", "model.txt");
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(list.status().message(), HasSubstr("model.txt:2: 'gemm:M=1..16,N=32,K=32' is a "
+                                                 "shape range"));
+  EXPECT_THAT(list.status().message(),
+              HasSubstr("tune-client submit --workload 'gemm:M=1..16,N=32,K=32'"));
+}
+
 TEST(WorkloadList, RefusesAWeightThatIsNotAPositiveNumber) {
   for (const char* weight : {"0", "-2", "abc", "nan", "inf", "1e10", "2x"}) {
     auto list =
