@@ -3,8 +3,9 @@
 
 Each run is a fresh tuning log and a tune-daemon with two local workers (the same host: one
 device key and fingerprint). The job (fixed workload, random strategy with a fixed seed, so every
-run measures the same configs) ends with its finalists re-measured pass by pass across both
-workers and decided by the deterministic rule (tuner/scheduler/finalists.h). Each run's decision
+run measures the same configs) ends with its fastest configs screened in a first pass and the
+finalists that screen chose re-measured pass by pass across both workers, then decided by the
+deterministic rule (tuner/scheduler/finalists.h). Each run's decision
 is classed from its own re-measured rounds: "clear" when the winner's median is faster than every
 other finalist's beyond the noise (95% confidence intervals apart), "within noise" otherwise,
 where the stable order decided. The table gives, per workload and class, how many runs picked the
@@ -99,10 +100,11 @@ def one_run(bin_dir, workload, trials, scratch):
         passes.setdefault(config, []).append(statistics.median(json.loads(rounds)))
         workers.setdefault(config, set()).add(worker)
     con.close()
-    figures = {c: median_ci(r, passes[c]) for c, r in finals.items()}
+    # The finalists: configs measured again after the screen (the first pass).
+    figures = {c: median_ci(r, passes[c]) for c, r in finals.items() if len(passes[c]) >= 2}
     w_med, w_ci = figures[winner]
     clear = all(w_med * (1 + w_ci) < m * (1 - ci) for c, (m, ci) in figures.items() if c != winner)
-    both_workers = all(len(ws) >= 2 for ws in workers.values())
+    both_workers = all(len(workers[c]) >= 2 for c in figures)
     return winner, clear, both_workers
 
 

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -29,6 +30,30 @@ using ::testing::HasSubstr;
 
 constexpr char kGemm[] = "gemm:M=48,N=48,K=48";
 
+// "template config" of a record.
+std::string Key(const Record& r) { return r.template_name + " " + r.config; }
+
+// A job's re-measurements (in commit order) split into its passes: the screen, which measures
+// each config once, then the finalists' passes, each measuring those it kept once (passes run one
+// at a time, so each pass's records follow the last pass's).
+std::vector<std::vector<std::string>> Passes(const std::vector<Record>& finals) {
+  std::map<std::string, int> count;
+  for (const Record& r : finals) {
+    ++count[Key(r)];
+  }
+  const size_t kept =
+      std::count_if(count.begin(), count.end(), [](const auto& entry) { return entry.second > 1; });
+  std::vector<std::vector<std::string>> passes(1);
+  for (const Record& r : finals) {
+    const size_t size = passes.size() == 1 ? count.size() : kept;
+    if (passes.back().size() == size) {
+      passes.emplace_back();
+    }
+    passes.back().push_back(Key(r));
+  }
+  return passes;
+}
+
 TEST(FinalistsTest, AJobsBestRestsOnItsFinalistsReMeasuredInInterleavedPasses) {
   TempDir dir;
   const std::string db = dir.File("tuning.db");
@@ -45,26 +70,27 @@ TEST(FinalistsTest, AJobsBestRestsOnItsFinalistsReMeasuredInInterleavedPasses) {
 
   auto finals = FinalRecordsOfJob(db, static_cast<int64_t>(job->job_id()));
   ASSERT_TRUE(finals.ok()) << finals.status();
-  // kFinalists, and more when their search readings were within kFinalistWindow of the third.
-  const size_t n = finals->size() / tuner::kFinalPasses;
-  ASSERT_EQ(finals->size(), n * tuner::kFinalPasses);
-  ASSERT_GE(n, tuner::kFinalists);
-  ASSERT_LE(n, tuner::kMaxFinalists);
-  // One pass at a time: each pass measures every finalist once (A B C, B A C, ...).
-  for (size_t pass = 0; pass < tuner::kFinalPasses; ++pass) {
-    std::set<std::string> configs;
-    for (size_t i = 0; i < n; ++i) {
-      configs.insert((*finals)[pass * n + i].config);
-    }
-    EXPECT_EQ(configs.size(), n) << "pass " << pass;
+  // The screen measures up to kScreened configs once; of them, kFinalists (and more within
+  // kFinalistWindow of the third, up to kMaxFinalists) are measured in every later pass.
+  std::vector<std::vector<std::string>> passes = Passes(*finals);
+  ASSERT_EQ(passes.size(), static_cast<size_t>(tuner::kFinalPasses));
+  const std::set<std::string> screened(passes[0].begin(), passes[0].end());
+  EXPECT_EQ(screened.size(), passes[0].size()) << "the screen measures each config once";
+  EXPECT_GE(screened.size(), tuner::kFinalists);
+  EXPECT_LE(screened.size(), tuner::kScreened);
+  const std::set<std::string> finalists(passes[1].begin(), passes[1].end());
+  EXPECT_GE(finalists.size(), tuner::kFinalists);
+  EXPECT_LE(finalists.size(), tuner::kMaxFinalists);
+  for (size_t pass = 1; pass < passes.size(); ++pass) {
+    // One pass at a time: each measures every finalist once (A B C, B A C, ...).
+    EXPECT_EQ(passes[pass].size(), finalists.size()) << "pass " << pass;
+    EXPECT_EQ(std::set<std::string>(passes[pass].begin(), passes[pass].end()), finalists);
   }
-  std::map<std::string, int> passes;
+  EXPECT_TRUE(std::includes(screened.begin(), screened.end(), finalists.begin(), finalists.end()));
   for (const Record& r : *finals) {
     ASSERT_TRUE(r.measurement.ok()) << r.measurement.message;
     EXPECT_GE(r.measurement.round_secs.size(), 5u) << "more rounds than a search trial";
-    ++passes[r.config];
   }
-  EXPECT_EQ(passes.size(), n);
 
   // The decided best is one of them, and it is what the job and the target's best report.
   const std::string target = Target::Parse(FastSpec(kGemm, 1).target())->Resolved().ToString();
@@ -76,7 +102,7 @@ TEST(FinalistsTest, AJobsBestRestsOnItsFinalistsReMeasuredInInterleavedPasses) {
   auto record = (*log)->GetRecord((*decision)->record_id);
   ASSERT_TRUE(record.ok() && record->has_value());
   EXPECT_TRUE((*record)->final);
-  EXPECT_TRUE(passes.contains((*record)->config));
+  EXPECT_TRUE(finalists.contains(Key(**record))) << "a finalist, not a config only screened";
   ASSERT_TRUE(done->has_best());
   EXPECT_EQ(done->best().config(), (*record)->config);
   EXPECT_DOUBLE_EQ(done->best().secs(), (*decision)->median_secs);
@@ -185,24 +211,26 @@ TEST(FinalistsTest, TheLibrarysBestIsReMeasuredBesideTheFinalistsWhenNotAmongThe
 
   auto finals = FinalRecordsOfJob(db, static_cast<int64_t>(job->job_id()));
   ASSERT_TRUE(finals.ok()) << finals.status();
-  constexpr size_t kPerPass = tuner::kFinalists + 1;  // the three fastest and the library
-  ASSERT_EQ(finals->size(), kPerPass * tuner::kFinalPasses);
-  std::set<std::string> generated;
-  for (size_t pass = 0; pass < tuner::kFinalPasses; ++pass) {
-    int library = 0;
-    for (size_t i = 0; i < kPerPass; ++i) {
-      const Record& r = (*finals)[pass * kPerPass + i];
-      ASSERT_TRUE(r.measurement.ok()) << r.template_name << ": " << r.measurement.message;
-      if (r.template_name == "gemm.cpu.openblas") {
-        ++library;
-        EXPECT_GT(r.measurement.round_secs.front(), 1e-9) << "measured, not copied";
-      } else {
-        generated.insert(r.config);
-      }
+  for (const Record& r : *finals) {
+    ASSERT_TRUE(r.measurement.ok()) << r.template_name << ": " << r.measurement.message;
+    if (r.template_name == "gemm.cpu.openblas") {
+      EXPECT_GT(r.measurement.round_secs.front(), 1e-9) << "measured, not copied";
     }
-    EXPECT_EQ(library, 1) << "pass " << pass << ": the library is measured once in every pass";
   }
-  EXPECT_EQ(generated, fastest) << "tune's finalists are the log's fastest three";
+  std::vector<std::vector<std::string>> passes = Passes(*finals);
+  ASSERT_EQ(passes.size(), static_cast<size_t>(tuner::kFinalPasses));
+  for (size_t pass = 0; pass < passes.size(); ++pass) {
+    EXPECT_EQ(
+        std::count_if(passes[pass].begin(), passes[pass].end(),
+                      [](const std::string& key) { return key.starts_with("gemm.cpu.openblas "); }),
+        1)
+        << "pass " << pass << ": the library is measured once in every pass";
+  }
+  for (const std::string& config : fastest) {
+    EXPECT_NE(std::find(passes[0].begin(), passes[0].end(), "gemm.cpu.blocked " + config),
+              passes[0].end())
+        << "the screen measures the log's fastest: " << config;
+  }
 }
 
 }  // namespace

@@ -472,7 +472,8 @@ TEST_F(SchedulerTest, ASpentJobReMeasuresItsFinalistsOnePassAtATimeBeforeItEnds)
     ASSERT_TRUE(request.has_value());
     worker.Answer(*request, secs);
   }
-  // Both configs are finalists: each pass measures both, with more rounds than the search.
+  // The first pass screens both; both are then finalists: each pass measures both, with more
+  // rounds than the search.
   for (int pass = 1; pass <= kFinalPasses; ++pass) {
     std::vector<v1::MeasureRequest> requests;
     for (int i = 0; i < 2; ++i) {
@@ -486,7 +487,9 @@ TEST_F(SchedulerTest, ASpentJobReMeasuresItsFinalistsOnePassAtATimeBeforeItEnds)
     ASSERT_TRUE(running.ok());
     EXPECT_EQ(running->state(), v1::JOB_STATE_RUNNING);
     EXPECT_EQ(running->trials_done(), 2);
-    EXPECT_EQ(running->message(), StrCat("re-measuring its 2 finalists: pass ", pass, " of 3"));
+    EXPECT_EQ(running->message(),
+              pass == 1 ? std::string("screening its 2 fastest configs: pass 1 of 3")
+                        : StrCat("re-measuring its 2 finalists: pass ", pass, " of 3"));
     for (const v1::MeasureRequest& request : requests) {
       worker.Answer(request, 3e-4);
     }

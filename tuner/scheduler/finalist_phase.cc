@@ -11,7 +11,7 @@
 namespace tune::tuner {
 namespace {
 
-// How many of the log's fastest configs are read to find kFinalists this job can build.
+// How many of the log's fastest configs are read to find the kScreened this job can build.
 constexpr int kFinalistScan = 16;
 
 std::string KeyText(const ConfigKey& key) {
@@ -61,8 +61,14 @@ FinalistPhase::Step FinalistPhase::Next(bool stands_behind) {
     case Stage::kDeciding:
       return Step::kUnderWay;
     case Stage::kMeasuring:
-      // Every re-measurement of the pass is in (the job has nothing outstanding): the next
-      // pass, or the verdict. One pass at a time: each finalist is measured once per pass.
+      // Every re-measurement of the pass is in (the job has nothing outstanding): after the
+      // screen, the finalists; then the next pass, or the verdict. One pass at a time: each
+      // config is measured once per pass.
+      if (!screened_) {
+        screened_ = true;
+        stage_ = Stage::kPlanning;
+        return Step::kPlan;
+      }
       ++pass_;
       if (pass_ < kFinalPasses && !PassCandidates().empty()) {
         return Step::kMeasure;
@@ -77,15 +83,19 @@ FinalistPhase::Step FinalistPhase::Next(bool stands_behind) {
 
 std::vector<Candidate> FinalistPhase::Planned(
     std::optional<std::vector<PlannedFinalist>> finalists) {
-  if (!finalists || finalists->size() < 2) {
-    // The job ends on its search's best: the log could not be read, or there is nothing to
-    // choose between.
+  if (!finalists || finalists->size() < (screened_ ? 1u : 2u)) {
+    // The job ends on its search's best: the log could not be read, there is nothing to choose
+    // between, or the screen left no finalist (every re-measurement failed).
     stage_ = Stage::kDecided;
     return {};
   }
   finalists_ = std::move(*finalists);
-  pass_ = 0;
   stage_ = Stage::kMeasuring;
+  if (!screened_) {
+    pass_ = 0;
+    return PassCandidates();  // none: a restart found the screen recorded; Next moves on
+  }
+  pass_ = 1;
   std::vector<Candidate> first = PassCandidates();
   while (first.empty() && ++pass_ < kFinalPasses) {
     first = PassCandidates();  // the passes before were recorded before a restart
@@ -116,22 +126,23 @@ std::vector<Candidate> FinalistPhase::PassCandidates() const {
 absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
     TuningLog& log, int64_t job_id, const JobSpec& spec,
     const std::vector<const KernelTemplate*>& templates,
-    const std::set<const KernelTemplate*>& unusable) {
-  // The log's fastest configs (the decided best first) that this job's templates build, and
-  // how many passes over each an earlier run of this finalization already recorded.
-  ASSIGN_OR_RETURN(std::vector<Record> top, log.QueryTopK(QueryOf(spec), kFinalistScan));
+    const std::set<const KernelTemplate*>& unusable, bool screened) {
   ASSIGN_OR_RETURN(std::vector<Record> mine, log.ListRecords(RecordFilter{.job_id = job_id}));
-  ASSIGN_OR_RETURN(std::optional<Record> library,
-                   BestLibraryRecord(log, spec, templates, unusable));
+  // The job's re-measurements so far: how many of each config, and the first (the screen's).
   std::map<std::string, int> done;
+  std::map<std::string, const Record*> screen;
   for (const Record& r : mine) {
-    if (r.final) {
-      ++done[KeyText(ConfigKey{r.template_name, r.template_version, r.config})];
+    if (!r.final) {
+      continue;
+    }
+    const std::string key = KeyText(ConfigKey{r.template_name, r.template_version, r.config});
+    if (done[key]++ == 0 && r.measurement.ok()) {
+      screen.emplace(key, &r);
     }
   }
   std::vector<PlannedFinalist> passes;
   std::set<std::string> taken;
-  // Adds `r`'s config when this job builds it and it is not a finalist already.
+  // Adds `r`'s config when this job builds it and it is not planned already; true when added.
   auto add = [&](const Record& r) {
     const std::string key = KeyText(ConfigKey{r.template_name, r.template_version, r.config});
     auto tpl = std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate* t) {
@@ -140,28 +151,59 @@ absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
     absl::StatusOr<Config> config = ParseConfig(r.config);
     if (tpl == templates.end() || unusable.contains(*tpl) || !config.ok() ||
         !taken.insert(key).second) {
-      return;
+      return false;
     }
     passes.emplace_back(Candidate{*tpl, *config}, done[key]);
+    return true;
   };
-  // The kFinalists fastest, then any config the search measured within kFinalistWindow of the
-  // last of them: one noisy search reading must not keep the true best out of the finals.
-  double cutoff = 0;
-  for (const Record& r : top) {
-    if (passes.size() >= kMaxFinalists ||
-        (passes.size() >= kFinalists && r.measurement.MedianSecs() > cutoff)) {
-      break;
+
+  if (!screened) {
+    // The screen: the log's kScreened fastest by their search readings, and the library's best
+    // beside them even when it is not among the fastest.
+    ASSIGN_OR_RETURN(std::vector<Record> top, log.QueryTopK(QueryOf(spec), kFinalistScan));
+    ASSIGN_OR_RETURN(std::optional<Record> library,
+                     BestLibraryRecord(log, spec, templates, unusable));
+    for (const Record& r : top) {
+      if (passes.size() >= kScreened) {
+        break;
+      }
+      add(r);
     }
-    const size_t before = passes.size();
-    add(r);
-    if (passes.size() == kFinalists && before < kFinalists) {
-      cutoff = r.measurement.MedianSecs() * (1 + kFinalistWindow);
+    if (library) {
+      add(*library);
+    }
+    return passes;
+  }
+
+  // The finalists, by the screen's figures: the kFinalists fastest, then any within
+  // kFinalistWindow of the last of them, up to kMaxFinalists; the incumbent and the library's
+  // whatever their figures, so that they are compared side by side.
+  ASSIGN_OR_RETURN(std::optional<BestDecision> decision,
+                   log.GetBestDecision(spec.workload, spec.target, spec.timing.flush_cache));
+  std::string incumbent;
+  if (decision) {
+    ASSIGN_OR_RETURN(std::optional<Record> held, log.GetRecord(decision->record_id));
+    if (held) {
+      incumbent = KeyText(ConfigKey{held->template_name, held->template_version, held->config});
     }
   }
-  // The library's best is re-measured next to tune's finalists even when it is not among the
-  // fastest, so that the two are compared on figures measured side by side.
-  if (library) {
-    add(*library);
+  std::vector<std::pair<double, std::string>> by_figure;
+  for (const auto& [key, r] : screen) {
+    by_figure.emplace_back(r->measurement.MedianSecs(), key);
+  }
+  std::sort(by_figure.begin(), by_figure.end());
+  size_t chosen = 0;
+  double cutoff = 0;
+  for (const auto& [median, key] : by_figure) {
+    const Record& r = *screen.at(key);
+    auto tpl = std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate* t) {
+      return t->name == r.template_name && t->version == r.template_version;
+    });
+    const bool kept = key == incumbent || (tpl != templates.end() && !(*tpl)->library.empty());
+    const bool fast = chosen < kFinalists || (chosen < kMaxFinalists && median <= cutoff);
+    if ((kept || fast) && add(r) && !kept && ++chosen == kFinalists) {
+      cutoff = median * (1 + kFinalistWindow);
+    }
   }
   return passes;
 }
@@ -173,12 +215,19 @@ std::optional<FinalistPhase::Decision> FinalistPhase::Decide(TuningLog& log, int
   bool has_decision = false;
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<Record> mine, log.ListRecords(RecordFilter{.job_id = job_id}));
+    // The finalists: configs re-measured after the screen (in more than one pass).
+    std::map<std::string, int> passes;
+    for (const Record& r : mine) {
+      if (r.final) {
+        ++passes[KeyText(ConfigKey{r.template_name, r.template_version, r.config})];
+      }
+    }
     std::map<std::string, size_t> index;
     for (const Record& r : mine) {
-      if (!r.final) {
+      ConfigKey key{r.template_name, r.template_version, r.config};
+      if (!r.final || passes[KeyText(key)] < 2) {
         continue;
       }
-      ConfigKey key{r.template_name, r.template_version, r.config};
       auto [it, added] = index.emplace(KeyText(key), finalists.size());
       if (added) {
         finalists.push_back(Finalist{key, {}, 0, ""});

@@ -1,13 +1,21 @@
 // Finalists: what makes a job's best survive a second measurement. When a job has spent its
-// budget, the fastest configs the log holds for its workload and target (the decided best, the
-// incumbent, among them; at least two, else there is nothing to choose) and the fastest config
-// of a library template the job may use (gemm.cuda.cublas, conv2d.cpu.dnnl, ...: re-measured
-// even when it is not among the fastest, so that tune's kernels and the library are compared on
-// figures measured side by side) are measured again in kFinalPasses interleaved passes (A B C L,
-// A B C L, ...) with more rounds than a search trial (FinalTiming), so that a drift of the
-// machine touches every finalist alike; each pass goes to another worker of the job's device key
-// when the fleet has one, so that the figures are not one machine's. The best then rests on
-// those figures, decided by a rule that gives the same answer from the same log everywhere:
+// budget, its finals run in kFinalPasses interleaved passes (A B C L, A B C L, ...) with more
+// rounds than a search trial (FinalTiming), so that a drift of the machine touches every
+// finalist alike; each pass goes to another worker of the job's device key when the fleet has
+// one, so that the figures are not one machine's.
+//   - The first pass screens: the kScreened fastest configs the log holds for the job's workload
+//     and target by their search readings (the decided best, the incumbent, among them) and the
+//     fastest config of a library template the job may use (gemm.cuda.cublas, conv2d.cpu.dnnl,
+//     ...: re-measured even when it is not among the fastest, so that tune's kernels and the
+//     library are compared on figures measured side by side). A search reading is one trial's,
+//     taken while builds and other trials ran; the true best must not miss the finals for one
+//     unlucky reading.
+//   - The finalists are then chosen by the screen's figures: the kFinalists fastest, any within
+//     kFinalistWindow of the kFinalists-th up to kMaxFinalists, the incumbent and the library's;
+//     the other passes measure them alone. With fewer than two configs to screen, or no
+//     finalist left (every screen measurement failed), the job ends on its search's best.
+// The best then rests on the finalists' figures (every pass), decided by a rule that gives the
+// same answer from the same log everywhere:
 //   - the incumbent stays unless a challenger is faster beyond the noise, i.e. the upper end of
 //     the challenger's median's 95% confidence interval lies below the lower end of the
 //     incumbent's. A median's interval is the wider of two: the one its rounds give, and half
@@ -30,10 +38,9 @@
 
 namespace tune::tuner {
 
-/// The fastest configs re-measured at a job's end (the library's best comes beside them), and
-/// passes over them. Configs whose search reading is within kFinalistWindow of the
-/// kFinalists-th join them, up to kMaxFinalists: readings of one config drift by several percent
-/// from trial to trial on a busy machine, and the true best must not miss the finals for it.
+/// The configs the first pass screens, the finalists it leaves (finalists.h above), and the
+/// passes in all.
+inline constexpr size_t kScreened = 8;
 inline constexpr size_t kFinalists = 3;
 inline constexpr size_t kMaxFinalists = 6;
 inline constexpr double kFinalistWindow = 0.10;
@@ -43,8 +50,9 @@ inline constexpr int kFinalPasses = 3;
 struct FinalsProgress {
   enum class Stage : uint8_t { kSearching, kPlanning, kMeasuring, kDeciding, kDecided };
   Stage stage = Stage::kSearching;
-  size_t finalists = 0;
-  int pass = 0;  // the pass being measured, from 0
+  size_t finalists = 0;   // the configs of the pass being measured
+  int pass = 0;           // the pass being measured, from 0
+  bool screened = false;  // the first pass (the screen) is over: `finalists` are finalists
 };
 
 /// The timing of a re-measurement: the job's, with at least 5 and at most 20 rounds, stopping

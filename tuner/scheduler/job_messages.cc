@@ -182,6 +182,10 @@ std::string FinalsNote(const JobView& view) {
     case Stage::kPlanning:
       return "picking its finalists";
     case Stage::kMeasuring:
+      if (!view.finals.screened) {
+        return StrCat("screening its ", view.finals.finalists, " fastest configs: pass 1 of ",
+                      kFinalPasses);
+      }
       return StrCat("re-measuring its ", view.finals.finalists, " finalists: pass ",
                     std::min(view.finals.pass + 1, kFinalPasses), " of ", kFinalPasses);
     case Stage::kDeciding:

@@ -53,13 +53,15 @@ void Scheduler::ApplyStepLocked(JobRuntime& job, JobStep step) {
 
 void Scheduler::PlanFinals(const JobPtr& job, const std::set<const KernelTemplate*>& unusable) {
   JobSpec spec;
+  bool screened = false;
+  SearchJob& search = *job->driver->AsSearch();
   {
     std::lock_guard lock(mu_);
     spec = job->row.spec;
+    screened = search.finals().screened();
   }
-  SearchJob& search = *job->driver->AsSearch();
   absl::StatusOr<std::vector<PlannedFinalist>> picked =
-      FinalistPhase::Pick(*log_, job->row.id, spec, search.templates(), unusable);
+      FinalistPhase::Pick(*log_, job->row.id, spec, search.templates(), unusable, screened);
   if (!picked.ok()) {
     Logger("daemon")->error("job {}: cannot pick its finalists: {}", job->row.id, picked.status());
   }
@@ -73,9 +75,12 @@ void Scheduler::PlanFinals(const JobPtr& job, const std::set<const KernelTemplat
   if (picked.ok()) {
     planned = *std::move(picked);
   }
-  if (planned && planned->size() >= 2) {
-    Logger("daemon")->info("job {}: re-measuring {} finalist(s) in {} interleaved passes",
+  if (planned && !screened && planned->size() >= 2) {
+    Logger("daemon")->info("job {}: screening its {} fastest configs (the first of {} passes)",
                            job->row.id, planned->size(), kFinalPasses);
+  } else if (planned && screened && !planned->empty()) {
+    Logger("daemon")->info("job {}: re-measuring {} finalist(s) in {} more interleaved passes",
+                           job->row.id, planned->size(), kFinalPasses - 1);
   }
   AdmitFinalistsLocked(*job, search.finals().Planned(std::move(planned)));
   PumpLocked();  // decides at once when every pass was recorded already
