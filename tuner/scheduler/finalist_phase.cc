@@ -12,7 +12,7 @@ namespace tune::tuner {
 namespace {
 
 // How many of the log's fastest configs are read to find the kScreened this job can build.
-constexpr int kFinalistScan = 16;
+constexpr int kFinalistScan = 32;
 
 std::string KeyText(const ConfigKey& key) {
   return StrCat(key.template_name, "|", key.template_version, "|", key.config);

@@ -8,8 +8,9 @@
 //     fastest config of a library template the job may use (gemm.cuda.cublas, conv2d.cpu.dnnl,
 //     ...: re-measured even when it is not among the fastest, so that tune's kernels and the
 //     library are compared on figures measured side by side). A search reading is one trial's,
-//     taken while builds and other trials ran; the true best must not miss the finals for one
-//     unlucky reading.
+//     taken while builds and other trials ran: on a host whose local workers share their cores
+//     with the build pool, a job's first trials read up to twice their time. The true best must
+//     not miss the finals for one unlucky reading, so the screen is wide.
 //   - The finalists are then chosen by the screen's figures: the kFinalists fastest, any within
 //     kFinalistWindow of the kFinalists-th up to kMaxFinalists, the incumbent and the library's;
 //     the other passes measure them alone. With fewer than two configs to screen, or no
@@ -40,7 +41,7 @@ namespace tune::tuner {
 
 /// The configs the first pass screens, the finalists it leaves (finalists.h above), and the
 /// passes in all.
-inline constexpr size_t kScreened = 8;
+inline constexpr size_t kScreened = 16;
 inline constexpr size_t kFinalists = 3;
 inline constexpr size_t kMaxFinalists = 6;
 inline constexpr double kFinalistWindow = 0.10;
