@@ -118,9 +118,9 @@ def main() -> int:
         rest = args.range.split(",", 1)[1]
         n = int(rest.split("N=")[1].split(",")[0])
         k = int(rest.split("K=")[1].split(",")[0])
-        configs = header_configs(range_lib.replace(".so", ".h"))
         pieces_of = None
         if args.explain:
+            configs = header_configs(range_lib.replace(".so", ".h"))
             ctypes.CDLL(os.path.join(args.build, "lib", "libtune_range.so"), ctypes.RTLD_GLOBAL)
             entry = ctypes.CDLL(range_lib)
             entry.ranged_pieces.restype = ctypes.c_int32

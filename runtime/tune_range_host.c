@@ -26,6 +26,7 @@ typedef struct scratch {
 static pthread_key_t g_scratch_key;
 static pthread_once_t g_scratch_once = PTHREAD_ONCE_INIT;
 static _Thread_local scratch t_scratch;
+static _Thread_local int t_registered; /* this thread's cache is freed at its exit */
 
 static uint64_t block_bytes(void* block) {
   uint64_t bytes;
@@ -93,9 +94,10 @@ static int32_t host_release(void* ctx, void* ptr, void* stream) {
     }
     free(t_scratch.block[slot]);
   }
-  /* Registers this thread's cache for freeing at its exit (a key's value must be non-NULL). */
-  pthread_once(&g_scratch_once, create_key);
-  pthread_setspecific(g_scratch_key, &t_scratch);
+  if (!t_registered) { /* a key's destructor runs only for a non-NULL value */
+    pthread_once(&g_scratch_once, create_key);
+    t_registered = pthread_setspecific(g_scratch_key, &t_scratch) == 0;
+  }
   t_scratch.block[slot] = block;
   return 0;
 }

@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 
 // A finalist whose rounds are `median` times 1 ± `spread` (evenly spread over 9 rounds).
 Finalist At(const std::string& config, double median, double spread) {
-  Finalist f{ConfigKey{"gemm.cpu.blocked", 1, config}, {}, 0, ""};
+  Finalist f{ConfigKey{"gemm.cpu.blocked", 1, config}, {}, 0, "", {}};
   for (int i = -4; i <= 4; ++i) {
     f.rounds.push_back(median * (1 + spread * i / 4));
   }
@@ -78,7 +78,7 @@ TEST(Finalists, ChallengersThatBeatTheIncumbentAndTieEachOtherAreOrderedStably) 
 // A finalist measured in `passes` passes, each of 9 rounds tightly around its own median (1%
 // apart), the passes' medians spread evenly over median times 1 ± `between`.
 Finalist Passes(const std::string& config, double median, double between, int passes) {
-  Finalist f{ConfigKey{"gemm.cpu.blocked", 1, config}, {}, 0, ""};
+  Finalist f{ConfigKey{"gemm.cpu.blocked", 1, config}, {}, 0, "", {}};
   for (int p = 0; p < passes; ++p) {
     const double pass_median = median * (1 + between * (2.0 * p / (passes - 1) - 1));
     for (int i = -4; i <= 4; ++i) {
@@ -109,7 +109,7 @@ TEST(Finalists, PassesThatDisagreeWidenTheNoiseBeyondWhatTheirRoundsSay) {
 }
 
 TEST(Finalists, FinalistsWithoutRoundsTakeNoPart) {
-  Finalist failed{ConfigKey{"gemm.cpu.blocked", 1, "x"}, {}, 0, ""};
+  Finalist failed{ConfigKey{"gemm.cpu.blocked", 1, "x"}, {}, 0, "", {}};
   EXPECT_FALSE(Decide({failed}, std::nullopt).has_value());
   auto verdict = Decide({failed, At("b", 2e-3, 0.01)}, 0);
   ASSERT_TRUE(verdict.has_value());

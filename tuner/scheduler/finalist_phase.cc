@@ -18,6 +18,37 @@ std::string KeyText(const ConfigKey& key) {
   return StrCat(key.template_name, "|", key.template_version, "|", key.config);
 }
 
+ConfigKey KeyOf(const Record& r) { return {r.template_name, r.template_version, r.config}; }
+
+// The template of `templates` that measured `r`, or nullptr.
+const KernelTemplate* TemplateOf(const std::vector<const KernelTemplate*>& templates,
+                                 const Record& r) {
+  auto tpl = std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate* t) {
+    return t->name == r.template_name && t->version == r.template_version;
+  });
+  return tpl == templates.end() ? nullptr : *tpl;
+}
+
+// The decided best of the job's workload and target: whether there is one, and the key of its
+// config ("" when its record is gone).
+struct Incumbent {
+  bool decided = false;
+  std::string key;
+};
+
+absl::StatusOr<Incumbent> IncumbentOf(TuningLog& log, const JobSpec& spec) {
+  ASSIGN_OR_RETURN(std::optional<BestDecision> decision,
+                   log.GetBestDecision(spec.workload, spec.target, spec.timing.flush_cache));
+  Incumbent incumbent{decision.has_value(), ""};
+  if (decision) {
+    ASSIGN_OR_RETURN(std::optional<Record> held, log.GetRecord(decision->record_id));
+    if (held) {
+      incumbent.key = KeyText(KeyOf(*held));
+    }
+  }
+  return incumbent;
+}
+
 BestQuery QueryOf(const JobSpec& spec) {
   return BestQuery{
       .workload = spec.workload, .target = spec.target, .flush_cache = spec.timing.flush_cache};
@@ -135,7 +166,7 @@ absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
     if (!r.final) {
       continue;
     }
-    const std::string key = KeyText(ConfigKey{r.template_name, r.template_version, r.config});
+    const std::string key = KeyText(KeyOf(r));
     if (done[key]++ == 0 && r.measurement.ok()) {
       screen.emplace(key, &r);
     }
@@ -144,16 +175,13 @@ absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
   std::set<std::string> taken;
   // Adds `r`'s config when this job builds it and it is not planned already; true when added.
   auto add = [&](const Record& r) {
-    const std::string key = KeyText(ConfigKey{r.template_name, r.template_version, r.config});
-    auto tpl = std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate* t) {
-      return t->name == r.template_name && t->version == r.template_version;
-    });
+    const std::string key = KeyText(KeyOf(r));
+    const KernelTemplate* tpl = TemplateOf(templates, r);
     absl::StatusOr<Config> config = ParseConfig(r.config);
-    if (tpl == templates.end() || unusable.contains(*tpl) || !config.ok() ||
-        !taken.insert(key).second) {
+    if (tpl == nullptr || unusable.contains(tpl) || !config.ok() || !taken.insert(key).second) {
       return false;
     }
-    passes.emplace_back(Candidate{*tpl, *config}, done[key]);
+    passes.emplace_back(Candidate{tpl, *config}, done[key]);
     return true;
   };
 
@@ -178,30 +206,20 @@ absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
   // The finalists, by the screen's figures: the kFinalists fastest, then any within
   // kFinalistWindow of the last of them, up to kMaxFinalists; the incumbent and the library's
   // whatever their figures, so that they are compared side by side.
-  ASSIGN_OR_RETURN(std::optional<BestDecision> decision,
-                   log.GetBestDecision(spec.workload, spec.target, spec.timing.flush_cache));
-  std::string incumbent;
-  if (decision) {
-    ASSIGN_OR_RETURN(std::optional<Record> held, log.GetRecord(decision->record_id));
-    if (held) {
-      incumbent = KeyText(ConfigKey{held->template_name, held->template_version, held->config});
-    }
-  }
-  std::vector<std::pair<double, std::string>> by_figure;
+  ASSIGN_OR_RETURN(Incumbent incumbent, IncumbentOf(log, spec));
+  std::vector<std::pair<double, const Record*>> by_figure;
   for (const auto& [key, r] : screen) {
-    by_figure.emplace_back(r->measurement.MedianSecs(), key);
+    by_figure.emplace_back(r->measurement.MedianSecs(), r);
   }
   std::sort(by_figure.begin(), by_figure.end());
   size_t chosen = 0;
   double cutoff = 0;
-  for (const auto& [median, key] : by_figure) {
-    const Record& r = *screen.at(key);
-    auto tpl = std::find_if(templates.begin(), templates.end(), [&](const KernelTemplate* t) {
-      return t->name == r.template_name && t->version == r.template_version;
-    });
-    const bool kept = key == incumbent || (tpl != templates.end() && !(*tpl)->library.empty());
+  for (const auto& [median, r] : by_figure) {
+    const KernelTemplate* tpl = TemplateOf(templates, *r);
+    const bool kept =
+        KeyText(KeyOf(*r)) == incumbent.key || (tpl != nullptr && !tpl->library.empty());
     const bool fast = chosen < kFinalists || (chosen < kMaxFinalists && median <= cutoff);
-    if ((kept || fast) && add(r) && !kept && ++chosen == kFinalists) {
+    if ((kept || fast) && add(*r) && !kept && ++chosen == kFinalists) {
       cutoff = median * (1 + kFinalistWindow);
     }
   }
@@ -219,18 +237,18 @@ std::optional<FinalistPhase::Decision> FinalistPhase::Decide(TuningLog& log, int
     std::map<std::string, int> passes;
     for (const Record& r : mine) {
       if (r.final) {
-        ++passes[KeyText(ConfigKey{r.template_name, r.template_version, r.config})];
+        ++passes[KeyText(KeyOf(r))];
       }
     }
     std::map<std::string, size_t> index;
     for (const Record& r : mine) {
-      ConfigKey key{r.template_name, r.template_version, r.config};
+      const ConfigKey key = KeyOf(r);
       if (!r.final || passes[KeyText(key)] < 2) {
         continue;
       }
       auto [it, added] = index.emplace(KeyText(key), finalists.size());
       if (added) {
-        finalists.push_back(Finalist{key, {}, 0, ""});
+        finalists.push_back(Finalist{key, {}, 0, "", {}});
       }
       Finalist& f = finalists[it->second];
       if (r.measurement.ok()) {
@@ -241,18 +259,10 @@ std::optional<FinalistPhase::Decision> FinalistPhase::Decide(TuningLog& log, int
         f.record_uid = r.uid;
       }
     }
-    ASSIGN_OR_RETURN(std::optional<BestDecision> decision,
-                     log.GetBestDecision(spec.workload, spec.target, spec.timing.flush_cache));
-    if (decision) {
-      has_decision = true;
-      ASSIGN_OR_RETURN(std::optional<Record> held, log.GetRecord(decision->record_id));
-      if (held) {
-        auto it = index.find(
-            KeyText(ConfigKey{held->template_name, held->template_version, held->config}));
-        if (it != index.end()) {
-          incumbent = it->second;
-        }
-      }
+    ASSIGN_OR_RETURN(Incumbent held, IncumbentOf(log, spec));
+    has_decision = held.decided;
+    if (auto it = index.find(held.key); !held.key.empty() && it != index.end()) {
+      incumbent = it->second;
     }
     return absl::OkStatus();
   }();
