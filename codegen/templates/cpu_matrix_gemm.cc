@@ -1,5 +1,6 @@
 #include "codegen/templates/cpu_matrix_gemm.h"
 
+#include <utility>
 #include <vector>
 
 #include "codegen/templates/cpu_vector_info.h"
@@ -11,6 +12,7 @@ namespace tune {
 using ir::Expr;
 using ir::For;
 using ir::LoopKind;
+using ir::Stmt;
 using ir::Var;
 
 CpuMatrixTypes CpuMatrixTypesOf(const Workload& workload) {
@@ -26,76 +28,196 @@ CpuMatrixTypes CpuMatrixTypesOf(const Workload& workload) {
   return t;
 }
 
-ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
-                        const ir::Buffer& b, const ir::Buffer& packed) {
+namespace {
+
+constexpr int kUnits = 16;  // groups (4 bytes each) in a 512-bit vector
+
+// Layout NT, a block of 16 groups of 16 columns (each column's 16 groups one 64-byte load) turned
+// into 16 group rows of the panel (16 columns each) in registers: four rounds of two-vector
+// shuffles, round s swapping bit s of the column with bit s of the group (a 16 x 16 transpose of
+// 4-byte units, where copying unit by unit costs a load and an insert per unit). Columns from
+// `col` (the panel's column q * 16 = col - j * w), groups from `kgs`; i8 B shifted to u8 as it is
+// loaded.
+ir::Stmt TransposedBlock(const GemmShape& shape, const VnniPanels& panels, const ir::Buffer& b,
+                         const ir::Buffer& packed, const Expr& col, const Expr& dst, int64_t q,
+                         const Expr& kgs) {
+  const int g = panels.group;
+  const int64_t w = panels.width;
+  const int lanes = kUnits * g;
+  const ir::Type type = packed.element_type().WithLanes(lanes);
+  // The lanes of unit u of vector `which` (0: the first of a shuffle's two, 1: the second).
+  auto unit = [&](std::vector<int>& indices, int which, int u) {
+    for (int e = 0; e < g; ++e) {
+      indices.push_back(which * lanes + u * g + e);
+    }
+  };
+  std::vector<std::pair<Var, Expr>> lets;
+  std::vector<Var> rows;
+  for (int c = 0; c < kUnits; ++c) {
+    Var v(StrCat("tc", c), type);
+    Expr units = ir::Load::Make(b, (col + c) * shape.k + kgs * g, lanes);
+    if (panels.shift_to_u8) {
+      units =
+          ir::Cast::Make(type, ir::Cast::Make(ir::Type::Int32().WithLanes(lanes), units) +
+                                   ir::BroadcastTo(ir::Cast::Make(ir::Type::Int32(), 128), lanes));
+    }
+    lets.emplace_back(v, units);
+    rows.push_back(v);
+  }
+  for (int s = 0; s < 4; ++s) {
+    const int bit = 1 << s;
+    std::vector<Var> next(kUnits);
+    for (int c = 0; c < kUnits; ++c) {
+      if ((c & bit) != 0) {
+        continue;
+      }
+      std::vector<int> low, high;  // the new rows c and c + bit
+      for (int u = 0; u < kUnits; ++u) {
+        if ((u & bit) == 0) {
+          unit(low, 0, u);
+          unit(high, 0, u + bit);
+        } else {
+          unit(low, 1, u - bit);
+          unit(high, 1, u);
+        }
+      }
+      next[c] = Var(StrCat("t", s, "_", c), type);
+      next[c + bit] = Var(StrCat("t", s, "_", c + bit), type);
+      lets.emplace_back(next[c], ir::Shuffle::Make({rows[c], rows[c + bit]}, low));
+      lets.emplace_back(next[c + bit], ir::Shuffle::Make({rows[c], rows[c + bit]}, high));
+    }
+    rows = std::move(next);
+  }
+  std::vector<Stmt> stores;
+  for (int t = 0; t < kUnits; ++t) {
+    stores.push_back(
+        ir::Store::Make(packed, dst * (panels.kp * w) + ((kgs + t) * w + q * kUnits) * g, rows[t]));
+  }
+  Stmt body = ir::Block::Make(std::move(stores));
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+    body = ir::LetStmt::Make(it->first, it->second, body);
+  }
+  return body;
+}
+
+// Panel j's groups kg in [kg0, kg0 + groups) of `b`, stored as panel `dst` of `packed`: every
+// element, its column c and group element e unrolled (straight-line copies of a w x g block).
+// `guarded`: padding past N or K reads a clamped element (every read stays inside B) and stores
+// zero. Layout NT copies whole blocks of 16 groups by TransposedBlock unless `tail_only`.
+ir::Stmt PanelGroups(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
+                     const ir::Buffer& b, const ir::Buffer& packed, const Expr& j, const Expr& dst,
+                     const Expr& kg0, const Expr& groups, bool guarded, bool tail_only = false) {
   const int64_t g = panels.group;
   const int64_t w = panels.width;
-  // One panel's groups kg in [kg0, kg0 + groups): every element, its column c and group element
-  // e unrolled (straight-line copies of a w x g block). `guarded`: padding past N or K reads a
-  // clamped element (every read stays inside B) and stores zero.
-  auto groups_of = [&](const Expr& j, const Expr& kg0, const Expr& groups, bool guarded) {
-    Var kg("pkg"), c("pc"), e("pe");
-    const Expr n = j * w + c;
-    const Expr k = (kg0 + kg) * g + e;
-    const Expr nn = guarded ? ir::Min::Make(n, shape.n - 1) : n;
-    const Expr kk = guarded ? ir::Min::Make(k, shape.k - 1) : k;
-    const Expr source_index = layout == GemmLayout::kNT ? nn * shape.k + kk : kk * shape.n + nn;
-    if (!guarded && !panels.shift_to_u8) {
-      // A plain copy of the elements' bits, one vector store of the group row: NN interleaves
-      // the G rows of K (w columns each), NT concatenates each column's G elements.
-      std::vector<Expr> parts;
-      if (layout == GemmLayout::kNT) {
-        for (int64_t col = 0; col < w; ++col) {
-          parts.push_back(
-              ir::Load::Make(b, (j * w + col) * shape.k + (kg0 + kg) * g, static_cast<int>(g)));
-        }
-      } else {
-        for (int64_t row = 0; row < g; ++row) {
-          parts.push_back(
-              ir::Load::Make(b, ((kg0 + kg) * g + row) * shape.n + j * w, static_cast<int>(w)));
-        }
-      }
-      std::vector<int> order(static_cast<size_t>(w * g));
-      for (size_t i = 0; i < order.size(); ++i) {
-        order[i] = static_cast<int>(i);
-      }
-      const Expr row = layout == GemmLayout::kNT ? ir::Shuffle::Make(std::move(parts), order)
-                                                 : ir::Shuffle::Interleave(std::move(parts));
-      return For::Make(kg, 0, groups, LoopKind::kSerial,
-                       ir::Store::Make(packed, j * (panels.kp * w) + (kg0 + kg) * w * g, row));
+  Var kg("pkg"), c("pc"), e("pe");
+  const Expr n = j * w + c;
+  const Expr k = (kg0 + kg) * g + e;
+  const Expr nn = guarded ? ir::Min::Make(n, shape.n - 1) : n;
+  const Expr kk = guarded ? ir::Min::Make(k, shape.k - 1) : k;
+  const Expr source_index = layout == GemmLayout::kNT ? nn * shape.k + kk : kk * shape.n + nn;
+  if (!guarded && layout == GemmLayout::kNT && w % kUnits == 0 && !tail_only) {
+    // Whole blocks of 16 groups transposed in registers, the rest group by group.
+    Var kb("pkb");
+    const Expr blocks = groups / kUnits;
+    std::vector<Stmt> per_block;
+    for (int64_t q = 0; q < w / kUnits; ++q) {
+      per_block.push_back(
+          TransposedBlock(shape, panels, b, packed, j * w + q * kUnits, dst, q, kg0 + kb * kUnits));
     }
-    Expr value =
-        ir::LoadAsOrZero(b, source_index, 1, guarded ? n < shape.n && k < shape.k : Expr());
-    if (panels.shift_to_u8) {
-      value = value + 128;
+    return ir::Block::Make(
+        {For::Make(kb, 0, blocks, LoopKind::kSerial, ir::Block::Make(std::move(per_block))),
+         PanelGroups(shape, layout, panels, b, packed, j, dst, kg0 + blocks * kUnits,
+                     groups - blocks * kUnits, false, true)});
+  }
+  if (!guarded && !panels.shift_to_u8) {
+    // A plain copy of the elements' bits, one vector store of the group row: NN interleaves
+    // the G rows of K (w columns each), NT concatenates each column's G elements.
+    std::vector<Expr> parts;
+    if (layout == GemmLayout::kNT) {
+      for (int64_t col = 0; col < w; ++col) {
+        parts.push_back(
+            ir::Load::Make(b, (j * w + col) * shape.k + (kg0 + kg) * g, static_cast<int>(g)));
+      }
+    } else {
+      for (int64_t row = 0; row < g; ++row) {
+        parts.push_back(
+            ir::Load::Make(b, ((kg0 + kg) * g + row) * shape.n + j * w, static_cast<int>(w)));
+      }
     }
-    const Expr index = j * (panels.kp * w) + ((kg0 + kg) * w + c) * g + e;
-    ir::Stmt body = ir::Store::Make(packed, index, ir::Cast::Make(packed.element_type(), value));
-    body = For::Make(e, 0, g, LoopKind::kUnrolled, body);
-    body = For::Make(c, 0, w, LoopKind::kUnrolled, body);
-    return For::Make(kg, 0, groups, LoopKind::kSerial, body);
-  };
+    std::vector<int> order(static_cast<size_t>(w * g));
+    for (size_t i = 0; i < order.size(); ++i) {
+      order[i] = static_cast<int>(i);
+    }
+    const Expr row = layout == GemmLayout::kNT ? ir::Shuffle::Make(std::move(parts), order)
+                                               : ir::Shuffle::Interleave(std::move(parts));
+    return For::Make(kg, 0, groups, LoopKind::kSerial,
+                     ir::Store::Make(packed, dst * (panels.kp * w) + (kg0 + kg) * w * g, row));
+  }
+  Expr value = ir::LoadAsOrZero(b, source_index, 1, guarded ? n < shape.n && k < shape.k : Expr());
+  if (panels.shift_to_u8) {
+    value = value + 128;
+  }
+  const Expr index = dst * (panels.kp * w) + ((kg0 + kg) * w + c) * g + e;
+  ir::Stmt body = ir::Store::Make(packed, index, ir::Cast::Make(packed.element_type(), value));
+  body = For::Make(e, 0, g, LoopKind::kUnrolled, body);
+  body = For::Make(c, 0, w, LoopKind::kUnrolled, body);
+  return For::Make(kg, 0, groups, LoopKind::kSerial, body);
+}
+
+// A whole panel j inside N (dst its place in `packed`): its whole groups unguarded, the groups
+// of K's padding guarded.
+ir::Stmt InsidePanel(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
+                     const ir::Buffer& b, const ir::Buffer& packed, const Expr& j,
+                     const Expr& dst) {
+  const int64_t full_groups = shape.k / panels.group;
+  const int64_t groups = panels.kp / panels.group;
+  std::vector<ir::Stmt> steps = {
+      PanelGroups(shape, layout, panels, b, packed, j, dst, Expr(0), Expr(full_groups), false)};
+  if (groups > full_groups) {
+    steps.push_back(PanelGroups(shape, layout, panels, b, packed, j, dst, Expr(full_groups),
+                                Expr(groups - full_groups), true));
+  }
+  return ir::Block::Make(std::move(steps));
+}
+
+}  // namespace
+
+ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
+                        const ir::Buffer& b, const ir::Buffer& packed) {
   // Whole panels' whole groups need no guard; the last groups of K (padding) and the panels
   // that reach past N do.
-  const int64_t full_panels = shape.n / w;
-  const int64_t full_groups = shape.k / g;
-  const int64_t groups = panels.kp / g;
+  const int64_t full_panels = shape.n / panels.width;
+  const int64_t groups = panels.kp / panels.group;
   Var j("pj");
   std::vector<ir::Stmt> steps;
   if (full_panels > 0) {
-    std::vector<ir::Stmt> per_panel = {groups_of(j, Expr(0), Expr(full_groups), false)};
-    if (groups > full_groups) {
-      per_panel.push_back(groups_of(j, Expr(full_groups), Expr(groups - full_groups), true));
-    }
-    steps.push_back(
-        For::Make(j, 0, full_panels, LoopKind::kSerial, ir::Block::Make(std::move(per_panel))));
+    steps.push_back(For::Make(j, 0, full_panels, LoopKind::kSerial,
+                              InsidePanel(shape, layout, panels, b, packed, j, j)));
   }
   if (panels.Panels(shape.n) > full_panels) {
     Var t("pt");
-    steps.push_back(For::Make(t, full_panels, panels.Panels(shape.n) - full_panels,
-                              LoopKind::kSerial, groups_of(t, Expr(0), Expr(groups), true)));
+    steps.push_back(For::Make(
+        t, full_panels, panels.Panels(shape.n) - full_panels, LoopKind::kSerial,
+        PanelGroups(shape, layout, panels, b, packed, t, t, Expr(0), Expr(groups), true)));
   }
   return ir::Block::Make(std::move(steps));
+}
+
+ir::Stmt PackVnniPanelRange(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
+                            const ir::Buffer& b, const ir::Buffer& packed, const Expr& first,
+                            const Expr& count, LoopKind kind) {
+  const int64_t full_panels = shape.n / panels.width;
+  const int64_t groups = panels.kp / panels.group;
+  const Expr end = first + count;
+  // The range's panels inside N end at `split`; those from it on reach past N.
+  const Expr split = ir::Min::Make(end, ir::Max::Make(first, Expr(full_panels)));
+  Var j("pj"), t("pt");
+  const Stmt inside = For::Make(j, first, split - first, kind,
+                                InsidePanel(shape, layout, panels, b, packed, j, j - first));
+  const Stmt outside = For::Make(
+      t, split, end - split, LoopKind::kSerial,
+      PanelGroups(shape, layout, panels, b, packed, t, t - first, Expr(0), Expr(groups), true));
+  return ir::Block::Make({inside, outside});
 }
 
 Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, Expr acc, Expr a, Expr b) {

@@ -83,6 +83,12 @@ struct VnniPanels {
 /// Writes every panel of `packed` from `b` (the workload's B, [K][N] or, layout=NT, [N][K]).
 ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
                         const ir::Buffer& b, const ir::Buffer& packed);
+/// Writes `count` panels of B from panel `first` on (panels past the last are zero) into
+/// `packed` from its start: a column block packed where it is used. The loop over the panels
+/// inside N is of `kind` (kParallel to share the packing among threads).
+ir::Stmt PackVnniPanelRange(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
+                            const ir::Buffer& b, const ir::Buffer& packed, const ir::Expr& first,
+                            const ir::Expr& count, ir::LoopKind kind);
 
 /// `acc` plus the dot products of the groups of `a` (A's) and `b` (B's), for the types' dtype:
 /// bf16 pairs, or u8 x s8 quads with A unsigned, or B unsigned where `b_unsigned` (i8's B read

@@ -469,7 +469,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kGemmCpuAmx = {
     .name = "gemm.cpu.amx",
-    .version = 2,
+    .version = 3,  // 3: layout NT's panels packed by transposes in registers
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,

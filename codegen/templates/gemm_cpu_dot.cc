@@ -12,6 +12,17 @@
 //             nv vector loads of B, then per row one broadcast group of A and nv dot products
 //           the partial sums kept (acc_block), or C written with the epilogue (last pb)
 //
+// With pack_b = 1 (canonical weights, more than one column block) B is packed a column block at
+// a time where it is used, and the column blocks are the outer loop:
+//
+//   for jb: column blocks of nc
+//     pack the block's panels (nc columns, all of K: a buffer that stays in cache)
+//     for ib: row blocks of mc (parallel with -threads > 1)
+//       for pb: ... as above
+//
+// so that B is read once from memory and its packed copy never goes there: packing all of a
+// large B (a 4096 x 4096 projection's 32 MB) writes it out and reads it back.
+//
 // With layout NT, b_in_place = 1 builds gemm_cpu_dot_rows.h's form instead: B's rows read in
 // place, no packing (what few rows against canonical weights need).
 //
@@ -55,6 +66,13 @@ int64_t PaddedK(const Workload& workload) {
   return CeilDiv(workload.gemm().k, g) * g;
 }
 
+// The bytes of all of B packed (2 per bf16 and f16 element, 1 per 8-bit one), and the most the
+// default packs before the loops: larger ones are packed a column block at a time (pack_b).
+int64_t PackedBBytes(const Workload& workload) {
+  return workload.gemm().n * PaddedK(workload) * (IsIntegerDtype(workload.dtype()) ? 1 : 2);
+}
+constexpr int64_t kPackedBInCache = int64_t{4} << 20;
+
 ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
   const int64_t g = GroupOf(workload);
@@ -82,6 +100,19 @@ ConfigSpace Space(const Workload& workload, const Target&) {
   space.AddKnob("b_in_place", nt ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
                 "1: B read in place (layout NT): dot products along K, nothing packed");
   space.AddKnob("cols", AtMost({1, 2, 4, 8}, s.n, 1), "rows of B in the in-place form's tile");
+  space.AddKnob("pack_b",
+                workload.prepared_weights() ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 1},
+                "0: all of B packed before the loops; 1: each column block packed where it is "
+                "used, the column blocks outermost (canonical weights)");
+  const int64_t n = s.n;
+  space.AddConstraint(
+      fmt::format("pack_b == 0 || (b_in_place == 0 && nc < {}) (a packed B, in more than one "
+                  "column block)",
+                  n),
+      [n](const Config& c) {
+        return KnobValue(c, "pack_b") == 0 ||
+               (KnobValue(c, "b_in_place") == 0 && KnobValue(c, "nc") < n);
+      });
   space.AddConstraint(
       "b_in_place == 0 || mr*cols + mr + cols <= 32 (the in-place tile's "
       "accumulators and operands fit the vector registers)",
@@ -124,10 +155,21 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   }
   c["cols"] = snap("cols", 4);
   c["b_in_place"] = 0;
+  c["pack_b"] = 0;
+  // A packed B larger than the caches keep close is packed a column block of 384 at a time:
+  // on a Zen 5 core 2048 x 4096 x 4096 (NT, bf16) ran 1.2x faster so (bench/RESULTS.md,
+  // 2026-12-06), and B's of 2 MB and less ran the same either way.
+  Config blocks = c;
+  blocks["pack_b"] = 1;
+  blocks["nc"] = snap("nc", 384);
+  if (PackedBBytes(workload) > kPackedBInCache && space.ConstraintsHold(blocks)) {
+    c = blocks;
+  }
   // Few rows against canonical NT weights: packing B would cost more than the product.
   if (workload.gemm().layout == GemmLayout::kNT && workload.gemm().m <= 16 &&
       !workload.prepared_weights()) {
     c["b_in_place"] = 1;
+    c["pack_b"] = 0;
     c["mr"] = snap("mr", 4);
   }
   // A read in place where it may be: on a Zen 5 core every row measured so far ran 1.1-1.3x
@@ -150,6 +192,11 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       seeds.push_back(c);
     }
   };
+  // The other way of packing B, where the space has it.
+  Config other_packing = base;
+  other_packing["b_in_place"] = 0;
+  other_packing["pack_b"] = 1 - base.at("pack_b");
+  add(other_packing);
   // The in-place form's tiles first where it is the default.
   if (space.FindKnob("b_in_place")->values.size() > 1) {
     for (auto [mr, cols] : std::vector<std::pair<int64_t, int64_t>>{
@@ -191,6 +238,7 @@ struct DotPlan {
   Epilogue epilogue = Epilogue::kNone;
   int64_t mr = 8, nv = 2, kc = 512, mc = 96, nc = 768;
   bool pack_a = true;
+  bool pack_b = false;  // B packed a column block at a time, the column blocks outermost
   bool prepared = false;
   bool parallel = false;
   bool i8 = false;  // s8 x s8 through vpdpbusd: B shifted to u8, A's row sums subtracted
@@ -209,6 +257,7 @@ DotPlan PlanOf(const Workload& workload, const Target& target, const Config& con
   p.mc = KnobValue(config, "mc");
   p.nc = KnobValue(config, "nc");
   p.pack_a = KnobValue(config, "pack_a") != 0;
+  p.pack_b = KnobValue(config, "pack_b") != 0;
   p.prepared = workload.prepared_weights();
   p.parallel = target.threads > 1;
   p.i8 = workload.dtype() == Dtype::kI8;
@@ -235,6 +284,10 @@ class DotGemmBuilder {
     ir::LoweredFunc func;
     func.name = std::string(name);
     func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
+    if (p_.pack_b) {
+      func.body = Allocate::Make(b_packed_, BlockWidth() * p_.panels.kp, ColumnBlocks());
+      return func;
+    }
     Stmt body = RowBlocks();
     if (!p_.prepared) {
       body = Allocate::Make(
@@ -268,9 +321,26 @@ class DotGemmBuilder {
   Expr NCur() const { return ir::Min::Make(p_.nc, p_.shape.n - J0()); }
   Expr KCur() const { return ir::Min::Make(p_.kc, p_.panels.kp - P0()); }  // a multiple of G
 
+  int64_t ColumnBlockCount() const { return CeilDiv(p_.shape.n, p_.nc); }
+
+  // All of B packed: the row blocks outermost, each over every column block.
   Stmt RowBlocks() const {
-    Stmt per_row_block = For::Make(jb_, 0, CeilDiv(p_.shape.n, p_.nc), LoopKind::kSerial,
-                                   For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock()));
+    return RowBlockLoop(For::Make(jb_, 0, ColumnBlockCount(), LoopKind::kSerial,
+                                  For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock())));
+  }
+
+  // pack_b: each column block's panels packed into b_packed_, then every row block over them.
+  Stmt ColumnBlocks() const {
+    const Stmt pack = PackVnniPanelRange(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_,
+                                         jb_ * (p_.nc / Nr()), (NCur() + (Nr() - 1)) / Nr(),
+                                         p_.parallel ? LoopKind::kParallel : LoopKind::kSerial);
+    const Stmt rows = RowBlockLoop(For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock()));
+    return For::Make(jb_, 0, ColumnBlockCount(), LoopKind::kSerial, Block::Make({pack, rows}));
+  }
+
+  // The loop over the row blocks (parallel with threads) around `per_row_block`, with the
+  // buffers a row block keeps: its partial sums, A's packed block and i8's row sums.
+  Stmt RowBlockLoop(Stmt per_row_block) const {
     if (KBlocks() > 1) {
       per_row_block = Allocate::Make(acc_block_, p_.mc * BlockWidth(), per_row_block);
     }
@@ -286,6 +356,10 @@ class DotGemmBuilder {
     return For::Make(ib_, 0, CeilDiv(p_.shape.m, p_.mc),
                      p_.parallel ? LoopKind::kParallel : LoopKind::kSerial, per_row_block);
   }
+
+  // The first panel of column block jb in b_packed_: all of B's panels are there, or (pack_b) the
+  // block's alone.
+  Expr FirstPanel() const { return p_.pack_b ? Expr(int64_t{0}) : J0() / Nr(); }
 
   // One (jb, pb) block: A's block packed, then every register tile.
   Stmt KBlock() const {
@@ -329,7 +403,13 @@ class DotGemmBuilder {
     if (!p_.i8) {
       return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial, groups(false));
     }
-    // The sums are taken in the first column block (the others pack the same rows of A again).
+    // The sums are taken in the first column block (the others pack the same rows of A again),
+    // or in every one where the row sums live no longer than a column block (pack_b).
+    if (p_.pack_b) {
+      return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial,
+                       Block::Make({IfThenElse::Make(pb_ == 0, Store::Make(row_sums_, r, Expr(0))),
+                                    groups(true)}));
+    }
     return For::Make(
         r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial,
         Block::Make({IfThenElse::Make(pb_ == 0 && jb_ == 0, Store::Make(row_sums_, r, Expr(0))),
@@ -377,7 +457,7 @@ class DotGemmBuilder {
     // One group of the reduction: nv vectors of B, then rows x nv dot products.
     Var kg("kg");
     std::vector<Stmt> step;
-    const Expr panel_base = (J0() / Nr() + jr_) * (p_.panels.kp * Nr());
+    const Expr panel_base = (FirstPanel() + jr_) * (p_.panels.kp * Nr());
     std::vector<Expr> b_vectors;
     for (int64_t v = 0; v < p_.nv; ++v) {
       b_vectors.push_back(Load::Make(
@@ -451,7 +531,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kGemmCpuDot = {
     .name = "gemm.cpu.dot",
-    .version = 1,
+    .version = 2,  // 2: the knob pack_b; layout NT's panels packed by transposes in registers
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,

@@ -200,13 +200,49 @@ TEST(GemmCpuDot, ComputesTheReferenceWithoutTheDotInstructions) {
 // M = 13 and mr = 6 that is 18 sums, and a buffer of 13 let LLVM drop the kernel's stores.
 TEST(GemmCpuDot, I8RowSumsCoverTheLastPanelsRowsPastM) {
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
-  Config c = {{"b_in_place", 0}, {"cols", 1}, {"kc", 64}, {"mc", 13},
-              {"mr", 6},         {"nc", 40},  {"nv", 2},  {"pack_a", 1}};
+  Config c = {{"b_in_place", 0}, {"cols", 1}, {"kc", 64},    {"mc", 13},   {"mr", 6},
+              {"nc", 40},        {"nv", 2},   {"pack_a", 1}, {"pack_b", 0}};
   std::vector<KernelCase> cases = {
       {ParseWorkload("gemm:M=13,N=40,K=66,dtype=i8,epilogue=relu"), c}};
   c["nc"] = 64;
   cases.push_back({ParseWorkload("gemm:M=13,N=64,K=66,dtype=i8,epilogue=bias_relu"), c});
   EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
+}
+
+// pack_b = 1: B packed a column block at a time, the last block short of nc and of whole panels,
+// K's groups in whole transposed blocks of 16 and a tail (layout NT), i8's B shifted as it is
+// packed and its row sums taken again in every column block; one thread and two.
+TEST(GemmCpuDot, ColumnBlocksPackedWhereTheyAreUsedComputeTheReference) {
+  std::vector<KernelCase> cases;
+  const Target one = ParseTarget("llvm -mcpu=native -threads=1");
+  for (const char* text :
+       {"gemm:M=37,N=200,K=100,dtype=bf16,layout=NT", "gemm:M=20,N=400,K=66,dtype=bf16",
+        "gemm:M=29,N=250,K=130,dtype=i8,layout=NT", "gemm:M=19,N=390,K=72,dtype=i8",
+        "gemm:M=33,N=230,K=256,dtype=u8i8,layout=NT,epilogue=requant",
+        "gemm:M=20,N=200,K=70,dtype=bf16,layout=NT,epilogue=bias_relu"}) {
+    const Workload w = ParseWorkload(text);
+    for (int64_t nv : {1, 3}) {
+      Config c = kGemmCpuDot.default_config(w, one);
+      c["b_in_place"] = 0;
+      c["pack_b"] = 1;
+      c["nc"] = 192;
+      c["nv"] = nv;
+      c["mr"] = 4;
+      c["mc"] = 16;
+      c["kc"] = 64;
+      c["pack_a"] = 1;
+      cases.push_back({w, c});
+    }
+  }
+  EXPECT_THAT(CheckKernels(one, kGemmCpuDot, cases), IsEmpty());
+  const Target two = ParseTarget("llvm -mcpu=native -threads=2");
+  const Workload w = ParseWorkload("gemm:M=70,N=500,K=96,dtype=bf16,layout=NT");
+  Config c = kGemmCpuDot.default_config(w, two);
+  c["b_in_place"] = 0;
+  c["pack_b"] = 1;
+  c["nc"] = 192;
+  c["mc"] = 16;
+  EXPECT_THAT(CheckKernels(two, kGemmCpuDot, {{w, c}}), IsEmpty());
 }
 
 // B read in place (layout NT): every tile shape with row and column tails, every dtype.
