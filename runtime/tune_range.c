@@ -19,6 +19,11 @@
 #define MAX_PIECES 64
 /* Padded copies are allocated in multiples of this many bytes (a multiple of 4 for zero()). */
 #define PAD_ALIGN 256
+/* What a padded piece's copies are priced at, in bytes moved per second: host copies that miss
+ * the caches (an Emerald Rapids core under KVM moved about 8 GB/s in the range bench's padded
+ * rows; a Zen 5 core whose copies stayed in L2, about 40), and device copies. */
+#define HOST_COPY_BYTES_PER_SECOND 1e10
+#define DEVICE_COPY_BYTES_PER_SECOND 1e12
 
 static _Thread_local char t_error[1024];
 
@@ -280,12 +285,24 @@ static int better(double cost, int32_t pieces, double best_cost, int32_t best_pi
   return cost <= best_cost + tolerance && pieces < best_pieces;
 }
 
+/* The seconds a padded piece on kernel `k` spends copying: every tensor that carries the
+ * dimension written and read once at the kernel's size (copied in and zeroed, or copied out). */
+static double copy_seconds(const tune_range_plan* plan, int32_t k) {
+  double bytes = 0;
+  for (int32_t t = 0; t < plan->num_tensors; ++t) {
+    const tune_range_tensor* tensor = &plan->tensors[t];
+    bytes +=
+        2.0 * (double)tensor->outer * (double)plan->kernels[k].size * (double)tensor->inner_bytes;
+  }
+  return bytes / (plan->memory == NULL ? HOST_COPY_BYTES_PER_SECOND : DEVICE_COPY_BYTES_PER_SECOND);
+}
+
 /* The pieces `size` (within [lo, hi] of a checked plan) runs as: fills out[MAX_PIECES] and
  * returns their count. A size with a kernel is that kernel. Otherwise the cheapest of the
  * chains: q_0 pieces of the largest kernel s_0 <= size, q_1 of the largest s_1 <= the rest, ...
  * ending when nothing is left or in one padded piece (the first chain being the padded size
- * alone). Each chain's cost sums its kernels' costs: their seconds when every kernel has some,
- * else their sizes. */
+ * alone). Each chain's cost sums its kernels' costs: their seconds when every kernel has some
+ * (a padded piece's with its copies, copy_seconds), else their sizes. */
 static int32_t plan_pieces(const tune_range_plan* plan, int64_t size, piece out[MAX_PIECES]) {
   int32_t exact = exact_kernel(plan, size);
   if (exact >= 0) {
@@ -297,13 +314,14 @@ static int32_t plan_pieces(const tune_range_plan* plan, int64_t size, piece out[
     use_seconds = use_seconds && plan->kernels[i].seconds > 0;
   }
 #define COST(i) (use_seconds ? plan->kernels[i].seconds : (double)plan->kernels[i].size)
+#define PADDED_COST(i) (COST(i) + (use_seconds ? copy_seconds(plan, i) : 0.0))
 
   /* The steps of the split chain: steps[j] pieces of kernel step_kernel[j]. */
   int32_t step_kernel[MAX_PIECES];
   int64_t steps[MAX_PIECES];
   int32_t num_steps = 0;
   /* The best chain: its first best_steps steps, then a padded piece when best_pad. */
-  double best_cost = COST(ceil_kernel(plan, size));
+  double best_cost = PADDED_COST(ceil_kernel(plan, size));
   int32_t best_pieces = 1;
   int32_t best_steps = 0;
   int best_pad = 1;
@@ -332,13 +350,14 @@ static int32_t plan_pieces(const tune_range_plan* plan, int64_t size, piece out[
           best_cost = cost, best_pieces = pieces, best_steps = num_steps, best_pad = 0;
         }
       } else if (pieces < MAX_PIECES) {
-        double padded = cost + COST(ceil_kernel(plan, rest));
+        double padded = cost + PADDED_COST(ceil_kernel(plan, rest));
         if (better(padded, pieces + 1, best_cost, best_pieces)) {
           best_cost = padded, best_pieces = pieces + 1, best_steps = num_steps, best_pad = 1;
         }
       }
     }
   }
+#undef PADDED_COST
 #undef COST
 
   int32_t count = 0;

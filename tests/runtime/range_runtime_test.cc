@@ -1,7 +1,8 @@
 // libtune_range.so (runtime/tune_range.h) with host kernels: a GEMM compiled for fixed sizes
 // answers every size of an M range (split and padded), an N range and a K range (padded copies)
-// exactly; the planner's choices; the refusals of bad plans and sizes; the memory operations, their
-// failures and the release of every padded copy. The recording is range_recording_test.cc's.
+// exactly; the refusals of bad plans and sizes; the memory operations, their failures and the
+// release of every padded copy. The planner's choices are range_planner_test.cc's, the recording
+// range_recording_test.cc's.
 
 #include <algorithm>
 #include <array>
@@ -27,22 +28,6 @@
 namespace {
 
 using namespace tune_range_test;
-
-// The (kernel size, piece length) pairs of `size`, or the code as one pair {code, 0}.
-std::vector<std::pair<int64_t, int64_t>> Pieces(const tune_range_plan& plan, int64_t size) {
-  int64_t sizes[2 * 64];
-  int32_t n = tune_range_plan_pieces(&plan, size, sizes, 64);
-  if (n < 0) {
-    return {{n, 0}};
-  }
-  std::vector<std::pair<int64_t, int64_t>> pieces;
-  for (int32_t i = 0; i < n && i < 64; ++i) {
-    pieces.emplace_back(sizes[2 * i], sizes[2 * i + 1]);
-  }
-  return pieces;
-}
-
-using PieceList = std::vector<std::pair<int64_t, int64_t>>;
 
 // Runs `size` on the plan and checks the result against the reference, the guards, the inputs,
 // and that the kernels called are those tune_range_plan_pieces reports.
@@ -521,80 +506,6 @@ TEST(RangeMemory, GpuDeviceMemoryWithoutADriverSaysSo) {
   EXPECT_EQ(tune_gpurt_device_memory.copy_2d(&old, &old, 16, &old, 16, 8, 2, nullptr),
             TUNE_GPURT_ERROR_BAD_ARGUMENT);
   EXPECT_TRUE(Contains(tune_gpurt_last_error(), "ABI version")) << tune_gpurt_last_error();
-}
-
-// ---- The planner.
-
-// Kernels of `sizes` that are never run, seconds as given.
-std::unique_ptr<Plan> PricedPlan(const std::vector<int64_t>& sizes,
-                                 const std::vector<double>& seconds, bool splittable = true) {
-  auto plan = GemmPlan(Dim::kM, sizes, seconds);
-  for (auto& kernel : plan->kernels) {
-    kernel.call = &Noop;
-  }
-  plan->plan.splittable = splittable ? 1 : 0;
-  plan->Relink();
-  return plan;
-}
-
-TEST(RangePieces, SecondsProportionalToSizeSplitIntoTheLargestKernels) {
-  auto plan = PricedPlan({1, 2, 4, 8, 16, 32}, {1e-6, 2e-6, 4e-6, 8e-6, 16e-6, 32e-6});
-  EXPECT_EQ(Pieces(plan->plan, 12), (PieceList{{8, 8}, {4, 4}}));
-  EXPECT_EQ(Pieces(plan->plan, 13), (PieceList{{8, 8}, {4, 4}, {1, 1}}));
-  EXPECT_EQ(Pieces(plan->plan, 31), (PieceList{{16, 16}, {8, 8}, {4, 4}, {2, 2}, {1, 1}}));
-  EXPECT_EQ(Pieces(plan->plan, 16), (PieceList{{16, 16}})) << "its own kernel";
-}
-
-TEST(RangePieces, SecondsThatFavourTheLargerKernelPad) {
-  auto plan = PricedPlan({1, 2, 4, 8, 16, 32}, {1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3});
-  EXPECT_EQ(Pieces(plan->plan, 12), (PieceList{{16, 12}}));
-  EXPECT_EQ(Pieces(plan->plan, 17), (PieceList{{32, 17}}));
-  // 16 is cheaper than 8 + 4: 12 pads.
-  auto cheap16 = PricedPlan({1, 2, 4, 8, 16, 32}, {1e-6, 2e-6, 4e-6, 8e-6, 11e-6, 32e-6});
-  EXPECT_EQ(Pieces(cheap16->plan, 12), (PieceList{{16, 12}}));
-  EXPECT_EQ(Pieces(cheap16->plan, 10), (PieceList{{8, 8}, {2, 2}}));
-}
-
-TEST(RangePieces, WithoutEverySecondsKernelsArePricedBySize) {
-  auto plan = PricedPlan({1, 2, 4, 8, 16, 32}, {1e-3, 1e-3, 1e-3, 1e-3, 0, 1e-3});
-  EXPECT_EQ(Pieces(plan->plan, 12), (PieceList{{8, 8}, {4, 4}}));
-  EXPECT_EQ(Pieces(plan->plan, 17), (PieceList{{16, 16}, {1, 1}}));
-}
-
-TEST(RangePieces, ATiePrefersFewerPieces) {
-  // 6: pad to 8 (8) or 4 + 2 padded to 4 (8).
-  auto plan = PricedPlan({4, 8}, {});
-  EXPECT_EQ(Pieces(plan->plan, 6), (PieceList{{8, 6}}));
-  EXPECT_EQ(Pieces(plan->plan, 5), (PieceList{{8, 5}}));
-  // A remainder below the smallest kernel is padded to it: 9 = 8 + 1 padded to 4 (12 < 16).
-  auto wide = PricedPlan({4, 8, 16}, {});
-  EXPECT_EQ(Pieces(wide->plan, 9), (PieceList{{8, 8}, {4, 1}}));
-  EXPECT_EQ(Pieces(wide->plan, 13), (PieceList{{16, 13}})) << "8 + 4 + 1 padded to 4 ties 16";
-}
-
-TEST(RangePieces, ANonSplittableRangeAlwaysPads) {
-  auto plan = PricedPlan({1, 2, 4, 8, 16, 32}, {1e-6, 2e-6, 4e-6, 8e-6, 16e-6, 32e-6},
-                         /*splittable=*/false);
-  EXPECT_EQ(Pieces(plan->plan, 12), (PieceList{{16, 12}}));
-  EXPECT_EQ(Pieces(plan->plan, 3), (PieceList{{4, 3}}));
-  EXPECT_EQ(Pieces(plan->plan, 8), (PieceList{{8, 8}}));
-}
-
-TEST(RangePieces, ASplitOfMoreThan64PiecesIsNotConsidered) {
-  auto plan = PricedPlan({1, 1000}, {1e-6, 1.0});
-  EXPECT_EQ(Pieces(plan->plan, 64), PieceList(64, {1, 1}));
-  EXPECT_EQ(Pieces(plan->plan, 65), (PieceList{{1000, 65}}));
-  EXPECT_EQ(Pieces(plan->plan, 999), (PieceList{{1000, 999}}));
-}
-
-TEST(RangePieces, ACapacityBelowTheCountWritesOnlyThatMany) {
-  auto plan = PricedPlan({1, 2, 4, 8, 16, 32}, {});
-  int64_t sizes[6] = {-1, -1, -1, -1, -1, -1};
-  EXPECT_EQ(tune_range_plan_pieces(&plan->plan, 13, sizes, 1), 3);
-  EXPECT_EQ(sizes[0], 8);
-  EXPECT_EQ(sizes[1], 8);
-  EXPECT_EQ(sizes[2], -1);
-  EXPECT_EQ(tune_range_plan_pieces(&plan->plan, 13, nullptr, 0), 3);
 }
 
 }  // namespace

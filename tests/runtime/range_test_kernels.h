@@ -242,4 +242,20 @@ inline bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The (kernel size, piece length) pairs of `size`, or the code as one pair {code, 0}.
+inline std::vector<std::pair<int64_t, int64_t>> Pieces(const tune_range_plan& plan, int64_t size) {
+  int64_t sizes[2 * 64];
+  int32_t n = tune_range_plan_pieces(&plan, size, sizes, 64);
+  if (n < 0) {
+    return {{n, 0}};
+  }
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  for (int32_t i = 0; i < n && i < 64; ++i) {
+    pieces.emplace_back(sizes[2 * i], sizes[2 * i + 1]);
+  }
+  return pieces;
+}
+
+using PieceList = std::vector<std::pair<int64_t, int64_t>>;
+
 }  // namespace tune_range_test
