@@ -330,6 +330,7 @@ class DotGemmBuilder {
   }
 
   // pack_b: each column block's panels packed into b_packed_, then every row block over them.
+  // Such an nc lies below N, so it is a multiple of 192 and of every panel width.
   Stmt ColumnBlocks() const {
     const Stmt pack = PackVnniPanelRange(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_,
                                          jb_ * (p_.nc / Nr()), (NCur() + (Nr() - 1)) / Nr(),
