@@ -66,10 +66,10 @@ int64_t PaddedK(const Workload& workload) {
   return CeilDiv(workload.gemm().k, g) * g;
 }
 
-// The bytes of all of B packed (2 per bf16 and f16 element, 1 per 8-bit one), and the most the
-// default packs before the loops: larger ones are packed a column block at a time (pack_b).
+// The bytes of all of B packed, and the most the default packs before the loops: larger ones
+// are packed a column block at a time (pack_b).
 int64_t PackedBBytes(const Workload& workload) {
-  return workload.gemm().n * PaddedK(workload) * (IsIntegerDtype(workload.dtype()) ? 1 : 2);
+  return workload.gemm().n * PaddedK(workload) * ElementBytes(workload.weight_type());
 }
 constexpr int64_t kPackedBInCache = int64_t{4} << 20;
 
