@@ -67,6 +67,15 @@ struct GpuTensorMap {
   /// The shared-memory swizzle of a copied box: 0 (none) or 128 (the 16-byte chunk c of each
   /// 128-byte row r lands at chunk c ^ (r % 8); box[0] * element_bytes is then 128).
   uint32_t swizzle_bytes = 128;
+  /// im2col mode (cuTensorMapEncodeIm2col; ir::TensorMap describes it): over a channels-last
+  /// tensor of rank 3..5, box[0] is the channels and box[1] the pixels of one copy (the other
+  /// entries 1), and the corners (rank - 2 entries, W first) bound the window corners a copy
+  /// walks. A tiled map (im2col false) has zero corners.
+  bool im2col = false;
+  std::array<int32_t, 3> lower_corner = {0, 0, 0};
+  std::array<int32_t, 3> upper_corner = {0, 0, 0};
+  /// The traversal step per dimension (1..8; the first is ignored, as the copy engine does).
+  std::array<uint32_t, 5> element_strides = {1, 1, 1, 1, 1};
   friend bool operator==(const GpuTensorMap&, const GpuTensorMap&) = default;
 };
 

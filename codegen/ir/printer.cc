@@ -257,14 +257,27 @@ class Printer {
           coords.push_back(Print(c));
         }
         const TensorMap& map = op->map;
+        std::string im2col;
+        if (map.im2col()) {
+          std::vector<std::string> offsets;
+          for (const Expr& o : op->offsets) {
+            offsets.push_back(Print(o));
+          }
+          im2col = StrCat(" im2col corners [", absl::StrJoin(map.lower_corner, ", "), "] [",
+                          absl::StrJoin(map.upper_corner, ", "), "] offsets (",
+                          absl::StrJoin(offsets, ", "), ")");
+        }
+        if (!map.element_strides.empty()) {
+          StrAppend(&im2col, " element strides [", absl::StrJoin(map.element_strides, ", "), "]");
+        }
         Line(indent,
-             StrCat("tensor_copy(", op->dst.name(), "[", Print(op->dst_index), "] <- ",
-                    map.buffer.name(), " dims [", absl::StrJoin(map.dims, ", "), "] strides [",
-                    absl::StrJoin(map.strides, ", "), "] box [", absl::StrJoin(map.box, ", "),
-                    "] swizzle ", map.swizzle_bytes, "B at (", absl::StrJoin(coords, ", "),
-                    "), completes on ", op->barrier.name(), "[", Print(op->barrier_index), "]",
-                    op->multicast != 0 ? StrCat(", multicast ", op->multicast) : std::string(),
-                    ")"));
+             StrCat(
+                 "tensor_copy(", op->dst.name(), "[", Print(op->dst_index), "] <- ",
+                 map.buffer.name(), " dims [", absl::StrJoin(map.dims, ", "), "] strides [",
+                 absl::StrJoin(map.strides, ", "), "] box [", absl::StrJoin(map.box, ", "),
+                 "] swizzle ", map.swizzle_bytes, "B", im2col, " at (", absl::StrJoin(coords, ", "),
+                 "), completes on ", op->barrier.name(), "[", Print(op->barrier_index), "]",
+                 op->multicast != 0 ? StrCat(", multicast ", op->multicast) : std::string(), ")"));
         return;
       }
       case StmtKind::kFetchAdd: {

@@ -428,10 +428,55 @@ void CheckMBarrierArray(const Buffer& barrier, const Expr& index, std::string_vi
       << what << ": the barrier index must be a scalar integer";
 }
 
+// The im2col parts of a TensorCopy: the map's corners and element strides, and the offsets.
+void CheckIm2col(const TensorMap& map, std::vector<Expr>& offsets) {
+  const size_t rank = map.dims.size();
+  if (!map.im2col()) {
+    TUNE_CHECK(map.upper_corner.empty() && offsets.empty())
+        << "TensorCopy: im2col offsets or an upper corner without a lower corner (a tiled map "
+           "has neither)";
+    TUNE_CHECK(map.element_strides.empty() || map.element_strides.size() == rank)
+        << "TensorCopy: " << map.element_strides.size() << " element strides for rank " << rank;
+    return;
+  }
+  TUNE_CHECK(rank >= 3 && rank <= 5)
+      << "TensorCopy: an im2col map of rank " << rank << " (3..5: C, the spatial dims, N)";
+  const size_t spatial = rank - 2;
+  TUNE_CHECK(map.lower_corner.size() == spatial && map.upper_corner.size() == spatial)
+      << "TensorCopy: an im2col map of rank " << rank << " with " << map.lower_corner.size()
+      << " lower and " << map.upper_corner.size() << " upper corner entries (rank - 2 each)";
+  const int64_t limit = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+  for (size_t d = 0; d < spatial; ++d) {
+    for (int64_t corner : {map.lower_corner[d], map.upper_corner[d]}) {
+      TUNE_CHECK(corner >= -limit && corner < limit)
+          << "TensorCopy: im2col corner " << corner << " of a rank-" << rank << " map (-" << limit
+          << ".." << limit - 1 << ")";
+    }
+    TUNE_CHECK(map.lower_corner[d] <= map.dims[d + 1] - 1 + map.upper_corner[d])
+        << "TensorCopy: the im2col corners of spatial dimension " << d << " bound no window";
+  }
+  TUNE_CHECK(map.element_strides.empty() || map.element_strides.size() == rank)
+      << "TensorCopy: " << map.element_strides.size() << " element strides for rank " << rank;
+  for (int64_t s : map.element_strides) {
+    TUNE_CHECK(s >= 1 && s <= 8) << "TensorCopy: element stride " << s << " (1..8)";
+  }
+  for (size_t d = 2; d < rank; ++d) {
+    TUNE_CHECK(map.box[d] == 1) << "TensorCopy: an im2col box is [channels, pixels, 1...]";
+  }
+  TUNE_CHECK(offsets.size() == spatial)
+      << "TensorCopy: " << offsets.size() << " im2col offsets for a rank-" << rank
+      << " map (rank - 2)";
+  for (Expr& o : offsets) {
+    TUNE_CHECK(o.defined() && o.type().is_int() && o.type().is_scalar())
+        << "TensorCopy: im2col offsets must be scalar integers";
+  }
+}
+
 }  // namespace
 
 Stmt TensorCopy::Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr dst_index,
-                      Buffer barrier, Expr barrier_index, int64_t multicast) {
+                      Buffer barrier, Expr barrier_index, int64_t multicast,
+                      std::vector<Expr> offsets) {
   TUNE_CHECK(multicast == 0 ||
              (multicast > 0 && multicast < (1 << 16) && (multicast & (multicast - 1)) != 0))
       << "TensorCopy: multicast mask " << multicast
@@ -473,6 +518,7 @@ Stmt TensorCopy::Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr 
   TUNE_CHECK(dst_index.defined() && dst_index.type().is_int() && dst_index.type().is_scalar())
       << "TensorCopy: the destination index must be a scalar integer";
   CheckMBarrierArray(barrier, barrier_index, "TensorCopy");
+  CheckIm2col(map, offsets);
   auto node = std::make_shared<TensorCopy>();
   node->map = std::move(map);
   node->coords = std::move(coords);
@@ -481,6 +527,7 @@ Stmt TensorCopy::Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr 
   node->barrier = std::move(barrier);
   node->barrier_index = std::move(barrier_index);
   node->multicast = multicast;
+  node->offsets = std::move(offsets);
   return WrapStmt(std::move(node));
 }
 

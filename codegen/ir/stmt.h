@@ -227,15 +227,32 @@ struct WarpGroupMma final : StmtNode {
 /// bytes a multiple of 16), box the elements one copy moves per dimension (1..256). With
 /// `swizzle_bytes` 128, box[0] spans exactly 128 bytes and a copied box lands in shared memory
 /// as WarpGroupMma's operands lie: the 16-byte chunk c of row r at chunk c ^ (r % 8).
+///
+/// With `lower_corner` set the map is in im2col mode (cuTensorMapEncodeIm2col), over a
+/// channels-last tensor of rank 3..5: dims are (C, W, N), (C, W, H, N) or (C, W, H, D, N). One
+/// copy then moves a column of box[1] pixels of box[0] channels each (the other box entries are
+/// 1), pixel i to row i of the destination: the pixels a convolution's consecutive output
+/// positions read at one filter tap. `lower_corner` and `upper_corner` (rank - 2 entries, W
+/// first) bound the window corners the column walks: along each spatial dimension d from
+/// lower_corner[d] to dims[d + 1] - 1 + upper_corner[d] in steps of `element_strides[d + 1]`
+/// (`element_strides`: rank entries, or empty for all 1), W fastest, then H, D and N; a
+/// convolution of padding p, filter extent f, dilation l and stride s takes lower -p, upper
+/// p - (f - 1) * l and steps s. Rank 4 bounds corners to -128..127, rank 5 to -16..15.
 struct TensorMap {
   Buffer buffer;
   std::vector<int64_t> dims, strides, box;
   int swizzle_bytes = 128;  // 0 or 128
+  std::vector<int64_t> lower_corner = {}, upper_corner = {}, element_strides = {};
+  bool im2col() const { return !lower_corner.empty(); }
+  /// The traversal step of dimension d (1 without element_strides).
+  int64_t ElementStride(size_t d) const { return element_strides.empty() ? 1 : element_strides[d]; }
   /// Bytes one copy moves (the product of box, times the element size).
   int64_t BoxBytes() const;
   friend bool operator==(const TensorMap& a, const TensorMap& b) {
     return a.buffer.same_as(b.buffer) && a.dims == b.dims && a.strides == b.strides &&
-           a.box == b.box && a.swizzle_bytes == b.swizzle_bytes;
+           a.box == b.box && a.swizzle_bytes == b.swizzle_bytes &&
+           a.lower_corner == b.lower_corner && a.upper_corner == b.upper_corner &&
+           a.element_strides == b.element_strides;
   }
 };
 
@@ -252,6 +269,12 @@ struct TensorMap {
 /// block of the mask and completes its bytes on each one's barrier[barrier_index]. NVPTX:
 /// cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 /// (.multicast::cluster with a mask).
+///
+/// Through an im2col map, `coords` are the channel, the first pixel's window corner (W first,
+/// inside the map's corner bounds) and its image, and `offsets` (rank - 2 scalar integers of
+/// 0..65535, W first) the filter tap's place within the window: pixel i of the column reads
+/// channels coords[0].. at its corner plus the offsets (zeros outside the tensor). NVPTX: the
+/// same instruction with .im2col and the offsets as 16-bit operands.
 struct TensorCopy final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kTensorCopy;
   TensorCopy() : StmtNode(kKind) {}
@@ -260,12 +283,15 @@ struct TensorCopy final : StmtNode {
   Buffer dst, barrier;
   Expr dst_index, barrier_index;
   int64_t multicast = 0;
+  std::vector<Expr> offsets;  // im2col maps only
   /// Checks the map (a global buffer, rank 1..5, positive dims, strides and box within the
-  /// rules above), one coordinate per dimension, dst gpu_shared of the buffer's element type
-  /// and the barrier an mbarrier array (see MBarrierOp).
+  /// rules above; for im2col, rank 3..5, the corners and element strides of 1..8), one
+  /// coordinate per dimension (and rank - 2 offsets for an im2col map, none otherwise), dst
+  /// gpu_shared of the buffer's element type and the barrier an mbarrier array (see MBarrierOp).
   /// `multicast`: 0, or a mask of 2 or more of the 16 ranks a cluster may have.
   static Stmt Make(TensorMap map, std::vector<Expr> coords, Buffer dst, Expr dst_index,
-                   Buffer barrier, Expr barrier_index, int64_t multicast = 0);
+                   Buffer barrier, Expr barrier_index, int64_t multicast = 0,
+                   std::vector<Expr> offsets = {});
 };
 
 /// What an MBarrierOp does.

@@ -208,6 +208,9 @@ void IrVisitor::Visit(const TensorCopy* op) {
   for (const Expr& c : op->coords) {
     VisitExpr(c);
   }
+  for (const Expr& o : op->offsets) {
+    VisitExpr(o);
+  }
   VisitExpr(op->dst_index);
   VisitExpr(op->barrier_index);
 }
@@ -524,13 +527,18 @@ Stmt IrMutator::Visit(const TensorCopy* op) {
     coords.push_back(Mutate(c));
     changed |= !coords.back().same_as(c);
   }
+  std::vector<Expr> offsets;
+  for (const Expr& o : op->offsets) {
+    offsets.push_back(Mutate(o));
+    changed |= !offsets.back().same_as(o);
+  }
   Expr dst_index = Mutate(op->dst_index);
   Expr barrier_index = Mutate(op->barrier_index);
   if (!changed && dst_index.same_as(op->dst_index) && barrier_index.same_as(op->barrier_index)) {
     return Stmt(op);
   }
   return TensorCopy::Make(op->map, std::move(coords), op->dst, std::move(dst_index), op->barrier,
-                          std::move(barrier_index), op->multicast);
+                          std::move(barrier_index), op->multicast, std::move(offsets));
 }
 Stmt IrMutator::Visit(const SetMaxRegisters* op) { return Stmt(op); }
 Stmt IrMutator::Visit(const AmxTileOp* op) {

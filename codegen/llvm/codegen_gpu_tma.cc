@@ -118,17 +118,28 @@ void CodeGenGpu::EmitTensorCopy(const ir::TensorCopy* op) {
     constraints += ",r";
   }
   constraints += ",r";
-  std::string multicast;
+  // Operands after the barrier: the multicast mask, then the im2col offsets (16 bits each).
+  int next = 3 + rank;
+  std::string multicast, mask;
   if (op->multicast != 0) {  // the 16-bit mask of the cluster's ranks that receive the box
     operands.push_back(builder_.getInt16(static_cast<uint16_t>(op->multicast)));
     constraints += ",h";
-    multicast = StrCat(".multicast::cluster [$0], [$1, {", coords, "}], [$", 2 + rank, "], $",
-                       3 + rank, ";");
+    multicast = ".multicast::cluster";
+    mask = StrCat(", $", next++);
   }
-  InlinePtx(StrCat("cp.async.bulk.tensor.", rank,
-                   "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-                   multicast.empty() ? StrCat(" [$0], [$1, {", coords, "}], [$", 2 + rank, "];")
-                                     : multicast),
+  std::string offsets;
+  for (size_t i = 0; i < op->offsets.size(); ++i) {
+    operands.push_back(
+        builder_.CreateIntCast(Emit(op->offsets[i]), builder_.getInt16Ty(), /*isSigned=*/false));
+    constraints += ",h";
+    StrAppend(&offsets, i == 0 ? ", {" : ", ", "$", next++);
+  }
+  if (!offsets.empty()) {
+    offsets += "}";
+  }
+  InlinePtx(StrCat("cp.async.bulk.tensor.", rank, "d.shared::cluster.global.",
+                   op->map.im2col() ? "im2col" : "tile", ".mbarrier::complete_tx::bytes", multicast,
+                   " [$0], [$1, {", coords, "}], [$", 2 + rank, "]", offsets, mask, ";"),
             constraints, operands);
 }
 

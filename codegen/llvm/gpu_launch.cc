@@ -467,6 +467,14 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
       }
     }
     out.swizzle_bytes = static_cast<uint32_t>(map.swizzle_bytes);
+    out.im2col = map.im2col();
+    for (size_t d = 0; d < map.lower_corner.size(); ++d) {
+      out.lower_corner[d] = static_cast<int32_t>(map.lower_corner[d]);
+      out.upper_corner[d] = static_cast<int32_t>(map.upper_corner[d]);
+    }
+    for (size_t d = 0; d < map.dims.size(); ++d) {
+      out.element_strides[d] = static_cast<uint32_t>(map.ElementStride(d));
+    }
     launch.tensor_maps.push_back(out);
   }
   return launch;

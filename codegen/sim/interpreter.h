@@ -211,6 +211,9 @@ class Interpreter {
   void ExecAmxTileOp(const ir::AmxTileOp* op);         // interpreter_amx.cc
   // The copy engine and the mbarriers (interpreter_tma.cc).
   void ExecTensorCopy(const ir::TensorCopy* op);
+  // The buffer index each element of an im2col copy reads (-1: outside the tensor), in the
+  // order they land.
+  std::vector<int64_t> Im2colSources(const ir::TensorCopy* op, const std::vector<int64_t>& origin);
   void ExecMBarrierOp(const ir::MBarrierOp* op);
   MBarrierState& LookupMBarrier(const ir::Buffer& buffer, int64_t index, bool initialising);
 

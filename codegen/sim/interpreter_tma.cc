@@ -102,6 +102,72 @@ void Interpreter::ExecMBarrierOp(const ir::MBarrierOp* op) {
   }
 }
 
+namespace {
+
+// The index into the map's buffer of the element at `element` (innermost first), or -1 where it
+// lies outside the tensor (the copy engine reads zeros there).
+int64_t SourceIndex(const ir::TensorMap& map, const std::vector<int64_t>& element) {
+  int64_t source = 0;
+  for (size_t d = 0; d < element.size(); ++d) {
+    if (element[d] < 0 || element[d] >= map.dims[d]) {
+      return -1;
+    }
+    source += element[d] * (d == 0 ? 1 : map.strides[d - 1]);
+  }
+  return source;
+}
+
+}  // namespace
+
+std::vector<int64_t> Interpreter::Im2colSources(const ir::TensorCopy* op,
+                                                const std::vector<int64_t>& origin) {
+  // A column of box[1] pixels: the window corners walk the corner bounds from `origin` (W
+  // fastest, wrapping to the lower corner and stepping the next dimension), each pixel reading
+  // box[0] channels at its corner plus the offsets.
+  const ir::TensorMap& map = op->map;
+  const size_t rank = map.dims.size(), spatial = rank - 2;
+  std::vector<int64_t> offsets(spatial);
+  for (size_t d = 0; d < spatial; ++d) {
+    offsets[d] = Eval(op->offsets[d]).lanes[0].i;
+    if (offsets[d] < 0 || offsets[d] > 65535) {
+      Fail(
+          absl::StatusCode::kFailedPrecondition,
+          absl::StrFormat("tensor_copy im2col offset %d of %d is outside 0..65535", d, offsets[d]));
+    }
+  }
+  std::vector<int64_t> corner(origin.begin() + 1, origin.end());  // spatial..., image
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t upper = map.dims[d + 1] - 1 + map.upper_corner[d];
+    if (corner[d] < map.lower_corner[d] || corner[d] > upper) {
+      Fail(absl::StatusCode::kFailedPrecondition,
+           absl::StrFormat("tensor_copy im2col from %s: the first window corner %d of spatial "
+                           "dimension %d is outside the map's corner bounds %d..%d",
+                           map.buffer.name(), corner[d], d, map.lower_corner[d], upper));
+    }
+  }
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(map.box[0] * map.box[1]));
+  std::vector<int64_t> element(rank);
+  for (int64_t pixel = 0; pixel < map.box[1]; ++pixel) {
+    for (size_t d = 0; d < spatial; ++d) {
+      element[d + 1] = corner[d] + offsets[d];
+    }
+    element[rank - 1] = corner[spatial];
+    for (int64_t c = 0; c < map.box[0]; ++c) {
+      element[0] = origin[0] + c;
+      out.push_back(SourceIndex(map, element));
+    }
+    for (size_t d = 0; d <= spatial; ++d) {  // the next corner: W, then H, D and the image
+      corner[d] += map.ElementStride(d + 1);
+      if (d == spatial || corner[d] <= map.dims[d + 1] - 1 + map.upper_corner[d]) {
+        break;
+      }
+      corner[d] = map.lower_corner[d];
+    }
+  }
+  return out;
+}
+
 void Interpreter::ExecTensorCopy(const ir::TensorCopy* op) {
   if (!in_threads_) {
     Fail(absl::StatusCode::kInvalidArgument, "tensor_copy outside gpu_thread loops");
@@ -124,34 +190,39 @@ void Interpreter::ExecTensorCopy(const ir::TensorCopy* op) {
   for (size_t d = 0; d < rank; ++d) {
     origin[d] = Eval(op->coords[d]).lanes[0].i;
   }
-  int64_t elements = 1;
-  for (int64_t b : map.box) {
-    elements *= b;
-  }
+  const std::vector<int64_t> sources = map.im2col() ? Im2colSources(op, origin) : [&] {
+    // A tiled box: element e at origin + its position in the box, innermost first.
+    int64_t elements = 1;
+    for (int64_t b : map.box) {
+      elements *= b;
+    }
+    std::vector<int64_t> at(rank, 0), out;
+    for (int64_t e = 0; e < elements; ++e) {
+      std::vector<int64_t> element(rank);
+      for (size_t d = 0; d < rank; ++d) {
+        element[d] = origin[d] + at[d];
+      }
+      out.push_back(SourceIndex(map, element));
+      for (size_t d = 0; d < rank && ++at[d] == map.box[d]; ++d) {
+        at[d] = 0;
+      }
+    }
+    return out;
+  }();
+  const auto elements = static_cast<int64_t>(sources.size());
   // The box as it lands: each element's place after dst_index, and its bits.
   std::vector<std::pair<int64_t, Lane>> box;
-  box.reserve(static_cast<size_t>(elements));
-  std::vector<int64_t> at(rank, 0);  // position in the box, innermost first
+  box.reserve(sources.size());
   for (int64_t e = 0; e < elements; ++e) {
-    bool inside = true;
-    int64_t source = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t c = origin[d] + at[d];
-      inside = inside && c >= 0 && c < map.dims[d];
-      source += c * (d == 0 ? 1 : map.strides[d - 1]);
-    }
     Lane lane{.i = 0};  // zero bits: +0 of every element type
-    if (inside) {
-      lane = src.Read(CheckedIndex(src, source, "tensor_copy from"));
+    if (sources[e] >= 0) {
+      lane = src.Read(CheckedIndex(src, sources[e], "tensor_copy from"));
     }
     int64_t byte = e * element_bytes;
     if (map.swizzle_bytes != 0) {
       byte ^= ((byte >> 7) & 7) << 4;  // 16-byte chunk c of 128-byte row r to c ^ (r % 8)
     }
     box.emplace_back(byte / element_bytes, lane);
-    for (size_t d = 0; d < rank && ++at[d] == map.box[d]; ++d) {
-      at[d] = 0;
-    }
   }
   const int64_t barrier_index = Eval(op->barrier_index).lanes[0].i;
   // Lands the box in `target`'s shared memory and completes its bytes on its barrier.
