@@ -252,6 +252,18 @@ v1::LaunchDims LaunchDimsToProto(const GpuLaunch& launch) {
       }
     }
     desc->set_swizzle_bytes(map.swizzle_bytes);
+    if (map.im2col) {
+      desc->set_im2col(true);
+      for (uint32_t d = 0; d + 2 < rank && d < map.lower_corner.size(); ++d) {
+        desc->add_lower_corner(map.lower_corner[d]);
+        desc->add_upper_corner(map.upper_corner[d]);
+      }
+    }
+    if (map.element_strides != std::array<uint32_t, 5>{1, 1, 1, 1, 1}) {
+      for (uint32_t d = 0; d < rank; ++d) {
+        desc->add_element_strides(map.element_strides[d]);
+      }
+    }
   }
   proto.set_cluster_x(launch.cluster[0]);
   proto.set_cluster_y(launch.cluster[1]);
@@ -281,6 +293,19 @@ GpuLaunch LaunchFromProto(const v1::LaunchDims& proto) {
       map.box[d] = desc.box(d);
     }
     map.swizzle_bytes = desc.swizzle_bytes();
+    map.im2col = desc.im2col();
+    for (int d = 0; d < desc.lower_corner_size() && d < static_cast<int>(map.lower_corner.size());
+         ++d) {
+      map.lower_corner[d] = desc.lower_corner(d);
+    }
+    for (int d = 0; d < desc.upper_corner_size() && d < static_cast<int>(map.upper_corner.size());
+         ++d) {
+      map.upper_corner[d] = desc.upper_corner(d);
+    }
+    for (int d = 0;
+         d < desc.element_strides_size() && d < static_cast<int>(map.element_strides.size()); ++d) {
+      map.element_strides[d] = desc.element_strides(d);
+    }
     launch.tensor_maps.push_back(map);
   }
   launch.cluster = {one(proto.cluster_x()), one(proto.cluster_y()), one(proto.cluster_z())};

@@ -247,6 +247,13 @@ TUNE_CU_STATIC_ASSERT_(sizeof(tune_cu_memcpy_2d) == 128 &&
      const uint32_t* element_strides, int interleave, int swizzle, int l2_promotion,               \
      int oob_fill),                                                                                \
     "cuTensorMapEncodeTiled", NULL, TUNE_CU_WHEN_USED)                                             \
+  X(cuTensorMapEncodeIm2col, tune_cu_result,                                                       \
+    (tune_cu_tensor_map * map, int data_type, uint32_t rank, void* global_address,                 \
+     const uint64_t* global_dims, const uint64_t* global_strides, const int* lower_corner,         \
+     const int* upper_corner, uint32_t channels_per_pixel, uint32_t pixels_per_column,             \
+     const uint32_t* element_strides, int interleave, int swizzle, int l2_promotion,               \
+     int oob_fill),                                                                                \
+    "cuTensorMapEncodeIm2col", NULL, TUNE_CU_WHEN_USED)                                            \
   X(cuLaunchKernelEx, tune_cu_result,                                                              \
     (const tune_cu_launch_config* config, tune_cu_function function, void** params, void** extra), \
     "cuLaunchKernelEx", NULL, TUNE_CU_WHEN_USED)                                                   \

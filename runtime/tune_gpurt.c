@@ -39,7 +39,7 @@ static int g_hip_ready;
 
 static uint64_t g_module_loads; /* written under g_lock, read atomically */
 
-static _Thread_local char t_error[1024];
+static _Thread_local char t_error[2048];
 
 static int32_t fail(int32_t code, const char* format, ...) {
   va_list args;
@@ -464,12 +464,14 @@ int32_t tune_gpurt_launch(tune_gpurt_module* module, const char* kernel_name,
 /* More TMA descriptors than a kernel has any use for (each names one operand's tiling). */
 #define LAUNCH_EX_MAX_MAPS 16
 
-/* The checks of tune_gpurt_launch_ex that need no driver; fills encodings[num_maps] with each
- * map's cuTensorMapEncodeTiled arguments (over the pointer its argument holds). */
+/* The checks of tune_gpurt_launch_ex that need no driver; fills descriptors[num_maps] with the
+ * maps as this version reads them, and encodings[num_maps] with each one's encoder arguments
+ * (over the pointer its argument holds). */
 static int32_t check_launch_ex(const tune_gpurt_module* module, const char* kernel_name,
                                const uint32_t grid[3], const uint32_t cluster[3], void** args,
                                int32_t num_args, const tune_gpurt_tensor_map* maps,
-                               int32_t num_maps, tune_tensor_map_encoding* encodings) {
+                               int32_t num_maps, tune_gpurt_tensor_map* descriptors,
+                               tune_tensor_map_encoding* encodings) {
   if (num_maps < 0 || num_maps > LAUNCH_EX_MAX_MAPS || (maps == NULL && num_maps > 0)) {
     return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
                 "tune_gpurt_launch_ex: maps must hold num_maps descriptors, 0..%d (got %d)",
@@ -481,19 +483,31 @@ static int32_t check_launch_ex(const tune_gpurt_module* module, const char* kern
                 "CUDA-only; this library's module is for api %d (CUDA is 1)",
                 kernel_name, module->api);
   }
-  char error[1024];
+  char error[2048];
   if (cluster != NULL && !tune_cluster_check(grid, cluster, error, sizeof error)) {
     return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT, "'%s': %s", kernel_name, error);
   }
+  /* The first descriptor's size is the caller's version, and the array's stride. */
+  const uint32_t struct_bytes = num_maps > 0 ? maps[0].struct_bytes : 0;
   for (int32_t m = 0; m < num_maps; ++m) {
-    const tune_gpurt_tensor_map* map = &maps[m];
+    tune_gpurt_tensor_map* map = &descriptors[m];
+    /* Its own struct_bytes, at the array's stride (a size this runtime knows). */
+    const int known = struct_bytes == TUNE_GPURT_TENSOR_MAP_V1_BYTES ||
+                      struct_bytes == sizeof(tune_gpurt_tensor_map);
+    uint32_t own_bytes = struct_bytes;
+    if (known) {
+      memcpy(&own_bytes, (const char*)maps + (size_t)m * struct_bytes, sizeof own_bytes);
+    }
     /* A later version's descriptors may carry fields this runtime would ignore: refused. */
-    if (map->struct_bytes != sizeof(tune_gpurt_tensor_map)) {
+    if (own_bytes != struct_bytes || !tune_tensor_map_read(maps, struct_bytes, m, map)) {
       return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
-                  "'%s': tensor map %d is a %u-byte descriptor, this libtune_gpurt.so reads "
-                  "%u-byte ones (version 1): rebuild the library with the matching "
+                  "'%s': tensor map %d is a %u-byte descriptor (map 0: %u bytes), this "
+                  "libtune_gpurt.so reads %u-byte (version 1) and %u-byte (version 2) ones, the "
+                  "same for every map of a launch: rebuild the library with the matching "
                   "tune-compile, or use the libtune_gpurt.so it came with",
-                  kernel_name, (int)m, map->struct_bytes, (unsigned)sizeof(tune_gpurt_tensor_map));
+                  kernel_name, (int)m, own_bytes, struct_bytes,
+                  (unsigned)TUNE_GPURT_TENSOR_MAP_V1_BYTES,
+                  (unsigned)sizeof(tune_gpurt_tensor_map));
     }
     /* args[arg] points at the device pointer; an argument out of range is prepare's refusal. */
     uint64_t address = 0;
@@ -530,9 +544,10 @@ int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const char* kernel_name,
     return tune_gpurt_launch(module, kernel_name, grid, block, shared_bytes, stream, args,
                              num_args);
   }
+  tune_gpurt_tensor_map descriptors[LAUNCH_EX_MAX_MAPS];
   tune_tensor_map_encoding encodings[LAUNCH_EX_MAX_MAPS];
   int32_t rc = check_launch_ex(module, kernel_name, grid, clustered ? cluster : NULL, args,
-                               num_args, maps, num_maps, encodings);
+                               num_args, maps, num_maps, descriptors, encodings);
   drv_handle function = NULL;
   if (rc == TUNE_GPURT_OK) {
     rc = find_kernel(module, kernel_name, stream, &function);
@@ -543,11 +558,12 @@ int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const char* kernel_name,
   if (rc != TUNE_GPURT_OK) {
     return rc;
   }
-  if (num_maps > 0 && g_cuda.cuTensorMapEncodeTiled == NULL) {
-    return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
-                "'%s' passes %d tensor maps, and the CUDA driver has no cuTensorMapEncodeTiled "
-                "(CUDA 12 and newer)",
-                kernel_name, (int)num_maps);
+  for (int32_t m = 0; m < num_maps; ++m) {
+    if (!tune_tensor_map_can_encode(&g_cuda, &encodings[m])) {
+      return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
+                  "'%s' passes tensor map %d, and the CUDA driver has no %s (CUDA 12 and newer)",
+                  kernel_name, (int)m, tune_tensor_map_encoder(&encodings[m]));
+    }
   }
   if (clustered && g_cuda.cuLaunchKernelEx == NULL) {
     return fail(TUNE_GPURT_ERROR_DRIVER_NOT_FOUND,
@@ -563,10 +579,10 @@ int32_t tune_gpurt_launch_ex(tune_gpurt_module* module, const char* kernel_name,
     drv_result encode = tune_tensor_map_encode(&g_cuda, &encodings[m], &encoded[m]);
     if (encode != 0) {
       char described[512];
-      tune_tensor_map_describe(&maps[m], described, sizeof described);
+      tune_tensor_map_describe(&descriptors[m], described, sizeof described);
       return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
-                  "'%s': cuTensorMapEncodeTiled refused the tensor map over %s at %p: %s (%s)",
-                  kernel_name, described, encodings[m].global_address,
+                  "'%s': %s refused the tensor map over %s at %p: %s (%s)", kernel_name,
+                  tune_tensor_map_encoder(&encodings[m]), described, encodings[m].global_address,
                   cuda_error_text(encode, buf, sizeof buf), TUNE_TENSOR_MAP_RULES);
     }
   }

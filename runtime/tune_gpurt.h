@@ -83,29 +83,40 @@ TUNE_GPURT_EXPORT int32_t tune_gpurt_launch(tune_gpurt_module* module, const cha
                                             int32_t num_args);
 
 /* One TMA tensor map that tune_gpurt_launch_ex passes to a kernel (tune's GpuTensorMap,
- * common/gpu_arch.h): the runtime encodes it with cuTensorMapEncodeTiled over the device
- * pointer that args[arg] points at, and passes the 128-byte CUtensorMap by value after the
- * kernel's arguments. Elements are copied as raw bytes (UINT8, UINT16 or UINT32 by
- * element_bytes), boxes reaching outside the tensor are filled with zeros, the L2 promotion is
- * 128 bytes and every element stride is 1.
+ * common/gpu_arch.h): the runtime encodes it with cuTensorMapEncodeTiled (or, with im2col set,
+ * cuTensorMapEncodeIm2col) over the device pointer that args[arg] points at, and passes the
+ * 128-byte CUtensorMap by value after the kernel's arguments. Elements are copied as raw bytes
+ * (UINT8, UINT16 or UINT32 by element_bytes), boxes reaching outside the tensor are filled with
+ * zeros and the L2 promotion is 128 bytes.
  *
  * struct_bytes is sizeof(tune_gpurt_tensor_map) of the header the caller was built with: a
- * later version only appends fields, and a runtime refuses descriptors of a size it does not
- * read (TUNE_GPURT_ERROR_BAD_ARGUMENT naming both sizes) rather than ignore what they add.
- * Every field is a fixed-width integer at a naturally aligned offset, so the layout is the same
- * for every compiler (TUNE_GPURT_TENSOR_MAP_BYTES, 112 bytes, in version 1). */
+ * later version only appends fields, a runtime reads the descriptors of every version up to its
+ * own (the fields a version lacks take their defaults: tiled, element strides 1), and it refuses
+ * a size it does not know (TUNE_GPURT_ERROR_BAD_ARGUMENT naming the sizes it reads) rather than
+ * ignore what a later one adds. Every map of one launch has the same struct_bytes. Every field is
+ * a fixed-width integer at a naturally aligned offset, so the layout is the same for every
+ * compiler (TUNE_GPURT_TENSOR_MAP_BYTES: 112 bytes in version 1, 160 in version 2). */
 typedef struct tune_gpurt_tensor_map {
   uint32_t struct_bytes;  /* TUNE_GPURT_TENSOR_MAP_BYTES */
   uint32_t arg;           /* index into the launch's args: a buffer (device pointer) argument */
   uint32_t element_bytes; /* 1, 2 or 4 */
-  uint32_t rank;          /* 1..5 */
+  uint32_t rank;          /* 1..5 (3..5 with im2col) */
   uint64_t dims[5];       /* elements per dimension, innermost first (1..2^32) */
   uint64_t strides[4];    /* bytes between indexes of dims 1..rank-1: multiples of 16, < 2^40 */
-  uint32_t box[5];        /* elements per copy per dimension, 1..256 */
+  uint32_t box[5];        /* elements per copy per dimension, 1..256; with im2col, box[0] is the
+                             channels per pixel (1..256) and box[1] the pixels per column
+                             (1..1024) */
   uint32_t swizzle_bytes; /* 0 (none) or 128 (box[0] * element_bytes is then at most 128) */
+  /* Version 2. */
+  uint32_t im2col;         /* 0: tiled; 1: im2col over a channels-last tensor (C, W[, H[, D]], N) */
+  int32_t lower_corner[3]; /* im2col: the window corners' bounds, rank - 2 entries, W first: */
+  int32_t upper_corner[3]; /* -128..127 at rank 4 (-32768..32767 at 3, -16..15 at 5) */
+  uint32_t element_strides[5]; /* traversal step per dimension, 1..8 (0 reads as 1) */
 } tune_gpurt_tensor_map;
 
-#define TUNE_GPURT_TENSOR_MAP_BYTES 112
+#define TUNE_GPURT_TENSOR_MAP_BYTES 160
+/* The size of a version 1 descriptor (tiled maps, element strides 1), which runtimes still read. */
+#define TUNE_GPURT_TENSOR_MAP_V1_BYTES 112
 
 /* tune_gpurt_launch with thread-block clusters and tensor maps (CUDA only, sm_90 and newer).
  * `cluster` (NULL or {1, 1, 1}: none) is the cluster size in blocks, each entry dividing the

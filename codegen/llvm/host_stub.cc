@@ -40,6 +40,10 @@ tune_gpurt_tensor_map RuntimeTensorMap(const GpuTensorMap& map) {
   std::copy(map.strides.begin(), map.strides.end(), out.strides);
   std::copy(map.box.begin(), map.box.end(), out.box);
   out.swizzle_bytes = map.swizzle_bytes;
+  out.im2col = map.im2col ? 1 : 0;
+  std::copy(map.lower_corner.begin(), map.lower_corner.end(), out.lower_corner);
+  std::copy(map.upper_corner.begin(), map.upper_corner.end(), out.upper_corner);
+  std::copy(map.element_strides.begin(), map.element_strides.end(), out.element_strides);
   return out;
 }
 
@@ -55,7 +59,7 @@ absl::Status CheckLaunchEx(GpuApi api, const HostStub& stub) {
         StrCat("host stub '", stub.func_name, "': launch ", ToString(stub.launch),
                " has tensor maps or a thread-block cluster, which are CUDA-only"));
   }
-  char error[1024] = "";
+  char error[2048] = "";
   if (!tune_cluster_check(stub.launch.grid.data(), stub.launch.cluster.data(), error,
                           sizeof error)) {
     return absl::InvalidArgumentError(StrCat("host stub '", stub.func_name, "': ", error));
@@ -169,12 +173,17 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
   llvm::FunctionCallee zero = module->getOrInsertFunction(
       kGpuZeroSymbol, llvm::FunctionType::get(i32, {ptr, ptr, i64, ptr}, false));
   // struct tune_gpurt_tensor_map { i32 struct_bytes, arg, element_bytes, rank; i64 dims[5];
-  //                                i64 strides[4]; i32 box[5]; i32 swizzle_bytes; } (112 bytes)
+  //                                i64 strides[4]; i32 box[5]; i32 swizzle_bytes; i32 im2col;
+  //                                i32 lower_corner[3], upper_corner[3];
+  //                                i32 element_strides[5]; } (160 bytes)
   llvm::ArrayType* i32x5 = llvm::ArrayType::get(i32, 5);
-  llvm::StructType* map_type = llvm::StructType::create(
-      context,
-      {i32, i32, i32, i32, llvm::ArrayType::get(i64, 5), llvm::ArrayType::get(i64, 4), i32x5, i32},
-      "tune_gpurt_tensor_map");
+  llvm::ArrayType* i32x3 = llvm::ArrayType::get(i32, 3);
+  llvm::StructType* map_type =
+      llvm::StructType::create(context,
+                               {i32, i32, i32, i32, llvm::ArrayType::get(i64, 5),
+                                llvm::ArrayType::get(i64, 4), i32x5, i32, i32, i32x3, i32x3, i32x5},
+                               "tune_gpurt_tensor_map");
+  static_assert(sizeof(tune_gpurt_tensor_map) == 160, "the struct above is tune_gpurt.h's");
   // int32_t tune_gpurt_launch_ex(module*, const char*, const uint32_t grid[3], const uint32_t
   //                              block[3], const uint32_t cluster[3], uint32_t shared,
   //                              void* stream, void** args, int32_t n,
@@ -194,7 +203,14 @@ absl::StatusOr<std::string> EmitHostStubObject(const HostStubModule& spec, std::
          llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint64_t>(d.dims, 5)),
          llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint64_t>(d.strides, 4)),
          llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint32_t>(d.box, 5)),
-         llvm::ConstantInt::get(i32, d.swizzle_bytes)});
+         llvm::ConstantInt::get(i32, d.swizzle_bytes), llvm::ConstantInt::get(i32, d.im2col),
+         llvm::ConstantDataArray::get(
+             context,
+             llvm::ArrayRef<uint32_t>(reinterpret_cast<const uint32_t*>(d.lower_corner), 3)),
+         llvm::ConstantDataArray::get(
+             context,
+             llvm::ArrayRef<uint32_t>(reinterpret_cast<const uint32_t*>(d.upper_corner), 3)),
+         llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint32_t>(d.element_strides, 5))});
   };
 
   llvm::IRBuilder<> b(context);

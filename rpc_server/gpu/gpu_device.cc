@@ -169,10 +169,11 @@ class CudaDevice final : public GpuDevice {
   absl::Status EncodeTensorMap(const GpuTensorMap& map, uint32_t num_args, DevicePtr address,
                                void* out) override {
     ASSIGN_OR_RETURN(tune_tensor_map_encoding encoding, PrepareTensorMap(map, num_args, address));
-    if (cu_.cuTensorMapEncodeTiled == nullptr) {
-      return absl::UnimplementedError(StrCat("the driver (", cu_.library_path,
-                                             ") lacks cuTensorMapEncodeTiled (CUDA 12 and "
-                                             "newer): tensor maps cannot be encoded"));
+    if (!tune_tensor_map_can_encode(&cu_, &encoding)) {
+      return absl::UnimplementedError(StrCat("the driver (", cu_.library_path, ") lacks ",
+                                             tune_tensor_map_encoder(&encoding),
+                                             " (CUDA 12 and newer): the tensor map cannot be "
+                                             "encoded"));
     }
     // A refusal here is about the map, not the context: not a sticky error.
     if (CUresult r = tune_tensor_map_encode(&cu_, &encoding, static_cast<tune_cu_tensor_map*>(out));
@@ -180,9 +181,9 @@ class CudaDevice final : public GpuDevice {
       char described[512];
       const tune_gpurt_tensor_map descriptor = ToRuntimeTensorMap(map);
       tune_tensor_map_describe(&descriptor, described, sizeof described);
-      return absl::InvalidArgumentError(
-          StrCat("cuTensorMapEncodeTiled refused the tensor map over ", described, ": ",
-                 cu_.ErrorText(r), " (", TUNE_TENSOR_MAP_RULES, ")"));
+      return absl::InvalidArgumentError(StrCat(tune_tensor_map_encoder(&encoding),
+                                               " refused the tensor map over ", described, ": ",
+                                               cu_.ErrorText(r), " (", TUNE_TENSOR_MAP_RULES, ")"));
     }
     return absl::OkStatus();
   }

@@ -89,7 +89,8 @@ class GpuDevice {
   /// Encodes `map` over the buffer at `address` of a kernel with `num_args` arguments into the
   /// 128 bytes at `out` (a CUtensorMap, whose address the driver wants 64-byte aligned:
   /// runtime/tune_cuda_driver.h's tune_cu_tensor_map is 128-byte aligned, as cuda.h's type is)
-  /// with cuTensorMapEncodeTiled, once per buffer: the map holds the address.
+  /// with cuTensorMapEncodeTiled (cuTensorMapEncodeIm2col for an im2col map), once per buffer:
+  /// the map holds the address.
   /// InvalidArgument naming the map, what is wrong and the rules (runtime/tune_launch_ex.h), or the
   /// driver's refusal; Unimplemented when the runtime has no tensor maps (HIP: they are CUDA-only;
   /// a CUDA driver older than 12).

@@ -14,6 +14,10 @@ tune_gpurt_tensor_map ToRuntimeTensorMap(const GpuTensorMap& map) {
   std::copy(map.strides.begin(), map.strides.end(), out.strides);
   std::copy(map.box.begin(), map.box.end(), out.box);
   out.swizzle_bytes = map.swizzle_bytes;
+  out.im2col = map.im2col ? 1 : 0;
+  std::copy(map.lower_corner.begin(), map.lower_corner.end(), out.lower_corner);
+  std::copy(map.upper_corner.begin(), map.upper_corner.end(), out.upper_corner);
+  std::copy(map.element_strides.begin(), map.element_strides.end(), out.element_strides);
   return out;
 }
 
@@ -21,7 +25,7 @@ absl::StatusOr<tune_tensor_map_encoding> PrepareTensorMap(const GpuTensorMap& ma
                                                           uint32_t num_args, uint64_t address) {
   const tune_gpurt_tensor_map descriptor = ToRuntimeTensorMap(map);
   tune_tensor_map_encoding encoding;
-  char error[1024] = "";
+  char error[2048] = "";
   if (!tune_tensor_map_prepare(&descriptor, num_args, address, &encoding, error, sizeof error)) {
     return absl::InvalidArgumentError(error);
   }

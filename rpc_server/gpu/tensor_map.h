@@ -1,5 +1,6 @@
 // TMA tensor maps in the measurement child: GpuTensorMap (common/gpu_arch.h) as the descriptor
-// that runtime/tune_launch_ex.h checks and turns into cuTensorMapEncodeTiled's arguments, the
+// that runtime/tune_launch_ex.h checks and turns into cuTensorMapEncodeTiled's (or
+// cuTensorMapEncodeIm2col's) arguments, the
 // same checks libtune_gpurt.so makes for generated libraries, so both refuse a map alike.
 #pragma once
 
@@ -14,7 +15,7 @@ namespace tune::gpu {
 /// libtune_gpurt.so's descriptor of `map` (runtime/tune_gpurt.h).
 tune_gpurt_tensor_map ToRuntimeTensorMap(const GpuTensorMap& map);
 
-/// cuTensorMapEncodeTiled's arguments for `map` over the buffer at device address `address`,
+/// The encoder's arguments for `map` over the buffer at device address `address`,
 /// for a kernel of `num_args` arguments. InvalidArgument naming the map (argument, dims,
 /// strides, box), what is wrong and the rules (TUNE_TENSOR_MAP_RULES).
 absl::StatusOr<tune_tensor_map_encoding> PrepareTensorMap(const GpuTensorMap& map,

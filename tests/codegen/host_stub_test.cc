@@ -54,13 +54,17 @@ TEST(HostStub, AKernelWithTensorMapsAndAClusterCallsLaunchExWithItsDescriptors) 
   absl::StatusOr<std::string> ir = Ir(module);
   ASSERT_TRUE(ir.ok()) << ir.status();
 
-  // The descriptors: struct_bytes 112, arg, element_bytes, rank, dims, strides, box, swizzle.
-  EXPECT_NE(ir->find("@gemm_tma.tensor_maps = private unnamed_addr constant [2 x "
-                     "%tune_gpurt_tensor_map] [%tune_gpurt_tensor_map { i32 112, i32 0, i32 2, "
-                     "i32 2, [5 x i64] [i64 256, i64 128, i64 1, i64 1, i64 1], [4 x i64] [i64 "
-                     "512, i64 0, i64 0, i64 0], [5 x i32] [i32 64, i32 32, i32 1, i32 1, i32 1], "
-                     "i32 128 }, %tune_gpurt_tensor_map { i32 112, i32 1,"),
-            std::string::npos)
+  // The descriptors: struct_bytes 160, arg, element_bytes, rank, dims, strides, box, swizzle,
+  // im2col, the corners and the element strides.
+  EXPECT_NE(
+      ir->find("@gemm_tma.tensor_maps = private unnamed_addr constant [2 x "
+               "%tune_gpurt_tensor_map] [%tune_gpurt_tensor_map { i32 160, i32 0, i32 2, "
+               "i32 2, [5 x i64] [i64 256, i64 128, i64 1, i64 1, i64 1], [4 x i64] [i64 "
+               "512, i64 0, i64 0, i64 0], [5 x i32] [i32 64, i32 32, i32 1, i32 1, i32 1], "
+               "i32 128, i32 0, [3 x i32] zeroinitializer, [3 x i32] zeroinitializer, [5 x "
+               "i32] [i32 1, i32 1, i32 1, i32 1, i32 1] }, %tune_gpurt_tensor_map { i32 160, "
+               "i32 1,"),
+      std::string::npos)
       << *ir;
   EXPECT_NE(ir->find("@gemm_tma.cluster = private unnamed_addr constant [3 x i32] [i32 2, i32 1, "
                      "i32 1]"),

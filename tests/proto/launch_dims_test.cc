@@ -31,7 +31,17 @@ GpuLaunch ClusteredLaunchWithTwoMaps() {
   b.strides = {256, 256 * 64, 0, 0};
   b.box = {128, 32, 1, 1, 1};
   b.swizzle_bytes = 0;
-  launch.tensor_maps = {a, b};
+  GpuTensorMap c;  // an im2col map: a 3x3 convolution of stride 2, padding 1
+  c.arg = 2;
+  c.rank = 4;
+  c.dims = {64, 56, 56, 8, 1};
+  c.strides = {128, 128 * 56, 128 * 56 * 56, 0};
+  c.box = {64, 128, 1, 1, 1};
+  c.im2col = true;
+  c.lower_corner = {-1, -1, 0};
+  c.upper_corner = {-1, -1, 0};
+  c.element_strides = {1, 2, 2, 1, 1};
+  launch.tensor_maps = {a, b, c};
   launch.cluster = {2, 1, 1};
   return launch;
 }
@@ -42,8 +52,13 @@ TEST(LaunchDims, TensorMapsAndTheClusterSurviveTheWire) {
   EXPECT_EQ(LaunchFromProto(proto), launch) << ToString(LaunchFromProto(proto));
 
   // Only the entries of each map's rank travel.
-  ASSERT_EQ(proto.tensor_maps_size(), 2);
+  ASSERT_EQ(proto.tensor_maps_size(), 3);
   EXPECT_EQ(proto.tensor_maps(1).dims_size(), 3);
+  EXPECT_FALSE(proto.tensor_maps(1).im2col());
+  EXPECT_EQ(proto.tensor_maps(1).element_strides_size(), 0);  // all 1: not sent
+  EXPECT_TRUE(proto.tensor_maps(2).im2col());
+  EXPECT_EQ(proto.tensor_maps(2).lower_corner_size(), 2);
+  EXPECT_EQ(proto.tensor_maps(2).element_strides_size(), 4);
   EXPECT_EQ(proto.tensor_maps(1).strides_size(), 2);
   EXPECT_EQ(proto.tensor_maps(1).box_size(), 3);
   EXPECT_EQ(proto.cluster_x(), 2u);

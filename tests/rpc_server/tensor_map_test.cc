@@ -43,6 +43,18 @@ TEST(WorkerTensorMap, TheDescriptorCarriesEveryFieldAndItsSize) {
   EXPECT_EQ(d.strides[0], 1024u);
   EXPECT_EQ(d.box[0], 64u);
   EXPECT_EQ(d.swizzle_bytes, 128u);
+  EXPECT_EQ(d.im2col, 0u);
+  EXPECT_EQ(d.element_strides[1], 1u);
+  GpuTensorMap im2col = TwoByTwoBoxesOfHalves();
+  im2col.im2col = true;
+  im2col.lower_corner = {-1, -2, 0};
+  im2col.upper_corner = {-3, -4, 0};
+  im2col.element_strides = {1, 2, 2, 1, 1};
+  const tune_gpurt_tensor_map i = ToRuntimeTensorMap(im2col);
+  EXPECT_EQ(i.im2col, 1u);
+  EXPECT_EQ(i.lower_corner[1], -2);
+  EXPECT_EQ(i.upper_corner[0], -3);
+  EXPECT_EQ(i.element_strides[2], 2u);
 }
 
 TEST(WorkerTensorMap, AGoodMapPreparesWithTheBuffersAddress) {

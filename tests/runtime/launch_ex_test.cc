@@ -1,6 +1,7 @@
 // The checks of launches with TMA tensor maps and thread-block clusters (runtime/tune_launch_ex.h)
 // and the driver ABI they fill (runtime/tune_cuda_driver.h), without a driver.
 #include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -188,12 +189,105 @@ TEST(CudaDriverAbi, LaunchConfigAndAttributeHaveCudaHsLayout) {
   EXPECT_EQ(offsetof(tune_cu_launch_config, num_attrs), 48u);
 }
 
-TEST(CudaDriverAbi, TheTensorMapDescriptorHasItsVersionOneLayout) {
+TEST(CudaDriverAbi, TheTensorMapDescriptorKeepsVersionOneAndAppendsVersionTwo) {
   EXPECT_EQ(sizeof(tune_gpurt_tensor_map), size_t{TUNE_GPURT_TENSOR_MAP_BYTES});
   EXPECT_EQ(offsetof(tune_gpurt_tensor_map, dims), 16u);
   EXPECT_EQ(offsetof(tune_gpurt_tensor_map, strides), 56u);
   EXPECT_EQ(offsetof(tune_gpurt_tensor_map, box), 88u);
   EXPECT_EQ(offsetof(tune_gpurt_tensor_map, swizzle_bytes), 108u);
+  EXPECT_EQ(offsetof(tune_gpurt_tensor_map, im2col), size_t{TUNE_GPURT_TENSOR_MAP_V1_BYTES});
+  EXPECT_EQ(offsetof(tune_gpurt_tensor_map, lower_corner), 116u);
+  EXPECT_EQ(offsetof(tune_gpurt_tensor_map, upper_corner), 128u);
+  EXPECT_EQ(offsetof(tune_gpurt_tensor_map, element_strides), 140u);
+}
+
+// The im2col map of a 3x3 convolution, padding 1, over an NHWC input [8][56][56][64] of 2-byte
+// elements: columns of 128 pixels of 64 channels.
+tune_gpurt_tensor_map Im2colMap() {
+  tune_gpurt_tensor_map map{};
+  map.struct_bytes = sizeof map;
+  map.arg = 0;
+  map.element_bytes = 2;
+  map.rank = 4;
+  const uint64_t dims[4] = {64, 56, 56, 8};
+  for (int d = 0; d < 4; ++d) {
+    map.dims[d] = dims[d];
+    map.element_strides[d] = 1;
+  }
+  map.strides[0] = 64 * 2;
+  map.strides[1] = 56 * 64 * 2;
+  map.strides[2] = 56 * 56 * 64 * 2;
+  map.box[0] = 64;
+  map.box[1] = 128;
+  map.box[2] = map.box[3] = 1;
+  map.swizzle_bytes = 128;
+  map.im2col = 1;
+  map.lower_corner[0] = map.lower_corner[1] = -1;
+  map.upper_corner[0] = map.upper_corner[1] = -1;
+  return map;
+}
+
+TEST(TensorMapPrepare, AnIm2colMapFillsTheCornersAndThePixelsOfAColumn) {
+  const tune_gpurt_tensor_map map = Im2colMap();
+  tune_tensor_map_encoding e;
+  char error[2048] = "";
+  ASSERT_EQ(tune_tensor_map_prepare(&map, 3, kAddress, &e, error, sizeof error), 1) << error;
+  EXPECT_EQ(e.im2col, 1);
+  EXPECT_EQ(e.rank, 4u);
+  EXPECT_EQ(e.box[0], 64u);   // channels per pixel
+  EXPECT_EQ(e.box[1], 128u);  // pixels per column
+  EXPECT_EQ(e.lower_corner[0], -1);
+  EXPECT_EQ(e.upper_corner[1], -1);
+  EXPECT_EQ(e.element_strides[3], 1u);
+  EXPECT_STREQ(tune_tensor_map_encoder(&e), "cuTensorMapEncodeIm2col");
+  // Columns of up to 1024 pixels.
+  tune_gpurt_tensor_map tall = map;
+  tall.box[1] = 1024;
+  EXPECT_EQ(Refusal(tall), "");
+}
+
+TEST(TensorMapPrepare, Im2colMapsOutsideTheEncodersRulesAreRefusedNamingWhatIsWrong) {
+  tune_gpurt_tensor_map rank2 = Im2colMap();
+  rank2.rank = 2;
+  EXPECT_NE(Refusal(rank2).find("an im2col map of rank 2 (3..5)"), std::string::npos);
+  tune_gpurt_tensor_map far = Im2colMap();
+  far.lower_corner[1] = -129;
+  EXPECT_NE(Refusal(far).find("im2col corners -129..-1 of spatial dimension 1 are not within "
+                              "-128..127"),
+            std::string::npos)
+      << Refusal(far);
+  tune_gpurt_tensor_map empty = Im2colMap();
+  empty.upper_corner[0] = -60;  // corners -1..-5 of a width of 56: no window corner
+  EXPECT_NE(Refusal(empty).find("bound no window corner"), std::string::npos) << Refusal(empty);
+  tune_gpurt_tensor_map stride = Im2colMap();
+  stride.element_strides[1] = 9;
+  EXPECT_NE(Refusal(stride).find("element_strides[1] = 9 is not 1..8"), std::string::npos);
+  tune_gpurt_tensor_map deep = Im2colMap();
+  deep.box[2] = 2;
+  EXPECT_NE(Refusal(deep).find("box[2] = 2 of an im2col map is not 1"), std::string::npos);
+  // Every refusal says the rules and describes the corners.
+  EXPECT_NE(Refusal(far).find("an im2col map (im2col 1) rank 3..5"), std::string::npos);
+  EXPECT_NE(Refusal(far).find("im2col corners [-1..-1,-129..-1]"), std::string::npos)
+      << Refusal(far);
+}
+
+TEST(TensorMapRead, AVersionOneArrayIsReadAtItsOwnStrideWithTiledDefaults) {
+  // Two version-1 descriptors, back to back at 112 bytes each, as an older header lays them out.
+  unsigned char bytes[2 * TUNE_GPURT_TENSOR_MAP_V1_BYTES];
+  tune_gpurt_tensor_map first = GoodMap(), second = GoodMap();
+  first.struct_bytes = second.struct_bytes = TUNE_GPURT_TENSOR_MAP_V1_BYTES;
+  second.arg = 2;
+  std::memcpy(bytes, &first, TUNE_GPURT_TENSOR_MAP_V1_BYTES);
+  std::memcpy(bytes + TUNE_GPURT_TENSOR_MAP_V1_BYTES, &second, TUNE_GPURT_TENSOR_MAP_V1_BYTES);
+  const auto* maps = reinterpret_cast<const tune_gpurt_tensor_map*>(bytes);
+  tune_gpurt_tensor_map read;
+  ASSERT_EQ(tune_tensor_map_read(maps, TUNE_GPURT_TENSOR_MAP_V1_BYTES, 1, &read), 1);
+  EXPECT_EQ(read.arg, 2u);
+  EXPECT_EQ(read.box[1], 64u);
+  EXPECT_EQ(read.im2col, 0u);
+  EXPECT_EQ(read.struct_bytes, uint32_t{TUNE_GPURT_TENSOR_MAP_BYTES});
+  EXPECT_EQ(Refusal(read), "");  // element strides 0 read as 1
+  EXPECT_EQ(tune_tensor_map_read(maps, 100, 0, &read), 0);
 }
 
 }  // namespace
