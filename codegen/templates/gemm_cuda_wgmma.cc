@@ -184,9 +184,9 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
     if (k.bm % (64 * k.wg_m) == 0 && k.bn % k.wg_n == 0) {
       // Stream-K holds ~40 more: its segment's state (ptxas: 162 for 128 x 128 tiles).
       cost.registers = k.AccumulatorRegisters() + 56 + (k.streamk > 0 ? 40 : 0);
-      if (k.tma == 1 && k.streamk == 0) {
+      if (k.tma == 1 && k.streamk == 0 && k.gridk == 1) {
         // The block's average: the producer gives registers to the consumers (not with
-        // stream-K, whose producer warpgroup shares the segments' finishes).
+        // stream-K or a grid split, whose finishes the producer's warpgroup shares).
         cost.registers = (128 * WgmmaKnobs::kProducerRegisters + k.SplitThreads() * cost.registers +
                           k.Threads() - 1) /
                          k.Threads();
@@ -258,7 +258,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 10,
+    .version = 11,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

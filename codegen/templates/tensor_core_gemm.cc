@@ -174,9 +174,59 @@ bool ImplicitGemm::DenseA() const {
   return workload.conv2d().pointwise();
 }
 
+namespace {
+
+// The bytes of K in a row of a TMA box of A (the 128-byte swizzle's rows, wgmma's operands).
+constexpr int64_t kTmaRowBytes = 128;
+
+}  // namespace
+
+bool ImplicitGemm::Im2colA() const {
+  if (workload.op() != OpKind::kConv2d || DenseA()) {
+    return false;
+  }
+  const Conv2dShape& s = workload.conv2d();
+  const int64_t lowest = std::min(-s.pad, s.pad - (std::max(s.r, s.s) - 1) * s.dilation);
+  return s.nhwc && s.c * ElementBytes(workload.input_type()) % kTmaRowBytes == 0 && s.stride <= 8 &&
+         s.pad <= 127 && lowest >= -128;
+}
+
 bool ImplicitGemm::TmaReadable() const {
   const int64_t bytes = ElementBytes(workload.input_type());
-  return DenseA() && k * bytes % 16 == 0 && (b_k_major ? k : n) * bytes % 16 == 0;
+  return (DenseA() || Im2colA()) && k * bytes % 16 == 0 && (b_k_major ? k : n) * bytes % 16 == 0;
+}
+
+ir::TensorMap ImplicitGemm::AMap(const ir::Buffer& a, int64_t rows) const {
+  const int64_t row = kTmaRowBytes / ElementBytes(workload.input_type());
+  if (!Im2colA()) {
+    return ir::TensorMap{.buffer = a, .dims = {k, m}, .strides = {k}, .box = {row, rows}};
+  }
+  // The input [N][H][W][C]; a column of `rows` output pixels' window corners at one tap.
+  const Conv2dShape& s = workload.conv2d();
+  ir::TensorMap map{
+      .buffer = a,
+      .dims = {s.c, s.w, s.h, s.n},
+      .strides = {s.c, s.w * s.c, s.h * s.w * s.c},
+      .box = {row, rows, 1, 1},
+      .lower_corner = {-s.pad, -s.pad},
+      .upper_corner = {s.pad - (s.s - 1) * s.dilation, s.pad - (s.r - 1) * s.dilation}};
+  if (s.stride > 1) {
+    map.element_strides = {1, s.stride, s.stride, 1};
+  }
+  return map;
+}
+
+TmaPipeline::ABox ImplicitGemm::ABoxAt(const Expr& kk, const Expr& row) const {
+  if (!Im2colA()) {
+    return {{kk, row}, {}};
+  }
+  // Column kk is tap (r, s) of the window, channel c; row is output pixel (image, p, q), whose
+  // window's corner is (p * stride - pad, q * stride - pad).
+  const Conv2dShape& s = workload.conv2d();
+  const int64_t pq = s.p() * s.q();
+  Expr tap = kk / s.c;
+  return {{kk % s.c, row % s.q() * s.stride - s.pad, row % pq / s.q() * s.stride - s.pad, row / pq},
+          {tap % s.s * s.dilation, tap / s.s * s.dilation}};
 }
 
 int64_t ImplicitGemm::ContiguousK() const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/ir/ir.h"
+#include "codegen/templates/tma_pipeline.h"
 #include "common/workload.h"
 #include "search/config_space.h"
 
@@ -115,9 +116,17 @@ struct ImplicitGemm {
   /// stride 1 without padding: the NHWC input as it lies), so that a TMA tensor map can
   /// describe it.
   bool DenseA() const;
-  /// Whether TMA copies can read A and B: DenseA, and every row of A and of B a multiple of
-  /// 16 bytes long (the tensor maps' strides).
+  /// Whether A is a convolution's input windows that an im2col tensor map reads (Im2colMap):
+  /// NHWC, a filter tap's channels whole rows of 128 bytes (C * element bytes a multiple of 128),
+  /// stride 1..8 and the window's corners within the map's -128..127.
+  bool Im2colA() const;
+  /// Whether TMA copies can read A and B: DenseA or Im2colA, and every row of A and of B a
+  /// multiple of 16 bytes long (the tensor maps' strides).
   bool TmaReadable() const;
+  /// A's tensor map for boxes of `rows` rows of 128 bytes of K: [M][K] tiled, or for Im2colA the
+  /// input's im2col map; and where a box at K coordinate k and first row `row` lies in it.
+  ir::TensorMap AMap(const ir::Buffer& a, int64_t rows) const;
+  TmaPipeline::ABox ABoxAt(const ir::Expr& k, const ir::Expr& row) const;
 
   /// The copy widths (bytes: 16, 8, 4) that keep every copy inside a contiguous run of A's K
   /// and a row of B, and aligned (B's rows are of K when it is k-major, of N for a GEMM of

@@ -38,8 +38,10 @@ Stmt TmaPipeline::ProducerRange(const Expr& from, const Expr& to,
   std::vector<Stmt> body = {
       MBarrierOp::Make(MBarrierOpKind::kWait, barriers, stages + s, (g / stages + 1) % 2),
       MBarrierOp::Make(MBarrierOpKind::kArriveExpectTx, barriers, s, Expr(StageBytes())),
-      ir::TensorCopy::Make(a_map, {tiles.k, tiles.a_row}, a_smem, s * a_stage, barriers, s),
   };
+  ABox a = a_at ? a_at(tiles.k, tiles.a_row) : ABox{{tiles.k, tiles.a_row}, {}};
+  body.push_back(ir::TensorCopy::Make(a_map, std::move(a.coords), a_smem, s * a_stage, barriers, s,
+                                      0, std::move(a.offsets)));
   if (cluster > 1) {  // this block's share of B's rows, to every block of the cluster
     const int64_t rows = b_map.box[1];
     body.push_back(ir::TensorCopy::Make(b_map, {tiles.k, tiles.b_col + rank * rows}, b_smem,

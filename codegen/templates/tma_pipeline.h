@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "codegen/ir/ir.h"
 
@@ -48,7 +49,7 @@ namespace tune {
 struct TmaPipeline {
   ir::Buffer a_smem, b_smem;  // the stages of A (a_stage elements each) and of B (b_stage)
   ir::Buffer barriers;        // gpu_shared int64[2 * stages]: full[s] at s, empty[s] at stages + s
-  ir::TensorMap a_map;        // boxes of [rows][128 bytes of K]
+  ir::TensorMap a_map;        // boxes of [rows][128 bytes of K] (tiled, or im2col: a_at)
   ir::TensorMap b_map;        // the same (bn / cluster rows), or (N-major B) [K rows][128 bytes
                               // of N] per atom
   int64_t stages = 4;
@@ -80,6 +81,15 @@ struct TmaPipeline {
   struct StepTiles {
     ir::Expr k, a_row, b_col;
   };
+
+  /// The coordinates (and im2col offsets) of A's box.
+  struct ABox {
+    std::vector<ir::Expr> coords, offsets;
+  };
+  /// Where A's box of K coordinate k and first row `row` lies in a_map, for an A that is not a
+  /// plain [M][K] matrix (a convolution's input windows through an im2col map); unset: at
+  /// {k, row}.
+  std::function<ABox(const ir::Expr& k, const ir::Expr& row)> a_at;
 
   /// Bytes one stage receives (what the producer tells full[s] to expect).
   int64_t StageBytes() const;

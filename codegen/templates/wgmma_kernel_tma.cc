@@ -11,11 +11,10 @@ TmaPipeline WgmmaKernel::Pipeline() const {
   p.a_smem = as_;
   p.b_smem = bs_;
   p.barriers = bars_;
-  p.a_map = ir::TensorMap{.buffer = p_.a,
-                          .dims = {g_.k, g_.m},
-                          .strides = {g_.k},
-                          .box = {row_, ABoxRows()},
-                          .swizzle_bytes = 128};
+  p.a_map = g_.AMap(p_.a, ABoxRows());
+  if (g_.Im2colA()) {  // the input's windows, a column of output pixels per tap
+    p.a_at = [g = &g_](const Expr& k, const Expr& row) { return g->ABoxAt(k, row); };
+  }
   if (nt_) {  // in a cluster, each block copies bn / cluster of the rows (TmaPipeline)
     p.b_map = ir::TensorMap{.buffer = p_.b,
                             .dims = {g_.k, g_.n},
@@ -68,8 +67,16 @@ Stmt WgmmaKernel::ZeroPastABox() const {
 
 std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
   const TmaPipeline pipeline = Pipeline();
+  // The register split (setmaxnreg) gives the consumers what the producer does not need. Not with
+  // a grid split: its finish (the last block's sum of the parts and the epilogue) runs in every
+  // thread after the branches join, where ptxas allocates for the producer's budget too (256 x
+  // 128 tiles split three ways spilled 1.3 KB with it, none without).
+  const bool register_split = !split_.Active();
+  auto set_max = [&](int registers, bool increase) {
+    return register_split ? ir::SetMaxRegisters::Make(registers, increase) : Stmt();
+  };
   Stmt consumer = Block::Make({
-      ir::SetMaxRegisters::Make(k_.ConsumerRegisters(), true),
+      set_max(k_.ConsumerRegisters(), true),
       ZeroAccumulators(),
       pipeline.Consumer(
           [this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
@@ -82,11 +89,10 @@ std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
       IfThenElse::Make(tx_ == 0, pipeline.Init()),
       ZeroPastABox(),
       barrier(),
-      IfThenElse::Make(
-          tx_ < 128,
-          Block::Make({ir::SetMaxRegisters::Make(WgmmaKnobs::kProducerRegisters, false),
-                       IfThenElse::Make(tx_ == 0, pipeline.Producer())}),
-          std::move(consumer)),
+      IfThenElse::Make(tx_ < 128,
+                       Block::Make({set_max(WgmmaKnobs::kProducerRegisters, false),
+                                    IfThenElse::Make(tx_ == 0, pipeline.Producer())}),
+                       std::move(consumer)),
   };
   if (k_.stage_c == 1) {
     stmts.push_back(StageCopyOut());
