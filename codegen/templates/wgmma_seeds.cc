@@ -80,11 +80,20 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
 // For shapes of fewer tiles than multiprocessors, splits of light tiles: each tile shape below
 // with three stages (room for two or more blocks per multiprocessor, as blocks with a share of K
 // need no deep pipeline), split by the smallest gridk that makes two blocks per multiprocessor,
-// else the largest offered. On the H200 the first splits tried, of the presets (four to six
-// stages, one block per multiprocessor), ran in two waves and lost to no split.
+// else the largest offered; where TMA reads the operands, its pipeline of the same split first.
+// On the H200 the first splits tried, of the presets (four to six stages, one block per
+// multiprocessor), ran in two waves and lost to no split. On the H100 (2026-12-06) the 3x3
+// convolutions of 7 x 7 and 14 x 14 pixels at batch 8 and 32 ran best as splits of cp.async
+// stages, whose window gathers cost what an im2col TMA pipeline saves.
 std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
   std::vector<Config> seeds;
   const std::vector<int64_t>& gridks = space.FindKnob("gridk")->values;
+  const std::vector<int64_t>& tma = space.FindKnob("tma")->values;
+  auto add = [&](const Config& c) {
+    if (std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+      seeds.push_back(c);
+    }
+  };
   for (const auto& [bm, bn] : std::vector<std::pair<int64_t, int64_t>>{
            {64, 64}, {128, 128}, {64, 128}, {128, 64}, {64, 32}}) {
     Config c = PlainConfig(space, LargestAtMost(space.FindKnob("bm")->values, bm),
@@ -104,9 +113,16 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
         }
       }
     }
-    if (chosen && std::find(seeds.begin(), seeds.end(), *chosen) == seeds.end()) {
-      seeds.push_back(*std::move(chosen));
+    if (!chosen) {
+      continue;
     }
+    Config pipeline = *chosen;
+    pipeline["tma"] = tma.back();
+    pipeline["copy"] = space.FindKnob("copy")->values.front();
+    if (tma.back() == 1 && space.IsValid(pipeline)) {
+      add(pipeline);
+    }
+    add(*chosen);
   }
   return seeds;
 }
