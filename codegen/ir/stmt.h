@@ -541,6 +541,9 @@ struct LoweredFunc {
   // divides the grid on its axis; the blocks of a cluster run at once and may reach one
   // another's shared memory (TensorCopy::multicast, MBarrierOp::cta, Barrier::cluster).
   std::array<int64_t, 3> cluster = {1, 1, 1};
+  // Blocks of the kernel that must fit on one multiprocessor together (CUDA: .minnctapersm):
+  // the register budget of each thread is the multiprocessor's share of that many blocks.
+  int64_t min_blocks_per_multiprocessor = 1;
 };
 
 }  // namespace tune::ir

@@ -143,10 +143,10 @@ absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch&
     tensor_map_args_.push_back(arg);
   }
   AddTargetAttributes(f);
-  AnnotateKernel(f, launch);
+  AnnotateKernel(f, launch, func.min_blocks_per_multiprocessor);
   AnnotateGridConstants(f, static_cast<unsigned>(func.params.size()),
                         static_cast<unsigned>(tensor_maps_.size()));
-  AnnotateRegisterBudget(f, func.body, launch);
+  AnnotateRegisterBudget(f, func, launch);
 
   multiples_.clear();
   dynamic_shared_ = launch.dynamic_shared_bytes > 0;
@@ -158,9 +158,10 @@ absl::Status CodeGenGpu::AddKernel(const ir::LoweredFunc& func, const GpuLaunch&
   return status_;
 }
 
-// NVPTX: !nvvm.annotations marks the kernel and its maximum block size (.maxntid). AMDGPU: the
+// NVPTX: !nvvm.annotations marks the kernel, its maximum block size (.maxntid) and the blocks
+// that must fit on a multiprocessor together (.minnctapersm, where more than one). AMDGPU: the
 // amdgpu_kernel calling convention and the flat work-group size bound the register budget.
-void CodeGenGpu::AnnotateKernel(llvm::Function* f, const GpuLaunch& launch) {
+void CodeGenGpu::AnnotateKernel(llvm::Function* f, const GpuLaunch& launch, int64_t min_blocks) {
   if (nvptx()) {
     llvm::NamedMDNode* annotations = module_->getOrInsertNamedMetadata("nvvm.annotations");
     auto add = [&](const char* key, uint32_t value) {
@@ -172,6 +173,9 @@ void CodeGenGpu::AnnotateKernel(llvm::Function* f, const GpuLaunch& launch) {
     add("maxntidx", launch.block[0]);
     add("maxntidy", launch.block[1]);
     add("maxntidz", launch.block[2]);
+    if (min_blocks > 1) {
+      add("minctasm", static_cast<uint32_t>(min_blocks));
+    }
     return;
   }
   f->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);

@@ -67,7 +67,8 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitSetMaxRegisters(const ir::SetMaxRegisters* op) override;  // codegen_gpu_tma.cc
   llvm::Type* TensorMapType();                                       // codegen_gpu_tma.cc
   void AnnotateGridConstants(llvm::Function* f, unsigned first, unsigned count);
-  void AnnotateRegisterBudget(llvm::Function* f, const ir::Stmt& body, const GpuLaunch& launch);
+  void AnnotateRegisterBudget(llvm::Function* f, const ir::LoweredFunc& func,
+                              const GpuLaunch& launch);
   llvm::Value* SharedAddress32(const ir::Buffer& buffer, const ir::Expr& index);
   void InlinePtx(const std::string& text, const std::string& constraints,
                  const std::vector<llvm::Value*>& operands);
@@ -77,7 +78,7 @@ class CodeGenGpu final : public CodeGenLlvm {
   void EmitAsyncCopy(const ir::Store* op);
   llvm::Value* GpuIndex(bool block, int axis);
   llvm::Value* DynamicShared();
-  void AnnotateKernel(llvm::Function* f, const GpuLaunch& launch);
+  void AnnotateKernel(llvm::Function* f, const GpuLaunch& launch, int64_t min_blocks);
 
   GpuArch arch_;
   llvm::BasicBlock* entry_ = nullptr;  // allocas go here

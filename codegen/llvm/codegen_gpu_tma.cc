@@ -52,16 +52,18 @@ class SetMaxRegistersFinder final : public ir::IrVisitor {
 
 // setmaxnreg moves registers from a known count at entry: ptxas ignores it unless the kernel
 // fixes that count, so a kernel with one gets `.maxnreg`, the even share of the
-// multiprocessor's registers among the block's threads (rounded down to a multiple of 8).
-void CodeGenGpu::AnnotateRegisterBudget(llvm::Function* f, const ir::Stmt& body,
+// multiprocessor's registers among the threads of its min_blocks_per_multiprocessor blocks
+// (rounded down to a multiple of 8).
+void CodeGenGpu::AnnotateRegisterBudget(llvm::Function* f, const ir::LoweredFunc& func,
                                         const GpuLaunch& launch) {
   SetMaxRegistersFinder finder;
-  finder.VisitStmt(body);
+  finder.VisitStmt(func.body);
   if (!nvptx() || !finder.found) {
     return;
   }
-  const int64_t share =
-      arch_.registers_per_multiprocessor / static_cast<int64_t>(launch.ThreadsPerBlock()) / 8 * 8;
+  const int64_t share = arch_.registers_per_multiprocessor /
+                        static_cast<int64_t>(launch.ThreadsPerBlock()) /
+                        std::max<int64_t>(1, func.min_blocks_per_multiprocessor) / 8 * 8;
   const int64_t registers = std::min<int64_t>(arch_.max_registers_per_thread, share);
   llvm::Metadata* ops[] = {
       llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx_, "maxnreg"),

@@ -126,6 +126,12 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "rows, whose producers each copy half of their common tile of B into both "
                 "(TMA multicast), so that L2 serves B's tiles once per pair (offered where TMA "
                 "reads a K-major B)");
+  space.AddKnob("blocks", {1, 2},
+                "blocks per multiprocessor the kernel is compiled for: 2 halves each thread's "
+                "registers (.minnctapersm; a TMA pipeline's consumers get half the "
+                "multiprocessor's registers less the producer's) so that two blocks run at once, "
+                "one multiplying while the other fills its ring or stores (TMA pipelines of 1 "
+                "otherwise run one block per multiprocessor: their register split takes all)");
   const int64_t first_copy = g.CopyWidths().front();
   space.AddConstraint("tma needs wg_k == 1 (and takes the first copy width: TMA ignores it)",
                       [first_copy](const Config& c) {
@@ -207,6 +213,25 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
         return 2 * k.SharedBytes() <= arch.max_dynamic_shared_bytes_per_block &&
                2 * (k.AccumulatorRegisters() + 56 + 40) * k.Threads() <=
                    arch.registers_per_multiprocessor;
+      });
+  space.AddConstraint(
+      "blocks 2 needs streamk 0 and cluster 1, twice the shared memory within a block's limit, "
+      "and the registers' estimate (accumulators + 56) within half the multiprocessor's share "
+      "(with a TMA register split: within the consumers' setmaxnreg budget)",
+      [shape = WgmmaCostShape(g), arch](const Config& c) {
+        const WgmmaKnobs k = WgmmaKnobsOf(c, shape);
+        if (k.blocks == 1) {
+          return true;
+        }
+        if (k.streamk != 0 || k.cluster != 1 || k.bm % (64 * k.wg_m) != 0 ||
+            2 * k.SharedBytes() > arch.max_dynamic_shared_bytes_per_block) {
+          return false;
+        }
+        const int64_t needed = k.AccumulatorRegisters() + 56;
+        if (k.tma == 1 && k.gridk == 1) {
+          return needed <= k.ConsumerRegisters();
+        }
+        return needed * k.Threads() * 2 <= arch.registers_per_multiprocessor;
       });
   AddGpuLimitConstraints(space, arch, cost,
                          {.dynamic_shared = true, .one_block_per_multiprocessor = true});

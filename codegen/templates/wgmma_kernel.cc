@@ -18,13 +18,11 @@ WgmmaCostShape::WgmmaCostShape(const ImplicitGemm& g)
 }
 
 WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
-  return {KnobValue(c, "bm"),      KnobValue(c, "bn"),
-          KnobValue(c, "wg_m"),    KnobValue(c, "wg_n"),
-          KnobValue(c, "wg_k"),    KnobValue(c, "stages"),
-          KnobValue(c, "copy"),    KnobValue(c, "raster"),
-          KnobValue(c, "gridk"),   KnobValue(c, "stage_c"),
-          KnobValue(c, "tma"),     KnobValue(c, "streamk"),
-          KnobValue(c, "cluster"), WgmmaPromotes(shape.dtype),
+  return {KnobValue(c, "bm"),      KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
+          KnobValue(c, "wg_n"),    KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
+          KnobValue(c, "copy"),    KnobValue(c, "raster"), KnobValue(c, "gridk"),
+          KnobValue(c, "stage_c"), KnobValue(c, "tma"),    KnobValue(c, "streamk"),
+          KnobValue(c, "cluster"), KnobValue(c, "blocks"), WgmmaPromotes(shape.dtype),
           shape.out_bytes,         shape.k_steps};
 }
 
@@ -44,6 +42,7 @@ ir::LoweredFunc WgmmaKernel::Build(std::string_view name) const {
   func.params = p_.InOrder();
   func.body = Body();
   func.cluster = {k_.cluster, 1, 1};
+  func.min_blocks_per_multiprocessor = k_.blocks;
   return func;
 }
 

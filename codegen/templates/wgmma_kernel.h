@@ -30,6 +30,7 @@ bool WgmmaPromotes(Dtype dtype);
 struct WgmmaKnobs {
   int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c, tma, streamk;
   int64_t cluster = 1;  // blocks per thread-block cluster along M, sharing B's tile (multicast)
+  int64_t blocks = 1;   // blocks per multiprocessor the kernel is compiled for (its registers)
   bool promote = false;
   int64_t out_bytes = 4;  // C's element size
   int64_t k_steps = 1;    // the product's steps of K (kWgmmaRowBytes each)
@@ -52,10 +53,11 @@ struct WgmmaKnobs {
 
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
   // A TMA pipeline's register split (setmaxnreg): the producer's warpgroup keeps
-  // kProducerRegisters, the consumers share the rest of the multiprocessor's 64K.
+  // kProducerRegisters, the consumers share the rest of the block's share of the
+  // multiprocessor's 64K (all of it, or half of it with blocks 2).
   static constexpr int kProducerRegisters = 40;
   int ConsumerRegisters() const {
-    const int64_t share = (65536 - 128 * kProducerRegisters) / SplitThreads() / 8 * 8;
+    const int64_t share = (65536 / blocks - 128 * kProducerRegisters) / SplitThreads() / 8 * 8;
     return static_cast<int>(std::min<int64_t>(256, share));
   }
   // The block: the K ranges' warpgroups, after the producer warpgroup of a TMA pipeline.

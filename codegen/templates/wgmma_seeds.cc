@@ -33,7 +33,8 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
           {"stage_c", 0},
           {"tma", 0},
           {"streamk", 0},
-          {"cluster", 1}};
+          {"cluster", 1},
+          {"blocks", 1}};
 }
 
 // Large tiles of two warpgroups for large problems (CUTLASS's Hopper defaults are 128 x 128
@@ -80,7 +81,9 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
 // For shapes of fewer tiles than multiprocessors, splits of light tiles: each tile shape below
 // with three stages (room for two or more blocks per multiprocessor, as blocks with a share of K
 // need no deep pipeline), split by the smallest gridk that makes two blocks per multiprocessor,
-// else the largest offered; where TMA reads the operands, its pipeline of the same split first.
+// else the largest offered; where TMA reads the operands, its pipeline of the same split first,
+// compiled for two blocks per multiprocessor where they fit (`blocks`: a TMA pipeline's register
+// split otherwise takes the whole multiprocessor's registers).
 // On the H200 the first splits tried, of the presets (four to six stages, one block per
 // multiprocessor), ran in two waves and lost to no split. On the H100 (2026-12-06) the 3x3
 // convolutions of 7 x 7 and 14 x 14 pixels at batch 8 and 32 ran best as splits of cp.async
@@ -119,6 +122,10 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
     Config pipeline = *chosen;
     pipeline["tma"] = tma.back();
     pipeline["copy"] = space.FindKnob("copy")->values.front();
+    pipeline["blocks"] = 2;  // the light tiles' point: more than one block per multiprocessor
+    if (!space.IsValid(pipeline)) {
+      pipeline["blocks"] = 1;
+    }
     if (tma.back() == 1 && space.IsValid(pipeline)) {
       add(pipeline);
     }

@@ -47,7 +47,7 @@ Config WgmmaKnobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t st
   return {{"bm", bm},       {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
           {"wg_k", wg_k},   {"stages", stages},   {"copy", copy}, {"raster", raster},
           {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma},   {"streamk", 0},
-          {"cluster", 1}};
+          {"cluster", 1},   {"blocks", 1}};
 }
 
 Config MmaKnobs(int64_t bm, int64_t bn, int64_t bk, int64_t warps_m, int64_t warps_n,
@@ -191,6 +191,31 @@ TEST(Conv2dCudaTensorCore, EightBitInputsWhoseChannelsAreNotAMultipleOfFourAreRe
 }
 
 constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+TEST(Conv2dCudaWgmmaPtx, TwoBlocksPerMultiprocessorHalveTheRegisterBudget) {
+  const Workload w = *Workload::Parse(
+      "conv2d:N=32,C=512,H=7,W=7,K=512,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16");
+  const KernelTemplate* tpl = GpuTemplate(kWgmma, Sm90a(), w);
+  ASSERT_NE(tpl, nullptr);
+  const ConfigSpace space = tpl->space(w, Sm90a());
+  // A TMA pipeline of 64 x 128 tiles: one consumer warpgroup and the producer, 256 threads.
+  Config two = WgmmaKnobs(64, 128, 1, 1, 3, 16, 8, 1, 1, 1, 1);
+  two["blocks"] = 2;
+  ASSERT_TRUE(space.Validate(two).ok()) << space.Validate(two);
+  absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kWgmma, w, two, Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<GpuModule> module = EmitGpuModule({*lowered}, {.target = Sm90a()});
+  ASSERT_TRUE(module.ok()) << module.status();
+  // Half of 65536 / 256 threads; the consumers get (32768 - 128 x 40) / 128.
+  EXPECT_THAT(module->code, HasSubstr(".minnctapersm 2"));
+  EXPECT_THAT(module->code, HasSubstr(".maxnreg 128"));
+  EXPECT_THAT(module->code, HasSubstr("setmaxnreg.inc.sync.aligned.u32 216"));
+  // 128 x 256 tiles hold 128 accumulators per consumer thread: not within half the registers.
+  Config large = WgmmaKnobs(128, 256, 2, 1, 3, 16, 8, 1, 1, 0, 1);
+  ASSERT_TRUE(space.Validate(large).ok()) << space.Validate(large);
+  large["blocks"] = 2;
+  EXPECT_THAT(space.Validate(large).message(), HasSubstr("blocks 2 needs"));
+}
 
 TEST(Conv2dCudaTensorCorePtx, ResNetLayersAssembleWithoutSpills) {
   if (!std::filesystem::exists(kPtxas)) {

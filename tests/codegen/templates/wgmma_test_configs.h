@@ -19,10 +19,10 @@ inline Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t 
                     int64_t copy, int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1,
                     int64_t stage_c = 0, int64_t tma = 0, int64_t streamk = 0,
                     int64_t cluster = 1) {
-  return {{"bm", bm},          {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
-          {"wg_k", wg_k},      {"stages", stages},   {"copy", copy}, {"raster", raster},
-          {"gridk", gridk},    {"stage_c", stage_c}, {"tma", tma},   {"streamk", streamk},
-          {"cluster", cluster}};
+  return {{"bm", bm},           {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
+          {"wg_k", wg_k},       {"stages", stages},   {"copy", copy}, {"raster", raster},
+          {"gridk", gridk},     {"stage_c", stage_c}, {"tma", tma},   {"streamk", streamk},
+          {"cluster", cluster}, {"blocks", 1}};
 }
 
 // A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
