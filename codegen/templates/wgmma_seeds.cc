@@ -85,9 +85,9 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
 // compiled for two blocks per multiprocessor where they fit (`blocks`: a TMA pipeline's register
 // split otherwise takes the whole multiprocessor's registers).
 // On the H200 the first splits tried, of the presets (four to six stages, one block per
-// multiprocessor), ran in two waves and lost to no split. On the H100 (2026-12-06) the 3x3
-// convolutions of 7 x 7 and 14 x 14 pixels at batch 8 and 32 ran best as splits of cp.async
-// stages, whose window gathers cost what an im2col TMA pipeline saves.
+// multiprocessor), ran in two waves and lost to no split. On the H100 (2026-12-06) the best
+// wgmma configs of the 3x3 convolutions of 7 x 7 pixels at batch 8 were cp.async splits before
+// these twins (15.7 us); the 64 x 64 TMA twin for two blocks per multiprocessor ran 12.9.
 std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
   std::vector<Config> seeds;
   const std::vector<int64_t>& gridks = space.FindKnob("gridk")->values;
