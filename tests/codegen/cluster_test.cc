@@ -3,11 +3,7 @@
 // on the simulator (which runs a cluster's blocks together), in the verifier and the launch
 // (the cluster divides the grid), and in the PTX (multicast::cluster, mapa, barrier.cluster),
 // which ptxas assembles when it is installed.
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,10 +12,10 @@
 #include "codegen/llvm/gpu_backend.h"
 #include "codegen/llvm/gpu_launch.h"
 #include "codegen/sim/gpu_sim.h"
-#include "common/files.h"
 #include "common/gpu_arch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/codegen/ptxas.h"
 
 namespace tune {
 namespace {
@@ -160,8 +156,6 @@ TEST(Cluster, StatementsThatReachPeerBlocksNeedAClusterAndTheClusterMustDivideTh
   EXPECT_THAT(ir::Verify(f).message(), HasSubstr("must have 1 to 8 blocks per axis"));
 }
 
-constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
-
 TEST(ClusterPtx, MulticastCopiesPeerArrivalsAndClusterBarriersAssemble) {
   const Target target = *Target::Parse("cuda -arch=sm_90a");
   absl::StatusOr<GpuModule> module = EmitGpuModule({ClusterCopy()}, {.target = target});
@@ -172,20 +166,11 @@ TEST(ClusterPtx, MulticastCopiesPeerArrivalsAndClusterBarriersAssemble) {
   EXPECT_THAT(ptx, HasSubstr("mbarrier.arrive.shared::cluster.b64"));
   EXPECT_THAT(ptx, HasSubstr("barrier.cluster.arrive.release.aligned"));
   EXPECT_THAT(ptx, HasSubstr("barrier.cluster.wait.acquire.aligned"));
-  if (!std::filesystem::exists(kPtxas)) {
-    GTEST_SKIP() << kPtxas << " is not installed";
+  if (!testing::PtxasInstalled()) {
+    GTEST_SKIP() << testing::kPtxas << " is not installed";
   }
-  absl::StatusOr<TempDir> dir = TempDir::Create("tune-cluster-ptx-");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  const std::string file = dir->File("cluster_copy.ptx");
-  std::ofstream(file) << ptx;
-  const std::string log = file + ".log";
-  const std::string cmd =
-      std::string(kPtxas) + " -arch=sm_90a -v -o /dev/null " + file + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream report;
-  report << std::ifstream(log).rdbuf();
-  EXPECT_EQ(rc, 0) << report.str();
+  const testing::PtxasResult assembled = testing::RunPtxas(ptx, "sm_90a");
+  EXPECT_EQ(assembled.exit_code, 0) << assembled.report;
 }
 
 }  // namespace

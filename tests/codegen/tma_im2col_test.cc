@@ -3,11 +3,7 @@
 // (the walk over the corner bounds with padding, element strides and the next image, zeros
 // outside the tensor), in the launch (the corners and element strides the launcher encodes) and
 // in the PTX (.im2col with 16-bit offsets), which ptxas assembles when it is installed.
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,10 +12,10 @@
 #include "codegen/llvm/gpu_backend.h"
 #include "codegen/llvm/gpu_launch.h"
 #include "codegen/sim/gpu_sim.h"
-#include "common/files.h"
 #include "common/gpu_arch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/codegen/ptxas.h"
 
 namespace tune {
 namespace {
@@ -195,8 +191,6 @@ TEST(TensorCopyIm2colLaunch, TheLaunchCarriesTheCornersAndElementStrides) {
   EXPECT_EQ(map.strides[2], uint64_t{kH * kW * kC * 4});
 }
 
-constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
-
 TEST(TensorCopyIm2colPtx, TheCopyIsAnIm2colBulkTensorCopyWithSixteenBitOffsets) {
   const Target target = *Target::Parse("cuda -arch=sm_90a");
   absl::StatusOr<GpuModule> module =
@@ -206,20 +200,11 @@ TEST(TensorCopyIm2colPtx, TheCopyIsAnIm2colBulkTensorCopyWithSixteenBitOffsets) 
   EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::"
                              "complete_tx::bytes"));
   EXPECT_THAT(ptx, ::testing::ContainsRegex(R"(\], \{%rs[0-9]+, %rs[0-9]+\};)"));
-  if (!std::filesystem::exists(kPtxas)) {
-    GTEST_SKIP() << kPtxas << " is not installed";
+  if (!testing::PtxasInstalled()) {
+    GTEST_SKIP() << testing::kPtxas << " is not installed";
   }
-  absl::StatusOr<TempDir> dir = TempDir::Create("tune-tma-im2col-ptx-");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  const std::string file = dir->File("column_copy.ptx");
-  std::ofstream(file) << ptx;
-  const std::string log = file + ".log";
-  const std::string cmd =
-      std::string(kPtxas) + " -arch=sm_90a -v -o /dev/null " + file + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream report;
-  report << std::ifstream(log).rdbuf();
-  EXPECT_EQ(rc, 0) << report.str() << "\n" << ptx;
+  const testing::PtxasResult assembled = testing::RunPtxas(ptx, "sm_90a");
+  EXPECT_EQ(assembled.exit_code, 0) << assembled.report << "\n" << ptx;
 }
 
 }  // namespace

@@ -4,11 +4,7 @@
 // never pass reported as a deadlock), in the launch (the tensor maps the launcher encodes) and in
 // the PTX (cp.async.bulk.tensor through a by-value grid_constant map, mbarrier waits), which
 // ptxas assembles when it is installed.
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,10 +14,10 @@
 #include "codegen/llvm/gpu_backend.h"
 #include "codegen/llvm/gpu_launch.h"
 #include "codegen/sim/gpu_sim.h"
-#include "common/files.h"
 #include "common/gpu_arch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/codegen/ptxas.h"
 
 namespace tune {
 namespace {
@@ -173,8 +169,6 @@ TEST(TensorCopyLaunch, TheLaunchCarriesEachMapWithByteStridesAndRefusesArchsBefo
               HasSubstr("need cuda -arch=sm_90 or sm_90a, not sm_80"));
 }
 
-constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
-
 TEST(TensorCopyPtx, TheCopyReadsAByValueGridConstantMapAndWaitsInALoop) {
   const Target target = *Target::Parse("cuda -arch=sm_90a");
   absl::StatusOr<GpuModule> module = EmitGpuModule({BoxCopy(0, 0, 128)}, {.target = target});
@@ -191,20 +185,11 @@ TEST(TensorCopyPtx, TheCopyReadsAByValueGridConstantMapAndWaitsInALoop) {
   absl::StatusOr<GpuModule> amd =
       EmitGpuModule({BoxCopy(0, 0, 128)}, {.target = *Target::Parse("rocm -mcpu=gfx942")});
   EXPECT_THAT(amd.status().message(), HasSubstr("need cuda -arch=sm_90 or sm_90a, not gfx942"));
-  if (!std::filesystem::exists(kPtxas)) {
-    GTEST_SKIP() << kPtxas << " is not installed";
+  if (!testing::PtxasInstalled()) {
+    GTEST_SKIP() << testing::kPtxas << " is not installed";
   }
-  absl::StatusOr<TempDir> dir = TempDir::Create("tune-tma-ptx-");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  const std::string file = dir->File("box_copy.ptx");
-  std::ofstream(file) << ptx;
-  const std::string log = file + ".log";
-  const std::string cmd =
-      std::string(kPtxas) + " -arch=sm_90a -v -o /dev/null " + file + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream report;
-  report << std::ifstream(log).rdbuf();
-  EXPECT_EQ(rc, 0) << report.str();
+  const testing::PtxasResult assembled = testing::RunPtxas(ptx, "sm_90a");
+  EXPECT_EQ(assembled.exit_code, 0) << assembled.report;
 }
 
 }  // namespace
