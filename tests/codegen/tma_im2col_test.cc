@@ -16,15 +16,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/ptxas.h"
+#include "tests/codegen/tma_kernels.h"
 
 namespace tune {
 namespace {
 
 using ir::Expr;
-using ir::LoopKind;
-using ir::MBarrierOp;
-using ir::MBarrierOpKind;
-using ir::Stmt;
 using ::testing::HasSubstr;
 
 // The input: float32 [kImages][kH][kW][kC]; a column of kPixels pixels of 32 channels (128
@@ -55,31 +52,12 @@ ir::TensorMap Im2colMap(const ir::Buffer& in, const Window& w) {
 // n0, at tap offsets (ox, oy); every thread then copies the column out to `out` ([kPixels][kC]).
 ir::LoweredFunc ColumnCopy(const Window& w, int64_t x0, int64_t y0, int64_t n0, int64_t ox,
                            int64_t oy) {
-  ir::Buffer in("in"), out("out");
-  ir::Buffer smem("smem", ir::MemoryScope::kGpuShared, ir::Type::Float32());
-  ir::Buffer bars("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64());
-  ir::Var bx("bx"), tx("tx"), i("i");
-  const int64_t elements = kPixels * kC;
-  Stmt copy = ir::TensorCopy::Make(Im2colMap(in, w), {Expr(0), Expr(x0), Expr(y0), Expr(n0)}, smem,
-                                   Expr(0), bars, Expr(0), 0, {Expr(ox), Expr(oy)});
-  Stmt threads = ir::For::Make(
-      tx, 0, 64, LoopKind::kGpuThread,
-      ir::Block::Make({
-          ir::IfThenElse::Make(tx == 0,
-                               MBarrierOp::Make(MBarrierOpKind::kInit, bars, Expr(0), Expr(1))),
-          ir::Barrier::Make(),
-          ir::IfThenElse::Make(
-              tx == 0, ir::Block::Make({MBarrierOp::Make(MBarrierOpKind::kArriveExpectTx, bars,
-                                                         Expr(0), Expr(elements * 4)),
-                                        copy})),
-          MBarrierOp::Make(MBarrierOpKind::kWait, bars, Expr(0), Expr(0)),
-          ir::For::Make(i, 0, elements / 64, LoopKind::kSerial,
-                        ir::Store::Make(out, i * 64 + tx, ir::Load::Make(smem, i * 64 + tx))),
-      }));
-  Stmt body =
-      ir::For::Make(bx, 0, 1, LoopKind::kGpuBlock,
-                    ir::Allocate::Make(smem, elements, ir::Allocate::Make(bars, 1, threads)));
-  return ir::LoweredFunc{"column_copy", {in, out}, body};
+  ir::Buffer in("in");
+  return testing::OneCopyKernel(
+      "column_copy", in, kPixels * kC, [&](const ir::Buffer& smem, const ir::Buffer& bars) {
+        return ir::TensorCopy::Make(Im2colMap(in, w), {Expr(0), Expr(x0), Expr(y0), Expr(n0)}, smem,
+                                    Expr(0), bars, Expr(0), 0, {Expr(ox), Expr(oy)});
+      });
 }
 
 std::vector<float> Input() {

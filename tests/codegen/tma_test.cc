@@ -18,14 +18,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/ptxas.h"
+#include "tests/codegen/tma_kernels.h"
 
 namespace tune {
 namespace {
 
 using ir::Expr;
-using ir::LoopKind;
-using ir::MBarrierOp;
-using ir::MBarrierOpKind;
 using ir::Stmt;
 using ::testing::HasSubstr;
 
@@ -37,37 +35,18 @@ constexpr int64_t kBoxRows = 8, kBoxCols = 32;  // 128-byte rows
 // the phase and copies the shared box out to `out` ([kBoxRows * kBoxCols], as it lies in shared
 // memory). Without `copy`, nothing completes the phase.
 ir::LoweredFunc BoxCopy(int64_t col0, int64_t row0, int swizzle, bool copy = true) {
-  ir::Buffer in("in"), out("out");
-  ir::Buffer smem("smem", ir::MemoryScope::kGpuShared, ir::Type::Float32());
-  ir::Buffer bars("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64());
+  ir::Buffer in("in");
   ir::TensorMap map{.buffer = in,
                     .dims = {kCols, kRows},
                     .strides = {kCols},
                     .box = {kBoxCols, kBoxRows},
                     .swizzle_bytes = swizzle};
-  ir::Var bx("bx"), tx("tx"), i("i");
-  const int64_t elements = kBoxRows * kBoxCols;
-  std::vector<Stmt> leader = {
-      MBarrierOp::Make(MBarrierOpKind::kArriveExpectTx, bars, Expr(0), Expr(elements * 4))};
-  if (copy) {
-    leader.push_back(
-        ir::TensorCopy::Make(map, {Expr(col0), Expr(row0)}, smem, Expr(0), bars, Expr(0)));
-  }
-  Stmt threads = ir::For::Make(
-      tx, 0, 64, LoopKind::kGpuThread,
-      ir::Block::Make({
-          ir::IfThenElse::Make(tx == 0,
-                               MBarrierOp::Make(MBarrierOpKind::kInit, bars, Expr(0), Expr(1))),
-          ir::Barrier::Make(),
-          ir::IfThenElse::Make(tx == 0, ir::Block::Make(std::move(leader))),
-          MBarrierOp::Make(MBarrierOpKind::kWait, bars, Expr(0), Expr(0)),
-          ir::For::Make(i, 0, elements / 64, LoopKind::kSerial,
-                        ir::Store::Make(out, i * 64 + tx, ir::Load::Make(smem, i * 64 + tx))),
-      }));
-  Stmt body =
-      ir::For::Make(bx, 0, 1, LoopKind::kGpuBlock,
-                    ir::Allocate::Make(smem, elements, ir::Allocate::Make(bars, 1, threads)));
-  return ir::LoweredFunc{"box_copy", {in, out}, body};
+  return testing::OneCopyKernel("box_copy", in, kBoxRows * kBoxCols,
+                                [&](const ir::Buffer& smem, const ir::Buffer& bars) {
+                                  return copy ? ir::TensorCopy::Make(map, {Expr(col0), Expr(row0)},
+                                                                     smem, Expr(0), bars, Expr(0))
+                                              : Stmt();
+                                });
 }
 
 std::vector<float> Tensor() {
