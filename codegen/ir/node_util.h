@@ -1,7 +1,8 @@
-// What the nodes' Make functions share (internal to codegen/ir): identifier checks and the
-// operand coercion rules of codegen/ir/ir.h.
+// What the nodes' Make functions share (internal to codegen/ir): identifier checks, the
+// operand coercion rules of codegen/ir/ir.h, and the wrapping of a made statement node.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "codegen/ir/node.h"
@@ -18,5 +19,11 @@ Expr ConvertImmediate(const Expr& e, Type to);
 /// Applies the operand coercion rules to `*e` so that its element type becomes `elem` and its
 /// lanes `lanes`, where possible (an immediate converted, a scalar broadcast).
 void CoerceTo(Expr* e, Type elem, int lanes);
+
+/// A statement node, made by its Make function, as a Stmt.
+template <typename T>
+Stmt WrapStmt(std::shared_ptr<T> node) {
+  return Stmt(std::shared_ptr<const StmtNode>(std::move(node)));
+}
 
 }  // namespace tune::ir

@@ -1,8 +1,10 @@
-// The CPU's matrix statements: AmxTileOp's constructors (the other statements' are in stmt.cc).
+// The CPU's matrix statements: AmxTileOp's constructors (the other statements' are in stmt.cc
+// and stmt_hopper.cc).
 #include <memory>
 #include <string_view>
 
 #include "codegen/ir/ir.h"
+#include "codegen/ir/node_util.h"
 #include "common/status.h"
 
 namespace tune::ir {
@@ -13,10 +15,6 @@ void CheckTile(int tile, std::string_view what) {
   TUNE_CHECK(tile >= 0 && tile < kAmxTiles)
       << "AmxTileOp: " << what << " " << tile << " is not a tile register (0.." << kAmxTiles - 1
       << ")";
-}
-
-Stmt WrapStmt(std::shared_ptr<AmxTileOp> node) {
-  return Stmt(std::shared_ptr<const StmtNode>(std::move(node)));
 }
 
 std::shared_ptr<AmxTileOp> NewTileOp(AmxTileOpKind op) {
