@@ -9,6 +9,7 @@
 // backends refuse kernels beyond it, workers compare a device with it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -78,6 +79,27 @@ struct GpuTensorMap {
   std::array<uint32_t, 5> element_strides = {1, 1, 1, 1, 1};
   friend bool operator==(const GpuTensorMap&, const GpuTensorMap&) = default;
 };
+
+/// `map` as libtune_gpurt.so's C descriptor (runtime/tune_gpurt.h's tune_gpurt_tensor_map,
+/// whose fields mirror these; a template, so that common/ needs no runtime header), every field
+/// copied and struct_bytes its size: how the worker and the host stubs both build theirs.
+template <typename Descriptor>
+Descriptor ToTensorMapDescriptor(const GpuTensorMap& map) {
+  Descriptor out{};
+  out.struct_bytes = sizeof out;
+  out.arg = map.arg;
+  out.element_bytes = map.element_bytes;
+  out.rank = map.rank;
+  std::copy(map.dims.begin(), map.dims.end(), out.dims);
+  std::copy(map.strides.begin(), map.strides.end(), out.strides);
+  std::copy(map.box.begin(), map.box.end(), out.box);
+  out.swizzle_bytes = map.swizzle_bytes;
+  out.im2col = map.im2col ? 1 : 0;
+  std::copy(map.lower_corner.begin(), map.lower_corner.end(), out.lower_corner);
+  std::copy(map.upper_corner.begin(), map.upper_corner.end(), out.upper_corner);
+  std::copy(map.element_strides.begin(), map.element_strides.end(), out.element_strides);
+  return out;
+}
 
 /// Launch geometry of one GPU kernel: grid in blocks and block in threads (x, y, z; every
 /// entry >= 1) and the dynamic shared memory in bytes. Part of a GPU artifact.

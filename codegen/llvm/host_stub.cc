@@ -31,20 +31,7 @@ bool NeedsLaunchEx(const GpuLaunch& launch) {
 
 // libtune_gpurt.so's descriptor of a tensor map (runtime/tune_gpurt.h).
 tune_gpurt_tensor_map RuntimeTensorMap(const GpuTensorMap& map) {
-  tune_gpurt_tensor_map out{};
-  out.struct_bytes = sizeof out;
-  out.arg = map.arg;
-  out.element_bytes = map.element_bytes;
-  out.rank = map.rank;
-  std::copy(map.dims.begin(), map.dims.end(), out.dims);
-  std::copy(map.strides.begin(), map.strides.end(), out.strides);
-  std::copy(map.box.begin(), map.box.end(), out.box);
-  out.swizzle_bytes = map.swizzle_bytes;
-  out.im2col = map.im2col ? 1 : 0;
-  std::copy(map.lower_corner.begin(), map.lower_corner.end(), out.lower_corner);
-  std::copy(map.upper_corner.begin(), map.upper_corner.end(), out.upper_corner);
-  std::copy(map.element_strides.begin(), map.element_strides.end(), out.element_strides);
-  return out;
+  return ToTensorMapDescriptor<tune_gpurt_tensor_map>(map);
 }
 
 // What the runtime would refuse at every call is refused here, once: the cluster's shape and
