@@ -491,15 +491,9 @@ static int32_t check_launch_ex(const tune_gpurt_module* module, const char* kern
   const uint32_t struct_bytes = num_maps > 0 ? maps[0].struct_bytes : 0;
   for (int32_t m = 0; m < num_maps; ++m) {
     tune_gpurt_tensor_map* map = &descriptors[m];
-    /* Its own struct_bytes, at the array's stride (a size this runtime knows). */
-    const int known = struct_bytes == TUNE_GPURT_TENSOR_MAP_V1_BYTES ||
-                      struct_bytes == sizeof(tune_gpurt_tensor_map);
-    uint32_t own_bytes = struct_bytes;
-    if (known) {
-      memcpy(&own_bytes, (const char*)maps + (size_t)m * struct_bytes, sizeof own_bytes);
-    }
+    uint32_t own_bytes;
     /* A later version's descriptors may carry fields this runtime would ignore: refused. */
-    if (own_bytes != struct_bytes || !tune_tensor_map_read(maps, struct_bytes, m, map)) {
+    if (!tune_tensor_map_read(maps, struct_bytes, m, map, &own_bytes)) {
       return fail(TUNE_GPURT_ERROR_BAD_ARGUMENT,
                   "'%s': tensor map %d is a %u-byte descriptor (map 0: %u bytes), this "
                   "libtune_gpurt.so reads %u-byte (version 1) and %u-byte (version 2) ones, the "

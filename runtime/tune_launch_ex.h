@@ -52,19 +52,23 @@ typedef struct tune_tensor_map_encoding {
 } tune_tensor_map_encoding;
 
 /* Descriptor m of a launch's `maps` array, whose descriptors are all `struct_bytes` long (the
- * caller's version: TUNE_GPURT_TENSOR_MAP_V1_BYTES or TUNE_GPURT_TENSOR_MAP_BYTES), as this
- * version's struct in *out (a version 1 descriptor's later fields take their defaults). Returns
- * 1; or 0 for a size this runtime does not read. */
+ * caller's version, map 0's: TUNE_GPURT_TENSOR_MAP_V1_BYTES or TUNE_GPURT_TENSOR_MAP_BYTES), as
+ * this version's struct in *out (a version 1 descriptor's later fields take their defaults).
+ * *own_bytes is descriptor m's own struct_bytes (struct_bytes where the size is unknown).
+ * Returns 1; or 0 for a size this runtime does not read, or a descriptor whose own size is not
+ * the array's. */
 static inline int tune_tensor_map_read(const tune_gpurt_tensor_map* maps, uint32_t struct_bytes,
-                                       int32_t m, tune_gpurt_tensor_map* out) {
+                                       int32_t m, tune_gpurt_tensor_map* out, uint32_t* own_bytes) {
+  *own_bytes = struct_bytes;
   if (struct_bytes != TUNE_GPURT_TENSOR_MAP_V1_BYTES &&
       struct_bytes != sizeof(tune_gpurt_tensor_map)) {
     return 0;
   }
   memset(out, 0, sizeof *out);
   memcpy(out, (const char*)maps + (size_t)m * struct_bytes, struct_bytes);
+  *own_bytes = out->struct_bytes;
   out->struct_bytes = sizeof(tune_gpurt_tensor_map);
-  return 1;
+  return *own_bytes == struct_bytes;
 }
 
 /* Writes "argument 2, 2-byte elements, dims [64,128], strides [128], box [64,64], swizzle 128"

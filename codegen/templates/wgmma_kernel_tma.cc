@@ -11,10 +11,8 @@ TmaPipeline WgmmaKernel::Pipeline() const {
   p.a_smem = as_;
   p.b_smem = bs_;
   p.barriers = bars_;
-  p.a_map = g_.AMap(p_.a, ABoxRows());
-  if (g_.Im2colA()) {  // the input's windows, a column of output pixels per tap
-    p.a_at = [g = &g_](const Expr& k, const Expr& row) { return g->ABoxAt(k, row); };
-  }
+  p.a_map = g_.AMap(p_.a, ABoxRows());  // A, or a convolution's windows through an im2col map
+  p.a_at = [g = &g_](const Expr& k, const Expr& row) { return g->ABoxAt(k, row); };
   if (nt_) {  // in a cluster, each block copies bn / cluster of the rows (TmaPipeline)
     p.b_map = ir::TensorMap{.buffer = p_.b,
                             .dims = {g_.k, g_.n},

@@ -129,4 +129,9 @@ class GpuDevice {
   bool broken_ = false;
 };
 
+/// GpuDevice::Open's two implementations: over the CUDA driver API (cuda_device.cc) and the
+/// HIP runtime (hip_device.cc).
+absl::StatusOr<std::unique_ptr<GpuDevice>> OpenCudaDevice(int index);
+absl::StatusOr<std::unique_ptr<GpuDevice>> OpenHipDevice(int index);
+
 }  // namespace tune::gpu

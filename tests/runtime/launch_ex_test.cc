@@ -281,13 +281,14 @@ TEST(TensorMapRead, AVersionOneArrayIsReadAtItsOwnStrideWithTiledDefaults) {
   std::memcpy(bytes + TUNE_GPURT_TENSOR_MAP_V1_BYTES, &second, TUNE_GPURT_TENSOR_MAP_V1_BYTES);
   const auto* maps = reinterpret_cast<const tune_gpurt_tensor_map*>(bytes);
   tune_gpurt_tensor_map read;
-  ASSERT_EQ(tune_tensor_map_read(maps, TUNE_GPURT_TENSOR_MAP_V1_BYTES, 1, &read), 1);
+  uint32_t own = 0;
+  ASSERT_EQ(tune_tensor_map_read(maps, TUNE_GPURT_TENSOR_MAP_V1_BYTES, 1, &read, &own), 1);
   EXPECT_EQ(read.arg, 2u);
   EXPECT_EQ(read.box[1], 64u);
   EXPECT_EQ(read.im2col, 0u);
   EXPECT_EQ(read.struct_bytes, uint32_t{TUNE_GPURT_TENSOR_MAP_BYTES});
   EXPECT_EQ(Refusal(read), "");  // element strides 0 read as 1
-  EXPECT_EQ(tune_tensor_map_read(maps, 100, 0, &read), 0);
+  EXPECT_EQ(tune_tensor_map_read(maps, 100, 0, &read, &own), 0);
 }
 
 }  // namespace
