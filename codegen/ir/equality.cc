@@ -46,6 +46,8 @@ bool StructurallyEqual(const Expr& a, const Expr& b) {
     }
     case ExprKind::kCast:
       return StructurallyEqual(a.As<Cast>()->value, b.As<Cast>()->value);
+    case ExprKind::kReinterpret:
+      return StructurallyEqual(a.As<Reinterpret>()->value, b.As<Reinterpret>()->value);
     case ExprKind::kBroadcast:
       return StructurallyEqual(a.As<Broadcast>()->value, b.As<Broadcast>()->value);
     case ExprKind::kShuffle: {

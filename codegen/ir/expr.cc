@@ -193,6 +193,23 @@ Expr Cast::Make(Type type, Expr value) {
   return Wrap(std::move(node));
 }
 
+Expr Reinterpret::Make(Type type, Expr value) {
+  TUNE_CHECK(value.defined()) << "Reinterpret: undefined value";
+  const Type from = value.type();
+  auto plain = [](Type t) {
+    return t.IsSupported() && (t.is_int() || (t.code() == TypeCode::kUInt && t.bits() == 8) ||
+                               (t.is_float() && t.bits() == 32));
+  };
+  TUNE_CHECK(plain(type) && plain(from)) << "Reinterpret: " << from.ToString() << " as "
+                                         << type.ToString() << " (integers and float32 only)";
+  TUNE_CHECK(int64_t{type.bits()} * type.lanes() == int64_t{from.bits()} * from.lanes())
+      << "Reinterpret: " << from.ToString() << " as " << type.ToString()
+      << ": the total bits differ";
+  auto node = NewExpr<Reinterpret>(type);
+  node->value = std::move(value);
+  return Wrap(std::move(node));
+}
+
 Expr Broadcast::Make(Expr value, int lanes) {
   TUNE_CHECK(value.defined() && value.type().is_scalar() && !value.type().is_handle())
       << "Broadcast: value must be a non-pointer scalar";

@@ -146,6 +146,16 @@ struct Cast final : ExprNode {
   static Expr Make(Type type, Expr value);
 };
 
+/// The bits of `value` read as `type` (a bitcast): <16 x int32> from the 64 bytes of an
+/// <64 x int8>, say. Both types are integers or float32 (no bool, handle or storage float), of
+/// the same total bits; lanes are laid out little-endian, lane 0 first.
+struct Reinterpret final : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::kReinterpret;
+  Reinterpret() : ExprNode(kKind) {}
+  Expr value;
+  static Expr Make(Type type, Expr value);
+};
+
 /// A vector of `lanes` copies of a scalar.
 struct Broadcast final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kBroadcast;

@@ -160,6 +160,7 @@ class Extractor {
       case ExprKind::kAnd:
       case ExprKind::kOr:
       case ExprKind::kNot:
+      case ExprKind::kReinterpret:
       case ExprKind::kLoad:
       case ExprKind::kFma:
       case ExprKind::kDotAccumulate:
@@ -292,6 +293,9 @@ class Extractor {
       }
       case ExprKind::kCast:
         Walk(e.As<Cast>()->value);
+        return;
+      case ExprKind::kReinterpret:
+        Walk(e.As<Reinterpret>()->value);
         return;
       case ExprKind::kBroadcast:
         vector_lanes_ = std::max<int64_t>(vector_lanes_, e.As<Broadcast>()->lanes);

@@ -52,6 +52,8 @@ std::string_view ExprKindName(ExprKind kind) {
       return "Select";
     case ExprKind::kCast:
       return "Cast";
+    case ExprKind::kReinterpret:
+      return "Reinterpret";
     case ExprKind::kBroadcast:
       return "Broadcast";
     case ExprKind::kShuffle:

@@ -38,6 +38,7 @@ enum class ExprKind : uint8_t {
   kNot,
   kSelect,
   kCast,
+  kReinterpret,
   kBroadcast,
   kRamp,
   kShuffle,

@@ -86,6 +86,10 @@ class Printer {
         const auto* op = e.As<Cast>();
         return StrCat(op->type.ToString(), "(", Print(op->value), ")");
       }
+      case ExprKind::kReinterpret: {
+        const auto* op = e.As<Reinterpret>();
+        return StrCat("reinterpret<", op->type.ToString(), ">(", Print(op->value), ")");
+      }
       case ExprKind::kBroadcast: {
         const auto* op = e.As<Broadcast>();
         return StrCat("broadcast(", Print(op->value), ", ", op->lanes, ")");

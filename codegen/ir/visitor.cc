@@ -49,6 +49,8 @@ void IrVisitor::VisitExpr(const Expr& e) {
       return Visit(static_cast<const Select*>(e.get()));
     case ExprKind::kCast:
       return Visit(static_cast<const Cast*>(e.get()));
+    case ExprKind::kReinterpret:
+      return Visit(static_cast<const Reinterpret*>(e.get()));
     case ExprKind::kBroadcast:
       return Visit(static_cast<const Broadcast*>(e.get()));
     case ExprKind::kShuffle:
@@ -138,6 +140,7 @@ void IrVisitor::Visit(const Select* op) {
   VisitExpr(op->false_value);
 }
 void IrVisitor::Visit(const Cast* op) { VisitExpr(op->value); }
+void IrVisitor::Visit(const Reinterpret* op) { VisitExpr(op->value); }
 void IrVisitor::Visit(const Broadcast* op) { VisitExpr(op->value); }
 void IrVisitor::Visit(const Shuffle* op) {
   for (const Expr& v : op->vectors) {
@@ -279,6 +282,8 @@ Expr IrMutator::Mutate(const Expr& e) {
       return Visit(static_cast<const Select*>(e.get()));
     case ExprKind::kCast:
       return Visit(static_cast<const Cast*>(e.get()));
+    case ExprKind::kReinterpret:
+      return Visit(static_cast<const Reinterpret*>(e.get()));
     case ExprKind::kBroadcast:
       return Visit(static_cast<const Broadcast*>(e.get()));
     case ExprKind::kShuffle:
@@ -374,6 +379,10 @@ Expr IrMutator::Visit(const Select* op) {
 Expr IrMutator::Visit(const Cast* op) {
   Expr v = Mutate(op->value);
   return v.same_as(op->value) ? Expr(op) : Cast::Make(op->type, std::move(v));
+}
+Expr IrMutator::Visit(const Reinterpret* op) {
+  Expr v = Mutate(op->value);
+  return v.same_as(op->value) ? Expr(op) : Reinterpret::Make(op->type, std::move(v));
 }
 Expr IrMutator::Visit(const Shuffle* op) {
   std::vector<Expr> vectors;

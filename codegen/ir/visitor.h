@@ -38,6 +38,7 @@ class IrVisitor {
   virtual void Visit(const Select* op);
   virtual void Visit(const Cast* op);
   virtual void Visit(const Broadcast* op);
+  virtual void Visit(const Reinterpret* op);
   virtual void Visit(const Shuffle* op);
   virtual void Visit(const Ramp* op);
   virtual void Visit(const Load* op);
@@ -100,6 +101,7 @@ class IrMutator {
   virtual Expr Visit(const Select* op);
   virtual Expr Visit(const Cast* op);
   virtual Expr Visit(const Broadcast* op);
+  virtual Expr Visit(const Reinterpret* op);
   virtual Expr Visit(const Shuffle* op);
   virtual Expr Visit(const Ramp* op);
   virtual Expr Visit(const Load* op);

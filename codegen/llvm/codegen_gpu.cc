@@ -88,6 +88,7 @@ int64_t KnownMultiple(const ir::Expr& e, const std::map<const ir::Variable*, int
       return op->value.type().is_int() && e.type().is_int() ? KnownMultiple(op->value, vars) : 1;
     }
     case ExprKind::kFloatImm:
+    case ExprKind::kReinterpret:
     case ExprKind::kDiv:
     case ExprKind::kEQ:
     case ExprKind::kNE:

@@ -318,6 +318,8 @@ llvm::Value* CodeGenLlvm::Emit(const ir::Expr& e) {
     }
     case ExprKind::kCast:
       return EmitCast(e.type(), e.As<ir::Cast>()->value);
+    case ExprKind::kReinterpret:
+      return builder_.CreateBitCast(Emit(e.As<ir::Reinterpret>()->value), LlvmType(e.type()));
     case ExprKind::kBroadcast: {
       const auto* op = e.As<ir::Broadcast>();
       LlvmType(op->type);  // records the vector width

@@ -103,6 +103,7 @@ std::optional<Interval> IntervalScope::Of(const Expr& e) const {
     case ExprKind::kNot:
     case ExprKind::kSelect:
     case ExprKind::kCast:
+    case ExprKind::kReinterpret:
     case ExprKind::kBroadcast:
     case ExprKind::kRamp:
     case ExprKind::kShuffle:

@@ -189,6 +189,7 @@ class Interpreter {
   [[gnu::noinline]] Value EvalNot(const ir::Not* op);
   [[gnu::noinline]] Value EvalSelect(const ir::Select* op);
   [[gnu::noinline]] Value EvalCast(const ir::Cast* op);
+  [[gnu::noinline]] Value EvalReinterpret(const ir::Reinterpret* op);
   [[gnu::noinline]] Value EvalBroadcast(const ir::Broadcast* op);
   [[gnu::noinline]] Value EvalRamp(const ir::Ramp* op);
   [[gnu::noinline]] Value EvalShuffle(const ir::Shuffle* op);

@@ -2,6 +2,7 @@
 // defines it (int32/int64 wrap-around, floor Div/Mod, float32, Fma as std::fma).
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -120,6 +121,8 @@ Value Interpreter::Eval(const ir::Expr& e) {
       return EvalSelect(static_cast<const ir::Select*>(n));
     case ExprKind::kCast:
       return EvalCast(static_cast<const ir::Cast*>(n));
+    case ExprKind::kReinterpret:
+      return EvalReinterpret(static_cast<const ir::Reinterpret*>(n));
     case ExprKind::kBroadcast:
       return EvalBroadcast(static_cast<const ir::Broadcast*>(n));
     case ExprKind::kRamp:
@@ -218,6 +221,47 @@ Value Interpreter::EvalSelect(const ir::Select* op) {
   Value r = MakeValue(op->type);
   for (int i = 0; i < op->type.lanes(); ++i) {
     r.lanes[i] = LaneOf(c, i).i != 0 ? LaneOf(x, i) : LaneOf(y, i);
+  }
+  return r;
+}
+
+// The lanes' bits laid end to end, lane 0 first (little-endian), and read back as op->type.
+Value Interpreter::EvalReinterpret(const ir::Reinterpret* op) {
+  Value a = Eval(op->value);
+  const int from_bytes = a.type.bits() / 8;
+  std::vector<uint8_t> bytes;
+  bytes.reserve(static_cast<size_t>(from_bytes) * a.type.lanes());
+  for (int i = 0; i < a.type.lanes(); ++i) {
+    const Lane& l = LaneOf(a, i);
+    uint64_t bits = 0;
+    if (a.type.is_float()) {
+      uint32_t f = 0;
+      std::memcpy(&f, &l.f, sizeof f);
+      bits = f;
+    } else {
+      bits = static_cast<uint64_t>(l.i);
+    }
+    for (int b = 0; b < from_bytes; ++b) {
+      bytes.push_back(static_cast<uint8_t>(bits >> (8 * b)));
+    }
+  }
+  const ir::Type t = op->type;
+  const int to_bytes = t.bits() / 8;
+  Value r = MakeValue(t);
+  for (int i = 0; i < t.lanes(); ++i) {
+    uint64_t bits = 0;
+    for (int b = 0; b < to_bytes; ++b) {
+      bits |= uint64_t{bytes[static_cast<size_t>(i) * to_bytes + b]} << (8 * b);
+    }
+    if (t.is_float()) {
+      const auto f = static_cast<uint32_t>(bits);
+      std::memcpy(&r.lanes[i].f, &f, sizeof f);
+    } else if (t.is_int()) {  // sign-extended from the type's width
+      const int shift = 64 - t.bits();
+      r.lanes[i].i = static_cast<int64_t>(bits << shift) >> shift;
+    } else {  // uint8
+      r.lanes[i].i = static_cast<int64_t>(bits);
+    }
   }
   return r;
 }

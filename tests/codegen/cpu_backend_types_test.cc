@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -263,6 +264,43 @@ TEST(ShuffleCodegen, InterleavesTheLanesOfEveryVector) {
         }
       }
     }
+  }
+}
+
+// out (16 x int32) = the 64 bytes of `in` read as int32, plus one; then those words read back
+// as bytes into the next 64 bytes of `in`'s copy `back` (a bitcast each way).
+TEST(ReinterpretCodegen, ReadsBytesAsWordsAndWordsAsBytes) {
+  TempDir dir = TempDir::Create("tune-reinterpret-test-").value();
+  ir::Buffer in("in", ir::MemoryScope::kGlobal, ir::Type::Int8());
+  ir::Buffer out("out", ir::MemoryScope::kGlobal, ir::Type::Int32());
+  ir::Buffer back("back", ir::MemoryScope::kGlobal, ir::Type::Int8());
+  const ir::Expr zero(int64_t{0});
+  const ir::Expr words = ir::Reinterpret::Make(ir::Type::Int32(16), ir::Load::Make(in, zero, 64));
+  const ir::LoweredFunc func{
+      "reinterpret",
+      {in, out, back},
+      ir::Block::Make(
+          {ir::Store::Make(out, zero,
+                           words + ir::BroadcastTo(ir::Cast::Make(ir::Type::Int32(), 1), 16)),
+           ir::Store::Make(
+               back, zero,
+               ir::Reinterpret::Make(ir::Type::Int8(64), ir::Load::Make(out, zero, 16)))})};
+  absl::StatusOr<std::unique_ptr<SharedObject>> so = Build({func}, {}, dir, "reinterpret");
+  ASSERT_TRUE(so.ok()) << so.status();
+  auto* kernel = (*so)->Get<int32_t(void*, void*, void*)>("reinterpret");
+  std::vector<int8_t> bytes(64), bytes_back(64);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<int8_t>(i * 37 - 100);
+  }
+  std::vector<int32_t> result(16);
+  ASSERT_EQ(kernel(bytes.data(), result.data(), bytes_back.data()), 0);
+  for (int w = 0; w < 16; ++w) {
+    int32_t expected;
+    std::memcpy(&expected, bytes.data() + 4 * w, 4);
+    EXPECT_EQ(result[w], expected + 1) << "word " << w;
+    int32_t round_trip;
+    std::memcpy(&round_trip, bytes_back.data() + 4 * w, 4);
+    EXPECT_EQ(round_trip, expected + 1) << "word " << w;
   }
 }
 

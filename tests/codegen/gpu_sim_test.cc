@@ -544,5 +544,39 @@ TEST(GpuSimTest, RejectsWrongArgumentsAndIrOutsideTheConvention) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("`some_library_call`"));
 }
 
+// A reinterpretation lays the lanes' bytes end to end, little-endian (what the CPU's bitcast
+// does): the int8 quads of B's compensations read as int32, negative words included, and float32
+// bits.
+TEST(GpuSimTest, ReinterpretReadsLanesBytesLittleEndian) {
+  Buffer bytes("bytes", MemoryScope::kGlobal, ir::Type::Int8());
+  Buffer words("words", MemoryScope::kGlobal, ir::Type::Int32());
+  Buffer floats("floats");
+  const Expr zero(int64_t{0});
+  LoweredFunc f{
+      "reinterpret",
+      {bytes, words, floats},
+      Block::Make(
+          {ir::Store::Make(
+               words, zero,
+               ir::Reinterpret::Make(ir::Type::Int32(2), ir::Load::Make(bytes, zero, 8))),
+           ir::Store::Make(floats, zero,
+                           ir::Reinterpret::Make(ir::Type::Float32(),
+                                                 ir::Load::Make(bytes, Expr(int64_t{8}), 4))),
+           ir::Store::Make(bytes, Expr(int64_t{12}),
+                           ir::Reinterpret::Make(ir::Type::Int8(4),
+                                                 ir::Load::Make(words, Expr(int64_t{1}), 1)))})};
+  std::vector<int8_t> byte_data = {1, 2, 3, 4, -128, -1, -1, -1, 0, 0, -128, 63, 0, 0, 0, 0};
+  std::vector<int32_t> word_data(2);
+  std::vector<float> float_data(1);
+  const std::vector<std::span<std::byte>> args = {std::as_writable_bytes(std::span(byte_data)),
+                                                  std::as_writable_bytes(std::span(word_data)),
+                                                  std::as_writable_bytes(std::span(float_data))};
+  ASSERT_TRUE(RunGpuKernel(f, args).ok()) << RunGpuKernel(f, args);
+  EXPECT_THAT(word_data, ::testing::ElementsAre(0x04030201, -128));
+  EXPECT_EQ(float_data[0], 1.0f);
+  EXPECT_THAT(std::vector<int8_t>(byte_data.begin() + 12, byte_data.end()),
+              ::testing::ElementsAre(-128, -1, -1, -1));
+}
+
 }  // namespace
 }  // namespace tune

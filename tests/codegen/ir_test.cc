@@ -300,5 +300,22 @@ TEST(IrTest, ShufflePicksLanesOfItsConcatenatedVectorsAndChecksThem) {
   EXPECT_DEATH(Shuffle::Make({x(Expr(int64_t{0}))}, {0, 0}), "two or more lanes");
 }
 
+TEST(IrTest, ReinterpretReadsTheBitsAsATypeOfTheSameSizeAndChecksIt) {
+  Buffer x("x", MemoryScope::kGlobal, Type::Int8());
+  const Expr bytes = Load::Make(x, Expr(int64_t{0}), 64);
+  const Expr words = Reinterpret::Make(Type::Int32(16), bytes);
+  EXPECT_EQ(words.type(), Type::Int32(16));
+  EXPECT_EQ(
+      ToText(Reinterpret::Make(
+          Type::Float32(), Reinterpret::Make(Type::Int32(), Load::Make(x, Expr(int64_t{0}), 4)))),
+      "reinterpret<float32>(reinterpret<int32>(x[ramp(0, 1, 4)]))");
+  EXPECT_DEATH(Reinterpret::Make(Type::Int32(8), bytes), "the total bits differ");
+  EXPECT_DEATH(Reinterpret::Make(Type::BFloat16(32), bytes), "integers and float32 only");
+  EXPECT_DEATH(
+      Reinterpret::Make(Type::Bool(64), Load::Make(Buffer("y", MemoryScope::kGlobal, Type::UInt8()),
+                                                   Expr(int64_t{0}), 64)),
+      "integers and float32 only");
+}
+
 }  // namespace
 }  // namespace tune::ir
