@@ -36,8 +36,7 @@ constexpr int kUnits = 16;  // groups (4 bytes each) in a 512-bit vector
 // into 16 group rows of the panel (16 columns each) in registers: four rounds of two-vector
 // shuffles, round s swapping bit s of the column with bit s of the group (a 16 x 16 transpose of
 // 4-byte units, where copying unit by unit costs a load and an insert per unit). Columns from
-// `col` (the panel's column q * 16 = col - j * w), groups from `kgs`; i8 B shifted to u8 as it is
-// loaded.
+// `col` (the panel's column q * 16 = col - j * w), groups from `kgs`.
 ir::Stmt TransposedBlock(const GemmShape& shape, const VnniPanels& panels, const ir::Buffer& b,
                          const ir::Buffer& packed, const Expr& col, const Expr& dst, int64_t q,
                          const Expr& kgs) {
@@ -55,13 +54,7 @@ ir::Stmt TransposedBlock(const GemmShape& shape, const VnniPanels& panels, const
   std::vector<Var> rows;
   for (int c = 0; c < kUnits; ++c) {
     Var v(StrCat("tc", c), type);
-    Expr units = ir::Load::Make(b, (col + c) * shape.k + kgs * g, lanes);
-    if (panels.shift_to_u8) {
-      units =
-          ir::Cast::Make(type, ir::Cast::Make(ir::Type::Int32().WithLanes(lanes), units) +
-                                   ir::BroadcastTo(ir::Cast::Make(ir::Type::Int32(), 128), lanes));
-    }
-    lets.emplace_back(v, units);
+    lets.emplace_back(v, ir::Load::Make(b, (col + c) * shape.k + kgs * g, lanes));
     rows.push_back(v);
   }
   for (int s = 0; s < 4; ++s) {
@@ -129,7 +122,7 @@ ir::Stmt PanelGroups(const GemmShape& shape, GemmLayout layout, const VnniPanels
          PanelGroups(shape, layout, panels, b, packed, j, dst, kg0 + blocks * kUnits,
                      groups - blocks * kUnits, false, true)});
   }
-  if (!guarded && !panels.shift_to_u8) {
+  if (!guarded) {
     // A plain copy of the elements' bits, one vector store of the group row: NN interleaves
     // the G rows of K (w columns each), NT concatenates each column's G elements.
     std::vector<Expr> parts;
@@ -153,15 +146,55 @@ ir::Stmt PanelGroups(const GemmShape& shape, GemmLayout layout, const VnniPanels
     return For::Make(kg, 0, groups, LoopKind::kSerial,
                      ir::Store::Make(packed, dst * (panels.kp * w) + (kg0 + kg) * w * g, row));
   }
-  Expr value = ir::LoadAsOrZero(b, source_index, 1, guarded ? n < shape.n && k < shape.k : Expr());
-  if (panels.shift_to_u8) {
-    value = value + 128;
-  }
+  const Expr value =
+      ir::LoadAsOrZero(b, source_index, 1, guarded ? n < shape.n && k < shape.k : Expr());
   const Expr index = dst * (panels.kp * w) + ((kg0 + kg) * w + c) * g + e;
   ir::Stmt body = ir::Store::Make(packed, index, ir::Cast::Make(packed.element_type(), value));
   body = For::Make(e, 0, g, LoopKind::kUnrolled, body);
   body = For::Make(c, 0, w, LoopKind::kUnrolled, body);
   return For::Make(kg, 0, groups, LoopKind::kSerial, body);
+}
+
+// i8: the compensations of panel `dst` of `packed`, just packed: -128 times each column's sum,
+// a dot product of every quad of the panel with ones (vpdpbusd, the panel read from cache).
+ir::Stmt PanelCompensation(const VnniPanels& panels, const ir::Buffer& packed, const Expr& dst) {
+  const int64_t w = panels.width;
+  const int lanes = kUnits;
+  ir::Buffer sums("column_sums", ir::MemoryScope::kStack, ir::Type::Int32());
+  const Expr ones =
+      ir::BroadcastTo(ir::Cast::Make(ir::Type::UInt8(), ir::Cast::Make(ir::Type::Int32(), 1)), 4);
+  auto i32 = [](int64_t v) { return ir::Cast::Make(ir::Type::Int32(), v); };
+  Var kg("ckg");
+  std::vector<Stmt> zero, step, store;
+  for (int64_t v = 0; v < w / kUnits; ++v) {
+    const Expr at(v * kUnits);
+    zero.push_back(ir::Store::Make(sums, at, ir::BroadcastTo(i32(0), lanes)));
+    const Expr quads =
+        ir::Load::Make(packed, dst * (panels.kp * w) + (kg * w + v * kUnits) * 4, lanes * 4);
+    step.push_back(
+        ir::Store::Make(sums, at,
+                        ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads,
+                                                ir::Load::Make(sums, at, lanes), ones, quads)));
+    store.push_back(
+        ir::Store::Make(packed, panels.sums_at + (dst * w + v * kUnits) * 4,
+                        ir::Reinterpret::Make(
+                            packed.element_type().WithLanes(lanes * 4),
+                            ir::Load::Make(sums, at, lanes) * ir::BroadcastTo(i32(-128), lanes))));
+  }
+  return ir::Allocate::Make(sums, w,
+                            ir::Block::Make({ir::Block::Make(std::move(zero)),
+                                             For::Make(kg, 0, panels.kp / 4, LoopKind::kSerial,
+                                                       ir::Block::Make(std::move(step))),
+                                             ir::Block::Make(std::move(store))}));
+}
+
+// `pack`, panel `dst`'s packing, followed by its compensations where the panels have them.
+ir::Stmt Compensated(const VnniPanels& panels, const ir::Buffer& packed, const Expr& dst,
+                     ir::Stmt pack) {
+  if (panels.sums_at < 0) {
+    return pack;
+  }
+  return ir::Block::Make({std::move(pack), PanelCompensation(panels, packed, dst)});
 }
 
 // A whole panel j inside N (dst its place in `packed`): its whole groups unguarded, the groups
@@ -177,7 +210,7 @@ ir::Stmt InsidePanel(const GemmShape& shape, GemmLayout layout, const VnniPanels
     steps.push_back(PanelGroups(shape, layout, panels, b, packed, j, dst, Expr(full_groups),
                                 Expr(groups - full_groups), true));
   }
-  return ir::Block::Make(std::move(steps));
+  return Compensated(panels, packed, dst, ir::Block::Make(std::move(steps)));
 }
 
 }  // namespace
@@ -198,7 +231,9 @@ ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPan
     Var t("pt");
     steps.push_back(For::Make(
         t, full_panels, panels.Panels(shape.n) - full_panels, LoopKind::kSerial,
-        PanelGroups(shape, layout, panels, b, packed, t, t, Expr(0), Expr(groups), true)));
+        Compensated(
+            panels, packed, t,
+            PanelGroups(shape, layout, panels, b, packed, t, t, Expr(0), Expr(groups), true))));
   }
   return ir::Block::Make(std::move(steps));
 }
@@ -214,10 +249,17 @@ ir::Stmt PackVnniPanelRange(const GemmShape& shape, GemmLayout layout, const Vnn
   Var j("pj"), t("pt");
   const Stmt inside = For::Make(j, first, split - first, kind,
                                 InsidePanel(shape, layout, panels, b, packed, j, j - first));
-  const Stmt outside = For::Make(
-      t, split, end - split, LoopKind::kSerial,
-      PanelGroups(shape, layout, panels, b, packed, t, t - first, Expr(0), Expr(groups), true));
+  const Stmt outside = For::Make(t, split, end - split, LoopKind::kSerial,
+                                 Compensated(panels, packed, t - first,
+                                             PanelGroups(shape, layout, panels, b, packed, t,
+                                                         t - first, Expr(0), Expr(groups), true)));
   return ir::Block::Make({inside, outside});
+}
+
+Expr LoadCompensation(const VnniPanels& panels, const ir::Buffer& packed, const Expr& col,
+                      int lanes) {
+  return ir::Reinterpret::Make(ir::Type::Int32(lanes),
+                               ir::Load::Make(packed, panels.sums_at + col * 4, lanes * 4));
 }
 
 Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, Expr acc, Expr a, Expr b) {

@@ -6,6 +6,11 @@
 // reduction elements of one column lie together (the operand layout of vdpbf16ps, vpdpbusd and
 // of AMX's B tiles), K padded with zeros to `kp` and the last panel's missing columns zero:
 //   (k, n) at (n / width) * kp * width + ((k / G) * width + n % width) * G + k % G
+//
+// i8 x i8 has no VNNI instruction: its panels hold B as it is (s8, vpdpbusd's signed operand),
+// A is read as a + 128 (u8, the unsigned one), and each column's compensation -128 x sum_k b,
+// written after the panels when they are packed, starts the column's sum:
+// sum (a + 128) b - 128 sum b = sum a b.
 #pragma once
 
 #include <algorithm>
@@ -68,17 +73,23 @@ struct VnniPanels {
   int64_t width = 16;  // columns of a panel
   int64_t kp = 0;      // K padded (a multiple of the group)
   int group = 2;
-  /// Whether the packed B holds b + 128 as uint8 (i8 B read as vpdpbusd's unsigned operand).
-  bool shift_to_u8 = false;
+  /// i8: where (the element of `packed`) the columns' compensations begin, -1 for none: column
+  /// n of the packed panels (n from the first packed panel's first column) has its int32 at
+  /// sums_at + 4 n, written with the panels.
+  int64_t sums_at = -1;
   /// Panels are written up to this many columns (0: N), zero beyond N: a kernel that reads
   /// whole groups of panels finds zeros in the last group.
   int64_t columns = 0;
   int64_t Panels(int64_t n) const { return (std::max(n, columns) + width - 1) / width; }
   int64_t Elements(int64_t n) const { return Panels(n) * width * kp; }
-  ir::Type ElementType(const CpuMatrixTypes& types) const {
-    return shift_to_u8 ? ir::Type::UInt8() : types.b;
-  }
+  /// The bytes of the compensations of `panels` panels (none without sums_at).
+  int64_t SumsBytes(int64_t panels) const { return sums_at < 0 ? 0 : panels * width * 4; }
 };
+
+/// The int32 compensations of `lanes` columns from `col` (counted from the first packed panel's
+/// first column; `lanes` a multiple of 16), read from the bytes of `packed` at panels.sums_at.
+ir::Expr LoadCompensation(const VnniPanels& panels, const ir::Buffer& packed, const ir::Expr& col,
+                          int lanes);
 
 /// Writes every panel of `packed` from `b` (the workload's B, [K][N] or, layout=NT, [N][K]).
 ir::Stmt PackVnniPanels(const GemmShape& shape, GemmLayout layout, const VnniPanels& panels,
@@ -91,8 +102,8 @@ ir::Stmt PackVnniPanelRange(const GemmShape& shape, GemmLayout layout, const Vnn
                             const ir::Expr& count, ir::LoopKind kind);
 
 /// `acc` plus the dot products of the groups of `a` (A's) and `b` (B's), for the types' dtype:
-/// bf16 pairs, or u8 x s8 quads with A unsigned, or B unsigned where `b_unsigned` (i8's B read
-/// shifted by 128). Either of a and b may be one group (ir::DotAccumulate).
+/// bf16 pairs, or u8 x s8 quads with A unsigned, or B unsigned where `b_unsigned`. Either of a
+/// and b may be one group (ir::DotAccumulate).
 ir::Expr MatrixDot(const CpuMatrixTypes& types, bool b_unsigned, ir::Expr acc, ir::Expr a,
                    ir::Expr b);
 

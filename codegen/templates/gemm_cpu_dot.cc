@@ -26,9 +26,13 @@
 // With layout NT, b_in_place = 1 builds gemm_cpu_dot_rows.h's form instead: B's rows read in
 // place, no packing (what few rows against canonical weights need).
 //
-// i8 x i8 has no VNNI instruction: B is packed as u8 (b + 128) and read as vpdpbusd's unsigned
-// operand, A as its signed one, and each row's sum of A (taken while packing A) times 128 is
-// subtracted at the end: sum (b + 128) a = sum a b + 128 sum a.
+// i8 x i8 has no VNNI instruction: B is packed as it is (s8, vpdpbusd's signed operand), A read
+// (or packed) as a + 128 (u8, the unsigned one), and each column's accumulator starts at the
+// compensation -128 x its sum of B, written after its panel when B is packed
+// (cpu_matrix_gemm.h): sum (a + 128) b - 128 sum b = sum a b. The compensation is the weights'
+// alone, so prepared weights carry it, and A is read in place as for u8i8. (The first form
+// shifted B and subtracted A's row sums, taken while packing A for every column block: s8 x s8
+// then ran at 0.71-0.90 of u8i8 on a Zen 5 core.)
 #include "codegen/templates/gemm_cpu_dot.h"
 
 #include <algorithm>
@@ -77,7 +81,6 @@ ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
   const int64_t g = GroupOf(workload);
   const int64_t kp = PaddedK(workload);
-  const bool i8 = workload.dtype() == Dtype::kI8;
   ConfigSpace space;
   space.AddKnob("mr", AtMost({1, 2, 3, 4, 6, 8, 10, 12, 14}, s.m, 1),
                 "rows of the register tile (one broadcast group of A each)");
@@ -128,9 +131,8 @@ ConfigSpace Space(const Workload& workload, const Target&) {
   space.AddConstraint(fmt::format("mc % mr == 0 || mc == {}", m), [m](const Config& c) {
     return KnobValue(c, "mc") % KnobValue(c, "mr") == 0 || KnobValue(c, "mc") == m;
   });
-  if (i8 || s.k % g != 0) {
-    space.AddConstraint(i8 ? "pack_a == 1 (i8: A's row sums are taken while packing it)"
-                           : fmt::format("pack_a == 1 (K = {} is not a multiple of {})", s.k, g),
+  if (s.k % g != 0) {
+    space.AddConstraint(fmt::format("pack_a == 1 (K = {} is not a multiple of {})", s.k, g),
                         [](const Config& c) { return KnobValue(c, "pack_a") == 1; });
   }
   return space;
@@ -241,9 +243,15 @@ struct DotPlan {
   bool pack_b = false;  // B packed a column block at a time, the column blocks outermost
   bool prepared = false;
   bool parallel = false;
-  bool i8 = false;  // s8 x s8 through vpdpbusd: B shifted to u8, A's row sums subtracted
+  bool i8 = false;  // s8 x s8 through vpdpbusd: A shifted to u8, B's compensation added
   VnniPanels panels;
 };
+
+// The width of a row block's partial sums (and, pack_b, of the packed column block): the column
+// block rounded up to whole panels.
+int64_t BlockWidthOf(const DotPlan& p) {
+  return CeilDiv(std::min(p.nc, p.shape.n), p.panels.width) * p.panels.width;
+}
 
 DotPlan PlanOf(const Workload& workload, const Target& target, const Config& config) {
   DotPlan p;
@@ -264,7 +272,9 @@ DotPlan PlanOf(const Workload& workload, const Target& target, const Config& con
   p.panels.width = p.nv * kLanes;
   p.panels.group = p.types.group;
   p.panels.kp = PaddedK(workload);
-  p.panels.shift_to_u8 = p.i8;
+  if (p.i8) {  // the compensations after the panels of one column block, or of all of B
+    p.panels.sums_at = p.pack_b ? BlockWidthOf(p) * p.panels.kp : p.panels.Elements(p.shape.n);
+  }
   return p;
 }
 
@@ -274,10 +284,8 @@ class DotGemmBuilder {
       : p_(p),
         ops_(workload),
         b_packed_(p.prepared ? "B_prepared" : "B_packed",
-                  p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack,
-                  p.panels.ElementType(p.types)),
-        a_packed_("A_packed", MemoryScope::kStack, p.types.a),
-        row_sums_("row_sums", MemoryScope::kStack, Type::Int32()),
+                  p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack, p.types.b),
+        a_packed_("A_packed", MemoryScope::kStack, p.i8 ? Type::UInt8() : p.types.a),
         acc_block_("acc_block", MemoryScope::kStack, p.types.acc) {}
 
   ir::LoweredFunc Build(std::string_view name) const {
@@ -285,13 +293,16 @@ class DotGemmBuilder {
     func.name = std::string(name);
     func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
     if (p_.pack_b) {
-      func.body = Allocate::Make(b_packed_, BlockWidth() * p_.panels.kp, ColumnBlocks());
+      func.body = Allocate::Make(
+          b_packed_, BlockWidth() * p_.panels.kp + p_.panels.SumsBytes(BlockWidth() / Nr()),
+          ColumnBlocks());
       return func;
     }
     Stmt body = RowBlocks();
     if (!p_.prepared) {
       body = Allocate::Make(
-          b_packed_, p_.panels.Elements(p_.shape.n),
+          b_packed_,
+          p_.panels.Elements(p_.shape.n) + p_.panels.SumsBytes(p_.panels.Panels(p_.shape.n)),
           Block::Make({PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_), body}));
     }
     func.body = body;
@@ -303,7 +314,8 @@ class DotGemmBuilder {
     out.func.name = std::string(name);
     out.func.params = {ops_.b(), b_packed_};
     out.func.body = PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_);
-    const int64_t bytes = p_.panels.Elements(p_.shape.n) * (b_packed_.element_type().bits() / 8);
+    const int64_t bytes = p_.panels.Elements(p_.shape.n) * (b_packed_.element_type().bits() / 8) +
+                          p_.panels.SumsBytes(p_.panels.Panels(p_.shape.n));
     out.floats = CeilDiv(bytes, 4);
     return out;
   }
@@ -312,8 +324,7 @@ class DotGemmBuilder {
   int64_t G() const { return p_.types.group; }
   int64_t Nr() const { return p_.panels.width; }
   int64_t KBlocks() const { return CeilDiv(p_.panels.kp, p_.kc); }
-  // The width of acc_block: the column block rounded up to whole panels.
-  int64_t BlockWidth() const { return CeilDiv(std::min(p_.nc, p_.shape.n), Nr()) * Nr(); }
+  int64_t BlockWidth() const { return BlockWidthOf(p_); }
   Expr I0() const { return ib_ * p_.mc; }
   Expr J0() const { return jb_ * p_.nc; }
   Expr P0() const { return pb_ * p_.kc; }
@@ -340,7 +351,7 @@ class DotGemmBuilder {
   }
 
   // The loop over the row blocks (parallel with threads) around `per_row_block`, with the
-  // buffers a row block keeps: its partial sums, A's packed block and i8's row sums.
+  // buffers a row block keeps: its partial sums and A's packed block.
   Stmt RowBlockLoop(Stmt per_row_block) const {
     if (KBlocks() > 1) {
       per_row_block = Allocate::Make(acc_block_, p_.mc * BlockWidth(), per_row_block);
@@ -348,10 +359,6 @@ class DotGemmBuilder {
     if (p_.pack_a) {
       per_row_block =
           Allocate::Make(a_packed_, CeilDiv(p_.mc, p_.mr) * p_.mr * p_.kc, per_row_block);
-      if (p_.i8) {
-        // PackA writes a sum for every row of its whole mr-row panels.
-        per_row_block = Allocate::Make(row_sums_, CeilDiv(p_.mc, p_.mr) * p_.mr, per_row_block);
-      }
     }
     per_row_block = ops_.BindScale(per_row_block);
     return For::Make(ib_, 0, CeilDiv(p_.shape.m, p_.mc),
@@ -381,40 +388,24 @@ class DotGemmBuilder {
   }
 
   // A's (mc x kc) block into panels of mr rows: element (r, k) of panel t at
-  // t * mr * kc + ((k / G) * mr + r % mr) * G + k % G; zero past M and K. With i8 also each row's
-  // sum of A (over all of K: started at pb = 0).
+  // t * mr * kc + ((k / G) * mr + r % mr) * G + k % G; zero past M and K (i8: a + 128 as u8).
   Stmt PackA() const {
     Var r("ar"), kg("akg"), e("ae");
     const Expr row = I0() + r;
     const Expr k = P0() + kg * G() + e;
     const Expr rr = ir::Min::Make(row, p_.shape.m - 1);
     const Expr kk = ir::Min::Make(k, p_.shape.k - 1);
-    const Expr value =
+    Expr value =
         ir::LoadAsOrZero(ops_.a(), rr * p_.shape.k + kk, 1, row < p_.shape.m && k < p_.shape.k);
+    if (p_.i8) {
+      value = value + 128;
+    }
     const Expr index = (r / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + r % p_.mr) * G() + e;
-    const Stmt store = Store::Make(a_packed_, index, ir::Cast::Make(p_.types.a, value));
-    // The block's groups, each element stored (and, `sum`, added to its row's sum).
-    auto groups = [&](bool sum) {
-      return For::Make(
-          kg, 0, KCur() / G(), LoopKind::kSerial,
-          For::Make(
-              e, 0, G(), LoopKind::kUnrolled,
-              sum ? Block::Make({store, Store::Make(row_sums_, r, row_sums_(r) + value)}) : store));
-    };
-    if (!p_.i8) {
-      return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial, groups(false));
-    }
-    // The sums are taken in the first column block (the others pack the same rows of A again),
-    // or in every one where the row sums live no longer than a column block (pack_b).
-    if (p_.pack_b) {
-      return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial,
-                       Block::Make({IfThenElse::Make(pb_ == 0, Store::Make(row_sums_, r, Expr(0))),
-                                    groups(true)}));
-    }
-    return For::Make(
-        r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial,
-        Block::Make({IfThenElse::Make(pb_ == 0 && jb_ == 0, Store::Make(row_sums_, r, Expr(0))),
-                     IfThenElse::Make(jb_ == 0, groups(true), groups(false))}));
+    const Stmt store =
+        Store::Make(a_packed_, index, ir::Cast::Make(a_packed_.element_type(), value));
+    return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial,
+                     For::Make(kg, 0, KCur() / G(), LoopKind::kSerial,
+                               For::Make(e, 0, G(), LoopKind::kUnrolled, store)));
   }
 
   // One group (G elements) of A for row `r` of the tile at `row0`, reduction group `kg` of
@@ -426,7 +417,15 @@ class DotGemmBuilder {
       return Load::Make(
           a_packed_, (local / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + local % p_.mr) * G(), lanes);
     }
-    return Load::Make(ops_.a(), (I0() + row0 + r) * p_.shape.k + P0() + kg * G(), lanes);
+    const Expr group =
+        Load::Make(ops_.a(), (I0() + row0 + r) * p_.shape.k + P0() + kg * G(), lanes);
+    if (!p_.i8) {
+      return group;
+    }
+    // a + 128 as u8 (the top bit of each byte flipped)
+    return ir::Cast::Make(Type::UInt8(lanes),
+                          ir::Cast::Make(Type::Int32(lanes), group) +
+                              ir::BroadcastTo(ir::Cast::Make(Type::Int32(), 128), lanes));
   }
 
   // The register tile of `rows` rows at `row0` (within the row block) of panel jr.
@@ -441,10 +440,16 @@ class DotGemmBuilder {
     const Expr zero = p_.types.acc.is_float()
                           ? ir::BroadcastTo(Expr(0.0f), lanes)
                           : ir::BroadcastTo(ir::Cast::Make(Type::Int32(), 0), lanes);
+    // i8's sums start at their columns' compensations.
+    auto start = [&](int64_t v) {
+      return p_.i8 ? LoadCompensation(p_.panels, b_packed_,
+                                      (FirstPanel() + jr_) * Nr() + v * kLanes, lanes)
+                   : zero;
+    };
     std::vector<Stmt> zero_init, reload;
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t v = 0; v < p_.nv; ++v) {
-        zero_init.push_back(Store::Make(acc, acc_at(r, v), zero));
+        zero_init.push_back(Store::Make(acc, acc_at(r, v), start(v)));
         if (KBlocks() > 1) {
           reload.push_back(
               Store::Make(acc, acc_at(r, v), Load::Make(acc_block_, block_at(r, v), lanes)));
@@ -467,10 +472,9 @@ class DotGemmBuilder {
     for (int64_t r = 0; r < rows; ++r) {
       const Expr a = LoadAGroup(row0, r, kg);
       for (int64_t v = 0; v < p_.nv; ++v) {
-        // i8: B (shifted to u8) is the unsigned operand, A the signed one.
         step.push_back(Store::Make(
             acc, acc_at(r, v),
-            MatrixDot(p_.types, p_.i8, Load::Make(acc, acc_at(r, v), lanes), a, b_vectors[v])));
+            MatrixDot(p_.types, false, Load::Make(acc, acc_at(r, v), lanes), a, b_vectors[v])));
       }
     }
     Stmt reduce = For::Make(kg, 0, KCur() / G(), LoopKind::kSerial, Block::Make(std::move(step)));
@@ -490,22 +494,18 @@ class DotGemmBuilder {
     return Allocate::Make(acc, rows * Nr(), Block::Make({init, reduce, write}));
   }
 
-  // C's vector v of row r of the tile (i8: less 128 times the row's sum of A).
+  // C's vector v of row r of the tile.
   Stmt WriteC(const Buffer& acc, int64_t r, int64_t v, const Expr& row0) const {
     return ops_.StoreColumns(I0() + row0 + r, J0() + jr_ * Nr() + v * kLanes,
                              static_cast<int>(kLanes), p_.shape.n % Nr() == 0,
                              [&](const Expr& offset, int lanes) {
-                               Expr sum = Load::Make(acc, r * Nr() + v * kLanes + offset, lanes);
-                               if (p_.i8) {
-                                 sum = sum - ir::BroadcastTo(row_sums_(row0 + r) * 128, lanes);
-                               }
-                               return sum;
+                               return Load::Make(acc, r * Nr() + v * kLanes + offset, lanes);
                              });
   }
 
   const DotPlan p_;
   CpuMatrixOperands ops_;
-  Buffer b_packed_, a_packed_, row_sums_, acc_block_;
+  Buffer b_packed_, a_packed_, acc_block_;
   Var ib_{"ib"}, jb_{"jb"}, pb_{"pb"}, jr_{"jr"};
 };
 
@@ -532,7 +532,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kGemmCpuDot = {
     .name = "gemm.cpu.dot",
-    .version = 2,  // 2: the knob pack_b; layout NT's panels packed by transposes in registers
+    .version = 3,  // 2: the knob pack_b; NT panels packed by transposes. 3: i8 compensated by B
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,

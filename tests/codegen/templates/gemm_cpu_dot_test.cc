@@ -124,12 +124,7 @@ TEST(GemmCpuDot, EveryValueOfEveryKnobComputesTheReference) {
          testing::ConfigsCoveringEveryKnobValue(kGemmCpuDot, w, target, rng, &unreachable)) {
       cases.push_back({w, c});
     }
-    // i8 always packs A (its row sums are taken there).
-    if (w.dtype() == Dtype::kI8) {
-      EXPECT_THAT(unreachable, ::testing::ElementsAre("pack_a=0")) << text;
-    } else {
-      EXPECT_THAT(unreachable, IsEmpty()) << text;
-    }
+    EXPECT_THAT(unreachable, IsEmpty()) << text;
     EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty()) << text;
   }
 }
@@ -196,22 +191,49 @@ TEST(GemmCpuDot, ComputesTheReferenceWithoutTheDotInstructions) {
   EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
 }
 
-// i8's row sums are taken for every row of A's last mr-row panel (rows past M included): with
-// M = 13 and mr = 6 that is 18 sums, and a buffer of 13 let LLVM drop the kernel's stores.
-TEST(GemmCpuDot, I8RowSumsCoverTheLastPanelsRowsPastM) {
+// s8 x s8: A read as a + 128 (u8) and each column's sum started at -128 x its sum of B. A read
+// in place and packed (K = 66 leaves half a group: packed), a last panel short of N, all of B
+// packed, a column block at a time, and prepared (the compensations travel with the panels),
+// with every epilogue.
+TEST(GemmCpuDot, I8ColumnCompensationsCancelTheShiftOfA) {
   const Target target = ParseTarget("llvm -mcpu=native -threads=1");
-  Config c = {{"b_in_place", 0}, {"cols", 1}, {"kc", 64},    {"mc", 13},   {"mr", 6},
-              {"nc", 40},        {"nv", 2},   {"pack_a", 1}, {"pack_b", 0}};
-  std::vector<KernelCase> cases = {
-      {ParseWorkload("gemm:M=13,N=40,K=66,dtype=i8,epilogue=relu"), c}};
-  c["nc"] = 64;
-  cases.push_back({ParseWorkload("gemm:M=13,N=64,K=66,dtype=i8,epilogue=bias_relu"), c});
+  std::vector<KernelCase> cases;
+  for (const char* text :
+       {"gemm:M=13,N=40,K=64,dtype=i8,epilogue=relu", "gemm:M=13,N=40,K=66,dtype=i8",
+        "gemm:M=9,N=70,K=128,dtype=i8,layout=NT,epilogue=bias_relu",
+        "gemm:M=11,N=400,K=96,dtype=i8,layout=NT,out=f32",
+        "gemm:M=14,N=50,K=132,dtype=i8,weights=prepared",
+        "gemm:M=6,N=33,K=72,dtype=i8,layout=NT,weights=prepared,out=f32"}) {
+    const Workload w = ParseWorkload(text);
+    for (int64_t pack_a : {0, 1}) {
+      for (int64_t pack_b : {0, 1}) {
+        const ConfigSpace space = kGemmCpuDot.space(w, target);
+        Config c = {
+            {"b_in_place", 0},  {"cols", 1},        {"kc", 64},
+            {"mc", w.gemm().m}, {"mr", 6},          {"nc", space.FindKnob("nc")->values.front()},
+            {"nv", 2},          {"pack_a", pack_a}, {"pack_b", pack_b}};
+        if (space.ConstraintsHold(c)) {
+          cases.push_back({w, c});
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases.size(), 13u);  // K = 66 packs A; pack_b needs N = 400
   EXPECT_THAT(CheckKernels(target, kGemmCpuDot, cases), IsEmpty());
 }
 
+// The default reads s8 A in place, as it does u8 A: no row sums need A packed.
+TEST(GemmCpuDot, I8DefaultsReadAInPlace) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  for (const char* text :
+       {"gemm:M=256,N=768,K=768,dtype=i8,layout=NT", "gemm:M=1024,N=1024,K=1024,dtype=i8"}) {
+    EXPECT_EQ(kGemmCpuDot.default_config(ParseWorkload(text), target).at("pack_a"), 0) << text;
+  }
+}
+
 // pack_b = 1: B packed a column block at a time, the last block short of nc and of whole panels,
-// K's groups in whole transposed blocks of 16 and a tail (layout NT), i8's B shifted as it is
-// packed and its row sums taken again in every column block; one thread and two.
+// K's groups in whole transposed blocks of 16 and a tail (layout NT), i8's compensations written
+// after each block's panels; one thread and two.
 TEST(GemmCpuDot, ColumnBlocksPackedWhereTheyAreUsedComputeTheReference) {
   std::vector<KernelCase> cases;
   const Target one = ParseTarget("llvm -mcpu=native -threads=1");
