@@ -226,27 +226,27 @@ class ConvAmxBuilder {
     Var r("r"), t("t"), k("kc");
     const Expr offset = TapOffset(r, t);
     const Expr tap = r * s.s + t;
-    std::vector<Stmt> step;
+    std::vector<Stmt> a_loads, b_loads;
     for (int64_t i = 0; i < p_.tm; ++i) {
-      step.push_back(AmxTileOp::Load(ATile(i), Source(),
-                                     (v0 + i * kRows + offset) * p_.cp + k * p_.step, p_.cp));
+      a_loads.push_back(AmxTileOp::Load(ATile(i), Source(),
+                                        (v0 + i * kRows + offset) * p_.cp + k * p_.step, p_.cp));
     }
     const int64_t panel_elems = p_.panels.kp * kRows;
     for (int64_t j = 0; j < p_.tn; ++j) {
       const Expr panel = group * p_.tn + j;
-      step.push_back(AmxTileOp::Load(BTile(j), b_packed_,
-                                     panel * panel_elems + (tap * p_.cp + k * p_.step) * kRows,
-                                     kRows * G()));
+      b_loads.push_back(AmxTileOp::Load(BTile(j), b_packed_,
+                                        panel * panel_elems + (tap * p_.cp + k * p_.step) * kRows,
+                                        kRows * G()));
     }
-    for (int64_t i = 0; i < p_.tm; ++i) {
-      for (int64_t j = 0; j < p_.tn; ++j) {
-        step.push_back(AmxTileOp::Dot(p_.types.dtype, AccTile(i, j), ATile(i), BTile(j)));
-      }
-    }
+    Stmt step = AmxStepInOrder(
+        std::move(a_loads), std::move(b_loads),
+        [&](int64_t i, int64_t j) {
+          return AmxTileOp::Dot(p_.types.dtype, AccTile(i, j), ATile(i), BTile(j));
+        },
+        p_.interleave);
     Stmt reduce = For::Make(r, 0, s.r, LoopKind::kSerial,
                             For::Make(t, 0, s.s, LoopKind::kSerial,
-                                      For::Make(k, 0, p_.cp / p_.step, LoopKind::kSerial,
-                                                Block::Make(std::move(step)))));
+                                      For::Make(k, 0, p_.cp / p_.step, LoopKind::kSerial, step)));
     return Block::Make({Block::Make(std::move(zero)), reduce, Finish(v0, group)});
   }
 
@@ -304,7 +304,7 @@ int64_t ConvAmxRows(const Workload& workload) {
 }
 
 ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_t tm, int64_t tn,
-                          int64_t mc, bool panels_outer) {
+                          int64_t mc, bool panels_outer, bool interleave) {
   ConvAmxPlan p;
   p.s = workload.conv2d();
   const Conv2dShape& s = p.s;
@@ -324,6 +324,7 @@ ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_
   p.tn = tn;
   p.mc = mc;
   p.panels_outer = panels_outer;
+  p.interleave = interleave;
   p.prepared = workload.prepared_weights();
   p.parallel = target.threads > 1;
   p.panels.width = kRows;
