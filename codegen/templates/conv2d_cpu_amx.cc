@@ -28,6 +28,10 @@ ConfigSpace Space(const Workload& workload, const Target&) {
                 "pixels (rows of the implicit GEMM) of a row block");
   space.AddKnob("order", {0, 1},
                 "0: row blocks outer, the groups of weight panels inner; 1: panels outer");
+  space.AddKnob("fold",
+                ConvAmxFolds(workload) ? std::vector<int64_t>{1, 0} : std::vector<int64_t>{0},
+                "1: the filter's columns folded into the channels (where S x C channels fill "
+                "fewer tile steps than S taps of C)");
   space.AddKnob(
       "interleave", {0, 1},
       "0: a step's tile loads, then its products; 1: each product right after its operands' loads");
@@ -66,6 +70,7 @@ Config ConfigOf(const ConfigSpace& space, std::pair<int64_t, int64_t> tile, int6
   c["mc"] = chosen;
   c["order"] = order;
   c["interleave"] = interleave;
+  c["fold"] = space.FindKnob("fold")->values.front();  // folded where it applies
   return c;
 }
 
@@ -73,9 +78,9 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   return ConfigOf(Space(workload, target), TileOrder().front(), 192, 0);
 }
 
-// The default with its products interleaved (not measured on AMX hardware yet: the search decides),
-// every register block in both orders with row blocks of 192 pixels, then the best two with row
-// blocks of 96 and 768.
+// The default with its products interleaved (not measured on AMX hardware yet: the search decides)
+// and unfolded (where it folds), every register block in both orders with row blocks of 192 pixels,
+// then the best two with row blocks of 96 and 768.
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const ConfigSpace space = Space(workload, target);
   const Config base = DefaultConfig(workload, target);
@@ -87,6 +92,9 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
     }
   };
   add(ConfigOf(space, TileOrder().front(), 192, 0, 1));
+  Config unfolded = base;
+  unfolded["fold"] = 0;
+  add(unfolded);
   for (const auto& tile : TileOrder()) {
     for (int64_t order : {0, 1}) {
       add(ConfigOf(space, tile, 192, order));
@@ -105,7 +113,7 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
 ConvAmxPlan PlanOf(const Workload& workload, const Target& target, const Config& config) {
   return ConvAmxPlanOf(workload, target, KnobValue(config, "tm"), KnobValue(config, "tn"),
                        KnobValue(config, "mc"), KnobValue(config, "order") == 1,
-                       KnobValue(config, "interleave") == 1);
+                       KnobValue(config, "interleave") == 1, KnobValue(config, "fold") == 1);
 }
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
@@ -125,7 +133,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kConv2dCpuAmx = {
     .name = "conv2d.cpu.amx",
-    .version = 2,  // 2: the knob interleave
+    .version = 2,  // 2: the knobs interleave and fold
     .op = OpKind::kConv2d,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,

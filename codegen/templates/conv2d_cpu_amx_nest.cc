@@ -10,7 +10,9 @@
 //     q >= Q are computed from the border and never stored. A 1x1, stride-1, unpadded NHWC layer
 //     with whole steps of channels is read in place (its rows are its pixels; the last register
 //     block moves back to end at the last pixel, recomputing some, so that no tile reads past
-//     the input)
+//     the input). Where the filter's columns fold into the channels (a stem's 7 x 3 channels in
+//     one tile step, not 7 steps of 3), a copied pixel is (row h, output column q) and holds the
+//     S x C inputs of its row of taps, channel s C + c; the taps are R x 1, phases only in H
 //   the weights packed into VNNI panels of 16 output channels, the reduction (tap, channel), K
 //     padded to whole groups of tn panels (once before the calls with weights=prepared)
 //   for each (row block of mc rows, group of tn panels), in the order `order` says (parallel
@@ -101,7 +103,30 @@ class ConvAmxBuilder {
   const Buffer& Source() const { return p_.in_place ? ops_.a() : phased_; }
 
   Stmt PackWeights() const {
-    return PackConvPanels(p_.s, p_.panels, p_.types, p_.cp, p_.cp, ops_.b(), b_packed_);
+    return p_.fold ? PackFoldedWeights()
+                   : PackConvPanels(p_.s, p_.panels, p_.types, p_.cp, p_.cp, ops_.b(), b_packed_);
+  }
+
+  // Folded: the panels' reduction is (tap r, channel s C + c), zero past S C and K.
+  Stmt PackFoldedWeights() const {
+    const Conv2dShape& s = p_.s;
+    const int64_t g = G(), w = p_.panels.width, groups = p_.cp / g;
+    Var j("fj"), r("fr"), cg("fcg"), col("fc"), e("fe");
+    const Expr k = j * w + col, folded = cg * g + e;
+    const Expr value =
+        ir::LoadAsOrZero(ops_.b(),
+                         at_.Weight(ir::Min::Make(k, s.k - 1), ir::Min::Make(folded % s.c, s.c - 1),
+                                    r, ir::Min::Make(folded / s.c, s.s - 1)),
+                         1, k < s.k && folded < s.s * s.c);
+    const Expr dst = j * (p_.panels.kp * w) + ((r * groups + cg) * w + col) * g + e;
+    return For::Make(
+        j, 0, p_.panels.Panels(s.k), LoopKind::kSerial,
+        For::Make(r, 0, s.r, LoopKind::kSerial,
+                  For::Make(cg, 0, groups, LoopKind::kSerial,
+                            For::Make(col, 0, w, LoopKind::kUnrolled,
+                                      For::Make(e, 0, g, LoopKind::kUnrolled,
+                                                Store::Make(b_packed_, dst,
+                                                            ir::Cast::Make(p_.types.b, value)))))));
   }
 
   // One vector of 512 bits of the input's zero.
@@ -153,26 +178,60 @@ class ConvAmxBuilder {
   // the last phase). Parallel over (phase, image, row) with several threads.
   Stmt CopyInput() const {
     const Conv2dShape& s = p_.s;
-    const int64_t st = p_.phase_stride, hs = p_.hs, ws = p_.ws;
+    const int64_t sh = p_.phase_h, sw = p_.phase_w, hs = p_.hs, ws = p_.ws;
     Var row("prow"), x("px");
     const Expr phase = row / (s.n * hs), n = (row / hs) % s.n, y = row % hs;
-    const Expr h = y * st + phase / st - s.pad, w = x * st + phase % st - s.pad;
+    const Expr h = y * sh + phase / sw - s.pad, w = x * sw + phase % sw - s.pad;
     const Expr dst = (row * ws + x) * p_.cp;
     Var c("zc");
     auto zero_pixel = [&](const Expr& at) {
       return For::Make(c, 0, p_.cp / p_.step, LoopKind::kSerial,
                        Store::Make(phased_, at + c * p_.step, ZeroVector()));
     };
-    const Expr inside = h >= 0 && h < s.h && w >= 0 && w < s.w;
-    Stmt pixels = For::Make(x, 0, ws, LoopKind::kSerial,
-                            IfThenElse::Make(inside, CopyPixel(dst, n, h, w), zero_pixel(dst)));
-    Stmt rows = For::Make(row, 0, st * st * s.n * hs,
+    Stmt pixel;
+    if (p_.fold) {
+      pixel = IfThenElse::Make(h >= 0 && h < s.h,
+                               Block::Make({zero_pixel(dst), CopyFoldedPixel(dst, n, h, x)}),
+                               zero_pixel(dst));
+    } else {
+      const Expr inside = h >= 0 && h < s.h && w >= 0 && w < s.w;
+      pixel = IfThenElse::Make(inside, CopyPixel(dst, n, h, w), zero_pixel(dst));
+    }
+    Stmt pixels = For::Make(x, 0, ws, LoopKind::kSerial, pixel);
+    Stmt rows = For::Make(row, 0, sh * sw * s.n * hs,
                           p_.parallel ? LoopKind::kParallel : LoopKind::kSerial, pixels);
     Var t("pt");
-    const int64_t copied = st * st * PhasePixels();
+    const int64_t copied = sh * sw * PhasePixels();
     Stmt slack =
         For::Make(t, copied, p_.buffer_rows - copied, LoopKind::kSerial, zero_pixel(t * p_.cp));
     return Block::Make({rows, slack});
+  }
+
+  // Folded: the S x C inputs of output column x's row of taps in image row h (inside the image):
+  // one copy where they lie together inside the row (NHWC, no dilation), else input by input,
+  // zero outside the row. The pixel's channels past S C are zero already.
+  Stmt CopyFoldedPixel(const Expr& dst, const Expr& n, const Expr& h, const Expr& x) const {
+    const Conv2dShape& s = p_.s;
+    const Expr w0 = x * s.stride - s.pad;
+    Var e("fe");
+    const Expr w = w0 + (e / s.c) * s.dilation;
+    const Stmt one_by_one = For::Make(
+        e, 0, s.s * s.c, LoopKind::kSerial,
+        Store::Make(phased_, dst + e,
+                    ir::Cast::Make(
+                        p_.types.a,
+                        ir::LoadAsOrZero(
+                            ops_.a(),
+                            at_.Input(n, e % s.c, h,
+                                      ir::Max::Make(ir::Min::Make(w, s.w - 1), Expr(int64_t{0}))),
+                            1, w >= 0 && w < s.w))));
+    if (!s.nhwc || s.dilation != 1) {
+      return one_by_one;
+    }
+    const Stmt together = Store::Make(
+        phased_, dst,
+        Load::Make(ops_.a(), at_.Input(n, Expr(int64_t{0}), h, w0), static_cast<int>(s.s * s.c)));
+    return IfThenElse::Make(w0 >= 0 && w0 + s.s <= s.w, together, one_by_one);
   }
 
   // The row offset of tap (r, t) from row v of phase (0, 0).
@@ -180,9 +239,9 @@ class ConvAmxBuilder {
     if (p_.in_place) {
       return Expr(int64_t{0});  // 1x1
     }
-    const int64_t st = p_.phase_stride, d = p_.s.dilation;
+    const int64_t sh = p_.phase_h, sw = p_.phase_w, d = p_.s.dilation;
     const Expr dr = r * d, dt = t * d;
-    return ((dr % st) * st + dt % st) * PhasePixels() + (dr / st) * p_.ws + dt / st;
+    return ((dr % sh) * sw + dt % sw) * PhasePixels() + (dr / sh) * p_.ws + dt / sw;
   }
 
   Stmt Configure() const {
@@ -225,7 +284,7 @@ class ConvAmxBuilder {
     }
     Var r("r"), t("t"), k("kc");
     const Expr offset = TapOffset(r, t);
-    const Expr tap = r * s.s + t;
+    const Expr tap = r * p_.taps_s + t;
     std::vector<Stmt> a_loads, b_loads;
     for (int64_t i = 0; i < p_.tm; ++i) {
       a_loads.push_back(AmxTileOp::Load(ATile(i), Source(),
@@ -245,7 +304,7 @@ class ConvAmxBuilder {
         },
         p_.interleave);
     Stmt reduce = For::Make(r, 0, s.r, LoopKind::kSerial,
-                            For::Make(t, 0, s.s, LoopKind::kSerial,
+                            For::Make(t, 0, p_.taps_s, LoopKind::kSerial,
                                       For::Make(k, 0, p_.cp / p_.step, LoopKind::kSerial, step)));
     return Block::Make({Block::Make(std::move(zero)), reduce, Finish(v0, group)});
   }
@@ -303,23 +362,32 @@ int64_t ConvAmxRows(const Workload& workload) {
   return s.n * CeilDiv(s.h + 2 * s.pad, s.stride) * CeilDiv(s.w + 2 * s.pad, s.stride);
 }
 
+bool ConvAmxFolds(const Workload& workload) {
+  const Conv2dShape& s = workload.conv2d();
+  const int64_t step = AmxStep(workload);
+  return s.s > 1 && CeilDiv(s.s * s.c, step) < s.s * CeilDiv(s.c, step);
+}
+
 ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_t tm, int64_t tn,
-                          int64_t mc, bool panels_outer, bool interleave) {
+                          int64_t mc, bool panels_outer, bool interleave, bool fold) {
   ConvAmxPlan p;
   p.s = workload.conv2d();
   const Conv2dShape& s = p.s;
   p.types = CpuMatrixTypesOf(workload);
   p.step = AmxStep(workload);
-  p.cp = CeilDiv(s.c, p.step) * p.step;
-  p.in_place = ConvAmxReadsInPlace(workload, tm);
-  p.phase_stride = p.in_place ? 1 : s.stride;
-  p.hs = CeilDiv(s.h + 2 * s.pad, p.phase_stride);
-  p.ws = CeilDiv(s.w + 2 * s.pad, p.phase_stride);
-  p.rows = ConvAmxRows(workload);
+  p.fold = fold;
+  p.taps_s = fold ? 1 : s.s;
+  p.cp = CeilDiv(fold ? s.s * s.c : s.c, p.step) * p.step;
+  p.in_place = !fold && ConvAmxReadsInPlace(workload, tm);
+  p.phase_h = p.in_place ? 1 : s.stride;
+  p.phase_w = p.in_place || fold ? 1 : s.stride;
+  p.hs = CeilDiv(s.h + 2 * s.pad, p.phase_h);
+  p.ws = fold ? s.q() : CeilDiv(s.w + 2 * s.pad, p.phase_w);
+  p.rows = s.n * p.hs * p.ws;
   // Past the last phase, tiles read up to the largest tap offset plus a register block.
   const int64_t reach =
-      ((s.r - 1) * s.dilation / p.phase_stride) * p.ws + (s.s - 1) * s.dilation / p.phase_stride;
-  p.buffer_rows = p.phase_stride * p.phase_stride * p.rows + reach + kRows * tm;
+      ((s.r - 1) * s.dilation / p.phase_h) * p.ws + (p.taps_s - 1) * s.dilation / p.phase_w;
+  p.buffer_rows = p.phase_h * p.phase_w * p.rows + reach + kRows * tm;
   p.tm = tm;
   p.tn = tn;
   p.mc = mc;
@@ -329,7 +397,7 @@ ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_
   p.parallel = target.threads > 1;
   p.panels.width = kRows;
   p.panels.group = p.types.group;
-  p.panels.kp = s.r * s.s * p.cp;
+  p.panels.kp = s.r * p.taps_s * p.cp;
   p.panels.columns = CeilDiv(s.k, kRows * tn) * kRows * tn;
   return p;
 }

@@ -85,7 +85,8 @@ TEST(Conv2dCpuAmx, PlansPhasedCopiesAndReadsOnlyWholePointwiseNhwcLayersInPlace)
                     "dtype=bf16"),
       spr, 2, 2, 96, false);
   EXPECT_FALSE(strided.in_place);
-  EXPECT_EQ(strided.phase_stride, 2);
+  EXPECT_EQ(strided.phase_h, 2);
+  EXPECT_EQ(strided.phase_w, 2);
   EXPECT_EQ(strided.hs, 29);  // (56 + 2) / 2
   EXPECT_EQ(strided.rows, 2 * 29 * 29);
   const ConvAmxPlan pointwise =

@@ -8,6 +8,7 @@
 #include "codegen/lower.h"
 #include "codegen/sim/gpu_sim.h"
 #include "codegen/templates/conv2d_cpu_amx.h"
+#include "codegen/templates/conv2d_cpu_amx_nest.h"
 #include "codegen/templates/gemm_cpu_amx.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -81,6 +82,33 @@ TEST(AmxTemplatesOnTheSimulator, ConvolutionTilesComputeTheReferenceInEveryLayou
                     "conv2d:N=1,C=3,H=9,W=9,K=16,R=5,S=5,stride=2,pad=2,layout=NHWC,dtype=u8i8,"
                     "epilogue=requant"},
                    2, 7);
+}
+
+// A stem's filter columns folded into the channels (7 x 3 inputs in one tile step): windows
+// inside the row copied together, those in the padding input by input, NCHW and dilated ones
+// input by input; folded and not, against the reference.
+TEST(AmxTemplatesOnTheSimulator, FoldedFilterColumnsComputeTheReference) {
+  for (const char* text :
+       {"conv2d:N=1,C=3,H=12,W=19,K=16,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16",
+        "conv2d:N=2,C=3,H=9,W=11,K=20,R=5,S=5,stride=1,pad=2,dtype=i8,epilogue=bias_relu",
+        "conv2d:N=1,C=4,H=9,W=13,K=16,R=3,S=3,stride=1,pad=2,dilation=2,layout=NHWC,"
+        "dtype=u8i8"}) {
+    const Workload w = *Workload::Parse(text);
+    ASSERT_TRUE(ConvAmxFolds(w)) << text;
+    for (int64_t fold : {1, 0}) {
+      Config c = kConv2dCpuAmx.default_config(w, Spr());
+      EXPECT_EQ(c.at("fold"), 1) << text;
+      c["fold"] = fold;
+      absl::StatusOr<ir::LoweredFunc> built =
+          kConv2dCpuAmx.build(w, Spr(), c, DefaultFunctionName(w));
+      ASSERT_TRUE(built.ok()) << text << ": " << built.status();
+      const absl::Status status = SimulateAgainstReference(w, *built, 13);
+      EXPECT_TRUE(status.ok()) << text << " fold=" << fold << ": " << status;
+    }
+  }
+  // 64 channels fill two whole steps per tap: nothing to fold.
+  EXPECT_FALSE(ConvAmxFolds(
+      *Workload::Parse("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,layout=NHWC,dtype=bf16")));
 }
 
 // Pointwise NHWC layers of whole tile steps read the input in place, the last register block

@@ -20,6 +20,24 @@ using testing::KernelCase;
 Target ParseTarget(const std::string& text) { return *Target::Parse(text); }
 Workload ParseWorkload(const std::string& text) { return *Workload::Parse(text); }
 
+// Layout NT against canonical weights reads B's rows in place by default (swap), all of K in one
+// block; u8i8 (tdpbusd's row operand is the unsigned one), prepared weights and NN cannot.
+TEST(GemmCpuAmx, NtDefaultsAgainstCanonicalWeightsReadBInPlace) {
+  const Target spr = ParseTarget("llvm -mcpu=sapphirerapids -threads=1");
+  for (const char* text : {"gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16",
+                           "gemm:M=256,N=768,K=768,layout=NT,dtype=i8"}) {
+    const Config c = kGemmCpuAmx.default_config(ParseWorkload(text), spr);
+    EXPECT_EQ(c.at("swap"), 1) << text;
+    EXPECT_EQ(c.at("pack_a"), 0) << text;
+    EXPECT_EQ(c.at("kc"), ParseWorkload(text).gemm().k) << text;
+  }
+  for (const char* text : {"gemm:M=16,N=4096,K=4096,layout=NT,dtype=u8i8",
+                           "gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16,weights=prepared",
+                           "gemm:M=256,N=768,K=768,dtype=bf16"}) {
+    EXPECT_EQ(kGemmCpuAmx.default_config(ParseWorkload(text), spr).at("swap"), 0) << text;
+  }
+}
+
 TEST(GemmCpuAmx, AppliesOnlyToCpusWithAmxAndComesBeforeTheDotProducts) {
   const Workload w = ParseWorkload("gemm:M=64,N=64,K=64,dtype=bf16");
   const Target spr = ParseTarget("llvm -mcpu=sapphirerapids -threads=1");
