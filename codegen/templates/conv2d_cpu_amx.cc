@@ -32,9 +32,6 @@ ConfigSpace Space(const Workload& workload, const Target&) {
                 ConvAmxFolds(workload) ? std::vector<int64_t>{1, 0} : std::vector<int64_t>{0},
                 "1: the filter's columns folded into the channels (where S x C channels fill "
                 "fewer tile steps than S taps of C)");
-  space.AddKnob(
-      "interleave", {0, 1},
-      "0: a step's tile loads, then its products; 1: each product right after its operands' loads");
   space.AddConstraint(
       "tm*tn + tm + tn <= 8 (the accumulators and one step's operands fit the eight tiles)",
       [](const Config& c) {
@@ -56,7 +53,7 @@ const std::vector<std::pair<int64_t, int64_t>>& TileOrder() {
 }
 
 Config ConfigOf(const ConfigSpace& space, std::pair<int64_t, int64_t> tile, int64_t mc,
-                int64_t order, int64_t interleave = 0) {
+                int64_t order) {
   Config c;
   c["tm"] = LargestAtMost(space.FindKnob("tm")->values, tile.first);
   c["tn"] = LargestAtMost(space.FindKnob("tn")->values, tile.second);
@@ -69,7 +66,6 @@ Config ConfigOf(const ConfigSpace& space, std::pair<int64_t, int64_t> tile, int6
   }
   c["mc"] = chosen;
   c["order"] = order;
-  c["interleave"] = interleave;
   c["fold"] = space.FindKnob("fold")->values.front();  // folded where it applies
   return c;
 }
@@ -78,9 +74,8 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   return ConfigOf(Space(workload, target), TileOrder().front(), 192, 0);
 }
 
-// The default with its products interleaved (not measured on AMX hardware yet: the search decides)
-// and unfolded (where it folds), every register block in both orders with row blocks of 192 pixels,
-// then the best two with row blocks of 96 and 768.
+// The default unfolded (where it folds), every register block in both orders with row blocks of
+// 192 pixels, then the best two with row blocks of 96 and 768.
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   const ConfigSpace space = Space(workload, target);
   const Config base = DefaultConfig(workload, target);
@@ -91,7 +86,6 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       seeds.push_back(c);
     }
   };
-  add(ConfigOf(space, TileOrder().front(), 192, 0, 1));
   Config unfolded = base;
   unfolded["fold"] = 0;
   add(unfolded);
@@ -113,7 +107,7 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
 ConvAmxPlan PlanOf(const Workload& workload, const Target& target, const Config& config) {
   return ConvAmxPlanOf(workload, target, KnobValue(config, "tm"), KnobValue(config, "tn"),
                        KnobValue(config, "mc"), KnobValue(config, "order") == 1,
-                       KnobValue(config, "interleave") == 1, KnobValue(config, "fold") == 1);
+                       KnobValue(config, "fold") == 1);
 }
 
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
@@ -133,7 +127,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kConv2dCpuAmx = {
     .name = "conv2d.cpu.amx",
-    .version = 2,  // 2: the knobs interleave and fold
+    .version = 2,  // 2: the knob fold
     .op = OpKind::kConv2d,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,

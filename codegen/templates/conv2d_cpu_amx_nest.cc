@@ -285,27 +285,27 @@ class ConvAmxBuilder {
     Var r("r"), t("t"), k("kc");
     const Expr offset = TapOffset(r, t);
     const Expr tap = r * p_.taps_s + t;
-    std::vector<Stmt> a_loads, b_loads;
+    std::vector<Stmt> step;
     for (int64_t i = 0; i < p_.tm; ++i) {
-      a_loads.push_back(AmxTileOp::Load(ATile(i), Source(),
-                                        (v0 + i * kRows + offset) * p_.cp + k * p_.step, p_.cp));
+      step.push_back(AmxTileOp::Load(ATile(i), Source(),
+                                     (v0 + i * kRows + offset) * p_.cp + k * p_.step, p_.cp));
     }
     const int64_t panel_elems = p_.panels.kp * kRows;
     for (int64_t j = 0; j < p_.tn; ++j) {
       const Expr panel = group * p_.tn + j;
-      b_loads.push_back(AmxTileOp::Load(BTile(j), b_packed_,
-                                        panel * panel_elems + (tap * p_.cp + k * p_.step) * kRows,
-                                        kRows * G()));
+      step.push_back(AmxTileOp::Load(BTile(j), b_packed_,
+                                     panel * panel_elems + (tap * p_.cp + k * p_.step) * kRows,
+                                     kRows * G()));
     }
-    Stmt step = AmxStepInOrder(
-        std::move(a_loads), std::move(b_loads),
-        [&](int64_t i, int64_t j) {
-          return AmxTileOp::Dot(p_.types.dtype, AccTile(i, j), ATile(i), BTile(j));
-        },
-        p_.interleave);
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      for (int64_t j = 0; j < p_.tn; ++j) {
+        step.push_back(AmxTileOp::Dot(p_.types.dtype, AccTile(i, j), ATile(i), BTile(j)));
+      }
+    }
     Stmt reduce = For::Make(r, 0, s.r, LoopKind::kSerial,
                             For::Make(t, 0, p_.taps_s, LoopKind::kSerial,
-                                      For::Make(k, 0, p_.cp / p_.step, LoopKind::kSerial, step)));
+                                      For::Make(k, 0, p_.cp / p_.step, LoopKind::kSerial,
+                                                Block::Make(std::move(step)))));
     return Block::Make({Block::Make(std::move(zero)), reduce, Finish(v0, group)});
   }
 
@@ -369,7 +369,7 @@ bool ConvAmxFolds(const Workload& workload) {
 }
 
 ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_t tm, int64_t tn,
-                          int64_t mc, bool panels_outer, bool interleave, bool fold) {
+                          int64_t mc, bool panels_outer, bool fold) {
   ConvAmxPlan p;
   p.s = workload.conv2d();
   const Conv2dShape& s = p.s;
@@ -392,7 +392,6 @@ ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_
   p.tn = tn;
   p.mc = mc;
   p.panels_outer = panels_outer;
-  p.interleave = interleave;
   p.prepared = workload.prepared_weights();
   p.parallel = target.threads > 1;
   p.panels.width = kRows;

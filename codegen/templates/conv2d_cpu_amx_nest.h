@@ -33,18 +33,16 @@ struct ConvAmxPlan {
   int64_t buffer_rows = 0;  // the copy's pixels: every phase's, and the rows tiles read past
   int64_t tm = 2, tn = 2, mc = 96;
   bool panels_outer = false;
-  bool interleave = false;  // AmxStepInOrder's order of a step's loads and products
   bool prepared = false;
   bool parallel = false;
   VnniPanels panels;
 };
 
 /// The plan of one config: register blocks of tm x tn accumulator tiles, row blocks of `mc`,
-/// the groups of panels outside the row blocks (`panels_outer`), each step's products
-/// `interleave`d with its loads.
+/// the groups of panels outside the row blocks (`panels_outer`), the filter's columns folded
+/// into the channels (`fold`, where ConvAmxFolds).
 ConvAmxPlan ConvAmxPlanOf(const Workload& workload, const Target& target, int64_t tm, int64_t tn,
-                          int64_t mc, bool panels_outer, bool interleave = false,
-                          bool fold = false);
+                          int64_t mc, bool panels_outer, bool fold = false);
 
 /// Whether folding the filter's columns into the channels shortens the reduction: S x C channels
 /// fill fewer tile steps than S taps of C channels each (a stem's 7 x 3 in one step of 32 bf16,

@@ -374,29 +374,6 @@ std::vector<std::string> DotWorkerFeatures(const Workload& workload, const Targe
   return cpu.avx512vnni ? std::vector<std::string>{"avx512vnni"} : std::vector<std::string>{};
 }
 
-ir::Stmt AmxStepInOrder(std::vector<ir::Stmt> a_loads, std::vector<ir::Stmt> b_loads,
-                        const std::function<ir::Stmt(int64_t, int64_t)>& dot, bool interleaved) {
-  const auto tm = static_cast<int64_t>(a_loads.size());
-  const auto tn = static_cast<int64_t>(b_loads.size());
-  std::vector<ir::Stmt> step;
-  if (!interleaved) {
-    step = std::move(a_loads);
-    step.insert(step.end(), b_loads.begin(), b_loads.end());
-  }
-  for (int64_t i = 0; i < tm; ++i) {
-    if (interleaved) {
-      step.push_back(a_loads[static_cast<size_t>(i)]);
-    }
-    for (int64_t j = 0; j < tn; ++j) {
-      if (interleaved && i == 0) {
-        step.push_back(b_loads[static_cast<size_t>(j)]);
-      }
-      step.push_back(dot(i, j));
-    }
-  }
-  return ir::Block::Make(std::move(step));
-}
-
 std::vector<std::string> AmxWorkerFeatures(const Workload& workload, const Target&) {
   return {"amx-tile", workload.dtype() == Dtype::kBf16 ? "amx-bf16" : "amx-int8"};
 }

@@ -50,14 +50,6 @@ inline constexpr int64_t kAmxTileBytes = 64;
 inline int64_t AmxStep(const Workload& workload) {
   return workload.dtype() == Dtype::kBf16 ? 32 : 64;
 }
-/// One reduction step of an AMX register block of tm x tn accumulator tiles: `a_loads` (tm A
-/// tiles), `b_loads` (tn B tiles) and the products `dot(i, j)`. Not `interleaved`: every load,
-/// then every product. `interleaved`: each product right after the loads of its operands (A_i
-/// before row i's products, B_j before its first), so that the tiles' loads overlap the products
-/// before them.
-ir::Stmt AmxStepInOrder(std::vector<ir::Stmt> a_loads, std::vector<ir::Stmt> b_loads,
-                        const std::function<ir::Stmt(int64_t, int64_t)>& dot, bool interleaved);
-
 /// Whether `target` has the AMX tiles of the workload's dtype (KernelTemplate::applies of the
 /// AMX templates).
 bool HasAmxFor(const Workload& workload, const Target& target);

@@ -83,9 +83,6 @@ ConfigSpace Space(const Workload& workload, const Target&) {
   space.AddKnob(
       "swap", can_swap ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
       "1: C^T = B A^T, B's rows read in place and A packed (layout NT, canonical weights)");
-  space.AddKnob(
-      "interleave", {0, 1},
-      "0: a step's tile loads, then its products; 1: each product right after its operands' loads");
   space.AddConstraint(
       "tm*tn + tm + tn <= 8 (the accumulators and one step's operands fit the "
       "eight tiles)",
@@ -129,7 +126,6 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   c["pack_a"] = 1;
   c["mc"] = 96;  // a candidate for every M, and a multiple of 16 tm
   c["swap"] = 0;
-  c["interleave"] = 0;
   // Layout NT against canonical weights: B's rows read in place, A packed (swap), all of K in one
   // block. On an Emerald Rapids core it was the best of 16 trials for 5 of 6 such rows, and at
   // 16 rows it ran 15x (bf16) and 3.5x (i8) faster than the packed default (bench/RESULTS.md,
@@ -155,10 +151,6 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
     return LargestAtMost(space.FindKnob(knob)->values, want);
   };
   std::vector<Config> seeds;
-  // The default with its products interleaved (not measured on AMX hardware yet).
-  Config interleaved = base;
-  interleaved["interleave"] = 1;
-  seeds.push_back(interleaved);
   // Few rows against canonical NT weights: B read in place, A packed (swap), first.
   if (space.FindKnob("swap")->values.size() > 1) {
     for (auto [tm, tn] : std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {3, 1}, {2, 1}, {1, 1}}) {
@@ -204,7 +196,6 @@ struct AmxPlan {
   int64_t step = 32;  // reduction elements of one tile step
   bool pack_a = true;
   bool swap = false;
-  bool interleave = false;     // AmxStepInOrder's order of a step's loads and products
   int64_t rows = 0, cols = 0;  // the tiled product's: M and N, or with swap N and M
   bool prepared = false;
   bool parallel = false;
@@ -223,7 +214,6 @@ AmxPlan PlanOf(const Workload& workload, const Target& target, const Config& con
   p.nc = KnobValue(config, "nc");
   p.pack_a = KnobValue(config, "pack_a") != 0;
   p.swap = KnobValue(config, "swap") != 0;
-  p.interleave = KnobValue(config, "interleave") != 0;
   p.rows = p.swap ? p.shape.n : p.shape.m;
   p.cols = p.swap ? p.shape.m : p.shape.n;
   p.step = AmxStep(workload);
@@ -378,18 +368,17 @@ class AmxGemmBuilder {
                                                  Block::Make(std::move(reload)))
                               : Block::Make(std::move(zero));
     Var s("s");
-    std::vector<Stmt> a_loads, b_loads;
+    std::vector<Stmt> step;
     for (int64_t i = 0; i < p_.tm; ++i) {
       if (p_.pack_a) {
         const Expr tile = (row0 / kTileRows + i) * (p_.kc / p_.step) + s;
-        a_loads.push_back(
-            AmxTileOp::Load(ATile(i), a_packed_, tile * (kTileRows * p_.step), p_.step));
+        step.push_back(AmxTileOp::Load(ATile(i), a_packed_, tile * (kTileRows * p_.step), p_.step));
       } else if (p_.swap) {  // B's rows [N][K] in place
-        a_loads.push_back(AmxTileOp::Load(
+        step.push_back(AmxTileOp::Load(
             ATile(i), ops_.b(), (I0() + row0 + i * kTileRows) * p_.shape.k + P0() + s * p_.step,
             p_.shape.k));
       } else {
-        a_loads.push_back(AmxTileOp::Load(
+        step.push_back(AmxTileOp::Load(
             ATile(i), ops_.a(), (I0() + row0 + i * kTileRows) * p_.shape.k + P0() + s * p_.step,
             p_.shape.k));
       }
@@ -398,17 +387,17 @@ class AmxGemmBuilder {
     const int64_t panel_elems = p_.panels.kp * kTileRows;
     for (int64_t j = 0; j < p_.tn; ++j) {
       const Expr panel = J0() / kTileRows + jr_ * p_.tn + j;
-      b_loads.push_back(AmxTileOp::Load(BTile(j), b_packed_,
-                                        panel * panel_elems + (P0() + s * p_.step) * kTileRows,
-                                        kTileRows * G()));
+      step.push_back(AmxTileOp::Load(BTile(j), b_packed_,
+                                     panel * panel_elems + (P0() + s * p_.step) * kTileRows,
+                                     kTileRows * G()));
     }
-    Stmt step = AmxStepInOrder(
-        std::move(a_loads), std::move(b_loads),
-        [&](int64_t i, int64_t j) {
-          return AmxTileOp::Dot(p_.types.dtype, AccTile(i, j), ATile(i), BTile(j));
-        },
-        p_.interleave);
-    Stmt reduce = For::Make(s, 0, KCur() / p_.step, LoopKind::kSerial, step);
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      for (int64_t j = 0; j < p_.tn; ++j) {
+        step.push_back(AmxTileOp::Dot(p_.types.dtype, AccTile(i, j), ATile(i), BTile(j)));
+      }
+    }
+    Stmt reduce =
+        For::Make(s, 0, KCur() / p_.step, LoopKind::kSerial, Block::Make(std::move(step)));
     Stmt write = KBlocks() > 1 ? IfThenElse::Make(pb_ == KBlocks() - 1, Finish(row0),
                                                   Block::Make(std::move(keep)))
                                : Finish(row0);
@@ -495,7 +484,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kGemmCpuAmx = {
     .name = "gemm.cpu.amx",
-    .version = 4,  // 3: layout NT's panels packed by transposes in registers; 4: interleave
+    .version = 4,  // 3: NT panels packed by transposes in registers; 4: NT's default swaps
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,
