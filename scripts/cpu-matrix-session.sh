@@ -13,8 +13,11 @@
 # TUNE_CPU_WORKLOADS (files, space-separated, default bench/cpu_matrix_smoke.txt; for the conv2d
 # templates bench/cpu_conv_smoke.txt), against oneDNN's matmul or convolution of the same types
 # in the same process (OUT_DIR/bench-<template>.md). A name may carry its own files after an @,
-# comma-separated: "gemm.cpu.amx@bench/a.txt,bench/b.txt gemm.cpu.dot@bench/c.txt".
-# Every step runs even when an earlier one failed.
+# comma-separated: "gemm.cpu.amx@bench/a.txt,bench/b.txt gemm.cpu.dot@bench/c.txt", and its own
+# trials after a %: "gemm.cpu.blocked@bench/f32.txt%64". Every step runs even when an earlier one
+# failed. With TUNE_CPU_PIN=1 the tests (CPUs 0-1) and the benches run at once, bench i pinned to
+# CPU 2 + i (single-threaded benches on a host whose vCPUs are cores: each has its own core and
+# matrix unit; they share the L3 and memory), each into OUT_DIR/bench-<i>-<template>.md.
 #
 # Environment (defaults): TUNE_CPU_TRIALS (24) trials per workload; TUNE_CPU_RUNS (5);
 # TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER
@@ -30,21 +33,26 @@ trials=${TUNE_CPU_TRIALS:-24}
 runs=${TUNE_CPU_RUNS:-5}
 threads=${TUNE_CPU_THREADS:-1}
 filter=${TUNE_CPU_TESTS_FILTER:-GemmCpuAmx*:Conv2dCpuAmx*:GemmCpuDot*:Conv2dCpuDot*}
+pin=${TUNE_CPU_PIN:-0}
 tests_s=${TUNE_CPU_TESTS_S:-240}
 workloads=${TUNE_CPU_WORKLOADS:-$repo/bench/cpu_matrix_smoke.txt}
 templates=${TUNE_CPU_TEMPLATES:-gemm.cpu.amx gemm.cpu.dot}
 mkdir -p "$out"
 deadline=$((SECONDS + ${TUNE_CPU_SESSION_S:-480}))
-failed=()
+failures=$out/failed-steps.txt
+: >"$failures"
 step() {  # step NAME COMMAND...: runs it until the deadline, notes a failure
   local name=$1 left=$((deadline - SECONDS))
   shift
   echo "== $name: $*"
   if [ "$left" -le 0 ]; then
-    failed+=("$name (no time left)")
+    echo "$name (no time left)" >>"$failures"
     return
   fi
-  timeout "$left" "$@" || failed+=("$name")
+  timeout "$left" "$@" || echo "$name" >>"$failures"
+}
+on() {  # on CPUS: the words that run a command on those CPUs where TUNE_CPU_PIN=1 (none else)
+  if [ "$pin" = 1 ]; then echo "taskset -c $1"; fi
 }
 root=/tmp/tune-cpu-session
 rm -rf "$root" && mkdir -p "$root"
@@ -56,13 +64,22 @@ export PATH=$bundle/bin:$PATH
   grep -o 'amx[a-z0-9_]*' /proc/cpuinfo | sort -u
 } >"$out/machine.txt" 2>&1
 step peaks "$bundle/bin/tune-bench-cpu-peak" --threads 1 >"$out/peaks.txt" 2>&1
-step tests timeout "$tests_s" "$bundle/bin/codegen_template_sweep_test" --gtest_filter="$filter" \
-  --gtest_output="xml:$out/tests.xml" >"$out/tests.txt" 2>&1
-if [ -x "$bundle/bin/common_test" ]; then
-  step common-tests "$bundle/bin/common_test" --gtest_filter='HostCpuTest.*:TypedReferenceTest.*' \
-    >"$out/common-tests.txt" 2>&1
-fi
+tests() {
+  step tests $(on 0-1) timeout "$tests_s" "$bundle/bin/codegen_template_sweep_test" \
+    --gtest_filter="$filter" --gtest_output="xml:$out/tests.xml" >"$out/tests.txt" 2>&1
+  if [ -x "$bundle/bin/common_test" ]; then
+    step common-tests $(on 0-1) "$bundle/bin/common_test" \
+      --gtest_filter='HostCpuTest.*:TypedReferenceTest.*' >"$out/common-tests.txt" 2>&1
+  fi
+}
+if [ "$pin" = 1 ]; then tests & else tests; fi
+index=0
 for entry in $templates; do
+  entry_trials=$trials
+  if [ "${entry%\%*}" != "$entry" ]; then
+    entry_trials=${entry##*%}
+    entry=${entry%\%*}
+  fi
   tpl=${entry%%@*}
   files=$workloads
   [ "$tpl" = "$entry" ] || files=${entry#*@}
@@ -74,14 +91,18 @@ for entry in $templates; do
     done <"$file"
   done
   [ ${#list[@]} -gt 0 ] || continue
-  step "bench-$tpl" "$bundle/bin/tune-bench" --target "llvm -mcpu=native -threads=$threads" \
-    --template "$tpl" --trials "$trials" --runs "$runs" --worker-binary "$bundle/bin/tune-server" \
-    --workload "${list[@]}" \
-    >"$out/bench-$tpl.md" 2>"$out/bench-$tpl.log"
+  name=bench-$index-$tpl
+  run_bench() {
+    step "$name" $(on $((2 + index))) "$bundle/bin/tune-bench" \
+      --target "llvm -mcpu=native -threads=$threads" --template "$tpl" --trials "$entry_trials" \
+      --runs "$runs" --worker-binary "$bundle/bin/tune-server" --workload "${list[@]}" \
+      >"$out/$name.md" 2>"$out/$name.log"
+  }
+  if [ "$pin" = 1 ]; then run_bench & else run_bench; fi
+  index=$((index + 1))
 done
-echo "failed steps: ${failed[*]:-none}"
+wait
+echo "failed steps: $(tr '\n' ' ' <"$failures")"
 tail -n 3 "$out/tests.txt"
 [ -f "$out/common-tests.txt" ] && tail -n 3 "$out/common-tests.txt"
-for entry in $templates; do
-  [ -f "$out/bench-${entry%%@*}.md" ] && grep '^| `' "$out/bench-${entry%%@*}.md"
-done
+cat "$out"/bench-*.md 2>/dev/null | grep '^| `'
