@@ -5,7 +5,7 @@
 //   for ib: row blocks of mc (parallel with -threads > 1)
 //     for jb: column blocks of nc
 //       for pb: reduction blocks of kc
-//         [pack A's mc x kc block into mr-row panels of groups (pack_a; i8: with row sums)]
+//         [pack A's mc x kc block into mr-row panels of groups (pack_a; i8: shifted to u8)]
 //         for jr: panels of the column block; for ir: mr-row tiles of the row block
 //           acc[mr][nv] = 0 (first pb) or the block's partial sums
 //           for each group of G reduction elements:
