@@ -62,7 +62,7 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   ConfigSpace space;
   space.AddKnob("bm", AtMost({8, 16, 32, 64, 128, 256}, NextPow2(g.m), 8),
                 "output pixels (N*P*Q) per block");
-  space.AddKnob("bn", AtMost({4, 8, 16, 32, 64, 128, 256}, NextPow2(g.n), 4),
+  space.AddKnob("bn", AtMost({4, 8, 16, 32, 64, 128, kWidestSimtBlockColumns}, NextPow2(g.n), 4),
                 "output channels per block");
   space.AddKnob("tm", {1, 2, 4, 8}, "pixels of the register tile of a thread");
   space.AddKnob("tn", AtMost({1, 2, 4, 8}, NextPow2(g.n), 1),
@@ -276,6 +276,8 @@ const KernelTemplate kConv2dGpuImplicitGemm = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    // K past 65535 blocks of the widest tile has no valid config (the grid's y).
+    .applies = [](const Workload& w, const Target&) { return SimtGridFitsColumns(w.conv2d().k); },
     .seeds = &Seeds,
 };
 

@@ -61,7 +61,8 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   ConfigSpace space;
   space.AddKnob("bm", AtMost({1, 2, 4, 8, 16, 32, 64, 128, 256}, NextPow2(g.m), 1),
                 "rows of C per block");
-  space.AddKnob("bn", AtMost({1, 2, 4, 8, 16, 32, 64, 128, 256}, NextPow2(g.n), 1),
+  space.AddKnob("bn",
+                AtMost({1, 2, 4, 8, 16, 32, 64, 128, kWidestSimtBlockColumns}, NextPow2(g.n), 1),
                 "columns of C per block");
   space.AddKnob("tm", AtMost({1, 2, 4, 8, 16}, NextPow2(g.m), 1),
                 "rows of the register tile of a thread");
@@ -314,6 +315,8 @@ const KernelTemplate kGemmGpuTiled = {
     .space = &Space,
     .default_config = &DefaultConfig,
     .build = &Build,
+    // N past 65535 blocks of the widest tile has no valid config (the grid's y).
+    .applies = [](const Workload& w, const Target&) { return SimtGridFitsColumns(w.gemm().n); },
     .gemm_layouts = GemmLayouts::kBoth,
     .dtypes = DtypeSet{Dtype::kF32, Dtype::kTf32, Dtype::kF16, Dtype::kBf16, Dtype::kFp8E4m3,
                        Dtype::kFp8E5m2, Dtype::kFp8E4m3Fnuz, Dtype::kFp8E5m2Fnuz},

@@ -11,6 +11,10 @@ namespace tune {
 
 int64_t GpuCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+bool SimtGridFitsColumns(int64_t columns) {
+  return GpuCeilDiv(columns, kWidestSimtBlockColumns) <= 65535;
+}
+
 int64_t MatmulSize::Blocks(const Config& c) const {
   if (auto streamk = c.find("streamk"); streamk != c.end() && streamk->second > 0) {
     return streamk->second * kGpuMultiprocessorsGuess;  // a persistent grid

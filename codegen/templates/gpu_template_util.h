@@ -63,6 +63,11 @@ struct BlockTile {
 std::vector<BlockTile> WaveFitTiles(const MatmulSize& size, std::vector<BlockTile> tiles);
 
 int64_t GpuCeilDiv(int64_t a, int64_t b);
+/// The largest block tile (columns) of the SIMT matmul templates' `bn` knob, and whether `columns`
+/// fit their grid's y dimension (65535 blocks) with it: a template whose columns cannot fit has
+/// no valid config, so it does not apply (KernelTemplate::applies).
+inline constexpr int64_t kWidestSimtBlockColumns = 256;
+bool SimtGridFitsColumns(int64_t columns);
 /// The smallest power of two >= n (n >= 1).
 int64_t NextPow2(int64_t n);
 

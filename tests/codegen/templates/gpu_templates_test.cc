@@ -83,6 +83,22 @@ TEST(GemmGpuTiled, DefaultAndRandomConfigsVerifyAndLower) {
   CheckTemplate("gemm.gpu.tiled", {std::begin(kGemms), std::end(kGemms)}, 20);
 }
 
+// Columns past 65535 blocks of the widest tile leave no valid config (the grid's y dimension):
+// the SIMT matmul templates do not apply there, where their default config used to abort
+// (found by the config fuzzer: N = 256888888).
+TEST(GemmGpuTiled, DoesNotApplyWhereTheGridCannotHoldTheColumns) {
+  const Target target = *Target::Parse("cuda -arch=sm_90");
+  EXPECT_EQ(GpuTemplate("gemm.gpu.tiled", target, *Workload::Parse("gemm:M=128,N=256888888,K=128")),
+            nullptr);
+  EXPECT_EQ(GpuTemplate("conv2d.gpu.implicit_gemm", target,
+                        *Workload::Parse("conv2d:N=1,C=8,H=4,W=4,K=16777217,R=1,S=1")),
+            nullptr);
+  const Workload widest = *Workload::Parse("gemm:M=1,N=16776960,K=8");  // 65535 x 256
+  const KernelTemplate* tpl = GpuTemplate("gemm.gpu.tiled", target, widest);
+  ASSERT_NE(tpl, nullptr);
+  EXPECT_TRUE(tpl->space(widest, target).IsValid(tpl->default_config(widest, target)));
+}
+
 TEST(Conv2dGpuImplicitGemm, DefaultAndRandomConfigsVerifyAndLower) {
   CheckTemplate("conv2d.gpu.implicit_gemm", {std::begin(kConvs), std::end(kConvs)}, 20);
 }
