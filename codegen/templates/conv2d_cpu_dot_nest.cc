@@ -128,15 +128,7 @@ class ConvDotBuilder {
   }
 
   // `v` (the input's type, any lanes) as the padded input holds it.
-  Expr AsPadded(Expr v) const {
-    if (!p_.shift) {
-      return v;
-    }
-    const int lanes = v.type().lanes();
-    return ir::Cast::Make(Type::UInt8().WithLanes(lanes),
-                          ir::Cast::Make(Type::Int32().WithLanes(lanes), std::move(v)) +
-                              ir::BroadcastTo(I32(128), lanes));
-  }
+  Expr AsPadded(Expr v) const { return p_.shift ? ShiftedToU8(std::move(v)) : v; }
 
   // `count` elements from input[src] to input_padded[dst]: vectors of a 512-bit register, then
   // the rest one by one.
@@ -238,30 +230,15 @@ class ConvDotBuilder {
     return PackConvPanels(p_.s, p_.panels, p_.types, p_.cp, p_.cblk, ops_.b(), b_packed_);
   }
 
-  // i8: 128 times each output channel's sum of weights, from the panels (a dot product of every
-  // quad with ones).
+  // i8: 128 times each output channel's sum of weights, from the panels.
   Stmt Compensation() const {
-    Var j("sj"), v("sv"), kg("skg");
-    Buffer sum("weight_sum", MemoryScope::kStack, Type::Int32());
-    const int lanes = static_cast<int>(kLanes);
-    const Expr ones = ir::BroadcastTo(ir::Cast::Make(Type::UInt8(), I32(1)), 4);
-    const Expr panel =
-        Load::Make(b_packed_, j * (p_.panels.kp * Nr()) + (kg * Nr() + v * kLanes) * 4, lanes * 4);
-    Stmt per_vector = Allocate::Make(
-        sum, kLanes,
-        Block::Make(
-            {Store::Make(sum, ir::Ramp::Make(Expr(int64_t{0}), 1, lanes),
-                         ir::BroadcastTo(I32(0), lanes)),
-             For::Make(kg, 0, p_.panels.kp / 4, LoopKind::kSerial,
-                       Store::Make(sum, ir::Ramp::Make(Expr(int64_t{0}), 1, lanes),
-                                   ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads,
-                                                           Load::Make(sum, Expr(int64_t{0}), lanes),
-                                                           ones, panel))),
-             Store::Make(
-                 comp_, ir::Ramp::Make(j * Nr() + v * kLanes, 1, lanes),
-                 Load::Make(sum, Expr(int64_t{0}), lanes) * ir::BroadcastTo(I32(128), lanes))}));
+    Var j("sj");
     return For::Make(j, 0, p_.panels.Panels(p_.s.k), LoopKind::kSerial,
-                     For::Make(v, 0, p_.nv, LoopKind::kSerial, per_vector));
+                     PanelColumnSums(p_.panels, b_packed_, j, [&](int64_t v, const Expr& sums) {
+                       const int lanes = static_cast<int>(kLanes);
+                       return Store::Make(comp_, ir::Ramp::Make(j * Nr() + v * kLanes, 1, lanes),
+                                          sums * ir::BroadcastTo(I32(128), lanes));
+                     }));
   }
 
   // Every (block of pixels, panel) pair, in the order the config says.

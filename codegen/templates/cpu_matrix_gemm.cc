@@ -155,37 +155,15 @@ ir::Stmt PanelGroups(const GemmShape& shape, GemmLayout layout, const VnniPanels
   return For::Make(kg, 0, groups, LoopKind::kSerial, body);
 }
 
-// i8: the compensations of panel `dst` of `packed`, just packed: -128 times each column's sum,
-// a dot product of every quad of the panel with ones (vpdpbusd, the panel read from cache).
+// i8: the compensations of panel `dst` of `packed`, just packed: -128 times each column's sum.
 ir::Stmt PanelCompensation(const VnniPanels& panels, const ir::Buffer& packed, const Expr& dst) {
-  const int64_t w = panels.width;
-  const int lanes = kUnits;
-  ir::Buffer sums("column_sums", ir::MemoryScope::kStack, ir::Type::Int32());
-  const Expr ones =
-      ir::BroadcastTo(ir::Cast::Make(ir::Type::UInt8(), ir::Cast::Make(ir::Type::Int32(), 1)), 4);
-  auto i32 = [](int64_t v) { return ir::Cast::Make(ir::Type::Int32(), v); };
-  Var kg("ckg");
-  std::vector<Stmt> zero, step, store;
-  for (int64_t v = 0; v < w / kUnits; ++v) {
-    const Expr at(v * kUnits);
-    zero.push_back(ir::Store::Make(sums, at, ir::BroadcastTo(i32(0), lanes)));
-    const Expr quads =
-        ir::Load::Make(packed, dst * (panels.kp * w) + (kg * w + v * kUnits) * 4, lanes * 4);
-    step.push_back(
-        ir::Store::Make(sums, at,
-                        ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads,
-                                                ir::Load::Make(sums, at, lanes), ones, quads)));
-    store.push_back(
-        ir::Store::Make(packed, panels.sums_at + (dst * w + v * kUnits) * 4,
-                        ir::Reinterpret::Make(
-                            packed.element_type().WithLanes(lanes * 4),
-                            ir::Load::Make(sums, at, lanes) * ir::BroadcastTo(i32(-128), lanes))));
-  }
-  return ir::Allocate::Make(sums, w,
-                            ir::Block::Make({ir::Block::Make(std::move(zero)),
-                                             For::Make(kg, 0, panels.kp / 4, LoopKind::kSerial,
-                                                       ir::Block::Make(std::move(step))),
-                                             ir::Block::Make(std::move(store))}));
+  return PanelColumnSums(panels, packed, dst, [&](int64_t v, const Expr& sums) {
+    return ir::Store::Make(
+        packed, panels.sums_at + (dst * panels.width + v * kUnits) * 4,
+        ir::Reinterpret::Make(
+            packed.element_type().WithLanes(kUnits * 4),
+            sums * ir::BroadcastTo(ir::Cast::Make(ir::Type::Int32(), -128), kUnits)));
+  });
 }
 
 // `pack`, panel `dst`'s packing, followed by its compensations where the panels have them.
@@ -254,6 +232,41 @@ ir::Stmt PackVnniPanelRange(const GemmShape& shape, GemmLayout layout, const Vnn
                                              PanelGroups(shape, layout, panels, b, packed, t,
                                                          t - first, Expr(0), Expr(groups), true)));
   return ir::Block::Make({inside, outside});
+}
+
+Expr ShiftedToU8(Expr s8) {
+  const int lanes = s8.type().lanes();
+  return ir::Cast::Make(ir::Type::UInt8(lanes),
+                        ir::Cast::Make(ir::Type::Int32(lanes), std::move(s8)) +
+                            ir::BroadcastTo(ir::Cast::Make(ir::Type::Int32(), 128), lanes));
+}
+
+ir::Stmt PanelColumnSums(const VnniPanels& panels, const ir::Buffer& packed, const Expr& panel,
+                         const std::function<ir::Stmt(int64_t, Expr)>& store) {
+  const int64_t w = panels.width;
+  const int lanes = kUnits;
+  ir::Buffer sums("column_sums", ir::MemoryScope::kStack, ir::Type::Int32());
+  const Expr ones =
+      ir::BroadcastTo(ir::Cast::Make(ir::Type::UInt8(), ir::Cast::Make(ir::Type::Int32(), 1)), 4);
+  Var kg("ckg");
+  std::vector<Stmt> zero, step, stores;
+  for (int64_t v = 0; v < w / kUnits; ++v) {
+    const Expr at(v * kUnits);
+    zero.push_back(ir::Store::Make(
+        sums, at, ir::BroadcastTo(ir::Cast::Make(ir::Type::Int32(), int64_t{0}), lanes)));
+    const Expr quads =
+        ir::Load::Make(packed, panel * (panels.kp * w) + (kg * w + v * kUnits) * 4, lanes * 4);
+    step.push_back(
+        ir::Store::Make(sums, at,
+                        ir::DotAccumulate::Make(ir::DotKind::kU8S8Quads,
+                                                ir::Load::Make(sums, at, lanes), ones, quads)));
+    stores.push_back(store(v, ir::Load::Make(sums, at, lanes)));
+  }
+  return ir::Allocate::Make(sums, w,
+                            ir::Block::Make({ir::Block::Make(std::move(zero)),
+                                             For::Make(kg, 0, panels.kp / 4, LoopKind::kSerial,
+                                                       ir::Block::Make(std::move(step))),
+                                             ir::Block::Make(std::move(stores))}));
 }
 
 Expr LoadCompensation(const VnniPanels& panels, const ir::Buffer& packed, const Expr& col,

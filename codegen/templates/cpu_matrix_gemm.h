@@ -84,7 +84,21 @@ struct VnniPanels {
   int64_t Elements(int64_t n) const { return Panels(n) * width * kp; }
   /// The bytes of the compensations of `panels` panels (none without sums_at).
   int64_t SumsBytes(int64_t panels) const { return sums_at < 0 ? 0 : panels * width * 4; }
+  /// The elements of a packed buffer of `panels` panels and their compensations (those exist for
+  /// the 1-byte i8 alone, so compensations' bytes are elements there).
+  int64_t Storage(int64_t panels) const { return panels * width * kp + SumsBytes(panels); }
 };
+
+/// `s8` (int8, any lanes) as vpdpbusd's unsigned operand: s8 + 128 as uint8 (the top bit of each
+/// byte flipped), the shift that i8 x i8 compensates.
+ir::Expr ShiftedToU8(ir::Expr s8);
+
+/// Panel `panel` of `packed` (int8 panels of `panels`' layout) summed per column: for each vector
+/// v of 16 columns (v < width / 16), `store(v, sums)` with the int32 sums over all of kp, a dot
+/// product of every quad with ones (vpdpbusd, the panel read from cache). i8 x i8's
+/// compensations are built from them.
+ir::Stmt PanelColumnSums(const VnniPanels& panels, const ir::Buffer& packed, const ir::Expr& panel,
+                         const std::function<ir::Stmt(int64_t, ir::Expr)>& store);
 
 /// The int32 compensations of `lanes` columns from `col` (counted from the first packed panel's
 /// first column; `lanes` a multiple of 16), read from the bytes of `packed` at panels.sums_at.

@@ -293,16 +293,13 @@ class DotGemmBuilder {
     func.name = std::string(name);
     func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
     if (p_.pack_b) {
-      func.body = Allocate::Make(
-          b_packed_, BlockWidth() * p_.panels.kp + p_.panels.SumsBytes(BlockWidth() / Nr()),
-          ColumnBlocks());
+      func.body = Allocate::Make(b_packed_, p_.panels.Storage(BlockWidth() / Nr()), ColumnBlocks());
       return func;
     }
     Stmt body = RowBlocks();
     if (!p_.prepared) {
       body = Allocate::Make(
-          b_packed_,
-          p_.panels.Elements(p_.shape.n) + p_.panels.SumsBytes(p_.panels.Panels(p_.shape.n)),
+          b_packed_, p_.panels.Storage(p_.panels.Panels(p_.shape.n)),
           Block::Make({PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_), body}));
     }
     func.body = body;
@@ -314,8 +311,8 @@ class DotGemmBuilder {
     out.func.name = std::string(name);
     out.func.params = {ops_.b(), b_packed_};
     out.func.body = PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_);
-    const int64_t bytes = p_.panels.Elements(p_.shape.n) * (b_packed_.element_type().bits() / 8) +
-                          p_.panels.SumsBytes(p_.panels.Panels(p_.shape.n));
+    const int64_t bytes =
+        p_.panels.Storage(p_.panels.Panels(p_.shape.n)) * (b_packed_.element_type().bits() / 8);
     out.floats = CeilDiv(bytes, 4);
     return out;
   }
@@ -419,13 +416,7 @@ class DotGemmBuilder {
     }
     const Expr group =
         Load::Make(ops_.a(), (I0() + row0 + r) * p_.shape.k + P0() + kg * G(), lanes);
-    if (!p_.i8) {
-      return group;
-    }
-    // a + 128 as u8 (the top bit of each byte flipped)
-    return ir::Cast::Make(Type::UInt8(lanes),
-                          ir::Cast::Make(Type::Int32(lanes), group) +
-                              ir::BroadcastTo(ir::Cast::Make(Type::Int32(), 128), lanes));
+    return p_.i8 ? ShiftedToU8(group) : group;
   }
 
   // The register tile of `rows` rows at `row0` (within the row block) of panel jr.

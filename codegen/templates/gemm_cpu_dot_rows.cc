@@ -111,11 +111,7 @@ class DotRowsBuilder {
     }
     for (int64_t c = 0; c < cols; ++c) {
       Expr b = Load::Make(b_, (j0 + c) * shape_.k + s * Step(), step_lanes);
-      if (i8_) {  // b + 128 as u8
-        b = ir::Cast::Make(Type::UInt8(step_lanes),
-                           ir::Cast::Make(Type::Int32(step_lanes), b) + 128);
-      }
-      b_vec.push_back(b);
+      b_vec.push_back(i8_ ? ShiftedToU8(b) : b);
     }
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < cols; ++c) {
