@@ -220,6 +220,9 @@ class Printer {
         if (op->wait_async >= 0) {
           args += StrCat(args.empty() ? "" : ", ", "wait_async=", op->wait_async);
         }
+        if (op->named()) {
+          args = StrCat("id ", op->id, ", ", op->threads, " threads");
+        }
         Line(indent, StrCat(op->cluster ? "cluster_barrier(" : "barrier(", args, ")"));
         return;
       }
@@ -251,7 +254,8 @@ class Printer {
                     op->b_mn_atom_stride > 0
                         ? StrCat(" N-major (atoms ", op->b_mn_atom_stride, " B apart)")
                         : std::string(),
-                    ", swizzle 128B, pending ", op->pending, ")"));
+                    ", swizzle 128B, pending ", op->pending, op->overwrite ? ", overwrite" : "",
+                    ")"));
         return;
       }
       case StmtKind::kTensorCopy: {

@@ -339,7 +339,7 @@ bool WarpGroupMmaTakesN(Dtype dtype, int n) {
 
 Stmt WarpGroupMma::Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_index, int n,
                         int k_steps, Buffer acc, int64_t acc_offset, int pending,
-                        int64_t b_mn_atom_stride) {
+                        int64_t b_mn_atom_stride, bool overwrite) {
   TUNE_CHECK(WarpMmaK(dtype) > 0) << "WarpGroupMma: no tensor-core instruction for dtype "
                                   << DtypeName(dtype);
   TUNE_CHECK(WarpGroupMmaTakesN(dtype, n))
@@ -370,6 +370,7 @@ Stmt WarpGroupMma::Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_in
   auto node = std::make_shared<WarpGroupMma>();
   node->dtype = dtype;
   node->b_mn_atom_stride = b_mn_atom_stride;
+  node->overwrite = overwrite;
   node->a = std::move(a);
   node->b = std::move(b);
   node->acc = std::move(acc);
@@ -395,6 +396,18 @@ Stmt Barrier::MakeAfterAsyncCopies(bool commit, int wait_pending) {
   auto node = std::make_shared<Barrier>();
   node->commit_async = commit;
   node->wait_async = wait_pending;
+  return WrapStmt(std::move(node));
+}
+
+Stmt Barrier::MakeNamed(int id, int64_t threads) {
+  TUNE_CHECK(id >= 1 && id <= 15)
+      << "Barrier: a named barrier's id must be in [1, 15] (0 is the whole block's), not " << id;
+  TUNE_CHECK(threads > 0 && threads % 32 == 0)
+      << "Barrier: a named barrier's threads must be a positive multiple of 32 (whole warps), not "
+      << threads;
+  auto node = std::make_shared<Barrier>();
+  node->id = id;
+  node->threads = threads;
   return WrapStmt(std::move(node));
 }
 

@@ -130,16 +130,30 @@ struct Evaluate final : StmtNode {
 /// its most recent groups are still in flight (NVPTX cp.async.commit_group / wait_group). A
 /// group's copies are visible to every thread after the first barrier that waits for it in
 /// every thread.
+///
+/// A named barrier (`threads` > 0; NVPTX bar.sync id, threads) waits until `threads` threads of
+/// the block, whole warps, have reached a barrier of its `id`: what those threads wrote to
+/// gpu_shared before it is visible to them after it, and the block's other threads are not
+/// involved (they may wait elsewhere, e.g. at an mbarrier, or have finished). So the consumer
+/// warpgroups of a warp-specialised kernel synchronise among themselves while the producer
+/// warpgroup does not stop. Barrier 0 is the whole block's, so ids are 1 to 15; every thread
+/// that reaches a barrier of one id passes the same `threads`. A named barrier is neither a
+/// cluster barrier nor commits or waits for cp.async groups.
 struct Barrier final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kBarrier;
   Barrier() : StmtNode(kKind) {}
   bool commit_async = false;
   int wait_async = -1;
   bool cluster = false;
+  int id = 0;           // the hardware barrier: 0 for the whole block, 1 to 15 for named ones
+  int64_t threads = 0;  // 0: every thread of the block; > 0: a named barrier's participants
+  bool named() const { return threads > 0; }
   static Stmt Make();
   static Stmt MakeCluster();
   /// `wait_pending` >= -1 (-1: no wait).
   static Stmt MakeAfterAsyncCopies(bool commit, int wait_pending);
+  /// `id` in [1, 15], `threads` a positive multiple of 32 (the warp size).
+  static Stmt MakeNamed(int id, int64_t threads);
 };
 
 /// A warp-level tensor-core multiply-accumulate: NVPTX `mma.sync.aligned.m16n8k<K>.row.col` on
@@ -213,10 +227,14 @@ struct WarpGroupMma final : StmtNode {
   int pending = 0;
   int64_t acc_offset = 0;
   int64_t b_mn_atom_stride = 0;  // 0: B K-major
+  /// C = sum_s A_s x B_s^T instead of C += (the first instruction's scale-d 0): the
+  /// accumulators' values before the statement are never read, so they need no zeroing.
+  bool overwrite = false;
   /// Checks everything above but alignment and warpgroup uniformity: WarpGroupMmaTakesN,
   /// k_steps in [1, 4], pending in [0, 7], an N-major B of a 16-bit dtype, n a multiple of 64.
   static Stmt Make(Dtype dtype, Buffer a, Expr a_index, Buffer b, Expr b_index, int n, int k_steps,
-                   Buffer acc, int64_t acc_offset, int pending, int64_t b_mn_atom_stride = 0);
+                   Buffer acc, int64_t acc_offset, int pending, int64_t b_mn_atom_stride = 0,
+                   bool overwrite = false);
 };
 
 /// A TMA tensor map: how a TensorCopy sees a global buffer parameter, as CUDA's CUtensorMap

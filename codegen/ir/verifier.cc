@@ -293,7 +293,7 @@ class Verifier final : public IrVisitor {
 
   void Visit(const Barrier* op) override {
     if (gpu_thread_depth_ == 0) {
-      Fail(op->cluster ? "`cluster_barrier()`" : "`barrier()`", "is outside a gpu_thread loop");
+      Fail(StrCat("`", Head(Stmt(op)), "`"), "is outside a gpu_thread loop");
     }
     if (op->cluster) {
       NeedCluster("`cluster_barrier()`");

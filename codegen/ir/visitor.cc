@@ -515,8 +515,8 @@ Stmt IrMutator::Visit(const WarpGroupMma* op) {
     return Stmt(op);
   }
   return WarpGroupMma::Make(op->dtype, op->a, std::move(a_index), op->b, std::move(b_index), op->n,
-                            op->k_steps, op->acc, op->acc_offset, op->pending,
-                            op->b_mn_atom_stride);
+                            op->k_steps, op->acc, op->acc_offset, op->pending, op->b_mn_atom_stride,
+                            op->overwrite);
 }
 Stmt IrMutator::Visit(const WaveMma* op) {
   Expr a_index = Mutate(op->a_index);

@@ -421,8 +421,29 @@ llvm::Value* CodeGenGpu::DynamicShared() {
 // by wgmma, which reads through the async proxy). AMDGPU: a workgroup-scope release fence,
 // s_barrier, an acquire fence (what HIP's __syncthreads() is), so that shared-memory writes before
 // it are seen after it. A cluster barrier (sm_90): barrier.cluster.arrive.release and
-// barrier.cluster.wait.acquire, after the same async-proxy fence.
+// barrier.cluster.wait.acquire, after the same async-proxy fence. A named barrier: bar.sync id,
+// threads after the same fence, as inline PTX (LLVM 19's llvm.nvvm.barrier.sync.cnt prints
+// barrier.sync, the form for threads of a warp that may reach it apart; the warps here reach it
+// whole, which bar.sync, i.e. barrier.sync.aligned, lets the hardware rely on), marked convergent
+// so that no pass duplicates or sinks it into code that only some of its threads run.
 void CodeGenGpu::EmitBarrier(const ir::Barrier* op) {
+  if (op->named()) {
+    if (!nvptx()) {
+      Fail(absl::UnimplementedError(StrCat(
+          "GPU codegen: a named barrier (barrier(id ", op->id, ", ", op->threads,
+          " threads)) is an NVPTX instruction (bar.sync id, threads), not one of ", arch_.name)));
+      return;
+    }
+    if (shared_alignment_ == kSwizzledSharedAlignment) {
+      EmitAsyncProxyFence();
+    }
+    llvm::FunctionType* fn = llvm::FunctionType::get(builder_.getVoidTy(), {}, false);
+    llvm::CallInst* call = builder_.CreateCall(
+        fn, llvm::InlineAsm::get(fn, StrCat("bar.sync ", op->id, ", ", op->threads, ";"),
+                                 "~{memory}", /*hasSideEffects=*/true));
+    call->addFnAttr(llvm::Attribute::Convergent);
+    return;
+  }
   if (op->cluster) {
     if (!nvptx() || !arch_.name.starts_with("sm_90")) {
       Fail(absl::UnimplementedError(StrCat(

@@ -164,10 +164,10 @@ void CodeGenGpu::EmitWarpGroupMma(const ir::WarpGroupMma* op) {
              shape, ".", form.types, " ", OperandList(0, count), ", $", count, ", $", count + 1,
              ", p", form.tail, ";\n}");
   for (int s = 0; s < op->k_steps; ++s) {
-    through(
-        text, "l,l,r",
-        {descriptor(op->a, op->a_index, s, 0),
-         descriptor(op->b, op->b_index, s, op->b_mn_atom_stride), llvm::ConstantInt::get(i32, 1)});
+    through(text, "l,l,r",
+            {descriptor(op->a, op->a_index, s, 0),
+             descriptor(op->b, op->b_index, s, op->b_mn_atom_stride),
+             llvm::ConstantInt::get(i32, s == 0 && op->overwrite ? 0 : 1)});
   }
   through("wgmma.commit_group.sync.aligned;", "", {});
   through(StrCat("wgmma.wait_group.sync.aligned ", op->pending, ";"), "", {});

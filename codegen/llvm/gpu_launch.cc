@@ -34,8 +34,9 @@ class ShapeChecker {
   int64_t workspace_bytes = 0;  // global allocations: module memory
   bool has_warp_mma = false;
   bool has_warp_group_mma = false;
-  int wave_mma_lanes = 0;         // the widest wavefront a wave_mma needs (0: none)
-  bool has_hopper_async = false;  // tensor_copy or mbarrier operations (sm_90)
+  int wave_mma_lanes = 0;             // the widest wavefront a wave_mma needs (0: none)
+  bool has_hopper_async = false;      // tensor_copy or mbarrier operations (sm_90)
+  int64_t named_barrier_threads = 0;  // the most threads a named barrier waits for (0: none)
 
  private:
   struct Context {
@@ -121,7 +122,17 @@ class ShapeChecker {
       case ir::StmtKind::kAllocate:
         WalkAllocate(s.As<ir::Allocate>(), ctx);
         return;
-      case ir::StmtKind::kBarrier:
+      case ir::StmtKind::kBarrier: {
+        const auto* op = s.As<ir::Barrier>();
+        if (op->named()) {
+          // Only some threads reach it, so it may sit under a condition.
+          if (!ctx.in_thread) {
+            Fail(StrCat("barrier(id ", op->id, ", ", op->threads,
+                        " threads) outside the gpu_thread loops: threads reach a named barrier"));
+          }
+          named_barrier_threads = std::max(named_barrier_threads, op->threads);
+          return;
+        }
         if (!ctx.in_thread) {
           Fail(
               "barrier() outside the gpu_thread loops: a barrier must sit inside the thread "
@@ -132,6 +143,7 @@ class ShapeChecker {
               "may not depend on a condition");
         }
         return;
+      }
       case ir::StmtKind::kStore:
         if (has_block_loops_ && !ctx.in_block) {
           Fail(StrCat("store to ", s.As<ir::Store>()->buffer.name(),
@@ -408,6 +420,11 @@ absl::StatusOr<GpuLaunch> GpuLaunchOf(const ir::LoweredFunc& func, const GpuArch
     return absl::InvalidArgumentError(StrCat(
         "GPU kernel ", func.name, ": warpgroup_mma needs whole warpgroups, but the block has ",
         threads, " threads (not a multiple of 128)"));
+  }
+  if (checker.named_barrier_threads > threads) {
+    return absl::InvalidArgumentError(StrCat(
+        "GPU kernel ", func.name, ": a named barrier waits for ", checker.named_barrier_threads,
+        " threads, but the block has ", threads, " (it would never complete)"));
   }
   if (checker.has_warp_mma && threads % 32 != 0) {
     return absl::InvalidArgumentError(StrCat("GPU kernel ", func.name,

@@ -16,9 +16,10 @@
 //     fault);
 //   - the threads of a block (the product of the thread loop extents, at most
 //     `max_threads_per_block`) run the per-thread code as cooperative fibers switched at each
-//     Barrier: a Barrier is a rendezvous of every thread of the block; a fiber that waits at an
-//     mbarrier (ir::MBarrierOp) is switched out until the phase it waits for completes, and a
-//     TensorCopy lands when its thread issues it;
+//     Barrier: a Barrier is a rendezvous of every thread of the block (a named one, of as many
+//     threads of the block as it names, whose accesses the race checks order among themselves
+//     only); a fiber that waits at an mbarrier (ir::MBarrierOp) is switched out until the phase
+//     it waits for completes, and a TensorCopy lands when its thread issues it;
 //   - gpu_shared allocations are per block, gpu_local and stack allocations per thread, and all
 //     of them start filled with NaN (a read of an unwritten element poisons the result);
 //   - integers as the IR defines them (int64/int32 wrap-around, floor Div/Mod), floats as
@@ -27,13 +28,14 @@
 //
 // Errors (absl::Status, naming the block and thread): an out-of-bounds access to any buffer
 // (naming the buffer, the index and the size), a Barrier not reached by every thread of the
-// block (some threads finished while others wait, or threads wait at different barriers), an
-// mbarrier wait that nothing can complete (a deadlock), a
-// read of a gpu_shared element no thread has written yet, a data race on gpu_shared memory (two
-// threads of a block touch one element between two barriers and one of them writes), a GPU loop
-// shape outside the convention, division by zero, and CallExtern / AddressOf (external calls
-// are not simulated). Atomic adds and FetchAdds are atomic across blocks; a workspace (a global
-// Allocate outside the block loops) starts zeroed, as a loaded module's, and lives for one run.
+// block (some threads finished while others wait, or threads wait at different barriers), a
+// named barrier that fewer threads can reach than it names, more reach at once, or part of a
+// warp reaches, an mbarrier wait that nothing can complete (a deadlock), a read of a gpu_shared
+// element no thread has written yet, a data race on gpu_shared memory (two threads of a block
+// touch one element between two barriers and one of them writes), a GPU loop shape outside the
+// convention, division by zero, and CallExtern / AddressOf (external calls are not simulated).
+// Atomic adds and FetchAdds are atomic across blocks; a workspace (a global Allocate outside the
+// block loops) starts zeroed, as a loaded module's, and lives for one run.
 // Not modelled: memory coalescing, bank conflicts, timing, warps, races on global memory.
 #pragma once
 

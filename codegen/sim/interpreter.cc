@@ -64,7 +64,7 @@ std::string ScopeText(const SimBuffer& b) {
 }  // namespace
 
 Interpreter::Interpreter(ExecHooks* hooks, const GpuSimOptions* options)
-    : hooks_(hooks), options_(options), epoch_(std::make_shared<int64_t>(0)) {}
+    : hooks_(hooks), options_(options), epochs_(std::make_shared<BarrierEpochs>()) {}
 
 Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
                                     const std::array<int64_t, 3>& block_dims) const {
@@ -94,7 +94,7 @@ Interpreter Interpreter::ForkThread(const std::array<int64_t, 3>& thread_index,
 
 Interpreter Interpreter::ForkBlockWorker() const {
   Interpreter w(*this);
-  w.epoch_ = std::make_shared<int64_t>(0);
+  w.epochs_ = std::make_shared<BarrierEpochs>();
   w.amx_.reset();
   return w;
 }
@@ -143,31 +143,61 @@ int64_t Interpreter::CheckedIndex(const SimBuffer& b, int64_t index, const char*
   return index;
 }
 
+bool BarrierEpochs::OrderedByNamed(int64_t e, int32_t first, int32_t last, int32_t thread) const {
+  for (const NamedRelease& r : named) {
+    if (r.epoch > e && r.Covers(first, last) && r.Covers(thread, thread)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Interpreter::AdvanceEpoch() {
+  epochs_->block_epoch = ++epochs_->epoch;
+  epochs_->named.clear();
+}
+
+void Interpreter::AdvanceEpoch(const std::vector<bool>& participants) {
+  BarrierEpochs::NamedRelease release{.epoch = ++epochs_->epoch, .below = {0}};
+  for (const bool p : participants) {
+    release.below.push_back(release.below.back() + (p ? 1 : 0));
+  }
+  for (BarrierEpochs::NamedRelease& r : epochs_->named) {
+    if (r.below == release.below) {
+      r.epoch = release.epoch;
+      return;
+    }
+  }
+  epochs_->named.push_back(std::move(release));
+}
+
 void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
   if (b.cells.empty()) {
     return;
   }
   SimBuffer::Cell& c = b.cells[static_cast<size_t>(index)];
-  const int64_t epoch = *epoch_;
+  const BarrierEpochs& epochs = *epochs_;
   const int32_t me = thread_id_;
   const bool races = options_->check_shared_races;
   if (write) {
-    if (races && c.write_epoch == epoch && c.writer != me) {
+    if (races && c.writer != me && !epochs.Ordered(c.write_epoch, c.writer, c.writer, me)) {
       Fail(absl::StatusCode::kFailedPrecondition,
            absl::StrFormat("data race on gpu_shared buffer `%s`: element %d is written by thread "
                            "%d and by thread %d with no barrier between",
                            b.name, index, c.writer, me));
     }
-    if (races && c.read_epoch == epoch && c.reader != me) {
-      Fail(absl::StatusCode::kFailedPrecondition,
-           absl::StrFormat("data race on gpu_shared buffer `%s`: element %d is read by %s and "
-                           "written by thread %d with no barrier between",
-                           b.name, index,
-                           c.reader == SimBuffer::kManyReaders ? std::string("several threads")
-                                                               : absl::StrCat("thread ", c.reader),
-                           me));
+    if (races && c.first_reader >= 0 && (c.first_reader != me || c.last_reader != me) &&
+        !epochs.Ordered(c.read_epoch, c.first_reader, c.last_reader, me)) {
+      Fail(
+          absl::StatusCode::kFailedPrecondition,
+          absl::StrFormat("data race on gpu_shared buffer `%s`: element %d is read by %s and "
+                          "written by thread %d with no barrier between",
+                          b.name, index,
+                          c.first_reader != c.last_reader ? std::string("several threads")
+                                                          : absl::StrCat("thread ", c.first_reader),
+                          me));
     }
-    c.write_epoch = epoch;
+    c.write_epoch = epochs.epoch;
     c.writer = me;
     return;
   }
@@ -180,18 +210,22 @@ void Interpreter::TrackShared(SimBuffer& b, int64_t index, bool write) const {
                          "GpuSimOptions::check_uninitialized_shared = false lets it read as NaN)",
                          index, b.name));
   }
-  if (races && c.write_epoch == epoch && c.writer != me) {
+  if (races && c.writer != me && !epochs.Ordered(c.write_epoch, c.writer, c.writer, me)) {
     Fail(absl::StatusCode::kFailedPrecondition,
          absl::StrFormat("data race on gpu_shared buffer `%s`: element %d is written by thread %d "
                          "and read by thread %d with no barrier between",
                          b.name, index, c.writer, me));
   }
-  if (c.read_epoch != epoch) {
-    c.read_epoch = epoch;
-    c.reader = me;
-  } else if (c.reader != me) {
-    c.reader = SimBuffer::kManyReaders;
+  // Reads since the latest whole-block release are kept together, as a range of threads, with
+  // the epoch of the latest: a later write must be ordered after all of them, which is
+  // conservative where a named barrier ordered an earlier one of them on its own.
+  if (c.first_reader < 0 || c.read_epoch < epochs.block_epoch) {
+    c.first_reader = c.last_reader = me;
+  } else {
+    c.first_reader = std::min(c.first_reader, me);
+    c.last_reader = std::max(c.last_reader, me);
   }
+  c.read_epoch = epochs.epoch;
 }
 
 void Interpreter::ExecStore(const ir::Store* op) {

@@ -86,13 +86,18 @@ struct SimBuffer {
   /// TensorCopy, ordered by an mbarrier rather than by barriers: exempt from the race checks).
   static constexpr int64_t kUnwritten = -1;
   static constexpr int64_t kAsyncWrite = -2;
-  struct Cell {  // gpu_shared access tracking (epoch: barrier generation of the block)
+  /// gpu_shared access tracking (epochs: BarrierEpochs). The threads that read the element since
+  /// the latest whole-block barrier are kept as a range of thread ids that holds them all (-1,
+  /// -1: none), with read_epoch the epoch of the latest read: a write is ordered after the reads
+  /// when a barrier that every thread of the range and the writer passed was released after
+  /// read_epoch (conservative where a named barrier ordered an earlier read on its own).
+  struct Cell {
     int64_t write_epoch = -1;
     int64_t read_epoch = -1;
     int32_t writer = -1;
-    int32_t reader = -1;  // kManyReaders when several threads read in read_epoch
+    int32_t first_reader = -1;
+    int32_t last_reader = -1;
   };
-  static constexpr int32_t kManyReaders = -2;
 
   std::string name;
   ir::MemoryScope scope = ir::MemoryScope::kGlobal;
@@ -112,6 +117,36 @@ struct SimBuffer {
   Lane Read(int64_t k) const;
   void Write(int64_t k, Lane lane);
   float* floats() const { return reinterpret_cast<float*>(data); }
+};
+
+/// The barrier generations of one block, which its threads share. Every release of one of its
+/// barriers begins a new epoch; a gpu_shared access records the epoch it happens in
+/// (SimBuffer::Cell), and accesses of two threads are ordered when a barrier that both passed
+/// was released between them. A whole-block barrier orders every thread's earlier accesses; a
+/// named barrier (ir::Barrier::MakeNamed) only those of its participants with one another, so
+/// the race checks still see an access of a thread outside it as concurrent with the accesses
+/// after its release.
+struct BarrierEpochs {
+  // The latest release of named barriers with one set of participants since block_epoch (only
+  // the latest matters: it orders whatever an earlier one of the same threads did).
+  struct NamedRelease {
+    int64_t epoch = 0;
+    std::vector<int32_t> below;  // below[t]: how many of threads [0, t) take part
+    bool Covers(int32_t first, int32_t last) const {
+      return below[static_cast<size_t>(last) + 1] - below[static_cast<size_t>(first)] ==
+             last - first + 1;
+    }
+  };
+  int64_t epoch = 0;
+  int64_t block_epoch = 0;  // the epoch the latest whole-block release began
+  std::vector<NamedRelease> named;
+
+  /// Whether accesses of threads [first, last] in epoch `e` are ordered before an access of
+  /// `thread` now.
+  bool Ordered(int64_t e, int32_t first, int32_t last, int32_t thread) const {
+    return e < block_epoch || OrderedByNamed(e, first, last, thread);
+  }
+  bool OrderedByNamed(int64_t e, int32_t first, int32_t last, int32_t thread) const;
 };
 
 class Interpreter;
@@ -165,7 +200,10 @@ class Interpreter {
   /// Runs iteration `value` of the gpu_block loop `op` (its body with the variable bound).
   void RunBlockIteration(const ir::For* op, int64_t value);
   /// Marks the end of a barrier interval of the block (a barrier or the end of thread loops).
-  void AdvanceEpoch() { ++*epoch_; }
+  void AdvanceEpoch();
+  /// Marks the release of a named barrier whose participants are the threads t of the block
+  /// (by linear index) with `participants[t]`.
+  void AdvanceEpoch(const std::vector<bool>& participants);
 
   bool in_threads() const { return in_threads_; }
   /// "block (x, y, z), thread (x, y, z)".
@@ -239,11 +277,10 @@ class Interpreter {
   int64_t block_threads_ = 1;
   // Expression nesting in thread code, bounded so that a fiber's stack cannot overflow.
   static constexpr int kMaxThreadExprDepth = 300;
-  int depth_ = 0;  // linear thread index in the block
-  std::shared_ptr<int64_t> epoch_;
+  int depth_ = 0;                          // linear thread index in the block
+  std::shared_ptr<BarrierEpochs> epochs_;  // the block's, shared by its threads
   // A thread's own copies of the gpu_local / stack arrays allocated around its thread loops.
-  std::vector<std::shared_ptr<SimBuffer>>
-      private_buffers_;  // barrier generation of the block, shared by its threads
+  std::vector<std::shared_ptr<SimBuffer>> private_buffers_;
 };
 
 }  // namespace tune::sim

@@ -185,6 +185,9 @@ void Interpreter::IssueWarpGroupMma(const ir::WarpGroupMma* op) {
       }
     }
     const int64_t slot = CheckedIndex(acc, op->acc_offset + j, "warpgroup_mma access of");
+    if (op->overwrite) {
+      acc.Write(slot, Lane{});
+    }
     Accumulate(acc, slot, integer, sum, isum);
   }
 }

@@ -19,6 +19,12 @@ namespace {
 // A fiber's stack (FiberStack): what the deepest expression of thread code needs.
 constexpr size_t kFiberStackBytes = 512 * 1024;
 
+// How many hardware barriers a block has: id 0 (barrier()) and the named ones, 1 to 15.
+constexpr size_t kBarrierIds = 16;
+
+// The threads of a warp: those whose linear index in the block lies in [32w, 32w + 32).
+constexpr size_t kWarpSize = 32;
+
 // One simulated GPU thread run as a fiber.
 struct Fiber {
   // kAtWarpGroup: at a warpgroup instruction, until its warpgroup has reached it; kIssued: its
@@ -239,6 +245,91 @@ void ThreadFibers::Run(const std::vector<ThreadGroup*>& groups) {
     return absl::StrFormat("(%d, %d, %d)", index[0], index[1], index[2]);
   };
   auto block_name = [&](size_t k) { return BlockName(*groups[fibers[k].group]->parent); };
+  // The threads of group `gi` at a named barrier of each id (none at 0, the block's).
+  auto at_named_barriers = [&](size_t gi) {
+    std::array<std::vector<size_t>, kBarrierIds> at;
+    for (size_t k = First(groups, gi); k < First(groups, gi + 1); ++k) {
+      if (fibers[k].state == Fiber::State::kAtBarrier && fibers[k].barrier->named()) {
+        at[static_cast<size_t>(fibers[k].barrier->id)].push_back(k);
+      }
+    }
+    return at;
+  };
+  // Releases the threads of group `gi` at each named barrier that as many of them wait at as
+  // it names; returns whether any was released. A release orders its participants' gpu_shared
+  // accesses before it before theirs after it, and no other thread's, so it is not the block's
+  // AdvanceEpoch() of a barrier(): that would also order the accesses of the threads outside it
+  // (a producer's write and a consumer's read after the release, a race on the hardware, would
+  // pass unreported), while leaving the epoch as it is would report the participants' ordered
+  // accesses as races. The block's epochs record which threads took part instead
+  // (Interpreter::AdvanceEpoch(participants)), and the race checks ask for a barrier that both
+  // threads of a pair passed.
+  auto release_named_barriers = [&](size_t gi) {
+    const ThreadGroup& g = *groups[gi];
+    const auto block_threads = static_cast<int64_t>(g.indices.size());
+    bool any = false;
+    for (const std::vector<size_t>& at : at_named_barriers(gi)) {
+      if (at.empty()) {
+        continue;
+      }
+      const ir::Barrier& first = *fibers[at[0]].barrier;
+      for (const size_t k : at) {
+        if (fibers[k].barrier->threads != first.threads) {
+          fail(absl::FailedPreconditionError(absl::StrCat(
+              "divergent barrier in ", block_name(k), ": thread ", thread_name(at[0]),
+              " waits at barrier id ", first.id, " for ", first.threads, " threads and thread ",
+              thread_name(k), " for ", fibers[k].barrier->threads,
+              " (the threads at a barrier of one id must name the same count)")));
+        }
+      }
+      if (first.threads > block_threads) {
+        fail(absl::FailedPreconditionError(
+            absl::StrCat("deadlock in ", block_name(at[0]), ": thread ", thread_name(at[0]),
+                         " waits at barrier id ", first.id, " for ", first.threads,
+                         " threads, but the block has ", block_threads)));
+      }
+      const auto arrived = static_cast<int64_t>(at.size());
+      if (arrived > first.threads) {
+        fail(absl::FailedPreconditionError(absl::StrCat(
+            "divergent barrier in ", block_name(at[0]), ": ", arrived,
+            " threads wait at barrier id ", first.id, " at once, more than its ", first.threads,
+            " (thread ", thread_name(at[0]), " and thread ", thread_name(at.back()),
+            " among them; the threads of one barrier id must reach it in groups of that count)")));
+      }
+      if (arrived < first.threads) {
+        continue;
+      }
+      // The participants by linear index in the block. The hardware counts a barrier's arrivals
+      // by warps, which the count above matches only where whole warps arrive.
+      std::vector<bool> participants(static_cast<size_t>(block_threads), false);
+      std::vector<size_t> fiber_of(static_cast<size_t>(block_threads));
+      for (size_t k = First(groups, gi); k < First(groups, gi + 1); ++k) {
+        const auto& index = g.indices[k - First(groups, gi)];
+        const auto t =
+            static_cast<size_t>(index[0] + g.dims[0] * (index[1] + g.dims[1] * index[2]));
+        fiber_of[t] = k;
+        participants[t] = fibers[k].state == Fiber::State::kAtBarrier &&
+                          fibers[k].barrier->named() && fibers[k].barrier->id == first.id;
+      }
+      for (size_t t = 0; t < participants.size(); ++t) {
+        const size_t lead = t - t % kWarpSize;  // the warp's first thread
+        if (participants[t] != participants[lead]) {
+          const size_t passes = participants[t] ? t : lead, stays = participants[t] ? lead : t;
+          fail(absl::FailedPreconditionError(
+              absl::StrCat("divergent barrier in ", block_name(at[0]), ": thread ",
+                           thread_name(fiber_of[passes]), " passes barrier id ", first.id,
+                           " but thread ", thread_name(fiber_of[stays]),
+                           " of its warp does not (whole warps reach a named barrier)")));
+        }
+      }
+      for (const size_t k : at) {
+        fibers[k].state = Fiber::State::kRunning;  // released: the next pass resumes them
+      }
+      g.parent->AdvanceEpoch(participants);
+      any = true;
+    }
+    return any;
+  };
   // The order of each pass: the threads' own, or one drawn from the schedule's seed, which
   // also leaves each thread that could run behind with probability 1/2.
   std::vector<size_t> order(n);
@@ -277,17 +368,24 @@ void ThreadFibers::Run(const std::vector<ThreadGroup*>& groups) {
     if (IssueWarpGroupSteps(groups, fibers, resume, fail)) {
       continue;
     }
-    // Release the blocks whose threads all wait at one barrier(), and the cluster when all of
-    // its threads wait at a cluster barrier.
+    // Release the blocks whose threads all wait at one barrier(), the named barriers that as
+    // many threads of their block wait at as they name, and the cluster when all of its threads
+    // wait at a cluster barrier. A thread at a named barrier waits for other threads than the
+    // block's barrier() does: it neither holds that up as divergent nor lets it pass.
     bool released = false;
     size_t at_cluster_barrier = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       size_t waiting = 0, first_waiting = 0, first_other = n;
+      bool at_named = false;
       const ir::Barrier* barrier = nullptr;
       for (size_t k = First(groups, gi); k < First(groups, gi + 1); ++k) {
         if (fibers[k].state == Fiber::State::kAtBarrier) {
           if (fibers[k].barrier->cluster) {
             ++at_cluster_barrier;
+            continue;
+          }
+          if (fibers[k].barrier->named()) {
+            at_named = true;
             continue;
           }
           if (waiting++ == 0) {
@@ -303,6 +401,10 @@ void ThreadFibers::Run(const std::vector<ThreadGroup*>& groups) {
           first_other = k;
         }
       }
+      if (at_named && release_named_barriers(gi)) {
+        released = true;
+        continue;
+      }
       if (waiting == 0) {
         continue;
       }
@@ -313,7 +415,7 @@ void ThreadFibers::Run(const std::vector<ThreadGroup*>& groups) {
             " others) wait at a barrier() (every thread of a block must "
             "reach it)")));
       }
-      if (first_other == n) {
+      if (first_other == n && !at_named) {
         groups[gi]->parent->AdvanceEpoch();
         for (size_t k = First(groups, gi); k < First(groups, gi + 1); ++k) {
           fibers[k].state = Fiber::State::kRunning;  // released: the next pass resumes them
@@ -349,6 +451,20 @@ void ThreadFibers::Run(const std::vector<ThreadGroup*>& groups) {
             " arrivals and ", b.tx,
             " transaction bytes outstanding), which no other thread can complete: they have "
             "finished or wait too")));
+      }
+    }
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      for (const std::vector<size_t>& at : at_named_barriers(gi)) {
+        if (at.empty()) {
+          continue;
+        }
+        const ir::Barrier& b = *fibers[at[0]].barrier;
+        fail(absl::FailedPreconditionError(absl::StrCat(
+            "deadlock in ", block_name(at[0]), ": thread ", thread_name(at[0]),
+            " waits at barrier id ", b.id, " with ", at.size(), " of ", b.threads,
+            " threads arrived, which the others cannot reach: they have finished or wait "
+            "elsewhere (",
+            b.threads, " threads of the block must reach a barrier of id ", b.id, ")")));
       }
     }
     for (size_t k = 0; k < n; ++k) {

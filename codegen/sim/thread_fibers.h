@@ -64,6 +64,7 @@ class ThreadFibers {
 
   /// Runs the threads of `groups` (one block, or a cluster's blocks) as fibers until every one
   /// has finished. A barrier() releases the threads of its block once all of them wait at it; a
+  /// named barrier, those of its block that wait at one of its id once as many do as it names; a
   /// cluster barrier, those of every group once all of them do; a warpgroup step is issued once
   /// its warpgroup's 128 threads have reached it. Throws SimError for a thread's fault, a
   /// divergent barrier, cluster barrier or warpgroup step, and a deadlock; the other fibers are
@@ -78,7 +79,8 @@ class ThreadFibers {
 // The calling thread's hooks. Each returns false, having done nothing, where the caller runs
 // outside ThreadFibers::Run (threads without barriers run one after the other, not as fibers).
 
-/// Parks the calling fiber at `barrier` until its block (or cluster) is released.
+/// Parks the calling fiber at `barrier` until its block (or cluster, or the threads of a named
+/// barrier) is released.
 bool ParkAtBarrier(const ir::Barrier* barrier);
 /// Parks the calling fiber at a warpgroup step until the warpgroup's 128 threads have reached
 /// it, runs `issue` (its share of the step), and parks again until every share is done.

@@ -279,28 +279,6 @@ TEST(GpuSimTest, ThreadsAtDifferentBarriersAreADivergentBarrier) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("waits at a different barrier()"));
 }
 
-TEST(GpuSimTest, AWarpgroupStepThatPartOfTheWarpgroupSkipsIsDivergent) {
-  // A warpgroup issues its wgmma as one: threads 64-127 of the warpgroup never reach it.
-  Buffer a("a", MemoryScope::kGpuShared, ir::Type::Of(ElementType::kBf16));
-  Buffer b("b", MemoryScope::kGpuShared, ir::Type::Of(ElementType::kBf16));
-  Buffer acc("acc", MemoryScope::kGpuLocal, ir::Type::Float32());
-  Buffer out("out");
-  Var tx("tx");
-  Stmt mma = ir::WarpGroupMma::Make(Dtype::kBf16, a, Expr(int64_t{0}), b, Expr(int64_t{0}), 8, 1,
-                                    acc, 0, 0);
-  Stmt thread = Allocate::Make(acc, 4, IfThenElse::Make(tx < 64, mma));
-  LoweredFunc f{
-      "half_warpgroup",
-      {out},
-      Allocate::Make(a, 4096,
-                     Allocate::Make(b, 512, For::Make(tx, 0, 128, LoopKind::kGpuThread, thread)))};
-  std::vector<float> data(1, 0.0f);
-  absl::Status status = RunGpuKernel(f, {data});
-  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(status.message()), HasSubstr("divergent warpgroup_mma"));
-  EXPECT_THAT(std::string(status.message()), HasSubstr("all 128 threads of a warpgroup"));
-}
-
 TEST(GpuSimTest, OutOfBoundsStoreNamesTheBufferIndexAndSize) {
   Buffer a("a"), b("b"), out("out");
   Var bx("bx"), tx("tx");

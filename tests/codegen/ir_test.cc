@@ -317,5 +317,29 @@ TEST(IrTest, ReinterpretReadsTheBitsAsATypeOfTheSameSizeAndChecksIt) {
       "integers and float32 only");
 }
 
+TEST(IrTest, NamedBarrierKeepsItsIdAndThreadsAndPrintsThem) {
+  Stmt s = Barrier::MakeNamed(1, 256);
+  const auto* op = s.As<Barrier>();
+  EXPECT_EQ(op->id, 1);
+  EXPECT_EQ(op->threads, 256);
+  EXPECT_TRUE(op->named());
+  EXPECT_FALSE(op->cluster);
+  EXPECT_FALSE(op->commit_async);
+  EXPECT_EQ(op->wait_async, -1);
+  EXPECT_FALSE(Barrier::Make().As<Barrier>()->named());
+  EXPECT_EQ(ToText(s), "barrier(id 1, 256 threads)\n");
+  EXPECT_EQ(ToText(Barrier::MakeNamed(15, 32)), "barrier(id 15, 32 threads)\n");
+  IrMutator identity;
+  EXPECT_TRUE(identity.Mutate(s).same_as(s));
+}
+
+TEST_F(IrDeathTest, NamedBarrierRefusalsNameTheRuleAndTheValue) {
+  EXPECT_DEATH(Barrier::MakeNamed(0, 256),
+               "id must be in \\[1, 15\\] \\(0 is the whole block's\\), not 0");
+  EXPECT_DEATH(Barrier::MakeNamed(16, 256), "id must be in \\[1, 15\\].*not 16");
+  EXPECT_DEATH(Barrier::MakeNamed(1, 0), "positive multiple of 32 \\(whole warps\\), not 0");
+  EXPECT_DEATH(Barrier::MakeNamed(1, 48), "positive multiple of 32.*not 48");
+}
+
 }  // namespace
 }  // namespace tune::ir
