@@ -132,6 +132,13 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "multiprocessor's registers less the producer's) so that two blocks run at once, "
                 "one multiplying while the other fills its ring or stores (TMA pipelines of 1 "
                 "otherwise run one block per multiprocessor: their register split takes all)");
+  space.AddKnob("persistent",
+                g.TmaReadable() ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
+                "1: a TMA pipeline on a persistent grid of `blocks` blocks per multiprocessor "
+                "(of a 132-multiprocessor GPU), each taking every grid-th tile in raster order "
+                "through one ring of stages, so that its producer streams the next tile's first "
+                "stages while its consumers store the last (CUTLASS's persistent schedules); "
+                "0: a block per tile");
   const int64_t first_copy = g.CopyWidths().front();
   space.AddConstraint("tma needs wg_k == 1 (and takes the first copy width: TMA ignores it)",
                       [first_copy](const Config& c) {
@@ -149,6 +156,18 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                                (KnobValue(c, "tma") == 1 && KnobValue(c, "gridk") == 1 &&
                                 KnobValue(c, "streamk") == 0 && KnobValue(c, "bn") % 16 == 0);
                       });
+  space.AddConstraint(
+      "persistent 1 needs tma 1, gridk 1, streamk 0 and cluster 1, and more tiles than its grid "
+      "has blocks (blocks x 132)",
+      [m = g.m, n = g.n](const Config& c) {
+        if (KnobValue(c, "persistent") == 0) {
+          return true;
+        }
+        const int64_t tiles = GpuCeilDiv(m, KnobValue(c, "bm")) * GpuCeilDiv(n, KnobValue(c, "bn"));
+        return KnobValue(c, "tma") == 1 && KnobValue(c, "gridk") == 1 &&
+               KnobValue(c, "streamk") == 0 && KnobValue(c, "cluster") == 1 &&
+               tiles > KnobValue(c, "blocks") * kGpuMultiprocessorsGuess;
+      });
   space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
     return KnobValue(c, "stage_c") == 0 ||
            (KnobValue(c, "wg_k") == 1 && KnobValue(c, "gridk") == 1);
@@ -283,7 +302,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 11,
+    .version = 12,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

@@ -16,11 +16,13 @@
 // groups of `raster` block rows; `gridk` > 1 splits each tile's reduction over blocks that park
 // their partial tiles for the tile's last block to add (split_reduction.h; any output type);
 // `streamk` > 0 launches a persistent grid whose blocks share all tiles' steps of K evenly
-// (stream_k.h), and `wg_k` > 1 splits within a block: wg_k sets of wg_m x wg_n warpgroups
-// reduce a K range each, with stages of their own, and add their sums through shared memory
-// before the first set stores (for skinny shapes, whose chains of steps are long and outputs
-// few). The epilogue is gemm.cuda.mma's (MmaEpilogue). 8-bit
-// float sums are promoted to float32 every step (128 of K), as wgmma sums them with fewer bits.
+// (stream_k.h); `persistent` 1 launches one block per multiprocessor (or `blocks`), each taking
+// whole tiles in turn through one ring of TMA stages (its producer streams the next tile's
+// first stages while the consumers store the last); and `wg_k` > 1 splits within a block: wg_k sets
+// of wg_m x wg_n warpgroups reduce a K range each, with stages of their own, and add their sums
+// through shared memory before the first set stores (for skinny shapes, whose chains of steps are
+// long and outputs few). The epilogue is gemm.cuda.mma's (MmaEpilogue). 8-bit float sums are
+// promoted to float32 every step (128 of K), as wgmma sums them with fewer bits.
 //
 // The kernel computes any ImplicitGemm (tensor_core_gemm.h): the functions below are shared with
 // conv2d.cuda.wgmma (conv2d_cuda_tensor_core.h), whose A tiles are gathered from an NHWC input.

@@ -19,7 +19,11 @@ int64_t MatmulSize::Blocks(const Config& c) const {
   if (auto streamk = c.find("streamk"); streamk != c.end() && streamk->second > 0) {
     return streamk->second * kGpuMultiprocessorsGuess;  // a persistent grid
   }
-  return GpuCeilDiv(m, c.at("bm")) * GpuCeilDiv(n, c.at("bn")) * c.at("gridk");
+  const int64_t blocks = GpuCeilDiv(m, c.at("bm")) * GpuCeilDiv(n, c.at("bn")) * c.at("gridk");
+  if (auto persistent = c.find("persistent"); persistent != c.end() && persistent->second == 1) {
+    return std::min(blocks, c.at("blocks") * kGpuMultiprocessorsGuess);  // whole tiles each
+  }
+  return blocks;
 }
 
 Config MatmulDefault(const ConfigSpace& space, std::vector<Config> presets, const MatmulSize& size,

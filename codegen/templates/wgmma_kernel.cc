@@ -18,12 +18,12 @@ WgmmaCostShape::WgmmaCostShape(const ImplicitGemm& g)
 }
 
 WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
-  return {KnobValue(c, "bm"),      KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
-          KnobValue(c, "wg_n"),    KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
-          KnobValue(c, "copy"),    KnobValue(c, "raster"), KnobValue(c, "gridk"),
-          KnobValue(c, "stage_c"), KnobValue(c, "tma"),    KnobValue(c, "streamk"),
-          KnobValue(c, "cluster"), KnobValue(c, "blocks"), WgmmaPromotes(shape.dtype),
-          shape.out_bytes,         shape.k_steps};
+  return {KnobValue(c, "bm"),         KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
+          KnobValue(c, "wg_n"),       KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
+          KnobValue(c, "copy"),       KnobValue(c, "raster"), KnobValue(c, "gridk"),
+          KnobValue(c, "stage_c"),    KnobValue(c, "tma"),    KnobValue(c, "streamk"),
+          KnobValue(c, "cluster"),    KnobValue(c, "blocks"), KnobValue(c, "persistent"),
+          WgmmaPromotes(shape.dtype), shape.out_bytes,        shape.k_steps};
 }
 
 namespace wgmma_detail {
@@ -66,6 +66,9 @@ Stmt WgmmaKernel::Body() const {
     return split_.AllocateWorkspace(
         For::Make(v_.bx, 0, sk_->blocks(), LoopKind::kGpuBlock, std::move(body), 0));
   }
+  if (k_.persistent == 1) {  // each block takes tiles bx, bx + grid, ... (TmaPersistentStmts)
+    return For::Make(v_.bx, 0, PersistentBlocks(), LoopKind::kGpuBlock, std::move(body), 0);
+  }
   // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
   body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
   return split_.AllocateWorkspace(
@@ -104,6 +107,9 @@ Stmt WgmmaKernel::ZeroAccumulators() const {
 Stmt WgmmaKernel::ThreadBody() const {
   if (k_.tma == 1 && sk_) {
     return Lets(Block::Make(TmaStreamKStmts()));
+  }
+  if (k_.persistent == 1) {
+    return Lets(Block::Make(TmaPersistentStmts()));
   }
   if (k_.tma == 1) {
     return Lets(Block::Make(TmaThreadStmts()));
@@ -203,11 +209,9 @@ Stmt WgmmaKernel::Multiply(const Expr& local_stage, int pending) const {
                                              acc_, first, pending, BAtomStride()));
       continue;
     }
-    Var j("j");
-    stmts.push_back(
-        For::Make(j, first, n / 2, LoopKind::kUnrolled, Store::Make(part_, j, Expr(0.0f))));
+    // The step's sums replace part's (scale-d 0 on its first instruction): no zeroing.
     stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,
-                                           part_, first, 0, BAtomStride()));
+                                           part_, first, 0, BAtomStride(), /*overwrite=*/true));
     Var i("i");
     stmts.push_back(
         For::Make(i, first, n / 2, LoopKind::kUnrolled,

@@ -29,8 +29,9 @@ bool WgmmaPromotes(Dtype dtype);
 /// what its costs depend on beside the config.
 struct WgmmaKnobs {
   int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c, tma, streamk;
-  int64_t cluster = 1;  // blocks per thread-block cluster along M, sharing B's tile (multicast)
-  int64_t blocks = 1;   // blocks per multiprocessor the kernel is compiled for (its registers)
+  int64_t cluster = 1;     // blocks per thread-block cluster along M, sharing B's tile (multicast)
+  int64_t blocks = 1;      // blocks per multiprocessor the kernel is compiled for (its registers)
+  int64_t persistent = 0;  // 1: a grid of PersistentBlocks() blocks, each taking whole tiles
   bool promote = false;
   int64_t out_bytes = 4;  // C's element size
   int64_t k_steps = 1;    // the product's steps of K (kWgmmaRowBytes each)
@@ -41,7 +42,7 @@ struct WgmmaKnobs {
   // others (step t uses buffer t % stages), so short reductions (a 1x1 convolution's K of 64)
   // keep their shared memory for more blocks per multiprocessor.
   int64_t Buffers() const {
-    if (streamk > 0) {  // a persistent block's steps go round the whole ring
+    if (streamk > 0 || persistent == 1) {  // a persistent block's steps go round the whole ring
       return stages;
     }
     const int64_t per_range = ((k_steps + gridk - 1) / gridk + wg_k - 1) / wg_k;
@@ -50,6 +51,12 @@ struct WgmmaKnobs {
 
   /// The persistent grid of a stream-K config: streamk blocks per multiprocessor.
   int64_t StreamKBlocks() const { return streamk * multiprocessors; }
+
+  /// The grid of a persistent config over `tiles` output tiles: `blocks` blocks per
+  /// multiprocessor, or one per tile where the tiles are fewer.
+  int64_t PersistentBlocks(int64_t tiles) const {
+    return std::min(tiles, blocks * multiprocessors);
+  }
 
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
   // A TMA pipeline's register split (setmaxnreg): the producer's warpgroup keeps

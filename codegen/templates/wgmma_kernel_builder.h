@@ -110,6 +110,16 @@ class WgmmaKernel {
 
   Stmt TmaStreamKSegment() const;
 
+  // persistent = 1 (a TMA pipeline): block b of the PersistentBlocks() takes the tiles b,
+  // b + grid, ... in raster order, all through one ring of stages. Its producer streams the
+  // steps of all of them in one loop, so that the next tile's first stages land while the
+  // consumers store the last; the consumers multiply each tile's steps, release its last stage
+  // and store it (PersistentStore: the producer never joins them, so the register split
+  // holds).
+  std::vector<Stmt> TmaPersistentStmts() const;
+
+  int64_t PersistentBlocks() const { return k_.PersistentBlocks(TilesM() * TilesN()); }
+
   // A stream-K segment's accumulators: the tile stored, where the block holds all of its steps,
   // else parked as the block's part.
   Stmt StoreOrParkStreamKTile() const;
@@ -162,7 +172,7 @@ class WgmmaKernel {
   Stmt CopyTile(const ir::Buffer& dst, const Expr& base, int64_t rows, SourceFn source) const;
 
   // This warpgroup's instructions on shared buffer `stage`: one statement per m64 step. Promoted
-  // sums (fp8) go through `part`: zeroed, summed into by the step's instructions (waited for at
+  // sums (fp8) go through `part`: overwritten by the step's instructions (waited for at
   // once), added into `acc`.
   Stmt Multiply(const Expr& local_stage, int pending) const;
 
@@ -184,6 +194,15 @@ class WgmmaKernel {
 
   // Every thread of the block (the producer's too) copies the staged tile out.
   Stmt StageCopyOut() const;
+  // `barrier`, then threads [0, threads) (`thread` the copier's index among them) copy the
+  // staged tile out.
+  Stmt StageCopyOut(Stmt barrier, const Expr& thread, int64_t threads) const;
+
+  // A persistent block's consumers' store of one tile (TmaPersistentStmts): each thread its
+  // accumulators, or (stage_c) the tile staged and copied out by the consumers alone, between
+  // named barriers of theirs (the producer is streaming the next tile meanwhile): one before
+  // the staging, as the last tile's copy may still read the staged tile, and one after it.
+  Stmt PersistentStore() const;
 
   const Workload& w_;
   const ImplicitGemm& g_;

@@ -150,12 +150,16 @@ Stmt WgmmaKernel::StageWrites() const {
 }
 
 Stmt WgmmaKernel::StageCopyOut() const {
-  std::vector<Stmt> stmts = {ir::Barrier::Make()};
+  return StageCopyOut(ir::Barrier::Make(), tx_, k_.Threads());
+}
+
+Stmt WgmmaKernel::StageCopyOut(Stmt barrier, const Expr& thread, int64_t threads) const {
+  std::vector<Stmt> stmts = {std::move(barrier)};
   const int64_t lanes = 16 / k_.out_bytes;
   const int64_t per_row = k_.bn / lanes;
   const int64_t chunks = k_.bm * per_row;
   Var c("c_out");
-  Expr chunk = tx_ + c * k_.Threads();
+  Expr chunk = thread + c * threads;
   Expr r = chunk / per_row;
   Expr q = chunk % per_row * lanes;
   Expr m = tile_m_ * k_.bm + r;
@@ -165,7 +169,7 @@ Stmt WgmmaKernel::StageCopyOut() const {
       Store::Make(
           p_.c, ir::Ramp::Make(m * g_.n + col, 1, static_cast<int>(lanes)),
           ir::Load::Make(cs_, ir::Ramp::Make(r * k_.StagedRow() + q, 1, static_cast<int>(lanes)))));
-  stmts.push_back(SpreadOverThreads(c, chunk, chunks, k_.Threads(), std::move(copy), true));
+  stmts.push_back(SpreadOverThreads(c, chunk, chunks, threads, std::move(copy), true));
   return Block::Make(std::move(stmts));
 }
 

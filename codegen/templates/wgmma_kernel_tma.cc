@@ -102,6 +102,61 @@ std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
   return stmts;
 }
 
+std::vector<Stmt> WgmmaKernel::TmaPersistentStmts() const {
+  const int64_t tiles = TilesM() * TilesN(), grid = PersistentBlocks(), steps = Steps();
+  // The block's tiles: bx + i grid for i < count.
+  Expr count = (Expr(tiles) - v_.bx + (grid - 1)) / grid;
+  auto tile_of = [&](const Expr& i) { return v_.bx + i * grid; };
+  TmaPipeline p = Pipeline();
+  p.first_step = Expr(int64_t{0});
+  p.steps = Expr(steps);
+  auto at = [&](const Expr& g) {
+    Expr tile = tile_of(g / steps);
+    return TmaPipeline::StepTiles{
+        g % steps * row_,
+        RasterTileM(tile, TilesM(), TilesN(), k_.raster) * k_.bm,
+        RasterTileN(tile, TilesM(), TilesN(), k_.raster) * k_.bn,
+    };
+  };
+  Stmt producer = p.ProducerRange(Expr(int64_t{0}), count * steps, at);
+  Var i("tile_i");
+  TmaPipeline ring = p;
+  ring.index_base = i * steps;
+  ring.release_last = true;
+  Stmt tile = BindRasterTile(tile_of(i), TilesM(), TilesN(), k_.raster, tile_m_, tile_n_,
+                             Block::Make({
+                                 ZeroAccumulators(),
+                                 ring.Consumer([this](const Expr& stage, int pending) {
+                                   return Multiply(stage, pending);
+                                 }),
+                                 PersistentStore(),
+                             }));
+  Stmt consumer = Block::Make({
+      ir::SetMaxRegisters::Make(k_.ConsumerRegisters(), true),
+      For::Make(i, 0, count, LoopKind::kSerial, std::move(tile)),
+  });
+  return {
+      IfThenElse::Make(tx_ == 0, p.Init()),
+      ZeroPastABox(),
+      ir::Barrier::Make(),
+      IfThenElse::Make(
+          tx_ < 128,
+          Block::Make({ir::SetMaxRegisters::Make(WgmmaKnobs::kProducerRegisters, false),
+                       IfThenElse::Make(tx_ == 0, std::move(producer))}),
+          std::move(consumer)),
+  };
+}
+
+Stmt WgmmaKernel::PersistentStore() const {
+  if (k_.stage_c == 0) {
+    return WriteAccumulators();
+  }
+  constexpr int kConsumersBarrier = 1;  // 0 is the block's
+  auto consumers = [&] { return ir::Barrier::MakeNamed(kConsumersBarrier, k_.SplitThreads()); };
+  return Block::Make(
+      {consumers(), StageWrites(), StageCopyOut(consumers(), split_tx_, k_.SplitThreads())});
+}
+
 std::vector<Stmt> WgmmaKernel::TmaStreamKStmts() const {
   // No register split (setmaxnreg): the producer's warpgroup runs the segments' finishes with
   // the consumers, which need more than kProducerRegisters (ptxas ignores the split then).

@@ -1,7 +1,7 @@
 // gemm.cuda.wgmma's kernels on the simulator against the typed reference: every dtype and
 // layout, edges, element copies, warpgroups splitting K, grid splits, stream-K, TMA pipelines
 // (deep rings, short A boxes, clusters, seeded interleavings of their threads) and staged
-// output tiles.
+// output tiles, persistent grids.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -163,6 +163,73 @@ TEST(GemmCudaWgmmaSim, StreamKOverATmaRingStreamsTheNextSegmentsStagesWhileTheLa
   CheckStreamKOnSimulator("gemm:M=64,N=128,K=320,dtype=f16", Tma(64, 128, 1, 1, 3), 4);
   CheckStreamKOnSimulator("gemm:M=64,N=48,K=1024,layout=NT,dtype=i8", Tma(64, 32, 1, 1, 4), 5);
   CheckStreamKOnSimulator("gemm:M=64,N=64,K=768,layout=NT,dtype=fp8e4m3", Tma(64, 64, 1, 1, 3), 4);
+}
+
+// A persistent config of `tile` (a TMA pipeline) on a grid of `blocks` blocks per multiprocessor
+// of a GPU of `multiprocessors` (a handful, so that each block takes several tiles on the
+// simulator), for `text`, with one and three block workers.
+void CheckPersistentOnSimulator(const std::string& text, const Config& tile,
+                                int64_t multiprocessors, uint64_t schedule_seed = 0) {
+  const Workload w = *Workload::Parse(text);
+  const ImplicitGemm g(w);
+  Config config = tile;
+  config["persistent"] = 1;
+  WgmmaKnobs k = WgmmaKnobsOf(config, WgmmaCostShape(g));
+  k.multiprocessors = multiprocessors;
+  absl::StatusOr<ir::LoweredFunc> lowered = Lower(BuildWgmmaKernel(g, k, DefaultFunctionName(w)));
+  ASSERT_TRUE(lowered.ok()) << text << ": " << lowered.status();
+  for (int workers : {1, 3}) {
+    GpuSimOptions options;
+    options.block_workers = workers;
+    options.schedule_seed = schedule_seed;
+    const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
+    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(config) << " on " << multiprocessors
+                             << " multiprocessors, " << workers << " workers, schedule seed "
+                             << schedule_seed << ": " << status;
+  }
+}
+
+TEST(GemmCudaWgmmaSim, PersistentBlocksTakeWholeTilesInTurnThroughOneRing) {
+  // 12 tiles of 7 steps over 5 blocks (three take three tiles, two take two, so the ring's
+  // phases run on across tiles of unequal counts) and over 2 blocks of a 3-stage ring; bf16
+  // with a bias and ReLU.
+  const std::string bf16 = "gemm:M=192,N=256,K=448,layout=NT,dtype=bf16,epilogue=bias_relu";
+  CheckPersistentOnSimulator(bf16, Tma(64, 64, 1, 1, 3), 5);
+  CheckPersistentOnSimulator(bf16, Tma(64, 64, 1, 1, 4), 2);
+  // Two blocks per multiprocessor; a raster of the tiles; two consumer warpgroups; edges in M, N
+  // and K that the copy engine fills with zeros.
+  Config two = Tma(64, 64, 1, 1, 3);
+  two["blocks"] = 2;
+  two["raster"] = 2;
+  CheckPersistentOnSimulator("gemm:M=130,N=200,K=296,layout=NT,dtype=bf16,epilogue=bias", two, 2);
+  CheckPersistentOnSimulator("gemm:M=200,N=130,K=584,layout=NT,dtype=f16", Tma(128, 64, 2, 1, 3),
+                             2);
+  // Every output type: layout=NN's B atoms, float32, i8's exact i32 sums, fp8's promoted sums
+  // and scales, odd columns stored one at a time.
+  CheckPersistentOnSimulator("gemm:M=128,N=256,K=320,dtype=f16,out=f32", Tma(64, 128, 1, 1, 3), 3);
+  CheckPersistentOnSimulator("gemm:M=128,N=96,K=1024,layout=NT,dtype=i8,epilogue=bias_relu",
+                             Tma(64, 32, 1, 1, 4), 4);
+  CheckPersistentOnSimulator("gemm:M=128,N=128,K=768,layout=NT,dtype=fp8e4m3", Tma(64, 64, 1, 1, 3),
+                             3);
+  CheckPersistentOnSimulator("gemm:M=192,N=37,K=256,layout=NT,dtype=bf16,out=f32",
+                             Tma(64, 32, 1, 1, 3), 2);
+  // The output tile staged in shared memory and copied out by the consumers alone, tile after
+  // tile, between barriers of theirs: edges in M and N, one and two consumer warpgroups, fp8.
+  CheckPersistentOnSimulator("gemm:M=200,N=136,K=256,layout=NT,dtype=bf16,epilogue=bias_relu",
+                             Tma(64, 64, 1, 1, 3, 1, 1), 3);
+  CheckPersistentOnSimulator("gemm:M=256,N=128,K=384,layout=NT,dtype=f16,out=f32",
+                             Tma(128, 64, 2, 1, 3, 1, 1), 2);
+  CheckPersistentOnSimulator("gemm:M=128,N=192,K=512,layout=NT,dtype=fp8e4m3,epilogue=bias",
+                             Tma(64, 64, 1, 1, 4, 1, 1), 4);
+  // A convolution's windows through its im2col map, tile after tile.
+  CheckPersistentOnSimulator(
+      "conv2d:N=2,C=64,H=8,W=8,K=128,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16,epilogue=relu",
+      Tma(64, 64, 1, 1, 3), 3);
+  // The block's threads interleaved at every hand-off in orders drawn from seeds.
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    CheckPersistentOnSimulator(bf16, Tma(64, 64, 1, 1, 3), 5, seed);
+    CheckPersistentOnSimulator(bf16, Tma(128, 64, 2, 1, 3, 1, 1), 2, seed);
+  }
 }
 
 TEST(GemmCudaWgmmaSim, LayoutNnReadsBNMajorForSixteenBitDtypes) {

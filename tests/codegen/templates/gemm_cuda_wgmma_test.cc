@@ -49,8 +49,10 @@ TEST(GemmCudaWgmma, Fp8KernelsPromoteTheirSumsThroughASecondSetOfAccumulators) {
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   const std::string text = ir::ToText(lowered->body);
   EXPECT_THAT(text, HasSubstr("warpgroup_mma.fp8e4m3(part[0]"));
-  EXPECT_THAT(text, HasSubstr("pending 0"));
+  EXPECT_THAT(text, HasSubstr("pending 0, overwrite)"));
   EXPECT_THAT(text, Not(HasSubstr("pending 1")));
+  // The step's first instruction overwrites part (scale-d 0) instead of part being zeroed.
+  EXPECT_THAT(text, Not(HasSubstr("part[j] = 0")));
 }
 
 TEST(StreamKPartition, TilesAreSharedByAsManyBlocksAsTheirStepsMeet) {
@@ -257,170 +259,30 @@ TEST(GemmCudaWgmma, IsOfferedOnSm90aOnlyAndInLayoutNnForSixteenBitDtypesOnly) {
   EXPECT_THAT(built.status().message(), HasSubstr("cuda -arch=sm_90a"));
 }
 
-TEST(GemmCudaWgmma, SeedsOfferTilesThatFitTwoBlocksPerMultiprocessor) {
-  // Short reductions need two blocks per multiprocessor: a 128 x 128 tile of 3 stages (96 KiB).
-  const Workload w = *Workload::Parse("gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16");
-  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
-  ASSERT_NE(tpl, nullptr);
-  bool found = false;
-  for (const Config& c : tpl->seeds(w, Sm90a())) {
-    found = found || (c.at("bm") == 128 && c.at("bn") == 128 && c.at("stages") == 3 &&
-                      c.at("wg_m") == 2 && c.at("wg_k") == 1);
-  }
-  EXPECT_TRUE(found);
-}
-
-TEST(GemmCudaWgmma, SeedsLeadWithTheTilesWhoseBlocksFillWholeWavesOfTheGpu) {
+TEST(GemmCudaWgmma, PersistentGridsAreOfferedWhereTheTilesOutnumberTheirBlocks) {
   const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
   ASSERT_NE(tpl, nullptr);
-  struct Case {
-    const char* workload;
-    int64_t bm, bn;  // the first seed's tile
-  };
-  for (const Case& c : {
-           // 128 x 128 tiles: 192 blocks, a wave and a half; 128 x 192: 128, one wave.
-           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", 128, 192},
-           Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16", 128, 192},
-           // 48 tiles of 128 x 128 leave most multiprocessors idle; 64 x 96 makes 128.
-           Case{"gemm:M=1024,N=768,K=768,layout=NT,dtype=f16", 64, 96},
-           // Hundreds of tiles of any shape: the largest, as the presets have it.
-           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", 128, 256},
-       }) {
-    const Workload w = *Workload::Parse(c.workload);
-    const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
-    ASSERT_FALSE(seeds.empty()) << c.workload;
-    EXPECT_EQ(seeds.front().at("bm"), c.bm) << c.workload;
-    EXPECT_EQ(seeds.front().at("bn"), c.bn) << c.workload;
-    EXPECT_EQ(seeds.front().at("tma"), 1) << c.workload;
-    EXPECT_EQ(seeds.front().at("gridk"), 1) << c.workload;
-  }
-}
-
-TEST(GemmCudaWgmma, WaveFittingSeedsStageTheOutputTileBeforeDeepeningTheRing) {
-  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
-  ASSERT_NE(tpl, nullptr);
-  struct Case {
-    const char* workload;
-    int64_t bn, stages;  // the first seed's: 128 x bn tiles of two warpgroups, output staged
-  };
-  for (const Case& c : {
-           // Five stages of 128 x 192 and the staged tile exceed the 227 KiB of shared memory;
-           // four take 208 KiB.
-           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", 192, 4},
-           Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16", 192, 4},
-           // 128 x 256: three stages and the staged tile, not four stages storing from
-           // registers.
-           Case{"gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16", 256, 3},
-       }) {
-    const Workload w = *Workload::Parse(c.workload);
-    const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
-    ASSERT_FALSE(seeds.empty()) << c.workload;
-    const Config& first = seeds.front();
-    EXPECT_EQ(first.at("bm"), 128) << c.workload;
-    EXPECT_EQ(first.at("bn"), c.bn) << c.workload;
-    EXPECT_EQ(first.at("wg_m"), 2) << c.workload;
-    EXPECT_EQ(first.at("stage_c"), 1) << c.workload;
-    EXPECT_EQ(first.at("stages"), c.stages) << c.workload;
-  }
-}
-
-TEST(GemmCudaWgmma, ShortReductionsOverManyTilesLeadWithSmallTilesOfCpAsyncStagesStagingC) {
-  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
-  ASSERT_NE(tpl, nullptr);
-  // One step of K (64 channels) over 100352 x 256 outputs: 64 x 64, then 128 x 64.
-  const Workload conv = *Workload::Parse(
-      "conv2d:N=32,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16");
-  const KernelTemplate* conv_tpl = Catalog::BuiltIn().FindTemplate("conv2d.cuda.wgmma");
-  ASSERT_NE(conv_tpl, nullptr);
-  const std::vector<Config> seeds = conv_tpl->seeds(conv, Sm90a());
-  ASSERT_GE(seeds.size(), 2u);
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(seeds[i].at("bm"), i == 0 ? 64 : 128);
-    EXPECT_EQ(seeds[i].at("wg_m"), i == 0 ? 1 : 2);
-    EXPECT_EQ(seeds[i].at("bn"), 64);
-    EXPECT_EQ(seeds[i].at("tma"), 0);
-    EXPECT_EQ(seeds[i].at("stage_c"), 1);
-  }
-  // Twelve steps of K, or one step over 49 tiles: the seeds lead as before.
-  for (const char* text : {"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16",
-                           "gemm:M=3136,N=64,K=64,layout=NT,dtype=bf16"}) {
-    const std::vector<Config> others = tpl->seeds(*Workload::Parse(text), Sm90a());
-    ASSERT_FALSE(others.empty()) << text;
-    EXPECT_FALSE(others.front().at("bn") == 64 && others.front().at("tma") == 0 &&
-                 others.front().at("stage_c") == 1)
-        << text;
-  }
-}
-
-TEST(GemmCudaWgmma, SkinnyProductsThatStreamBLeadWithDeepRingsOfOneWarpgroup) {
-  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
-  ASSERT_NE(tpl, nullptr);
-  // A TMA pipeline of one m64 warpgroup (the seeds' raster groups of 8 rows: one row of tiles).
-  auto streaming = [](int64_t bn, int64_t stages, int64_t gridk = 1) {
-    Config c = Tma(64, bn, 1, 1, stages, gridk);
-    c["raster"] = 8;
-    return c;
-  };
-  // 64 x 4096 x 4096: 32 MiB of B. 128 tiles of 32 columns fill 97% of a wave; 64 tiles of 64
-  // columns are split in two.
-  const Workload w = *Workload::Parse("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16");
-  const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
-  ASSERT_GE(seeds.size(), 3u);
-  EXPECT_EQ(seeds[0], streaming(32, 16)) << ConfigToString(seeds[0]);
-  EXPECT_EQ(seeds[1].at("bn"), 64);
-  EXPECT_EQ(seeds[1].at("gridk"), 1);
-  EXPECT_EQ(seeds[2].at("bn"), 64);
-  EXPECT_EQ(seeds[2].at("gridk"), 2);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(seeds[i].at("tma"), 1);
-    EXPECT_EQ(seeds[i].at("wg_m") * seeds[i].at("wg_n") * seeds[i].at("wg_k"), 1);
-    EXPECT_GE(seeds[i].at("stages"), 8) << ConfigToString(seeds[i]);
-  }
-  // 16 x 11008 x 4096: 344 tiles of 32 columns fill 87% of three waves; split in three, 98%.
-  const Workload wide = *Workload::Parse("gemm:M=16,N=11008,K=4096,layout=NT,dtype=bf16");
-  const std::vector<Config> wide_seeds = tpl->seeds(wide, Sm90a());
-  ASSERT_GE(wide_seeds.size(), 2u);
-  EXPECT_EQ(wide_seeds[0], streaming(32, 16)) << ConfigToString(wide_seeds[0]);
-  EXPECT_EQ(wide_seeds[1], streaming(32, 16, 3)) << ConfigToString(wide_seeds[1]);
-  // 16 x 768 x 3072 reads 4.5 MiB of B, and its splits of light tiles still lead.
-  const Workload small = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
-  const std::vector<Config> small_seeds = tpl->seeds(small, Sm90a());
-  ASSERT_FALSE(small_seeds.empty());
-  EXPECT_LE(small_seeds[0].at("stages"), 6);
-  EXPECT_GT(small_seeds[0].at("gridk"), 1);
-}
-
-TEST(GemmCudaWgmma, SkinnyShapesSplitTheirReductionByDefaultAndInSeedsLargeOnesDoNot) {
-  // 16 x 768: a dozen tiles for 132 multiprocessors, and 3072 of K to share.
-  const Workload skinny = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
-  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), skinny);
-  ASSERT_NE(tpl, nullptr);
-  EXPECT_GT(tpl->default_config(skinny, Sm90a()).at("gridk"), 1);
-  int splits = 0;
-  for (const Config& c : tpl->seeds(skinny, Sm90a())) {
-    splits += c.at("gridk") > 1;
-  }
-  EXPECT_GT(splits, 0);
-  // 4096 x 4096: hundreds of tiles already.
-  const Workload large = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16");
-  EXPECT_EQ(tpl->default_config(large, Sm90a()).at("gridk"), 1);
-  for (const Config& c : tpl->seeds(large, Sm90a())) {
-    EXPECT_EQ(c.at("gridk"), 1) << ConfigToString(c);
-  }
-}
-
-TEST(GemmCudaWgmma, StreamKIsLeftToTheSearchUnseeded) {
-  // Measured slower than the data-parallel tiles on the H200, stream-K takes no seed's place.
-  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
-  ASSERT_NE(tpl, nullptr);
-  for (const char* text : {"gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16",
-                           "gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16"}) {
-    const Workload w = *Workload::Parse(text);
-    ASSERT_GT(tpl->space(w, Sm90a()).FindKnob("streamk")->values.size(), 1u) << text;
-    for (const Config& c : tpl->seeds(w, Sm90a())) {
-      EXPECT_EQ(c.at("streamk"), 0) << text << " " << ConfigToString(c);
-    }
-  }
+  const Workload w = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16");
+  const ConfigSpace space = tpl->space(w, Sm90a());
+  // 512 tiles of 128 x 256 over 132 blocks, or 264 compiled for two blocks per multiprocessor.
+  EXPECT_TRUE(space.IsValid(Persistent(Tma(128, 256, 2, 1, 4))));
+  EXPECT_TRUE(space.IsValid(Persistent(Tma(64, 128, 1, 1, 3), 2)));
+  EXPECT_TRUE(space.IsValid(Persistent(Tma(128, 256, 2, 1, 3, 1, 1))));  // the output staged
+  // Not with cp.async stages, a grid split or a cluster.
+  const std::string rule = "persistent 1 needs tma 1";
+  EXPECT_THAT(space.Validate(Persistent(Knobs(128, 256, 2, 1, 4, 16))).message(), HasSubstr(rule));
+  const Workload half = *Workload::Parse("gemm:M=2048,N=2048,K=4096,layout=NT,dtype=bf16");
+  EXPECT_THAT(tpl->space(half, Sm90a()).Validate(Persistent(Tma(128, 128, 2, 1, 4, 2))).message(),
+              HasSubstr(rule));
+  EXPECT_THAT(space.Validate(Persistent(Clustered(Tma(128, 256, 2, 1, 4)))).message(),
+              HasSubstr(rule));
+  // 96 tiles of 128 x 256 for 1024 x 3072: a block per tile already.
+  const Workload few = *Workload::Parse("gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16");
+  EXPECT_THAT(tpl->space(few, Sm90a()).Validate(Persistent(Tma(128, 256, 2, 1, 4))).message(),
+              HasSubstr("more tiles than its grid has blocks"));
+  // Where TMA cannot read the operands (rows of 200 bytes), only 0.
+  const Workload odd = *Workload::Parse("gemm:M=4096,N=4096,K=100,layout=NT,dtype=bf16");
+  EXPECT_EQ(tpl->space(odd, Sm90a()).FindKnob("persistent")->values, (std::vector<int64_t>{0}));
 }
 
 TEST(GemmCudaWgmmaLaunch, AShortReductionAllocatesOnlyTheStageBuffersItsStepsUse) {
@@ -550,6 +412,24 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", Clustered(Tma(128, 256, 2, 1, 4)),
                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
+           // Persistent grids: the consumers' loop over tiles keeps the register split.
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
+                Persistent(Tma(128, 256, 2, 1, 4)),
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3,epilogue=bias",
+                Persistent(Tma(128, 128, 2, 1, 5)),
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+           Case{"gemm:M=4096,N=4096,K=4096,dtype=f16", Persistent(Tma(128, 128, 2, 1, 4)),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"},
+           Case{"gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16",
+                Persistent(Tma(64, 128, 1, 1, 3), 2),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3",
+                Persistent(Tma(128, 128, 2, 1, 5, 1, 1)),
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
+                Persistent(Tma(128, 256, 2, 1, 3, 1, 1)),
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -578,6 +458,10 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find("_split_partials[") != std::string::npos, split) << c.text;
     EXPECT_EQ(module->code.find("atom.global.add.u32") != std::string::npos, split) << c.text;
     EXPECT_EQ(module->code.find("fence.acq_rel.gpu") != std::string::npos, split) << c.text;
+    // A persistent grid's consumers stage their output between barriers of their own.
+    EXPECT_EQ(module->code.find("bar.sync 1, 256;") != std::string::npos,
+              c.config.at("persistent") == 1 && c.config.at("stage_c") == 1)
+        << c.text;
     // layout=NN reads B transposed (imm-trans-b 1).
     EXPECT_EQ(module->code.find(", p, 1, 1, 0, 1;") != std::string::npos,
               w.gemm().layout == GemmLayout::kNN)

@@ -1,6 +1,6 @@
 // Configs of gemm.cuda.wgmma (and conv2d.cuda.wgmma, which shares its space) for the tests of
 // its kernels: the sm_90a target, every knob spelled out (Knobs), a warp-specialised TMA
-// pipeline (Tma) and its clustered twin (Clustered).
+// pipeline (Tma), its clustered twin (Clustered) and its persistent twin (Persistent).
 #pragma once
 
 #include <cstdint>
@@ -19,10 +19,10 @@ inline Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t 
                     int64_t copy, int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1,
                     int64_t stage_c = 0, int64_t tma = 0, int64_t streamk = 0,
                     int64_t cluster = 1) {
-  return {{"bm", bm},           {"bn", bn},           {"wg_m", wg_m}, {"wg_n", wg_n},
-          {"wg_k", wg_k},       {"stages", stages},   {"copy", copy}, {"raster", raster},
-          {"gridk", gridk},     {"stage_c", stage_c}, {"tma", tma},   {"streamk", streamk},
-          {"cluster", cluster}, {"blocks", 1}};
+  return {{"bm", bm},           {"bn", bn},           {"wg_m", wg_m},   {"wg_n", wg_n},
+          {"wg_k", wg_k},       {"stages", stages},   {"copy", copy},   {"raster", raster},
+          {"gridk", gridk},     {"stage_c", stage_c}, {"tma", tma},     {"streamk", streamk},
+          {"cluster", cluster}, {"blocks", 1},        {"persistent", 0}};
 }
 
 // A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
@@ -34,6 +34,14 @@ inline Config Tma(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t st
 // A TMA pipeline in clusters of two blocks along M sharing B's tile (cluster = 2).
 inline Config Clustered(Config c) {
   c["cluster"] = 2;
+  return c;
+}
+
+// A TMA pipeline on a persistent grid, each block taking whole tiles in turn (persistent = 1),
+// compiled for `blocks` blocks per multiprocessor.
+inline Config Persistent(Config c, int64_t blocks = 1) {
+  c["persistent"] = 1;
+  c["blocks"] = blocks;
   return c;
 }
 

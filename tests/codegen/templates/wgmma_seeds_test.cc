@@ -1,0 +1,233 @@
+// gemm.cuda.wgmma's seeds (wgmma_seeds.cc): the tiles that fill whole waves, two blocks per
+// multiprocessor, staged outputs before deeper rings, short reductions, products that stream B,
+// splits, stream-K where the tiles are few and the reductions long, and persistent twins.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/templates/catalog.h"
+#include "codegen/templates/template.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/templates/gpu_template_cases.h"
+#include "tests/codegen/templates/wgmma_test_configs.h"
+
+namespace tune {
+namespace {
+using namespace testing::wgmma;  // NOLINT(google-build-using-namespace)
+
+using testing::GpuTemplate;
+
+constexpr char kName[] = "gemm.cuda.wgmma";
+
+TEST(GemmCudaWgmma, SeedsOfferTilesThatFitTwoBlocksPerMultiprocessor) {
+  // Short reductions need two blocks per multiprocessor: a 128 x 128 tile of 3 stages (96 KiB).
+  const Workload w = *Workload::Parse("gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
+  ASSERT_NE(tpl, nullptr);
+  bool found = false;
+  for (const Config& c : tpl->seeds(w, Sm90a())) {
+    found = found || (c.at("bm") == 128 && c.at("bn") == 128 && c.at("stages") == 3 &&
+                      c.at("wg_m") == 2 && c.at("wg_k") == 1);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(GemmCudaWgmma, SeedsFollowTheirFirstTmaPipelinesWithTheirPersistentTwins) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  for (const char* text : {"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
+                           "gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3",
+                           "gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16"}) {
+    const Workload w = *Workload::Parse(text);
+    const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+    ASSERT_FALSE(seeds.empty()) << text;
+    ASSERT_EQ(seeds.front().at("tma"), 1) << text;
+    Config twin = seeds.front();
+    twin["persistent"] = 1;
+    ASSERT_GE(seeds.size(), 2u) << text;
+    EXPECT_EQ(seeds[1], twin) << text << ": " << ConfigToString(seeds[1]);
+    int64_t persistent = 0;
+    for (const Config& c : seeds) {
+      persistent += c.at("persistent");
+    }
+    EXPECT_EQ(persistent, 4) << text;
+  }
+  // A skinny product keeps its order: no persistent seed.
+  const Workload skinny = *Workload::Parse("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16");
+  for (const Config& c : tpl->seeds(skinny, Sm90a())) {
+    EXPECT_EQ(c.at("persistent"), 0) << ConfigToString(c);
+  }
+}
+
+TEST(GemmCudaWgmma, SeedsLeadWithTheTilesWhoseBlocksFillWholeWavesOfTheGpu) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  struct Case {
+    const char* workload;
+    int64_t bm, bn;  // the first seed's tile
+  };
+  for (const Case& c : {
+           // 128 x 128 tiles: 192 blocks, a wave and a half; 128 x 192: 128, one wave.
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", 128, 192},
+           Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16", 128, 192},
+           // 48 tiles of 128 x 128 leave most multiprocessors idle; 64 x 96 makes 128.
+           Case{"gemm:M=1024,N=768,K=768,layout=NT,dtype=f16", 64, 96},
+           // Hundreds of tiles of any shape: the largest, as the presets have it.
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16", 128, 256},
+       }) {
+    const Workload w = *Workload::Parse(c.workload);
+    const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+    ASSERT_FALSE(seeds.empty()) << c.workload;
+    EXPECT_EQ(seeds.front().at("bm"), c.bm) << c.workload;
+    EXPECT_EQ(seeds.front().at("bn"), c.bn) << c.workload;
+    EXPECT_EQ(seeds.front().at("tma"), 1) << c.workload;
+    EXPECT_EQ(seeds.front().at("gridk"), 1) << c.workload;
+  }
+}
+
+TEST(GemmCudaWgmma, WaveFittingSeedsStageTheOutputTileBeforeDeepeningTheRing) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  struct Case {
+    const char* workload;
+    int64_t bn, stages;  // the first seed's: 128 x bn tiles of two warpgroups, output staged
+  };
+  for (const Case& c : {
+           // Five stages of 128 x 192 and the staged tile exceed the 227 KiB of shared memory;
+           // four take 208 KiB.
+           Case{"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16", 192, 4},
+           Case{"gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16", 192, 4},
+           // 128 x 256: three stages and the staged tile, not four stages storing from
+           // registers.
+           Case{"gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16", 256, 3},
+       }) {
+    const Workload w = *Workload::Parse(c.workload);
+    const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+    ASSERT_FALSE(seeds.empty()) << c.workload;
+    const Config& first = seeds.front();
+    EXPECT_EQ(first.at("bm"), 128) << c.workload;
+    EXPECT_EQ(first.at("bn"), c.bn) << c.workload;
+    EXPECT_EQ(first.at("wg_m"), 2) << c.workload;
+    EXPECT_EQ(first.at("stage_c"), 1) << c.workload;
+    EXPECT_EQ(first.at("stages"), c.stages) << c.workload;
+  }
+}
+
+TEST(GemmCudaWgmma, ShortReductionsOverManyTilesLeadWithSmallTilesOfCpAsyncStagesStagingC) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  // One step of K (64 channels) over 100352 x 256 outputs: 64 x 64, then 128 x 64.
+  const Workload conv = *Workload::Parse(
+      "conv2d:N=32,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16");
+  const KernelTemplate* conv_tpl = Catalog::BuiltIn().FindTemplate("conv2d.cuda.wgmma");
+  ASSERT_NE(conv_tpl, nullptr);
+  const std::vector<Config> seeds = conv_tpl->seeds(conv, Sm90a());
+  ASSERT_GE(seeds.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(seeds[i].at("bm"), i == 0 ? 64 : 128);
+    EXPECT_EQ(seeds[i].at("wg_m"), i == 0 ? 1 : 2);
+    EXPECT_EQ(seeds[i].at("bn"), 64);
+    EXPECT_EQ(seeds[i].at("tma"), 0);
+    EXPECT_EQ(seeds[i].at("stage_c"), 1);
+  }
+  // Twelve steps of K, or one step over 49 tiles: the seeds lead as before.
+  for (const char* text : {"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16",
+                           "gemm:M=3136,N=64,K=64,layout=NT,dtype=bf16"}) {
+    const std::vector<Config> others = tpl->seeds(*Workload::Parse(text), Sm90a());
+    ASSERT_FALSE(others.empty()) << text;
+    EXPECT_FALSE(others.front().at("bn") == 64 && others.front().at("tma") == 0 &&
+                 others.front().at("stage_c") == 1)
+        << text;
+  }
+}
+
+TEST(GemmCudaWgmma, SkinnyProductsThatStreamBLeadWithDeepRingsOfOneWarpgroup) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  // A TMA pipeline of one m64 warpgroup (the seeds' raster groups of 8 rows: one row of tiles).
+  auto streaming = [](int64_t bn, int64_t stages, int64_t gridk = 1) {
+    Config c = Tma(64, bn, 1, 1, stages, gridk);
+    c["raster"] = 8;
+    return c;
+  };
+  // 64 x 4096 x 4096: 32 MiB of B. 128 tiles of 32 columns fill 97% of a wave; 64 tiles of 64
+  // columns are split in two.
+  const Workload w = *Workload::Parse("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16");
+  const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+  ASSERT_GE(seeds.size(), 3u);
+  EXPECT_EQ(seeds[0], streaming(32, 16)) << ConfigToString(seeds[0]);
+  EXPECT_EQ(seeds[1].at("bn"), 64);
+  EXPECT_EQ(seeds[1].at("gridk"), 1);
+  EXPECT_EQ(seeds[2].at("bn"), 64);
+  EXPECT_EQ(seeds[2].at("gridk"), 2);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(seeds[i].at("tma"), 1);
+    EXPECT_EQ(seeds[i].at("wg_m") * seeds[i].at("wg_n") * seeds[i].at("wg_k"), 1);
+    EXPECT_GE(seeds[i].at("stages"), 8) << ConfigToString(seeds[i]);
+  }
+  // 16 x 11008 x 4096: 344 tiles of 32 columns fill 87% of three waves; split in three, 98%.
+  const Workload wide = *Workload::Parse("gemm:M=16,N=11008,K=4096,layout=NT,dtype=bf16");
+  const std::vector<Config> wide_seeds = tpl->seeds(wide, Sm90a());
+  ASSERT_GE(wide_seeds.size(), 2u);
+  EXPECT_EQ(wide_seeds[0], streaming(32, 16)) << ConfigToString(wide_seeds[0]);
+  EXPECT_EQ(wide_seeds[1], streaming(32, 16, 3)) << ConfigToString(wide_seeds[1]);
+  // 16 x 768 x 3072 reads 4.5 MiB of B, and its splits of light tiles still lead.
+  const Workload small = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
+  const std::vector<Config> small_seeds = tpl->seeds(small, Sm90a());
+  ASSERT_FALSE(small_seeds.empty());
+  EXPECT_LE(small_seeds[0].at("stages"), 6);
+  EXPECT_GT(small_seeds[0].at("gridk"), 1);
+}
+
+TEST(GemmCudaWgmma, SkinnyShapesSplitTheirReductionByDefaultAndInSeedsLargeOnesDoNot) {
+  // 16 x 768: a dozen tiles for 132 multiprocessors, and 3072 of K to share.
+  const Workload skinny = *Workload::Parse("gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), skinny);
+  ASSERT_NE(tpl, nullptr);
+  EXPECT_GT(tpl->default_config(skinny, Sm90a()).at("gridk"), 1);
+  int splits = 0;
+  for (const Config& c : tpl->seeds(skinny, Sm90a())) {
+    splits += c.at("gridk") > 1;
+  }
+  EXPECT_GT(splits, 0);
+  // 4096 x 4096: hundreds of tiles already.
+  const Workload large = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16");
+  EXPECT_EQ(tpl->default_config(large, Sm90a()).at("gridk"), 1);
+  for (const Config& c : tpl->seeds(large, Sm90a())) {
+    EXPECT_EQ(c.at("gridk"), 1) << ConfigToString(c);
+  }
+}
+
+TEST(GemmCudaWgmma, StreamKIsSeededOnlyAsTmaPipelinesOfFewTilesAndLongReductions) {
+  // cp.async stream-K, measured slower than the data-parallel tiles on the H200, takes no
+  // seed's place; short reductions and skinny products get none.
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  for (const char* text : {"gemm:M=1024,N=768,K=768,layout=NT,dtype=bf16",
+                           "gemm:M=16,N=768,K=3072,layout=NT,dtype=bf16"}) {
+    const Workload w = *Workload::Parse(text);
+    ASSERT_GT(tpl->space(w, Sm90a()).FindKnob("streamk")->values.size(), 1u) << text;
+    for (const Config& c : tpl->seeds(w, Sm90a())) {
+      EXPECT_EQ(c.at("streamk"), 0) << text << " " << ConfigToString(c);
+    }
+  }
+  // 64 tiles of 128 x 128 and 64 steps of K: TMA stream-K of 128 x 128 and 64 x 128 tiles.
+  const Workload w = *Workload::Parse("gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16");
+  std::vector<Config> streamk;
+  for (const Config& c : tpl->seeds(w, Sm90a())) {
+    if (c.at("streamk") > 0) {
+      streamk.push_back(c);
+    }
+  }
+  ASSERT_EQ(streamk.size(), 2u);
+  for (const Config& c : streamk) {
+    EXPECT_EQ(c.at("tma"), 1) << ConfigToString(c);
+    EXPECT_EQ(c.at("bn"), 128) << ConfigToString(c);
+  }
+  EXPECT_EQ(streamk[0].at("bm"), 128);
+  EXPECT_EQ(streamk[1].at("bm"), 64);
+}
+
+}  // namespace
+}  // namespace tune
