@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "codegen/templates/cpu_matrix_gemm.h"
@@ -97,8 +98,8 @@ ConfigSpace Space(const Workload& workload, const Target&) {
                 "column block (N) of the packed B (a multiple of every panel width)");
   space.AddKnob("pack_a", {0, 1}, "copy A's blocks into mr-row panels of groups");
   // Layout NT keeps B's rows K-contiguous: its in-place form (gemm_cpu_dot_rows.h) packs
-  // nothing, and its register tile is mr rows of A x `cols` rows of B (kc, mc, nc, nv and pack_a
-  // do not apply to it).
+  // nothing, its register tile is mr rows of A x `cols` rows of B, and kc blocks its K (mc, nc,
+  // nv and pack_a do not apply to it).
   const bool nt = s.layout == GemmLayout::kNT;
   space.AddKnob("b_in_place", nt ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0},
                 "1: B read in place (layout NT): dot products along K, nothing packed");
@@ -122,6 +123,14 @@ ConfigSpace Space(const Workload& workload, const Target&) {
       [](const Config& c) {
         const int64_t mr = KnobValue(c, "mr"), cols = KnobValue(c, "cols");
         return KnobValue(c, "b_in_place") == 0 || mr * cols + mr + cols <= 32;
+      });
+  space.AddConstraint(
+      fmt::format("b_in_place == 0 || kc >= {} || {} * cols <= 512 (an in-place column tile's "
+                  "accumulators parked between blocks of K: M x cols vectors on the stack)",
+                  kp, s.m),
+      [kp, m = s.m](const Config& c) {
+        return KnobValue(c, "b_in_place") == 0 || KnobValue(c, "kc") >= kp ||
+               m * KnobValue(c, "cols") <= 512;
       });
   space.AddConstraint(
       "mr*nv + nv + 1 <= 32 (accumulators fit the vector registers)", [](const Config& c) {
@@ -173,6 +182,18 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     c["b_in_place"] = 1;
     c["pack_b"] = 0;
     c["mr"] = snap("mr", 4);
+    c["cols"] = snap("cols", 4);
+    c["kc"] = space.FindKnob("kc")->values.back();  // all of K at once
+    // Long rows: 8 rows of B a tile, in blocks of 2048 of K that L1 keeps while every row tile
+    // reads them. On a Zen 5 core (2026-12-06, bench/RESULTS.md) M = 16 ran 1.2-1.4x faster so
+    // at K = 3072 to 11008 than 4 x 4 tiles over all of K; at K = 768, 4 x 4 was 1.15x faster.
+    Config blocked = c;
+    blocked["mr"] = snap("mr", 2);
+    blocked["cols"] = snap("cols", 8);
+    blocked["kc"] = snap("kc", 2048);
+    if (workload.gemm().k > 2048 && space.ConstraintsHold(blocked)) {
+      c = blocked;
+    }
   }
   // A read in place where it may be: on a Zen 5 core every row measured so far ran 1.1-1.3x
   // faster so than with A packed (bench/RESULTS.md, 2026-12-05).
@@ -199,14 +220,24 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   other_packing["b_in_place"] = 0;
   other_packing["pack_b"] = 1 - base.at("pack_b");
   add(other_packing);
-  // The in-place form's tiles first where it is the default.
+  // The in-place form's tiles first where it is the default, over all of K (kc 0) or in blocks.
   if (space.FindKnob("b_in_place")->values.size() > 1) {
-    for (auto [mr, cols] : std::vector<std::pair<int64_t, int64_t>>{
-             {4, 4}, {2, 8}, {1, 8}, {4, 2}, {2, 4}, {1, 4}, {3, 4}}) {
+    const int64_t all_k = space.FindKnob("kc")->values.back();
+    for (auto [mr, cols, kc] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{2, 8, 2048},
+                                                                                  {4, 4, 0},
+                                                                                  {2, 8, 1024},
+                                                                                  {4, 4, 1024},
+                                                                                  {2, 8, 0},
+                                                                                  {1, 8, 0},
+                                                                                  {4, 2, 0},
+                                                                                  {2, 4, 0},
+                                                                                  {1, 4, 0},
+                                                                                  {3, 4, 0}}) {
       Config c = base;
       c["b_in_place"] = 1;
       c["mr"] = snap("mr", mr);
       c["cols"] = snap("cols", cols);
+      c["kc"] = kc == 0 ? all_k : snap("kc", kc);
       add(c);
     }
   }
@@ -505,7 +536,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuDot, workload, target, config));
   if (KnobValue(config, "b_in_place") != 0) {
     return BuildDotRowsGemm(workload, KnobValue(config, "mr"), KnobValue(config, "cols"),
-                            target.threads > 1, func_name);
+                            KnobValue(config, "kc"), target.threads > 1, func_name);
   }
   return DotGemmBuilder(workload, PlanOf(workload, target, config)).Build(func_name);
 }
@@ -523,7 +554,8 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
 
 const KernelTemplate kGemmCpuDot = {
     .name = "gemm.cpu.dot",
-    .version = 3,  // 2: the knob pack_b; NT panels packed by transposes. 3: i8 compensated by B
+    .version = 4,  // 2: the knob pack_b; NT panels packed by transposes. 3: i8 compensated by B.
+                   // 4: the in-place form blocks K by kc
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kLlvm,
     .space = &Space,

@@ -15,8 +15,10 @@ namespace tune {
 
 /// The kernel of a layout=NT GEMM with a register tile of `rows` rows of A x `cols` rows of B
 /// (each accumulator a vector over K), parameters in Workload::Arguments() order (B as given:
-/// prepared weights are a copy of it). `parallel`: the column tiles are split among threads.
-ir::LoweredFunc BuildDotRowsGemm(const Workload& workload, int64_t rows, int64_t cols,
+/// prepared weights are a copy of it). K runs in blocks of `kc` elements (0, or kc >= K: all of
+/// K at once), each column tile's accumulators parked per row of C between blocks (M x cols
+/// vectors on the stack). `parallel`: the column tiles are split among threads.
+ir::LoweredFunc BuildDotRowsGemm(const Workload& workload, int64_t rows, int64_t cols, int64_t kc,
                                  bool parallel, std::string_view func_name);
 
 }  // namespace tune

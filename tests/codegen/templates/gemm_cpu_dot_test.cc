@@ -299,6 +299,61 @@ TEST(GemmCpuDot, BInPlaceTilesComputeTheReference) {
             0);
 }
 
+// B read in place in blocks of K: the accumulators parked per row between blocks (a middle
+// block loop, a last block of fewer steps, the scalar tail past the whole steps), i8's row sums
+// of A too, with every output, prepared weights and two threads.
+TEST(GemmCpuDot, BInPlaceBlocksOfKParkTheirAccumulatorsBetweenBlocks) {
+  std::vector<KernelCase> cases;
+  struct Case {
+    const char* text;
+    int64_t mr, cols, kc;
+  };
+  for (const Case& c :
+       {Case{"gemm:M=7,N=37,K=300,layout=NT,dtype=bf16", 2, 8, 64},
+        Case{"gemm:M=16,N=24,K=300,layout=NT,dtype=bf16,epilogue=bias", 4, 4, 128},
+        Case{"gemm:M=5,N=19,K=520,layout=NT,dtype=i8,epilogue=bias_relu", 2, 8, 128},
+        Case{"gemm:M=3,N=17,K=520,layout=NT,dtype=u8i8,out=f32", 3, 4, 64},
+        Case{"gemm:M=4,N=20,K=264,layout=NT,dtype=u8i8,out=i8,epilogue=requant", 2, 4, 128},
+        Case{"gemm:M=2,N=9,K=200,layout=NT,dtype=bf16,weights=prepared", 1, 8, 64}}) {
+    const Workload w = ParseWorkload(c.text);
+    const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+    Config config = kGemmCpuDot.default_config(w, target);
+    config["b_in_place"] = 1;
+    config["pack_b"] = 0;
+    config["mr"] = c.mr;
+    config["cols"] = c.cols;
+    config["kc"] = c.kc;
+    ASSERT_TRUE(kGemmCpuDot.space(w, target).ConstraintsHold(config)) << c.text;
+    cases.push_back({w, config});
+  }
+  EXPECT_THAT(CheckKernels(ParseTarget("llvm -mcpu=native -threads=1"), kGemmCpuDot, cases),
+              IsEmpty());
+  EXPECT_THAT(CheckKernels(ParseTarget("llvm -mcpu=native -threads=2"), kGemmCpuDot, cases),
+              IsEmpty());
+  // The defaults: 2 x 8 tiles in blocks of 2048 for long rows, 4 x 4 over all of K otherwise.
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  const Config long_rows = kGemmCpuDot.default_config(
+      ParseWorkload("gemm:M=16,N=4096,K=11008,layout=NT,dtype=bf16"), target);
+  EXPECT_EQ(long_rows.at("mr"), 2);
+  EXPECT_EQ(long_rows.at("cols"), 8);
+  EXPECT_EQ(long_rows.at("kc"), 2048);
+  const Config short_rows = kGemmCpuDot.default_config(
+      ParseWorkload("gemm:M=16,N=3072,K=768,layout=NT,dtype=bf16"), target);
+  EXPECT_EQ(short_rows.at("mr"), 4);
+  EXPECT_EQ(short_rows.at("cols"), 4);
+  EXPECT_EQ(short_rows.at("kc"), 768);
+  // Many rows parked would not fit the stack: blocks of K in place need M x cols <= 512.
+  const Workload tall = ParseWorkload("gemm:M=512,N=64,K=4096,layout=NT,dtype=bf16");
+  Config too_many = kGemmCpuDot.default_config(tall, target);
+  too_many["b_in_place"] = 1;
+  too_many["pack_b"] = 0;
+  too_many["mr"] = 2;
+  too_many["cols"] = 4;
+  too_many["kc"] = 1024;
+  EXPECT_THAT(kGemmCpuDot.space(tall, target).Validate(too_many).message(),
+              HasSubstr("accumulators parked between blocks of K"));
+}
+
 TEST(GemmCpuDot, BuildsOnlyTheMatrixDtypes) {
   absl::Status f32 = CheckTemplateForm(kGemmCpuDot, ParseWorkload("gemm:M=8,N=8,K=8"));
   EXPECT_THAT(f32.message(), HasSubstr("dtype=f16|bf16|i8|u8i8"));
