@@ -342,6 +342,15 @@ TEST(GemmCpuDot, BInPlaceBlocksOfKParkTheirAccumulatorsBetweenBlocks) {
   EXPECT_EQ(short_rows.at("mr"), 4);
   EXPECT_EQ(short_rows.at("cols"), 4);
   EXPECT_EQ(short_rows.at("kc"), 768);
+  // s8 x s8 over short rows packs B: in place each step would add a row sum of A and shift B.
+  EXPECT_EQ(
+      kGemmCpuDot.default_config(ParseWorkload("gemm:M=16,N=768,K=768,layout=NT,dtype=i8"), target)
+          .at("b_in_place"),
+      0);
+  EXPECT_EQ(
+      kGemmCpuDot.default_config(ParseWorkload("gemm:M=16,N=768,K=3072,layout=NT,dtype=i8"), target)
+          .at("b_in_place"),
+      1);
   // Many rows parked would not fit the stack: blocks of K in place need M x cols <= 512.
   const Workload tall = ParseWorkload("gemm:M=512,N=64,K=4096,layout=NT,dtype=bf16");
   Config too_many = kGemmCpuDot.default_config(tall, target);
