@@ -99,17 +99,15 @@ TEST(GemmCudaWgmmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue
                    {Tma(64, 64, 1, 1, 4, 4)});
 }
 
-// A stream-K config of `tile` (bm, bn, wg_m, stages) on a grid of `blocks` blocks (not the
-// 132 or 264 of the space's knob: a handful, so that the simulator runs it), for `text`, on the
+// `config` with its persistent grid counted in multiprocessors of a GPU of `multiprocessors` (not
+// the 132 of the space's knobs: a handful, so that the simulator runs it), for `text`, on the
 // simulator with one and three block workers (any block of a shared tile may arrive last).
-void CheckStreamKOnSimulator(const std::string& text, const Config& tile, int64_t blocks,
-                             uint64_t schedule_seed = 0) {
+void CheckOnAGpuOf(int64_t multiprocessors, const std::string& text, const Config& config,
+                   uint64_t schedule_seed) {
   const Workload w = *Workload::Parse(text);
   const ImplicitGemm g(w);
-  Config config = tile;
-  config["streamk"] = 1;
   WgmmaKnobs k = WgmmaKnobsOf(config, WgmmaCostShape(g));
-  k.multiprocessors = blocks;
+  k.multiprocessors = multiprocessors;
   absl::StatusOr<ir::LoweredFunc> lowered = Lower(BuildWgmmaKernel(g, k, DefaultFunctionName(w)));
   ASSERT_TRUE(lowered.ok()) << text << ": " << lowered.status();
   for (int workers : {1, 3}) {
@@ -117,10 +115,17 @@ void CheckStreamKOnSimulator(const std::string& text, const Config& tile, int64_
     options.block_workers = workers;
     options.schedule_seed = schedule_seed;
     const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
-    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(config) << " on " << blocks
-                             << " blocks, " << workers << " workers, schedule seed "
+    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(config) << " on " << multiprocessors
+                             << " multiprocessors, " << workers << " workers, schedule seed "
                              << schedule_seed << ": " << status;
   }
+}
+
+// A stream-K config of `tile` (bm, bn, wg_m, stages) on a grid of `blocks` blocks.
+void CheckStreamKOnSimulator(const std::string& text, Config tile, int64_t blocks,
+                             uint64_t schedule_seed = 0) {
+  tile["streamk"] = 1;
+  CheckOnAGpuOf(blocks, text, tile, schedule_seed);
 }
 
 TEST(GemmCudaWgmmaSim, StreamKBlocksStoreTheTilesTheyHoldAndTheLastOfASharedTilesAddsItsParts) {
@@ -165,28 +170,12 @@ TEST(GemmCudaWgmmaSim, StreamKOverATmaRingStreamsTheNextSegmentsStagesWhileTheLa
   CheckStreamKOnSimulator("gemm:M=64,N=64,K=768,layout=NT,dtype=fp8e4m3", Tma(64, 64, 1, 1, 3), 4);
 }
 
-// A persistent config of `tile` (a TMA pipeline) on a grid of `blocks` blocks per multiprocessor
-// of a GPU of `multiprocessors` (a handful, so that each block takes several tiles on the
-// simulator), for `text`, with one and three block workers.
-void CheckPersistentOnSimulator(const std::string& text, const Config& tile,
-                                int64_t multiprocessors, uint64_t schedule_seed = 0) {
-  const Workload w = *Workload::Parse(text);
-  const ImplicitGemm g(w);
-  Config config = tile;
-  config["persistent"] = 1;
-  WgmmaKnobs k = WgmmaKnobsOf(config, WgmmaCostShape(g));
-  k.multiprocessors = multiprocessors;
-  absl::StatusOr<ir::LoweredFunc> lowered = Lower(BuildWgmmaKernel(g, k, DefaultFunctionName(w)));
-  ASSERT_TRUE(lowered.ok()) << text << ": " << lowered.status();
-  for (int workers : {1, 3}) {
-    GpuSimOptions options;
-    options.block_workers = workers;
-    options.schedule_seed = schedule_seed;
-    const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
-    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(config) << " on " << multiprocessors
-                             << " multiprocessors, " << workers << " workers, schedule seed "
-                             << schedule_seed << ": " << status;
-  }
+// A persistent config of `tile` (a TMA pipeline) on a GPU of `multiprocessors`, so that each
+// block takes several tiles on the simulator.
+void CheckPersistentOnSimulator(const std::string& text, Config tile, int64_t multiprocessors,
+                                uint64_t schedule_seed = 0) {
+  tile["persistent"] = 1;
+  CheckOnAGpuOf(multiprocessors, text, tile, schedule_seed);
 }
 
 TEST(GemmCudaWgmmaSim, PersistentBlocksTakeWholeTilesInTurnThroughOneRing) {
