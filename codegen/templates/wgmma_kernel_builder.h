@@ -120,6 +120,10 @@ class WgmmaKernel {
 
   int64_t PersistentBlocks() const { return k_.PersistentBlocks(TilesM() * TilesN()); }
 
+  // Where step `step` of tile `tile` (in raster order) reads: its K coordinate, A's row and B's
+  // column (a persistent block's or a stream-K segment's producer walks tiles in turn).
+  TmaPipeline::StepTiles StepOfTile(const Expr& tile, const Expr& step) const;
+
   // A stream-K segment's accumulators: the tile stored, where the block holds all of its steps,
   // else parked as the block's part.
   Stmt StoreOrParkStreamKTile() const;

@@ -102,6 +102,11 @@ std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
   return stmts;
 }
 
+TmaPipeline::StepTiles WgmmaKernel::StepOfTile(const Expr& tile, const Expr& step) const {
+  return {step * row_, RasterTileM(tile, TilesM(), TilesN(), k_.raster) * k_.bm,
+          RasterTileN(tile, TilesM(), TilesN(), k_.raster) * k_.bn};
+}
+
 std::vector<Stmt> WgmmaKernel::TmaPersistentStmts() const {
   const int64_t tiles = TilesM() * TilesN(), grid = PersistentBlocks(), steps = Steps();
   // The block's tiles: bx + i grid for i < count.
@@ -110,14 +115,7 @@ std::vector<Stmt> WgmmaKernel::TmaPersistentStmts() const {
   TmaPipeline p = Pipeline();
   p.first_step = Expr(int64_t{0});
   p.steps = Expr(steps);
-  auto at = [&](const Expr& g) {
-    Expr tile = tile_of(g / steps);
-    return TmaPipeline::StepTiles{
-        g % steps * row_,
-        RasterTileM(tile, TilesM(), TilesN(), k_.raster) * k_.bm,
-        RasterTileN(tile, TilesM(), TilesN(), k_.raster) * k_.bn,
-    };
-  };
+  auto at = [&](const Expr& g) { return StepOfTile(tile_of(g / steps), g % steps); };
   Stmt producer = p.ProducerRange(Expr(int64_t{0}), count * steps, at);
   Var i("tile_i");
   TmaPipeline ring = p;
@@ -182,12 +180,7 @@ Stmt WgmmaKernel::TmaStreamKSegment() const {
   Expr to = ir::Min::Make(total, first + skv_.steps + k_.stages);
   auto at = [&](const Expr& g) {
     Expr iteration = skv_.begin + g;
-    Expr tile = iteration / steps;
-    return TmaPipeline::StepTiles{
-        iteration % steps * row_,
-        RasterTileM(tile, TilesM(), TilesN(), k_.raster) * k_.bm,
-        RasterTileN(tile, TilesM(), TilesN(), k_.raster) * k_.bn,
-    };
+    return StepOfTile(iteration / steps, iteration % steps);
   };
   Stmt consumer = Block::Make({
       ZeroAccumulators(),
