@@ -135,39 +135,6 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
   return seeds;
 }
 
-// For products of more than 64 rows whose 128 x 128 tiles are fewer than the multiprocessors
-// and whose reductions are long (24 steps of K or more: a 3x3 convolution of 512 channels over
-// 7 x 7 pixels, 256 x 4096 x 4096), stream-K TMA pipelines of 128 x 128 and 64 x 128 tiles: a
-// persistent grid of one block per multiprocessor shares the tiles' steps evenly, where whole
-// tiles leave a quarter of the multiprocessors idle or more and splits of K run in waves.
-// On the H100 (2026-12-06) the 3x3 layer of 512 channels at batch 32 ran its best tiles (64 x
-// 128, 100 blocks) at 0.66x cuDNN; splits of them ran slower still.
-std::vector<Config> StreamKSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
-  constexpr int64_t kLongReduction = 24;
-  const std::vector<int64_t>& values = space.FindKnob("streamk")->values;
-  if (g.m <= 64 || WgmmaCostShape(g).k_steps < kLongReduction ||
-      GpuCeilDiv(g.m, 128) * GpuCeilDiv(g.n, 128) >= kGpuMultiprocessorsGuess ||
-      std::find(values.begin(), values.end(), 1) == values.end() ||
-      space.FindKnob("tma")->values.size() < 2) {
-    return {};
-  }
-  std::vector<Config> seeds;
-  for (const auto& [bm, wg_m] : std::vector<std::pair<int64_t, int64_t>>{{128, 2}, {64, 1}}) {
-    Config c = PlainConfig(space, bm, 128);
-    c["wg_m"] = wg_m;
-    c["tma"] = 1;
-    c["streamk"] = 1;
-    for (int64_t stages : {5, 4, 3}) {
-      c["stages"] = stages;
-      if (space.IsValid(c)) {
-        seeds.push_back(c);
-        break;
-      }
-    }
-  }
-  return seeds;
-}
-
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
 // pipeline where the operands allow one and the first as cp.async stages too (and its TMA
 // pipeline in clusters of two sharing B's tile), with the first warpgroup arrangement, output
@@ -345,31 +312,6 @@ std::vector<Config> ShortReductionSeeds(const ImplicitGemm& g, const ConfigSpace
   return seeds;
 }
 
-// Each of the first four TMA pipelines of `seeds` followed by its persistent twin (one block per
-// multiprocessor taking whole tiles in turn), where the tile leaves more tiles than the twin's
-// grid has blocks.
-std::vector<Config> WithPersistentTwins(const ConfigSpace& space, std::vector<Config> seeds) {
-  constexpr int kTwins = 4;
-  std::vector<Config> out;
-  int twins = 0;
-  for (Config& c : seeds) {
-    Config twin = c;
-    twin["persistent"] = 1;
-    const bool add_twin = twins < kTwins && c.at("tma") == 1 && c.at("persistent") == 0 &&
-                          space.IsValid(twin) &&
-                          std::find(seeds.begin(), seeds.end(), twin) == seeds.end();
-    out.push_back(std::move(c));
-    if (add_twin && std::find(out.begin(), out.end(), twin) == out.end()) {
-      out.push_back(std::move(twin));
-      ++twins;
-    }
-  }
-  if (out.size() > kMaxGpuSeeds) {
-    out.resize(kMaxGpuSeeds);
-  }
-  return out;
-}
-
 }  // namespace
 
 Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
@@ -426,10 +368,13 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   }
   // Splits of the reduction for tiles too few to fill the GPU once: first the split seeds of
   // light tiles, then each variant and its split.
-  // Stream-K configs of cp.async stages are left to the search, unseeded: on the H200
-  // (2026-12-03) every one of them ran 1.5 to 2.5 times slower than the best data-parallel tile
-  // of the same shape. Stream-K TMA pipelines follow the wave-fitting tiles where the tiles are
-  // fewer than the multiprocessors and the reductions long (StreamKSeeds).
+  // Stream-K and persistent grids are left to the search, unseeded. On the H200 (2026-12-03)
+  // every stream-K config of cp.async stages ran 1.5 to 2.5 times slower than the best
+  // data-parallel tile of the same shape; on the H100 (2026-12-06) its TMA pipelines of 128 x 128
+  // and 64 x 128 tiles ran 256 x 4096 x 4096 and the 3x3 layer of 512 channels over 7 x 7 pixels
+  // at batch 32 1.4 to 2.0 times slower than their best data-parallel tiles, and the persistent
+  // twins of the TMA seeds of five bf16 and fp8 products ran at 0.79-1.01x (geomean 0.89 over
+  // ten pairs) the speed of their one-block-per-tile twins (bench/RESULTS.md).
   // The tiles that fill whole waves lead where they fill half the GPU or more; else the splits
   // of light tiles do (16 x 768 x 3072 on the H200: 7.6 us at best unsplit, 4.7 split 12 ways).
   // For 64 rows or fewer they come last: there the presets lead, whose splits of K among
@@ -454,7 +399,6 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   if (fits_lead) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess / 2));
   }
-  append(StreamKSeeds(g, space));
   append(SplitSeeds(g, space));
   if (!fits_lead && g.m > 64) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));
@@ -463,8 +407,7 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   if (g.m <= 64) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));
   }
-  // Skinny products (64 rows or fewer) keep their order: their blocks stream B, few per tile row.
-  return g.m > 64 ? WithPersistentTwins(space, std::move(seeds)) : seeds;
+  return seeds;
 }
 
 }  // namespace tune
