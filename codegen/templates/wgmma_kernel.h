@@ -60,12 +60,22 @@ struct WgmmaKnobs {
 
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
   // A TMA pipeline's register split (setmaxnreg): the producer's warpgroup keeps
-  // kProducerRegisters, the consumers share the rest of the block's share of the
-  // multiprocessor's 64K (all of it, or half of it with blocks 2).
+  // kProducerRegisters, the consumers share the rest of the block's launch registers.
   static constexpr int kProducerRegisters = 40;
+  // The registers ptxas gives each thread at launch: the block's share of the multiprocessor's
+  // 64K (all of it, or half of it with blocks 2) in whole units of 8, at most 255: the
+  // `.maxnreg` that the GPU code generator gives a kernel with setmaxnreg.
+  int LaunchRegisters() const {
+    return static_cast<int>(std::min<int64_t>(255, 65536 / blocks / Threads() / 8 * 8));
+  }
+  // setmaxnreg.inc takes registers only from the block's own pool, which holds what the
+  // producer's warpgroup releases, and waits until the pool has them: a count beyond launch +
+  // released / consumer threads never comes, and the block hangs (blocks 2 of 384 threads launch
+  // with 80, not 85: 104 hung on an H100, 2026-12-06).
   int ConsumerRegisters() const {
-    const int64_t share = (65536 / blocks - 128 * kProducerRegisters) / SplitThreads() / 8 * 8;
-    return static_cast<int>(std::min<int64_t>(256, share));
+    const int64_t launch = LaunchRegisters();
+    const int64_t released = (launch - kProducerRegisters) * 128;
+    return static_cast<int>(std::min<int64_t>(256, (launch + released / SplitThreads()) / 8 * 8));
   }
   // The block: the K ranges' warpgroups, after the producer warpgroup of a TMA pipeline.
   int64_t Threads() const { return SplitThreads() * wg_k + 128 * tma; }

@@ -215,6 +215,25 @@ TEST(Conv2dCudaWgmmaPtx, TwoBlocksPerMultiprocessorHalveTheRegisterBudget) {
   ASSERT_TRUE(space.Validate(large).ok()) << space.Validate(large);
   large["blocks"] = 2;
   EXPECT_THAT(space.Validate(large).message(), HasSubstr("blocks 2 needs"));
+  // Two consumer warpgroups: 384 threads launch with 80 registers (32768 / 384 rounded down to
+  // 8), and the producer's release of 40 x 128 lifts 256 consumers by 20 at most: 96, not 104.
+  Config three = WgmmaKnobs(64, 64, 1, 2, 3, 16, 8, 1, 1, 1, 1);
+  three["blocks"] = 2;
+  ASSERT_TRUE(space.Validate(three).ok()) << space.Validate(three);
+  lowered = testing::BuildLoweredGpu(kWgmma, w, three, Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  module = EmitGpuModule({*lowered}, {.target = Sm90a()});
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_THAT(module->code, HasSubstr(".maxnreg 80"));
+  EXPECT_THAT(module->code, HasSubstr("setmaxnreg.inc.sync.aligned.u32 96"));
+  // 64 x 96 tiles of promoted fp8 sums need 48 + 56: more than the consumers can be lifted to.
+  const Workload fp8 = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3");
+  Config hung = WgmmaKnobs(64, 96, 1, 2, 5, 16, 4, 1, 1, 0, 1);
+  hung["blocks"] = 2;
+  hung["persistent"] = 1;
+  EXPECT_THAT(
+      GpuTemplate("gemm.cuda.wgmma", Sm90a(), fp8)->space(fp8, Sm90a()).Validate(hung).message(),
+      HasSubstr("blocks 2 needs"));
 }
 
 TEST(Conv2dCudaTensorCorePtx, ResNetLayersAssembleWithoutSpills) {

@@ -193,6 +193,11 @@ TEST(GemmCudaWgmmaSim, PersistentBlocksTakeWholeTilesInTurnThroughOneRing) {
   CheckPersistentOnSimulator("gemm:M=130,N=200,K=296,layout=NT,dtype=bf16,epilogue=bias", two, 2);
   CheckPersistentOnSimulator("gemm:M=200,N=130,K=584,layout=NT,dtype=f16", Tma(128, 64, 2, 1, 3),
                              2);
+  // Two consumer warpgroups side by side in N, two blocks per multiprocessor.
+  Config side = Tma(64, 96, 1, 2, 5);
+  side["blocks"] = 2;
+  side["raster"] = 4;
+  CheckPersistentOnSimulator("gemm:M=192,N=480,K=512,layout=NT,dtype=bf16", side, 2);
   // Every output type: layout=NN's B atoms, float32, i8's exact i32 sums, fp8's promoted sums
   // and scales, odd columns stored one at a time.
   CheckPersistentOnSimulator("gemm:M=128,N=256,K=320,dtype=f16,out=f32", Tma(64, 128, 1, 1, 3), 3);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -36,6 +37,26 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr char kName[] = "gemm.cuda.wgmma";
+
+// The count of the PTX's `setmaxnreg.<action>` ("inc" or "dec"), if it has one.
+std::optional<int64_t> SetMaxRegisters(const std::string& ptx, const std::string& action) {
+  const std::string op = "setmaxnreg." + action + ".sync.aligned.u32 ";
+  const size_t at = ptx.find(op);
+  if (at == std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoll(ptx.substr(at + op.size()));
+}
+
+// The registers per thread of ptxas -v's report ("Used 168 registers").
+std::optional<int64_t> PtxasRegisters(const std::string& report) {
+  const std::string used = "Used ";
+  const size_t at = report.find(used);
+  if (at == std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoll(report.substr(at + used.size()));
+}
 
 TEST(GemmCudaWgmma, Fp8KernelsPromoteTheirSumsThroughASecondSetOfAccumulators) {
   const Workload w = *Workload::Parse("gemm:M=256,N=256,K=256,layout=NT,dtype=fp8e4m3");
@@ -430,6 +451,13 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
                 Persistent(Tma(128, 256, 2, 1, 3, 1, 1)),
                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
+           // Two blocks per multiprocessor of three warpgroups: 80 registers at launch, not 85.
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3",
+                Persistent(Tma(64, 64, 1, 2, 5), 2),
+                "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
+                Persistent(Tma(64, 128, 1, 1, 4), 2),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -475,6 +503,18 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     const std::string report = (std::stringstream() << std::ifstream(log).rdbuf()).str();
     ASSERT_EQ(rc, 0) << c.text << "\n" << report;
     EXPECT_THAT(report, HasSubstr("0 bytes spill stores")) << c.text << "\n" << report;
+    // setmaxnreg.inc waits for registers from the block's pool, which holds only what the
+    // producer's warpgroup releases: asking more hangs the block.
+    if (const std::optional<int64_t> raised = SetMaxRegisters(module->code, "inc")) {
+      const std::optional<int64_t> launch = PtxasRegisters(report);
+      ASSERT_TRUE(launch.has_value()) << report;
+      const int64_t lowered_to = SetMaxRegisters(module->code, "dec").value_or(*launch);
+      const int64_t consumers = 128 * c.config.at("wg_m") * c.config.at("wg_n");
+      EXPECT_LE((*raised - *launch) * consumers, (*launch - lowered_to) * 128)
+          << c.text << " " << ConfigToString(c.config) << ": setmaxnreg.inc " << *raised << " from "
+          << *launch << " at launch\n"
+          << report;
+    }
     EXPECT_THAT(report, Not(HasSubstr("serialized"))) << c.text << "\n" << report;
     EXPECT_THAT(report, Not(HasSubstr("ignored"))) << c.text << "\n" << report;
   }
