@@ -11,6 +11,7 @@
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/template_util.h"
 #include "codegen/templates/wgmma_kernel.h"
+#include "common/element_type.h"
 #include "common/strings.h"
 
 namespace tune {
@@ -70,6 +71,13 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
     presets.push_back(make(64, 128, 1, 2, 5));
   }
   presets.push_back(make(128, 256, 2, 1, 4));
+  if (IsFp8Dtype(g.workload.dtype())) {
+    // fp8's promoted sums hold two sets of accumulators, so 128 x 256 tiles do not fit. On the
+    // H100 (2026-12-06, 4096^3, bench/RESULTS.md) 128 x 128 tiles ran in 132.9-134.0 us with four
+    // stages against 139.7-140.7 with five, and 64 x 256 in two warpgroups side by side in 133.3.
+    presets.push_back(make(128, 128, 2, 1, 4));
+    presets.push_back(make(64, 256, 1, 2, 4));
+  }
   presets.push_back(make(128, 128, 2, 1, 5));
   presets.push_back(make(256, 128, 2, 1, 4));
   presets.push_back(make(128, 256, 1, 2, 4));
@@ -138,16 +146,15 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
 // pipeline where the operands allow one and the first as cp.async stages too (and its TMA
 // pipeline in clusters of two sharing B's tile), with the first warpgroup arrangement, output
-// staging and depth (five stages down to three) the space takes: the output tile staged in
-// shared memory before a deeper ring. On the H200 (2026-12-04, bench/gpu_probe/short_k.txt)
-// 4096 x 768 x 768 in 128 x 192 tiles ran in 10.7 us with four stages and the output staged, and
-// in 14-15 us with four or five stages and each thread storing its accumulators; three stages
-// against five of 128 x 128 cost 1%.
-// On the H200 (2026-12-04) a clustered pipeline ran at 0.94x its unclustered twin (geomean over
-// 20 pairs of ten bf16 rows; 1.09x once): one twin keeps it measured without spending a second
-// trial on it.
-// On the H200 (2026-12-03) the presets' 128 x 128 and 128 x 256 tiles ran 4096 x 768 x 768
-// and 1024 x 3072 x 768 in a wave and a half or less than one, at 0.61-0.63x cuBLASLt.
+// staging and depth (five stages down to three; for fp8 four, five, three) the space takes: the
+// output tile staged in shared memory before a deeper ring. On the H200 (2026-12-04,
+// bench/gpu_probe/short_k.txt) 4096 x 768 x 768 in 128 x 192 tiles ran in 10.7 us with four stages
+// and the output staged, and in 14-15 us with four or five stages and each thread storing its
+// accumulators; three stages against five of 128 x 128 cost 1%. On the H200 (2026-12-04) a
+// clustered pipeline ran at 0.94x its unclustered twin (geomean over 20 pairs of ten bf16
+// rows; 1.09x once): one twin keeps it measured without spending a second trial on it. On the H200
+// (2026-12-03) the presets' 128 x 128 and 128 x 256 tiles ran 4096 x 768 x 768 and 1024 x 3072 x
+// 768 in a wave and a half or less than one, at 0.61-0.63x cuBLASLt.
 std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
   const std::vector<int64_t>& bms = space.FindKnob("bm")->values;
   const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
@@ -171,13 +178,17 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
     }
   }
   const bool tma = space.FindKnob("tma")->values.size() > 1;
+  // fp8 tries four stages first (Presets: 5% faster than five for 128 x 128 tiles on the H100).
+  const std::vector<int64_t> depths = IsFp8Dtype(g.workload.dtype())
+                                          ? std::vector<int64_t>{4, 5, 3}
+                                          : std::vector<int64_t>{5, 4, 3};
   // The first valid config of the tile with `tma`, trying arrangements, depths and staging.
   auto make = [&](const BlockTile& t, int64_t with_tma) -> std::optional<Config> {
     Config c = PlainConfig(space, t.bm, t.bn);
     c["tma"] = with_tma;
     for (const auto& [wm, wn] : std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {1, 1}, {1, 2}}) {
       for (int64_t stage_c : {1, 0}) {
-        for (int64_t stages : {5, 4, 3}) {
+        for (int64_t stages : depths) {
           c["wg_m"] = wm;
           c["wg_n"] = wn;
           c["stages"] = stages;
