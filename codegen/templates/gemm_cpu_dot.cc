@@ -177,12 +177,25 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     c = blocks;
   }
   // Few rows against canonical NT weights: packing B would cost more than the product. Not
-  // s8 x s8 over K <= 2048: in place it adds a row sum of A to every step and shifts every
-  // vector of B, and on a Zen 5 core (2026-12-06) its 16-row products of K = 768 ran 1.35x
-  // faster with B packed.
-  const bool short_i8 = workload.dtype() == Dtype::kI8 && workload.gemm().k <= 2048;
-  if (workload.gemm().layout == GemmLayout::kNT && workload.gemm().m <= 16 &&
-      !workload.prepared_weights() && !short_i8) {
+  // s8 x s8 of more than 8 rows over K <= 2048: in place it adds a row sum of A to every step
+  // and shifts every vector of B, which the rows no longer pay for. On a Zen 5 core
+  // (2026-12-06, N = K = 768) in place ran 1.6x faster for 4 rows, the same for 8, and 0.69x
+  // for 16, where B packed in 4 x 4 vector tiles over all of K ran at 0.95x oneDNN's plain
+  // matmul (8 x 3 tiles in blocks of 512: 0.90).
+  const bool nt_few_rows = workload.gemm().layout == GemmLayout::kNT && workload.gemm().m <= 16 &&
+                           !workload.prepared_weights();
+  const bool short_i8 =
+      workload.dtype() == Dtype::kI8 && workload.gemm().k <= 2048 && workload.gemm().m > 8;
+  if (nt_few_rows && short_i8) {
+    Config tiles = c;
+    tiles["mr"] = snap("mr", 4);
+    tiles["nv"] = snap("nv", 4);
+    tiles["kc"] = space.FindKnob("kc")->values.back();  // all of K at once
+    if (space.ConstraintsHold(tiles)) {
+      c = tiles;
+    }
+  }
+  if (nt_few_rows && !short_i8) {
     c["b_in_place"] = 1;
     c["pack_b"] = 0;
     c["mr"] = snap("mr", 4);

@@ -342,11 +342,19 @@ TEST(GemmCpuDot, BInPlaceBlocksOfKParkTheirAccumulatorsBetweenBlocks) {
   EXPECT_EQ(short_rows.at("mr"), 4);
   EXPECT_EQ(short_rows.at("cols"), 4);
   EXPECT_EQ(short_rows.at("kc"), 768);
-  // s8 x s8 over short rows packs B: in place each step would add a row sum of A and shift B.
-  EXPECT_EQ(
-      kGemmCpuDot.default_config(ParseWorkload("gemm:M=16,N=768,K=768,layout=NT,dtype=i8"), target)
-          .at("b_in_place"),
-      0);
+  // s8 x s8 of more than 8 rows over short rows packs B, in 4 x 4 vector tiles over all of K:
+  // in place each step would add a row sum of A and shift B. Fewer rows read B in place.
+  const Config short_i8 =
+      kGemmCpuDot.default_config(ParseWorkload("gemm:M=16,N=768,K=768,layout=NT,dtype=i8"), target);
+  EXPECT_EQ(short_i8.at("b_in_place"), 0);
+  EXPECT_EQ(short_i8.at("mr"), 4);
+  EXPECT_EQ(short_i8.at("nv"), 4);
+  EXPECT_EQ(short_i8.at("kc"), 768);
+  for (const char* text :
+       {"gemm:M=1,N=768,K=768,layout=NT,dtype=i8", "gemm:M=1,N=3072,K=768,layout=NT,dtype=i8",
+        "gemm:M=4,N=768,K=768,layout=NT,dtype=i8"}) {
+    EXPECT_EQ(kGemmCpuDot.default_config(ParseWorkload(text), target).at("b_in_place"), 1) << text;
+  }
   EXPECT_EQ(
       kGemmCpuDot.default_config(ParseWorkload("gemm:M=16,N=768,K=3072,layout=NT,dtype=i8"), target)
           .at("b_in_place"),
