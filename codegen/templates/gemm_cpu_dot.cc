@@ -186,7 +186,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
                            !workload.prepared_weights();
   const bool short_i8 =
       workload.dtype() == Dtype::kI8 && workload.gemm().k <= 2048 && workload.gemm().m > 8;
-  if (nt_few_rows && short_i8) {
+  if (nt_few_rows && short_i8) {  // B packed, as above, in 4 x 4 vector tiles over all of K
     Config tiles = c;
     tiles["mr"] = snap("mr", 4);
     tiles["nv"] = snap("nv", 4);
@@ -194,8 +194,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     if (space.ConstraintsHold(tiles)) {
       c = tiles;
     }
-  }
-  if (nt_few_rows && !short_i8) {
+  } else if (nt_few_rows) {
     c["b_in_place"] = 1;
     c["pack_b"] = 0;
     c["mr"] = snap("mr", 4);
