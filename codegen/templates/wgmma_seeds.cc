@@ -39,6 +39,17 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
           {"persistent", 0}};
 }
 
+// Sets `c`'s stages to the first of `depths` that makes it valid (false when none does).
+bool FirstValidDepth(const ConfigSpace& space, Config& c, const std::vector<int64_t>& depths) {
+  for (int64_t stages : depths) {
+    c["stages"] = stages;
+    if (space.IsValid(c)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Large tiles of two warpgroups for large problems (CUTLASS's Hopper defaults are 128 x 128
 // and 128 x 256); one warpgroup of m64 and narrower n for skinny ones.
 std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
@@ -143,6 +154,44 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
   return seeds;
 }
 
+// For products of more than 64 rows whose tiles of 128 rows are fewer than half the
+// multiprocessors, 128 x 192 and 128 x 128 tiles of two consumer warpgroups, each split by the
+// largest gridk whose blocks still fit one wave (a TMA pipeline where the operands allow one,
+// four stages, one block per multiprocessor): the fewest blocks that keep every multiprocessor
+// busy, each with two warpgroups on the tensor cores (SplitSeeds' light tiles aim for two
+// blocks per multiprocessor instead). On the H100 (2026-12-06, bench/RESULTS.md) they were the
+// best wgmma configs of the 3x3 layer of 512 channels over 7 x 7 pixels at batch 32 (128 x 128
+// split two ways: 19.7-20.0 us against 23.8 for the best unsplit tile) and of 256 x 4096 x
+// 11008 (52.0-53.0 against 57.3), and lost on 256 x 4096 x 4096, 256 x 768 x 3072 and 1024 x
+// 768 x 3072 (1.3x the best unsplit tile's time).
+std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  if (g.m <= 64) {
+    return {};
+  }
+  const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
+  std::vector<int64_t> gridks = space.FindKnob("gridk")->values;
+  std::sort(gridks.rbegin(), gridks.rend());
+  std::vector<Config> seeds;
+  for (int64_t bn : {192, 128}) {
+    if (std::find(bns.begin(), bns.end(), bn) == bns.end()) {
+      continue;
+    }
+    Config c = PlainConfig(space, 128, bn);
+    c["wg_m"] = 2;
+    c["tma"] = space.FindKnob("tma")->values.back();
+    const int64_t tiles = GpuCeilDiv(g.m, 128) * GpuCeilDiv(g.n, bn);
+    for (int64_t gridk : gridks) {
+      c["gridk"] = gridk;
+      if (gridk > 1 && tiles * gridk <= kGpuMultiprocessorsGuess &&
+          FirstValidDepth(space, c, {4, 5, 3})) {
+        seeds.push_back(c);
+        break;
+      }
+    }
+  }
+  return seeds;
+}
+
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
 // pipeline where the operands allow one and the first as cp.async stages too (and its TMA
 // pipeline in clusters of two sharing B's tile), with the first warpgroup arrangement, output
@@ -152,7 +201,9 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // and the output staged, and in 14-15 us with four or five stages and each thread storing its
 // accumulators; three stages against five of 128 x 128 cost 1%. On the H200 (2026-12-04) a
 // clustered pipeline ran at 0.94x its unclustered twin (geomean over 20 pairs of ten bf16
-// rows; 1.09x once): one twin keeps it measured without spending a second trial on it. On the H200
+// rows; 1.09x once): one twin keeps it measured without spending a second trial on it. On the
+// H100 (2026-12-06) the first tile of one m64 warpgroup, as two warpgroups side by side in N,
+// ran 1.07-1.20x slower than as one on five bf16 rows: not seeded. On the H200
 // (2026-12-03) the presets' 128 x 128 and 128 x 256 tiles ran 4096 x 768 x 768 and 1024 x 3072 x
 // 768 in a wave and a half or less than one, at 0.61-0.63x cuBLASLt.
 std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
@@ -387,7 +438,8 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   // twins of the TMA seeds of five bf16 and fp8 products ran at 0.79-1.01x (geomean 0.89 over
   // ten pairs) the speed of their one-block-per-tile twins (bench/RESULTS.md).
   // The tiles that fill whole waves lead where they fill half the GPU or more; else the splits
-  // of light tiles do (16 x 768 x 3072 on the H200: 7.6 us at best unsplit, 4.7 split 12 ways).
+  // do: first the one-wave splits of tiles of two warpgroups (OneWaveSplitSeeds), then those of
+  // light tiles (16 x 768 x 3072 on the H200: 7.6 us at best unsplit, 4.7 split 12 ways).
   // For 64 rows or fewer they come last: there the presets lead, whose splits of K among
   // warpgroups were the best of six of the ten such rows on the H200 that no grid split won,
   // but for the products that stream B from memory, whose deep rings lead (StreamingSeeds).
@@ -410,6 +462,7 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   if (fits_lead) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess / 2));
   }
+  append(OneWaveSplitSeeds(g, space));
   append(SplitSeeds(g, space));
   if (!fits_lead && g.m > 64) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));

@@ -236,5 +236,35 @@ TEST(GemmCudaWgmma, Fp8SeedsTakeFourStagesOf128By128TilesBeforeFive) {
   }
 }
 
+TEST(GemmCudaWgmma, FewTilesOfTwoWarpgroupsAreSplitToFillOneWaveInSeeds) {
+  // The split of a 128 x bn TMA pipeline of two consumer warpgroups among the seeds of `text`
+  // (gemm.cuda.wgmma's or conv2d.cuda.wgmma's), or 0.
+  auto split_of = [&](const std::string& text, int64_t bn) -> int64_t {
+    const Workload w = *Workload::Parse(text);
+    const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(
+        w.op() == OpKind::kGemm ? "gemm.cuda.wgmma" : "conv2d.cuda.wgmma");
+    EXPECT_NE(tpl, nullptr);
+    if (tpl == nullptr) {
+      return -1;
+    }
+    for (const Config& c : tpl->seeds(w, Sm90a())) {
+      if (c.at("bm") == 128 && c.at("bn") == bn && c.at("wg_m") == 2 && c.at("tma") == 1 &&
+          c.at("gridk") > 1 && c.at("blocks") == 1) {
+        return c.at("gridk");
+      }
+    }
+    return 0;
+  };
+  // 2 x 22 tiles of 128 x 192, three ways: 132 blocks; 2 x 32 of 128 x 128, two ways: 128.
+  EXPECT_EQ(split_of("gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16", 192), 3);
+  EXPECT_EQ(split_of("gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16", 128), 2);
+  // 13 x 4 tiles of 128 x 128 at 7 x 7 pixels, batch 32: two ways, 104 blocks.
+  EXPECT_EQ(split_of("conv2d:N=32,C=512,H=7,W=7,K=512,R=3,S=3,pad=1,layout=NHWC,dtype=bf16", 128),
+            2);
+  // Tiles enough for a wave unsplit, and skinny products: none.
+  EXPECT_EQ(split_of("gemm:M=1024,N=4096,K=4096,layout=NT,dtype=bf16", 128), 0);
+  EXPECT_EQ(split_of("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16", 128), 0);
+}
+
 }  // namespace
 }  // namespace tune
