@@ -14,6 +14,8 @@
 # seconds for the whole script; TUNE_GPU_TESTS_S (120) for the tests; TUNE_GPU_DEVICE (cuda:0);
 # TUNE_GPU_LIBS (cublas,cudnn); TUNE_GPU_WORKLOADS (bench/gpu_workloads.txt); TUNE_GPU_ARCH
 # (detected, e.g. sm_90; sm_90a for Hopper's wgmma templates, run by the sm_90 worker);
+# TUNE_GPU_STRATEGY (auto): the jobs' search ("seeds" measures each template's default and
+# seeds in order, nothing else: an A/B of configs put side by side there);
 # TUNE_GPU_TEMPLATES (all that apply): the templates jobs may use,
 # space-separated, e.g. "gemm.cuda.mma gemm.cuda.cublaslt" (a workload's job gets those of its op); TUNE_GPU_PEAKS (the peaks tune-bench-gpu-peak measures, when the
 # bundle has it): the report's peaks of other dtypes, e.g. "bf16=989000 fp8e4m3=1979000" in
@@ -28,6 +30,7 @@ budget=${TUNE_GPU_SESSION_S:-470}
 tests_budget=${TUNE_GPU_TESTS_S:-120}
 device=${TUNE_GPU_DEVICE:-cuda:0}
 libs=${TUNE_GPU_LIBS:-cublas,cudnn}
+strategy=${TUNE_GPU_STRATEGY:-auto}
 workloads_file=${TUNE_GPU_WORKLOADS:-$repo/bench/gpu_workloads.txt}
 # One --template per name of TUNE_GPU_TEMPLATES whose op (the name's first part: gemm, conv2d)
 # is the workload's, so that one file may mix GEMMs and convolutions.
@@ -219,7 +222,8 @@ if [ -n "$daemon" ] && [ -z "${worker_missing:-}" ]; then
     [ -z "$workload" ] && continue
     # shellcheck disable=SC2046  # one --template per name, split into words
     if id=$(client submit --workload "$workload" --target "$target" --trials "$trials" \
-      --name "gpu-session" $(template_args "$workload") 2>>"$out/submit.log"); then
+      --strategy "$strategy" --name "gpu-session" $(template_args "$workload") \
+      2>>"$out/submit.log"); then
       jobs+=("$id $workload")
       echo "job $id: $workload" >>"$out/submit.log"
     else
