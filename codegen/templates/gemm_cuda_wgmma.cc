@@ -139,12 +139,20 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "through one ring of stages, so that its producer streams the next tile's first "
                 "stages while its consumers store the last (CUTLASS's persistent schedules); "
                 "0: a block per tile");
+  space.AddKnob("promote_steps",
+                WgmmaPromotes(dtype) ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1},
+                "8-bit floats: steps of K (128 each) whose products the tensor cores add before "
+                "the warpgroup waits for them and adds them into its float32 sums (2: half as "
+                "many waits; needs tma 1)");
   const int64_t first_copy = g.CopyWidths().front();
   space.AddConstraint("tma needs wg_k == 1 (and takes the first copy width: TMA ignores it)",
                       [first_copy](const Config& c) {
                         return KnobValue(c, "tma") == 0 ||
                                (KnobValue(c, "wg_k") == 1 && KnobValue(c, "copy") == first_copy);
                       });
+  space.AddConstraint("promote_steps 2 needs tma 1", [](const Config& c) {
+    return KnobValue(c, "promote_steps") == 1 || KnobValue(c, "tma") == 1;
+  });
   AddSplitWorkspaceConstraint(space, g);
   space.AddConstraint(
       "streamk needs gridk == 1, wg_k == 1 and stage_c == 0, at least two steps of K per block "
@@ -302,7 +310,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 12,
+    .version = 13,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

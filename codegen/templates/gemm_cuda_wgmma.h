@@ -22,7 +22,8 @@
 // of wg_m x wg_n warpgroups reduce a K range each, with stages of their own, and add their sums
 // through shared memory before the first set stores (for skinny shapes, whose chains of steps are
 // long and outputs few). The epilogue is gemm.cuda.mma's (MmaEpilogue). 8-bit float sums are
-// promoted to float32 every step (128 of K), as wgmma sums them with fewer bits.
+// promoted to float32 every step (128 of K), or every two (`promote_steps` 2, TMA pipelines),
+// as wgmma sums them with fewer bits.
 //
 // The kernel computes any ImplicitGemm (tensor_core_gemm.h): the functions below are shared with
 // conv2d.cuda.wgmma (conv2d_cuda_tensor_core.h), whose A tiles are gathered from an NHWC input.

@@ -71,22 +71,32 @@ Stmt TmaPipeline::Release(const Expr& stage) const {
   return ir::Block::Make(std::move(arrivals));
 }
 
-Stmt TmaPipeline::Consumer(const std::function<Stmt(const Expr&, int)>& multiply) const {
-  auto step = [&](const Expr& t, int pending) {
+Stmt TmaPipeline::Consumer(const std::function<Stmt(const Expr&, int, int)>& multiply) const {
+  auto step = [&](const Expr& t, int pending, int parity) {
     Expr g = index_base + t;
     Expr s = g % stages;
     return ir::Block::Make({
         MBarrierOp::Make(MBarrierOpKind::kWait, barriers, s, g / stages % 2),
-        multiply(s, pending),
+        multiply(s, pending, parity),
         // Step t - 1's instructions are complete: its stage may be refilled.
         ir::IfThenElse::Make(t > 0, Release((g + stages - 1) % stages)),
     });
   };
-  Var t("t_mma");
-  std::vector<Stmt> stmts = {
-      ir::For::Make(t, 0, steps - 1, ir::LoopKind::kSerial, step(t, 1)),
-      step(steps - 1, 0),
-  };
+  std::vector<Stmt> stmts;
+  if (!in_pairs) {
+    Var t("t_mma");
+    stmts.push_back(ir::For::Make(t, 0, steps - 1, ir::LoopKind::kSerial, step(t, 1, 0)));
+    stmts.push_back(step(steps - 1, 0, 0));
+  } else {
+    // Steps 2p and 2p + 1 in one iteration, so that each step's parity is fixed in its code;
+    // then the last step, after one more of parity 0 where the steps are even.
+    Var p("p_mma");
+    stmts.push_back(ir::For::Make(p, 0, (steps - 1) / 2, ir::LoopKind::kSerial,
+                                  ir::Block::Make({step(p * 2, 1, 0), step(p * 2 + 1, 1, 1)})));
+    stmts.push_back(ir::IfThenElse::Make(
+        steps % 2 == 0, ir::Block::Make({step(steps - 2, 1, 0), step(steps - 1, 0, 1)}),
+        step(steps - 1, 0, 0)));
+  }
   if (release_last) {  // every instruction is complete (pending 0): the last stage too
     stmts.push_back(Release((index_base + steps - 1) % stages));
   }

@@ -71,6 +71,9 @@ struct TmaPipeline {
   /// Whether the consumers release the last step's stage at the end (a persistent block's
   /// segments: the next segment's steps refill it).
   bool release_last = false;
+  /// Whether Consumer runs the steps in pairs, so that each step's parity is a constant of its
+  /// code (a multiply that differs between even and odd steps).
+  bool in_pairs = false;
   /// Blocks of the cluster that share B's tile (1: none; a K-major B), and this block's rank in
   /// it: its producer copies B's rows [rank, rank + 1) x b_map.box[1] of the tile.
   int64_t cluster = 1;
@@ -101,10 +104,11 @@ struct TmaPipeline {
   /// says: run by one thread.
   ir::Stmt ProducerRange(const ir::Expr& from, const ir::Expr& to,
                          const std::function<StepTiles(const ir::Expr&)>& at) const;
-  /// The consumers' loop: `multiply(stage, pending)` issues the warpgroup's instructions on a
-  /// stage and waits until at most `pending` of its groups are in flight; the last step waits
-  /// for all of them (pending 0).
-  ir::Stmt Consumer(const std::function<ir::Stmt(const ir::Expr&, int)>& multiply) const;
+  /// The consumers' loop: `multiply(stage, pending, parity)` issues the warpgroup's
+  /// instructions on a stage and waits until at most `pending` of its groups are in flight; the
+  /// last step waits for all of them (pending 0). `parity` is the step's t % 2 with `in_pairs`,
+  /// else 0.
+  ir::Stmt Consumer(const std::function<ir::Stmt(const ir::Expr&, int, int)>& multiply) const;
   /// A consumer thread's release of `stage`: the arrivals of its warpgroup at empty[stage] of
   /// every block of the cluster, where the thread is the one elected for them.
   ir::Stmt Release(const ir::Expr& stage) const;

@@ -18,12 +18,25 @@ WgmmaCostShape::WgmmaCostShape(const ImplicitGemm& g)
 }
 
 WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
-  return {KnobValue(c, "bm"),         KnobValue(c, "bn"),     KnobValue(c, "wg_m"),
-          KnobValue(c, "wg_n"),       KnobValue(c, "wg_k"),   KnobValue(c, "stages"),
-          KnobValue(c, "copy"),       KnobValue(c, "raster"), KnobValue(c, "gridk"),
-          KnobValue(c, "stage_c"),    KnobValue(c, "tma"),    KnobValue(c, "streamk"),
-          KnobValue(c, "cluster"),    KnobValue(c, "blocks"), KnobValue(c, "persistent"),
-          WgmmaPromotes(shape.dtype), shape.out_bytes,        shape.k_steps};
+  return {.bm = KnobValue(c, "bm"),
+          .bn = KnobValue(c, "bn"),
+          .wg_m = KnobValue(c, "wg_m"),
+          .wg_n = KnobValue(c, "wg_n"),
+          .wg_k = KnobValue(c, "wg_k"),
+          .stages = KnobValue(c, "stages"),
+          .copy = KnobValue(c, "copy"),
+          .raster = KnobValue(c, "raster"),
+          .gridk = KnobValue(c, "gridk"),
+          .stage_c = KnobValue(c, "stage_c"),
+          .tma = KnobValue(c, "tma"),
+          .streamk = KnobValue(c, "streamk"),
+          .cluster = KnobValue(c, "cluster"),
+          .blocks = KnobValue(c, "blocks"),
+          .persistent = KnobValue(c, "persistent"),
+          .promote_steps = KnobValue(c, "promote_steps"),
+          .promote = WgmmaPromotes(shape.dtype),
+          .out_bytes = shape.out_bytes,
+          .k_steps = shape.k_steps};
 }
 
 namespace wgmma_detail {
@@ -196,10 +209,13 @@ Stmt WgmmaKernel::Lets(Stmt stmts) const {
   return ir::Allocate::Make(acc_, k_.Accumulators(), std::move(body));
 }
 
-Stmt WgmmaKernel::Multiply(const Expr& local_stage, int pending) const {
+Stmt WgmmaKernel::Multiply(const Expr& local_stage, int pending, int parity) const {
   std::vector<Stmt> stmts;
   Expr stage = group_k_ * k_.Buffers() + local_stage;
   const int n = static_cast<int>(k_.GroupN());
+  // With promote_steps 2, an even step starts part's sums and an odd one ends them.
+  const bool starts = k_.promote_steps == 1 || parity == 0;
+  const bool promotes = k_.promote_steps == 1 || parity == 1 || pending == 0;
   for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
     Expr a_index = stage * AStage() + (group_m_ * k_.GroupM() + 64 * mi) * row_;
     Expr b_index = stage * BStage() + group_n_ * k_.GroupN() * row_;
@@ -209,13 +225,16 @@ Stmt WgmmaKernel::Multiply(const Expr& local_stage, int pending) const {
                                              acc_, first, pending, BAtomStride()));
       continue;
     }
-    // The step's sums replace part's (scale-d 0 on its first instruction): no zeroing.
+    // The first step's sums replace part's (scale-d 0 on its first instruction): no zeroing.
     stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,
-                                           part_, first, 0, BAtomStride(), /*overwrite=*/true));
-    Var i("i");
-    stmts.push_back(
-        For::Make(i, first, n / 2, LoopKind::kUnrolled,
-                  Store::Make(acc_, i, ir::Load::Make(acc_, i) + ir::Load::Make(part_, i))));
+                                           part_, first, promotes ? 0 : pending, BAtomStride(),
+                                           /*overwrite=*/starts));
+    if (promotes) {
+      Var i("i");
+      stmts.push_back(
+          For::Make(i, first, n / 2, LoopKind::kUnrolled,
+                    Store::Make(acc_, i, ir::Load::Make(acc_, i) + ir::Load::Make(part_, i))));
+    }
   }
   return Block::Make(std::move(stmts));
 }

@@ -32,6 +32,7 @@ struct WgmmaKnobs {
   int64_t cluster = 1;     // blocks per thread-block cluster along M, sharing B's tile (multicast)
   int64_t blocks = 1;      // blocks per multiprocessor the kernel is compiled for (its registers)
   int64_t persistent = 0;  // 1: a grid of PersistentBlocks() blocks, each taking whole tiles
+  int64_t promote_steps = 1;  // promoted sums: steps of K the tensor cores add per promotion
   bool promote = false;
   int64_t out_bytes = 4;  // C's element size
   int64_t k_steps = 1;    // the product's steps of K (kWgmmaRowBytes each)

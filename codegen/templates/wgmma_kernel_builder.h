@@ -176,9 +176,11 @@ class WgmmaKernel {
   Stmt CopyTile(const ir::Buffer& dst, const Expr& base, int64_t rows, SourceFn source) const;
 
   // This warpgroup's instructions on shared buffer `stage`: one statement per m64 step. Promoted
-  // sums (fp8) go through `part`: overwritten by the step's instructions (waited for at
-  // once), added into `acc`.
-  Stmt Multiply(const Expr& local_stage, int pending) const;
+  // sums (fp8) go through `part`: overwritten by the step's instructions (waited for at once)
+  // and added into `acc`; with promote_steps 2, an even step (`parity` 0) overwrites part and
+  // leaves its instructions in flight, and the odd step after it adds to part, waits for both
+  // and adds part into acc (as does an even step that is the last, pending 0).
+  Stmt Multiply(const Expr& local_stage, int pending, int parity = 0) const;
 
   // Each thread's accumulators, two adjacent columns at a time, with the epilogue (or, for a
   // split reduction, into the block's partial tile): thread (warp w, lane l) of a warpgroup

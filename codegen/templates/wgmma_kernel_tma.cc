@@ -42,6 +42,7 @@ TmaPipeline WgmmaKernel::Pipeline() const {
   p.b_col = tile_n_ * k_.bn;
   p.first_step = FirstStep();
   p.steps = step_count_;
+  p.in_pairs = k_.promote_steps == 2;  // Multiply promotes after odd steps
   return p;
 }
 
@@ -76,8 +77,9 @@ std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
   Stmt consumer = Block::Make({
       set_max(k_.ConsumerRegisters(), true),
       ZeroAccumulators(),
-      pipeline.Consumer(
-          [this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
+      pipeline.Consumer([this](const Expr& stage, int pending, int parity) {
+        return Multiply(stage, pending, parity);
+      }),
       k_.stage_c == 1 ? StageWrites() : StoreAccumulators(),
   });
   // In a cluster, the peers' barriers are initialised before any copy or arrival reaches
@@ -124,8 +126,8 @@ std::vector<Stmt> WgmmaKernel::TmaPersistentStmts() const {
   Stmt tile = BindRasterTile(tile_of(i), TilesM(), TilesN(), k_.raster, tile_m_, tile_n_,
                              Block::Make({
                                  ZeroAccumulators(),
-                                 ring.Consumer([this](const Expr& stage, int pending) {
-                                   return Multiply(stage, pending);
+                                 ring.Consumer([this](const Expr& stage, int pending, int parity) {
+                                   return Multiply(stage, pending, parity);
                                  }),
                                  PersistentStore(),
                              }));
@@ -184,7 +186,9 @@ Stmt WgmmaKernel::TmaStreamKSegment() const {
   };
   Stmt consumer = Block::Make({
       ZeroAccumulators(),
-      p.Consumer([this](const Expr& stage, int pending) { return Multiply(stage, pending); }),
+      p.Consumer([this](const Expr& stage, int pending, int parity) {
+        return Multiply(stage, pending, parity);
+      }),
       StoreOrParkStreamKTile(),
   });
   return FinishStreamKSegment({

@@ -36,7 +36,8 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
           {"streamk", 0},
           {"cluster", 1},
           {"blocks", 1},
-          {"persistent", 0}};
+          {"persistent", 0},
+          {"promote_steps", 1}};
 }
 
 // Sets `c`'s stages to the first of `depths` that makes it valid (false when none does).
@@ -374,6 +375,29 @@ std::vector<Config> ShortReductionSeeds(const ImplicitGemm& g, const ConfigSpace
   return seeds;
 }
 
+// For the 8-bit floats, each TMA seed preceded by its twin that promotes every two steps
+// (promote_steps 2), within kMaxGpuSeeds: not yet measured.
+std::vector<Config> WithPromotionTwins(const std::vector<Config>& seeds, const ConfigSpace& space) {
+  std::vector<Config> out;
+  for (const Config& c : seeds) {
+    Config twin = c;
+    twin["promote_steps"] = 2;
+    if (space.IsValid(twin) && std::find(out.begin(), out.end(), twin) == out.end()) {
+      out.push_back(std::move(twin));
+    }
+    if (std::find(out.begin(), out.end(), c) == out.end()) {
+      out.push_back(c);
+    }
+  }
+  if (out.size() > kMaxGpuSeeds) {
+    out.resize(kMaxGpuSeeds);
+    if (out.back().at("promote_steps") == 2) {  // not without its twin
+      out.pop_back();
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
@@ -470,6 +494,9 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   append(MatmulSeeds(space, variants, size, kGpuMultiprocessorsGuess));
   if (g.m <= 64) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess));
+  }
+  if (WgmmaPromotes(g.workload.dtype())) {
+    return WithPromotionTwins(seeds, space);
   }
   return seeds;
 }

@@ -44,10 +44,10 @@ const Target& Sm80() {
 Config WgmmaKnobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
                   int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0,
                   int64_t tma = 0) {
-  return {{"bm", bm},       {"bn", bn},           {"wg_m", wg_m},   {"wg_n", wg_n},
-          {"wg_k", wg_k},   {"stages", stages},   {"copy", copy},   {"raster", raster},
-          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma},     {"streamk", 0},
-          {"cluster", 1},   {"blocks", 1},        {"persistent", 0}};
+  return {{"bm", bm},       {"bn", bn},           {"wg_m", wg_m},    {"wg_n", wg_n},
+          {"wg_k", wg_k},   {"stages", stages},   {"copy", copy},    {"raster", raster},
+          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma},      {"streamk", 0},
+          {"cluster", 1},   {"blocks", 1},        {"persistent", 0}, {"promote_steps", 1}};
 }
 
 Config MmaKnobs(int64_t bm, int64_t bn, int64_t bk, int64_t warps_m, int64_t warps_n,

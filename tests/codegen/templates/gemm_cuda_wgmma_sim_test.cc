@@ -226,6 +226,30 @@ TEST(GemmCudaWgmmaSim, PersistentBlocksTakeWholeTilesInTurnThroughOneRing) {
   }
 }
 
+TEST(GemmCudaWgmmaSim, Fp8SumsPromotedEveryTwoStepsMatchTheReference) {
+  // One to five steps of K (the steps run in pairs: odd and even counts end differently), two
+  // consumer warpgroups along M and along N, a staged output tile.
+  for (const char* k : {"128", "256", "384", "640"}) {
+    CheckOnSimulator(std::string("gemm:M=128,N=128,K=") + k + ",layout=NT,dtype=fp8e4m3", 0,
+                     {PromotedEveryTwoSteps(Tma(128, 64, 2, 1, 3)),
+                      PromotedEveryTwoSteps(Tma(64, 128, 1, 2, 4, 1, 1))});
+  }
+  // e5m2 into float32 with a bias; edges in M, N and K (the last of three steps part zeros); a
+  // cluster; a grid split (blocks of two and of three steps).
+  CheckOnSimulator("gemm:M=100,N=72,K=592,layout=NT,dtype=fp8e5m2,out=f32,epilogue=bias", 0,
+                   {PromotedEveryTwoSteps(Tma(64, 32, 1, 1, 3)),
+                    Clustered(PromotedEveryTwoSteps(Tma(64, 32, 1, 1, 4))),
+                    PromotedEveryTwoSteps(Tma(64, 32, 1, 1, 3, 2))});
+  // Tile after tile on a persistent grid, segments of stream-K (steps counted at run time), and
+  // the block's threads interleaved at every hand-off in orders drawn from seeds.
+  const std::string tiles = "gemm:M=128,N=192,K=640,layout=NT,dtype=fp8e4m3,epilogue=bias";
+  CheckPersistentOnSimulator(tiles, PromotedEveryTwoSteps(Tma(64, 64, 1, 1, 3)), 4);
+  CheckStreamKOnSimulator(tiles, PromotedEveryTwoSteps(Tma(64, 64, 1, 1, 3)), 5);
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    CheckPersistentOnSimulator(tiles, PromotedEveryTwoSteps(Tma(64, 64, 1, 1, 3, 1, 1)), 2, seed);
+  }
+}
+
 TEST(GemmCudaWgmmaSim, LayoutNnReadsBNMajorForSixteenBitDtypes) {
   CheckOnSimulator("gemm:M=128,N=128,K=192,dtype=bf16", 1,
                    {Knobs(64, 128, 1, 1, 3, 16), Knobs(128, 128, 2, 2, 4, 8, 4),

@@ -76,6 +76,27 @@ TEST(GemmCudaWgmma, Fp8KernelsPromoteTheirSumsThroughASecondSetOfAccumulators) {
   EXPECT_THAT(text, Not(HasSubstr("part[j] = 0")));
 }
 
+TEST(GemmCudaWgmma, Fp8SumsMayBePromotedEveryTwoStepsInTmaPipelines) {
+  // Five steps of K: two pairs, then the last step alone.
+  const Workload w = *Workload::Parse("gemm:M=256,N=256,K=640,layout=NT,dtype=fp8e4m3");
+  const KernelTemplate* tpl = GpuTemplate(kName, Sm90a(), w);
+  ASSERT_NE(tpl, nullptr);
+  const ConfigSpace space = tpl->space(w, Sm90a());
+  EXPECT_EQ(space.FindKnob("promote_steps")->values, (std::vector<int64_t>{1, 2}));
+  const Workload bf16 = *Workload::Parse("gemm:M=256,N=256,K=640,layout=NT,dtype=bf16");
+  EXPECT_EQ(tpl->space(bf16, Sm90a()).FindKnob("promote_steps")->values, (std::vector<int64_t>{1}));
+  EXPECT_THAT(space.Validate(PromotedEveryTwoSteps(Knobs(128, 128, 2, 1, 4, 16))).message(),
+              HasSubstr("promote_steps 2 needs tma 1"));
+  absl::StatusOr<ir::LoweredFunc> lowered =
+      testing::BuildLoweredGpu(kName, w, PromotedEveryTwoSteps(Tma(128, 128, 2, 1, 4)), Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const std::string text = ir::ToText(lowered->body);
+  // Even steps overwrite part and stay in flight; odd steps add to it and are waited for.
+  EXPECT_THAT(text, HasSubstr("pending 1, overwrite)"));
+  EXPECT_THAT(text, HasSubstr("pending 0)"));
+  EXPECT_THAT(text, HasSubstr("pending 0, overwrite)"));  // the last, odd, step
+}
+
 TEST(StreamKPartition, TilesAreSharedByAsManyBlocksAsTheirStepsMeet) {
   // 4 tiles of 7 steps: 28 iterations.
   EXPECT_EQ(StreamKPartition(4, 7, 3).MaxParts(), 2);   // ranges of 9 or 10
@@ -458,6 +479,19 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
                 Persistent(Tma(64, 128, 1, 1, 4), 2),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           // fp8's sums promoted every two steps: one group left in flight by even steps.
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3",
+                PromotedEveryTwoSteps(Tma(128, 128, 2, 1, 4, 1, 1)),
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+           Case{"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3,epilogue=bias",
+                PromotedEveryTwoSteps(Tma(64, 256, 1, 2, 4)),
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+           Case{"gemm:M=8192,N=8192,K=8192,layout=NT,dtype=fp8e5m2,out=f32",
+                Persistent(PromotedEveryTwoSteps(Tma(128, 128, 2, 1, 5))),
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"},
+           Case{"gemm:M=4096,N=4096,K=384,layout=NT,dtype=fp8e4m3",
+                Clustered(PromotedEveryTwoSteps(Tma(128, 96, 2, 1, 4, 1, 1))),
+                "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -466,10 +500,11 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     ASSERT_TRUE(module.ok()) << module.status();
     EXPECT_THAT(module->code, HasSubstr(c.wgmma)) << c.text;
     EXPECT_THAT(module->code, HasSubstr("fence.proxy.async.shared::cta"));
-    // One group left in flight, but where fp8 sums are promoted (waited for at once).
-    const bool fp8 = IsFp8Dtype(w.dtype());
-    EXPECT_THAT(module->code, HasSubstr(fp8 ? "wgmma.wait_group.sync.aligned 0"
-                                            : "wgmma.wait_group.sync.aligned 1"));
+    // One group left in flight, but where fp8 sums are promoted every step (waited for at
+    // once).
+    const bool at_once = IsFp8Dtype(w.dtype()) && c.config.at("promote_steps") == 1;
+    EXPECT_EQ(module->code.find("wgmma.wait_group.sync.aligned 1") == std::string::npos, at_once)
+        << c.text;
     EXPECT_THAT(module->code, HasSubstr(".target sm_90a"));
     EXPECT_EQ(module->code.find("cp.async.bulk.tensor.2d") != std::string::npos,
               c.config.at("tma") == 1)

@@ -266,5 +266,38 @@ TEST(GemmCudaWgmma, FewTilesOfTwoWarpgroupsAreSplitToFillOneWaveInSeeds) {
   EXPECT_EQ(split_of("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16", 128), 0);
 }
 
+TEST(GemmCudaWgmma, Fp8SeedsTryEachTmaPipelinePromotedEveryTwoStepsFirst) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  const Workload w = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3");
+  const std::vector<Config> seeds = tpl->seeds(w, Sm90a());
+  std::string order;
+  for (const Config& c : seeds) {
+    order += ConfigToString(c) + "\n";
+  }
+  int twins = 0;
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (seeds[i].at("tma") == 0) {
+      EXPECT_EQ(seeds[i].at("promote_steps"), 1) << order;
+    } else if (seeds[i].at("promote_steps") == 2) {  // its twin follows
+      ++twins;
+      ASSERT_LT(i + 1, seeds.size()) << order;
+      Config twin = seeds[i];
+      twin["promote_steps"] = 1;
+      EXPECT_EQ(seeds[i + 1], twin) << order;
+    } else {  // its twin came first
+      ASSERT_GT(i, 0u) << order;
+      Config twin = seeds[i];
+      twin["promote_steps"] = 2;
+      EXPECT_EQ(seeds[i - 1], twin) << order;
+    }
+  }
+  EXPECT_GE(twins, 2) << order;
+  const Workload bf16 = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16");
+  for (const Config& c : tpl->seeds(bf16, Sm90a())) {
+    EXPECT_EQ(c.at("promote_steps"), 1) << ConfigToString(c);
+  }
+}
+
 }  // namespace
 }  // namespace tune

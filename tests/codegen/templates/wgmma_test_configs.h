@@ -1,6 +1,7 @@
 // Configs of gemm.cuda.wgmma (and conv2d.cuda.wgmma, which shares its space) for the tests of
 // its kernels: the sm_90a target, every knob spelled out (Knobs), a warp-specialised TMA
-// pipeline (Tma), its clustered twin (Clustered) and its persistent twin (Persistent).
+// pipeline (Tma), its clustered twin (Clustered), its persistent twin (Persistent) and, for the
+// 8-bit floats, its twin that promotes every two steps (PromotedEveryTwoSteps).
 #pragma once
 
 #include <cstdint>
@@ -19,10 +20,10 @@ inline Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t 
                     int64_t copy, int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1,
                     int64_t stage_c = 0, int64_t tma = 0, int64_t streamk = 0,
                     int64_t cluster = 1) {
-  return {{"bm", bm},           {"bn", bn},           {"wg_m", wg_m},   {"wg_n", wg_n},
-          {"wg_k", wg_k},       {"stages", stages},   {"copy", copy},   {"raster", raster},
-          {"gridk", gridk},     {"stage_c", stage_c}, {"tma", tma},     {"streamk", streamk},
-          {"cluster", cluster}, {"blocks", 1},        {"persistent", 0}};
+  return {{"bm", bm},           {"bn", bn},           {"wg_m", wg_m},    {"wg_n", wg_n},
+          {"wg_k", wg_k},       {"stages", stages},   {"copy", copy},    {"raster", raster},
+          {"gridk", gridk},     {"stage_c", stage_c}, {"tma", tma},      {"streamk", streamk},
+          {"cluster", cluster}, {"blocks", 1},        {"persistent", 0}, {"promote_steps", 1}};
 }
 
 // A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
@@ -42,6 +43,12 @@ inline Config Clustered(Config c) {
 inline Config Persistent(Config c, int64_t blocks = 1) {
   c["persistent"] = 1;
   c["blocks"] = blocks;
+  return c;
+}
+
+// An 8-bit float TMA pipeline that promotes its sums every two steps of K (promote_steps 2).
+inline Config PromotedEveryTwoSteps(Config c) {
+  c["promote_steps"] = 2;
   return c;
 }
 
