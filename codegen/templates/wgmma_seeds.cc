@@ -315,15 +315,7 @@ std::vector<Config> StreamingSeeds(const ImplicitGemm& g, const ConfigSpace& spa
   std::vector<int64_t> stages = space.FindKnob("stages")->values;
   std::sort(stages.rbegin(), stages.rend());
   // The deepest valid ring of `c` (false when none is valid).
-  auto deepest = [&](Config& c) {
-    for (int64_t s : stages) {
-      c["stages"] = s;
-      if (space.IsValid(c)) {
-        return true;
-      }
-    }
-    return false;
-  };
+  auto deepest = [&](Config& c) { return FirstValidDepth(space, c, stages); };
   std::vector<Config> seeds;
   for (int64_t bn : {32, 64, 96, 128}) {
     if (std::find(bns.begin(), bns.end(), bn) == bns.end()) {
@@ -381,15 +373,13 @@ std::vector<Config> ShortReductionSeeds(const ImplicitGemm& g, const ConfigSpace
 // within the bound; measured at K = 4096 only, so both stay.
 std::vector<Config> WithPromotionTwins(const std::vector<Config>& seeds, const ConfigSpace& space) {
   std::vector<Config> out;
-  for (const Config& c : seeds) {
+  for (const Config& c : seeds) {  // none promotes every two steps: no twin repeats a seed
     Config twin = c;
     twin["promote_steps"] = 2;
-    if (space.IsValid(twin) && std::find(out.begin(), out.end(), twin) == out.end()) {
+    if (space.IsValid(twin)) {
       out.push_back(std::move(twin));
     }
-    if (std::find(out.begin(), out.end(), c) == out.end()) {
-      out.push_back(c);
-    }
+    out.push_back(c);
   }
   if (out.size() > kMaxGpuSeeds) {
     out.resize(kMaxGpuSeeds);

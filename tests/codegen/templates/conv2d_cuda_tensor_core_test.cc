@@ -21,33 +21,22 @@
 #include "gtest/gtest.h"
 #include "tests/codegen/templates/gpu_template_cases.h"
 #include "tests/codegen/templates/gpu_template_check.h"
+#include "tests/codegen/templates/wgmma_test_configs.h"
 
 namespace tune {
 namespace {
 
 using testing::GpuTemplate;
 using ::testing::HasSubstr;
+using testing::wgmma::Knobs;
+using testing::wgmma::Sm90a;
 
 constexpr char kWgmma[] = "conv2d.cuda.wgmma";
 constexpr char kMma[] = "conv2d.cuda.mma";
 
-const Target& Sm90a() {
-  static const Target target = *Target::Parse("cuda -arch=sm_90a");
-  return target;
-}
-
 const Target& Sm80() {
   static const Target target = *Target::Parse("cuda -arch=sm_80");
   return target;
-}
-
-Config WgmmaKnobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t stages, int64_t copy,
-                  int64_t raster = 1, int64_t gridk = 1, int64_t wg_k = 1, int64_t stage_c = 0,
-                  int64_t tma = 0) {
-  return {{"bm", bm},       {"bn", bn},           {"wg_m", wg_m},    {"wg_n", wg_n},
-          {"wg_k", wg_k},   {"stages", stages},   {"copy", copy},    {"raster", raster},
-          {"gridk", gridk}, {"stage_c", stage_c}, {"tma", tma},      {"streamk", 0},
-          {"cluster", 1},   {"blocks", 1},        {"persistent", 0}, {"promote_steps", 1}};
 }
 
 Config MmaKnobs(int64_t bm, int64_t bn, int64_t bk, int64_t warps_m, int64_t warps_n,
@@ -62,17 +51,17 @@ TEST(Conv2dCudaWgmmaSim, PaddedStridedAndDilatedWindowsMatchTheReference) {
   // 9 * 16 = 144 taps (the last step part zeros), 24 output channels (a partial block tile).
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(), "conv2d:N=2,C=16,H=8,W=8,K=24,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
-      1, {WgmmaKnobs(64, 32, 1, 1, 3, 16), WgmmaKnobs(128, 32, 2, 1, 4, 8, 4)});
+      1, {Knobs(64, 32, 1, 1, 3, 16), Knobs(128, 32, 2, 1, 4, 8, 4)});
   // Stride 2 and dilation 2, odd image sizes, a bias and ReLU.
   testing::CheckTemplateOnSimulator(kWgmma, Sm90a(),
                                     "conv2d:N=1,C=8,H=11,W=9,K=16,R=3,S=3,stride=2,pad=2,"
                                     "dilation=2,layout=NHWC,dtype=f16,epilogue=bias_relu",
-                                    1, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+                                    1, {Knobs(64, 32, 1, 1, 3, 16)});
   // 1x1, no padding: A is the input itself, which TMA copies read too (98 pixels: a partial
   // tile the copy engine fills with zeros).
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(), "conv2d:N=2,C=64,H=7,W=7,K=32,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16",
-      1, {WgmmaKnobs(64, 32, 1, 1, 3, 16), WgmmaKnobs(64, 32, 1, 1, 3, 16, 1, 1, 1, 0, 1)});
+      1, {Knobs(64, 32, 1, 1, 3, 16), Knobs(64, 32, 1, 1, 3, 16, 1, 1, 1, 0, 1)});
 }
 
 TEST(Conv2dCudaWgmma, TmaCopiesReadDenseInputsAndWindowsWhoseTapsAreWholeRows) {
@@ -102,8 +91,8 @@ TEST(Conv2dCudaWgmma, TmaCopiesReadDenseInputsAndWindowsWhoseTapsAreWholeRows) {
 TEST(Conv2dCudaWgmmaSim, Im2colTmaPipelinesMatchTheReference) {
   // 3x3, pad 1, 64 channels: 2 * 7 * 7 = 98 pixels (the second tile's column runs past the last
   // image), one 128-byte row of K per tap, a partial block of columns.
-  const Config tma_64x32 = WgmmaKnobs(64, 32, 1, 1, 3, 16, 1, 1, 1, 0, 1);
-  const Config tma_128x64_staged = WgmmaKnobs(128, 64, 2, 1, 4, 16, 1, 1, 1, 1, 1);
+  const Config tma_64x32 = Knobs(64, 32, 1, 1, 3, 16, 1, 1, 1, 0, 1);
+  const Config tma_128x64_staged = Knobs(128, 64, 2, 1, 4, 16, 1, 1, 1, 1, 1);
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(), "conv2d:N=2,C=64,H=7,W=7,K=48,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",
       1, {tma_64x32, tma_128x64_staged});
@@ -126,25 +115,25 @@ TEST(Conv2dCudaWgmmaSim, ThreeChannelInputsAreCopiedElementByElement) {
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(),
       "conv2d:N=1,C=3,H=20,W=20,K=16,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16,out=f32", 0,
-      {WgmmaKnobs(64, 32, 1, 1, 3, 2)});
+      {Knobs(64, 32, 1, 1, 3, 2)});
 }
 
 TEST(Conv2dCudaWgmmaSim, IntegerTf32AndFp8ConvolutionsMatchTheReference) {
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(), "conv2d:N=1,C=32,H=6,W=6,K=32,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=i8",
-      0, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+      0, {Knobs(64, 32, 1, 1, 3, 16)});
   testing::CheckTemplateOnSimulator(kWgmma, Sm90a(),
                                     "conv2d:N=1,C=32,H=6,W=6,K=32,R=3,S=3,stride=1,pad=1,"
                                     "layout=NHWC,dtype=u8i8,out=f32,epilogue=bias",
-                                    0, {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+                                    0, {Knobs(64, 32, 1, 1, 3, 16)});
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(),
       "conv2d:N=1,C=16,H=6,W=6,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=fp8e4m3", 0,
-      {WgmmaKnobs(64, 32, 1, 1, 3, 16)});
+      {Knobs(64, 32, 1, 1, 3, 16)});
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(),
       "conv2d:N=1,C=8,H=6,W=6,K=16,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=tf32,out=f32", 0,
-      {WgmmaKnobs(64, 32, 1, 1, 3, 16, 1, 1, 2)});
+      {Knobs(64, 32, 1, 1, 3, 16, 1, 1, 2)});
 }
 
 TEST(Conv2dCudaMmaSim, ConvolutionsMatchTheReferenceOnWarpLevelMma) {
@@ -199,7 +188,7 @@ TEST(Conv2dCudaWgmmaPtx, TwoBlocksPerMultiprocessorHalveTheRegisterBudget) {
   ASSERT_NE(tpl, nullptr);
   const ConfigSpace space = tpl->space(w, Sm90a());
   // A TMA pipeline of 64 x 128 tiles: one consumer warpgroup and the producer, 256 threads.
-  Config two = WgmmaKnobs(64, 128, 1, 1, 3, 16, 8, 1, 1, 1, 1);
+  Config two = Knobs(64, 128, 1, 1, 3, 16, 8, 1, 1, 1, 1);
   two["blocks"] = 2;
   ASSERT_TRUE(space.Validate(two).ok()) << space.Validate(two);
   absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kWgmma, w, two, Sm90a());
@@ -211,13 +200,13 @@ TEST(Conv2dCudaWgmmaPtx, TwoBlocksPerMultiprocessorHalveTheRegisterBudget) {
   EXPECT_THAT(module->code, HasSubstr(".maxnreg 128"));
   EXPECT_THAT(module->code, HasSubstr("setmaxnreg.inc.sync.aligned.u32 216"));
   // 128 x 256 tiles hold 128 accumulators per consumer thread: not within half the registers.
-  Config large = WgmmaKnobs(128, 256, 2, 1, 3, 16, 8, 1, 1, 0, 1);
+  Config large = Knobs(128, 256, 2, 1, 3, 16, 8, 1, 1, 0, 1);
   ASSERT_TRUE(space.Validate(large).ok()) << space.Validate(large);
   large["blocks"] = 2;
   EXPECT_THAT(space.Validate(large).message(), HasSubstr("blocks 2 needs"));
   // Two consumer warpgroups: 384 threads launch with 80 registers (32768 / 384 rounded down to
   // 8), and the producer's release of 40 x 128 lifts 256 consumers by 20 at most: 96, not 104.
-  Config three = WgmmaKnobs(64, 64, 1, 2, 3, 16, 8, 1, 1, 1, 1);
+  Config three = Knobs(64, 64, 1, 2, 3, 16, 8, 1, 1, 1, 1);
   three["blocks"] = 2;
   ASSERT_TRUE(space.Validate(three).ok()) << space.Validate(three);
   lowered = testing::BuildLoweredGpu(kWgmma, w, three, Sm90a());
@@ -228,7 +217,7 @@ TEST(Conv2dCudaWgmmaPtx, TwoBlocksPerMultiprocessorHalveTheRegisterBudget) {
   EXPECT_THAT(module->code, HasSubstr("setmaxnreg.inc.sync.aligned.u32 96"));
   // 64 x 96 tiles of promoted fp8 sums need 48 + 56: more than the consumers can be lifted to.
   const Workload fp8 = *Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=fp8e4m3");
-  Config hung = WgmmaKnobs(64, 96, 1, 2, 5, 16, 4, 1, 1, 0, 1);
+  Config hung = Knobs(64, 96, 1, 2, 5, 16, 4, 1, 1, 0, 1);
   hung["blocks"] = 2;
   hung["persistent"] = 1;
   EXPECT_THAT(
