@@ -9,9 +9,11 @@ library time / tune time (> 1: tune is faster).
 
 Like is compared with like: where a job's finalists were re-measured (records with `final`: tune's
 fastest configs and the library's best, in the same interleaved passes, tuner/finalists.h), both
-sides are those re-measurements, each config's every re-measured round pooled as the daemon
-decides; the column "compared on" says so. Otherwise (an export without them) each side is its
-fastest single search record, tune's the fastest of many and the library's of a few.
+sides are those re-measurements, each config's rounds pooled over the passes after the screen
+that every finalist completed (final_bests says why); the column "compared on" says so.
+Otherwise (an export without them, or a job cut short before its finalists' first pass ended)
+each side is its fastest single search record, tune's the fastest of many and the library's of a
+few.
 
 Usage: gpu_report.py EXPORT.jsonl [--workloads FILE] [--peak-gflops X] [--peak-note TEXT]
                      [--peak DTYPE=GFLOPS ...] [--peaks-note TEXT] [--trials N] [--title TEXT]
@@ -132,20 +134,36 @@ def canonical(text):
 
 def final_bests(records):
     """{workload: {'tune': (secs, record), 'library': (secs, record)}} from the finalists'
-    re-measurements: per config, the median of every round of every pass; per kind, the fastest."""
-    pooled = {}
+    passes: per config, the median of every round of the passes that every finalist of the
+    workload completed; per kind, the fastest.
+
+    A config's first re-measurement is the screen (tuner/finalists.h); it is left out, because
+    the screen measures many configs one after another and a GPU that slows as it heats reads
+    the last of them slower. The finalists' passes alternate their order, so a drift within a
+    pass touches each alike over two; a pass some finalist lacks (a job cut short) would break
+    that, so only the passes every finalist completed count. Records are in the log's order
+    (the export's)."""
+    passes = {}  # (workload, template, config) -> [(record, rounds)], screen first
     for r in records:
-        if not r.get("final") or r.get("error", "NONE") != "NONE":
+        if not r.get("final"):
             continue
         key = (r.get("workload", "?"), r.get("template", ""),
                json.dumps(r.get("config", {}), sort_keys=True))
-        rounds, _ = pooled.setdefault(key, ([], r))
-        rounds += [x for x in r.get("round_secs", []) if isinstance(x, (int, float)) and x > 0]
+        ok = r.get("error", "NONE") == "NONE"
+        rounds = [x for x in r.get("round_secs", []) if isinstance(x, (int, float)) and x > 0]
+        passes.setdefault(key, []).append((r, rounds if ok else []))
+    completed = {}  # workload -> passes after the screen that every finalist has
+    for (workload, _, _), done in passes.items():
+        if len(done) > 1:
+            completed[workload] = min(completed.get(workload, len(done) - 1), len(done) - 1)
     table = {}
-    for (workload, _, _), (rounds, record) in pooled.items():
+    for (workload, _, _), done in passes.items():
+        n = completed.get(workload, 0)
+        rounds = [x for _, pass_rounds in done[1:1 + n] for x in pass_rounds]
         if not rounds:
             continue
         secs = statistics.median(rounds)
+        record = done[0][0]
         row = table.setdefault(workload, {"tune": None, "library": None})
         kind = "library" if is_library(record) else "tune"
         if row[kind] is None or secs < row[kind][0]:
@@ -168,8 +186,8 @@ def best_per_workload(records):
             row["failed"] += 1
             continue
         secs = record_secs(r)
-        if secs is None:
-            continue
+        if secs is None or r.get("final"):
+            continue  # a re-measurement counts only as one of its passes (final_bests)
         kind = "library" if is_library(r) else "tune"
         best = row["events"] if events_timed(r) else row
         if best[kind] is None or secs < best[kind][0]:
@@ -220,7 +238,8 @@ def report(records, workloads, peak, peak_note, trials, title, peaks=None,
               "replay unless marked (events): timed call by call, where no record of that kind was "
               "timed by graph; ratio = library time / tune time (> 1: tune's kernel is faster). "
               "Compared on final re-measurements: both sides re-measured in the same interleaved "
-              "passes at the job's end (every round of every pass); on search records: each "
+              "passes at the job's end (every round of the passes after the screen that every "
+              "finalist completed); on search records: each "
               "side's fastest single record.", "",
               "| workload | tune us | tune GFLOPS | tune % peak | library us | library GFLOPS | "
               "library % peak | ratio | records (failed) | tune best | library best | compared on |",

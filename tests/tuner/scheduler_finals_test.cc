@@ -1,9 +1,11 @@
 // A spent job's finals on a real scheduler and log, with a scripted worker: the first pass
 // screens the configs the search read fastest, and the screen's figures, not the search's
-// readings, choose the finalists that the later passes measure.
+// readings, choose the finalists that the later passes measure; each pass reaches the worker in
+// its order, alternated between the finalists' passes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -16,46 +18,76 @@ namespace {
 
 using testing::TestWorker;
 
-TEST_F(SchedulerTest, TheScreensFiguresNotTheSearchReadingsChooseTheFinalists) {
-  SchedulerOptions options;
-  options.remeasure_finalists = true;
-  Start(options);
-  TestWorker worker;
-  worker.Register(*scheduler_, "only", /*threads=*/1, /*capacity=*/2);
-  uint64_t job = Submit(Spec(5));
-  // The search reads the configs at 1..5 x 1e-4 s, in the order it proposes them.
+// A job of five trials whose search reads its configs at 1..5 x 1e-4 s in the order it proposes
+// them, and whose re-measurements read `truth` (by proposal order). Runs the job to its end;
+// the configs in proposal order, and the configs each pass of the finals measured, in the order
+// the worker got them.
+struct Finals {
   std::vector<std::string> configs;
-  for (int i = 0; i < 5; ++i) {
-    std::optional<v1::MeasureRequest> request = worker.NextRequest();
-    ASSERT_TRUE(request.has_value());
-    configs.push_back(request->artifact().config());
-    worker.Answer(*request, (i + 1) * 1e-4);
-  }
-  // Re-measured, the slowest reading was an unlucky one (it is the fastest) and the fastest
-  // reading was lucky (it is the slowest).
-  std::map<std::string, double> truth = {{configs[0], 9e-4},
-                                         {configs[1], 2e-4},
-                                         {configs[2], 3e-4},
-                                         {configs[3], 8e-4},
-                                         {configs[4], 1e-4}};
-  std::map<std::string, int> measured;
-  for (int pass = 0; pass < kFinalPasses; ++pass) {
-    const int count = pass == 0 ? 5 : 3;  // the screen, then the three fastest by its figures
-    for (int i = 0; i < count; ++i) {
+  std::vector<std::vector<std::string>> passes;
+};
+
+class SchedulerFinalsTest : public SchedulerTest {
+ protected:
+  Finals RunFinals(const std::vector<double>& truth) {
+    SchedulerOptions options;
+    options.remeasure_finalists = true;
+    Start(options);
+    TestWorker worker;
+    worker.Register(*scheduler_, "only", /*threads=*/1, /*capacity=*/2);
+    job_ = Submit(Spec(5));
+    Finals finals;
+    for (int i = 0; i < 5; ++i) {
       std::optional<v1::MeasureRequest> request = worker.NextRequest();
-      ASSERT_TRUE(request.has_value()) << "pass " << pass << ", request " << i;
-      ++measured[request->artifact().config()];
-      worker.Answer(*request, truth.at(request->artifact().config()));
+      if (!request.has_value()) {
+        ADD_FAILURE() << "no search request " << i;
+        return finals;
+      }
+      finals.configs.push_back(request->artifact().config());
+      worker.Answer(*request, (i + 1) * 1e-4);
     }
-    if (pass == 0) {
-      absl::StatusOr<v1::Job> running = scheduler_->GetJob(job);
-      ASSERT_TRUE(running.ok());
-      EXPECT_EQ(running->state(), v1::JOB_STATE_RUNNING);
+    for (int pass = 0; pass < kFinalPasses; ++pass) {
+      const int count = pass == 0 ? 5 : 3;  // the screen, then the three fastest by its figures
+      finals.passes.emplace_back();
+      for (int i = 0; i < count; ++i) {
+        std::optional<v1::MeasureRequest> request = worker.NextRequest();
+        if (!request.has_value()) {
+          ADD_FAILURE() << "pass " << pass << ", no request " << i;
+          return finals;
+        }
+        const std::string& config = request->artifact().config();
+        finals.passes.back().push_back(config);
+        const size_t index = std::find(finals.configs.begin(), finals.configs.end(), config) -
+                             finals.configs.begin();
+        worker.Answer(*request, truth.at(index));
+      }
+      if (pass == 0) {
+        absl::StatusOr<v1::Job> running = scheduler_->GetJob(job_);
+        EXPECT_TRUE(running.ok() && running->state() == v1::JOB_STATE_RUNNING);
+      }
+    }
+    EXPECT_EQ(WaitForEnd(job_).state(), v1::JOB_STATE_SUCCEEDED);
+    EXPECT_TRUE(worker.NoRequestWaiting());
+    return finals;
+  }
+
+  uint64_t job_ = 0;
+};
+
+// Re-measured, the slowest reading was an unlucky one (it is the fastest) and the fastest
+// reading was lucky (it is the slowest).
+const std::vector<double> kTruth = {9e-4, 2e-4, 3e-4, 8e-4, 1e-4};
+
+TEST_F(SchedulerFinalsTest, TheScreensFiguresNotTheSearchReadingsChooseTheFinalists) {
+  Finals finals = RunFinals(kTruth);
+  ASSERT_EQ(finals.passes.size(), static_cast<size_t>(kFinalPasses));
+  std::map<std::string, int> measured;
+  for (const auto& pass : finals.passes) {
+    for (const std::string& config : pass) {
+      ++measured[config];
     }
   }
-  v1::JobEvent end = WaitForEnd(job);
-  EXPECT_EQ(end.state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_TRUE(worker.NoRequestWaiting());
+  const std::vector<std::string>& configs = finals.configs;
   EXPECT_EQ(measured, (std::map<std::string, int>{{configs[0], 1},
                                                   {configs[1], kFinalPasses},
                                                   {configs[2], kFinalPasses},
@@ -69,6 +101,18 @@ TEST_F(SchedulerTest, TheScreensFiguresNotTheSearchReadingsChooseTheFinalists) {
   ASSERT_TRUE(best.ok() && best->has_value());
   EXPECT_EQ((*best)->config, configs[4]) << "the config the search read slowest wins";
   EXPECT_DOUBLE_EQ((*decision)->median_secs, 1e-4);
+}
+
+TEST_F(SchedulerFinalsTest, EachPassReachesTheWorkerInOrderAndTheFinalistsOrderAlternates) {
+  Finals finals = RunFinals(kTruth);
+  ASSERT_EQ(finals.passes.size(), 3u) << "the test follows the screen and two passes";
+  const std::vector<std::string>& c = finals.configs;
+  // The screen in the order of the search's readings, whatever its builds took; the finalists
+  // fastest first by the screen's figures, then slowest first: a drift within a pass (a GPU
+  // slowing as it heats) touches each finalist alike over the two.
+  EXPECT_EQ(finals.passes[0], (std::vector<std::string>{c[0], c[1], c[2], c[3], c[4]}));
+  EXPECT_EQ(finals.passes[1], (std::vector<std::string>{c[4], c[1], c[2]}));
+  EXPECT_EQ(finals.passes[2], (std::vector<std::string>{c[2], c[1], c[4]}));
 }
 
 }  // namespace

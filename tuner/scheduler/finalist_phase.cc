@@ -151,6 +151,9 @@ std::vector<Candidate> FinalistPhase::PassCandidates() const {
       pass.push_back(candidate);
     }
   }
+  if (pass_ % 2 == 0 && screened_) {
+    std::reverse(pass.begin(), pass.end());  // a drift within a pass touches each alike
+  }
   return pass;
 }
 

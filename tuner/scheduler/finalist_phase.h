@@ -68,7 +68,10 @@ class FinalistPhase {
   std::vector<Candidate> Planned(std::optional<std::vector<PlannedFinalist>> finalists);
   /// deciding → decided; `verdict` (empty: none) is what the re-measurement decided, for people.
   void Decided(std::string verdict);
-  /// The re-measurements of the current pass not recorded before.
+  /// The re-measurements of the current pass not recorded before, in the order the workers
+  /// get them: the screen's in the planner's order; the finalists' in the planner's order
+  /// (fastest first) in odd passes and in reverse in even ones, so that a machine drifting
+  /// within a pass (a GPU slowing as it heats) favours no finalist over two passes.
   std::vector<Candidate> PassCandidates() const;
 
   bool decided() const { return stage_ == Stage::kDecided; }

@@ -1,8 +1,10 @@
 // Finalists: what makes a job's best survive a second measurement. When a job has spent its
-// budget, its finals run in kFinalPasses interleaved passes (A B C L, A B C L, ...) with more
+// budget, its finals run in kFinalPasses interleaved passes (A B C L, L C B A, ...) with more
 // rounds than a search trial (FinalTiming), so that a drift of the machine touches every
-// finalist alike; each pass goes to another worker of the job's device key when the fleet has
-// one, so that the figures are not one machine's.
+// finalist alike: between passes, and within them (a GPU slows as it heats), since each pass
+// reaches the workers in its order and the finalists' passes alternate it. Each pass goes to
+// another worker of the job's device key when the fleet has one, so that the figures are not
+// one machine's.
 //   - The first pass screens: the kScreened fastest configs the log holds for the job's workload
 //     and target by their search readings (the decided best, the incumbent, among them) and the
 //     fastest config of a library template the job may use (gemm.cuda.cublas, conv2d.cpu.dnnl,

@@ -208,6 +208,9 @@ void Scheduler::PumpLocked() {
     }
   }
   DispatchLocked();
+  for (JobRuntime* job : jobs_.ActiveInDispatchOrder()) {
+    AdmitQueuedFinalistLocked(*job);  // its build overlaps the measurement just dispatched
+  }
 }
 
 void Scheduler::PumpSearchLocked(JobRuntime& job, SearchJob& search, Admission& admission) {

@@ -278,9 +278,14 @@ class Scheduler {
   void ApplyStepLocked(JobRuntime& job, JobStep step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// On the planner: picks a search job's finalists from the log, then admits the first pass.
   void PlanFinals(const JobPtr& job, const std::set<const KernelTemplate*>& unusable);
-  /// Admits re-measurements of a search job's finalists as trials.
+  /// Queues a pass of re-measurements of a search job's finalists, in the pass's order, and
+  /// admits the first as a trial (AdmitQueuedFinalistLocked).
   void AdmitFinalistsLocked(JobRuntime& job, const std::vector<Candidate>& finalists)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Admits the next queued re-measurement once the one before it has left for a worker (or
+  /// ended without one): a pass reaches the workers in its order, whatever its builds take, and
+  /// the next build overlaps the measurement before it.
+  void AdmitQueuedFinalistLocked(JobRuntime& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// On the log writer: decides a search job's best from the re-measurements.
   void DecideFinals(const JobPtr& job);
   /// The live model job of a task job; null for other jobs or once the model job left memory.

@@ -48,6 +48,7 @@ void Scheduler::FinishLocked(JobRuntime& job, JobState state, std::string_view w
     }
   }
   job.deferred.clear();
+  job.finals_queue.clear();
   builders_->DropJob(id);
   job.row.state = state;
   job.row.finished_at_ms = UnixNowMs();

@@ -92,6 +92,9 @@ struct JobRuntime {
   // recorded (then it is dropped: the config is measured) or dropped (then it becomes a trial
   // of this job). Pairs of (claim key, candidate).
   std::vector<std::pair<std::string, Candidate>> deferred;
+  // The re-measurements of the current finalist pass not yet admitted, in the pass's order
+  // (Scheduler::AdmitQueuedFinalistLocked): pairs of (candidate, pass).
+  std::deque<std::pair<Candidate, int>> finals_queue;
   int building = 0;
   std::deque<uint64_t> ready;  // built, waiting for a worker (front first)
   int following = 0;           // built, waiting for another trial's measurement of their code
@@ -104,12 +107,12 @@ struct JobRuntime {
   std::string last_error;                // "KIND: message" of the latest failed trial
   std::deque<Clock::time_point> recent;  // completion times of the latest trials (for the ETA)
 
-  /// Trials proposed and not given up: proposing, deferred, building, ready, following, in
-  /// flight or committing.
+  /// Trials proposed and not given up: proposing, deferred, queued finalists, building, ready,
+  /// following, in flight or committing.
   int Outstanding() const { return Pipelined() + following + in_flight + committing; }
-  /// Trials on their way to a worker: proposing, deferred, building or ready.
+  /// Trials on their way to a worker: proposing, deferred, queued finalists, building or ready.
   int Pipelined() const {
-    return proposing + static_cast<int>(deferred.size()) + building +
+    return proposing + static_cast<int>(deferred.size() + finals_queue.size()) + building +
            static_cast<int>(ready.size());
   }
   /// Trials recorded or on their way.
