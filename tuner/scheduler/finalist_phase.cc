@@ -208,7 +208,9 @@ absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
 
   // The finalists, by the screen's figures: the kFinalists fastest, then any within
   // kFinalistWindow of the last of them, up to kMaxFinalists; the incumbent and the library's
-  // whatever their figures, so that they are compared side by side.
+  // fastest whatever their figures, so that they are compared side by side. A library's other
+  // configs (cuBLASLt's algorithms, each a config) compete as tune's do: kept all, they made
+  // passes of a dozen configs, long enough for a GPU to slow within one.
   ASSIGN_OR_RETURN(Incumbent incumbent, IncumbentOf(log, spec));
   std::vector<std::pair<double, const Record*>> by_figure;
   for (const auto& [key, r] : screen) {
@@ -217,12 +219,17 @@ absl::StatusOr<std::vector<PlannedFinalist>> FinalistPhase::Pick(
   std::sort(by_figure.begin(), by_figure.end());
   size_t chosen = 0;
   double cutoff = 0;
+  bool library_kept = false;
   for (const auto& [median, r] : by_figure) {
     const KernelTemplate* tpl = TemplateOf(templates, *r);
-    const bool kept =
-        KeyText(KeyOf(*r)) == incumbent.key || (tpl != nullptr && !tpl->library.empty());
+    const bool library = tpl != nullptr && !tpl->library.empty();
+    const bool kept = KeyText(KeyOf(*r)) == incumbent.key || (library && !library_kept);
     const bool fast = chosen < kFinalists || (chosen < kMaxFinalists && median <= cutoff);
-    if ((kept || fast) && add(*r) && !kept && ++chosen == kFinalists) {
+    if (!(kept || fast) || !add(*r)) {
+      continue;
+    }
+    library_kept = library_kept || library;
+    if (!kept && ++chosen == kFinalists) {
       cutoff = median * (1 + kFinalistWindow);
     }
   }

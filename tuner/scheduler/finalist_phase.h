@@ -85,7 +85,8 @@ class FinalistPhase {
   /// not `unusable`, and beside them the fastest config of a library template among them. After
   /// it: the finalists, chosen by the screen's figures (the first of the job's re-measurements of
   /// each config): kFinalists, and up to kMaxFinalists those within kFinalistWindow of the
-  /// kFinalists-th (finalists.h), the incumbent and the library's. Each comes with the passes over
+  /// kFinalists-th (finalists.h), the incumbent and the library's fastest (its other configs
+  /// compete like the rest). Each comes with the passes over
   /// it that the job's records already hold. A log error is returned as is.
   static absl::StatusOr<std::vector<PlannedFinalist>> Pick(
       TuningLog& log, int64_t job_id, const JobSpec& spec,

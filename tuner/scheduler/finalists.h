@@ -14,7 +14,8 @@
 //     with the build pool, a job's first trials read up to twice their time. The true best must
 //     not miss the finals for one unlucky reading, so the screen is wide.
 //   - The finalists are then chosen by the screen's figures: the kFinalists fastest, any within
-//     kFinalistWindow of the kFinalists-th up to kMaxFinalists, the incumbent and the library's;
+//     kFinalistWindow of the kFinalists-th up to kMaxFinalists, the incumbent and the library's
+//     fastest config (a library's other configs compete like tune's);
 //     the other passes measure them alone. With fewer than two configs to screen, or no
 //     finalist left (every screen measurement failed), the job ends on its search's best.
 // The best then rests on the finalists' figures (every pass), decided by a rule that gives the
