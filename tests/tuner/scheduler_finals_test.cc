@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -19,7 +20,8 @@ namespace {
 using testing::TestWorker;
 
 // A job of five trials whose search reads its configs at 1..5 x 1e-4 s in the order it proposes
-// them, and whose re-measurements read `truth` (by proposal order). Runs the job to its end;
+// them, and whose re-measurements read `truth` (by proposal order and pass, the screen pass 0).
+// Runs the job to its end;
 // the configs in proposal order, and the configs each pass of the finals measured, in the order
 // the worker got them.
 struct Finals {
@@ -29,7 +31,11 @@ struct Finals {
 
 class SchedulerFinalsTest : public SchedulerTest {
  protected:
+  using Truth = std::function<double(size_t config, int pass)>;
   Finals RunFinals(const std::vector<double>& truth) {
+    return RunFinals([&](size_t config, int) { return truth.at(config); });
+  }
+  Finals RunFinals(const Truth& truth) {
     SchedulerOptions options;
     options.remeasure_finalists = true;
     Start(options);
@@ -59,7 +65,7 @@ class SchedulerFinalsTest : public SchedulerTest {
         finals.passes.back().push_back(config);
         const size_t index = std::find(finals.configs.begin(), finals.configs.end(), config) -
                              finals.configs.begin();
-        worker.Answer(*request, truth.at(index));
+        worker.Answer(*request, truth(index, pass));
       }
       if (pass == 0) {
         absl::StatusOr<v1::Job> running = scheduler_->GetJob(job_);
@@ -101,6 +107,23 @@ TEST_F(SchedulerFinalsTest, TheScreensFiguresNotTheSearchReadingsChooseTheFinali
   ASSERT_TRUE(best.ok() && best->has_value());
   EXPECT_EQ((*best)->config, configs[4]) << "the config the search read slowest wins";
   EXPECT_DOUBLE_EQ((*decision)->median_secs, 1e-4);
+}
+
+TEST_F(SchedulerFinalsTest, TheDecisionRestsOnThePassesAfterTheScreen) {
+  // The winner read 1.5e-4 in the screen (late in it, on a slowing machine) and 1e-4 in both
+  // passes after it.
+  Finals finals = RunFinals([](size_t config, int pass) {
+    return config == 4 && pass == 0 ? 1.5e-4 : kTruth.at(config);
+  });
+  ASSERT_EQ(finals.configs.size(), 5u);
+  absl::StatusOr<std::optional<BestDecision>> decision = log_->GetBestDecision(
+      kWorkload, Target::Parse(Spec(1).target())->Resolved().ToString(), false);
+  ASSERT_TRUE(decision.ok() && decision->has_value());
+  absl::StatusOr<std::optional<Record>> best = log_->GetRecord((*decision)->record_id);
+  ASSERT_TRUE(best.ok() && best->has_value());
+  EXPECT_EQ((*best)->config, finals.configs[4]);
+  EXPECT_DOUBLE_EQ((*decision)->median_secs, 1e-4);
+  EXPECT_LT((*decision)->relative_ci, 0.01) << "the screen's reading widened the interval";
 }
 
 TEST_F(SchedulerFinalsTest, EachPassReachesTheWorkerInOrderAndTheFinalistsOrderAlternates) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/logging.h"
 #include "common/stats.h"
@@ -250,10 +251,14 @@ std::optional<FinalistPhase::Decision> FinalistPhase::Decide(TuningLog& log, int
         ++passes[KeyText(KeyOf(r))];
       }
     }
+    // Their figures: the passes after the screen. The screen measured many configs one after
+    // another in the order of their search readings, so a machine drifting within it favoured
+    // some; the finalists' passes alternate their order (PassCandidates).
     std::map<std::string, size_t> index;
+    std::set<std::string> screened;
     for (const Record& r : mine) {
       const ConfigKey key = KeyOf(r);
-      if (!r.final || passes[KeyText(key)] < 2) {
+      if (!r.final || passes[KeyText(key)] < 2 || screened.insert(KeyText(key)).second) {
         continue;
       }
       auto [it, added] = index.emplace(KeyText(key), finalists.size());

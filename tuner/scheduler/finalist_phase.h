@@ -99,10 +99,10 @@ class FinalistPhase {
     Finalist winner;
   };
   /// On the log writer: the best of the job's finalists, those it re-measured in more than the
-  /// screen (Decide in finalists.h, the decided best of the workload and target as the
-  /// incumbent), stored as the new decided best (TuningLog::SetBestDecision) when it was compared
-  /// with the incumbent or there is none.
-  /// nullopt when nothing was decided or the log failed (logged).
+  /// screen, on the passes after it (Decide in finalists.h, the decided best of the workload and
+  /// target as the incumbent), stored as the new decided best (TuningLog::SetBestDecision) when
+  /// it was compared with the incumbent or there is none. nullopt when nothing was decided or
+  /// the log failed (logged).
   static std::optional<Decision> Decide(TuningLog& log, int64_t job_id, const JobSpec& spec);
 
  private:

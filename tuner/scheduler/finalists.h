@@ -18,8 +18,8 @@
 //     fastest config (a library's other configs compete like tune's);
 //     the other passes measure them alone. With fewer than two configs to screen, or no
 //     finalist left (every screen measurement failed), the job ends on its search's best.
-// The best then rests on the finalists' figures (every pass), decided by a rule that gives the
-// same answer from the same log everywhere:
+// The best then rests on the finalists' figures (every pass after the screen), decided by a rule
+// that gives the same answer from the same log everywhere:
 //   - the incumbent stays unless a challenger is faster beyond the noise, i.e. the upper end of
 //     the challenger's median's 95% confidence interval lies below the lower end of the
 //     incumbent's. A median's interval is the wider of two: the one its rounds give, and half
