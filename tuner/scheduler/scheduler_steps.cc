@@ -87,18 +87,21 @@ void Scheduler::PlanFinals(const JobPtr& job, const std::set<const KernelTemplat
 }
 
 void Scheduler::AdmitFinalistsLocked(JobRuntime& job, const std::vector<Candidate>& finalists) {
-  const int pass = job.driver->AsSearch()->finals().Progress().pass;
-  for (const Candidate& candidate : finalists) {
-    job.finals_queue.emplace_back(candidate, pass);
-  }
+  job.finals_queue.insert(job.finals_queue.end(), finalists.begin(), finalists.end());
   AdmitQueuedFinalistLocked(job);
 }
 
 void Scheduler::AdmitQueuedFinalistLocked(JobRuntime& job) {
+  if (job.finals_queue.empty()) {
+    return;
+  }
+  // The queue is the current pass's: the phase moves on only once the job has nothing
+  // outstanding, the queue included.
+  const int pass = job.driver->AsSearch()->finals().Progress().pass;
   // A search job in its finals has no other trial building or ready: one there is the finalist
   // admitted before, still on its way to a worker.
   while (!job.finals_queue.empty() && job.building == 0 && job.ready.empty()) {
-    auto [candidate, pass] = std::move(job.finals_queue.front());
+    Candidate candidate = std::move(job.finals_queue.front());
     job.finals_queue.pop_front();
     if (Trial* trial = trials_.Create(job, candidate, pass); trial != nullptr) {
       trial->measured_on = job.finalist_workers[StrCat(trial->tpl->name, " ", trial->config_text)];

@@ -93,8 +93,8 @@ struct JobRuntime {
   // of this job). Pairs of (claim key, candidate).
   std::vector<std::pair<std::string, Candidate>> deferred;
   // The re-measurements of the current finalist pass not yet admitted, in the pass's order
-  // (Scheduler::AdmitQueuedFinalistLocked): pairs of (candidate, pass).
-  std::deque<std::pair<Candidate, int>> finals_queue;
+  // (Scheduler::AdmitQueuedFinalistLocked).
+  std::deque<Candidate> finals_queue;
   int building = 0;
   std::deque<uint64_t> ready;  // built, waiting for a worker (front first)
   int following = 0;           // built, waiting for another trial's measurement of their code
