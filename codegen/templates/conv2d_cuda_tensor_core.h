@@ -10,7 +10,9 @@
 // pixel's `copy` bytes of one tap's channels from the input, clamped into the image and
 // zero-filled where the window reaches into the padding, into the same swizzled shared tiles the
 // GEMMs use. A copy stays within one tap's channels, so its width divides C's bytes (element
-// copies through registers where C's bytes are not a multiple of 4: the 3-channel stem layer).
+// copies through registers where C's bytes are not a multiple of 4: the 3-channel stem layer,
+// for which conv2d.cuda.wgmma also offers the window pipeline of conv_window.h: input rows staged
+// whole, A's stages built from them in shared memory).
 // Knobs, seeds and the epilogue (bias[K], ReLU, fp8 and integer scales, rounding to the output
 // type) are the GEMM templates'.
 #pragma once

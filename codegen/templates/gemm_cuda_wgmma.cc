@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/templates/conv_window.h"
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/split_reduction.h"
 #include "codegen/templates/stream_k.h"
@@ -144,6 +145,14 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "8-bit floats: steps of K (128 each) whose products the tensor cores add before "
                 "the warpgroup waits for them and adds them into its float32 sums (2: half as "
                 "many waits; needs tma 1)");
+  if (ConvWindow::Of(g)) {
+    space.AddKnob("window", {0, 1},
+                  "1: the window pipeline of narrow-channel convolutions (conv_window.h): a "
+                  "persistent grid of `blocks` blocks per multiprocessor, each building every "
+                  "step's stage of the weights once and then, tile by tile (runs of bm pixels "
+                  "of one output row), copying the tile's input rows whole into shared memory "
+                  "and building A's stages from them; 0: element copies from global memory");
+  }
   const int64_t first_copy = g.CopyWidths().front();
   space.AddConstraint("tma needs wg_k == 1 (and takes the first copy width: TMA ignores it)",
                       [first_copy](const Config& c) {
@@ -153,6 +162,25 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddConstraint("promote_steps 2 needs tma 1", [](const Config& c) {
     return KnobValue(c, "promote_steps") == 1 || KnobValue(c, "tma") == 1;
   });
+  if (space.FindKnob("window") != nullptr) {
+    space.AddConstraint(
+        "window 1 needs one warpgroup (wg_m, wg_n, wg_k 1), bn >= N, no TMA, grid split, "
+        "stream-K, persistent grid or cluster, and takes the first copy width, 3 stages and "
+        "raster 1 (it ignores them)",
+        [n = g.n, first_copy](const Config& c) {
+          if (KnobValue(c, "window") == 0) {
+            return true;
+          }
+          for (const char* knob : {"wg_m", "wg_n", "wg_k", "gridk", "raster", "cluster"}) {
+            if (KnobValue(c, knob) != 1) {
+              return false;
+            }
+          }
+          return KnobValue(c, "bn") >= n && KnobValue(c, "tma") == 0 &&
+                 KnobValue(c, "streamk") == 0 && KnobValue(c, "persistent") == 0 &&
+                 KnobValue(c, "copy") == first_copy && KnobValue(c, "stages") == 3;
+        });
+  }
   AddSplitWorkspaceConstraint(space, g);
   space.AddConstraint(
       "streamk needs gridk == 1, wg_k == 1 and stage_c == 0, at least two steps of K per block "

@@ -38,6 +38,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/stream_k.cc
   ${CMAKE_CURRENT_LIST_DIR}/tensor_core_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/tma_pipeline.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_window.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_template_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_tiled_matmul.cc
   ${CMAKE_CURRENT_LIST_DIR}/library_call.cc
@@ -49,6 +50,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_tiles.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_tma.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_window.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_seeds.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc
   ${CMAKE_CURRENT_LIST_DIR}/../c_header.cc

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/templates/conv_window.h"
 #include "codegen/templates/wgmma_kernel_builder.h"
 
 namespace tune {
@@ -15,6 +16,8 @@ WgmmaCostShape::WgmmaCostShape(const ImplicitGemm& g)
     : dtype(g.workload.dtype()),
       out_bytes(ElementBytes(g.workload.out_type())),
       k_steps((g.k * ElementBytes(g.workload.input_type()) + kWgmmaRowBytes - 1) / kWgmmaRowBytes) {
+  const std::optional<ConvWindow> window = ConvWindow::Of(g);
+  window_bytes = window ? window->elements * ElementBytes(g.workload.input_type()) : 0;
 }
 
 WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
@@ -34,9 +37,11 @@ WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
           .blocks = KnobValue(c, "blocks"),
           .persistent = KnobValue(c, "persistent"),
           .promote_steps = KnobValue(c, "promote_steps"),
+          .window = c.contains("window") ? c.at("window") : 0,
           .promote = WgmmaPromotes(shape.dtype),
           .out_bytes = shape.out_bytes,
-          .k_steps = shape.k_steps};
+          .k_steps = shape.k_steps,
+          .window_bytes = c.contains("window") && c.at("window") == 1 ? shape.window_bytes : 0};
 }
 
 namespace wgmma_detail {
@@ -71,6 +76,9 @@ Stmt WgmmaKernel::Body() const {
   if (k_.tma == 1) {
     threads = ir::Allocate::Make(bars_, 2 * k_.stages, threads);
   }
+  if (win_) {
+    threads = ir::Allocate::Make(window_, win_->elements, threads);
+  }
   threads = split_.AllocateShared(threads);
   Stmt body =
       ir::Allocate::Make(as_, k_.wg_k * k_.Buffers() * AStage(),
@@ -79,7 +87,7 @@ Stmt WgmmaKernel::Body() const {
     return split_.AllocateWorkspace(
         For::Make(v_.bx, 0, sk_->blocks(), LoopKind::kGpuBlock, std::move(body), 0));
   }
-  if (k_.persistent == 1) {  // each block takes tiles bx, bx + grid, ... (TmaPersistentStmts)
+  if (k_.persistent == 1 || win_) {  // each block takes tiles bx, bx + grid, ...
     return For::Make(v_.bx, 0, PersistentBlocks(), LoopKind::kGpuBlock, std::move(body), 0);
   }
   // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
@@ -123,6 +131,9 @@ Stmt WgmmaKernel::ThreadBody() const {
   }
   if (k_.persistent == 1) {
     return Lets(Block::Make(TmaPersistentStmts()));
+  }
+  if (win_) {
+    return Lets(Block::Make(WindowStmts()));
   }
   if (k_.tma == 1) {
     return Lets(Block::Make(TmaThreadStmts()));

@@ -33,9 +33,11 @@ struct WgmmaKnobs {
   int64_t blocks = 1;      // blocks per multiprocessor the kernel is compiled for (its registers)
   int64_t persistent = 0;  // 1: a grid of PersistentBlocks() blocks, each taking whole tiles
   int64_t promote_steps = 1;  // promoted sums: steps of K the tensor cores add per promotion
+  int64_t window = 0;  // 1: the window pipeline (conv_window.h) on a persistent grid of blocks
   bool promote = false;
-  int64_t out_bytes = 4;  // C's element size
-  int64_t k_steps = 1;    // the product's steps of K (kWgmmaRowBytes each)
+  int64_t out_bytes = 4;     // C's element size
+  int64_t k_steps = 1;       // the product's steps of K (kWgmmaRowBytes each)
+  int64_t window_bytes = 0;  // the window pipeline's staging buffer
   // What a stream-K grid counts in (the simulator's tests take a handful).
   int64_t multiprocessors = kGpuMultiprocessorsGuess;
 
@@ -43,6 +45,9 @@ struct WgmmaKnobs {
   // others (step t uses buffer t % stages), so short reductions (a 1x1 convolution's K of 64)
   // keep their shared memory for more blocks per multiprocessor.
   int64_t Buffers() const {
+    if (window == 1) {  // every step's stage, built at once
+      return k_steps;
+    }
     if (streamk > 0 || persistent == 1) {  // a persistent block's steps go round the whole ring
       return stages;
     }
@@ -90,10 +95,11 @@ struct WgmmaKnobs {
   // stores reach (8 apart) start 4 banks apart.
   int64_t StagedRow() const { return bn + 16 / out_bytes; }
   // The stage buffers of every K range, the partial sums of all but the first (4-byte elements),
-  // and the staged output tile.
+  // the staged output tile and the window pipeline's staging.
   int64_t SharedBytes() const {
     return wg_k * Buffers() * (bm + bn) * kWgmmaRowBytes + (wg_k - 1) * bm * bn * 4 +
-           stage_c * bm * StagedRow() * out_bytes + tma * 1024;  // the mbarriers' array
+           stage_c * bm * StagedRow() * out_bytes + tma * 1024 +  // the mbarriers' array
+           window_bytes;
   }
 };
 
@@ -101,6 +107,7 @@ struct WgmmaKnobs {
 struct WgmmaCostShape {
   Dtype dtype;
   int64_t out_bytes, k_steps;
+  int64_t window_bytes;  // the window pipeline's staging buffer; 0 where it does not apply
   explicit WgmmaCostShape(const ImplicitGemm& g);
 };
 

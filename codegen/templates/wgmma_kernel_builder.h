@@ -3,7 +3,8 @@
 // wgmma_kernel.cc (the block: threads, warpgroups and their lets, the cp.async main loop, the
 // wgmma steps, grid splits and stream-K segments), wgmma_kernel_tma.cc (the warp-specialised
 // TMA pipeline) and wgmma_kernel_tiles.cc (A's and B's tiles copied into swizzled stages, and
-// the accumulators out through the epilogue or into a split's workspace).
+// the accumulators out through the epilogue or into a split's workspace) and
+// wgmma_kernel_window.cc (the window pipeline of narrow-channel convolutions, conv_window.h).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "codegen/ir/ir.h"
+#include "codegen/templates/conv_window.h"
 #include "codegen/templates/split_reduction.h"
 #include "codegen/templates/stream_k.h"
 #include "codegen/templates/template_util.h"
@@ -61,6 +63,8 @@ class WgmmaKernel {
         partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w_.dtype()))),
         cs_("Cs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.out_type())),
         bars_("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64()),
+        window_("window", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
+        win_(k.window == 1 ? ConvWindow::Of(g) : std::nullopt),
         sk_(StreamKOf(g, k)),
         split_(g, k.bm, k.bn, sk_ ? sk_->MaxParts() : k.gridk,
                ir::Type::Of(AccumulatorType(w_.dtype()))) {}
@@ -68,7 +72,11 @@ class WgmmaKernel {
   ir::LoweredFunc Build(std::string_view name) const;
 
  private:
-  int64_t TilesM() const { return GpuCeilDiv(g_.m, k_.bm); }
+  // The window pipeline's tiles are runs of bm pixels of one output row (WindowTilesQ a row),
+  // each of every output channel (bn >= N).
+  int64_t TilesM() const {
+    return win_ ? w_.conv2d().n * w_.conv2d().p() * WindowTilesQ() : GpuCeilDiv(g_.m, k_.bm);
+  }
   int64_t TilesN() const { return GpuCeilDiv(g_.n, k_.bn); }
   int64_t Steps() const { return GpuCeilDiv(g_.k, row_); }
   int64_t StepsPerSplit() const { return GpuCeilDiv(Steps(), k_.gridk); }
@@ -119,6 +127,29 @@ class WgmmaKernel {
   std::vector<Stmt> TmaPersistentStmts() const;
 
   int64_t PersistentBlocks() const { return k_.PersistentBlocks(TilesM() * TilesN()); }
+
+  // window = 1 (conv_window.h): block b of the PersistentBlocks() copies the weights flat into
+  // the staging buffer and builds B's stages from them, zeroes the buffer, then takes the tiles
+  // b, b + grid, ...: it waits for the tile's staged rows, builds A's stages from them, issues
+  // the next tile's row copies, multiplies every step and stores the tile.
+  std::vector<Stmt> WindowStmts() const;
+  int64_t WindowTilesQ() const;  // tiles per output row
+  Stmt WindowCopyWeights() const;
+  Stmt WindowBuildB() const;
+  Stmt WindowZeroRows() const;
+  // The row copies of tile `tile` (a block-uniform index of TilesM()).
+  Stmt WindowCopyRows(const Expr& tile) const;
+  Stmt WindowBuildA() const;
+  // Every step's stage of `rows` rows into `dst` (stages of `stage_elements`), element k of row
+  // `row` the scalar lane(base, k) (k < K; zeros past it), base the row's row_base(row).
+  template <typename BaseFn, typename LaneFn>
+  Stmt WindowBuildStages(const ir::Buffer& dst, int64_t stage_elements, int64_t rows,
+                         BaseFn row_base, LaneFn lane) const;
+
+  // The row of C that the tile's row `local` is, and whether it is one (window tiles are
+  // output rows' runs of pixels; other tiles bm consecutive rows of C).
+  Expr OutRow(const Expr& local) const;
+  Expr OutRowValid(const Expr& local) const;
 
   // Where step `step` of tile `tile` (in raster order) reads: its K coordinate, A's row and B's
   // column (a persistent block's or a stream-K segment's producer walks tiles in turn).
@@ -216,7 +247,8 @@ class WgmmaKernel {
   bool nt_;
   int64_t bytes_, row_;
   GemmParams p_;
-  ir::Buffer as_, bs_, acc_, part_, partial_, cs_, bars_;
+  ir::Buffer as_, bs_, acc_, part_, partial_, cs_, bars_, window_;
+  std::optional<ConvWindow> win_;
   std::optional<StreamKPartition> sk_;
   SplitReduction split_;
   StreamKVars skv_;

@@ -93,7 +93,6 @@ Stmt WgmmaKernel::WriteAccumulators(const Expr& park_tile, const Expr& part) con
   Expr warp = tx_ % 128 / 32;
   Expr local_row0 = group_m_ * k_.GroupM() + warp * 16 + lane_ / 4;
   Expr local_col0 = group_n_ * k_.GroupN() + lane_ % 4 * 2;
-  Expr row0 = tile_m_ * k_.bm + local_row0;
   Expr col0 = tile_n_ * k_.bn + local_col0;
   const bool pairs = g_.n % 2 == 0;
   const int64_t n = k_.GroupN();
@@ -105,20 +104,23 @@ Stmt WgmmaKernel::WriteAccumulators(const Expr& park_tile, const Expr& part) con
       if (park_tile.defined()) {  // rows past C's (a skinny M's) are never read: not parked
         Stmt park = split_.Park(park_tile, part, local_row0 + dm, local_col0 + dn,
                                 ir::Load::Make(acc_, ir::Ramp::Make(Expr(slot), 1, 2)), 2);
-        stmts.push_back(g_.m % k_.bm == 0 ? park : IfThenElse::Make(row0 + dm < g_.m, park));
+        stmts.push_back(g_.m % k_.bm == 0 ? park
+                                          : IfThenElse::Make(OutRowValid(local_row0 + dm), park));
         continue;
       }
-      Expr m = row0 + dm;
+      Expr m = OutRow(local_row0 + dm);
+      Expr row_valid = OutRowValid(local_row0 + dm);
       Expr col = col0 + dn;
       if (pairs) {
         Expr value = ir::Load::Make(acc_, ir::Ramp::Make(Expr(slot), 1, 2));
-        stmts.push_back(IfThenElse::Make(m < g_.m && col < g_.n, epilogue.Store(m, col, value, 2)));
+        stmts.push_back(
+            IfThenElse::Make(row_valid && col < g_.n, epilogue.Store(m, col, value, 2)));
         continue;
       }
       for (int64_t e = 0; e < 2; ++e) {
         Expr value = ir::Load::Make(acc_, Expr(slot + e));
         stmts.push_back(
-            IfThenElse::Make(m < g_.m && col + e < g_.n, epilogue.Store(m, col + e, value, 1)));
+            IfThenElse::Make(row_valid && col + e < g_.n, epilogue.Store(m, col + e, value, 1)));
       }
     }
   }
@@ -162,10 +164,10 @@ Stmt WgmmaKernel::StageCopyOut(Stmt barrier, const Expr& thread, int64_t threads
   Expr chunk = thread + c * threads;
   Expr r = chunk / per_row;
   Expr q = chunk % per_row * lanes;
-  Expr m = tile_m_ * k_.bm + r;
+  Expr m = OutRow(r);
   Expr col = tile_n_ * k_.bn + q;
   Stmt copy = IfThenElse::Make(
-      m < g_.m && col < g_.n,
+      OutRowValid(r) && col < g_.n,
       Store::Make(
           p_.c, ir::Ramp::Make(m * g_.n + col, 1, static_cast<int>(lanes)),
           ir::Load::Make(cs_, ir::Ramp::Make(r * k_.StagedRow() + q, 1, static_cast<int>(lanes)))));

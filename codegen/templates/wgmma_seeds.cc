@@ -22,22 +22,26 @@ namespace {
 // stages of the first copy width, raster groups of 8 block rows, no grid split, no staged
 // output, no TMA, no stream-K, no cluster. The presets and seeds set what they change.
 Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
-  return {{"bm", bm},
-          {"bn", bn},
-          {"wg_m", 1},
-          {"wg_n", 1},
-          {"wg_k", 1},
-          {"stages", 3},
-          {"copy", space.FindKnob("copy")->values.front()},
-          {"raster", 8},
-          {"gridk", 1},
-          {"stage_c", 0},
-          {"tma", 0},
-          {"streamk", 0},
-          {"cluster", 1},
-          {"blocks", 1},
-          {"persistent", 0},
-          {"promote_steps", 1}};
+  Config c = {{"bm", bm},
+              {"bn", bn},
+              {"wg_m", 1},
+              {"wg_n", 1},
+              {"wg_k", 1},
+              {"stages", 3},
+              {"copy", space.FindKnob("copy")->values.front()},
+              {"raster", 8},
+              {"gridk", 1},
+              {"stage_c", 0},
+              {"tma", 0},
+              {"streamk", 0},
+              {"cluster", 1},
+              {"blocks", 1},
+              {"persistent", 0},
+              {"promote_steps", 1}};
+  if (space.FindKnob("window") != nullptr) {
+    c["window"] = 0;
+  }
+  return c;
 }
 
 // Sets `c`'s stages to the first of `depths` that makes it valid (false when none does).
@@ -367,6 +371,38 @@ std::vector<Config> ShortReductionSeeds(const ImplicitGemm& g, const ConfigSpace
   return seeds;
 }
 
+// For narrow-channel convolutions (the 3-channel stem), the window pipeline (conv_window.h):
+// tiles of 128 and 64 pixels and of 256 with every output channel (the smallest bn that holds
+// them), two blocks per multiprocessor where they fit, the output stored from registers and
+// staged. The element copies from global memory it replaces took the stem 1.5-1.6x cuDNN's time
+// on the H200 (2026-12-06, 26.0-357.8 us: bench/RESULTS.md).
+std::vector<Config> WindowSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  if (space.FindKnob("window") == nullptr) {
+    return {};
+  }
+  const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
+  auto bn = std::find_if(bns.begin(), bns.end(), [&](int64_t v) { return v >= g.n; });
+  if (bn == bns.end()) {
+    return {};
+  }
+  std::vector<Config> seeds;
+  for (const auto& [bm, stage_c] :
+       std::vector<std::pair<int64_t, int64_t>>{{128, 0}, {128, 1}, {64, 0}, {64, 1}, {256, 0}}) {
+    for (int64_t blocks : {2, 1}) {
+      Config c = PlainConfig(space, bm, *bn);
+      c["window"] = 1;
+      c["raster"] = 1;
+      c["stage_c"] = stage_c;
+      c["blocks"] = blocks;
+      if (space.IsValid(c)) {
+        seeds.push_back(std::move(c));
+        break;
+      }
+    }
+  }
+  return seeds;
+}
+
 // For the 8-bit floats, each TMA seed preceded by its twin that promotes every two steps
 // (promote_steps 2), within kMaxGpuSeeds. On the H200 (2026-12-06) the twins of the first two
 // seeds of 4096^3 e4m3 ran 1.04-1.05x faster (123.1 and 123.5 us against 128.4 and 129.3), and
@@ -394,6 +430,9 @@ std::vector<Config> WithPromotionTwins(const std::vector<Config>& seeds, const C
 
 Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
   const ConfigSpace space = WgmmaSpace(g, target);
+  if (std::vector<Config> window = WindowSeeds(g, space); !window.empty()) {
+    return window.front();
+  }
   return MatmulDefault(space, Presets(g, space), {g.m, g.n, g.k}, 132,
                        StrCat(template_name, " for ", g.workload.ToString()));
 }
@@ -473,6 +512,7 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
       }
     }
   };
+  append(WindowSeeds(g, space));
   append(StreamingSeeds(g, space));
   append(ShortReductionSeeds(g, space));
   if (fits_lead) {

@@ -111,11 +111,14 @@ TEST(Conv2dCudaWgmmaSim, Im2colTmaPipelinesMatchTheReference) {
 }
 
 TEST(Conv2dCudaWgmmaSim, ThreeChannelInputsAreCopiedElementByElement) {
-  // The stem layer's shape class: 7x7, stride 2, 3 channels (6 bytes per tap: no 4-byte copy).
+  // The stem layer's shape class: 7x7, stride 2, 3 channels (6 bytes per tap: no 4-byte copy),
+  // outside the window pipeline (conv2d_cuda_window_test.cc), which the default takes.
+  Config elements = Knobs(64, 32, 1, 1, 3, 2);
+  elements["window"] = 0;
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(),
       "conv2d:N=1,C=3,H=20,W=20,K=16,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16,out=f32", 0,
-      {Knobs(64, 32, 1, 1, 3, 2)});
+      {elements});
 }
 
 TEST(Conv2dCudaWgmmaSim, IntegerTf32AndFp8ConvolutionsMatchTheReference) {

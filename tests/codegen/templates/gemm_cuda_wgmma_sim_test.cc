@@ -14,6 +14,7 @@
 #include "codegen/templates/wgmma_kernel.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/templates/gpu_template_check.h"
+#include "tests/codegen/templates/wgmma_sim_check.h"
 #include "tests/codegen/templates/wgmma_test_configs.h"
 
 namespace tune {
@@ -97,28 +98,6 @@ TEST(GemmCudaWgmmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue
   // A TMA pipeline: the consumers park, then the whole block (the producer too) finishes.
   CheckOnSimulator("gemm:M=64,N=128,K=1024,layout=NT,dtype=bf16,epilogue=bias", 0,
                    {Tma(64, 64, 1, 1, 4, 4)});
-}
-
-// `config` with its persistent grid counted in multiprocessors of a GPU of `multiprocessors` (not
-// the 132 of the space's knobs: a handful, so that the simulator runs it), for `text`, on the
-// simulator with one and three block workers (any block of a shared tile may arrive last).
-void CheckOnAGpuOf(int64_t multiprocessors, const std::string& text, const Config& config,
-                   uint64_t schedule_seed) {
-  const Workload w = *Workload::Parse(text);
-  const ImplicitGemm g(w);
-  WgmmaKnobs k = WgmmaKnobsOf(config, WgmmaCostShape(g));
-  k.multiprocessors = multiprocessors;
-  absl::StatusOr<ir::LoweredFunc> lowered = Lower(BuildWgmmaKernel(g, k, DefaultFunctionName(w)));
-  ASSERT_TRUE(lowered.ok()) << text << ": " << lowered.status();
-  for (int workers : {1, 3}) {
-    GpuSimOptions options;
-    options.block_workers = workers;
-    options.schedule_seed = schedule_seed;
-    const absl::Status status = SimulateAgainstReference(w, *lowered, 17, options);
-    EXPECT_TRUE(status.ok()) << text << " " << ConfigToString(config) << " on " << multiprocessors
-                             << " multiprocessors, " << workers << " workers, schedule seed "
-                             << schedule_seed << ": " << status;
-  }
 }
 
 // A stream-K config of `tile` (bm, bn, wg_m, stages) on a grid of `blocks` blocks.
