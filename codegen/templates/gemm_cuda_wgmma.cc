@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "codegen/templates/conv_window.h"
 #include "codegen/templates/gpu_template_util.h"
 #include "codegen/templates/split_reduction.h"
 #include "codegen/templates/stream_k.h"
@@ -145,13 +144,14 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "8-bit floats: steps of K (128 each) whose products the tensor cores add before "
                 "the warpgroup waits for them and adds them into its float32 sums (2: half as "
                 "many waits; needs tma 1)");
-  if (ConvWindow::Of(g)) {
-    space.AddKnob("window", {0, 1},
-                  "1: the window pipeline of narrow-channel convolutions (conv_window.h): a "
-                  "persistent grid of `blocks` blocks per multiprocessor, each building every "
-                  "step's stage of the weights once and then, tile by tile (runs of bm pixels "
-                  "of one output row), copying the tile's input rows whole into shared memory "
-                  "and building A's stages from them; 0: element copies from global memory");
+  if (ResidentPipelineApplies(g)) {
+    space.AddKnob("resident", {0, 1},
+                  "1: the resident pipeline (wgmma_kernel.h): a persistent grid of `blocks` "
+                  "blocks per multiprocessor, each filling every step's stage of B once and "
+                  "keeping it, then taking tiles in turn, the next tile's A copied while this one "
+                  "multiplies (a 1x1 convolution's A direct; narrow channels' input rows staged "
+                  "whole and A built from them in shared memory, conv_window.h); 0: a block per "
+                  "tile");
   }
   const int64_t first_copy = g.CopyWidths().front();
   space.AddConstraint("tma needs wg_k == 1 (and takes the first copy width: TMA ignores it)",
@@ -162,13 +162,13 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
   space.AddConstraint("promote_steps 2 needs tma 1", [](const Config& c) {
     return KnobValue(c, "promote_steps") == 1 || KnobValue(c, "tma") == 1;
   });
-  if (space.FindKnob("window") != nullptr) {
+  if (space.FindKnob("resident") != nullptr) {
     space.AddConstraint(
-        "window 1 needs one warpgroup (wg_m, wg_n, wg_k 1), bn >= N, no TMA, grid split, "
+        "resident 1 needs one warpgroup (wg_m, wg_n, wg_k 1), bn >= N, no TMA, grid split, "
         "stream-K, persistent grid or cluster, and takes the first copy width, 3 stages and "
         "raster 1 (it ignores them)",
         [n = g.n, first_copy](const Config& c) {
-          if (KnobValue(c, "window") == 0) {
+          if (KnobValue(c, "resident") == 0) {
             return true;
           }
           for (const char* knob : {"wg_m", "wg_n", "wg_k", "gridk", "raster", "cluster"}) {

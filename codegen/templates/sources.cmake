@@ -50,7 +50,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_tiles.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_tma.cc
-  ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_window.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_resident.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_seeds.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc
   ${CMAKE_CURRENT_LIST_DIR}/../c_header.cc

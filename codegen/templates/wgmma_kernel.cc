@@ -17,8 +17,27 @@ WgmmaCostShape::WgmmaCostShape(const ImplicitGemm& g)
       out_bytes(ElementBytes(g.workload.out_type())),
       k_steps((g.k * ElementBytes(g.workload.input_type()) + kWgmmaRowBytes - 1) / kWgmmaRowBytes) {
   const std::optional<ConvWindow> window = ConvWindow::Of(g);
-  window_bytes = window ? window->elements * ElementBytes(g.workload.input_type()) : 0;
+  staging_bytes = window ? window->elements * ElementBytes(g.workload.input_type()) : 0;
+  dense_a = ResidentDenseA(g);
 }
+
+bool ResidentDenseA(const ImplicitGemm& g) {
+  constexpr int64_t kMostSteps = 2;
+  constexpr int64_t kMostColumns = 256;  // one wgmma n
+  const int64_t steps = GpuCeilDiv(g.k * ElementBytes(g.workload.input_type()), kWgmmaRowBytes);
+  return g.workload.op() == OpKind::kConv2d && g.DenseA() && g.CopyWidths().front() >= 4 &&
+         steps <= kMostSteps && g.n <= kMostColumns;
+}
+
+bool ResidentPipelineApplies(const ImplicitGemm& g) {
+  return ConvWindow::Of(g).has_value() || ResidentDenseA(g);
+}
+
+namespace {
+
+bool Resident(const Config& c) { return c.contains("resident") && c.at("resident") == 1; }
+
+}  // namespace
 
 WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
   return {.bm = KnobValue(c, "bm"),
@@ -37,11 +56,12 @@ WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
           .blocks = KnobValue(c, "blocks"),
           .persistent = KnobValue(c, "persistent"),
           .promote_steps = KnobValue(c, "promote_steps"),
-          .window = c.contains("window") ? c.at("window") : 0,
+          .resident = c.contains("resident") ? c.at("resident") : 0,
           .promote = WgmmaPromotes(shape.dtype),
           .out_bytes = shape.out_bytes,
           .k_steps = shape.k_steps,
-          .window_bytes = c.contains("window") && c.at("window") == 1 ? shape.window_bytes : 0};
+          .staging_bytes = Resident(c) ? shape.staging_bytes : 0,
+          .double_a = Resident(c) && shape.dense_a};
 }
 
 namespace wgmma_detail {
@@ -77,17 +97,17 @@ Stmt WgmmaKernel::Body() const {
     threads = ir::Allocate::Make(bars_, 2 * k_.stages, threads);
   }
   if (win_) {
-    threads = ir::Allocate::Make(window_, win_->elements, threads);
+    threads = ir::Allocate::Make(staging_, win_->elements, threads);
   }
   threads = split_.AllocateShared(threads);
   Stmt body =
-      ir::Allocate::Make(as_, k_.wg_k * k_.Buffers() * AStage(),
+      ir::Allocate::Make(as_, k_.wg_k * k_.ABuffers() * AStage(),
                          ir::Allocate::Make(bs_, k_.wg_k * k_.Buffers() * BStage(), threads));
   if (sk_) {  // the persistent grid; each thread walks its block's segments (StreamKSegment)
     return split_.AllocateWorkspace(
         For::Make(v_.bx, 0, sk_->blocks(), LoopKind::kGpuBlock, std::move(body), 0));
   }
-  if (k_.persistent == 1 || win_) {  // each block takes tiles bx, bx + grid, ...
+  if (k_.persistent == 1 || k_.resident == 1) {  // each block takes tiles bx, bx + grid, ...
     return For::Make(v_.bx, 0, PersistentBlocks(), LoopKind::kGpuBlock, std::move(body), 0);
   }
   // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
@@ -132,8 +152,8 @@ Stmt WgmmaKernel::ThreadBody() const {
   if (k_.persistent == 1) {
     return Lets(Block::Make(TmaPersistentStmts()));
   }
-  if (win_) {
-    return Lets(Block::Make(WindowStmts()));
+  if (k_.resident == 1) {
+    return Lets(Block::Make(ResidentStmts()));
   }
   if (k_.tma == 1) {
     return Lets(Block::Make(TmaThreadStmts()));
@@ -220,7 +240,8 @@ Stmt WgmmaKernel::Lets(Stmt stmts) const {
   return ir::Allocate::Make(acc_, k_.Accumulators(), std::move(body));
 }
 
-Stmt WgmmaKernel::Multiply(const Expr& local_stage, int pending, int parity) const {
+Stmt WgmmaKernel::Multiply(const Expr& local_stage, int pending, int parity,
+                           const Expr& b_stage) const {
   std::vector<Stmt> stmts;
   Expr stage = group_k_ * k_.Buffers() + local_stage;
   const int n = static_cast<int>(k_.GroupN());
@@ -229,7 +250,7 @@ Stmt WgmmaKernel::Multiply(const Expr& local_stage, int pending, int parity) con
   const bool promotes = k_.promote_steps == 1 || parity == 1 || pending == 0;
   for (int64_t mi = 0; mi < k_.MTiles(); ++mi) {
     Expr a_index = stage * AStage() + (group_m_ * k_.GroupM() + 64 * mi) * row_;
-    Expr b_index = stage * BStage() + group_n_ * k_.GroupN() * row_;
+    Expr b_index = (b_stage.defined() ? b_stage : stage) * BStage() + group_n_ * k_.GroupN() * row_;
     const int64_t first = mi * n / 2;
     if (!k_.promote) {
       stmts.push_back(ir::WarpGroupMma::Make(w_.dtype(), as_, a_index, bs_, b_index, n, kKSteps,

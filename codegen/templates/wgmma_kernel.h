@@ -33,11 +33,12 @@ struct WgmmaKnobs {
   int64_t blocks = 1;      // blocks per multiprocessor the kernel is compiled for (its registers)
   int64_t persistent = 0;  // 1: a grid of PersistentBlocks() blocks, each taking whole tiles
   int64_t promote_steps = 1;  // promoted sums: steps of K the tensor cores add per promotion
-  int64_t window = 0;  // 1: the window pipeline (conv_window.h) on a persistent grid of blocks
+  int64_t resident = 0;  // 1: the resident pipeline (ResidentPipelineApplies) on a persistent grid
   bool promote = false;
-  int64_t out_bytes = 4;     // C's element size
-  int64_t k_steps = 1;       // the product's steps of K (kWgmmaRowBytes each)
-  int64_t window_bytes = 0;  // the window pipeline's staging buffer
+  int64_t out_bytes = 4;      // C's element size
+  int64_t k_steps = 1;        // the product's steps of K (kWgmmaRowBytes each)
+  int64_t staging_bytes = 0;  // the resident pipeline's staging buffer (narrow channels)
+  bool double_a = false;      // the resident pipeline's A copied direct, in two sets of stages
   // What a stream-K grid counts in (the simulator's tests take a handful).
   int64_t multiprocessors = kGpuMultiprocessorsGuess;
 
@@ -45,7 +46,7 @@ struct WgmmaKnobs {
   // others (step t uses buffer t % stages), so short reductions (a 1x1 convolution's K of 64)
   // keep their shared memory for more blocks per multiprocessor.
   int64_t Buffers() const {
-    if (window == 1) {  // every step's stage, built at once
+    if (resident == 1) {  // every step's stage, built at once
       return k_steps;
     }
     if (streamk > 0 || persistent == 1) {  // a persistent block's steps go round the whole ring
@@ -54,6 +55,10 @@ struct WgmmaKnobs {
     const int64_t per_range = ((k_steps + gridk - 1) / gridk + wg_k - 1) / wg_k;
     return std::max<int64_t>(1, std::min(stages, per_range));
   }
+
+  // A's stage buffers per K range: a resident pipeline that copies A direct has two sets, the
+  // next tile's copied while this one's are multiplied.
+  int64_t ABuffers() const { return double_a ? 2 * Buffers() : Buffers(); }
 
   /// The persistent grid of a stream-K config: streamk blocks per multiprocessor.
   int64_t StreamKBlocks() const { return streamk * multiprocessors; }
@@ -95,19 +100,31 @@ struct WgmmaKnobs {
   // stores reach (8 apart) start 4 banks apart.
   int64_t StagedRow() const { return bn + 16 / out_bytes; }
   // The stage buffers of every K range, the partial sums of all but the first (4-byte elements),
-  // the staged output tile and the window pipeline's staging.
+  // the staged output tile and the resident pipeline's staging.
   int64_t SharedBytes() const {
-    return wg_k * Buffers() * (bm + bn) * kWgmmaRowBytes + (wg_k - 1) * bm * bn * 4 +
+    return wg_k * (ABuffers() * bm + Buffers() * bn) * kWgmmaRowBytes + (wg_k - 1) * bm * bn * 4 +
            stage_c * bm * StagedRow() * out_bytes + tma * 1024 +  // the mbarriers' array
-           window_bytes;
+           staging_bytes;
   }
 };
+
+/// Whether the resident pipeline (knob resident) applies to `g`: a persistent block keeps every
+/// step's stage of B (all of N: at most 256 columns) in shared memory and takes tiles in turn,
+/// the next tile's A copied while this one multiplies. Offered for convolutions whose taps'
+/// channels are too narrow for wide copies (their input rows staged, conv_window.h) and for
+/// those whose A is dense (1x1, stride 1, unpadded) with a reduction of one or two steps.
+bool ResidentPipelineApplies(const ImplicitGemm& g);
+/// Whether the resident pipeline copies `g`'s A direct (dense), not from staged input rows.
+bool ResidentDenseA(const ImplicitGemm& g);
 
 /// What the knobs' costs depend on beside the config (copied into the space's constraints).
 struct WgmmaCostShape {
   Dtype dtype;
   int64_t out_bytes, k_steps;
-  int64_t window_bytes;  // the window pipeline's staging buffer; 0 where it does not apply
+  // The resident pipeline's staging buffer (narrow channels; 0 elsewhere), and whether its A is
+  // copied direct (a dense A).
+  int64_t staging_bytes;
+  bool dense_a;
   explicit WgmmaCostShape(const ImplicitGemm& g);
 };
 

@@ -4,7 +4,8 @@
 // wgmma steps, grid splits and stream-K segments), wgmma_kernel_tma.cc (the warp-specialised
 // TMA pipeline) and wgmma_kernel_tiles.cc (A's and B's tiles copied into swizzled stages, and
 // the accumulators out through the epilogue or into a split's workspace) and
-// wgmma_kernel_window.cc (the window pipeline of narrow-channel convolutions, conv_window.h).
+// wgmma_kernel_resident.cc (the resident pipeline: B kept in shared memory by persistent
+// blocks, A copied direct or built from staged input rows, conv_window.h).
 #pragma once
 
 #include <cstdint>
@@ -63,8 +64,8 @@ class WgmmaKernel {
         partial_("partial", ir::MemoryScope::kGpuShared, ir::Type::Of(AccumulatorType(w_.dtype()))),
         cs_("Cs", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.out_type())),
         bars_("bars", ir::MemoryScope::kGpuShared, ir::Type::Int64()),
-        window_("window", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
-        win_(k.window == 1 ? ConvWindow::Of(g) : std::nullopt),
+        staging_("staging", ir::MemoryScope::kGpuShared, ir::Type::Of(w_.input_type())),
+        win_(k.resident == 1 && !k.double_a ? ConvWindow::Of(g) : std::nullopt),
         sk_(StreamKOf(g, k)),
         split_(g, k.bm, k.bn, sk_ ? sk_->MaxParts() : k.gridk,
                ir::Type::Of(AccumulatorType(w_.dtype()))) {}
@@ -72,8 +73,8 @@ class WgmmaKernel {
   ir::LoweredFunc Build(std::string_view name) const;
 
  private:
-  // The window pipeline's tiles are runs of bm pixels of one output row (WindowTilesQ a row),
-  // each of every output channel (bn >= N).
+  // The resident pipeline's tiles hold every output channel (bn >= N); with staged input rows
+  // (win_) they are runs of bm pixels of one output row (WindowTilesQ a row).
   int64_t TilesM() const {
     return win_ ? w_.conv2d().n * w_.conv2d().p() * WindowTilesQ() : GpuCeilDiv(g_.m, k_.bm);
   }
@@ -128,11 +129,16 @@ class WgmmaKernel {
 
   int64_t PersistentBlocks() const { return k_.PersistentBlocks(TilesM() * TilesN()); }
 
-  // window = 1 (conv_window.h): block b of the PersistentBlocks() copies the weights flat into
-  // the staging buffer and builds B's stages from them, zeroes the buffer, then takes the tiles
-  // b, b + grid, ...: it waits for the tile's staged rows, builds A's stages from them, issues
-  // the next tile's row copies, multiplies every step and stores the tile.
-  std::vector<Stmt> WindowStmts() const;
+  // resident = 1: block b of the PersistentBlocks() fills every step's stage of B, then takes
+  // the tiles b, b + grid, ...: it waits for the tile's A (its copies, or its staged input rows,
+  // from which it builds A's stages), issues the next tile's copies, multiplies every step and
+  // stores the tile. B's stages come from the weights direct (a dense A), or, with staged rows,
+  // from a flat copy of the weights into the staging buffer, which is zeroed after them.
+  std::vector<Stmt> ResidentStmts() const;
+  // A dense A: the copies of every step of tile `tile`'s A into set `set` (0, 1) of A's stages,
+  // and of every step of B.
+  Stmt DenseCopyA(const Expr& tile, const Expr& set) const;
+  Stmt DenseCopyB() const;
   int64_t WindowTilesQ() const;  // tiles per output row
   Stmt WindowCopyWeights() const;
   Stmt WindowBuildB() const;
@@ -146,8 +152,8 @@ class WgmmaKernel {
   Stmt WindowBuildStages(const ir::Buffer& dst, int64_t stage_elements, int64_t rows,
                          BaseFn row_base, LaneFn lane) const;
 
-  // The row of C that the tile's row `local` is, and whether it is one (window tiles are
-  // output rows' runs of pixels; other tiles bm consecutive rows of C).
+  // The row of C that the tile's row `local` is, and whether it is one (tiles of staged input
+  // rows are output rows' runs of pixels; other tiles bm consecutive rows of C).
   Expr OutRow(const Expr& local) const;
   Expr OutRowValid(const Expr& local) const;
 
@@ -211,7 +217,9 @@ class WgmmaKernel {
   // and added into `acc`; with promote_steps 2, an even step (`parity` 0) overwrites part and
   // leaves its instructions in flight, and the odd step after it adds to part, waits for both
   // and adds part into acc (as does an even step that is the last, pending 0).
-  Stmt Multiply(const Expr& local_stage, int pending, int parity = 0) const;
+  // `b_stage` (defined: the resident pipeline's) is B's stage where A's is another.
+  Stmt Multiply(const Expr& local_stage, int pending, int parity = 0,
+                const Expr& b_stage = Expr()) const;
 
   // Each thread's accumulators, two adjacent columns at a time, with the epilogue (or, for a
   // split reduction, into the block's partial tile): thread (warp w, lane l) of a warpgroup
@@ -247,7 +255,7 @@ class WgmmaKernel {
   bool nt_;
   int64_t bytes_, row_;
   GemmParams p_;
-  ir::Buffer as_, bs_, acc_, part_, partial_, cs_, bars_, window_;
+  ir::Buffer as_, bs_, acc_, part_, partial_, cs_, bars_, staging_;
   std::optional<ConvWindow> win_;
   std::optional<StreamKPartition> sk_;
   SplitReduction split_;

@@ -1,4 +1,5 @@
-// WgmmaKernel's tiles: A's and B's copied into swizzled stages by cp.async, and the
+// WgmmaKernel's tiles: A's and B's copied into swizzled stages by cp.async (a K range's steps,
+// or a resident pipeline's tiles), and the
 // accumulators out through the epilogue, a staged output tile or a split's workspace
 // (wgmma_kernel_builder.h).
 #include <algorithm>
@@ -79,6 +80,27 @@ Stmt WgmmaKernel::CopyTile(const ir::Buffer& dst, const Expr& base, int64_t rows
   GlobalTileSource src = source(row, col);
   return SpreadOverThreads(c, chunk, chunks, threads, CopyChunk(dst, at, src, lanes, k_.copy >= 4),
                            k_.copy >= 4);
+}
+
+Stmt WgmmaKernel::DenseCopyA(const Expr& tile, const Expr& set) const {
+  std::vector<Stmt> copies;
+  for (int64_t step = 0; step < k_.k_steps; ++step) {
+    copies.push_back(CopyTile(as_, (set * k_.k_steps + step) * AStage(), k_.bm,
+                              [&](const Expr& r, const Expr& col) {
+                                return g_.A(p_, tile * k_.bm + r, step * row_ + col, Lanes());
+                              }));
+  }
+  return Block::Make(std::move(copies));
+}
+
+Stmt WgmmaKernel::DenseCopyB() const {
+  std::vector<Stmt> copies;
+  for (int64_t step = 0; step < k_.k_steps; ++step) {
+    copies.push_back(CopyTile(bs_, step * BStage(), k_.bn, [&](const Expr& r, const Expr& col) {
+      return g_.B(p_, r, step * row_ + col, Lanes());
+    }));
+  }
+  return Block::Make(std::move(copies));
 }
 
 Stmt WgmmaKernel::StoreAccumulators() const {

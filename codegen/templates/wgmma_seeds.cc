@@ -38,8 +38,8 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
               {"blocks", 1},
               {"persistent", 0},
               {"promote_steps", 1}};
-  if (space.FindKnob("window") != nullptr) {
-    c["window"] = 0;
+  if (space.FindKnob("resident") != nullptr) {
+    c["resident"] = 0;
   }
   return c;
 }
@@ -371,13 +371,13 @@ std::vector<Config> ShortReductionSeeds(const ImplicitGemm& g, const ConfigSpace
   return seeds;
 }
 
-// For narrow-channel convolutions (the 3-channel stem), the window pipeline (conv_window.h):
-// tiles of 128 and 64 pixels and of 256 with every output channel (the smallest bn that holds
-// them), two blocks per multiprocessor where they fit, the output stored from registers and
-// staged. The element copies from global memory it replaces took the stem 1.5-1.6x cuDNN's time
-// on the H200 (2026-12-06, 26.0-357.8 us: bench/RESULTS.md).
-std::vector<Config> WindowSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
-  if (space.FindKnob("window") == nullptr) {
+// The resident pipeline (wgmma_kernel.h): tiles of 128 and 64 rows and of 256 with every output
+// channel (the smallest bn that holds them), two blocks per multiprocessor where they fit, the
+// output stored from registers and staged. For narrow channels (the 3-channel stem) they lead
+// and the first is the default: the element copies from global memory they replace took the
+// stem 1.5-1.6x cuDNN's time on the H200 (2026-12-06, 26.0-357.8 us: bench/RESULTS.md).
+std::vector<Config> ResidentSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
+  if (space.FindKnob("resident") == nullptr) {
     return {};
   }
   const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
@@ -390,7 +390,7 @@ std::vector<Config> WindowSeeds(const ImplicitGemm& g, const ConfigSpace& space)
        std::vector<std::pair<int64_t, int64_t>>{{128, 0}, {128, 1}, {64, 0}, {64, 1}, {256, 0}}) {
     for (int64_t blocks : {2, 1}) {
       Config c = PlainConfig(space, bm, *bn);
-      c["window"] = 1;
+      c["resident"] = 1;
       c["raster"] = 1;
       c["stage_c"] = stage_c;
       c["blocks"] = blocks;
@@ -430,8 +430,10 @@ std::vector<Config> WithPromotionTwins(const std::vector<Config>& seeds, const C
 
 Config WgmmaDefault(const ImplicitGemm& g, const Target& target, std::string_view template_name) {
   const ConfigSpace space = WgmmaSpace(g, target);
-  if (std::vector<Config> window = WindowSeeds(g, space); !window.empty()) {
-    return window.front();
+  if (!ResidentDenseA(g)) {
+    if (std::vector<Config> resident = ResidentSeeds(g, space); !resident.empty()) {
+      return resident.front();
+    }
   }
   return MatmulDefault(space, Presets(g, space), {g.m, g.n, g.k}, 132,
                        StrCat(template_name, " for ", g.workload.ToString()));
@@ -499,7 +501,8 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
   // warpgroups were the best of six of the ten such rows on the H200 that no grid split won,
   // but for the products that stream B from memory, whose deep rings lead (StreamingSeeds).
   // Reductions of one or two steps over many tiles lead with small tiles of several blocks per
-  // multiprocessor (ShortReductionSeeds).
+  // multiprocessor (ShortReductionSeeds), then, for a 1x1 convolution, the resident pipeline's
+  // seeds; narrow channels lead with them.
   const MatmulSize size = {g.m, g.n, g.k};
   const std::vector<Config> fits = WaveFitSeeds(g, space);
   const bool fits_lead =
@@ -512,9 +515,13 @@ std::vector<Config> WgmmaSeeds(const ImplicitGemm& g, const Target& target) {
       }
     }
   };
-  append(WindowSeeds(g, space));
+  const std::vector<Config> resident = ResidentSeeds(g, space);
+  if (!ResidentDenseA(g)) {  // narrow channels: their element copies are slow
+    append(resident);
+  }
   append(StreamingSeeds(g, space));
   append(ShortReductionSeeds(g, space));
+  append(resident);
   if (fits_lead) {
     append(MatmulSeeds(space, fits, size, kGpuMultiprocessorsGuess / 2));
   }

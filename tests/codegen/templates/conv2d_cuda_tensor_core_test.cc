@@ -112,9 +112,9 @@ TEST(Conv2dCudaWgmmaSim, Im2colTmaPipelinesMatchTheReference) {
 
 TEST(Conv2dCudaWgmmaSim, ThreeChannelInputsAreCopiedElementByElement) {
   // The stem layer's shape class: 7x7, stride 2, 3 channels (6 bytes per tap: no 4-byte copy),
-  // outside the window pipeline (conv2d_cuda_window_test.cc), which the default takes.
+  // outside the resident pipeline (conv2d_cuda_resident_test.cc), which the default takes.
   Config elements = Knobs(64, 32, 1, 1, 3, 2);
-  elements["window"] = 0;
+  elements["resident"] = 0;
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(),
       "conv2d:N=1,C=3,H=20,W=20,K=16,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16,out=f32", 0,
@@ -254,6 +254,9 @@ TEST(Conv2dCudaTensorCorePtx, ResNetLayersAssembleWithoutSpills) {
                 &Sm90a(), "sm_90a", "wgmma.mma_async.sync.aligned"},
            Case{kWgmma,
                 "conv2d:N=8,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16",
+                &Sm90a(), "sm_90a", "wgmma.mma_async.sync.aligned"},
+           Case{kWgmma,
+                "conv2d:N=8,C=64,H=56,W=56,K=256,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16",
                 &Sm90a(), "sm_90a", "wgmma.mma_async.sync.aligned"},
            Case{kMma,
                 "conv2d:N=8,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16",

@@ -1,8 +1,9 @@
-// WgmmaKernel's window pipeline (window = 1, conv_window.h): a persistent grid whose blocks each
-// build every step's stage of B once, from a flat copy of the weights, then take tiles of one
-// output row in turn: the tile's input rows are copied whole into the staging buffer (the next
-// tile's while this one multiplies), and A's stages are built from them in shared memory, each
-// element a load at a constant offset from its pixel's place (wgmma_kernel_builder.h).
+// WgmmaKernel's resident pipeline (resident = 1, ResidentPipelineApplies): a persistent grid
+// whose blocks each fill every step's stage of B once and keep them, then take tiles in turn,
+// the next tile's A copied while this one multiplies. A dense A (a 1x1 convolution's input) is
+// copied direct into two sets of stages; narrow channels' A (the stem's 6-byte taps) is built in
+// shared memory from the tile's input rows, staged whole (conv_window.h): each element a load
+// at a constant offset from its pixel's place (wgmma_kernel_builder.h).
 #include <utility>
 #include <vector>
 
@@ -27,7 +28,7 @@ Expr VectorOf(const std::vector<Expr>& lanes) {
 int64_t WgmmaKernel::WindowTilesQ() const { return GpuCeilDiv(w_.conv2d().q(), k_.bm); }
 
 Expr WgmmaKernel::OutRow(const Expr& local) const {
-  if (k_.window == 0) {
+  if (!win_) {
     return tile_m_ * k_.bm + local;
   }
   const int64_t tiles_q = WindowTilesQ();
@@ -35,7 +36,7 @@ Expr WgmmaKernel::OutRow(const Expr& local) const {
 }
 
 Expr WgmmaKernel::OutRowValid(const Expr& local) const {
-  if (k_.window == 0) {
+  if (!win_) {
     return OutRow(local) < g_.m;
   }
   return tile_m_ % WindowTilesQ() * k_.bm + local < w_.conv2d().q();
@@ -86,7 +87,7 @@ Stmt WgmmaKernel::WindowBuildB() const {
   // repeat the last, as their columns of C are never stored.
   return WindowBuildStages(
       bs_, BStage(), k_.bn, [&](const Expr& n) { return ir::Min::Make(n, Expr(g_.n - 1)) * g_.k; },
-      [&](const Expr& base, int64_t k) { return ir::Load::Make(window_, base + k); });
+      [&](const Expr& base, int64_t k) { return ir::Load::Make(staging_, base + k); });
 }
 
 Stmt WgmmaKernel::WindowBuildA() const {
@@ -103,7 +104,7 @@ Stmt WgmmaKernel::WindowBuildA() const {
       },
       [&](const Expr& base, int64_t k) {
         const int64_t r = k / (s.s * s.c), tap = k % (s.s * s.c) / s.c, c = k % s.c;
-        return ir::Load::Make(window_, base + (r * win_->row_len + tap * s.dilation * s.c + c));
+        return ir::Load::Make(staging_, base + (r * win_->row_len + tap * s.dilation * s.c + c));
       });
 }
 
@@ -115,7 +116,7 @@ Stmt WgmmaKernel::WindowCopyWeights() const {
   Expr chunk = split_tx_ + c * k_.SplitThreads();
   GlobalTileSource src{p_.b, chunk * lanes, Expr()};
   return SpreadOverThreads(c, chunk, chunks, k_.SplitThreads(),
-                           CopyChunk(window_, chunk * lanes, src, lanes, async), async);
+                           CopyChunk(staging_, chunk * lanes, src, lanes, async), async);
 }
 
 Stmt WgmmaKernel::WindowZeroRows() const {
@@ -123,8 +124,8 @@ Stmt WgmmaKernel::WindowZeroRows() const {
   const int64_t chunks = win_->rows * win_->row_len / lanes;
   Var c("c_z");
   Expr chunk = split_tx_ + c * k_.SplitThreads();
-  Stmt zero = Store::Make(window_, ir::Ramp::Make(chunk * lanes, 1, static_cast<int>(lanes)),
-                          ir::Broadcast::Make(ir::Cast::Make(window_.element_type(), Expr(0.0f)),
+  Stmt zero = Store::Make(staging_, ir::Ramp::Make(chunk * lanes, 1, static_cast<int>(lanes)),
+                          ir::Broadcast::Make(ir::Cast::Make(staging_.element_type(), Expr(0.0f)),
                                               static_cast<int>(lanes)));
   return SpreadOverThreads(c, chunk, chunks, k_.SplitThreads(), std::move(zero), true);
 }
@@ -148,30 +149,40 @@ Stmt WgmmaKernel::WindowCopyRows(const Expr& tile) const {
   GlobalTileSource src{p_.a, (image * s.h + yc) * (s.w * s.c) + col, inside};
   Expr at = r * win_->row_len + win_->pad_lo * s.c + col;
   return SpreadOverThreads(c, chunk, win_->rows * per_row, k_.SplitThreads(),
-                           CopyChunk(window_, at, src, lanes, async), async);
+                           CopyChunk(staging_, at, src, lanes, async), async);
 }
 
-std::vector<Stmt> WgmmaKernel::WindowStmts() const {
+std::vector<Stmt> WgmmaKernel::ResidentStmts() const {
   const int64_t tiles = TilesM(), grid = PersistentBlocks();
   // The block's tiles: bx + i grid for i < count (the grid has no more blocks than tiles).
   Expr count = (Expr(tiles) - v_.bx + (grid - 1)) / grid;
   auto tile_of = [&](const Expr& i) { return v_.bx + i * grid; };
   Var i("tile_i");
-  std::vector<Stmt> tile = {
-      ir::Barrier::MakeAfterAsyncCopies(true, 0),  // this tile's rows
-      WindowBuildA(),
-      ir::Barrier::Make(),  // A's stages built, the staged rows free for the next tile's
-      IfThenElse::Make(i + 1 < count, WindowCopyRows(tile_of(i + 1))),
-      ZeroAccumulators(),
-  };
-  for (int64_t step = 0; step < win_->steps; ++step) {
-    tile.push_back(Multiply(Expr(step), step + 1 < win_->steps ? 1 : 0));
+  std::vector<Stmt> tile = {ir::Barrier::MakeAfterAsyncCopies(true, 0)};  // this tile's A
+  // A's stages of this tile: the staged rows' build, or the set its copies filled.
+  Expr set = Expr(int64_t{0});
+  if (win_) {
+    tile.push_back(WindowBuildA());
+    tile.push_back(ir::Barrier::Make());  // built: the staged rows are free for the next tile's
+    tile.push_back(IfThenElse::Make(i + 1 < count, WindowCopyRows(tile_of(i + 1))));
+  } else {
+    // The other set was last read by the previous tile's instructions, waited for before its
+    // store and before the barrier above.
+    set = i % 2;
+    tile.push_back(IfThenElse::Make(i + 1 < count, DenseCopyA(tile_of(i + 1), (i + 1) % 2)));
+  }
+  tile.push_back(ZeroAccumulators());
+  for (int64_t step = 0; step < k_.k_steps; ++step) {
+    tile.push_back(Multiply(set * k_.k_steps + step, step + 1 < k_.k_steps ? 1 : 0, 0, Expr(step)));
   }
   tile.push_back(StoreAccumulators());
   Stmt loop = For::Make(
       i, 0, count, LoopKind::kSerial,
       LetStmt::Make(tile_m_, tile_of(i),
                     LetStmt::Make(tile_n_, Expr(int64_t{0}), Block::Make(std::move(tile)))));
+  if (!win_) {
+    return {DenseCopyB(), DenseCopyA(tile_of(Expr(int64_t{0})), Expr(int64_t{0})), std::move(loop)};
+  }
   return {
       WindowCopyWeights(),
       ir::Barrier::MakeAfterAsyncCopies(true, 0),
