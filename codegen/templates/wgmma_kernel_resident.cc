@@ -48,7 +48,7 @@ Stmt WgmmaKernel::WindowBuildStages(const ir::Buffer& dst, int64_t stage_element
   // Row `row` of every step's stage, 16-byte chunk j (elements k0 .. k0 + per_chunk - 1 of the
   // reduction) at its swizzled place c ^ (row % 8): each element's offset from the row's base is
   // a constant, so the reduction's coordinates are resolved here, not in the kernel. With more
-  // threads than rows, the row's chunks are shared among rows / threads threads.
+  // threads than rows, the row's chunks are shared among threads / rows threads.
   const int64_t threads = k_.SplitThreads();
   const int64_t per_chunk = 16 / bytes_;
   const int64_t chunks = row_ / per_chunk;

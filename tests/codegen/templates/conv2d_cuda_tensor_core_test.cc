@@ -29,6 +29,7 @@ namespace {
 using testing::GpuTemplate;
 using ::testing::HasSubstr;
 using testing::wgmma::Knobs;
+using testing::wgmma::NotResident;
 using testing::wgmma::Sm90a;
 
 constexpr char kWgmma[] = "conv2d.cuda.wgmma";
@@ -61,7 +62,9 @@ TEST(Conv2dCudaWgmmaSim, PaddedStridedAndDilatedWindowsMatchTheReference) {
   // tile the copy engine fills with zeros).
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(), "conv2d:N=2,C=64,H=7,W=7,K=32,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16",
-      1, {Knobs(64, 32, 1, 1, 3, 16), Knobs(64, 32, 1, 1, 3, 16, 1, 1, 1, 0, 1)});
+      1,
+      {NotResident(Knobs(64, 32, 1, 1, 3, 16)),
+       NotResident(Knobs(64, 32, 1, 1, 3, 16, 1, 1, 1, 0, 1))});
 }
 
 TEST(Conv2dCudaWgmma, TmaCopiesReadDenseInputsAndWindowsWhoseTapsAreWholeRows) {
@@ -113,8 +116,7 @@ TEST(Conv2dCudaWgmmaSim, Im2colTmaPipelinesMatchTheReference) {
 TEST(Conv2dCudaWgmmaSim, ThreeChannelInputsAreCopiedElementByElement) {
   // The stem layer's shape class: 7x7, stride 2, 3 channels (6 bytes per tap: no 4-byte copy),
   // outside the resident pipeline (conv2d_cuda_resident_test.cc), which the default takes.
-  Config elements = Knobs(64, 32, 1, 1, 3, 2);
-  elements["resident"] = 0;
+  const Config elements = NotResident(Knobs(64, 32, 1, 1, 3, 2));
   testing::CheckTemplateOnSimulator(
       kWgmma, Sm90a(),
       "conv2d:N=1,C=3,H=20,W=20,K=16,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16,out=f32", 0,

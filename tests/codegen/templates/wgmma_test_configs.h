@@ -1,7 +1,8 @@
 // Configs of gemm.cuda.wgmma (and conv2d.cuda.wgmma, which shares its space) for the tests of
 // its kernels: the sm_90a target, every knob spelled out (Knobs), a warp-specialised TMA
-// pipeline (Tma), its clustered twin (Clustered), its persistent twin (Persistent) and, for the
-// 8-bit floats, its twin that promotes every two steps (PromotedEveryTwoSteps).
+// pipeline (Tma), its clustered twin (Clustered), its persistent twin (Persistent), for the
+// 8-bit floats its twin that promotes every two steps (PromotedEveryTwoSteps), and for the
+// convolutions that offer the resident pipeline, a config outside it (NotResident).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,13 @@ inline Config Clustered(Config c) {
 inline Config Persistent(Config c, int64_t blocks = 1) {
   c["persistent"] = 1;
   c["blocks"] = blocks;
+  return c;
+}
+
+// `c` for a convolution whose space offers the resident pipeline (a 1x1 one of one or two steps
+// of K, or narrow channels), outside it (resident = 0).
+inline Config NotResident(Config c) {
+  c["resident"] = 0;
   return c;
 }
 
