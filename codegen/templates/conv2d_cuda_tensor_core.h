@@ -11,8 +11,9 @@
 // zero-filled where the window reaches into the padding, into the same swizzled shared tiles the
 // GEMMs use. A copy stays within one tap's channels, so its width divides C's bytes (element
 // copies through registers where C's bytes are not a multiple of 4: the 3-channel stem layer,
-// for which conv2d.cuda.wgmma also offers the window pipeline of conv_window.h: input rows staged
-// whole, A's stages built from them in shared memory).
+// for which conv2d.cuda.wgmma also offers its resident pipeline: input rows staged whole, A's
+// stages built from them in shared memory, conv_window.h; as it does for 1x1 layers of one or
+// two steps of K, their A copied direct).
 // Knobs, seeds and the epilogue (bias[K], ReLU, fp8 and integer scales, rounding to the output
 // type) are the GEMM templates'.
 #pragma once

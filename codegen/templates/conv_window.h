@@ -1,8 +1,8 @@
-// The staging of conv2d.cuda.wgmma's window pipeline (knob window = 1): for NHWC convolutions
-// whose filter taps' channels are too narrow for a 4-byte copy (the 3-channel stem layer, whose
-// taps are 6 bytes), a block stages the input rows its tile's windows read, whole rows by wide
-// copies, and builds A's swizzled stages from them in shared memory, instead of gathering each
-// element from global memory.
+// The staging of conv2d.cuda.wgmma's resident pipeline (knob resident = 1, wgmma_kernel.h) for
+// NHWC convolutions whose filter taps' channels are too narrow for a 4-byte copy (the 3-channel
+// stem layer, whose taps are 6 bytes): a block stages the input rows its tile's windows read,
+// whole rows by wide copies, and builds A's swizzled stages from them in shared memory, instead
+// of gathering each element from global memory.
 //
 // A tile is one output row's run of bm pixels (image, p, q0 .. q0 + bm - 1), so that its windows
 // read the R input rows p stride - pad + r dilation alone: each staged row holds its W pixels
@@ -21,7 +21,7 @@ namespace tune {
 
 /// Most bytes the staged rows or the flat weights may take.
 inline constexpr int64_t kConvWindowMaxBytes = int64_t{48} << 10;
-/// Most steps of K (128 bytes each) a window pipeline's reduction may have: every step's stage
+/// Most steps of K (128 bytes each) a staged-rows reduction may have: every step's stage
 /// of A and B stays in shared memory.
 inline constexpr int64_t kConvWindowMaxSteps = 4;
 

@@ -23,7 +23,9 @@
 // through shared memory before the first set stores (for skinny shapes, whose chains of steps are
 // long and outputs few). The epilogue is gemm.cuda.mma's (MmaEpilogue). 8-bit float sums are
 // promoted to float32 every step (128 of K), or every two (`promote_steps` 2, TMA pipelines),
-// as wgmma sums them with fewer bits.
+// as wgmma sums them with fewer bits. For convolutions of narrow channels or 1x1 layers of one
+// or two steps, `resident` 1 launches persistent blocks that keep B's stages and take tiles in
+// turn, the next tile's A copied while this one multiplies (wgmma_kernel.h).
 //
 // The kernel computes any ImplicitGemm (tensor_core_gemm.h): the functions below are shared with
 // conv2d.cuda.wgmma (conv2d_cuda_tensor_core.h), whose A tiles are gathered from an NHWC input.
