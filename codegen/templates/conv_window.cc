@@ -30,7 +30,6 @@ std::optional<ConvWindow> ConvWindow::Of(const ImplicitGemm& g) {
   const int64_t bytes = ElementBytes(w.input_type());
   const int64_t per16 = 16 / bytes;
   ConvWindow win;
-  win.steps = GpuCeilDiv(g.k * bytes, kWgmmaRowBytes);
   // The last pixel a window reads: of the last output column, its last tap.
   const int64_t last_x = (s.q() - 1) * s.stride - s.pad + (s.s - 1) * s.dilation;
   const int64_t pad_hi = std::max<int64_t>(0, last_x - (s.w - 1));
@@ -44,8 +43,9 @@ std::optional<ConvWindow> ConvWindow::Of(const ImplicitGemm& g) {
   win.b_copy_bytes = WidestCopy(g.n * g.k * bytes, bytes);
   const int64_t row_elements = kWgmmaRowBytes / bytes;
   const int64_t staged_rows = win.rows * win.row_len;
-  const int64_t weights = (g.n - 1) * g.k + win.steps * row_elements;
-  if (win.steps > kConvWindowMaxSteps || staged_rows * bytes > kConvWindowMaxBytes ||
+  const int64_t steps = WgmmaKSteps(g);
+  const int64_t weights = (g.n - 1) * g.k + steps * row_elements;
+  if (steps > kConvWindowMaxSteps || staged_rows * bytes > kConvWindowMaxBytes ||
       g.n * g.k * bytes > kConvWindowMaxBytes) {
     return std::nullopt;
   }

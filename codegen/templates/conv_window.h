@@ -37,7 +37,6 @@ struct ConvWindow {
   int64_t rows = 0;          // staged rows: the filter's R
   int64_t copy_bytes = 0;    // bytes per copy of an input row: 16, 8, 4 (else one element)
   int64_t b_copy_bytes = 0;  // bytes per copy of the flat weights
-  int64_t steps = 0;         // steps of K, kWgmmaRowBytes each
   int64_t elements = 0;      // of the staging buffer: the rows, or the weights and what B's build
                              // reads past them (the last row's padding to whole steps)
 };

@@ -15,18 +15,21 @@ bool WgmmaPromotes(Dtype dtype) { return IsFp8Dtype(dtype); }
 WgmmaCostShape::WgmmaCostShape(const ImplicitGemm& g)
     : dtype(g.workload.dtype()),
       out_bytes(ElementBytes(g.workload.out_type())),
-      k_steps((g.k * ElementBytes(g.workload.input_type()) + kWgmmaRowBytes - 1) / kWgmmaRowBytes) {
+      k_steps(WgmmaKSteps(g)) {
   const std::optional<ConvWindow> window = ConvWindow::Of(g);
   staging_bytes = window ? window->elements * ElementBytes(g.workload.input_type()) : 0;
   dense_a = ResidentDenseA(g);
 }
 
+int64_t WgmmaKSteps(const ImplicitGemm& g) {
+  return GpuCeilDiv(g.k * ElementBytes(g.workload.input_type()), kWgmmaRowBytes);
+}
+
 bool ResidentDenseA(const ImplicitGemm& g) {
   constexpr int64_t kMostSteps = 2;
   constexpr int64_t kMostColumns = 256;  // one wgmma n
-  const int64_t steps = GpuCeilDiv(g.k * ElementBytes(g.workload.input_type()), kWgmmaRowBytes);
   return g.workload.op() == OpKind::kConv2d && g.DenseA() && g.CopyWidths().front() >= 4 &&
-         steps <= kMostSteps && g.n <= kMostColumns;
+         WgmmaKSteps(g) <= kMostSteps && g.n <= kMostColumns;
 }
 
 bool ResidentPipelineApplies(const ImplicitGemm& g) {
@@ -35,7 +38,11 @@ bool ResidentPipelineApplies(const ImplicitGemm& g) {
 
 namespace {
 
-bool Resident(const Config& c) { return c.contains("resident") && c.at("resident") == 1; }
+// Knob resident, offered only where the pipeline applies (0 elsewhere).
+int64_t ResidentKnob(const Config& c) {
+  const auto it = c.find("resident");
+  return it == c.end() ? 0 : it->second;
+}
 
 }  // namespace
 
@@ -56,12 +63,12 @@ WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
           .blocks = KnobValue(c, "blocks"),
           .persistent = KnobValue(c, "persistent"),
           .promote_steps = KnobValue(c, "promote_steps"),
-          .resident = c.contains("resident") ? c.at("resident") : 0,
+          .resident = ResidentKnob(c),
           .promote = WgmmaPromotes(shape.dtype),
           .out_bytes = shape.out_bytes,
           .k_steps = shape.k_steps,
-          .staging_bytes = Resident(c) ? shape.staging_bytes : 0,
-          .double_a = Resident(c) && shape.dense_a};
+          .staging_bytes = ResidentKnob(c) == 1 ? shape.staging_bytes : 0,
+          .double_a = ResidentKnob(c) == 1 && shape.dense_a};
 }
 
 namespace wgmma_detail {

@@ -108,6 +108,9 @@ struct WgmmaKnobs {
   }
 };
 
+/// The steps of K (kWgmmaRowBytes each) of `g`'s reduction.
+int64_t WgmmaKSteps(const ImplicitGemm& g);
+
 /// Whether the resident pipeline (knob resident) applies to `g`: a persistent block keeps every
 /// step's stage of B (all of N: at most 256 columns) in shared memory and takes tiles in turn,
 /// the next tile's A copied while this one multiplies. Offered for convolutions whose taps'

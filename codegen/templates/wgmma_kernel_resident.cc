@@ -57,7 +57,7 @@ Stmt WgmmaKernel::WindowBuildStages(const ir::Buffer& dst, int64_t stage_element
   const int64_t per_thread = share > 1 ? 1 : GpuCeilDiv(rows, threads);
   Var it("it"), row("row"), base("base");
   std::vector<Stmt> stores;
-  for (int64_t step = 0; step < win_->steps; ++step) {
+  for (int64_t step = 0; step < k_.k_steps; ++step) {
     for (int64_t j = 0; j < chunks; ++j) {
       std::vector<Expr> lanes;
       for (int64_t e = 0; e < per_chunk; ++e) {
