@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,17 +22,23 @@ namespace tune::tuner {
 inline constexpr char kWorkload[] = "gemm:M=16,N=16,K=16";
 inline constexpr char kSmallWorkload[] = "gemm:M=16,N=16,K=8";
 
-// Answers `count` requests of `worker` in order; the workload of each.
-inline std::vector<std::string> AnswerInOrder(testing::TestWorker& worker, int count) {
-  std::vector<std::string> workloads;
+// Answers the worker's next `count` requests as they come; returns their workloads in the order
+// the scheduler proposed the trials (trial ids are given at proposal). Dispatch order would
+// depend on which builds finish first, which a loaded machine moves.
+inline std::vector<std::string> AnswerInProposalOrder(testing::TestWorker& worker, int count) {
+  std::map<uint64_t, std::string> by_id;
   for (int i = 0; i < count; ++i) {
     std::optional<v1::MeasureRequest> request = worker.NextRequest();
     if (!request.has_value()) {
       ADD_FAILURE() << "no request " << i;
       break;
     }
-    workloads.push_back(request->workload());
+    by_id[request->trial_id()] = request->workload();
     worker.Answer(*request, 1e-4);
+  }
+  std::vector<std::string> workloads;
+  for (auto& [id, workload] : by_id) {
+    workloads.push_back(std::move(workload));
   }
   return workloads;
 }
@@ -101,8 +108,9 @@ class SchedulerTest : public ::testing::Test {
   }
 
   // One worker; a job of 12 trials of kWorkload from `big_client`, then one of 3 trials of
-  // kSmallWorkload from `small_client`. The workloads of the first 15 requests; both jobs are
-  // then followed to their end, which must be a success.
+  // kSmallWorkload from `small_client`. The workloads of the first 15 requests, in the order
+  // their trials were proposed; both jobs are then followed to their end, which must be a
+  // success.
   std::vector<std::string> FirstRequestsOfABigAndASmallJob(const std::string& big_client,
                                                            const std::string& small_client) {
     testing::TestWorker worker;
@@ -112,7 +120,7 @@ class SchedulerTest : public ::testing::Test {
     auto big = scheduler_->SubmitJob(Spec(12), big_client);
     auto small = scheduler_->SubmitJob(small_spec, small_client);
     EXPECT_TRUE(big.ok() && small.ok());
-    std::vector<std::string> order = AnswerInOrder(worker, 15);
+    std::vector<std::string> order = AnswerInProposalOrder(worker, 15);
     if (big.ok() && small.ok()) {
       EXPECT_EQ(WaitForEnd(small->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
       EXPECT_EQ(WaitForEnd(big->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
