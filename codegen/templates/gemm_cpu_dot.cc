@@ -173,7 +173,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   Config blocks = c;
   blocks["pack_b"] = 1;
   blocks["nc"] = snap("nc", 384);
-  if (PackedBBytes(workload) > kPackedBInCache && space.ConstraintsHold(blocks)) {
+  if (PackedBBytes(workload) > kPackedBInCache && space.IsValid(blocks)) {
     c = blocks;
   }
   // Few rows against canonical NT weights: packing B would cost more than the product. Not
@@ -191,7 +191,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     tiles["mr"] = snap("mr", 4);
     tiles["nv"] = snap("nv", 4);
     tiles["kc"] = space.FindKnob("kc")->values.back();  // all of K at once
-    if (space.ConstraintsHold(tiles)) {
+    if (space.IsValid(tiles)) {
       c = tiles;
     }
   } else if (nt_few_rows) {
@@ -207,7 +207,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
     blocked["mr"] = snap("mr", 2);
     blocked["cols"] = snap("cols", 8);
     blocked["kc"] = snap("kc", 2048);
-    if (workload.gemm().k > 2048 && space.ConstraintsHold(blocked)) {
+    if (workload.gemm().k > 2048 && space.IsValid(blocked)) {
       c = blocked;
     }
   }
@@ -215,7 +215,7 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   // faster so than with A packed (bench/RESULTS.md, 2026-12-05).
   Config in_place = c;
   in_place["pack_a"] = 0;
-  return space.ConstraintsHold(in_place) ? in_place : c;
+  return space.IsValid(in_place) ? in_place : c;
 }
 
 std::vector<Config> Seeds(const Workload& workload, const Target& target) {
@@ -226,8 +226,7 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   };
   std::vector<Config> seeds;
   auto add = [&](const Config& c) {
-    if (space.ConstraintsHold(c) && c != base &&
-        std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
+    if (space.IsValid(c) && c != base && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) {
       seeds.push_back(c);
     }
   };
