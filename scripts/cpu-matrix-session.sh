@@ -18,6 +18,8 @@
 # failed. With TUNE_CPU_PIN=1 the tests (CPUs 0-1) and the benches run at once, bench i pinned to
 # CPU 2 + i (single-threaded benches on a host whose vCPUs are cores: each has its own core and
 # matrix unit; they share the L3 and memory), each into OUT_DIR/bench-<i>-<template>.md.
+# TUNE_CPU_FIRST (0) moves those CPUs up (tests on FIRST and FIRST + 1, bench i on FIRST + 2 + i),
+# so that a GPU session can run beside the benches on the CPUs below FIRST.
 #
 # Environment (defaults): TUNE_CPU_TRIALS (24) trials per workload; TUNE_CPU_RUNS (5);
 # TUNE_CPU_THREADS (1); TUNE_CPU_TESTS_FILTER
@@ -34,6 +36,7 @@ runs=${TUNE_CPU_RUNS:-5}
 threads=${TUNE_CPU_THREADS:-1}
 filter=${TUNE_CPU_TESTS_FILTER:-GemmCpuAmx*:Conv2dCpuAmx*:GemmCpuDot*:Conv2dCpuDot*}
 pin=${TUNE_CPU_PIN:-0}
+first=${TUNE_CPU_FIRST:-0}
 tests_s=${TUNE_CPU_TESTS_S:-240}
 workloads=${TUNE_CPU_WORKLOADS:-$repo/bench/cpu_matrix_smoke.txt}
 templates=${TUNE_CPU_TEMPLATES:-gemm.cpu.amx gemm.cpu.dot}
@@ -65,10 +68,14 @@ export PATH=$bundle/bin:$PATH
 } >"$out/machine.txt" 2>&1
 step peaks "$bundle/bin/tune-bench-cpu-peak" --threads 1 >"$out/peaks.txt" 2>&1
 tests() {
-  step tests $(on 0-1) timeout "$tests_s" "$bundle/bin/codegen_template_sweep_test" \
+  if [ ! -x "$bundle/bin/codegen_template_sweep_test" ]; then
+    echo "tests: the bundle has no codegen_template_sweep_test" >"$out/tests.txt"
+    return
+  fi
+  step tests $(on $first-$((first + 1))) timeout "$tests_s" "$bundle/bin/codegen_template_sweep_test" \
     --gtest_filter="$filter" --gtest_output="xml:$out/tests.xml" >"$out/tests.txt" 2>&1
   if [ -x "$bundle/bin/common_test" ]; then
-    step common-tests $(on 0-1) "$bundle/bin/common_test" \
+    step common-tests $(on $first-$((first + 1))) "$bundle/bin/common_test" \
       --gtest_filter='HostCpuTest.*:TypedReferenceTest.*' >"$out/common-tests.txt" 2>&1
   fi
 }
@@ -93,7 +100,7 @@ for entry in $templates; do
   [ ${#list[@]} -gt 0 ] || continue
   name=bench-$index-$tpl
   run_bench() {
-    step "$name" $(on $((2 + index))) "$bundle/bin/tune-bench" \
+    step "$name" $(on $((first + 2 + index))) "$bundle/bin/tune-bench" \
       --target "llvm -mcpu=native -threads=$threads" --template "$tpl" --trials "$entry_trials" \
       --runs "$runs" --worker-binary "$bundle/bin/tune-server" --workload "${list[@]}" \
       >"$out/$name.md" 2>"$out/$name.log"
