@@ -555,9 +555,14 @@ int Main(int argc, char** argv) {
     return 1;
   }
   Bench bench(options, target, std::move(*sup), std::move(*cache));
+  // A workload that fails (a measurement that times out, a baseline that is wrong) is named and
+  // skipped: the other rows of a long suite are still measured and printed.
+  std::vector<std::string> failed;
   for (const Workload& w : workloads) {
-    if (int rc = bench.RunWorkload(w); rc != 0) {
-      return rc;
+    if (bench.RunWorkload(w) != 0) {
+      std::fprintf(stderr, "tune-bench: %s: not measured (the reason is above)\n",
+                   w.ToString().c_str());
+      failed.push_back(w.ToString());
     }
   }
   std::vector<Peak> after = measure_peaks();
@@ -568,6 +573,13 @@ int Main(int argc, char** argv) {
                                   after[i].all_core_runs.end());
   }
   bench.Print(peaks);
+  if (!failed.empty()) {
+    std::printf("\nNot measured (tune-bench's errors say why):\n");
+    for (const std::string& text : failed) {
+      std::printf("- `%s`\n", text.c_str());
+    }
+    return 1;
+  }
   return 0;
 }
 
