@@ -173,6 +173,14 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   Config blocks = c;
   blocks["pack_b"] = 1;
   blocks["nc"] = snap("nc", 384);
+  // On a Zen 4 core (AVX-512 in two halves: half of Zen 5's dot products per cycle), narrower
+  // blocks over longer reductions: 64 x 4096 x 4096 (NT, bf16) ran 1.09x faster with blocks of
+  // 192 columns in pieces of 2048 of K, 64 x 11008 x 4096 1.11x, 256 x 4096 x 4096 1.04x,
+  // 1024 x 4096 x 4096 the same (bench/RESULTS.md, 2026-12-07).
+  if (target.Resolved().cpu == "znver4") {
+    blocks["nc"] = snap("nc", 192);
+    blocks["kc"] = snap("kc", 2048);
+  }
   if (PackedBBytes(workload) > kPackedBInCache && space.IsValid(blocks)) {
     c = blocks;
   }
@@ -235,8 +243,12 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   other_packing["b_in_place"] = 0;
   other_packing["pack_b"] = 1 - base.at("pack_b");
   add(other_packing);
-  // The in-place form's tiles first where it is the default, over all of K (kc 0) or in blocks.
-  if (space.FindKnob("b_in_place")->values.size() > 1) {
+  // The in-place form's tiles, over all of K (kc 0) or in blocks: first where it is the
+  // default, after the packed form's variants elsewhere.
+  auto in_place_tiles = [&] {
+    if (space.FindKnob("b_in_place")->values.size() < 2) {
+      return;
+    }
     const int64_t all_k = space.FindKnob("kc")->values.back();
     for (auto [mr, cols, kc] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{2, 8, 2048},
                                                                                   {4, 4, 0},
@@ -253,6 +265,20 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       c["mr"] = snap("mr", mr);
       c["cols"] = snap("cols", cols);
       c["kc"] = kc == 0 ? all_k : snap("kc", kc);
+      add(c);
+    }
+  };
+  if (base.at("b_in_place") != 0) {
+    in_place_tiles();
+  }
+  // B packed a column block at a time: narrower blocks over longer reductions (a block of 192
+  // columns in pieces of 2048 of K), and the other width.
+  if (base.at("pack_b") == 1) {
+    for (auto [nc, kc] : std::vector<std::pair<int64_t, int64_t>>{
+             {192, 2048}, {192, 1024}, {384, 2048}, {768, 512}}) {
+      Config c = base;
+      c["nc"] = snap("nc", nc);
+      c["kc"] = snap("kc", kc);
       add(c);
     }
   }
@@ -275,6 +301,9 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
         add(c);
       }
     }
+  }
+  if (base.at("b_in_place") == 0) {
+    in_place_tiles();
   }
   return seeds;
 }

@@ -231,6 +231,48 @@ TEST(GemmCpuDot, I8DefaultsReadAInPlace) {
   }
 }
 
+// A large canonical B is packed a column block at a time: on a Zen 4 core in blocks of 192
+// columns over pieces of 2048 of K, elsewhere in blocks of 384 (what each was measured fastest
+// with).
+TEST(GemmCpuDot, LargeCanonicalWeightsArePackedInBlocksFittedToTheCpu) {
+  const Workload w = ParseWorkload("gemm:M=64,N=4096,K=4096,dtype=bf16,layout=NT");
+  const Config zen4 = kGemmCpuDot.default_config(w, ParseTarget("llvm -mcpu=znver4 -threads=1"));
+  EXPECT_EQ(zen4.at("pack_b"), 1);
+  EXPECT_EQ(zen4.at("nc"), 192);
+  EXPECT_EQ(zen4.at("kc"), 2048);
+  for (const char* cpu : {"znver5", "sapphirerapids"}) {
+    const Config other = kGemmCpuDot.default_config(
+        w, ParseTarget((std::string("llvm -mcpu=") + cpu + " -threads=1").c_str()));
+    EXPECT_EQ(other.at("pack_b"), 1) << cpu;
+    EXPECT_EQ(other.at("nc"), 384) << cpu;
+    EXPECT_EQ(other.at("kc"), 512) << cpu;
+  }
+}
+
+// Where B is packed by default, a short search (the default and 11 seeds) tries the packed
+// form's block sizes before the in-place tiles, which few rows need; where the in-place form is
+// the default, its tiles come first.
+TEST(GemmCpuDot, SeedsTryTheDefaultFormsVariantsFirst) {
+  const Target target = ParseTarget("llvm -mcpu=znver5 -threads=1");
+  const Workload packed = ParseWorkload("gemm:M=64,N=4096,K=4096,dtype=bf16,layout=NT");
+  const std::vector<Config> seeds = kGemmCpuDot.seeds(packed, target);
+  ASSERT_GE(seeds.size(), 11u);
+  int in_place = 0;
+  bool narrow_blocks = false;
+  for (size_t i = 0; i < 11; ++i) {
+    in_place += static_cast<int>(seeds[i].at("b_in_place"));
+    narrow_blocks |= seeds[i].at("pack_b") == 1 && seeds[i].at("nc") == 192;
+  }
+  EXPECT_EQ(in_place, 0);
+  EXPECT_TRUE(narrow_blocks);
+  const Workload few = ParseWorkload("gemm:M=16,N=4096,K=4096,dtype=bf16,layout=NT");
+  ASSERT_EQ(kGemmCpuDot.default_config(few, target).at("b_in_place"), 1);
+  const std::vector<Config> few_seeds = kGemmCpuDot.seeds(few, target);
+  ASSERT_GE(few_seeds.size(), 3u);
+  EXPECT_EQ(few_seeds[1].at("b_in_place"), 1);
+  EXPECT_EQ(few_seeds[2].at("b_in_place"), 1);
+}
+
 // pack_b = 1: B packed a column block at a time, the last block short of nc and of whole panels,
 // K's groups in whole transposed blocks of 16 and a tail (layout NT), i8's compensations written
 // after each block's panels; one thread and two.
