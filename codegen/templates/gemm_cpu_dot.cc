@@ -1,38 +1,6 @@
-// gemm.cpu.dot's loop nest, BLIS-like around a register tile of dot products:
-//
-//   B packed into VNNI panels of nr = nv vectors' columns (cpu_matrix_gemm.h), once per call,
-//     or once before the calls (weights=prepared)
-//   for ib: row blocks of mc (parallel with -threads > 1)
-//     for jb: column blocks of nc
-//       for pb: reduction blocks of kc
-//         [pack A's mc x kc block into mr-row panels of groups (pack_a; i8: shifted to u8)]
-//         for jr: panels of the column block; for ir: mr-row tiles of the row block
-//           acc[mr][nv] = 0 (first pb) or the block's partial sums
-//           for each group of G reduction elements:
-//             nv vector loads of B, then per row one broadcast group of A and nv dot products
-//           the partial sums kept (acc_block), or C written with the epilogue (last pb)
-//
-// With pack_b = 1 (canonical weights, more than one column block) B is packed a column block at
-// a time where it is used, and the column blocks are the outer loop:
-//
-//   for jb: column blocks of nc
-//     pack the block's panels (nc columns, all of K: a buffer that stays in cache)
-//     for ib: row blocks of mc (parallel with -threads > 1)
-//       for pb: ... as above
-//
-// so that B is read once from memory and its packed copy never goes there: packing all of a
-// large B (a 4096 x 4096 projection's 32 MB) writes it out and reads it back.
-//
-// With layout NT, b_in_place = 1 builds gemm_cpu_dot_rows.h's form instead: B's rows read in
-// place, no packing (what few rows against canonical weights need).
-//
-// i8 x i8 has no VNNI instruction: B is packed as it is (s8, vpdpbusd's signed operand), A read
-// (or packed) as a + 128 (u8, the unsigned one), and each column's accumulator starts at the
-// compensation -128 x its sum of B, written after its panel when B is packed
-// (cpu_matrix_gemm.h): sum (a + 128) b - 128 sum b = sum a b. The compensation is the weights'
-// alone, so prepared weights carry it, and A is read in place as for u8i8. (The first form
-// shifted B and subtracted A's row sums, taken while packing A for every column block: s8 x s8
-// then ran at 0.71-0.90 of u8i8 on a Zen 5 core.)
+// gemm.cpu.dot's space, default and seeds, and its entry in the template table. Its kernels:
+// gemm_cpu_dot_nest.h (B packed into VNNI panels) and gemm_cpu_dot_rows.h (layout NT, B read in
+// place).
 #include "codegen/templates/gemm_cpu_dot.h"
 
 #include <algorithm>
@@ -40,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "codegen/templates/cpu_matrix_gemm.h"
 #include "codegen/templates/cpu_vector_info.h"
+#include "codegen/templates/gemm_cpu_dot_nest.h"
 #include "codegen/templates/gemm_cpu_dot_rows.h"
 #include "codegen/templates/template_util.h"
 #include "common/status.h"
@@ -49,43 +17,21 @@
 namespace tune {
 namespace {
 
-using ir::Allocate;
-using ir::Block;
-using ir::Buffer;
-using ir::Expr;
-using ir::For;
-using ir::IfThenElse;
-using ir::Load;
-using ir::LoopKind;
-using ir::MemoryScope;
-using ir::Stmt;
-using ir::Store;
-using ir::Type;
-using ir::Var;
-
-constexpr int64_t kLanes = 16;  // f32 / i32 lanes of a 512-bit vector
-
-int GroupOf(const Workload& workload) { return IsIntegerDtype(workload.dtype()) ? 4 : 2; }
-int64_t PaddedK(const Workload& workload) {
-  const int64_t g = GroupOf(workload);
-  return CeilDiv(workload.gemm().k, g) * g;
-}
-
 // The bytes of all of B packed, and the most the default packs before the loops: larger ones
 // are packed a column block at a time (pack_b).
 int64_t PackedBBytes(const Workload& workload) {
-  return workload.gemm().n * PaddedK(workload) * ElementBytes(workload.weight_type());
+  return workload.gemm().n * GemmDotPaddedK(workload) * ElementBytes(workload.weight_type());
 }
 constexpr int64_t kPackedBInCache = int64_t{4} << 20;
 
 ConfigSpace Space(const Workload& workload, const Target&) {
   const GemmShape& s = workload.gemm();
-  const int64_t g = GroupOf(workload);
-  const int64_t kp = PaddedK(workload);
+  const int64_t g = GemmDotGroupOf(workload);
+  const int64_t kp = GemmDotPaddedK(workload);
   ConfigSpace space;
   space.AddKnob("mr", AtMost({1, 2, 3, 4, 6, 8, 10, 12, 14}, s.m, 1),
                 "rows of the register tile (one broadcast group of A each)");
-  space.AddKnob("nv", AtMost({1, 2, 3, 4}, CeilDiv(s.n, kLanes), 1),
+  space.AddKnob("nv", AtMost({1, 2, 3, 4}, CeilDiv(s.n, kGemmDotLanes), 1),
                 "vectors of 16 columns in the register tile");
   std::vector<int64_t> kcs;
   for (int64_t kc : ClipToExtent({64, 128, 256, 512, 768, 1024, 2048}, kp)) {
@@ -308,273 +254,6 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   return seeds;
 }
 
-struct DotPlan {
-  GemmShape shape;
-  GemmLayout layout = GemmLayout::kNN;
-  CpuMatrixTypes types;
-  Epilogue epilogue = Epilogue::kNone;
-  int64_t mr = 8, nv = 2, kc = 512, mc = 96, nc = 768;
-  bool pack_a = true;
-  bool pack_b = false;  // B packed a column block at a time, the column blocks outermost
-  bool prepared = false;
-  bool parallel = false;
-  bool i8 = false;  // s8 x s8 through vpdpbusd: A shifted to u8, B's compensation added
-  VnniPanels panels;
-};
-
-// The width of a row block's partial sums (and, pack_b, of the packed column block): the column
-// block rounded up to whole panels.
-int64_t BlockWidthOf(const DotPlan& p) {
-  return CeilDiv(std::min(p.nc, p.shape.n), p.panels.width) * p.panels.width;
-}
-
-DotPlan PlanOf(const Workload& workload, const Target& target, const Config& config) {
-  DotPlan p;
-  p.shape = workload.gemm();
-  p.layout = p.shape.layout;
-  p.types = CpuMatrixTypesOf(workload);
-  p.epilogue = workload.epilogue();
-  p.mr = KnobValue(config, "mr");
-  p.nv = KnobValue(config, "nv");
-  p.kc = KnobValue(config, "kc");
-  p.mc = KnobValue(config, "mc");
-  p.nc = KnobValue(config, "nc");
-  p.pack_a = KnobValue(config, "pack_a") != 0;
-  p.pack_b = KnobValue(config, "pack_b") != 0;
-  p.prepared = workload.prepared_weights();
-  p.parallel = target.threads > 1;
-  p.i8 = workload.dtype() == Dtype::kI8;
-  p.panels.width = p.nv * kLanes;
-  p.panels.group = p.types.group;
-  p.panels.kp = PaddedK(workload);
-  if (p.i8) {  // the compensations after the panels of one column block, or of all of B
-    p.panels.sums_at = p.pack_b ? BlockWidthOf(p) * p.panels.kp : p.panels.Elements(p.shape.n);
-  }
-  return p;
-}
-
-class DotGemmBuilder {
- public:
-  DotGemmBuilder(const Workload& workload, const DotPlan& p)
-      : p_(p),
-        ops_(workload),
-        b_packed_(p.prepared ? "B_prepared" : "B_packed",
-                  p.prepared ? MemoryScope::kGlobal : MemoryScope::kStack, p.types.b),
-        a_packed_("A_packed", MemoryScope::kStack, p.i8 ? Type::UInt8() : p.types.a),
-        acc_block_("acc_block", MemoryScope::kStack, p.types.acc) {}
-
-  ir::LoweredFunc Build(std::string_view name) const {
-    ir::LoweredFunc func;
-    func.name = std::string(name);
-    func.params = ops_.Params(p_.prepared ? b_packed_ : ops_.b());
-    if (p_.pack_b) {
-      func.body = Allocate::Make(b_packed_, p_.panels.Storage(BlockWidth() / Nr()), ColumnBlocks());
-      return func;
-    }
-    Stmt body = RowBlocks();
-    if (!p_.prepared) {
-      body = Allocate::Make(
-          b_packed_, p_.panels.Storage(p_.panels.Panels(p_.shape.n)),
-          Block::Make({PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_), body}));
-    }
-    func.body = body;
-    return func;
-  }
-
-  PreparedWeights BuildPreparation(std::string_view name) const {
-    PreparedWeights out;
-    out.func.name = std::string(name);
-    out.func.params = {ops_.b(), b_packed_};
-    out.func.body = PackVnniPanels(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_);
-    const int64_t bytes =
-        p_.panels.Storage(p_.panels.Panels(p_.shape.n)) * (b_packed_.element_type().bits() / 8);
-    out.floats = CeilDiv(bytes, 4);
-    return out;
-  }
-
- private:
-  int64_t G() const { return p_.types.group; }
-  int64_t Nr() const { return p_.panels.width; }
-  int64_t KBlocks() const { return CeilDiv(p_.panels.kp, p_.kc); }
-  int64_t BlockWidth() const { return BlockWidthOf(p_); }
-  Expr I0() const { return ib_ * p_.mc; }
-  Expr J0() const { return jb_ * p_.nc; }
-  Expr P0() const { return pb_ * p_.kc; }
-  Expr MCur() const { return ir::Min::Make(p_.mc, p_.shape.m - I0()); }
-  Expr NCur() const { return ir::Min::Make(p_.nc, p_.shape.n - J0()); }
-  Expr KCur() const { return ir::Min::Make(p_.kc, p_.panels.kp - P0()); }  // a multiple of G
-
-  int64_t ColumnBlockCount() const { return CeilDiv(p_.shape.n, p_.nc); }
-
-  // All of B packed: the row blocks outermost, each over every column block.
-  Stmt RowBlocks() const {
-    return RowBlockLoop(For::Make(jb_, 0, ColumnBlockCount(), LoopKind::kSerial,
-                                  For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock())));
-  }
-
-  // pack_b: each column block's panels packed into b_packed_, then every row block over them.
-  // Such an nc lies below N, so it is a multiple of 192 and of every panel width.
-  Stmt ColumnBlocks() const {
-    const Stmt pack = PackVnniPanelRange(p_.shape, p_.layout, p_.panels, ops_.b(), b_packed_,
-                                         jb_ * (p_.nc / Nr()), (NCur() + (Nr() - 1)) / Nr(),
-                                         p_.parallel ? LoopKind::kParallel : LoopKind::kSerial);
-    const Stmt rows = RowBlockLoop(For::Make(pb_, 0, KBlocks(), LoopKind::kSerial, KBlock()));
-    return For::Make(jb_, 0, ColumnBlockCount(), LoopKind::kSerial, Block::Make({pack, rows}));
-  }
-
-  // The loop over the row blocks (parallel with threads) around `per_row_block`, with the
-  // buffers a row block keeps: its partial sums and A's packed block.
-  Stmt RowBlockLoop(Stmt per_row_block) const {
-    if (KBlocks() > 1) {
-      per_row_block = Allocate::Make(acc_block_, p_.mc * BlockWidth(), per_row_block);
-    }
-    if (p_.pack_a) {
-      per_row_block =
-          Allocate::Make(a_packed_, CeilDiv(p_.mc, p_.mr) * p_.mr * p_.kc, per_row_block);
-    }
-    per_row_block = ops_.BindScale(per_row_block);
-    return For::Make(ib_, 0, CeilDiv(p_.shape.m, p_.mc),
-                     p_.parallel ? LoopKind::kParallel : LoopKind::kSerial, per_row_block);
-  }
-
-  // The first panel of column block jb in b_packed_: all of B's panels are there, or (pack_b) the
-  // block's alone.
-  Expr FirstPanel() const { return p_.pack_b ? Expr(int64_t{0}) : J0() / Nr(); }
-
-  // One (jb, pb) block: A's block packed, then every register tile.
-  Stmt KBlock() const {
-    std::vector<Stmt> steps;
-    if (p_.pack_a) {
-      steps.push_back(PackA());
-    }
-    Var ir_var("ir");
-    const int64_t tail = p_.shape.m % p_.mr;
-    Stmt tiles =
-        For::Make(ir_var, 0, MCur() / p_.mr, LoopKind::kSerial, MicroKernel(p_.mr, ir_var * p_.mr));
-    if (tail != 0) {
-      tiles = Block::Make({tiles, IfThenElse::Make(MCur() % p_.mr != 0,
-                                                   MicroKernel(tail, (MCur() / p_.mr) * p_.mr))});
-    }
-    steps.push_back(For::Make(jr_, 0, (NCur() + (Nr() - 1)) / Nr(), LoopKind::kSerial, tiles));
-    return Block::Make(std::move(steps));
-  }
-
-  // A's (mc x kc) block into panels of mr rows: element (r, k) of panel t at
-  // t * mr * kc + ((k / G) * mr + r % mr) * G + k % G; zero past M and K (i8: a + 128 as u8).
-  Stmt PackA() const {
-    Var r("ar"), kg("akg"), e("ae");
-    const Expr row = I0() + r;
-    const Expr k = P0() + kg * G() + e;
-    const Expr rr = ir::Min::Make(row, p_.shape.m - 1);
-    const Expr kk = ir::Min::Make(k, p_.shape.k - 1);
-    Expr value =
-        ir::LoadAsOrZero(ops_.a(), rr * p_.shape.k + kk, 1, row < p_.shape.m && k < p_.shape.k);
-    if (p_.i8) {
-      value = value + 128;
-    }
-    const Expr index = (r / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + r % p_.mr) * G() + e;
-    const Stmt store =
-        Store::Make(a_packed_, index, ir::Cast::Make(a_packed_.element_type(), value));
-    return For::Make(r, 0, CeilDiv(p_.mc, p_.mr) * p_.mr, LoopKind::kSerial,
-                     For::Make(kg, 0, KCur() / G(), LoopKind::kSerial,
-                               For::Make(e, 0, G(), LoopKind::kUnrolled, store)));
-  }
-
-  // One group (G elements) of A for row `r` of the tile at `row0`, reduction group `kg` of
-  // the block.
-  Expr LoadAGroup(const Expr& row0, int64_t r, const Expr& kg) const {
-    const int lanes = static_cast<int>(G());
-    if (p_.pack_a) {
-      const Expr local = row0 + r;  // within the row block; row0 a multiple of mr
-      return Load::Make(
-          a_packed_, (local / p_.mr) * (p_.mr * p_.kc) + (kg * p_.mr + local % p_.mr) * G(), lanes);
-    }
-    const Expr group =
-        Load::Make(ops_.a(), (I0() + row0 + r) * p_.shape.k + P0() + kg * G(), lanes);
-    return p_.i8 ? ShiftedToU8(group) : group;
-  }
-
-  // The register tile of `rows` rows at `row0` (within the row block) of panel jr.
-  Stmt MicroKernel(int64_t rows, const Expr& row0) const {
-    const int lanes = static_cast<int>(kLanes);
-    const int group_lanes = static_cast<int>(kLanes * G());
-    Buffer acc(rows == p_.mr ? "acc" : "acc_edge", MemoryScope::kStack, p_.types.acc);
-    auto acc_at = [&](int64_t r, int64_t v) { return Expr(r * Nr() + v * kLanes); };
-    auto block_at = [&](int64_t r, int64_t v) {
-      return (row0 + r) * BlockWidth() + jr_ * Nr() + v * kLanes;
-    };
-    const Expr zero = p_.types.acc.is_float()
-                          ? ir::BroadcastTo(Expr(0.0f), lanes)
-                          : ir::BroadcastTo(ir::Cast::Make(Type::Int32(), 0), lanes);
-    // i8's sums start at their columns' compensations.
-    auto start = [&](int64_t v) {
-      return p_.i8 ? LoadCompensation(p_.panels, b_packed_,
-                                      (FirstPanel() + jr_) * Nr() + v * kLanes, lanes)
-                   : zero;
-    };
-    std::vector<Stmt> zero_init, reload;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t v = 0; v < p_.nv; ++v) {
-        zero_init.push_back(Store::Make(acc, acc_at(r, v), start(v)));
-        if (KBlocks() > 1) {
-          reload.push_back(
-              Store::Make(acc, acc_at(r, v), Load::Make(acc_block_, block_at(r, v), lanes)));
-        }
-      }
-    }
-    Stmt init = KBlocks() > 1 ? IfThenElse::Make(pb_ == 0, Block::Make(std::move(zero_init)),
-                                                 Block::Make(std::move(reload)))
-                              : Block::Make(std::move(zero_init));
-
-    // One group of the reduction: nv vectors of B, then rows x nv dot products.
-    Var kg("kg");
-    std::vector<Stmt> step;
-    const Expr panel_base = (FirstPanel() + jr_) * (p_.panels.kp * Nr());
-    std::vector<Expr> b_vectors;
-    for (int64_t v = 0; v < p_.nv; ++v) {
-      b_vectors.push_back(Load::Make(
-          b_packed_, panel_base + ((P0() / G() + kg) * Nr() + v * kLanes) * G(), group_lanes));
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      const Expr a = LoadAGroup(row0, r, kg);
-      for (int64_t v = 0; v < p_.nv; ++v) {
-        step.push_back(Store::Make(
-            acc, acc_at(r, v),
-            MatrixDot(p_.types, false, Load::Make(acc, acc_at(r, v), lanes), a, b_vectors[v])));
-      }
-    }
-    Stmt reduce = For::Make(kg, 0, KCur() / G(), LoopKind::kSerial, Block::Make(std::move(step)));
-
-    std::vector<Stmt> keep, finish;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t v = 0; v < p_.nv; ++v) {
-        keep.push_back(
-            Store::Make(acc_block_, block_at(r, v), Load::Make(acc, acc_at(r, v), lanes)));
-        finish.push_back(WriteC(acc, r, v, row0));
-      }
-    }
-    Stmt write = KBlocks() > 1
-                     ? IfThenElse::Make(pb_ == KBlocks() - 1, Block::Make(std::move(finish)),
-                                        Block::Make(std::move(keep)))
-                     : Block::Make(std::move(finish));
-    return Allocate::Make(acc, rows * Nr(), Block::Make({init, reduce, write}));
-  }
-
-  // C's vector v of row r of the tile.
-  Stmt WriteC(const Buffer& acc, int64_t r, int64_t v, const Expr& row0) const {
-    return ops_.StoreColumns(I0() + row0 + r, J0() + jr_ * Nr() + v * kLanes,
-                             static_cast<int>(kLanes), p_.shape.n % Nr() == 0,
-                             [&](const Expr& offset, int lanes) {
-                               return Load::Make(acc, r * Nr() + v * kLanes + offset, lanes);
-                             });
-  }
-
-  const DotPlan p_;
-  CpuMatrixOperands ops_;
-  Buffer b_packed_, a_packed_, acc_block_;
-  Var ib_{"ib"}, jb_{"jb"}, pb_{"pb"}, jr_{"jr"};
-};
-
 absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& target,
                                       const Config& config, std::string_view func_name) {
   RETURN_IF_ERROR(CheckBuildRequest(kGemmCpuDot, workload, target, config));
@@ -582,7 +261,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
     return BuildDotRowsGemm(workload, KnobValue(config, "mr"), KnobValue(config, "cols"),
                             KnobValue(config, "kc"), target.threads > 1, func_name);
   }
-  return DotGemmBuilder(workload, PlanOf(workload, target, config)).Build(func_name);
+  return BuildGemmDotNest(workload, GemmDotPlanOf(workload, target, config), func_name);
 }
 
 absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& target,
@@ -591,7 +270,7 @@ absl::StatusOr<PreparedWeights> Prepare(const Workload& workload, const Target& 
   if (KnobValue(config, "b_in_place") != 0) {
     return CopyOfWeights(workload, func_name);  // read as it is
   }
-  return DotGemmBuilder(workload, PlanOf(workload, target, config)).BuildPreparation(func_name);
+  return BuildGemmDotPreparation(workload, GemmDotPlanOf(workload, target, config), func_name);
 }
 
 }  // namespace

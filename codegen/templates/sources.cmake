@@ -27,6 +27,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_blocked_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_amx.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_dot.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_dot_nest.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_dot_rows.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cpu_library.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_cuda_mma.cc
