@@ -45,6 +45,7 @@
 #include "codegen/ir/ir.h"
 #include "codegen/templates/cpu_matrix_gemm.h"
 #include "codegen/templates/template.h"
+#include "codegen/templates/template_util.h"
 #include "common/workload.h"
 
 namespace tune {
@@ -53,13 +54,11 @@ namespace tune {
 inline constexpr int64_t kGemmDotLanes = 16;
 
 /// The elements of one dot product group: 2 (bf16, f16 pairs) or 4 (8-bit quads).
-inline int GemmDotGroupOf(const Workload& workload) {
-  return IsIntegerDtype(workload.dtype()) ? 4 : 2;
-}
+inline int GemmDotGroupOf(const Workload& workload) { return CpuMatrixTypesOf(workload).group; }
 /// K padded to a whole number of groups.
 inline int64_t GemmDotPaddedK(const Workload& workload) {
   const int64_t g = GemmDotGroupOf(workload);
-  return (workload.gemm().k + g - 1) / g * g;
+  return CeilDiv(workload.gemm().k, g) * g;
 }
 
 struct GemmDotPlan {
