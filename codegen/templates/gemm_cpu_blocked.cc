@@ -64,9 +64,19 @@ ConfigSpace Space(const Workload& workload, const Target& target) {
   return space;
 }
 
-// Measured on AVX-512 (Zen 4, Emerald Rapids) at 512^3: an 8 x 2-vector register tile with
-// kc 512 and mc 96 is at or near the best of the space on both; on 16-register targets the
-// classic 6 x 2-vector tile fits. Order 0 packs B once per (nc, kc) block and, with several
+// Sapphire and Emerald Rapids (one device key, `sapphirerapids`): the cores whose FP32 GEMMs
+// run fastest in register tiles of 6 rows x 4 vectors over kc 256 (below).
+bool WideTileCpu(const Target& target) {
+  const std::string cpu = target.Resolved().cpu;
+  return cpu == "sapphirerapids" || cpu == "emeraldrapids";
+}
+
+// Measured on AVX-512 at 512^3: an 8 x 2-vector register tile with kc 512 and mc 96 is at or
+// near the best of the space on Zen 4 and Zen 5; on 16-register targets the classic 6 x 2-vector
+// tile fits. On an Emerald Rapids core 6 x 4 vectors over kc 256 was the best of 16 configs on
+// all four rows measured (1024^3, 128 x 768 x 768, 197 x 768 x 768, 128 x 3072 x 768: 1.02-1.14x
+// the 8 x 2 tile over kc 512), and 6 x 4 or 8 x 3 the best of 80 random configs in an earlier
+// run (bench/RESULTS.md, 2026-12-07). Order 0 packs B once per (nc, kc) block and, with several
 // threads, splits the row blocks among them.
 Config DefaultConfig(const Workload& workload, const Target& target) {
   const GemmShape& g = workload.gemm();
@@ -74,16 +84,17 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
   const int64_t lanes = cpu.lanes;
   const ConfigSpace space = Space(workload, target);
   auto values = [&](std::string_view knob) { return space.FindKnob(knob)->values; };
+  const bool wide = WideTileCpu(target);
   Config config;
   config["pack_a"] = 1;
   config["pack_b"] = 1;
   config["order"] = 0;
-  config["kc"] = LargestAtMost(values("kc"), 512);
+  config["kc"] = LargestAtMost(values("kc"), wide ? 256 : 512);
   config["nc"] = LargestAtMost(values("nc"), 4096);
   config["unroll_k"] = LargestAtMost(values("unroll_k"), 4);
-  config["nr"] = LargestAtMost(values("nr"), 2 * lanes);
+  config["nr"] = LargestAtMost(values("nr"), (wide ? 4 : 2) * lanes);
   const int64_t vectors = config["nr"] / lanes;
-  const int64_t mr_limit = std::min<int64_t>(8, (cpu.registers - vectors - 1) / vectors);
+  const int64_t mr_limit = std::min<int64_t>(wide ? 6 : 8, (cpu.registers - vectors - 1) / vectors);
   config["mr"] = LargestAtMost(values("mr"), mr_limit);
   // About 96 rows per block (a multiple of mr, or all of M). With several threads the row
   // blocks are what they share: take the candidate nearest 96 that keeps them at least 97%
@@ -171,8 +182,9 @@ Config DefaultConfig(const Workload& workload, const Target& target) {
 }
 
 // Where a search starts after the default, by shape class: register tiles that fill the vector
-// registers in different shapes (8 x 2, 6 x 4, 12 x 2, 4 x 3, 14 x 2 vectors on 32 registers;
-// 6 x 2, 4 x 3, 3 x 4 on 16), each with the default's blocking and a shorter kc. A GEMM of few
+// registers in different shapes (8 x 2, 6 x 4, 12 x 2, 4 x 3, 14 x 2 vectors on 32 registers,
+// on Sapphire and Emerald Rapids 6 x 4 and 8 x 3 first; 6 x 2, 4 x 3, 3 x 4 on 16), each with
+// the default's blocking, then over the other kc (256 or 512). A GEMM of few
 // rows reads each element of B about once (rows / mr times): packing B costs as much as it
 // saves, so those seeds also leave B in place, with each order of the cache loops and a short
 // kc (matrix-vector: streams B at memory speed).
@@ -193,10 +205,11 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
   auto with_tile = [&](int64_t mr, int64_t vectors) {
     return BlockedGemmWithTile(g, target, space, def, mr, vectors);
   };
-  const std::vector<std::pair<int64_t, int64_t>> tiles =
-      cpu.registers >= 32
-          ? std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {6, 4}, {12, 2}, {4, 3}, {14, 2}}
-          : std::vector<std::pair<int64_t, int64_t>>{{6, 2}, {4, 3}, {3, 4}};
+  using Tiles = std::vector<std::pair<int64_t, int64_t>>;
+  const Tiles tiles = cpu.registers < 32 ? Tiles{{6, 2}, {4, 3}, {3, 4}}
+                      : WideTileCpu(target)
+                          ? Tiles{{6, 4}, {8, 3}, {8, 2}, {12, 2}, {4, 3}, {14, 2}}
+                          : Tiles{{8, 2}, {6, 4}, {12, 2}, {4, 3}, {14, 2}};
   // Prepared weights are packed once, outside the call: B in place only costs.
   const int64_t few_rows_pack_b = workload.prepared_weights() ? 1 : 0;
   // Best first: a search with a small budget sees the likeliest seeds.
@@ -238,9 +251,11 @@ std::vector<Config> Seeds(const Workload& workload, const Target& target) {
       }
     }
   }
+  // The tiles again over the other reduction block: 256 where the default takes 512, else 512.
+  const int64_t other_kc = snap("kc", def.at("kc") == snap("kc", 512) ? 256 : 512);
   for (auto [mr, vectors] : tiles) {
     Config c = with_tile(mr, vectors);
-    c["kc"] = snap("kc", 256);
+    c["kc"] = other_kc;
     add(c);
   }
   return seeds;

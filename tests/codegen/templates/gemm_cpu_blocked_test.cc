@@ -173,6 +173,31 @@ TEST(GemmCpuBlocked, DefaultConfigIsValidAndUsesTheVectorRegisters) {
   EXPECT_EQ(c["pack_b"], 1);
 }
 
+// On Sapphire and Emerald Rapids (measured on Emerald Rapids, bench/RESULTS.md) the FP32 default
+// is the 6 x 4-vector tile over kc 256 and the seeds try 8 x 3 next; the AMD cores keep 8 x 2
+// over kc 512, with 6 x 4 among the seeds.
+TEST(GemmCpuBlocked, IntelServerCoresDefaultToSixRowsByFourVectorsOverShortReductionBlocks) {
+  const Workload w = ParseWorkload("gemm:M=1024,N=1024,K=1024");
+  for (const char* intel :
+       {"llvm -mcpu=sapphirerapids -threads=1", "llvm -mcpu=emeraldrapids -threads=1"}) {
+    const Target target = ParseTarget(intel);
+    const Config c = kGemmCpuBlocked.default_config(w, target);
+    EXPECT_EQ(c.at("mr"), 6) << intel << " " << ConfigToString(c);
+    EXPECT_EQ(c.at("nr"), 64) << intel << " " << ConfigToString(c);
+    EXPECT_EQ(c.at("kc"), 256) << intel << " " << ConfigToString(c);
+    const std::vector<Config> seeds = kGemmCpuBlocked.seeds(w, target);
+    ASSERT_FALSE(seeds.empty());
+    EXPECT_EQ(seeds.front().at("mr"), 8) << ConfigToString(seeds.front());
+    EXPECT_EQ(seeds.front().at("nr"), 48) << ConfigToString(seeds.front());
+  }
+  for (const char* amd : {"llvm -mcpu=znver4 -threads=1", "llvm -mcpu=znver5 -threads=1"}) {
+    const Config c = kGemmCpuBlocked.default_config(w, ParseTarget(amd));
+    EXPECT_EQ(c.at("mr"), 8) << amd << " " << ConfigToString(c);
+    EXPECT_EQ(c.at("nr"), 32) << amd << " " << ConfigToString(c);
+    EXPECT_EQ(c.at("kc"), 512) << amd << " " << ConfigToString(c);
+  }
+}
+
 // Each register tile shape of the seeds (or the default) comes with a row block it divides, near
 // the default's. A 14-row tile once got the largest block up to M instead: all of M, or above 576
 // rows an invalid 576 that dropped the seed.
