@@ -10,7 +10,9 @@
 //         for jr: groups of tn panels; for ir: groups of tm 16-row tiles
 //           C tiles = 0 (first pb) or the block's partial sums (tile loads of acc_block)
 //           for each step of the tile's depth: tm A tiles, tn B tiles, tm x tn dot products
-//           C tiles stored to acc_block, or (last pb) to a scratch the epilogue writes C from
+//           C tiles stored to acc_block, or (last pb) to a scratch the epilogue writes C from;
+//           straight into C where C holds the sums as they are (f32 or i32, no epilogue) and
+//           the block lies inside M and N
 //
 // Tile t: accumulators 0 .. tm tn - 1, then tm A tiles, then tn B tiles; every tile 16 rows of
 // 64 bytes, so one configuration serves every block. Rows past M (packed A's zeros) and columns
@@ -404,9 +406,36 @@ class AmxGemmBuilder {
     return Block::Make({init, reduce, write});
   }
 
+  // C holds the accumulators as they are: their type, no scale, bias, ReLU or requantisation.
+  bool AccumulatorsAreC() const {
+    return !p_.swap && p_.types.out == p_.types.acc && !p_.types.scales && !p_.types.requant &&
+           p_.epilogue == Epilogue::kNone;
+  }
+
+  // The block's tiles into C. Where C holds the accumulators as they are and the register block
+  // lies inside M and N, each tile is stored straight into C; else the tiles go to c_tiles and C
+  // is written from them (StagedFinish).
+  Stmt Finish(const Expr& row0) const {
+    if (!AccumulatorsAreC()) {
+      return StagedFinish(row0);
+    }
+    const Expr row = I0() + row0;
+    const Expr col = J0() + jr_ * GroupCols();
+    std::vector<Stmt> direct;
+    for (int64_t i = 0; i < p_.tm; ++i) {
+      for (int64_t j = 0; j < p_.tn; ++j) {
+        direct.push_back(AmxTileOp::Store(AccTile(i, j), ops_.c(),
+                                          (row + i * kTileRows) * p_.shape.n + col + j * kTileRows,
+                                          p_.shape.n));
+      }
+    }
+    const Expr inside = row + GroupRows() <= p_.shape.m && col + GroupCols() <= p_.shape.n;
+    return IfThenElse::Make(inside, Block::Make(std::move(direct)), StagedFinish(row0));
+  }
+
   // The block's tiles stored to c_tiles, then C written from them with the epilogue: the rows
   // inside M, the columns inside N (whole vectors of 16 where they fit, else one by one).
-  Stmt Finish(const Expr& row0) const {
+  Stmt StagedFinish(const Expr& row0) const {
     std::vector<Stmt> out;
     for (int64_t i = 0; i < p_.tm; ++i) {
       for (int64_t j = 0; j < p_.tn; ++j) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/ir/printer.h"
 #include "codegen/lower.h"
 #include "codegen/sim/gpu_sim.h"
 #include "codegen/templates/conv2d_cpu_amx.h"
@@ -40,6 +41,34 @@ TEST(AmxTemplatesOnTheSimulator, GemmTilesComputeTheReferenceInEveryDtypeLayoutA
        "gemm:M=17,N=20,K=130,dtype=i8,out=f32", "gemm:M=48,N=32,K=64,dtype=u8i8,layout=NT",
        "gemm:M=19,N=33,K=100,dtype=u8i8,epilogue=requant"},
       3, 5);
+}
+
+// Where C holds the sums as they are (bf16 with out=f32, i8 and u8i8 with their i32 output, no
+// epilogue) the register blocks inside M and N store their tiles straight into C; the blocks at
+// the edges, and every block of a kernel whose C needs its sums converted, scaled or biased, go
+// through the staging tiles. Both kinds compute the reference.
+TEST(AmxTemplatesOnTheSimulator, TilesStoredStraightIntoCComputeTheReferenceInsideAndAtTheEdges) {
+  struct Case {
+    const char* workload;
+    bool direct;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"gemm:M=40,N=48,K=64,dtype=bf16,out=f32", true},
+                         {"gemm:M=64,N=64,K=128,dtype=i8", true},
+                         {"gemm:M=40,N=48,K=64,dtype=u8i8", true},
+                         {"gemm:M=40,N=48,K=64,dtype=bf16", false},
+                         {"gemm:M=40,N=48,K=64,dtype=bf16,out=f32,epilogue=bias_relu", false},
+                         {"gemm:M=40,N=48,K=64,dtype=i8,out=f32", false}}) {
+    const Workload w = *Workload::Parse(c.workload);
+    const Config config = kGemmCpuAmx.default_config(w, Spr());
+    absl::StatusOr<ir::LoweredFunc> built =
+        kGemmCpuAmx.build(w, Spr(), config, DefaultFunctionName(w));
+    ASSERT_TRUE(built.ok()) << c.workload << ": " << built.status();
+    EXPECT_EQ(ir::ToText(*built).find("amx_store(t0, C[") != std::string::npos, c.direct)
+        << c.workload << " " << ConfigToString(config);
+    const absl::Status status = SimulateAgainstReference(w, *built, 11);
+    EXPECT_TRUE(status.ok()) << c.workload << ": " << status;
+  }
 }
 
 // Few rows against canonical NT weights: B's rows read in place as the row tiles, A packed
