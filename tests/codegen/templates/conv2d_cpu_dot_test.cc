@@ -2,8 +2,10 @@
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "codegen/ir/printer.h"
 #include "codegen/templates/catalog.h"
 #include "common/host_cpu.h"
 #include "gmock/gmock.h"
@@ -37,6 +39,35 @@ TEST(Conv2dCpuDot, RandomConfigsComputeTheReferenceInEveryLayoutDtypeAndOutput) 
        "conv2d:N=1,C=32,H=7,W=5,K=48,R=1,S=1,layout=NCHW16c,dtype=u8i8,out=f32"},
       4, 17);
   EXPECT_THAT(CheckKernels(target, kConv2dCpuDot, cases), IsEmpty());
+}
+
+// Where the padded copy's border is zero the sums leave out the filter rows, and in a row's first
+// and last tiles the taps, that read it: rows and pixels all of border (padding beyond the
+// filter's reach, a padded 1x1), strides, dilation, a stem-like 7x7 of three channels; i8's
+// shifted border (128) keeps every tap. Each computes the reference.
+TEST(Conv2dCpuDot, TapsThatReadTheBorderAreLeftOutAndTheSumsStayTheReference) {
+  const Target target = ParseTarget("llvm -mcpu=native -threads=1");
+  const std::vector<std::string> workloads = {
+      "conv2d:N=1,C=4,H=5,W=5,K=16,R=1,S=1,pad=1,layout=NHWC,dtype=bf16",
+      "conv2d:N=1,C=6,H=4,W=4,K=16,R=3,S=3,pad=3,layout=NHWC,dtype=bf16,epilogue=bias_relu",
+      "conv2d:N=2,C=8,H=7,W=7,K=32,R=3,S=3,pad=1,layout=NHWC,dtype=bf16",
+      "conv2d:N=1,C=3,H=15,W=15,K=16,R=7,S=7,stride=2,pad=3,layout=NHWC,dtype=bf16",
+      "conv2d:N=1,C=8,H=6,W=7,K=16,R=3,S=3,stride=2,dilation=2,pad=3,layout=NHWC,dtype=u8i8",
+      "conv2d:N=1,C=16,H=7,W=6,K=32,R=3,S=3,pad=1,layout=NCHW16c,dtype=bf16,weights=prepared",
+      "conv2d:N=1,C=8,H=5,W=5,K=16,R=3,S=3,pad=2,layout=NHWC,dtype=i8"};
+  EXPECT_THAT(CheckKernels(target, kConv2dCpuDot,
+                           testing::RandomCases(kConv2dCpuDot, target, workloads, 6, 43)),
+              IsEmpty());
+  // The filter rows a padded bf16 kernel runs depend on the output row; i8's run all three.
+  for (const auto& [text, all_rows] :
+       std::vector<std::pair<std::string, bool>>{{workloads[2], false}, {workloads[6], true}}) {
+    const Workload w = ParseWorkload(text);
+    absl::StatusOr<ir::LoweredFunc> built =
+        kConv2dCpuDot.build(w, target, kConv2dCpuDot.default_config(w, target), "k");
+    ASSERT_TRUE(built.ok()) << built.status();
+    EXPECT_EQ(ir::ToText(*built).find("for.serial (r, 0, 3)") != std::string::npos, all_rows)
+        << text;
+  }
 }
 
 // Blocked input without a border is read in place, the reduction taken block by block of
