@@ -268,13 +268,14 @@ class ConvDotBuilder {
     if (SkipsBorder()) {
       // The first and last tiles of a row, whose taps reach into the border, are peeled off
       // the loop and leave those taps out.
-      tiles.push_back(IfThenElse::Make(
-          q0 == 0, IfThenElse::Make(full >= 1, Tile(p_.mr, n, p, Expr(int64_t{0}), jr, 0))));
-      begin = ir::Min::Make(full, 1 - ir::Min::Make(q0, Expr(int64_t{1})));
+      const Expr one(int64_t{1}), none(int64_t{0});
+      const Expr first = q0 == 0 && full >= 1;
+      tiles.push_back(IfThenElse::Make(first, Tile(p_.mr, n, p, none, jr, 0)));
+      begin = ir::Select::Make(first, one, none);
       if (tail == 0 && last_q0 > 0) {
-        tiles.push_back(
-            IfThenElse::Make(q0 + cols == p_.e.q, Tile(p_.mr, n, p, Expr(last_q0), jr, last_q0)));
-        end = full - (1 - ir::Min::Make(p_.e.q - (q0 + cols), Expr(int64_t{1})));
+        const Expr last = q0 + cols == p_.e.q;
+        tiles.push_back(IfThenElse::Make(last, Tile(p_.mr, n, p, Expr(last_q0), jr, last_q0)));
+        end = full - ir::Select::Make(last, one, none);
       }
     }
     tiles.push_back(For::Make(qt, begin, end - begin, LoopKind::kSerial,
@@ -291,9 +292,8 @@ class ConvDotBuilder {
   }
 
   // The filter rows (first, count) whose input rows output row p reads: all R, or where the
-  // padded input has a zero border that its sums may skip, only those inside the image (rows of
-  // the border add nothing; the i8 shift's border of 128 is left in, as the compensation counts
-  // every tap). At 7 x 7 pixels a 3 x 3 filter's rows of border are 10% of its products.
+  // sums skip the border (SkipsBorder), only those inside the image. At 7 x 7 pixels a 3 x 3
+  // filter's rows of border are 10% of its products.
   std::pair<Expr, Expr> FilterRowsInside(const Expr& p) const {
     const Conv2dShape& s = p_.s;
     if (!SkipsBorder()) {
@@ -306,7 +306,6 @@ class ConvDotBuilder {
     return {first, ir::Max::Make(last - first, Expr(int64_t{0}))};
   }
 
-  // The register tile of `pixels` output pixels from (n, p, q0) by panel jr.
   // Whether the padded input's border is zero, so that the sums may skip the taps that read it
   // (the i8 shift's border of 128 is left in: the compensation counts every tap).
   bool SkipsBorder() const { return p_.pad > 0 && !p_.shift; }
@@ -324,8 +323,8 @@ class ConvDotBuilder {
   }
 
   // The register tile of `pixels` output pixels from (n, p, q0) by panel jr. Where the tile's
-  // first column is known (`known_q0`: the first and last tiles of a row), its taps are unrolled
-  // and each leaves out the pixels that would read the border.
+  // first column is known (`known_q0`, given only where the sums skip the border: the first and
+  // last tiles of a row), each tap leaves out the pixels that would read the border.
   Stmt Tile(int64_t pixels, const Expr& n, const Expr& p, const Expr& q0, const Expr& jr,
             std::optional<int64_t> known_q0 = std::nullopt) const {
     const Conv2dShape& s = p_.s;
@@ -368,12 +367,16 @@ class ConvDotBuilder {
       return For::Make(cg, 0, Groups(), LoopKind::kSerial, Block::Make(std::move(step)));
     };
     Stmt taps;
-    if (known_q0 && SkipsBorder()) {
+    if (known_q0) {
       // Runs of taps whose pixels inside are the same: one loop each.
+      std::vector<std::vector<int64_t>> inside;
+      for (int64_t t = 0; t < s.s; ++t) {
+        inside.push_back(PixelsInside(pixels, *known_q0, t));
+      }
       std::vector<Stmt> runs;
       for (int64_t t0 = 0, t1 = 0; t0 < s.s; t0 = t1) {
-        const std::vector<int64_t> ids = PixelsInside(pixels, *known_q0, t0);
-        for (t1 = t0 + 1; t1 < s.s && PixelsInside(pixels, *known_q0, t1) == ids; ++t1) {
+        const std::vector<int64_t>& ids = inside[t0];
+        for (t1 = t0 + 1; t1 < s.s && inside[t1] == ids; ++t1) {
         }
         if (!ids.empty()) {
           Var t("t");
