@@ -50,6 +50,7 @@ class CodeGenCpu final : public CodeGenLlvm {
   // x86's matrix instructions (codegen_cpu_matrix.cc).
   llvm::Value* EmitDotAccumulate(const ir::DotAccumulate* op) override;
   void EmitAmxTileOp(const ir::AmxTileOp* op) override;
+  llvm::Value* EmitFloatToBf16(llvm::Value* v, int lanes) override;
   // Whether the functions' target has `feature` (an LLVM name such as "avx512bf16").
   bool HasFeature(std::string_view feature) const;
   // At the entry of a function whose body uses AMX tiles: the first call asks Linux for the

@@ -1,7 +1,8 @@
 // x86's matrix instructions: ir::DotAccumulate as AVX512-BF16 vdpbf16ps and AVX512-VNNI vpdpbusd
-// where the target has them (else CodeGenLlvm's plain vector sums), and ir::AmxTileOp as the AMX
-// intrinsics on numbered tiles (ldtilecfg from a constant configuration, tileloadd, tilestored,
-// tilezero, tdpbf16ps / tdpbssd / tdpbusd, tilerelease).
+// where the target has them (else CodeGenLlvm's plain vector sums), float32 -> bfloat16 casts as
+// AVX512-BF16 vcvtneps2bf16, and ir::AmxTileOp as the AMX intrinsics on numbered tiles
+// (ldtilecfg from a constant configuration, tileloadd, tilestored, tilezero, tdpbf16ps /
+// tdpbssd / tdpbusd, tilerelease).
 #include <array>
 #include <string>
 
@@ -123,6 +124,22 @@ llvm::Value* CodeGenCpu::EmitDotAccumulate(const ir::DotAccumulate* op) {
                                  : lanes == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
                                               : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
   return builder_.CreateIntrinsic(id, {}, {acc, a, b});
+}
+
+llvm::Value* CodeGenCpu::EmitFloatToBf16(llvm::Value* v, int lanes) {
+  // vcvtneps2bf16 of 512 bits, or 256 with AVX512-VL: nearest even and quiet NaNs like the
+  // arithmetic, but subnormal inputs become zeros of their sign. Values that small are far
+  // below every tolerance, and one instruction replaces eight per vector: where a reduction is
+  // short, a tile spends as long storing its sums as computing them (a 1x1 convolution over 64
+  // channels).
+  const bool width_ok = lanes == 16 || (lanes == 8 && HasFeature("avx512vl"));
+  if (!width_ok || !HasFeature("avx512bf16")) {
+    return CodeGenLlvm::EmitFloatToBf16(v, lanes);
+  }
+  const llvm::Intrinsic::ID id = lanes == 16 ? llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_512
+                                             : llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_256;
+  return builder_.CreateBitCast(builder_.CreateIntrinsic(id, {}, {v}),
+                                llvm::FixedVectorType::get(builder_.getInt16Ty(), lanes));
 }
 
 void CodeGenCpu::EmitAmxTileOp(const ir::AmxTileOp* op) {

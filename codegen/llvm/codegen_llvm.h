@@ -104,6 +104,9 @@ class CodeGenLlvm {
   /// The sums of ir::DotAccumulate in plain vector arithmetic; a target with the instruction
   /// overrides it.
   virtual llvm::Value* EmitDotAccumulate(const ir::DotAccumulate* op);
+  /// float32 lanes `v` -> bfloat16 bits (i16 lanes), to nearest even, a NaN a quiet NaN of its
+  /// sign: integer arithmetic here; a target with a conversion instruction overrides it.
+  virtual llvm::Value* EmitFloatToBf16(llvm::Value* v, int lanes);
   /// `base[index] += value` atomically, lane by lane (`value` already emitted).
   virtual void EmitAtomicAdd(llvm::Value* base, const ir::Expr& index, llvm::Value* value) = 0;
   /// A store of the `lanes` lanes of `value` at the element offsets `index` (a vector) of

@@ -381,9 +381,16 @@ llvm::Value* CodeGenLlvm::EmitFloorDivMod(llvm::Value* a, llvm::Value* b, const 
   return builder_.CreateAdd(r, builder_.CreateSelect(adjust, b, zero));
 }
 
+llvm::Value* CodeGenLlvm::EmitFloatToBf16(llvm::Value* v, int lanes) {
+  return EmitF32ToBf16(builder_, v, lanes);
+}
+
 llvm::Value* CodeGenLlvm::EmitCast(ir::Type to, const ir::Expr& value) {
   ir::Type from = value.type();
   llvm::Type* type = LlvmType(to);
+  if (to.code() == ir::TypeCode::kBFloat && from.is_float() && from.bits() == 32) {
+    return EmitFloatToBf16(Emit(value), to.lanes());
+  }
   if (llvm::Value* v = EmitCastValue(builder_, Emit(value), from, to, type)) {
     return v;
   }

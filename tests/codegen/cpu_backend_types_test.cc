@@ -2,6 +2,7 @@
 // float16, decode every 8-bit float code, and widen int8 and uint8, each checked element by
 // element against common/element_type.h (the reference's conversions), in scalar and vector
 // code, with no call to a compiler runtime library.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "codegen/llvm/cpu_backend.h"
 #include "common/element_type.h"
 #include "common/files.h"
+#include "common/host_cpu.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/cpu_backend_build.h"
@@ -57,10 +59,11 @@ LoweredFunc ConvertFunc(const std::string& name, Type in_type, Type out_type, in
 
 class TypedKernels : public ::testing::Test {
  protected:
-  ConvertKernel* Kernel(Type in_type, Type out_type, int64_t n, int lanes) {
+  ConvertKernel* Kernel(Type in_type, Type out_type, int64_t n, int lanes,
+                        const CpuCodegenOptions& options = {}) {
     const std::string name = "convert" + std::to_string(next_++);
     absl::StatusOr<std::unique_ptr<SharedObject>> so =
-        Build({ConvertFunc(name, in_type, out_type, n, lanes)}, {}, dir_, name);
+        Build({ConvertFunc(name, in_type, out_type, n, lanes)}, options, dir_, name);
     EXPECT_TRUE(so.ok()) << so.status();
     if (!so.ok()) {
       return nullptr;
@@ -99,21 +102,48 @@ std::vector<float> ConversionInputs() {
   return values;
 }
 
+// `out` against RoundToBf16 of `in`, element by element; with `flush_subnormals`, a subnormal
+// input's result is the zero of its sign (vcvtneps2bf16).
+void ExpectBf16Rounding(const std::vector<float>& in, const std::vector<uint16_t>& out,
+                        bool flush_subnormals, const std::string& what) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (std::isnan(in[i])) {
+      EXPECT_TRUE(std::isnan(Bf16ToFloat(out[i]))) << what << " " << i;
+      EXPECT_EQ(out[i] & 0x8000, RoundToBf16(in[i]) & 0x8000) << what << " " << i;
+    } else if (flush_subnormals && std::fpclassify(in[i]) == FP_SUBNORMAL) {
+      EXPECT_EQ(out[i], std::signbit(in[i]) ? 0x8000 : 0) << what << " value " << in[i];
+    } else {
+      EXPECT_EQ(out[i], RoundToBf16(in[i])) << what << " value " << in[i];
+    }
+  }
+}
+
 TEST_F(TypedKernels, Bf16StoresRoundToNearestEvenAndKeepNaNsQuietInScalarAndVectorCode) {
   const std::vector<float> in = ConversionInputs();
-  for (int lanes : {1, 8}) {
+  for (int lanes : {1, 8, 16}) {  // x86-64 has no bfloat16 instruction: integer arithmetic
+    ConvertKernel* kernel =
+        Kernel(Type::Float32(), Type::BFloat16(), in.size(), lanes, {.cpu = "x86-64"});
+    ASSERT_NE(kernel, nullptr);
+    std::vector<uint16_t> out(in.size());
+    ASSERT_EQ(kernel(const_cast<float*>(in.data()), out.data()), 0);
+    ExpectBf16Rounding(in, out, false, "x86-64, lanes " + std::to_string(lanes));
+  }
+}
+
+TEST_F(TypedKernels, Bf16StoresOnAvx512Bf16RoundToNearestEvenAndFlushSubnormalsToZero) {
+  if (!GetHostCpu().HasFeature("avx512bf16") || !GetHostCpu().HasFeature("avx512vl")) {
+    GTEST_SKIP() << "this CPU has no AVX512-BF16 with AVX512-VL";
+  }
+  const std::vector<float> in = ConversionInputs();
+  ASSERT_GT(std::count_if(in.begin(), in.end(),
+                          [](float x) { return std::fpclassify(x) == FP_SUBNORMAL; }),
+            1);
+  for (int lanes : {8, 16}) {  // vcvtneps2bf16 of 256 and 512 bits
     ConvertKernel* kernel = Kernel(Type::Float32(), Type::BFloat16(), in.size(), lanes);
     ASSERT_NE(kernel, nullptr);
     std::vector<uint16_t> out(in.size());
     ASSERT_EQ(kernel(const_cast<float*>(in.data()), out.data()), 0);
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (std::isnan(in[i])) {
-        EXPECT_TRUE(std::isnan(Bf16ToFloat(out[i]))) << i;
-        EXPECT_EQ(out[i] & 0x8000, RoundToBf16(in[i]) & 0x8000) << i;
-      } else {
-        EXPECT_EQ(out[i], RoundToBf16(in[i])) << "lanes " << lanes << " value " << in[i];
-      }
-    }
+    ExpectBf16Rounding(in, out, true, "native, lanes " + std::to_string(lanes));
   }
 }
 
@@ -213,6 +243,24 @@ TEST(TypedCodegen, ConversionsCallNoCompilerRuntimeFunction) {
   EXPECT_THAT(*assembly, ::testing::Not(::testing::HasSubstr("__trunc")));
   EXPECT_THAT(*assembly, ::testing::Not(::testing::HasSubstr("__extend")));
   EXPECT_THAT(*assembly, ::testing::Not(::testing::HasSubstr("call")));
+}
+
+TEST(TypedCodegen, Bf16StoresOfWholeVectorsUseTheConversionInstructionWhereTheCpuHasIt) {
+  // The assembly of one conversion loop of `lanes` for `cpu`.
+  auto assembly = [](int lanes, const std::string& cpu) {
+    absl::StatusOr<LoweredFunc> f =
+        Lower(ConvertFunc("to_bf16", Type::Float32(), Type::BFloat16(), 64, lanes));
+    EXPECT_TRUE(f.ok()) << f.status();
+    absl::StatusOr<std::string> text = EmitCpuAssembly({*f}, {.cpu = cpu});
+    EXPECT_TRUE(text.ok()) << text.status();
+    return text.value_or("");
+  };
+  // 16 floats in a zmm become a ymm of bfloat16; 8 in a ymm an xmm.
+  EXPECT_THAT(assembly(16, "cooperlake"), ::testing::ContainsRegex("vcvtneps2bf16.*%ymm"));
+  EXPECT_THAT(assembly(8, "cooperlake"), ::testing::ContainsRegex("vcvtneps2bf16.*%xmm"));
+  EXPECT_THAT(assembly(1, "cooperlake"), ::testing::Not(::testing::HasSubstr("vcvtneps2bf16")));
+  EXPECT_THAT(assembly(16, "skylake-avx512"),
+              ::testing::Not(::testing::HasSubstr("vcvtneps2bf16")));
 }
 
 }  // namespace
