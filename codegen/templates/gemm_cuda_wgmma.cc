@@ -144,6 +144,11 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "8-bit floats: steps of K (128 each) whose products the tensor cores add before "
                 "the warpgroup waits for them and adds them into its float32 sums (2: half as "
                 "many waits; needs tma 1)");
+  space.AddKnob("split_cluster", {0, 1},
+                "1: a grid split's gridk blocks of a tile form one thread-block cluster (gridk "
+                "up to 8), and after a cluster barrier each adds its 1 / gridk of the tile's "
+                "partial tiles and stores it, so that gridk blocks read the workspace at once; "
+                "0: the tile's last block to arrive adds them all");
   if (ResidentPipelineApplies(g)) {
     space.AddKnob("resident", {0, 1},
                   "1: the resident pipeline (wgmma_kernel.h): a persistent grid of `blocks` "
@@ -204,6 +209,11 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                KnobValue(c, "streamk") == 0 && KnobValue(c, "cluster") == 1 &&
                tiles > KnobValue(c, "blocks") * kGpuMultiprocessorsGuess;
       });
+  space.AddConstraint("split_cluster 1 needs gridk of 2 to 8 (a cluster of at most 8 blocks)",
+                      [](const Config& c) {
+                        const int64_t gridk = KnobValue(c, "gridk");
+                        return KnobValue(c, "split_cluster") == 0 || (gridk >= 2 && gridk <= 8);
+                      });
   space.AddConstraint("stage_c needs wg_k == 1 and gridk == 1", [](const Config& c) {
     return KnobValue(c, "stage_c") == 0 ||
            (KnobValue(c, "wg_k") == 1 && KnobValue(c, "gridk") == 1);
@@ -338,7 +348,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 13,
+    .version = 14,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

@@ -78,22 +78,26 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& tile_m, const Expr& ti
   return Finish(tile, Expr(slots_), tile_m, tile_n, tx, threads, epilogue);
 }
 
-Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& tile_m,
-                            const Expr& tile_n, const ir::Var& tx, int64_t threads,
-                            const MmaEpilogue& epilogue) const {
-  const bool all_slots = ir::AsConstInt(parts) == slots_;
-  const Expr zero(int64_t{0});
-  // Runs of columns as wide as C's rows and the tile allow (aligned: n and N multiples of it).
-  int lanes = 1;
+int SplitReduction::Lanes() const {
   for (int l : {4, 2}) {
     if (g_.n % l == 0 && bn_ % l == 0) {
-      lanes = l;
-      break;
+      return l;
     }
   }
+  return 1;
+}
+
+Stmt SplitReduction::SumChunks(const Expr& tile, const Expr& parts, const Expr& tile_m,
+                               const Expr& tile_n, const ir::Var& tx, int64_t threads,
+                               const MmaEpilogue& epilogue, const Expr& first,
+                               int64_t count) const {
+  const bool all_slots = ir::AsConstInt(parts) == slots_;
+  const int lanes = Lanes();
   const int64_t per_row = bn_ / lanes;
-  const int64_t chunks = bm_ * per_row;
-  const bool whole = chunks % threads == 0;
+  const int64_t chunks = Chunks();
+  // Whether every thread's every chunk is one of the tile's (else the last ones are guarded).
+  const bool whole = count % threads == 0 && ir::AsConstInt(first) == 0 && count == chunks;
+  const bool inside_share = count % threads == 0;
   // The sum of chunk `chunk`'s partial tiles, in split order whichever block arrived last;
   // slots past `parts` (stream-K) read but not added. Part 0 is always there.
   auto sum_of = [&](const Expr& chunk) {
@@ -111,22 +115,22 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& til
     }
     return sum;
   };
-  // Each thread's chunks (tx, tx + threads, ...) in batches: first the batch's sums,
-  // so that all of its loads are in flight at once, then its stores. The stores of a tile inside
-  // C go unguarded, so that no branch separates them from the loads (a branch per store lets
-  // the compilers sink each load to its store: one round trip to L2 per chunk).
+  // Each thread's chunks (first + tx, first + tx + threads, ...) in batches: first the batch's
+  // sums, so that all of its loads are in flight at once, then its stores. The stores of a tile
+  // inside C go unguarded, so that no branch separates them from the loads (a branch per store
+  // lets the compilers sink each load to its store: one round trip to L2 per chunk).
   // A batch keeps at most ~64 loaded values in flight (registers), and at most 8 chunks.
   const int64_t batch_size = std::clamp<int64_t>(64 / (lanes * slots_), 1, 8);
-  const int64_t per_thread = (chunks + threads - 1) / threads;
+  const int64_t per_thread = (count + threads - 1) / threads;
   auto batches_of = [&](bool guarded) {
     std::vector<Stmt> batches;
-    for (int64_t first = 0; first < per_thread; first += batch_size) {
+    for (int64_t b = 0; b < per_thread; b += batch_size) {
       std::vector<std::pair<ir::Var, Expr>> sums;
       std::vector<Stmt> stores;
-      for (int64_t i = first; i < std::min(per_thread, first + batch_size); ++i) {
-        Expr chunk = tx + i * threads;
-        // A chunk past the tile's (threads not dividing it) reads the last chunk, stores
-        // nothing.
+      for (int64_t i = b; i < std::min(per_thread, b + batch_size); ++i) {
+        Expr local = tx + i * threads;
+        Expr chunk = first + local;
+        // A chunk past the share's or the tile's reads the tile's last chunk, stores nothing.
         Expr value = sum_of(whole ? chunk : ir::Min::Make(chunk, Expr(chunks - 1)));
         ir::Var sum(StrCat("split_sum", i), value.type());
         sums.emplace_back(sum, std::move(value));
@@ -137,7 +141,11 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& til
           store = ir::IfThenElse::Make(m < g_.m && n < g_.n, std::move(store));
         }
         if (!whole) {
-          store = ir::IfThenElse::Make(chunk < chunks, std::move(store));
+          Expr mine = chunk < chunks;
+          if (!inside_share) {
+            mine = local < count && mine;
+          }
+          store = ir::IfThenElse::Make(mine, std::move(store));
         }
         stores.push_back(std::move(store));
       }
@@ -149,16 +157,23 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& til
     }
     return ir::Block::Make(std::move(batches));
   };
-  std::vector<Stmt> batches;
   if (g_.m % bm_ == 0 && g_.n % bn_ == 0) {
-    batches.push_back(batches_of(false));
-  } else {
-    Expr inside_c = (tile_m + 1) * bm_ <= g_.m && (tile_n + 1) * bn_ <= g_.n;
-    batches.push_back(ir::IfThenElse::Make(inside_c, batches_of(false), batches_of(true)));
+    return batches_of(false);
   }
-  batches.push_back(ir::IfThenElse::Make(
-      tx == zero, ir::Store::Make(arrivals_, tile, ir::IntImm::Make(0, ir::Type::Int32()))));
-  Stmt last = ir::Block::Make(std::move(batches));
+  Expr inside_c = (tile_m + 1) * bm_ <= g_.m && (tile_n + 1) * bn_ <= g_.n;
+  return ir::IfThenElse::Make(inside_c, batches_of(false), batches_of(true));
+}
+
+Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& tile_m,
+                            const Expr& tile_n, const ir::Var& tx, int64_t threads,
+                            const MmaEpilogue& epilogue) const {
+  const bool all_slots = ir::AsConstInt(parts) == slots_;
+  const Expr zero(int64_t{0});
+  Stmt last = ir::Block::Make({
+      SumChunks(tile, parts, tile_m, tile_n, tx, threads, epilogue, zero, Chunks()),
+      ir::IfThenElse::Make(
+          tx == zero, ir::Store::Make(arrivals_, tile, ir::IntImm::Make(0, ir::Type::Int32()))),
+  });
   Expr arrived = ir::Cast::Make(ir::Type::Int64(), ir::Load::Make(arrived_, zero));
   // A tile of one block (stream-K's parts of 1) has been stored: no arrival. The barriers stay
   // outside the conditions, as every thread must reach them.
@@ -173,6 +188,19 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& til
       all_slots ? ir::IfThenElse::Make(arrived == parts - 1, std::move(last))
                 : ir::IfThenElse::Make(parts > 1,
                                        ir::IfThenElse::Make(arrived == parts - 1, std::move(last))),
+  });
+}
+
+Stmt SplitReduction::FinishInCluster(const Expr& tile, const Expr& split, const Expr& tile_m,
+                                     const Expr& tile_n, const ir::Var& tx, int64_t threads,
+                                     const MmaEpilogue& epilogue) const {
+  // Shares of whole rows of chunks where the rows divide evenly, so that a block's stores
+  // stay in rows of its own.
+  const int64_t per_row = bn_ / Lanes();
+  const int64_t share = bm_ % slots_ == 0 ? bm_ / slots_ * per_row : GpuCeilDiv(Chunks(), slots_);
+  return ir::Block::Make({
+      ir::Barrier::MakeCluster(),
+      SumChunks(tile, Expr(slots_), tile_m, tile_n, tx, threads, epilogue, split * share, share),
   });
 }
 

@@ -11,6 +11,12 @@
 // semaphore); the block that counts gridk - 1 arrivals before its own reads the partial tiles and
 // returns the counter to zero, so that the next launch finds it zeroed. Launches of one such kernel
 // therefore must not overlap (one stream at a time), as the C header says.
+//
+// In a cluster (FinishInCluster), a tile's gridk blocks form one thread-block cluster, which runs
+// all of them at once: after a cluster barrier, whose release and acquire publish every block's
+// partial tile to the others, each block adds its own share of the tile's rows of chunks (the
+// parts again in split order) and stores it, so that the partial tiles are read by gridk blocks
+// at once instead of all by the last; no counter.
 #pragma once
 
 #include <cstdint>
@@ -69,8 +75,23 @@ class SplitReduction {
   ir::Stmt Finish(const ir::Expr& tile, const ir::Expr& parts, const ir::Expr& tile_m,
                   const ir::Expr& tile_n, const ir::Var& tx, int64_t threads,
                   const MmaEpilogue& epilogue) const;
+  /// Finish for a tile whose gridk blocks are one thread-block cluster (the block of split
+  /// `split`): a cluster barrier, then the block's 1 / gridk of the tile's chunks, each the sum
+  /// of the gridk partial tiles in split order, stored through `epilogue`.
+  ir::Stmt FinishInCluster(const ir::Expr& tile, const ir::Expr& split, const ir::Expr& tile_m,
+                           const ir::Expr& tile_n, const ir::Var& tx, int64_t threads,
+                           const MmaEpilogue& epilogue) const;
 
  private:
+  /// The stores of chunks `first` .. first + count - 1 of tile `tile` (runs of `Lanes()`
+  /// columns, row by row), each the sum of partial tiles 0 .. parts - 1 in split order,
+  /// spread over `threads` threads (thread `tx`).
+  ir::Stmt SumChunks(const ir::Expr& tile, const ir::Expr& parts, const ir::Expr& tile_m,
+                     const ir::Expr& tile_n, const ir::Var& tx, int64_t threads,
+                     const MmaEpilogue& epilogue, const ir::Expr& first, int64_t count) const;
+  /// Columns per chunk: 4, 2 or 1, as C's rows and the tile allow.
+  int Lanes() const;
+  int64_t Chunks() const { return bm_ * bn_ / Lanes(); }
   ir::Expr PartialIndex(const ir::Expr& tile, const ir::Expr& split, const ir::Expr& row,
                         const ir::Expr& col) const;
 

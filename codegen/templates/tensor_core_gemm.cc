@@ -73,7 +73,7 @@ ir::Stmt BindRasterTile(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int6
 
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner,
-                              int64_t cluster_m) {
+                              int64_t cluster_m, bool split_cluster) {
   TUNE_CHECK(cluster_m == 1 || gridk == 1) << "clusters of tiles with a grid split";
   const int64_t per_split = (total_steps + gridk - 1) / gridk;
   ir::Stmt body = ir::LetStmt::Make(
@@ -90,6 +90,13 @@ ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, 
                          std::move(body), 0);
   }
   body = BindRasterTile(v.bx, tiles_m, tiles_n, raster, v.tile_m, v.tile_n, std::move(body));
+  if (gridk > 1 && split_cluster) {
+    ir::Var block("block");
+    body = ir::LetStmt::Make(v.bx, block / gridk,
+                             ir::LetStmt::Make(v.split, block % gridk, std::move(body)));
+    return ir::For::Make(block, 0, tiles_m * tiles_n * gridk, ir::LoopKind::kGpuBlock,
+                         std::move(body), 0);
+  }
   if (gridk > 1) {
     body = ir::For::Make(v.split, 0, gridk, ir::LoopKind::kGpuBlock, std::move(body), 2);
   } else {

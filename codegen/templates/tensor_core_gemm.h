@@ -53,10 +53,12 @@ struct GemmBlockVars {
 /// fewer for the last split. With `cluster_m` > 1 (gridk 1), the raster runs over clusters of
 /// cluster_m consecutive blocks, each a column of cluster_m tiles (the same tile_n, tile_m of
 /// cluster_m c + bx % cluster_m): tiles_m is padded to a multiple of cluster_m, and the padding's
-/// tiles lie past M.
+/// tiles lie past M. With `split_cluster` (gridk > 1) the splits are not a grid axis of their own:
+/// one gpu_block loop (x) runs gridk consecutive blocks per tile (split = block % gridk, bx = block
+/// / gridk), so that each tile's splits can form one thread-block cluster along x.
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner,
-                              int64_t cluster_m = 1);
+                              int64_t cluster_m = 1, bool split_cluster = false);
 
 /// The row and column of tile `tile` (0 .. tiles_m tiles_n - 1) in RasterizedGemmBlocks' order.
 ir::Expr RasterTileM(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster);

@@ -38,11 +38,14 @@ bool ResidentPipelineApplies(const ImplicitGemm& g) {
 
 namespace {
 
-// Knob resident, offered only where the pipeline applies (0 elsewhere).
-int64_t ResidentKnob(const Config& c) {
-  const auto it = c.find("resident");
+// Knob `name`, or 0 where the config has none (resident, offered only where the pipeline
+// applies; split_cluster, absent from the configs of tests that spell out every other knob).
+int64_t KnobOrZero(const Config& c, const char* name) {
+  const auto it = c.find(name);
   return it == c.end() ? 0 : it->second;
 }
+
+int64_t ResidentKnob(const Config& c) { return KnobOrZero(c, "resident"); }
 
 }  // namespace
 
@@ -64,6 +67,7 @@ WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
           .persistent = KnobValue(c, "persistent"),
           .promote_steps = KnobValue(c, "promote_steps"),
           .resident = ResidentKnob(c),
+          .split_cluster = KnobOrZero(c, "split_cluster"),
           .promote = WgmmaPromotes(shape.dtype),
           .out_bytes = shape.out_bytes,
           .k_steps = shape.k_steps,
@@ -86,7 +90,7 @@ ir::LoweredFunc WgmmaKernel::Build(std::string_view name) const {
   func.name = std::string(name);
   func.params = p_.InOrder();
   func.body = Body();
-  func.cluster = {k_.cluster, 1, 1};
+  func.cluster = {SplitInCluster() ? k_.gridk : k_.cluster, 1, 1};
   func.min_blocks_per_multiprocessor = k_.blocks;
   return func;
 }
@@ -119,8 +123,8 @@ Stmt WgmmaKernel::Body() const {
   }
   // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
   body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
-  return split_.AllocateWorkspace(
-      RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body, k_.cluster));
+  return split_.AllocateWorkspace(RasterizedGemmBlocks(
+      TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body, k_.cluster, SplitInCluster()));
 }
 
 Stmt WgmmaKernel::StoreOrParkStreamKTile() const {
@@ -138,6 +142,9 @@ Stmt WgmmaKernel::FinishStreamKSegment(std::vector<Stmt> stmts) const {
 Stmt WgmmaKernel::FinishSplit() const {
   if (!split_.Active()) {
     return Stmt();
+  }
+  if (SplitInCluster()) {
+    return split_.FinishInCluster(v_.bx, bz_, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue());
   }
   return split_.Finish(v_.bx, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue());
 }

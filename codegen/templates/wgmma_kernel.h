@@ -34,6 +34,7 @@ struct WgmmaKnobs {
   int64_t persistent = 0;  // 1: a grid of PersistentBlocks() blocks, each taking whole tiles
   int64_t promote_steps = 1;  // promoted sums: steps of K the tensor cores add per promotion
   int64_t resident = 0;  // 1: the resident pipeline (ResidentPipelineApplies) on a persistent grid
+  int64_t split_cluster = 0;  // 1: a tile's gridk blocks form a cluster and share its finish
   bool promote = false;
   int64_t out_bytes = 4;      // C's element size
   int64_t k_steps = 1;        // the product's steps of K (kWgmmaRowBytes each)

@@ -81,6 +81,8 @@ class WgmmaKernel {
   int64_t TilesN() const { return GpuCeilDiv(g_.n, k_.bn); }
   int64_t Steps() const { return GpuCeilDiv(g_.k, row_); }
   int64_t StepsPerSplit() const { return GpuCeilDiv(Steps(), k_.gridk); }
+  // A grid split whose tile's blocks form one cluster and share the finish (split_cluster).
+  bool SplitInCluster() const { return k_.split_cluster == 1 && k_.gridk > 1 && !sk_; }
   int64_t AStage() const { return k_.bm * row_; }  // elements per stage
   int64_t BStage() const { return k_.bn * row_; }
   int64_t Ahead() const { return k_.stages - 2; }

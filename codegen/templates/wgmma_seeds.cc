@@ -37,7 +37,8 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
               {"cluster", 1},
               {"blocks", 1},
               {"persistent", 0},
-              {"promote_steps", 1}};
+              {"promote_steps", 1},
+              {"split_cluster", 0}};
   if (space.FindKnob("resident") != nullptr) {
     c["resident"] = 0;
   }
@@ -168,7 +169,9 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // best wgmma configs of the 3x3 layer of 512 channels over 7 x 7 pixels at batch 32 (128 x 128
 // split two ways: 19.7-20.0 us against 23.8 for the best unsplit tile) and of 256 x 4096 x
 // 11008 (52.0-53.0 against 57.3), and lost on 256 x 4096 x 4096, 256 x 768 x 3072 and 1024 x
-// 768 x 3072 (1.3x the best unsplit tile's time).
+// 768 x 3072 (1.3x the best unsplit tile's time), where the last block's sum of all the partial
+// tiles is a larger share: each is seeded first with its tile's blocks in one cluster sharing the
+// sum (split_cluster; gridk up to 8), then as the last block's.
 std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
   if (g.m <= 64) {
     return {};
@@ -181,16 +184,19 @@ std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& 
     if (std::find(bns.begin(), bns.end(), bn) == bns.end()) {
       continue;
     }
-    Config c = PlainConfig(space, 128, bn);
-    c["wg_m"] = 2;
-    c["tma"] = space.FindKnob("tma")->values.back();
     const int64_t tiles = GpuCeilDiv(g.m, 128) * GpuCeilDiv(g.n, bn);
-    for (int64_t gridk : gridks) {
-      c["gridk"] = gridk;
-      if (gridk > 1 && tiles * gridk <= kGpuMultiprocessorsGuess &&
-          FirstValidDepth(space, c, {4, 5, 3})) {
-        seeds.push_back(c);
-        break;
+    for (int64_t split_cluster : {1, 0}) {
+      Config c = PlainConfig(space, 128, bn);
+      c["wg_m"] = 2;
+      c["tma"] = space.FindKnob("tma")->values.back();
+      c["split_cluster"] = split_cluster;
+      for (int64_t gridk : gridks) {
+        c["gridk"] = gridk;
+        if (gridk > 1 && tiles * gridk <= kGpuMultiprocessorsGuess &&
+            FirstValidDepth(space, c, {4, 5, 3})) {
+          seeds.push_back(c);
+          break;
+        }
       }
     }
   }

@@ -100,6 +100,24 @@ TEST(GemmCudaWgmmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue
                    {Tma(64, 64, 1, 1, 4, 4)});
 }
 
+TEST(GemmCudaWgmmaSim, AGridSplitInOneClusterSharesTheSumOfThePartialTilesAmongItsBlocks) {
+  // Splits of 2, 3 (the tile's 64 rows shared unevenly, in chunks) and 4, edges of M and N,
+  // every output type; cp.async stages and a TMA pipeline, whose producer joins the finish.
+  CheckOnSimulator("gemm:M=100,N=96,K=1000,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+                   {SplitInCluster(Knobs(64, 64, 1, 1, 3, 16, 1, 3)),
+                    SplitInCluster(Knobs(64, 32, 1, 1, 4, 16, 1, 2))});
+  CheckOnSimulator("gemm:M=64,N=64,K=1024,layout=NT,dtype=bf16,out=f32,epilogue=bias", 0,
+                   {SplitInCluster(Knobs(64, 64, 1, 1, 3, 16, 1, 4))});
+  CheckOnSimulator("gemm:M=64,N=48,K=1024,layout=NT,dtype=i8,epilogue=bias_relu", 0,
+                   {SplitInCluster(Knobs(64, 32, 1, 1, 3, 16, 1, 2))});
+  CheckOnSimulator("gemm:M=40,N=64,K=768,layout=NT,dtype=fp8e4m3", 0,
+                   {SplitInCluster(Knobs(64, 64, 1, 1, 3, 16, 1, 3))});
+  CheckOnSimulator("gemm:M=64,N=37,K=512,dtype=f16", 0,
+                   {SplitInCluster(Knobs(64, 64, 1, 1, 3, 2, 1, 2))});
+  CheckOnSimulator("gemm:M=130,N=128,K=1024,layout=NT,dtype=bf16,epilogue=bias", 0,
+                   {SplitInCluster(Tma(128, 64, 2, 1, 4, 4))});
+}
+
 // A stream-K config of `tile` (bm, bn, wg_m, stages) on a grid of `blocks` blocks.
 void CheckStreamKOnSimulator(const std::string& text, Config tile, int64_t blocks,
                              uint64_t schedule_seed = 0) {

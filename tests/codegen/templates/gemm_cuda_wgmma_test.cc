@@ -172,6 +172,24 @@ TEST(GemmCudaWgmmaLaunch, AClusteredPipelineLaunchesPairsOfBlocksOverTileRowsPad
   EXPECT_EQ(launch->tensor_maps[1].box[1], 16u);
 }
 
+TEST(GemmCudaWgmmaLaunch, AGridSplitInClustersLaunchesEachTilesSplitsAsOneClusterAlongX) {
+  const Workload w = *Workload::Parse("gemm:M=256,N=768,K=3072,layout=NT,dtype=bf16");
+  absl::StatusOr<ir::LoweredFunc> lowered =
+      testing::BuildLoweredGpu(kName, w, SplitInCluster(Tma(128, 128, 2, 1, 4, 6)), Sm90a());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<GpuArch> arch = GpuArchFor(Sm90a());
+  ASSERT_TRUE(arch.ok());
+  absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(*lowered, &*arch);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  EXPECT_EQ(launch->cluster, (std::array<uint32_t, 3>{6, 1, 1}));
+  EXPECT_EQ(launch->grid, (std::array<uint32_t, 3>{2 * 6 * 6, 1, 1}));  // 12 tiles, 6 splits each
+  // Clusters of more than 8 blocks, and of one, are refused.
+  const ConfigSpace space = GpuTemplate(kName, Sm90a(), w)->space(w, Sm90a());
+  EXPECT_FALSE(space.Validate(SplitInCluster(Tma(128, 128, 2, 1, 4, 12))).ok());
+  EXPECT_FALSE(space.Validate(SplitInCluster(Tma(128, 128, 2, 1, 4, 1))).ok());
+  EXPECT_TRUE(space.Validate(SplitInCluster(Tma(128, 128, 2, 1, 4, 8))).ok());
+}
+
 TEST(GemmCudaWgmma, ClustersAreOfferedForTmaPipelinesOfAKMajorB) {
   const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
   ASSERT_NE(tpl, nullptr);
@@ -492,6 +510,16 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=4096,N=4096,K=384,layout=NT,dtype=fp8e4m3",
                 Clustered(PromotedEveryTwoSteps(Tma(128, 96, 2, 1, 4, 1, 1))),
                 "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3"},
+           // Grid splits whose tile's blocks share the finish in one cluster (OneWaveSplitSeeds).
+           Case{"gemm:M=256,N=768,K=3072,layout=NT,dtype=bf16",
+                SplitInCluster(Tma(128, 128, 2, 1, 4, 8)),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=256,N=4096,K=11008,layout=NT,dtype=bf16,epilogue=bias",
+                SplitInCluster(Tma(128, 192, 2, 1, 4, 3)),
+                "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
+           Case{"gemm:M=256,N=768,K=3072,layout=NT,dtype=bf16",
+                SplitInCluster(Knobs(64, 64, 1, 1, 4, 16, 8, 4)),
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -516,11 +544,18 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos,
               c.config.at("tma") == 1 && c.config.at("streamk") == 0 && c.config.at("gridk") == 1)
         << c.text;
-    // A grid split: a zeroed module workspace, the fenced arrival, one atomic per block.
+    // A grid split: a zeroed module workspace, the fenced arrival, one atomic per block; in a
+    // cluster, a cluster barrier instead.
     const bool split = c.config.at("gridk") > 1 || c.config.at("streamk") > 0;
+    const bool in_cluster = c.config.at("split_cluster") == 1;
     EXPECT_EQ(module->code.find("_split_partials[") != std::string::npos, split) << c.text;
-    EXPECT_EQ(module->code.find("atom.global.add.u32") != std::string::npos, split) << c.text;
-    EXPECT_EQ(module->code.find("fence.acq_rel.gpu") != std::string::npos, split) << c.text;
+    EXPECT_EQ(module->code.find("atom.global.add.u32") != std::string::npos, split && !in_cluster)
+        << c.text;
+    EXPECT_EQ(module->code.find("fence.acq_rel.gpu") != std::string::npos, split && !in_cluster)
+        << c.text;
+    EXPECT_EQ(module->code.find("barrier.cluster.arrive") != std::string::npos,
+              in_cluster || c.config.at("cluster") == 2)
+        << c.text;
     // A persistent grid's consumers stage their output between barriers of their own.
     EXPECT_EQ(module->code.find("bar.sync 1, 256;") != std::string::npos,
               c.config.at("persistent") == 1 && c.config.at("stage_c") == 1)

@@ -24,7 +24,8 @@ inline Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t 
   return {{"bm", bm},           {"bn", bn},           {"wg_m", wg_m},    {"wg_n", wg_n},
           {"wg_k", wg_k},       {"stages", stages},   {"copy", copy},    {"raster", raster},
           {"gridk", gridk},     {"stage_c", stage_c}, {"tma", tma},      {"streamk", streamk},
-          {"cluster", cluster}, {"blocks", 1},        {"persistent", 0}, {"promote_steps", 1}};
+          {"cluster", cluster}, {"blocks", 1},        {"persistent", 0}, {"promote_steps", 1},
+          {"split_cluster", 0}};
 }
 
 // A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
@@ -51,6 +52,12 @@ inline Config Persistent(Config c, int64_t blocks = 1) {
 // of K, or narrow channels), outside it (resident = 0).
 inline Config NotResident(Config c) {
   c["resident"] = 0;
+  return c;
+}
+
+// A grid split whose tile's gridk blocks form one cluster and share the finish.
+inline Config SplitInCluster(Config c) {
+  c["split_cluster"] = 1;
   return c;
 }
 
