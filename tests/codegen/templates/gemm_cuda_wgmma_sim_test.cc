@@ -116,6 +116,11 @@ TEST(GemmCudaWgmmaSim, AGridSplitInOneClusterSharesTheSumOfThePartialTilesAmongI
                    {SplitInCluster(Knobs(64, 64, 1, 1, 3, 2, 1, 2))});
   CheckOnSimulator("gemm:M=130,N=128,K=1024,layout=NT,dtype=bf16,epilogue=bias", 0,
                    {SplitInCluster(Tma(128, 64, 2, 1, 4, 4))});
+  // A 3x3 convolution's implicit GEMM, A through an im2col map.
+  testing::CheckTemplateOnSimulator(
+      "conv2d.cuda.wgmma", Sm90a(),
+      "conv2d:N=1,C=64,H=5,W=5,K=64,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16", 0,
+      {SplitInCluster(Tma(64, 64, 1, 1, 3, 3))});
 }
 
 // A stream-K config of `tile` (bm, bn, wg_m, stages) on a grid of `blocks` blocks.
