@@ -171,7 +171,25 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // 11008 (52.0-53.0 against 57.3), and lost on 256 x 4096 x 4096, 256 x 768 x 3072 and 1024 x
 // 768 x 3072 (1.3x the best unsplit tile's time), where the last block's sum of all the partial
 // tiles is a larger share: each is seeded first with its tile's blocks in one cluster sharing the
-// sum (split_cluster; gridk up to 8), then as the last block's.
+// sum (split_cluster; gridk up to 8), then as the last block's. On the H100 (2026-12-07) the
+// clusters took 128 x 128 split 8 ways over 256 x 768 x 3072 from 13.3 to 9.6 us, and 128 x 192
+// split 8 ways ran it in 8.7 (the best tile before: 9.9).
+//
+// A cluster's blocks run in one GPC, so a wave holds fewer blocks in clusters than there are
+// multiprocessors. The blocks of one wave in clusters of `c` (one block per multiprocessor) for
+// GPCs of 18, 18, 18, 18, 16, 16, 14 and 14 multiprocessors: an assumed split of the H100's and
+// H200's 132 (their GPCs hold 14 to 18), which matches the H100's readings (2026-12-07): 128 and
+// 132 blocks in clusters of 4 and 3 (past its 120 and 126) took 1.3-1.5x their unclustered
+// twins' time, as a second wave would; 128 blocks in clusters of 2 (within its 132) and 96-117 in
+// clusters of 2 to 8 ran 0.72-1.04x theirs.
+int64_t ClusterWaveBlocks(int64_t c) {
+  int64_t blocks = 0;
+  for (int64_t gpc : {18, 18, 18, 18, 16, 16, 14, 14}) {
+    blocks += gpc / c * c;
+  }
+  return blocks;
+}
+
 std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
   if (g.m <= 64) {
     return {};
@@ -192,8 +210,9 @@ std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& 
       c["split_cluster"] = split_cluster;
       for (int64_t gridk : gridks) {
         c["gridk"] = gridk;
-        if (gridk > 1 && tiles * gridk <= kGpuMultiprocessorsGuess &&
-            FirstValidDepth(space, c, {4, 5, 3})) {
+        const int64_t wave =
+            split_cluster == 1 ? ClusterWaveBlocks(gridk) : kGpuMultiprocessorsGuess;
+        if (gridk > 1 && tiles * gridk <= wave && FirstValidDepth(space, c, {4, 5, 3})) {
           seeds.push_back(c);
           break;
         }

@@ -238,8 +238,8 @@ TEST(GemmCudaWgmma, Fp8SeedsTakeFourStagesOf128By128TilesBeforeFive) {
 
 TEST(GemmCudaWgmma, FewTilesOfTwoWarpgroupsAreSplitToFillOneWaveInSeeds) {
   // The split of a 128 x bn TMA pipeline of two consumer warpgroups among the seeds of `text`
-  // (gemm.cuda.wgmma's or conv2d.cuda.wgmma's), or 0.
-  auto split_of = [&](const std::string& text, int64_t bn) -> int64_t {
+  // (gemm.cuda.wgmma's or conv2d.cuda.wgmma's), its tile's blocks in one cluster or not, or 0.
+  auto split_of = [&](const std::string& text, int64_t bn, int64_t in_cluster = 0) -> int64_t {
     const Workload w = *Workload::Parse(text);
     const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(
         w.op() == OpKind::kGemm ? "gemm.cuda.wgmma" : "conv2d.cuda.wgmma");
@@ -249,7 +249,7 @@ TEST(GemmCudaWgmma, FewTilesOfTwoWarpgroupsAreSplitToFillOneWaveInSeeds) {
     }
     for (const Config& c : tpl->seeds(w, Sm90a())) {
       if (c.at("bm") == 128 && c.at("bn") == bn && c.at("wg_m") == 2 && c.at("tma") == 1 &&
-          c.at("gridk") > 1 && c.at("blocks") == 1) {
+          c.at("gridk") > 1 && c.at("blocks") == 1 && c.at("split_cluster") == in_cluster) {
         return c.at("gridk");
       }
     }
@@ -264,6 +264,35 @@ TEST(GemmCudaWgmma, FewTilesOfTwoWarpgroupsAreSplitToFillOneWaveInSeeds) {
   // Tiles enough for a wave unsplit, and skinny products: none.
   EXPECT_EQ(split_of("gemm:M=1024,N=4096,K=4096,layout=NT,dtype=bf16", 128), 0);
   EXPECT_EQ(split_of("gemm:M=64,N=4096,K=4096,layout=NT,dtype=bf16", 128), 0);
+}
+
+TEST(GemmCudaWgmma, OneWaveSplitsInClustersFitTheWaveOfClustersTheGpcsHold) {
+  const Workload w = *Workload::Parse("gemm:M=1024,N=768,K=3072,layout=NT,dtype=bf16");
+  const std::vector<Config> seeds =
+      Catalog::BuiltIn().FindTemplate("gemm.cuda.wgmma")->seeds(w, Sm90a());
+  // The first 128 x 192 split of each kind: the clustered twin comes first.
+  std::vector<std::pair<int64_t, int64_t>> splits;  // (split_cluster, gridk)
+  for (const Config& c : seeds) {
+    if (c.at("bm") == 128 && c.at("bn") == 192 && c.at("wg_m") == 2 && c.at("gridk") > 1) {
+      splits.emplace_back(c.at("split_cluster"), c.at("gridk"));
+    }
+  }
+  // 8 x 4 tiles: four ways make 128 blocks, one wave of single blocks but past the 120 that
+  // clusters of four fill; three ways make 96.
+  ASSERT_GE(splits.size(), 2u);
+  EXPECT_EQ(splits[0], (std::pair<int64_t, int64_t>{1, 3}));
+  EXPECT_EQ(splits[1], (std::pair<int64_t, int64_t>{0, 4}));
+  // 2 x 4 tiles of 256 x 768 x 3072: eight ways in clusters (64 blocks), sixteen without (128).
+  const Workload few = *Workload::Parse("gemm:M=256,N=768,K=3072,layout=NT,dtype=bf16");
+  std::vector<int64_t> few_splits;
+  for (const Config& c : Catalog::BuiltIn().FindTemplate("gemm.cuda.wgmma")->seeds(few, Sm90a())) {
+    if (c.at("bm") == 128 && c.at("bn") == 192 && c.at("wg_m") == 2 && c.at("gridk") > 1) {
+      few_splits.push_back(c.at("split_cluster") * 100 + c.at("gridk"));
+    }
+  }
+  ASSERT_GE(few_splits.size(), 2u);
+  EXPECT_EQ(few_splits[0], 108);
+  EXPECT_EQ(few_splits[1], 16);
 }
 
 TEST(GemmCudaWgmma, Fp8SeedsTryEachTmaPipelinePromotedEveryTwoStepsFirst) {
