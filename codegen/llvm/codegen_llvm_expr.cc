@@ -138,10 +138,8 @@ llvm::Value* EmitStorageCast(llvm::IRBuilder<>& builder, llvm::Value* v, ir::Typ
       return builder.CreateTrunc(v, type);  // int32 -> int8 / uint8: wraps
     case ir::TypeCode::kFloat:              // float32 -> float16, to nearest even
       return builder.CreateFPTrunc(v, type);
-    case ir::TypeCode::kBFloat:
-      return EmitF32ToBf16(builder, v, lanes);
     default:
-      return nullptr;  // no cast writes an 8-bit float
+      return nullptr;  // bfloat16: CodeGenLlvm::EmitFloatToBf16; no cast writes an 8-bit float
   }
 }
 

@@ -38,14 +38,11 @@ bool ResidentPipelineApplies(const ImplicitGemm& g) {
 
 namespace {
 
-// Knob `name`, or 0 where the config has none (resident, offered only where the pipeline
-// applies; split_cluster, absent from the configs of tests that spell out every other knob).
-int64_t KnobOrZero(const Config& c, const char* name) {
-  const auto it = c.find(name);
+// Knob resident, offered only where the pipeline applies (0 elsewhere).
+int64_t ResidentKnob(const Config& c) {
+  const auto it = c.find("resident");
   return it == c.end() ? 0 : it->second;
 }
-
-int64_t ResidentKnob(const Config& c) { return KnobOrZero(c, "resident"); }
 
 }  // namespace
 
@@ -67,7 +64,7 @@ WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
           .persistent = KnobValue(c, "persistent"),
           .promote_steps = KnobValue(c, "promote_steps"),
           .resident = ResidentKnob(c),
-          .split_cluster = KnobOrZero(c, "split_cluster"),
+          .split_cluster = KnobValue(c, "split_cluster"),
           .promote = WgmmaPromotes(shape.dtype),
           .out_bytes = shape.out_bytes,
           .k_steps = shape.k_steps,
