@@ -45,6 +45,10 @@ class ShapeChecker {
     bool in_serial = false;    // inside a non-GPU loop
     bool in_shared = false;    // inside a gpu_shared allocation
     bool conditional = false;  // under an IfThenElse inside the thread loops
+    // Every IfThenElse around this point (inside the thread loops) has branches that pass the
+    // same number of cluster barriers (ClusterBarriersPassed), so that a cluster barrier under
+    // them is still one that every thread of the cluster reaches.
+    bool cluster_barriers_agree = true;
     std::array<bool, 3> block_axes = {false, false, false};
     std::array<bool, 3> thread_axes = {false, false, false};
   };
@@ -89,6 +93,47 @@ class ShapeChecker {
     return false;
   }
 
+  // The cluster barriers every run of `s` passes, or nullopt where that depends on the path:
+  // an IfThenElse whose branches pass different numbers, or a loop that holds one.
+  static std::optional<int64_t> ClusterBarriersPassed(const ir::Stmt& s) {
+    if (!s.defined()) {
+      return 0;
+    }
+    switch (s.kind()) {
+      case ir::StmtKind::kBarrier:
+        return s.As<ir::Barrier>()->cluster ? 1 : 0;
+      case ir::StmtKind::kBlock: {
+        int64_t passed = 0;
+        for (const ir::Stmt& c : s.As<ir::Block>()->stmts) {
+          const std::optional<int64_t> n = ClusterBarriersPassed(c);
+          if (!n) {
+            return std::nullopt;
+          }
+          passed += *n;
+        }
+        return passed;
+      }
+      case ir::StmtKind::kIfThenElse: {
+        const auto* op = s.As<ir::IfThenElse>();
+        const std::optional<int64_t> then_passed = ClusterBarriersPassed(op->then_case);
+        if (then_passed != ClusterBarriersPassed(op->else_case)) {
+          return std::nullopt;
+        }
+        return then_passed;
+      }
+      case ir::StmtKind::kFor: {
+        const std::optional<int64_t> n = ClusterBarriersPassed(s.As<ir::For>()->body);
+        return n == 0 ? n : std::nullopt;
+      }
+      case ir::StmtKind::kLetStmt:
+        return ClusterBarriersPassed(s.As<ir::LetStmt>()->body);
+      case ir::StmtKind::kAllocate:
+        return ClusterBarriersPassed(s.As<ir::Allocate>()->body);
+      default:
+        return 0;
+    }
+  }
+
   void Fail(std::string message) {
     if (status_.ok()) {
       status_ = absl::InvalidArgumentError(StrCat("GPU kernel ", func_.name, ": ", message));
@@ -112,6 +157,11 @@ class ShapeChecker {
         const auto* op = s.As<ir::IfThenElse>();
         Context inner = ctx;
         inner.conditional = ctx.in_thread || ctx.conditional;
+        if (ctx.in_thread) {
+          const std::optional<int64_t> then_passed = ClusterBarriersPassed(op->then_case);
+          inner.cluster_barriers_agree = ctx.cluster_barriers_agree && then_passed.has_value() &&
+                                         then_passed == ClusterBarriersPassed(op->else_case);
+        }
         Walk(op->then_case, inner);
         Walk(op->else_case, inner);
         return;
@@ -137,7 +187,12 @@ class ShapeChecker {
           Fail(
               "barrier() outside the gpu_thread loops: a barrier must sit inside the thread "
               "loops, where every thread of the block reaches it");
-        } else if (ctx.conditional) {
+        } else if (op->cluster && ctx.conditional && !ctx.cluster_barriers_agree) {
+          Fail(
+              "cluster barrier under an if whose branches pass different numbers of cluster "
+              "barriers: every thread of the cluster must pass each one, so the branches of "
+              "every if around it (split by warp) pass as many, outside loops");
+        } else if (!op->cluster && ctx.conditional) {
           Fail(
               "barrier() under an if: every thread of the block must reach a barrier, so it "
               "may not depend on a condition");

@@ -255,9 +255,9 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
     if (k.bm % (64 * k.wg_m) == 0 && k.bn % k.wg_n == 0) {
       // Stream-K holds ~40 more: its segment's state (ptxas: 162 for 128 x 128 tiles).
       cost.registers = k.AccumulatorRegisters() + 56 + (k.streamk > 0 ? 40 : 0);
-      if (k.tma == 1 && k.streamk == 0 && k.gridk == 1) {
+      if (k.tma == 1 && k.streamk == 0) {
         // The block's average: the producer gives registers to the consumers (not with
-        // stream-K or a grid split, whose finishes the producer's warpgroup shares).
+        // stream-K, whose segments' finishes the producer's warpgroup shares).
         cost.registers = (128 * WgmmaKnobs::kProducerRegisters + k.SplitThreads() * cost.registers +
                           k.Threads() - 1) /
                          k.Threads();
@@ -293,7 +293,7 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
           return false;
         }
         const int64_t needed = k.AccumulatorRegisters() + 56;
-        if (k.tma == 1 && k.gridk == 1) {
+        if (k.tma == 1) {
           return needed <= k.ConsumerRegisters();
         }
         return needed * k.Threads() * 2 <= arch.registers_per_multiprocessor;

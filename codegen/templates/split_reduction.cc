@@ -74,8 +74,9 @@ Stmt SplitReduction::Park(const Expr& tile, const Expr& split, const Expr& row, 
 }
 
 Stmt SplitReduction::Finish(const Expr& tile, const Expr& tile_m, const Expr& tile_n,
-                            const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue) const {
-  return Finish(tile, Expr(slots_), tile_m, tile_n, tx, threads, epilogue);
+                            const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue,
+                            int named_barrier) const {
+  return Finish(tile, Expr(slots_), tile_m, tile_n, tx, threads, epilogue, named_barrier);
 }
 
 int SplitReduction::Lanes() const {
@@ -166,7 +167,7 @@ Stmt SplitReduction::SumChunks(const Expr& tile, const Expr& parts, const Expr& 
 
 Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& tile_m,
                             const Expr& tile_n, const ir::Var& tx, int64_t threads,
-                            const MmaEpilogue& epilogue) const {
+                            const MmaEpilogue& epilogue, int named_barrier) const {
   const bool all_slots = ir::AsConstInt(parts) == slots_;
   const Expr zero(int64_t{0});
   Stmt last = ir::Block::Make({
@@ -178,13 +179,17 @@ Stmt SplitReduction::Finish(const Expr& tile, const Expr& parts, const Expr& til
   // A tile of one block (stream-K's parts of 1) has been stored: no arrival. The barriers stay
   // outside the conditions, as every thread must reach them.
   Expr shared = all_slots ? Expr(true) : parts > 1;
+  auto barrier = [&] {
+    return named_barrier == 0 ? ir::Barrier::Make()
+                              : ir::Barrier::MakeNamed(named_barrier, threads);
+  };
   return ir::Block::Make({
-      ir::Barrier::Make(),
+      barrier(),
       ir::IfThenElse::Make(
           tx == zero && shared,
           ir::FetchAdd::Make(arrivals_, tile, ir::IntImm::Make(1, ir::Type::Int32()), arrived_,
                              zero)),
-      ir::Barrier::Make(),
+      barrier(),
       all_slots ? ir::IfThenElse::Make(arrived == parts - 1, std::move(last))
                 : ir::IfThenElse::Make(parts > 1,
                                        ir::IfThenElse::Make(arrived == parts - 1, std::move(last))),

@@ -63,21 +63,26 @@ class SplitReduction {
   ir::Stmt Park(const ir::Expr& tile, const ir::Expr& split, const ir::Expr& row,
                 const ir::Expr& col, ir::Expr value, int lanes) const;
 
-  /// Run by all `threads` threads of the block (thread `tx`) after each parked its part of the
+  /// Run by `threads` threads of the block (thread `tx`) after each parked its part of the
   /// tile: the block arrives at tile `tile`'s counter, and the last block adds the gridk partial
   /// tiles in order and stores rows tile_m * bm .. and columns tile_n * bn .. of C through
   /// `epilogue` (built for an unsplit reduction), in runs of 4, 2 or 1 columns as C's rows allow.
+  /// The threads meet at the block's barrier() where `named_barrier` is 0 (then `threads` is
+  /// the block's), else at named barrier `named_barrier` of `threads` threads (the consumer
+  /// warpgroups of a warp-specialised block, which keep their setmaxnreg budget).
   ir::Stmt Finish(const ir::Expr& tile, const ir::Expr& tile_m, const ir::Expr& tile_n,
-                  const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue) const;
+                  const ir::Var& tx, int64_t threads, const MmaEpilogue& epilogue,
+                  int named_barrier = 0) const;
   /// Finish for a tile shared by `parts` (block-uniform, 1 .. slots) blocks, whose partial tiles
   /// are 0 .. parts - 1 (stream-K, where the count differs from tile to tile); for parts 1 (the
   /// block stored the tile itself) only its barriers.
   ir::Stmt Finish(const ir::Expr& tile, const ir::Expr& parts, const ir::Expr& tile_m,
                   const ir::Expr& tile_n, const ir::Var& tx, int64_t threads,
-                  const MmaEpilogue& epilogue) const;
+                  const MmaEpilogue& epilogue, int named_barrier = 0) const;
   /// Finish for a tile whose gridk blocks are one thread-block cluster (the block of split
   /// `split`): a cluster barrier, then the block's 1 / gridk of the tile's chunks, each the sum
-  /// of the gridk partial tiles in split order, stored through `epilogue`.
+  /// of the gridk partial tiles in split order, stored through `epilogue` by `threads` threads
+  /// (thread `tx`). Every other thread of the cluster must pass one cluster barrier too.
   ir::Stmt FinishInCluster(const ir::Expr& tile, const ir::Expr& split, const ir::Expr& tile_m,
                            const ir::Expr& tile_n, const ir::Var& tx, int64_t threads,
                            const MmaEpilogue& epilogue) const;

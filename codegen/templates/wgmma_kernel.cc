@@ -136,14 +136,17 @@ Stmt WgmmaKernel::FinishStreamKSegment(std::vector<Stmt> stmts) const {
                         Block::Make(std::move(stmts)));
 }
 
-Stmt WgmmaKernel::FinishSplit() const {
+Stmt WgmmaKernel::FinishSplit(bool consumers_only) const {
   if (!split_.Active()) {
     return Stmt();
   }
+  const Var& tx = consumers_only ? split_tx_ : tx_;
+  const int64_t threads = consumers_only ? k_.SplitThreads() : k_.Threads();
   if (SplitInCluster()) {
-    return split_.FinishInCluster(v_.bx, bz_, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue());
+    return split_.FinishInCluster(v_.bx, bz_, tile_m_, tile_n_, tx, threads, Epilogue());
   }
-  return split_.Finish(v_.bx, tile_m_, tile_n_, tx_, k_.Threads(), Epilogue());
+  return split_.Finish(v_.bx, tile_m_, tile_n_, tx, threads, Epilogue(),
+                       consumers_only ? kConsumersBarrier : 0);
 }
 
 MmaEpilogue WgmmaKernel::Epilogue() const {

@@ -171,8 +171,13 @@ class WgmmaKernel {
   // its blocks adds the parts), with the tile's coordinates bound.
   Stmt FinishStreamKSegment(std::vector<Stmt> stmts) const;
 
-  // gridk > 1: once every thread has parked its accumulators, the tile's last block stores C.
-  Stmt FinishSplit() const;
+  // gridk > 1: once every thread has parked its accumulators, the tile's last block stores C
+  // (or, in a cluster, each of the tile's blocks its share of C). Run by every thread of the
+  // block, or with `consumers_only` by the consumer warpgroups of a TMA pipeline alone (split_tx),
+  // meeting at named barrier kConsumersBarrier; the producer's warpgroup then passes one cluster
+  // barrier of its own for FinishInCluster's.
+  Stmt FinishSplit(bool consumers_only = false) const;
+  static constexpr int kConsumersBarrier = 1;  // a named barrier of the consumers (0: the block's)
 
   MmaEpilogue Epilogue() const;
 

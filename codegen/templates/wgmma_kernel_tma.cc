@@ -66,21 +66,24 @@ Stmt WgmmaKernel::ZeroPastABox() const {
 
 std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
   const TmaPipeline pipeline = Pipeline();
-  // The register split (setmaxnreg) gives the consumers what the producer does not need. Not with
-  // a grid split: its finish (the last block's sum of the parts and the epilogue) runs in every
-  // thread after the branches join, where ptxas allocates for the producer's budget too (256 x
-  // 128 tiles split three ways spilled 1.3 KB with it, none without).
-  const bool register_split = !split_.Active();
-  auto set_max = [&](int registers, bool increase) {
-    return register_split ? ir::SetMaxRegisters::Make(registers, increase) : Stmt();
-  };
+  // The register split (setmaxnreg) gives the consumers what the producer does not need. A grid
+  // split's finish runs in the consumers' branch too, so that ptxas allocates it within their
+  // budget (after the branches join it allocated within the producer's: 256 x 128 tiles split
+  // three ways spilled 1.3 KB); the producer's warpgroup passes the one cluster barrier of a
+  // finish in a cluster in its own branch.
   Stmt consumer = Block::Make({
-      set_max(k_.ConsumerRegisters(), true),
+      ir::SetMaxRegisters::Make(k_.ConsumerRegisters(), true),
       ZeroAccumulators(),
       pipeline.Consumer([this](const Expr& stage, int pending, int parity) {
         return Multiply(stage, pending, parity);
       }),
       k_.stage_c == 1 ? StageWrites() : StoreAccumulators(),
+      FinishSplit(/*consumers_only=*/true),
+  });
+  Stmt producer = Block::Make({
+      ir::SetMaxRegisters::Make(WgmmaKnobs::kProducerRegisters, false),
+      IfThenElse::Make(tx_ == 0, pipeline.Producer()),
+      SplitInCluster() ? ir::Barrier::MakeCluster() : Stmt(),
   });
   // In a cluster, the peers' barriers are initialised before any copy or arrival reaches
   // them, and no block ends while a peer may still reach its shared memory (TmaPipeline).
@@ -89,15 +92,11 @@ std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
       IfThenElse::Make(tx_ == 0, pipeline.Init()),
       ZeroPastABox(),
       barrier(),
-      IfThenElse::Make(tx_ < 128,
-                       Block::Make({set_max(WgmmaKnobs::kProducerRegisters, false),
-                                    IfThenElse::Make(tx_ == 0, pipeline.Producer())}),
-                       std::move(consumer)),
+      IfThenElse::Make(tx_ < 128, std::move(producer), std::move(consumer)),
   };
   if (k_.stage_c == 1) {
     stmts.push_back(StageCopyOut());
   }
-  stmts.push_back(FinishSplit());
   if (k_.cluster > 1) {
     stmts.push_back(ir::Barrier::MakeCluster());
   }
@@ -151,7 +150,6 @@ Stmt WgmmaKernel::PersistentStore() const {
   if (k_.stage_c == 0) {
     return WriteAccumulators();
   }
-  constexpr int kConsumersBarrier = 1;  // 0 is the block's
   auto consumers = [&] { return ir::Barrier::MakeNamed(kConsumersBarrier, k_.SplitThreads()); };
   return Block::Make(
       {consumers(), StageWrites(), StageCopyOut(consumers(), split_tx_, k_.SplitThreads())});

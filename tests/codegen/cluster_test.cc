@@ -156,6 +156,54 @@ TEST(Cluster, StatementsThatReachPeerBlocksNeedAClusterAndTheClusterMustDivideTh
   EXPECT_THAT(ir::Verify(f).message(), HasSubstr("must have 1 to 8 blocks per axis"));
 }
 
+// Two blocks of 64 threads in one cluster; warp 0 of each passes a cluster barrier in a branch
+// of its own (`warp0_passes` of them), the others write their block's half of `out`, pass one
+// cluster barrier and then add their peer's half (ordered by the barrier) into `sums`.
+ir::LoweredFunc WarpSpecialisedClusterBarrier(Stmt warp0_passes) {
+  ir::Buffer out("out"), sums("sums");
+  ir::Var bx("bx"), tx("tx");
+  Expr j = tx - 32;
+  Stmt others = ir::Block::Make({
+      ir::Store::Make(out, bx * 32 + j, ir::Cast::Make(ir::Type::Float32(), bx * 100 + j)),
+      ir::Barrier::MakeCluster(),
+      ir::Store::Make(sums, bx * 32 + j,
+                      ir::Load::Make(out, bx * 32 + j) + ir::Load::Make(out, (1 - bx) * 32 + j)),
+  });
+  Stmt body = ir::For::Make(
+      bx, 0, 2, LoopKind::kGpuBlock,
+      ir::For::Make(tx, 0, 64, LoopKind::kGpuThread,
+                    ir::IfThenElse::Make(tx < 32, std::move(warp0_passes), std::move(others))));
+  ir::LoweredFunc f{"warp_specialised", {out, sums}, body};
+  f.cluster = {2, 1, 1};
+  return f;
+}
+
+TEST(Cluster, AClusterBarrierUnderAnIfIsOneWhereEveryBranchPassesAsManyOutsideLoops) {
+  absl::StatusOr<GpuArch> sm90 = GpuArchFor(*Target::Parse("cuda -arch=sm_90a"));
+  ASSERT_TRUE(sm90.ok());
+  // Balanced: warp 0 passes its one cluster barrier; the simulator runs it to the sums.
+  ir::LoweredFunc f = WarpSpecialisedClusterBarrier(ir::Barrier::MakeCluster());
+  absl::StatusOr<GpuLaunch> launch = GpuLaunchOf(f, &*sm90);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  std::vector<float> out(64, -1.0f), sums(64, -1.0f);
+  absl::Status run = RunGpuKernel(f, {std::span<float>(out), std::span<float>(sums)});
+  ASSERT_TRUE(run.ok()) << run;
+  for (int64_t j = 0; j < 32; ++j) {
+    EXPECT_EQ(sums[j], static_cast<float>(j + 100 + j)) << j;
+    EXPECT_EQ(sums[32 + j], static_cast<float>(j + 100 + j)) << j;
+  }
+  // Warp 0 passes none, or its barrier sits in a loop: refused, naming the rule.
+  for (Stmt warp0 :
+       {Stmt(ir::Evaluate::Make(Expr(0))),
+        ir::For::Make(ir::Var("i"), 0, 1, LoopKind::kSerial, ir::Barrier::MakeCluster())}) {
+    absl::StatusOr<GpuLaunch> refused = GpuLaunchOf(WarpSpecialisedClusterBarrier(warp0), &*sm90);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_THAT(refused.status().message(),
+                HasSubstr("cluster barrier under an if whose branches pass different numbers of "
+                          "cluster barriers"));
+  }
+}
+
 TEST(ClusterPtx, MulticastCopiesPeerArrivalsAndClusterBarriersAssemble) {
   const Target target = *Target::Parse("cuda -arch=sm_90a");
   absl::StatusOr<GpuModule> module = EmitGpuModule({ClusterCopy()}, {.target = target});

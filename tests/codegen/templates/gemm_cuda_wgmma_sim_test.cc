@@ -95,14 +95,18 @@ TEST(GemmCudaWgmmaSim, AGridSplitsLastBlockAddsThePartialTilesAndRunsTheEpilogue
                    {Knobs(64, 64, 1, 1, 3, 16, 1, 3)});
   // Odd columns: partial tiles parked one element at a time, C written a column at a time.
   CheckOnSimulator("gemm:M=64,N=37,K=512,dtype=f16", 0, {Knobs(64, 64, 1, 1, 3, 2, 1, 2)});
-  // A TMA pipeline: the consumers park, then the whole block (the producer too) finishes.
+  // A TMA pipeline: the consumers park and finish among themselves (named barriers), one
+  // warpgroup or two; the producer's warpgroup takes no part.
   CheckOnSimulator("gemm:M=64,N=128,K=1024,layout=NT,dtype=bf16,epilogue=bias", 0,
                    {Tma(64, 64, 1, 1, 4, 4)});
+  CheckOnSimulator("gemm:M=130,N=128,K=1024,layout=NT,dtype=bf16,epilogue=bias", 0,
+                   {Tma(128, 64, 2, 1, 4, 3)});
 }
 
 TEST(GemmCudaWgmmaSim, AGridSplitInOneClusterSharesTheSumOfThePartialTilesAmongItsBlocks) {
   // Splits of 2, 3 (the tile's 64 rows shared unevenly, in chunks) and 4, edges of M and N,
-  // every output type; cp.async stages and a TMA pipeline, whose producer joins the finish.
+  // every output type; cp.async stages and a TMA pipeline, whose consumers finish while its
+  // producer's warpgroup passes the cluster barrier in a branch of its own.
   CheckOnSimulator("gemm:M=100,N=96,K=1000,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
                    {SplitInCluster(Knobs(64, 64, 1, 1, 3, 16, 1, 3)),
                     SplitInCluster(Knobs(64, 32, 1, 1, 4, 16, 1, 2))});

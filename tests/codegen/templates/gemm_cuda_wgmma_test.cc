@@ -22,6 +22,7 @@
 #include "codegen/templates/wgmma_kernel.h"
 #include "common/files.h"
 #include "common/status.h"
+#include "common/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/templates/gpu_template_cases.h"
@@ -514,6 +515,12 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=256,N=768,K=3072,layout=NT,dtype=bf16",
                 SplitInCluster(Tma(128, 128, 2, 1, 4, 8)),
                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           // Tiles of 128 accumulators a thread split, within the consumers' register budget.
+           Case{"gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16",
+                SplitInCluster(Tma(128, 256, 2, 1, 4, 3)),
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"},
+           Case{"gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16", Tma(256, 128, 2, 1, 4, 4),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
            Case{"gemm:M=256,N=4096,K=11008,layout=NT,dtype=bf16,epilogue=bias",
                 SplitInCluster(Tma(128, 192, 2, 1, 4, 3)),
                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16"},
@@ -540,9 +547,10 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find(".multicast::cluster") != std::string::npos,
               c.config.at("cluster") == 2)
         << c.text;
-    // The register split, but where the producer's warpgroup shares a finish (grid splits).
+    // The register split, but where the producer's warpgroup shares a finish (stream-K); a grid
+    // split's finish runs in the consumers' branch.
     EXPECT_EQ(module->code.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos,
-              c.config.at("tma") == 1 && c.config.at("streamk") == 0 && c.config.at("gridk") == 1)
+              c.config.at("tma") == 1 && c.config.at("streamk") == 0)
         << c.text;
     // A grid split: a zeroed module workspace, the fenced arrival, one atomic per block; in a
     // cluster, a cluster barrier instead.
@@ -556,9 +564,13 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find("barrier.cluster.arrive") != std::string::npos,
               in_cluster || c.config.at("cluster") == 2)
         << c.text;
-    // A persistent grid's consumers stage their output between barriers of their own.
-    EXPECT_EQ(module->code.find("bar.sync 1, 256;") != std::string::npos,
-              c.config.at("persistent") == 1 && c.config.at("stage_c") == 1)
+    // A persistent grid's consumers stage their output between barriers of their own, and
+    // the consumers of a TMA pipeline split across blocks arrive at the tile's counter so.
+    const std::string consumers_barrier =
+        StrCat("bar.sync 1, ", 128 * c.config.at("wg_m") * c.config.at("wg_n"), ";");
+    EXPECT_EQ(module->code.find(consumers_barrier) != std::string::npos,
+              (c.config.at("persistent") == 1 && c.config.at("stage_c") == 1) ||
+                  (c.config.at("tma") == 1 && c.config.at("gridk") > 1 && !in_cluster))
         << c.text;
     // layout=NN reads B transposed (imm-trans-b 1).
     EXPECT_EQ(module->code.find(", p, 1, 1, 0, 1;") != std::string::npos,
