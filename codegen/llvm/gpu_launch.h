@@ -18,7 +18,11 @@ bool HasGpuLoops(const ir::Stmt& stmt);
 ///   - each axis is bound at most once by block loops and at most once by thread loops, and
 ///     every loop on one axis has the same extent;
 ///   - gpu_shared allocations sit outside thread loops; barriers inside them;
-///   - a barrier is not under a condition inside the thread loops (every thread must reach it);
+///   - a barrier is not under a condition inside the thread loops (every thread must reach it),
+///     but for a named barrier and for a cluster barrier under ifs whose branches each pass as
+///     many cluster barriers outside loops (a warp-specialised block's producer and consumers;
+///     a cluster barrier counts every thread of the cluster wherever it arrives, and the
+///     conditions must split the block by whole warps, which the check cannot see);
 ///   - warp_mma only inside the thread loops, and then whole warps (threads a multiple of 32);
 ///     warpgroup_mma likewise, with whole warpgroups (a multiple of 128);
 ///   - tensor_copy and mbarrier operations only inside the thread loops, and with `arch`
