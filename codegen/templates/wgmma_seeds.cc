@@ -45,6 +45,14 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
   return c;
 }
 
+// A block's reduction of this many steps of K or more, in one wave of blocks, runs on the deepest
+// ring of stages shared memory takes, its output stored from registers: on the H100 (2026-12-07,
+// bench/gpu_probe) 256 x 4096 x 4096 (64 steps) in 128 x 64 tiles ran in 17.9 us with eight
+// stages against 25.3 with six and the output staged; 64 x 128 tiles with five and the output
+// staged took 21.1. (Reductions of 12 steps, 4096 x 768 x 768, prefer the output staged.)
+constexpr int64_t kLongRingSteps = 32;
+std::vector<int64_t> LongRingDepths() { return {8, 6, 5, 4, 3}; }
+
 // Sets `c`'s stages to the first of `depths` that makes it valid (false when none does).
 bool FirstValidDepth(const ConfigSpace& space, Config& c, const std::vector<int64_t>& depths) {
   for (int64_t stages : depths) {
@@ -173,7 +181,10 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // tiles is a larger share: each is seeded first with its tile's blocks in one cluster sharing the
 // sum (split_cluster; gridk up to 8), then as the last block's. On the H100 (2026-12-07) the
 // clusters took 128 x 128 split 8 ways over 256 x 768 x 3072 from 13.3 to 9.6 us, and 128 x 192
-// split 8 ways ran it in 8.7 (the best tile before: 9.9).
+// split 8 ways ran it in 8.7 (the best tile before: 9.9). Then a light tile, 64 x 64 of one
+// warpgroup, split likewise: on the H100 (2026-12-07, bench/gpu_probe) 64 x 64 split two ways in
+// clusters with eight stages ran 256 x 768 x 3072 in 8.4 us against 10.1 for 128 x 192 split 8.
+// A split whose blocks each reduce kLongRingSteps / 2 steps or more takes the deepest ring.
 //
 // A cluster's blocks run in one GPC, so a wave holds fewer blocks in clusters than there are
 // multiprocessors. The blocks of one wave in clusters of `c` (one block per multiprocessor) for
@@ -197,22 +208,26 @@ std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& 
   const std::vector<int64_t>& bns = space.FindKnob("bn")->values;
   std::vector<int64_t> gridks = space.FindKnob("gridk")->values;
   std::sort(gridks.rbegin(), gridks.rend());
+  const int64_t k_steps = WgmmaCostShape(g).k_steps;
   std::vector<Config> seeds;
-  for (int64_t bn : {192, 128}) {
-    if (std::find(bns.begin(), bns.end(), bn) == bns.end()) {
+  for (const BlockTile& t : std::vector<BlockTile>{{128, 192}, {128, 128}, {64, 64}}) {
+    if (std::find(bns.begin(), bns.end(), t.bn) == bns.end()) {
       continue;
     }
-    const int64_t tiles = GpuCeilDiv(g.m, 128) * GpuCeilDiv(g.n, bn);
+    const int64_t tiles = GpuCeilDiv(g.m, t.bm) * GpuCeilDiv(g.n, t.bn);
     for (int64_t split_cluster : {1, 0}) {
-      Config c = PlainConfig(space, 128, bn);
-      c["wg_m"] = 2;
+      Config c = PlainConfig(space, t.bm, t.bn);
+      c["wg_m"] = t.bm / 64;
       c["tma"] = space.FindKnob("tma")->values.back();
       c["split_cluster"] = split_cluster;
       for (int64_t gridk : gridks) {
         c["gridk"] = gridk;
         const int64_t wave =
             split_cluster == 1 ? ClusterWaveBlocks(gridk) : kGpuMultiprocessorsGuess;
-        if (gridk > 1 && tiles * gridk <= wave && FirstValidDepth(space, c, {4, 5, 3})) {
+        const bool long_ring = 2 * k_steps / gridk >= kLongRingSteps;
+        if (gridk > 1 && tiles * gridk <= wave &&
+            FirstValidDepth(space, c,
+                            long_ring ? LongRingDepths() : std::vector<int64_t>{4, 5, 3})) {
           seeds.push_back(c);
           break;
         }
@@ -246,6 +261,7 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
                                                    {192, 128},
                                                    {128, 128},
                                                    {128, 96},
+                                                   {128, 64},
                                                    {64, 256},
                                                    {64, 192},
                                                    {64, 128},
@@ -263,13 +279,21 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
   const std::vector<int64_t> depths = IsFp8Dtype(g.workload.dtype())
                                           ? std::vector<int64_t>{4, 5, 3}
                                           : std::vector<int64_t>{5, 4, 3};
-  // The first valid config of the tile with `tma`, trying arrangements, depths and staging.
+  // The first valid config of the tile with `tma`, trying arrangements, depths and staging: a
+  // tile whose blocks fit one wave and reduce kLongRingSteps or more takes the deepest ring
+  // before staging its output.
+  const int64_t k_steps = WgmmaCostShape(g).k_steps;
   auto make = [&](const BlockTile& t, int64_t with_tma) -> std::optional<Config> {
     Config c = PlainConfig(space, t.bm, t.bn);
     c["tma"] = with_tma;
+    const bool long_ring =
+        k_steps >= kLongRingSteps &&
+        GpuCeilDiv(g.m, t.bm) * GpuCeilDiv(g.n, t.bn) <= kGpuMultiprocessorsGuess;
+    const std::vector<int64_t> stagings =
+        long_ring ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1, 0};
     for (const auto& [wm, wn] : std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {1, 1}, {1, 2}}) {
-      for (int64_t stage_c : {1, 0}) {
-        for (int64_t stages : depths) {
+      for (int64_t stage_c : stagings) {
+        for (int64_t stages : long_ring ? LongRingDepths() : depths) {
           c["wg_m"] = wm;
           c["wg_n"] = wn;
           c["stages"] = stages;

@@ -1,6 +1,7 @@
 // gemm.cuda.wgmma's seeds (wgmma_seeds.cc): the tiles that fill whole waves, two blocks per
 // multiprocessor, staged outputs before deeper rings, short reductions, products that stream B,
 // splits; stream-K and persistent grids left to the search.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -103,6 +104,37 @@ TEST(GemmCudaWgmma, WaveFittingSeedsStageTheOutputTileBeforeDeepeningTheRing) {
     EXPECT_EQ(first.at("stage_c"), 1) << c.workload;
     EXPECT_EQ(first.at("stages"), c.stages) << c.workload;
   }
+}
+
+TEST(GemmCudaWgmma, LongReductionsInOneWaveTakeTheDeepestRingBeforeStagingTheOutput) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  // 256 x 4096 x 4096: 64 steps of K; 128 x 64 tiles fill one wave (2 x 64 blocks), with eight
+  // stages storing from registers, then 64 x 128 likewise.
+  const std::vector<Config> seeds =
+      tpl->seeds(*Workload::Parse("gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16"), Sm90a());
+  ASSERT_GE(seeds.size(), 2u);
+  auto is_tile = [](const Config& c, int64_t bm, int64_t bn) {
+    return c.at("bm") == bm && c.at("bn") == bn && c.at("tma") == 1 && c.at("gridk") == 1 &&
+           c.at("cluster") == 1;
+  };
+  const auto wide = std::find_if(seeds.begin(), seeds.end(),
+                                 [&](const Config& c) { return is_tile(c, 128, 64); });
+  ASSERT_NE(wide, seeds.end());
+  EXPECT_EQ(wide->at("wg_m"), 2);
+  EXPECT_EQ(wide->at("stages"), 8);
+  EXPECT_EQ(wide->at("stage_c"), 0);
+  const auto tall = std::find_if(seeds.begin(), seeds.end(),
+                                 [&](const Config& c) { return is_tile(c, 64, 128); });
+  ASSERT_NE(tall, seeds.end());
+  EXPECT_GT(tall - seeds.begin(), wide - seeds.begin());
+  EXPECT_EQ(tall->at("stages"), 8);
+  EXPECT_EQ(tall->at("stage_c"), 0);
+  // A long reduction over more than a wave of tiles keeps the output staged first.
+  const std::vector<Config> big =
+      tpl->seeds(*Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16"), Sm90a());
+  ASSERT_FALSE(big.empty());
+  EXPECT_EQ(big.front().at("stage_c"), 1);
 }
 
 TEST(GemmCudaWgmma, ShortReductionsOverManyTilesLeadWithSmallTilesOfCpAsyncStagesStagingC) {
@@ -293,6 +325,24 @@ TEST(GemmCudaWgmma, OneWaveSplitsInClustersFitTheWaveOfClustersTheGpcsHold) {
   ASSERT_GE(few_splits.size(), 2u);
   EXPECT_EQ(few_splits[0], 108);
   EXPECT_EQ(few_splits[1], 16);
+  // Then 4 x 12 light tiles of 64 x 64, split two ways in clusters (96 blocks), each block's 24
+  // steps of K on the deepest ring; its 4 steps a block, 128 x 192 split eight ways keeps four.
+  auto light = [&](const Config& c) {
+    return c.at("bm") == 64 && c.at("bn") == 64 && c.at("gridk") > 1 && c.at("split_cluster") == 1;
+  };
+  const std::vector<Config> few_seeds =
+      Catalog::BuiltIn().FindTemplate("gemm.cuda.wgmma")->seeds(few, Sm90a());
+  const auto it = std::find_if(few_seeds.begin(), few_seeds.end(), light);
+  ASSERT_NE(it, few_seeds.end());
+  EXPECT_EQ(it->at("gridk"), 2);
+  EXPECT_EQ(it->at("wg_m"), 1);
+  EXPECT_EQ(it->at("stages"), 8);
+  EXPECT_EQ(it->at("tma"), 1);
+  for (const Config& c : few_seeds) {
+    if (c.at("bm") == 128 && c.at("bn") == 192 && c.at("gridk") == 8) {
+      EXPECT_EQ(c.at("stages"), 4);
+    }
+  }
 }
 
 TEST(GemmCudaWgmma, Fp8SeedsTryEachTmaPipelinePromotedEveryTwoStepsFirst) {
