@@ -50,7 +50,13 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
 // bench/gpu_probe) 256 x 4096 x 4096 (64 steps) in 128 x 64 tiles ran in 17.9 us with eight
 // stages against 25.3 with six and the output staged; 64 x 128 tiles with five and the output
 // staged took 21.1. (Reductions of 12 steps, 4096 x 768 x 768, prefer the output staged.)
+// Only tiles of 128 x 128 outputs or fewer: a step of a smaller tile is shorter, so it takes more
+// stages in flight to cover the same latency of L2. 1024 x 4096 x 4096 in 128 x 256 tiles (one
+// wave) ran at 0.87x cuBLASLt with four stages storing from registers and at 0.91x with three
+// and the output staged, in two sessions of one day: within their spread, so the staged output
+// stays first there.
 constexpr int64_t kLongRingSteps = 32;
+constexpr int64_t kLongRingTileElements = 128 * 128;
 std::vector<int64_t> LongRingDepths() { return {8, 6, 5, 4, 3}; }
 
 // Sets `c`'s stages to the first of `depths` that makes it valid (false when none does).
@@ -280,14 +286,14 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
                                           ? std::vector<int64_t>{4, 5, 3}
                                           : std::vector<int64_t>{5, 4, 3};
   // The first valid config of the tile with `tma`, trying arrangements, depths and staging: a
-  // tile whose blocks fit one wave and reduce kLongRingSteps or more takes the deepest ring
-  // before staging its output.
+  // tile of kLongRingTileElements or fewer whose blocks fit one wave and reduce kLongRingSteps
+  // or more takes the deepest ring before staging its output.
   const int64_t k_steps = WgmmaCostShape(g).k_steps;
   auto make = [&](const BlockTile& t, int64_t with_tma) -> std::optional<Config> {
     Config c = PlainConfig(space, t.bm, t.bn);
     c["tma"] = with_tma;
     const bool long_ring =
-        k_steps >= kLongRingSteps &&
+        k_steps >= kLongRingSteps && t.bm * t.bn <= kLongRingTileElements &&
         GpuCeilDiv(g.m, t.bm) * GpuCeilDiv(g.n, t.bn) <= kGpuMultiprocessorsGuess;
     const std::vector<int64_t> stagings =
         long_ring ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1, 0};

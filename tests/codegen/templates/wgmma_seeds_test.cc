@@ -130,11 +130,14 @@ TEST(GemmCudaWgmma, LongReductionsInOneWaveTakeTheDeepestRingBeforeStagingTheOut
   EXPECT_GT(tall - seeds.begin(), wide - seeds.begin());
   EXPECT_EQ(tall->at("stages"), 8);
   EXPECT_EQ(tall->at("stage_c"), 0);
-  // A long reduction over more than a wave of tiles keeps the output staged first.
-  const std::vector<Config> big =
-      tpl->seeds(*Workload::Parse("gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16"), Sm90a());
-  ASSERT_FALSE(big.empty());
-  EXPECT_EQ(big.front().at("stage_c"), 1);
+  // A long reduction over more than a wave of tiles, or in tiles larger than 128 x 128, keeps
+  // the output staged first.
+  for (const char* text : {"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
+                           "gemm:M=1024,N=4096,K=4096,layout=NT,dtype=bf16"}) {
+    const std::vector<Config> big = tpl->seeds(*Workload::Parse(text), Sm90a());
+    ASSERT_FALSE(big.empty()) << text;
+    EXPECT_EQ(big.front().at("stage_c"), 1) << text;
+  }
 }
 
 TEST(GemmCudaWgmma, ShortReductionsOverManyTilesLeadWithSmallTilesOfCpAsyncStagesStagingC) {
