@@ -50,13 +50,13 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
 // bench/gpu_probe) 256 x 4096 x 4096 (64 steps) in 128 x 64 tiles ran in 17.9 us with eight
 // stages against 25.3 with six and the output staged; 64 x 128 tiles with five and the output
 // staged took 21.1. (Reductions of 12 steps, 4096 x 768 x 768, prefer the output staged.)
-// Only tiles of 128 x 128 outputs or fewer: a step of a smaller tile is shorter, so it takes more
-// stages in flight to cover the same latency of L2. 1024 x 4096 x 4096 in 128 x 256 tiles (one
-// wave) ran at 0.87x cuBLASLt with four stages storing from registers and at 0.91x with three
-// and the output staged, in two sessions of one day: within their spread, so the staged output
-// stays first there.
+// Only tiles of 128 x 64 outputs or fewer, the sizes measured: a step of a smaller tile is
+// shorter, so it takes more stages in flight to cover the same latency of L2. 1024 x 4096 x 4096
+// in 128 x 256 tiles (one wave) ran at 0.87x cuBLASLt with four stages storing from registers and
+// at 0.91x with three and the output staged, in two sessions of one day: within their spread, so
+// the staged output stays first there.
 constexpr int64_t kLongRingSteps = 32;
-constexpr int64_t kLongRingTileElements = 128 * 128;
+constexpr int64_t kLongRingTileElements = 128 * 64;
 std::vector<int64_t> LongRingDepths() { return {8, 6, 5, 4, 3}; }
 
 // Sets `c`'s stages to the first of `depths` that makes it valid (false when none does).
@@ -190,7 +190,8 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // split 8 ways ran it in 8.7 (the best tile before: 9.9). Then a light tile, 64 x 64 of one
 // warpgroup, split likewise: on the H100 (2026-12-07, bench/gpu_probe) 64 x 64 split two ways in
 // clusters with eight stages ran 256 x 768 x 3072 in 8.4 us against 10.1 for 128 x 192 split 8.
-// A split whose blocks each reduce kLongRingSteps / 2 steps or more takes the deepest ring.
+// A split of a tile of kLongRingTileElements or fewer whose blocks each reduce kLongRingSteps / 2
+// steps or more takes the deepest ring.
 //
 // A cluster's blocks run in one GPC, so a wave holds fewer blocks in clusters than there are
 // multiprocessors. The blocks of one wave in clusters of `c` (one block per multiprocessor) for
@@ -230,7 +231,8 @@ std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& 
         c["gridk"] = gridk;
         const int64_t wave =
             split_cluster == 1 ? ClusterWaveBlocks(gridk) : kGpuMultiprocessorsGuess;
-        const bool long_ring = 2 * k_steps / gridk >= kLongRingSteps;
+        const bool long_ring =
+            t.bm * t.bn <= kLongRingTileElements && 2 * k_steps / gridk >= kLongRingSteps;
         if (gridk > 1 && tiles * gridk <= wave &&
             FirstValidDepth(space, c,
                             long_ring ? LongRingDepths() : std::vector<int64_t>{4, 5, 3})) {

@@ -130,7 +130,7 @@ TEST(GemmCudaWgmma, LongReductionsInOneWaveTakeTheDeepestRingBeforeStagingTheOut
   EXPECT_GT(tall - seeds.begin(), wide - seeds.begin());
   EXPECT_EQ(tall->at("stages"), 8);
   EXPECT_EQ(tall->at("stage_c"), 0);
-  // A long reduction over more than a wave of tiles, or in tiles larger than 128 x 128, keeps
+  // A long reduction over more than a wave of tiles, or in tiles larger than 128 x 64, keeps
   // the output staged first.
   for (const char* text : {"gemm:M=4096,N=4096,K=4096,layout=NT,dtype=bf16",
                            "gemm:M=1024,N=4096,K=4096,layout=NT,dtype=bf16"}) {
@@ -344,6 +344,14 @@ TEST(GemmCudaWgmma, OneWaveSplitsInClustersFitTheWaveOfClustersTheGpcsHold) {
   for (const Config& c : few_seeds) {
     if (c.at("bm") == 128 && c.at("bn") == 192 && c.at("gridk") == 8) {
       EXPECT_EQ(c.at("stages"), 4);
+    }
+  }
+  // Two warpgroups' tiles split over a long reduction keep four stages (256 x 4096 x 11008: 128
+  // x 128 split two ways, 86 steps a block).
+  const Workload deep = *Workload::Parse("gemm:M=256,N=4096,K=11008,layout=NT,dtype=bf16");
+  for (const Config& c : Catalog::BuiltIn().FindTemplate("gemm.cuda.wgmma")->seeds(deep, Sm90a())) {
+    if (c.at("bm") == 128 && c.at("bn") == 128 && c.at("gridk") == 2 && c.at("blocks") == 1) {
+      EXPECT_EQ(c.at("stages"), 4) << ConfigToString(c);
     }
   }
 }
