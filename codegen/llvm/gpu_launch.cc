@@ -129,9 +129,19 @@ class ShapeChecker {
         return ClusterBarriersPassed(s.As<ir::LetStmt>()->body);
       case ir::StmtKind::kAllocate:
         return ClusterBarriersPassed(s.As<ir::Allocate>()->body);
-      default:
+      case ir::StmtKind::kStore:
+      case ir::StmtKind::kEvaluate:
+      case ir::StmtKind::kWarpMma:
+      case ir::StmtKind::kWarpGroupMma:
+      case ir::StmtKind::kWaveMma:
+      case ir::StmtKind::kTensorCopy:
+      case ir::StmtKind::kMBarrierOp:
+      case ir::StmtKind::kSetMaxRegisters:
+      case ir::StmtKind::kFetchAdd:
+      case ir::StmtKind::kAmxTileOp:
         return 0;
     }
+    return 0;
   }
 
   void Fail(std::string message) {
@@ -158,9 +168,8 @@ class ShapeChecker {
         Context inner = ctx;
         inner.conditional = ctx.in_thread || ctx.conditional;
         if (ctx.in_thread) {
-          const std::optional<int64_t> then_passed = ClusterBarriersPassed(op->then_case);
-          inner.cluster_barriers_agree = ctx.cluster_barriers_agree && then_passed.has_value() &&
-                                         then_passed == ClusterBarriersPassed(op->else_case);
+          inner.cluster_barriers_agree =
+              ctx.cluster_barriers_agree && ClusterBarriersPassed(s).has_value();
         }
         Walk(op->then_case, inner);
         Walk(op->else_case, inner);

@@ -59,6 +59,11 @@ constexpr int64_t kLongRingSteps = 32;
 constexpr int64_t kLongRingTileElements = 128 * 64;
 std::vector<int64_t> LongRingDepths() { return {8, 6, 5, 4, 3}; }
 
+// Whether a block of tile `t` reducing `block_steps` steps of K takes the deepest ring.
+bool TakesLongRing(const BlockTile& t, int64_t block_steps) {
+  return t.bm * t.bn <= kLongRingTileElements && block_steps >= kLongRingSteps;
+}
+
 // Sets `c`'s stages to the first of `depths` that makes it valid (false when none does).
 bool FirstValidDepth(const ConfigSpace& space, Config& c, const std::vector<int64_t>& depths) {
   for (int64_t stages : depths) {
@@ -231,8 +236,8 @@ std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& 
         c["gridk"] = gridk;
         const int64_t wave =
             split_cluster == 1 ? ClusterWaveBlocks(gridk) : kGpuMultiprocessorsGuess;
-        const bool long_ring =
-            t.bm * t.bn <= kLongRingTileElements && 2 * k_steps / gridk >= kLongRingSteps;
+        // A split's blocks take the deepest ring from kLongRingSteps / 2 steps a block.
+        const bool long_ring = TakesLongRing(t, 2 * k_steps / gridk);
         if (gridk > 1 && tiles * gridk <= wave &&
             FirstValidDepth(space, c,
                             long_ring ? LongRingDepths() : std::vector<int64_t>{4, 5, 3})) {
@@ -295,7 +300,7 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
     Config c = PlainConfig(space, t.bm, t.bn);
     c["tma"] = with_tma;
     const bool long_ring =
-        k_steps >= kLongRingSteps && t.bm * t.bn <= kLongRingTileElements &&
+        TakesLongRing(t, k_steps) &&
         GpuCeilDiv(g.m, t.bm) * GpuCeilDiv(g.n, t.bn) <= kGpuMultiprocessorsGuess;
     const std::vector<int64_t> stagings =
         long_ring ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1, 0};
