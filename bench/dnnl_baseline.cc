@@ -70,6 +70,19 @@ struct DnnlKernel::Impl {
 
 namespace {
 
+// Whether oneDNN's 8-bit kernels sum exactly here: with VNNI (AVX512-VNNI or AVX-VNNI). Without
+// it they multiply u8 x s8 pairs with vpmaddubsw, whose 16-bit sums of two products saturate (on
+// a Zen 3 core, 2026-12-07, most outputs of full-range u8i8 and i8 products were off). The dnnl
+// shim refuses them alike (runtime/tune_runtime.h).
+bool DnnlSumsInt8Exactly() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto has = [isa](dnnl::cpu_isa want) {
+    const auto bits = static_cast<unsigned>(want);
+    return (isa & bits) == bits;
+  };
+  return has(dnnl::cpu_isa::avx512_core_vnni) || has(dnnl::cpu_isa::avx2_vnni);
+}
+
 dnnl::algorithm ConvAlgorithm(DnnlAlgorithm algorithm) {
   switch (algorithm) {
     case DnnlAlgorithm::kConvAuto:
@@ -275,6 +288,12 @@ absl::StatusOr<std::unique_ptr<DnnlKernel>> DnnlKernel::Create(const Workload& w
       return absl::UnimplementedError(StrCat("oneDNN 2.6 has no ", ElementTypeName(type),
                                              " tensors (", workload.ToString(), ")"));
     }
+  }
+  if (ElementBytes(ActivationType(workload.dtype())) == 1 && !DnnlSumsInt8Exactly()) {
+    return absl::UnimplementedError(
+        StrCat("oneDNN's 8-bit kernels on a CPU without VNNI add u8 x s8 products in saturating "
+               "16-bit pairs, not exact sums: no baseline for ",
+               workload.ToString()));
   }
   auto impl = std::make_unique<Impl>();
   impl->threads = threads;

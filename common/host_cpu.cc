@@ -176,6 +176,7 @@ HostCpu Detect() {
   add(amx_state && Bit(l7.edx, 25), "amx-int8");
   // Leaf 7's subleaf 1, where leaf 7 says it has one.
   const Regs l7_1 = l7.eax >= 1 ? Cpuid(7, 1) : Regs{};
+  add(avx_state && Bit(l7_1.eax, 4), "avxvnni");
   add(avx512_state && Bit(l7_1.eax, 5), "avx512bf16");
   std::sort(cpu.features.begin(), cpu.features.end());
 

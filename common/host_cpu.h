@@ -17,7 +17,7 @@ inline constexpr std::array<std::string_view, 6> kMatrixFeatures = {
 struct HostCpu {
   std::string name;  // LLVM -mcpu name, e.g. "znver4", "sapphirerapids",
                      // or a level "x86-64-v3" when the model is not known
-  // "avx2", "fma", "avx512f", ..., the matrix features "avx512vnni", "avx512bf16",
+  // "avx2", "fma", "avx512f", ..., "avxvnni", the matrix features "avx512vnni", "avx512bf16",
   // "avx512fp16", "amx-tile", "amx-bf16", "amx-int8" (LLVM's names; sorted): what the CPU has
   // and the kernel saves the registers of (XCR0); AMX only where Linux can grant a process its
   // tile data. A process that runs AMX instructions must still ask for it once

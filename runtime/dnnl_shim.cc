@@ -181,6 +181,34 @@ const char* IsaName(dnnl::cpu_isa isa) {
   return "unknown";
 }
 
+// Whether oneDNN's kernels for 8-bit inputs of type `dt` may saturate: without VNNI (AVX512-VNNI
+// or AVX-VNNI) they multiply u8 x s8 pairs with vpmaddubsw, whose 16-bit sums of two products
+// saturate, so full-range inputs lose their exact i32 sums (on a Zen 3 core, 2026-12-07, most
+// outputs of u8i8 and i8 products were off, some by a third).
+bool SaturatesInt8(Dt dt) {
+  if (dt != Dt::s8 && dt != Dt::u8) {
+    return false;
+  }
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto has = [isa](dnnl::cpu_isa want) {
+    const auto bits = static_cast<unsigned>(want);
+    return (isa & bits) == bits;
+  };
+  return !has(dnnl::cpu_isa::avx512_core_vnni) && !has(dnnl::cpu_isa::avx2_vnni);
+}
+
+int32_t Unsupported(const std::string& what) {
+  std::lock_guard lock(g_mu);
+  g_last_error = what;
+  return TUNE_RUNTIME_UNSUPPORTED;
+}
+
+int32_t SaturatingInt8(const char* op) {
+  return Unsupported(std::string(op) + ": oneDNN's 8-bit kernels on a CPU without VNNI (isa=" +
+                     IsaName(dnnl::get_effective_cpu_isa()) +
+                     ") add u8 x s8 products in saturating 16-bit pairs, not exact sums");
+}
+
 }  // namespace
 
 // oneDNN's data type of a TUNE_DNNL_* code; undef for an unknown one.
@@ -219,6 +247,9 @@ extern "C" int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const vo
     return BadArgument(
         "tune_dnnl_matmul_typed: bad shape, element type, layout, post_ops, scales, zero point "
         "or threads");
+  }
+  if (SaturatesInt8(a_dt)) {
+    return SaturatingInt8("tune_dnnl_matmul_typed");
   }
   const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
   try {
@@ -329,6 +360,9 @@ extern "C" int32_t tune_dnnl_conv2d_typed(const void* src, const void* weights, 
   // The right/bottom padding that makes oneDNN's output size the floor-based P x Q.
   const int64_t pad_b = (P - 1) * stride + eff_r - H - pad;
   const int64_t pad_r = (Q - 1) * stride + eff_s - W - pad;
+  if (SaturatesInt8(src_dt)) {
+    return SaturatingInt8("tune_dnnl_conv2d_typed");
+  }
   const bool has_bias = (post_ops & TUNE_POST_BIAS) != 0;
   const bool typed = src_dt != Dt::f32;
   try {

@@ -55,7 +55,9 @@ int32_t tune_dnnl_matmul(const float* A, const float* B, const float* bias, floa
  * B[K][N], or with b_transposed B[N][K]. `scaled` 0: scale 1 (scale_a, scale_b and zero_point
  * are not read); 1: scale = *scale_a * *scale_b (each one f32); TUNE_DNNL_REQUANT: C (of
  * TUNE_DNNL_S8) = saturate(nearest(*scale_a * (A x B) + *zero_point)), scale_b not read, no
- * post_ops. layout and post_ops as tune_dnnl_matmul's. */
+ * post_ops. layout and post_ops as tune_dnnl_matmul's. 8-bit inputs (TUNE_DNNL_S8, TUNE_DNNL_U8)
+ * on a CPU without VNNI (AVX512-VNNI or AVX-VNNI) are TUNE_RUNTIME_UNSUPPORTED: oneDNN's kernels
+ * there add u8 x s8 products in saturating 16-bit pairs, so their sums are not exact. */
 #define TUNE_DNNL_REQUANT 2
 int32_t tune_dnnl_matmul_typed(const void* A, const void* B, const void* bias, void* C,
                                const float* scale_a, const float* scale_b,
@@ -82,7 +84,8 @@ int32_t tune_dnnl_conv2d(const float* src, const float* weights, const float* bi
  * and bias of dst_type) and the data layout `data_layout` (TUNE_DNNL_NCHW, TUNE_DNNL_NHWC, or the
  * block 4, 8 or 16). algorithm 0: direct, 2: oneDNN's choice. layout 0: the tensors given to the
  * primitive as they are; 1: the primitive's preferred layouts, with the reorders inside the call.
- * A combination that oneDNN computes only with its reference loops is TUNE_RUNTIME_UNSUPPORTED.
+ * A combination that oneDNN computes only with its reference loops is TUNE_RUNTIME_UNSUPPORTED,
+ * and so are 8-bit inputs on a CPU without VNNI (as for tune_dnnl_matmul_typed).
  * The scale and zero point are fixed when the primitive is made (oneDNN 2.6's convolutions take
  * run-time ones only in those loops): a call with new values makes a new primitive. */
 int32_t tune_dnnl_conv2d_typed(const void* src, const void* weights, const void* bias, void* dst,

@@ -48,7 +48,7 @@ TEST(HostCpuTest, ListsEveryMatrixFeatureTheKernelLists) {
   const std::pair<const char*, const char*> names[] = {
       {"avx512f", "avx512f"},        {"avx512_vnni", "avx512vnni"}, {"avx512_bf16", "avx512bf16"},
       {"avx512_fp16", "avx512fp16"}, {"amx_tile", "amx-tile"},      {"amx_bf16", "amx-bf16"},
-      {"amx_int8", "amx-int8"},
+      {"amx_int8", "amx-int8"},      {"avx_vnni", "avxvnni"},
   };
   const HostCpu& cpu = GetHostCpu();
   for (const auto& [kernel_name, name] : names) {
