@@ -59,7 +59,7 @@ constexpr DtypeSet kTensorCoreDtypes{Dtype::kTf32, Dtype::kF16,     Dtype::kBf16
 
 const KernelTemplate kConv2dCudaWgmma = {
     .name = "conv2d.cuda.wgmma",
-    .version = 14,
+    .version = 15,
     .op = OpKind::kConv2d,
     .targets = TemplateTargets::kCuda,
     .space = [](const Workload& w, const Target& t) { return WgmmaSpace(ImplicitGemm(w), t); },

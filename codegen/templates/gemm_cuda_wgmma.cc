@@ -126,6 +126,15 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                 "rows, whose producers each copy half of their common tile of B into both "
                 "(TMA multicast), so that L2 serves B's tiles once per pair (offered where TMA "
                 "reads a K-major B)");
+  // A's rows are shared through multicast where TMA reads them in tiled boxes (no im2col map)
+  // and a tile holds them whole (M of at least 64 rows).
+  const bool share_a = g.TmaReadable() && !g.Im2colA() && g.m >= 64;
+  space.AddKnob("cluster_n", share_a ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1},
+                "blocks per thread-block cluster along N: 2 or 4 group the blocks of neighbouring "
+                "tile columns, whose producers each copy their share of the rows of their common "
+                "tile of A into all of them (TMA multicast), so that L2 serves A's tiles once per "
+                "group (with cluster 2, a cluster of 2 x cluster_n tiles, each sharing B along "
+                "its columns and A along its rows; offered where TMA reads A in tiled boxes)");
   space.AddKnob("blocks", {1, 2},
                 "blocks per multiprocessor the kernel is compiled for: 2 halves each thread's "
                 "registers (.minnctapersm; a TMA pipeline's consumers get half the "
@@ -176,7 +185,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
           if (KnobValue(c, "resident") == 0) {
             return true;
           }
-          for (const char* knob : {"wg_m", "wg_n", "wg_k", "gridk", "raster", "cluster"}) {
+          for (const char* knob :
+               {"wg_m", "wg_n", "wg_k", "gridk", "raster", "cluster", "cluster_n"}) {
             if (KnobValue(c, knob) != 1) {
               return false;
             }
@@ -197,17 +207,31 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                                (KnobValue(c, "tma") == 1 && KnobValue(c, "gridk") == 1 &&
                                 KnobValue(c, "streamk") == 0 && KnobValue(c, "bn") % 16 == 0);
                       });
+  // Each block copies bm / cluster_n of A's rows: a whole box of A (no rows cut off at M) in
+  // shares of whole 8-row swizzle atoms.
   space.AddConstraint(
-      "persistent 1 needs tma 1, gridk 1, streamk 0 and cluster 1, and more tiles than its grid "
-      "has blocks (blocks x 132)",
+      "cluster_n 2 or 4 needs tma 1, gridk 1 and streamk 0, and bm >= 16 x cluster_n, at most M "
+      "rounded up to 8",
+      [m8 = GpuCeilDiv(g.m, 8) * 8](const Config& c) {
+        const int64_t cluster_n = KnobValue(c, "cluster_n"), bm = KnobValue(c, "bm");
+        return cluster_n == 1 || (KnobValue(c, "tma") == 1 && KnobValue(c, "gridk") == 1 &&
+                                  KnobValue(c, "streamk") == 0 && bm >= 16 * cluster_n && bm <= m8);
+      });
+  space.AddConstraint(
+      "persistent 1 needs tma 1, gridk 1 and streamk 0, and more tiles than its grid has blocks "
+      "(blocks x 132; in clusters, more rectangles of cluster x cluster_n tiles than one wave "
+      "holds clusters)",
       [m = g.m, n = g.n](const Config& c) {
         if (KnobValue(c, "persistent") == 0) {
           return true;
         }
-        const int64_t tiles = GpuCeilDiv(m, KnobValue(c, "bm")) * GpuCeilDiv(n, KnobValue(c, "bn"));
+        const int64_t cm = KnobValue(c, "cluster"), cn = KnobValue(c, "cluster_n");
+        const int64_t units = GpuCeilDiv(GpuCeilDiv(m, KnobValue(c, "bm")), cm) *
+                              GpuCeilDiv(GpuCeilDiv(n, KnobValue(c, "bn")), cn);
+        const int64_t grid = cm * cn == 1 ? KnobValue(c, "blocks") * kGpuMultiprocessorsGuess
+                                          : ClusterWaveBlocks(cm * cn) / (cm * cn);
         return KnobValue(c, "tma") == 1 && KnobValue(c, "gridk") == 1 &&
-               KnobValue(c, "streamk") == 0 && KnobValue(c, "cluster") == 1 &&
-               tiles > KnobValue(c, "blocks") * kGpuMultiprocessorsGuess;
+               KnobValue(c, "streamk") == 0 && units > grid;
       });
   space.AddConstraint("split_cluster 1 needs gridk of 2 to 8 (a cluster of at most 8 blocks)",
                       [](const Config& c) {
@@ -280,7 +304,8 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
                    arch.registers_per_multiprocessor;
       });
   space.AddConstraint(
-      "blocks 2 needs streamk 0 and cluster 1, twice the shared memory within a block's limit, "
+      "blocks 2 needs streamk 0, cluster 1 and cluster_n 1, twice the shared memory within a "
+      "block's limit, "
       "and the registers' estimate (accumulators + 56) within half the multiprocessor's share "
       "(with a TMA register split: within the consumers' setmaxnreg budget)",
       [shape = WgmmaCostShape(g), arch](const Config& c) {
@@ -288,7 +313,7 @@ ConfigSpace WgmmaSpace(const ImplicitGemm& g, const Target& target) {
         if (k.blocks == 1) {
           return true;
         }
-        if (k.streamk != 0 || k.cluster != 1 || k.bm % (64 * k.wg_m) != 0 ||
+        if (k.streamk != 0 || k.ClusterBlocks() != 1 || k.bm % (64 * k.wg_m) != 0 ||
             2 * k.SharedBytes() > arch.max_dynamic_shared_bytes_per_block) {
           return false;
         }
@@ -348,7 +373,7 @@ absl::StatusOr<ir::LoweredFunc> Build(const Workload& workload, const Target& ta
 }  // namespace
 const KernelTemplate kGemmCudaWgmma = {
     .name = "gemm.cuda.wgmma",
-    .version = 14,
+    .version = 15,
     .op = OpKind::kGemm,
     .targets = TemplateTargets::kCuda,
     .space = &Space,

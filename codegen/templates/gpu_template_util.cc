@@ -11,6 +11,14 @@ namespace tune {
 
 int64_t GpuCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+int64_t ClusterWaveBlocks(int64_t c) {
+  int64_t blocks = 0;
+  for (int64_t gpc : {18, 18, 18, 18, 16, 16, 14, 14}) {
+    blocks += gpc / c * c;
+  }
+  return blocks;
+}
+
 bool SimtGridFitsColumns(int64_t columns) {
   return GpuCeilDiv(columns, kWidestSimtBlockColumns) <= 65535;
 }

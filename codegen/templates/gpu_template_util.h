@@ -19,6 +19,14 @@ namespace tune {
 
 /// Multiprocessors of a large GPU (H100 SXM: 132), for heuristics that size grids in waves.
 inline constexpr int64_t kGpuMultiprocessorsGuess = 132;
+/// The blocks of one wave in thread-block clusters of `c` blocks (one block per multiprocessor).
+/// A cluster's blocks run in one GPC, so a wave holds fewer blocks in clusters than there are
+/// multiprocessors: counted for GPCs of 18, 18, 18, 18, 16, 16, 14 and 14 multiprocessors, an
+/// assumed split of the H100's and H200's 132 (their GPCs hold 14 to 18), which matches the
+/// H100's readings (2026-12-07): 128 and 132 blocks in clusters of 4 and 3 (past its 120 and
+/// 126) took 1.3-1.5x their unclustered twins' time, as a second wave would; 128 blocks in
+/// clusters of 2 (within its 132) and 96-117 in clusters of 2 to 8 ran 0.72-1.04x theirs.
+int64_t ClusterWaveBlocks(int64_t c);
 /// The most seeds (KernelTemplate::seeds) a GPU template offers a search.
 inline constexpr size_t kMaxGpuSeeds = 40;
 

@@ -73,20 +73,25 @@ ir::Stmt BindRasterTile(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int6
 
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner,
-                              int64_t cluster_m, bool split_cluster) {
-  TUNE_CHECK(cluster_m == 1 || gridk == 1) << "clusters of tiles with a grid split";
+                              TileCluster cluster, bool split_cluster) {
+  const int64_t blocks = cluster.m * cluster.n;
+  TUNE_CHECK(blocks == 1 || gridk == 1) << "clusters of tiles with a grid split";
   const int64_t per_split = (total_steps + gridk - 1) / gridk;
   ir::Stmt body = ir::LetStmt::Make(
       v.steps, ir::Min::Make(Expr(per_split), Expr(total_steps) - v.split * per_split),
       std::move(inner));
-  if (cluster_m > 1) {
-    const int64_t clusters_m = (tiles_m + cluster_m - 1) / cluster_m;
-    ir::Var cluster_row("cluster_row");
-    body = ir::LetStmt::Make(v.tile_m, cluster_row * cluster_m + v.bx % cluster_m, std::move(body));
-    body = BindRasterTile(v.bx / cluster_m, clusters_m, tiles_n, raster, cluster_row, v.tile_n,
+  if (blocks > 1) {
+    const int64_t clusters_m = (tiles_m + cluster.m - 1) / cluster.m;
+    const int64_t clusters_n = (tiles_n + cluster.n - 1) / cluster.n;
+    ir::Var cluster_row("cluster_row"), cluster_col("cluster_col");
+    Expr rank = v.bx % blocks;
+    body = ir::LetStmt::Make(
+        v.tile_m, cluster_row * cluster.m + rank % cluster.m,
+        ir::LetStmt::Make(v.tile_n, cluster_col * cluster.n + rank / cluster.m, std::move(body)));
+    body = BindRasterTile(v.bx / blocks, clusters_m, clusters_n, raster, cluster_row, cluster_col,
                           std::move(body));
     body = ir::LetStmt::Make(v.split, Expr(int64_t{0}), std::move(body));
-    return ir::For::Make(v.bx, 0, clusters_m * cluster_m * tiles_n, ir::LoopKind::kGpuBlock,
+    return ir::For::Make(v.bx, 0, clusters_m * clusters_n * blocks, ir::LoopKind::kGpuBlock,
                          std::move(body), 0);
   }
   body = BindRasterTile(v.bx, tiles_m, tiles_n, raster, v.tile_m, v.tile_n, std::move(body));

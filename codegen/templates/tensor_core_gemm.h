@@ -45,20 +45,27 @@ struct GemmBlockVars {
   ir::Var bx{"bx"}, split{"bz"}, tile_m{"tile_m"}, tile_n{"tile_n"}, steps{"steps"};
 };
 
+/// The blocks of a thread-block cluster of tiles: m x n neighbouring tiles (m rows of tiles by n
+/// columns), cluster rank r holding row r % m, column r / m.
+struct TileCluster {
+  int64_t m = 1, n = 1;
+};
+
 /// `inner` under the block loops of a GEMM kernel of tiles_m x tiles_n output tiles: one
 /// gpu_block loop (x) over the tiles in raster groups of `raster` tile rows, the tiles of a group
 /// column by column so that neighbouring blocks share tiles of A and B in L2 (binding tile_m,
 /// tile_n); with gridk > 1 a gpu_block loop (z) over the splits of the reduction (binding split;
 /// else split = 0); and steps, the count of this split's steps of K: ceil(total_steps / gridk),
-/// fewer for the last split. With `cluster_m` > 1 (gridk 1), the raster runs over clusters of
-/// cluster_m consecutive blocks, each a column of cluster_m tiles (the same tile_n, tile_m of
-/// cluster_m c + bx % cluster_m): tiles_m is padded to a multiple of cluster_m, and the padding's
-/// tiles lie past M. With `split_cluster` (gridk > 1) the splits are not a grid axis of their own:
-/// one gpu_block loop (x) runs gridk consecutive blocks per tile (split = block % gridk, bx = block
-/// / gridk), so that each tile's splits can form one thread-block cluster along x.
+/// fewer for the last split. With a `cluster` of more than one block (gridk 1), the raster runs
+/// over clusters of cluster.m x cluster.n consecutive blocks, each a rectangle of as many tiles
+/// (block bx holding row bx % cluster.m and column bx / cluster.m % cluster.n of its cluster's):
+/// tiles_m and tiles_n are padded to multiples of the cluster's, and the padding's tiles lie
+/// past M or N. With `split_cluster` (gridk > 1) the splits are not a grid axis of their own:
+/// one gpu_block loop (x) runs gridk consecutive blocks per tile (split = block % gridk, bx =
+/// block / gridk), so that each tile's splits can form one thread-block cluster along x.
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner,
-                              int64_t cluster_m = 1, bool split_cluster = false);
+                              TileCluster cluster = {}, bool split_cluster = false);
 
 /// The row and column of tile `tile` (0 .. tiles_m tiles_n - 1) in RasterizedGemmBlocks' order.
 ir::Expr RasterTileM(const ir::Expr& tile, int64_t tiles_m, int64_t tiles_n, int64_t raster);

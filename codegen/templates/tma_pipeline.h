@@ -26,16 +26,18 @@
 // The producer issues any range of the sequence (ProducerRange), each step's tiles where `at`
 // says, so that it can stream the next segment's first stages while the consumers finish one.
 //
-// In a thread-block cluster of `cluster` blocks along M (sharing B's tile: the same columns,
-// neighbouring rows), each block's producer copies its own A and 1 / cluster of B's rows,
-// multicast to every block of the cluster, so that L2 serves B's tile once per cluster. A stage
-// of any block is then written by every block's producer, so empty[s] counts the consumers of
-// the whole cluster (each consumer warpgroup arrives at empty[s] of every block, from a thread
-// of a different warp for each, so that the remote arrivals go out together), and full[s]
-// expects the whole stage (its A, and B from every block). The kernel passes a cluster barrier
-// after Init (the peers' barriers are initialised before anything reaches them) and before it
-// ends (no block leaves while a peer may still write to its shared memory or arrive at its
-// barriers).
+// In a thread-block cluster of cluster_m x cluster_n blocks (rank r: row r % cluster_m of the
+// cluster's tiles, column r / cluster_m), the blocks of one column share B's tile (the same
+// columns of C, neighbouring rows) and those of one row share A's. Each block's producer copies
+// 1 / cluster_m of B's rows, multicast to every block of its column, and 1 / cluster_n of A's,
+// multicast to every block of its row, so that L2 serves each shared tile once per cluster. A
+// stage of any block is then written by the producers of its row and column, so empty[s] counts
+// the consumers of all of them (each consumer warpgroup arrives at empty[s] of every block of its
+// row and column, from a thread of a different warp for each where it can, so that the remote
+// arrivals go out together), and full[s] expects the whole stage (A and B from every block that
+// writes to it). The kernel passes a cluster barrier after Init (the peers' barriers are
+// initialised before anything reaches them) and before it ends (no block leaves while a peer may
+// still write to its shared memory or arrive at its barriers).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +52,7 @@ struct TmaPipeline {
   ir::Buffer a_smem, b_smem;  // the stages of A (a_stage elements each) and of B (b_stage)
   ir::Buffer barriers;        // gpu_shared int64[2 * stages]: full[s] at s, empty[s] at stages + s
   ir::TensorMap a_map;        // boxes of [rows][128 bytes of K] (tiled, or im2col: a_at)
-  ir::TensorMap b_map;        // the same (bn / cluster rows), or (N-major B) [K rows][128 bytes
+  ir::TensorMap b_map;        // the same (bn / cluster_m rows), or (N-major B) [K rows][128 bytes
                               // of N] per atom
   int64_t stages = 4;
   int64_t a_stage = 0, b_stage = 0;
@@ -74,10 +76,15 @@ struct TmaPipeline {
   /// Whether Consumer runs the steps in pairs, so that each step's parity is a constant of its
   /// code (a multiply that differs between even and odd steps).
   bool in_pairs = false;
-  /// Blocks of the cluster that share B's tile (1: none; a K-major B), and this block's rank in
-  /// it: its producer copies B's rows [rank, rank + 1) x b_map.box[1] of the tile.
-  int64_t cluster = 1;
+  /// The cluster's blocks along M (sharing B's tile; a K-major B) and along N (sharing A's; a
+  /// plain A read in tiled boxes), and this block's rank in it. a_map's box is then
+  /// 1 / cluster_n of A's tile rows, b_map's 1 / cluster_m of B's.
+  int64_t cluster_m = 1, cluster_n = 1;
   ir::Expr rank = ir::Expr(int64_t{0});
+
+  int64_t ClusterBlocks() const { return cluster_m * cluster_n; }
+  /// Blocks whose producers write this block's stages: its row's and its column's.
+  int64_t Writers() const { return cluster_m + cluster_n - 1; }
 
   /// Where step g of the block's sequence reads: its K coordinate (an element of K), A's row
   /// and B's column.
@@ -110,7 +117,8 @@ struct TmaPipeline {
   /// else 0.
   ir::Stmt Consumer(const std::function<ir::Stmt(const ir::Expr&, int, int)>& multiply) const;
   /// A consumer thread's release of `stage`: the arrivals of its warpgroup at empty[stage] of
-  /// every block of the cluster, where the thread is the one elected for them.
+  /// every block of its row and column of the cluster, where the thread is the one elected for
+  /// them.
   ir::Stmt Release(const ir::Expr& stage) const;
 };
 

@@ -60,6 +60,7 @@ WgmmaKnobs WgmmaKnobsOf(const Config& c, const WgmmaCostShape& shape) {
           .tma = KnobValue(c, "tma"),
           .streamk = KnobValue(c, "streamk"),
           .cluster = KnobValue(c, "cluster"),
+          .cluster_n = KnobValue(c, "cluster_n"),
           .blocks = KnobValue(c, "blocks"),
           .persistent = KnobValue(c, "persistent"),
           .promote_steps = KnobValue(c, "promote_steps"),
@@ -87,7 +88,7 @@ ir::LoweredFunc WgmmaKernel::Build(std::string_view name) const {
   func.name = std::string(name);
   func.params = p_.InOrder();
   func.body = Body();
-  func.cluster = {SplitInCluster() ? k_.gridk : k_.cluster, 1, 1};
+  func.cluster = {SplitInCluster() ? k_.gridk : k_.ClusterBlocks(), 1, 1};
   func.min_blocks_per_multiprocessor = k_.blocks;
   return func;
 }
@@ -120,8 +121,9 @@ Stmt WgmmaKernel::Body() const {
   }
   // The steps of each of the wg_k ranges (the last range's past the block's are zeros).
   body = LetStmt::Make(range_steps_, (step_count_ + (k_.wg_k - 1)) / k_.wg_k, body);
-  return split_.AllocateWorkspace(RasterizedGemmBlocks(
-      TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body, k_.cluster, SplitInCluster()));
+  return split_.AllocateWorkspace(
+      RasterizedGemmBlocks(TilesM(), TilesN(), k_.raster, k_.gridk, Steps(), v_, body,
+                           {k_.cluster, k_.cluster_n}, SplitInCluster()));
 }
 
 Stmt WgmmaKernel::StoreOrParkStreamKTile() const {

@@ -30,6 +30,7 @@ bool WgmmaPromotes(Dtype dtype);
 struct WgmmaKnobs {
   int64_t bm, bn, wg_m, wg_n, wg_k, stages, copy, raster, gridk, stage_c, tma, streamk;
   int64_t cluster = 1;     // blocks per thread-block cluster along M, sharing B's tile (multicast)
+  int64_t cluster_n = 1;   // blocks per cluster along N, sharing A's tile (multicast)
   int64_t blocks = 1;      // blocks per multiprocessor the kernel is compiled for (its registers)
   int64_t persistent = 0;  // 1: a grid of PersistentBlocks() blocks, each taking whole tiles
   int64_t promote_steps = 1;  // promoted sums: steps of K the tensor cores add per promotion
@@ -64,12 +65,20 @@ struct WgmmaKnobs {
   /// The persistent grid of a stream-K config: streamk blocks per multiprocessor.
   int64_t StreamKBlocks() const { return streamk * multiprocessors; }
 
-  /// The grid of a persistent config over `tiles` output tiles: `blocks` blocks per
-  /// multiprocessor, or one per tile where the tiles are fewer.
-  int64_t PersistentBlocks(int64_t tiles) const {
-    return std::min(tiles, blocks * multiprocessors);
-  }
+  int64_t ClusterBlocks() const { return cluster * cluster_n; }  // a cluster of tiles' blocks
 
+  /// The grid of a persistent config over `units` output tiles, or rectangles of a cluster's
+  /// tiles: `blocks` blocks per multiprocessor, or the clusters one wave holds
+  /// (ClusterWaveBlocks, scaled to `multiprocessors`), or one block (cluster) per unit where the
+  /// units are fewer.
+  int64_t PersistentBlocks(int64_t units) const {
+    const int64_t c = ClusterBlocks();
+    if (c > 1) {
+      const int64_t wave = ClusterWaveBlocks(c) * multiprocessors / kGpuMultiprocessorsGuess;
+      return std::min(units, std::max<int64_t>(1, wave / c)) * c;
+    }
+    return std::min(units, blocks * multiprocessors);
+  }
   int64_t SplitThreads() const { return 128 * wg_m * wg_n; }  // the warpgroups of one K range
   // A TMA pipeline's register split (setmaxnreg): the producer's warpgroup keeps
   // kProducerRegisters, the consumers share the rest of the block's launch registers.

@@ -122,14 +122,20 @@ class WgmmaKernel {
   Stmt TmaStreamKSegment() const;
 
   // persistent = 1 (a TMA pipeline): block b of the PersistentBlocks() takes the tiles b,
-  // b + grid, ... in raster order, all through one ring of stages. Its producer streams the
-  // steps of all of them in one loop, so that the next tile's first stages land while the
-  // consumers store the last; the consumers multiply each tile's steps, release its last stage
-  // and store it (PersistentStore: the producer never joins them, so the register split
+  // b + grid, ... in raster order, all through one ring of stages; in clusters, cluster q of the
+  // grid's Q takes the rectangles of tiles q, q + Q, ... (UnitsM() x UnitsN() in raster order),
+  // each of its blocks the tile of its rank, so that its blocks share their tiles in lockstep. Its
+  // producer streams the steps of all of them in one loop, so that the next tile's first stages
+  // land while the consumers store the last; the consumers multiply each tile's steps, release its
+  // last stage and store it (PersistentStore: the producer never joins them, so the register split
   // holds).
   std::vector<Stmt> TmaPersistentStmts() const;
 
-  int64_t PersistentBlocks() const { return k_.PersistentBlocks(TilesM() * TilesN()); }
+  // A persistent grid's units of work: its tiles, or the rectangles of cluster x cluster_n
+  // tiles that its clusters take in turn (tile rows and columns padded to whole rectangles).
+  int64_t UnitsM() const { return GpuCeilDiv(TilesM(), k_.cluster); }
+  int64_t UnitsN() const { return GpuCeilDiv(TilesN(), k_.cluster_n); }
+  int64_t PersistentBlocks() const { return k_.PersistentBlocks(UnitsM() * UnitsN()); }
 
   // resident = 1: block b of the PersistentBlocks() fills every step's stage of B, then takes
   // the tiles b, b + grid, ...: it waits for the tile's A (its copies, or its staged input rows,
@@ -160,7 +166,7 @@ class WgmmaKernel {
   Expr OutRowValid(const Expr& local) const;
 
   // Where step `step` of tile `tile` (in raster order) reads: its K coordinate, A's row and B's
-  // column (a persistent block's or a stream-K segment's producer walks tiles in turn).
+  // column (a stream-K segment's producer walks tiles in turn).
   TmaPipeline::StepTiles StepOfTile(const Expr& tile, const Expr& step) const;
 
   // A stream-K segment's accumulators: the tile stored, where the block holds all of its steps,

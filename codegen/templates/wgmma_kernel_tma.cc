@@ -11,16 +11,19 @@ TmaPipeline WgmmaKernel::Pipeline() const {
   p.a_smem = as_;
   p.b_smem = bs_;
   p.barriers = bars_;
-  p.a_map = g_.AMap(p_.a, ABoxRows());  // A, or a convolution's windows through an im2col map
+  // A, or a convolution's windows through an im2col map; in a cluster, each block copies
+  // 1 / cluster_n of A's rows and 1 / cluster_m of B's (TmaPipeline).
+  p.a_map = g_.AMap(p_.a, ABoxRows() / k_.cluster_n);
   p.a_at = [g = &g_](const Expr& k, const Expr& row) { return g->ABoxAt(k, row); };
-  if (nt_) {  // in a cluster, each block copies bn / cluster of the rows (TmaPipeline)
+  p.cluster_m = k_.cluster;
+  p.cluster_n = k_.cluster_n;
+  p.rank = v_.bx % k_.ClusterBlocks();
+  if (nt_) {
     p.b_map = ir::TensorMap{.buffer = p_.b,
                             .dims = {g_.k, g_.n},
                             .strides = {g_.k},
                             .box = {row_, k_.bn / k_.cluster},
                             .swizzle_bytes = 128};
-    p.cluster = k_.cluster;
-    p.rank = v_.bx % k_.cluster;
   } else {
     const int64_t atom_cols = kRowBytes / bytes_;
     p.b_map = ir::TensorMap{.buffer = p_.b,
@@ -87,7 +90,9 @@ std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
   });
   // In a cluster, the peers' barriers are initialised before any copy or arrival reaches
   // them, and no block ends while a peer may still reach its shared memory (TmaPipeline).
-  auto barrier = [&] { return k_.cluster > 1 ? ir::Barrier::MakeCluster() : ir::Barrier::Make(); };
+  auto barrier = [&] {
+    return k_.ClusterBlocks() > 1 ? ir::Barrier::MakeCluster() : ir::Barrier::Make();
+  };
   std::vector<Stmt> stmts = {
       IfThenElse::Make(tx_ == 0, pipeline.Init()),
       ZeroPastABox(),
@@ -97,7 +102,7 @@ std::vector<Stmt> WgmmaKernel::TmaThreadStmts() const {
   if (k_.stage_c == 1) {
     stmts.push_back(StageCopyOut());
   }
-  if (k_.cluster > 1) {
+  if (k_.ClusterBlocks() > 1) {
     stmts.push_back(ir::Barrier::MakeCluster());
   }
   return stmts;
@@ -109,41 +114,64 @@ TmaPipeline::StepTiles WgmmaKernel::StepOfTile(const Expr& tile, const Expr& ste
 }
 
 std::vector<Stmt> WgmmaKernel::TmaPersistentStmts() const {
-  const int64_t tiles = TilesM() * TilesN(), grid = PersistentBlocks(), steps = Steps();
-  // The block's tiles: bx + i grid for i < count.
-  Expr count = (Expr(tiles) - v_.bx + (grid - 1)) / grid;
-  auto tile_of = [&](const Expr& i) { return v_.bx + i * grid; };
+  const int64_t c = k_.ClusterBlocks(), units = UnitsM() * UnitsN(), steps = Steps();
+  const int64_t clusters = PersistentBlocks() / c;
+  // The block's units: q + i clusters for i < count, q its cluster; its tile in each is the one
+  // of its rank (row rank % cluster, column rank / cluster).
+  Expr q = c == 1 ? Expr(v_.bx) : v_.bx / c, rank = v_.bx % c;
+  Expr count = (Expr(units) - q + (clusters - 1)) / clusters;
+  auto unit_of = [&](const Expr& i) { return q + i * clusters; };
+  auto tile_m = [&](const Expr& unit) {
+    Expr row = RasterTileM(unit, UnitsM(), UnitsN(), k_.raster);
+    return k_.cluster == 1 ? row : row * k_.cluster + rank % k_.cluster;
+  };
+  auto tile_n = [&](const Expr& unit) {
+    Expr col = RasterTileN(unit, UnitsM(), UnitsN(), k_.raster);
+    return k_.cluster_n == 1 ? col : col * k_.cluster_n + rank / k_.cluster;
+  };
   TmaPipeline p = Pipeline();
   p.first_step = Expr(int64_t{0});
   p.steps = Expr(steps);
-  auto at = [&](const Expr& g) { return StepOfTile(tile_of(g / steps), g % steps); };
+  auto at = [&](const Expr& g) {
+    Expr unit = unit_of(g / steps);
+    return TmaPipeline::StepTiles{g % steps * row_, tile_m(unit) * k_.bm, tile_n(unit) * k_.bn};
+  };
   Stmt producer = p.ProducerRange(Expr(int64_t{0}), count * steps, at);
   Var i("tile_i");
   TmaPipeline ring = p;
   ring.index_base = i * steps;
   ring.release_last = true;
-  Stmt tile = BindRasterTile(tile_of(i), TilesM(), TilesN(), k_.raster, tile_m_, tile_n_,
-                             Block::Make({
-                                 ZeroAccumulators(),
-                                 ring.Consumer([this](const Expr& stage, int pending, int parity) {
-                                   return Multiply(stage, pending, parity);
-                                 }),
-                                 PersistentStore(),
-                             }));
+  Stmt tile = LetStmt::Make(
+      tile_m_, tile_m(unit_of(i)),
+      LetStmt::Make(tile_n_, tile_n(unit_of(i)),
+                    Block::Make({
+                        ZeroAccumulators(),
+                        ring.Consumer([this](const Expr& stage, int pending, int parity) {
+                          return Multiply(stage, pending, parity);
+                        }),
+                        PersistentStore(),
+                    })));
   Stmt consumer = Block::Make({
       ir::SetMaxRegisters::Make(k_.ConsumerRegisters(), true),
       For::Make(i, 0, count, LoopKind::kSerial, std::move(tile)),
   });
-  return {
+  // In a cluster, the peers' barriers are initialised before any copy or arrival reaches
+  // them, and no block ends while a peer may still reach its shared memory (TmaPipeline).
+  auto barrier = [&] { return c > 1 ? ir::Barrier::MakeCluster() : ir::Barrier::Make(); };
+  std::vector<Stmt> stmts = {
       IfThenElse::Make(tx_ == 0, p.Init()),
       ZeroPastABox(),
-      ir::Barrier::Make(),
+      barrier(),
       IfThenElse::Make(
           tx_ < 128,
           Block::Make({ir::SetMaxRegisters::Make(WgmmaKnobs::kProducerRegisters, false),
                        IfThenElse::Make(tx_ == 0, std::move(producer))}),
           std::move(consumer)),
   };
+  if (c > 1) {
+    stmts.push_back(ir::Barrier::MakeCluster());
+  }
+  return stmts;
 }
 
 Stmt WgmmaKernel::PersistentStore() const {

@@ -38,7 +38,8 @@ Config PlainConfig(const ConfigSpace& space, int64_t bm, int64_t bn) {
               {"blocks", 1},
               {"persistent", 0},
               {"promote_steps", 1},
-              {"split_cluster", 0}};
+              {"split_cluster", 0},
+              {"cluster_n", 1}};
   if (space.FindKnob("resident") != nullptr) {
     c["resident"] = 0;
   }
@@ -196,22 +197,7 @@ std::vector<Config> SplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) 
 // warpgroup, split likewise: on the H100 (2026-12-07, bench/gpu_probe) 64 x 64 split two ways in
 // clusters with eight stages ran 256 x 768 x 3072 in 8.4 us against 10.1 for 128 x 192 split 8.
 // A split of a tile of kLongRingTileElements or fewer whose blocks each reduce kLongRingSteps / 2
-// steps or more takes the deepest ring.
-//
-// A cluster's blocks run in one GPC, so a wave holds fewer blocks in clusters than there are
-// multiprocessors. The blocks of one wave in clusters of `c` (one block per multiprocessor) for
-// GPCs of 18, 18, 18, 18, 16, 16, 14 and 14 multiprocessors: an assumed split of the H100's and
-// H200's 132 (their GPCs hold 14 to 18), which matches the H100's readings (2026-12-07): 128 and
-// 132 blocks in clusters of 4 and 3 (past its 120 and 126) took 1.3-1.5x their unclustered
-// twins' time, as a second wave would; 128 blocks in clusters of 2 (within its 132) and 96-117 in
-// clusters of 2 to 8 ran 0.72-1.04x theirs.
-int64_t ClusterWaveBlocks(int64_t c) {
-  int64_t blocks = 0;
-  for (int64_t gpc : {18, 18, 18, 18, 16, 16, 14, 14}) {
-    blocks += gpc / c * c;
-  }
-  return blocks;
-}
+// steps or more takes the deepest ring (ClusterWaveBlocks: the blocks a wave of clusters holds).
 
 std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& space) {
   if (g.m <= 64) {
@@ -250,9 +236,27 @@ std::vector<Config> OneWaveSplitSeeds(const ImplicitGemm& g, const ConfigSpace& 
   return seeds;
 }
 
+// `c`'s twins in clusters of two blocks sharing a tile through TMA multicast, the larger of its
+// operand tiles first: A's (cluster_n 2) where bm >= bn, else B's (cluster 2).
+std::vector<Config> ClusteredTwins(const Config& c, const ConfigSpace& space) {
+  std::vector<std::pair<const char*, int64_t>> twins = {{"cluster_n", 2}, {"cluster", 2}};
+  if (c.at("bm") < c.at("bn")) {
+    std::swap(twins[0], twins[1]);
+  }
+  std::vector<Config> out;
+  for (const auto& [knob, blocks] : twins) {
+    Config twin = c;
+    twin[knob] = blocks;
+    if (space.IsValid(twin)) {
+      out.push_back(std::move(twin));
+    }
+  }
+  return out;
+}
+
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
 // pipeline where the operands allow one and the first as cp.async stages too (and its TMA
-// pipeline in clusters of two sharing B's tile), with the first warpgroup arrangement, output
+// pipeline in clusters of two, ClusteredTwins), with the first warpgroup arrangement, output
 // staging and depth (five stages down to three; for fp8 four, five, three) the space takes: the
 // output tile staged in shared memory before a deeper ring. On the H200 (2026-12-04,
 // bench/gpu_probe/short_k.txt) 4096 x 768 x 768 in 128 x 192 tiles ran in 10.7 us with four stages
@@ -337,10 +341,10 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
       if (std::optional<Config> c = make(t, with_tma)) {
         seeds.push_back(*c);
         any = true;
-        // And the pair of blocks sharing B's tile through a cluster (TMA multicast).
-        (*c)["cluster"] = 2;
-        if (with_tma == 1 && fitted == 0 && space.IsValid(*c)) {
-          seeds.push_back(*std::move(c));
+        if (with_tma == 1 && fitted == 0) {
+          for (Config& twin : ClusteredTwins(*c, space)) {
+            seeds.push_back(std::move(twin));
+          }
         }
       }
     }

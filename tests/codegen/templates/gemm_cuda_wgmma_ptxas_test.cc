@@ -172,6 +172,20 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
            Case{"gemm:M=256,N=768,K=3072,layout=NT,dtype=bf16",
                 SplitInCluster(Knobs(64, 64, 1, 1, 4, 16, 8, 4)),
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
+           // Clusters sharing A along N (cuBLAS's 1 x 2 and 2 x 4 on these rows).
+           Case{"gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16",
+                ClusteredMxN(Tma(128, 64, 2, 1, 8), 1, 2),
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
+           Case{"gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16",
+                ClusteredMxN(Tma(256, 128, 2, 1, 4), 1, 2),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+           Case{"gemm:M=256,N=768,K=3072,layout=NT,dtype=bf16,epilogue=bias",
+                ClusteredMxN(Tma(64, 32, 1, 1, 12, 1, 1), 2, 4),
+                "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"},
+           // cuBLAS's kernel for 4096 x 3072 x 768: persistent 256 x 128 in clusters of 1 x 2.
+           Case{"gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16",
+                Persistent(ClusteredMxN(Tma(256, 128, 2, 1, 3, 1, 1), 1, 2)),
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
        }) {
     const Workload w = *Workload::Parse(c.text);
     absl::StatusOr<ir::LoweredFunc> lowered = testing::BuildLoweredGpu(kName, w, c.config, Sm90a());
@@ -189,9 +203,8 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find("cp.async.bulk.tensor.2d") != std::string::npos,
               c.config.at("tma") == 1)
         << c.text;
-    EXPECT_EQ(module->code.find(".multicast::cluster") != std::string::npos,
-              c.config.at("cluster") == 2)
-        << c.text;
+    const bool clustered = c.config.at("cluster") * c.config.at("cluster_n") > 1;
+    EXPECT_EQ(module->code.find(".multicast::cluster") != std::string::npos, clustered) << c.text;
     // The register split, but where the producer's warpgroup shares a finish (stream-K); a grid
     // split's finish runs in the consumers' branch.
     EXPECT_EQ(module->code.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos,
@@ -207,7 +220,7 @@ TEST(GemmCudaWgmmaPtx, PresetsUseWgmmaAndAssembleWithoutSpillsOrSerialisation) {
     EXPECT_EQ(module->code.find("fence.acq_rel.gpu") != std::string::npos, split && !in_cluster)
         << c.text;
     EXPECT_EQ(module->code.find("barrier.cluster.arrive") != std::string::npos,
-              in_cluster || c.config.at("cluster") == 2)
+              in_cluster || clustered)
         << c.text;
     // A persistent grid's consumers stage their output between barriers of their own, and
     // the consumers of a TMA pipeline split across blocks arrive at the tile's counter so.

@@ -318,14 +318,54 @@ TEST(GemmCudaWgmmaSim, ClustersOfTwoBlocksMulticastTheirHalvesOfBsTileIntoBoth) 
       {NotResident(Clustered(Tma(64, 32, 1, 1, 3)))});
 }
 
+TEST(GemmCudaWgmmaSim, ClustersAlongNMulticastTheirSharesOfAsTileIntoTheirRow) {
+  // Clusters of 1 x 2, 1 x 4 and 2 x 2 blocks: each copies 1 / cluster_n of A's rows into every
+  // block of its row of the cluster (and, in 2 x 2, half of B's into every block of its column).
+  // Five tile columns of 32 (152 columns): the last cluster's blocks past N still copy their
+  // shares of A for their peers. The ring wraps (10 steps over 3 stages), edges in M and K are
+  // the copy engine's zeros; two consumer warpgroups; the staged output tile.
+  CheckOnSimulator(
+      "gemm:M=130,N=152,K=600,layout=NT,dtype=bf16,epilogue=bias_relu", 0,
+      {ClusteredMxN(Tma(64, 32, 1, 1, 3), 1, 2), ClusteredMxN(Tma(64, 32, 1, 1, 3), 1, 4),
+       ClusteredMxN(Tma(64, 32, 1, 1, 3), 2, 2), ClusteredMxN(Tma(128, 64, 2, 1, 4, 1, 1), 1, 2)});
+  CheckOnSimulator("gemm:M=64,N=96,K=512,layout=NT,dtype=i8", 0,
+                   {ClusteredMxN(Tma(64, 48, 1, 1, 3), 1, 2)});
+  // B read N-major (layout=NN): A shared, B's atoms copied by every block.
+  CheckOnSimulator("gemm:M=64,N=128,K=256,dtype=bf16", 0,
+                   {ClusteredMxN(Tma(64, 64, 1, 1, 3), 1, 2)});
+  // A 1x1 convolution, whose A TMA reads as a plain matrix.
+  testing::CheckTemplateOnSimulator(
+      "conv2d.cuda.wgmma", Sm90a(),
+      "conv2d:N=2,C=64,H=6,W=6,K=96,R=1,S=1,stride=1,pad=0,layout=NHWC,dtype=bf16", 0,
+      {NotResident(ClusteredMxN(Tma(64, 32, 1, 1, 3), 1, 2))});
+}
+
+TEST(GemmCudaWgmmaSim, PersistentClustersTakeRectanglesOfTilesInLockstep) {
+  // 3 x 4 tiles of 64: in clusters of 1 x 2, six rectangles over two clusters (a GPU of 4
+  // multiprocessors); in clusters of 2 x 2, four rectangles (the tile rows padded to 4, the last
+  // row's blocks past M) over two clusters (9 multiprocessors), the ring's phases running on
+  // across each block's tiles while its peers multicast into its stages.
+  const std::string bf16 = "gemm:M=192,N=256,K=448,layout=NT,dtype=bf16,epilogue=bias_relu";
+  CheckPersistentOnSimulator(bf16, ClusteredMxN(Tma(64, 64, 1, 1, 3), 1, 2), 4);
+  CheckPersistentOnSimulator(bf16, ClusteredMxN(Tma(64, 64, 1, 1, 4, 1, 1), 2, 2), 9);
+  // cuBLAS's shape of tile for 4096 x 3072 x 768 (256 x 128 of two warpgroups, 1 x 2), small.
+  CheckPersistentOnSimulator("gemm:M=512,N=384,K=320,layout=NT,dtype=bf16",
+                             ClusteredMxN(Tma(256, 128, 2, 1, 3), 1, 2), 4);
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    CheckPersistentOnSimulator(bf16, ClusteredMxN(Tma(64, 64, 1, 1, 3), 2, 2), 9, seed);
+  }
+}
+
 TEST(GemmCudaWgmmaSim, TmaPipelinesMatchTheReferenceHoweverTheirThreadsInterleave) {
   // The block's threads interleaved at every hand-off in orders drawn from seeds: one thread per
   // consumer warpgroup releases a stage for its whole warpgroup (and, in a cluster, at every
   // block of it), which holds because a warpgroup issues its wgmma as one; a ring that wraps,
-  // two consumer warpgroups, a cluster, and a persistent block's segments over one ring.
+  // two consumer warpgroups, clusters (2 x 1 and 2 x 2), and a persistent block's segments over
+  // one ring.
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     CheckOnSimulator("gemm:M=130,N=96,K=584,layout=NT,dtype=bf16", 0,
-                     {Tma(64, 64, 1, 1, 3), Tma(128, 64, 2, 1, 3), Clustered(Tma(64, 48, 1, 1, 3))},
+                     {Tma(64, 64, 1, 1, 3), Tma(128, 64, 2, 1, 3), Clustered(Tma(64, 48, 1, 1, 3)),
+                      ClusteredMxN(Tma(64, 48, 1, 1, 3), 2, 2)},
                      seed);
     CheckStreamKOnSimulator("gemm:M=128,N=128,K=448,layout=NT,dtype=bf16", Tma(64, 64, 1, 1, 3), 5,
                             seed);

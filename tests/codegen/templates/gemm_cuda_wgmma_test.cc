@@ -185,6 +185,40 @@ TEST(GemmCudaWgmma, ClustersAreOfferedForTmaPipelinesOfAKMajorB) {
   EXPECT_TRUE(clustered);
 }
 
+TEST(GemmCudaWgmma, ClustersAlongNAreOfferedWhereTmaReadsAWholeTileOfAInTiledBoxes) {
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  const Workload nt = *Workload::Parse("gemm:M=256,N=4096,K=4096,layout=NT,dtype=bf16");
+  const ConfigSpace space = tpl->space(nt, Sm90a());
+  EXPECT_THAT(space.FindKnob("cluster_n")->values, ::testing::ElementsAre(1, 2, 4));
+  EXPECT_TRUE(space.Validate(ClusteredMxN(Tma(128, 64, 2, 1, 8), 1, 2)).ok());
+  EXPECT_TRUE(space.Validate(ClusteredMxN(Tma(64, 32, 1, 1, 8), 2, 4)).ok());
+  EXPECT_FALSE(space.Validate(ClusteredMxN(Knobs(128, 64, 2, 1, 4, 16), 1, 2)).ok());  // cp.async
+  EXPECT_FALSE(space.Validate(ClusteredMxN(Tma(128, 64, 2, 1, 4, 2), 1, 2)).ok());     // a split
+  // A persistent grid of clusters: more rectangles of tiles than a wave holds clusters (64 of
+  // 128 x 64 tiles in pairs: no; 4096 x 3072 in 256 x 128 tiles, 192 pairs: yes).
+  EXPECT_FALSE(space.Validate(Persistent(ClusteredMxN(Tma(128, 64, 2, 1, 4), 1, 2))).ok());
+  EXPECT_TRUE(tpl->space(*Workload::Parse("gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16"), Sm90a())
+                  .Validate(Persistent(ClusteredMxN(Tma(256, 128, 2, 1, 4), 1, 2)))
+                  .ok());
+  // A tile of more rows than M has (rounded up to 8): A's box would be cut short.
+  const Workload few = *Workload::Parse("gemm:M=100,N=4096,K=4096,layout=NT,dtype=bf16");
+  const ConfigSpace few_space = tpl->space(few, Sm90a());
+  EXPECT_TRUE(few_space.Validate(ClusteredMxN(Tma(64, 64, 1, 1, 4), 1, 4)).ok());
+  EXPECT_FALSE(few_space.Validate(ClusteredMxN(Tma(128, 64, 2, 1, 4), 1, 2)).ok());
+  // Fewer than 64 rows, or a convolution's windows read through an im2col map: none.
+  EXPECT_THAT(tpl->space(*Workload::Parse("gemm:M=16,N=4096,K=4096,layout=NT,dtype=bf16"), Sm90a())
+                  .FindKnob("cluster_n")
+                  ->values,
+              ::testing::ElementsAre(1));
+  const KernelTemplate* conv = Catalog::BuiltIn().FindTemplate("conv2d.cuda.wgmma");
+  ASSERT_NE(conv, nullptr);
+  const Workload windows = *Workload::Parse(
+      "conv2d:N=8,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,layout=NHWC,dtype=bf16");
+  EXPECT_THAT(conv->space(windows, Sm90a()).FindKnob("cluster_n")->values,
+              ::testing::ElementsAre(1));
+}
+
 TEST(GemmCudaWgmma, TmaIsOfferedWhereTensorMapsCanDescribeTheOperands) {
   auto tma_values = [](const std::string& text) {
     const Workload w = *Workload::Parse(text);
@@ -303,13 +337,14 @@ TEST(GemmCudaWgmma, PersistentGridsAreOfferedWhereTheTilesOutnumberTheirBlocks) 
   EXPECT_TRUE(space.IsValid(Persistent(Tma(128, 256, 2, 1, 4))));
   EXPECT_TRUE(space.IsValid(Persistent(Tma(64, 128, 1, 1, 3), 2)));
   EXPECT_TRUE(space.IsValid(Persistent(Tma(128, 256, 2, 1, 3, 1, 1))));  // the output staged
-  // Not with cp.async stages, a grid split or a cluster.
+  // In clusters: 256 pairs of tiles over the 66 pairs a wave holds.
+  EXPECT_TRUE(space.IsValid(Persistent(Clustered(Tma(128, 256, 2, 1, 4)))));
+  EXPECT_TRUE(space.IsValid(Persistent(ClusteredMxN(Tma(256, 128, 2, 1, 4), 1, 2))));
+  // Not with cp.async stages or a grid split.
   const std::string rule = "persistent 1 needs tma 1";
   EXPECT_THAT(space.Validate(Persistent(Knobs(128, 256, 2, 1, 4, 16))).message(), HasSubstr(rule));
   const Workload half = *Workload::Parse("gemm:M=2048,N=2048,K=4096,layout=NT,dtype=bf16");
   EXPECT_THAT(tpl->space(half, Sm90a()).Validate(Persistent(Tma(128, 128, 2, 1, 4, 2))).message(),
-              HasSubstr(rule));
-  EXPECT_THAT(space.Validate(Persistent(Clustered(Tma(128, 256, 2, 1, 4)))).message(),
               HasSubstr(rule));
   // 96 tiles of 128 x 256 for 1024 x 3072: a block per tile already.
   const Workload few = *Workload::Parse("gemm:M=1024,N=3072,K=768,layout=NT,dtype=bf16");

@@ -1,8 +1,9 @@
 // Configs of gemm.cuda.wgmma (and conv2d.cuda.wgmma, which shares its space) for the tests of
 // its kernels: the sm_90a target, every knob spelled out (Knobs), a warp-specialised TMA
-// pipeline (Tma), its clustered twin (Clustered), its persistent twin (Persistent), for the
-// 8-bit floats its twin that promotes every two steps (PromotedEveryTwoSteps), and for the
-// convolutions that offer the resident pipeline, a config outside it (NotResident).
+// pipeline (Tma), its clustered twins (Clustered, ClusteredMxN), its persistent twin
+// (Persistent), for the 8-bit floats its twin that promotes every two steps
+// (PromotedEveryTwoSteps), and for the convolutions that offer the resident pipeline, a config
+// outside it (NotResident).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,7 @@ inline Config Knobs(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t 
           {"wg_k", wg_k},       {"stages", stages},   {"copy", copy},    {"raster", raster},
           {"gridk", gridk},     {"stage_c", stage_c}, {"tma", tma},      {"streamk", streamk},
           {"cluster", cluster}, {"blocks", 1},        {"persistent", 0}, {"promote_steps", 1},
-          {"split_cluster", 0}};
+          {"split_cluster", 0}, {"cluster_n", 1}};
 }
 
 // A warp-specialised TMA pipeline (tma = 1) of the given tile, stages, grid split and output.
@@ -37,6 +38,14 @@ inline Config Tma(int64_t bm, int64_t bn, int64_t wg_m, int64_t wg_n, int64_t st
 // A TMA pipeline in clusters of two blocks along M sharing B's tile (cluster = 2).
 inline Config Clustered(Config c) {
   c["cluster"] = 2;
+  return c;
+}
+
+// A TMA pipeline in clusters of `m` x `n` blocks: along M sharing B's tile (cluster = m), along
+// N sharing A's (cluster_n = n).
+inline Config ClusteredMxN(Config c, int64_t m, int64_t n) {
+  c["cluster"] = m;
+  c["cluster_n"] = n;
   return c;
 }
 
