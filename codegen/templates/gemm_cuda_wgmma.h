@@ -30,7 +30,7 @@
 // The kernel computes any ImplicitGemm (tensor_core_gemm.h): the functions below are shared with
 // conv2d.cuda.wgmma (conv2d_cuda_tensor_core.h), whose A tiles are gathered from an NHWC input.
 // The kernel itself, knob by knob, is wgmma_kernel.h's; this file declares the templates'
-// space (gemm_cuda_wgmma.cc), default config and seeds (wgmma_seeds.cc).
+// space (gemm_cuda_wgmma.cc), default config and seeds (wgmma_seeds.cc, wgmma_split_seeds.cc).
 #pragma once
 
 #include <string>

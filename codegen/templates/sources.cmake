@@ -53,6 +53,7 @@ set(TUNE_TEMPLATE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_tma.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_kernel_resident.cc
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_seeds.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_split_seeds.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_transform.cc
   ${CMAKE_CURRENT_LIST_DIR}/../c_header.cc
   ${CMAKE_CURRENT_LIST_DIR}/../compiler.cc

@@ -71,10 +71,18 @@ ir::Stmt BindRasterTile(const Expr& tile, int64_t tiles_m, int64_t tiles_n, int6
   return ir::LetStmt::Make(tile_m, RasterTileM(tile, tiles_m, tiles_n, raster), std::move(body));
 }
 
+Expr TileCluster::TileM(const Expr& row, const Expr& rank) const {
+  return m == 1 ? row : row * m + rank % m;
+}
+
+Expr TileCluster::TileN(const Expr& col, const Expr& rank) const {
+  return n == 1 ? col : col * n + rank / m;
+}
+
 ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, int64_t gridk,
                               int64_t total_steps, const GemmBlockVars& v, ir::Stmt inner,
                               TileCluster cluster, bool split_cluster) {
-  const int64_t blocks = cluster.m * cluster.n;
+  const int64_t blocks = cluster.Blocks();
   TUNE_CHECK(blocks == 1 || gridk == 1) << "clusters of tiles with a grid split";
   const int64_t per_split = (total_steps + gridk - 1) / gridk;
   ir::Stmt body = ir::LetStmt::Make(
@@ -86,8 +94,8 @@ ir::Stmt RasterizedGemmBlocks(int64_t tiles_m, int64_t tiles_n, int64_t raster, 
     ir::Var cluster_row("cluster_row"), cluster_col("cluster_col");
     Expr rank = v.bx % blocks;
     body = ir::LetStmt::Make(
-        v.tile_m, cluster_row * cluster.m + rank % cluster.m,
-        ir::LetStmt::Make(v.tile_n, cluster_col * cluster.n + rank / cluster.m, std::move(body)));
+        v.tile_m, cluster.TileM(cluster_row, rank),
+        ir::LetStmt::Make(v.tile_n, cluster.TileN(cluster_col, rank), std::move(body)));
     body = BindRasterTile(v.bx / blocks, clusters_m, clusters_n, raster, cluster_row, cluster_col,
                           std::move(body));
     body = ir::LetStmt::Make(v.split, Expr(int64_t{0}), std::move(body));

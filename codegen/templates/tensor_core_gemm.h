@@ -49,6 +49,12 @@ struct GemmBlockVars {
 /// columns), cluster rank r holding row r % m, column r / m.
 struct TileCluster {
   int64_t m = 1, n = 1;
+
+  int64_t Blocks() const { return m * n; }
+  /// The tile row and column that cluster rank `rank` holds in the rectangle of tiles at
+  /// rectangle row `row` and column `col`.
+  ir::Expr TileM(const ir::Expr& row, const ir::Expr& rank) const;
+  ir::Expr TileN(const ir::Expr& col, const ir::Expr& rank) const;
 };
 
 /// `inner` under the block loops of a GEMM kernel of tiles_m x tiles_n output tiles: one

@@ -117,17 +117,16 @@ std::vector<Stmt> WgmmaKernel::TmaPersistentStmts() const {
   const int64_t c = k_.ClusterBlocks(), units = UnitsM() * UnitsN(), steps = Steps();
   const int64_t clusters = PersistentBlocks() / c;
   // The block's units: q + i clusters for i < count, q its cluster; its tile in each is the one
-  // of its rank (row rank % cluster, column rank / cluster).
+  // of its rank.
+  const TileCluster cluster{k_.cluster, k_.cluster_n};
   Expr q = c == 1 ? Expr(v_.bx) : v_.bx / c, rank = v_.bx % c;
   Expr count = (Expr(units) - q + (clusters - 1)) / clusters;
   auto unit_of = [&](const Expr& i) { return q + i * clusters; };
   auto tile_m = [&](const Expr& unit) {
-    Expr row = RasterTileM(unit, UnitsM(), UnitsN(), k_.raster);
-    return k_.cluster == 1 ? row : row * k_.cluster + rank % k_.cluster;
+    return cluster.TileM(RasterTileM(unit, UnitsM(), UnitsN(), k_.raster), rank);
   };
   auto tile_n = [&](const Expr& unit) {
-    Expr col = RasterTileN(unit, UnitsM(), UnitsN(), k_.raster);
-    return k_.cluster_n == 1 ? col : col * k_.cluster_n + rank / k_.cluster;
+    return cluster.TileN(RasterTileN(unit, UnitsM(), UnitsN(), k_.raster), rank);
   };
   TmaPipeline p = Pipeline();
   p.first_step = Expr(int64_t{0});
