@@ -132,29 +132,27 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
   return presets;
 }
 
-// `c`'s twins in clusters of two blocks sharing a tile through TMA multicast, the larger of its
-// operand tiles first: A's (cluster_n 2) where bm >= bn, else B's (cluster 2).
+// `c`'s twin in clusters of two blocks along M sharing B's tile through TMA multicast, where
+// the space offers it: one trial that keeps clusters measured. On the H100 (2026-12-07,
+// bench/gpu_probe/clusters.txt) clustered configs of the transformer rows ran slower than their
+// unclustered twins: clusters of 2 x 1 at 1.03-1.27x their time, of 1 x 2 (sharing A along N,
+// what cuBLAS runs on these rows) at 1.09-1.38x, of 2 x 2 at 2.1-2.2x; only at 4096^3 did 256 x
+// 128 tiles in clusters of 1 x 2 run faster (0.97x, persistent 0.93x), and slower than the best
+// unclustered tile there. So the twin is the 2 x 1.
 std::vector<Config> ClusteredTwins(const Config& c, const ConfigSpace& space) {
-  std::vector<std::pair<const char*, int64_t>> twins = {{"cluster_n", 2}, {"cluster", 2}};
-  if (c.at("bm") < c.at("bn")) {
-    std::swap(twins[0], twins[1]);
+  Config twin = c;
+  twin["cluster"] = 2;
+  if (!space.IsValid(twin)) {
+    return {};
   }
-  std::vector<Config> out;
-  for (const auto& [knob, blocks] : twins) {
-    Config twin = c;
-    twin[knob] = blocks;
-    if (space.IsValid(twin)) {
-      out.push_back(std::move(twin));
-    }
-  }
-  return out;
+  return {twin};
 }
 
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
 // pipeline where the operands allow one and the first as cp.async stages too (and its TMA
-// pipeline in clusters of two, ClusteredTwins), with the first warpgroup arrangement, output
-// staging and depth (five stages down to three; for fp8 four, five, three) the space takes: the
-// output tile staged in shared memory before a deeper ring. On the H200 (2026-12-04,
+// pipeline in clusters of two along M, ClusteredTwins), with the first warpgroup arrangement,
+// output staging and depth (five stages down to three; for fp8 four, five, three) the space takes:
+// the output tile staged in shared memory before a deeper ring. On the H200 (2026-12-04,
 // bench/gpu_probe/short_k.txt) 4096 x 768 x 768 in 128 x 192 tiles ran in 10.7 us with four stages
 // and the output staged, and in 14-15 us with four or five stages and each thread storing its
 // accumulators; three stages against five of 128 x 128 cost 1%. On the H200 (2026-12-04) a

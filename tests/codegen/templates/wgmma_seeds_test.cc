@@ -34,6 +34,32 @@ TEST(GemmCudaWgmma, SeedsOfferTilesThatFitTwoBlocksPerMultiprocessor) {
   EXPECT_TRUE(found);
 }
 
+TEST(GemmCudaWgmma, TheOneClusteredSeedPairsBlocksAlongMAsTheUnclusteredTileItFollows) {
+  // Clusters along N (sharing A) ran slower than clusters along M on the H100 (wgmma_seeds.cc):
+  // the first wave-fitting TMA seed has one clustered twin, along M, right after it.
+  const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
+  ASSERT_NE(tpl, nullptr);
+  for (const char* text : {"gemm:M=4096,N=768,K=768,layout=NT,dtype=bf16",
+                           "gemm:M=4096,N=3072,K=768,layout=NT,dtype=bf16",
+                           "gemm:M=1024,N=768,K=3072,layout=NT,dtype=bf16"}) {
+    const std::vector<Config> seeds = tpl->seeds(*Workload::Parse(text), Sm90a());
+    int clustered = 0;
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      if (seeds[i].at("cluster") == 1 && seeds[i].at("cluster_n") == 1) {
+        continue;
+      }
+      ++clustered;
+      EXPECT_EQ(seeds[i].at("cluster"), 2) << text;
+      EXPECT_EQ(seeds[i].at("cluster_n"), 1) << text;
+      ASSERT_GT(i, 0u) << text;
+      Config twin = seeds[i];
+      twin["cluster"] = 1;
+      EXPECT_EQ(seeds[i - 1], twin) << text;
+    }
+    EXPECT_EQ(clustered, 1) << text;
+  }
+}
+
 TEST(GemmCudaWgmma, PersistentGridsAreLeftToTheSearchUnseeded) {
   // Offered, but measured slower than their one-block-per-tile twins (wgmma_seeds.cc).
   const KernelTemplate* tpl = Catalog::BuiltIn().FindTemplate(kName);
