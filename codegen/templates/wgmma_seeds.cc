@@ -76,8 +76,6 @@ bool FirstValidDepth(const ConfigSpace& space, Config& c, const std::vector<int6
 namespace {
 
 using wgmma_seeds_detail::FirstValidDepth;
-using wgmma_seeds_detail::kLongRingSteps;
-using wgmma_seeds_detail::kLongRingTileElements;
 using wgmma_seeds_detail::LongRingDepths;
 using wgmma_seeds_detail::OneWaveSplitSeeds;
 using wgmma_seeds_detail::PlainConfig;
@@ -139,18 +137,18 @@ std::vector<Config> Presets(const ImplicitGemm& g, const ConfigSpace& space) {
 // what cuBLAS runs on these rows) at 1.09-1.38x, of 2 x 2 at 2.1-2.2x; only at 4096^3 did 256 x
 // 128 tiles in clusters of 1 x 2 run faster (0.97x, persistent 0.93x), and slower than the best
 // unclustered tile there. So the twin is the 2 x 1.
-std::vector<Config> ClusteredTwins(const Config& c, const ConfigSpace& space) {
+std::optional<Config> ClusteredTwin(const Config& c, const ConfigSpace& space) {
   Config twin = c;
   twin["cluster"] = 2;
   if (!space.IsValid(twin)) {
-    return {};
+    return std::nullopt;
   }
-  return {twin};
+  return twin;
 }
 
 // The two tiles whose waves of blocks best fit the product (WaveFitTiles), each as a TMA
 // pipeline where the operands allow one and the first as cp.async stages too (and its TMA
-// pipeline in clusters of two along M, ClusteredTwins), with the first warpgroup arrangement,
+// pipeline in clusters of two along M, ClusteredTwin), with the first warpgroup arrangement,
 // output staging and depth (five stages down to three; for fp8 four, five, three) the space takes:
 // the output tile staged in shared memory before a deeper ring. On the H200 (2026-12-04,
 // bench/gpu_probe/short_k.txt) 4096 x 768 x 768 in 128 x 192 tiles ran in 10.7 us with four stages
@@ -236,8 +234,8 @@ std::vector<Config> WaveFitSeeds(const ImplicitGemm& g, const ConfigSpace& space
         seeds.push_back(*c);
         any = true;
         if (with_tma == 1 && fitted == 0) {
-          for (Config& twin : ClusteredTwins(*c, space)) {
-            seeds.push_back(std::move(twin));
+          if (std::optional<Config> twin = ClusteredTwin(*c, space)) {
+            seeds.push_back(std::move(*twin));
           }
         }
       }
